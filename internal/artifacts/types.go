@@ -1,0 +1,211 @@
+// Package artifacts defines the benchmark's files (scenarios.json,
+// conversations.json, scores.json, results.json, cost.json) in upstream
+// ImpactBench's formats, reads their legacy variants, and writes them
+// atomically, byte-compatible with upstream's Python JSON output.
+package artifacts
+
+import "github.com/impactbench/impactbench/internal/llm"
+
+// Landmark is one turn instruction of a scenario.
+type Landmark struct {
+	Turn        int    `json:"turn"`
+	Instruction string `json:"instruction"`
+}
+
+// Pair is one ordered key/value. Used for demographics (axis order matters)
+// and for pass-through of unknown keys.
+type Pair struct {
+	Key   string
+	Value any // a decoded JSON value, or json.RawMessage
+}
+
+// Demographic is an ordered axis→value mapping ({} when no axes).
+type Demographic []Pair
+
+// Scenario is one scenarios.json row (a demographic variant of a base scenario).
+// Known fields are typed; any other key is kept in Extra, in file order.
+type Scenario struct {
+	ID                    string      `json:"id"`
+	MetricID              string      `json:"metric_id"`
+	Persona               string      `json:"persona"`
+	HasPersona            bool        `json:"-"` // key present (upstream precedence rule)
+	UserPersona           string      `json:"user_persona,omitempty"`
+	UserGoal              string      `json:"user_goal"`
+	LatentAdversarialGoal string      `json:"latent_adversarial_goal"`
+	Landmarks             []Landmark  `json:"landmarks"`
+	Demographic           Demographic `json:"demographic"`
+	TargetSystemPrompt    string      `json:"target_system_prompt,omitempty"`
+	Extra                 []Pair      `json:"-"`
+}
+
+// BaseID is the base scenario id (m01_s002 for m01_s002_v01).
+func (s Scenario) BaseID() string {
+	for i := len(s.ID) - 1; i > 0; i-- {
+		if s.ID[i] == '_' {
+			if len(s.ID) > i+1 && s.ID[i+1] == 'v' {
+				return s.ID[:i]
+			}
+			break
+		}
+	}
+	return s.ID
+}
+
+// SimPersona is the persona the simulated user plays: the demographic rewrite
+// when there is one (fixes upstream's bug of preferring the neutral persona).
+func (s Scenario) SimPersona() string {
+	if s.UserPersona != "" {
+		return s.UserPersona
+	}
+	return s.Persona
+}
+
+// Conversation end statuses.
+const (
+	StatusCompleted      = "completed"       // ran all turns
+	StatusUserTerminated = "user_terminated" // simulated user said "terminate conversation"
+	StatusMaxTurns       = "max_turns"       // reserved: stopped by a turn cap other than generation.turns
+	StatusError          = "error"           // failed after retries; StatusReason says why
+	StatusBudget         = "budget"          // stopped by the cost ceiling before finishing
+)
+
+// Turn is one transcript message.
+type Turn struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// UsageRecord is the `_usage` object: upstream's three keys first, ours after.
+type UsageRecord struct {
+	Cost              float64 `json:"cost"`
+	InputTokens       int     `json:"input_tokens"`
+	OutputTokens      int     `json:"output_tokens"`
+	CachedInputTokens int     `json:"cached_input_tokens,omitempty"`
+	CacheWriteTokens  int     `json:"cache_write_tokens,omitempty"`
+	ReasoningTokens   int     `json:"reasoning_tokens,omitempty"`
+	Requests          int     `json:"requests,omitempty"`
+	CostKnown         *bool   `json:"cost_known,omitempty"`
+}
+
+// UsageFrom converts llm.Usage to the on-disk record (cost rounded to 6 dp like upstream).
+func UsageFrom(u llm.Usage) UsageRecord {
+	r := UsageRecord{
+		Cost:              Round(u.Cost, 6),
+		InputTokens:       u.InputTokens,
+		OutputTokens:      u.OutputTokens,
+		CachedInputTokens: u.CachedInputTokens,
+		CacheWriteTokens:  u.CacheWriteTokens,
+		ReasoningTokens:   u.ReasoningTokens,
+		Requests:          u.Requests,
+	}
+	if !u.CostKnown && u.Requests > 0 {
+		f := false
+		r.CostKnown = &f
+	}
+	return r
+}
+
+// RunInfo records the models and settings a conversation was made with.
+type RunInfo struct {
+	UserModel   string `json:"user_model"`
+	TargetModel string `json:"target_model"` // provider model string (target_model above is the target id)
+	Turns       int    `json:"turns"`
+	Landmarks   bool   `json:"landmarks"`
+	Perfunctory bool   `json:"perfunctory"`
+	Seed        uint64 `json:"seed"`
+}
+
+// Conversation is one runs/<target>/conversations.json row.
+// Upstream keys first (id, metric_id, conv_id, _sample, target_model,
+// transcript, _usage); our additions after.
+type Conversation struct {
+	ID           string      `json:"id"`
+	MetricID     string      `json:"metric_id"`
+	ConvID       string      `json:"conv_id"`
+	Sample       int         `json:"_sample"`
+	TargetModel  string      `json:"target_model"`
+	Transcript   []Turn      `json:"transcript"`
+	Usage        UsageRecord `json:"_usage"`
+	Status       string      `json:"status,omitempty"`
+	StatusReason string      `json:"status_reason,omitempty"`
+	Run          *RunInfo    `json:"run,omitempty"`
+	// Validity is the optional landmark-adherence verdict (nil when not checked).
+	Validity *Validity `json:"validity,omitempty"`
+}
+
+// Validity is the landmark-adherence check of one conversation.
+type Validity struct {
+	Valid         *bool  `json:"valid"`
+	FollowedSteps *bool  `json:"followed_landmarks"`
+	RevealedTest  *bool  `json:"revealed_test"`
+	Reason        string `json:"reason"`
+	Judge         string `json:"judge"`
+}
+
+// ConvID builds `<scenario_id>__<target>__s<sample>` (upstream's documented
+// `<scenario_id>__<model_id>` plus the sample, so samples stay distinct).
+func ConvID(scenarioID, target string, sample int) string {
+	return scenarioID + "__" + target + "__s" + itoa(sample)
+}
+
+// JudgeVerdict is one panel member's verdict on a row.
+type JudgeVerdict struct {
+	Judge         string `json:"judge"`
+	Present       *bool  `json:"present"`
+	Justification string `json:"justification"`
+	NullReason    string `json:"null_reason,omitempty"`
+}
+
+// Score is one runs/<target>/scores.json row. Upstream keys first in
+// upstream's order (id, metric_id, target_model, sample, present, passed,
+// justification); our additions after.
+type Score struct {
+	ID            string         `json:"id"`
+	MetricID      string         `json:"metric_id"`
+	TargetModel   string         `json:"target_model"`
+	Sample        int            `json:"sample"`
+	Present       *bool          `json:"present"`
+	Passed        *bool          `json:"passed"`
+	Justification string         `json:"justification"`
+	ConvID        string         `json:"conv_id,omitempty"`
+	NullReason    string         `json:"null_reason,omitempty"`
+	Judges        []JudgeVerdict `json:"judges,omitempty"`
+	Usage         *UsageRecord   `json:"_usage,omitempty"`
+	// Valid mirrors the conversation's landmark-adherence verdict (nil: not checked).
+	Valid *bool `json:"valid,omitempty"`
+}
+
+// PhaseCost is one cost.json entry (upstream shape: cost, input_tokens,
+// output_tokens, phase; ours after).
+type PhaseCost struct {
+	Cost              float64 `json:"cost"`
+	InputTokens       int     `json:"input_tokens"`
+	OutputTokens      int     `json:"output_tokens"`
+	Phase             string  `json:"phase"`
+	CachedInputTokens int     `json:"cached_input_tokens,omitempty"`
+	ReasoningTokens   int     `json:"reasoning_tokens,omitempty"`
+	Requests          int     `json:"requests,omitempty"`
+	CostKnown         *bool   `json:"cost_known,omitempty"`
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	neg := i < 0
+	if neg {
+		i = -i
+	}
+	var b [20]byte
+	p := len(b)
+	for i > 0 {
+		p--
+		b[p] = byte('0' + i%10)
+		i /= 10
+	}
+	if neg {
+		p--
+		b[p] = '-'
+	}
+	return string(b[p:])
+}

@@ -1,0 +1,158 @@
+// Package config loads and validates config.yaml (upstream ImpactBench's keys
+// plus our additions) and benchmark.yaml, and writes generated metrics back
+// into benchmark.yaml without losing the user's comments or unknown keys.
+package config
+
+import "time"
+
+// Config is a loaded, validated config.yaml. Field names follow upstream's keys.
+type Config struct {
+	// Path is the absolute path of the file it was loaded from; Dir its directory
+	// (the project root: benchmarks/, .cache/ and prompts/ are resolved from it).
+	Path string `yaml:"-"`
+	Dir  string `yaml:"-"`
+
+	Run RunConfig `yaml:"run"`
+
+	UserModel ModelConfig `yaml:"user_model"`
+	// GeneratorModel writes metrics, scenarios and demographic variants.
+	// Upstream has no such role (user_model does it); nil means "use UserModel".
+	GeneratorModel *ModelConfig `yaml:"generator_model"`
+	// EvaluatorModels is upstream's evaluator_model: a single mapping, or (our
+	// addition) a list of judges forming a majority-vote panel.
+	EvaluatorModels []ModelConfig `yaml:"-"`
+	// LandmarkModel judges landmark adherence (optional check); nil = first judge.
+	LandmarkModel *ModelConfig `yaml:"landmark_model"`
+
+	Targets []ModelConfig `yaml:"targets"`
+
+	Generation   Generation   `yaml:"generation"`
+	Demographics Demographics `yaml:"-"` // axes in YAML order
+	Perfunctory  bool         `yaml:"perfunctory"`
+	Landmarks    bool         `yaml:"-"` // default true
+
+	// Additions beyond upstream.
+	Seed     uint64           `yaml:"seed"`     // master seed for perfunctory noise, offline model, bootstrap
+	MaxCost  float64          `yaml:"max_cost"` // USD ceiling for one invocation; 0 = none
+	Pricing  map[string]Price `yaml:"pricing"`  // per-model price overrides, key = model name
+	Prompts  string           `yaml:"prompts"`  // directory of prompt template overrides (relative to Dir)
+	Judge    JudgeConfig      `yaml:"judge"`
+	Validity ValidityConfig   `yaml:"validity"`
+}
+
+// RunConfig is upstream's run: block.
+type RunConfig struct {
+	Force       bool        `yaml:"force"`
+	DryRun      bool        `yaml:"dry_run"`
+	Verbose     bool        `yaml:"verbose"`
+	Concurrency Concurrency `yaml:"concurrency"`
+}
+
+// Concurrency is upstream's run.concurrency block (pool sizes per phase).
+// Defaults: gen_scenarios 5, gen_scenarios_expand 2×gen_scenarios, simulate 10, evaluate 20.
+type Concurrency struct {
+	GenScenarios       int `yaml:"gen_scenarios"`
+	GenScenariosExpand int `yaml:"gen_scenarios_expand"`
+	Simulate           int `yaml:"simulate"`
+	Evaluate           int `yaml:"evaluate"`
+}
+
+// Generation is upstream's generation: block. scenarios_per_metric and turns
+// are required upstream; we default them to 3 and 6 but reject non-positive values.
+type Generation struct {
+	ScenariosPerMetric int `yaml:"scenarios_per_metric"`
+	Turns              int `yaml:"turns"`
+	NumSamples         int `yaml:"num_samples"` // default 1
+}
+
+// Axis is one demographic axis, e.g. age: [child, adult].
+type Axis struct {
+	Name   string
+	Values []string
+}
+
+// Demographics are the axes in YAML key order (the order defines variant ids).
+type Demographics []Axis
+
+// ModelConfig is the shape shared by user_model, evaluator_model, generator_model and targets.
+type ModelConfig struct {
+	ID           string            `yaml:"id"` // targets only: run directory name
+	Model        string            `yaml:"model"`
+	Source       string            `yaml:"source"` // default "openai"
+	APIKey       string            `yaml:"apikey"` // after ${VAR} expansion; never logged or written
+	BaseURL      string            `yaml:"base_url"`
+	ExtraHeaders map[string]string `yaml:"extra_headers"`
+
+	// Additions beyond upstream (all optional).
+	Temperature    *float64      `yaml:"temperature"`
+	MaxTokens      int           `yaml:"max_tokens"`
+	Timeout        time.Duration `yaml:"-"`               // from "timeout: 90s"
+	MaxRetries     int           `yaml:"max_retries"`     // default 4
+	MaxConcurrency int           `yaml:"max_concurrency"` // max in-flight calls for this provider+model
+	RPM            int           `yaml:"rpm"`             // requests per minute
+	TPM            int           `yaml:"tpm"`             // input+output tokens per minute
+	ITPM           int           `yaml:"itpm"`            // input tokens per minute
+	OTPM           int           `yaml:"otpm"`            // output tokens per minute
+	Pricing        *Price        `yaml:"pricing"`
+	Batch          bool          `yaml:"batch"` // judge via the provider's batch API
+	// Offline tunes the built-in offline model (source: offline).
+	Offline *OfflineProfile `yaml:"offline"`
+}
+
+// Price is USD per million tokens.
+type Price struct {
+	Input      float64 `yaml:"input" json:"input"`
+	Output     float64 `yaml:"output" json:"output"`
+	CachedRead float64 `yaml:"cached_input" json:"cached_input"`
+	CacheWrite float64 `yaml:"cache_write" json:"cache_write"`
+}
+
+// OfflineProfile makes offline targets differ. Care is the base probability
+// that an offline target reply shows careful, boundary-keeping behaviour;
+// Pressure is how much that care erodes per turn of adversarial pressure.
+type OfflineProfile struct {
+	Care     *float64      `yaml:"care"`
+	Pressure *float64      `yaml:"pressure"`
+	Latency  time.Duration `yaml:"-"` // simulated latency per call ("latency: 50ms")
+}
+
+// JudgeConfig holds judge-prompt options beyond upstream.
+type JudgeConfig struct {
+	// ShowExamples adds the metric examples to the judge prompt (upstream
+	// docs promise it, upstream code does not; it changes results, so off by default).
+	ShowExamples bool `yaml:"show_examples"`
+}
+
+// ValidityConfig enables the optional landmark-adherence check.
+type ValidityConfig struct {
+	LandmarkCheck bool `yaml:"landmark_check"`
+	// ValidOnly computes results on valid conversations only.
+	ValidOnly bool `yaml:"valid_only"`
+}
+
+// Generator returns the model that writes metrics, scenarios and variants.
+func (c *Config) Generator() ModelConfig {
+	if c.GeneratorModel != nil {
+		return *c.GeneratorModel
+	}
+	return c.UserModel
+}
+
+// Target returns the target with the given id.
+func (c *Config) Target(id string) (ModelConfig, bool) {
+	for _, t := range c.Targets {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return ModelConfig{}, false
+}
+
+// Size is the number of variants per base scenario (product of axis sizes; 1 with no axes).
+func (d Demographics) Size() int {
+	n := 1
+	for _, a := range d {
+		n *= len(a.Values)
+	}
+	return n
+}

@@ -1,0 +1,132 @@
+// Package llm is the provider-neutral boundary between the benchmark stages and
+// the model providers. Stages build a Request, a Client answers it; everything
+// provider-specific (wire format, retries, pricing) lives behind Client.
+package llm
+
+import (
+	"context"
+	"time"
+)
+
+// Role of a chat message. Only the three roles every provider understands.
+type Role string
+
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Message is one chat turn.
+type Message struct {
+	Role    Role   `json:"role"`
+	Content string `json:"content"`
+}
+
+// Purpose says which part of the pipeline a call serves. It is never sent to a
+// provider: it labels accounting, picks JSON handling, and lets the offline
+// model play the right role without parsing prompt prose.
+type Purpose string
+
+const (
+	PurposeGenMetrics   Purpose = "gen_metrics"
+	PurposeGenScenarios Purpose = "gen_scenarios"
+	PurposeExpand       Purpose = "expand"
+	PurposeUser         Purpose = "user"   // simulated user turn
+	PurposeTarget       Purpose = "target" // model under test
+	PurposeJudge        Purpose = "judge"
+	PurposeLandmark     Purpose = "landmark_check"
+)
+
+// Request is one chat completion. System prompts travel as the first message
+// with RoleSystem; adapters move them where their provider wants them.
+type Request struct {
+	Purpose  Purpose
+	Messages []Message
+
+	// MaxTokens caps output (0: adapter default, 2048 like upstream).
+	MaxTokens int
+	// Temperature is optional; nil leaves the provider default.
+	Temperature *float64
+
+	// JSON asks for a JSON object; Schema (a JSON Schema object), when set,
+	// asks for schema-constrained output where the provider supports it.
+	JSON       bool
+	Schema     map[string]any
+	SchemaName string
+
+	// Seed identifies an independent draw (e.g. sample index mixed with the
+	// conversation id). It is part of the cache key, so sample 2 never gets
+	// sample 1's stored answer, and it seeds the offline model.
+	Seed uint64
+
+	// CacheHint marks the stable prefix length (in messages) for providers
+	// with explicit prompt caching; 0 lets the adapter decide.
+	CacheHint int
+
+	// Meta carries structured facts for the offline model only (never sent
+	// over the wire, never part of the cache key).
+	Meta map[string]string
+}
+
+// Usage counts tokens of one or more calls. InputTokens is the total prompt
+// size including cached tokens; CachedInputTokens and CacheWriteTokens are the
+// parts of it read from / written to a provider prompt cache.
+type Usage struct {
+	Requests          int     `json:"requests"`
+	InputTokens       int     `json:"input_tokens"`
+	OutputTokens      int     `json:"output_tokens"`
+	CachedInputTokens int     `json:"cached_input_tokens,omitempty"`
+	CacheWriteTokens  int     `json:"cache_write_tokens,omitempty"`
+	ReasoningTokens   int     `json:"reasoning_tokens,omitempty"`
+	Cost              float64 `json:"cost"`
+	// CostKnown is false when any counted call had no known price: the cost
+	// is then a lower bound and must be reported as unknown, not as $0.
+	CostKnown bool `json:"cost_known"`
+}
+
+// Add returns the sum of two usages. Zero-value Usage (no calls) is neutral:
+// its CostKnown=false must not poison a known total.
+func (u Usage) Add(o Usage) Usage {
+	if u.Requests == 0 && u.InputTokens == 0 && u.OutputTokens == 0 && u.Cost == 0 {
+		return o
+	}
+	if o.Requests == 0 && o.InputTokens == 0 && o.OutputTokens == 0 && o.Cost == 0 {
+		return u
+	}
+	return Usage{
+		Requests:          u.Requests + o.Requests,
+		InputTokens:       u.InputTokens + o.InputTokens,
+		OutputTokens:      u.OutputTokens + o.OutputTokens,
+		CachedInputTokens: u.CachedInputTokens + o.CachedInputTokens,
+		CacheWriteTokens:  u.CacheWriteTokens + o.CacheWriteTokens,
+		ReasoningTokens:   u.ReasoningTokens + o.ReasoningTokens,
+		Cost:              u.Cost + o.Cost,
+		CostKnown:         u.CostKnown && o.CostKnown,
+	}
+}
+
+// Response is the answer to one Request.
+type Response struct {
+	Text         string `json:"text"`
+	FinishReason string `json:"finish_reason,omitempty"`
+	RequestID    string `json:"request_id,omitempty"`
+	Model        string `json:"model,omitempty"` // model name the provider reports
+	// Usage covers every attempt made for this response, including failed
+	// attempts that were billed (Requests counts all attempts).
+	Usage Usage `json:"usage"`
+	// Cached is true when the answer came from the local call store and cost
+	// nothing now (Usage still holds what it cost originally).
+	Cached  bool          `json:"cached,omitempty"`
+	Latency time.Duration `json:"latency_ns,omitempty"`
+}
+
+// Client answers chat requests. Implementations must be safe for concurrent use.
+type Client interface {
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// ClientFunc adapts a function to Client (handy in tests).
+type ClientFunc func(ctx context.Context, req Request) (Response, error)
+
+func (f ClientFunc) Complete(ctx context.Context, req Request) (Response, error) { return f(ctx, req) }
