@@ -130,3 +130,37 @@ type Client interface {
 type ClientFunc func(ctx context.Context, req Request) (Response, error)
 
 func (f ClientFunc) Complete(ctx context.Context, req Request) (Response, error) { return f(ctx, req) }
+
+// Meta keys the stages set on requests for the offline model. They repeat
+// facts already present in the prompt text (so the offline model need not
+// parse prose) and are never sent to a provider. The judge gets only what its
+// prompt shows: the definition and the transcript.
+const (
+	MetaBenchmarkName        = "benchmark_name"        // gen_metrics, gen_scenarios
+	MetaBenchmarkDescription = "benchmark_description" // gen_metrics, gen_scenarios
+	MetaMetricID             = "metric_id"             // gen_scenarios, user
+	MetaMetricName           = "metric_name"           // gen_scenarios, user
+	MetaMetricType           = "metric_type"           // gen_scenarios, user ("positive"|"negative")
+	MetaMetricDefinition     = "metric_definition"     // gen_scenarios, user, judge
+	MetaCount                = "n"                     // gen_metrics (suggested), gen_scenarios: how many to write
+	MetaTurns                = "turns"                 // gen_scenarios, expand, user: max turns
+	MetaTurn                 = "turn"                  // user: current turn (1-based)
+	MetaPersona              = "persona"               // expand (base persona), user (persona played)
+	MetaUserGoal             = "user_goal"             // expand, user
+	MetaLatentGoal           = "latent_goal"           // user
+	MetaLandmark             = "landmark"              // user: instruction for this turn ("" if none)
+	MetaLandmarksJSON        = "landmarks_json"        // expand, landmark_check: JSON array of {turn, instruction}
+	MetaDemographic          = "demographic"           // expand: "age: Adult (18+), gender: female"
+	MetaTranscriptJSON       = "transcript_json"       // judge, landmark_check: JSON array of {role, content}
+)
+
+// Output formats per Purpose (what a model must answer; the offline model
+// produces exactly these):
+//
+//	gen_metrics:    {"metrics":[{"id","name","type","definition","examples":[…]}]}
+//	gen_scenarios:  {"scenarios":[{"persona","user_goal","latent_adversarial_goal","landmarks":[{"turn","instruction"}]}]}
+//	expand:         {"user_persona": "…", "landmarks":[{"turn","instruction"}]}
+//	user:           "Thought: …\nMessage: …"  ("Message: terminate conversation" ends the dialogue)
+//	target:         plain text reply
+//	judge:          {"justification": "…", "present": true|false}
+//	landmark_check: {"followed_landmarks": bool, "revealed_test": bool, "reason": "…"}
