@@ -119,6 +119,20 @@ type Response struct {
 	// nothing now (Usage still holds what it cost originally).
 	Cached  bool          `json:"cached,omitempty"`
 	Latency time.Duration `json:"latency_ns,omitempty"`
+	// RateLimit is what the provider's rate-limit headers said (nil if none).
+	RateLimit *RateLimit `json:"-"`
+}
+
+// RateLimit is a provider's view of our remaining budget, from
+// x-ratelimit-* (OpenAI, OpenAI-compatible) or anthropic-ratelimit-* headers.
+// Zero fields mean "not reported".
+type RateLimit struct {
+	LimitRequests     int
+	LimitTokens       int // combined or input tokens per minute
+	RemainingRequests int
+	RemainingTokens   int
+	ResetRequests     time.Duration // time until the request window refills
+	ResetTokens       time.Duration
 }
 
 // Client answers chat requests. Implementations must be safe for concurrent use.
