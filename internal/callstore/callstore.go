@@ -1,0 +1,317 @@
+// Package callstore makes resume free: every completed model call is stored,
+// under a key derived from everything that determines its answer, in a small
+// file per unit of work (one conversation, one judged row, one metric's
+// scenarios). Rerunning a unit replays it through the store, so calls whose
+// answers are stored cost nothing, and a changed prompt or definition misses
+// exactly the calls whose messages changed.
+//
+// Files are rewritten atomically after every fresh call, so a process killed
+// at any point (SIGKILL included) loses at most the call in flight.
+package callstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/impactbench/impactbench/internal/llm"
+)
+
+// formatVersion salts every key: bump it when the meaning of a stored answer
+// changes (e.g. a new Response field that stages depend on).
+const formatVersion = "ib-callstore-1"
+
+// Identity is everything about a model endpoint that determines its answers,
+// minus secrets. Two clients with equal identities may share stored answers.
+type Identity struct {
+	Provider    string            `json:"provider"`
+	BaseURL     string            `json:"base_url,omitempty"`
+	Model       string            `json:"model"`
+	Temperature *float64          `json:"temperature,omitempty"`
+	MaxTokens   int               `json:"max_tokens,omitempty"`
+	Headers     map[string]string `json:"headers,omitempty"` // extra headers, auth-like ones removed
+	Profile     string            `json:"profile,omitempty"` // e.g. offline model knobs
+}
+
+// Key returns the store key of req sent to the endpoint id. It covers the
+// endpoint, every request parameter that reaches the model, the messages and
+// the Seed (so independent samples never share an answer); it never covers
+// API keys, Purpose or Meta.
+func Key(id Identity, req llm.Request) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	_ = enc.Encode(formatVersion)
+	_ = enc.Encode(id)
+	_ = enc.Encode(struct {
+		Messages    []llm.Message  `json:"m"`
+		MaxTokens   int            `json:"mt"`
+		Temperature *float64       `json:"t,omitempty"`
+		JSON        bool           `json:"j"`
+		Schema      map[string]any `json:"s,omitempty"`
+		SchemaName  string         `json:"sn,omitempty"`
+		Seed        uint64         `json:"seed"`
+	}{req.Messages, req.MaxTokens, req.Temperature, req.JSON, req.Schema, req.SchemaName, req.Seed})
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// IsSecretHeader reports header names that carry credentials; they never
+// enter keys or files.
+func IsSecretHeader(name string) bool {
+	n := strings.ToLower(name)
+	return n == "authorization" || n == "x-api-key" || n == "api-key" || n == "x-goog-api-key" ||
+		strings.Contains(n, "token") || strings.Contains(n, "secret") || strings.Contains(n, "cookie")
+}
+
+// Entry is one stored call.
+type Entry struct {
+	Key      string       `json:"key"`
+	Purpose  llm.Purpose  `json:"purpose,omitempty"`
+	Model    string       `json:"model,omitempty"`
+	Response llm.Response `json:"response"`
+}
+
+type unitFile struct {
+	Version string          `json:"version"`
+	Calls   []Entry         `json:"calls"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	// ResultKey fingerprints the inputs the result was computed from.
+	ResultKey string `json:"result_key,omitempty"`
+}
+
+// Store is a directory of unit files.
+type Store struct {
+	dir   string
+	force bool
+}
+
+// Open returns a store rooted at dir. With force, stored answers are ignored
+// (and overwritten), like upstream's run.force.
+func Open(dir string, force bool) *Store { return &Store{dir: dir, force: force} }
+
+// Dir is the store's root directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Unit is one unit of work's stored calls. Safe for concurrent use (a judge
+// panel may call several judges at once).
+type Unit struct {
+	path  string
+	force bool
+
+	mu      sync.Mutex
+	stored  map[string]Entry // from disk
+	used    map[string]bool  // keys answered (stored or fresh) in this execution
+	order   []string         // keys in first-use order
+	fresh   map[string]Entry
+	result  json.RawMessage
+	resKey  string
+	dirty   bool
+	persist error
+	stats   Stats
+}
+
+// Stats counts a unit's calls in this execution.
+type Stats struct {
+	Hits   int       // answered from the store
+	Misses int       // sent to the model
+	Spent  llm.Usage // usage of fresh calls (what this execution paid)
+	Saved  llm.Usage // usage of stored answers reused
+}
+
+// Unit opens (or creates) the unit file name (a relative path such as
+// "claude-haiku-4-5/sim/m01_s001_v01__s0"). A corrupt file is treated as
+// empty and replaced on the next write, never as fatal.
+func (s *Store) Unit(name string) (*Unit, error) {
+	if name == "" || strings.Contains(name, "..") {
+		return nil, fmt.Errorf("callstore: invalid unit name %q", name)
+	}
+	u := &Unit{
+		path:   filepath.Join(s.dir, filepath.FromSlash(name)+".json"),
+		force:  s.force,
+		stored: map[string]Entry{},
+		used:   map[string]bool{},
+		fresh:  map[string]Entry{},
+	}
+	if s.force {
+		return u, nil
+	}
+	b, err := os.ReadFile(u.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return u, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("callstore: read %s: %w", u.path, err)
+	}
+	var f unitFile
+	if json.Unmarshal(b, &f) != nil || f.Version != formatVersion {
+		return u, nil // unreadable or old format: recompute, overwrite later
+	}
+	for _, e := range f.Calls {
+		u.stored[e.Key] = e
+	}
+	u.result, u.resKey = f.Result, f.ResultKey
+	return u, nil
+}
+
+// Result returns the stored result if it was computed from inputs with the
+// same fingerprint.
+func (u *Unit) Result(inputKey string, out any) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.force || len(u.result) == 0 || u.resKey != inputKey {
+		return false
+	}
+	return json.Unmarshal(u.result, out) == nil
+}
+
+// SetResult records the unit's result and persists the file (keeping only the
+// calls used in this execution, so stale answers of changed prompts are pruned).
+func (u *Unit) SetResult(inputKey string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("callstore: encode result: %w", err)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.result, u.resKey = b, inputKey
+	return u.writeLocked(true)
+}
+
+// Stats returns this execution's counts.
+func (u *Unit) Stats() Stats {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.stats
+}
+
+// Client wraps c so that its calls go through the unit. id must describe the
+// endpoint c talks to.
+func (u *Unit) Client(id Identity, c llm.Client) llm.Client {
+	return &memo{u: u, id: id, inner: c}
+}
+
+type memo struct {
+	u     *Unit
+	id    Identity
+	inner llm.Client
+}
+
+func (m *memo) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	key := Key(m.id, req)
+	u := m.u
+	u.mu.Lock()
+	if e, ok := u.fresh[key]; ok {
+		u.noteUse(key)
+		u.stats.Hits++
+		u.mu.Unlock()
+		r := e.Response
+		r.Cached = true
+		return r, nil
+	}
+	if e, ok := u.stored[key]; ok && !u.force {
+		u.noteUse(key)
+		u.stats.Hits++
+		u.stats.Saved = u.stats.Saved.Add(e.Response.Usage)
+		u.mu.Unlock()
+		r := e.Response
+		r.Cached = true
+		return r, nil
+	}
+	u.mu.Unlock()
+
+	resp, err := m.inner.Complete(ctx, req)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.stats.Misses++
+	if err != nil {
+		var le *llm.Error
+		if errors.As(err, &le) {
+			u.stats.Spent = u.stats.Spent.Add(le.Usage)
+		}
+		return resp, err
+	}
+	u.stats.Spent = u.stats.Spent.Add(resp.Usage)
+	resp.Cached = false
+	u.fresh[key] = Entry{Key: key, Purpose: req.Purpose, Model: m.id.Model, Response: resp}
+	u.noteUse(key)
+	// Persist before returning: once the caller sees an answer it must
+	// survive a kill, or we would pay for it again.
+	if werr := u.writeLocked(false); werr != nil {
+		u.persist = werr
+		return resp, werr
+	}
+	return resp, nil
+}
+
+func (u *Unit) noteUse(key string) {
+	if !u.used[key] {
+		u.used[key] = true
+		u.order = append(u.order, key)
+	}
+}
+
+// writeLocked writes the unit file. Until the unit completes (final=false)
+// every stored call is kept, since a later step may still replay it; at
+// completion only the calls used in this execution remain.
+func (u *Unit) writeLocked(final bool) error {
+	f := unitFile{Version: formatVersion, Result: u.result, ResultKey: u.resKey}
+	seen := map[string]bool{}
+	for _, k := range u.order {
+		if e, ok := u.fresh[k]; ok {
+			f.Calls = append(f.Calls, e)
+		} else if e, ok := u.stored[k]; ok {
+			f.Calls = append(f.Calls, e)
+		}
+		seen[k] = true
+	}
+	if !final {
+		rest := make([]string, 0, len(u.stored))
+		for k := range u.stored {
+			if !seen[k] {
+				rest = append(rest, k)
+			}
+		}
+		sort.Strings(rest)
+		for _, k := range rest {
+			f.Calls = append(f.Calls, u.stored[k])
+		}
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("callstore: encode %s: %w", u.path, err)
+	}
+	return writeAtomic(u.path, b)
+}
+
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("callstore: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("callstore: %w", err)
+	}
+	name := tmp.Name()
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(name)
+		return fmt.Errorf("callstore: write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("callstore: write %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("callstore: %w", err)
+	}
+	return nil
+}
