@@ -1,0 +1,240 @@
+// Package progress shows live progress of a run on stderr: mpb bars on a
+// terminal, plain periodic lines when stderr is a file or pipe, nothing in
+// quiet mode. Every bar shows done/total, failures, ETA, tokens and dollars.
+package progress
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/impactbench/impactbench/internal/llm"
+)
+
+// Mode selects the rendering.
+type Mode int
+
+const (
+	Quiet Mode = iota // nothing
+	Lines             // a plain line per bar every Interval and at the end
+	Bars              // interactive multi-bar display
+)
+
+// Tracker creates bars. Safe for concurrent use.
+type Tracker struct {
+	mode     Mode
+	w        io.Writer
+	interval time.Duration
+	p        *mpb.Progress
+
+	mu   sync.Mutex
+	bars []*Bar
+	stop chan struct{}
+	done chan struct{}
+}
+
+// New returns a tracker writing to w. interval applies to Lines mode.
+func New(w io.Writer, mode Mode, interval time.Duration) *Tracker {
+	t := &Tracker{mode: mode, w: w, interval: interval}
+	if interval <= 0 {
+		t.interval = 10 * time.Second
+	}
+	switch mode {
+	case Bars:
+		t.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithAutoRefresh())
+	case Lines:
+		t.stop, t.done = make(chan struct{}), make(chan struct{})
+		go t.tick()
+	}
+	return t
+}
+
+// Bar tracks one phase (for one target).
+type Bar struct {
+	t       *Tracker
+	label   string
+	total   atomic.Int64
+	done    atomic.Int64
+	failed  atomic.Int64
+	reused  atomic.Int64
+	start   time.Time
+	mb      *mpb.Bar
+	mu      sync.Mutex
+	usage   llm.Usage
+	ended   atomic.Bool
+	printed atomic.Int64 // done count at the last printed line
+}
+
+// Start adds a bar labelled e.g. "simulate gpt-4o" with total rows.
+func (t *Tracker) Start(label string, total int) *Bar {
+	b := &Bar{t: t, label: label, start: time.Now()}
+	b.total.Store(int64(total))
+	b.printed.Store(-1)
+	if t.mode == Bars {
+		b.mb = t.p.AddBar(int64(total),
+			mpb.PrependDecorators(decor.Name(label, decor.WC{C: decor.DindentRight | decor.DextraSpace})),
+			mpb.AppendDecorators(
+				decor.CountersNoUnit("%d/%d"),
+				decor.Any(func(decor.Statistics) string { return " " + b.extra() }),
+				decor.OnComplete(decor.EwmaETA(decor.ET_STYLE_GO, 30, decor.WC{C: decor.DextraSpace}), " done"),
+			))
+	}
+	t.mu.Lock()
+	t.bars = append(t.bars, b)
+	t.mu.Unlock()
+	return b
+}
+
+func (b *Bar) extra() string {
+	b.mu.Lock()
+	u := b.usage
+	b.mu.Unlock()
+	s := ""
+	if f := b.failed.Load(); f > 0 {
+		s += fmt.Sprintf("%d failed ", f)
+	}
+	s += fmt.Sprintf("%s tok %s", humanTokens(u.InputTokens+u.OutputTokens), Dollars(u))
+	return s
+}
+
+// Done records one finished row, its outcome and what it cost now
+// (fresh calls only; reused answers cost nothing).
+func (b *Bar) Done(failed, reused bool, spent llm.Usage, took time.Duration) {
+	if failed {
+		b.failed.Add(1)
+	}
+	if reused {
+		b.reused.Add(1)
+	}
+	b.mu.Lock()
+	b.usage = b.usage.Add(spent)
+	b.mu.Unlock()
+	b.done.Add(1)
+	if b.mb != nil {
+		b.mb.EwmaIncrement(took)
+	}
+}
+
+// End completes the bar (also when rows were skipped or the phase stopped early).
+func (b *Bar) End() {
+	if b.ended.Swap(true) {
+		return
+	}
+	if b.mb != nil {
+		b.mb.SetTotal(b.done.Load(), true)
+	}
+	if b.t.mode == Lines {
+		b.t.line(b, true)
+	}
+}
+
+// Counts returns done, failed and reused rows.
+func (b *Bar) Counts() (done, failed, reused int) {
+	return int(b.done.Load()), int(b.failed.Load()), int(b.reused.Load())
+}
+
+// Usage returns what the bar's rows cost in this execution.
+func (b *Bar) Usage() llm.Usage {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.usage
+}
+
+// Printf writes a log line without tearing the bars.
+func (t *Tracker) Printf(format string, args ...any) {
+	switch t.mode {
+	case Quiet:
+	case Bars:
+		fmt.Fprintf(t.p, format+"\n", args...)
+	default:
+		t.mu.Lock()
+		fmt.Fprintf(t.w, format+"\n", args...)
+		t.mu.Unlock()
+	}
+}
+
+// Close ends all bars and waits for rendering to finish.
+func (t *Tracker) Close() {
+	t.mu.Lock()
+	bars := append([]*Bar(nil), t.bars...)
+	t.mu.Unlock()
+	for _, b := range bars {
+		b.End()
+	}
+	switch t.mode {
+	case Bars:
+		t.p.Wait()
+	case Lines:
+		close(t.stop)
+		<-t.done
+	}
+}
+
+func (t *Tracker) tick() {
+	defer close(t.done)
+	tk := time.NewTicker(t.interval)
+	defer tk.Stop()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-tk.C:
+			t.mu.Lock()
+			bars := append([]*Bar(nil), t.bars...)
+			t.mu.Unlock()
+			for _, b := range bars {
+				if !b.ended.Load() {
+					t.line(b, false)
+				}
+			}
+		}
+	}
+}
+
+func (t *Tracker) line(b *Bar, final bool) {
+	done := b.done.Load()
+	if !final && b.printed.Load() == done {
+		return // nothing new since the last line: stay quiet
+	}
+	b.printed.Store(done)
+	total := b.total.Load()
+	eta := ""
+	if !final && done > 0 && total > done {
+		el := time.Since(b.start)
+		eta = " eta " + (time.Duration(float64(el) / float64(done) * float64(total-done))).Round(time.Second).String()
+	}
+	state := ""
+	if final {
+		state = " done in " + time.Since(b.start).Round(100*time.Millisecond).String()
+	}
+	t.mu.Lock()
+	fmt.Fprintf(t.w, "%s: %d/%d %s%s%s\n", b.label, done, total, b.extra(), eta, state)
+	t.mu.Unlock()
+}
+
+// Dollars formats a cost, saying "unknown" when a price was missing.
+func Dollars(u llm.Usage) string {
+	if u.Requests > 0 && !u.CostKnown {
+		if u.Cost > 0 {
+			return fmt.Sprintf("≥$%.4f (some prices unknown)", u.Cost)
+		}
+		return "$? (price unknown)"
+	}
+	return fmt.Sprintf("$%.4f", u.Cost)
+}
+
+func humanTokens(n int) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 10_000:
+		return fmt.Sprintf("%.0fk", float64(n)/1e3)
+	default:
+		return fmt.Sprint(n)
+	}
+}
