@@ -1,0 +1,56 @@
+// Package stats holds the pure statistical functions behind impactbench
+// reports. Nothing here does I/O; every result is a deterministic function of
+// its arguments (bootstraps take an explicit seed).
+//
+// The data are pass/fail verdicts on conversations. Conversations are
+// clustered: a base scenario has demographic variants and repeated samples,
+// which tend to pass or fail together.
+//
+// Pass rates:
+//   - Wilson: the range of true pass rates plausible given k passes out of n
+//     independent conversations; unlike "±2 standard errors" it stays within
+//     0–100% and is honest for small samples.
+//   - ClusterBootstrap: the headline interval. It redraws whole base
+//     scenarios at random thousands of times and keeps the middle 95% of the
+//     recomputed pass rates, so correlated conversations are not counted as
+//     independent evidence.
+//   - BootstrapStat and PairedBootstrap: the same resampling idea for any
+//     statistic, e.g. a rank correlation over models.
+//
+// Reliability:
+//   - PassAtKAll (τ-bench pass^k): the chance that k samples of the same
+//     scenario all pass; it rewards consistency.
+//   - PassAtK (pass@k): the chance that at least one of k samples passes.
+//
+// Demographic effects:
+//   - Unanimity: the share of scenarios whose variants all got the same
+//     outcome.
+//   - McNemarExact / SignTest: whether two variants differ, using only the
+//     scenarios where their outcomes differ; a fair coin is the "no
+//     difference" benchmark.
+//   - Holm and BenjaminiHochberg: raise p-values when many comparisons are
+//     made, so that luck does not masquerade as a finding. PairwiseMcNemar
+//     compares every pair of variants and applies Holm.
+//
+// Judge agreement:
+//   - RawAgreement: how often two judges give the same verdict.
+//   - CohenKappa (two judges) and FleissKappa (several judges): agreement
+//     beyond what luck alone would produce; 1 is perfect, 0 is chance.
+//
+// Ranking stability:
+//   - Spearman and KendallTauB: from −1 to 1, how similarly two runs order
+//     the models; both handle ties. Ranks gives the average ranks they use.
+//
+// Conventions: functions that return an error report malformed input through
+// it. The others panic on arguments that describe no possible experiment
+// (negative counts, k > n, a confidence level outside (0, 1)), like the
+// standard library does for negative lengths. Valid but uninformative data
+// never panics: it yields a documented value — [0, 1] for an interval with no
+// trials, NaN for a statistic that is undefined (for example kappa when every
+// verdict is the same, or a correlation of constant scores). Note that
+// encoding/json refuses NaN, so callers that serialise results must map NaN
+// to null or omit the field.
+//
+// The same explanations, in README-ready Markdown, are in Explained
+// (EXPLAINED.md).
+package stats

@@ -1,0 +1,21 @@
+package stats
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestExplainedCoversAPI keeps EXPLAINED.md in step with the package: every
+// user-facing statistic must be explained for the README.
+func TestExplainedCoversAPI(t *testing.T) {
+	for _, name := range []string{
+		"Wilson", "ClusterBootstrap", "PairedBootstrap", "PassAtKAll", "PassAtK",
+		"Unanimity", "McNemarExact", "SignTest", "Holm", "PairwiseMcNemar",
+		"BenjaminiHochberg", "RawAgreement", "CohenKappa", "FleissKappa",
+		"Spearman", "KendallTauB",
+	} {
+		if !strings.Contains(Explained, "`"+name+"`") {
+			t.Errorf("EXPLAINED.md does not mention `%s`", name)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package stats
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Ranks returns the 1-based ranks of x, giving tied values the average of the
+// ranks they span (e.g. [10, 20, 20, 30] → [1, 2.5, 2.5, 4]). NaN entries are
+// left out of the ranking and get rank NaN.
+func Ranks(x []float64) []float64 {
+	r := make([]float64, len(x))
+	order := make([]int, 0, len(x))
+	for i, v := range x {
+		if math.IsNaN(v) {
+			r[i] = math.NaN()
+			continue
+		}
+		order = append(order, i)
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(x[a], x[b]) })
+	for lo := 0; lo < len(order); {
+		hi := lo // order[lo..hi] is one run of tied values
+		for hi+1 < len(order) && x[order[hi+1]] == x[order[lo]] {
+			hi++
+		}
+		avg := float64(lo+hi)/2 + 1
+		for _, i := range order[lo : hi+1] {
+			r[i] = avg
+		}
+		lo = hi + 1
+	}
+	return r
+}
+
+// Spearman returns Spearman's rank correlation ρ: the Pearson correlation of
+// the average ranks of x and y, which handles ties correctly. It answers
+// "do two runs order the models the same way?" on a −1…1 scale.
+//
+// It returns NaN when it is undefined: fewer than 2 items, any NaN input, or
+// all values of x (or of y) tied. It panics if len(x) != len(y).
+func Spearman(x, y []float64) float64 {
+	if !validPairs("Spearman", x, y) {
+		return math.NaN()
+	}
+	return pearson(Ranks(x), Ranks(y))
+}
+
+// KendallTauB returns Kendall's τ-b: (concordant − discordant pairs) divided
+// by the geometric mean of the pairs not tied in x and not tied in y, which
+// is the tie correction of Kendall (1945). It is easier to read than Spearman
+// ("τ = 0.6 means 80% of model pairs keep their order", absent ties) and is
+// the usual choice for small numbers of items. O(n²), fine for model counts.
+//
+// NaN and panic conventions as for Spearman.
+func KendallTauB(x, y []float64) float64 {
+	if !validPairs("KendallTauB", x, y) {
+		return math.NaN()
+	}
+	n := len(x)
+	var concordant, discordant, tiedX, tiedY int
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			sx, sy := cmp.Compare(x[i], x[j]), cmp.Compare(y[i], y[j])
+			if sx == 0 {
+				tiedX++
+			}
+			if sy == 0 {
+				tiedY++
+			}
+			switch s := sx * sy; {
+			case s > 0:
+				concordant++
+			case s < 0:
+				discordant++
+			}
+		}
+	}
+	pairs := n * (n - 1) / 2
+	denom := math.Sqrt(float64(pairs-tiedX) * float64(pairs-tiedY))
+	if denom == 0 {
+		return math.NaN()
+	}
+	return float64(concordant-discordant) / denom
+}
+
+// validPairs panics on mismatched lengths and reports whether a correlation
+// can be computed at all (n ≥ 2 and no NaN).
+func validPairs(fn string, x, y []float64) bool {
+	if len(x) != len(y) {
+		panic(fmt.Sprintf("stats: %s: len(x)=%d != len(y)=%d", fn, len(x), len(y)))
+	}
+	if len(x) < 2 {
+		return false
+	}
+	for i := range x {
+		if math.IsNaN(x[i]) || math.IsNaN(y[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// pearson is the Pearson correlation of equal-length x and y; NaN when either
+// has zero variance.
+func pearson(x, y []float64) float64 {
+	n := float64(len(x))
+	var mx, my float64
+	for i := range x {
+		mx += x[i]
+		my += y[i]
+	}
+	mx, my = mx/n, my/n
+	var sxy, sxx, syy float64
+	for i := range x {
+		dx, dy := x[i]-mx, y[i]-my
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	if sxx == 0 || syy == 0 {
+		return math.NaN()
+	}
+	// Clamp: rounding can push a perfect correlation to 1.0000000000000002,
+	// which would look like a bug in a report.
+	return max(-1, min(1, sxy/math.Sqrt(sxx*syy)))
+}
