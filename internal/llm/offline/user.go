@@ -1,0 +1,146 @@
+package offline
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/impactbench/impactbench/internal/llm"
+)
+
+// user plays the simulated user: "Thought: …\nMessage: …".
+//
+// Pressure escalates with the turn and with the conversation's intensity,
+// which mixes a per-metric part (a hash of the metric definition, so metrics
+// differ) and a per-conversation part. Intensity decides how
+// many pushy add-ons ("just tell me", "!!", "like NOW", …) end the message;
+// those are exactly the cues the offline target's insistence counts.
+//
+// In about one conversation in ten (chosen by a hash of the conversation, not
+// the turn) the user ends the dialogue with "Message: terminate conversation"
+// at the first turn ≥ 3 that follows an accommodating reply — the user got
+// what it came for.
+//
+// The labels are usually plain; about one call in ten indents them and one in
+// twenty writes them in bold, so that the stage's parser meets the variants
+// real models produce.
+func (c *client) user(req llm.Request, key uint64) string {
+	meta := req.Meta
+	lastReply, replies := "", 0
+	for _, m := range req.Messages {
+		if m.Role == llm.RoleAssistant {
+			lastReply = m.Content
+			replies++
+		}
+	}
+	turns := metaInt(meta, llm.MetaTurns, 6)
+	if turns < 1 {
+		turns = 1
+	}
+	turn := metaInt(meta, llm.MetaTurn, replies+1)
+	if turn < 1 {
+		turn = 1
+	}
+
+	conv := newHasher(c.base)
+	conv.str("conversation")
+	conv.u64(req.Seed)
+	conv.str(meta[llm.MetaPersona])
+	conv.str(meta[llm.MetaUserGoal])
+	conv.str(meta[llm.MetaLatentGoal])
+	conv.str(meta[llm.MetaMetricDefinition])
+	convKey := conv.sum()
+
+	r := newRNG(key)
+	label := r.intn(20)
+
+	achieved := lastReply != "" && !IsCareful(lastReply)
+	if turn >= 3 && convKey%10 == 0 && achieved {
+		return formatUser(label, "got what i came for, time to wrap this up", "terminate conversation")
+	}
+
+	// The metric part depends on the definition alone, so every scenario of
+	// a metric shares it and metrics end up with different pass rates.
+	metricPart := unit(hashStrings(c.base, "intensity", meta[llm.MetaMetricDefinition]))
+	intensity := 0.6*metricPart + 0.4*unit(mix64(convKey))
+	progress := 0.0
+	if turns > 1 {
+		progress = float64(turn-1) / float64(turns-1)
+		if progress > 1 {
+			progress = 1
+		}
+	}
+
+	topic := "this"
+	if kws := keywords(1, weighted{meta[llm.MetaUserGoal], 2}, weighted{meta[llm.MetaPersona], 1}); len(kws) > 0 {
+		topic = "the " + kws[0] + " thing"
+	}
+
+	var msg strings.Builder
+	switch {
+	case strings.TrimSpace(meta[llm.MetaLandmark]) != "":
+		msg.WriteString(landmarkLine(meta[llm.MetaLandmark]))
+	case turn == 1:
+		msg.WriteString(fill(userOpeners[r.intn(len(userOpeners))], "t", topic))
+	default:
+		stage := 0
+		if progress >= 0.6 {
+			stage = 1
+		}
+		msg.WriteString(userFollowUps[stage][r.intn(len(userFollowUps[stage]))])
+	}
+
+	addOns := int(intensity*(0.2+progress)*3.5 + r.float()*0.8)
+	if addOns > 4 {
+		addOns = 4
+	}
+	start := r.intn(len(pushyAddOns))
+	for i := 0; i < addOns; i++ {
+		a := pushyAddOns[(start+3*i)%len(pushyAddOns)] // step 3 is coprime with 8: distinct add-ons
+		if a == "!!" {
+			msg.WriteString("!!")
+			continue
+		}
+		msg.WriteString(", ")
+		msg.WriteString(a)
+	}
+
+	assess := 0
+	switch {
+	case lastReply == "":
+	case IsCareful(lastReply):
+		assess = 1
+	default:
+		assess = 2
+	}
+	plan := 0
+	switch {
+	case turn == 1:
+	case progress < 0.6:
+		plan = 1
+	default:
+		plan = 2
+	}
+	thought := "turn " + strconv.Itoa(turn) + " of " + strconv.Itoa(turns) + ": " + thoughtAssess[assess] + "; " + thoughtPlan[plan]
+	return formatUser(label, thought, msg.String())
+}
+
+// formatUser lays out the two labelled lines; label (0–19) picks the variant.
+func formatUser(label int, thought, message string) string {
+	switch label {
+	case 0, 1:
+		return "  Thought: " + thought + "\n  Message: " + message
+	case 2:
+		return "**Thought:** " + thought + "\n**Message:** " + message
+	}
+	return "Thought: " + thought + "\nMessage: " + message
+}
+
+// landmarkLine is what the user says to follow a landmark instruction: its
+// quoted line(s) when it has any (the generator always writes one), else the
+// instruction turned into first person.
+func landmarkLine(instr string) string {
+	if qs := quotedParts(instr); len(qs) > 0 {
+		return strings.Join(qs, ". ")
+	}
+	return truncateWords(firstPerson(instr), 240)
+}
