@@ -1,0 +1,182 @@
+package prompts
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+)
+
+func writeFile(t *testing.T, dir, name, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadDefaults(t *testing.T) {
+	s, err := Load("")
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := []string{ExpandDemographic, GenMetricsSystem, GenMetricsUser, GenScenarios, JudgeSystem, JudgeUser,
+		LandmarkCheck, UserSystem, UserTurnFirst, UserTurnNext}
+	slices.Sort(want)
+	if got := s.Names(); !slices.Equal(got, want) {
+		t.Errorf("Names = %v, want %v", got, want)
+	}
+	// Every embedded file must be a registered template (an unregistered one
+	// would never be checked or rendered).
+	files, _ := fs.Glob(embedded, "templates/*")
+	if len(files) != len(want) {
+		t.Errorf("embedded files %v, want one per name %v", files, want)
+	}
+	if len(s.Hash()) != 64 {
+		t.Errorf("Hash = %q, want 64 hex chars", s.Hash())
+	}
+	if len(s.Overrides()) != 0 {
+		t.Errorf("Overrides = %v, want none", s.Overrides())
+	}
+	for _, n := range s.Names() {
+		out, err := s.Render(n, specs[n].sample)
+		if err != nil || out == "" {
+			t.Errorf("Render(%s) = %q, %v", n, out, err)
+		}
+		if strings.Contains(out, "<no value>") {
+			t.Errorf("Render(%s) contains <no value>:\n%s", n, out)
+		}
+	}
+}
+
+func TestOverride(t *testing.T) {
+	def, _ := Load("")
+	dir := t.TempDir()
+	writeFile(t, dir, "judge_user.tmpl", "DEF={{.Definition}}")
+	writeFile(t, dir, "README.md", "not a template: ignored")
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	out, err := s.Render(JudgeUser, JudgeData{Definition: "does X"})
+	if err != nil || out != "DEF=does X" {
+		t.Errorf("Render = %q, %v; want the override", out, err)
+	}
+	if s.Hash() == def.Hash() {
+		t.Error("Hash unchanged by an override")
+	}
+	if got := s.Overrides(); !slices.Equal(got, []string{JudgeUser}) {
+		t.Errorf("Overrides = %v", got)
+	}
+	// Other templates keep their defaults.
+	a, _ := def.Render(JudgeSystem, JudgeData{})
+	b, _ := s.Render(JudgeSystem, JudgeData{})
+	if a != b {
+		t.Error("non-overridden template changed")
+	}
+	again, _ := Load(dir)
+	if again.Hash() != s.Hash() {
+		t.Error("Hash not deterministic")
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name, file, text string
+		want             []string // substrings of the error
+	}{
+		{"parse error names file and line", "judge_user.tmpl", "ok\n{{.Definition", []string{"judge_user.tmpl:2", "unclosed action"}},
+		{"unknown variable", "user_system.tmpl", "line1\n{{.Persona}} {{.Nope}}", []string{"user_system.tmpl:2", "Nope", ".Persona"}},
+		// Only the populated sample enters the range body: proves both values are tried.
+		{"unknown variable inside range", "judge_user.tmpl", "{{range .Transcript}}{{.Speaker}} {{.Role}}{{end}}", []string{"judge_user.tmpl:1", "Role"}},
+		{"unknown function", "gen_scenarios.tmpl", "{{shout .N}}", []string{"gen_scenarios.tmpl:1", "shout"}},
+		{"unknown template name", "judge.tmpl", "x", []string{"unknown prompt template", "judge.tmpl", "judge_user"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, dir, tt.file, tt.text)
+			_, err := Load(dir)
+			if err == nil {
+				t.Fatal("Load succeeded, want error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("Load of a missing directory succeeded")
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	s, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Render("nope", JudgeData{}); err == nil {
+		t.Error("unknown name: no error")
+	}
+	if _, err := s.Render(JudgeUser, UserTurnData{}); err == nil || !strings.Contains(err.Error(), "JudgeData") {
+		t.Errorf("wrong data type: err = %v", err)
+	}
+	if _, err := s.Render(JudgeUser, &JudgeData{}); err == nil {
+		t.Error("pointer data: no error")
+	}
+}
+
+func TestDefault(t *testing.T) {
+	txt, err := Default(JudgeUser)
+	if err != nil || !strings.Contains(txt, "{{.Definition}}") {
+		t.Errorf("Default = %q, %v", txt, err)
+	}
+	if _, err := Default("nope"); err == nil {
+		t.Error("Default(nope): no error")
+	}
+}
+
+// The default texts carry the markers the rest of the pipeline depends on.
+func TestDefaultTextContracts(t *testing.T) {
+	s, _ := Load("")
+	lm := []artifacts.Landmark{{Turn: 1, Instruction: "SAY-HELLO"}}
+	tests := []struct {
+		name    string
+		data    any
+		want    []string
+		notWant []string
+	}{
+		{UserSystem, UserSystemData{Persona: "P", Turns: 5, Landmarks: true, Plan: lm, Metric: UserMetricData{Negative: true}},
+			[]string{"Thought:", "Message:", "terminate conversation", "at most 5 turns", "fails if it shows"}, []string{"SAY-HELLO", "Typos"}},
+		{UserSystem, UserSystemData{Turns: 5, Plan: lm, Perfunctory: true},
+			[]string{"SAY-HELLO", "Typos", "fails if it does not show"}, nil},
+		{UserTurnNext, UserTurnData{Turn: 3, Turns: 3, Landmarks: true, Reply: "REPLY", Instruction: "DO-IT"},
+			[]string{"REPLY", "Turn 3 of 3", "last message", "Instruction for this turn: DO-IT"}, nil},
+		{UserTurnNext, UserTurnData{Turn: 2, Turns: 3, Reply: "REPLY"},
+			[]string{"Turn 2 of 3"}, []string{"Instruction", "last message"}},
+		{JudgeUser, JudgeData{Definition: "DEF", Transcript: []TranscriptLine{{"USER", "u1"}, {"ASSISTANT", "a1"}}},
+			[]string{"DEF", "USER: u1\n\nASSISTANT: a1", `"present"`, `"justification"`}, []string{"Illustrations"}},
+		{JudgeUser, JudgeData{Definition: "DEF", Examples: []string{"EX1"}}, []string{"EX1"}, nil},
+	}
+	for _, tt := range tests {
+		out, err := s.Render(tt.name, tt.data)
+		if err != nil {
+			t.Fatalf("Render(%s): %v", tt.name, err)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: missing %q in:\n%s", tt.name, w, out)
+			}
+		}
+		for _, w := range tt.notWant {
+			if strings.Contains(out, w) {
+				t.Errorf("%s: unexpected %q in:\n%s", tt.name, w, out)
+			}
+		}
+	}
+}

@@ -1,0 +1,327 @@
+package stages
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/prompts"
+)
+
+// GenMetrics asks the generator model for the benchmark's metrics (one JSON
+// call, Purpose gen_metrics) and returns them validated, with ids m01, m02, …
+// (m100 for the 100th). Invalid items are described back to the model so it
+// can fix them; if they are still invalid after the last attempt they are
+// dropped (reported through opts.Logf). No valid metric at all is an error.
+func GenMetrics(ctx context.Context, c llm.Client, p *prompts.Set, b *config.Benchmark, opts GenOptions) ([]config.Metric, llm.Usage, error) {
+	data := prompts.GenMetricsData{
+		BenchmarkName:   b.Name,
+		Description:     b.Description,
+		UserContext:     b.Scenario.UserContext,
+		ImplicitContext: b.Scenario.ImplicitContext,
+		Count:           opts.Count,
+	}
+	sys, err := p.Render(prompts.GenMetricsSystem, data)
+	if err != nil {
+		return nil, llm.Usage{}, err
+	}
+	user, err := p.Render(prompts.GenMetricsUser, data)
+	if err != nil {
+		return nil, llm.Usage{}, err
+	}
+	meta := map[string]string{llm.MetaBenchmarkName: b.Name, llm.MetaBenchmarkDescription: b.Description}
+	if opts.Count > 0 {
+		meta[llm.MetaCount] = itoa(opts.Count)
+	}
+	req := llm.Request{
+		Purpose:   llm.PurposeGenMetrics,
+		Messages:  []llm.Message{{Role: llm.RoleSystem, Content: sys}, {Role: llm.RoleUser, Content: user}},
+		MaxTokens: opts.maxTokens(metricsMaxTokens),
+		Seed:      seedOf(opts.Seed, "gen_metrics", b.Name, b.Description, itoa(opts.Count)),
+		Schema:    metricsSchema,
+		Meta:      meta,
+	}
+	// lastValid remembers the valid part of the latest answer, to fall back
+	// on when the model never gets every item right.
+	var lastValid []config.Metric
+	var lastProblems []string
+	validate := func(v any) error {
+		raw, err := json.Marshal(*v.(*map[string]any))
+		if err != nil {
+			return err
+		}
+		lastValid, lastProblems = parseMetrics(raw)
+		if len(lastProblems) > 0 {
+			return errors.New(strings.Join(lastProblems, "; "))
+		}
+		return nil
+	}
+	var out map[string]any
+	resp, err := llm.CompleteJSON(ctx, c, req, &out, llm.JSONOptions{Attempts: opts.Attempts, Validate: validate})
+	var metrics []config.Metric
+	switch {
+	case err == nil:
+		// Parse the text itself rather than the decoded map: unknown keys keep their order.
+		metrics, _ = parseMetrics([]byte(llm.CleanJSONText(resp.Text)))
+	case llm.KindOf(err) == llm.KindInvalidJSON && len(lastValid) > 0:
+		opts.logf("gen_metrics: dropped invalid metrics the model did not fix: %s", strings.Join(lastProblems, "; "))
+		metrics = lastValid
+	default:
+		return nil, resp.Usage, fmt.Errorf("gen_metrics for %q: %w", b.Name, err)
+	}
+	if len(metrics) == 0 {
+		return nil, resp.Usage, fmt.Errorf("gen_metrics for %q: the model returned no valid metric", b.Name)
+	}
+	for i := range metrics {
+		metrics[i].ID = fmt.Sprintf("m%02d", i+1)
+	}
+	return metrics, resp.Usage, nil
+}
+
+var metricKeys = map[string]bool{"id": true, "name": true, "type": true, "definition": true, "examples": true}
+
+// parseMetrics returns the valid metrics of a {"metrics": […]} answer and a
+// description of every problem found.
+func parseMetrics(raw []byte) ([]config.Metric, []string) {
+	items, err := arrayItems(raw, "metrics")
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	if len(items) == 0 {
+		return nil, []string{`the "metrics" array is empty`}
+	}
+	var out []config.Metric
+	var all []string
+	for i, it := range items {
+		m, p := parseMetric(it)
+		for _, s := range p {
+			all = append(all, fmt.Sprintf("metrics[%d]: %s", i, s))
+		}
+		if len(p) == 0 {
+			out = append(out, m)
+		}
+	}
+	return out, all
+}
+
+func parseMetric(raw json.RawMessage) (config.Metric, problems) {
+	var p problems
+	fs, err := objectFields(raw)
+	if err != nil {
+		p.addf("must be an object")
+		return config.Metric{}, p
+	}
+	m := config.Metric{
+		Name:       requiredString(fs, "name", &p),
+		Definition: requiredString(fs, "definition", &p),
+		Examples:   []string{},
+	}
+	typ := strings.ToLower(requiredString(fs, "type", &p))
+	switch config.MetricType(typ) {
+	case config.Positive, config.Negative:
+		m.Type = config.MetricType(typ)
+	case "":
+	default:
+		p.addf(`type must be "positive" or "negative", got %q`, typ)
+	}
+	if ex, ok := lookup(fs, "examples"); ok && !isNull(ex) {
+		var one string
+		var list []any
+		switch {
+		case json.Unmarshal(ex, &one) == nil: // a lone string is one example
+			if one = strings.TrimSpace(one); one != "" {
+				m.Examples = append(m.Examples, one)
+			}
+		case json.Unmarshal(ex, &list) == nil:
+			for j, e := range list {
+				s, ok := e.(string)
+				if !ok {
+					p.addf("examples[%d] must be a string", j)
+					continue
+				}
+				if s = strings.TrimSpace(s); s != "" {
+					m.Examples = append(m.Examples, s)
+				}
+			}
+		default:
+			p.addf("examples must be an array of strings")
+		}
+	}
+	for _, f := range fs {
+		if metricKeys[f.key] {
+			continue
+		}
+		var v any
+		if json.Unmarshal(f.raw, &v) == nil {
+			m.Extra = append(m.Extra, config.KV{Key: f.key, Value: v})
+		}
+	}
+	return m, p
+}
+
+// GenBaseScenarios writes exactly n demographic-neutral base scenarios for
+// metric m, with ids <metric id>_s001, … . Each answer is checked item by
+// item; malformed items are dropped and the shortfall is asked for again in
+// a new round (new seed, with the accepted scenarios' goals listed so the
+// new ones differ), up to opts.MaxRounds rounds. Items beyond n are dropped.
+func GenBaseScenarios(ctx context.Context, c llm.Client, p *prompts.Set, b *config.Benchmark, m config.Metric, n, turns int, opts GenOptions) ([]artifacts.Scenario, llm.Usage, error) {
+	var usage llm.Usage
+	if n <= 0 || turns <= 0 {
+		return nil, usage, fmt.Errorf("gen_scenarios %s: need n > 0 and turns > 0, got n=%d turns=%d", m.ID, n, turns)
+	}
+	rounds := opts.MaxRounds
+	if rounds <= 0 {
+		rounds = defaultMaxRounds
+	}
+	var accepted []artifacts.Scenario
+	var trouble []string
+	round := 0
+	for round < rounds && len(accepted) < n {
+		round++
+		need := n - len(accepted)
+		data := prompts.GenScenariosData{
+			BenchmarkName:        b.Name,
+			BenchmarkDescription: b.Description,
+			UserContext:          b.Scenario.UserContext,
+			ImplicitContext:      b.Scenario.ImplicitContext,
+			Metric:               metricData(m),
+			N:                    need,
+			Turns:                turns,
+			MaxLandmarks:         maxLandmarks,
+		}
+		for _, s := range accepted {
+			data.Existing = append(data.Existing, s.UserGoal)
+		}
+		text, err := p.Render(prompts.GenScenarios, data)
+		if err != nil {
+			return nil, usage, err
+		}
+		req := llm.Request{
+			Purpose:   llm.PurposeGenScenarios,
+			Messages:  []llm.Message{{Role: llm.RoleUser, Content: text}},
+			MaxTokens: opts.maxTokens(max(defaultMaxTokens, 1024+perScenarioTokens*need)),
+			Seed:      seedOf(opts.Seed, "gen_scenarios", m.ID, m.Definition, itoa(n), itoa(turns), itoa(round)),
+			Schema:    scenariosSchema,
+			Meta: map[string]string{
+				llm.MetaBenchmarkName:        b.Name,
+				llm.MetaBenchmarkDescription: b.Description,
+				llm.MetaMetricID:             m.ID,
+				llm.MetaMetricName:           m.Name,
+				llm.MetaMetricType:           string(m.Type),
+				llm.MetaMetricDefinition:     m.Definition,
+				llm.MetaCount:                itoa(need),
+				llm.MetaTurns:                itoa(turns),
+			},
+		}
+		// Only the envelope is checked inside CompleteJSON: re-asking for the
+		// whole list to fix one item would cost more than asking for the
+		// missing ones in the next round.
+		validate := func(v any) error {
+			items, ok := (*v.(*map[string]any))["scenarios"].([]any)
+			if !ok {
+				return errors.New(`the answer needs a "scenarios" array`)
+			}
+			if len(items) == 0 {
+				return fmt.Errorf(`the "scenarios" array is empty; write %d`, need)
+			}
+			return nil
+		}
+		var out map[string]any
+		resp, err := llm.CompleteJSON(ctx, c, req, &out, llm.JSONOptions{Attempts: opts.Attempts, Validate: validate})
+		usage = usage.Add(resp.Usage)
+		if err != nil {
+			if llm.KindOf(err) == llm.KindInvalidJSON {
+				trouble = append(trouble, fmt.Sprintf("round %d: %v", round, err))
+				continue
+			}
+			return nil, usage, fmt.Errorf("gen_scenarios %s: %w", m.ID, err)
+		}
+		items, err := arrayItems([]byte(llm.CleanJSONText(resp.Text)), "scenarios")
+		if err != nil {
+			trouble = append(trouble, fmt.Sprintf("round %d: %v", round, err))
+			continue
+		}
+		for i, it := range items {
+			sc, probs := parseScenario(it, turns)
+			if len(probs) == 0 && duplicate(accepted, sc) {
+				probs.addf("duplicates an earlier scenario")
+			}
+			if len(probs) > 0 {
+				trouble = append(trouble, fmt.Sprintf("round %d: scenarios[%d]: %s", round, i, strings.Join(probs, ", ")))
+				continue
+			}
+			accepted = append(accepted, sc)
+		}
+	}
+	if len(accepted) < n {
+		return nil, usage, fmt.Errorf("gen_scenarios %s (%s): only %d of %d scenarios valid after %d round(s): %s",
+			m.ID, m.Name, len(accepted), n, round, strings.Join(trouble, "; "))
+	}
+	if len(trouble) > 0 {
+		opts.logf("gen_scenarios %s: needed %d round(s); dropped: %s", m.ID, round, strings.Join(trouble, "; "))
+	}
+	accepted = accepted[:n]
+	for i := range accepted {
+		accepted[i].ID = fmt.Sprintf("%s_s%03d", m.ID, i+1)
+		accepted[i].MetricID = m.ID
+	}
+	return accepted, usage, nil
+}
+
+func metricData(m config.Metric) prompts.MetricData {
+	return prompts.MetricData{
+		ID:         m.ID,
+		Name:       m.Name,
+		Type:       string(m.Type),
+		Negative:   isNegative(m),
+		Definition: m.Definition,
+		Examples:   m.Examples,
+	}
+}
+
+// isNegative: anything but "positive" scores as negative, as upstream does
+// (config validation rejects other values before they get here).
+func isNegative(m config.Metric) bool {
+	return !strings.EqualFold(string(m.Type), string(config.Positive))
+}
+
+// scenarioKeys are fields the pipeline owns or types; other keys a model
+// returns go to Extra. A generated target_system_prompt is not trusted: only
+// hand-written scenarios may set the target's system prompt.
+var scenarioKeys = map[string]bool{
+	"id": true, "metric_id": true, "persona": true, "user_persona": true, "user_goal": true,
+	"latent_adversarial_goal": true, "landmarks": true, "demographic": true, "target_system_prompt": true,
+}
+
+func parseScenario(raw json.RawMessage, turns int) (artifacts.Scenario, problems) {
+	var p problems
+	fs, err := objectFields(raw)
+	if err != nil {
+		p.addf("must be an object")
+		return artifacts.Scenario{}, p
+	}
+	lm, ok := lookup(fs, "landmarks")
+	sc := artifacts.Scenario{
+		Persona:               requiredString(fs, "persona", &p),
+		HasPersona:            true,
+		UserGoal:              requiredString(fs, "user_goal", &p),
+		LatentAdversarialGoal: requiredString(fs, "latent_adversarial_goal", &p),
+		Landmarks:             parseLandmarks(lm, ok, turns, &p),
+		Extra:                 extraPairs(fs, scenarioKeys),
+	}
+	return sc, p
+}
+
+func duplicate(list []artifacts.Scenario, sc artifacts.Scenario) bool {
+	for _, s := range list {
+		if strings.EqualFold(s.Persona, sc.Persona) && strings.EqualFold(s.UserGoal, sc.UserGoal) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,91 @@
+package stages
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestParseUserReply(t *testing.T) {
+	tests := []struct {
+		name, raw string
+		want      string
+		terminate bool
+	}{
+		{"basic", "Thought: a\nMessage: hi there", "hi there", false},
+		{"upper label", "MESSAGE: yo", "yo", false},
+		{"multi-line", "Thought: x\nMessage: line1\nline2\n\nline3", "line1\nline2\n\nline3", false},
+		{"label alone then lines", "Message:\nline2\nline3", "line2\nline3", false},
+		{"later thought excluded", "Message: hi\nThought: later", "hi", false},
+		{"later markdown thought excluded", "Message: hi\n**Thought:** later", "hi", false},
+		{"terminate", "Thought: done\nMessage: Terminate conversation.", "Terminate conversation.", true},
+		{"quoted terminate", `Message: "terminate conversation"`, "terminate conversation", true},
+		{"terminate with more", "Message: terminate conversation now", "terminate conversation now", true},
+		{"bracketed terminate", "Message: [Terminate Conversation]", "[Terminate Conversation]", true},
+		{"not terminate", "Message: please don't terminate conversation", "please don't terminate conversation", false},
+		{"bold label", "**Message:** hello", "hello", false},
+		{"bold label colon outside", "**Message**: hello", "hello", false},
+		{"heading label", "## Message: hello", "hello", false},
+		{"quote label", "> Message: hello", "hello", false},
+		{"indented", "  Thought: hmm\n  Message: indented", "indented", false},
+		{"crlf", "Thought: a\r\nMessage: hi\r\n", "hi", false},
+		{"quoted message", "Message: \"so what should I do?\"", "so what should I do?", false},
+		{"curly quotes", "Message: “ok then”", "ok then", false},
+		{"inner quotes kept", `Message: "a" or "b"?`, `"a" or "b"?`, false},
+		{"italic message", "Message: *sigh* fine", "*sigh* fine", false},
+		{"no label", "just some text", "just some text", false},
+		{"no label, leading thought paragraph", "Thought: plan it\nstill thinking\n\nhey can u help", "hey can u help", false},
+		{"word starting with message", "Messages are hard\nok", "Messages are hard\nok", false},
+		{"first label wins", "Message: one\nMessage: two", "one\nMessage: two", false},
+		{"empty", "", "", false},
+		{"only thought", "Thought: nothing to say", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, term := ParseUserReply(tt.raw)
+			if got != tt.want || term != tt.terminate {
+				t.Errorf("ParseUserReply(%q) = %q, %v; want %q, %v", tt.raw, got, term, tt.want, tt.terminate)
+			}
+		})
+	}
+}
+
+func TestPerturb(t *testing.T) {
+	long := strings.Repeat("Hello World, This Is A Message. ", 20) // 640 chars
+	a, b := Perturb(long, 1), Perturb(long, 1)
+	if a != b {
+		t.Error("same seed, different output")
+	}
+	if a == Perturb(long, 2) {
+		t.Error("different seeds, same output")
+	}
+	n := utf8.RuneCountInString(long)
+	if got := utf8.RuneCountInString(a); got < n-n/200 || got > n {
+		t.Errorf("length %d, want between %d and %d (⌊n/200⌋ deletions at most)", got, n-n/200, n)
+	}
+	if strings.ToLower(a) == strings.ToLower(long) {
+		t.Error("no swaps or deletions on a 640-character message")
+	}
+	if a == strings.ToLower(long) || a == long {
+		t.Error("case noise missing or total")
+	}
+
+	short := "Hi There, Can You Help Me?" // < 150 chars: case changes only
+	for seed := range uint64(20) {
+		got := Perturb(short, seed)
+		if strings.ToLower(got) != strings.ToLower(short) {
+			t.Fatalf("seed %d: %q changed more than case", seed, got)
+		}
+	}
+	if Perturb("", 3) != "" {
+		t.Error("empty input")
+	}
+	for seed := range uint64(50) {
+		if Perturb("X", seed) == "" || Perturb("ÄÖÜ éè", seed) == "" {
+			t.Fatal("non-empty input became empty")
+		}
+	}
+	if got := Perturb("ÄBC", 5); !utf8.ValidString(got) {
+		t.Error("invalid UTF-8")
+	}
+}
