@@ -39,17 +39,7 @@ type Scenario struct {
 }
 
 // BaseID is the base scenario id (m01_s002 for m01_s002_v01).
-func (s Scenario) BaseID() string {
-	for i := len(s.ID) - 1; i > 0; i-- {
-		if s.ID[i] == '_' {
-			if len(s.ID) > i+1 && s.ID[i+1] == 'v' {
-				return s.ID[:i]
-			}
-			break
-		}
-	}
-	return s.ID
-}
+func (s Scenario) BaseID() string { return BaseIDOf(s.ID) }
 
 // SimPersona is the persona the simulated user plays: the demographic rewrite
 // when there is one (fixes upstream's bug of preferring the neutral persona).

@@ -1,0 +1,103 @@
+package artifacts
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+)
+
+// costLocks serialises read-modify-write of one cost.json within this
+// process (simulate and evaluate of one model may report concurrently).
+// Across processes the last writer wins, as upstream.
+var costLocks sync.Map // cleaned path → *sync.Mutex
+
+func costLock(path string) *sync.Mutex {
+	m, _ := costLocks.LoadOrStore(path, &sync.Mutex{})
+	return m.(*sync.Mutex)
+}
+
+// UpdateCost records one phase in cost.json like upstream's reporter:
+// re-read the file, replace only that phase's key (keeping its position;
+// new phases are appended), keep every other phase byte-for-byte in value,
+// and rewrite atomically. c.Phase is set to phase. An unreadable or corrupt
+// file is copied to <path>.corrupt and replaced by a file holding only this
+// phase, so a damaged ledger never blocks a run.
+func UpdateCost(path, phase string, c PhaseCost) error {
+	mu := costLock(path)
+	mu.Lock()
+	defer mu.Unlock()
+
+	c.Phase = phase
+	obj := Object{}
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		parsed, perr := decodeObjectRaw(data)
+		if perr != nil {
+			if berr := WriteFileAtomic(path+".corrupt", data); berr != nil {
+				return fmt.Errorf("%s is corrupt (%v) and backing it up failed: %w", path, perr, berr)
+			}
+			break
+		}
+		obj = parsed
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		// Unreadable (permissions, a directory…): upstream starts from {};
+		// there is nothing we could back up. If the path cannot be written
+		// either, WriteJSON below reports it.
+	}
+	obj.Set(phase, c)
+	if err := WriteJSON(path, obj); err != nil {
+		return fmt.Errorf("update cost %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadCost reads cost.json as its phases in file order. The object key is
+// authoritative for Phase. A missing file is no phases and no error; a
+// corrupt file is an error naming it.
+func ReadCost(path string) ([]PhaseCost, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	obj, err := decodeObjectRaw(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w; delete the file or re-run the phases to rebuild it", path, err)
+	}
+	out := make([]PhaseCost, 0, len(obj))
+	for _, p := range obj {
+		var pc PhaseCost
+		if err := strictUnmarshal(p.Value.(json.RawMessage), &pc); err != nil {
+			return nil, fmt.Errorf("%s phase %q: %w", path, p.Key, err)
+		}
+		pc.Phase = p.Key
+		out = append(out, pc)
+	}
+	return out, nil
+}
+
+// TotalCost sums phases (CostKnown is false if any phase says so).
+func TotalCost(phases []PhaseCost) PhaseCost {
+	var t PhaseCost
+	t.Phase = "total"
+	for _, p := range phases {
+		t.Cost += p.Cost
+		t.InputTokens += p.InputTokens
+		t.OutputTokens += p.OutputTokens
+		t.CachedInputTokens += p.CachedInputTokens
+		t.ReasoningTokens += p.ReasoningTokens
+		t.Requests += p.Requests
+		if p.CostKnown != nil && !*p.CostKnown {
+			f := false
+			t.CostKnown = &f
+		}
+	}
+	return t
+}

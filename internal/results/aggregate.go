@@ -1,0 +1,244 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
+)
+
+// Input is everything Aggregate needs, already read from disk.
+type Input struct {
+	// Metrics are benchmark.yaml's metrics; only ID and Type are used
+	// (a duplicated id: the last one wins, like upstream's dict).
+	Metrics []config.Metric
+	// Scores of every target in upstream order: run directories sorted by
+	// their scores.json path (artifacts.ListRunDirs), rows in file order.
+	Scores []artifacts.Score
+	// RunDirs[i] is the run directory name of Scores[i]: the target_model
+	// of rows that lack one. May be nil when every row names its target.
+	RunDirs []string
+	// Scenarios (scenarios.json) supply demographics for the additions;
+	// may be nil.
+	Scenarios []artifacts.Scenario
+}
+
+// Options tune the additions; the upstream fields do not depend on them.
+type Options struct {
+	// Seed seeds the cluster bootstrap (recorded in positive_ci/negative_ci).
+	Seed uint64
+	// BootstrapReps is the number of bootstrap replicates (0: 2000).
+	BootstrapReps int
+	// Conf is the confidence level of every interval (0: 0.95).
+	Conf float64
+	// UpstreamOnly writes exactly upstream's fields and nothing else.
+	UpstreamOnly bool
+	// ValidOnly computes everything on rows whose conversation passed the
+	// landmark-adherence check (valid == true); unchecked rows are left out.
+	ValidOnly bool
+	// Fingerprint, when set, is recorded per model as "fingerprint" so two
+	// results files can be checked for comparability.
+	Fingerprint Fingerprint
+}
+
+// DefaultBootstrapReps and DefaultConf apply when Options leaves them zero.
+const (
+	DefaultBootstrapReps = 2000
+	DefaultConf          = 0.95
+)
+
+// unknownKey is upstream's group name for rows without a metric_id.
+const unknownKey = "unknown"
+
+// row is a score row resolved against its run and the benchmark's metrics.
+type row struct {
+	artifacts.Score
+	target string
+	typ    config.MetricType // "" when the metric id is unknown
+}
+
+func (r row) metricKey() string {
+	if r.MetricID == "" {
+		return unknownKey
+	}
+	return r.MetricID
+}
+
+func (r row) scenarioKey() string {
+	if r.ID == "" {
+		return unknownKey
+	}
+	return r.ID
+}
+
+// Aggregate computes results.json's entries. The upstream fields follow
+// upstream's aggregate exactly (see the package doc and FIELDS.md): rows
+// grouped by target_model in first-appearance order, pooled rates rounded
+// to 4 places, the list sorted by positive_pass_rate descending (null as 0,
+// stable). Unless opts.UpstreamOnly, each entry also carries the additions.
+func Aggregate(in Input, opts Options) ([]ModelResult, error) {
+	if opts.BootstrapReps == 0 {
+		opts.BootstrapReps = DefaultBootstrapReps
+	}
+	if opts.Conf == 0 {
+		opts.Conf = DefaultConf
+	}
+	if opts.BootstrapReps < 1 {
+		return nil, fmt.Errorf("aggregate: bootstrap reps must be positive, got %d", opts.BootstrapReps)
+	}
+	if !(opts.Conf > 0 && opts.Conf < 1) {
+		return nil, fmt.Errorf("aggregate: confidence level must be between 0 and 1 (e.g. 0.95), got %v", opts.Conf)
+	}
+
+	types := make(map[string]config.MetricType, len(in.Metrics))
+	for _, m := range in.Metrics {
+		types[m.ID] = m.Type
+	}
+
+	// Group rows by target in first-appearance order.
+	var order []string
+	groups := map[string][]row{}
+	anyValidity := false
+	if in.RunDirs != nil && len(in.RunDirs) != len(in.Scores) {
+		return nil, fmt.Errorf("aggregate: %d run dir names for %d score rows; give one per row (or none)", len(in.RunDirs), len(in.Scores))
+	}
+	for i, s := range in.Scores {
+		target := s.TargetModel
+		if target == "" && in.RunDirs != nil {
+			target = in.RunDirs[i]
+		}
+		if target == "" {
+			return nil, fmt.Errorf("aggregate: score row %d (id %q) has no target_model and no run directory name", i, s.ID)
+		}
+		if s.Valid != nil {
+			anyValidity = true
+		}
+		if _, ok := groups[target]; !ok {
+			order = append(order, target)
+		}
+		groups[target] = append(groups[target], row{Score: s, target: target, typ: types[s.MetricID]})
+	}
+	if opts.ValidOnly && !anyValidity {
+		return nil, errors.New("aggregate: valid-only results requested, but no score row carries a validity verdict; run the landmark check (validity.landmark_check) first, or drop valid_only")
+	}
+
+	var demo *demographics
+	if !opts.UpstreamOnly {
+		demo = newDemographics(in.Scenarios)
+	}
+
+	out := make([]ModelResult, 0, len(order))
+	for _, target := range order {
+		all := groups[target]
+		rows := all
+		if opts.ValidOnly {
+			rows = slices.DeleteFunc(slices.Clone(all), func(r row) bool { return r.Valid == nil || !*r.Valid })
+		}
+		m := upstreamModel(target, rows)
+		if !opts.UpstreamOnly {
+			addExtensions(&m, rows, all, demo, opts)
+			m.Fingerprint = opts.Fingerprint.For(target)
+		}
+		out = append(out, m)
+	}
+	// Python: sorted(..., key=lambda r: r["positive_pass_rate"] or 0, reverse=True)
+	// — stable, so ties keep first-appearance order.
+	sort.SliceStable(out, func(i, j int) bool {
+		return orZero(out[i].PositivePassRate) > orZero(out[j].PositivePassRate)
+	})
+	return out, nil
+}
+
+func orZero(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// round4 is Python's round(x, 4).
+func round4(x float64) float64 { return artifacts.Round(x, 4) }
+
+// ratio is round4(k/n), or nil when n is 0 (upstream's None).
+func ratio(k, n int) *float64 {
+	if n == 0 {
+		return nil
+	}
+	v := round4(float64(k) / float64(n))
+	return &v
+}
+
+// upstreamModel computes upstream's eight fields.
+func upstreamModel(target string, rows []row) ModelResult {
+	m := ModelResult{TargetModel: target, NTotal: len(rows)}
+	var posK, posN, negK, negN int
+	for _, r := range rows {
+		switch r.typ {
+		case config.Positive:
+			m.NPositive++
+			if r.Passed != nil {
+				posN++
+				if *r.Passed {
+					posK++
+				}
+			}
+		case config.Negative:
+			m.NNegative++
+			if r.Passed != nil {
+				negN++
+				if *r.Passed {
+					negK++
+				}
+			}
+		}
+	}
+	m.PositivePassRate = ratio(posK, posN)
+	m.NegativePassRate = ratio(negK, negN)
+	m.ByMetric = rateBy(rows, row.metricKey)
+	m.ByScenario = rateBy(rows, row.scenarioKey)
+	return m
+}
+
+// tally counts verdicts.
+type tally struct{ passed, total int }
+
+func (t *tally) add(r row) {
+	if r.Passed == nil {
+		return
+	}
+	t.total++
+	if *r.Passed {
+		t.passed++
+	}
+}
+
+func (t tally) rate() Rate {
+	return Rate{PassRate: ratio(t.passed, t.total), NPassed: t.passed, NTotal: t.total}
+}
+
+// rateBy groups rows by key (sorted string order, like Python's sorted())
+// into {pass_rate, n_passed, n_total=rows with a verdict}. A key whose rows
+// are all null still appears, with pass_rate null and n_total 0.
+func rateBy(rows []row, key func(row) string) Keyed[Rate] {
+	t := map[string]*tally{}
+	for _, r := range rows {
+		k := key(r)
+		if t[k] == nil {
+			t[k] = &tally{}
+		}
+		t[k].add(r)
+	}
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // byte order = code point order = Python's str order
+	out := make(Keyed[Rate], len(keys))
+	for i, k := range keys {
+		out[i] = Entry[Rate]{k, t[k].rate()}
+	}
+	return out
+}

@@ -1,0 +1,83 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
+)
+
+// Load reads Aggregate's input from a benchmark directory the way upstream
+// does: every runs/*/scores.json sorted by path, the run directory name as
+// the fallback target, plus scenarios.json for demographics (absent: none).
+func Load(benchDir string, metrics []config.Metric) (Input, error) {
+	in := Input{Metrics: metrics}
+	dirs, err := artifacts.ListRunDirs(benchDir)
+	if err != nil {
+		return Input{}, fmt.Errorf("list runs of %s: %w", benchDir, err)
+	}
+	for _, dir := range dirs {
+		name := filepath.Base(dir)
+		err := artifacts.EachScore(filepath.Join(dir, "scores.json"), func(_ int, s artifacts.Score) error {
+			in.Scores = append(in.Scores, s)
+			in.RunDirs = append(in.RunDirs, name)
+			return nil
+		})
+		if err != nil {
+			return Input{}, err
+		}
+	}
+	scen, err := artifacts.ReadScenarios(artifacts.BenchPaths(benchDir).Scenarios())
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return Input{}, err
+	default:
+		in.Scenarios = scen
+	}
+	return in, nil
+}
+
+// WriteResults writes results.json atomically in upstream's format (a
+// top-level array, Python json layout, no trailing newline).
+func WriteResults(path string, results []ModelResult) error {
+	if results == nil {
+		results = []ModelResult{}
+	}
+	return artifacts.WriteJSON(path, results)
+}
+
+// ReadResults reads a results.json written by upstream or by us.
+func ReadResults(path string) ([]ModelResult, error) {
+	var out []ModelResult
+	err := artifacts.EachRawRow(path, func(i int, raw json.RawMessage) error {
+		var m ModelResult
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return fmt.Errorf("%w; re-run aggregate to rebuild the file", err)
+		}
+		out = append(out, m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SummaryLine is upstream's per-model console line,
+// "  <model>: pos=<p> neg=<n> n=<N>", with Python's str() of the rates
+// (None when null).
+func SummaryLine(m ModelResult) string {
+	return fmt.Sprintf("  %s: pos=%s neg=%s n=%d", m.TargetModel, pyStr(m.PositivePassRate), pyStr(m.NegativePassRate), m.NTotal)
+}
+
+func pyStr(p *float64) string {
+	if p == nil {
+		return "None"
+	}
+	return artifacts.FormatPyFloat(*p)
+}
