@@ -12,6 +12,12 @@ type Benchmark struct {
 	Description string        `yaml:"description"`
 	Scenario    BenchScenario `yaml:"scenario"`
 	Metrics     []Metric      `yaml:"metrics"`
+
+	// Extra holds unknown top-level keys in file order (kept, unused).
+	Extra []KV `yaml:"-"`
+	// Warnings are non-fatal findings ("file:line:col: message"), e.g.
+	// unknown keys.
+	Warnings []string `yaml:"-"`
 }
 
 // BenchScenario is benchmark.yaml's scenario: block.

@@ -38,6 +38,13 @@ type Config struct {
 	Prompts  string           `yaml:"prompts"`  // directory of prompt template overrides (relative to Dir)
 	Judge    JudgeConfig      `yaml:"judge"`
 	Validity ValidityConfig   `yaml:"validity"`
+
+	// Warnings are non-fatal findings ("file:line:col: message"), e.g. the
+	// deprecated pinpoint key. The CLI prints them to stderr.
+	Warnings []string `yaml:"-"`
+	// MissingEnv lists ${VAR} references left empty because the variable was
+	// unset (only with LoadOptions.AllowMissingEnv); see CheckEnv.
+	MissingEnv []MissingVar `yaml:"-"`
 }
 
 // RunConfig is upstream's run: block.

@@ -1,0 +1,128 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/joho/godotenv"
+)
+
+// Position is a place in a file; String gives "file:line:col".
+type Position struct {
+	File      string
+	Line, Col int
+}
+
+func (p Position) String() string {
+	return Problem{Line: p.Line, Col: p.Col}.location(p.File)
+}
+
+// MissingVar is a ${VAR} reference whose variable was unset or empty when
+// the config was loaded with LoadOptions.AllowMissingEnv. The field expanded
+// it to "".
+type MissingVar struct {
+	Var   string   // e.g. ANTHROPIC_API_KEY
+	Field string   // key path, e.g. "targets[3].apikey"
+	Pos   Position // of the value that references it
+}
+
+// envRef is upstream's pattern: ${NAME}, NAME = word characters. $NAME
+// without braces stays literal. Compiled once; regexps are safe to share.
+var envRef = regexp.MustCompile(`\$\{(\w+)\}`)
+
+// CheckEnv fails when a field the caller is about to use referenced a missing
+// variable (only possible after LoadWithOptions with AllowMissingEnv).
+//
+// Each argument is a key-path prefix matched on path boundaries:
+// "user_model" covers "user_model.apikey", "evaluator_model" covers
+// "evaluator_model[1].base_url", "targets[2]" covers that target (see
+// TargetField). With no arguments every missing variable is reported. The
+// error is an *Error with one problem per reference.
+func (c *Config) CheckEnv(fields ...string) error {
+	var ps *problems
+	for _, mv := range c.MissingEnv {
+		if len(fields) > 0 && !matchesAnyPrefix(mv.Field, fields) {
+			continue
+		}
+		if ps == nil {
+			ps = &problems{file: mv.Pos.File}
+		}
+		ps.add(mv.Pos.Line, mv.Pos.Col, mv.Field, "%s", missingVarMsg(mv.Var))
+	}
+	if ps == nil {
+		return nil
+	}
+	return ps.err()
+}
+
+// TargetField returns the key path of the target with that id ("targets[3]"),
+// for CheckEnv.
+func (c *Config) TargetField(id string) (string, bool) {
+	for i, t := range c.Targets {
+		if t.ID == id {
+			return indexField("targets", i), true
+		}
+	}
+	return "", false
+}
+
+func matchesAnyPrefix(field string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if field == p || strings.HasPrefix(field, p+".") || strings.HasPrefix(field, p+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+func missingVarMsg(name string) string {
+	return fmt.Sprintf("environment variable %s is not set (set it in your shell or in .env)", name)
+}
+
+// readDotEnv reads KEY=value pairs from path. A missing file is not an
+// error. Parse errors are reported by line only: godotenv's own messages
+// quote the rest of the file, which may contain keys.
+func readDotEnv(path string) (map[string]string, error) {
+	src, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	m, err := godotenv.UnmarshalBytes(src)
+	if err == nil {
+		return m, nil
+	}
+	ps := &problems{file: path}
+	ps.add(dotEnvErrorLine(src), 0, "", "malformed line: expected KEY=value (quote values that contain spaces, # or quotes; close every quote)")
+	return nil, ps.err()
+}
+
+// dotEnvErrorLine finds the statement godotenv rejects: the longest prefix
+// of whole lines that parses cleanly ends just before it. Quadratic, but
+// .env files are a few dozen lines.
+func dotEnvErrorLine(src []byte) int {
+	lines := bytes.SplitAfter(src, []byte("\n"))
+	if len(lines) > 5000 {
+		return 0
+	}
+	okUpTo := 0
+	for k := 1; k <= len(lines); k++ {
+		if _, err := godotenv.UnmarshalBytes(bytes.Join(lines[:k], nil)); err == nil {
+			okUpTo = k
+		}
+	}
+	for i := okUpTo; i < len(lines); i++ {
+		t := strings.TrimSpace(string(lines[i]))
+		if t != "" && !strings.HasPrefix(t, "#") {
+			return i + 1
+		}
+	}
+	return okUpTo + 1
+}

@@ -1,0 +1,68 @@
+package config
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The templates are files rather than Go strings so they can be read,
+// diffed and YAML-linted as what the user gets. .env.example is stored as
+// env.example because go:embed skips dot files.
+//
+//go:embed scaffold/config.yaml scaffold/env.example scaffold/benchmarks/example/benchmark.yaml
+var scaffoldFS embed.FS
+
+// scaffoldFiles maps each written path (relative to the project dir) to its
+// embedded template.
+func scaffoldFiles() [][2]string {
+	return [][2]string{
+		{"config.yaml", "scaffold/config.yaml"},
+		{".env.example", "scaffold/env.example"},
+		{filepath.Join("benchmarks", "example", "benchmark.yaml"), "scaffold/benchmarks/example/benchmark.yaml"},
+	}
+}
+
+// Scaffold writes a starter project into dir for `impactbench init`:
+// config.yaml (every key documented; offline models so the quickstart needs
+// no API key), .env.example and benchmarks/example/benchmark.yaml. Existing
+// files are never overwritten unless force; without force, if any of them
+// exists nothing is written and the error wraps fs.ErrExist. It returns the
+// paths written.
+func Scaffold(dir string, force bool) ([]string, error) {
+	if !force {
+		var existing []string
+		for _, f := range scaffoldFiles() {
+			p := filepath.Join(dir, f[0])
+			if _, err := os.Lstat(p); err == nil {
+				existing = append(existing, p)
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("init: %w", err)
+			}
+		}
+		if len(existing) > 0 {
+			return nil, fmt.Errorf("init: %s already exist(s); nothing was written (use --force to overwrite): %w",
+				strings.Join(existing, ", "), fs.ErrExist)
+		}
+	}
+	var written []string
+	for _, f := range scaffoldFiles() {
+		data, err := scaffoldFS.ReadFile(f[1])
+		if err != nil {
+			return written, fmt.Errorf("init: %w", err)
+		}
+		p := filepath.Join(dir, f[0])
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return written, fmt.Errorf("init: %w", err)
+		}
+		if err := writeFileAtomic(p, data, 0o644); err != nil {
+			return written, fmt.Errorf("init: write %s: %w", p, err)
+		}
+		written = append(written, p)
+	}
+	return written, nil
+}
