@@ -1,0 +1,509 @@
+package ratelimit
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/llm"
+)
+
+// pool is the shared limiter of one pool key. One mutex guards everything:
+// admissions are a few comparisons, and a single lock makes "check every
+// bucket, then charge them all" atomic without ordering rules.
+type pool struct {
+	name string
+	opts Options
+	log  *slog.Logger
+
+	mu         sync.Mutex
+	configured Limits
+	effective  Limits
+
+	// Buckets, nil when that dimension is unlimited.
+	req, tok, in, out *bucket
+
+	limit     int // current AIMD concurrency limit
+	maxLimit  int
+	slowStart bool
+	inFlight  int
+	queue     list.List // of *waiter, FIFO
+
+	pausedUntil   time.Time
+	lastDecrease  time.Time // calls admitted before it cannot trigger another decrease
+	cooldownUntil time.Time
+
+	// Growth window: completions since it began, the in-flight peak in it,
+	// and whether any 429 or server trouble happened in it.
+	winDone  int
+	winPeak  int
+	winDirty bool
+
+	st Stats
+}
+
+type waiter struct {
+	ready chan struct{} // buffered(1): "something changed, look again"
+}
+
+// ticket remembers what a call was charged so release can reconcile it.
+type ticket struct {
+	start             time.Time
+	req, tok, in, out float64
+}
+
+func newPool(name string, lim Limits, opts Options) *pool {
+	lim = sanitize(lim)
+	now := opts.Now()
+	p := &pool{
+		name:       name,
+		opts:       opts,
+		log:        opts.Logger.With("pool", name),
+		configured: lim,
+		effective:  lim,
+		slowStart:  !opts.AIMD.NoSlowStart,
+	}
+	p.limit, p.maxLimit = opts.InitialConcurrency, opts.MaxConcurrency
+	if lim.MaxInFlight > 0 {
+		p.limit, p.maxLimit = lim.MaxInFlight, lim.MaxInFlight
+	}
+	p.setBucketsLocked(now)
+	p.st.Pool = name
+	p.recordLocked(now, "initial")
+	return p
+}
+
+func sanitize(l Limits) Limits {
+	l.MaxInFlight = max(l.MaxInFlight, 0)
+	l.RPM, l.TPM, l.ITPM, l.OTPM = max(l.RPM, 0), max(l.TPM, 0), max(l.ITPM, 0), max(l.OTPM, 0)
+	return l
+}
+
+// setBucketsLocked makes the buckets match p.effective, keeping the tokens of
+// buckets that already exist.
+func (p *pool) setBucketsLocked(now time.Time) {
+	set := func(b **bucket, perMinute int, window time.Duration) {
+		switch {
+		case perMinute <= 0:
+			*b = nil
+		case *b == nil:
+			*b = newBucket(now, perMinute, window)
+		default:
+			(*b).setRate(now, perMinute, window)
+		}
+	}
+	rw, tw := p.opts.RequestBurst, p.opts.TokenBurst
+	set(&p.req, p.effective.RPM, rw)
+	set(&p.tok, p.effective.TPM, tw)
+	set(&p.in, p.effective.ITPM, tw)
+	set(&p.out, p.effective.OTPM, tw)
+}
+
+// tighten merges another client's limits into the pool: for each dimension
+// the strictest non-zero value wins.
+func (p *pool) tighten(lim Limits) {
+	lim = sanitize(lim)
+	strict := func(a, b int) int {
+		if a == 0 || (b != 0 && b < a) {
+			return b
+		}
+		return a
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.configured
+	n := Limits{
+		MaxInFlight: strict(c.MaxInFlight, lim.MaxInFlight),
+		RPM:         strict(c.RPM, lim.RPM),
+		TPM:         strict(c.TPM, lim.TPM),
+		ITPM:        strict(c.ITPM, lim.ITPM),
+		OTPM:        strict(c.OTPM, lim.OTPM),
+	}
+	if n == c {
+		return
+	}
+	p.log.Debug("ratelimit: pool limits tightened by another client", "limits", n)
+	now := p.opts.Now()
+	e := &p.effective
+	if n.RPM != c.RPM {
+		e.RPM = strict(e.RPM, n.RPM)
+	}
+	if n.TPM != c.TPM {
+		e.TPM = strict(e.TPM, n.TPM)
+	}
+	e.ITPM, e.OTPM, e.MaxInFlight = n.ITPM, n.OTPM, n.MaxInFlight
+	p.configured = n
+	p.setBucketsLocked(now)
+	if n.MaxInFlight > 0 {
+		p.maxLimit = n.MaxInFlight
+		if p.limit > p.maxLimit {
+			p.limit = p.maxLimit
+			p.recordLocked(now, "config")
+		}
+	}
+}
+
+// charges are what a call with this estimate costs in each bucket. Combined
+// TPM takes max(in, out) up front because that is what OpenAI checks.
+func charges(in, out int) (req, tok, inTok, outTok float64) {
+	return 1, float64(max(in, out)), float64(in), float64(out)
+}
+
+// delayLocked is how long the head of the queue must still wait for pauses
+// and buckets (0: go now).
+func (p *pool) delayLocked(now time.Time, in, out int) time.Duration {
+	creq, ctok, cin, cout := charges(in, out)
+	d := p.pausedUntil.Sub(now)
+	for _, bc := range [...]struct {
+		b *bucket
+		n float64
+	}{{p.req, creq}, {p.tok, ctok}, {p.in, cin}, {p.out, cout}} {
+		if bc.b != nil {
+			d = max(d, bc.b.delay(now, bc.n))
+		}
+	}
+	return max(d, 0)
+}
+
+func (p *pool) admitLocked(now time.Time, in, out int) ticket {
+	t := ticket{start: now}
+	creq, ctok, cin, cout := charges(in, out)
+	if p.req != nil {
+		p.req.take(now, creq)
+		t.req = creq
+	}
+	if p.tok != nil {
+		p.tok.take(now, ctok)
+		t.tok = ctok
+	}
+	if p.in != nil {
+		p.in.take(now, cin)
+		t.in = cin
+	}
+	if p.out != nil {
+		p.out.take(now, cout)
+		t.out = cout
+	}
+	p.inFlight++
+	p.st.Calls++
+	p.st.PeakInFlight = max(p.st.PeakInFlight, p.inFlight)
+	p.winPeak = max(p.winPeak, p.inFlight)
+	return t
+}
+
+// acquire waits for a slot, for the buckets and for any pause, in FIFO order.
+// Only the head of the queue watches the clock; everyone behind it sleeps on
+// its channel until it becomes head, so a release or a refund wakes exactly
+// the one caller that can use it.
+func (p *pool) acquire(ctx context.Context, in, out int) (ticket, error) {
+	if err := ctx.Err(); err != nil {
+		return ticket{}, err
+	}
+	p.mu.Lock()
+	now := p.opts.Now()
+	if p.queue.Len() == 0 && p.inFlight < p.limit && p.delayLocked(now, in, out) == 0 {
+		t := p.admitLocked(now, in, out)
+		p.mu.Unlock()
+		return t, nil
+	}
+	w := &waiter{ready: make(chan struct{}, 1)}
+	elem := p.queue.PushBack(w)
+	enqueued := now
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		var wake <-chan time.Time
+		if p.queue.Front() == elem && p.inFlight < p.limit {
+			now = p.opts.Now()
+			d := p.delayLocked(now, in, out)
+			if d == 0 {
+				p.queue.Remove(elem)
+				t := p.admitLocked(now, in, out)
+				waited := now.Sub(enqueued)
+				p.st.Waited++
+				p.st.WaitTotal += waited
+				p.st.WaitMax = max(p.st.WaitMax, waited)
+				p.kickLocked() // the next caller may fit too
+				p.mu.Unlock()
+				return t, nil
+			}
+			if timer == nil {
+				timer = time.NewTimer(d)
+			} else {
+				timer.Reset(d)
+			}
+			wake = timer.C
+		}
+		p.mu.Unlock()
+		select {
+		case <-w.ready:
+		case <-wake:
+		case <-ctx.Done():
+			p.mu.Lock()
+			wasHead := p.queue.Front() == elem
+			p.queue.Remove(elem)
+			if wasHead {
+				p.kickLocked()
+			}
+			p.mu.Unlock()
+			return ticket{}, ctx.Err()
+		}
+		p.mu.Lock()
+	}
+}
+
+// kickLocked tells the head of the queue to look again.
+func (p *pool) kickLocked() {
+	if e := p.queue.Front(); e != nil {
+		select {
+		case e.Value.(*waiter).ready <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// release ends a call: it frees the slot, reconciles token charges with the
+// reported usage, feeds the outcome to AIMD and learns from headers.
+func (p *pool) release(t ticket, resp *llm.Response, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.opts.Now()
+	p.inFlight--
+	p.reconcileLocked(now, t, resp, err)
+	p.observeLocked(now, t, resp, err)
+	p.kickLocked()
+}
+
+func (p *pool) reconcileLocked(now time.Time, t ticket, resp *llm.Response, err error) {
+	var u llm.Usage
+	if err == nil {
+		if resp.Cached {
+			// Answered from a local store below us: the provider saw nothing.
+			p.giveBackLocked(now, t.req, t.tok, t.in, t.out)
+			return
+		}
+		u = resp.Usage
+	} else if e := (*llm.Error)(nil); errors.As(err, &e) {
+		u = e.Usage
+	}
+	if u.InputTokens == 0 && u.OutputTokens == 0 {
+		// Unknown usage (failed call, adapter without usage): keep the
+		// estimate charged. Over-charging during an error episode only slows
+		// us down when slowing down is the right thing to do.
+		return
+	}
+	p.st.InputTokens += int64(u.InputTokens)
+	p.st.OutputTokens += int64(u.OutputTokens)
+	uncached := max(u.InputTokens-u.CachedInputTokens, 0)
+	p.giveBackLocked(now, 0,
+		t.tok-float64(u.InputTokens+u.OutputTokens),
+		t.in-float64(uncached),
+		t.out-float64(u.OutputTokens))
+}
+
+// giveBackLocked returns tokens to buckets (negative amounts charge extra,
+// as debt, so the caller never blocks). A bucket learned during the call was
+// charged nothing and now takes the full actual amount.
+func (p *pool) giveBackLocked(now time.Time, req, tok, in, out float64) {
+	for _, bc := range [...]struct {
+		b *bucket
+		n float64
+	}{{p.req, req}, {p.tok, tok}, {p.in, in}, {p.out, out}} {
+		if bc.b != nil && bc.n != 0 {
+			bc.b.take(now, -bc.n)
+		}
+	}
+}
+
+func (p *pool) observeLocked(now time.Time, t ticket, resp *llm.Response, err error) {
+	if err == nil {
+		p.st.Succeeded++
+		p.winDone++
+		if resp.RateLimit != nil {
+			p.learnLocked(now, resp.RateLimit)
+		}
+	} else {
+		// Classified only here: llm.KindOf allocates, and the success path
+		// is the hot one.
+		p.observeErrorLocked(now, t, err)
+	}
+	p.maybeGrowLocked(now)
+}
+
+func (p *pool) observeErrorLocked(now time.Time, t ticket, err error) {
+	var e *llm.Error
+	errors.As(err, &e)
+	switch kind := llm.KindOf(err); {
+	case kind == llm.KindRateLimit:
+		p.st.RateLimited++
+		p.winDirty = true
+		if e.RetryAfter > 0 {
+			// Stop the whole pool: the other in-flight callers would hit the
+			// same wall and each extend the provider's penalty.
+			p.pauseLocked(now, now.Add(e.RetryAfter), "retry-after")
+		}
+		p.decreaseLocked(now, t, e.RetryAfter)
+	case kind == llm.KindOverloaded, kind == llm.KindServer, kind == llm.KindTimeout, kind == llm.KindConnection:
+		// Provider trouble says nothing about our share of its limits:
+		// never shrink for it, but do not grow into it either.
+		p.st.Overloaded++
+		p.winDirty = true
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// Our own cancellation: no signal about the provider.
+	default:
+		// Answered, just not usefully (bad request, invalid JSON…): the
+		// provider had capacity for it.
+		p.winDone++
+	}
+}
+
+// decreaseLocked cuts the limit once per 429 episode. A 429 belongs to a new
+// episode only if its call was admitted after the last cut (calls sent under
+// the old limit cannot tell whether the new one is low enough, the same rule
+// TCP uses for one reduction per window) and the cooldown has passed.
+func (p *pool) decreaseLocked(now time.Time, t ticket, retryAfter time.Duration) {
+	p.slowStart = false
+	if t.start.Before(p.lastDecrease) || now.Before(p.cooldownUntil) {
+		return
+	}
+	a := p.opts.AIMD
+	n := int(float64(p.limit) * a.Decrease)
+	if n >= p.limit {
+		n = p.limit - 1
+	}
+	n = max(n, a.Min)
+	p.lastDecrease = now
+	p.cooldownUntil = now.Add(max(a.Cooldown, retryAfter))
+	p.resetWindowLocked()
+	if n != p.limit {
+		p.limit = n
+		p.recordLocked(now, "429")
+	}
+}
+
+// maybeGrowLocked closes a growth window once it has seen as many completions
+// as the limit (about one round trip of every slot) and grows the limit if
+// the window was clean and saturated.
+func (p *pool) maybeGrowLocked(now time.Time) {
+	if p.winDone < p.limit {
+		return
+	}
+	a := p.opts.AIMD
+	saturated := float64(p.winPeak) >= a.Saturation*float64(p.limit)
+	if !p.winDirty && saturated && !now.Before(p.cooldownUntil) && p.limit < p.maxLimit {
+		reason := "increase"
+		n := p.limit + max(1, int(math.Round(float64(p.limit)*a.Increase)))
+		if p.slowStart {
+			reason, n = "slow start", p.limit*2
+		}
+		p.limit = min(n, p.maxLimit)
+		p.recordLocked(now, reason)
+		p.kickLocked()
+	}
+	p.resetWindowLocked()
+}
+
+func (p *pool) resetWindowLocked() {
+	p.winDone, p.winPeak, p.winDirty = 0, p.inFlight, false
+}
+
+func (p *pool) recordLocked(now time.Time, reason string) {
+	if len(p.st.History) >= historyCap {
+		drop := historyCap / 10
+		p.st.History = append(p.st.History[:0], p.st.History[drop:]...)
+		p.st.HistoryDropped += drop
+	}
+	p.st.History = append(p.st.History, LimitChange{At: now, Limit: p.limit, Reason: reason})
+	p.log.Debug("ratelimit: concurrency limit", "limit", p.limit, "reason", reason)
+}
+
+func (p *pool) pauseLocked(now, until time.Time, reason string) {
+	if !until.After(p.pausedUntil) {
+		return
+	}
+	p.pausedUntil = until
+	p.st.Pauses++
+	level := slog.LevelDebug
+	if until.Sub(now) >= time.Minute {
+		level = slog.LevelWarn
+	}
+	p.log.Log(context.Background(), level, "ratelimit: pool paused", "for", until.Sub(now).Round(time.Millisecond), "reason", reason)
+}
+
+// learnLocked adopts limits the provider reports and pauses the pool before
+// a nearly spent quota runs into a wall.
+func (p *pool) learnLocked(now time.Time, rl *llm.RateLimit) {
+	changed := false
+	adopt := func(eff *int, configured, reported int) {
+		if reported <= 0 {
+			return
+		}
+		v := max(1, int(p.opts.LearnFraction*float64(reported)))
+		switch {
+		case configured == 0 && *eff != v:
+			*eff = v // unknown in the config: take the provider's word
+		case configured > 0 && reported < configured && v < *eff:
+			*eff = v // the config promised more than the provider grants
+		default:
+			return
+		}
+		changed = true
+	}
+	adopt(&p.effective.RPM, p.configured.RPM, rl.LimitRequests)
+	// LimitTokens is combined or input tokens depending on the provider;
+	// treating it as combined is the safe reading. A configured ITPM means
+	// the pool already knows its token limits in the other shape.
+	if p.configured.ITPM == 0 {
+		adopt(&p.effective.TPM, p.configured.TPM, rl.LimitTokens)
+	}
+	if changed {
+		p.setBucketsLocked(now)
+		p.log.Debug("ratelimit: limits from headers", "limits", p.effective)
+	}
+	if d := nearWall(rl.LimitRequests, rl.RemainingRequests, rl.ResetRequests); d > 0 {
+		p.pauseLocked(now, now.Add(d), "requests nearly spent")
+	}
+	if d := nearWall(rl.LimitTokens, rl.RemainingTokens, rl.ResetTokens); d > 0 {
+		p.pauseLocked(now, now.Add(d), "tokens nearly spent")
+	}
+}
+
+// nearWall returns how long to pause when at most 1% of a limit remains.
+// RateLimit's zero fields mean "not reported", but providers send limit,
+// remaining and reset together, so a reported limit and reset with remaining
+// 0 is read as a spent quota, not as a missing header.
+// Providers report reset as the time until the bucket is full again, and
+// refill continuously, so waiting for a twentieth of the limit to come back
+// (linear refill) is enough; waiting for all of it would idle the pool.
+func nearWall(limit, remaining int, reset time.Duration) time.Duration {
+	if limit <= 0 || reset <= 0 || remaining > limit/100 {
+		return 0
+	}
+	deficit := float64(limit - remaining)
+	want := math.Max(1, float64(limit)/20)
+	if want >= deficit {
+		return reset
+	}
+	return time.Duration(float64(reset) * want / deficit)
+}
+
+func (p *pool) stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.st
+	s.History = append([]LimitChange(nil), p.st.History...)
+	s.Configured, s.Effective = p.configured, p.effective
+	s.Concurrency = p.limit
+	s.InFlight = p.inFlight
+	s.Queued = p.queue.Len()
+	s.PausedUntil = p.pausedUntil
+	return s
+}

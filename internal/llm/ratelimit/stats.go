@@ -1,0 +1,47 @@
+package ratelimit
+
+import "time"
+
+// Stats is a snapshot of one pool, for progress display and the run record.
+type Stats struct {
+	Pool string
+	// Configured are the limits the pool was built with; Effective adds what
+	// response headers taught (learned or lowered limits).
+	Configured, Effective Limits
+	// Concurrency is the current AIMD limit; History how it got there.
+	Concurrency int
+	History     []LimitChange
+	// HistoryDropped counts old History entries discarded to bound memory.
+	HistoryDropped int
+
+	InFlight     int
+	PeakInFlight int
+	Queued       int
+
+	Calls       int64 // calls admitted
+	Succeeded   int64
+	RateLimited int64 // 429s seen
+	Overloaded  int64 // 5xx, overloaded, timeouts, connection errors
+	// Waited counts calls that queued; WaitTotal and WaitMax time they spent.
+	Waited    int64
+	WaitTotal time.Duration
+	WaitMax   time.Duration
+	// Pauses counts pool-wide pauses (Retry-After, exhausted quota headers).
+	Pauses      int64
+	PausedUntil time.Time
+
+	// Actual token usage reported by the calls.
+	InputTokens  int64
+	OutputTokens int64
+}
+
+// LimitChange is one step of the concurrency limit.
+type LimitChange struct {
+	At     time.Time
+	Limit  int
+	Reason string // "initial", "429", "slow start", "increase", "config"
+}
+
+// historyCap bounds LimitHistory; a long run adjusts at most once per window,
+// and the recent past is what explains the current limit.
+const historyCap = 1000
