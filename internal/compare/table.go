@@ -1,0 +1,257 @@
+package compare
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// topMetricDiffs is how many per-metric differences the table shows.
+const topMetricDiffs = 10
+
+// WriteTable writes a plain-text summary of the report: what was compared
+// and whether it is comparable, each model's rates with the difference and
+// its interval, rank agreement, order changes, the largest per-metric
+// differences and the notes. Rates are percentages; differences are
+// percentage points.
+func (r *Report) WriteTable(w io.Writer) error {
+	ew := &errWriter{w: w}
+	r.writeHeader(ew)
+	r.writeRates(ew)
+	r.writeRanks(ew)
+	r.writeOrderChanges(ew)
+	r.writeMetricDiffs(ew)
+	if len(r.Notes) > 0 {
+		ew.printf("\nNotes\n")
+		for _, n := range r.Notes {
+			ew.printf("  - %s\n", n)
+		}
+	}
+	return ew.err
+}
+
+func (r *Report) writeHeader(w *errWriter) {
+	w.printf("Comparison: A = %s (%s)  vs  B = %s (%s)\n", r.A.Label, r.A.Dir, r.B.Label, r.B.Dir)
+	verdict := "yes"
+	switch {
+	case r.Forced:
+		verdict = "NO (compared anyway because forced; the numbers measure different things)"
+	case !r.Comparability.Comparable:
+		verdict = "NO"
+	}
+	how := "run manifests"
+	if r.Comparability.Checked == CheckedMetricsOnly {
+		how = "benchmark.yaml metrics only"
+	}
+	w.printf("Comparable: %s (checked: %s)\n", verdict, how)
+	for _, l := range r.Comparability.Lines() {
+		w.printf("  %s\n", l)
+	}
+	w.printf("Intervals: %s cluster bootstrap over %d base scenarios, %d replicates, seed %d\n",
+		confPct(r.Conf), r.Clusters, r.Reps, r.Seed)
+	w.printf("Models in both runs: %s\n", list(r.Models))
+	if len(r.OnlyInA) > 0 {
+		w.printf("Only in A (not compared): %s\n", list(r.OnlyInA))
+	}
+	if len(r.OnlyInB) > 0 {
+		w.printf("Only in B (not compared): %s\n", list(r.OnlyInB))
+	}
+}
+
+func (r *Report) writeRates(w *errWriter) {
+	w.printf("\nPass rates (B-A in percentage points; * = interval excludes 0)\n")
+	tw := w.table()
+	fmt.Fprintf(tw, "MODEL\tTRACK\tA\tB\tB-A\t%s INTERVAL\n", confPct(r.Conf))
+	for _, m := range r.Rates {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", m.Model, m.Track, pct(m.A.Rate), pct(m.B.Rate),
+			pp(m.Diff.Value), interval(m.Diff.Lo, m.Diff.Hi, pp), star(m.Diff.Significant))
+	}
+	w.flush(tw)
+}
+
+func (r *Report) writeRanks(w *errWriter) {
+	w.printf("\nRank agreement of the models, A vs B (1 = same order, -1 = reversed)\n")
+	tw := w.table()
+	fmt.Fprintf(tw, "TRACK\tMODELS\tSPEARMAN RHO\tKENDALL TAU-B\n")
+	for _, ra := range r.RankAgreement {
+		if ra.Spearman.Value == nil {
+			fmt.Fprintf(tw, "%s\t%d\tn/a\tn/a\t(%s)\n", ra.Track, len(ra.Models), ra.Note)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", ra.Track, len(ra.Models), corr(ra.Spearman), corr(ra.KendallTauB))
+	}
+	w.flush(tw)
+}
+
+func (r *Report) writeOrderChanges(w *errWriter) {
+	w.printf("\nOrder changes (pairs of models whose order reverses from A to B; gap = rate(X)-rate(Y))\n")
+	if len(r.OrderChanges) == 0 {
+		w.printf("  none\n")
+		return
+	}
+	tw := w.table()
+	fmt.Fprintf(tw, "TRACK\tX\tY\tGAP IN A\tGAP IN B\tBEYOND UNCERTAINTY\n")
+	beyond := 0
+	for _, o := range r.OrderChanges {
+		flag := "no"
+		if o.BeyondUncertainty {
+			flag = "yes"
+			beyond++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%s %s\t%s\n", o.Track, o.ModelX, o.ModelY,
+			pp(o.GapA.Value), interval(o.GapA.Lo, o.GapA.Hi, pp),
+			pp(o.GapB.Value), interval(o.GapB.Lo, o.GapB.Hi, pp), flag)
+	}
+	w.flush(tw)
+	if beyond == 0 {
+		w.printf("  none beyond uncertainty\n")
+	}
+}
+
+func (r *Report) writeMetricDiffs(w *errWriter) {
+	var top []MetricDiff
+	for _, m := range r.MetricDiffs {
+		if m.Diff.Value != nil {
+			top = append(top, m)
+		}
+	}
+	// Largest |B-A| first; ties in a fixed order so the table is stable.
+	slices.SortStableFunc(top, func(x, y MetricDiff) int {
+		return cmp.Or(
+			cmp.Compare(math.Abs(*y.Diff.Value), math.Abs(*x.Diff.Value)),
+			cmp.Compare(x.Model, y.Model),
+			cmp.Compare(x.MetricID, y.MetricID),
+		)
+	})
+	if len(top) > topMetricDiffs {
+		top = top[:topMetricDiffs]
+	}
+	w.printf("\nLargest per-metric differences (top %d by |B-A|; interval over the metric's base scenarios)\n", topMetricDiffs)
+	if len(top) == 0 {
+		w.printf("  none (no model has a rate on a metric in both runs)\n")
+		return
+	}
+	tw := w.table()
+	fmt.Fprintf(tw, "MODEL\tMETRIC\tTYPE\tSCENARIOS\tA\tB\tB-A\t%s INTERVAL\n", confPct(r.Conf))
+	for _, m := range top {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s%s\n", m.Model, m.MetricID, m.Type, m.Clusters,
+			count(m.A), count(m.B), pp(m.Diff.Value), interval(m.Diff.Lo, m.Diff.Hi, pp), star(m.Diff.Significant))
+	}
+	w.flush(tw)
+}
+
+// errWriter keeps the first write error so the table code stays linear.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return len(p), nil
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+// table starts an aligned section indented by two spaces.
+func (e *errWriter) table() *tabwriter.Writer {
+	return tabwriter.NewWriter(&indent{w: e}, 0, 0, 2, ' ', 0)
+}
+
+func (e *errWriter) flush(tw *tabwriter.Writer) {
+	if err := tw.Flush(); err != nil && e.err == nil {
+		e.err = err
+	}
+}
+
+// indent prefixes every line with two spaces. tabwriter writes whole lines
+// on Flush, so tracking the line start is enough.
+type indent struct {
+	w   io.Writer
+	mid bool
+}
+
+func (in *indent) Write(p []byte) (int, error) {
+	var b strings.Builder
+	for _, c := range string(p) {
+		if !in.mid {
+			b.WriteString("  ")
+			in.mid = true
+		}
+		b.WriteRune(c)
+		if c == '\n' {
+			in.mid = false
+		}
+	}
+	if _, err := io.WriteString(in.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func confPct(conf float64) string {
+	return fmt.Sprintf("%g%%", math.Round(conf*1000)/10)
+}
+
+func list(xs []string) string {
+	if len(xs) == 0 {
+		return "(none)"
+	}
+	return strings.Join(xs, ", ")
+}
+
+func pct(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", 100**p)
+}
+
+func count(r Rate) string {
+	return fmt.Sprintf("%s (%d/%d)", pct(r.Rate), r.Passed, r.Total)
+}
+
+// pp formats a difference of fractions in signed percentage points.
+func pp(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	v := 100 * *p
+	if math.Abs(v) < 0.05 {
+		v = 0 // "+0.0", never "-0.0"
+	}
+	return fmt.Sprintf("%+.1f", v)
+}
+
+func interval(lo, hi *float64, f func(*float64) string) string {
+	if lo == nil || hi == nil {
+		return "[n/a]"
+	}
+	return "[" + f(lo) + ", " + f(hi) + "]"
+}
+
+func num3(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3f", *p)
+}
+
+func corr(c Correlation) string {
+	return num3(c.Value) + " " + interval(c.Lo, c.Hi, num3)
+}
+
+func star(b bool) string {
+	if b {
+		return " *"
+	}
+	return ""
+}
