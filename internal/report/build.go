@@ -1,0 +1,146 @@
+package report
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+	"time"
+)
+
+//go:embed assets/chart.umd.min.js
+var chartJS string
+
+//go:embed ui/app.js ui/style.css ui/page.html
+var uiFS embed.FS
+
+var (
+	appJS    = mustRead("ui/app.js")
+	styleCSS = mustRead("ui/style.css")
+	pageTmpl = template.Must(template.New("page").Parse(mustRead("ui/page.html")))
+)
+
+func mustRead(name string) string {
+	b, err := uiFS.ReadFile(name)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// inlineChartJS is the vendored bundle without its sourceMappingURL
+// comment: the .map is not shipped, and DevTools would try to fetch it.
+var inlineChartJS = stripSourceMap(chartJS)
+
+func stripSourceMap(s string) string {
+	if i := strings.LastIndex(s, "\n//# sourceMappingURL="); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+type pageData struct {
+	Title   string
+	CSP     string
+	CSS     template.CSS
+	Data    template.JS
+	Index   template.JS
+	ChartJS template.JS
+	App     template.JS
+}
+
+// Build renders in as one self-contained HTML document to w.
+func Build(ctx context.Context, in Input, w io.Writer) error {
+	return build(ctx, &in, w, time.Now())
+}
+
+func build(ctx context.Context, in *Input, w io.Writer, now time.Time) error {
+	sum := buildSummary(in, now)
+	st, err := buildStore(ctx, in, sum.Metrics, sum.Demographic.Axes)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	data, err := islandJSON(sum)
+	if err != nil {
+		return fmt.Errorf("report: summary: %w", err)
+	}
+	index, err := islandJSON(st.Index)
+	if err != nil {
+		return fmt.Errorf("report: index: %w", err)
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	err = pageTmpl.Execute(bw, pageData{
+		Title: sum.Title,
+		CSP:   contentSecurityPolicy(inlineChartJS, appJS),
+		CSS:   template.CSS(styleCSS),
+		// The islands are json.Marshal output: '<', '>', '&', U+2028 and
+		// U+2029 are \u-escaped, so no data can close the script element.
+		Data:    template.JS(data),
+		Index:   template.JS(index),
+		ChartJS: template.JS(inlineChartJS),
+		App:     template.JS(appJS),
+	})
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	// Chunks come after the page script so the page renders while the
+	// browser is still parsing them; the script waits for DOMContentLoaded
+	// before reading one. Base64 text cannot contain markup.
+	for i, c := range st.ConvChunks {
+		writeChunk(bw, "ibc-", i, c)
+	}
+	for i, c := range st.ScenChunks {
+		writeChunk(bw, "ibs-", i, c)
+	}
+	if _, err := bw.WriteString("</body>\n</html>\n"); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return ctx.Err()
+}
+
+// islandJSON marshals v for a <script type="application/json"> island.
+// json.Marshal's HTML escaping is the security boundary; the extra check
+// makes a future change of encoder fail loudly instead of silently.
+func islandJSON(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	s := string(b)
+	if strings.ContainsAny(s, "<>&\u2028\u2029") {
+		return "", fmt.Errorf("unescaped markup character in JSON island")
+	}
+	return s, nil
+}
+
+func writeChunk(w *bufio.Writer, prefix string, i int, gz []byte) {
+	// application/octet-stream is not a script type the browser runs; the
+	// element is only a container the page reads with textContent.
+	fmt.Fprintf(w, "<script type=\"application/octet-stream\" id=\"%s%d\">", prefix, i)
+	enc := base64.NewEncoder(base64.StdEncoding, w)
+	_, _ = enc.Write(gz) // bufio errors are sticky and surface at Flush
+	_ = enc.Close()
+	w.WriteString("</script>\n")
+}
+
+// contentSecurityPolicy allows exactly the page's two inline scripts (by
+// hash) and inline styles, and no network loads of any kind: a report
+// opened from disk can neither phone home nor run an injected script.
+func contentSecurityPolicy(scripts ...string) string {
+	var hashes []string
+	for _, s := range scripts {
+		sum := sha256.Sum256([]byte(s))
+		hashes = append(hashes, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
+	}
+	return "default-src 'none'; script-src " + strings.Join(hashes, " ") +
+		"; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+}

@@ -1,0 +1,150 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+)
+
+// Input is everything a report is built from. Nil/empty parts render as
+// "not available yet" sections; Build never requires a complete run.
+type Input struct {
+	Benchmark Benchmark
+	// Results are the results.json entries (nil when not computed yet).
+	Results []ModelResult
+	// Scenarios are the scenarios.json rows (nil when not generated yet).
+	Scenarios []Scenario
+	// Runs holds one entry per target run directory, in display order.
+	Runs []Run
+	// Costs are cost.json entries of the benchmark root (Scope "") and of
+	// each run directory (Scope = target id).
+	Costs    []CostEntry
+	Settings Settings
+	// Notes are load problems worth showing (a file that failed to parse is
+	// reported instead of aborting the whole report).
+	Notes []string
+}
+
+// Benchmark is what the report needs from benchmark.yaml.
+type Benchmark struct {
+	Name        string   `yaml:"name"`
+	Description string   `yaml:"description"`
+	Metrics     []Metric `yaml:"metrics"`
+}
+
+// Metric is one benchmark.yaml metric. MattersBecause and Contributor are
+// upstream's optional keys (the website shows them).
+type Metric struct {
+	ID             string   `yaml:"id"`
+	Name           string   `yaml:"name"`
+	Type           string   `yaml:"type"`
+	Definition     string   `yaml:"definition"`
+	Examples       []string `yaml:"examples"`
+	MattersBecause string   `yaml:"mattersBecause"`
+	Contributor    string   `yaml:"contributor"`
+}
+
+// Scenario is one scenarios.json row. It is the report's own view type
+// (not artifacts.Scenario) so decoding does not depend on the artifacts
+// package's ordered-demographic codec, which is still being written.
+type Scenario struct {
+	ID                    string               `json:"id"`
+	MetricID              string               `json:"metric_id"`
+	Persona               string               `json:"persona"`
+	UserPersona           string               `json:"user_persona"`
+	UserGoal              string               `json:"user_goal"`
+	LatentAdversarialGoal string               `json:"latent_adversarial_goal"`
+	Landmarks             []artifacts.Landmark `json:"landmarks"`
+	Demographic           Demographic          `json:"demographic"`
+	TargetSystemPrompt    string               `json:"target_system_prompt"`
+}
+
+// AxisValue is one demographic axis and the scenario's value on it.
+type AxisValue struct {
+	Axis  string
+	Value string
+}
+
+// Demographic keeps axes in file order: the order defines variant ids and
+// the order the viewer lists them in.
+type Demographic []AxisValue
+
+// UnmarshalJSON decodes a JSON object preserving key order. Non-string
+// values are kept as their JSON text so odd legacy data still displays.
+func (d *Demographic) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		*d = nil
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok != json.Delim('{') {
+		return fmt.Errorf("demographic: want object, got %v", tok)
+	}
+	var out Demographic
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			s = string(raw)
+		}
+		out = append(out, AxisValue{Axis: kt.(string), Value: s})
+	}
+	*d = out
+	return nil
+}
+
+// Run is one target's run directory.
+type Run struct {
+	Target        string
+	Conversations []artifacts.Conversation // nil: conversations.json absent
+	Scores        []artifacts.Score        // nil: scores.json absent
+	HasConvs      bool                     // conversations.json was present
+	HasScores     bool                     // scores.json was present
+}
+
+// CostEntry is one cost.json phase entry. Scope is "" for the benchmark
+// root (generation phases) and the target id for a run directory.
+type CostEntry struct {
+	Scope string
+	Key   string // the cost.json key (usually equal to Cost.Phase)
+	Cost  artifacts.PhaseCost
+}
+
+// Settings describe how the run was made. The CLI fills them from
+// config.yaml; anything left empty is inferred from conversations' `run`
+// records where possible.
+type Settings struct {
+	Generated          time.Time
+	UserModel          string
+	GeneratorModel     string
+	JudgeModels        []string
+	Targets            []TargetSetting
+	Turns              int
+	Samples            int
+	ScenariosPerMetric int
+	Seed               uint64
+	Perfunctory        *bool
+	Landmarks          *bool
+	// Extra rows are shown verbatim after the known ones (label, value).
+	Extra [][2]string
+}
+
+// TargetSetting is a target id and the provider model string behind it.
+type TargetSetting struct {
+	ID    string
+	Model string
+}

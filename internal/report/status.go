@@ -1,0 +1,349 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+)
+
+// StatusOptions configure Status.
+type StatusOptions struct {
+	// Color enables ANSI colour; pass true only when w is a terminal.
+	Color bool
+	// Samples is the expected samples per scenario (0: inferred from the data).
+	Samples int
+}
+
+// statusConv is the part of a conversations.json row Status needs; decoding
+// into it skips allocating transcripts.
+type statusConv struct {
+	ID           string `json:"id"`
+	ConvID       string `json:"conv_id"`
+	Sample       int    `json:"_sample"`
+	Status       string `json:"status"`
+	StatusReason string `json:"status_reason"`
+}
+
+type targetStatus struct {
+	target                                 string
+	hasDir, hasConvs, hasScores, hasResult bool
+	convs, ok, failed                      int
+	scores, null, unscored                 int
+	cost                                   float64
+	costUnknown, costEntries               int
+	failures                               map[string]int // "status: reason" → count
+}
+
+// Status writes the terminal summary of a benchmark directory: which
+// phases are done per target, failures, cost so far and the leaderboard.
+// targets nil means every directory under runs/.
+func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) error {
+	if st, err := os.Stat(benchDir); err != nil {
+		return fmt.Errorf("status: %w", err)
+	} else if !st.IsDir() {
+		return fmt.Errorf("status: %s is not a directory", benchDir)
+	}
+	c := colorizer(opts.Color)
+	var bench Benchmark
+	if b, err := os.ReadFile(filepath.Join(benchDir, "benchmark.yaml")); err == nil {
+		_ = yaml.Unmarshal(b, &bench) // a broken yaml only loses the name here
+	}
+	if bench.Name == "" {
+		bench.Name = filepath.Base(filepath.Clean(benchDir))
+	}
+	scens, hasScens, scenErr := readArray[Scenario](filepath.Join(benchDir, "scenarios.json"))
+	results, _, resErr := readArray[ModelResult](filepath.Join(benchDir, "results.json"))
+	if targets == nil {
+		targets = runTargets(benchDir, Settings{}, results)
+	}
+
+	var rows []*targetStatus
+	maxSample := -1
+	for _, t := range targets {
+		ts := &targetStatus{target: t, failures: map[string]int{}}
+		dir := filepath.Join(benchDir, "runs", t)
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			ts.hasDir = true
+		}
+		convs, okc, _ := readArray[statusConv](filepath.Join(dir, "conversations.json"))
+		scores, oks, _ := readArray[artifacts.Score](filepath.Join(dir, "scores.json"))
+		ts.hasConvs, ts.hasScores = okc, oks
+		match := scoreMatcher(scores)
+		for _, cv := range convs {
+			ts.convs++
+			maxSample = max(maxSample, cv.Sample)
+			if cv.Status == artifacts.StatusError || cv.Status == artifacts.StatusBudget {
+				ts.failed++
+				reason := cv.Status
+				if cv.StatusReason != "" {
+					reason += ": " + cv.StatusReason
+				}
+				ts.failures[reason]++
+			} else {
+				ts.ok++
+			}
+			full := artifacts.Conversation{ID: cv.ID, ConvID: cv.ConvID, Sample: cv.Sample}
+			if match(&full) == nil {
+				ts.unscored++
+			}
+		}
+		for _, s := range scores {
+			ts.scores++
+			if s.Passed == nil {
+				ts.null++
+			}
+		}
+		costs, _ := readCost(filepath.Join(dir, "cost.json"), t)
+		for _, e := range costs {
+			ts.costEntries++
+			if costKnown(e.Cost) {
+				ts.cost += e.Cost.Cost
+			} else {
+				ts.costUnknown++
+			}
+		}
+		ts.hasResult = resultFor(&Input{Results: results}, t) != nil
+		rows = append(rows, ts)
+	}
+
+	samples := opts.Samples
+	if samples == 0 {
+		samples = max(maxSample+1, 1)
+	}
+	metrics := map[string]bool{}
+	for _, s := range scens {
+		metrics[scenarioMetric(s)] = true
+	}
+
+	fmt.Fprintf(w, "%s  %s\n", c.bold("Benchmark"), bench.Name)
+	fmt.Fprintf(w, "%s  %s\n", c.bold("Directory"), benchDir)
+	switch {
+	case scenErr != nil:
+		fmt.Fprintf(w, "%s  %s\n", c.bold("Scenarios"), c.red("unreadable: "+scenErr.Error()))
+	case !hasScens:
+		fmt.Fprintf(w, "%s  %s\n", c.bold("Scenarios"), "not generated yet")
+	default:
+		fmt.Fprintf(w, "%s  %d (%d metrics, %d sample(s) each per target)\n", c.bold("Scenarios"), len(scens), len(metrics), samples)
+	}
+	rootCost, _ := readCost(filepath.Join(benchDir, "cost.json"), "")
+	total, unknown := 0.0, 0
+	for _, e := range rootCost {
+		if costKnown(e.Cost) {
+			total += e.Cost.Cost
+		} else {
+			unknown++
+		}
+	}
+	entries := len(rootCost)
+	for _, r := range rows {
+		total += r.cost
+		unknown += r.costUnknown
+		entries += r.costEntries
+	}
+	costLine := money(total) + " so far"
+	if entries == 0 {
+		costLine = "not recorded (no cost.json)"
+	}
+	if unknown > 0 {
+		costLine += c.yellow(fmt.Sprintf(" + unknown (%d phase(s) without prices)", unknown))
+	}
+	fmt.Fprintf(w, "%s  %s\n\n", c.bold("Cost     "), costLine)
+
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "No target runs yet.")
+	} else {
+		table := [][]string{{"TARGET", "CONVERSATIONS", "OK", "FAILED", "SCORES", "NULL", "UNSCORED", "COST", "RESULTS"}}
+		for _, r := range rows {
+			if !r.hasDir {
+				table = append(table, []string{r.target, "not started", "", "", "", "", "", "", ""})
+				continue
+			}
+			conv := "not run yet"
+			if r.hasConvs {
+				conv = strconv.Itoa(r.convs)
+				if hasScens {
+					conv += "/" + strconv.Itoa(len(scens)*samples)
+				}
+			}
+			sc, null, uns := "not judged yet", "", ""
+			if r.hasScores {
+				sc, null, uns = strconv.Itoa(r.scores), strconv.Itoa(r.null), strconv.Itoa(r.unscored)
+			}
+			cost := "—"
+			switch {
+			case r.costEntries > 0 && r.costUnknown == r.costEntries:
+				cost = "unknown"
+			case r.costUnknown > 0:
+				cost = money(r.cost) + "+unknown"
+			case r.costEntries > 0:
+				cost = money(r.cost)
+			}
+			res := "no"
+			if r.hasResult {
+				res = "yes"
+			}
+			table = append(table, []string{r.target, conv, itoaIf(r.hasConvs, r.ok), itoaIf(r.hasConvs, r.failed), sc, null, uns, cost, res})
+		}
+		writeTable(w, table, []bool{false, true, true, true, true, true, true, true, false}, func(row, col int, s string) string {
+			switch {
+			case row == 0:
+				return c.bold(s)
+			case col == 3 && s != "0" && s != "":
+				return c.red(s)
+			case col == 7 && strings.Contains(s, "unknown"):
+				return c.yellow(s)
+			}
+			return s
+		})
+		var fails []string
+		for _, r := range rows {
+			if r.failed == 0 {
+				continue
+			}
+			fails = append(fails, fmt.Sprintf("  %s: %d conversation(s) failed", r.target, r.failed))
+			reasons := make([]string, 0, len(r.failures))
+			for k := range r.failures {
+				reasons = append(reasons, k)
+			}
+			sort.Slice(reasons, func(i, j int) bool {
+				if r.failures[reasons[i]] != r.failures[reasons[j]] {
+					return r.failures[reasons[i]] > r.failures[reasons[j]]
+				}
+				return reasons[i] < reasons[j]
+			})
+			for i, k := range reasons {
+				if i == 5 {
+					fails = append(fails, fmt.Sprintf("    … %d more reason(s)", len(reasons)-5))
+					break
+				}
+				fails = append(fails, fmt.Sprintf("    ×%d  %s", r.failures[k], oneLine(k, 100)))
+			}
+		}
+		if len(fails) > 0 {
+			fmt.Fprintf(w, "\n%s\n%s\n", c.red("Failures"), strings.Join(fails, "\n"))
+		}
+	}
+
+	fmt.Fprintf(w, "\n%s\n", c.bold("Leaderboard"))
+	switch {
+	case resErr != nil:
+		fmt.Fprintf(w, "results.json unreadable: %v\n", resErr)
+	case len(results) == 0:
+		fmt.Fprintln(w, "results.json not available yet.")
+	default:
+		table := [][]string{{"MODEL", "POSITIVE [95% CI]", "NEGATIVE [95% CI]", "N"}}
+		methods := map[string]bool{}
+		for _, r := range results {
+			pos := fromTypeRate(r.PositivePassRate, r.NPositive, r.PositiveCI)
+			neg := fromTypeRate(r.NegativePassRate, r.NNegative, r.NegativeCI)
+			for _, m := range []string{pos.Method, neg.Method} {
+				if m != "" {
+					methods[m] = true
+				}
+			}
+			table = append(table, []string{r.TargetModel, rateCI(pos), rateCI(neg), strconv.Itoa(r.NTotal)})
+		}
+		writeTable(w, table, []bool{false, true, true, true}, func(row, _ int, s string) string {
+			if row == 0 {
+				return c.bold(s)
+			}
+			return s
+		})
+		if len(methods) > 0 {
+			ms := make([]string, 0, len(methods))
+			for m := range methods {
+				ms = append(ms, m)
+			}
+			sort.Strings(ms)
+			fmt.Fprintf(w, "Intervals: %s.\n", strings.Join(ms, ", "))
+		}
+	}
+	return nil
+}
+
+func itoaIf(ok bool, n int) string {
+	if !ok {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+func money(c float64) string {
+	if c >= 1 {
+		return fmt.Sprintf("$%.2f", c)
+	}
+	return fmt.Sprintf("$%.4f", c)
+}
+
+func rateCI(v rateView) string {
+	if v.Rate == nil {
+		return "—"
+	}
+	s := fmt.Sprintf("%.1f%%", *v.Rate*100)
+	if v.Lo != nil && v.Hi != nil {
+		s += fmt.Sprintf(" [%.1f, %.1f]", *v.Lo*100, *v.Hi*100)
+	}
+	return s
+}
+
+// oneLine flattens and truncates a failure reason (provider errors can be
+// multi-line JSON) so the table stays readable.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// writeTable pads columns to their widest plain cell (right-aligned where
+// right[col]) and applies style after padding, so ANSI codes never count
+// toward the width.
+func writeTable(w io.Writer, rows [][]string, right []bool, style func(row, col int, s string) string) {
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, cell := range r {
+			widths[i] = max(widths[i], len([]rune(cell)))
+		}
+	}
+	for ri, r := range rows {
+		var b strings.Builder
+		for i, cell := range r {
+			pad := strings.Repeat(" ", widths[i]-len([]rune(cell)))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if right[i] {
+				b.WriteString(pad + style(ri, i, cell))
+			} else {
+				b.WriteString(style(ri, i, cell))
+				if i < len(r)-1 {
+					b.WriteString(pad)
+				}
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+type colors bool
+
+func colorizer(on bool) colors { return colors(on) }
+
+func (c colors) wrap(code, s string) string {
+	if !c || s == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+func (c colors) bold(s string) string   { return c.wrap("1", s) }
+func (c colors) red(s string) string    { return c.wrap("31", s) }
+func (c colors) yellow(s string) string { return c.wrap("33", s) }

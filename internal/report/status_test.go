@@ -1,0 +1,89 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// golden compares got with testdata/<name>, rewriting it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s mismatch (run with -update after checking):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestStatusGolden(t *testing.T) {
+	dir := miniBench(t)
+	// A configured target that never ran must show as "not started".
+	var buf bytes.Buffer
+	if err := Status(&buf, dir, []string{"alpha", "beta", "gamma"}, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The temp dir differs per run; normalise it for the golden file.
+	got := strings.ReplaceAll(buf.String(), dir, "<bench>")
+	golden(t, "status_mini.golden", []byte(got))
+	if strings.Contains(got, "\x1b[") {
+		t.Error("colour codes without Color option")
+	}
+}
+
+func TestStatusLegacyAndEmpty(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Status(&buf, "testdata/humanebench", nil, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "status_humanebench.golden", buf.Bytes())
+
+	buf.Reset()
+	empty := t.TempDir()
+	if err := Status(&buf, empty, nil, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"not generated yet", "No target runs yet.", "results.json not available yet."} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("empty bench status lacks %q:\n%s", want, buf.String())
+		}
+	}
+	if err := Status(&buf, filepath.Join(empty, "missing"), nil, StatusOptions{}); err == nil {
+		t.Error("missing bench dir: want error")
+	}
+}
+
+func TestStatusColor(t *testing.T) {
+	dir := miniBench(t)
+	var plain, color bytes.Buffer
+	if err := Status(&plain, dir, nil, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Status(&color, dir, nil, StatusOptions{Color: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(color.String(), "\x1b[31m1\x1b[0m") {
+		t.Errorf("failed count not red:\n%q", color.String())
+	}
+	// Stripping the codes must give the plain output: colour never shifts columns.
+	stripped := ansi.ReplaceAllString(color.String(), "")
+	if stripped != plain.String() {
+		t.Errorf("colour changed layout:\n%s\nvs\n%s", stripped, plain.String())
+	}
+}
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
