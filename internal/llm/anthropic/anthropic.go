@@ -1,0 +1,321 @@
+// Package anthropic adapts the Anthropic Messages API to llm.Client using
+// the official anthropic-sdk-go.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+
+	"github.com/impactbench/impactbench/internal/llm"
+)
+
+// DefaultBaseURL is Anthropic's endpoint (paths carry /v1).
+const DefaultBaseURL = "https://api.anthropic.com"
+
+// DefaultMaxTokens is upstream's output cap; Anthropic requires one.
+const DefaultMaxTokens = 2048
+
+// emptyTurn replaces empty text, which the API rejects ("text content
+// blocks must be non-empty").
+const emptyTurn = "(no content)"
+
+// Config configures one Client (one model).
+type Config struct {
+	Provider     string // label for errors and logs; default "anthropic"
+	APIKey       string
+	BaseURL      string // default DefaultBaseURL
+	Model        string
+	ExtraHeaders map[string]string
+	HTTPClient   *http.Client
+	Temperature  *float64
+	MaxTokens    int // default 2048
+	// StructuredOutputs sends Request.Schema as output_config.format
+	// (json_schema). Off by default: models before the 4.5 generation reject
+	// it, and the API accepts only a JSON Schema subset, so an unsupported
+	// keyword would turn every JSON call into a non-retryable 400. Without it
+	// JSON calls rely on the prompt plus llm.CompleteJSON's validation and
+	// retry, as upstream does.
+	StructuredOutputs bool
+	// KeyField names where the key comes from, for auth hints. Never the key.
+	KeyField string
+}
+
+// Client is an llm.Client for one Anthropic model; safe for concurrent use.
+type Client struct {
+	api sdk.Client
+	cfg Config
+}
+
+var _ llm.Client = (*Client)(nil)
+
+// New builds the SDK client once, with WithoutEnvironmentDefaults so that
+// ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, profiles and
+// ANTHROPIC_CUSTOM_HEADERS cannot override the configured values.
+func New(cfg Config) (*Client, error) {
+	if cfg.Provider == "" {
+		cfg.Provider = "anthropic"
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = DefaultMaxTokens
+	}
+	if cfg.Model == "" {
+		return nil, &llm.Error{Kind: llm.KindConfig, Provider: cfg.Provider, Message: "model is empty"}
+	}
+	if cfg.APIKey == "" {
+		return nil, &llm.Error{Kind: llm.KindConfig, Provider: cfg.Provider, Model: cfg.Model,
+			Message: "API key is empty", Hint: "set " + keyField(cfg)}
+	}
+	if u, err := url.Parse(cfg.BaseURL); err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, &llm.Error{Kind: llm.KindConfig, Provider: cfg.Provider, Model: cfg.Model,
+			Message: fmt.Sprintf("base_url %q is not an absolute URL", cfg.BaseURL)}
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = llm.NewHTTPClient(0)
+	}
+	opts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithAPIKey(cfg.APIKey),
+		option.WithBaseURL(cfg.BaseURL),
+		option.WithHTTPClient(cfg.HTTPClient),
+		option.WithMaxRetries(0), // llm.WithRetry owns retries
+	}
+	for k, v := range cfg.ExtraHeaders {
+		opts = append(opts, option.WithHeader(k, v))
+	}
+	return &Client{api: sdk.NewClient(opts...), cfg: cfg}, nil
+}
+
+func keyField(cfg Config) string {
+	if cfg.KeyField != "" {
+		return cfg.KeyField
+	}
+	return "the apikey field of this model"
+}
+
+// Complete makes one Messages call (no retries: see llm.WithRetry).
+func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	params := c.params(req)
+	var httpResp *http.Response
+	start := time.Now()
+	msg, err := c.api.Messages.New(ctx, params, option.WithResponseInto(&httpResp))
+	latency := time.Since(start)
+	if err != nil {
+		return llm.Response{Latency: latency}, c.callError(err, httpResp)
+	}
+	reqID := ""
+	var rateLimit *llm.RateLimit
+	if httpResp != nil {
+		reqID = httpResp.Header.Get("request-id")
+		rateLimit = llm.ParseRateLimit(httpResp.Header, time.Now())
+	}
+	usage := mapUsage(msg.Usage)
+	var text strings.Builder
+	for _, b := range msg.Content {
+		if b.Type == "text" {
+			text.WriteString(b.Text)
+		}
+	}
+	stop := string(msg.StopReason)
+	if msg.StopReason == sdk.StopReasonRefusal || strings.TrimSpace(text.String()) == "" {
+		e := &llm.Error{Kind: llm.KindEmpty, Provider: c.cfg.Provider, Model: c.cfg.Model, Code: stop,
+			Message: fmt.Sprintf("no text in the answer (stop_reason %q)", stop), RequestID: reqID, Usage: usage}
+		if msg.StopReason == sdk.StopReasonMaxTokens {
+			e.Hint = "the output cap was used up before any text (thinking counts toward max_tokens): raise max_tokens"
+		}
+		return llm.Response{Latency: latency}, e
+	}
+	return llm.Response{
+		Text:         text.String(),
+		FinishReason: stop,
+		RequestID:    reqID,
+		Model:        string(msg.Model),
+		Usage:        usage,
+		Latency:      latency,
+		RateLimit:    rateLimit,
+	}, nil
+}
+
+// mapUsage: Anthropic's input_tokens excludes cache reads and writes; our
+// InputTokens is the whole prompt.
+func mapUsage(u sdk.Usage) llm.Usage {
+	return llm.Usage{
+		Requests:          1,
+		InputTokens:       int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
+		OutputTokens:      int(u.OutputTokens),
+		CachedInputTokens: int(u.CacheReadInputTokens),
+		CacheWriteTokens:  int(u.CacheCreationInputTokens),
+	}
+}
+
+func (c *Client) params(req llm.Request) sdk.MessageNewParams {
+	system, turns := llm.Turns(req.Messages)
+	maxTokens := int64(c.cfg.MaxTokens)
+	if req.MaxTokens > 0 {
+		maxTokens = int64(req.MaxTokens)
+	}
+	p := sdk.MessageNewParams{
+		Model:     sdk.Model(c.cfg.Model),
+		MaxTokens: maxTokens,
+		Messages:  make([]sdk.MessageParam, 0, len(turns)),
+	}
+	if t := req.Temperature; t != nil {
+		p.Temperature = sdk.Float(*t)
+	} else if t := c.cfg.Temperature; t != nil {
+		p.Temperature = sdk.Float(*t)
+	}
+	for _, s := range system {
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		p.System = append(p.System, sdk.TextBlockParam{Text: s})
+	}
+	for _, t := range turns {
+		content := t.Content
+		if strings.TrimSpace(content) == "" {
+			content = emptyTurn
+		}
+		block := sdk.NewTextBlock(content)
+		if t.Role == llm.RoleAssistant {
+			p.Messages = append(p.Messages, sdk.NewAssistantMessage(block))
+		} else {
+			p.Messages = append(p.Messages, sdk.NewUserMessage(block))
+		}
+	}
+	if cacheSystem, at := cachePlan(req, turns); cacheSystem {
+		ephemeral := sdk.NewCacheControlEphemeralParam()
+		if n := len(p.System); n > 0 {
+			p.System[n-1].CacheControl = ephemeral
+		}
+		if at >= 0 && at < len(p.Messages) {
+			if tb := p.Messages[at].Content[0].OfText; tb != nil {
+				tb.CacheControl = ephemeral
+			}
+		}
+	}
+	if c.cfg.StructuredOutputs && req.Schema != nil {
+		p.OutputConfig = sdk.OutputConfigParam{Format: sdk.JSONOutputFormatParam{Schema: req.Schema}}
+	}
+	return p
+}
+
+// cachePlan decides the prompt-cache breakpoints: whether to mark the system
+// prompt, and which turn (index into turns, -1 for none) ends the stable
+// prefix. A multi-turn dialogue re-sends everything said so far, so for the
+// simulated user and the target the stable prefix is the system prompt plus
+// the dialogue up to the turn before the newest user message; the next call
+// reads it from the cache at 0.1× the input price. A request with CacheHint
+// names its stable prefix (in messages) itself. Below the model's minimum
+// cacheable length Anthropic silently skips caching, at no cost.
+func cachePlan(req llm.Request, turns []llm.Message) (cacheSystem bool, at int) {
+	switch {
+	case req.CacheHint > 0:
+		n := min(req.CacheHint, len(req.Messages))
+		prefix := req.Messages[:n]
+		nonSystem := 0
+		for _, m := range prefix {
+			if m.Role != llm.RoleSystem {
+				nonSystem++
+			}
+		}
+		if nonSystem == 0 {
+			return true, -1
+		}
+		_, pt := llm.Turns(prefix)
+		return true, len(pt) - 1
+	case req.Purpose == llm.PurposeUser || req.Purpose == llm.PurposeTarget:
+		return true, len(turns) - 2
+	}
+	return false, -1
+}
+
+func (c *Client) callError(err error, httpResp *http.Response) *llm.Error {
+	e := &llm.Error{Provider: c.cfg.Provider, Model: c.cfg.Model, Usage: llm.Usage{Requests: 1}}
+	var apiErr *sdk.Error
+	switch {
+	case errors.As(err, &apiErr):
+		e.StatusCode = apiErr.StatusCode
+		e.RequestID = apiErr.RequestID
+		e.Code = string(apiErr.Type())
+		e.Message = errorMessage(apiErr.RawJSON())
+		if apiErr.Response != nil {
+			httpResp = apiErr.Response
+		}
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Kind, e.Message, e.Err = llm.KindTimeout, "request timed out", err
+		return e
+	case errors.Is(err, context.Canceled):
+		e.Kind, e.Message, e.Err = llm.KindConnection, "request cancelled", err
+		return e
+	case strings.Contains(err.Error(), "streaming is required"):
+		// The SDK refuses non-streaming calls it expects to exceed 10 minutes.
+		e.Kind = llm.KindBadRequest
+		e.Message = err.Error()
+		e.Hint = "lower max_tokens (non-streaming calls are limited to about 21,000 output tokens)"
+		return e
+	case httpResp != nil && httpResp.StatusCode < 300 && !isNetErr(err):
+		e.Kind, e.StatusCode = llm.KindServer, httpResp.StatusCode
+		e.Message = llm.Redact("malformed response: "+err.Error(), c.cfg.APIKey)
+		e.RequestID = httpResp.Header.Get("request-id")
+		return e
+	default:
+		e.Kind = llm.KindConnection
+		e.Message = llm.Redact(err.Error(), c.cfg.APIKey)
+		return e
+	}
+	if httpResp != nil {
+		if e.RequestID == "" {
+			e.RequestID = httpResp.Header.Get("request-id")
+		}
+		e.RetryAfter = llm.ParseRetryAfter(httpResp.Header, time.Now())
+	}
+	e.Message = llm.Redact(e.Message, c.cfg.APIKey)
+	e.Kind = llm.KindForStatus(e.StatusCode)
+	switch {
+	case e.Code == "overloaded_error":
+		e.Kind = llm.KindOverloaded
+	case e.Code == "billing_error",
+		// Anthropic answers an empty prepaid balance with a 400.
+		strings.Contains(strings.ToLower(e.Message), "credit balance is too low"):
+		e.Kind = llm.KindQuota
+		e.Hint = "add credit / check billing for this key (console.anthropic.com → Billing)"
+	case e.Kind == llm.KindAuth:
+		e.Hint = "check " + keyField(c.cfg) + " in config.yaml (is the variable set, and is it an Anthropic key?)"
+	case e.StatusCode == http.StatusNotFound:
+		e.Hint = "check the model name and base_url (" + c.cfg.BaseURL + ")"
+	case e.StatusCode == http.StatusRequestEntityTooLarge:
+		e.Hint = "the request is too large for the Messages API"
+	}
+	return e
+}
+
+// errorMessage reads the message of {"type":"error","error":{"type","message"}}.
+func errorMessage(raw string) string {
+	var env struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(raw), &env) == nil && env.Error.Message != "" {
+		return env.Error.Message
+	}
+	return raw
+}
+
+func isNetErr(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}

@@ -1,0 +1,41 @@
+package llm
+
+import (
+	"net"
+	"net/http"
+	"time"
+)
+
+// DefaultMaxConnsPerHost sizes the idle pool when the caller does not know
+// its concurrency yet.
+const DefaultMaxConnsPerHost = 64
+
+// NewHTTPClient returns the one HTTP client all adapters of a run share.
+//
+// Go's default transport keeps only 2 idle connections per host, and both
+// Stainless SDKs start from it: at a few hundred calls in flight that means a
+// new TCP+TLS handshake for most requests. The pool here keeps one idle
+// connection per expected in-flight call. There is deliberately no overall
+// Client.Timeout: per-call limits come from the context (WithTimeout), so a
+// slow but progressing answer is not cut off by a second, hidden clock.
+func NewHTTPClient(maxConnsPerHost int) *http.Client {
+	if maxConnsPerHost <= 0 {
+		maxConnsPerHost = DefaultMaxConnsPerHost
+	}
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	t := &http.Transport{
+		Proxy:             http.ProxyFromEnvironment,
+		DialContext:       dialer.DialContext,
+		ForceAttemptHTTP2: true,
+		// Idle pool sized to the concurrency; MaxConnsPerHost stays unlimited
+		// so a full pool never queues requests invisibly inside the transport
+		// (the scheduler owns concurrency limits, and queued time would eat
+		// into the per-call timeout).
+		MaxIdleConns:          max(100, 2*maxConnsPerHost),
+		MaxIdleConnsPerHost:   maxConnsPerHost,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   15 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{Transport: t}
+}

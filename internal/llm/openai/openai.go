@@ -1,0 +1,492 @@
+// Package openai adapts OpenAI Chat Completions, and every server that
+// speaks it (DeepInfra, xAI, OpenRouter, Together, Groq, Ollama, vLLM, …),
+// to llm.Client, using the official openai-go SDK.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/impactbench/impactbench/internal/llm"
+)
+
+// DefaultBaseURL is OpenAI's own endpoint.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// DefaultMaxTokens is upstream's output cap.
+const DefaultMaxTokens = 2048
+
+// Dialect says which flavour of Chat Completions the server speaks.
+type Dialect int
+
+const (
+	// DialectAuto picks DialectOpenAI for api.openai.com, else DialectCompatible.
+	DialectAuto Dialect = iota
+	// DialectOpenAI: max_completion_tokens and json_schema structured output.
+	DialectOpenAI
+	// DialectCompatible: max_tokens (many servers do not know
+	// max_completion_tokens) and json_object, the JSON mode they all share.
+	DialectCompatible
+)
+
+// Config configures one Client (one provider + model).
+type Config struct {
+	// Provider labels errors and logs ("openai", "deepinfra", …).
+	Provider string
+	APIKey   string
+	// BaseURL defaults to DefaultBaseURL.
+	BaseURL string
+	// Model is sent as is (routing prefixes are stripped by the caller).
+	Model        string
+	ExtraHeaders map[string]string
+	// HTTPClient is the run's shared client (llm.NewHTTPClient).
+	HTTPClient  *http.Client
+	Temperature *float64
+	// MaxTokens is the output cap when the request sets none (default 2048).
+	MaxTokens int
+	Dialect   Dialect
+	// KeyField names where the key comes from, for auth hints, e.g.
+	// "apikey of targets[gpt-4o] (usually ${OPENAI_API_KEY})". Never the key.
+	KeyField string
+}
+
+// Client is an llm.Client for one model. Safe for concurrent use; build it
+// once per model config, not per call.
+type Client struct {
+	svc      sdk.ChatCompletionService
+	cfg      Config
+	official bool
+}
+
+var _ llm.Client = (*Client)(nil)
+
+// New builds the SDK service once. It never reads OPENAI_* environment
+// variables: sdk.NewClient would apply DefaultClientOptions (OPENAI_BASE_URL,
+// OPENAI_ORG_ID, OPENAI_PROJECT_ID, OPENAI_CUSTOM_HEADERS, …), so the chat
+// service is built directly from explicit options instead.
+func New(cfg Config) (*Client, error) {
+	if cfg.Provider == "" {
+		cfg.Provider = "openai"
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = DefaultMaxTokens
+	}
+	if cfg.Model == "" {
+		return nil, &llm.Error{Kind: llm.KindConfig, Provider: cfg.Provider, Message: "model is empty"}
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, &llm.Error{Kind: llm.KindConfig, Provider: cfg.Provider, Model: cfg.Model,
+			Message: fmt.Sprintf("base_url %q is not an absolute URL", cfg.BaseURL)}
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = llm.NewHTTPClient(0)
+	}
+	official := cfg.Dialect == DialectOpenAI || (cfg.Dialect == DialectAuto && strings.EqualFold(u.Hostname(), "api.openai.com"))
+
+	opts := []option.RequestOption{
+		option.WithHTTPClient(cfg.HTTPClient),
+		option.WithBaseURL(cfg.BaseURL),
+		// One retry policy for all providers lives in llm.WithRetry.
+		option.WithMaxRetries(0),
+	}
+	if cfg.APIKey != "" {
+		// Local servers (Ollama, vLLM without --api-key) need none; with an
+		// empty key the SDK sends no Authorization header at all.
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	for k, v := range cfg.ExtraHeaders {
+		opts = append(opts, option.WithHeader(k, v))
+	}
+	return &Client{svc: sdk.NewChatCompletionService(opts...), cfg: cfg, official: official}, nil
+}
+
+// Complete makes one Chat Completions call (no retries: see llm.WithRetry).
+func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	params := c.params(req)
+	var httpResp *http.Response
+	start := time.Now()
+	comp, err := c.svc.New(ctx, params, option.WithResponseInto(&httpResp))
+	latency := time.Since(start)
+	if err != nil {
+		return llm.Response{Latency: latency}, c.callError(err, httpResp)
+	}
+	reqID := ""
+	var rateLimit *llm.RateLimit
+	if httpResp != nil {
+		reqID = httpResp.Header.Get("x-request-id")
+		rateLimit = llm.ParseRateLimit(httpResp.Header, time.Now())
+	}
+	usage := mapUsage(comp.Usage)
+	fail := func(kind llm.ErrorKind, status int, code, msg, finish string) (llm.Response, error) {
+		e := &llm.Error{Kind: kind, StatusCode: status, Provider: c.cfg.Provider, Model: c.cfg.Model,
+			Code: code, Message: llm.Redact(msg, c.cfg.APIKey), RequestID: reqID, Usage: usage}
+		if status >= 400 {
+			classify(e, c.cfg)
+			if httpResp != nil {
+				e.RetryAfter = llm.ParseRetryAfter(httpResp.Header, time.Now())
+			}
+		}
+		if kind == llm.KindEmpty && finish == "length" {
+			e.Hint = "the output cap was used up before any visible text (reasoning models count hidden reasoning): raise max_tokens"
+		}
+		return llm.Response{Latency: latency}, e
+	}
+
+	// OpenRouter (and some gateways) report errors that happen after the
+	// response started inside a 200 body: {"error":{...}} and no choices.
+	if f, ok := comp.JSON.ExtraFields["error"]; ok && present(f.Raw()) {
+		status, code, msg := parseErrorObject(f.Raw())
+		return fail(llm.KindServer, status, code, "error in a 200 response: "+msg, "")
+	}
+	if len(comp.Choices) == 0 {
+		return fail(llm.KindEmpty, 0, "", "response has no choices", "")
+	}
+	ch := comp.Choices[0]
+	if f, ok := ch.JSON.ExtraFields["error"]; ok && present(f.Raw()) {
+		status, code, msg := parseErrorObject(f.Raw())
+		return fail(llm.KindServer, status, code, "error in choice: "+msg, ch.FinishReason)
+	}
+	if ch.Message.Refusal != "" {
+		return fail(llm.KindEmpty, 0, "refusal", "model refused: "+ch.Message.Refusal, ch.FinishReason)
+	}
+	if strings.TrimSpace(ch.Message.Content) == "" {
+		return fail(llm.KindEmpty, 0, ch.FinishReason, fmt.Sprintf("empty content (finish_reason %q)", ch.FinishReason), ch.FinishReason)
+	}
+	return llm.Response{
+		Text:         ch.Message.Content,
+		FinishReason: ch.FinishReason,
+		RequestID:    reqID,
+		Model:        comp.Model,
+		Usage:        usage,
+		Latency:      latency,
+		RateLimit:    rateLimit,
+	}, nil
+}
+
+func (c *Client) params(req llm.Request) sdk.ChatCompletionNewParams {
+	p := sdk.ChatCompletionNewParams{
+		Model:    shared.ChatModel(c.cfg.Model),
+		Messages: make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Messages)),
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case llm.RoleSystem:
+			p.Messages = append(p.Messages, sdk.SystemMessage(m.Content))
+		case llm.RoleAssistant:
+			p.Messages = append(p.Messages, sdk.AssistantMessage(m.Content))
+		default:
+			p.Messages = append(p.Messages, sdk.UserMessage(m.Content))
+		}
+	}
+	maxTokens := int64(c.cfg.MaxTokens)
+	if req.MaxTokens > 0 {
+		maxTokens = int64(req.MaxTokens)
+	}
+	if c.official {
+		// max_tokens is deprecated and rejected by o-series/gpt-5 models.
+		p.MaxCompletionTokens = sdk.Int(maxTokens)
+	} else {
+		p.MaxTokens = sdk.Int(maxTokens)
+	}
+	if t := req.Temperature; t != nil {
+		p.Temperature = sdk.Float(*t)
+	} else if t := c.cfg.Temperature; t != nil {
+		p.Temperature = sdk.Float(*t)
+	}
+	switch {
+	case req.Schema != nil && c.official:
+		p.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{
+			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
+					Name:   SchemaName(req.SchemaName),
+					Schema: req.Schema,
+					Strict: sdk.Bool(StrictCompatible(req.Schema)),
+				},
+			},
+		}
+	case req.JSON || req.Schema != nil:
+		p.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{
+			OfJSONObject: &shared.ResponseFormatJSONObjectParam{},
+		}
+	}
+	return p
+}
+
+func mapUsage(u sdk.CompletionUsage) llm.Usage {
+	return llm.Usage{
+		Requests:          1,
+		InputTokens:       int(u.PromptTokens),
+		OutputTokens:      int(u.CompletionTokens),
+		CachedInputTokens: int(u.PromptTokensDetails.CachedTokens),
+		CacheWriteTokens:  int(u.PromptTokensDetails.CacheWriteTokens),
+		ReasoningTokens:   int(u.CompletionTokensDetails.ReasoningTokens),
+	}
+}
+
+var schemaNameBad = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
+
+// SchemaName makes s a valid json_schema name: [a-zA-Z0-9_-]{1,64}.
+func SchemaName(s string) string {
+	s = schemaNameBad.ReplaceAllString(s, "_")
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	if s == "" {
+		s = "output"
+	}
+	return s
+}
+
+// StrictCompatible reports whether schema meets OpenAI's strict structured
+// output rules that a Go-derived schema can break: every object lists all its
+// properties as required and forbids additional ones, the root is an object,
+// and no unsupported composition keyword is used. Strict mode with a
+// non-conforming schema is a 400, so anything doubtful is sent non-strict
+// (CompleteJSON validates the answer either way).
+func StrictCompatible(schema map[string]any) bool {
+	if !hasType(schema, "object") {
+		return false
+	}
+	return strictOK(schema)
+}
+
+func strictOK(s map[string]any) bool {
+	for _, k := range []string{"oneOf", "allOf", "not", "if", "then", "else", "patternProperties", "dependentRequired", "dependentSchemas"} {
+		if _, ok := s[k]; ok {
+			return false
+		}
+	}
+	if hasType(s, "object") {
+		if ap, ok := s["additionalProperties"].(bool); !ok || ap {
+			return false
+		}
+		props, _ := s["properties"].(map[string]any)
+		req := map[string]bool{}
+		if r, ok := s["required"].([]any); ok {
+			for _, v := range r {
+				if name, ok := v.(string); ok {
+					req[name] = true
+				}
+			}
+		} else if r, ok := s["required"].([]string); ok {
+			for _, name := range r {
+				req[name] = true
+			}
+		}
+		for name, sub := range props {
+			if !req[name] {
+				return false
+			}
+			if m, ok := sub.(map[string]any); ok && !strictOK(m) {
+				return false
+			}
+		}
+	}
+	if items, ok := s["items"].(map[string]any); ok && !strictOK(items) {
+		return false
+	}
+	for _, k := range []string{"anyOf"} {
+		if list, ok := s[k].([]any); ok {
+			for _, v := range list {
+				if m, ok := v.(map[string]any); ok && !strictOK(m) {
+					return false
+				}
+			}
+		}
+	}
+	for _, k := range []string{"$defs", "definitions"} {
+		if defs, ok := s[k].(map[string]any); ok {
+			for _, v := range defs {
+				if m, ok := v.(map[string]any); ok && !strictOK(m) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func hasType(s map[string]any, want string) bool {
+	switch t := s["type"].(type) {
+	case string:
+		return t == want
+	case []any:
+		for _, v := range t {
+			if v == want {
+				return true
+			}
+		}
+	case []string:
+		for _, v := range t {
+			if v == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// callError turns an SDK error into an *llm.Error.
+func (c *Client) callError(err error, httpResp *http.Response) *llm.Error {
+	e := &llm.Error{Provider: c.cfg.Provider, Model: c.cfg.Model, Err: err, Usage: llm.Usage{Requests: 1}}
+	var apiErr *sdk.Error
+	switch {
+	case errors.As(err, &apiErr):
+		e.StatusCode = apiErr.StatusCode
+		e.Code = apiErr.Code
+		if e.Code == "" {
+			e.Code = apiErr.Type
+		}
+		e.Message = apiErr.Message
+		if apiErr.Response != nil {
+			httpResp = apiErr.Response
+		}
+		if e.Code == "" || e.Message == "" {
+			// Gateways put numbers where OpenAI puts strings; read the body.
+			if _, code, msg := parseErrorBody(httpResp); msg != "" {
+				e.Code, e.Message = firstNonEmpty(e.Code, code), firstNonEmpty(e.Message, msg)
+			}
+		}
+		// The SDK error itself is safe to keep: its Error() prints only the status.
+	case httpResp != nil && httpResp.StatusCode >= 400:
+		// The SDK could not decode the error body (e.g. a numeric "code");
+		// it left the body readable on the response.
+		e.StatusCode = httpResp.StatusCode
+		_, e.Code, e.Message = parseErrorBody(httpResp)
+		e.Err = nil
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Kind = llm.KindTimeout
+		e.Message = "request timed out"
+		return e
+	case errors.Is(err, context.Canceled):
+		e.Kind = llm.KindConnection
+		e.Message = "request cancelled"
+		return e
+	case httpResp != nil && httpResp.StatusCode < 300 && !isNetErr(err):
+		e.StatusCode = httpResp.StatusCode
+		e.Kind = llm.KindServer
+		e.Message = llm.Redact("malformed response: "+err.Error(), c.cfg.APIKey)
+		e.RequestID = httpResp.Header.Get("x-request-id")
+		e.Err = nil
+		return e
+	default:
+		e.Kind = llm.KindConnection
+		e.Message = llm.Redact(err.Error(), c.cfg.APIKey)
+		e.Err = nil // the transport error text is already in Message (redacted)
+		return e
+	}
+	if httpResp != nil {
+		e.RequestID = httpResp.Header.Get("x-request-id")
+		e.RetryAfter = llm.ParseRetryAfter(httpResp.Header, time.Now())
+	}
+	e.Message = llm.Redact(e.Message, c.cfg.APIKey)
+	classify(e, c.cfg)
+	return e
+}
+
+// classify sets Kind and Hint from status and provider code.
+func classify(e *llm.Error, cfg Config) {
+	e.Kind = llm.KindForStatus(e.StatusCode)
+	code := strings.ToLower(e.Code)
+	switch {
+	case strings.Contains(code, "insufficient_quota"):
+		e.Kind = llm.KindQuota
+		e.Hint = "add credit / check billing for this key"
+	case e.StatusCode == http.StatusPaymentRequired:
+		e.Hint = "out of credits: add credit / check billing for this key"
+	case e.Kind == llm.KindAuth:
+		field := cfg.KeyField
+		if field == "" {
+			field = "the apikey field of this model"
+		}
+		e.Hint = "check " + field + " in config.yaml (is the variable set, and is it a key for " + cfg.Provider + "?)"
+	case e.StatusCode == http.StatusNotFound:
+		e.Hint = "check the model name and base_url (" + cfg.BaseURL + ")"
+	}
+}
+
+// parseErrorObject reads an OpenAI-style error object, tolerating numeric
+// codes (OpenRouter) and missing fields. The status defaults to 502.
+func parseErrorObject(raw string) (status int, code, msg string) {
+	var o struct {
+		Code    any    `json:"code"`
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	status = http.StatusBadGateway
+	if err := json.Unmarshal([]byte(raw), &o); err != nil {
+		return status, "", raw
+	}
+	switch v := o.Code.(type) {
+	case float64:
+		if v >= 400 && v < 600 {
+			status = int(v)
+		}
+		code = strconv.Itoa(int(v))
+	case string:
+		code = v
+	}
+	if code == "" {
+		code = o.Type
+	}
+	return status, code, o.Message
+}
+
+// parseErrorBody reads {"error":{...}} from an error response; the SDK
+// leaves the body re-readable on the *http.Response it hands back.
+func parseErrorBody(r *http.Response) (status int, code, msg string) {
+	if r == nil || r.Body == nil {
+		return 0, "", ""
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	if err != nil || len(b) == 0 {
+		return r.StatusCode, "", http.StatusText(r.StatusCode)
+	}
+	var env struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(b, &env) == nil && len(env.Error) > 0 {
+		if env.Error[0] == '"' { // {"error":"text"} (some local servers)
+			var s string
+			_ = json.Unmarshal(env.Error, &s) // falls back to the raw text below
+			return r.StatusCode, "", firstNonEmpty(s, string(env.Error))
+		}
+		_, code, msg = parseErrorObject(string(env.Error))
+		return r.StatusCode, code, msg
+	}
+	return r.StatusCode, "", string(b)
+}
+
+func isNetErr(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// present reports whether an undeclared JSON field (the SDK marks those
+// "invalid", so Valid() is false) holds a value.
+func present(raw string) bool { return raw != "" && raw != "null" }
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
