@@ -96,6 +96,23 @@ type Store struct {
 // (and overwritten), like upstream's run.force.
 func Open(dir string, force bool) *Store { return &Store{dir: dir, force: force} }
 
+// ReadResult reads a unit's stored result from disk (also under force,
+// where Unit ignores stored state): phase outputs are assembled from it.
+func (s *Store) ReadResult(name string, out any) (inputKey string, ok bool) {
+	b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(name)+".json"))
+	if err != nil {
+		return "", false
+	}
+	var f unitFile
+	if json.Unmarshal(b, &f) != nil || f.Version != formatVersion || len(f.Result) == 0 {
+		return "", false
+	}
+	if json.Unmarshal(f.Result, out) != nil {
+		return "", false
+	}
+	return f.ResultKey, true
+}
+
 // Dir is the store's root directory.
 func (s *Store) Dir() string { return s.dir }
 
@@ -169,6 +186,20 @@ func (u *Unit) Result(inputKey string, out any) bool {
 		return false
 	}
 	return json.Unmarshal(u.result, out) == nil
+}
+
+// LastResult decodes whatever result the unit holds (also one recorded for
+// other inputs or a failed attempt) and returns the input key it was made for.
+func (u *Unit) LastResult(out any) (inputKey string, ok bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.result) == 0 {
+		return "", false
+	}
+	if json.Unmarshal(u.result, out) != nil {
+		return "", false
+	}
+	return u.resKey, true
 }
 
 // SetResult records the unit's result and persists the file (keeping only the

@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/progress"
+	"github.com/impactbench/impactbench/internal/runner"
+)
+
+// phaseFlags are the switches shared by the stage commands.
+type phaseFlags struct {
+	Force   bool
+	DryRun  bool
+	MaxCost float64
+	Shard   string
+	Report  bool
+}
+
+func (f *phaseFlags) add(cmd *cobra.Command) {
+	cmd.Flags().BoolVarP(&f.Force, "force", "f", false, "redo this phase even if its output exists (ignores stored answers)")
+	cmd.Flags().BoolVarP(&f.DryRun, "dry-run", "n", false, "print rows, model calls and estimated tokens/cost; call nothing")
+	cmd.Flags().Float64Var(&f.MaxCost, "max-cost", 0, "stop scheduling new calls before spending more than this many USD (0: config max_cost)")
+	cmd.Flags().StringVar(&f.Shard, "shard", "", "run only shard i of K (\"i/K\", 0-based); combine shards with `impactbench merge`")
+}
+
+func (f *phaseFlags) shard() (runner.Shard, error) {
+	if f.Shard == "" {
+		return runner.Shard{}, nil
+	}
+	var s runner.Shard
+	if _, err := fmt.Sscanf(f.Shard, "%d/%d", &s.Index, &s.Count); err != nil || s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
+		return s, usagef("--shard %q: want i/K with 0 ≤ i < K, e.g. --shard 0/4", f.Shard)
+	}
+	if s.Count == 1 {
+		return runner.Shard{}, nil
+	}
+	return s, nil
+}
+
+// loadConfig loads --config; a missing default config.yaml gets a hint.
+func (g *globals) loadConfig() (*config.Config, error) {
+	cfg, err := config.LoadWithOptions(g.ConfigPath, config.LoadOptions{AllowMissingEnv: true})
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, usagef("%s not found: run `impactbench init` to create a project, or pass --config FILE", g.ConfigPath)
+		}
+		return nil, err
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", w)
+	}
+	return cfg, nil
+}
+
+func (g *globals) tracker() *progress.Tracker {
+	switch {
+	case g.Quiet:
+		return progress.New(g.stderr, progress.Quiet, 0)
+	case g.isTTY:
+		return progress.New(g.stderr, progress.Bars, 0)
+	default:
+		return progress.New(g.stderr, progress.Lines, 15*time.Second)
+	}
+}
+
+// withRunner loads config and benchmark, takes the benchmark lock, runs fn,
+// and prints the summary.
+func (g *globals) withRunner(ctx context.Context, benchArg string, pf *phaseFlags, extra func(*runner.Options), fn func(context.Context, *runner.Runner) error) error {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return err
+	}
+	dir, err := runner.ResolveBench(cfg, benchArg)
+	if err != nil {
+		return err
+	}
+	shard, err := pf.shard()
+	if err != nil {
+		return err
+	}
+	tr := g.tracker()
+	opts := runner.Options{
+		Force:    pf.Force || cfg.Run.Force,
+		DryRun:   pf.DryRun || cfg.Run.DryRun,
+		MaxCost:  pf.MaxCost,
+		Shard:    shard,
+		Progress: tr,
+		Logger:   g.logger,
+		Stderr:   g.stderr,
+	}
+	if extra != nil {
+		extra(&opts)
+	}
+	r, err := runner.New(cfg, dir, opts)
+	if err != nil {
+		tr.Close()
+		return err
+	}
+	defer r.Close()
+	runErr := fn(ctx, r)
+	tr.Close()
+	return g.finish(r, runErr)
+}
+
+// finish prints the plan or summary and turns failed rows into exit 1.
+func (g *globals) finish(r *runner.Runner, runErr error) error {
+	s := r.Report
+	if runErr == nil {
+		if n, ph := s.Failed(); n > 0 {
+			runErr = &runner.PartialError{Failed: n, Phases: ph}
+		}
+	}
+	if g.JSON {
+		out := struct {
+			*runner.Summary
+			ExitCode int    `json:"exit_code"`
+			Error    string `json:"error,omitempty"`
+		}{Summary: s, ExitCode: exitCode(runErr)}
+		if runErr != nil {
+			out.Error = runErr.Error()
+		}
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+		return runErr
+	}
+	if s.DryRun {
+		runner.PrintPlan(g.stdout, s)
+		return runErr
+	}
+	if !g.Quiet {
+		printSummary(g, s)
+	}
+	return runErr
+}
+
+func printSummary(g *globals, s *runner.Summary) {
+	for _, p := range s.Phases {
+		if p.Status == "failed" || p.Status == "stopped" {
+			label := p.Phase
+			if p.Target != "" {
+				label += " " + p.Target
+			}
+			fmt.Fprintf(g.stderr, "%s: %s — %d of %d row(s) failed %s\n", label, p.Status, p.Failed, p.Rows, p.Reason)
+			for _, f := range p.Failures {
+				fmt.Fprintf(g.stderr, "  %s: %s\n", f.Row, f.Reason)
+			}
+		}
+	}
+	if s.Budget != nil {
+		fmt.Fprintf(g.stderr, "cost ceiling $%.4f: spent $%.4f this run; %d row(s) not done — raise --max-cost and rerun to finish them\n",
+			s.Budget.Max, s.Budget.Spent, s.Budget.Remaining)
+	}
+	fmt.Fprintf(g.stderr, "spent now: %s (%d calls, %d in / %d out tokens); reused from earlier runs: %d calls worth %s\n",
+		progress.Dollars(s.Spent), s.Spent.Requests, s.Spent.InputTokens, s.Spent.OutputTokens,
+		s.Reused.Requests, progress.Dollars(s.Reused))
+}
+
+// benchDirs expands "all" to every benchmark under benchmarks/.
+func benchArgs(g *globals, arg string) ([]string, error) {
+	if arg != "all" {
+		return []string{arg}, nil
+	}
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	dirs, err := runner.ListBenches(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if len(dirs) == 0 {
+		return nil, usagef("no benchmarks under %s", filepath.Join(cfg.Dir, "benchmarks"))
+	}
+	return dirs, nil
+}

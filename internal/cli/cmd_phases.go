@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"context"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/report"
+	"github.com/impactbench/impactbench/internal/runner"
+)
+
+type phaseKind int
+
+const (
+	phaseGenMetrics phaseKind = iota
+	phaseGenScenarios
+	phaseSimulate
+	phaseEvaluate
+	phaseAggregate
+)
+
+var phaseDocs = map[phaseKind]struct{ short, long, example string }{
+	phaseGenMetrics: {"Write metrics for a benchmark into its benchmark.yaml",
+		"Asks the generator model (generator_model, else user_model) for metrics from the benchmark's\nname and description and writes them into benchmark.yaml with ids m01, m02, …, keeping\nyour comments and other keys. Skipped when metrics exist, unless --force.",
+		"  impactbench gen-metrics example\n  impactbench gen-metrics benchmarks/example --force"},
+	phaseGenScenarios: {"Generate adversarial scenarios and their demographic variants",
+		"Writes scenarios.json: generation.scenarios_per_metric base scenarios per metric, each\nchecked (persona, goals, 1–5 landmarks within generation.turns) and regenerated if malformed,\nthen rewritten once per demographic combination (ids mNN_sNNN_vNN).",
+		"  impactbench gen-scenarios example"},
+	phaseSimulate: {"Run simulated conversations against targets",
+		"For every scenario × sample, a simulated user pursues the latent goal against the target,\nwhich sees only its system prompt and the dialogue. Writes runs/<target>/conversations.json.\nWith no target named, every target in config.yaml runs, concurrently.",
+		"  impactbench simulate example gpt-4o\n  impactbench simulate example            # all targets"},
+	phaseEvaluate: {"Judge conversations with the blind evaluator",
+		"The judge sees only the metric definition and the transcript. Writes runs/<target>/scores.json.\n--judge re-judges stored conversations with other judges (written under runs/<target>/judges/).",
+		"  impactbench evaluate example\n  impactbench evaluate example gpt-4o --judge gpt-5-mini"},
+	phaseAggregate: {"Compute pass rates, intervals and agreement into results.json",
+		"Reads every runs/*/scores.json. Upstream's fields are computed exactly as ImpactBench does;\nintervals, demographic breakdowns, agreement and gaps are added in new fields.",
+		"  impactbench aggregate example"},
+}
+
+func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
+	pf := &phaseFlags{}
+	var judges []string
+	doc := phaseDocs[kind]
+	use := name + " <benchmark>"
+	args := cobra.ExactArgs(1)
+	if kind == phaseSimulate || kind == phaseEvaluate {
+		use += " [target…]"
+		args = cobra.MinimumNArgs(1)
+	}
+	cmd := &cobra.Command{
+		Use:     use,
+		Aliases: []string{strings.ReplaceAll(name, "-", "_")},
+		Short:   doc.short,
+		Long:    doc.long,
+		Example: doc.example,
+		GroupID: "stages",
+		Args:    args,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withRunner(cmd.Context(), args[0], pf, func(o *runner.Options) {
+				if len(judges) > 0 {
+					o.Judges = judgeConfigs(judges)
+				}
+			}, func(ctx context.Context, r *runner.Runner) error {
+				targets := args[1:]
+				if len(targets) == 0 {
+					targets = r.Targets()
+				}
+				switch kind {
+				case phaseGenMetrics:
+					return r.GenMetrics(ctx)
+				case phaseGenScenarios:
+					return r.GenScenarios(ctx)
+				case phaseSimulate:
+					return forTargets(ctx, targets, r.Simulate)
+				case phaseEvaluate:
+					return forTargets(ctx, targets, r.Evaluate)
+				default:
+					if err := r.Aggregate(ctx); err != nil {
+						return err
+					}
+					return writeReport(ctx, g, r)
+				}
+			})
+		},
+	}
+	pf.add(cmd)
+	if kind == phaseEvaluate {
+		cmd.Flags().StringSliceVar(&judges, "judge", nil, "judge with these models instead of evaluator_model (\"source/model\" or a target id); repeat for a panel")
+	}
+	return cmd
+}
+
+// judgeConfigs turns --judge values into model configs. The lookup against
+// targets and sources happens in resolveJudges once config is loaded.
+func judgeConfigs(names []string) []config.ModelConfig {
+	out := make([]config.ModelConfig, 0, len(names))
+	for _, n := range names {
+		m := config.ModelConfig{Model: n, ID: "judge:" + n}
+		if i := strings.Index(n, "/"); i > 0 {
+			m.Source, m.Model = n[:i], n[i+1:]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// forTargets runs one phase for several targets concurrently: a slow
+// provider must not idle the others.
+func forTargets(ctx context.Context, targets []string, fn func(context.Context, string) error) error {
+	errs := make(chan error, len(targets))
+	for _, t := range targets {
+		go func() { errs <- fn(ctx, t) }()
+	}
+	var first error
+	for range targets {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func newRunCmd(g *globals) *cobra.Command {
+	pf := &phaseFlags{}
+	var noReport bool
+	cmd := &cobra.Command{
+		Use:   "run <benchmark|all> [target…]",
+		Short: "Run all five stages (all targets when none is named)",
+		Long: `Runs gen-metrics, gen-scenarios, then simulate and evaluate for each target (targets in
+parallel), then aggregate, and writes report.html. A phase whose output exists and whose
+inputs have not changed is skipped; if an input changed, the tool says what changed and
+reruns what depends on it — stored answers are reused, so only changed calls are paid for.`,
+		Example: `  impactbench run example
+  impactbench run example gpt-4o claude-haiku-4-5
+  impactbench run all
+  impactbench run example --dry-run
+  impactbench run example --max-cost 25`,
+		GroupID: "stages",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] == "all" && len(args) > 1 {
+				return usagef("'all' runs every phase for every target; name a single benchmark to restrict targets")
+			}
+			benches, err := benchArgs(g, args[0])
+			if err != nil {
+				return err
+			}
+			for _, b := range benches {
+				err := g.withRunner(cmd.Context(), b, pf, nil, func(ctx context.Context, r *runner.Runner) error {
+					targets := args[1:]
+					if len(targets) == 0 {
+						targets = r.Targets()
+					}
+					if err := r.Run(ctx, targets); err != nil {
+						return err
+					}
+					if noReport || pf.DryRun {
+						return nil
+					}
+					return writeReport(ctx, g, r)
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	pf.add(cmd)
+	cmd.Flags().BoolVar(&noReport, "no-report", false, "do not write report.html at the end")
+	return cmd
+}
+
+// writeReport writes report.html next to results.json (best effort: a
+// report failure is reported but does not undo a finished run).
+func writeReport(ctx context.Context, g *globals, r *runner.Runner) error {
+	if r.Report.DryRun {
+		return nil
+	}
+	path, err := report.WriteFile(ctx, r.OutDir(), r.ReportOptions())
+	if err != nil {
+		return err
+	}
+	if !g.Quiet && !g.JSON {
+		g.logger.Info("report written", "path", path)
+		r.Logf("report: %s", path)
+	}
+	return nil
+}

@@ -1,0 +1,197 @@
+// Package cli is impactbench's command line: one file per command, options
+// structs, errors mapped to exit codes in one place (exit.go).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set by -ldflags "-X github.com/impactbench/impactbench/internal/cli.version=v1.2.3".
+var version = ""
+
+// Version returns the build's version.
+func Version() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// globals are the flags every command takes.
+type globals struct {
+	ConfigPath string
+	Quiet      bool
+	JSON       bool
+	Verbose    bool
+
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	isTTY  bool
+	logger *slog.Logger
+}
+
+// Main runs the CLI and returns the exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signalContext(stderr)
+	defer stop()
+	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, isTTY: isTerminal(stderr)}
+	root := newRootCmd(g)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		// cobra's own flag/arg errors are usage errors.
+		var ue *usageError
+		if !errors.As(err, &ue) && isCobraUsage(err) {
+			err = &usageError{err.Error() + " (see --help)"}
+		}
+		if !g.JSON || exitCode(err) != ExitOK {
+			printError(stderr, err)
+		}
+	}
+	return exitCode(err)
+}
+
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "flag needs an argument", "invalid argument", "arg(s)"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// signalContext cancels on the first SIGINT/SIGTERM (in-flight calls finish
+// or abort, completed work is saved) and exits at once on the second.
+func signalContext(stderr io.Writer) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-ch:
+			fmt.Fprintln(stderr, "\nimpactbench: stopping — saving completed work (press Ctrl-C again to quit immediately)")
+			cancel()
+		case <-ctx.Done():
+			return
+		}
+		<-ch
+		os.Exit(ExitInterrupted)
+	}()
+	return ctx, func() { signal.Stop(ch); cancel() }
+}
+
+func newRootCmd(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "impactbench",
+		Short: "Run behavioural benchmarks of AI assistants",
+		Long: `impactbench runs behavioural benchmarks of AI assistants in five stages:
+
+  gen-metrics    benchmark description → metrics in benchmark.yaml
+  gen-scenarios  metrics → adversarial scenarios × demographic variants (scenarios.json)
+  simulate       a simulated user pursues each scenario's latent goal against each target
+  evaluate       a blind judge decides whether each metric's behaviour is present
+  aggregate      pass rates with intervals, agreement and demographic gaps (results.json)
+
+It reads ImpactBench's config.yaml and benchmark files unchanged. Every model call
+is stored as it completes, so an interrupted run continues where it stopped and
+never pays twice for the same call.`,
+		Example: `  impactbench init demo && cd demo
+  impactbench run example            # all five stages on the built-in offline model
+  impactbench run example --dry-run  # rows, calls and estimated cost; no calls
+  impactbench status example
+  impactbench report example         # writes benchmarks/example/report.html`,
+		Version:       Version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			lvl := slog.LevelWarn
+			if g.Verbose {
+				lvl = slog.LevelDebug
+			}
+			if g.Quiet {
+				lvl = slog.LevelError
+			}
+			g.logger = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: lvl}))
+			return nil
+		},
+	}
+	root.SetVersionTemplate("impactbench {{.Version}}\n")
+	pf := root.PersistentFlags()
+	pf.StringVarP(&g.ConfigPath, "config", "c", "config.yaml", "config file (ImpactBench format)")
+	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print nothing but errors (and --json output)")
+	pf.BoolVar(&g.JSON, "json", false, "print a machine-readable summary on stdout")
+	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "log every model call (never keys or bodies)")
+
+	root.AddGroup(&cobra.Group{ID: "stages", Title: "Pipeline stages:"}, &cobra.Group{ID: "results", Title: "Results:"})
+	root.AddCommand(
+		newInitCmd(g),
+		newRunCmd(g),
+		newPhaseCmd(g, "gen-metrics", phaseGenMetrics),
+		newPhaseCmd(g, "gen-scenarios", phaseGenScenarios),
+		newPhaseCmd(g, "simulate", phaseSimulate),
+		newPhaseCmd(g, "evaluate", phaseEvaluate),
+		newPhaseCmd(g, "aggregate", phaseAggregate),
+		newReportCmd(g),
+		newStatusCmd(g),
+		newVersionCmd(g),
+		newExitCodesHelp(),
+	)
+	addExtraCommands(root, g)
+	return root
+}
+
+func newVersionCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(g.stdout, "impactbench %s\n", Version())
+			return nil
+		},
+	}
+}
+
+func newExitCodesHelp() *cobra.Command {
+	return &cobra.Command{
+		Use:   "exit-codes",
+		Short: "Exit codes and what they mean",
+		Long: `0    success
+1    run failure: some rows failed after retries (outputs hold the rest; rerun to retry them),
+     a provider refused (auth, quota), or another process holds the benchmark
+2    bad usage or bad input: flags, config.yaml, benchmark.yaml, scenario/conversation files
+130  interrupted (Ctrl-C / SIGTERM): completed work is saved; rerun to continue`,
+		Run: func(cmd *cobra.Command, _ []string) { cmd.Help() },
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	return st.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
+}

@@ -1,0 +1,122 @@
+package runner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+)
+
+// manifest remembers, per phase output, the fingerprints of the inputs it
+// was made from, so a rerun can skip an up-to-date phase (upstream's
+// semantics) yet notice — and say — when an input changed underneath it.
+type manifest struct {
+	path string
+	mu   sync.Mutex
+	m    map[string]phaseRecord
+}
+
+type phaseRecord struct {
+	Inputs   map[string]string `json:"inputs"`
+	Output   string            `json:"output_sha256"`
+	Failed   int               `json:"failed"`
+	Finished time.Time         `json:"finished"`
+}
+
+func loadManifest(path string) *manifest {
+	mf := &manifest{path: path, m: map[string]phaseRecord{}}
+	if b, err := os.ReadFile(path); err == nil {
+		_ = json.Unmarshal(b, &mf.m) // unreadable → treated as empty: phases just rerun (free via the call store)
+	}
+	return mf
+}
+
+func (mf *manifest) get(key string) (phaseRecord, bool) {
+	mf.mu.Lock()
+	defer mf.mu.Unlock()
+	r, ok := mf.m[key]
+	return r, ok
+}
+
+func (mf *manifest) put(key string, r phaseRecord) error {
+	mf.mu.Lock()
+	defer mf.mu.Unlock()
+	mf.m[key] = r
+	b, err := json.MarshalIndent(mf.m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(mf.path, b)
+}
+
+// changedInputs names the inputs whose fingerprints differ (sorted).
+func changedInputs(old, cur map[string]string) []string {
+	var out []string
+	for k, v := range cur {
+		if old[k] != v {
+			out = append(out, k)
+		}
+	}
+	for k := range old {
+		if _, ok := cur[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fingerprint hashes any JSON-encodable value.
+func fingerprint(vs ...any) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, v := range vs {
+		_ = enc.Encode(v)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+func fileSHA(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hash %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32], nil
+}
+
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

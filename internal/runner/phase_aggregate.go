@@ -1,0 +1,208 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/results"
+)
+
+// Aggregate reads every runs/*/scores.json and writes results.json. It is
+// never skipped (upstream: always recomputed; it is cheap).
+func (r *Runner) Aggregate(ctx context.Context) error {
+	out := filepath.Join(r.outDir, "results.json")
+	rep := PhaseReport{Phase: "aggregate", Output: out}
+	if r.opts.DryRun {
+		r.logf("[dry-run] aggregate %s → %s (no model calls)", r.bench.Slug, out)
+		return nil
+	}
+	dirs, err := artifacts.ListRunDirs(r.outDir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	in := results.Input{Metrics: r.bench.Metrics}
+	for _, d := range dirs {
+		path := filepath.Join(d, "scores.json")
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		target := filepath.Base(d)
+		err := artifacts.EachScore(path, func(i int, s artifacts.Score) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			in.Scores = append(in.Scores, s)
+			in.RunDirs = append(in.RunDirs, target)
+			return nil
+		})
+		if err != nil {
+			return &InputError{Msg: err.Error()}
+		}
+	}
+	if len(in.Scores) == 0 {
+		return &InputError{Msg: fmt.Sprintf("no scores to aggregate under %s: run `impactbench evaluate %s` first", filepath.Join(r.outDir, "runs"), r.bench.Slug)}
+	}
+	if scs, err := artifacts.ReadScenarios(filepath.Join(r.outDir, "scenarios.json")); err == nil {
+		in.Scenarios = scs
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return &InputError{Msg: err.Error()}
+	}
+	res, err := results.Aggregate(in, results.Options{
+		Seed:        r.cfg.Seed,
+		ValidOnly:   r.cfg.Validity.ValidOnly,
+		Fingerprint: r.Fingerprint(),
+	})
+	if err != nil {
+		return err
+	}
+	if err := results.WriteResults(out, res); err != nil {
+		return err
+	}
+	for _, m := range res {
+		r.logf("  %s: pos=%s neg=%s n=%d", m.TargetModel, fmtRate(m.PositivePassRate), fmtRate(m.NegativePassRate), m.NTotal)
+	}
+	rep.Status, rep.Rows = "ran", len(in.Scores)
+	r.Report.add(rep)
+	return nil
+}
+
+func fmtRate(p *float64) string {
+	if p == nil {
+		return "None"
+	}
+	return artifacts.FormatPyFloat(*p)
+}
+
+// Fingerprint identifies what defines the measurement: metric definitions,
+// scenarios, prompts, models and settings. Two runs are comparable only when
+// the parts that matter agree.
+func (r *Runner) Fingerprint() results.Fingerprint {
+	scSHA, _ := fileSHA(filepath.Join(r.outDir, "scenarios.json"))
+	judges := make([]any, 0, len(r.cfg.EvaluatorModels))
+	for _, j := range r.judges() {
+		judges = append(judges, identity(j))
+	}
+	targets := map[string]string{}
+	for _, t := range r.cfg.Targets {
+		targets[t.ID] = fingerprint(identity(t))
+	}
+	return results.Fingerprint{
+		Metrics:   fingerprint(r.bench.Metrics),
+		Scenarios: scSHA,
+		Prompts:   r.prompts.Hash(),
+		UserModel: fingerprint(identity(r.cfg.UserModel)),
+		Generator: fingerprint(identity(r.cfg.Generator())),
+		Judges:    fingerprint(judges...),
+		Settings: fingerprint(r.cfg.Generation, r.cfg.Landmarks, r.cfg.Perfunctory, r.cfg.Seed,
+			r.cfg.Judge, r.cfg.Validity.ValidOnly),
+		Targets: targets,
+	}
+}
+
+// Run runs the five phases: gen_metrics, gen_scenarios, then simulate and
+// evaluate for every target — targets concurrently, so one slow provider
+// does not idle the others — then aggregate.
+func (r *Runner) Run(ctx context.Context, targets []string) error {
+	if err := r.GenMetrics(ctx); err != nil {
+		return err
+	}
+	if err := r.stopIfFailed(); err != nil {
+		return err
+	}
+	if err := r.GenScenarios(ctx); err != nil {
+		return err
+	}
+	if err := r.stopIfFailed(); err != nil {
+		return err
+	}
+	for _, t := range targets {
+		if _, err := r.targetConfig(t); err != nil {
+			return err
+		}
+	}
+	errs := make([]error, len(targets))
+	done := make(chan int)
+	for i, t := range targets {
+		go func() {
+			defer func() { done <- i }()
+			if err := r.Simulate(ctx, t); err != nil {
+				errs[i] = err
+				return
+			}
+			if r.phaseStopped("simulate", t) && !r.opts.DryRun {
+				return
+			}
+			errs[i] = r.Evaluate(ctx, t)
+		}()
+	}
+	for range targets {
+		<-done
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if r.anyScores() || !r.opts.DryRun {
+		if err := r.Aggregate(ctx); err != nil {
+			var ie *InputError
+			if !errors.As(err, &ie) {
+				return err
+			}
+			r.logf("aggregate skipped: %v", err)
+		}
+	}
+	return nil
+}
+
+// stopIfFailed ends a full run when a generation phase failed: later phases
+// would only work on a partial benchmark.
+func (r *Runner) stopIfFailed() error {
+	if n, ph := r.Report.Failed(); n > 0 {
+		return &PartialError{Failed: n, Phases: ph}
+	}
+	return nil
+}
+
+func (r *Runner) phaseStopped(phase, target string) bool {
+	r.Report.mu.Lock()
+	defer r.Report.mu.Unlock()
+	for _, p := range r.Report.Phases {
+		if p.Phase == phase && p.Target == target && p.Status == "stopped" {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Runner) anyScores() bool {
+	dirs, _ := artifacts.ListRunDirs(r.outDir)
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "scores.json")); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Targets returns all target ids in config order.
+func (r *Runner) Targets() []string {
+	ids := make([]string, len(r.cfg.Targets))
+	for i, t := range r.cfg.Targets {
+		ids[i] = t.ID
+	}
+	return ids
+}
+
+// sortedKeys is a small helper for deterministic output.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

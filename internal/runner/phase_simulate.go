@@ -1,0 +1,319 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/stages"
+)
+
+// runDir is runs/<target> under the output directory.
+func (r *Runner) runDir(target string) string { return filepath.Join(r.outDir, "runs", target) }
+
+func (r *Runner) shardSuffix() string {
+	if !r.opts.Shard.Active() {
+		return ""
+	}
+	return fmt.Sprintf(".shard-%d-of-%d", r.opts.Shard.Index, r.opts.Shard.Count)
+}
+
+// inShard reports whether a row belongs to this invocation's shard. The
+// partition hashes the base scenario id, so every machine computes the same
+// split and a scenario's variants and samples stay together.
+func (r *Runner) inShard(scenarioID string) bool {
+	if !r.opts.Shard.Active() {
+		return true
+	}
+	return ShardOf(baseOf(scenarioID), r.opts.Shard.Count) == r.opts.Shard.Index
+}
+
+// ShardOf is the shard (0..count-1) a base scenario id belongs to.
+func ShardOf(baseID string, count int) int {
+	h := fnv.New64a()
+	h.Write([]byte(baseID))
+	return int(h.Sum64() % uint64(count))
+}
+
+func baseOf(id string) string { return artifacts.Scenario{ID: id}.BaseID() }
+
+// loadScenarios reads scenarios.json and checks each row's metric exists.
+func (r *Runner) loadScenarios() ([]artifacts.Scenario, error) {
+	path := filepath.Join(r.outDir, "scenarios.json")
+	scs, err := artifacts.ReadScenarios(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &InputError{Msg: fmt.Sprintf("%s does not exist: run `impactbench gen-scenarios %s` first", path, r.bench.Slug)}
+	}
+	if err != nil {
+		return nil, &InputError{Msg: err.Error()}
+	}
+	var missing []string
+	for i, s := range scs {
+		if _, ok := r.bench.MetricByID(s.MetricID); !ok {
+			missing = append(missing, fmt.Sprintf("row %d (%s): metric_id %q", i, s.ID, s.MetricID))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &InputError{Msg: fmt.Sprintf("%s: %d scenario(s) refer to metrics that are not in %s (known: %s):\n  %s",
+			path, len(missing), r.bench.Path, r.metricIDs(), strings.Join(firstN(missing, 10), "\n  "))}
+	}
+	return scs, nil
+}
+
+func (r *Runner) metricIDs() string {
+	ids := make([]string, len(r.bench.Metrics))
+	for i, m := range r.bench.Metrics {
+		ids[i] = m.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], fmt.Sprintf("… and %d more", len(s)-n))
+	}
+	return s
+}
+
+func (r *Runner) targetConfig(id string) (config.ModelConfig, error) {
+	t, ok := r.cfg.Target(id)
+	if !ok {
+		ids := make([]string, len(r.cfg.Targets))
+		for i, t := range r.cfg.Targets {
+			ids[i] = t.ID
+		}
+		return t, &InputError{Msg: fmt.Sprintf("target %q is not in %s (targets: %s)", id, r.cfg.Path, strings.Join(ids, ", "))}
+	}
+	return t, nil
+}
+
+func (r *Runner) simInputs(target config.ModelConfig, scenariosSHA string) map[string]string {
+	return map[string]string{
+		"scenarios.json": scenariosSHA,
+		"metrics":        fingerprint(r.bench.Metrics),
+		"target_prompt":  fingerprint(r.bench.Scenario.UserContext, r.bench.Scenario.TargetSystemPrompt),
+		"settings":       fingerprint(r.cfg.Generation.Turns, r.cfg.Generation.NumSamples, r.cfg.Landmarks, r.cfg.Perfunctory, r.cfg.Seed),
+		"user_model":     fingerprint(identity(r.cfg.UserModel)),
+		"target_model":   fingerprint(identity(target)),
+		"prompts":        r.prompts.Hash(),
+	}
+}
+
+type simRow struct {
+	sc     artifacts.Scenario
+	sample int
+}
+
+func (r *Runner) simUnit(target string, row simRow) string {
+	return fmt.Sprintf("%s/sim/%s__s%d", safeName(target), safeName(row.sc.ID), row.sample)
+}
+
+// Simulate runs every scenario × sample against one target and writes
+// runs/<target>/conversations.json.
+func (r *Runner) Simulate(ctx context.Context, targetID string) error {
+	target, err := r.targetConfig(targetID)
+	if err != nil {
+		return err
+	}
+	scs, err := r.loadScenarios()
+	if err != nil {
+		if r.opts.DryRun {
+			return r.planSimulateFromConfig(target)
+		}
+		return err
+	}
+	out := filepath.Join(r.runDir(targetID), "conversations"+r.shardSuffix()+".json")
+	rep := PhaseReport{Phase: "simulate", Target: targetID, Output: out}
+	scSHA, _ := fileSHA(filepath.Join(r.outDir, "scenarios.json"))
+	inputs := r.simInputs(target, scSHA)
+	key := "simulate/" + targetID + r.shardSuffix()
+	upToDate, why := r.upToDate(key, out, inputs)
+	if r.opts.DryRun && upToDate {
+		defer r.planNote("simulate", targetID, "skip: up to date")
+	} else if upToDate {
+		rep.Status, rep.Reason = "skipped", why
+		r.logf("[skip] simulate %s/%s — %s", r.bench.Slug, targetID, why)
+		r.Report.add(rep)
+		return nil
+	} else if why != "" && why != "forced" && !r.opts.DryRun {
+		r.logf("simulate %s/%s: %s", r.bench.Slug, targetID, why)
+	}
+
+	samples := r.cfg.Generation.NumSamples
+	var rows []simRow
+	for _, sc := range scs {
+		if !r.inShard(sc.ID) {
+			continue
+		}
+		for s := range samples {
+			rows = append(rows, simRow{sc, s})
+		}
+	}
+	if r.opts.DryRun {
+		r.planSimulate(targetID, target, len(rows))
+		return nil
+	}
+	userC, err := r.client(r.cfg.UserModel)
+	if err != nil {
+		return err
+	}
+	targetC, err := r.client(target)
+	if err != nil {
+		return err
+	}
+	userID, targetIdent := identity(r.cfg.UserModel), identity(target)
+	rowKeyBase := fingerprint(inputs["metrics"], inputs["target_prompt"], inputs["settings"], inputs["user_model"], inputs["target_model"], inputs["prompts"])
+
+	bar := r.prog.Start("simulate "+targetID, len(rows))
+	var mu sync.Mutex
+	var spent, saved llm.Usage
+	var failures []RowFailure
+	ran := make([]bool, len(rows))
+	perr := forEach(ctx, len(rows), r.cfg.Run.Concurrency.Simulate, func(ctx context.Context, i int) {
+		row := rows[i]
+		start := time.Now()
+		rowKey := fingerprint(rowKeyBase, row.sc, row.sample)
+		unit, err := r.store.Unit(r.simUnit(targetID, row))
+		if err != nil {
+			mu.Lock()
+			failures = append(failures, RowFailure{Row: row.sc.ID, Reason: err.Error()})
+			mu.Unlock()
+			return
+		}
+		var conv artifacts.Conversation
+		if unit.Result(rowKey, &conv) && conv.Status != artifacts.StatusError {
+			ran[i] = true
+			bar.Done(false, true, llm.Usage{}, time.Since(start))
+			return
+		}
+		m, _ := r.bench.MetricByID(row.sc.MetricID)
+		conv, err = stages.Simulate(ctx, unit.Client(userID, userC), unit.Client(targetIdent, targetC), r.prompts, stages.SimSpec{
+			Bench: r.bench, Scenario: row.sc, Metric: m,
+			TargetID: targetID, TargetModel: target.Model, UserModel: r.cfg.UserModel.Model,
+			Sample: row.sample, Turns: r.cfg.Generation.Turns,
+			Landmarks: r.cfg.Landmarks, Perfunctory: r.cfg.Perfunctory, Seed: r.cfg.Seed,
+		})
+		st := unit.Stats()
+		mu.Lock()
+		spent, saved = spent.Add(st.Spent), saved.Add(st.Saved)
+		mu.Unlock()
+		if err != nil {
+			// Cancelled or stopped by the ceiling: the calls made so far are
+			// stored; the row is simply not finished.
+			bar.Done(false, false, st.Spent, time.Since(start))
+			return
+		}
+		resKey := rowKey
+		if conv.Status == artifacts.StatusError {
+			resKey = "error:" + rowKey // recorded for the output, retried next run
+			mu.Lock()
+			failures = append(failures, RowFailure{Row: conv.ConvID, Reason: conv.StatusReason})
+			mu.Unlock()
+		}
+		if err := unit.SetResult(resKey, conv); err != nil {
+			mu.Lock()
+			failures = append(failures, RowFailure{Row: conv.ConvID, Reason: err.Error()})
+			mu.Unlock()
+			bar.Done(true, false, st.Spent, time.Since(start))
+			return
+		}
+		ran[i] = true
+		bar.Done(conv.Status == artifacts.StatusError, st.Misses == 0, st.Spent, time.Since(start))
+	})
+	bar.End()
+	_, failedCount, reusedCount := bar.Counts()
+	rep.Rows, rep.Reused, rep.Spent, rep.Calls = len(rows), reusedCount, spent, spent.Requests
+	rep.Failed = len(failures)
+	_ = failedCount
+	sort.Slice(failures, func(a, b int) bool { return failures[a].Row < failures[b].Row })
+	rep.Failures = failures
+	if len(rep.Failures) > maxListedFailures {
+		rep.Failures = rep.Failures[:maxListedFailures]
+	}
+	r.Report.addReused(saved)
+	notRun := 0
+	for _, ok := range ran {
+		if !ok {
+			notRun++
+		}
+	}
+	if perr != nil && !budgetStopped(perr) {
+		return perr
+	}
+	if notRun > 0 {
+		rep.Status = "stopped"
+		rep.Reason = fmt.Sprintf("%d of %d conversations not finished (cost ceiling or interruption); their completed turns are saved", notRun, len(rows))
+		r.noteRemaining(notRun)
+		r.Report.add(rep)
+		return nil
+	}
+	// Assemble in row order from the unit files: memory stays flat however
+	// many conversations there are.
+	var total llm.Usage
+	w, err := artifacts.NewArrayWriter(out)
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		var conv artifacts.Conversation
+		if _, ok := r.store.ReadResult(r.simUnit(targetID, row), &conv); !ok {
+			w.Abort()
+			return fmt.Errorf("simulate %s: result of %s sample %d missing from %s", targetID, row.sc.ID, row.sample, r.store.Dir())
+		}
+		total = total.Add(usageOf(conv.Usage))
+		if err := w.Write(conv); err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if err := r.writeCost(r.runDir(targetID), "simulate", total); err != nil {
+		return err
+	}
+	if err := r.record(key, out, inputs, rep.Failed); err != nil {
+		return err
+	}
+	rep.Status = "ran"
+	if rep.Failed > 0 {
+		rep.Status = "failed"
+	}
+	r.logf("simulated %d conversations (%d sample(s) × %d scenarios) for %s; %d failed", len(rows), samples, len(rows)/max(samples, 1), targetID, rep.Failed)
+	r.Report.add(rep)
+	return nil
+}
+
+func (r *Runner) noteRemaining(n int) {
+	r.Report.mu.Lock()
+	defer r.Report.mu.Unlock()
+	if r.Report.Budget == nil && r.budget != nil {
+		r.Report.Budget = &BudgetReport{Max: r.budget.Max()}
+	}
+	if r.Report.Budget != nil {
+		r.Report.Budget.Remaining += n
+		r.Report.Budget.Stopped = r.budget != nil && r.budget.Exhausted()
+	}
+}
+
+// usageOf converts an on-disk usage record back (for phase totals).
+func usageOf(u artifacts.UsageRecord) llm.Usage {
+	known := u.CostKnown == nil || *u.CostKnown
+	req := u.Requests
+	if req == 0 && (u.InputTokens > 0 || u.OutputTokens > 0) {
+		req = 1
+	}
+	return llm.Usage{Requests: req, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CachedInputTokens: u.CachedInputTokens, CacheWriteTokens: u.CacheWriteTokens,
+		ReasoningTokens: u.ReasoningTokens, Cost: u.Cost, CostKnown: known}
+}

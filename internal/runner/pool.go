@@ -1,0 +1,45 @@
+package runner
+
+import (
+	"context"
+	"sync"
+)
+
+// forEach runs fn(i) for i in [0, n) on up to workers goroutines. A row's
+// failure is the row's business (fn records it); forEach stops handing out
+// rows only when ctx is done, and returns ctx.Err() in that case.
+func forEach(ctx context.Context, n, workers int, fn func(ctx context.Context, i int)) error {
+	if workers < 1 {
+		workers = 1
+	}
+	if workers > n {
+		workers = n
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(ctx, i)
+			}
+		}()
+	}
+	var err error
+feed:
+	for i := range n {
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+			break feed
+		case next <- i:
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err == nil {
+		err = ctx.Err()
+	}
+	return err
+}
