@@ -42,6 +42,7 @@ var phaseDocs = map[phaseKind]struct{ short, long, example string }{
 func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 	pf := &phaseFlags{}
 	var judges []string
+	var upstreamOnly bool
 	doc := phaseDocs[kind]
 	use := name + " <benchmark>"
 	args := cobra.ExactArgs(1)
@@ -62,6 +63,7 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 				if len(judges) > 0 {
 					o.Judges = judgeConfigs(judges)
 				}
+				o.UpstreamOnly = upstreamOnly
 			}, func(ctx context.Context, r *runner.Runner) error {
 				targets := args[1:]
 				if len(targets) == 0 {
@@ -86,6 +88,9 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 		},
 	}
 	pf.add(cmd)
+	if kind == phaseAggregate {
+		cmd.Flags().BoolVar(&upstreamOnly, "upstream-only", false, "write only upstream ImpactBench's fields (byte-identical to its results.json)")
+	}
 	if kind == phaseEvaluate {
 		cmd.Flags().StringSliceVar(&judges, "judge", nil, "judge with these models instead of evaluator_model (\"source/model\" or a target id); repeat for a panel")
 	}

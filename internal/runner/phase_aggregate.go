@@ -53,9 +53,10 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 		return &InputError{Msg: err.Error()}
 	}
 	res, err := results.Aggregate(in, results.Options{
-		Seed:        r.cfg.Seed,
-		ValidOnly:   r.cfg.Validity.ValidOnly,
-		Fingerprint: r.Fingerprint(),
+		Seed:         r.cfg.Seed,
+		ValidOnly:    r.cfg.Validity.ValidOnly,
+		UpstreamOnly: r.opts.UpstreamOnly,
+		Fingerprint:  r.Fingerprint(),
 	})
 	if err != nil {
 		return err

@@ -110,8 +110,12 @@ func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
 		return nil
 	}
 	panel := make([]stages.NamedClient, len(judges))
+	judgeField := "evaluator_model"
+	if len(r.opts.Judges) > 0 {
+		judgeField = ""
+	}
 	for i, j := range judges {
-		c, err := r.client(j)
+		c, err := r.modelClient(judgeField, j)
 		if err != nil {
 			return err
 		}
@@ -125,7 +129,7 @@ func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
 		if r.cfg.LandmarkModel != nil {
 			landmarkM = *r.cfg.LandmarkModel
 		}
-		if landmarkC, err = r.client(landmarkM); err != nil {
+		if landmarkC, err = r.modelClient("", landmarkM); err != nil {
 			return err
 		}
 		scs, err := r.loadScenarios()

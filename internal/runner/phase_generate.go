@@ -33,7 +33,7 @@ func (r *Runner) GenMetrics(ctx context.Context) error {
 		r.Report.add(rep)
 		return nil
 	}
-	c, err := r.client(gen)
+	c, err := r.modelClient(r.generatorField(), gen)
 	if err != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ func (r *Runner) GenScenarios(ctx context.Context) error {
 		}
 		return nil
 	}
-	c, err := r.client(gen)
+	c, err := r.modelClient(r.generatorField(), gen)
 	if err != nil {
 		return err
 	}

@@ -163,11 +163,12 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 		r.planSimulate(targetID, target, len(rows))
 		return nil
 	}
-	userC, err := r.client(r.cfg.UserModel)
+	userC, err := r.modelClient("user_model", r.cfg.UserModel)
 	if err != nil {
 		return err
 	}
-	targetC, err := r.client(target)
+	tf, _ := r.cfg.TargetField(targetID)
+	targetC, err := r.modelClient(tf, target)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,9 @@ type Options struct {
 	// OutDir, when set, writes every output there instead of the benchmark
 	// directory (validation runs); benchmark.yaml is still read from Bench.
 	OutDir string
+	// UpstreamOnly writes results.json with upstream's fields only, byte for
+	// byte what upstream ImpactBench writes.
+	UpstreamOnly bool
 	// Shard runs only rows whose shard index (hash of the row id) equals
 	// Shard.Index, writing shard files for `impactbench merge`.
 	Shard Shard
@@ -142,6 +145,13 @@ func New(cfg *config.Config, benchDir string, opts Options) (*Runner, error) {
 	if opts.Progress == nil {
 		opts.Progress = progress.New(opts.Stderr, progress.Quiet, 0)
 	}
+	if len(opts.Judges) > 0 {
+		js, err := resolveJudges(cfg, opts.Judges)
+		if err != nil {
+			return nil, err
+		}
+		opts.Judges = js
+	}
 	out := benchDir
 	if opts.OutDir != "" {
 		out = opts.OutDir
@@ -239,6 +249,24 @@ func deref(p *float64) any {
 func poolKey(m config.ModelConfig) string {
 	h := sha256.Sum256([]byte(m.APIKey))
 	return m.Provider() + "|" + m.BaseURL + "|" + m.Model + "|" + hex.EncodeToString(h[:4])
+}
+
+// modelClient checks that the environment variables a model's config refers
+// to are set (only now that the model is about to be used) and returns its client.
+func (r *Runner) modelClient(field string, m config.ModelConfig) (llm.Client, error) {
+	if field != "" && !r.opts.DryRun {
+		if err := r.cfg.CheckEnv(field); err != nil {
+			return nil, err
+		}
+	}
+	return r.client(m)
+}
+
+func (r *Runner) generatorField() string {
+	if r.cfg.GeneratorModel != nil {
+		return "generator_model"
+	}
+	return "user_model"
 }
 
 // client returns the shared client for a model config: provider adapter,
