@@ -1,6 +1,19 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/spf13/cobra"
+)
 
 // addExtraCommands registers the commands beyond the five stages.
-func addExtraCommands(root *cobra.Command, g *globals) {}
+func addExtraCommands(root *cobra.Command, g *globals) {
+	root.AddCommand(newValidateCmd(g), newCompareCmd(g), newMergeCmd(g))
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

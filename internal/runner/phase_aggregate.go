@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -64,6 +65,13 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 	if err := results.WriteResults(out, res); err != nil {
 		return err
 	}
+	// run_manifest.json records what defines this measurement, component by
+	// component, so `impactbench compare` can say what differs between runs.
+	if !r.opts.UpstreamOnly {
+		if err := writeJSONFile(filepath.Join(r.outDir, "run_manifest.json"), r.Fingerprint()); err != nil {
+			return err
+		}
+	}
 	for _, m := range res {
 		r.logf("  %s: pos=%s neg=%s n=%d", m.TargetModel, fmtRate(m.PositivePassRate), fmtRate(m.NegativePassRate), m.NTotal)
 	}
@@ -109,6 +117,13 @@ func (r *Runner) Fingerprint() results.Fingerprint {
 // evaluate for every target — targets concurrently, so one slow provider
 // does not idle the others — then aggregate.
 func (r *Runner) Run(ctx context.Context, targets []string) error {
+	if r.opts.Shard.Active() {
+		// Shards on different machines must share one scenario set; with a
+		// real generator each shard would write its own. Generate first.
+		if _, err := os.Stat(filepath.Join(r.outDir, "scenarios.json")); err != nil {
+			return &InputError{Msg: fmt.Sprintf("sharded runs need scenarios.json first: run `impactbench gen-scenarios %s` once, then start the shards", r.bench.Slug)}
+		}
+	}
 	if err := r.GenMetrics(ctx); err != nil {
 		return err
 	}
@@ -146,6 +161,10 @@ func (r *Runner) Run(ctx context.Context, targets []string) error {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
+	}
+	if r.opts.Shard.Active() {
+		r.logf("shard %d/%d done; when every shard has finished run `impactbench merge %s`", r.opts.Shard.Index, r.opts.Shard.Count, r.bench.Slug)
+		return nil
 	}
 	if r.anyScores() || !r.opts.DryRun {
 		if err := r.Aggregate(ctx); err != nil {
@@ -196,6 +215,14 @@ func (r *Runner) Targets() []string {
 		ids[i] = t.ID
 	}
 	return ids
+}
+
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(path, append(b, '\n'))
 }
 
 // sortedKeys is a small helper for deterministic output.

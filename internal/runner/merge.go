@@ -1,0 +1,209 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/llm"
+)
+
+var shardFileRE = regexp.MustCompile(`^(conversations|scores)\.shard-(\d+)-of-(\d+)\.json$`)
+
+// MergeReport says what Merge combined.
+type MergeReport struct {
+	Target        string `json:"target"`
+	Shards        int    `json:"shards"`
+	Conversations int    `json:"conversations"`
+	Scores        int    `json:"scores"`
+}
+
+// Merge combines the shard files written by `--shard i/K` runs into the
+// normal runs/<target>/conversations.json, scores.json and cost.json, in the
+// row order an unsharded run writes, so the result is byte-identical to it.
+// Every shard 0..K-1 must be present for each file kind.
+func (r *Runner) Merge(ctx context.Context, targets []string) ([]MergeReport, error) {
+	scs, err := r.loadScenarios()
+	if err != nil {
+		return nil, err
+	}
+	pos := make(map[string]int, len(scs))
+	for i, s := range scs {
+		pos[s.ID] = i
+	}
+	var reps []MergeReport
+	for _, t := range targets {
+		dir := r.runDir(t)
+		ents, err := os.ReadDir(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return reps, err
+		}
+		files := map[string]map[int]string{} // kind → index → path
+		count := 0
+		for _, e := range ents {
+			m := shardFileRE.FindStringSubmatch(e.Name())
+			if m == nil {
+				continue
+			}
+			i, _ := strconv.Atoi(m[2])
+			k, _ := strconv.Atoi(m[3])
+			if count != 0 && k != count {
+				return reps, &InputError{Msg: fmt.Sprintf("%s: shard files of different splits (%d and %d shards); remove the stale ones", dir, count, k)}
+			}
+			count = k
+			if files[m[1]] == nil {
+				files[m[1]] = map[int]string{}
+			}
+			files[m[1]][i] = filepath.Join(dir, e.Name())
+		}
+		if count == 0 {
+			continue
+		}
+		rep := MergeReport{Target: t, Shards: count}
+		for _, kind := range []string{"conversations", "scores"} {
+			got := files[kind]
+			if len(got) == 0 {
+				continue
+			}
+			var missing []string
+			paths := make([]string, count)
+			for i := range count {
+				p, ok := got[i]
+				if !ok {
+					missing = append(missing, strconv.Itoa(i))
+				}
+				paths[i] = p
+			}
+			if len(missing) > 0 {
+				return reps, &InputError{Msg: fmt.Sprintf("%s: %s shard(s) %s of %d missing: run those shards (--shard i/%d) before merging",
+					dir, kind, strings.Join(missing, ", "), count, count)}
+			}
+			n, err := mergeKind(ctx, kind, paths, filepath.Join(dir, kind+".json"), pos)
+			if err != nil {
+				return reps, err
+			}
+			if kind == "conversations" {
+				rep.Conversations = n
+			} else {
+				rep.Scores = n
+			}
+		}
+		if err := mergeCost(filepath.Join(dir, "cost.json")); err != nil {
+			return reps, err
+		}
+		reps = append(reps, rep)
+	}
+	return reps, nil
+}
+
+type rowRef struct {
+	pos, sample int
+	raw         any
+}
+
+// mergeKind reads every shard's rows and writes them sorted by scenario
+// position and sample (each shard file is a disjoint slice of the rows).
+func mergeKind(ctx context.Context, kind string, paths []string, out string, pos map[string]int) (int, error) {
+	var rows []rowRef
+	for _, p := range paths {
+		var err error
+		if kind == "conversations" {
+			err = artifacts.EachConversation(p, func(i int, c artifacts.Conversation) error {
+				idx, ok := pos[c.ID]
+				if !ok {
+					return fmt.Errorf("%s row %d: scenario %q is not in scenarios.json (shards from another scenario set?)", p, i, c.ID)
+				}
+				rows = append(rows, rowRef{idx, c.Sample, c})
+				return ctx.Err()
+			})
+		} else {
+			err = artifacts.EachScore(p, func(i int, s artifacts.Score) error {
+				idx, ok := pos[s.ID]
+				if !ok {
+					return fmt.Errorf("%s row %d: scenario %q is not in scenarios.json (shards from another scenario set?)", p, i, s.ID)
+				}
+				rows = append(rows, rowRef{idx, s.Sample, s})
+				return ctx.Err()
+			})
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	sort.SliceStable(rows, func(a, b int) bool {
+		if rows[a].pos != rows[b].pos {
+			return rows[a].pos < rows[b].pos
+		}
+		return rows[a].sample < rows[b].sample
+	})
+	for i := 1; i < len(rows); i++ {
+		if rows[i].pos == rows[i-1].pos && rows[i].sample == rows[i-1].sample {
+			return 0, &InputError{Msg: fmt.Sprintf("%s: the same row appears in two shards (scenario position %d, sample %d); were shards run with different --shard counts?", out, rows[i].pos, rows[i].sample)}
+		}
+	}
+	w, err := artifacts.NewArrayWriter(out)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range rows {
+		if err := w.Write(r.raw); err != nil {
+			w.Abort()
+			return 0, err
+		}
+	}
+	return len(rows), w.Close()
+}
+
+// mergeCost folds "<phase>.shard-i-of-K" entries into "<phase>" and drops
+// them, so cost.json reads as if the run had not been sharded.
+func mergeCost(path string) error {
+	phases, err := artifacts.ReadCost(path)
+	if err != nil || len(phases) == 0 {
+		return err
+	}
+	merged := map[string]llm.Usage{}
+	var order []string
+	var keep []artifacts.PhaseCost
+	for _, p := range phases {
+		base, _, isShard := strings.Cut(p.Phase, ".shard-")
+		if !isShard {
+			keep = append(keep, p)
+			continue
+		}
+		if _, ok := merged[base]; !ok {
+			order = append(order, base)
+		}
+		merged[base] = merged[base].Add(usageOf(artifacts.UsageRecord{Cost: p.Cost, InputTokens: p.InputTokens, OutputTokens: p.OutputTokens,
+			CachedInputTokens: p.CachedInputTokens, ReasoningTokens: p.ReasoningTokens, Requests: p.Requests, CostKnown: p.CostKnown}))
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	var obj artifacts.Object
+	for _, p := range keep {
+		if _, replaced := merged[p.Phase]; !replaced {
+			obj.Set(p.Phase, p)
+		}
+	}
+	for _, ph := range order {
+		u := merged[ph]
+		pc := artifacts.PhaseCost{Cost: artifacts.Round(u.Cost, 6), InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Phase: ph,
+			CachedInputTokens: u.CachedInputTokens, ReasoningTokens: u.ReasoningTokens, Requests: u.Requests}
+		if u.Requests > 0 && !u.CostKnown {
+			f := false
+			pc.CostKnown = &f
+		}
+		obj.Set(ph, pc)
+	}
+	return artifacts.WriteJSON(path, obj)
+}

@@ -1,0 +1,144 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/impactbench/impactbench/internal/config"
+)
+
+// Swap is one validation run's role swap: generator, user or judge.
+type Swap struct {
+	Role  string // "generator" | "user" | "judge"
+	Model string // a target id, a configured model name, or source/model
+}
+
+// ParseSwap reads "role=MODEL".
+func ParseSwap(s string) (Swap, error) {
+	role, model, ok := strings.Cut(s, "=")
+	role = strings.TrimSpace(role)
+	if !ok || model == "" {
+		return Swap{}, &InputError{Msg: fmt.Sprintf("--swap %q: want ROLE=MODEL, e.g. --swap user=anthropic/claude-haiku-4-5", s)}
+	}
+	switch role {
+	case "generator", "user", "judge":
+	default:
+		return Swap{}, &InputError{Msg: fmt.Sprintf("--swap %q: role must be generator, user or judge", s)}
+	}
+	return Swap{Role: role, Model: strings.TrimSpace(model)}, nil
+}
+
+// AllowedDiffs names the fingerprint components a swap is meant to change.
+func (s Swap) AllowedDiffs() []string {
+	switch s.Role {
+	case "generator":
+		return []string{"generator", "scenarios"}
+	case "user":
+		return []string{"user_model"}
+	default:
+		return []string{"judges"}
+	}
+}
+
+// ValidationDir is where a swap's run is written: never over the main run.
+func ValidationDir(benchDir string, s Swap) string {
+	label := strings.NewReplacer("/", "_", "\\", "_", ":", "_", " ", "_").Replace(s.Model)
+	return filepath.Join(benchDir, "validation", s.Role+"-"+label)
+}
+
+// PrepareValidation returns the swapped config and the output directory for
+// a validation run, seeded with the main run's files the swap keeps fixed:
+// the metrics always; the scenarios for a user or judge swap; the
+// conversations for a judge swap. The main run is never written to.
+func PrepareValidation(cfg *config.Config, benchDir string, s Swap) (*config.Config, string, error) {
+	m, err := resolveModel(cfg, s.Model)
+	if err != nil {
+		return nil, "", err
+	}
+	c := *cfg
+	if c.GeneratorModel == nil {
+		// The generator defaults to user_model; pin it so a user swap does
+		// not silently change who (would have) written the scenarios.
+		g := cfg.UserModel
+		c.GeneratorModel = &g
+	}
+	switch s.Role {
+	case "generator":
+		c.GeneratorModel = &m
+	case "user":
+		c.UserModel = m
+	case "judge":
+		c.EvaluatorModels = []config.ModelConfig{m}
+	}
+	if _, err := os.Stat(filepath.Join(benchDir, "results.json")); err != nil {
+		return nil, "", &InputError{Msg: fmt.Sprintf("%s has no results.json: run `impactbench run %s` first — a validation run is compared against the main run", benchDir, filepath.Base(benchDir))}
+	}
+	out := ValidationDir(benchDir, s)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, "", err
+	}
+	copies := []string{"benchmark.yaml"}
+	if s.Role != "generator" {
+		copies = append(copies, "scenarios.json")
+	}
+	if s.Role == "judge" {
+		for _, t := range cfg.Targets {
+			copies = append(copies, filepath.Join("runs", t.ID, "conversations.json"), filepath.Join("runs", t.ID, "cost.json"))
+		}
+	}
+	for _, rel := range copies {
+		dst := filepath.Join(out, rel)
+		if _, err := os.Stat(dst); err == nil {
+			continue // an earlier validation run already has it: keep its state
+		}
+		if err := copyFile(filepath.Join(benchDir, rel), dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, "", fmt.Errorf("prepare %s: %w", out, err)
+		}
+	}
+	return &c, out, nil
+}
+
+// resolveModel finds a model by target id, configured model name, or source/model.
+func resolveModel(cfg *config.Config, name string) (config.ModelConfig, error) {
+	j := config.ModelConfig{ID: "judge:" + name, Model: name}
+	if i := strings.Index(name, "/"); i > 0 {
+		j.Source, j.Model = name[:i], name[i+1:]
+	}
+	ms, err := resolveJudges(cfg, []config.ModelConfig{j})
+	if err != nil {
+		return config.ModelConfig{}, err
+	}
+	m := ms[0]
+	m.ID = ""
+	return m, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	tmp := dst + ".tmp"
+	out, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, dst)
+}
