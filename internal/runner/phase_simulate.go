@@ -229,6 +229,9 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 			return
 		}
 		ran[i] = true
+		if r.cfg.Run.Verbose {
+			r.printTurns(conv)
+		}
 		bar.Done(conv.Status == artifacts.StatusError, st.Misses == 0, st.Spent, time.Since(start))
 	})
 	bar.End()
@@ -293,6 +296,24 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 	r.logf("simulated %d conversations (%d sample(s) × %d scenarios) for %s; %d failed", len(rows), samples, len(rows)/max(samples, 1), targetID, rep.Failed)
 	r.Report.add(rep)
 	return nil
+}
+
+// printTurns shows a finished conversation turn by turn (run.verbose), like
+// upstream's per-turn lines, truncated to 120 characters.
+func (r *Runner) printTurns(c artifacts.Conversation) {
+	for i, t := range c.Transcript {
+		text := []rune(t.Content)
+		if len(text) > 120 {
+			text = append(text[:120], '…')
+		}
+		r.logf("  [%s s%d] turn %d %s: %q", c.ID, c.Sample, i/2+1, map[string]string{"user": "user", "assistant": "target"}[t.Role], string(text))
+	}
+	if c.Status == artifacts.StatusUserTerminated {
+		r.logf("  [%s s%d] turn %d: user terminated", c.ID, c.Sample, len(c.Transcript)/2+1)
+	}
+	if c.Status == artifacts.StatusError {
+		r.logf("  [%s s%d] error: %s", c.ID, c.Sample, c.StatusReason)
+	}
 }
 
 func (r *Runner) noteRemaining(n int) {
