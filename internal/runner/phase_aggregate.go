@@ -124,6 +124,9 @@ func (r *Runner) Run(ctx context.Context, targets []string) error {
 			return &InputError{Msg: fmt.Sprintf("sharded runs need scenarios.json first: run `impactbench gen-scenarios %s` once, then start the shards", r.bench.Slug)}
 		}
 	}
+	if err := r.checkEnvFor(targets); err != nil {
+		return err
+	}
 	if err := r.GenMetrics(ctx); err != nil {
 		return err
 	}
@@ -176,6 +179,28 @@ func (r *Runner) Run(ctx context.Context, targets []string) error {
 		}
 	}
 	return nil
+}
+
+// checkEnvFor fails before anything is written when a model this run will
+// call refers to an unset environment variable (models it will not call,
+// e.g. the generator of an already generated benchmark, may lack theirs).
+func (r *Runner) checkEnvFor(targets []string) error {
+	if r.opts.DryRun {
+		return nil
+	}
+	fields := []string{"user_model", "evaluator_model"}
+	if _, err := os.Stat(filepath.Join(r.outDir, "scenarios.json")); err != nil || len(r.bench.Metrics) == 0 {
+		fields = append(fields, r.generatorField())
+	}
+	if r.cfg.Validity.LandmarkCheck && r.cfg.LandmarkModel != nil {
+		fields = append(fields, "landmark_model")
+	}
+	for _, t := range targets {
+		if f, ok := r.cfg.TargetField(t); ok {
+			fields = append(fields, f)
+		}
+	}
+	return r.cfg.CheckEnv(fields...)
 }
 
 // stopIfFailed ends a full run when a generation phase failed: later phases

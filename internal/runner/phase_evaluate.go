@@ -150,6 +150,8 @@ func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
 		return fmt.Sprintf("%s/%s/%s__s%d", safeName(targetID), unitDir, safeName(row.ID), row.Sample)
 	}
 
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	bar := r.prog.Start("evaluate "+targetID, len(rows))
 	var mu sync.Mutex
 	var spent, saved llm.Usage
@@ -209,6 +211,9 @@ func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
 				spent, saved = spent.Add(st.Spent), saved.Add(st.Saved)
 				mu.Unlock()
 				if err != nil {
+					if fatalErr(err) {
+						stop(err)
+					}
 					if ctx.Err() != nil || budgetStopped(err) {
 						bar.Done(false, false, st.Spent, time.Since(start))
 						continue
@@ -259,6 +264,10 @@ func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
 		rep.Failures = rep.Failures[:maxListedFailures]
 	}
 	r.Report.addReused(saved)
+	if cause := context.Cause(ctx); cause != nil && fatalErr(cause) {
+		r.Report.add(rep)
+		return cause
+	}
 	if feedErr != nil && !errors.Is(feedErr, context.Canceled) && !errors.Is(feedErr, context.DeadlineExceeded) {
 		return feedErr
 	}

@@ -175,6 +175,8 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 	userID, targetIdent := identity(r.cfg.UserModel), identity(target)
 	rowKeyBase := fingerprint(inputs["metrics"], inputs["target_prompt"], inputs["settings"], inputs["user_model"], inputs["target_model"], inputs["prompts"])
 
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	bar := r.prog.Start("simulate "+targetID, len(rows))
 	var mu sync.Mutex
 	var spent, saved llm.Usage
@@ -210,7 +212,11 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 		mu.Unlock()
 		if err != nil {
 			// Cancelled or stopped by the ceiling: the calls made so far are
-			// stored; the row is simply not finished.
+			// stored; the row is simply not finished. A fatal provider error
+			// stops the whole phase.
+			if fatalErr(err) {
+				stop(err)
+			}
 			bar.Done(false, false, st.Spent, time.Since(start))
 			return
 		}
@@ -250,6 +256,10 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 		if !ok {
 			notRun++
 		}
+	}
+	if cause := context.Cause(ctx); cause != nil && fatalErr(cause) {
+		r.Report.add(rep)
+		return cause
 	}
 	if perr != nil && !budgetStopped(perr) {
 		return perr

@@ -259,7 +259,7 @@ func (r *Runner) modelClient(field string, m config.ModelConfig) (llm.Client, er
 			return nil, err
 		}
 	}
-	return r.client(m)
+	return r.clientRole(field, m)
 }
 
 func (r *Runner) generatorField() string {
@@ -271,7 +271,11 @@ func (r *Runner) generatorField() string {
 
 // client returns the shared client for a model config: provider adapter,
 // limiter (per attempt), retry, and the cost ceiling.
-func (r *Runner) client(m config.ModelConfig) (llm.Client, error) {
+func (r *Runner) client(m config.ModelConfig) (llm.Client, error) { return r.clientRole("", m) }
+
+// clientRole is client with the config field the model came from, so
+// provider errors can say which block of config.yaml to fix.
+func (r *Runner) clientRole(role string, m config.ModelConfig) (llm.Client, error) {
 	key := poolKey(m) + fmt.Sprintf("|%v|%d", deref(m.Temperature), m.MaxTokens)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -290,6 +294,7 @@ func (r *Runner) client(m config.ModelConfig) (llm.Client, error) {
 			Prices: r.prices,
 			Logger: r.log,
 			Seed:   r.cfg.Seed,
+			Role:   role,
 			Wrap: func(inner llm.Client) llm.Client {
 				if m.Provider() == "offline" && lim == (ratelimit.Limits{}) {
 					return inner
@@ -340,6 +345,17 @@ type PartialError struct {
 func (e *PartialError) Error() string {
 	return fmt.Sprintf("%d row(s) failed in %s; completed rows are saved — run the same command again to retry only the failed ones",
 		e.Failed, strings.Join(e.Phases, ", "))
+}
+
+// fatalErr reports errors that no other row can escape either (a refused
+// key, exhausted quota, a config mistake): the phase stops at once instead
+// of sending the same doomed request for every row.
+func fatalErr(err error) bool {
+	switch llm.KindOf(err) {
+	case llm.KindAuth, llm.KindQuota, llm.KindConfig:
+		return true
+	}
+	return false
 }
 
 // budgetStopped reports whether err stems from the cost ceiling.
