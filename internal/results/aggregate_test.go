@@ -221,10 +221,10 @@ func TestAggregate_NoDemographics(t *testing.T) {
 			t.Errorf("%s present without data: %s", k, s)
 		}
 	}
-	if !strings.Contains(s, `"n_null":0`) || !strings.Contains(s, `"positive_ci":{"low":1.0,"high":1.0,"method":"cluster-bootstrap-percentile","clusters":1,"reps":2000,"seed":0}`) {
+	if !strings.Contains(s, `"n_null":0`) || !strings.Contains(s, `"positive_ci":{"n":1,"n_passed":1,"low":1.0,"high":1.0,"method":"cluster-bootstrap-percentile","clusters":1,"reps":2000,"seed":0}`) {
 		t.Errorf("model-level additions: %s", s)
 	}
-	if !strings.Contains(s, `"negative_ci":{"low":null,"high":null,"method":"cluster-bootstrap-percentile","clusters":0,"reps":2000,"seed":0}`) {
+	if !strings.Contains(s, `"negative_ci":{"n":0,"n_passed":0,"low":null,"high":null,"method":"cluster-bootstrap-percentile","clusters":0,"reps":2000,"seed":0}`) {
 		t.Errorf("empty negative_ci: %s", s)
 	}
 }

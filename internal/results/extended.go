@@ -95,6 +95,10 @@ func clusterCI(rows []row, typ config.MetricType, opts Options) *ClusterCI {
 		}
 	}
 	ci := &ClusterCI{Method: stats.MethodClusterBootstrap, Clusters: len(clusters), Reps: opts.BootstrapReps, Seed: opts.Seed}
+	for _, c := range clusters {
+		ci.N += c.Total
+		ci.Passed += c.Passed
+	}
 	if len(clusters) == 0 {
 		return ci
 	}
@@ -203,12 +207,22 @@ func (d *demographics) breakdown(rows []row, conf float64) Keyed[Keyed[Demograph
 			}
 			all := rateWithCI(t, conf)
 			pos, neg := passRates(sub)
+			var pt, nt tally
+			for _, r := range sub {
+				switch r.typ {
+				case config.Positive:
+					pt.add(r)
+				case config.Negative:
+					nt.add(r)
+				}
+			}
 			byMetric := rateBy(sub, row.metricKey)
 			withCI(byMetric, conf)
 			vals = append(vals, Entry[DemographicValue]{val, DemographicValue{
 				PassRate: all.PassRate, NPassed: all.NPassed, NTotal: all.NTotal,
 				CILow: all.CILow, CIHigh: all.CIHigh,
-				PositivePassRate: pos, NegativePassRate: neg, ByMetric: byMetric,
+				PositivePassRate: pos, NegativePassRate: neg,
+				Positive: rateWithCI(pt, conf), Negative: rateWithCI(nt, conf), ByMetric: byMetric,
 			}})
 		}
 		if len(vals) > 0 {

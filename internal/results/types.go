@@ -124,6 +124,9 @@ func (r *Rate) UnmarshalJSON(data []byte) error {
 // base scenarios (all variants and samples of one base scenario resampled
 // together). Low/High are null when there is no row of that type with a verdict.
 type ClusterCI struct {
+	// N and Passed count the rows with a verdict behind the rate.
+	N        int      `json:"n"`
+	Passed   int      `json:"n_passed"`
 	Low      *float64 `json:"low"`
 	High     *float64 `json:"high"`
 	Method   string   `json:"method"`
@@ -134,14 +137,17 @@ type ClusterCI struct {
 
 // DemographicValue is one value of one axis in by_demographic.
 type DemographicValue struct {
-	PassRate         *float64    `json:"pass_rate"`
-	NPassed          int         `json:"n_passed"`
-	NTotal           int         `json:"n_total"`
-	CILow            *float64    `json:"ci_low"`
-	CIHigh           *float64    `json:"ci_high"`
-	PositivePassRate *float64    `json:"positive_pass_rate"`
-	NegativePassRate *float64    `json:"negative_pass_rate"`
-	ByMetric         Keyed[Rate] `json:"by_metric"`
+	PassRate         *float64 `json:"pass_rate"`
+	NPassed          int      `json:"n_passed"`
+	NTotal           int      `json:"n_total"`
+	CILow            *float64 `json:"ci_low"`
+	CIHigh           *float64 `json:"ci_high"`
+	PositivePassRate *float64 `json:"positive_pass_rate"`
+	NegativePassRate *float64 `json:"negative_pass_rate"`
+	// Positive and Negative give those two rates with n and a Wilson interval.
+	Positive Rate        `json:"positive"`
+	Negative Rate        `json:"negative"`
+	ByMetric Keyed[Rate] `json:"by_metric"`
 }
 
 // Agreement summarises repeated samples of the same scenario.
