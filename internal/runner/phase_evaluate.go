@@ -150,6 +150,15 @@ func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
 		return fmt.Sprintf("%s/%s/%s__s%d", safeName(targetID), unitDir, safeName(row.ID), row.Sample)
 	}
 
+	jb, err := r.runJudgeBatches(ctx, targetID, convPath, judges, rowKeyBase, unitDir, unitName, rows)
+	if err != nil {
+		return err
+	}
+	seats := make([]llm.Client, len(panel))
+	for k, p := range panel {
+		seats[k] = jb.client(k, p.Client)
+	}
+
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	bar := r.prog.Start("evaluate "+targetID, len(rows))
@@ -194,7 +203,7 @@ func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
 				m, _ := r.bench.MetricByID(conv.MetricID)
 				mp := make([]stages.NamedClient, len(panel))
 				for k, p := range panel {
-					mp[k] = stages.NamedClient{Name: p.Name, Client: unit.Client(identity(judges[k]), p.Client)}
+					mp[k] = stages.NamedClient{Name: p.Name, Client: unit.Client(identity(judges[k]), seats[k])}
 				}
 				sc, u, err := stages.Evaluate(ctx, mp, r.prompts, m, conv, stages.JudgeOptions{ShowExamples: r.cfg.Judge.ShowExamples, Seed: r.cfg.Seed})
 				if err == nil && landmarkC != nil && conv.Status != artifacts.StatusError && len(conv.Transcript) > 0 {
@@ -316,6 +325,7 @@ func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
 	if err := w.Close(); err != nil {
 		return err
 	}
+	jb.cleanup()
 	costPhase := "evaluate"
 	if len(r.opts.Judges) > 0 {
 		costPhase = "evaluate:" + filepath.Base(filepath.Dir(out))

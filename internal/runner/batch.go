@@ -1,0 +1,167 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/llm/batch"
+	"github.com/impactbench/impactbench/internal/llm/provider"
+	"github.com/impactbench/impactbench/internal/stages"
+)
+
+// BatchPollInterval is how often running provider batches are polled
+// (tests shorten it).
+var BatchPollInterval = 15 * time.Second
+
+// judgeBatches holds, per panel seat, the batch answers to replay (nil for
+// seats judged in real time) and the state files to delete once every row
+// is saved.
+type judgeBatches struct {
+	results [][]batch.Result
+	keys    []func(llm.Request) string
+	states  []string
+}
+
+// runJudgeBatches sends the judge calls of every row not yet judged through
+// the providers' batch APIs (50 % price) for judges with `batch: true`.
+//
+// It runs the evaluate stage once with collecting clients, so exactly the
+// requests the real pass will make are batched; the real pass then replays
+// the answers through the call store, which saves them like real-time ones.
+// Batch ids are persisted as soon as a batch is created, so a killed process
+// resumes polling instead of resubmitting. Requests the batch did not answer
+// (failed items, a validation retry) go to the real-time client.
+func (r *Runner) runJudgeBatches(ctx context.Context, targetID, convPath string, judges []config.ModelConfig,
+	rowKeyBase, unitDir string, unitName func(evalRow) string, rows []evalRow) (*judgeBatches, error) {
+	jb := &judgeBatches{results: make([][]batch.Result, len(judges)), keys: make([]func(llm.Request) string, len(judges)), states: make([]string, len(judges))}
+	any := false
+	for k, j := range judges {
+		id := identity(j)
+		jb.keys[k] = func(req llm.Request) string { return callstore.Key(id, req) }
+		any = any || j.Batch
+	}
+	if !any {
+		return jb, nil
+	}
+	const placeholder = `{"justification": "", "present": false}`
+	collectors := make([]*batch.Collector, len(judges))
+	fixed := llm.ClientFunc(func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{Text: placeholder}, nil })
+	for k, j := range judges {
+		if j.Batch {
+			collectors[k] = batch.NewCollector(jb.keys[k], placeholder)
+		}
+	}
+	err := artifacts.EachConversation(convPath, func(i int, conv artifacts.Conversation) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if conv.ConvID == "" {
+			conv.ConvID = artifacts.ConvID(conv.ID, targetID, conv.Sample)
+		}
+		rowKey := fingerprint(rowKeyBase, conv.Transcript, conv.Status, conv.StatusReason, conv.MetricID)
+		var done artifacts.Score
+		if key, ok := r.store.ReadResult(unitName(rows[i]), &done); ok && key == rowKey && !r.opts.Force {
+			return nil
+		}
+		panel := make([]stages.NamedClient, len(judges))
+		for k, j := range judges {
+			panel[k] = stages.NamedClient{Name: JudgeLabel(j), Client: fixed}
+			if collectors[k] != nil {
+				panel[k].Client = collectors[k]
+			}
+		}
+		m, _ := r.bench.MetricByID(conv.MetricID)
+		_, _, err := stages.Evaluate(ctx, panel, r.prompts, m, conv, stages.JudgeOptions{ShowExamples: r.cfg.Judge.ShowExamples, Seed: r.cfg.Seed})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for k, j := range judges {
+		if collectors[k] == nil {
+			continue
+		}
+		items := collectors[k].Items()
+		state := filepath.Join(r.store.Dir(), safeName(targetID), unitDir+"-batch", safeName(JudgeLabel(j))+r.shardSuffix()+".json")
+		jb.states[k] = state
+		if r.opts.Force {
+			if err := batch.Remove(state); err != nil {
+				return nil, err
+			}
+		}
+		if len(items) == 0 {
+			continue
+		}
+		p, err := batch.ForModel(j, provider.Options{HTTP: r.http, Prices: r.prices, Pricing: r.cfg.Pricing, Role: "evaluator_model"})
+		if err != nil {
+			r.logf("evaluate %s: judge %s: %v — judging in real time instead", targetID, JudgeLabel(j), err)
+			continue
+		}
+		var release func(float64)
+		if r.budget != nil {
+			// A batch commits its whole cost at once: reserve it up front.
+			est := 0.0
+			price := r.estimateCost(j)
+			for _, it := range items {
+				est += price(it.Req) / 2
+			}
+			rel, err := r.budget.Reserve(est)
+			if err != nil {
+				r.logf("evaluate %s: the batch of %d judge calls (≈$%.4f) would pass the cost ceiling; judging in real time up to the ceiling", targetID, len(items), est)
+				continue
+			}
+			release = rel
+		}
+		r.logf("evaluate %s: %d judge calls for %s sent as a provider batch (50%% price; results can take up to 24 h; safe to interrupt and rerun)", targetID, len(items), JudgeLabel(j))
+		last := time.Time{}
+		res, err := batch.Run(ctx, p, state, items, batch.Options{
+			PollInterval: BatchPollInterval,
+			Logger:       r.log,
+			OnProgress: func(pr batch.Progress) {
+				if time.Since(last) > time.Minute || pr.Succeeded+pr.Failed == pr.Items {
+					last = time.Now()
+					r.logf("evaluate %s batch: %d/%d answered, %d failed, %d in %d running batch(es)", targetID, pr.Succeeded, pr.Items, pr.Failed, pr.InFlight, pr.Batches)
+				}
+			},
+		})
+		if release != nil {
+			spent := 0.0
+			for _, x := range res {
+				spent += x.Resp.Usage.Cost
+			}
+			release(spent)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("evaluate %s: judge batch (%s): %w", targetID, state, err)
+		}
+		jb.results[k] = res
+	}
+	return jb, nil
+}
+
+// client wraps a seat's real-time client so batch answers are served first.
+// Build it once per phase: every row shares the answers.
+func (jb *judgeBatches) client(k int, realtime llm.Client) llm.Client {
+	if jb == nil || jb.results[k] == nil {
+		return realtime
+	}
+	return batch.Replay(jb.results[k], jb.keys[k], realtime)
+}
+
+// cleanup removes the batch state once every row's answer is saved in the call store.
+func (jb *judgeBatches) cleanup() {
+	if jb == nil {
+		return
+	}
+	for _, s := range jb.states {
+		if s != "" {
+			_ = batch.Remove(s)
+		}
+	}
+}
