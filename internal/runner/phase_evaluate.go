@@ -94,16 +94,12 @@ func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
 		"prompts":            r.prompts.Hash(),
 	}
 	key := "evaluate/" + targetID + r.shardSuffix() + "/" + rel(r.runDir(targetID), out)
-	upToDate, why := r.upToDate(key, out, inputs)
-	if r.opts.DryRun && upToDate {
-		defer r.planNote("evaluate", targetID, "skip: up to date")
-	} else if upToDate {
-		rep.Status, rep.Reason = "skipped", why
-		r.logf("[skip] evaluate %s/%s — %s", r.bench.Slug, targetID, why)
-		r.Report.add(rep)
+	skip, note := r.checkSkip("evaluate", targetID, key, out, inputs, rep)
+	if skip {
 		return nil
-	} else if why != "" && why != "forced" && !r.opts.DryRun {
-		r.logf("evaluate %s/%s: %s", r.bench.Slug, targetID, why)
+	}
+	if note != "" {
+		defer r.planNote("evaluate", targetID, note)
 	}
 	if r.opts.DryRun {
 		r.planEvaluate(targetID, judges, len(rows))

@@ -112,6 +112,31 @@ func (r *Runner) upToDate(key, output string, inputs map[string]string) (bool, s
 	return true, fmt.Sprintf("%s is up to date (use --force to redo)", rel(r.outDir, output))
 }
 
+// checkSkip applies the skip rule to a phase: it reports (and records in the
+// summary) a skip when the output is up to date, or says why it reruns. In a
+// dry run nothing is skipped; the plan rows get dryNote instead.
+func (r *Runner) checkSkip(phase, target, key, out string, inputs map[string]string, rep PhaseReport) (skip bool, dryNote string) {
+	upToDate, why := r.upToDate(key, out, inputs)
+	label := r.bench.Slug
+	if target != "" {
+		label += "/" + target
+	}
+	switch {
+	case r.opts.DryRun:
+		if upToDate {
+			return false, "skip: up to date"
+		}
+	case upToDate:
+		rep.Status, rep.Reason = "skipped", why
+		r.logf("[skip] %s %s — %s", phase, label, why)
+		r.Report.add(rep)
+		return true, ""
+	case why != "" && why != "forced":
+		r.logf("%s %s: %s", phase, label, why)
+	}
+	return false, ""
+}
+
 func (r *Runner) record(key, output string, inputs map[string]string, failed int) error {
 	sha, err := fileSHA(output)
 	if err != nil {
@@ -146,20 +171,12 @@ func (r *Runner) GenScenarios(ctx context.Context) error {
 	inputs := r.scenarioInputs()
 	n := r.cfg.Generation.ScenariosPerMetric
 	gen := r.cfg.Generator()
-	upToDate, why := r.upToDate("gen_scenarios", out, inputs)
-	if r.opts.DryRun {
-		defer func() {
-			if upToDate {
-				r.planNote("gen_scenarios", "", "skip: up to date")
-			}
-		}()
-	} else if upToDate {
-		rep.Status, rep.Reason = "skipped", why
-		r.logf("[skip] gen_scenarios %s — %s", r.bench.Slug, why)
-		r.Report.add(rep)
+	skip, note := r.checkSkip("gen_scenarios", "", "gen_scenarios", out, inputs, rep)
+	if skip {
 		return nil
-	} else if why != "" && why != "forced" {
-		r.logf("gen_scenarios %s: %s", r.bench.Slug, why)
+	}
+	if note != "" {
+		defer r.planNote("gen_scenarios", "", note)
 	}
 	if r.opts.DryRun {
 		nm := len(r.bench.Metrics)

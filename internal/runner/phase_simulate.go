@@ -137,16 +137,12 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 	scSHA, _ := fileSHA(filepath.Join(r.outDir, "scenarios.json"))
 	inputs := r.simInputs(target, scSHA)
 	key := "simulate/" + targetID + r.shardSuffix()
-	upToDate, why := r.upToDate(key, out, inputs)
-	if r.opts.DryRun && upToDate {
-		defer r.planNote("simulate", targetID, "skip: up to date")
-	} else if upToDate {
-		rep.Status, rep.Reason = "skipped", why
-		r.logf("[skip] simulate %s/%s — %s", r.bench.Slug, targetID, why)
-		r.Report.add(rep)
+	skip, note := r.checkSkip("simulate", targetID, key, out, inputs, rep)
+	if skip {
 		return nil
-	} else if why != "" && why != "forced" && !r.opts.DryRun {
-		r.logf("simulate %s/%s: %s", r.bench.Slug, targetID, why)
+	}
+	if note != "" {
+		defer r.planNote("simulate", targetID, note)
 	}
 
 	samples := r.cfg.Generation.NumSamples
