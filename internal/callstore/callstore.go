@@ -66,8 +66,12 @@ func Key(id Identity, req llm.Request) string {
 // enter keys or files.
 func IsSecretHeader(name string) bool {
 	n := strings.ToLower(name)
-	return n == "authorization" || n == "x-api-key" || n == "api-key" || n == "x-goog-api-key" ||
-		strings.Contains(n, "token") || strings.Contains(n, "secret") || strings.Contains(n, "cookie")
+	for _, part := range []string{"auth", "key", "token", "secret", "cookie", "password", "signature"} {
+		if strings.Contains(n, part) {
+			return true
+		}
+	}
+	return false
 }
 
 // Entry is one stored call.
