@@ -156,6 +156,7 @@ never pays twice for the same call.`,
 		newExitCodesHelp(),
 	)
 	addExtraCommands(root, g)
+	addCompletions(root, g)
 	return root
 }
 
