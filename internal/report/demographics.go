@@ -3,6 +3,8 @@ package report
 import (
 	"math"
 	"sort"
+
+	"github.com/impactbench/impactbench/internal/results"
 )
 
 // Descriptive gap flag: a spread this large between two values of an axis,
@@ -75,10 +77,11 @@ func buildDemographics(in *Input, models []string, metrics []metricView, t *tall
 				for _, val := range ax.Values {
 					var cell rateView
 					if fromResults {
-						if dr, ok := r.ByDemographic[ax.Name][val]; ok {
+						if dr, ok := demoValue(r, ax.Name, val); ok {
 							if mid == "" {
-								cell = fromRate(dr.Rate)
-							} else if mr, ok := dr.ByMetric[mid]; ok {
+								cell = fromRate(results.Rate{PassRate: dr.PassRate, NPassed: dr.NPassed,
+									NTotal: dr.NTotal, CILow: dr.CILow, CIHigh: dr.CIHigh})
+							} else if mr, ok := dr.ByMetric.Get(mid); ok {
 								cell = fromRate(mr)
 							}
 						}
@@ -92,7 +95,7 @@ func buildDemographics(in *Input, models []string, metrics []metricView, t *tall
 					continue
 				}
 				if r != nil {
-					row.Tests = gapsFor(r.Gaps, mid, ax.Name)
+					row.Tests = gapsFor(r.DemographicGaps, mid, ax.Name)
 				}
 				flagRow(&row)
 				d.Rows = append(d.Rows, row)
@@ -100,6 +103,15 @@ func buildDemographics(in *Input, models []string, metrics []metricView, t *tall
 		}
 	}
 	return d
+}
+
+// demoValue is r.by_demographic[axis][val].
+func demoValue(r *results.ModelResult, axis, val string) (results.DemographicValue, bool) {
+	vals, ok := r.ByDemographic.Get(axis)
+	if !ok {
+		return results.DemographicValue{}, false
+	}
+	return vals.Get(val)
 }
 
 func metricIDs(ms []metricView) []string {
@@ -135,7 +147,7 @@ func flagRow(row *demoRow) {
 	}
 }
 
-func gapsFor(gaps []Gap, metric, axis string) []gapView {
+func gapsFor(gaps []results.Gap, metric, axis string) []gapView {
 	var out []gapView
 	for _, g := range gaps {
 		gm := g.MetricID
@@ -145,8 +157,9 @@ func gapsFor(gaps []Gap, metric, axis string) []gapView {
 		if gm != metric || g.Axis != axis {
 			continue
 		}
+		p, pAdj := g.PValue, g.PAdjusted
 		out = append(out, gapView{A: g.ValueA, B: g.ValueB, RateA: g.RateA, RateB: g.RateB, Diff: g.Diff,
-			NPairs: g.NPairs, P: g.PValue, PAdj: g.PAdjusted, Significant: g.Significant})
+			NPairs: g.NPairs, P: &p, PAdj: &pAdj, Significant: g.Significant})
 	}
 	return out
 }
@@ -176,10 +189,10 @@ func demoAxes(in *Input) []axisView {
 	}
 	var extra [][2]string
 	for _, r := range in.Results {
-		for axis, vals := range r.ByDemographic {
-			for val := range vals {
-				if !seen[[2]string{axis, val}] {
-					extra = append(extra, [2]string{axis, val})
+		for _, ax := range r.ByDemographic {
+			for _, v := range ax.Value {
+				if !seen[[2]string{ax.Key, v.Key}] {
+					extra = append(extra, [2]string{ax.Key, v.Key})
 				}
 			}
 		}

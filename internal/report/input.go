@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/results"
 )
 
 // Input is everything a report is built from. Nil/empty parts render as
@@ -14,7 +15,7 @@ import (
 type Input struct {
 	Benchmark Benchmark
 	// Results are the results.json entries (nil when not computed yet).
-	Results []ModelResult
+	Results []results.ModelResult
 	// Scenarios are the scenarios.json rows (nil when not generated yet).
 	Scenarios []Scenario
 	// Runs holds one entry per target run directory, in display order.

@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/results"
 )
 
 // Load reads a benchmark directory into an Input. Only a missing or
@@ -30,7 +32,13 @@ func Load(benchDir string, settings Settings) (Input, error) {
 	in := Input{Settings: settings}
 	note := func(path string, err error) {
 		rel, _ := filepath.Rel(benchDir, path)
-		in.Notes = append(in.Notes, fmt.Sprintf("%s could not be read: %v", rel, err))
+		msg := err.Error()
+		// artifacts' readers start their errors with the file's path;
+		// the note already names it (relative, so the page stays portable).
+		if rest, ok := strings.CutPrefix(msg, path); ok {
+			msg = strings.TrimLeft(rest, ": ")
+		}
+		in.Notes = append(in.Notes, fmt.Sprintf("%s could not be read: %s", rel, msg))
 	}
 
 	bp := filepath.Join(benchDir, "benchmark.yaml")
@@ -53,9 +61,9 @@ func Load(benchDir string, settings Settings) (Input, error) {
 	}
 
 	rp := filepath.Join(benchDir, "results.json")
-	if rows, ok, err := readArray[ModelResult](rp); err != nil {
+	if rows, err := readResults(rp); err != nil {
 		note(rp, err)
-	} else if ok {
+	} else {
 		in.Results = rows
 	}
 
@@ -96,7 +104,7 @@ func Load(benchDir string, settings Settings) (Input, error) {
 // first (config order), then targets named in results.json, then any other
 // directory under runs/ alphabetically (a run from an older config still
 // shows up).
-func runTargets(benchDir string, settings Settings, results []ModelResult) []string {
+func runTargets(benchDir string, settings Settings, res []results.ModelResult) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(t string) {
@@ -112,7 +120,7 @@ func runTargets(benchDir string, settings Settings, results []ModelResult) []str
 	for _, t := range settings.Targets {
 		add(t.ID)
 	}
-	for _, r := range results {
+	for _, r := range res {
 		add(r.TargetModel)
 	}
 	entries, _ := os.ReadDir(filepath.Join(benchDir, "runs"))
@@ -127,6 +135,18 @@ func runTargets(benchDir string, settings Settings, results []ModelResult) []str
 		add(t)
 	}
 	return out
+}
+
+// readResults reads results.json through the results package (the one
+// definition of its format), which accepts upstream-only entries (our
+// additions left zero/nil) as well as ours. A missing file is no results
+// (nil, nil), not an error.
+func readResults(path string) ([]results.ModelResult, error) {
+	rows, err := results.ReadResults(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return rows, err
 }
 
 // readArray decodes a JSON array file element by element, so a 20,000-row

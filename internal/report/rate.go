@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 
+	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/stats"
 )
 
@@ -36,7 +37,7 @@ func wilsonView(k, n int) rateView {
 
 // fromRate converts a results.json rate, preferring its own interval and
 // falling back to Wilson from its counts (upstream writes no intervals).
-func fromRate(r Rate) rateView {
+func fromRate(r results.Rate) rateView {
 	if r.PassRate == nil {
 		return rateView{N: r.NTotal, K: r.NPassed}
 	}
@@ -55,7 +56,7 @@ func fromRate(r Rate) rateView {
 // Upstream stores only the rounded rate and n, so the Wilson fallback
 // recovers k as round(rate·n), which is exact for rates rounded to 4 dp
 // whenever n < 5,000 and within one success beyond that.
-func fromTypeRate(rate *float64, n int, ci *CI) rateView {
+func fromTypeRate(rate *float64, n int, ci *results.ClusterCI) rateView {
 	if rate == nil {
 		return rateView{N: n}
 	}

@@ -60,9 +60,9 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 		bench.Name = filepath.Base(filepath.Clean(benchDir))
 	}
 	scens, hasScens, scenErr := readArray[Scenario](filepath.Join(benchDir, "scenarios.json"))
-	results, _, resErr := readArray[ModelResult](filepath.Join(benchDir, "results.json"))
+	res, resErr := readResults(filepath.Join(benchDir, "results.json"))
 	if targets == nil {
-		targets = runTargets(benchDir, Settings{}, results)
+		targets = runTargets(benchDir, Settings{}, res)
 	}
 
 	var rows []*targetStatus
@@ -110,7 +110,7 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 				ts.costUnknown++
 			}
 		}
-		ts.hasResult = resultFor(&Input{Results: results}, t) != nil
+		ts.hasResult = resultFor(&Input{Results: res}, t) != nil
 		rows = append(rows, ts)
 	}
 
@@ -236,12 +236,12 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 	switch {
 	case resErr != nil:
 		fmt.Fprintf(w, "results.json unreadable: %v\n", resErr)
-	case len(results) == 0:
+	case len(res) == 0:
 		fmt.Fprintln(w, "results.json not available yet.")
 	default:
 		table := [][]string{{"MODEL", "POSITIVE [95% CI]", "NEGATIVE [95% CI]", "N"}}
 		methods := map[string]bool{}
-		for _, r := range results {
+		for _, r := range res {
 			pos := fromTypeRate(r.PositivePassRate, r.NPositive, r.PositiveCI)
 			neg := fromTypeRate(r.NegativePassRate, r.NNegative, r.NegativeCI)
 			for _, m := range []string{pos.Method, neg.Method} {

@@ -3,6 +3,8 @@ package report
 import (
 	"sort"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/results"
 )
 
 // summary is the "ib-data" JSON island: every view except the transcripts.
@@ -43,7 +45,7 @@ type leaderboardRow struct {
 	N     int      `json:"n"`
 	Null  int      `json:"null"`
 	// Valid is the landmark-adherence share when checked.
-	Valid *ValidityShare `json:"valid,omitempty"`
+	Valid *results.ValidityStats `json:"valid,omitempty"`
 	// Provisional rows are recounted from scores.json (no results.json entry).
 	Provisional bool `json:"prov,omitempty"`
 }
@@ -117,8 +119,8 @@ func metricList(in *Input) []metricView {
 		}
 	}
 	for _, r := range in.Results {
-		for id := range r.ByMetric {
-			addID(id)
+		for _, e := range r.ByMetric {
+			addID(e.Key)
 		}
 	}
 	for _, sc := range in.Scenarios {
@@ -166,7 +168,7 @@ func modelList(in *Input) []string {
 	return out
 }
 
-func resultFor(in *Input, model string) *ModelResult {
+func resultFor(in *Input, model string) *results.ModelResult {
 	for i := range in.Results {
 		if in.Results[i].TargetModel == model {
 			return &in.Results[i]
@@ -218,8 +220,8 @@ func buildHeatmap(in *Input, t *tally) heatmap {
 		}
 		h.Source = "results"
 		cells := map[string]rateView{}
-		for mid, rate := range r.ByMetric {
-			cells[mid] = fromRate(rate)
+		for _, e := range r.ByMetric {
+			cells[e.Key] = fromRate(e.Value)
 		}
 		h.Cells[r.TargetModel] = cells
 	}

@@ -489,3 +489,15 @@ func TestFingerprint(t *testing.T) {
 		t.Error("fingerprint written in upstream-only mode")
 	}
 }
+
+func TestReadResultsAcceptsNullObjects(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.json")
+	body := `[{"target_model":"m","positive_pass_rate":null,"negative_pass_rate":null,"n_positive":0,"n_negative":0,"n_total":0,"by_metric":null,"by_scenario":{"s":null},"by_demographic":null}]`
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadResults(path)
+	if err != nil || len(res) != 1 || res[0].TargetModel != "m" {
+		t.Fatalf("ReadResults: %+v, %v", res, err)
+	}
+}

@@ -10,6 +10,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 )
@@ -58,6 +59,9 @@ func (k Keyed[T]) MarshalJSON() ([]byte, error) { return artifacts.MarshalPy(k) 
 
 // UnmarshalJSON reads an object keeping its key order.
 func (k *Keyed[T]) UnmarshalJSON(data []byte) error {
+	if isNull(data) {
+		return nil // JSON null: nothing here, as encoding/json treats it
+	}
 	var o artifacts.Object
 	if err := o.UnmarshalJSON(data); err != nil {
 		return err
@@ -106,6 +110,9 @@ func (r Rate) MarshalJSON() ([]byte, error) { return artifacts.MarshalPy(r) }
 
 // UnmarshalJSON sets WithCI when the file carries the interval keys.
 func (r *Rate) UnmarshalJSON(data []byte) error {
+	if isNull(data) {
+		return nil // JSON null: nothing here, as encoding/json treats it
+	}
 	type plain Rate
 	var p plain
 	if err := json.Unmarshal(data, &p); err != nil {
@@ -298,6 +305,9 @@ func (m ModelResult) MarshalJSON() ([]byte, error) { return artifacts.MarshalPy(
 // UnmarshalJSON reads upstream and extended entries; Extended is set when
 // the entry carries our additions.
 func (m *ModelResult) UnmarshalJSON(data []byte) error {
+	if isNull(data) {
+		return nil // JSON null: nothing here, as encoding/json treats it
+	}
 	type plain ModelResult
 	var p plain
 	if err := json.Unmarshal(data, &p); err != nil {
@@ -311,3 +321,5 @@ func (m *ModelResult) UnmarshalJSON(data []byte) error {
 	*m = ModelResult(p)
 	return nil
 }
+
+func isNull(data []byte) bool { return strings.TrimSpace(string(data)) == "null" }
