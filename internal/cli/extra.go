@@ -10,6 +10,7 @@ import (
 // addExtraCommands registers the commands beyond the five stages.
 func addExtraCommands(root *cobra.Command, g *globals) {
 	root.AddCommand(newValidateCmd(g), newCompareCmd(g), newMergeCmd(g))
+	root.AddCommand(newBenchCmd(g))
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -1,0 +1,195 @@
+package benchharness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testBinary is the impactbench command built once for every test.
+var testBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "benchharness-bin-*")
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	testBinary, err = BuildBinary(ctx, dir)
+	cancel()
+	if err != nil {
+		os.RemoveAll(dir)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func run(t testing.TB, o Options) *Result {
+	t.Helper()
+	o.Binary, o.Dir = testBinary, t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// checkConsistent asserts what every correct run satisfies, whatever its speed.
+func checkConsistent(t *testing.T, res *Result, o Options) {
+	t.Helper()
+	var text bytes.Buffer
+	if err := res.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", text.String())
+	if res.ChildExitCode != 0 {
+		t.Fatalf("child exited %d: %s", res.ChildExitCode, res.ChildError)
+	}
+	want := o.Conversations
+	if res.Conversations != want || res.Completed != want || res.Failed != 0 || res.Scored != want {
+		t.Errorf("conversations %d, completed %d, failed %d, scored %d; want %d completed and scored",
+			res.Conversations, res.Completed, res.Failed, res.Scored, want)
+	}
+	// The fake answers every user turn, so no conversation ends early: every
+	// conversation makes exactly 2T+1 successful calls.
+	calls := int64(want * (2*o.Turns + 1))
+	if res.Accepted != calls {
+		t.Errorf("fake accepted %d calls, want %d", res.Accepted, calls)
+	}
+	if res.Requests != res.Accepted+res.RateLimited {
+		t.Errorf("requests %d != accepted %d + 429s %d", res.Requests, res.Accepted, res.RateLimited)
+	}
+	if res.ToolRequests != res.Requests {
+		t.Errorf("the tool counted %d requests, the fake %d", res.ToolRequests, res.Requests)
+	}
+	var poolReq int64
+	for _, p := range res.Pools {
+		poolReq += p.Requests
+	}
+	if poolReq != res.Requests {
+		t.Errorf("pools add up to %d requests, total %d", poolReq, res.Requests)
+	}
+	if res.Requests > 0 && res.RateLimitedShare != float64(res.RateLimited)/float64(res.Requests) {
+		t.Errorf("429 share %v, want %d/%d", res.RateLimitedShare, res.RateLimited, res.Requests)
+	}
+	if res.TMin <= 0 || res.Ratio <= 0 || res.Wall <= 0 {
+		t.Errorf("T_min %v, ratio %v, wall %v: want all > 0", res.TMin, res.Ratio, res.Wall)
+	}
+	// Nothing beats the physical bound, except by the fake's initial burst:
+	// its buckets start full, holding Burst's worth of refill.
+	if res.Wall < 0.99*(res.TMin-o.Burst.Seconds()) {
+		t.Errorf("wall %.3fs below T_min %.3fs: the bound or the fake is wrong", res.Wall, res.TMin)
+	}
+	if res.CPUPerCall <= 0 {
+		t.Errorf("CPU per call %v, want > 0", res.CPUPerCall)
+	}
+	if res.PeakRSSMB <= 0 && strings.Contains("linux darwin freebsd", runtime.GOOS) {
+		t.Errorf("peak RSS %v, want > 0", res.PeakRSSMB)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatalf("result does not encode: %v", err)
+	}
+	var back Result
+	if err := json.Unmarshal(b, &back); err != nil || back.Requests != res.Requests {
+		t.Errorf("JSON round trip: %v, requests %d", err, back.Requests)
+	}
+}
+
+func TestSmallPreset(t *testing.T) {
+	o, err := Preset("small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, o)
+	checkConsistent(t, res, o.withDefaults())
+	if res.RateLimited != 0 {
+		t.Errorf("%d 429s without any limit", res.RateLimited)
+	}
+	// latency 5ms, 3 turns: 7 sequential calls.
+	if want := 7 * 0.005; res.CriticalPath < want*0.999 || res.CriticalPath > want*1.001 {
+		t.Errorf("critical path %v, want %v", res.CriticalPath, want)
+	}
+}
+
+// A limit low enough to be hit: the tool must finish every conversation
+// through 429s, learning the limit from the headers.
+func TestRPMEnforcedSmall(t *testing.T) {
+	// The user pool's bucket holds 10 requests (one second of 600 RPM); the
+	// first wave, 8 conversations per target sent before any rate-limit
+	// header has been seen, brings 16.
+	o := Options{Conversations: 16, Turns: 2, Targets: 2, Latency: 5 * time.Millisecond,
+		RPM: 600, Concurrency: 8, MaxRetries: 10}
+	res := run(t, o)
+	checkConsistent(t, res, o.withDefaults())
+	if res.RateLimited == 0 {
+		t.Errorf("no 429 at all: the test does not exercise the 429 path")
+	}
+	if !strings.HasPrefix(res.Binding, "requests") {
+		t.Errorf("binding %q, want the request bound", res.Binding)
+	}
+}
+
+func TestPresets(t *testing.T) {
+	for _, name := range Presets() {
+		o, err := Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o = o.withDefaults()
+		if o.Conversations <= 0 || o.Turns <= 0 {
+			t.Errorf("%s: %+v", name, o)
+		}
+	}
+	if _, err := Preset("nope"); err == nil {
+		t.Error("unknown preset accepted")
+	}
+	if o, _ := Preset("memory"); o.withDefaults().Latency != 0 || !o.Offline {
+		t.Errorf("memory preset: %+v", o.withDefaults())
+	}
+}
+
+func TestLayout(t *testing.T) {
+	for _, tc := range []struct{ conv, samples, targets, scenarios int }{
+		{40, 1, 1, 40}, {2000, 1, 1, 2000}, {100000, 1, 1, 100000}, {41, 2, 2, 11}, {1, 1, 1, 1},
+	} {
+		lay := planLayout(Options{Conversations: tc.conv, Samples: tc.samples, Targets: tc.targets})
+		if lay.scenarios != tc.scenarios {
+			t.Errorf("%+v: %d scenarios", tc, lay.scenarios)
+		}
+		per := (lay.scenarios + lay.metrics - 1) / lay.metrics
+		if per > 999 || lay.metrics < 1 {
+			t.Errorf("%+v: %d metrics, %d scenarios per metric", tc, lay.metrics, per)
+		}
+		scs := scenarios(lay, 6)
+		seen := map[string]bool{}
+		for _, s := range scs {
+			if seen[s.ID] {
+				t.Fatalf("duplicate id %s", s.ID)
+			}
+			seen[s.ID] = true
+		}
+	}
+}
+
+func BenchmarkHarnessSmall(b *testing.B) {
+	o, _ := Preset("small")
+	for b.Loop() {
+		res := run(b, o)
+		if res.ChildExitCode != 0 {
+			b.Fatalf("child exited %d: %s", res.ChildExitCode, res.ChildError)
+		}
+		b.ReportMetric(res.Ratio, "wall/tmin")
+		b.ReportMetric(res.CPUPerCall, "cpu-µs/call")
+		b.ReportMetric(res.PeakRSSMB, "rss-MB")
+	}
+}

@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/impactbench/impactbench/internal/benchharness"
+)
+
+func newBenchCmd(g *globals) *cobra.Command {
+	var preset string
+	var caching bool
+	f := benchharness.Options{}
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure this tool against a local fake provider: wall time vs T_min, 429s, CPU, memory",
+		Long: `Runs a full simulate+evaluate workload against a rate-limited fake provider on
+127.0.0.1 (or the offline model), with impactbench itself as a child process, and
+prints the wall time, T_min (the physical lower bound for that workload: critical
+path, requests/RPM, tokens/TPM, calls·latency/concurrency), their ratio, requests
+answered 429 (overall and after the first minute), the tool's CPU per request and
+its peak RSS. Needs no config.yaml and no network; the temporary project is removed
+afterwards unless --keep.
+
+Presets: small (40 conversations × 3 turns, 5ms latency), full (2,000 × 6, 200ms),
+rpm (full with 3,000 RPM per model, learned from headers), memory (100,000 × 2 on
+the offline model, no latency). Flags override a preset's values.`,
+		Example: `  impactbench bench --preset small
+  impactbench bench --preset rpm --configure-limits
+  impactbench bench --conversations 500 --turns 4 --latency 1s --rpm 600 --json
+  impactbench bench --caching`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if caching {
+				res, err := benchharness.CachingRatio(cmd.Context(), benchharness.CachingOptions{Turns: f.Turns})
+				if err != nil {
+					return err
+				}
+				if g.JSON {
+					enc := json.NewEncoder(g.stdout)
+					enc.SetIndent("", "  ")
+					return enc.Encode(res)
+				}
+				return res.WriteText(g.stdout)
+			}
+			o := benchharness.Options{}
+			if preset != "" {
+				p, err := benchharness.Preset(preset)
+				if err != nil {
+					return usagef("--preset: %v", err)
+				}
+				o = p
+			}
+			benchOverrides(cmd, &o, f)
+			if o.Binary == "" {
+				exe, err := os.Executable()
+				if err != nil {
+					return fmt.Errorf("find this executable (pass --binary): %w", err)
+				}
+				o.Binary = exe
+			}
+			if !g.Quiet && !g.JSON {
+				o.Stderr = g.stderr
+			}
+			res, err := benchharness.Run(cmd.Context(), o)
+			if err != nil && res == nil {
+				return err
+			}
+			if g.JSON {
+				enc := json.NewEncoder(g.stdout)
+				enc.SetIndent("", "  ")
+				if jerr := enc.Encode(res); jerr != nil {
+					return jerr
+				}
+			} else if werr := res.WriteText(g.stdout); werr != nil {
+				return werr
+			}
+			if err != nil {
+				return err
+			}
+			if res.ChildExitCode != 0 {
+				return errors.New("the benchmarked run failed (exit " + fmt.Sprint(res.ChildExitCode) + "): " + res.ChildError)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&preset, "preset", "", "start from a preset: "+strings.Join(benchharness.Presets(), ", "))
+	fl.IntVar(&f.Conversations, "conversations", benchharness.DefaultConversations, "conversations (scenarios × samples × targets)")
+	fl.IntVar(&f.Turns, "turns", benchharness.DefaultTurns, "turns per conversation")
+	fl.IntVar(&f.Targets, "targets", 1, "target models")
+	fl.IntVar(&f.Samples, "samples", 1, "samples per scenario")
+	fl.DurationVar(&f.Latency, "latency", benchharness.DefaultLatency, "per-call latency of the fake (offline.latency with --offline)")
+	fl.DurationVar(&f.PerOutputToken, "per-output-token", 0, "extra latency per output token")
+	fl.IntVar(&f.RPM, "rpm", 0, "requests per minute the fake enforces per model (0: none)")
+	fl.IntVar(&f.TPM, "tpm", 0, "tokens per minute the fake enforces per model (0: none)")
+	fl.IntVar(&f.MaxInFlight, "max-in-flight", 0, "concurrent requests the fake accepts per model (0: no cap)")
+	fl.DurationVar(&f.Burst, "burst", benchharness.DefaultBurst, "the fake's bucket size as refill time (1s: OpenAI's per-second quanta)")
+	fl.BoolVar(&f.SharedPool, "shared-pool", false, "one fake limit pool for all models (the tool still keys pools by model)")
+	fl.IntVar(&f.Concurrency, "concurrency", 0, "run.concurrency.simulate and .evaluate (0: sized by Little's law; -1: the tool's defaults)")
+	fl.IntVar(&f.MaxConcurrency, "max-concurrency", 0, "max_concurrency of every model (0: only when the automatic concurrency needs it; -1: never)")
+	fl.IntVar(&f.MaxRetries, "max-retries", 0, "max_retries of every model (0: the tool's default)")
+	fl.BoolVar(&f.ConfigureLimits, "configure-limits", false, "write --rpm/--tpm into config.yaml instead of letting the tool learn them from headers")
+	fl.BoolVar(&f.Offline, "offline", false, "use the offline model instead of the HTTP fake (memory runs)")
+	fl.IntVar(&f.UserTokens, "user-tokens", benchharness.DefaultUserTokens, "reply length of the simulated user, tokens")
+	fl.IntVar(&f.TargetTokens, "target-tokens", benchharness.DefaultTargetTokens, "reply length of the target, tokens")
+	fl.IntVar(&f.JudgeTokens, "judge-tokens", benchharness.DefaultJudgeTokens, "reply length of the judge, tokens")
+	fl.BoolVar(&caching, "caching", false, "instead: measure billed input tokens with and without prompt caching for one --turns conversation (Anthropic and OpenAI accounting)")
+	fl.StringVar(&f.Binary, "binary", "", "impactbench executable to measure (default: this one)")
+	fl.StringVar(&f.Dir, "dir", "", "where to create the temporary project (default: the system temp directory)")
+	fl.BoolVar(&f.KeepDir, "keep", false, "keep the temporary project and print its path")
+	return cmd
+}
+
+// benchOverrides copies the flags the user set onto o (a preset or zero
+// Options, whose defaults Run fills in).
+func benchOverrides(cmd *cobra.Command, o *benchharness.Options, f benchharness.Options) {
+	set := cmd.Flags().Changed
+	ints := []struct {
+		name     string
+		dst, src *int
+	}{
+		{"conversations", &o.Conversations, &f.Conversations}, {"turns", &o.Turns, &f.Turns},
+		{"targets", &o.Targets, &f.Targets}, {"samples", &o.Samples, &f.Samples},
+		{"rpm", &o.RPM, &f.RPM}, {"tpm", &o.TPM, &f.TPM}, {"max-in-flight", &o.MaxInFlight, &f.MaxInFlight},
+		{"concurrency", &o.Concurrency, &f.Concurrency}, {"max-concurrency", &o.MaxConcurrency, &f.MaxConcurrency},
+		{"max-retries", &o.MaxRetries, &f.MaxRetries},
+		{"user-tokens", &o.UserTokens, &f.UserTokens}, {"target-tokens", &o.TargetTokens, &f.TargetTokens},
+		{"judge-tokens", &o.JudgeTokens, &f.JudgeTokens},
+	}
+	for _, x := range ints {
+		if set(x.name) {
+			*x.dst = *x.src
+		}
+	}
+	durs := []struct {
+		name     string
+		dst, src *time.Duration
+	}{{"latency", &o.Latency, &f.Latency}, {"per-output-token", &o.PerOutputToken, &f.PerOutputToken}, {"burst", &o.Burst, &f.Burst}}
+	for _, x := range durs {
+		if set(x.name) {
+			*x.dst = *x.src
+			if x.name == "latency" && *x.dst == 0 {
+				*x.dst = -1 // an explicit zero, not "use the default"
+			}
+		}
+	}
+	bools := []struct {
+		name     string
+		dst, src *bool
+	}{{"shared-pool", &o.SharedPool, &f.SharedPool}, {"configure-limits", &o.ConfigureLimits, &f.ConfigureLimits}, {"offline", &o.Offline, &f.Offline}}
+	for _, x := range bools {
+		if set(x.name) {
+			*x.dst = *x.src
+		}
+	}
+	o.Binary, o.Dir, o.KeepDir = f.Binary, f.Dir, f.KeepDir
+}
