@@ -10,6 +10,7 @@
 package callstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,7 +19,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 
@@ -161,24 +161,80 @@ func (s *Store) Unit(name string) (*Unit, error) {
 		fresh:  map[string]Entry{},
 	}
 	if s.force {
+		// Stored answers are to be ignored; a stale journal must not
+		// resurface in a later, unforced run.
+		for _, p := range []string{u.journal(), u.path} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("callstore: %w", err)
+			}
+		}
 		return u, nil
 	}
 	b, err := os.ReadFile(u.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return u, nil
-	}
-	if err != nil {
+	switch {
+	case err == nil:
+		var f unitFile
+		if json.Unmarshal(b, &f) == nil && f.Version == formatVersion {
+			for _, e := range f.Calls {
+				u.stored[e.Key] = e
+			}
+			u.result, u.resKey = f.Result, f.ResultKey
+		} // else unreadable or old format: recompute, overwrite later
+	case !errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("callstore: read %s: %w", u.path, err)
 	}
-	var f unitFile
-	if json.Unmarshal(b, &f) != nil || f.Version != formatVersion {
-		return u, nil // unreadable or old format: recompute, overwrite later
+	if err := u.readJournal(); err != nil {
+		return nil, err
 	}
-	for _, e := range f.Calls {
+	return u, nil
+}
+
+// journal is the unit's append-only log of calls answered since the unit
+// file was last compacted: one JSON line per call, so recording a call is a
+// single append instead of rewriting the unit (and its directory entry).
+func (u *Unit) journal() string { return strings.TrimSuffix(u.path, ".json") + ".jsonl" }
+
+// readJournal merges journaled calls. A torn last line (the process died
+// mid-append) is ignored: that call's answer was never handed out.
+func (u *Unit) readJournal() error {
+	b, err := os.ReadFile(u.journal())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("callstore: read %s: %w", u.journal(), err)
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var e Entry
+		if len(line) == 0 || json.Unmarshal(line, &e) != nil || e.Key == "" {
+			continue
+		}
 		u.stored[e.Key] = e
 	}
-	u.result, u.resKey = f.Result, f.ResultKey
-	return u, nil
+	return nil
+}
+
+// appendJournal durably-enough records one call: the write reaches the page
+// cache before the answer is returned, so it survives the process being
+// killed (not a power cut; phase outputs are fsynced).
+func (u *Unit) appendJournal(e Entry) error {
+	line, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("callstore: encode %s: %w", u.path, err)
+	}
+	line = append(line, '\n')
+	if err := os.MkdirAll(filepath.Dir(u.path), 0o755); err != nil {
+		return fmt.Errorf("callstore: %w", err)
+	}
+	f, err := os.OpenFile(u.journal(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("callstore: %w", err)
+	}
+	if _, err := f.Write(line); err != nil {
+		f.Close()
+		return fmt.Errorf("callstore: append %s: %w", u.journal(), err)
+	}
+	return f.Close()
 }
 
 // Result returns the stored result if it was computed from inputs with the
@@ -216,7 +272,14 @@ func (u *Unit) SetResult(inputKey string, v any) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.result, u.resKey = b, inputKey
-	return u.writeLocked(true)
+	if err := u.writeLocked(); err != nil {
+		return err
+	}
+	// Everything the journal held is now in the compact file.
+	if err := os.Remove(u.journal()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("callstore: %w", err)
+	}
+	return nil
 }
 
 // Stats returns this execution's counts.
@@ -274,11 +337,12 @@ func (m *memo) Complete(ctx context.Context, req llm.Request) (llm.Response, err
 	}
 	u.stats.Spent = u.stats.Spent.Add(resp.Usage)
 	resp.Cached = false
-	u.fresh[key] = Entry{Key: key, Purpose: req.Purpose, Model: m.id.Model, Response: resp}
+	e := Entry{Key: key, Purpose: req.Purpose, Model: m.id.Model, Response: resp}
+	u.fresh[key] = e
 	u.noteUse(key)
 	// Persist before returning: once the caller sees an answer it must
 	// survive a kill, or we would pay for it again.
-	if werr := u.writeLocked(false); werr != nil {
+	if werr := u.appendJournal(e); werr != nil {
 		u.persist = werr
 		return resp, werr
 	}
@@ -292,30 +356,15 @@ func (u *Unit) noteUse(key string) {
 	}
 }
 
-// writeLocked writes the unit file. Until the unit completes (final=false)
-// every stored call is kept, since a later step may still replay it; at
-// completion only the calls used in this execution remain.
-func (u *Unit) writeLocked(final bool) error {
+// writeLocked compacts the unit into its file: the calls used in this
+// execution (stale answers of changed prompts are pruned) and the result.
+func (u *Unit) writeLocked() error {
 	f := unitFile{Version: formatVersion, Result: u.result, ResultKey: u.resKey}
-	seen := map[string]bool{}
 	for _, k := range u.order {
 		if e, ok := u.fresh[k]; ok {
 			f.Calls = append(f.Calls, e)
 		} else if e, ok := u.stored[k]; ok {
 			f.Calls = append(f.Calls, e)
-		}
-		seen[k] = true
-	}
-	if !final {
-		rest := make([]string, 0, len(u.stored))
-		for k := range u.stored {
-			if !seen[k] {
-				rest = append(rest, k)
-			}
-		}
-		sort.Strings(rest)
-		for _, k := range rest {
-			f.Calls = append(f.Calls, u.stored[k])
 		}
 	}
 	b, err := json.Marshal(f)

@@ -189,3 +189,50 @@ func TestSecretHeaders(t *testing.T) {
 		t.Error("User-Agent treated as secret")
 	}
 }
+
+func TestTornJournalLineIsIgnored(t *testing.T) {
+	dir := t.TempDir()
+	inner := &counting{}
+	u, _ := Open(dir, false).Unit("u")
+	c := u.Client(id, inner)
+	c.Complete(t.Context(), req("a", 0))
+	c.Complete(t.Context(), req("b", 0))
+	// A kill mid-append leaves half a line at the end.
+	f, err := os.OpenFile(filepath.Join(dir, "u.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"key":"abc","response":{"te`)
+	f.Close()
+	u2, err := Open(dir, false).Unit("u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2 := u2.Client(id, inner)
+	c2.Complete(t.Context(), req("a", 0))
+	c2.Complete(t.Context(), req("b", 0))
+	if inner.n.Load() != 2 {
+		t.Fatalf("calls = %d, want 2: journaled answers lost after a torn line", inner.n.Load())
+	}
+	if err := u2.SetResult("k", "done"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "u.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("journal kept after the unit was compacted")
+	}
+}
+
+func TestForceDropsOldJournal(t *testing.T) {
+	dir := t.TempDir()
+	inner := &counting{}
+	u, _ := Open(dir, false).Unit("u")
+	u.Client(id, inner).Complete(t.Context(), req("a", 0))
+	if _, err := Open(dir, true).Unit("u"); err != nil {
+		t.Fatal(err)
+	}
+	u3, _ := Open(dir, false).Unit("u")
+	u3.Client(id, inner).Complete(t.Context(), req("a", 0))
+	if inner.n.Load() != 2 {
+		t.Fatal("an answer from before --force came back")
+	}
+}
