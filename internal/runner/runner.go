@@ -179,7 +179,7 @@ func New(cfg *config.Config, benchDir string, opts Options) (*Runner, error) {
 	}
 	r.http = llm.NewHTTPClient(256)
 	r.prices = llm.DefaultPrices().WithOverrides(cfg.Pricing)
-	r.limits = ratelimit.NewRegistry(ratelimit.Options{Logger: opts.Logger})
+	r.limits = ratelimit.NewRegistry(ratelimit.Options{Logger: opts.Logger, LearnFraction: 0.99})
 	maxCost := opts.MaxCost
 	if maxCost == 0 {
 		maxCost = cfg.MaxCost
