@@ -248,20 +248,6 @@ func (u *Unit) Result(inputKey string, out any) bool {
 	return json.Unmarshal(u.result, out) == nil
 }
 
-// LastResult decodes whatever result the unit holds (also one recorded for
-// other inputs or a failed attempt) and returns the input key it was made for.
-func (u *Unit) LastResult(out any) (inputKey string, ok bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if len(u.result) == 0 {
-		return "", false
-	}
-	if json.Unmarshal(u.result, out) != nil {
-		return "", false
-	}
-	return u.resKey, true
-}
-
 // SetResult records the unit's result and persists the file (keeping only the
 // calls used in this execution, so stale answers of changed prompts are pruned).
 func (u *Unit) SetResult(inputKey string, v any) error {

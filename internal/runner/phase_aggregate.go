@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/results"
@@ -248,14 +247,4 @@ func writeJSONFile(path string, v any) error {
 		return err
 	}
 	return writeAtomic(path, append(b, '\n'))
-}
-
-// sortedKeys is a small helper for deterministic output.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -271,16 +271,30 @@ func (r *Runner) GenScenarios(ctx context.Context) error {
 	return nil
 }
 
+// expandAll rewrites one metric's base scenarios into their variants. The
+// gen_scenarios workers each run this, so giving each one
+// gen_scenarios_expand / gen_scenarios parallel rewrites keeps the total
+// number of rewrites in flight at run.concurrency.gen_scenarios_expand.
 func (r *Runner) expandAll(ctx context.Context, c llm.Client, base []artifacts.Scenario, combos []artifacts.Demographic) ([]artifacts.Scenario, llm.Usage, error) {
+	cc := r.cfg.Run.Concurrency
+	workers := max(1, (cc.GenScenariosExpand+cc.GenScenarios-1)/max(1, cc.GenScenarios))
+	vars := make([][]artifacts.Scenario, len(base))
+	usages := make([]llm.Usage, len(base))
+	errs := make([]error, len(base))
+	perr := forEach(ctx, len(base), workers, func(ctx context.Context, i int) {
+		vars[i], usages[i], errs[i] = stages.ExpandScenario(ctx, c, r.prompts, base[i], combos, r.cfg.Generation.Turns, stages.GenOptions{Seed: r.cfg.Seed})
+	})
 	var out []artifacts.Scenario
 	var total llm.Usage
-	for _, b := range base {
-		vs, u, err := stages.ExpandScenario(ctx, c, r.prompts, b, combos, r.cfg.Generation.Turns, stages.GenOptions{Seed: r.cfg.Seed})
-		total = total.Add(u)
-		if err != nil {
-			return nil, total, fmt.Errorf("scenario %s: %w", b.ID, err)
+	for i := range base {
+		total = total.Add(usages[i])
+		if errs[i] != nil {
+			return nil, total, fmt.Errorf("scenario %s: %w", base[i].ID, errs[i])
 		}
-		out = append(out, vs...)
+		out = append(out, vars[i]...)
+	}
+	if perr != nil {
+		return nil, total, perr
 	}
 	return out, total, nil
 }

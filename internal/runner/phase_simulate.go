@@ -237,10 +237,9 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 		bar.Done(conv.Status == artifacts.StatusError, st.Misses == 0, st.Spent, time.Since(start))
 	})
 	bar.End()
-	_, failedCount, reusedCount := bar.Counts()
+	_, _, reusedCount := bar.Counts()
 	rep.Rows, rep.Reused, rep.Spent, rep.Calls = len(rows), reusedCount, spent, spent.Requests
 	rep.Failed = len(failures)
-	_ = failedCount
 	sort.Slice(failures, func(a, b int) bool { return failures[a].Row < failures[b].Row })
 	rep.Failures = failures
 	if len(rep.Failures) > maxListedFailures {
@@ -331,6 +330,9 @@ func (r *Runner) noteRemaining(n int) {
 	if r.Report.Budget != nil {
 		r.Report.Budget.Remaining += n
 		r.Report.Budget.Stopped = r.budget != nil && r.budget.Exhausted()
+		if r.budget != nil {
+			r.Report.Budget.Spent = r.budget.Spent()
+		}
 	}
 }
 

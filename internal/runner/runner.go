@@ -5,7 +5,6 @@
 package runner
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -363,6 +362,3 @@ func budgetStopped(err error) bool { return errors.Is(err, llm.ErrBudgetExceeded
 
 // logf prints a human line through the progress tracker (never tears bars).
 func (r *Runner) logf(format string, args ...any) { r.prog.Printf(format, args...) }
-
-// ctxErr maps a cancelled context to its error, else nil.
-func ctxErr(ctx context.Context) error { return ctx.Err() }
