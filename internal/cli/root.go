@@ -100,6 +100,8 @@ func signalContext(stderr io.Writer) (context.Context, func()) {
 }
 
 func newRootCmd(g *globals) *cobra.Command {
+	// List commands in pipeline order, not alphabetically.
+	cobra.EnableCommandSorting = false
 	root := &cobra.Command{
 		Use:   "impactbench",
 		Short: "Run behavioural benchmarks of AI assistants",
