@@ -271,9 +271,10 @@ func sameTurns(a, b []turn) bool {
 }
 
 // TestKillConcurrentRunResumes kills `impactbench run` (two targets, four
-// workers each) at request N, about half of the simulation calls. Calls in
-// flight at the kill may have been answered but not yet stored, so up to
-// 4×2−1 of them may be paid again; nothing else may be.
+// simulate and four judge workers each: judges run alongside simulate) at
+// request N, about half of the simulation calls. Calls in flight at the kill
+// may have been answered but not yet stored, so up to (4+4)×2−1 of them may
+// be paid again; nothing else may be.
 func TestKillConcurrentRunResumes(t *testing.T) {
 	t.Parallel()
 	const workers = 4
@@ -328,7 +329,7 @@ func TestKillConcurrentRunResumes(t *testing.T) {
 		}
 	}
 	extra, missing := sumMinusRef(ref, multiset(run1, answered), multiset(run2, answered))
-	inFlight := workers*len(targets) - 1
+	inFlight := 2*workers*len(targets) - 1
 	if total(extra) > inFlight {
 		t.Errorf("%d calls were paid twice, more than the %d that could have been in flight at the kill:\n%s",
 			total(extra), inFlight, describe(append(run1, run2...), extra))

@@ -148,14 +148,19 @@ func (r *Runner) Run(ctx context.Context, targets []string) error {
 	for i, t := range targets {
 		go func() {
 			defer func() { done <- i }()
-			if err := r.Simulate(ctx, t); err != nil {
+			// Judges work while simulate runs (see judging), so the
+			// evaluate phase below mostly assembles what is already judged.
+			p, err := r.simulate(ctx, t, true)
+			if err != nil {
+				r.abandonJudging(p)
 				errs[i] = err
 				return
 			}
 			if r.phaseStopped("simulate", t) && !r.opts.DryRun {
+				r.abandonJudging(p)
 				return
 			}
-			errs[i] = r.Evaluate(ctx, t)
+			errs[i] = r.evaluate(ctx, t, p)
 		}()
 	}
 	for range targets {

@@ -8,12 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
-	"github.com/impactbench/impactbench/internal/stages"
 )
 
 // judges returns the evaluator panel of this invocation.
@@ -51,6 +49,12 @@ type evalRow struct {
 
 // Evaluate judges runs/<target>/conversations.json and writes scores.json.
 func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
+	return r.evaluate(ctx, targetID, nil)
+}
+
+// evaluate is Evaluate; p, when not nil, is the pipeline that already judged
+// rows while simulate ran: those rows are not judged (or counted) again.
+func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) error {
 	convPath := filepath.Join(r.runDir(targetID), "conversations"+r.shardSuffix()+".json")
 	out := r.scoresPath(targetID)
 	rep := PhaseReport{Phase: "evaluate", Target: targetID, Output: out}
@@ -82,20 +86,13 @@ func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
 			convPath, len(missing), r.bench.Path, r.metricIDs(), strings.Join(firstN(missing, 10), "\n  "))}
 	}
 	convSHA, _ := fileSHA(convPath)
-	jids := make([]any, len(judges))
-	for i, j := range judges {
-		jids[i] = identity(j)
-	}
-	inputs := map[string]string{
-		"conversations.json": convSHA,
-		"metrics":            fingerprint(r.bench.Metrics),
-		"judges":             fingerprint(jids...),
-		"options":            fingerprint(r.cfg.Judge, r.cfg.Validity),
-		"prompts":            r.prompts.Hash(),
-	}
+	inputs := r.evalInputs(convSHA)
 	key := "evaluate/" + targetID + r.shardSuffix() + "/" + rel(r.runDir(targetID), out)
 	skip, note := r.checkSkip("evaluate", targetID, key, out, inputs, rep)
 	if skip {
+		if p != nil {
+			p.j.bar.End()
+		}
 		return nil
 	}
 	if note != "" {
@@ -105,62 +102,29 @@ func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
 		r.planEvaluate(targetID, judges, len(rows))
 		return nil
 	}
-	panel := make([]stages.NamedClient, len(judges))
-	judgeField := "evaluator_model"
-	if len(r.opts.Judges) > 0 {
-		judgeField = ""
+	var j *judging
+	if p != nil {
+		j = p.j
+	} else if j, err = r.openJudging(targetID, len(rows)); err != nil {
+		return err
 	}
-	for i, j := range judges {
-		c, err := r.modelClient(judgeField, j)
-		if err != nil {
-			return err
-		}
-		panel[i] = stages.NamedClient{Name: JudgeLabel(j), Client: c}
+	if j.fatal != nil {
+		j.bar.End()
+		rep.Spent, rep.Calls = j.spent, j.spent.Requests
+		r.Report.add(rep)
+		return j.fatal
 	}
-	var landmarkC llm.Client
-	var landmarkM config.ModelConfig
-	var scenarios map[string]artifacts.Scenario
-	if r.cfg.Validity.LandmarkCheck {
-		landmarkM = judges[0]
-		if r.cfg.LandmarkModel != nil {
-			landmarkM = *r.cfg.LandmarkModel
-		}
-		if landmarkC, err = r.modelClient("", landmarkM); err != nil {
-			return err
-		}
-		scs, err := r.loadScenarios()
-		if err != nil {
-			return err
-		}
-		scenarios = make(map[string]artifacts.Scenario, len(scs))
-		for _, s := range scs {
-			scenarios[s.ID] = s
-		}
-	}
-	rowKeyBase := fingerprint(inputs["metrics"], inputs["judges"], inputs["options"], inputs["prompts"])
-	unitDir := "eval"
-	if len(r.opts.Judges) > 0 {
-		unitDir = "eval-" + filepath.Base(filepath.Dir(out))
-	}
-	unitName := func(row evalRow) string {
-		return fmt.Sprintf("%s/%s/%s__s%d", safeName(targetID), unitDir, safeName(row.ID), row.Sample)
-	}
-
-	jb, err := r.runJudgeBatches(ctx, targetID, convPath, judges, rowKeyBase, unitDir, unitName, rows)
+	unitName := func(row evalRow) string { return j.unitName(row.ID, row.Sample) }
+	jb, err := r.runJudgeBatches(ctx, targetID, convPath, judges, j.rowKeyBase, j.unitDir, unitName, rows)
 	if err != nil {
 		return err
 	}
-	seats := make([]llm.Client, len(panel))
-	for k, p := range panel {
-		seats[k] = jb.client(k, p.Client)
+	for k := range j.seats {
+		j.seats[k] = jb.client(k, j.seats[k])
 	}
 
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	bar := r.prog.Start("evaluate "+targetID, len(rows))
-	var mu sync.Mutex
-	var spent, saved llm.Usage
-	var failures []RowFailure
 	done := make([]bool, len(rows))
 	// Stream the conversations to the workers: memory holds only the rows in flight.
 	type job struct {
@@ -169,89 +133,24 @@ func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
 	}
 	jobs := make(chan job)
 	var wg sync.WaitGroup
-	workers := max(1, r.cfg.Run.Concurrency.Evaluate)
-	for range workers {
+	for range max(1, r.cfg.Run.Concurrency.Evaluate) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for jb := range jobs {
-				start := time.Now()
-				row := rows[jb.i]
-				conv := jb.c
-				if conv.ConvID == "" {
-					conv.ConvID = artifacts.ConvID(conv.ID, targetID, conv.Sample)
+				ok, fatal := j.judge(ctx, jb.c, nil)
+				if fatal != nil {
+					stop(fatal)
 				}
-				rowKey := fingerprint(rowKeyBase, conv.Transcript, conv.Status, conv.StatusReason, conv.MetricID)
-				unit, err := r.store.Unit(unitName(row))
-				if err != nil {
-					mu.Lock()
-					failures = append(failures, RowFailure{Row: conv.ConvID, Reason: err.Error()})
-					mu.Unlock()
-					bar.Done(true, false, llm.Usage{}, time.Since(start))
-					continue
-				}
-				var sc artifacts.Score
-				if unit.Result(rowKey, &sc) {
-					done[jb.i] = true
-					bar.Done(false, true, llm.Usage{}, time.Since(start))
-					continue
-				}
-				m, _ := r.bench.MetricByID(conv.MetricID)
-				mp := make([]stages.NamedClient, len(panel))
-				for k, p := range panel {
-					mp[k] = stages.NamedClient{Name: p.Name, Client: unit.Client(identity(judges[k]), seats[k])}
-				}
-				sc, u, err := stages.Evaluate(ctx, mp, r.prompts, m, conv, stages.JudgeOptions{ShowExamples: r.cfg.Judge.ShowExamples, Seed: r.cfg.Seed})
-				if err == nil && landmarkC != nil && conv.Status != artifacts.StatusError && len(conv.Transcript) > 0 {
-					var v artifacts.Validity
-					var lu llm.Usage
-					v, lu, err = stages.CheckLandmarks(ctx, unit.Client(identity(landmarkM), landmarkC), r.prompts, scenarios[conv.ID], conv, JudgeLabel(landmarkM))
-					u = u.Add(lu)
-					if err == nil {
-						sc.Valid = v.Valid
-					}
-				}
-				st := unit.Stats()
-				mu.Lock()
-				spent, saved = spent.Add(st.Spent), saved.Add(st.Saved)
-				mu.Unlock()
-				if err != nil {
-					if fatalErr(err) {
-						stop(err)
-					}
-					if ctx.Err() != nil || budgetStopped(err) {
-						bar.Done(false, false, st.Spent, time.Since(start))
-						continue
-					}
-					mu.Lock()
-					failures = append(failures, RowFailure{Row: conv.ConvID, Reason: err.Error()})
-					mu.Unlock()
-					// Recorded as a null verdict with its reason; retried next run.
-					sc = artifacts.Score{ID: conv.ID, MetricID: conv.MetricID, TargetModel: targetID, Sample: conv.Sample,
-						ConvID: conv.ConvID, NullReason: "judge failed: " + err.Error()}
-					_ = unit.SetResult("error:"+rowKey, sc)
-					done[jb.i] = true
-					bar.Done(true, false, st.Spent, time.Since(start))
-					continue
-				}
-				ur := artifacts.UsageFrom(u)
-				sc.Usage = &ur
-				if sc.TargetModel == "" {
-					sc.TargetModel = targetID
-				}
-				if err := unit.SetResult(rowKey, sc); err != nil {
-					mu.Lock()
-					failures = append(failures, RowFailure{Row: conv.ConvID, Reason: err.Error()})
-					mu.Unlock()
-					bar.Done(true, false, st.Spent, time.Since(start))
-					continue
-				}
-				done[jb.i] = true
-				bar.Done(false, st.Misses == 0, st.Spent, time.Since(start))
+				done[jb.i] = ok
 			}
 		}()
 	}
 	feedErr := artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
+		if j.judged[rowID(c.ID, c.Sample)] {
+			done[i] = true // judged by the pipeline in this process
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -261,14 +160,15 @@ func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
 	})
 	close(jobs)
 	wg.Wait()
-	bar.End()
-	_, _, reused := bar.Counts()
-	rep.Rows, rep.Reused, rep.Spent, rep.Calls, rep.Failed = len(rows), reused, spent, spent.Requests, len(failures)
+	j.bar.End()
+	_, _, reused := j.bar.Counts()
+	failures := j.failures
+	rep.Rows, rep.Reused, rep.Spent, rep.Calls, rep.Failed = len(rows), reused, j.spent, j.spent.Requests, len(failures)
 	rep.Failures = failures
 	if len(rep.Failures) > maxListedFailures {
 		rep.Failures = rep.Failures[:maxListedFailures]
 	}
-	r.Report.addReused(saved)
+	r.Report.addReused(j.saved)
 	if cause := context.Cause(ctx); cause != nil && fatalErr(cause) {
 		r.Report.add(rep)
 		return cause

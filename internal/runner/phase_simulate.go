@@ -121,16 +121,25 @@ func (r *Runner) simUnit(target string, row simRow) string {
 // Simulate runs every scenario × sample against one target and writes
 // runs/<target>/conversations.json.
 func (r *Runner) Simulate(ctx context.Context, targetID string) error {
+	_, err := r.simulate(ctx, targetID, false)
+	return err
+}
+
+// simulate is Simulate. With pipe, every conversation is handed to judge
+// workers as soon as it is stored; the returned pipeline (nil when simulate
+// was skipped or judging cannot be pipelined) has judged them all by the
+// time simulate returns, and goes to evaluate.
+func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *pipeline, err error) {
 	target, err := r.targetConfig(targetID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	scs, err := r.loadScenarios()
 	if err != nil {
 		if r.opts.DryRun {
-			return r.planSimulateFromConfig(target)
+			return nil, r.planSimulateFromConfig(target)
 		}
-		return err
+		return nil, err
 	}
 	out := filepath.Join(r.runDir(targetID), "conversations"+r.shardSuffix()+".json")
 	rep := PhaseReport{Phase: "simulate", Target: targetID, Output: out}
@@ -139,7 +148,7 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 	key := "simulate/" + targetID + r.shardSuffix()
 	skip, note := r.checkSkip("simulate", targetID, key, out, inputs, rep)
 	if skip {
-		return nil
+		return p, nil
 	}
 	if note != "" {
 		defer r.planNote("simulate", targetID, note)
@@ -157,22 +166,28 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 	}
 	if r.opts.DryRun {
 		r.planSimulate(targetID, target, len(rows))
-		return nil
+		return p, nil
 	}
 	userC, err := r.modelClient("user_model", r.cfg.UserModel)
 	if err != nil {
-		return err
+		return p, err
 	}
 	tf, _ := r.cfg.TargetField(targetID)
 	targetC, err := r.modelClient(tf, target)
 	if err != nil {
-		return err
+		return p, err
 	}
 	userID, targetIdent := identity(r.cfg.UserModel), identity(target)
 	rowKeyBase := fingerprint(inputs["metrics"], inputs["target_prompt"], inputs["settings"], inputs["user_model"], inputs["target_model"], inputs["prompts"])
 
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	if pipe {
+		if p, err = r.startPipeline(ctx, targetID, len(rows), stop); err != nil {
+			return nil, err
+		}
+		defer p.finish() // before stop(nil): the judges share ctx
+	}
 	bar := r.prog.Start("simulate "+targetID, len(rows))
 	var mu sync.Mutex
 	var spent, saved llm.Usage
@@ -193,6 +208,7 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 		if unit.Result(rowKey, &conv) && conv.Status != artifacts.StatusError {
 			ran[i] = true
 			bar.Done(false, true, llm.Usage{}, time.Since(start))
+			p.add(row.sc.ID, row.sample, &row.sc)
 			return
 		}
 		m, _ := r.bench.MetricByID(row.sc.MetricID)
@@ -231,12 +247,14 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 			return
 		}
 		ran[i] = true
+		p.add(row.sc.ID, row.sample, &row.sc)
 		if r.cfg.Run.Verbose {
 			r.printTurns(conv)
 		}
 		bar.Done(conv.Status == artifacts.StatusError, st.Misses == 0, st.Spent, time.Since(start))
 	})
 	bar.End()
+	p.finish()
 	_, _, reusedCount := bar.Counts()
 	rep.Rows, rep.Reused, rep.Spent, rep.Calls = len(rows), reusedCount, spent, spent.Requests
 	rep.Failed = len(failures)
@@ -254,45 +272,45 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 	}
 	if cause := context.Cause(ctx); cause != nil && fatalErr(cause) {
 		r.Report.add(rep)
-		return cause
+		return p, cause
 	}
 	if perr != nil && !budgetStopped(perr) {
-		return perr
+		return p, perr
 	}
 	if notRun > 0 {
 		rep.Status = "stopped"
 		rep.Reason = fmt.Sprintf("%d of %d conversations not finished (cost ceiling or interruption); their completed turns are saved", notRun, len(rows))
 		r.noteRemaining(notRun)
 		r.Report.add(rep)
-		return nil
+		return p, nil
 	}
 	// Assemble in row order from the unit files: memory stays flat however
 	// many conversations there are.
 	var total llm.Usage
 	w, err := artifacts.NewArrayWriter(out)
 	if err != nil {
-		return err
+		return p, err
 	}
 	for _, row := range rows {
 		var conv artifacts.Conversation
 		if _, ok := r.store.ReadResult(r.simUnit(targetID, row), &conv); !ok {
 			w.Abort()
-			return fmt.Errorf("simulate %s: result of %s sample %d missing from %s", targetID, row.sc.ID, row.sample, r.store.Dir())
+			return p, fmt.Errorf("simulate %s: result of %s sample %d missing from %s", targetID, row.sc.ID, row.sample, r.store.Dir())
 		}
 		total = total.Add(usageOf(conv.Usage))
 		if err := w.Write(conv); err != nil {
 			w.Abort()
-			return err
+			return p, err
 		}
 	}
 	if err := w.Close(); err != nil {
-		return err
+		return p, err
 	}
 	if err := r.writeCost(r.runDir(targetID), "simulate", total); err != nil {
-		return err
+		return p, err
 	}
 	if err := r.record(key, out, inputs, rep.Failed); err != nil {
-		return err
+		return p, err
 	}
 	rep.Status = "ran"
 	if rep.Failed > 0 {
@@ -300,7 +318,7 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 	}
 	r.logf("simulated %d conversations (%d sample(s) × %d scenarios) for %s; %d failed", len(rows), samples, len(rows)/max(samples, 1), targetID, rep.Failed)
 	r.Report.add(rep)
-	return nil
+	return p, nil
 }
 
 // printTurns shows a finished conversation turn by turn (run.verbose), like

@@ -1,0 +1,345 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/progress"
+	"github.com/impactbench/impactbench/internal/stages"
+)
+
+// judging is one target's evaluate pass: the panel's clients, the per-row
+// keys and the counters that become the phase's report. Evaluate opens one
+// over conversations.json; Run opens one before simulate, so each finished
+// conversation is judged while the others are still being simulated and the
+// judge's share of the provider limits is spent inside the simulation's
+// time, not after it.
+type judging struct {
+	r          *Runner
+	target     string
+	judges     []config.ModelConfig
+	seats      []llm.Client // one per judge; batch replay when the judge batches
+	landmarkC  llm.Client
+	landmarkM  config.ModelConfig
+	rowKeyBase string
+	unitDir    string
+	bar        *progress.Bar
+
+	mu        sync.Mutex
+	spent     llm.Usage
+	saved     llm.Usage
+	failures  []RowFailure
+	fatal     error
+	scenarios map[string]artifacts.Scenario // landmark check outside a pipeline
+	judged    map[uint64]bool               // rows judged (or reused) by the pipeline in this process
+}
+
+// openJudging builds the judge panel of targetID. total sizes the progress bar.
+func (r *Runner) openJudging(targetID string, total int) (*judging, error) {
+	judges := r.judges()
+	j := &judging{r: r, target: targetID, judges: judges, unitDir: "eval"}
+	if len(r.opts.Judges) > 0 {
+		j.unitDir = "eval-" + filepath.Base(filepath.Dir(r.scoresPath(targetID)))
+	}
+	judgeField := "evaluator_model"
+	if len(r.opts.Judges) > 0 {
+		judgeField = ""
+	}
+	j.seats = make([]llm.Client, len(judges))
+	for i, m := range judges {
+		c, err := r.modelClient(judgeField, m)
+		if err != nil {
+			return nil, err
+		}
+		j.seats[i] = c
+	}
+	if r.cfg.Validity.LandmarkCheck {
+		j.landmarkM = judges[0]
+		if r.cfg.LandmarkModel != nil {
+			j.landmarkM = *r.cfg.LandmarkModel
+		}
+		c, err := r.modelClient("", j.landmarkM)
+		if err != nil {
+			return nil, err
+		}
+		j.landmarkC = c
+	}
+	in := r.evalInputs("")
+	j.rowKeyBase = fingerprint(in["metrics"], in["judges"], in["options"], in["prompts"])
+	j.bar = r.prog.Start("evaluate "+targetID, total)
+	return j, nil
+}
+
+// evalInputs are what a scores file depends on (convSHA: conversations.json's).
+func (r *Runner) evalInputs(convSHA string) map[string]string {
+	judges := r.judges()
+	jids := make([]any, len(judges))
+	for i, j := range judges {
+		jids[i] = identity(j)
+	}
+	return map[string]string{
+		"conversations.json": convSHA,
+		"metrics":            fingerprint(r.bench.Metrics),
+		"judges":             fingerprint(jids...),
+		"options":            fingerprint(r.cfg.Judge, r.cfg.Validity),
+		"prompts":            r.prompts.Hash(),
+	}
+}
+
+func (j *judging) unitName(id string, sample int) string {
+	return fmt.Sprintf("%s/%s/%s__s%d", safeName(j.target), j.unitDir, safeName(id), sample)
+}
+
+// rowID is a compact key for "this row was handled by the pipeline".
+func rowID(id string, sample int) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	h.Write([]byte{0})
+	h.Write([]byte(strconv.Itoa(sample)))
+	return h.Sum64()
+}
+
+func (j *judging) fail(row, reason string) {
+	j.mu.Lock()
+	j.failures = append(j.failures, RowFailure{Row: row, Reason: reason})
+	j.mu.Unlock()
+}
+
+// scenario returns the scenario of a row for the landmark check (sc when the
+// caller has it; otherwise scenarios.json, read once).
+func (j *judging) scenario(id string, sc *artifacts.Scenario) (artifacts.Scenario, error) {
+	if sc != nil {
+		return *sc, nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.scenarios == nil {
+		scs, err := j.r.loadScenarios()
+		if err != nil {
+			return artifacts.Scenario{}, err
+		}
+		j.scenarios = make(map[string]artifacts.Scenario, len(scs))
+		for _, s := range scs {
+			j.scenarios[s.ID] = s
+		}
+	}
+	return j.scenarios[id], nil
+}
+
+// judge evaluates one conversation and stores its score in the call store.
+// done reports whether the row now has a stored score (false when the
+// context ended or the cost ceiling stopped it). A fatal provider error is
+// kept in j.fatal and returned so the caller can stop.
+func (j *judging) judge(ctx context.Context, conv artifacts.Conversation, sc *artifacts.Scenario) (done bool, fatal error) {
+	r := j.r
+	start := time.Now()
+	if conv.ConvID == "" {
+		conv.ConvID = artifacts.ConvID(conv.ID, j.target, conv.Sample)
+	}
+	rowKey := fingerprint(j.rowKeyBase, conv.Transcript, conv.Status, conv.StatusReason, conv.MetricID)
+	unit, err := r.store.Unit(j.unitName(conv.ID, conv.Sample))
+	if err != nil {
+		j.fail(conv.ConvID, err.Error())
+		j.bar.Done(true, false, llm.Usage{}, time.Since(start))
+		return false, nil
+	}
+	var score artifacts.Score
+	if unit.Result(rowKey, &score) {
+		j.bar.Done(false, true, llm.Usage{}, time.Since(start))
+		return true, nil
+	}
+	m, _ := r.bench.MetricByID(conv.MetricID)
+	panel := make([]stages.NamedClient, len(j.judges))
+	for k, jm := range j.judges {
+		panel[k] = stages.NamedClient{Name: JudgeLabel(jm), Client: unit.Client(identity(jm), j.seats[k])}
+	}
+	score, u, err := stages.Evaluate(ctx, panel, r.prompts, m, conv, stages.JudgeOptions{ShowExamples: r.cfg.Judge.ShowExamples, Seed: r.cfg.Seed})
+	if err == nil && j.landmarkC != nil && conv.Status != artifacts.StatusError && len(conv.Transcript) > 0 {
+		var s artifacts.Scenario
+		if s, err = j.scenario(conv.ID, sc); err == nil {
+			var v artifacts.Validity
+			var lu llm.Usage
+			v, lu, err = stages.CheckLandmarks(ctx, unit.Client(identity(j.landmarkM), j.landmarkC), r.prompts, s, conv, JudgeLabel(j.landmarkM))
+			u = u.Add(lu)
+			if err == nil {
+				score.Valid = v.Valid
+			}
+		}
+	}
+	st := unit.Stats()
+	j.mu.Lock()
+	j.spent, j.saved = j.spent.Add(st.Spent), j.saved.Add(st.Saved)
+	j.mu.Unlock()
+	if err != nil {
+		if fatalErr(err) {
+			j.mu.Lock()
+			if j.fatal == nil {
+				j.fatal = err
+			}
+			j.mu.Unlock()
+			j.bar.Done(false, false, st.Spent, time.Since(start))
+			return false, err
+		}
+		if ctx.Err() != nil || budgetStopped(err) {
+			j.bar.Done(false, false, st.Spent, time.Since(start))
+			return false, nil
+		}
+		j.fail(conv.ConvID, err.Error())
+		// Recorded as a null verdict with its reason; retried next run.
+		score = artifacts.Score{ID: conv.ID, MetricID: conv.MetricID, TargetModel: j.target, Sample: conv.Sample,
+			ConvID: conv.ConvID, NullReason: "judge failed: " + err.Error()}
+		_ = unit.SetResult("error:"+rowKey, score)
+		j.bar.Done(true, false, st.Spent, time.Since(start))
+		return true, nil
+	}
+	ur := artifacts.UsageFrom(u)
+	score.Usage = &ur
+	if score.TargetModel == "" {
+		score.TargetModel = j.target
+	}
+	if err := unit.SetResult(rowKey, score); err != nil {
+		j.fail(conv.ConvID, err.Error())
+		j.bar.Done(true, false, st.Spent, time.Since(start))
+		return false, nil
+	}
+	j.bar.Done(false, st.Misses == 0, st.Spent, time.Since(start))
+	return true, nil
+}
+
+// pipeline judges conversations as simulate finishes them. Its queue holds
+// references, not transcripts (the conversation is read back from the call
+// store), so a judge that lags far behind costs no memory worth counting,
+// and a judge pool paused by Retry-After never stalls the simulation.
+type pipeline struct {
+	j    *judging
+	sims func(id string, sample int) string // the row's simulate unit
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	queue  []pipeItem
+	closed bool
+	wg     sync.WaitGroup
+}
+
+type pipeItem struct {
+	id     string
+	sample int
+	sc     *artifacts.Scenario // only with the landmark check
+}
+
+// startPipeline opens the judging of targetID and starts its workers. It
+// returns nil when judging cannot start before conversations.json exists:
+// batch judges (their point is one batch after simulation) and dry runs.
+func (r *Runner) startPipeline(ctx context.Context, targetID string, total int, stop context.CancelCauseFunc) (*pipeline, error) {
+	if r.opts.DryRun {
+		return nil, nil
+	}
+	for _, jm := range r.judges() {
+		if jm.Batch {
+			return nil, nil
+		}
+	}
+	j, err := r.openJudging(targetID, total)
+	if err != nil {
+		return nil, err
+	}
+	j.judged = map[uint64]bool{}
+	p := &pipeline{j: j, sims: func(id string, sample int) string {
+		return fmt.Sprintf("%s/sim/%s__s%d", safeName(targetID), safeName(id), sample)
+	}}
+	p.cond = sync.NewCond(&p.mu)
+	for range max(1, r.cfg.Run.Concurrency.Evaluate) {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			for {
+				it, ok := p.next()
+				if !ok {
+					return
+				}
+				if ctx.Err() != nil {
+					continue // drain: the rows stay unjudged, Evaluate is not reached
+				}
+				var conv artifacts.Conversation
+				if _, ok := r.store.ReadResult(p.sims(it.id, it.sample), &conv); !ok {
+					continue // Evaluate judges it from conversations.json
+				}
+				done, fatal := j.judge(ctx, conv, it.sc)
+				if fatal != nil {
+					stop(fatal)
+				}
+				if done {
+					j.mu.Lock()
+					j.judged[rowID(it.id, it.sample)] = true
+					j.mu.Unlock()
+				}
+			}
+		}()
+	}
+	return p, nil
+}
+
+func (p *pipeline) next() (pipeItem, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.queue) == 0 && !p.closed {
+		p.cond.Wait()
+	}
+	if len(p.queue) == 0 {
+		return pipeItem{}, false
+	}
+	it := p.queue[0]
+	p.queue[0] = pipeItem{}
+	p.queue = p.queue[1:]
+	return it, true
+}
+
+// add queues a conversation simulate has just stored.
+func (p *pipeline) add(id string, sample int, sc *artifacts.Scenario) {
+	if p == nil {
+		return
+	}
+	if p.j.landmarkC == nil {
+		sc = nil
+	}
+	p.mu.Lock()
+	p.queue = append(p.queue, pipeItem{id, sample, sc})
+	p.mu.Unlock()
+	p.cond.Signal()
+}
+
+// finish waits until every queued conversation is judged.
+func (p *pipeline) finish() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.cond.Broadcast()
+	p.wg.Wait()
+}
+
+// abandonJudging reports a pipeline whose simulate did not finish: what its
+// judges spent, and that evaluate did not run. Its scores are stored and
+// reused by the next run.
+func (r *Runner) abandonJudging(p *pipeline) {
+	if p == nil {
+		return
+	}
+	j := p.j
+	j.bar.End()
+	done, _, reused := j.bar.Counts()
+	r.Report.addReused(j.saved)
+	r.Report.add(PhaseReport{Phase: "evaluate", Target: j.target, Output: r.scoresPath(j.target),
+		Status: "stopped", Reason: fmt.Sprintf("simulate did not finish; %d conversations judged meanwhile are saved", done),
+		Rows: done, Reused: reused, Spent: j.spent, Calls: j.spent.Requests, Failed: len(j.failures)})
+}

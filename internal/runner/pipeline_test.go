@@ -1,0 +1,159 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/llm/offline"
+)
+
+// callLog records the purpose of every call in the order calls were made.
+type callLog struct {
+	mu       sync.Mutex
+	purposes []llm.Purpose
+}
+
+func (l *callLog) clients(fail func(llm.Request) error) func(config.ModelConfig) (llm.Client, error) {
+	return func(m config.ModelConfig) (llm.Client, error) {
+		inner := offline.New(m, 0)
+		return llm.ClientFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+			l.mu.Lock()
+			l.purposes = append(l.purposes, req.Purpose)
+			l.mu.Unlock()
+			if fail != nil {
+				if err := fail(req); err != nil {
+					return llm.Response{}, err
+				}
+			}
+			return inner.Complete(ctx, req)
+		}), nil
+	}
+}
+
+func (l *callLog) count(p llm.Purpose) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, x := range l.purposes {
+		if x == p {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRunJudgesConversationsWhileOthersAreSimulated(t *testing.T) {
+	ctx := t.Context()
+	cfg, bench := project(t)
+	cfg.Run.Concurrency.Simulate = 2 // 16 conversations per target: most still to come when the first ends
+	var log callLog
+	r := newRunner(t, cfg, bench, Options{Clients: log.clients(nil)})
+	if err := r.Run(ctx, r.Targets()); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	firstJudge, lastSim := -1, -1
+	for i, p := range log.purposes {
+		switch p {
+		case llm.PurposeJudge:
+			if firstJudge < 0 {
+				firstJudge = i
+			}
+		case llm.PurposeUser, llm.PurposeTarget:
+			lastSim = i
+		}
+	}
+	if firstJudge < 0 || firstJudge > lastSim {
+		t.Fatalf("the first judge call (#%d) came after the last simulation call (#%d): evaluate waited for simulate", firstJudge, lastSim)
+	}
+	for _, tg := range r.Targets() {
+		var ev *PhaseReport
+		for i, p := range r.Report.Phases {
+			if p.Phase == "evaluate" && p.Target == tg {
+				ev = &r.Report.Phases[i]
+			}
+		}
+		if ev == nil || ev.Status != "ran" || ev.Rows != 16 || ev.Reused != 0 || ev.Calls != 16 {
+			t.Errorf("%s: evaluate report %+v, want ran, 16 rows, 16 judge calls, none reused", tg, ev)
+		}
+	}
+
+	// The same project run phase by phase (no pipeline) writes the same
+	// scores, byte for byte.
+	cfgB, benchB := project(t)
+	rB := newRunner(t, cfgB, benchB, Options{})
+	if err := rB.GenMetrics(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := rB.GenScenarios(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range rB.Targets() {
+		if err := rB.Simulate(ctx, tg); err != nil {
+			t.Fatal(err)
+		}
+		if err := rB.Evaluate(ctx, tg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rB.Close()
+	for _, tg := range r.Targets() {
+		for _, f := range []string{"conversations.json", "scores.json", "cost.json"} {
+			a, errA := os.ReadFile(filepath.Join(bench, "runs", tg, f))
+			b, errB := os.ReadFile(filepath.Join(benchB, "runs", tg, f))
+			if errA != nil || errB != nil || !bytes.Equal(a, b) {
+				t.Errorf("runs/%s/%s differs between a pipelined run and phase-by-phase (%v, %v)", tg, f, errA, errB)
+			}
+		}
+	}
+
+	// A rerun pays for nothing.
+	var again callLog
+	r2 := newRunner(t, cfg, bench, Options{Clients: again.clients(nil)})
+	if err := r2.Run(ctx, r2.Targets()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(again.purposes); n != 0 {
+		t.Errorf("a rerun made %d calls", n)
+	}
+}
+
+func TestPipelinedJudgeAuthFailureStopsTheRun(t *testing.T) {
+	ctx := t.Context()
+	cfg, bench := project(t)
+	cfg.Run.Concurrency.Simulate = 1
+	pre := newRunner(t, cfg, bench, Options{})
+	if err := pre.GenScenarios(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pre.Close()
+	var log callLog
+	authErr := &llm.Error{Kind: llm.KindAuth, StatusCode: 401, Provider: "fake", Message: "invalid api key"}
+	r := newRunner(t, cfg, bench, Options{Clients: log.clients(func(req llm.Request) error {
+		if req.Purpose == llm.PurposeJudge {
+			return authErr
+		}
+		return nil
+	})})
+	err := r.Run(ctx, r.Targets())
+	if llm.KindOf(err) != llm.KindAuth {
+		t.Fatalf("Run = %v, want the judge's auth error", err)
+	}
+	t.Logf("target calls: %d", log.count(llm.PurposeTarget))
+	// One conversation at a time: the judge's failure on the first finished
+	// conversation stops simulation long before the 32 conversations end.
+	if n := log.count(llm.PurposeTarget); n >= 32*cfg.Generation.Turns/2 {
+		t.Errorf("%d target calls after the judge failed: simulation was not stopped", n)
+	}
+	for _, tg := range r.Targets() {
+		if _, err := os.Stat(filepath.Join(bench, "runs", tg, "scores.json")); err == nil {
+			t.Errorf("%s: scores.json written although the judge failed", tg)
+		}
+	}
+}
