@@ -181,11 +181,16 @@ func (a *ArrayWriter) Abort() {
 
 // WriteJSON marshals v with MarshalPy and writes it atomically to path.
 func WriteJSON(path string, v any) error {
-	data, err := MarshalPy(v)
+	f, err := createTemp(path)
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", path, err)
+		return err
 	}
-	return WriteFileAtomic(path, data)
+	if err := EncodePyTo(f, v); err != nil {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return commitTemp(f, path)
 }
 
 // writeArray streams rows through an ArrayWriter.

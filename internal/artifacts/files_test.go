@@ -697,3 +697,39 @@ func TestBaseIDOf(t *testing.T) {
 		}
 	}
 }
+
+// EachScenarioDemographic is aggregate's light reader: the same ids and
+// demographics as the full decoder, and the same refusal of rows without id.
+func TestEachScenarioDemographicMatchesFullDecoder(t *testing.T) {
+	p := writeTemp(t, "scenarios.json", `[
+ {"id": "scenario_001_m01_v01", "metric_id": "m01", "persona": "p", "landmarks": [{"turn": "2", "instruction": "b"}],
+  "demographic": {"gender": "male", "age": "adult", "weight": 1.5}},
+ {"id": "m01_s001_v01", "user_persona": "up", "demographic": null},
+ {"id": "m01_s002_v01"}
+]`)
+	full, err := ReadScenarios(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	err = EachScenarioDemographic(p, func(n int, id string, d Demographic) error {
+		if id != full[n].ID || !cmp.Equal(d, full[n].Demographic) {
+			t.Errorf("row %d: got %q %v, want %q %v", n, id, d, full[n].ID, full[n].Demographic)
+		}
+		i++
+		return nil
+	})
+	if err != nil || i != len(full) {
+		t.Fatalf("read %d rows, %v", i, err)
+	}
+	for name, body := range map[string]string{
+		"missing id": `[{"metric_id": "m01"}]`,
+		"empty id":   `[{"id": ""}]`,
+		"numeric id": `[{"id": 7}]`,
+	} {
+		err := EachScenarioDemographic(writeTemp(t, "scenarios.json", body), func(int, string, Demographic) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), "row 0") || !strings.Contains(err.Error(), "id") {
+			t.Errorf("%s: error %v, want one naming row 0 and the id", name, err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"reflect"
 	"slices"
@@ -107,6 +108,29 @@ func marshalPyAt(dst []byte, v any, depth int) ([]byte, error) {
 
 type pyEncoder struct {
 	buf []byte
+	// w, when set, receives buf whenever it passes flushAt, so a large
+	// document is never held whole (results.json at 100,000 scenarios).
+	w   io.Writer
+	err error
+}
+
+const flushAt = 64 << 10
+
+// EncodePyTo is MarshalPy written to w in chunks.
+func EncodePyTo(w io.Writer, v any) error {
+	e := &pyEncoder{w: w, buf: make([]byte, 0, 2*flushAt)}
+	if err := e.encode(reflect.ValueOf(v), 0); err != nil {
+		return err
+	}
+	e.flush()
+	return e.err
+}
+
+func (e *pyEncoder) flush() {
+	if e.err == nil {
+		_, e.err = e.w.Write(e.buf)
+	}
+	e.buf = e.buf[:0]
 }
 
 // maxDepth stops runaway recursion on cyclic pointer graphs.
@@ -122,6 +146,9 @@ var (
 )
 
 func (e *pyEncoder) newline(depth int) {
+	if e.w != nil && len(e.buf) >= flushAt {
+		e.flush()
+	}
 	e.buf = append(e.buf, '\n')
 	for range depth {
 		e.buf = append(e.buf, ' ', ' ')

@@ -2,7 +2,10 @@ package artifacts
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -308,3 +311,33 @@ func firstDiff(got, want []byte) string {
 	return "at byte " + strconv.Itoa(i) + "\n got: …" + string(got[lo:min(len(got), i+80)]) +
 		"\nwant: …" + string(want[lo:min(len(want), i+80)])
 }
+
+// EncodePyTo flushes in chunks; the bytes must be MarshalPy's exactly, and a
+// failing writer must surface as an error (never a silently short file).
+func TestEncodePyToMatchesMarshalPyAcrossFlushes(t *testing.T) {
+	big := make(Object, 0, 5000)
+	for i := range 5000 {
+		big = append(big, Pair{Key: fmt.Sprintf("k%05d", i), Value: Object{{Key: "s", Value: "caf\u00e9 \"x\"\n"}, {Key: "n", Value: i}, {Key: "f", Value: 0.1 * float64(i)}}})
+	}
+	want, err := MarshalPy(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 3*flushAt {
+		t.Fatalf("test value too small (%d bytes) to cross several flushes", len(want))
+	}
+	var got bytes.Buffer
+	if err := EncodePyTo(&got, big); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatal("EncodePyTo's bytes differ from MarshalPy's")
+	}
+	if err := EncodePyTo(failWriter{}, big); err == nil {
+		t.Fatal("a failing writer was not reported")
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }

@@ -253,7 +253,43 @@ func decodeLandmarks(raw json.RawMessage) ([]Landmark, error) {
 // ReadScenarios reads scenarios.json (current and legacy layouts).
 func ReadScenarios(path string) ([]Scenario, error) {
 	var out []Scenario
-	err := eachRow(path, hintScenarios, func(i int, raw json.RawMessage) error {
+	err := EachScenario(path, func(_ int, s Scenario) error {
+		out = append(out, s)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EachScenarioDemographic streams each scenario's id and demographic only,
+// leaving the rest of the row undecoded: what aggregate needs, at a small
+// fraction of EachScenario's allocations.
+func EachScenarioDemographic(path string, fn func(i int, id string, d Demographic) error) error {
+	return eachRow(path, hintScenarios, func(i int, raw json.RawMessage) error {
+		var row struct {
+			ID          json.RawMessage `json:"id"`
+			Demographic Demographic     `json:"demographic"`
+		}
+		if err := json.Unmarshal(raw, &row); err != nil {
+			return fmt.Errorf("%w%s", decodeErr(err), hintScenarios)
+		}
+		var id string
+		if len(row.ID) > 0 && json.Unmarshal(row.ID, &id) != nil {
+			return fmt.Errorf("field \"id\": expected a string, got %s%s", describeRaw(bytes.TrimSpace(row.ID)), hintScenarios)
+		}
+		if err := requireID(id); err != nil {
+			return fmt.Errorf("%w%s", err, hintScenarios)
+		}
+		return fn(i, id, row.Demographic)
+	})
+}
+
+// EachScenario streams scenarios.json row by row, so a phase that needs one
+// scenario at a time never holds the whole file.
+func EachScenario(path string, fn func(i int, s Scenario) error) error {
+	return eachRow(path, hintScenarios, func(i int, raw json.RawMessage) error {
 		var s Scenario
 		err := s.UnmarshalJSON(raw)
 		if err == nil {
@@ -262,13 +298,8 @@ func ReadScenarios(path string) ([]Scenario, error) {
 		if err != nil {
 			return fmt.Errorf("%w%s", err, hintScenarios)
 		}
-		out = append(out, s)
-		return nil
+		return fn(i, s)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // WriteScenarios writes scenarios.json atomically in upstream's format.

@@ -149,7 +149,7 @@ type demographics struct {
 	values map[string][]string
 }
 
-func newDemographics(scenarios []artifacts.Scenario) *demographics {
+func newDemographics(scenarios []ScenarioDemographic) *demographics {
 	d := &demographics{byID: map[string]artifacts.Demographic{}, values: map[string][]string{}}
 	for _, s := range scenarios {
 		if _, dup := d.byID[s.ID]; dup {
@@ -355,34 +355,44 @@ type groupKey struct{ id, metric string }
 // once. A group is one scenario id (and metric, for legacy multi-metric
 // rows) across its samples' non-null verdicts.
 func sampleAgreement(rows []row) *Agreement {
-	samples := map[groupKey]map[int]bool{}
-	verdicts := map[groupKey][]bool{}
+	// One small record per group (not a map of samples per group): at
+	// 100,000 rows the maps were most of aggregate's memory.
+	if len(rows) == 0 || !slices.ContainsFunc(rows, func(r row) bool { return r.Sample != rows[0].Sample }) {
+		return nil // one sample per scenario: nothing to agree on
+	}
+	type group struct {
+		sample   int
+		verdicts []bool
+	}
+	groupsOf := map[groupKey]*group{}
 	var keys []groupKey
 	multi := false
-	metricsOfID := map[string]map[string]bool{}
+	metricOfID := map[string]string{}
+	multiMetric := map[string]bool{}
 	for _, r := range rows {
 		k := groupKey{r.scenarioKey(), r.metricKey()}
-		if samples[k] == nil {
-			samples[k] = map[int]bool{}
+		g := groupsOf[k]
+		if g == nil {
+			g = &group{sample: r.Sample}
+			groupsOf[k] = g
 			keys = append(keys, k)
-		}
-		samples[k][r.Sample] = true
-		if len(samples[k]) > 1 {
+		} else if r.Sample != g.sample {
 			multi = true
 		}
-		if metricsOfID[k.id] == nil {
-			metricsOfID[k.id] = map[string]bool{}
+		if m, ok := metricOfID[k.id]; !ok {
+			metricOfID[k.id] = k.metric
+		} else if m != k.metric {
+			multiMetric[k.id] = true
 		}
-		metricsOfID[k.id][k.metric] = true
 		if r.Passed != nil {
-			verdicts[k] = append(verdicts[k], *r.Passed)
+			g.verdicts = append(g.verdicts, *r.Passed)
 		}
 	}
 	if !multi {
 		return nil
 	}
 	label := func(k groupKey) string {
-		if len(metricsOfID[k.id]) > 1 {
+		if multiMetric[k.id] {
 			return k.id + "/" + k.metric
 		}
 		return k.id
@@ -393,7 +403,7 @@ func sampleAgreement(rows []row) *Agreement {
 	var groups [][]bool
 	sizeCount := map[int]int{}
 	for _, k := range keys {
-		v := verdicts[k]
+		v := groupsOf[k].verdicts
 		if len(v) == 0 {
 			continue
 		}
@@ -435,7 +445,7 @@ func sampleAgreement(rows []row) *Agreement {
 	overall := acc{}
 	perMetric := map[string]*acc{}
 	for _, key := range keys {
-		v := verdicts[key]
+		v := groupsOf[key].verdicts
 		if len(v) < k {
 			continue
 		}

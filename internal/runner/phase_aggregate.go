@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/results"
@@ -26,6 +27,7 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 		return err
 	}
 	in := results.Input{Metrics: r.bench.Metrics}
+	slim := newSlimmer()
 	for _, d := range dirs {
 		path := filepath.Join(d, "scores.json")
 		if _, err := os.Stat(path); err != nil {
@@ -36,8 +38,8 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			in.Scores = append(in.Scores, s)
-			in.RunDirs = append(in.RunDirs, target)
+			in.Scores = append(in.Scores, slim.score(s))
+			in.RunDirs = append(in.RunDirs, slim.str(target))
 			return nil
 		})
 		if err != nil {
@@ -47,11 +49,18 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 	if len(in.Scores) == 0 {
 		return &InputError{Msg: fmt.Sprintf("no scores to aggregate under %s: run `impactbench evaluate %s` first", filepath.Join(r.outDir, "runs"), r.bench.Slug)}
 	}
-	if scs, err := artifacts.ReadScenarios(filepath.Join(r.outDir, "scenarios.json")); err == nil {
-		in.Scenarios = scs
-	} else if !errors.Is(err, os.ErrNotExist) {
+	err = artifacts.EachScenarioDemographic(filepath.Join(r.outDir, "scenarios.json"), func(_ int, id string, d artifacts.Demographic) error {
+		in.Demographics = append(in.Demographics, slim.demographic(id, d))
+		return nil
+	})
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return &InputError{Msg: err.Error()}
 	}
+	// Reading left garbage several times the rows' size (decoded rows, the
+	// intern map); collect it before the statistics allocate, so the peak
+	// is what aggregate holds, not the sum of both.
+	slim = nil
+	debug.FreeOSMemory()
 	res, err := results.Aggregate(in, results.Options{
 		Seed:         r.cfg.Seed,
 		ValidOnly:    r.cfg.Validity.ValidOnly,
@@ -61,6 +70,7 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	debug.FreeOSMemory()
 	if err := results.WriteResults(out, res); err != nil {
 		return err
 	}
@@ -252,4 +262,49 @@ func writeJSONFile(path string, v any) error {
 		return err
 	}
 	return writeAtomic(path, append(b, '\n'))
+}
+
+// slimmer keeps of score and scenario rows only what results.Aggregate
+// reads, with repeated strings and demographics shared: at 100,000 rows the
+// full rows (justifications, usage, personas) would be most of the memory
+// of a run.
+type slimmer struct {
+	strs  map[string]string
+	demos map[string]artifacts.Demographic
+}
+
+func newSlimmer() *slimmer {
+	return &slimmer{strs: map[string]string{}, demos: map[string]artifacts.Demographic{}}
+}
+
+func (s *slimmer) str(v string) string {
+	if w, ok := s.strs[v]; ok {
+		return w
+	}
+	s.strs[v] = v
+	return v
+}
+
+func (s *slimmer) score(sc artifacts.Score) artifacts.Score {
+	out := artifacts.Score{
+		ID: s.str(sc.ID), MetricID: s.str(sc.MetricID), TargetModel: s.str(sc.TargetModel), Sample: sc.Sample,
+		Present: sc.Present, Passed: sc.Passed, Valid: sc.Valid,
+	}
+	if len(sc.Judges) >= 2 { // agreement needs a panel; one verdict is the row's own
+		out.Judges = make([]artifacts.JudgeVerdict, len(sc.Judges))
+		for i, j := range sc.Judges {
+			out.Judges[i] = artifacts.JudgeVerdict{Judge: s.str(j.Judge), Present: j.Present}
+		}
+	}
+	return out
+}
+
+func (s *slimmer) demographic(id string, d artifacts.Demographic) results.ScenarioDemographic {
+	key, _ := json.Marshal(d)
+	shared, ok := s.demos[string(key)]
+	if !ok {
+		shared = d
+		s.demos[string(key)] = d
+	}
+	return results.ScenarioDemographic{ID: s.str(id), Demographic: shared}
 }

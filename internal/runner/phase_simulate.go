@@ -49,25 +49,34 @@ func baseOf(id string) string { return artifacts.Scenario{ID: id}.BaseID() }
 
 // loadScenarios reads scenarios.json and checks each row's metric exists.
 func (r *Runner) loadScenarios() ([]artifacts.Scenario, error) {
+	var scs []artifacts.Scenario
+	err := r.scanScenarios(func(s artifacts.Scenario) { scs = append(scs, s) })
+	return scs, err
+}
+
+// scanScenarios streams scenarios.json to fn and fails (as an input error,
+// after reading every row) when rows refer to metrics benchmark.yaml lacks.
+func (r *Runner) scanScenarios(fn func(artifacts.Scenario)) error {
 	path := filepath.Join(r.outDir, "scenarios.json")
-	scs, err := artifacts.ReadScenarios(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, &InputError{Msg: fmt.Sprintf("%s does not exist: run `impactbench gen-scenarios %s` first", path, r.bench.Slug)}
-	}
-	if err != nil {
-		return nil, &InputError{Msg: err.Error()}
-	}
 	var missing []string
-	for i, s := range scs {
+	err := artifacts.EachScenario(path, func(i int, s artifacts.Scenario) error {
 		if _, ok := r.bench.MetricByID(s.MetricID); !ok {
 			missing = append(missing, fmt.Sprintf("row %d (%s): metric_id %q", i, s.ID, s.MetricID))
 		}
+		fn(s)
+		return nil
+	})
+	if errors.Is(err, os.ErrNotExist) {
+		return &InputError{Msg: fmt.Sprintf("%s does not exist: run `impactbench gen-scenarios %s` first", path, r.bench.Slug)}
+	}
+	if err != nil {
+		return &InputError{Msg: err.Error()}
 	}
 	if len(missing) > 0 {
-		return nil, &InputError{Msg: fmt.Sprintf("%s: %d scenario(s) refer to metrics that are not in %s (known: %s):\n  %s",
+		return &InputError{Msg: fmt.Sprintf("%s: %d scenario(s) refer to metrics that are not in %s (known: %s):\n  %s",
 			path, len(missing), r.bench.Path, r.metricIDs(), strings.Join(firstN(missing, 10), "\n  "))}
 	}
-	return scs, nil
+	return nil
 }
 
 func (r *Runner) metricIDs() string {
@@ -109,13 +118,22 @@ func (r *Runner) simInputs(target config.ModelConfig, scenariosSHA string) map[s
 	}
 }
 
+// simRow names one conversation: the row order of conversations.json.
 type simRow struct {
-	sc     artifacts.Scenario
+	id     string
 	sample int
 }
 
+// simJob is a row with its scenario, streamed from scenarios.json to the
+// workers: only conversations in flight hold their scenario.
+type simJob struct {
+	i  int
+	sc artifacts.Scenario
+	simRow
+}
+
 func (r *Runner) simUnit(target string, row simRow) string {
-	return fmt.Sprintf("%s/sim/%s__s%d", safeName(target), safeName(row.sc.ID), row.sample)
+	return fmt.Sprintf("%s/sim/%s__s%d", safeName(target), safeName(row.id), row.sample)
 }
 
 // Simulate runs every scenario × sample against one target and writes
@@ -134,7 +152,17 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 	if err != nil {
 		return nil, err
 	}
-	scs, err := r.loadScenarios()
+	// First pass: the rows (ids only) and the metric check, before anything
+	// is spent; the second pass streams the scenarios to the workers.
+	samples := r.cfg.Generation.NumSamples
+	var rows []simRow
+	err = r.scanScenarios(func(sc artifacts.Scenario) {
+		if r.inShard(sc.ID) {
+			for s := range samples {
+				rows = append(rows, simRow{sc.ID, s})
+			}
+		}
+	})
 	if err != nil {
 		if r.opts.DryRun {
 			return nil, r.planSimulateFromConfig(target)
@@ -154,16 +182,6 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 		defer r.planNote("simulate", targetID, note)
 	}
 
-	samples := r.cfg.Generation.NumSamples
-	var rows []simRow
-	for _, sc := range scs {
-		if !r.inShard(sc.ID) {
-			continue
-		}
-		for s := range samples {
-			rows = append(rows, simRow{sc, s})
-		}
-	}
 	if r.opts.DryRun {
 		r.planSimulate(targetID, target, len(rows))
 		return p, nil
@@ -193,14 +211,33 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 	var spent, saved llm.Usage
 	var failures []RowFailure
 	ran := make([]bool, len(rows))
-	perr := forEach(ctx, len(rows), r.cfg.Run.Concurrency.Simulate, func(ctx context.Context, i int) {
-		row := rows[i]
+	feed := func(send func(simJob) bool) error {
+		i := 0
+		err := artifacts.EachScenario(filepath.Join(r.outDir, "scenarios.json"), func(_ int, sc artifacts.Scenario) error {
+			if !r.inShard(sc.ID) {
+				return nil
+			}
+			for s := range samples {
+				if i >= len(rows) || rows[i] != (simRow{sc.ID, s}) {
+					return fmt.Errorf("scenarios.json changed while simulate was reading it; run again")
+				}
+				if !send(simJob{i, sc, rows[i]}) {
+					return ctx.Err()
+				}
+				i++
+			}
+			return nil
+		})
+		return err
+	}
+	perr := forEachStream(ctx, r.cfg.Run.Concurrency.Simulate, feed, func(ctx context.Context, job simJob) {
+		i, row := job.i, job.simRow
 		start := time.Now()
-		rowKey := fingerprint(rowKeyBase, row.sc, row.sample)
+		rowKey := fingerprint(rowKeyBase, job.sc, row.sample)
 		unit, err := r.store.Unit(r.simUnit(targetID, row))
 		if err != nil {
 			mu.Lock()
-			failures = append(failures, RowFailure{Row: row.sc.ID, Reason: err.Error()})
+			failures = append(failures, RowFailure{Row: row.id, Reason: err.Error()})
 			mu.Unlock()
 			return
 		}
@@ -208,12 +245,12 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 		if unit.Result(rowKey, &conv) && conv.Status != artifacts.StatusError {
 			ran[i] = true
 			bar.Done(false, true, llm.Usage{}, time.Since(start))
-			p.add(row.sc.ID, row.sample, &row.sc)
+			p.add(row.id, row.sample, &job.sc)
 			return
 		}
-		m, _ := r.bench.MetricByID(row.sc.MetricID)
+		m, _ := r.bench.MetricByID(job.sc.MetricID)
 		conv, err = stages.Simulate(ctx, unit.Client(userID, userC), unit.Client(targetIdent, targetC), r.prompts, stages.SimSpec{
-			Bench: r.bench, Scenario: row.sc, Metric: m,
+			Bench: r.bench, Scenario: job.sc, Metric: m,
 			TargetID: targetID, TargetModel: target.Model, UserModel: r.cfg.UserModel.Model,
 			Sample: row.sample, Turns: r.cfg.Generation.Turns,
 			Landmarks: r.cfg.Landmarks, Perfunctory: r.cfg.Perfunctory, Seed: r.cfg.Seed,
@@ -247,7 +284,7 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 			return
 		}
 		ran[i] = true
-		p.add(row.sc.ID, row.sample, &row.sc)
+		p.add(row.id, row.sample, &job.sc)
 		if r.cfg.Run.Verbose {
 			r.printTurns(conv)
 		}
@@ -295,7 +332,7 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 		var conv artifacts.Conversation
 		if _, ok := r.store.ReadResult(r.simUnit(targetID, row), &conv); !ok {
 			w.Abort()
-			return p, fmt.Errorf("simulate %s: result of %s sample %d missing from %s", targetID, row.sc.ID, row.sample, r.store.Dir())
+			return p, fmt.Errorf("simulate %s: result of %s sample %d missing from %s", targetID, row.id, row.sample, r.store.Dir())
 		}
 		total = total.Add(usageOf(conv.Usage))
 		if err := w.Write(conv); err != nil {
