@@ -122,7 +122,9 @@ const (
 
 // Preset returns the named option set: small (CI: 40 conversations × 3
 // turns, 5ms latency), full (2,000 × 6, 200ms, no limits), rpm (full with
-// 3,000 RPM per pool learned from headers) or memory (100,000 × 2 on the
+// 3,000 RPM per pool learned from headers), inflight (full with no rate
+// limit but 64 calls in flight per model, as a self-hosted server with 64
+// slots: the concurrency term of T_min binds) or memory (100,000 × 2 on the
 // offline model, no latency).
 func Preset(name string) (Options, error) {
 	switch name {
@@ -132,14 +134,16 @@ func Preset(name string) (Options, error) {
 		return Options{Conversations: 2000, Turns: 6, Latency: DefaultLatency}, nil
 	case "rpm":
 		return Options{Conversations: 2000, Turns: 6, Latency: DefaultLatency, RPM: 3000}, nil
+	case "inflight":
+		return Options{Conversations: 2000, Turns: 6, Latency: DefaultLatency, MaxInFlight: 64, MaxConcurrency: 64}, nil
 	case "memory":
 		return Options{Conversations: 100000, Turns: 2, Offline: true, Latency: -1}, nil
 	}
-	return Options{}, fmt.Errorf("unknown preset %q (small, full, rpm, memory)", name)
+	return Options{}, fmt.Errorf("unknown preset %q (%s)", name, strings.Join(Presets(), ", "))
 }
 
 // Presets lists the preset names.
-func Presets() []string { return []string{"small", "full", "rpm", "memory"} }
+func Presets() []string { return []string{"small", "full", "rpm", "inflight", "memory"} }
 
 func (o Options) withDefaults() Options {
 	if o.Conversations <= 0 {

@@ -221,6 +221,7 @@ func (j *judging) judge(ctx context.Context, conv artifacts.Conversation, sc *ar
 type pipeline struct {
 	j    *judging
 	sims func(id string, sample int) string // the row's simulate unit
+	rows []simRow                           // conversations.json's rows, in order
 
 	mu     sync.Mutex
 	cond   *sync.Cond

@@ -68,16 +68,26 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 		return &InputError{Msg: fmt.Sprintf("%s does not exist: run `impactbench simulate %s %s` first", convPath, r.bench.Slug, targetID)}
 	}
 	// First pass: check every row's metric before spending anything; a
-	// missing metric is an input error, never a silently dropped row.
+	// missing metric is an input error, never a silently dropped row. After
+	// a pipelined simulate the rows are known and their metrics were
+	// checked against scenarios.json: no need to read the file again.
 	var rows []evalRow
 	var missing []string
-	err := artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
-		if _, ok := r.bench.MetricByID(c.MetricID); !ok {
-			missing = append(missing, fmt.Sprintf("row %d (%s): metric_id %q", i, c.ID, c.MetricID))
+	var err error
+	if p != nil && p.rows != nil {
+		rows = make([]evalRow, len(p.rows))
+		for i, sr := range p.rows {
+			rows[i] = evalRow{ID: sr.id, Sample: sr.sample}
 		}
-		rows = append(rows, evalRow{c.ID, c.Sample, c.MetricID})
-		return nil
-	})
+	} else {
+		err = artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
+			if _, ok := r.bench.MetricByID(c.MetricID); !ok {
+				missing = append(missing, fmt.Sprintf("row %d (%s): metric_id %q", i, c.ID, c.MetricID))
+			}
+			rows = append(rows, evalRow{c.ID, c.Sample, c.MetricID})
+			return nil
+		})
+	}
 	if err != nil {
 		return &InputError{Msg: err.Error()}
 	}
@@ -146,18 +156,28 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 			}
 		}()
 	}
-	feedErr := artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
-		if j.judged[rowID(c.ID, c.Sample)] {
+	pending := 0
+	for i, row := range rows {
+		if j.judged[rowID(row.ID, row.Sample)] {
 			done[i] = true // judged by the pipeline in this process
-			return nil
+		} else {
+			pending++
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case jobs <- job{i, c}:
-			return nil
-		}
-	})
+	}
+	var feedErr error
+	if pending > 0 {
+		feedErr = artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
+			if done[i] {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case jobs <- job{i, c}:
+				return nil
+			}
+		})
+	}
 	close(jobs)
 	wg.Wait()
 	j.bar.End()

@@ -205,6 +205,7 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 			return nil, err
 		}
 		defer p.finish() // before stop(nil): the judges share ctx
+		p.rows = rows
 	}
 	bar := r.prog.Start("simulate "+targetID, len(rows))
 	var mu sync.Mutex
@@ -291,7 +292,8 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 		bar.Done(conv.Status == artifacts.StatusError, st.Misses == 0, st.Spent, time.Since(start))
 	})
 	bar.End()
-	p.finish()
+	// The judges finish their queue while conversations.json is written
+	// (the deferred finish waits for them before returning).
 	_, _, reusedCount := bar.Counts()
 	rep.Rows, rep.Reused, rep.Spent, rep.Calls = len(rows), reusedCount, spent, spent.Requests
 	rep.Failed = len(failures)
