@@ -52,7 +52,7 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:     use,
-		Aliases: []string{strings.ReplaceAll(name, "-", "_")},
+		Aliases: underscoreAlias(name),
 		Short:   doc.short,
 		Long:    doc.long,
 		Example: doc.example,
@@ -191,6 +191,15 @@ func writeReport(ctx context.Context, g *globals, r *runner.Runner) error {
 	if !g.Quiet && !g.JSON {
 		g.logger.Info("report written", "path", path)
 		r.Logf("report: %s", path)
+	}
+	return nil
+}
+
+// underscoreAlias is upstream's spelling of a stage name (gen_metrics), when
+// it differs from ours.
+func underscoreAlias(name string) []string {
+	if a := strings.ReplaceAll(name, "-", "_"); a != name {
+		return []string{a}
 	}
 	return nil
 }

@@ -150,7 +150,7 @@ func generationKeys() []string { return []string{"scenarios_per_metric", "turns"
 func modelKeys() []string {
 	return []string{"id", "model", "source", "apikey", "base_url", "extra_headers", "temperature",
 		"max_tokens", "timeout", "max_retries", "max_concurrency", "rpm", "tpm", "itpm", "otpm",
-		"pricing", "batch", "offline"}
+		"rate_pool", "pricing", "batch", "offline"}
 }
 func priceKeys() []string    { return []string{"input", "output", "cached_input", "cache_write"} }
 func offlineKeys() []string  { return []string{"care", "pressure", "latency"} }
@@ -505,6 +505,8 @@ func (d *cfgDecoder) model(raw ast.Node, field string, isTarget bool) ModelConfi
 			m.ITPM = d.nonNegativeInt(e.value, f)
 		case "otpm":
 			m.OTPM = d.nonNegativeInt(e.value, f)
+		case "rate_pool":
+			m.RatePool = d.str(e.value, f)
 		case "pricing":
 			p := d.price(e.value, f)
 			m.Pricing = &p

@@ -358,7 +358,7 @@ func TestLoadEveryKey(t *testing.T) {
 			{ID: "custom", Model: "$NOT_EXPANDED/llama-v2", Source: "openai_compatible",
 				BaseURL:        "http://gpu-box:8000/v1",
 				ExtraHeaders:   map[string]string{"User-Agent": "impactbench/v2", "Authorization": "Bearer ant-key"},
-				MaxConcurrency: 4, RPM: 60, TPM: 100000, ITPM: 80000, OTPM: 20000,
+				MaxConcurrency: 4, RPM: 60, TPM: 100000, ITPM: 80000, OTPM: 20000, RatePool: "gpu-box",
 				Pricing: &Price{Input: 1.5, Output: 3, CachedRead: 0.15, CacheWrite: 1.875}},
 		},
 		Generation: Generation{ScenariosPerMetric: 4, Turns: 8, NumSamples: 3},

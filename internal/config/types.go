@@ -100,6 +100,11 @@ type ModelConfig struct {
 	TPM            int           `yaml:"tpm"`             // input+output tokens per minute
 	ITPM           int           `yaml:"itpm"`            // input tokens per minute
 	OTPM           int           `yaml:"otpm"`            // output tokens per minute
+	// RatePool names a limit pool shared with every model that names the
+	// same pool (and key): model names that share one provider quota, e.g.
+	// one model family, one Azure deployment quota, or one vLLM server.
+	// Empty: the pool is this provider + endpoint + model + key.
+	RatePool string `yaml:"rate_pool"`
 	Pricing        *Price        `yaml:"pricing"`
 	Batch          bool          `yaml:"batch"` // judge via the provider's batch API
 	// Offline tunes the built-in offline model (source: offline).

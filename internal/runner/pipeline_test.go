@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -155,5 +156,49 @@ func TestPipelinedJudgeAuthFailureStopsTheRun(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(bench, "runs", tg, "scores.json")); err == nil {
 			t.Errorf("%s: scores.json written although the judge failed", tg)
 		}
+	}
+}
+
+// Two targets naming one rate_pool share one limiter pool (the stricter
+// limits win); without it each model has its own.
+func TestRatePoolSharesLimitsAcrossModels(t *testing.T) {
+	ctx := t.Context()
+	for _, shared := range []bool{false, true} {
+		cfg, bench := project(t)
+		for i := range cfg.Targets {
+			cfg.Targets[i].RPM = 100000 * (i + 1)
+			if shared {
+				cfg.Targets[i].RatePool = "family"
+			}
+		}
+		r := newRunner(t, cfg, bench, Options{})
+		if err := r.Run(ctx, r.Targets()); err != nil {
+			t.Fatal(err)
+		}
+		var targetPools []string
+		var calls int64
+		for _, st := range r.limits.Stats() {
+			if strings.Contains(st.Pool, "offline-care") || strings.Contains(st.Pool, "pool:family") {
+				targetPools = append(targetPools, st.Pool)
+				calls += st.Calls
+				if shared && st.Configured.RPM != 100000 {
+					t.Errorf("shared pool RPM %d, want the stricter 100000", st.Configured.RPM)
+				}
+			}
+		}
+		want := 2
+		if shared {
+			want = 1
+		}
+		if len(targetPools) != want || calls == 0 {
+			t.Errorf("rate_pool shared=%v: target pools %q (%d calls), want %d", shared, targetPools, calls, want)
+		}
+		// Each target still got its own model: the runs differ by care.
+		a, _ := os.ReadFile(filepath.Join(bench, "runs", "offline-careful", "scores.json"))
+		b, _ := os.ReadFile(filepath.Join(bench, "runs", "offline-careless", "scores.json"))
+		if len(a) == 0 || bytes.Equal(a, b) {
+			t.Errorf("rate_pool shared=%v: the two targets' scores are identical or missing: one client served both", shared)
+		}
+		r.Close()
 	}
 }

@@ -244,9 +244,13 @@ func deref(p *float64) any {
 }
 
 // poolKey groups calls that share a provider's limits: same provider,
-// endpoint, model and key (hashed — the key itself never leaves memory).
+// endpoint, model and key (hashed — the key itself never leaves memory), or
+// the model's rate_pool and key when several model names share one quota.
 func poolKey(m config.ModelConfig) string {
 	h := sha256.Sum256([]byte(m.APIKey))
+	if m.RatePool != "" {
+		return m.Provider() + "|pool:" + m.RatePool + "|" + hex.EncodeToString(h[:4])
+	}
 	return m.Provider() + "|" + m.BaseURL + "|" + m.Model + "|" + hex.EncodeToString(h[:4])
 }
 
@@ -275,7 +279,9 @@ func (r *Runner) client(m config.ModelConfig) (llm.Client, error) { return r.cli
 // clientRole is client with the config field the model came from, so
 // provider errors can say which block of config.yaml to fix.
 func (r *Runner) clientRole(role string, m config.ModelConfig) (llm.Client, error) {
-	key := poolKey(m) + fmt.Sprintf("|%v|%d", deref(m.Temperature), m.MaxTokens)
+	// One client per model and sampling settings (models sharing a
+	// rate_pool still get their own client, over the shared pool).
+	key := m.BaseURL + "|" + m.Model + "|" + poolKey(m) + fmt.Sprintf("|%v|%d", deref(m.Temperature), m.MaxTokens)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if c, ok := r.clients[key]; ok {
