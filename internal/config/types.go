@@ -105,8 +105,8 @@ type ModelConfig struct {
 	// one model family, one Azure deployment quota, or one vLLM server.
 	// Empty: the pool is this provider + endpoint + model + key.
 	RatePool string `yaml:"rate_pool"`
-	Pricing        *Price        `yaml:"pricing"`
-	Batch          bool          `yaml:"batch"` // judge via the provider's batch API
+	Pricing  *Price `yaml:"pricing"`
+	Batch    bool   `yaml:"batch"` // judge via the provider's batch API
 	// Offline tunes the built-in offline model (source: offline).
 	Offline *OfflineProfile `yaml:"offline"`
 }
