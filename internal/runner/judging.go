@@ -3,9 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
@@ -39,7 +37,7 @@ type judging struct {
 	failures  []RowFailure
 	fatal     error
 	scenarios map[string]artifacts.Scenario // landmark check outside a pipeline
-	judged    map[uint64]bool               // rows judged (or reused) by the pipeline in this process
+	judged    []bool                        // by conversations.json row: judged (or reused) by the pipeline in this process
 }
 
 // openJudging builds the judge panel of targetID. total sizes the progress bar.
@@ -96,15 +94,6 @@ func (r *Runner) evalInputs(convSHA string) map[string]string {
 
 func (j *judging) unitName(id string, sample int) string {
 	return fmt.Sprintf("%s/%s/%s__s%d", safeName(j.target), j.unitDir, safeName(id), sample)
-}
-
-// rowID is a compact key for "this row was handled by the pipeline".
-func rowID(id string, sample int) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	h.Write([]byte{0})
-	h.Write([]byte(strconv.Itoa(sample)))
-	return h.Sum64()
 }
 
 func (j *judging) fail(row, reason string) {
@@ -220,8 +209,7 @@ func (j *judging) judge(ctx context.Context, conv artifacts.Conversation, sc *ar
 // and a judge pool paused by Retry-After never stalls the simulation.
 type pipeline struct {
 	j    *judging
-	sims func(id string, sample int) string // the row's simulate unit
-	rows []simRow                           // conversations.json's rows, in order
+	rows []simRow // conversations.json's rows, in order
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -231,9 +219,9 @@ type pipeline struct {
 }
 
 type pipeItem struct {
-	id     string
-	sample int
-	sc     *artifacts.Scenario // only with the landmark check
+	i   int // conversations.json row
+	row simRow
+	sc  *artifacts.Scenario // only with the landmark check
 }
 
 // startPipeline opens the judging of targetID and starts its workers. It
@@ -252,10 +240,8 @@ func (r *Runner) startPipeline(ctx context.Context, targetID string, total int, 
 	if err != nil {
 		return nil, err
 	}
-	j.judged = map[uint64]bool{}
-	p := &pipeline{j: j, sims: func(id string, sample int) string {
-		return fmt.Sprintf("%s/sim/%s__s%d", safeName(targetID), safeName(id), sample)
-	}}
+	j.judged = make([]bool, total)
+	p := &pipeline{j: j}
 	p.cond = sync.NewCond(&p.mu)
 	for range max(1, r.cfg.Run.Concurrency.Evaluate) {
 		p.wg.Add(1)
@@ -270,18 +256,14 @@ func (r *Runner) startPipeline(ctx context.Context, targetID string, total int, 
 					continue // drain: the rows stay unjudged, Evaluate is not reached
 				}
 				var conv artifacts.Conversation
-				if _, ok := r.store.ReadResult(p.sims(it.id, it.sample), &conv); !ok {
+				if _, ok := r.store.ReadResult(r.simUnit(targetID, it.row), &conv); !ok {
 					continue // Evaluate judges it from conversations.json
 				}
 				done, fatal := j.judge(ctx, conv, it.sc)
 				if fatal != nil {
 					stop(fatal)
 				}
-				if done {
-					j.mu.Lock()
-					j.judged[rowID(it.id, it.sample)] = true
-					j.mu.Unlock()
-				}
+				j.judged[it.i] = done // each row is queued once: no two workers share an index
 			}
 		}()
 	}
@@ -303,8 +285,8 @@ func (p *pipeline) next() (pipeItem, bool) {
 	return it, true
 }
 
-// add queues a conversation simulate has just stored.
-func (p *pipeline) add(id string, sample int, sc *artifacts.Scenario) {
+// add queues conversation i (row) that simulate has just stored.
+func (p *pipeline) add(i int, row simRow, sc *artifacts.Scenario) {
 	if p == nil {
 		return
 	}
@@ -312,7 +294,7 @@ func (p *pipeline) add(id string, sample int, sc *artifacts.Scenario) {
 		sc = nil
 	}
 	p.mu.Lock()
-	p.queue = append(p.queue, pipeItem{id, sample, sc})
+	p.queue = append(p.queue, pipeItem{i, row, sc})
 	p.mu.Unlock()
 	p.cond.Signal()
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
@@ -136,50 +135,36 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	done := make([]bool, len(rows))
-	// Stream the conversations to the workers: memory holds only the rows in flight.
-	type job struct {
-		i int
-		c artifacts.Conversation
-	}
-	jobs := make(chan job)
-	var wg sync.WaitGroup
-	for range max(1, r.cfg.Run.Concurrency.Evaluate) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for jb := range jobs {
-				ok, fatal := j.judge(ctx, jb.c, nil)
-				if fatal != nil {
-					stop(fatal)
-				}
-				done[jb.i] = ok
-			}
-		}()
-	}
 	pending := 0
-	for i, row := range rows {
-		if j.judged[rowID(row.ID, row.Sample)] {
+	for i := range rows {
+		if i < len(j.judged) && j.judged[i] {
 			done[i] = true // judged by the pipeline in this process
 		} else {
 			pending++
 		}
 	}
+	type job struct {
+		i int
+		c artifacts.Conversation
+	}
+	// Stream the conversations to the workers: memory holds only the rows in flight.
 	var feedErr error
 	if pending > 0 {
-		feedErr = artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
-			if done[i] {
-				return nil
-			}
-			select {
-			case <-ctx.Done():
+		feedErr = forEachStream(ctx, r.cfg.Run.Concurrency.Evaluate, func(send func(job) bool) error {
+			return artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
+				if done[i] || send(job{i, c}) {
+					return nil
+				}
 				return ctx.Err()
-			case jobs <- job{i, c}:
-				return nil
+			})
+		}, func(ctx context.Context, jb job) {
+			ok, fatal := j.judge(ctx, jb.c, nil)
+			if fatal != nil {
+				stop(fatal)
 			}
+			done[jb.i] = ok
 		})
 	}
-	close(jobs)
-	wg.Wait()
 	j.bar.End()
 	_, _, reused := j.bar.Counts()
 	failures := j.failures

@@ -214,13 +214,13 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 	ran := make([]bool, len(rows))
 	feed := func(send func(simJob) bool) error {
 		i := 0
-		err := artifacts.EachScenario(filepath.Join(r.outDir, "scenarios.json"), func(_ int, sc artifacts.Scenario) error {
+		return artifacts.EachScenario(filepath.Join(r.outDir, "scenarios.json"), func(_ int, sc artifacts.Scenario) error {
 			if !r.inShard(sc.ID) {
 				return nil
 			}
 			for s := range samples {
 				if i >= len(rows) || rows[i] != (simRow{sc.ID, s}) {
-					return fmt.Errorf("scenarios.json changed while simulate was reading it; run again")
+					return fmt.Errorf("%s changed while simulate was reading it; run simulate again", filepath.Join(r.outDir, "scenarios.json"))
 				}
 				if !send(simJob{i, sc, rows[i]}) {
 					return ctx.Err()
@@ -229,7 +229,6 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 			}
 			return nil
 		})
-		return err
 	}
 	perr := forEachStream(ctx, r.cfg.Run.Concurrency.Simulate, feed, func(ctx context.Context, job simJob) {
 		i, row := job.i, job.simRow
@@ -246,7 +245,7 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 		if unit.Result(rowKey, &conv) && conv.Status != artifacts.StatusError {
 			ran[i] = true
 			bar.Done(false, true, llm.Usage{}, time.Since(start))
-			p.add(row.id, row.sample, &job.sc)
+			p.add(i, row, &job.sc)
 			return
 		}
 		m, _ := r.bench.MetricByID(job.sc.MetricID)
@@ -285,7 +284,7 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 			return
 		}
 		ran[i] = true
-		p.add(row.id, row.sample, &job.sc)
+		p.add(i, row, &job.sc)
 		if r.cfg.Run.Verbose {
 			r.printTurns(conv)
 		}
