@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -235,4 +236,165 @@ func TestForceDropsOldJournal(t *testing.T) {
 	if inner.n.Load() != 2 {
 		t.Fatal("an answer from before --force came back")
 	}
+}
+
+// The journal stays open between a unit's calls; each call is readable by
+// another process (here: another unit) the moment Complete returns, also
+// after Close and after SetResult, when later calls reopen the journal.
+func TestJournalHeldOpenStillRecordsEveryCall(t *testing.T) {
+	dir := t.TempDir()
+	inner := &counting{}
+	u, _ := Open(dir, false).Unit("t/judge/row")
+	c := u.Client(id, inner)
+	visible := func(prompts ...string) {
+		t.Helper()
+		other, err := Open(dir, false).Unit("t/judge/row")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		for _, p := range prompts {
+			if _, ok := other.stored[Key(id, req(p, 0))]; !ok {
+				t.Errorf("call %q not on disk", p)
+			}
+		}
+	}
+	c.Complete(t.Context(), req("a", 0))
+	c.Complete(t.Context(), req("b", 0))
+	visible("a", "b")
+	if err := u.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.Complete(t.Context(), req("c", 0)) // reopens the journal
+	visible("a", "b", "c")
+	if err := u.SetResult("k", "r"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "t", "judge", "row.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("journal left after SetResult: %v", err)
+	}
+	c.Complete(t.Context(), req("d", 0))
+	visible("a", "b", "c", "d")
+	if err := u.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if inner.n.Load() != 4 {
+		t.Errorf("%d calls sent, want 4", inner.n.Load())
+	}
+}
+
+// A unit completed in one execution is committed as its journal plus a
+// result line; one resumed or rewritten is compact. Both forms read back the
+// same calls and result, and a journal left with its result line (killed
+// before the rename) still replays its calls.
+func TestUnitFileFormsReadBackAlike(t *testing.T) {
+	complete := func(t *testing.T, s *Store, inner llm.Client, prompts ...string) {
+		t.Helper()
+		u, err := s.Unit("u")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer u.Close()
+		for _, p := range prompts {
+			if _, err := u.Client(id, inner).Complete(t.Context(), req(p, 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := u.SetResult("k", map[string]string{"r": "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	form := func(t *testing.T, dir string) string {
+		b, err := os.ReadFile(filepath.Join(dir, "u.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "u.jsonl")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("journal left beside the unit file: %v", err)
+		}
+		if b[0] == '{' && b[len(b)-1] == '}' && !strings.Contains(string(b), "\n") {
+			return "compact"
+		}
+		return "journal"
+	}
+	for _, tc := range []struct {
+		name     string
+		setup    func(t *testing.T, dir string, inner llm.Client)
+		wantForm string
+	}{
+		{"completed in one execution", func(t *testing.T, dir string, inner llm.Client) {
+			complete(t, Open(dir, false), inner, "a", "b")
+		}, "journal"},
+		{"forced", func(t *testing.T, dir string, inner llm.Client) {
+			complete(t, Open(dir, false), inner, "a", "b")
+			complete(t, Open(dir, true), inner, "a", "b")
+		}, "journal"},
+		{"resumed after a kill", func(t *testing.T, dir string, inner llm.Client) {
+			u, _ := Open(dir, false).Unit("u")
+			u.Client(id, inner).Complete(t.Context(), req("a", 0))
+			u.Close() // killed before SetResult
+			complete(t, Open(dir, false), inner, "a", "b")
+		}, "compact"},
+		{"result set twice", func(t *testing.T, dir string, inner llm.Client) {
+			u, _ := Open(dir, false).Unit("u")
+			defer u.Close()
+			u.Client(id, inner).Complete(t.Context(), req("a", 0))
+			u.SetResult("first", "x")
+			u.Client(id, inner).Complete(t.Context(), req("b", 0))
+			u.SetResult("k", map[string]string{"r": "ok"})
+		}, "compact"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			inner := &counting{}
+			tc.setup(t, dir, inner)
+			if got := form(t, dir); got != tc.wantForm {
+				t.Errorf("unit file in %s form, want %s", got, tc.wantForm)
+			}
+			var res map[string]string
+			if key, ok := Open(dir, false).ReadResult("u", &res); !ok || key != "k" || res["r"] != "ok" {
+				t.Errorf("ReadResult = %q %v %v", key, res, ok)
+			}
+			u, _ := Open(dir, false).Unit("u")
+			defer u.Close()
+			if !u.Result("k", &res) {
+				t.Error("Unit.Result missed the stored result")
+			}
+			calls := inner.n.Load()
+			for _, p := range []string{"a", "b"} {
+				if _, err := u.Client(id, inner).Complete(t.Context(), req(p, 0)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := inner.n.Load() - calls; n != 0 {
+				t.Errorf("replay made %d calls", n)
+			}
+		})
+	}
+
+	t.Run("killed between the result line and the rename", func(t *testing.T) {
+		dir := t.TempDir()
+		inner := &counting{}
+		complete(t, Open(dir, false), inner, "a", "b")
+		if err := os.Rename(filepath.Join(dir, "u.json"), filepath.Join(dir, "u.jsonl")); err != nil {
+			t.Fatal(err)
+		}
+		u, _ := Open(dir, false).Unit("u")
+		defer u.Close()
+		for _, p := range []string{"a", "b"} {
+			u.Client(id, inner).Complete(t.Context(), req(p, 0))
+		}
+		if inner.n.Load() != 2 {
+			t.Errorf("%d calls, want the 2 of the first execution only", inner.n.Load())
+		}
+		if err := u.SetResult("k", map[string]string{"r": "ok"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := form(t, dir); got != "compact" {
+			t.Errorf("unit file in %s form after the resume, want compact", got)
+		}
+	})
 }

@@ -49,6 +49,7 @@ type globals struct {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext(stderr)
 	defer stop()
+	defer startProfiles(stderr)()
 	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, isTTY: isTerminal(stderr)}
 	root := newRootCmd(g)
 	root.SetArgs(args)

@@ -140,6 +140,7 @@ func (j *judging) judge(ctx context.Context, conv artifacts.Conversation, sc *ar
 		j.bar.Done(true, false, llm.Usage{}, time.Since(start))
 		return false, nil
 	}
+	defer unit.Close()
 	var score artifacts.Score
 	if unit.Result(rowKey, &score) {
 		j.bar.Done(false, true, llm.Usage{}, time.Since(start))
@@ -204,9 +205,11 @@ func (j *judging) judge(ctx context.Context, conv artifacts.Conversation, sc *ar
 }
 
 // pipeline judges conversations as simulate finishes them. Its queue holds
-// references, not transcripts (the conversation is read back from the call
-// store), so a judge that lags far behind costs no memory worth counting,
-// and a judge pool paused by Retry-After never stalls the simulation.
+// transcripts only while it is short (keepConvs); further back it holds
+// references and the conversation is read back from the call store, so a
+// judge that lags far behind costs no memory worth counting, a judge pool
+// paused by Retry-After never stalls the simulation, and a judge that keeps
+// up never pays for re-reading what simulate just wrote.
 type pipeline struct {
 	j    *judging
 	rows []simRow // conversations.json's rows, in order
@@ -214,6 +217,7 @@ type pipeline struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
 	queue  []pipeItem
+	keep   int // queued items that may carry their conversation
 	closed bool
 	wg     sync.WaitGroup
 }
@@ -221,7 +225,8 @@ type pipeline struct {
 type pipeItem struct {
 	i   int // conversations.json row
 	row simRow
-	sc  *artifacts.Scenario // only with the landmark check
+	sc   *artifacts.Scenario // only with the landmark check
+	conv *artifacts.Conversation
 }
 
 // startPipeline opens the judging of targetID and starts its workers. It
@@ -241,9 +246,10 @@ func (r *Runner) startPipeline(ctx context.Context, targetID string, total int, 
 		return nil, err
 	}
 	j.judged = make([]bool, total)
-	p := &pipeline{j: j}
+	workers := max(1, r.cfg.Run.Concurrency.Evaluate)
+	p := &pipeline{j: j, keep: 2 * workers}
 	p.cond = sync.NewCond(&p.mu)
-	for range max(1, r.cfg.Run.Concurrency.Evaluate) {
+	for range workers {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
@@ -255,11 +261,14 @@ func (r *Runner) startPipeline(ctx context.Context, targetID string, total int, 
 				if ctx.Err() != nil {
 					continue // drain: the rows stay unjudged, Evaluate is not reached
 				}
-				var conv artifacts.Conversation
-				if _, ok := r.store.ReadResult(r.simUnit(targetID, it.row), &conv); !ok {
-					continue // Evaluate judges it from conversations.json
+				conv := it.conv
+				if conv == nil {
+					conv = new(artifacts.Conversation)
+					if _, ok := r.store.ReadResult(r.simUnit(targetID, it.row), conv); !ok {
+						continue // Evaluate judges it from conversations.json
+					}
 				}
-				done, fatal := j.judge(ctx, conv, it.sc)
+				done, fatal := j.judge(ctx, *conv, it.sc)
 				if fatal != nil {
 					stop(fatal)
 				}
@@ -285,8 +294,9 @@ func (p *pipeline) next() (pipeItem, bool) {
 	return it, true
 }
 
-// add queues conversation i (row) that simulate has just stored.
-func (p *pipeline) add(i int, row simRow, sc *artifacts.Scenario) {
+// add queues conversation i (row) that simulate has just stored; conv is
+// its transcript, which the caller must not modify afterwards.
+func (p *pipeline) add(i int, row simRow, sc *artifacts.Scenario, conv *artifacts.Conversation) {
 	if p == nil {
 		return
 	}
@@ -294,7 +304,10 @@ func (p *pipeline) add(i int, row simRow, sc *artifacts.Scenario) {
 		sc = nil
 	}
 	p.mu.Lock()
-	p.queue = append(p.queue, pipeItem{i, row, sc})
+	if len(p.queue) >= p.keep {
+		conv = nil
+	}
+	p.queue = append(p.queue, pipeItem{i, row, sc, conv})
 	p.mu.Unlock()
 	p.cond.Signal()
 }

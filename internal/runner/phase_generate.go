@@ -44,6 +44,7 @@ func (r *Runner) GenMetrics(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer unit.Close()
 	metrics, usage, err := stages.GenMetrics(ctx, unit.Client(identity(gen), c), r.prompts, r.bench, stages.GenOptions{Seed: r.cfg.Seed})
 	st := unit.Stats()
 	bar.Done(err != nil, st.Misses == 0, st.Spent, time.Since(start))
@@ -213,6 +214,7 @@ func (r *Runner) GenScenarios(ctx context.Context) error {
 			results[i].err = err
 			return
 		}
+		defer unit.Close()
 		cl := unit.Client(identity(gen), c)
 		base, u1, err := stages.GenBaseScenarios(ctx, cl, r.prompts, r.bench, m, n, r.cfg.Generation.Turns, stages.GenOptions{Seed: r.cfg.Seed})
 		var vars []artifacts.Scenario

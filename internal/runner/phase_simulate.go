@@ -207,6 +207,13 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 		defer p.finish() // before stop(nil): the judges share ctx
 		p.rows = rows
 	}
+	w, err := artifacts.NewArrayWriter(out)
+	if err != nil {
+		return p, err
+	}
+	workers := max(1, r.cfg.Run.Concurrency.Simulate)
+	asm := startAssembler(w, len(rows), 2*workers, r.readConv(targetID, rows))
+	defer asm.abort()
 	bar := r.prog.Start("simulate "+targetID, len(rows))
 	var mu sync.Mutex
 	var spent, saved llm.Usage
@@ -230,7 +237,7 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 			return nil
 		})
 	}
-	perr := forEachStream(ctx, r.cfg.Run.Concurrency.Simulate, feed, func(ctx context.Context, job simJob) {
+	perr := forEachStream(ctx, workers, feed, func(ctx context.Context, job simJob) {
 		i, row := job.i, job.simRow
 		start := time.Now()
 		rowKey := fingerprint(rowKeyBase, job.sc, row.sample)
@@ -241,11 +248,13 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 			mu.Unlock()
 			return
 		}
+		defer unit.Close()
 		var conv artifacts.Conversation
 		if unit.Result(rowKey, &conv) && conv.Status != artifacts.StatusError {
 			ran[i] = true
 			bar.Done(false, true, llm.Usage{}, time.Since(start))
-			p.add(i, row, &job.sc)
+			asm.add(i, &conv)
+			p.add(i, row, &job.sc, &conv)
 			return
 		}
 		m, _ := r.bench.MetricByID(job.sc.MetricID)
@@ -284,7 +293,8 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 			return
 		}
 		ran[i] = true
-		p.add(i, row, &job.sc)
+		asm.add(i, &conv)
+		p.add(i, row, &job.sc, &conv)
 		if r.cfg.Run.Verbose {
 			r.printTurns(conv)
 		}
@@ -322,27 +332,12 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 		r.Report.add(rep)
 		return p, nil
 	}
-	// Assemble in row order from the unit files: memory stays flat however
-	// many conversations there are.
-	var total llm.Usage
-	w, err := artifacts.NewArrayWriter(out)
+	total, complete, err := asm.close()
 	if err != nil {
 		return p, err
 	}
-	for _, row := range rows {
-		var conv artifacts.Conversation
-		if _, ok := r.store.ReadResult(r.simUnit(targetID, row), &conv); !ok {
-			w.Abort()
-			return p, fmt.Errorf("simulate %s: result of %s sample %d missing from %s", targetID, row.id, row.sample, r.store.Dir())
-		}
-		total = total.Add(usageOf(conv.Usage))
-		if err := w.Write(conv); err != nil {
-			w.Abort()
-			return p, err
-		}
-	}
-	if err := w.Close(); err != nil {
-		return p, err
+	if !complete {
+		return p, fmt.Errorf("simulate %s: %s is missing rows although every conversation finished; run simulate again", targetID, out)
 	}
 	if err := r.writeCost(r.runDir(targetID), "simulate", total); err != nil {
 		return p, err

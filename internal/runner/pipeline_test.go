@@ -123,6 +123,39 @@ func TestRunJudgesConversationsWhileOthersAreSimulated(t *testing.T) {
 	if n := len(again.purposes); n != 0 {
 		t.Errorf("a rerun made %d calls", n)
 	}
+	r2.Close()
+
+	// Outputs rebuilt from the call store alone (every row answered from
+	// disk, so what the writers and judges see went through a JSON round
+	// trip) are the bytes the live run wrote from memory, for no calls.
+	want := map[string][]byte{}
+	for _, tg := range r.Targets() {
+		for _, f := range []string{"conversations.json", "scores.json"} {
+			path := filepath.Join(bench, "runs", tg, f)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[path] = b
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var rebuilt callLog
+	r3 := newRunner(t, cfg, bench, Options{Clients: rebuilt.clients(nil)})
+	if err := r3.Run(ctx, r3.Targets()); err != nil {
+		t.Fatal(err)
+	}
+	r3.Close()
+	if n := len(rebuilt.purposes); n != 0 {
+		t.Errorf("rebuilding the outputs from the store made %d calls", n)
+	}
+	for path, b := range want {
+		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, b) {
+			t.Errorf("%s rebuilt from the store differs from the live run's (%v)", path, err)
+		}
+	}
 }
 
 func TestPipelinedJudgeAuthFailureStopsTheRun(t *testing.T) {
