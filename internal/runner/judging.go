@@ -223,8 +223,8 @@ type pipeline struct {
 }
 
 type pipeItem struct {
-	i   int // conversations.json row
-	row simRow
+	i    int // conversations.json row
+	row  simRow
 	sc   *artifacts.Scenario // only with the landmark check
 	conv *artifacts.Conversation
 }
