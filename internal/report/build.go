@@ -60,11 +60,17 @@ func Build(ctx context.Context, in Input, w io.Writer) error {
 	return build(ctx, &in, w, time.Now())
 }
 
+// build is Build; it drops parts of *in it no longer needs as it goes.
 func build(ctx context.Context, in *Input, w io.Writer, now time.Time) error {
 	sum := buildSummary(in, now)
+	in.Results = nil // the summary holds what the page shows of them
 	st, err := buildStore(ctx, in, sum.Metrics, sum.Demographic.Axes)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
+	}
+	st.releaseRows()
+	if in.scenarioFile != "" {
+		in.Scenarios = nil
 	}
 	data, err := islandJSON(sum)
 	if err != nil {
@@ -74,9 +80,15 @@ func build(ctx context.Context, in *Input, w io.Writer, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("report: index: %w", err)
 	}
+	// Memory peaks here: what only the summary and the index needed goes
+	// before the page and the chunks are written. Rows of file-backed runs
+	// went above (the chunks read them back from the files), as did the
+	// scenario rows when the chunks stream scenarios.json again.
+	title := sum.Title
+	st.Index, sum = convIndex{}, summary{}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	err = pageTmpl.Execute(bw, pageData{
-		Title: sum.Title,
+		Title: title,
 		CSP:   contentSecurityPolicy(inlineChartJS, appJS),
 		CSS:   template.CSS(styleCSS),
 		// The islands are json.Marshal output: '<', '>', '&', U+2028 and
@@ -92,11 +104,8 @@ func build(ctx context.Context, in *Input, w io.Writer, now time.Time) error {
 	// Chunks come after the page script so the page renders while the
 	// browser is still parsing them; the script waits for DOMContentLoaded
 	// before reading one. Base64 text cannot contain markup.
-	for i, c := range st.ConvChunks {
-		writeChunk(bw, "ibc-", i, c)
-	}
-	for i, c := range st.ScenChunks {
-		writeChunk(bw, "ibs-", i, c)
+	if err := st.writeChunks(ctx, bw); err != nil {
+		return fmt.Errorf("report: %w", err)
 	}
 	if _, err := bw.WriteString("</body>\n</html>\n"); err != nil {
 		return fmt.Errorf("report: %w", err)

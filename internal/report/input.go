@@ -27,6 +27,11 @@ type Input struct {
 	// Notes are load problems worth showing (a file that failed to parse is
 	// reported instead of aborting the whole report).
 	Notes []string
+
+	// scenarioFile is set when Load kept Scenarios without their bulk
+	// (personas, goals' latent side, landmarks, system prompts): the
+	// scenario chunks stream it again.
+	scenarioFile string
 }
 
 // Benchmark is what the report needs from benchmark.yaml.
@@ -115,6 +120,26 @@ type Run struct {
 	Scores        []artifacts.Score        // nil: scores.json absent
 	HasConvs      bool                     // conversations.json was present
 	HasScores     bool                     // scores.json was present
+
+	// Set by Load, which keeps rows without their bulk (transcripts; score
+	// justifications, null reasons and panel verdicts) so a 100,000-row run
+	// fits in a few dozen MB: the transcript store reads the bulk back from
+	// the files, row by row, as it writes each chunk.
+	convSrc  *rowSource
+	scoreSrc *rowSource
+}
+
+// rowSource locates each row of a JSON array file.
+type rowSource struct {
+	path  string
+	spans []span
+}
+
+// span is one row's bytes in its file; n is the row's transcript length
+// (conversations only: the index shows it without reading the transcript).
+type span struct {
+	off, end int64
+	n        int32
 }
 
 // CostEntry is one cost.json phase entry. Scope is "" for the benchmark

@@ -2,12 +2,14 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,11 +55,12 @@ func Load(benchDir string, settings Settings) (Input, error) {
 		in.Benchmark.Name = filepath.Base(filepath.Clean(benchDir))
 	}
 
+	var lite lightener
 	sp := filepath.Join(benchDir, "scenarios.json")
-	if rows, ok, err := readArray[Scenario](sp); err != nil {
+	if rows, _, ok, err := readRows(sp, lite.scenario); err != nil {
 		note(sp, err)
 	} else if ok {
-		in.Scenarios = rows
+		in.Scenarios, in.scenarioFile = rows, sp
 	}
 
 	rp := filepath.Join(benchDir, "results.json")
@@ -78,16 +81,18 @@ func Load(benchDir string, settings Settings) (Input, error) {
 		dir := filepath.Join(benchDir, "runs", target)
 		run := Run{Target: target}
 		convPath := filepath.Join(dir, "conversations.json")
-		if rows, ok, err := readArray[artifacts.Conversation](convPath); err != nil {
+		if rows, spans, ok, err := readRows(convPath, lite.conversation(target)); err != nil {
 			note(convPath, err)
 		} else {
 			run.Conversations, run.HasConvs = rows, ok
+			run.convSrc = &rowSource{path: convPath, spans: spans}
 		}
 		scorePath := filepath.Join(dir, "scores.json")
-		if rows, ok, err := readArray[artifacts.Score](scorePath); err != nil {
+		if rows, spans, ok, err := readRows(scorePath, lite.score(target)); err != nil {
 			note(scorePath, err)
 		} else {
 			run.Scores, run.HasScores = rows, ok
+			run.scoreSrc = &rowSource{path: scorePath, spans: spans}
 		}
 		costPath := filepath.Join(dir, "cost.json")
 		if c, err := readCost(costPath, target); err != nil {
@@ -181,6 +186,162 @@ func readArray[T any](path string) (rows []T, ok bool, err error) {
 		return nil, false, err
 	}
 	return rows, true, nil
+}
+
+// readRows is readArray keeping each row's span in the file; keep strips
+// a decoded row of its bulk (and returns its transcript length, if any)
+// before it is kept. A file that does not parse keeps no rows at all.
+func readRows[T any](path string, keep func(*T) int32) (rows []T, spans []span, ok bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if tok != json.Delim('[') {
+		return nil, nil, false, fmt.Errorf("want a JSON array, got %v", tok)
+	}
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	rows = []T{}
+	for dec.More() {
+		if len(rows) == 64 && size > 0 {
+			// Size the slices from the first rows' mean length: growing a
+			// 100,000-row slice by appending copies it a dozen times and
+			// holds the last two copies at once, the load's memory peak.
+			est := int(float64(size)/float64(dec.InputOffset())*64*1.05) + 1
+			rows = slices.Grow(rows, est-len(rows))
+			spans = slices.Grow(spans, est-len(spans))
+		}
+		// InputOffset is just past the previous row (or the '['); the row
+		// itself starts after the separator, which rowBytes skips.
+		off := dec.InputOffset()
+		var v T
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, false, fmt.Errorf("row %d: %w", len(rows), err)
+		}
+		n := keep(&v)
+		rows = append(rows, v)
+		spans = append(spans, span{off: off, end: dec.InputOffset(), n: n})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, false, err
+	}
+	return rows, spans, true, nil
+}
+
+// rowBytes reads one row's JSON back from f.
+func rowBytes(f *os.File, sp span) ([]byte, error) {
+	b := make([]byte, sp.end-sp.off)
+	if _, err := f.ReadAt(b, sp.off); err != nil {
+		return nil, err
+	}
+	return bytes.TrimLeft(b, " \t\r\n,"), nil
+}
+
+// lightener strips rows of what only the transcript store needs and
+// interns what repeats across rows (metric ids, statuses, models, goals,
+// demographics, run records, verdicts). A conv_id equal to the default
+// <id>__<target>__s<n> is dropped: rows are then matched by (id, sample),
+// which for default ids is the same match.
+type lightener struct {
+	strs  map[string]string
+	runs  map[artifacts.RunInfo]*artifacts.RunInfo
+	demos map[string]Demographic
+}
+
+var boolPtrs = [2]*bool{new(bool), func() *bool { b := true; return &b }()}
+
+// shareBool replaces b by a shared pointer to the same value: the report
+// never writes through these pointers.
+func shareBool(b *bool) *bool {
+	if b == nil {
+		return nil
+	}
+	if *b {
+		return boolPtrs[1]
+	}
+	return boolPtrs[0]
+}
+
+func (l *lightener) s(v string) string {
+	if l.strs == nil {
+		l.strs = map[string]string{}
+	}
+	if w, ok := l.strs[v]; ok {
+		return w
+	}
+	l.strs[v] = v
+	return v
+}
+
+func (l *lightener) conversation(target string) func(c *artifacts.Conversation) int32 {
+	return func(c *artifacts.Conversation) int32 {
+		n := int32(len(c.Transcript))
+		c.Transcript = nil
+		c.StatusReason = ""
+		c.Validity = nil
+		c.MetricID, c.TargetModel, c.Status = l.s(c.MetricID), l.s(c.TargetModel), l.s(c.Status)
+		if c.ConvID == artifacts.ConvID(c.ID, target, c.Sample) {
+			c.ConvID = ""
+		}
+		c.Usage.CostKnown = shareBool(c.Usage.CostKnown)
+		if c.Run != nil {
+			if l.runs == nil {
+				l.runs = map[artifacts.RunInfo]*artifacts.RunInfo{}
+			}
+			if r, ok := l.runs[*c.Run]; ok {
+				c.Run = r
+			} else {
+				l.runs[*c.Run] = c.Run
+			}
+		}
+		return n
+	}
+}
+
+func (l *lightener) score(target string) func(s *artifacts.Score) int32 {
+	return func(s *artifacts.Score) int32 {
+		s.Justification, s.NullReason, s.Judges, s.Usage = "", "", nil, nil
+		s.MetricID, s.TargetModel = l.s(s.MetricID), l.s(s.TargetModel)
+		if s.ConvID == artifacts.ConvID(s.ID, target, s.Sample) {
+			s.ConvID = ""
+		}
+		s.Present, s.Passed, s.Valid = shareBool(s.Present), shareBool(s.Passed), shareBool(s.Valid)
+		return 0
+	}
+}
+
+func (l *lightener) scenario(sc *Scenario) int32 {
+	sc.Persona, sc.UserPersona, sc.LatentAdversarialGoal, sc.TargetSystemPrompt, sc.Landmarks = "", "", "", "", nil
+	sc.MetricID, sc.UserGoal = l.s(sc.MetricID), l.s(sc.UserGoal)
+	if len(sc.Demographic) > 0 {
+		var key strings.Builder
+		for _, av := range sc.Demographic {
+			key.WriteString(av.Axis)
+			key.WriteByte(0)
+			key.WriteString(av.Value)
+			key.WriteByte(0)
+		}
+		if l.demos == nil {
+			l.demos = map[string]Demographic{}
+		}
+		if d, ok := l.demos[key.String()]; ok {
+			sc.Demographic = d
+		} else {
+			l.demos[key.String()] = sc.Demographic
+		}
+	}
+	return 0
 }
 
 // readCost reads a cost.json object ({phase: entry}) in key order.

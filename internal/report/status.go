@@ -59,7 +59,8 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 	if bench.Name == "" {
 		bench.Name = filepath.Base(filepath.Clean(benchDir))
 	}
-	scens, hasScens, scenErr := readArray[Scenario](filepath.Join(benchDir, "scenarios.json"))
+	var lite lightener // rows without their bulk: status reads only ids, verdicts and demographics
+	scens, _, hasScens, scenErr := readRows(filepath.Join(benchDir, "scenarios.json"), lite.scenario)
 	res, resErr := readResults(filepath.Join(benchDir, "results.json"))
 	if targets == nil {
 		targets = runTargets(benchDir, Settings{}, res)
@@ -74,7 +75,7 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 			ts.hasDir = true
 		}
 		convs, okc, _ := readArray[statusConv](filepath.Join(dir, "conversations.json"))
-		scores, oks, _ := readArray[artifacts.Score](filepath.Join(dir, "scores.json"))
+		scores, _, oks, _ := readRows(filepath.Join(dir, "scores.json"), lite.score(t))
 		ts.hasConvs, ts.hasScores = okc, oks
 		match := scoreMatcher(scores)
 		for _, cv := range convs {
@@ -91,7 +92,7 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 				ts.ok++
 			}
 			full := artifacts.Conversation{ID: cv.ID, ConvID: cv.ConvID, Sample: cv.Sample}
-			if match(&full) == nil {
+			if match(&full) < 0 {
 				ts.unscored++
 			}
 		}

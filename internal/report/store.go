@@ -1,14 +1,17 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"sort"
-
-	"golang.org/x/sync/errgroup"
+	"sync"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 )
@@ -93,17 +96,32 @@ type scenRec struct {
 	Stub        bool        `json:"stub,omitempty"` // not in scenarios.json
 }
 
-// store is the index plus gzipped chunks, ready to write.
+// store is the index plus what it takes to write the chunks: they are
+// encoded and written one window at a time (writeChunks), so neither the
+// transcripts nor their compressed form are ever all in memory.
 type store struct {
-	Index      convIndex
-	ConvChunks [][]byte
-	ScenChunks [][]byte
+	Index convIndex
+
+	in    *Input
+	refs  []convRef
+	recs  []convHead
+	stubs []scenRec // scenarios only conversations know, after the real ones
+	// first marks the in.Scenarios rows that are their id's first
+	// occurrence: the ones the scenario chunks show.
+	first   []bool
+	nConvCh int
 }
 
 type convRef struct {
 	run, row int
 	scen     int
 	target   int
+}
+
+// convHead is what the index pass learns about a conversation that its
+// chunk record needs again: the matched score row (-1: none).
+type convHead struct {
+	score int
 }
 
 func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axisView) (*store, error) {
@@ -124,52 +142,48 @@ func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axi
 			valIdx[i][v] = j
 		}
 	}
+	st := &store{in: in, first: make([]bool, len(in.Scenarios))}
+	idx := map[string]int{}
 
 	// Scenarios: scenarios.json order, then stubs for ids only conversations know.
-	scenIdx := map[string]int{}
-	var scens []scenRec
-	addScen := func(sc Scenario, stub bool) int {
-		i := len(scens)
-		scenIdx[sc.ID] = i
-		rec := scenRec{ID: sc.ID, Persona: sc.Persona, Goal: sc.UserGoal, Latent: sc.LatentAdversarialGoal,
-			System: sc.TargetSystemPrompt, Stub: stub}
-		if sc.UserPersona != sc.Persona {
-			rec.UserPersona = sc.UserPersona
-		}
-		for _, lm := range sc.Landmarks {
-			rec.Landmarks = append(rec.Landmarks, [2]any{lm.Turn, lm.Instruction})
-		}
+	addScen := func(sc Scenario) int {
+		i := len(ix.SID)
+		idx[sc.ID] = i
 		dv := make([]int, len(axes))
 		for k := range dv {
 			dv[k] = -1
 		}
 		for _, av := range sc.Demographic {
-			rec.Demographic = append(rec.Demographic, [2]string{av.Axis, av.Value})
 			if a, ok := axisIdx[av.Axis]; ok {
 				dv[a] = valIdx[a][av.Value]
 			}
 		}
-		scens = append(scens, rec)
 		ix.SID = append(ix.SID, sc.ID)
 		ix.SGoal = append(ix.SGoal, sc.UserGoal)
 		ix.SD = append(ix.SD, dv)
 		return i
 	}
-	for _, sc := range in.Scenarios {
-		if _, dup := scenIdx[sc.ID]; !dup {
-			addScen(sc, false)
+	for i, sc := range in.Scenarios {
+		if _, dup := idx[sc.ID]; !dup {
+			addScen(sc)
+			st.first[i] = true
 		}
 	}
 
 	// Conversations, ordered scenario → sample → target so the same
 	// scenario's conversations sit side by side in the list and in a chunk.
-	var refs []convRef
+	n := 0
+	for _, run := range in.Runs {
+		n += len(run.Conversations)
+	}
+	refs := make([]convRef, 0, n)
 	for ri, run := range in.Runs {
 		ix.Targets = append(ix.Targets, run.Target)
 		for ci, c := range run.Conversations {
-			si, ok := scenIdx[c.ID]
+			si, ok := idx[c.ID]
 			if !ok {
-				si = addScen(Scenario{ID: c.ID, MetricID: c.MetricID}, true)
+				si = addScen(Scenario{ID: c.ID, MetricID: c.MetricID})
+				st.stubs = append(st.stubs, scenRec{ID: c.ID, Stub: true})
 			}
 			refs = append(refs, convRef{run: ri, row: ci, scen: si, target: ri})
 		}
@@ -187,13 +201,26 @@ func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axi
 		return ra.target < rb.target
 	})
 
-	scoreOf := make([]func(c *artifacts.Conversation) *artifacts.Score, len(in.Runs))
-	for ri := range in.Runs {
-		scoreOf[ri] = scoreMatcher(in.Runs[ri].Scores)
-	}
 	statusIdx := map[string]int{}
-	recs := make([]convRec, len(refs))
+	st.recs = make([]convHead, len(refs))
+	for _, col := range []*[]int{&ix.T, &ix.S, &ix.M, &ix.N, &ix.V, &ix.St, &ix.L} {
+		*col = make([]int, 0, len(refs))
+	}
+	for ri := range in.Runs {
+		match := scoreMatcher(in.Runs[ri].Scores)
+		for i, r := range refs {
+			if r.run != ri {
+				continue
+			}
+			st.recs[i].score = match(&in.Runs[ri].Conversations[r.row])
+		}
+	}
 	for i, r := range refs {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		run := &in.Runs[r.run]
 		c := &run.Conversations[r.row]
 		mid := c.MetricID
@@ -204,132 +231,390 @@ func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axi
 		if !ok {
 			m = -1
 		}
-		st, ok := statusIdx[c.Status]
+		stx, ok := statusIdx[c.Status]
 		if !ok {
-			st = len(ix.Statuses)
-			statusIdx[c.Status] = st
+			stx = len(ix.Statuses)
+			statusIdx[c.Status] = stx
 			ix.Statuses = append(ix.Statuses, c.Status)
 		}
 		v := verdictUnscored
-		rec := convRec{StatusReason: c.StatusReason, Run: c.Run, Validity: c.Validity}
-		if c.Usage != (artifacts.UsageRecord{}) {
-			u := c.Usage
-			rec.Usage = &u
-		}
-		if c.TargetModel != "" && c.TargetModel != run.Target {
-			rec.TargetModel = c.TargetModel
-		}
-		if s := scoreOf[r.run](c); s != nil {
-			switch {
-			case s.Passed == nil:
+		if k := st.recs[i].score; k >= 0 {
+			switch p := run.Scores[k].Passed; {
+			case p == nil:
 				v = verdictNull
-			case *s.Passed:
+			case *p:
 				v = verdictPass
 			default:
 				v = verdictFail
 			}
-			rec.Score = &scoreRec{Present: s.Present, Passed: s.Passed, Justification: s.Justification,
-				NullReason: s.NullReason, Judges: s.Judges, Valid: s.Valid}
 		}
-		recs[i] = rec
 		ix.T = append(ix.T, r.target)
 		ix.S = append(ix.S, r.scen)
 		ix.M = append(ix.M, m)
 		ix.N = append(ix.N, c.Sample)
 		ix.V = append(ix.V, v)
-		ix.St = append(ix.St, st)
-		ix.L = append(ix.L, len(c.Transcript))
+		ix.St = append(ix.St, stx)
+		ix.L = append(ix.L, transcriptLen(run, r.row))
 		if c.ConvID != "" && c.ConvID != artifacts.ConvID(c.ID, run.Target, c.Sample) {
 			ix.ID[i] = c.ConvID
 		}
 	}
+	st.refs = refs
+	st.Index = ix
+	st.Index.NChunks = (len(refs) + chunkConvs - 1) / chunkConvs
+	st.nConvCh = st.Index.NChunks
+	st.Index.NSChunks = (len(ix.SID) + chunkScenarios - 1) / chunkScenarios
+	return st, nil
+}
 
-	// Marshal and gzip chunks in parallel: this is most of Build's time at scale.
-	nConv := (len(refs) + chunkConvs - 1) / chunkConvs
-	nScen := (len(scens) + chunkScenarios - 1) / chunkScenarios
-	st := &store{Index: ix, ConvChunks: make([][]byte, nConv), ScenChunks: make([][]byte, nScen)}
-	st.Index.NChunks, st.Index.NSChunks = nConv, nScen
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for k := range nConv {
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
+func transcriptLen(run *Run, row int) int {
+	if run.convSrc != nil {
+		return int(run.convSrc.spans[row].n)
+	}
+	return len(run.Conversations[row].Transcript)
+}
+
+// convBulk and scoreBulk are what a chunk record takes from a row: for a
+// file-backed run (after the index is built the rows themselves are
+// released) all of it is read back from the row's bytes.
+type convBulk struct {
+	TargetModel  string                `json:"target_model"`
+	Transcript   []artifacts.Turn      `json:"transcript"`
+	Usage        artifacts.UsageRecord `json:"_usage"`
+	StatusReason string                `json:"status_reason"`
+	Run          *artifacts.RunInfo    `json:"run"`
+	Validity     *artifacts.Validity   `json:"validity"`
+}
+
+type scoreBulk struct {
+	Present       *bool                    `json:"present"`
+	Passed        *bool                    `json:"passed"`
+	Justification string                   `json:"justification"`
+	NullReason    string                   `json:"null_reason"`
+	Judges        []artifacts.JudgeVerdict `json:"judges"`
+	Valid         *bool                    `json:"valid"`
+}
+
+// releaseRows drops the rows of file-backed runs once the index is built:
+// the chunks read everything they show back from the files.
+func (st *store) releaseRows() {
+	for i := range st.in.Runs {
+		run := &st.in.Runs[i]
+		if run.convSrc != nil {
+			run.Conversations = nil
+		}
+		if run.scoreSrc != nil {
+			run.Scores = nil
+		}
+	}
+}
+
+// writeChunks writes the conversation chunks, then the scenario chunks, as
+// <script> elements: encoded in parallel a window at a time, written in
+// order.
+func (st *store) writeChunks(ctx context.Context, w *bufio.Writer) error {
+	files := map[string]*os.File{}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	// Files are opened up front: ReadAt on one *os.File is safe from many
+	// goroutines.
+	for _, run := range st.in.Runs {
+		for _, src := range []*rowSource{run.convSrc, run.scoreSrc} {
+			if src == nil || len(src.spans) == 0 || files[src.path] != nil {
+				continue
+			}
+			f, err := os.Open(src.path)
+			if err != nil {
 				return err
 			}
-			lo, hi := k*chunkConvs, min((k+1)*chunkConvs, len(refs))
-			var ch convChunk
-			strIdx := map[string]int{}
-			intern := func(s string) int {
-				if i, ok := strIdx[s]; ok {
-					return i
-				}
-				strIdx[s] = len(ch.Strs)
-				ch.Strs = append(ch.Strs, s)
-				return len(ch.Strs) - 1
+			files[src.path] = f
+		}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	k := 0
+	err := encodeOrdered(ctx, workers, func() (int, bool, error) {
+		k++
+		return k - 1, k <= st.nConvCh, nil
+	}, func(k int) ([]byte, error) {
+		return st.convChunk(k, files)
+	}, func(k int, gz []byte) { writeChunk(w, "ibc-", k, gz) })
+	if err != nil {
+		return err
+	}
+	next, stop, err := st.scenarioBatches(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	k = 0
+	return encodeOrdered(ctx, workers, next, func(b []scenRec) ([]byte, error) {
+		return gzipJSON(b)
+	}, func(_ int, gz []byte) {
+		writeChunk(w, "ibs-", k, gz)
+		k++
+	})
+}
+
+// convChunk encodes conversation chunk k, reading each row's bulk back
+// from its file when Load left it there.
+func (st *store) convChunk(k int, files map[string]*os.File) ([]byte, error) {
+	lo, hi := k*chunkConvs, min((k+1)*chunkConvs, len(st.refs))
+	var ch convChunk
+	strIdx := map[string]int{}
+	intern := func(s string) int {
+		if i, ok := strIdx[s]; ok {
+			return i
+		}
+		strIdx[s] = len(ch.Strs)
+		ch.Strs = append(ch.Strs, s)
+		return len(ch.Strs) - 1
+	}
+	ch.Recs = make([]convRec, hi-lo)
+	for j := lo; j < hi; j++ {
+		r := st.refs[j]
+		run := &st.in.Runs[r.run]
+		var bulk convBulk
+		if run.convSrc != nil {
+			if err := readBulk(files[run.convSrc.path], run.convSrc, r.row, &bulk); err != nil {
+				return nil, err
 			}
-			out := make([]convRec, hi-lo)
-			for j := lo; j < hi; j++ {
-				r := refs[j]
-				c := &in.Runs[r.run].Conversations[r.row]
-				rec := recs[j]
-				rec.Tr = make([]int, 0, 2*len(c.Transcript))
-				for _, t := range c.Transcript {
-					rec.Tr = append(rec.Tr, intern(t.Role), intern(t.Content))
+		} else {
+			c := &run.Conversations[r.row]
+			bulk = convBulk{TargetModel: c.TargetModel, Transcript: c.Transcript, Usage: c.Usage,
+				StatusReason: c.StatusReason, Run: c.Run, Validity: c.Validity}
+		}
+		rec := convRec{StatusReason: bulk.StatusReason, Run: bulk.Run, Validity: bulk.Validity}
+		if bulk.Usage != (artifacts.UsageRecord{}) {
+			u := bulk.Usage
+			rec.Usage = &u
+		}
+		if bulk.TargetModel != "" && bulk.TargetModel != run.Target {
+			rec.TargetModel = bulk.TargetModel
+		}
+		if si := st.recs[j].score; si >= 0 {
+			var sb scoreBulk
+			if run.scoreSrc != nil {
+				if err := readBulk(files[run.scoreSrc.path], run.scoreSrc, si, &sb); err != nil {
+					return nil, err
 				}
-				out[j-lo] = rec
+			} else {
+				s := &run.Scores[si]
+				sb = scoreBulk{Present: s.Present, Passed: s.Passed, Justification: s.Justification,
+					NullReason: s.NullReason, Judges: s.Judges, Valid: s.Valid}
 			}
-			ch.Recs = out
-			b, err := gzipJSON(ch)
-			st.ConvChunks[k] = b
-			return err
-		})
+			rec.Score = &scoreRec{Present: sb.Present, Passed: sb.Passed, Justification: sb.Justification,
+				NullReason: sb.NullReason, Judges: sb.Judges, Valid: sb.Valid}
+		}
+		rec.Tr = make([]int, 0, 2*len(bulk.Transcript))
+		for _, t := range bulk.Transcript {
+			rec.Tr = append(rec.Tr, intern(t.Role), intern(t.Content))
+		}
+		ch.Recs[j-lo] = rec
 	}
-	for k := range nScen {
-		g.Go(func() error {
-			lo, hi := k*chunkScenarios, min((k+1)*chunkScenarios, len(scens))
-			b, err := gzipJSON(scens[lo:hi])
-			st.ScenChunks[k] = b
-			return err
-		})
+	return gzipJSON(ch)
+}
+
+// readBulk decodes row i of src into v.
+func readBulk(f *os.File, src *rowSource, i int, v any) error {
+	b, err := rowBytes(f, src.spans[i])
+	if err == nil {
+		err = json.Unmarshal(b, v)
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
+	if err != nil {
+		return fmt.Errorf("%s row %d: %w (the file changed while the report was built? build it again)", src.path, i, err)
 	}
-	return st, nil
+	return nil
+}
+
+// scenarioBatches yields the scenario chunks' records in index order: the
+// first occurrence of each scenarios.json id (streamed from the file again
+// when Load left the bulk there), then the stubs.
+func (st *store) scenarioBatches(ctx context.Context) (next func() ([]scenRec, bool, error), stop func(), err error) {
+	var batch []scenRec
+	// take appends scenarios.json row i (sc) unless its id came before.
+	take := func(i int, sc *Scenario) {
+		if !st.first[i] {
+			return
+		}
+		rec := scenRec{ID: sc.ID, Persona: sc.Persona, Goal: sc.UserGoal, Latent: sc.LatentAdversarialGoal, System: sc.TargetSystemPrompt}
+		if sc.UserPersona != sc.Persona {
+			rec.UserPersona = sc.UserPersona
+		}
+		for _, lm := range sc.Landmarks {
+			rec.Landmarks = append(rec.Landmarks, [2]any{lm.Turn, lm.Instruction})
+		}
+		for _, av := range sc.Demographic {
+			rec.Demographic = append(rec.Demographic, [2]string{av.Axis, av.Value})
+		}
+		batch = append(batch, rec)
+	}
+	stubs := st.stubs
+	flush := func() ([]scenRec, bool, error) {
+		// Stubs fill the batch once the real scenarios are exhausted.
+		for len(batch) < chunkScenarios && len(stubs) > 0 {
+			batch = append(batch, stubs[0])
+			stubs = stubs[1:]
+		}
+		if len(batch) == 0 {
+			return nil, false, nil
+		}
+		b := batch
+		batch = nil
+		return b, true, nil
+	}
+	if st.in.scenarioFile == "" || len(st.first) == 0 {
+		i := 0
+		next = func() ([]scenRec, bool, error) {
+			for len(batch) < chunkScenarios && i < len(st.in.Scenarios) {
+				take(i, &st.in.Scenarios[i])
+				i++
+			}
+			return flush()
+		}
+		return next, func() {}, nil
+	}
+	f, err := os.Open(st.in.scenarioFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: no longer a JSON array (changed while the report was built? build it again)", st.in.scenarioFile)
+	}
+	row := 0
+	next = func() ([]scenRec, bool, error) {
+		for len(batch) < chunkScenarios && row < len(st.first) {
+			if row%4096 == 0 && ctx.Err() != nil {
+				return nil, false, ctx.Err()
+			}
+			var sc Scenario
+			if !dec.More() {
+				return nil, false, fmt.Errorf("%s: %d scenarios, %d when it was loaded (changed while the report was built? build it again)", st.in.scenarioFile, row, len(st.first))
+			}
+			if err := dec.Decode(&sc); err != nil {
+				return nil, false, fmt.Errorf("%s row %d: %w (changed while the report was built? build it again)", st.in.scenarioFile, row, err)
+			}
+			take(row, &sc)
+			row++
+		}
+		return flush()
+	}
+	return next, func() { f.Close() }, nil
+}
+
+// encodeOrdered encodes the items next yields on up to workers goroutines
+// and hands the results to write in order; at most about 2·workers encoded
+// items are held at once. next is called from one goroutine, in order.
+func encodeOrdered[T any](ctx context.Context, workers int, next func() (T, bool, error), encode func(T) ([]byte, error), write func(k int, b []byte)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type slot struct {
+		b    []byte
+		err  error
+		done chan struct{}
+	}
+	slots := make(chan *slot, max(1, workers))
+	sem := make(chan struct{}, max(1, workers))
+	go func() {
+		defer close(slots)
+		for ctx.Err() == nil {
+			item, ok, err := next()
+			if !ok && err == nil {
+				return
+			}
+			s := &slot{done: make(chan struct{})}
+			if err != nil {
+				s.err = err
+				close(s.done)
+				slots <- s
+				return
+			}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			go func() {
+				defer func() { <-sem }()
+				s.b, s.err = encode(item)
+				close(s.done)
+			}()
+			select {
+			case slots <- s:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var first error
+	k := 0
+	for s := range slots {
+		<-s.done
+		if first != nil {
+			continue // drain so the producer and encoders finish
+		}
+		if s.err != nil {
+			first = s.err
+			cancel()
+			continue
+		}
+		write(k, s.b)
+		k++
+	}
+	if first == nil {
+		first = ctx.Err()
+	}
+	return first
 }
 
 // scoreMatcher finds a conversation's score row: by conv_id when both have
 // one, else by (scenario id, sample) — legacy rows have no conv_id. The last
-// row wins, like a rerun that appended a fresh verdict.
-func scoreMatcher(scores []artifacts.Score) func(c *artifacts.Conversation) *artifacts.Score {
-	byConv := map[string]*artifacts.Score{}
+// row wins, like a rerun that appended a fresh verdict. -1: no score.
+func scoreMatcher(scores []artifacts.Score) func(c *artifacts.Conversation) int {
+	byConv := map[string]int{}
 	type key struct {
 		id     string
 		sample int
 	}
-	byKey := map[key]*artifacts.Score{}
+	byKey := map[key]int{}
 	for i := range scores {
 		s := &scores[i]
 		if s.ConvID != "" {
-			byConv[s.ConvID] = s
+			byConv[s.ConvID] = i
 		}
-		byKey[key{s.ID, s.Sample}] = s
+		byKey[key{s.ID, s.Sample}] = i
 	}
-	return func(c *artifacts.Conversation) *artifacts.Score {
+	return func(c *artifacts.Conversation) int {
 		if c.ConvID != "" {
-			if s, ok := byConv[c.ConvID]; ok {
-				return s
+			if i, ok := byConv[c.ConvID]; ok {
+				return i
 			}
 		}
-		return byKey[key{c.ID, c.Sample}]
+		if i, ok := byKey[key{c.ID, c.Sample}]; ok {
+			return i
+		}
+		return -1
 	}
 }
+
+// gzipPool reuses compressors: each holds about 1 MB of tables, and a
+// 100,000-conversation report encodes 1,500 chunks.
+var gzipPool = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(io.Discard, gzip.DefaultCompression)
+	return zw
+}}
 
 // gzipJSON encodes v without HTML escaping (the result is base64 text, never
 // markup; the page parses it with JSON.parse and renders via textContent).
 func gzipJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
+	zw := gzipPool.Get().(*gzip.Writer)
+	defer gzipPool.Put(zw)
+	zw.Reset(&buf)
 	enc := json.NewEncoder(zw)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
