@@ -274,9 +274,10 @@ func transcriptLen(run *Run, row int) int {
 	return len(run.Conversations[row].Transcript)
 }
 
-// convBulk and scoreBulk are what a chunk record takes from a row: for a
+// convBulk is what a chunk record takes from a conversation row: for a
 // file-backed run (after the index is built the rows themselves are
-// released) all of it is read back from the row's bytes.
+// released) all of it is read back from the row's bytes. A score row is
+// read straight into its scoreRec, whose keys are scores.json's.
 type convBulk struct {
 	TargetModel  string                `json:"target_model"`
 	Transcript   []artifacts.Turn      `json:"transcript"`
@@ -284,15 +285,6 @@ type convBulk struct {
 	StatusReason string                `json:"status_reason"`
 	Run          *artifacts.RunInfo    `json:"run"`
 	Validity     *artifacts.Validity   `json:"validity"`
-}
-
-type scoreBulk struct {
-	Present       *bool                    `json:"present"`
-	Passed        *bool                    `json:"passed"`
-	Justification string                   `json:"justification"`
-	NullReason    string                   `json:"null_reason"`
-	Judges        []artifacts.JudgeVerdict `json:"judges"`
-	Valid         *bool                    `json:"valid"`
 }
 
 // releaseRows drops the rows of file-backed runs once the index is built:
@@ -395,18 +387,17 @@ func (st *store) convChunk(k int, files map[string]*os.File) ([]byte, error) {
 			rec.TargetModel = bulk.TargetModel
 		}
 		if si := st.recs[j].score; si >= 0 {
-			var sb scoreBulk
+			var sr scoreRec
 			if run.scoreSrc != nil {
-				if err := readBulk(files[run.scoreSrc.path], run.scoreSrc, si, &sb); err != nil {
+				if err := readBulk(files[run.scoreSrc.path], run.scoreSrc, si, &sr); err != nil {
 					return nil, err
 				}
 			} else {
 				s := &run.Scores[si]
-				sb = scoreBulk{Present: s.Present, Passed: s.Passed, Justification: s.Justification,
+				sr = scoreRec{Present: s.Present, Passed: s.Passed, Justification: s.Justification,
 					NullReason: s.NullReason, Judges: s.Judges, Valid: s.Valid}
 			}
-			rec.Score = &scoreRec{Present: sb.Present, Passed: sb.Passed, Justification: sb.Justification,
-				NullReason: sb.NullReason, Judges: sb.Judges, Valid: sb.Valid}
+			rec.Score = &sr
 		}
 		rec.Tr = make([]int, 0, 2*len(bulk.Transcript))
 		for _, t := range bulk.Transcript {
