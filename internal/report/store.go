@@ -104,7 +104,7 @@ type store struct {
 
 	in    *Input
 	refs  []convRef
-	recs  []convHead
+	score []int     // per ref: its row in the run's scores (-1: unscored)
 	stubs []scenRec // scenarios only conversations know, after the real ones
 	// first marks the in.Scenarios rows that are their id's first
 	// occurrence: the ones the scenario chunks show.
@@ -116,12 +116,6 @@ type convRef struct {
 	run, row int
 	scen     int
 	target   int
-}
-
-// convHead is what the index pass learns about a conversation that its
-// chunk record needs again: the matched score row (-1: none).
-type convHead struct {
-	score int
 }
 
 func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axisView) (*store, error) {
@@ -202,7 +196,7 @@ func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axi
 	})
 
 	statusIdx := map[string]int{}
-	st.recs = make([]convHead, len(refs))
+	st.score = make([]int, len(refs))
 	for _, col := range []*[]int{&ix.T, &ix.S, &ix.M, &ix.N, &ix.V, &ix.St, &ix.L} {
 		*col = make([]int, 0, len(refs))
 	}
@@ -212,7 +206,7 @@ func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axi
 			if r.run != ri {
 				continue
 			}
-			st.recs[i].score = match(&in.Runs[ri].Conversations[r.row])
+			st.score[i] = match(&in.Runs[ri].Conversations[r.row])
 		}
 	}
 	for i, r := range refs {
@@ -238,7 +232,7 @@ func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axi
 			ix.Statuses = append(ix.Statuses, c.Status)
 		}
 		v := verdictUnscored
-		if k := st.recs[i].score; k >= 0 {
+		if k := st.score[i]; k >= 0 {
 			switch p := run.Scores[k].Passed; {
 			case p == nil:
 				v = verdictNull
@@ -386,7 +380,7 @@ func (st *store) convChunk(k int, files map[string]*os.File) ([]byte, error) {
 		if bulk.TargetModel != "" && bulk.TargetModel != run.Target {
 			rec.TargetModel = bulk.TargetModel
 		}
-		if si := st.recs[j].score; si >= 0 {
+		if si := st.score[j]; si >= 0 {
 			var sr scoreRec
 			if run.scoreSrc != nil {
 				if err := readBulk(files[run.scoreSrc.path], run.scoreSrc, si, &sr); err != nil {

@@ -205,7 +205,7 @@ func (j *judging) judge(ctx context.Context, conv artifacts.Conversation, sc *ar
 }
 
 // pipeline judges conversations as simulate finishes them. Its queue holds
-// transcripts only while it is short (keepConvs); further back it holds
+// transcripts only while it is short (keep); further back it holds
 // references and the conversation is read back from the call store, so a
 // judge that lags far behind costs no memory worth counting, a judge pool
 // paused by Retry-After never stalls the simulation, and a judge that keeps
@@ -232,7 +232,7 @@ type pipeItem struct {
 // startPipeline opens the judging of targetID and starts its workers. It
 // returns nil when judging cannot start before conversations.json exists:
 // batch judges (their point is one batch after simulation) and dry runs.
-func (r *Runner) startPipeline(ctx context.Context, targetID string, total int, stop context.CancelCauseFunc) (*pipeline, error) {
+func (r *Runner) startPipeline(ctx context.Context, targetID string, rows []simRow, stop context.CancelCauseFunc) (*pipeline, error) {
 	if r.opts.DryRun {
 		return nil, nil
 	}
@@ -241,13 +241,14 @@ func (r *Runner) startPipeline(ctx context.Context, targetID string, total int, 
 			return nil, nil
 		}
 	}
-	j, err := r.openJudging(targetID, total)
+	j, err := r.openJudging(targetID, len(rows))
 	if err != nil {
 		return nil, err
 	}
-	j.judged = make([]bool, total)
+	j.judged = make([]bool, len(rows))
+	read := r.readConv(targetID, rows)
 	workers := max(1, r.cfg.Run.Concurrency.Evaluate)
-	p := &pipeline{j: j, keep: 2 * workers}
+	p := &pipeline{j: j, rows: rows, keep: 2 * workers}
 	p.cond = sync.NewCond(&p.mu)
 	for range workers {
 		p.wg.Add(1)
@@ -263,10 +264,11 @@ func (r *Runner) startPipeline(ctx context.Context, targetID string, total int, 
 				}
 				conv := it.conv
 				if conv == nil {
-					conv = new(artifacts.Conversation)
-					if _, ok := r.store.ReadResult(r.simUnit(targetID, it.row), conv); !ok {
+					c, err := read(it.i)
+					if err != nil {
 						continue // Evaluate judges it from conversations.json
 					}
+					conv = &c
 				}
 				done, fatal := j.judge(ctx, *conv, it.sc)
 				if fatal != nil {

@@ -201,11 +201,10 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	if pipe {
-		if p, err = r.startPipeline(ctx, targetID, len(rows), stop); err != nil {
+		if p, err = r.startPipeline(ctx, targetID, rows, stop); err != nil {
 			return nil, err
 		}
 		defer p.finish() // before stop(nil): the judges share ctx
-		p.rows = rows
 	}
 	w, err := artifacts.NewArrayWriter(out)
 	if err != nil {
