@@ -5,7 +5,6 @@ package llm
 
 import (
 	"context"
-	"math"
 	"time"
 )
 
@@ -138,13 +137,18 @@ const (
 	NoSeedInRequest = "the request had no seed"
 )
 
-// WireSeed folds a Request.Seed into 0..2^31-1, the range every seed
+// WireSeed maps a Request.Seed to 0..2^31-1, the range every seed
 // parameter accepts: OpenAI's is an int64, Gemini's an int32, and
 // OpenAI-compatible servers differ (llama.cpp's is a uint32), so a
 // non-negative int32 is the one value that means the same everywhere.
-// Folding (not truncating) keeps every bit of the seed in play.
+// The seed is mixed first (SplitMix64's finaliser, a bijection) so every
+// bit of it moves the top 31 bits kept.
 func WireSeed(seed uint64) int64 {
-	return int64((seed ^ seed>>32) & math.MaxInt32)
+	z := seed
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return int64(z >> 33)
 }
 
 // RateLimit is a provider's view of our remaining budget, from
