@@ -46,6 +46,10 @@ func TestRunInfoSamplingFields(t *testing.T) {
 			if got := compact(string(b)); got != want {
 				t.Errorf("written\n got %s\nwant %s", got, want)
 			}
+			// encoding/json (the report's chunks) writes the same keys.
+			if std, err := json.Marshal(tc.run); err != nil || string(std) != want {
+				t.Errorf("encoding/json wrote %s (%v), want %s", std, err, want)
+			}
 			var back RunInfo
 			if err := json.Unmarshal(b, &back); err != nil {
 				t.Fatal(err)

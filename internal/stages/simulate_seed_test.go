@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/anthropic"
 	"github.com/impactbench/impactbench/internal/llm/gemini"
@@ -167,5 +168,48 @@ func checkRunBlock(t *testing.T, run *artifacts.RunInfo, reqs []llmtest.Request,
 				t.Errorf("%s_seeds[%d] = %v, the wire carried %d", role, i, sent[i], onWire[i])
 			}
 		}
+	}
+}
+
+// A rerun replays the conversation from the call store without a request,
+// and its run block still names the seeds the original requests carried.
+func TestReplayedConversationKeepsItsSeeds(t *testing.T) {
+	srv := llmtest.NewOpenAI(t)
+	srv.Handle(func(r llmtest.ChatRequest) llmtest.Reply {
+		if r.System == seedTestTargetSystem {
+			return llmtest.Text("the target's reply", llmtest.Usage{Input: 10, Output: 4})
+		}
+		return llmtest.Text("Thought: t\nMessage: a question", llmtest.Usage{Input: 10, Output: 4})
+	})
+	c := wireClient(t, llmtest.OpenAI, srv, nil)
+	dir := t.TempDir()
+	p := loadPrompts(t)
+	simulate := func() artifacts.Conversation {
+		u, err := callstore.Open(dir, false).Unit("sim/s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer u.Close()
+		spec := simSpec()
+		spec.Turns, spec.Sample = 2, 1
+		spec.Scenario.TargetSystemPrompt = seedTestTargetSystem
+		id := callstore.Identity{Provider: "openai", BaseURL: srv.BaseURL(), Model: "m"}
+		conv, err := Simulate(t.Context(), u.Client(id, c), u.Client(id, c), p, spec)
+		if err != nil || conv.Status != artifacts.StatusCompleted {
+			t.Fatalf("%v, status %s: %s", err, conv.Status, conv.StatusReason)
+		}
+		return conv
+	}
+	first := simulate()
+	calls := srv.Calls()
+	again := simulate()
+	if srv.Calls() != calls {
+		t.Errorf("rerun made %d requests, want 0", srv.Calls()-calls)
+	}
+	if *first.Run != *again.Run {
+		t.Errorf("replayed run block differs:\n%+v\n%+v", first.Run, again.Run)
+	}
+	if sent, _ := again.Run.TargetSeeds.Sent(); len(sent) != 2 || sent[0] == nil || sent[1] == nil {
+		t.Errorf("replayed target_seeds = %v, want the 2 seeds sent", sent)
 	}
 }
