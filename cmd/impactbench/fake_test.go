@@ -24,7 +24,7 @@ import (
 //	fake-judge*    → {"justification": "…", "present": <from the hash>}
 //
 // <hash> is the hash of the canonical request (model, messages with epoch
-// tags removed, every other body field), so the same request always gets
+// tags removed, every other body field but the seed), so the same request always gets
 // the same answer. " [rE]" tags every user and target message with the
 // server's current epoch: a test sets the epoch before each invocation of
 // the binary and can then tell, in a final transcript, which turns were
@@ -148,6 +148,10 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 			mm["content"] = epochTag.ReplaceAllString(content, "")
 		}
 	}
+	// The seed is left out like the tags: a judge's seed is derived from
+	// the transcript it judges, tags included, so it changes with the epoch
+	// while the request is otherwise the same.
+	delete(body, "seed")
 	canon, _ := json.Marshal(body) // map keys sorted: canonical
 	sum := sha256.Sum256(canon)
 	hash := hex.EncodeToString(sum[:])

@@ -22,9 +22,9 @@ import (
 // complete run costs. For the killed run and its resume together,
 // answered(kill run) + answered(resume) must equal that multiset: a request
 // answered before the kill and sent again shows up as one too many, a call
-// skipped or an answer reused for the wrong row as one too few. (Samples of
-// one scenario legitimately send identical first requests — the seed is not
-// on the wire — so a multiset is needed, not a set.)
+// skipped or an answer reused for the wrong row as one too few. (The hash
+// leaves the seed out, so samples of one scenario legitimately hash their
+// first requests alike: a multiset is needed, not a set.)
 
 // sumMinusRef compares answered(run1)+answered(run2) with the reference
 // multiset and returns the surplus (paid twice) and deficit (missing) per hash.

@@ -96,6 +96,7 @@ func UsageFrom(u llm.Usage) UsageRecord {
 }
 
 // RunInfo records the models and settings a conversation was made with.
+// It stays comparable (the report interns equal records).
 type RunInfo struct {
 	UserModel   string `json:"user_model"`
 	TargetModel string `json:"target_model"` // provider model string (target_model above is the target id)
@@ -103,6 +104,14 @@ type RunInfo struct {
 	Landmarks   bool   `json:"landmarks"`
 	Perfunctory bool   `json:"perfunctory"`
 	Seed        uint64 `json:"seed"`
+	// UserTemperature and TargetTemperature are the temperatures configured
+	// for the two models (null: none set, the provider default applies);
+	// UserSeeds and TargetSeeds the sampling seeds their calls carried. All
+	// four are absent in rows written before they were recorded.
+	UserTemperature   Temperature `json:"user_temperature,omitzero"`
+	TargetTemperature Temperature `json:"target_temperature,omitzero"`
+	UserSeeds         Seeds       `json:"user_seeds,omitzero"`
+	TargetSeeds       Seeds       `json:"target_seeds,omitzero"`
 }
 
 // Conversation is one runs/<target>/conversations.json row.

@@ -57,7 +57,10 @@ type Request struct {
 
 	// Seed identifies an independent draw (e.g. sample index mixed with the
 	// conversation id). It is part of the cache key, so sample 2 never gets
-	// sample 1's stored answer, and it seeds the offline model.
+	// sample 1's stored answer, it seeds the offline model, and adapters of
+	// providers with a seed parameter send WireSeed(Seed) with the request,
+	// so two samples are two different requests even to a provider that
+	// samples deterministically. 0 means no seed: none is sent.
 	Seed uint64
 
 	// CacheHint marks the stable prefix length (in messages) for providers
@@ -121,6 +124,31 @@ type Response struct {
 	Latency time.Duration `json:"latency_ns,omitempty"`
 	// RateLimit is what the provider's rate-limit headers said (nil if none).
 	RateLimit *RateLimit `json:"-"`
+	// SentSeed is the seed the adapter put on the wire for this answer (nil:
+	// none); NoSeed says why none was sent. Stored with the answer, so a
+	// replay reports what the original request carried.
+	SentSeed *int64 `json:"sent_seed,omitempty"`
+	NoSeed   string `json:"no_seed,omitempty"`
+}
+
+// Reasons an adapter gives in Response.NoSeed.
+const (
+	NoSeedParameter = "provider has no seed parameter"
+	NoSeedInRequest = "the request had no seed"
+)
+
+// WireSeed maps a Request.Seed to 0..2^31-1, the range every seed
+// parameter accepts: OpenAI's is an int64, Gemini's an int32, and
+// OpenAI-compatible servers differ (llama.cpp's is a uint32), so a
+// non-negative int32 is the one value that means the same everywhere.
+// The seed is mixed first (SplitMix64's finaliser, a bijection) so every
+// bit of it moves the top 31 bits kept.
+func WireSeed(seed uint64) int64 {
+	z := seed
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return int64(z >> 33)
 }
 
 // RateLimit is a provider's view of our remaining budget, from

@@ -296,6 +296,9 @@ func (l *lightener) conversation(target string) func(c *artifacts.Conversation) 
 		}
 		c.Usage.CostKnown = shareBool(c.Usage.CostKnown)
 		if c.Run != nil {
+			// Seeds differ per conversation and would defeat the
+			// interning; chunks read them back from the file.
+			c.Run.UserSeeds, c.Run.TargetSeeds = artifacts.Seeds{}, artifacts.Seeds{}
 			if l.runs == nil {
 				l.runs = map[artifacts.RunInfo]*artifacts.RunInfo{}
 			}

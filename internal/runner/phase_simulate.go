@@ -262,6 +262,7 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 			TargetID: targetID, TargetModel: target.Model, UserModel: r.cfg.UserModel.Model,
 			Sample: row.sample, Turns: r.cfg.Generation.Turns,
 			Landmarks: r.cfg.Landmarks, Perfunctory: r.cfg.Perfunctory, Seed: r.cfg.Seed,
+			UserTemperature: r.cfg.UserModel.Temperature, TargetTemperature: target.Temperature,
 		})
 		st := unit.Stats()
 		mu.Lock()

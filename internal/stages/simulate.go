@@ -31,6 +31,12 @@ type SimSpec struct {
 	Perfunctory bool
 	Seed        uint64 // master seed; mixed with scenario id, target id and sample for per-conversation seeds
 
+	// UserTemperature and TargetTemperature are the models' configured
+	// temperatures (nil: provider default), recorded in the run block. The
+	// clients already apply them; Simulate does not send them itself.
+	UserTemperature   *float64
+	TargetTemperature *float64
+
 	// UserMaxTokens and TargetMaxTokens cap each call's output (0: 2048).
 	UserMaxTokens   int
 	TargetMaxTokens int
@@ -78,12 +84,18 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 			Landmarks:   spec.Landmarks,
 			Perfunctory: spec.Perfunctory,
 			Seed:        spec.Seed,
+
+			UserTemperature:   artifacts.TemperatureOf(spec.UserTemperature),
+			TargetTemperature: artifacts.TemperatureOf(spec.TargetTemperature),
 		},
 	}
 	var usage llm.Usage
+	var userSeeds, targetSeeds seedLog
 	end := func(status, reason string, err error) (artifacts.Conversation, error) {
 		conv.Status, conv.StatusReason = status, reason
 		conv.Usage = artifacts.UsageFrom(usage)
+		conv.Run.UserSeeds = userSeeds.record()
+		conv.Run.TargetSeeds = targetSeeds.record()
 		return conv, err
 	}
 	// fail turns a call error into the conversation's end state.
@@ -125,7 +137,7 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 		}
 		userMsgs = append(userMsgs, llm.Message{Role: llm.RoleUser, Content: turnPrompt})
 
-		msg, terminate, u, err := userTurn(ctx, user, spec, userMsgs, turn, byTurn[turn], convSeed)
+		msg, terminate, u, err := userTurn(ctx, user, spec, userMsgs, turn, byTurn[turn], convSeed, &userSeeds)
 		usage = usage.Add(u)
 		if err != nil {
 			return fail("user model", turn, err)
@@ -154,6 +166,7 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 			CacheHint: len(targetMsgs) - 1,
 		})
 		usage = usage.Add(callUsage(resp, err))
+		targetSeeds.add(resp, err)
 		if err == nil && strings.TrimSpace(resp.Text) == "" {
 			err = errors.New("empty reply")
 		}
@@ -185,7 +198,7 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 // user turns and asking the model to continue a dialogue from the wrong
 // side. The history is append-only, so every request's prefix is the
 // previous request (CacheHint) and provider prompt caches hit each turn.
-func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Message, turn int, landmark string, convSeed uint64) (string, bool, llm.Usage, error) {
+func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Message, turn int, landmark string, convSeed uint64, seeds *seedLog) (string, bool, llm.Usage, error) {
 	sc := spec.Scenario
 	meta := map[string]string{
 		llm.MetaMetricID:         spec.Metric.ID,
@@ -214,6 +227,7 @@ func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Messag
 			Meta:      meta,
 		})
 		usage = usage.Add(callUsage(resp, err))
+		seeds.add(resp, err)
 		if err != nil {
 			return "", false, usage, err
 		}
@@ -224,6 +238,24 @@ func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Messag
 	}
 	return "", false, usage, errors.New("the reply contained no message")
 }
+
+// seedLog collects the sampling seeds one model's answered calls carried,
+// as the clients report them (a stored answer reports what its original
+// request carried), for the run block.
+type seedLog struct {
+	sent []*int64
+	why  []string
+}
+
+func (l *seedLog) add(resp llm.Response, err error) {
+	if err != nil {
+		return
+	}
+	l.sent = append(l.sent, resp.SentSeed)
+	l.why = append(l.why, resp.NoSeed)
+}
+
+func (l *seedLog) record() artifacts.Seeds { return artifacts.SeedsOf(l.sent, l.why) }
 
 func userSystemData(spec SimSpec) prompts.UserSystemData {
 	sc := spec.Scenario

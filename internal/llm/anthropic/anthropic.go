@@ -146,6 +146,9 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		Usage:        usage,
 		Latency:      latency,
 		RateLimit:    rateLimit,
+		// Messages has no seed parameter (sending one is a 400); samples
+		// differ by temperature alone.
+		NoSeed: llm.NoSeedParameter,
 	}, nil
 }
 

@@ -156,7 +156,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		}
 		return llm.Response{Latency: latency}, e
 	}
-	return llm.Response{
+	out := llm.Response{
 		Text:         text.String(),
 		FinishReason: finish,
 		RequestID:    reqID,
@@ -164,7 +164,14 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		Usage:        usage,
 		Latency:      latency,
 		RateLimit:    rateLimit,
-	}, nil
+	}
+	if gc.Seed != nil {
+		s := int64(*gc.Seed)
+		out.SentSeed = &s
+	} else {
+		out.NoSeed = llm.NoSeedInRequest
+	}
+	return out, nil
 }
 
 // mapUsage: promptTokenCount already includes cached tokens; thoughts are
@@ -219,6 +226,11 @@ func (c *Client) params(req llm.Request) ([]*genai.Content, *genai.GenerateConte
 	} else if t := c.cfg.Temperature; t != nil {
 		f := float32(*t)
 		gc.Temperature = &f
+	}
+	if req.Seed != 0 {
+		// generationConfig.seed is an int32; WireSeed fits it.
+		s := int32(llm.WireSeed(req.Seed))
+		gc.Seed = &s
 	}
 	if req.JSON || req.Schema != nil {
 		gc.ResponseMIMEType = "application/json"

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -98,6 +99,10 @@ type ChatRequest struct {
 	Messages    []llm.Message
 	MaxTokens   int
 	Temperature *float64
+	// Seed is the sampling seed sent (OpenAI seed, Gemini
+	// generationConfig.seed), nil when none. Anthropic has no seed
+	// parameter: a request carrying one is refused like the real API does.
+	Seed *int64
 	// JSON is true when JSON output was requested (response_format,
 	// responseMimeType or output_config); Schema is the schema sent, if any.
 	JSON   bool
@@ -598,6 +603,13 @@ func parseOpenAI(r *http.Request, b map[string]any) (ChatRequest, string) {
 	if t, ok := b["temperature"].(float64); ok {
 		c.Temperature = &t
 	}
+	if v, ok := b["seed"]; ok && v != nil {
+		seed, ok := wholeNumber(v, math.MinInt64, math.MaxInt64)
+		if !ok {
+			return c, fmt.Sprintf("seed %v is not an integer", v)
+		}
+		c.Seed = &seed
+	}
 	if rf, ok := b["response_format"].(map[string]any); ok {
 		switch rf["type"] {
 		case "json_object":
@@ -642,6 +654,9 @@ func parseAnthropic(r *http.Request, b map[string]any) (ChatRequest, string) {
 	c.MaxTokens = int(mt)
 	if t, ok := b["temperature"].(float64); ok {
 		c.Temperature = &t
+	}
+	if _, ok := b["seed"]; ok {
+		return c, "seed: Extra inputs are not permitted"
 	}
 	breakpoints := 0
 	switch sys := b["system"].(type) {
@@ -772,12 +787,30 @@ func parseGemini(r *http.Request, b map[string]any) (ChatRequest, string) {
 		if t, ok := gc["temperature"].(float64); ok {
 			c.Temperature = &t
 		}
+		if v, ok := gc["seed"]; ok {
+			seed, ok := wholeNumber(v, math.MinInt32, math.MaxInt32)
+			if !ok {
+				return c, fmt.Sprintf("generationConfig.seed %v is not an int32", v)
+			}
+			c.Seed = &seed
+		}
 		if gc["responseMimeType"] == "application/json" {
 			c.JSON = true
 		}
 		c.Schema, _ = gc["responseJsonSchema"].(map[string]any)
 	}
 	return c, ""
+}
+
+// wholeNumber reads a JSON number that must be an integer in [lo, hi].
+// (float64 holds every seed WireSeed makes exactly; the bounds are checked
+// on the float, so huge values are refused rather than wrapped.)
+func wholeNumber(v any, lo, hi float64) (int64, bool) {
+	f, ok := v.(float64)
+	if !ok || f != math.Trunc(f) || f < lo || f > hi {
+		return 0, false
+	}
+	return int64(f), true
 }
 
 func geminiText(content map[string]any) (string, string) {

@@ -67,6 +67,9 @@ func TestValidation(t *testing.T) {
 		{"openai bad role", llmtest.OpenAI, "/v1/chat/completions", okOpenAI, `{"model":"m","messages":[{"role":"robot","content":"hi"}]}`, 400, "role"},
 		{"openai both caps", llmtest.OpenAI, "/v1/chat/completions", okOpenAI, `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":5,"max_completion_tokens":5}`, 400, "both"},
 		{"openai bad schema name", llmtest.OpenAI, "/v1/chat/completions", okOpenAI, `{"model":"m","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"a b","schema":{}}}}`, 400, "name"},
+		{"openai seed", llmtest.OpenAI, "/v1/chat/completions", okOpenAI, `{"model":"m","messages":[{"role":"user","content":"hi"}],"seed":123}`, 200, ""},
+		{"openai fractional seed", llmtest.OpenAI, "/v1/chat/completions", okOpenAI, `{"model":"m","messages":[{"role":"user","content":"hi"}],"seed":1.5}`, 400, "seed"},
+		{"openai string seed", llmtest.OpenAI, "/v1/chat/completions", okOpenAI, `{"model":"m","messages":[{"role":"user","content":"hi"}],"seed":"1"}`, 400, "seed"},
 		{"openai wrong key", llmtest.OpenAI, "/v1/chat/completions", map[string]string{"Authorization": "Bearer sk-wrong-key-123456"}, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, 401, ""},
 		{"anthropic ok", llmtest.Anthropic, "/v1/messages", okAnthropic, `{"model":"m","max_tokens":10,"system":[{"type":"text","text":"s"}],"messages":[{"role":"user","content":"hi"}]}`, 200, ""},
 		{"anthropic no max_tokens", llmtest.Anthropic, "/v1/messages", okAnthropic, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, 400, "max_tokens"},
@@ -75,10 +78,13 @@ func TestValidation(t *testing.T) {
 		{"anthropic not alternating", llmtest.Anthropic, "/v1/messages", okAnthropic, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`, 400, "alternate"},
 		{"anthropic empty text", llmtest.Anthropic, "/v1/messages", okAnthropic, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":""}]}]}`, 400, "non-empty"},
 		{"anthropic no version", llmtest.Anthropic, "/v1/messages", map[string]string{"X-Api-Key": llmtest.DefaultAPIKey}, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`, 400, "anthropic-version"},
+		{"anthropic seed", llmtest.Anthropic, "/v1/messages", okAnthropic, `{"model":"m","max_tokens":10,"seed":1,"messages":[{"role":"user","content":"hi"}]}`, 400, "seed"},
 		{"anthropic wrong key", llmtest.Anthropic, "/v1/messages", map[string]string{"X-Api-Key": "nope", "Anthropic-Version": "2023-06-01"}, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`, 401, ""},
 		{"gemini ok", llmtest.Gemini, "/v1beta/models/gemini-2.5-flash:generateContent", okGemini, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, 200, ""},
 		{"gemini assistant role", llmtest.Gemini, "/v1beta/models/g:generateContent", okGemini, `{"contents":[{"role":"assistant","parts":[{"text":"hi"}]}]}`, 400, "role"},
 		{"gemini wrong path", llmtest.Gemini, "/v1/models/g:generateContent", okGemini, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, 400, "generateContent"},
+		{"gemini seed", llmtest.Gemini, "/v1beta/models/g:generateContent", okGemini, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"seed":2147483647}}`, 200, ""},
+		{"gemini seed over int32", llmtest.Gemini, "/v1beta/models/g:generateContent", okGemini, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"seed":2147483648}}`, 400, "int32"},
 		{"gemini wrong key", llmtest.Gemini, "/v1beta/models/g:generateContent", map[string]string{"X-Goog-Api-Key": "nope"}, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, 400, ""},
 	}
 	for _, tc := range tests {

@@ -184,6 +184,10 @@ func (c *client) requestKey(req llm.Request) uint64 {
 	return h.sum()
 }
 
+// NoSeedReason is what the offline model's answers give as the reason they
+// carried no seed: there is no request to carry one.
+const NoSeedReason = "offline model (no provider request; its answers are drawn from the sample's seed)"
+
 // Complete answers req in the role named by req.Purpose.
 func (c *client) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	if err := ctx.Err(); err != nil {
@@ -235,6 +239,8 @@ func (c *client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 			CostKnown:    true,
 		},
 		Latency: time.Since(start),
+		// Nothing goes over a wire; the answer itself is drawn from req.Seed.
+		NoSeed: NoSeedReason,
 	}, nil
 }
 

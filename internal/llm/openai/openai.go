@@ -9,12 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -62,6 +64,9 @@ type Config struct {
 	// KeyField names where the key comes from, for auth hints, e.g.
 	// "apikey of targets[gpt-4o] (usually ${OPENAI_API_KEY})". Never the key.
 	KeyField string
+	// Logger gets one warning when the server refuses the seed parameter
+	// (nil: none; the answers still say why they carried no seed).
+	Logger *slog.Logger
 }
 
 // Client is an llm.Client for one model. Safe for concurrent use; build it
@@ -70,6 +75,9 @@ type Client struct {
 	svc      sdk.ChatCompletionService
 	cfg      Config
 	official bool
+	// seedRefused holds why the server refused the seed parameter, once it
+	// has: every later call goes without one instead of failing first.
+	seedRefused atomic.Pointer[string]
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -99,6 +107,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = llm.NewHTTPClient(0)
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	official := cfg.Dialect == DialectOpenAI || (cfg.Dialect == DialectAuto && strings.EqualFold(u.Hostname(), "api.openai.com"))
 
 	opts := []option.RequestOption{
@@ -119,8 +130,76 @@ func New(cfg Config) (*Client, error) {
 }
 
 // Complete makes one Chat Completions call (no retries: see llm.WithRetry).
+//
+// The request's seed goes out as `seed`. OpenAI accepts it (best effort,
+// deprecated but still honoured); an OpenAI-compatible server that does
+// not know it may answer 400/422 naming it. Such a call is sent once more
+// without the seed, the client stops sending seeds, warns once, and every
+// answer after says why it carried none (the conversations' run block
+// shows it): a benchmark should not stop because a server lacks an
+// optional parameter, nor hide that its samples went without seeds.
 func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
-	params := c.params(req)
+	seed, noSeed := c.seedFor(req)
+	resp, err := c.complete(ctx, req, seed)
+	if seed != nil && refusesSeed(err) {
+		noSeed = c.refuseSeeds(err)
+		resp, err = c.complete(ctx, req, nil)
+		// The refused attempt was a request too (unbilled: a 400 has no usage).
+		var e *llm.Error
+		if errors.As(err, &e) {
+			e.Usage.Requests++
+		} else if err == nil {
+			resp.Usage.Requests++
+		}
+		seed = nil
+	}
+	if err == nil {
+		resp.SentSeed, resp.NoSeed = seed, noSeed
+	}
+	return resp, err
+}
+
+// seedFor returns the seed to send with req, or why none is sent.
+func (c *Client) seedFor(req llm.Request) (*int64, string) {
+	if why := c.seedRefused.Load(); why != nil {
+		return nil, *why
+	}
+	if req.Seed == 0 {
+		return nil, llm.NoSeedInRequest
+	}
+	s := llm.WireSeed(req.Seed)
+	return &s, ""
+}
+
+// refusesSeed reports an error that is the server refusing the seed
+// parameter: a 400 or 422 (FastAPI-based servers validate with 422) whose
+// message names it.
+func refusesSeed(err error) bool {
+	var e *llm.Error
+	if !errors.As(err, &e) || (e.StatusCode != http.StatusBadRequest && e.StatusCode != http.StatusUnprocessableEntity) {
+		return false
+	}
+	return strings.Contains(strings.ToLower(e.Message+" "+e.Code), "seed")
+}
+
+// refuseSeeds records that the server refuses seeds and warns once.
+func (c *Client) refuseSeeds(err error) string {
+	var e *llm.Error
+	errors.As(err, &e)
+	msg := e.Message
+	if len(msg) > 200 {
+		msg = msg[:200] + "…"
+	}
+	why := fmt.Sprintf("server refused the seed parameter (HTTP %d: %s)", e.StatusCode, msg)
+	if c.seedRefused.CompareAndSwap(nil, &why) {
+		c.cfg.Logger.Warn("server refuses the seed parameter; sending requests without it, so samples differ only by sampling temperature",
+			"provider", c.cfg.Provider, "model", c.cfg.Model, "base_url", c.cfg.BaseURL, "status", e.StatusCode)
+	}
+	return *c.seedRefused.Load()
+}
+
+func (c *Client) complete(ctx context.Context, req llm.Request, seed *int64) (llm.Response, error) {
+	params := c.params(req, seed)
 	var httpResp *http.Response
 	start := time.Now()
 	comp, err := c.svc.New(ctx, params, option.WithResponseInto(&httpResp))
@@ -181,7 +260,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 	}, nil
 }
 
-func (c *Client) params(req llm.Request) sdk.ChatCompletionNewParams {
+func (c *Client) params(req llm.Request, seed *int64) sdk.ChatCompletionNewParams {
 	p := sdk.ChatCompletionNewParams{
 		Model:    shared.ChatModel(c.cfg.Model),
 		Messages: make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Messages)),
@@ -210,6 +289,9 @@ func (c *Client) params(req llm.Request) sdk.ChatCompletionNewParams {
 		p.Temperature = sdk.Float(*t)
 	} else if t := c.cfg.Temperature; t != nil {
 		p.Temperature = sdk.Float(*t)
+	}
+	if seed != nil {
+		p.Seed = sdk.Int(*seed)
 	}
 	switch {
 	case req.Schema != nil && c.official:

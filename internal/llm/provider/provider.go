@@ -39,7 +39,8 @@ type Options struct {
 	// Pricing is config.yaml's pricing: map (model name → price). It wins
 	// over Prices; a model's own pricing: block wins over both.
 	Pricing map[string]config.Price
-	// Logger gets one debug line per attempt; nil logs nothing.
+	// Logger gets one debug line per attempt, and a warning when a server
+	// refuses the seed parameter; nil logs nothing.
 	Logger *slog.Logger
 	// Seed seeds the offline model.
 	Seed uint64
@@ -217,6 +218,7 @@ func New(cfg config.ModelConfig, opts Options) (llm.Client, error) {
 			Provider: srcName, APIKey: cfg.APIKey, BaseURL: baseURL, Model: model,
 			ExtraHeaders: cfg.ExtraHeaders, HTTPClient: httpClient,
 			Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, KeyField: keyField,
+			Logger: opts.Logger,
 		})
 	}
 	if err != nil {
