@@ -56,9 +56,9 @@ type RateInterval struct {
 	N        int     // observations
 	Sum      float64 // their sum (passes)
 	Clusters int     // clusters with at least one observation
-	// ICC is the ANOVA intra-class correlation, bounded to [0, 1]; 1 when it
-	// cannot be estimated (one cluster, or every value equal), which is the
-	// cautious assumption.
+	// ICC is the ANOVA intra-class correlation, bounded to [0, 1]; NaN when
+	// it cannot be estimated (one cluster, one observation per cluster, or
+	// every value equal).
 	ICC float64
 	// ICCUpper is the ICC's one-sided ICCUpperLevel upper confidence bound
 	// (never below ICC), which sets the design effect.
@@ -71,7 +71,7 @@ type RateInterval struct {
 	TLo, THi, WilsonLo, WilsonHi float64
 	DF                           int // t degrees of freedom, Clusters − 1
 	Method                       string
-	Warning                      string // "" unless Clusters < FewClusters
+	Warning                      string // "" unless 0 < Clusters < FewClusters
 }
 
 // ClusterRate estimates a rate from clustered observations and gives an
@@ -109,7 +109,7 @@ func ClusterRate(cs []ClusterSum, conf float64) RateInterval {
 		r.Sum += c.Sum
 		sumN2 += float64(c.N) * float64(c.N)
 	}
-	if r.Clusters < FewClusters {
+	if r.Clusters > 0 && r.Clusters < FewClusters {
 		r.Warning = fewClusterWarnings[r.Clusters]
 	}
 	if r.N == 0 {
@@ -177,13 +177,15 @@ func clusterWarning(clusters int) string {
 // [0, 1], and, when level > 0, its one-sided upper confidence bound from
 // F = MSB/MSW ~ F(G−1, N−G)·(1 + (m₀−1)ρ)/(1 − ρ) (Searle 1971, exact for
 // equal sizes and normal effects): (F/F_q − 1)/(F/F_q + m₀ − 1) with F_q the
-// (1 − level)-quantile. Both are 1 when the ICC cannot be estimated (one
-// cluster, no spread within clusters), because assuming full correlation is
-// the cautious choice; with one observation per cluster the design effect
-// is 1 whatever the ICC.
+// (1 − level)-quantile. When the ICC cannot be estimated (one cluster,
+// one observation per cluster, or every value equal) the estimate is NaN
+// and the bound 1, because assuming full correlation is the cautious
+// choice; with one observation per cluster the design effect is 1 whatever
+// the ICC. Clusters that differ with no spread within are fully clustered:
+// both are 1.
 func anovaICC(cs []ClusterSum, g int, n, sum, sumN2, level float64) (est, upper float64) {
 	if g < 2 {
-		return 1, 1
+		return math.NaN(), 1
 	}
 	var ssb, ssw float64
 	for _, c := range cs {
@@ -197,16 +199,18 @@ func anovaICC(cs []ClusterSum, g int, n, sum, sumN2, level float64) (est, upper 
 	ssb -= sum * sum / n
 	dfw := n - float64(g)
 	if dfw <= 0 {
-		return 1, 1
+		return math.NaN(), 1
 	}
 	msb := max(0, ssb) / float64(g-1)
 	msw := max(0, ssw) / dfw
-	m0 := (n - sumN2/n) / float64(g-1)
-	den := msb + (m0-1)*msw
-	if den <= 1e-15 || msw <= 1e-15 {
-		return 1, 1
+	switch {
+	case msw <= 1e-15 && msb <= 1e-15:
+		return math.NaN(), 1 // every value equal: nothing to estimate from
+	case msw <= 1e-15:
+		return 1, 1 // clusters differ, nothing varies within: fully clustered
 	}
-	est = max(0, min(1, (msb-msw)/den))
+	m0 := (n - sumN2/n) / float64(g-1)
+	est = max(0, min(1, (msb-msw)/(msb+(m0-1)*msw)))
 	if level == 0 {
 		return est, est
 	}
@@ -216,9 +220,9 @@ func anovaICC(cs []ClusterSum, g int, n, sum, sumN2, level float64) (est, upper 
 }
 
 // ICC is the ANOVA intra-class correlation of clustered observations,
-// bounded to [0, 1] (1 when it cannot be estimated: fewer than two
-// clusters with observations, or every value equal). A pilot run's ICC
-// feeds ExpectedHalfWidth and ScenariosNeeded.
+// bounded to [0, 1]; NaN when it cannot be estimated (fewer than two
+// clusters with observations, one observation per cluster, or every value
+// equal). A pilot run's ICC feeds ExpectedHalfWidth and ScenariosNeeded.
 func ICC(cs []ClusterSum) float64 {
 	var g int
 	var n, sum, sumN2 float64

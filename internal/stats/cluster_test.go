@@ -44,9 +44,10 @@ func TestICC(t *testing.T) {
 		{"all-or-nothing clusters", []ClusterSum{Binary(4, 4), Binary(0, 4)}, 1},
 		// Identical clusters: MSB = 0 → negative estimate, bounded to 0.
 		{"identical clusters", []ClusterSum{Binary(6, 8), Binary(6, 8)}, 0},
-		// Nothing varies at all: cannot be estimated → the cautious 1.
-		{"constant", []ClusterSum{Binary(4, 4), Binary(4, 4)}, 1},
-		{"one cluster", []ClusterSum{Binary(2, 4)}, 1},
+		// Nothing varies at all, or one cluster: cannot be estimated.
+		{"constant", []ClusterSum{Binary(4, 4), Binary(4, 4)}, math.NaN()},
+		{"one cluster", []ClusterSum{Binary(2, 4)}, math.NaN()},
+		{"one observation per cluster", []ClusterSum{Binary(1, 1), Binary(0, 1)}, math.NaN()},
 		// Unequal sizes, by hand: N = 8, S = 4, SSB = 4/2 + 0 + 4/4 − 2 = 1
 		// (MSB 0.5), SSW = 0 + 0 + (2 − 1) = 1 over 5 df (MSW 0.2),
 		// m₀ = (8 − (4+4+16)/8)/2 = 2.5: (0.5 − 0.2)/(0.5 + 1.5·0.2) = 0.375.
@@ -105,9 +106,10 @@ func TestClusterRate(t *testing.T) {
 			cs[i] = Binary(4, 4)
 		}
 		iv := ClusterRate(cs, 0.95)
-		// Nothing varies: ICC taken as 1, so the floor is Wilson on 12 scenarios.
+		// Nothing varies: the ICC is unknown and its bound taken as 1, so
+		// the floor is Wilson on 12 scenarios.
 		lo, _ := Wilson(12, 12, 0.95)
-		if iv.Hi != 1 || !approx(iv.Lo, lo, 1e-12) || iv.Warning != "" || iv.ICC != 1 {
+		if iv.Hi != 1 || !approx(iv.Lo, lo, 1e-12) || iv.Warning != "" || !math.IsNaN(iv.ICC) || iv.ICCUpper != 1 {
 			t.Errorf("interval %+v, want [%v, 1] and no warning", iv, lo)
 		}
 	})
