@@ -80,28 +80,21 @@ func adjustFamily(family []familyTest) {
 }
 
 // leaderboardOf is the mean of the model's track rates with the mean of
-// their interval limits. Averaging the limits is conservative: the exact
-// interval of a mean of two independent estimates is narrower.
+// their interval limits (stats.MeanOfRates: conservative).
 func leaderboardOf(mc *modelClusters) *Leaderboard {
 	lb := &Leaderboard{Method: leaderboardMethod, Tracks: []string{}, TiedWith: []string{}}
-	var est, lo, hi float64
 	minClusters := math.MaxInt
 	for _, tr := range tracks {
-		iv := mc.track(tr.typ)
-		if iv.N == 0 {
-			continue
+		if iv := mc.track(tr.typ); iv.N > 0 {
+			lb.Tracks = append(lb.Tracks, tr.name)
+			minClusters = min(minClusters, iv.Clusters)
 		}
-		lb.Tracks = append(lb.Tracks, tr.name)
-		est += iv.Estimate
-		lo += iv.Lo
-		hi += iv.Hi
-		minClusters = min(minClusters, iv.Clusters)
 	}
 	if len(lb.Tracks) == 0 {
 		return lb
 	}
-	k := float64(len(lb.Tracks))
-	lb.Score, lb.CILow, lb.CIHigh = finite(est/k), finite(lo/k), finite(hi/k)
+	est, lo, hi := stats.MeanOfRates(mc.pos, mc.neg)
+	lb.Score, lb.CILow, lb.CIHigh = finite(est), finite(lo), finite(hi)
 	lb.Warning = stats.ClusterWarning(minClusters)
 	return lb
 }
@@ -115,17 +108,8 @@ func (mc *modelClusters) track(typ config.MetricType) stats.RateInterval {
 
 // rawScore is the unrounded leaderboard score (NaN without tracks).
 func (mc *modelClusters) rawScore() float64 {
-	sum, k := 0.0, 0
-	for _, tr := range tracks {
-		if iv := mc.track(tr.typ); iv.N > 0 {
-			sum += iv.Estimate
-			k++
-		}
-	}
-	if k == 0 {
-		return math.NaN()
-	}
-	return sum / float64(k)
+	est, _, _ := stats.MeanOfRates(mc.pos, mc.neg)
+	return est
 }
 
 // ---- model vs model ----

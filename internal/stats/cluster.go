@@ -317,3 +317,28 @@ func fillT975() {
 		t975[i] = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(i + 1)}.Quantile(0.975)
 	}
 }
+
+// MeanOfRates averages the estimates and the interval limits of rates
+// from independent sets of clusters (e.g. the positive and the negative
+// track, which never share a base scenario), skipping rates without
+// observations; NaN when none has any. Averaging the limits is
+// conservative — the exact interval of a mean of independent estimates is
+// narrower — and keeps every guarantee of the parts: never zero-width,
+// inside [0, 1]. TestMeanOfRatesCoverage checks it.
+func MeanOfRates(rates ...RateInterval) (est, lo, hi float64) {
+	k := 0
+	for _, r := range rates {
+		if r.N == 0 {
+			continue
+		}
+		est += r.Estimate
+		lo += r.Lo
+		hi += r.Hi
+		k++
+	}
+	if k == 0 {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	n := float64(k)
+	return est / n, lo / n, hi / n
+}

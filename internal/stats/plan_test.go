@@ -46,6 +46,10 @@ func TestScenariosNeeded(t *testing.T) {
 	if saved(0.6) >= saved(0) {
 		t.Errorf("extra samples saved %d scenarios at ICC 0.6, %d at ICC 0", saved(0.6), saved(0))
 	}
+	// The README's example: ±10 % at rate 0.5, ICC 0.3, 4 per scenario.
+	if g := ScenariosNeeded(0.1, 4, 0.5, 0.3, 0.95); g != 49 {
+		t.Errorf("README example: %d scenarios, want 49", g)
+	}
 	if g := ScenariosNeeded(0.3, 4, 0, 0.3, 0.95); g != 2 {
 		t.Errorf("p = 0: %d scenarios, want the minimum 2", g)
 	}
