@@ -220,7 +220,7 @@ func pairwiseEntries(otherOfA, otherOfB string, c comparison, d stats.DiffResult
 	}
 	fromA = Pairwise{Other: otherOfA, Track: c.track, MetricID: metric,
 		Diff: finite(d.Mean), CILow: finite(d.Lo), CIHigh: finite(d.Hi),
-		PValue: d.P, NClusters: d.Clusters, Test: d.Method, Warning: diffWarning(d.Clusters)}
+		PValue: d.P, NClusters: d.Clusters, Test: d.Method, Warning: stats.ClusterWarning(d.Clusters)}
 	fromB = fromA
 	fromB.Other = otherOfB
 	fromB.Diff, fromB.CILow, fromB.CIHigh = finite(-d.Mean), finite(-d.Hi), finite(-d.Lo)

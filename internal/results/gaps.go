@@ -244,14 +244,8 @@ func gapOf(verdict map[matchCell]map[string]bool, a, bv string, opts Options, ta
 		RateA: ptr(round4(ra)), RateB: ptr(round4(rb)), Diff: ptr(round4(ra - rb)),
 		NPairs: n, B: b, C: c, PValue: diff.P,
 		NClusters: diff.Clusters, ClusterDiff: finite(diff.Mean), CILow: finite(diff.Lo), CIHigh: finite(diff.Hi),
-		Test: diff.Method, McNemarP: ptr(roundSig(stats.McNemarExact(b, c))), Warning: diffWarning(diff.Clusters),
+		Test: diff.Method, McNemarP: ptr(roundSig(stats.McNemarExact(b, c))), Warning: stats.ClusterWarning(diff.Clusters),
 	}, true
-}
-
-// diffWarning flags a comparison over fewer than stats.FewClusters base
-// scenarios.
-func diffWarning(clusters int) string {
-	return stats.ClusterWarning(clusters)
 }
 
 // testSeed derives a test's Monte Carlo seed from the run seed and what the

@@ -109,9 +109,7 @@ func ClusterRate(cs []ClusterSum, conf float64) RateInterval {
 		r.Sum += c.Sum
 		sumN2 += float64(c.N) * float64(c.N)
 	}
-	if r.Clusters > 0 && r.Clusters < FewClusters {
-		r.Warning = fewClusterWarnings[r.Clusters]
-	}
+	r.Warning = ClusterWarning(r.Clusters)
 	if r.N == 0 {
 		r.Estimate, r.Lo, r.Hi, r.WilsonLo, r.WilsonHi = math.NaN(), 0, 1, 0, 1
 		r.ICC, r.DesignEffect = math.NaN(), math.NaN()
@@ -152,18 +150,17 @@ var fewClusterWarnings = func() (w [FewClusters]string) {
 }()
 
 // ClusterWarning is the warning ClusterRate attaches for a given number of
-// clusters ("" from FewClusters up).
+// clusters: "" without clusters (nothing to warn about: there is no
+// estimate) and from FewClusters up.
 func ClusterWarning(clusters int) string {
-	if clusters >= 0 && clusters < FewClusters {
+	if clusters > 0 && clusters < FewClusters {
 		return fewClusterWarnings[clusters]
 	}
-	return clusterWarning(clusters)
+	return ""
 }
 
 func clusterWarning(clusters int) string {
 	switch {
-	case clusters >= FewClusters:
-		return ""
 	case clusters < MinCheckedClusters:
 		return fmt.Sprintf("only %d base scenario(s): too few for a trustworthy interval (coverage is checked from %d; %d+ recommended)", clusters, MinCheckedClusters, FewClusters)
 	default:

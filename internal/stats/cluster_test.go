@@ -134,7 +134,7 @@ func TestClusterRate(t *testing.T) {
 }
 
 func TestClusterWarning(t *testing.T) {
-	if ClusterWarning(FewClusters) != "" || ClusterWarning(50) != "" {
+	if ClusterWarning(FewClusters) != "" || ClusterWarning(50) != "" || ClusterWarning(0) != "" {
 		t.Error("warning at or above FewClusters")
 	}
 	if w := ClusterWarning(5); !strings.Contains(w, "only 5 base scenarios") {
