@@ -162,6 +162,7 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 	}
 
 	out := make([]ModelResult, 0, len(order))
+	var clusters []*modelClusters
 	for _, target := range order {
 		all := groups[target]
 		rows := all
@@ -170,10 +171,13 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 		}
 		m := upstreamModel(target, rows)
 		if !opts.UpstreamOnly {
-			addExtensions(&m, rows, all, demo, opts)
+			clusters = append(clusters, addExtensions(&m, rows, all, demo, opts))
 			m.Fingerprint = opts.Fingerprint.For(target)
 		}
 		out = append(out, m)
+	}
+	if !opts.UpstreamOnly {
+		finishFile(out, clusters, opts)
 	}
 	// Python: sorted(..., key=lambda r: r["positive_pass_rate"] or 0, reverse=True)
 	// — stable, so ties keep first-appearance order.

@@ -221,10 +221,11 @@ func TestAggregate_NoDemographics(t *testing.T) {
 			t.Errorf("%s present without data: %s", k, s)
 		}
 	}
-	if !strings.Contains(s, `"n_null":0`) || !strings.Contains(s, `"positive_ci":{"n":1,"n_passed":1,"low":1.0,"high":1.0,"method":"cluster-bootstrap-percentile","clusters":1,"reps":2000,"seed":0}`) {
+	// One conversation in one cluster: ICC unknown → 1, so Wilson on 1.
+	if !strings.Contains(s, `"n_null":0`) || !strings.Contains(s, `"positive_ci":{"n":1,"n_passed":1,"estimate":1.0,"low":0.2065,"high":1.0,"method":"cluster-t+wilson-eff","clusters":1,"conf":0.95,"df":0,`) {
 		t.Errorf("model-level additions: %s", s)
 	}
-	if !strings.Contains(s, `"negative_ci":{"n":0,"n_passed":0,"low":null,"high":null,"method":"cluster-bootstrap-percentile","clusters":0,"reps":2000,"seed":0}`) {
+	if !strings.Contains(s, `"negative_ci":{"n":0,"n_passed":0,"estimate":null,"low":null,"high":null,"method":"cluster-t+wilson-eff","clusters":0,"conf":0.95,"df":0,"icc":null,`) {
 		t.Errorf("empty negative_ci: %s", s)
 	}
 }
@@ -235,7 +236,11 @@ func TestAggregate_SampleAgreement(t *testing.T) {
 	var rows []artifacts.Score
 	add := func(id, mid string, ps ...*bool) {
 		for i, p := range ps {
-			rows = append(rows, withSample(score(id, mid, p), i))
+			s := withSample(score(id, mid, p), i)
+			if p != nil { // present is passed for m01, its negation for m02
+				s.Present = ptr(*p == (mid == "m01"))
+			}
+			rows = append(rows, s)
 		}
 	}
 	add("s1_v01", "m01", T, T, T)
@@ -249,10 +254,16 @@ func TestAggregate_SampleAgreement(t *testing.T) {
 	// By hand: unanimous s1, s3, s4 of 4 groups; Fleiss over the three
 	// 3-sample groups [3,0],[2,1],[0,3]: P̄ = 7/9, Pe = 41/81, κ = 22/40;
 	// pass^3 = mean(1, 0, 0) over groups with ≥3 verdicts (s4 has 2).
+	// On present, per metric: m01's units [1,1,1], [1,0,1], [0,0,0] give
+	// n = 9 (n₁ = 5), D_o = 3 − 2·1/2 = 2, D_e = (81 − 25 − 16)/8 = 5 →
+	// α = 0.6, κ as above; m02's one unit [0,0] has a single category:
+	// α and κ undefined.
 	want := `{"n_groups":4,"unanimous_share":0.75,"fleiss_kappa":0.55,` +
 		`"by_scenario":{"s1_v01":{"n_samples":3,"n_passed":3,"unanimous":true},"s2_v01":{"n_samples":3,"n_passed":2,"unanimous":false},` +
 		`"s3_v01":{"n_samples":3,"n_passed":0,"unanimous":true},"s4_v01":{"n_samples":2,"n_passed":2,"unanimous":true}},` +
-		`"pass_k":{"k":3,"overall":0.3333,"by_metric":{"m01":0.3333}}}`
+		`"pass_k":{"k":3,"overall":0.3333,"by_metric":{"m01":0.3333}},` +
+		`"by_metric":{"m01":{"n_units":3,"n_values":9,"alpha":0.6,"fleiss_kappa":0.55,"n_kappa_units":3},` +
+		`"m02":{"n_units":1,"n_values":2,"alpha":null,"fleiss_kappa":null,"n_kappa_units":1}}}`
 	if got := compact(t, res[0].Agreement); got != want {
 		t.Errorf("agreement\n got %s\nwant %s", got, want)
 	}
@@ -285,15 +296,23 @@ func TestAggregate_Judges(t *testing.T) {
 			// row with a null vote is left out.
 			name: "two judges: Cohen",
 			rows: []artifacts.Score{panelScore("m01", T, T), panelScore("m01", T, F), panelScore("m01", F, F), panelScore("m02", F, F), panelScore("m01", T, nil)},
+			// α on present over every row with ≥ 2 verdicts, by hand: m01
+			// units {1,1},{1,0},{0,0} (the null vote's row has one value):
+			// n = 6, D_o = 2, D_e = (36 − 9 − 9)/5 = 3.6 → α = 0.4444;
+			// pooled with m02's {0,0}: n = 8, D_e = (64 − 9 − 25)/7 →
+			// α = 1 − 2·7/30 = 0.5333.
 			want: `{"judges":["j1","j2"],"raw_agreement":0.75,"kappa":0.5,"kappa_method":"cohen","n":4,` +
-				`"by_metric":{"m01":{"raw_agreement":0.6667,"kappa":0.4,"n":3},"m02":{"raw_agreement":1.0,"kappa":null,"n":1}}}`,
+				`"by_metric":{"m01":{"raw_agreement":0.6667,"kappa":0.4,"n":3,"alpha":0.4444,"n_alpha":6},"m02":{"raw_agreement":1.0,"kappa":null,"n":1,"alpha":null,"n_alpha":2}},` +
+				`"alpha":0.5333,"n_alpha":8}`,
 		},
 		{
 			// counts [3,0],[2,1],[0,3] → κ 0.55 (as in the sample test); 2 of 3 unanimous.
+			// α by hand: n = 9 (n₁ = 5, n₀ = 4), D_o = 2·(2·1)/2 = 2,
+			// D_e = (81 − 25 − 16)/8 = 5 → α = 0.6.
 			name: "three judges: Fleiss",
 			rows: []artifacts.Score{panelScore("m01", T, T, T), panelScore("m01", T, T, F), panelScore("m01", F, F, F)},
 			want: `{"judges":["j1","j2","j3"],"raw_agreement":0.6667,"kappa":0.55,"kappa_method":"fleiss","n":3,` +
-				`"by_metric":{"m01":{"raw_agreement":0.6667,"kappa":0.55,"n":3}}}`,
+				`"by_metric":{"m01":{"raw_agreement":0.6667,"kappa":0.55,"n":3,"alpha":0.6,"n_alpha":9}},"alpha":0.6,"n_alpha":9}`,
 		},
 	}
 	for _, tc := range tests {
@@ -302,7 +321,9 @@ func TestAggregate_Judges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := compact(t, res[0].Judges); got != tc.want {
+			ja := *res[0].Judges
+			ja.Panel = nil // checked in TestAggregate_PanelKeepsSplitRows
+			if got := compact(t, ja); got != tc.want {
 				t.Errorf("\n got %s\nwant %s", got, tc.want)
 			}
 		})
@@ -335,20 +356,33 @@ func TestAggregate_DemographicGaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Age: 8 bases × 2 genders = 16 pairs, all "child pass, adult fail":
-	// b=16, c=0, p = 2·0.5^16 = 3.0517578125e-05, Holm ×2 (4 significant digits).
+	// McNemar b=16, c=0 → 2·0.5^16 = 3.052e-05 (kept as mcnemar_p). The
+	// test is over the 8 base scenarios, each with d = 1: sign flip 2/2^8
+	// = 0.0078125, Holm ×2 over the file's 2 tests. Interval: all d equal,
+	// so the within-scenario floor sets it: shrunk rates 2.5/3 and 0.5/3
+	// (n = 2 per arm) → per-scenario variance 2·(5/36)/2 = 5/36, se =
+	// √(8·5/36)/8, half = t₇·se = 2.3646·0.13176 = 0.3116 → [0.6884, 1].
+	// Gender: d = 0 everywhere → p = 1, interval from the floor alone.
 	want := `[{"metric_id":"m01","axis":"age","value_a":"child","value_b":"adult","rate_a":1.0,"rate_b":0.0,"diff":1.0,"n_pairs":16,"b":16,"c":0,` +
-		`"p_value":3.052e-05,"p_adjusted":6.104e-05,"significant":true},` +
+		`"p_value":0.007812,"p_adjusted":0.01562,"significant":true,"n_clusters":8,"cluster_diff":1.0,"ci_low":0.6884,"ci_high":1.0,` +
+		`"test":"sign-flip-exact","mcnemar_p":3.052e-05,"warning":"only 8 base scenarios: the interval is wide and rests on few independent scenarios (10+ recommended)"},` +
 		`{"metric_id":"m01","axis":"gender","value_a":"female","value_b":"male","rate_a":0.5,"rate_b":0.5,"diff":0.0,"n_pairs":16,"b":0,"c":0,` +
-		`"p_value":1.0,"p_adjusted":1.0,"significant":false}]`
+		`"p_value":1.0,"p_adjusted":1.0,"significant":false,"n_clusters":8,"cluster_diff":0.0,"ci_low":-0.418,"ci_high":0.418,` +
+		`"test":"sign-flip-exact","mcnemar_p":1.0,"warning":"only 8 base scenarios: the interval is wide and rests on few independent scenarios (10+ recommended)"}]`
 	if got := compact(t, res[0].DemographicGaps); got != want {
 		t.Errorf("\n got %s\nwant %s", got, want)
+	}
+	if got := compact(t, res[0].Multiplicity); got != `{"correction":"holm","family":"`+multiplicityFamily+`","family_size":2,"alpha":0.05}` {
+		t.Errorf("multiplicity %s", got)
 	}
 	age, _ := res[0].ByDemographic.Get("age")
 	if d := cmp.Diff([]string{"child", "adult"}, age.Keys()); d != "" {
 		t.Errorf("value order (-want +got)\n%s", d)
 	}
-	// Cluster bootstrap: 8 base scenarios, each 2/4 passed → every replicate 0.5.
-	if ci := res[0].PositiveCI; ci.Clusters != 8 || *ci.Low != 0.5 || *ci.High != 0.5 {
+	// 8 base scenarios, each 2/4 passed: the bootstrap gave [0.5, 0.5].
+	// No spread between scenarios → t collapses, ICC bound 0 → Wilson 16/32.
+	lo, hi := wilson(16, 32, 0.95)
+	if ci := res[0].PositiveCI; ci.Clusters != 8 || *ci.Low != *lo || *ci.High != *hi || *ci.TLow != 0.5 || ci.Warning == "" {
 		t.Errorf("positive_ci = %s", compact(t, ci))
 	}
 }

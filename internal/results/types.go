@@ -82,17 +82,19 @@ func (k *Keyed[T]) UnmarshalJSON(data []byte) error {
 // {pass_rate, n_passed, n_total}, where n_total counts only rows whose
 // passed is non-null (unlike the model-level n_total). With WithCI (our
 // output) a Wilson interval follows as ci_low, ci_high (null when n_total
-// is 0).
+// is 0), then, where the rate spans several base scenarios (the model's
+// by_metric, by_demographic's positive/negative), ClusterCI as cluster_ci.
 type Rate struct {
-	PassRate *float64 `json:"pass_rate"`
-	NPassed  int      `json:"n_passed"`
-	NTotal   int      `json:"n_total"`
-	CILow    *float64 `json:"ci_low"`
-	CIHigh   *float64 `json:"ci_high"`
-	WithCI   bool     `json:"-"`
+	PassRate  *float64   `json:"pass_rate"`
+	NPassed   int        `json:"n_passed"`
+	NTotal    int        `json:"n_total"`
+	CILow     *float64   `json:"ci_low"`
+	CIHigh    *float64   `json:"ci_high"`
+	ClusterCI *ClusterCI `json:"cluster_ci"`
+	WithCI    bool       `json:"-"`
 }
 
-// PyValue writes upstream's three keys, then the interval when WithCI.
+// PyValue writes upstream's three keys, then the intervals when WithCI.
 func (r Rate) PyValue() (any, error) {
 	o := artifacts.Object{
 		{Key: "pass_rate", Value: r.PassRate},
@@ -101,6 +103,9 @@ func (r Rate) PyValue() (any, error) {
 	}
 	if r.WithCI {
 		o = append(o, artifacts.Pair{Key: "ci_low", Value: r.CILow}, artifacts.Pair{Key: "ci_high", Value: r.CIHigh})
+		if r.ClusterCI != nil {
+			o = append(o, artifacts.Pair{Key: "cluster_ci", Value: r.ClusterCI})
+		}
 	}
 	return o, nil
 }
@@ -127,19 +132,42 @@ func (r *Rate) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// ClusterCI is positive_ci / negative_ci: a cluster-bootstrap interval over
-// base scenarios (all variants and samples of one base scenario resampled
-// together). Low/High are null when there is no row of that type with a verdict.
+// ClusterCI is an interval for a rate over base scenarios (positive_ci,
+// negative_ci, by_metric's cluster_ci, panel and per-judge rates): the
+// base scenario is the unit, so a scenario's demographic variants and
+// samples count as one piece of evidence (stats.ClusterRate). Estimate, Low
+// and High are null when there is no observation. Warning is set (and
+// written) only when there are fewer than stats.FewClusters clusters.
 type ClusterCI struct {
-	// N and Passed count the rows with a verdict behind the rate.
+	// N and Passed count the observations (rows with a verdict, or judge
+	// verdicts for panel rates) behind the rate.
 	N        int      `json:"n"`
 	Passed   int      `json:"n_passed"`
+	Estimate *float64 `json:"estimate"`
 	Low      *float64 `json:"low"`
 	High     *float64 `json:"high"`
 	Method   string   `json:"method"`
 	Clusters int      `json:"clusters"`
-	Reps     int      `json:"reps"`
-	Seed     uint64   `json:"seed"`
+	Conf     float64  `json:"conf,omitempty"`
+	// DF is the t interval's degrees of freedom (clusters − 1).
+	DF int `json:"df"`
+	// ICC is the ANOVA intra-class correlation of the observations;
+	// ICCUpper its one-sided 90% upper bound, which sets DesignEffect and
+	// EffectiveN (observations ÷ design effect) behind the Wilson part.
+	ICC          *float64 `json:"icc"`
+	ICCUpper     *float64 `json:"icc_upper"`
+	DesignEffect *float64 `json:"design_effect"`
+	EffectiveN   *float64 `json:"effective_n"`
+	// The two intervals whose hull is [Low, High].
+	TLow       *float64 `json:"t_low"`
+	THigh      *float64 `json:"t_high"`
+	WilsonLow  *float64 `json:"wilson_low"`
+	WilsonHigh *float64 `json:"wilson_high"`
+	Warning    string   `json:"warning,omitempty"`
+	// Reps and Seed belong to the cluster bootstrap of older files; they
+	// are read, never written.
+	Reps int    `json:"reps,omitempty"`
+	Seed uint64 `json:"seed,omitempty"`
 }
 
 // DemographicValue is one value of one axis in by_demographic.
@@ -164,6 +192,19 @@ type Agreement struct {
 	FleissKappa    *float64                 `json:"fleiss_kappa"`
 	ByScenario     Keyed[ScenarioAgreement] `json:"by_scenario"`
 	PassK          PassK                    `json:"pass_k"`
+	// ByMetric is agreement between samples on present, per metric.
+	ByMetric Keyed[PresentAgreement] `json:"by_metric"`
+}
+
+// PresentAgreement is agreement on present for one metric: Krippendorff's
+// α over every unit with two or more non-null verdicts (nulls left out),
+// and Fleiss' κ over the units with the usual number of verdicts.
+type PresentAgreement struct {
+	NUnits      int      `json:"n_units"`
+	NValues     int      `json:"n_values"`
+	Alpha       *float64 `json:"alpha"`
+	FleissKappa *float64 `json:"fleiss_kappa"`
+	NKappaUnits int      `json:"n_kappa_units"`
 }
 
 // ScenarioAgreement is one scenario's samples.
@@ -188,6 +229,12 @@ type JudgeAgreement struct {
 	KappaMethod  string             `json:"kappa_method"`
 	N            int                `json:"n"`
 	ByMetric     Keyed[JudgeMetric] `json:"by_metric"`
+	// Alpha is Krippendorff's α on present over every panel row with two
+	// or more non-null verdicts (pooled over metrics; read ByMetric).
+	Alpha  *float64 `json:"alpha"`
+	NAlpha int      `json:"n_alpha"`
+	// Panel holds the rates that use every verdict.
+	Panel *Panel `json:"panel,omitempty"`
 }
 
 // JudgeMetric is panel agreement on one metric.
@@ -195,9 +242,17 @@ type JudgeMetric struct {
 	RawAgreement *float64 `json:"raw_agreement"`
 	Kappa        *float64 `json:"kappa"`
 	N            int      `json:"n"`
+	Alpha        *float64 `json:"alpha"`
+	NAlpha       int      `json:"n_alpha"`
 }
 
 // Gap is one paired comparison of two values of a demographic axis.
+// RateA..C describe the matched conversation pairs; the test is at the
+// base-scenario level: p_value is the sign-flip test on the per-scenario
+// differences (Test names it), p_adjusted its Holm adjustment over the
+// whole results file (see Multiplicity), and Significant means
+// p_adjusted < 0.05. Files written before the clustered test have no Test
+// and hold the McNemar p-value in p_value.
 type Gap struct {
 	MetricID    string   `json:"metric_id"`
 	Axis        string   `json:"axis"`
@@ -212,6 +267,81 @@ type Gap struct {
 	PValue      float64  `json:"p_value"`
 	PAdjusted   float64  `json:"p_adjusted"`
 	Significant bool     `json:"significant"`
+	// Clustered analysis: the mean over base scenarios of (rate of A −
+	// rate of B) within the scenario, its t interval, and the test used.
+	NClusters   int      `json:"n_clusters"`
+	ClusterDiff *float64 `json:"cluster_diff"`
+	CILow       *float64 `json:"ci_low"`
+	CIHigh      *float64 `json:"ci_high"`
+	Test        string   `json:"test,omitempty"`
+	// McNemarP is the exact McNemar p-value over conversation pairs, kept
+	// for reference: it treats every pair as independent and overstates.
+	McNemarP *float64 `json:"mcnemar_p,omitempty"`
+	Warning  string   `json:"warning,omitempty"`
+}
+
+// Multiplicity says how every p-value of the file was adjusted: one family
+// across all targets, metrics, axes, value pairs and model pairs.
+type Multiplicity struct {
+	Correction string  `json:"correction"`
+	Family     string  `json:"family"`
+	FamilySize int     `json:"family_size"`
+	Alpha      float64 `json:"alpha"`
+}
+
+// Pairwise is this model minus Other on the same base scenarios, on one
+// track (positive, negative, or leaderboard: their mean) and optionally one
+// metric.
+type Pairwise struct {
+	Other       string   `json:"other"`
+	Track       string   `json:"track"`
+	MetricID    *string  `json:"metric_id"`
+	Diff        *float64 `json:"diff"`
+	CILow       *float64 `json:"ci_low"`
+	CIHigh      *float64 `json:"ci_high"`
+	PValue      float64  `json:"p_value"`
+	PAdjusted   float64  `json:"p_adjusted"`
+	Significant bool     `json:"significant"`
+	NClusters   int      `json:"n_clusters"`
+	Test        string   `json:"test"`
+	Warning     string   `json:"warning,omitempty"`
+}
+
+// Leaderboard is the model's place in the file: Score is the mean of its
+// positive and negative pass rates (the tracks it has), with an interval,
+// its rank and a bootstrap interval for the rank, and the models it is
+// statistically tied with.
+type Leaderboard struct {
+	Score      *float64 `json:"score"`
+	CILow      *float64 `json:"ci_low"`
+	CIHigh     *float64 `json:"ci_high"`
+	Tracks     []string `json:"tracks"`
+	Method     string   `json:"method"`
+	Rank       *int     `json:"rank"`
+	RankCILow  *int     `json:"rank_ci_low"`
+	RankCIHigh *int     `json:"rank_ci_high"`
+	TiedWith   []string `json:"tied_with"`
+	Warning    string   `json:"warning,omitempty"`
+}
+
+// Panel is a judge panel's rates from every verdict: per judge, and pooled
+// over all judges (the share of verdicts that mean "pass"), so a split
+// verdict counts half instead of dropping the row.
+type Panel struct {
+	NRows int `json:"n_rows"`
+	// NSplit counts rows whose judges disagreed; NNoMajority those whose
+	// majority is a tie (passed null, left out of upstream's rates).
+	NSplit      int                   `json:"n_split"`
+	NNoMajority int                   `json:"n_no_majority"`
+	Positive    *ClusterCI            `json:"positive"`
+	Negative    *ClusterCI            `json:"negative"`
+	ByJudge     Keyed[JudgeTrackRate] `json:"by_judge"`
+}
+
+// JudgeTrackRate is one judge's pass rates on the panel's rows.
+type JudgeTrackRate struct {
+	Positive *ClusterCI `json:"positive"`
+	Negative *ClusterCI `json:"negative"`
 }
 
 // ValidityStats counts the landmark-adherence verdicts.
@@ -247,6 +377,12 @@ type ModelResult struct {
 	Judges *JudgeAgreement `json:"judges"`
 	// DemographicGaps is written whenever ByDemographic is (possibly []).
 	DemographicGaps []Gap `json:"demographic_gaps"`
+	// Multiplicity is written whenever the file holds a test.
+	Multiplicity *Multiplicity `json:"multiplicity"`
+	// Leaderboard is written whenever the model has a track rate.
+	Leaderboard *Leaderboard `json:"leaderboard"`
+	// Pairwise is written when the file has two or more models.
+	Pairwise []Pairwise `json:"pairwise"`
 	// Validity is present only when rows carry a landmark-adherence verdict.
 	Validity *ValidityStats `json:"validity"`
 	// Fingerprint is "sha256:…" over what the results were measured with
@@ -289,6 +425,15 @@ func (m ModelResult) PyValue() (any, error) {
 			gaps = []Gap{}
 		}
 		o = append(o, artifacts.Pair{Key: "demographic_gaps", Value: gaps})
+	}
+	if m.Multiplicity != nil {
+		o = append(o, artifacts.Pair{Key: "multiplicity", Value: m.Multiplicity})
+	}
+	if m.Leaderboard != nil {
+		o = append(o, artifacts.Pair{Key: "leaderboard", Value: m.Leaderboard})
+	}
+	if m.Pairwise != nil {
+		o = append(o, artifacts.Pair{Key: "pairwise", Value: m.Pairwise})
 	}
 	if m.Validity != nil {
 		o = append(o, artifacts.Pair{Key: "validity", Value: m.Validity})

@@ -12,7 +12,9 @@ func TestExplainedCoversAPI(t *testing.T) {
 		"Wilson", "ClusterBootstrap", "PairedBootstrap", "PassAtKAll", "PassAtK",
 		"Unanimity", "McNemarExact", "SignTest", "Holm", "PairwiseMcNemar",
 		"BenjaminiHochberg", "RawAgreement", "CohenKappa", "FleissKappa",
-		"Spearman", "KendallTauB",
+		"Spearman", "KendallTauB", "ClusterRate", "ICC", "DesignEffect",
+		"ExpectedHalfWidth", "ScenariosNeeded", "ClusterDiff", "StratifiedDiff",
+		"SignFlipP", "RankIntervals", "KrippendorffAlpha",
 	} {
 		if !strings.Contains(Explained, "`"+name+"`") {
 			t.Errorf("EXPLAINED.md does not mention `%s`", name)

@@ -127,3 +127,62 @@ func pearson(x, y []float64) float64 {
 	// which would look like a bug in a report.
 	return max(-1, min(1, sxy/math.Sqrt(sxx*syy)))
 }
+
+// RankIntervals gives each of items a percentile-bootstrap interval for its
+// rank (1 = highest score): each of reps replicates draws, within every
+// stratum independently, as many cluster indices with replacement as the
+// stratum has (strata[k] clusters; e.g. the base scenarios of the positive
+// and of the negative track), asks score to fill out[i] with item i's score
+// on that resample, and ranks the items (ties share the average rank; NaN
+// scores are not ranked). The interval is the (1−conf)/2 and (1+conf)/2
+// quantiles of an item's ranks, widened to whole ranks (floor, ceil); NaN
+// when the item was never ranked. score must not retain idx.
+//
+// A rank interval answers "how sure is the ordering?": [1, 3] means the data
+// fit this item being anywhere from best to third. With few clusters the
+// percentile bootstrap is too narrow (see ClusterRate), so treat it as
+// descriptive; ties are decided by the paired tests.
+func RankIntervals(strata []int, items, reps int, conf float64, seed uint64, score func(idx [][]int, out []float64)) (lo, hi []float64) {
+	checkConf("RankIntervals", conf)
+	if reps < 1 || items < 0 {
+		panic(fmt.Sprintf("stats: RankIntervals: invalid reps=%d items=%d", reps, items))
+	}
+	rng := newRand(seed)
+	idx := make([][]int, len(strata))
+	for k, n := range strata {
+		idx[k] = make([]int, n)
+	}
+	out := make([]float64, items)
+	neg := make([]float64, items)
+	ranks := make([][]float64, items)
+	for range reps {
+		for k, n := range strata {
+			for j := range idx[k] {
+				idx[k][j] = rng.IntN(n)
+			}
+		}
+		for i := range out {
+			out[i] = math.NaN()
+		}
+		score(idx, out)
+		for i, v := range out {
+			neg[i] = -v
+		}
+		for i, r := range Ranks(neg) {
+			if !math.IsNaN(r) {
+				ranks[i] = append(ranks[i], r)
+			}
+		}
+	}
+	lo, hi = make([]float64, items), make([]float64, items)
+	for i, rs := range ranks {
+		if len(rs) == 0 {
+			lo[i], hi[i] = math.NaN(), math.NaN()
+			continue
+		}
+		slices.Sort(rs)
+		lo[i] = math.Floor(quantileSorted(rs, (1-conf)/2))
+		hi[i] = math.Ceil(quantileSorted(rs, (1+conf)/2))
+	}
+	return lo, hi
+}

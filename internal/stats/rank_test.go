@@ -83,3 +83,39 @@ func TestKendallTauB(t *testing.T) {
 	}
 	mustPanic(t, "length mismatch", func() { KendallTauB([]float64{1, 2}, []float64{1}) })
 }
+
+func TestRankIntervals(t *testing.T) {
+	// Three items over 20 clusters in one stratum: item 0 always scores
+	// 0.9, item 1 0.5, item 2 alternates 0.1/0.9 by cluster (mean 0.5):
+	// items 1 and 2 can swap, item 0 is clearly first.
+	vals := [3][20]float64{}
+	for c := range 20 {
+		vals[0][c], vals[1][c] = 0.9, 0.5
+		vals[2][c] = 0.1 + 0.8*float64(c%2)
+	}
+	score := func(idx [][]int, out []float64) {
+		for i := range out {
+			s := 0.0
+			for _, c := range idx[0] {
+				s += vals[i][c]
+			}
+			out[i] = s / float64(len(idx[0]))
+		}
+	}
+	lo, hi := RankIntervals([]int{20}, 3, 500, 0.95, 1, score)
+	want := [][2]float64{{1, 1}, {2, 3}, {2, 3}}
+	for i, w := range want {
+		if lo[i] != w[0] || hi[i] != w[1] {
+			t.Errorf("item %d rank interval [%v, %v], want %v", i, lo[i], hi[i], w)
+		}
+	}
+	// Deterministic in the seed; an item never scored has no interval.
+	lo2, _ := RankIntervals([]int{20}, 3, 500, 0.95, 1, score)
+	if lo2[1] != lo[1] {
+		t.Error("same seed, different intervals")
+	}
+	lo, _ = RankIntervals([]int{20, 0}, 1, 10, 0.95, 1, func(_ [][]int, out []float64) {})
+	if !math.IsNaN(lo[0]) {
+		t.Errorf("never-scored item got rank %v", lo[0])
+	}
+}

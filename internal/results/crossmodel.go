@@ -1,0 +1,319 @@
+package results
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/stats"
+)
+
+// Track names in pairwise and leaderboard.
+const (
+	trackLeaderboard = "leaderboard"
+	trackPositive    = "positive"
+	trackNegative    = "negative"
+)
+
+// leaderboardMethod says how Leaderboard's score and interval are made.
+const leaderboardMethod = "mean of the track pass rates; interval: mean of the tracks' " + stats.MethodClusterTWilson + " limits (conservative)"
+
+// multiplicityFamily describes the one family of tests per results file.
+const multiplicityFamily = "results file: every demographic_gaps and pairwise test of every model"
+
+// tracks pairs each metric type with its name.
+var tracks = []struct {
+	typ  config.MetricType
+	name string
+}{{config.Positive, trackPositive}, {config.Negative, trackNegative}}
+
+// finishFile computes what needs every model of the file: the leaderboard
+// (score, rank, rank interval, ties), paired model-vs-model differences,
+// and the Holm adjustment of every p-value in the file as one family.
+// models[i] and mcs[i] belong together (first-appearance order).
+func finishFile(models []ModelResult, mcs []*modelClusters, opts Options) {
+	var family []familyTest
+	for i := range models {
+		models[i].Leaderboard = leaderboardOf(mcs[i])
+		for j := range models[i].DemographicGaps {
+			g := &models[i].DemographicGaps[j]
+			family = append(family, familyTest{p: g.PValue, set: func(p, adj float64, sig bool) {
+				g.PValue, g.PAdjusted, g.Significant = p, adj, sig
+			}})
+		}
+	}
+	if len(models) >= 2 {
+		family = append(family, pairwiseAll(models, mcs, opts)...)
+	}
+	rankModels(models, mcs, opts)
+	adjustFamily(family)
+	if len(family) > 0 {
+		mult := &Multiplicity{Correction: "holm", Family: multiplicityFamily, FamilySize: len(family), Alpha: significance}
+		for i := range models {
+			models[i].Multiplicity = mult
+		}
+	}
+}
+
+// familyTest is one test of the file's family: its raw p-value and where
+// to write the rounded raw and adjusted values.
+type familyTest struct {
+	p   float64
+	set func(p, adj float64, significant bool)
+}
+
+// adjustFamily applies Holm over the whole family.
+func adjustFamily(family []familyTest) {
+	if len(family) == 0 {
+		return
+	}
+	ps := make([]float64, len(family))
+	for i, f := range family {
+		ps[i] = f.p
+	}
+	for i, adj := range stats.Holm(ps) {
+		family[i].set(roundSig(ps[i]), roundSig(adj), adj < significance)
+	}
+}
+
+// leaderboardOf is the mean of the model's track rates with the mean of
+// their interval limits (stats.MeanOfRates: conservative).
+func leaderboardOf(mc *modelClusters) *Leaderboard {
+	lb := &Leaderboard{Method: leaderboardMethod, Tracks: []string{}, TiedWith: []string{}}
+	minClusters := math.MaxInt
+	for _, tr := range tracks {
+		if iv := mc.track(tr.typ); iv.N > 0 {
+			lb.Tracks = append(lb.Tracks, tr.name)
+			minClusters = min(minClusters, iv.Clusters)
+		}
+	}
+	if len(lb.Tracks) == 0 {
+		return lb
+	}
+	est, lo, hi := stats.MeanOfRates(mc.pos, mc.neg)
+	lb.Score, lb.CILow, lb.CIHigh = finite(est), finite(lo), finite(hi)
+	lb.Warning = stats.ClusterWarning(minClusters)
+	return lb
+}
+
+func (mc *modelClusters) track(typ config.MetricType) stats.RateInterval {
+	if typ == config.Positive {
+		return mc.pos
+	}
+	return mc.neg
+}
+
+// rawScore is the unrounded leaderboard score (NaN without tracks).
+func (mc *modelClusters) rawScore() float64 {
+	est, _, _ := stats.MeanOfRates(mc.pos, mc.neg)
+	return est
+}
+
+// ---- model vs model ----
+
+// pairwiseAll compares every pair of models on the base scenarios both
+// have verdicts for, and returns the tests for the family. Each pair is
+// tested once; both models list it, from their own side.
+func pairwiseAll(models []ModelResult, mcs []*modelClusters, opts Options) []familyTest {
+	type ref struct{ i, ei, j, ej int } // models[i].Pairwise[ei] and models[j].Pairwise[ej]
+	var refs []ref
+	var ps []float64
+	for i := range models {
+		models[i].Pairwise = []Pairwise{}
+	}
+	for i := range models {
+		for j := i + 1; j < len(models); j++ {
+			a, b := models[i].TargetModel, models[j].TargetModel
+			for _, c := range pairComparisons(mcs[i], mcs[j]) {
+				d := stats.StratifiedDiff(c.strata, opts.Conf, stats.DefaultSignFlipReps,
+					testSeed(opts.Seed, "pairwise", a, b, c.track, c.metric))
+				if d.Clusters == 0 {
+					continue
+				}
+				fromA, fromB := pairwiseEntries(b, a, c, d)
+				models[i].Pairwise = append(models[i].Pairwise, fromA)
+				models[j].Pairwise = append(models[j].Pairwise, fromB)
+				refs = append(refs, ref{i, len(models[i].Pairwise) - 1, j, len(models[j].Pairwise) - 1})
+				ps = append(ps, d.P)
+			}
+		}
+	}
+	// Setters index the slices at call time: the appends above may have
+	// moved earlier entries.
+	family := make([]familyTest, len(refs))
+	for n, r := range refs {
+		family[n] = familyTest{p: ps[n], set: func(p, adj float64, sig bool) {
+			for _, e := range []*Pairwise{&models[r.i].Pairwise[r.ei], &models[r.j].Pairwise[r.ej]} {
+				e.PValue, e.PAdjusted, e.Significant = p, adj, sig
+			}
+		}}
+	}
+	return family
+}
+
+// comparison is one model-vs-model question: the paired clusters (one
+// stratum per track involved), the track and, for a per-metric test, the
+// metric.
+type comparison struct {
+	track, metric string
+	strata        [][]stats.PairedCluster
+}
+
+// pairComparisons lists the comparisons of a pair: leaderboard (both
+// tracks, equally weighted), each track, each metric.
+func pairComparisons(a, b *modelClusters) []comparison {
+	byTrack := map[config.MetricType][]stats.PairedCluster{}
+	byMetric := map[string][]stats.PairedCluster{}
+	metricTrack := map[string]string{}
+	for _, k := range a.keys {
+		typ := a.types[k.metric]
+		if typ != config.Positive && typ != config.Negative {
+			continue
+		}
+		ta, tb := a.get(k), b.get(k)
+		if ta.total == 0 || tb.total == 0 {
+			continue
+		}
+		pc := stats.PairedCluster{NA: ta.total, NB: tb.total, SumA: float64(ta.passed), SumB: float64(tb.passed)}
+		byTrack[typ] = append(byTrack[typ], pc)
+		byMetric[k.metric] = append(byMetric[k.metric], pc)
+		metricTrack[k.metric] = trackName(typ)
+	}
+	lead := comparison{track: trackLeaderboard}
+	var out []comparison
+	for _, tr := range tracks {
+		if len(byTrack[tr.typ]) > 0 {
+			lead.strata = append(lead.strata, byTrack[tr.typ])
+		}
+	}
+	out = append(out, lead)
+	for _, tr := range tracks {
+		out = append(out, comparison{track: tr.name, strata: [][]stats.PairedCluster{byTrack[tr.typ]}})
+	}
+	metrics := make([]string, 0, len(byMetric))
+	for m := range byMetric {
+		metrics = append(metrics, m)
+	}
+	sort.Strings(metrics)
+	for _, m := range metrics {
+		out = append(out, comparison{track: metricTrack[m], metric: m, strata: [][]stats.PairedCluster{byMetric[m]}})
+	}
+	return out
+}
+
+func trackName(typ config.MetricType) string {
+	if typ == config.Positive {
+		return trackPositive
+	}
+	return trackNegative
+}
+
+// pairwiseEntries are one comparison seen from A (A − B, other = B) and
+// from B (B − A, other = A). p-values are filled in by the family.
+func pairwiseEntries(otherOfA, otherOfB string, c comparison, d stats.DiffResult) (fromA, fromB Pairwise) {
+	var metric *string
+	if c.metric != "" {
+		metric = ptr(c.metric)
+	}
+	fromA = Pairwise{Other: otherOfA, Track: c.track, MetricID: metric,
+		Diff: finite(d.Mean), CILow: finite(d.Lo), CIHigh: finite(d.Hi),
+		PValue: d.P, NClusters: d.Clusters, Test: d.Method, Warning: stats.ClusterWarning(d.Clusters)}
+	fromB = fromA
+	fromB.Other = otherOfB
+	fromB.Diff, fromB.CILow, fromB.CIHigh = finite(-d.Mean), finite(-d.Hi), finite(-d.Lo)
+	return fromA, fromB
+}
+
+// ---- ranks ----
+
+// rankModels sets each leaderboard's rank (1 = highest score; equal scores
+// share the better rank), its bootstrap rank interval (base scenarios
+// redrawn within each track), and the models it is tied with: those whose
+// paired leaderboard difference has an interval containing 0, or none.
+func rankModels(models []ModelResult, mcs []*modelClusters, opts Options) {
+	scores := make([]float64, len(models))
+	for i, mc := range mcs {
+		scores[i] = mc.rawScore()
+	}
+	for i := range models {
+		if math.IsNaN(scores[i]) {
+			continue
+		}
+		rank := 1
+		for j := range models {
+			if !math.IsNaN(scores[j]) && scores[j] > scores[i] {
+				rank++
+			}
+		}
+		models[i].Leaderboard.Rank = ptr(rank)
+	}
+	lo, hi := rankIntervals(mcs, opts)
+	for i := range models {
+		lb := models[i].Leaderboard
+		if !math.IsNaN(lo[i]) {
+			lb.RankCILow, lb.RankCIHigh = ptr(int(lo[i])), ptr(int(hi[i]))
+		}
+		for _, p := range models[i].Pairwise {
+			if p.Track == trackLeaderboard && (p.CILow == nil || p.CIHigh == nil || (*p.CILow <= 0 && *p.CIHigh >= 0)) {
+				lb.TiedWith = append(lb.TiedWith, p.Other)
+			}
+		}
+	}
+}
+
+// rankIntervals bootstraps base scenarios within each track (the union
+// over models) and ranks the models' leaderboard scores per replicate.
+func rankIntervals(mcs []*modelClusters, opts Options) (lo, hi []float64) {
+	type trackData struct {
+		passed, total [][]int // [model][cluster]
+	}
+	var data []trackData
+	var strata []int
+	for _, tr := range tracks {
+		var keys []clusterKey
+		seen := map[clusterKey]bool{}
+		for _, mc := range mcs {
+			for _, k := range mc.keys {
+				if mc.types[k.metric] == tr.typ && !seen[k] {
+					seen[k] = true
+					keys = append(keys, k)
+				}
+			}
+		}
+		slices.SortFunc(keys, func(a, b clusterKey) int {
+			return cmp.Or(strings.Compare(a.metric, b.metric), strings.Compare(a.base, b.base))
+		})
+		td := trackData{passed: make([][]int, len(mcs)), total: make([][]int, len(mcs))}
+		for i, mc := range mcs {
+			td.passed[i], td.total[i] = make([]int, len(keys)), make([]int, len(keys))
+			for c, k := range keys {
+				t := mc.get(k)
+				td.passed[i][c], td.total[i][c] = t.passed, t.total
+			}
+		}
+		data = append(data, td)
+		strata = append(strata, len(keys))
+	}
+	return stats.RankIntervals(strata, len(mcs), opts.BootstrapReps, opts.Conf, opts.Seed, func(idx [][]int, out []float64) {
+		for i := range mcs {
+			sum, k := 0.0, 0
+			for t, td := range data {
+				p, n := 0, 0
+				for _, c := range idx[t] {
+					p += td.passed[i][c]
+					n += td.total[i][c]
+				}
+				if n > 0 {
+					sum += float64(p) / float64(n)
+					k++
+				}
+			}
+			if k > 0 {
+				out[i] = sum / float64(k)
+			}
+		}
+	})
+}

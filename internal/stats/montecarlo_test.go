@@ -1,0 +1,71 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// Simulation helpers shared by the Monte Carlo tests: clustered pass/fail
+// data with a known rate and intra-class correlation.
+
+// gammaVariate draws from Gamma(shape, 1) (Marsaglia & Tsang 2000, ACM TOMS
+// 26:363-372; shape < 1 through the U^(1/shape) boost).
+func gammaVariate(rng *rand.Rand, shape float64) float64 {
+	if shape < 1 {
+		return gammaVariate(rng, shape+1) * math.Pow(rng.Float64(), 1/shape)
+	}
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := rng.Float64()
+		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+}
+
+// clusterRateDraw is one cluster's true pass rate under a beta-binomial
+// model with mean p and ICC rho: Beta(p(1−ρ)/ρ, (1−p)(1−ρ)/ρ), whose
+// Bernoulli draws have intra-class correlation exactly ρ (ρ = 0: every
+// cluster has rate p).
+func clusterRateDraw(rng *rand.Rand, p, rho float64) float64 {
+	if rho == 0 {
+		return p
+	}
+	s := (1 - rho) / rho
+	a := gammaVariate(rng, p*s)
+	b := gammaVariate(rng, (1-p)*s)
+	if a+b == 0 {
+		return p
+	}
+	return a / (a + b)
+}
+
+// sizeScheme draws a cluster's number of conversations.
+type sizeScheme struct {
+	name   string
+	lo, hi int // uniform on [lo, hi]
+}
+
+func (s sizeScheme) draw(rng *rand.Rand) int { return s.lo + rng.IntN(s.hi-s.lo+1) }
+
+// fillClusters overwrites cs with one simulated study; no allocation.
+func fillClusters(rng *rand.Rand, cs []ClusterSum, p, rho float64, sizes sizeScheme) {
+	for i := range cs {
+		pi := clusterRateDraw(rng, p, rho)
+		m := sizes.draw(rng)
+		k := 0
+		for range m {
+			if rng.Float64() < pi {
+				k++
+			}
+		}
+		cs[i] = Binary(k, m)
+	}
+}
