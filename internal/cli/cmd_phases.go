@@ -69,6 +69,9 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 				if len(targets) == 0 {
 					targets = r.Targets()
 				}
+				if err := r.Preflight(kind.stage(), targets); err != nil {
+					return err
+				}
 				switch kind {
 				case phaseGenMetrics:
 					return r.GenMetrics(ctx)
@@ -95,6 +98,16 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 		cmd.Flags().StringSliceVar(&judges, "judge", nil, "judge with these models instead of evaluator_model (\"source/model\" or a target id); repeat for a panel")
 	}
 	return cmd
+}
+
+func (k phaseKind) stage() runner.Stage {
+	return map[phaseKind]runner.Stage{
+		phaseGenMetrics:   runner.StageGenMetrics,
+		phaseGenScenarios: runner.StageGenScenarios,
+		phaseSimulate:     runner.StageSimulate,
+		phaseEvaluate:     runner.StageEvaluate,
+		phaseAggregate:    runner.StageAggregate,
+	}[k]
 }
 
 // judgeConfigs turns --judge values into model configs. The lookup against
@@ -161,8 +174,8 @@ reruns what depends on it — stored answers are reused, so only changed calls a
 					if err := r.Run(ctx, targets); err != nil {
 						return err
 					}
-					if noReport || pf.DryRun {
-						return nil
+					if noReport || pf.DryRun || !r.Report.Ran("aggregate") {
+						return nil // no new results.json: the report would only restate old files
 					}
 					return writeReport(ctx, g, r)
 				})
