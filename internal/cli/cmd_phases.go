@@ -165,6 +165,15 @@ reruns what depends on it — stored answers are reused, so only changed calls a
 			if err != nil {
 				return err
 			}
+			if len(benches) > 1 {
+				// A mistake in the last benchmark must not surface after
+				// the first ones have paid for their calls.
+				for _, b := range benches {
+					if err := g.preflightRun(b, pf); err != nil {
+						return err
+					}
+				}
+			}
 			for _, b := range benches {
 				err := g.withRunner(cmd.Context(), b, pf, nil, func(ctx context.Context, r *runner.Runner) error {
 					targets := args[1:]

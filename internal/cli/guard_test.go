@@ -272,6 +272,13 @@ func TestBadInputNeverDestroysResults(t *testing.T) {
 				}
 			}
 			// Nothing started: no phase printed progress or a result.
+			// A preflight failure comes before any phase looks at its
+			// inputs; a refused overwrite after it has compared them.
+			if !strings.Contains(errs, "refusing to replace") {
+				if m := regexp.MustCompile(`inputs changed|\[skip\]`).FindString(errs); m != "" {
+					t.Errorf("a phase started before the check (%q in stderr):\n%s", m, errs)
+				}
+			}
 			// Nothing ran: no phase reported a result.
 			if m := regexp.MustCompile(`(generated|simulated|evaluated) \d|report: `).FindString(errs); m != "" {
 				t.Errorf("a phase ran before the refusal (%q in stderr):\n%s", m, errs)
@@ -379,4 +386,33 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// TestRunAllChecksEveryBenchmarkFirst: `run all` checks every benchmark
+// before the first one runs, so a mistake in the last one (here: an emptied
+// scenarios.json) stops it before anything is written or paid.
+func TestRunAllChecksEveryBenchmarkFirst(t *testing.T) {
+	dir := copyProject(t)
+	zz := filepath.Join(dir, "benchmarks", "zz")
+	if err := os.MkdirAll(zz, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(zz, "benchmark.yaml"), readBytes(t, benchFile(dir, "benchmark.yaml")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(zz, "scenarios.json"), []byte("[]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	code, out, errs := run(t, dir, "run", "all")
+	if code != ExitUsage || !strings.Contains(errs, filepath.Join(zz, "scenarios.json")+" holds no scenarios") {
+		t.Fatalf("run all: exit %d, want 2 naming zz/scenarios.json\n%s%s", code, out, errs)
+	}
+	if m := regexp.MustCompile(`\[skip\]|(generated|simulated|evaluated) \d|report: `).FindString(errs); m != "" {
+		t.Errorf("a benchmark ran before the check (%q in stderr):\n%s", m, errs)
+	}
+	assertSameFiles(t, before, snapshot(t, dir))
+	if m, _ := filepath.Glob(filepath.Join(zz, "*")); len(m) != 2 {
+		t.Errorf("files written for the unchecked benchmark: %v", m)
+	}
 }

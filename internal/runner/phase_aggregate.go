@@ -136,7 +136,7 @@ func (r *Runner) Run(ctx context.Context, targets []string) error {
 			return &InputError{Msg: fmt.Sprintf("sharded runs need scenarios.json first: run `impactbench gen-scenarios %s` once, then start the shards", r.bench.Slug)}
 		}
 	}
-	if err := r.preflightRun(targets); err != nil {
+	if err := r.PreflightRun(targets); err != nil {
 		return err
 	}
 	if err := r.genMetrics(ctx, false); err != nil {

@@ -62,9 +62,11 @@ func (r *Runner) Preflight(stage Stage, targets []string) error {
 	return r.preflight(n)
 }
 
-// preflightRun is Preflight for `run`: every stage, generation only where
+// PreflightRun is Preflight for `run`: every stage, generation only where
 // it will actually run (a finished benchmark may lack its generator's key).
-func (r *Runner) preflightRun(targets []string) error {
+// Run calls it first; `run all` calls it for every benchmark before the
+// first one runs.
+func (r *Runner) PreflightRun(targets []string) error {
 	return r.preflight(need{
 		genMetrics:   r.genMetricsWillRun(false),
 		genScenarios: r.genMetricsWillRun(false) || r.genScenariosWillRun(),
