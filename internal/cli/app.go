@@ -26,7 +26,7 @@ type phaseFlags struct {
 }
 
 func (f *phaseFlags) add(cmd *cobra.Command) {
-	cmd.Flags().BoolVarP(&f.Force, "force", "f", false, "redo this phase even if its output exists (ignores stored answers)")
+	cmd.Flags().BoolVarP(&f.Force, "force", "f", false, "redo this phase even if its output exists (ignores stored answers; may replace a file with fewer rows or null verdicts)")
 	cmd.Flags().BoolVarP(&f.DryRun, "dry-run", "n", false, "print rows, model calls and estimated tokens/cost; call nothing")
 	cmd.Flags().Float64Var(&f.MaxCost, "max-cost", 0, "stop scheduling new calls before spending more than this many USD (0: config max_cost)")
 	cmd.Flags().StringVar(&f.Shard, "shard", "", "run only shard i of K (\"i/K\", 0-based); combine shards with `impactbench merge`")

@@ -23,7 +23,7 @@ const (
 
 var phaseDocs = map[phaseKind]struct{ short, long, example string }{
 	phaseGenMetrics: {"Write metrics for a benchmark into its benchmark.yaml",
-		"Asks the generator model (generator_model, else user_model) for metrics from the benchmark's\nname and description and writes them into benchmark.yaml with ids m01, m02, …, keeping\nyour comments and other keys. Skipped when metrics exist, unless --force.",
+		"Asks the generator model (generator_model, else user_model) for metrics from the benchmark's\nname and description and writes them into benchmark.yaml with ids m01, m02, …, keeping\nyour comments and other keys. Skipped when metrics exist, unless --force, which first saves\nthe old file as benchmark.yaml.bak-<UTC time>.",
 		"  impactbench gen-metrics example\n  impactbench gen-metrics benchmarks/example --force"},
 	phaseGenScenarios: {"Generate adversarial scenarios and their demographic variants",
 		"Writes scenarios.json: generation.scenarios_per_metric base scenarios per metric, each\nchecked (persona, goals, 1–5 landmarks within generation.turns) and regenerated if malformed,\nthen rewritten once per demographic combination (ids mNN_sNNN_vNN).",
@@ -149,7 +149,12 @@ func newRunCmd(g *globals) *cobra.Command {
 		Long: `Runs gen-metrics, gen-scenarios, then simulate and evaluate for each target (targets in
 parallel), then aggregate, and writes report.html. A phase whose output exists and whose
 inputs have not changed is skipped; if an input changed, the tool says what changed and
-reruns what depends on it — stored answers are reused, so only changed calls are paid for.`,
+reruns what depends on it — stored answers are reused, so only changed calls are paid for.
+
+Everything the run will need (models and their keys, targets, scenarios) is checked before the
+first phase. A phase that would replace a file with fewer rows, fewer models or null verdicts
+where verdicts stood refuses (exit 2) unless --force. --force redoes scenarios and runs but
+never replaces metrics benchmark.yaml already has: use gen-metrics --force for that.`,
 		Example: `  impactbench run example
   impactbench run example gpt-4o claude-haiku-4-5
   impactbench run all
