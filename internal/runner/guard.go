@@ -2,8 +2,10 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -139,4 +141,40 @@ func (r *Runner) guardResults(path string, res []results.ModelResult) error {
 	}
 	return &RefusedError{File: path, Msg: fmt.Sprintf("it holds %d models, the new one would hold %d, and %s (a runs/<target>/scores.json was removed or shrank); if that is intended, pass --force",
 		len(old), len(res), strings.Join(firstN(worse, 5), "; "))}
+}
+
+// guardTargets applies simulate's row-count rule to every target before any
+// of them starts: targets run concurrently, and one target's refusal must
+// not come after the others have paid for their conversations.
+func (r *Runner) guardTargets(targets []string) error {
+	if r.opts.DryRun || r.opts.Force {
+		return nil
+	}
+	rows := 0
+	if err := r.scanScenarios(func(sc artifacts.Scenario) {
+		if r.inShard(sc.ID) {
+			rows += r.cfg.Generation.NumSamples
+		}
+	}); err != nil {
+		return err
+	}
+	scSHA, _ := fileSHA(filepath.Join(r.outDir, "scenarios.json"))
+	var errs []error
+	for _, id := range targets {
+		t, err := r.targetConfig(id)
+		if err != nil {
+			return err
+		}
+		out := filepath.Join(r.runDir(id), "conversations"+r.shardSuffix()+".json")
+		if upToDate, _ := r.upToDate("simulate/"+id+r.shardSuffix(), out, r.simInputs(t, scSHA)); upToDate {
+			continue
+		}
+		why := "scenarios.json or generation.num_samples shrank"
+		if err := r.guardRows(out, rows, why); err != nil {
+			errs = append(errs, err)
+		} else if err := r.guardRows(r.scoresPath(id), rows, why); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

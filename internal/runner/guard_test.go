@@ -178,3 +178,46 @@ func TestGuardRows(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRefusesBeforeAnyTargetPays: targets simulate concurrently, so the
+// row-count rule is applied to all of them before the first starts. Here
+// only offline-careful would shrink (it was simulated with 3 samples, the
+// config now says 2); both targets' settings changed, so without the
+// up-front check offline-careless would be simulated and paid for while
+// offline-careful refuses.
+func TestRunRefusesBeforeAnyTargetPays(t *testing.T) {
+	ctx := t.Context()
+	cfg, bench := finishedRun(t)
+	cfg.Generation.NumSamples = 3
+	r3 := newRunner(t, cfg, bench, Options{})
+	if err := r3.Simulate(ctx, "offline-careful"); err != nil {
+		t.Fatal(err)
+	}
+	r3.Close()
+	cfg.Generation.NumSamples = 2
+
+	careful := filepath.Join(bench, "runs", "offline-careful", "conversations.json")
+	careless := filepath.Join(bench, "runs", "offline-careless", "conversations.json")
+	beforeCareful, _ := os.ReadFile(careful)
+	beforeCareless, _ := os.ReadFile(careless)
+	for i := range cfg.Targets {
+		care := 0.5
+		cfg.Targets[i].Offline.Care = &care
+	}
+	var calls atomic.Int64
+	r := newRunner(t, cfg, bench, Options{Clients: pricedClients(0, &calls, nil)})
+	err := r.Run(ctx, r.Targets())
+	var re *RefusedError
+	if !errors.As(err, &re) || re.File != careful || !strings.Contains(err.Error(), "it holds 24 rows, the new one would hold 16") {
+		t.Fatalf("run: %v, want offline-careful's conversations.json refused with its counts", err)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("%d calls made although the run was refused", n)
+	}
+	if after, _ := os.ReadFile(careless); !bytes.Equal(beforeCareless, after) {
+		t.Error("offline-careless was simulated and rewritten although the run was refused")
+	}
+	if after, _ := os.ReadFile(careful); !bytes.Equal(beforeCareful, after) {
+		t.Error("offline-careful's conversations.json changed although refused")
+	}
+}

@@ -151,6 +151,9 @@ func (r *Runner) Run(ctx context.Context, targets []string) error {
 	if err := r.stopIfFailed(); err != nil {
 		return err
 	}
+	if err := r.guardTargets(targets); err != nil {
+		return err
+	}
 	errs := make([]error, len(targets))
 	done := make(chan int)
 	for i, t := range targets {
