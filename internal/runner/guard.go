@@ -139,7 +139,7 @@ func (r *Runner) guardResults(path string, res []results.ModelResult) error {
 	if len(worse) == 0 {
 		return nil
 	}
-	return &RefusedError{File: path, Msg: fmt.Sprintf("it holds %d models, the new one would hold %d, and %s (a runs/<target>/scores.json was removed or shrank); if that is intended, pass --force",
+	return &RefusedError{File: path, Msg: fmt.Sprintf("it holds %d models, the new one would hold %d, and %s (a runs/<target>/scores.json was removed or shrank); if that is intended, pass --force or move the file aside",
 		len(old), len(res), strings.Join(firstN(worse, 5), "; "))}
 }
 
