@@ -26,7 +26,7 @@ type phaseFlags struct {
 }
 
 func (f *phaseFlags) add(cmd *cobra.Command) {
-	cmd.Flags().BoolVarP(&f.Force, "force", "f", false, "redo this phase even if its output exists (ignores stored answers)")
+	cmd.Flags().BoolVarP(&f.Force, "force", "f", false, "redo this phase even if its output exists (ignores stored answers; may replace a file with fewer rows or null verdicts)")
 	cmd.Flags().BoolVarP(&f.DryRun, "dry-run", "n", false, "print rows, model calls and estimated tokens/cost; call nothing")
 	cmd.Flags().Float64Var(&f.MaxCost, "max-cost", 0, "stop scheduling new calls before spending more than this many USD (0: config max_cost)")
 	cmd.Flags().StringVar(&f.Shard, "shard", "", "run only shard i of K (\"i/K\", 0-based); combine shards with `impactbench merge`")
@@ -75,17 +75,29 @@ func (g *globals) tracker() *progress.Tracker {
 // withRunner loads config and benchmark, takes the benchmark lock, runs fn,
 // and prints the summary.
 func (g *globals) withRunner(ctx context.Context, benchArg string, pf *phaseFlags, extra func(*runner.Options), fn func(context.Context, *runner.Runner) error) error {
-	cfg, err := g.loadConfig()
+	r, tr, err := g.openRunner(benchArg, pf, extra)
 	if err != nil {
 		return err
+	}
+	defer r.Close()
+	runErr := fn(ctx, r)
+	tr.Close()
+	return g.finish(r, runErr)
+}
+
+// openRunner loads config and benchmark and takes the benchmark lock.
+func (g *globals) openRunner(benchArg string, pf *phaseFlags, extra func(*runner.Options)) (*runner.Runner, *progress.Tracker, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return nil, nil, err
 	}
 	dir, err := runner.ResolveBench(cfg, benchArg)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	shard, err := pf.shard()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	tr := g.tracker()
 	opts := runner.Options{
@@ -103,12 +115,21 @@ func (g *globals) withRunner(ctx context.Context, benchArg string, pf *phaseFlag
 	r, err := runner.New(cfg, dir, opts)
 	if err != nil {
 		tr.Close()
+		return nil, nil, err
+	}
+	return r, tr, nil
+}
+
+// preflightRun checks one benchmark as `run` would before its first phase,
+// without running anything (for `run all`, before the first benchmark runs).
+func (g *globals) preflightRun(benchArg string, pf *phaseFlags) error {
+	r, tr, err := g.openRunner(benchArg, pf, nil)
+	if err != nil {
 		return err
 	}
 	defer r.Close()
-	runErr := fn(ctx, r)
 	tr.Close()
-	return g.finish(r, runErr)
+	return r.PreflightRun(r.Targets())
 }
 
 // finish prints the plan or summary and turns failed rows into exit 1.

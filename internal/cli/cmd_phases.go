@@ -23,7 +23,7 @@ const (
 
 var phaseDocs = map[phaseKind]struct{ short, long, example string }{
 	phaseGenMetrics: {"Write metrics for a benchmark into its benchmark.yaml",
-		"Asks the generator model (generator_model, else user_model) for metrics from the benchmark's\nname and description and writes them into benchmark.yaml with ids m01, m02, …, keeping\nyour comments and other keys. Skipped when metrics exist, unless --force.",
+		"Asks the generator model (generator_model, else user_model) for metrics from the benchmark's\nname and description and writes them into benchmark.yaml with ids m01, m02, …, keeping\nyour comments and other keys. Skipped when metrics exist, unless --force, which first saves\nthe old file as benchmark.yaml.bak-<UTC time>.",
 		"  impactbench gen-metrics example\n  impactbench gen-metrics benchmarks/example --force"},
 	phaseGenScenarios: {"Generate adversarial scenarios and their demographic variants",
 		"Writes scenarios.json: generation.scenarios_per_metric base scenarios per metric, each\nchecked (persona, goals, 1–5 landmarks within generation.turns) and regenerated if malformed,\nthen rewritten once per demographic combination (ids mNN_sNNN_vNN).",
@@ -69,6 +69,9 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 				if len(targets) == 0 {
 					targets = r.Targets()
 				}
+				if err := r.Preflight(kind.stage(), targets); err != nil {
+					return err
+				}
 				switch kind {
 				case phaseGenMetrics:
 					return r.GenMetrics(ctx)
@@ -95,6 +98,16 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 		cmd.Flags().StringSliceVar(&judges, "judge", nil, "judge with these models instead of evaluator_model (\"source/model\" or a target id); repeat for a panel")
 	}
 	return cmd
+}
+
+func (k phaseKind) stage() runner.Stage {
+	return map[phaseKind]runner.Stage{
+		phaseGenMetrics:   runner.StageGenMetrics,
+		phaseGenScenarios: runner.StageGenScenarios,
+		phaseSimulate:     runner.StageSimulate,
+		phaseEvaluate:     runner.StageEvaluate,
+		phaseAggregate:    runner.StageAggregate,
+	}[k]
 }
 
 // judgeConfigs turns --judge values into model configs. The lookup against
@@ -136,7 +149,12 @@ func newRunCmd(g *globals) *cobra.Command {
 		Long: `Runs gen-metrics, gen-scenarios, then simulate and evaluate for each target (targets in
 parallel), then aggregate, and writes report.html. A phase whose output exists and whose
 inputs have not changed is skipped; if an input changed, the tool says what changed and
-reruns what depends on it — stored answers are reused, so only changed calls are paid for.`,
+reruns what depends on it — stored answers are reused, so only changed calls are paid for.
+
+Everything the run will need (models and their keys, targets, scenarios) is checked before the
+first phase. A phase that would replace a file with fewer rows, fewer models or null verdicts
+where verdicts stood refuses (exit 2) unless --force. --force redoes scenarios and runs but
+never replaces metrics benchmark.yaml already has: use gen-metrics --force for that.`,
 		Example: `  impactbench run example
   impactbench run example gpt-4o claude-haiku-4-5
   impactbench run all
@@ -152,6 +170,15 @@ reruns what depends on it — stored answers are reused, so only changed calls a
 			if err != nil {
 				return err
 			}
+			if len(benches) > 1 {
+				// A mistake in the last benchmark must not surface after
+				// the first ones have paid for their calls.
+				for _, b := range benches {
+					if err := g.preflightRun(b, pf); err != nil {
+						return err
+					}
+				}
+			}
 			for _, b := range benches {
 				err := g.withRunner(cmd.Context(), b, pf, nil, func(ctx context.Context, r *runner.Runner) error {
 					targets := args[1:]
@@ -161,8 +188,8 @@ reruns what depends on it — stored answers are reused, so only changed calls a
 					if err := r.Run(ctx, targets); err != nil {
 						return err
 					}
-					if noReport || pf.DryRun {
-						return nil
+					if noReport || pf.DryRun || !r.Report.Ran("aggregate") {
+						return nil // no new results.json: the report would only restate old files
 					}
 					return writeReport(ctx, g, r)
 				})

@@ -15,7 +15,7 @@ import (
 const (
 	ExitOK          = 0   // success
 	ExitFailure     = 1   // run failure: rows failed, provider errors, lock held
-	ExitUsage       = 2   // bad usage or bad input (flags, config, benchmark files)
+	ExitUsage       = 2   // bad usage or bad input (flags, config, benchmark files), or a refused overwrite (see runner.RefusedError)
 	ExitInterrupted = 130 // interrupted (Ctrl-C / SIGTERM); everything completed is saved
 )
 
@@ -34,10 +34,11 @@ func exitCode(err error) int {
 	var ue *usageError
 	var ce *config.Error
 	var ie *runner.InputError
+	var re *runner.RefusedError
 	switch {
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ie):
+	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ie), errors.As(err, &re):
 		return ExitUsage
 	case llm.KindOf(err) == llm.KindConfig:
 		return ExitUsage

@@ -27,6 +27,7 @@ func TestExitCodeMapping(t *testing.T) {
 		{"input", &runner.InputError{Msg: "x"}, ExitUsage},
 		{"wrapped input", fmt.Errorf("ctx: %w", &runner.InputError{Msg: "x"}), ExitUsage},
 		{"missing env at call", &llm.Error{Kind: llm.KindConfig}, ExitUsage},
+		{"refused overwrite", fmt.Errorf("evaluate: %w", &runner.RefusedError{File: "scores.json"}), ExitUsage},
 		{"partial", &runner.PartialError{Failed: 2}, ExitFailure},
 		{"auth", &llm.Error{Kind: llm.KindAuth}, ExitFailure},
 		{"locked", &runner.ErrLocked{Bench: "b"}, ExitFailure},

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml/ast"
 )
@@ -302,4 +303,58 @@ func writeFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
 		_ = d.Close()
 	}
 	return nil
+}
+
+// BackupFile copies benchmark.yaml (path may be the file or its directory)
+// to <file>.bak-<UTC time>, e.g. benchmark.yaml.bak-20260102T150405Z, before
+// its metrics are replaced, and returns the backup's path. A backup never
+// overwrites an older one: a second backup in the same second gets -2, -3, ….
+func BackupFile(path string, now time.Time) (string, error) {
+	file, err := benchmarkFile(path)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(file); err == nil {
+		file = real
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		return "", err
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	base := file + ".bak-" + now.UTC().Format("20060102T150405Z")
+	for i := 1; i < 1000; i++ {
+		name := base
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d", base, i)
+		}
+		err := writeNew(name, src, st.Mode().Perm())
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return name, err
+	}
+	return "", fmt.Errorf("back up %s: too many backups named %s-*", file, base)
+}
+
+// writeNew creates path (failing if it exists), writes data and syncs it.
+func writeNew(path string, data []byte, perm fs.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	return f.Close()
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -291,4 +292,31 @@ func TestSaveMetricsFileHandling(t *testing.T) {
 			t.Errorf("error = %v, want not-exist", err)
 		}
 	})
+}
+
+func TestBackupFileNeverOverwrites(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "benchmark.yaml")
+	at := time.Date(2026, 1, 2, 15, 4, 5, 0, time.FixedZone("CET", 3600))
+	var got []string
+	for i, content := range []string{"name: one\n", "name: two\n", "name: three\n"} {
+		if err := os.WriteFile(path, []byte(content), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		bak, err := BackupFile(dir, at) // the directory resolves to its benchmark.yaml
+		if err != nil {
+			t.Fatalf("backup %d: %v", i, err)
+		}
+		if b, _ := os.ReadFile(bak); string(b) != content {
+			t.Errorf("backup %d holds %q, want %q", i, b, content)
+		}
+		if st, _ := os.Stat(bak); st.Mode().Perm() != 0o640 {
+			t.Errorf("backup %d has mode %v, want the file's 0640", i, st.Mode().Perm())
+		}
+		got = append(got, filepath.Base(bak))
+	}
+	want := []string{"benchmark.yaml.bak-20260102T140405Z", "benchmark.yaml.bak-20260102T140405Z-2", "benchmark.yaml.bak-20260102T140405Z-3"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("backups %v, want %v (UTC time, never overwriting)", got, want)
+	}
 }

@@ -71,6 +71,9 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 		return err
 	}
 	debug.FreeOSMemory()
+	if err := r.guardResults(out, res); err != nil {
+		return err
+	}
 	if err := results.WriteResults(out, res); err != nil {
 		return err
 	}
@@ -133,10 +136,10 @@ func (r *Runner) Run(ctx context.Context, targets []string) error {
 			return &InputError{Msg: fmt.Sprintf("sharded runs need scenarios.json first: run `impactbench gen-scenarios %s` once, then start the shards", r.bench.Slug)}
 		}
 	}
-	if err := r.checkEnvFor(targets); err != nil {
+	if err := r.PreflightRun(targets); err != nil {
 		return err
 	}
-	if err := r.GenMetrics(ctx); err != nil {
+	if err := r.genMetrics(ctx, false); err != nil {
 		return err
 	}
 	if err := r.stopIfFailed(); err != nil {
@@ -148,10 +151,8 @@ func (r *Runner) Run(ctx context.Context, targets []string) error {
 	if err := r.stopIfFailed(); err != nil {
 		return err
 	}
-	for _, t := range targets {
-		if _, err := r.targetConfig(t); err != nil {
-			return err
-		}
+	if err := r.guardTargets(targets); err != nil {
+		return err
 	}
 	errs := make([]error, len(targets))
 	done := make(chan int)
@@ -193,28 +194,6 @@ func (r *Runner) Run(ctx context.Context, targets []string) error {
 		}
 	}
 	return nil
-}
-
-// checkEnvFor fails before anything is written when a model this run will
-// call refers to an unset environment variable (models it will not call,
-// e.g. the generator of an already generated benchmark, may lack theirs).
-func (r *Runner) checkEnvFor(targets []string) error {
-	if r.opts.DryRun {
-		return nil
-	}
-	fields := []string{"user_model", "evaluator_model"}
-	if _, err := os.Stat(filepath.Join(r.outDir, "scenarios.json")); err != nil || len(r.bench.Metrics) == 0 {
-		fields = append(fields, r.generatorField())
-	}
-	if r.cfg.Validity.LandmarkCheck && r.cfg.LandmarkModel != nil {
-		fields = append(fields, "landmark_model")
-	}
-	for _, t := range targets {
-		if f, ok := r.cfg.TargetField(t); ok {
-			fields = append(fields, f)
-		}
-	}
-	return r.cfg.CheckEnv(fields...)
 }
 
 // stopIfFailed ends a full run when a generation phase failed: later phases

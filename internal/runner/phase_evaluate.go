@@ -111,6 +111,12 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 		r.planEvaluate(targetID, judges, len(rows))
 		return nil
 	}
+	if err := r.guardRows(out, len(rows), "conversations.json has fewer rows"); err != nil {
+		if p != nil {
+			p.j.bar.End()
+		}
+		return err
+	}
 	var j *judging
 	if p != nil {
 		j = p.j
@@ -203,6 +209,7 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 	}
 	var total llm.Usage
 	passed, valid := 0, 0
+	guard := r.newVerdictGuard(out)
 	for _, row := range rows {
 		var sc artifacts.Score
 		if _, ok := r.store.ReadResult(unitName(row), &sc); !ok {
@@ -218,10 +225,17 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 				passed++
 			}
 		}
+		guard.see(&sc)
 		if err := w.Write(sc); err != nil {
 			w.Abort()
 			return err
 		}
+	}
+	if err := guard.check(); err != nil {
+		w.Abort()
+		rep.Status, rep.Reason = "refused", err.Error()
+		r.Report.add(rep)
+		return err
 	}
 	if err := w.Close(); err != nil {
 		return err

@@ -15,11 +15,17 @@ import (
 	"github.com/impactbench/impactbench/internal/stages"
 )
 
-// GenMetrics writes metrics into benchmark.yaml (kept as the user wrote it otherwise).
-func (r *Runner) GenMetrics(ctx context.Context) error {
+// GenMetrics writes metrics into benchmark.yaml (kept as the user wrote it
+// otherwise). With --force it replaces existing metrics, after a backup.
+func (r *Runner) GenMetrics(ctx context.Context) error { return r.genMetrics(ctx, r.opts.Force) }
+
+// genMetrics writes metrics when benchmark.yaml has none, or replaces them
+// when regenerate is set. `run` never sets it: metrics may be hand-written,
+// and its --force is about scenarios and runs.
+func (r *Runner) genMetrics(ctx context.Context, regenerate bool) error {
 	rep := PhaseReport{Phase: "gen_metrics", Output: r.bench.Path}
 	gen := r.cfg.Generator()
-	skip := len(r.bench.Metrics) > 0 && !r.opts.Force
+	skip := !r.genMetricsWillRun(regenerate)
 	if r.opts.DryRun {
 		r.planRow("gen_metrics", "", gen, 1, 1, 1500, 1500)
 		if skip {
@@ -28,7 +34,7 @@ func (r *Runner) GenMetrics(ctx context.Context) error {
 		return nil
 	}
 	if skip {
-		rep.Status, rep.Reason = "skipped", fmt.Sprintf("benchmark.yaml already has %d metrics (use --force to regenerate them)", len(r.bench.Metrics))
+		rep.Status, rep.Reason = "skipped", fmt.Sprintf("benchmark.yaml already has %d metrics; kept (`impactbench gen-metrics %s --force` replaces them, keeping a backup)", len(r.bench.Metrics), r.bench.Slug)
 		r.logf("[skip] gen_metrics %s — %s", r.bench.Slug, rep.Reason)
 		r.Report.add(rep)
 		return nil
@@ -58,6 +64,13 @@ func (r *Runner) GenMetrics(ctx context.Context) error {
 		rep.Failures = []RowFailure{{Row: "metrics", Reason: err.Error()}}
 		r.Report.add(rep)
 		return nil
+	}
+	if len(r.bench.Metrics) > 0 {
+		bak, err := config.BackupFile(r.bench.Path, time.Now())
+		if err != nil {
+			return fmt.Errorf("back up %s before replacing its metrics: %w", r.bench.Path, err)
+		}
+		r.logf("replacing %d metrics in %s; the previous file is saved as %s", len(r.bench.Metrics), r.bench.Path, bak)
 	}
 	if err := config.SaveMetrics(r.bench.Path, metrics); err != nil {
 		return fmt.Errorf("write metrics into %s: %w", r.bench.Path, err)
@@ -190,6 +203,9 @@ func (r *Runner) GenScenarios(ctx context.Context) error {
 		}
 		return nil
 	}
+	if err := r.guardRows(out, len(r.bench.Metrics)*n*len(combos), "fewer metrics, scenarios_per_metric or demographic values"); err != nil {
+		return err
+	}
 	c, err := r.modelClient(r.generatorField(), gen)
 	if err != nil {
 		return err
@@ -257,6 +273,9 @@ func (r *Runner) GenScenarios(ctx context.Context) error {
 		rep.Status = "failed"
 		r.Report.add(rep)
 		return nil
+	}
+	if err := r.guardRows(out, len(all), "the generator returned fewer scenarios"); err != nil {
+		return err
 	}
 	if err := artifacts.WriteScenarios(out, all); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)

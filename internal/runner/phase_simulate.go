@@ -59,7 +59,9 @@ func (r *Runner) loadScenarios() ([]artifacts.Scenario, error) {
 func (r *Runner) scanScenarios(fn func(artifacts.Scenario)) error {
 	path := filepath.Join(r.outDir, "scenarios.json")
 	var missing []string
+	total := 0
 	err := artifacts.EachScenario(path, func(i int, s artifacts.Scenario) error {
+		total++
 		if _, ok := r.bench.MetricByID(s.MetricID); !ok {
 			missing = append(missing, fmt.Sprintf("row %d (%s): metric_id %q", i, s.ID, s.MetricID))
 		}
@@ -71,6 +73,9 @@ func (r *Runner) scanScenarios(fn func(artifacts.Scenario)) error {
 	}
 	if err != nil {
 		return &InputError{Msg: err.Error()}
+	}
+	if total == 0 {
+		return emptyScenariosError(path, r.bench.Slug)
 	}
 	if len(missing) > 0 {
 		return &InputError{Msg: fmt.Sprintf("%s: %d scenario(s) refer to metrics that are not in %s (known: %s):\n  %s",
@@ -185,6 +190,14 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 	if r.opts.DryRun {
 		r.planSimulate(targetID, target, len(rows))
 		return p, nil
+	}
+	if err := r.guardRows(out, len(rows), "scenarios.json or generation.num_samples shrank"); err != nil {
+		return nil, err
+	}
+	if pipe {
+		if err := r.guardRows(r.scoresPath(targetID), len(rows), "scenarios.json or generation.num_samples shrank"); err != nil {
+			return nil, err
+		}
 	}
 	userC, err := r.modelClient("user_model", r.cfg.UserModel)
 	if err != nil {

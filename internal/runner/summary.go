@@ -60,6 +60,19 @@ func (s *Summary) addReused(u llm.Usage) {
 	s.Reused = s.Reused.Add(u)
 }
 
+// Ran reports whether phase ran (was not skipped, refused or stopped) for
+// any target in this invocation.
+func (s *Summary) Ran(phase string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.Phases {
+		if p.Phase == phase && p.Status == "ran" {
+			return true
+		}
+	}
+	return false
+}
+
 // Failed counts failed rows over all phases.
 func (s *Summary) Failed() (n int, phases []string) {
 	s.mu.Lock()

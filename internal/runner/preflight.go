@@ -1,0 +1,261 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
+)
+
+// Stage is one pipeline stage, as a command names it for Preflight.
+type Stage int
+
+// The stages a stage command runs.
+const (
+	StageGenMetrics Stage = iota
+	StageGenScenarios
+	StageSimulate
+	StageEvaluate
+	StageAggregate
+)
+
+// need is what an invocation will do: the phases that will run (not the
+// ones that will be skipped) and the targets of simulate and evaluate.
+type need struct {
+	genMetrics, genScenarios bool
+	simulate, evaluate       bool
+	targets                  []string
+}
+
+// usedModel is a model a phase will call, with the config field it came
+// from ("" when it has none, e.g. a --judge model).
+type usedModel struct {
+	field string
+	m     config.ModelConfig
+}
+
+// Preflight checks, before stage starts, everything it will need: the
+// models of every role it calls exist in config.yaml, their ${VAR}s are set
+// and their clients can be built (keys present, URLs valid), the targets
+// named on the command line exist, and the scenarios are not empty. Every
+// failure is an input or config error (exit 2) and nothing has been
+// written or paid for. Run does the same for all stages.
+func (r *Runner) Preflight(stage Stage, targets []string) error {
+	n := need{targets: targets}
+	switch stage {
+	case StageGenMetrics:
+		n.genMetrics = r.genMetricsWillRun(r.opts.Force)
+	case StageGenScenarios:
+		n.genScenarios = r.genScenariosWillRun()
+	case StageSimulate:
+		n.simulate = true
+	case StageEvaluate:
+		n.evaluate = true
+	case StageAggregate:
+		return nil // reads finished runs; calls no model
+	}
+	return r.preflight(n)
+}
+
+// PreflightRun is Preflight for `run`: every stage, generation only where
+// it will actually run (a finished benchmark may lack its generator's key).
+// Run calls it first; `run all` calls it for every benchmark before the
+// first one runs.
+func (r *Runner) PreflightRun(targets []string) error {
+	return r.preflight(need{
+		genMetrics:   r.genMetricsWillRun(false),
+		genScenarios: r.genMetricsWillRun(false) || r.genScenariosWillRun(),
+		simulate:     true,
+		evaluate:     true,
+		targets:      targets,
+	})
+}
+
+func (r *Runner) preflight(n need) error {
+	if err := r.cfg.Require(n.roles(r)...); err != nil {
+		return err
+	}
+	if err := r.checkTargetNames(n); err != nil {
+		return err
+	}
+	if n.simulate && !n.genScenarios {
+		if err := r.checkScenariosNotEmpty(); err != nil {
+			return err
+		}
+	}
+	if r.opts.DryRun {
+		return nil // a plan calls nothing: keys may still be missing
+	}
+	used := r.usedModels(n)
+	if err := r.checkEnvOf(used); err != nil {
+		return err
+	}
+	return r.buildClients(used)
+}
+
+// roles are the config blocks the phases in n call.
+func (n need) roles(r *Runner) []config.Role {
+	var roles []config.Role
+	if n.genMetrics || n.genScenarios {
+		roles = append(roles, config.RoleGenerator)
+	}
+	if n.simulate {
+		roles = append(roles, config.RoleUser)
+	}
+	if n.evaluate && len(r.opts.Judges) == 0 {
+		roles = append(roles, config.RoleJudge)
+	}
+	if (n.simulate || n.evaluate) && len(n.targets) == 0 {
+		roles = append(roles, config.RoleTargets)
+	}
+	return roles
+}
+
+// checkTargetNames fails on a target named on the command line that config
+// does not have. evaluate also accepts a target whose conversations exist
+// (a target removed from config.yaml can still be re-judged).
+func (r *Runner) checkTargetNames(n need) error {
+	if !n.simulate && !n.evaluate {
+		return nil
+	}
+	var unknown []string
+	for _, t := range n.targets {
+		if _, ok := r.cfg.Target(t); ok {
+			continue
+		}
+		if !n.simulate && exists(filepath.Join(r.runDir(t), "conversations"+r.shardSuffix()+".json")) {
+			continue
+		}
+		unknown = append(unknown, fmt.Sprintf("%q", t))
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	return &InputError{Msg: fmt.Sprintf("target %s is not in %s (targets: %s)",
+		strings.Join(unknown, ", "), r.cfg.Path, strings.Join(r.Targets(), ", "))}
+}
+
+// checkScenariosNotEmpty refuses a scenarios.json with no rows: simulate
+// would write empty conversations and scores over every target's results.
+// A missing file is left to simulate, which says to run gen-scenarios.
+func (r *Runner) checkScenariosNotEmpty() error {
+	path := filepath.Join(r.outDir, "scenarios.json")
+	n, err := countRows(path)
+	if err != nil || n > 0 {
+		return nil
+	}
+	return emptyScenariosError(path, r.bench.Slug)
+}
+
+func emptyScenariosError(path, slug string) error {
+	return &InputError{Msg: fmt.Sprintf("%s holds no scenarios (an empty list): there is nothing to simulate, and simulating it would empty every target's conversations and scores; restore the file or regenerate it with `impactbench gen-scenarios %s --force`", path, slug)}
+}
+
+// usedModels lists every model the phases in n will call, with its field.
+func (r *Runner) usedModels(n need) []usedModel {
+	var used []usedModel
+	if n.genMetrics || n.genScenarios {
+		used = append(used, usedModel{r.generatorField(), r.cfg.Generator()})
+	}
+	if n.simulate {
+		used = append(used, usedModel{"user_model", r.cfg.UserModel})
+	}
+	if n.simulate {
+		for _, id := range n.targetsOr(r) {
+			if t, ok := r.cfg.Target(id); ok {
+				f, _ := r.cfg.TargetField(id)
+				used = append(used, usedModel{f, t})
+			}
+		}
+	}
+	if n.evaluate {
+		field := "evaluator_model"
+		if len(r.opts.Judges) > 0 {
+			field = ""
+		}
+		judges := r.judges()
+		for i, j := range judges {
+			f := field
+			if f != "" && len(judges) > 1 {
+				f = fmt.Sprintf("%s[%d]", field, i)
+			}
+			used = append(used, usedModel{f, j})
+		}
+		if r.cfg.Validity.LandmarkCheck && len(judges) > 0 {
+			if r.cfg.LandmarkModel != nil {
+				used = append(used, usedModel{"landmark_model", *r.cfg.LandmarkModel})
+			} else {
+				used = append(used, usedModel{field, judges[0]})
+			}
+		}
+	}
+	return used
+}
+
+func (n need) targetsOr(r *Runner) []string {
+	if len(n.targets) > 0 {
+		return n.targets
+	}
+	return r.Targets()
+}
+
+// checkEnvOf reports every unset ${VAR} the used models refer to, at once.
+func (r *Runner) checkEnvOf(used []usedModel) error {
+	var fields []string
+	for _, u := range used {
+		if u.field != "" {
+			fields = append(fields, u.field)
+		}
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	return r.cfg.CheckEnv(fields...)
+}
+
+// buildClients constructs every used model's client now, so a missing key
+// or a malformed base_url stops the command before the first call instead
+// of after the other targets have paid for theirs. The clients are kept
+// and reused by the phases.
+func (r *Runner) buildClients(used []usedModel) error {
+	var errs []error
+	for _, u := range used {
+		if _, err := r.clientRole(u.field, u.m); err != nil {
+			if u.field != "" {
+				err = fmt.Errorf("%s: %s: %w", r.cfg.Path, u.field, err)
+			}
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// genMetricsWillRun: gen_metrics writes metrics only into a benchmark that
+// has none, or when regenerate (gen-metrics --force) asks for it. `run`
+// never regenerates metrics a person may have written.
+func (r *Runner) genMetricsWillRun(regenerate bool) bool {
+	return len(r.bench.Metrics) == 0 || regenerate
+}
+
+// genScenariosWillRun mirrors GenScenarios' skip rule.
+func (r *Runner) genScenariosWillRun() bool {
+	upToDate, _ := r.upToDate("gen_scenarios", filepath.Join(r.outDir, "scenarios.json"), r.scenarioInputs())
+	return !upToDate
+}
+
+// countRows counts the rows of a JSON array file without decoding them.
+func countRows(path string) (int, error) {
+	n := 0
+	err := artifacts.EachRawRow(path, func(int, json.RawMessage) error { n++; return nil })
+	return n, err
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
