@@ -212,9 +212,9 @@ func objSchema(props map[string]any) map[string]any {
 }
 
 var (
-	stringSchema   = map[string]any{"type": "string"}
-	booleanSchema  = map[string]any{"type": "boolean"}
-	metricsSchema  = objSchema(map[string]any{"metrics": map[string]any{"type": "array", "items": objSchema(map[string]any{
+	stringSchema  = map[string]any{"type": "string"}
+	booleanSchema = map[string]any{"type": "boolean"}
+	metricsSchema = objSchema(map[string]any{"metrics": map[string]any{"type": "array", "items": objSchema(map[string]any{
 		"name":       stringSchema,
 		"type":       map[string]any{"type": "string", "enum": []any{"positive", "negative"}},
 		"definition": stringSchema,
