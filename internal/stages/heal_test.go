@@ -145,3 +145,42 @@ func TestExpansionLandmarkPastLastTurnIsRepaired(t *testing.T) {
 		t.Errorf("_repairs = %q", r)
 	}
 }
+
+// Empty target replies stored by earlier runs are skipped, not replayed as
+// the answer: each run makes up to 2 fresh attempts before the row fails.
+func TestStoredEmptyTargetReplyIsNotFinal(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		fresh     string // what the provider answers now
+		wantFresh int
+		wantErr   bool
+	}{
+		{"still empty", "  ", 2, true},
+		{"healthy now", "a real reply", 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fresh := 0
+			c := &fake{answer: func(_ llm.Request, call int) (llm.Response, error) {
+				if call < 3 { // three empty replies stored by earlier runs
+					return llm.Response{Text: " ", Cached: true}, nil
+				}
+				fresh++
+				return ok(tc.fresh)
+			}}
+			resp, _, err := targetTurn(context.Background(), c, SimSpec{}, []llm.Message{{Role: llm.RoleUser, Content: "hi"}}, 1, 9)
+			if (err != nil) != tc.wantErr || fresh != tc.wantFresh {
+				t.Fatalf("err %v after %d fresh calls, want error %v after %d", err, fresh, tc.wantErr, tc.wantFresh)
+			}
+			if !tc.wantErr && resp.Text != tc.fresh {
+				t.Errorf("reply %q", resp.Text)
+			}
+			seeds := map[uint64]bool{}
+			for _, r := range c.reqs {
+				seeds[r.Seed] = true
+			}
+			if len(seeds) != len(c.reqs) {
+				t.Error("attempts share a seed: the store would replay the empty reply")
+			}
+		})
+	}
+}
