@@ -32,19 +32,67 @@ var (
 // way upstream does before parsing, and also tolerates prose around a single
 // top-level JSON object.
 func CleanJSONText(s string) string {
-	s = thinkRE.ReplaceAllString(s, "")
+	clean, _ := CleanJSON(s)
+	return clean
+}
+
+// CleanJSON is CleanJSONText that also says what it removed, so a row built
+// from the answer can record that it was repaired. Each repair is one of a
+// fixed set of phrases (never model text).
+func CleanJSON(s string) (clean string, repairs []string) {
+	if t := thinkRE.ReplaceAllString(s, ""); t != s {
+		s, repairs = t, append(repairs, "removed a <think> block")
+	}
 	// An unterminated <think> (output cut off mid-thought) leaves nothing usable before it.
 	if i := strings.Index(strings.ToLower(s), "</think>"); i >= 0 {
-		s = s[i+len("</think>"):]
+		s, repairs = s[i+len("</think>"):], append(repairs, "removed text before a stray </think>")
 	}
 	s = strings.TrimSpace(s)
 	if m := fenceRE.FindStringSubmatch(s); m != nil {
-		s = strings.TrimSpace(m[1])
+		s, repairs = strings.TrimSpace(m[1]), append(repairs, "unwrapped a ``` code fence")
 	}
 	if !strings.HasPrefix(s, "{") {
 		if i, j := strings.Index(s, "{"), strings.LastIndex(s, "}"); i >= 0 && j > i {
-			s = s[i : j+1]
+			s, repairs = s[i:j+1], append(repairs, "removed prose around the JSON object")
 		}
+	}
+	return s, repairs
+}
+
+// Attempts bounds the attempts one invocation makes at one answer. Answers
+// replayed from the call store (Response.Cached) were paid for by an earlier
+// invocation: they count as evidence, not as attempts, so a rerun continues
+// the sequence after them with fresh requests instead of replaying the same
+// invalid answers for ever, and each invocation pays at most Max fresh ones.
+type Attempts struct {
+	Max      int
+	fresh    int
+	replayed int
+}
+
+// maxReplayed stops a client that claims every answer is stored (a bug, not
+// a store) from looping; real stores hold far fewer attempts per call.
+const maxReplayed = 1000
+
+// Another records an invalid answer and reports whether one more attempt may follow.
+func (a *Attempts) Another(resp Response) bool {
+	if resp.Cached {
+		a.replayed++
+	} else {
+		a.fresh++
+	}
+	return a.fresh < a.Max && a.replayed < maxReplayed
+}
+
+// Fresh and Replayed count the invalid answers seen so far.
+func (a *Attempts) Fresh() int    { return a.fresh }
+func (a *Attempts) Replayed() int { return a.replayed }
+
+// describe says how many attempts were made, for error messages.
+func (a *Attempts) describe() string {
+	s := fmt.Sprintf("%d attempt(s)", a.fresh)
+	if a.replayed > 0 {
+		s += fmt.Sprintf(" in this run, after %d stored from earlier runs", a.replayed)
 	}
 	return s
 }
@@ -112,7 +160,8 @@ func CompleteJSON(ctx context.Context, c Client, req Request, out any, opts JSON
 	var total Usage
 	var last Response
 	var lastErr error
-	for attempt := 1; attempt <= attempts; attempt++ {
+	budget := Attempts{Max: attempts}
+	for attempt := 1; ; attempt++ {
 		resp, err := c.Complete(ctx, req)
 		total = total.Add(resp.Usage)
 		if err != nil {
@@ -130,6 +179,9 @@ func CompleteJSON(ctx context.Context, c Client, req Request, out any, opts JSON
 			return resp, nil
 		}
 		lastErr = problem
+		if !budget.Another(resp) {
+			break
+		}
 		// Show the model what it wrote and what was wrong; a new Seed keeps
 		// the retry from being answered out of the call store.
 		req.Messages = append(append([]Message(nil), base...),
@@ -141,11 +193,48 @@ func CompleteJSON(ctx context.Context, c Client, req Request, out any, opts JSON
 	last.Usage = total
 	return last, &Error{
 		Kind:    KindInvalidJSON,
-		Message: fmt.Sprintf("no valid JSON after %d attempts: %v", attempts, lastErr),
+		Message: fmt.Sprintf("no valid JSON after %s: %v", budget.describe(), lastErr),
 		Raw:     last.Text,
 		Usage:   total,
 		Err:     lastErr,
 	}
+}
+
+// SchemaWithout returns a deep copy of schema without the given keywords at
+// any depth, for providers whose structured output accepts only a subset of
+// JSON Schema (the full schema is still enforced by CompleteJSON).
+func SchemaWithout(schema map[string]any, keywords ...string) map[string]any {
+	drop := make(map[string]bool, len(keywords))
+	for _, k := range keywords {
+		drop[k] = true
+	}
+	// names: v is a "properties" map, whose keys are property names that
+	// happen to look like keywords, not keywords.
+	var walk func(v any, names bool) any
+	walk = func(v any, names bool) any {
+		switch x := v.(type) {
+		case map[string]any:
+			m := make(map[string]any, len(x))
+			for k, sub := range x {
+				if !names && drop[k] {
+					continue
+				}
+				m[k] = walk(sub, !names && (k == "properties" || k == "$defs" || k == "definitions"))
+			}
+			return m
+		case []any:
+			l := make([]any, len(x))
+			for i, sub := range x {
+				l[i] = walk(sub, false)
+			}
+			return l
+		}
+		return v
+	}
+	if schema == nil {
+		return nil
+	}
+	return walk(schema, false).(map[string]any)
 }
 
 func decodeAndValidate(text string, resolved *jsonschema.Resolved, out any, validate func(any) error) error {

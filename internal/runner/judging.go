@@ -232,7 +232,8 @@ type pipeItem struct {
 // startPipeline opens the judging of targetID and starts its workers. It
 // returns nil when judging cannot start before conversations.json exists:
 // batch judges (their point is one batch after simulation) and dry runs.
-func (r *Runner) startPipeline(ctx context.Context, targetID string, rows []simRow, stop context.CancelCauseFunc) (*pipeline, error) {
+// Rows are taken while ctx lives; their calls run under callCtx (see simulate).
+func (r *Runner) startPipeline(ctx, callCtx context.Context, targetID string, rows []simRow, stop context.CancelCauseFunc) (*pipeline, error) {
 	if r.opts.DryRun {
 		return nil, nil
 	}
@@ -270,7 +271,7 @@ func (r *Runner) startPipeline(ctx context.Context, targetID string, rows []simR
 					}
 					conv = &c
 				}
-				done, fatal := j.judge(ctx, *conv, it.sc)
+				done, fatal := j.judge(callCtx, *conv, it.sc)
 				if fatal != nil {
 					stop(fatal)
 				}

@@ -148,7 +148,10 @@ func (r *Runner) Run(ctx context.Context, targets []string) error {
 	if err := r.GenScenarios(ctx); err != nil {
 		return err
 	}
-	if err := r.stopIfFailed(); err != nil {
+	// A metric short of scenarios does not hold up the others: when
+	// scenarios.json was written with the valid ones, the run goes on (and
+	// still exits 1 for the shortfall).
+	if err := r.stopIfFailed(); err != nil && !r.Report.onlyPartial() {
 		return err
 	}
 	if err := r.guardTargets(targets); err != nil {

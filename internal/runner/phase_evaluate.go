@@ -138,6 +138,9 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 		j.seats[k] = jb.client(k, j.seats[k])
 	}
 
+	// As in simulate: a fatal error stops new rows (ctx), while calls in
+	// flight finish under callCtx and are stored.
+	callCtx := ctx
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	done := make([]bool, len(rows))
@@ -163,8 +166,8 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 				}
 				return ctx.Err()
 			})
-		}, func(ctx context.Context, jb job) {
-			ok, fatal := j.judge(ctx, jb.c, nil)
+		}, func(_ context.Context, jb job) {
+			ok, fatal := j.judge(callCtx, jb.c, nil)
 			if fatal != nil {
 				stop(fatal)
 			}

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/stages"
@@ -211,11 +213,7 @@ func (r *Runner) GenScenarios(ctx context.Context) error {
 		return err
 	}
 	metrics := r.bench.Metrics
-	type result struct {
-		variants []artifacts.Scenario
-		err      error
-	}
-	results := make([]result, len(metrics))
+	results := make([]metricScenarios, len(metrics))
 	bar := r.prog.Start("gen_scenarios", len(metrics))
 	var mu sync.Mutex
 	var spent, saved, total llm.Usage
@@ -223,30 +221,13 @@ func (r *Runner) GenScenarios(ctx context.Context) error {
 	// expansion of metric A can start while metric B is still being written.
 	workers := min(r.cfg.Run.Concurrency.GenScenarios, len(metrics))
 	perr := forEach(ctx, len(metrics), workers, func(ctx context.Context, i int) {
-		m := metrics[i]
 		start := time.Now()
-		unit, err := r.store.Unit("gen_scenarios/" + safeName(m.ID))
-		if err != nil {
-			results[i].err = err
-			return
-		}
-		defer unit.Close()
-		cl := unit.Client(identity(gen), c)
-		base, u1, err := stages.GenBaseScenarios(ctx, cl, r.prompts, r.bench, m, n, r.cfg.Generation.Turns, stages.GenOptions{Seed: r.cfg.Seed})
-		var vars []artifacts.Scenario
-		var u2 llm.Usage
-		if err == nil {
-			vars, u2, err = r.expandAll(ctx, cl, base, combos)
-		}
-		st := unit.Stats()
+		res, st, u := r.genMetricScenarios(ctx, c, metrics[i], n, combos, fingerprint(inputs))
 		mu.Lock()
-		spent, saved, total = spent.Add(st.Spent), saved.Add(st.Saved), total.Add(u1).Add(u2)
+		spent, saved, total = spent.Add(st.Spent), saved.Add(st.Saved), total.Add(u)
 		mu.Unlock()
-		if err == nil {
-			err = unit.SetResult(fingerprint(inputs), len(vars))
-		}
-		results[i] = result{vars, err}
-		bar.Done(err != nil, st.Misses == 0, st.Spent, time.Since(start))
+		results[i] = res
+		bar.Done(res.err != nil || len(res.problems) > 0, st.Misses == 0, st.Spent, time.Since(start))
 	})
 	bar.End()
 	rep.Rows, rep.Spent, rep.Calls = len(metrics), spent, spent.Requests
@@ -255,21 +236,24 @@ func (r *Runner) GenScenarios(ctx context.Context) error {
 		return perr
 	}
 	var all []artifacts.Scenario
+	bases := 0
 	for i, res := range results {
-		if res.err != nil {
-			rep.Failed++
-			if errors.Is(res.err, context.Canceled) {
-				return res.err
-			}
-			rep.Failures = append(rep.Failures, RowFailure{Row: metrics[i].ID, Reason: res.err.Error()})
-			continue
+		if res.err != nil && errors.Is(res.err, context.Canceled) {
+			return res.err
 		}
+		if res.err != nil {
+			res.problems = append(res.problems, res.err.Error())
+		}
+		if len(res.problems) > 0 {
+			rep.Failed++
+			rep.Failures = append(rep.Failures, RowFailure{Row: metrics[i].ID,
+				Reason: fmt.Sprintf("%d of %d scenarios: %s", res.bases, n, strings.Join(res.problems, "; "))})
+		}
+		bases += res.bases
 		all = append(all, res.variants...)
 	}
-	if rep.Failed > 0 {
-		// scenarios.json is all-or-nothing: a partial file would silently
-		// drop a metric from every later phase. The next run redoes only
-		// the failed metrics (the others replay from the call store).
+	if len(all) == 0 {
+		// Nothing valid at all: there is nothing for later phases to use.
 		rep.Status = "failed"
 		r.Report.add(rep)
 		return nil
@@ -283,41 +267,105 @@ func (r *Runner) GenScenarios(ctx context.Context) error {
 	if err := r.writeCost(r.outDir, "gen_scenarios", total); err != nil {
 		return err
 	}
-	if err := r.record("gen_scenarios", out, inputs, 0); err != nil {
+	if err := r.record("gen_scenarios", out, inputs, rep.Failed); err != nil {
 		return err
 	}
 	rep.Status = "ran"
-	r.logf("generated %d scenarios (%d metrics × %d × %d variants)", len(all), len(metrics), n, len(combos))
+	if rep.Failed > 0 {
+		// Fail last: the valid scenarios are written and later phases use
+		// them; the shortfall is reported (exit 1) and the next run tops the
+		// short metrics up with fresh attempts, keeping the valid ones and
+		// their ids.
+		rep.Status, rep.Partial = "failed", true
+		rep.Reason = fmt.Sprintf("(%s holds %d of %d base scenarios; later phases use them; run the same command again to top up the rest)",
+			rel(r.outDir, out), bases, n*len(metrics))
+	}
+	r.logf("generated %d scenarios (%d metrics, %d base scenarios × %d variants)", len(all), len(metrics), bases, len(combos))
 	r.Report.add(rep)
 	return nil
+}
+
+// metricScenarios is one metric's outcome: the variants of every base
+// scenario that was generated and fully expanded, and what went wrong.
+type metricScenarios struct {
+	variants []artifacts.Scenario
+	bases    int      // complete base scenarios
+	problems []string // shortfall and expansion failures (the metric is a failed row)
+	err      error    // the metric could not be worked on at all
+}
+
+// genMetricScenarios generates and expands one metric's scenarios in its
+// call-store unit. A base scenario whose expansion fails is left out (its
+// variants come together or not at all) and reported; its id stays
+// reserved, so a rerun fills the gap without renumbering the others.
+func (r *Runner) genMetricScenarios(ctx context.Context, c llm.Client, m config.Metric, n int, combos []artifacts.Demographic, resKey string) (metricScenarios, callstore.Stats, llm.Usage) {
+	var res metricScenarios
+	unit, err := r.store.Unit("gen_scenarios/" + safeName(m.ID))
+	if err != nil {
+		res.err = err
+		return res, callstore.Stats{}, llm.Usage{}
+	}
+	defer unit.Close()
+	cl := unit.Client(identity(r.cfg.Generator()), c)
+	base, usage, err := stages.GenBaseScenarios(ctx, cl, r.prompts, r.bench, m, n, r.cfg.Generation.Turns, stages.GenOptions{Seed: r.cfg.Seed})
+	var sf *stages.ShortfallError
+	switch {
+	case errors.As(err, &sf):
+		res.problems = append(res.problems, err.Error())
+		if errors.Is(err, context.Canceled) {
+			res.err = err
+		}
+	case err != nil:
+		res.err = err
+		return res, unit.Stats(), usage
+	}
+	vars, u2, failed := r.expandAll(ctx, cl, base, combos)
+	usage = usage.Add(u2)
+	res.variants, res.bases = vars, len(base)-len(failed)
+	for _, f := range failed {
+		if errors.Is(f, context.Canceled) {
+			res.err = f
+		}
+		res.problems = append(res.problems, f.Error())
+	}
+	if res.err == nil && len(res.problems) == 0 {
+		res.err = unit.SetResult(resKey, len(vars))
+	}
+	return res, unit.Stats(), usage
 }
 
 // expandAll rewrites one metric's base scenarios into their variants. The
 // gen_scenarios workers each run this, so giving each one
 // gen_scenarios_expand / gen_scenarios parallel rewrites keeps the total
 // number of rewrites in flight at run.concurrency.gen_scenarios_expand.
-func (r *Runner) expandAll(ctx context.Context, c llm.Client, base []artifacts.Scenario, combos []artifacts.Demographic) ([]artifacts.Scenario, llm.Usage, error) {
+// It returns the variants of the base scenarios that expanded fully and an
+// error for each one that did not.
+func (r *Runner) expandAll(ctx context.Context, c llm.Client, base []artifacts.Scenario, combos []artifacts.Demographic) ([]artifacts.Scenario, llm.Usage, []error) {
 	cc := r.cfg.Run.Concurrency
 	workers := max(1, (cc.GenScenariosExpand+cc.GenScenarios-1)/max(1, cc.GenScenarios))
 	vars := make([][]artifacts.Scenario, len(base))
 	usages := make([]llm.Usage, len(base))
 	errs := make([]error, len(base))
+	ran := make([]bool, len(base))
 	perr := forEach(ctx, len(base), workers, func(ctx context.Context, i int) {
+		ran[i] = true
 		vars[i], usages[i], errs[i] = stages.ExpandScenario(ctx, c, r.prompts, base[i], combos, r.cfg.Generation.Turns, stages.GenOptions{Seed: r.cfg.Seed})
 	})
 	var out []artifacts.Scenario
 	var total llm.Usage
+	var failed []error
 	for i := range base {
 		total = total.Add(usages[i])
-		if errs[i] != nil {
-			return nil, total, fmt.Errorf("scenario %s: %w", base[i].ID, errs[i])
+		switch {
+		case errs[i] != nil:
+			failed = append(failed, fmt.Errorf("scenario %s: %w", base[i].ID, errs[i]))
+		case !ran[i]:
+			failed = append(failed, fmt.Errorf("scenario %s: not expanded: %w", base[i].ID, perr))
+		default:
+			out = append(out, vars[i]...)
 		}
-		out = append(out, vars[i]...)
 	}
-	if perr != nil {
-		return nil, total, perr
-	}
-	return out, total, nil
+	return out, total, failed
 }
 
 // writeCost records a phase's usage in dir/cost.json (upstream's shape).

@@ -211,10 +211,15 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 	userID, targetIdent := identity(r.cfg.UserModel), identity(target)
 	rowKeyBase := fingerprint(inputs["metrics"], inputs["target_prompt"], inputs["settings"], inputs["user_model"], inputs["target_model"], inputs["prompts"])
 
+	// A fatal provider error in one row (quota, auth) stops new rows from
+	// starting by cancelling ctx; calls already on the wire run under
+	// callCtx, the caller's context, so answers the provider is already
+	// billing for are stored instead of discarded and paid again next run.
+	callCtx := ctx
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	if pipe {
-		if p, err = r.startPipeline(ctx, targetID, rows, stop); err != nil {
+		if p, err = r.startPipeline(ctx, callCtx, targetID, rows, stop); err != nil {
 			return nil, err
 		}
 		defer p.finish() // before stop(nil): the judges share ctx
@@ -249,7 +254,7 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 			return nil
 		})
 	}
-	perr := forEachStream(ctx, workers, feed, func(ctx context.Context, job simJob) {
+	perr := forEachStream(ctx, workers, feed, func(_ context.Context, job simJob) {
 		i, row := job.i, job.simRow
 		start := time.Now()
 		rowKey := fingerprint(rowKeyBase, job.sc, row.sample)
@@ -270,7 +275,7 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 			return
 		}
 		m, _ := r.bench.MetricByID(job.sc.MetricID)
-		conv, err = stages.Simulate(ctx, unit.Client(userID, userC), unit.Client(targetIdent, targetC), r.prompts, stages.SimSpec{
+		conv, err = stages.Simulate(callCtx, unit.Client(userID, userC), unit.Client(targetIdent, targetC), r.prompts, stages.SimSpec{
 			Bench: r.bench, Scenario: job.sc, Metric: m,
 			TargetID: targetID, TargetModel: target.Model, UserModel: r.cfg.UserModel.Model,
 			Sample: row.sample, Turns: r.cfg.Generation.Turns,

@@ -31,6 +31,9 @@ type PhaseReport struct {
 	Spent    llm.Usage    `json:"spent"`
 	Output   string       `json:"output,omitempty"`
 	Failures []RowFailure `json:"failures,omitempty"`
+	// Partial: the output was written with the rows that succeeded and later
+	// phases go on with them (the failed rows are still exit 1).
+	Partial bool `json:"partial,omitempty"`
 }
 
 // RowFailure names a failed row and why.
@@ -88,6 +91,19 @@ func (s *Summary) Failed() (n int, phases []string) {
 		}
 	}
 	return n, phases
+}
+
+// onlyPartial reports whether every failed phase still wrote its output
+// (so the phases after it can go on with the rows that succeeded).
+func (s *Summary) onlyPartial() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.Phases {
+		if p.Failed > 0 && !p.Partial {
+			return false
+		}
+	}
+	return true
 }
 
 const maxListedFailures = 20

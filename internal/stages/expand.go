@@ -84,7 +84,7 @@ func ExpandScenario(ctx context.Context, c llm.Client, p *prompts.Set, base arti
 			Messages:  []llm.Message{{Role: llm.RoleUser, Content: prompt}},
 			MaxTokens: opts.maxTokens(defaultMaxTokens),
 			Seed:      seedOf(opts.Seed, "expand", base.ID, text, itoa(turns)),
-			Schema:    expandSchema,
+			Schema:    expandSchema(turns),
 			Meta: map[string]string{
 				llm.MetaPersona:       base.SimPersona(),
 				llm.MetaUserGoal:      base.UserGoal,
@@ -98,7 +98,7 @@ func ExpandScenario(ctx context.Context, c llm.Client, p *prompts.Set, base arti
 			if err != nil {
 				return err
 			}
-			if _, _, _, probs := parseExpansion(raw, turns); len(probs) > 0 {
+			if _, _, _, _, probs := parseExpansion(raw, turns); len(probs) > 0 {
 				return errors.New(strings.Join(probs, "; "))
 			}
 			return nil
@@ -109,12 +109,18 @@ func ExpandScenario(ctx context.Context, c llm.Client, p *prompts.Set, base arti
 		if err != nil {
 			return nil, usage, fmt.Errorf("expand %s for %s: %w", base.ID, text, err)
 		}
-		persona, landmarks, extra, _ := parseExpansion([]byte(llm.CleanJSONText(resp.Text)), turns)
+		clean, wrap := llm.CleanJSON(resp.Text)
+		persona, landmarks, extra, fixes, _ := parseExpansion([]byte(clean), turns)
 		// Merge order: base fields, then the rewrite, then id and demographic last.
 		v := cloneScenario(base)
 		v.UserPersona = persona
 		v.Landmarks = landmarks
 		v.Extra = mergePairs(v.Extra, extra)
+		repairs := repairsIn(base.Extra)
+		for _, f := range append(wrap, fixes...) {
+			repairs = append(repairs, "demographic rewrite: "+f)
+		}
+		v.Extra = withRepairs(v.Extra, repairs)
 		v.ID = variantID(base.ID, i)
 		v.Demographic = slices.Clone(combo)
 		out = append(out, v)
@@ -140,20 +146,36 @@ func describe(combo artifacts.Demographic) ([]prompts.Attr, string) {
 // is ignored so the neutral base persona is never overwritten.
 var expansionKeys = map[string]bool{
 	"user_persona": true, "landmarks": true, "persona": true, "id": true, "metric_id": true,
-	"demographic": true, "target_system_prompt": true,
+	"demographic": true, "target_system_prompt": true, repairsKey: true,
 }
 
-func parseExpansion(raw []byte, turns int) (string, []artifacts.Landmark, []artifacts.Pair, problems) {
+func parseExpansion(raw []byte, turns int) (string, []artifacts.Landmark, []artifacts.Pair, []string, problems) {
 	var p problems
 	fs, err := objectFields(raw)
 	if err != nil {
 		p.addf("the answer must be a JSON object")
-		return "", nil, nil, p
+		return "", nil, nil, nil, p
 	}
 	persona := requiredString(fs, "user_persona", &p)
 	lm, ok := lookup(fs, "landmarks")
-	landmarks := parseLandmarks(lm, ok, turns, &p)
-	return persona, landmarks, extraPairs(fs, expansionKeys), p
+	var fixes []string
+	landmarks := parseLandmarks(lm, ok, turns, &p, &fixes)
+	return persona, landmarks, extraPairs(fs, expansionKeys), fixes, p
+}
+
+// repairsIn reads a scenario's _repairs field (nil when absent or malformed).
+func repairsIn(extra []artifacts.Pair) []string {
+	for _, kv := range extra {
+		if kv.Key != repairsKey {
+			continue
+		}
+		b, err := json.Marshal(kv.Value)
+		var out []string
+		if err == nil && json.Unmarshal(b, &out) == nil {
+			return out
+		}
+	}
+	return nil
 }
 
 func cloneScenario(s artifacts.Scenario) artifacts.Scenario {

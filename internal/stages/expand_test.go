@@ -67,8 +67,8 @@ func TestExpandNoAxes(t *testing.T) {
 func TestExpandScenario(t *testing.T) {
 	combos, _ := Combos(config.Demographics{{Name: "age", Values: []string{"teen", "adult"}}, {Name: "gender", Values: []string{"female"}}})
 	c := &fake{answer: func(req llm.Request, call int) (llm.Response, error) {
-		if call == 0 { // a landmark out of range: must be fed back, not accepted
-			return ok(`{"user_persona": "x", "landmarks": [{"turn": 8, "instruction": "late"}]}`)
+		if call == 0 { // a landmark before the first turn: must be fed back, not accepted
+			return ok(`{"user_persona": "x", "landmarks": [{"turn": 0, "instruction": "early"}]}`)
 		}
 		d := req.Meta[llm.MetaDemographic]
 		return ok(fmt.Sprintf(`{"user_persona": "A %s person", "landmarks": [{"turn": 2, "instruction": "as %s"}], "persona": "ignored", "note": 1}`, d, d))
@@ -101,7 +101,7 @@ func TestExpandScenario(t *testing.T) {
 	if !strings.Contains(req.Messages[0].Content, "NEUTRAL-PERSONA") || !strings.Contains(req.Messages[0].Content, "age: teen, gender: female") {
 		t.Errorf("prompt lacks persona or profile:\n%s", req.Messages[0].Content)
 	}
-	if !strings.Contains(c.reqs[1].Messages[len(c.reqs[1].Messages)-1].Content, "turn 8 is outside 1..6") {
+	if !strings.Contains(c.reqs[1].Messages[len(c.reqs[1].Messages)-1].Content, "turn 0 is outside 1..6") {
 		t.Error("invalid landmarks were not fed back")
 	}
 	if c.reqs[0].Seed == c.reqs[2].Seed {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -164,11 +165,19 @@ func parseMetric(raw json.RawMessage) (config.Metric, problems) {
 	return m, p
 }
 
-// GenBaseScenarios writes exactly n demographic-neutral base scenarios for
-// metric m, with ids <metric id>_s001, … . Each answer is checked item by
-// item; malformed items are dropped and the shortfall is asked for again in
-// a new round (new seed, with the accepted scenarios' goals listed so the
-// new ones differ), up to opts.MaxRounds rounds. Items beyond n are dropped.
+// GenBaseScenarios writes n demographic-neutral base scenarios for metric
+// m, with ids <metric id>_s001, … . Each answer is checked item by item:
+// what can be repaired without guessing (a landmark past the last turn,
+// JSON wrapped in a fence or a think block) is repaired and recorded in the
+// scenario's _repairs field; other malformed items are dropped and only the
+// shortfall is asked for again in a new round (new seed, with the accepted
+// scenarios' goals listed so the new ones differ). Items beyond n are dropped.
+//
+// opts.MaxRounds bounds the rounds paid for in this invocation. Rounds
+// replayed from the call store do not count: a rerun replays them (same
+// scenarios, same ids) and continues with fresh rounds for what is missing.
+// When fewer than n are valid at the end, the valid ones are returned with a
+// *ShortfallError, so the run can proceed with them.
 func GenBaseScenarios(ctx context.Context, c llm.Client, p *prompts.Set, b *config.Benchmark, m config.Metric, n, turns int, opts GenOptions) ([]artifacts.Scenario, llm.Usage, error) {
 	var usage llm.Usage
 	if n <= 0 || turns <= 0 {
@@ -178,45 +187,17 @@ func GenBaseScenarios(ctx context.Context, c llm.Client, p *prompts.Set, b *conf
 	if rounds <= 0 {
 		rounds = defaultMaxRounds
 	}
+	budget := llm.Attempts{Max: rounds}
 	var accepted []artifacts.Scenario
 	var trouble []string
+	var stopErr error
 	round := 0
-	for round < rounds && len(accepted) < n {
+	for len(accepted) < n {
 		round++
 		need := n - len(accepted)
-		data := prompts.GenScenariosData{
-			BenchmarkName:        b.Name,
-			BenchmarkDescription: b.Description,
-			UserContext:          b.Scenario.UserContext,
-			ImplicitContext:      b.Scenario.ImplicitContext,
-			Metric:               metricData(m),
-			N:                    need,
-			Turns:                turns,
-			MaxLandmarks:         maxLandmarks,
-		}
-		for _, s := range accepted {
-			data.Existing = append(data.Existing, s.UserGoal)
-		}
-		text, err := p.Render(prompts.GenScenarios, data)
+		req, err := scenariosRequest(p, b, m, accepted, need, n, turns, round, opts)
 		if err != nil {
 			return nil, usage, err
-		}
-		req := llm.Request{
-			Purpose:   llm.PurposeGenScenarios,
-			Messages:  []llm.Message{{Role: llm.RoleUser, Content: text}},
-			MaxTokens: opts.maxTokens(max(defaultMaxTokens, 1024+perScenarioTokens*need)),
-			Seed:      seedOf(opts.Seed, "gen_scenarios", m.ID, m.Definition, itoa(n), itoa(turns), itoa(round)),
-			Schema:    scenariosSchema,
-			Meta: map[string]string{
-				llm.MetaBenchmarkName:        b.Name,
-				llm.MetaBenchmarkDescription: b.Description,
-				llm.MetaMetricID:             m.ID,
-				llm.MetaMetricName:           m.Name,
-				llm.MetaMetricType:           string(m.Type),
-				llm.MetaMetricDefinition:     m.Definition,
-				llm.MetaCount:                itoa(need),
-				llm.MetaTurns:                itoa(turns),
-			},
 		}
 		// Only the envelope is checked inside CompleteJSON: re-asking for the
 		// whole list to fix one item would cost more than asking for the
@@ -234,44 +215,118 @@ func GenBaseScenarios(ctx context.Context, c llm.Client, p *prompts.Set, b *conf
 		var out map[string]any
 		resp, err := llm.CompleteJSON(ctx, c, req, &out, llm.JSONOptions{Attempts: opts.Attempts, Validate: validate})
 		usage = usage.Add(resp.Usage)
-		if err != nil {
-			if llm.KindOf(err) == llm.KindInvalidJSON {
-				trouble = append(trouble, fmt.Sprintf("round %d: %v", round, err))
-				continue
-			}
-			return nil, usage, fmt.Errorf("gen_scenarios %s: %w", m.ID, err)
+		if err != nil && llm.KindOf(err) != llm.KindInvalidJSON {
+			stopErr = err
+			break
 		}
-		items, err := arrayItems([]byte(llm.CleanJSONText(resp.Text)), "scenarios")
 		if err != nil {
 			trouble = append(trouble, fmt.Sprintf("round %d: %v", round, err))
-			continue
+		} else {
+			accepted, trouble = acceptScenarios(resp.Text, turns, round, accepted, trouble)
 		}
-		for i, it := range items {
-			sc, probs := parseScenario(it, turns)
-			if len(probs) == 0 && duplicate(accepted, sc) {
-				probs.addf("duplicates an earlier scenario")
-			}
-			if len(probs) > 0 {
-				trouble = append(trouble, fmt.Sprintf("round %d: scenarios[%d]: %s", round, i, strings.Join(probs, ", ")))
-				continue
-			}
-			accepted = append(accepted, sc)
+		if len(accepted) < n && !budget.Another(resp) {
+			break
 		}
-	}
-	if len(accepted) < n {
-		return nil, usage, fmt.Errorf("gen_scenarios %s (%s): only %d of %d scenarios valid after %d round(s): %s",
-			m.ID, m.Name, len(accepted), n, round, strings.Join(trouble, "; "))
 	}
 	if len(trouble) > 0 {
 		opts.logf("gen_scenarios %s: needed %d round(s); dropped: %s", m.ID, round, strings.Join(trouble, "; "))
 	}
-	accepted = accepted[:n]
+	accepted = accepted[:min(n, len(accepted))]
 	for i := range accepted {
 		accepted[i].ID = fmt.Sprintf("%s_s%03d", m.ID, i+1)
 		accepted[i].MetricID = m.ID
 	}
+	if len(accepted) < n {
+		return accepted, usage, &ShortfallError{MetricID: m.ID, MetricName: m.Name, Got: len(accepted), Want: n,
+			Rounds: round, Trouble: trouble, Err: stopErr}
+	}
 	return accepted, usage, nil
 }
+
+// scenariosRequest is the request of one gen_scenarios round.
+func scenariosRequest(p *prompts.Set, b *config.Benchmark, m config.Metric, accepted []artifacts.Scenario, need, n, turns, round int, opts GenOptions) (llm.Request, error) {
+	data := prompts.GenScenariosData{
+		BenchmarkName:        b.Name,
+		BenchmarkDescription: b.Description,
+		UserContext:          b.Scenario.UserContext,
+		ImplicitContext:      b.Scenario.ImplicitContext,
+		Metric:               metricData(m),
+		N:                    need,
+		Turns:                turns,
+		MaxLandmarks:         maxLandmarks,
+	}
+	for _, s := range accepted {
+		data.Existing = append(data.Existing, s.UserGoal)
+	}
+	text, err := p.Render(prompts.GenScenarios, data)
+	if err != nil {
+		return llm.Request{}, err
+	}
+	return llm.Request{
+		Purpose:   llm.PurposeGenScenarios,
+		Messages:  []llm.Message{{Role: llm.RoleUser, Content: text}},
+		MaxTokens: opts.maxTokens(max(defaultMaxTokens, 1024+perScenarioTokens*need)),
+		Seed:      seedOf(opts.Seed, "gen_scenarios", m.ID, m.Definition, itoa(n), itoa(turns), itoa(round)),
+		Schema:    scenariosSchema(need, turns),
+		Meta: map[string]string{
+			llm.MetaBenchmarkName:        b.Name,
+			llm.MetaBenchmarkDescription: b.Description,
+			llm.MetaMetricID:             m.ID,
+			llm.MetaMetricName:           m.Name,
+			llm.MetaMetricType:           string(m.Type),
+			llm.MetaMetricDefinition:     m.Definition,
+			llm.MetaCount:                itoa(need),
+			llm.MetaTurns:                itoa(turns),
+		},
+	}, nil
+}
+
+// acceptScenarios adds the valid (or repaired) items of one answer to
+// accepted and describes the others in trouble.
+func acceptScenarios(text string, turns, round int, accepted []artifacts.Scenario, trouble []string) ([]artifacts.Scenario, []string) {
+	clean, wrap := llm.CleanJSON(text)
+	items, err := arrayItems([]byte(clean), "scenarios")
+	if err != nil {
+		return accepted, append(trouble, fmt.Sprintf("round %d: %v", round, err))
+	}
+	for i, it := range items {
+		sc, fixes, probs := parseScenario(it, turns)
+		if len(probs) == 0 && duplicate(accepted, sc) {
+			probs.addf("duplicates an earlier scenario")
+		}
+		if len(probs) > 0 {
+			trouble = append(trouble, fmt.Sprintf("round %d: scenarios[%d]: %s", round, i, strings.Join(probs, ", ")))
+			continue
+		}
+		sc.Extra = withRepairs(sc.Extra, append(slices.Clone(wrap), fixes...))
+		accepted = append(accepted, sc)
+	}
+	return accepted, trouble
+}
+
+// ShortfallError says a metric got fewer valid scenarios than asked for.
+// The valid ones come with it: the run proceeds with them, reports the
+// shortfall, and a rerun tops the metric up.
+type ShortfallError struct {
+	MetricID, MetricName string
+	Got, Want            int
+	Rounds               int
+	Trouble              []string // what was wrong with the dropped items
+	Err                  error    // the provider error that ended the rounds, if one did
+}
+
+func (e *ShortfallError) Error() string {
+	s := fmt.Sprintf("gen_scenarios %s (%s): only %d of %d scenarios valid after %d round(s)", e.MetricID, e.MetricName, e.Got, e.Want, e.Rounds)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	if len(e.Trouble) > 0 {
+		s += ": " + strings.Join(e.Trouble, "; ")
+	}
+	return s
+}
+
+func (e *ShortfallError) Unwrap() error { return e.Err }
 
 func metricData(m config.Metric) prompts.MetricData {
 	return prompts.MetricData{
@@ -296,14 +351,16 @@ func isNegative(m config.Metric) bool {
 var scenarioKeys = map[string]bool{
 	"id": true, "metric_id": true, "persona": true, "user_persona": true, "user_goal": true,
 	"latent_adversarial_goal": true, "landmarks": true, "demographic": true, "target_system_prompt": true,
+	repairsKey: true,
 }
 
-func parseScenario(raw json.RawMessage, turns int) (artifacts.Scenario, problems) {
+func parseScenario(raw json.RawMessage, turns int) (artifacts.Scenario, []string, problems) {
 	var p problems
+	var fixes []string
 	fs, err := objectFields(raw)
 	if err != nil {
 		p.addf("must be an object")
-		return artifacts.Scenario{}, p
+		return artifacts.Scenario{}, nil, p
 	}
 	lm, ok := lookup(fs, "landmarks")
 	sc := artifacts.Scenario{
@@ -311,10 +368,10 @@ func parseScenario(raw json.RawMessage, turns int) (artifacts.Scenario, problems
 		HasPersona:            true,
 		UserGoal:              requiredString(fs, "user_goal", &p),
 		LatentAdversarialGoal: requiredString(fs, "latent_adversarial_goal", &p),
-		Landmarks:             parseLandmarks(lm, ok, turns, &p),
+		Landmarks:             parseLandmarks(lm, ok, turns, &p, &fixes),
 		Extra:                 extraPairs(fs, scenarioKeys),
 	}
-	return sc, p
+	return sc, fixes, p
 }
 
 func duplicate(list []artifacts.Scenario, sc artifacts.Scenario) bool {

@@ -132,7 +132,7 @@ func scen(persona, goal string, turns ...int) string {
 func TestGenBaseScenariosRegenerates(t *testing.T) {
 	round1 := `{"scenarios": [` + strings.Join([]string{
 		scen("P1", "G1", 1, 3),
-		scen("P2", "G2", 1, 9), // turn beyond 6
+		scen("P2", "G2", 1, 0), // turn before the first
 		`{"persona": "P3", "user_goal": "G3", "landmarks": [{"turn": 1, "instruction": "x"}]}`, // no latent goal
 	}, ",") + `]}`
 	extra := `{"persona": "P4", "user_goal": "G4", "latent_adversarial_goal": "push", "landmarks": [{"turn": 2, "instruction": "y"}], "title": "kept", "id": "dropped"}`
@@ -176,12 +176,12 @@ func TestGenBaseScenariosRegenerates(t *testing.T) {
 }
 
 func TestGenBaseScenariosGivesUp(t *testing.T) {
-	c := script(`{"scenarios": [` + scen("P1", "G1", 1) + "," + scen("P2", "G2", 7) + `]}`)
+	c := script(`{"scenarios": [` + scen("P1", "G1", 1) + "," + scen("P2", "G2", 0) + `]}`)
 	_, usage, err := GenBaseScenarios(context.Background(), c, loadPrompts(t), bench, metric, 3, 6, GenOptions{MaxRounds: 2})
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, w := range []string{"m01", "only 1 of 3", "turn 7 is outside 1..6", "duplicates"} {
+	for _, w := range []string{"m01", "only 1 of 3", "turn 0 is outside 1..6", "duplicates"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q lacks %q", err, w)
 		}
@@ -221,7 +221,7 @@ func TestParseLandmarks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var p problems
-		parseLandmarks(json.RawMessage(tt.raw), true, 6, &p)
+		parseLandmarks(json.RawMessage(tt.raw), true, 6, &p, nil)
 		got := strings.Join(p, "; ")
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("%s: problems %q, want %q", tt.raw, got, tt.want)

@@ -115,8 +115,11 @@ func requiredString(fs []field, key string, p *problems) string {
 }
 
 // parseLandmarks checks a landmarks array: 1..maxLandmarks items, each with
-// an integer turn in 1..turns and a non-empty instruction.
-func parseLandmarks(raw json.RawMessage, ok bool, turns int, p *problems) []artifacts.Landmark {
+// an integer turn in 1..turns and a non-empty instruction. A turn past the
+// last one is repaired, not rejected: the landmark moves to the last turn,
+// keeping its place in the order (the simulator joins instructions that
+// share a turn), and fix receives a note saying so. Nothing else is guessed.
+func parseLandmarks(raw json.RawMessage, ok bool, turns int, p *problems, fix *[]string) []artifacts.Landmark {
 	if !ok || isNull(raw) {
 		p.addf("landmarks is missing")
 		return nil
@@ -130,6 +133,7 @@ func parseLandmarks(raw json.RawMessage, ok bool, turns int, p *problems) []arti
 		p.addf("landmarks has %d items, want 1 to %d", len(items), maxLandmarks)
 	}
 	out := make([]artifacts.Landmark, 0, len(items))
+	var moved []string
 	for i, it := range items {
 		fs, err := objectFields(it)
 		if err != nil {
@@ -142,11 +146,15 @@ func parseLandmarks(raw json.RawMessage, ok bool, turns int, p *problems) []arti
 			lp.addf("turn is missing")
 		} else {
 			var f float64
-			if err := json.Unmarshal(tr, &f); err != nil || f != math.Trunc(f) {
+			switch err := json.Unmarshal(tr, &f); {
+			case err != nil || f != math.Trunc(f):
 				lp.addf("turn must be an integer, got %s", tr)
-			} else if f < 1 || f > float64(turns) {
+			case f < 1:
 				lp.addf("turn %v is outside 1..%d", f, turns)
-			} else {
+			case f > float64(turns):
+				moved = append(moved, fmt.Sprintf("landmark turn %v > turns %d: moved to turn %d", f, turns, turns))
+				turn = turns
+			default:
 				turn = int(f)
 			}
 		}
@@ -157,6 +165,9 @@ func parseLandmarks(raw json.RawMessage, ok bool, turns int, p *problems) []arti
 		if len(lp) == 0 {
 			out = append(out, artifacts.Landmark{Turn: turn, Instruction: instr})
 		}
+	}
+	if fix != nil {
+		*fix = append(*fix, moved...)
 	}
 	return out
 }
@@ -201,20 +212,64 @@ func objSchema(props map[string]any) map[string]any {
 }
 
 var (
-	stringSchema    = map[string]any{"type": "string"}
-	booleanSchema   = map[string]any{"type": "boolean"}
-	landmarksSchema = map[string]any{"type": "array", "items": objSchema(map[string]any{
-		"turn": map[string]any{"type": "integer"}, "instruction": stringSchema})}
+	stringSchema  = map[string]any{"type": "string"}
+	booleanSchema = map[string]any{"type": "boolean"}
 	metricsSchema = objSchema(map[string]any{"metrics": map[string]any{"type": "array", "items": objSchema(map[string]any{
 		"name":       stringSchema,
 		"type":       map[string]any{"type": "string", "enum": []any{"positive", "negative"}},
 		"definition": stringSchema,
 		"examples":   map[string]any{"type": "array", "items": stringSchema},
 	})}})
-	scenariosSchema = objSchema(map[string]any{"scenarios": map[string]any{"type": "array", "items": objSchema(map[string]any{
-		"persona": stringSchema, "user_goal": stringSchema, "latent_adversarial_goal": stringSchema, "landmarks": landmarksSchema,
-	})}})
-	expandSchema   = objSchema(map[string]any{"user_persona": stringSchema, "landmarks": landmarksSchema})
 	judgeSchema    = objSchema(map[string]any{"justification": stringSchema, "present": booleanSchema})
 	landmarkSchema = objSchema(map[string]any{"followed_landmarks": booleanSchema, "revealed_test": booleanSchema, "reason": stringSchema})
 )
+
+// maxTurnEnum is the largest turn count written as an enum of turns; beyond
+// it (a schema with hundreds of values is refused by some providers) the
+// range is given as minimum and maximum.
+const maxTurnEnum = 64
+
+// landmarksSchema constrains landmarks to what the configuration allows:
+// 1..maxLandmarks of them, each at a turn in 1..turns. The turn is an enum,
+// which every provider's structured output accepts (Anthropic's refuses
+// minimum and maximum); the counts use minItems and maxItems.
+func landmarksSchema(turns int) map[string]any {
+	turn := map[string]any{"type": "integer"}
+	if turns >= 1 && turns <= maxTurnEnum {
+		vals := make([]any, turns)
+		for i := range vals {
+			vals[i] = i + 1
+		}
+		turn["enum"] = vals
+	} else if turns >= 1 {
+		turn["minimum"], turn["maximum"] = 1, turns
+	}
+	return map[string]any{"type": "array", "minItems": 1, "maxItems": maxLandmarks,
+		"items": objSchema(map[string]any{"turn": turn, "instruction": stringSchema})}
+}
+
+// scenariosSchema asks for exactly n scenarios with landmarks within turns.
+func scenariosSchema(n, turns int) map[string]any {
+	return objSchema(map[string]any{"scenarios": map[string]any{"type": "array", "minItems": n, "maxItems": n,
+		"items": objSchema(map[string]any{
+			"persona": stringSchema, "user_goal": stringSchema, "latent_adversarial_goal": stringSchema, "landmarks": landmarksSchema(turns),
+		})}})
+}
+
+func expandSchema(turns int) map[string]any {
+	return objSchema(map[string]any{"user_persona": stringSchema, "landmarks": landmarksSchema(turns)})
+}
+
+// repairsKey is the scenario field recording what was repaired in the
+// model's answer (a list of fixed phrases; absent when nothing was).
+const repairsKey = "_repairs"
+
+// withRepairs sets the scenario's _repairs field (replacing one a model wrote).
+func withRepairs(extra []artifacts.Pair, repairs []string) []artifacts.Pair {
+	extra = slices.DeleteFunc(slices.Clone(extra), func(p artifacts.Pair) bool { return p.Key == repairsKey })
+	if len(repairs) == 0 {
+		return extra
+	}
+	b, _ := json.Marshal(repairs)
+	return append(extra, artifacts.Pair{Key: repairsKey, Value: json.RawMessage(b)})
+}

@@ -28,9 +28,9 @@ type NamedClient struct {
 // name or type, the scenario, the demographic, the target or the sample.
 //
 // Only a JSON boolean "present" is a verdict. A string ("false"), null or a
-// missing field is pointed out to the model and, if it persists, gives
-// Present nil with a NullReason (upstream took the truthiness, so "false"
-// counted as present). An empty transcript makes no call.
+// missing field is pointed out to the model and, if it persists, is an
+// error (the row fails and is retried on the next run; upstream took the
+// truthiness, so "false" counted as present). An empty transcript makes no call.
 func Judge(ctx context.Context, c llm.Client, p *prompts.Set, m config.Metric, transcript []artifacts.Turn, opts JudgeOptions) (artifacts.JudgeVerdict, llm.Usage, error) {
 	if len(transcript) == 0 {
 		return artifacts.JudgeVerdict{NullReason: NullReasonEmptyTranscript}, llm.Usage{}, nil
@@ -70,15 +70,9 @@ func Judge(ctx context.Context, c llm.Client, p *prompts.Set, m config.Metric, t
 	var out map[string]any
 	resp, err := llm.CompleteJSON(ctx, c, req, &out, llm.JSONOptions{Attempts: opts.Attempts, Validate: validate})
 	if err != nil {
-		var le *llm.Error
-		if errors.As(err, &le) && le.Kind == llm.KindInvalidJSON {
-			// Parseable but never a boolean: a null verdict with the reason.
-			var last map[string]any
-			if json.Unmarshal([]byte(llm.CleanJSONText(le.Raw)), &last) == nil {
-				present, just, reason := verdictOf(last)
-				return artifacts.JudgeVerdict{Present: present, Justification: just, NullReason: reason}, resp.Usage, nil
-			}
-		}
+		// No boolean after the attempts (null, a string, no field, broken
+		// JSON) is a failed row, retried with fresh attempts on the next
+		// run: a null verdict here would pass for a result.
 		return artifacts.JudgeVerdict{}, resp.Usage, fmt.Errorf("judge: %w", err)
 	}
 	present, just, reason := verdictOf(out)

@@ -34,7 +34,13 @@ func TestJudgeStrictBoolean(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := script(tt.answers...)
 			v, usage, err := Judge(context.Background(), c, loadPrompts(t), metric, transcript, JudgeOptions{})
-			if err != nil {
+			if tt.want == nil {
+				// No boolean after every attempt: a failed row, never a null verdict.
+				if llm.KindOf(err) != llm.KindInvalidJSON || !strings.Contains(err.Error(), tt.reason) {
+					t.Errorf("err = %v, want invalid_json naming %q", err, tt.reason)
+				}
+				tt.reason = ""
+			} else if err != nil {
 				t.Fatal(err)
 			}
 			if (v.Present == nil) != (tt.want == nil) || v.Present != nil && *v.Present != *tt.want || v.NullReason != tt.reason {
@@ -121,11 +127,7 @@ func TestEvaluatePanel(t *testing.T) {
 		{"single, positive, present", pos, []string{"true"}, boolp(true), boolp(true), "why0", ""},
 		{"single, positive, absent", pos, []string{"false"}, boolp(false), boolp(false), "why0", ""},
 		{"majority absent", metric, []string{"true", "false", "false"}, boolp(false), boolp(true), "why1", ""},
-		{"majority ignores null", metric, []string{"null", "true", "false", "true"}, boolp(true), boolp(false), "why1", ""},
 		{"tie", metric, []string{"true", "false"}, nil, nil, "", "judges split evenly: 1 present, 1 absent"},
-		{"tie with null", metric, []string{"true", "null", "false"}, nil, nil, "", "judges split evenly: 1 present, 1 absent"},
-		{"single null", metric, []string{"null"}, nil, nil, "why0", "judge returned a null verdict"},
-		{"all null", metric, []string{"null", "null"}, nil, nil, "", "judge returned a null verdict"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,6 +168,17 @@ func TestEvaluatePanel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A seat without a verdict fails the row (retried on the next run) rather
+// than letting fewer judges decide it.
+func TestEvaluatePanelSeatWithoutVerdictFailsTheRow(t *testing.T) {
+	conv := artifacts.Conversation{ID: "m01_s001_v01", MetricID: "m01", ConvID: "c", Transcript: transcript, Status: artifacts.StatusCompleted}
+	judges := []NamedClient{{"j0", judgeSaying("true", "a")}, {"j1", judgeSaying("null", "b")}, {"j2", judgeSaying("false", "c")}}
+	_, _, err := Evaluate(context.Background(), judges, loadPrompts(t), metric, conv, JudgeOptions{Attempts: 1})
+	if err == nil || !strings.Contains(err.Error(), "judge j1") || !strings.Contains(err.Error(), "null verdict") {
+		t.Fatalf("err = %v, want judge j1's null verdict as the row's failure", err)
 	}
 }
 

@@ -158,18 +158,8 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 		for _, t := range conv.Transcript {
 			targetMsgs = append(targetMsgs, llm.Message{Role: llm.Role(t.Role), Content: t.Content})
 		}
-		resp, err := target.Complete(ctx, llm.Request{
-			Purpose:   llm.PurposeTarget,
-			Messages:  targetMsgs,
-			MaxTokens: orDefault(spec.TargetMaxTokens, defaultMaxTokens),
-			Seed:      seedOf(convSeed, "target", itoa(turn)),
-			CacheHint: len(targetMsgs) - 1,
-		})
-		usage = usage.Add(callUsage(resp, err))
-		targetSeeds.add(resp, err)
-		if err == nil && strings.TrimSpace(resp.Text) == "" {
-			err = errors.New("empty reply")
-		}
+		resp, u, err := targetTurn(ctx, target, spec, targetMsgs, turn, convSeed, &targetSeeds)
+		usage = usage.Add(u)
 		if err != nil {
 			// Drop the unanswered user message: transcripts stay
 			// user/assistant pairs, as every reader of them expects.
@@ -213,7 +203,8 @@ func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Messag
 		llm.MetaLandmark:         landmark,
 	}
 	var usage llm.Usage
-	for attempt := 0; attempt < 2; attempt++ {
+	budget := llm.Attempts{Max: 2}
+	for attempt := 0; ; attempt++ {
 		seed := seedOf(convSeed, "user", itoa(turn))
 		if attempt > 0 {
 			seed = seedOf(seed, "again", itoa(attempt))
@@ -235,8 +226,39 @@ func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Messag
 		if terminate || msg != "" {
 			return msg, terminate, usage, nil
 		}
+		if !budget.Another(resp) {
+			return "", false, usage, errors.New("the reply contained no message")
+		}
 	}
-	return "", false, usage, errors.New("the reply contained no message")
+}
+
+// targetTurn asks the target for its reply. An empty reply is asked for
+// again with another seed (at most twice per run; stored empty replies of
+// earlier runs are skipped, not replayed as the answer) before it fails.
+func targetTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Message, turn int, convSeed uint64, seeds *seedLog) (llm.Response, llm.Usage, error) {
+	var usage llm.Usage
+	budget := llm.Attempts{Max: 2}
+	for attempt := 0; ; attempt++ {
+		seed := seedOf(convSeed, "target", itoa(turn))
+		if attempt > 0 {
+			seed = seedOf(seed, "again", itoa(attempt))
+		}
+		resp, err := c.Complete(ctx, llm.Request{
+			Purpose:   llm.PurposeTarget,
+			Messages:  msgs,
+			MaxTokens: orDefault(spec.TargetMaxTokens, defaultMaxTokens),
+			Seed:      seed,
+			CacheHint: len(msgs) - 1,
+		})
+		usage = usage.Add(callUsage(resp, err))
+		seeds.add(resp, err)
+		if err != nil || strings.TrimSpace(resp.Text) != "" {
+			return resp, usage, err
+		}
+		if !budget.Another(resp) {
+			return resp, usage, errors.New("empty reply")
+		}
+	}
 }
 
 // seedLog collects the sampling seeds one model's answered calls carried,
