@@ -466,3 +466,29 @@ func TestParseFormat(t *testing.T) {
 		t.Error("ParseFormat(xlsx): no error")
 	}
 }
+
+// TestParquetEncodings pins the widely readable layout: PLAIN values (no
+// DELTA_* encodings, which older pyarrow and other readers reject).
+func TestParquetEncodings(t *testing.T) {
+	j, err := OpenJudged(fixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := Write(j, Parquet, &buf); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rg := range f.Metadata().RowGroups {
+		for _, c := range rg.Columns {
+			for _, e := range c.MetaData.Encoding {
+				if s := e.String(); s != "PLAIN" && s != "RLE" {
+					t.Errorf("column %v: encoding %s", c.MetaData.PathInSchema, s)
+				}
+			}
+		}
+	}
+}

@@ -28,7 +28,14 @@ func newParquetWriter(w io.Writer, cols []Column) (*parquetWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	pw := parquet.NewWriter(w, schema, parquet.Compression(&snappy.Codec{}))
+	pw := parquet.NewWriter(w, schema,
+		parquet.Compression(&snappy.Codec{}),
+		// Version 1 pages and PLAIN strings: what every reader handles
+		// (parquet-go's default DELTA_LENGTH_BYTE_ARRAY needs pyarrow ≥ 9
+		// and is missing from several other readers).
+		parquet.DataPageVersion(1),
+		parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.Plain),
+	)
 	return &parquetWriter{w: pw, cols: cols, row: make(parquet.Row, len(cols))}, nil
 }
 

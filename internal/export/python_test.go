@@ -72,8 +72,8 @@ func TestParquetPython(t *testing.T) {
 	// Spot checks against the fixture: a panel judge's verdict, a null
 	// verdict kept, a null demographic value, a cost and an integer.
 	checks := []struct {
-		row int
-		col string
+		row  int
+		col  string
 		want any
 	}{
 		{0, "judge", "ja"}, {0, "present", true}, {0, "conv_cost", 0.001234}, {0, "sample", float64(0)},
