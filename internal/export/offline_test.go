@@ -18,15 +18,16 @@ import (
 )
 
 // offlineConfig: two offline targets, a two-judge panel, two demographic
-// axes and two samples per scenario.
+// axes and two samples per scenario. With four turns some conversations sit
+// between the two judges' thresholds, so the panel disagrees on some rows.
 const offlineConfig = `user_model: {model: offline-user, source: offline}
 generator_model: {model: offline-generator, source: offline}
 evaluator_model:
   - {id: judge-a, model: offline-judge, source: offline}
-  - {id: judge-b, model: offline-judge-b, source: offline}
+  - {id: judge-b, model: offline-judge-strict, source: offline}
 generation:
   scenarios_per_metric: 2
-  turns: 3
+  turns: 4
   num_samples: 2
 demographics:
   age: [child, adult]
@@ -168,7 +169,7 @@ func TestExportOfflineRun(t *testing.T) {
 	// conv_id, judge) the verdict.
 	type key struct{ target, file, conv, judge string }
 	want := map[key]*bool{}
-	convs := 0
+	convs, split := 0, 0
 	for _, tg := range targets {
 		cs, err := artifacts.ReadConversations(p.bench("runs", tg, "conversations.json"))
 		if err != nil {
@@ -190,6 +191,9 @@ func TestExportOfflineRun(t *testing.T) {
 			if len(s.Judges) != 2 {
 				t.Fatalf("%s %s: %d per-judge verdicts, want the panel's 2", tg, s.ConvID, len(s.Judges))
 			}
+			if !cmp.Equal(s.Judges[0].Present, s.Judges[1].Present) {
+				split++
+			}
 			for _, v := range s.Judges {
 				want[key{tg, "scores.json", s.ConvID, v.Judge}] = v.Present
 			}
@@ -197,6 +201,9 @@ func TestExportOfflineRun(t *testing.T) {
 		for _, s := range extra {
 			want[key{tg, "judges/offline-judge-c/scores.json", s.ConvID, "offline-judge-c"}] = s.Present
 		}
+	}
+	if split == 0 {
+		t.Fatal("the two panel judges never disagree: per-judge rows cannot be told from the panel's verdict")
 	}
 	if convs != 2*2*2*4*2 { // targets × metrics × scenarios × variants × samples
 		t.Fatalf("%d conversations, want 64", convs)
