@@ -43,8 +43,8 @@ written. Parquet is binary: it goes to stdout only when stdout is not a terminal
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Format, "format", "csv", "output format: csv, jsonl or parquet")
-	f.StringVarP(&o.Output, "output", "o", "", "write to this file (replaced atomically) instead of stdout")
+	f.StringVar(&o.Format, "format", "csv", "output `FORMAT`: csv, jsonl or parquet")
+	f.StringVarP(&o.Output, "output", "o", "", "write to `FILE` (replaced only once complete) instead of stdout")
 	f.BoolVar(&o.Messages, "messages", false, "export transcripts, one row per message, instead of judged rows")
 	return cmd
 }
