@@ -11,6 +11,7 @@ import (
 func addExtraCommands(root *cobra.Command, g *globals) {
 	root.AddCommand(newValidateCmd(g), newCompareCmd(g), newMergeCmd(g))
 	root.AddCommand(newBenchCmd(g))
+	root.AddCommand(newExportCmd(g))
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/export"
+	"github.com/impactbench/impactbench/internal/runner"
+)
+
+// exportOptions are export's flags.
+type exportOptions struct {
+	Format   string
+	Output   string
+	Messages bool
+}
+
+func newExportCmd(g *globals) *cobra.Command {
+	var o exportOptions
+	cmd := &cobra.Command{
+		Use:   "export <benchmark>",
+		Short: "Write the judged rows (or transcript messages) as one tidy table: CSV, JSON Lines or Parquet",
+		Long: `Writes one row per judged conversation per judge — from runs/<target>/scores.json and every
+evaluate --judge output under runs/<target>/judges/ — with its target, model, metric, scenario,
+one demo_<axis> column per demographic axis, sample, status, turns, judge, verdict and costs.
+Null verdicts stay as empty cells (JSON null, Parquet null). With --messages it writes the
+transcripts instead: one row per message. Columns are listed in the README (Export).
+
+Output goes to stdout unless -o FILE is given; -o replaces FILE only once the whole table is
+written. Parquet is binary: it goes to stdout only when stdout is not a terminal.`,
+		Example: `  impactbench export example --format csv > example.csv
+  impactbench export example --format parquet -o example.parquet
+  impactbench export example --format jsonl --messages -o messages.jsonl`,
+		GroupID: "results",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runExport(g, args[0], o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Format, "format", "csv", "output `FORMAT`: csv, jsonl or parquet")
+	f.StringVarP(&o.Output, "output", "o", "", "write to `FILE` (replaced only once complete) instead of stdout")
+	f.BoolVar(&o.Messages, "messages", false, "export transcripts, one row per message, instead of judged rows")
+	return cmd
+}
+
+func runExport(g *globals, benchArg string, o exportOptions) error {
+	format, err := export.ParseFormat(o.Format)
+	if err != nil {
+		return usagef("--format: %v", err)
+	}
+	toStdout := o.Output == "" || o.Output == "-"
+	if toStdout && format == export.Parquet && isTerminal(g.stdout) {
+		return usagef("--format parquet writes binary data: pass -o FILE or redirect stdout")
+	}
+	if toStdout && g.JSON {
+		return usagef("--json needs -o FILE: without it the table itself goes to stdout")
+	}
+	table, err := openExport(g, benchArg, o.Messages)
+	if err != nil {
+		return err
+	}
+	if toStdout {
+		_, err := export.Write(table, format, g.stdout)
+		return exportErr(err)
+	}
+	n, err := writeExportFile(o.Output, table, format)
+	if err != nil {
+		return exportErr(err)
+	}
+	name := export.TableJudged
+	if o.Messages {
+		name = export.TableMessages
+	}
+	if g.JSON {
+		return writeJSON(g.stdout, map[string]any{"file": o.Output, "format": format, "table": name, "rows": n})
+	}
+	if !g.Quiet {
+		fmt.Fprintf(g.stderr, "impactbench: wrote %d %s rows to %s\n", n, name, o.Output)
+	}
+	return nil
+}
+
+// openExport loads config and benchmark.yaml and opens the chosen table.
+func openExport(g *globals, benchArg string, messages bool) (export.Rows, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := runner.ResolveBench(cfg, benchArg)
+	if err != nil {
+		return nil, err
+	}
+	bench, err := config.LoadBenchmark(filepath.Join(dir, "benchmark.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	src := export.Source{Dir: dir, Metrics: bench.Metrics, Models: map[string]string{}}
+	for _, m := range cfg.EvaluatorModels {
+		src.Judges = append(src.Judges, runner.JudgeLabel(m))
+	}
+	for _, t := range cfg.Targets {
+		src.Models[t.ID] = t.Model
+	}
+	var t export.Rows
+	if messages {
+		t, err = export.OpenMessages(src)
+	} else {
+		t, err = export.OpenJudged(src)
+	}
+	return t, exportErr(err)
+}
+
+// exportErr maps unreadable inputs to the input error (exit 2); output
+// failures stay run failures.
+func exportErr(err error) error {
+	var ie *export.InputError
+	if errors.As(err, &ie) {
+		return &runner.InputError{Msg: ie.Error()}
+	}
+	return err
+}
+
+// writeExportFile writes the table to a temp file next to path and renames
+// it over path only when complete: a failed export leaves path as it was.
+func writeExportFile(path string, t export.Rows, f export.Format) (n int64, err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if n, err = export.Write(t, f, tmp); err != nil {
+		return n, err
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return n, err
+	}
+	if err = tmp.Close(); err != nil {
+		return n, err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return n, err
+	}
+	return n, nil
+}

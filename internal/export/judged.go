@@ -1,0 +1,325 @@
+package export
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
+)
+
+// Judged is the judged table of one benchmark, ready to stream.
+type Judged struct {
+	src     Source
+	axes    []string
+	demos   map[string][]any // scenario id → value per axis (nil: axis absent)
+	metrics map[string]config.Metric
+	runs    []runDir
+	cols    []Column
+}
+
+// OpenJudged reads what the judged table needs before its first row:
+// scenarios.json's demographics (which fix the columns) and the list of
+// scores files. Transcripts are read later, one row at a time.
+func OpenJudged(src Source) (*Judged, error) {
+	runs, err := listRuns(src)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, r := range runs {
+		n += len(r.scores)
+	}
+	if n == 0 {
+		return nil, &InputError{Err: errors.New(filepath.Join(src.Dir, "runs") + ": no scores.json to export: run `impactbench evaluate " + src.name() + "` first")}
+	}
+	j := &Judged{src: src, runs: runs, metrics: map[string]config.Metric{}}
+	for _, m := range src.Metrics {
+		j.metrics[m.ID] = m
+	}
+	if err := j.readDemographics(); err != nil {
+		return nil, err
+	}
+	j.cols = JudgedColumns(j.axes)
+	return j, nil
+}
+
+// Columns returns the table's columns (the demographic ones included).
+func (j *Judged) Columns() []Column { return j.cols }
+
+// readDemographics collects the axes of scenarios.json in first-seen order
+// and each scenario's value on each axis.
+func (j *Judged) readDemographics() error {
+	path := artifacts.BenchPaths(j.src.Dir).Scenarios()
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return missing(path, "run `impactbench gen-scenarios "+j.src.name()+"` first")
+	}
+	type scen struct {
+		id string
+		d  artifacts.Demographic
+	}
+	var rows []scen
+	index := map[string]int{}
+	err := artifacts.EachScenarioDemographic(path, func(_ int, id string, d artifacts.Demographic) error {
+		for _, p := range d {
+			if _, ok := index[p.Key]; !ok {
+				index[p.Key] = len(j.axes)
+				j.axes = append(j.axes, p.Key)
+			}
+		}
+		rows = append(rows, scen{id, d})
+		return nil
+	})
+	if err != nil {
+		return inputErr(err)
+	}
+	j.demos = make(map[string][]any, len(rows))
+	for _, r := range rows {
+		vals := make([]any, len(j.axes))
+		for _, p := range r.d {
+			vals[index[p.Key]] = demoValue(p.Value)
+		}
+		j.demos[r.id] = vals
+	}
+	return nil
+}
+
+// demoValue is an axis value as text; a JSON null is a null cell.
+func demoValue(v any) any {
+	if raw, ok := v.(json.RawMessage); ok && string(raw) == "null" {
+		return nil
+	}
+	return artifacts.ValueString(v)
+}
+
+// convMeta is what the judged table takes from a conversations.json row.
+type convMeta struct {
+	convID string
+	model  string
+	status string
+	reason string
+	turns  int
+	usage  artifacts.UsageRecord
+	valid  *bool
+}
+
+// readConversations streams a target's conversations.json, keeping each
+// row's metadata and dropping its transcript.
+func (j *Judged) readConversations(rd runDir) (map[string]convMeta, error) {
+	if !isFile(rd.conversations) {
+		return nil, missing(rd.conversations, "run `impactbench simulate "+j.src.name()+" "+rd.target+"` first")
+	}
+	out := map[string]convMeta{}
+	err := artifacts.EachConversation(rd.conversations, func(_ int, c artifacts.Conversation) error {
+		m := convMeta{convID: c.ConvID, status: c.Status, reason: c.StatusReason, turns: userTurns(c.Transcript), usage: c.Usage}
+		if c.Run != nil {
+			m.model = c.Run.TargetModel
+		}
+		if c.Validity != nil {
+			m.valid = c.Validity.Valid
+		}
+		out[rowKey(c.ID, c.Sample)] = m
+		return nil
+	})
+	return out, inputErr(err)
+}
+
+func userTurns(ts []artifacts.Turn) int {
+	n := 0
+	for _, t := range ts {
+		if t.Role == "user" {
+			n++
+		}
+	}
+	return n
+}
+
+// Each streams the table's rows to sink. An error reading an input is an
+// *InputError; an error from sink is returned as it is.
+func (j *Judged) Each(sink Sink) error {
+	row := make(Row, len(j.cols))
+	for _, rd := range j.runs {
+		if len(rd.scores) == 0 {
+			continue
+		}
+		convs, err := j.readConversations(rd)
+		if err != nil {
+			return err
+		}
+		for _, sf := range rd.scores {
+			err := artifacts.EachScore(sf.path, func(_ int, s artifacts.Score) error {
+				return j.emit(sink, row, rd.target, sf, s, convs)
+			})
+			if err != nil {
+				return inputErr(err)
+			}
+		}
+	}
+	return nil
+}
+
+// verdict is one judge's part of a score row.
+type verdict struct {
+	judge      any // string or nil
+	present    *bool
+	passed     *bool
+	nullReason string
+}
+
+// Positions in the judged table's tail (the columns after the
+// demographic ones); judgedTail lists them in this order.
+const (
+	tSample = iota
+	tConvID
+	tStatus
+	tReason
+	tTurns
+	tScoresFile
+	tJudge
+	tPresent
+	tPassed
+	tNullReason
+	tValid
+	tConvUsage             // conv_cost, conv_input/output/cached_input_tokens
+	tJudgeUsage = iota + 3 // judge_cost, judge_input/output/cached_input_tokens
+)
+
+// emit writes one row per judge of score row s.
+func (j *Judged) emit(sink Sink, row Row, target string, sf scoresFile, s artifacts.Score, convs map[string]convMeta) error {
+	c, haveConv := convs[rowKey(s.ID, s.Sample)]
+	m, haveMetric := j.metrics[s.MetricID]
+	j.fillHead(row, target, s, c, m, haveMetric)
+	tail := row[len(judgedHead)+len(j.axes):]
+	fillTail(tail, target, sf, s, c, haveConv)
+	for _, v := range verdicts(s, sf.panel, m, haveMetric) {
+		tail[tJudge] = v.judge
+		tail[tPresent] = boolOrNil(v.present)
+		tail[tPassed] = boolOrNil(v.passed)
+		tail[tNullReason] = strOrNil(v.nullReason)
+		if err := sink.write(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fillHead sets the columns up to and including the demographic ones.
+func (j *Judged) fillHead(row Row, target string, s artifacts.Score, c convMeta, m config.Metric, haveMetric bool) {
+	model := j.src.Models[target]
+	if c.model != "" {
+		model = c.model
+	}
+	row[0], row[1], row[2] = j.src.name(), target, strOrNil(model)
+	row[3], row[4], row[5] = s.MetricID, nil, nil
+	if haveMetric {
+		row[4], row[5] = m.Name, string(m.Type)
+	}
+	row[6], row[7] = artifacts.BaseIDOf(s.ID), s.ID
+	demo := j.demos[s.ID] // nil for a scenario not in scenarios.json
+	for i := range j.axes {
+		row[len(judgedHead)+i] = nil
+		if demo != nil {
+			row[len(judgedHead)+i] = demo[i]
+		}
+	}
+}
+
+// fillTail sets the columns after the demographic ones, but for the
+// per-judge ones.
+func fillTail(t Row, target string, sf scoresFile, s artifacts.Score, c convMeta, haveConv bool) {
+	convID := s.ConvID
+	if convID == "" {
+		convID = c.convID
+	}
+	t[tSample], t[tConvID] = int64(s.Sample), convIDOf(convID, s.ID, target, s.Sample)
+	t[tStatus], t[tReason], t[tTurns] = nil, nil, nil
+	t[tScoresFile] = sf.rel
+	valid := s.Valid
+	if valid == nil {
+		valid = c.valid
+	}
+	t[tValid] = boolOrNil(valid)
+	setUsage(t[tConvUsage:tConvUsage+4], nil)
+	if haveConv {
+		t[tStatus], t[tReason], t[tTurns] = strOrNil(c.status), strOrNil(c.reason), int64(c.turns)
+		setUsage(t[tConvUsage:tConvUsage+4], &c.usage)
+	}
+	setUsage(t[tJudgeUsage:tJudgeUsage+4], s.Usage)
+}
+
+// setUsage fills cost, input, output and cached input tokens (all null
+// without a record; cost null when its price was unknown).
+func setUsage(dst []any, u *artifacts.UsageRecord) {
+	if u == nil {
+		dst[0], dst[1], dst[2], dst[3] = nil, nil, nil, nil
+		return
+	}
+	dst[0] = u.Cost
+	if u.CostKnown != nil && !*u.CostKnown {
+		dst[0] = nil
+	}
+	dst[1], dst[2], dst[3] = int64(u.InputTokens), int64(u.OutputTokens), int64(u.CachedInputTokens)
+}
+
+// verdicts splits a score row into one verdict per judge:
+//   - a panel row carries each judge's verdict in `judges`;
+//   - a row without them, from a single judge, is that judge's verdict;
+//   - a row without them and without a verdict, from a panel, is a
+//     conversation no judge saw (failed, budget-stopped, judge error): each
+//     panel member gets a null verdict with the row's reason, so every judge
+//     has a row for every conversation;
+//   - a row with a verdict but no per-judge verdicts from what config says
+//     is a panel was judged by someone config no longer names: judge null.
+func verdicts(s artifacts.Score, panel []string, m config.Metric, haveMetric bool) []verdict {
+	switch {
+	case len(s.Judges) > 0:
+		out := make([]verdict, len(s.Judges))
+		for i, v := range s.Judges {
+			out[i] = verdict{judge: strOrNil(v.Judge), present: v.Present, nullReason: v.NullReason}
+			if haveMetric {
+				out[i].passed = passedOf(v.Present, m)
+			}
+		}
+		return out
+	case len(panel) == 1:
+		return []verdict{{judge: strOrNil(panel[0]), present: s.Present, passed: s.Passed, nullReason: s.NullReason}}
+	case len(panel) > 1 && s.Present == nil:
+		out := make([]verdict, len(panel))
+		for i, p := range panel {
+			out[i] = verdict{judge: strOrNil(p), nullReason: s.NullReason}
+		}
+		return out
+	}
+	return []verdict{{judge: nil, present: s.Present, passed: s.Passed, nullReason: s.NullReason}}
+}
+
+// passedOf is a judge's verdict as a pass: the evaluate stage's rule
+// (present passes a positive metric; anything else is negative).
+func passedOf(present *bool, m config.Metric) *bool {
+	if present == nil {
+		return nil
+	}
+	p := *present
+	if !strings.EqualFold(string(m.Type), string(config.Positive)) {
+		p = !p
+	}
+	return &p
+}
+
+func boolOrNil(b *bool) any {
+	if b == nil {
+		return nil
+	}
+	return *b
+}
+
+func strOrNil(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,63 @@
+package export
+
+import (
+	"errors"
+	"path/filepath"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+)
+
+// Messages is the messages table of one benchmark, ready to stream.
+type Messages struct {
+	src  Source
+	runs []runDir
+}
+
+// OpenMessages finds the conversations.json files to export.
+func OpenMessages(src Source) (*Messages, error) {
+	runs, err := listRuns(src)
+	if err != nil {
+		return nil, err
+	}
+	m := &Messages{src: src}
+	for _, r := range runs {
+		if isFile(r.conversations) {
+			m.runs = append(m.runs, r)
+		}
+	}
+	if len(m.runs) == 0 {
+		return nil, &InputError{Err: errors.New(filepath.Join(src.Dir, "runs") + ": no conversations.json to export: run `impactbench simulate " + src.name() + "` first")}
+	}
+	return m, nil
+}
+
+// Columns returns the table's columns.
+func (m *Messages) Columns() []Column { return MessageColumns() }
+
+// Each streams one row per transcript message to sink, reading one
+// conversation at a time. An error reading an input is an *InputError; an
+// error from sink is returned as it is.
+func (m *Messages) Each(sink Sink) error {
+	row := make(Row, len(messageColumns))
+	for _, rd := range m.runs {
+		err := artifacts.EachConversation(rd.conversations, func(_ int, c artifacts.Conversation) error {
+			row[0], row[1] = m.src.name(), rd.target
+			row[2], row[3], row[4] = convIDOf(c.ConvID, c.ID, rd.target, c.Sample), c.ID, int64(c.Sample)
+			turn := 0
+			for i, t := range c.Transcript {
+				if t.Role == "user" || turn == 0 {
+					turn++
+				}
+				row[5], row[6], row[7], row[8] = int64(i), int64(turn), t.Role, t.Content
+				if err := sink.write(row); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return inputErr(err)
+		}
+	}
+	return nil
+}
