@@ -27,6 +27,8 @@ type tree struct {
 	ps      *problems
 	anchors map[string]ast.Node
 	bad     map[string]bool // fields that already have a type problem
+	// textProblem: a value was refused as not UTF-8 or too long.
+	textProblem bool
 }
 
 // parseYAML parses src and returns the body of its single document (nil for
@@ -236,10 +238,10 @@ func (t *tree) keyString(k ast.MapKeyNode, field string) (string, bool) {
 	n = t.deref(n)
 	switch v := n.(type) {
 	case *ast.StringNode:
-		return v.Value, true
+		return v.Value, t.checkText(k, joinField(field, "(key)"), v.Value)
 	case ast.ScalarNode:
 		if tk := v.GetToken(); tk != nil {
-			return tk.Value, true
+			return tk.Value, t.checkText(k, joinField(field, "(key)"), tk.Value)
 		}
 	}
 	line, col := nodePos(k)
@@ -323,9 +325,9 @@ func (t *tree) scalarText(raw ast.Node, field string) (string, bool) {
 	case nil, *ast.NullNode:
 		return "", true
 	case *ast.StringNode:
-		return v.Value, true
+		return v.Value, t.checkText(raw, field, v.Value)
 	case *ast.LiteralNode:
-		return v.Value.Value, true
+		return v.Value.Value, t.checkText(raw, field, v.Value.Value)
 	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
 		return v.GetToken().Value, true
 	}
@@ -455,9 +457,9 @@ func (t *tree) value(raw ast.Node, field string, depth int) (any, bool) {
 	case nil, *ast.NullNode:
 		return nil, true
 	case *ast.StringNode:
-		return v.Value, true
+		return v.Value, t.checkText(raw, field, v.Value)
 	case *ast.LiteralNode:
-		return v.Value.Value, true
+		return v.Value.Value, t.checkText(raw, field, v.Value.Value)
 	case *ast.BoolNode:
 		return v.Value, true
 	case *ast.IntegerNode:
