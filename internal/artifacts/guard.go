@@ -426,3 +426,29 @@ func joinPath(parent, child string) string {
 	}
 	return parent + "." + child
 }
+
+// ReadObjectFile reads a JSON object file whole (run_manifest.json) into v
+// with the input guards: a missing file is fs.ErrNotExist; anything else
+// wrong is a *FileError naming the file, the line and the field.
+func ReadObjectFile(path string, v any) error {
+	data, err := LimitedReadFile(path, MaxObjectFileBytes)
+	if err != nil {
+		return err
+	}
+	if _, err := DecodeObjectFile(path, data); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			key := te.Field
+			if i := strings.LastIndexByte(key, '.'); i >= 0 {
+				key = key[i+1:]
+			}
+			return &FileError{Path: path, Row: -1, Line: lineOfKey(data, key), Field: te.Field,
+				Err: fmt.Errorf("expected %s, got JSON %s", describeGoType(te.Type), te.Value)}
+		}
+		return &FileError{Path: path, Row: -1, Err: err}
+	}
+	return nil
+}

@@ -29,6 +29,22 @@ type tree struct {
 	bad     map[string]bool // fields that already have a type problem
 	// textProblem: a value was refused as not UTF-8 or too long.
 	textProblem bool
+	// fieldOnLine remembers which field each line's value belongs to, so a
+	// problem found by line alone (bytes that are not UTF-8, which the
+	// parser replaces) can still name its field.
+	fieldOnLine map[int]string
+}
+
+// saw records that field's value starts on raw's line.
+func (t *tree) saw(raw ast.Node, field string) {
+	if t.fieldOnLine == nil {
+		t.fieldOnLine = map[int]string{}
+	}
+	if line, _ := nodePos(raw); line > 0 {
+		if _, ok := t.fieldOnLine[line]; !ok {
+			t.fieldOnLine[line] = field
+		}
+	}
 }
 
 // parseYAML parses src and returns the body of its single document (nil for
@@ -204,6 +220,7 @@ func (t *tree) mappingDepth(raw ast.Node, field string, depth int) ([]entry, boo
 			continue
 		}
 		line, col := nodePos(mv.Key)
+		t.saw(mv.Key, joinField(field, k))
 		explicit = append(explicit, entry{key: k, kpos: [2]int{line, col}, value: mv.Value})
 		seen[k] = true
 	}
@@ -320,6 +337,7 @@ func isSecretField(field string) bool {
 // scalarText returns the text of any scalar ("" for null). Numbers and
 // booleans keep their source spelling, so "id: 007" stays "007".
 func (t *tree) scalarText(raw ast.Node, field string) (string, bool) {
+	t.saw(raw, field)
 	n := t.deref(raw)
 	switch v := n.(type) {
 	case nil, *ast.NullNode:
