@@ -302,6 +302,17 @@ func pathAt(raw []byte, off int) string {
 	return path
 }
 
+// lastPath is the path of the last key or value that starts in raw: where
+// a file cut short stops.
+func lastPath(raw []byte) string {
+	path := ""
+	walkJSON(raw, func(p jsonPath, _, _ int, _ bool) bool {
+		path = p.String()
+		return true
+	})
+	return path
+}
+
 // longString finds the first string value of raw longer than limit bytes.
 func longString(raw []byte, limit int) (path string, size int, ok bool) {
 	walkJSON(raw, func(p jsonPath, start, end int, isKey bool) bool {

@@ -170,17 +170,17 @@ func (rr *RowReader) syntax(row int, err error) error {
 	off := rr.dec.InputOffset()
 	var se *json.SyntaxError
 	var bu *badUTF8
-	what := "malformed JSON"
+	what, truncated := "malformed JSON", false
 	switch {
 	case errors.Is(err, errRowTooLarge):
-		return &FileError{Path: rr.path, Row: row, Line: lineAt(rr.path, rr.start, true), Field: rr.fieldAt(rr.start + MaxRowBytes),
+		return &FileError{Path: rr.path, Row: row, Line: lineAt(rr.path, rr.start, true), Field: rr.fieldAt(rr.start+MaxRowBytes, false),
 			Err: fmt.Errorf("row is over the %s limit for one row (a value in it is far too long)", FormatBytes(MaxRowBytes)), Hint: rr.hint}
 	case errors.As(err, &bu):
 		what, off, err = "bytes that are not UTF-8", bu.off, nil
 	case errors.As(err, &se):
 		off = se.Offset
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		what = "file ends early (truncated JSON)"
+		what, truncated = "file ends early (truncated JSON)", true
 		err = nil
 		if st, serr := rr.f.Stat(); serr == nil {
 			off = st.Size()
@@ -191,20 +191,24 @@ func (rr *RowReader) syntax(row int, err error) error {
 	if row >= 0 {
 		loc += fmt.Sprintf(", in row %d", row)
 	}
+	field := ""
+	if row >= 0 {
+		field = rr.fieldAt(off, truncated)
+	}
+	if truncated && field != "" {
+		loc += ", which is the last field read"
+	}
 	msg := fmt.Errorf("%s at %s", what, loc)
 	if err != nil {
 		msg = fmt.Errorf("%s at %s: %w", what, loc, err)
 	}
-	field := ""
-	if row >= 0 {
-		field = rr.fieldAt(off)
-	}
 	return &FileError{Path: rr.path, Row: -1, Line: line, Field: field, Err: msg, Hint: rr.hint}
 }
 
-// fieldAt names the field of the current row that holds file offset off,
-// re-reading at most MaxRowBytes of the row (error path only).
-func (rr *RowReader) fieldAt(off int64) string {
+// fieldAt names the field of the current row that holds file offset off
+// (cut: the last field before the file ends), re-reading at most
+// MaxRowBytes of the row (error path only).
+func (rr *RowReader) fieldAt(off int64, cut bool) string {
 	if off <= rr.start {
 		return ""
 	}
@@ -214,6 +218,9 @@ func (rr *RowReader) fieldAt(off int64) string {
 	b = b[lead:m]
 	if len(b) == 0 {
 		return ""
+	}
+	if cut {
+		return lastPath(b)
 	}
 	return pathAt(b, len(b)-1)
 }

@@ -135,7 +135,7 @@ func (t *tree) checkFileUTF8(src []byte) {
 		}
 		i += size
 	}
-	t.ps.add(line, col, t.fieldOnLine[line], "contains bytes that are not UTF-8; save the file as UTF-8")
+	t.ps.add(line, col, t.fieldAt(line, col), "contains bytes that are not UTF-8; save the file as UTF-8")
 }
 
 // bounded reads an integer within [lo, hi].

@@ -32,19 +32,33 @@ type tree struct {
 	// fieldOnLine remembers which field each line's value belongs to, so a
 	// problem found by line alone (bytes that are not UTF-8, which the
 	// parser replaces) can still name its field.
-	fieldOnLine map[int]string
+	fieldOnLine map[int][]colField
 }
 
-// saw records that field's value starts on raw's line.
+type colField struct {
+	col   int
+	field string
+}
+
+// saw records that field's value starts at raw's position.
 func (t *tree) saw(raw ast.Node, field string) {
 	if t.fieldOnLine == nil {
-		t.fieldOnLine = map[int]string{}
+		t.fieldOnLine = map[int][]colField{}
 	}
-	if line, _ := nodePos(raw); line > 0 {
-		if _, ok := t.fieldOnLine[line]; !ok {
-			t.fieldOnLine[line] = field
+	if line, col := nodePos(raw); line > 0 {
+		t.fieldOnLine[line] = append(t.fieldOnLine[line], colField{col, field})
+	}
+}
+
+// fieldAt is the field whose value starts last before line:col.
+func (t *tree) fieldAt(line, col int) string {
+	best, bestCol := "", -1
+	for _, cf := range t.fieldOnLine[line] {
+		if cf.col <= col && cf.col > bestCol {
+			best, bestCol = cf.field, cf.col
 		}
 	}
+	return best
 }
 
 // parseYAML parses src and returns the body of its single document (nil for
