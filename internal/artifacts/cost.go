@@ -60,22 +60,23 @@ func UpdateCost(path, phase string, c PhaseCost) error {
 // authoritative for Phase. A missing file is no phases and no error; a
 // corrupt file is an error naming it.
 func ReadCost(path string) ([]PhaseCost, error) {
-	data, err := os.ReadFile(path)
+	data, err := LimitedReadFile(path, MaxObjectFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	obj, err := decodeObjectRaw(data)
+	const hint = "; delete the file or re-run the phases to rebuild it"
+	obj, err := DecodeObjectFile(path, data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w; delete the file or re-run the phases to rebuild it", path, err)
+		return nil, err
 	}
 	out := make([]PhaseCost, 0, len(obj))
 	for _, p := range obj {
 		var pc PhaseCost
 		if err := strictUnmarshal(p.Value.(json.RawMessage), &pc); err != nil {
-			return nil, fmt.Errorf("%s phase %q: %w", path, p.Key, err)
+			return nil, &FileError{Path: path, Row: -1, Line: lineOfKey(data, p.Key), Field: joinPath(p.Key, fieldOf(err)), Err: err, Hint: hint}
 		}
 		pc.Phase = p.Key
 		out = append(out, pc)

@@ -179,7 +179,8 @@ func TestArrayWriter_FlatMemory(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	for range 4000 {
+	for i := range 4000 {
+		c.Sample, c.ConvID = i, ConvID(c.ID, c.TargetModel, i)
 		if err := w.Write(&c); err != nil {
 			t.Fatal(err)
 		}
@@ -326,10 +327,10 @@ func TestReaders_Errors(t *testing.T) {
 		{"empty file", readConvs, "", []string{"empty"}},
 		{"top-level object", readScores, `{"id": "a"}`, []string{"expected a JSON array", "an object"}},
 		{"trailing data", readScores, `[] []`, []string{"after the closing ]"}},
-		{"row not an object", readScores, `[{"id":"a"}, [1]]`, []string{"row 1", "expected a JSON object, got an array"}},
-		{"wrong field type", readScores, `[{"id":"a"},{"id":"b","passed":"yes"}]`, []string{"row 1", `field "passed"`, "true/false", "string"}},
+		{"row not an object", readScores, `[{"id":"a","metric_id":"m01"}, [1]]`, []string{"row 1", "expected a JSON object, got an array"}},
+		{"wrong field type", readScores, `[{"id":"a","metric_id":"m01"},{"id":"b","metric_id":"m01","passed":"yes"}]`, []string{"row 1", `field "passed"`, "true/false", "string"}},
 		{"sample not int", readScores, `[{"id":"a","sample":"0"}]`, []string{"row 0", `field "sample"`, "integer"}},
-		{"missing id", readScores, `[{"metric_id":"m01"}]`, []string{"row 0", `missing "id"`}},
+		{"missing id", readScores, `[{"metric_id":"m01"}]`, []string{"row 0", `field "id": missing`}},
 		{"transcript wrong", readConvs, `[{"id":"a","transcript":"hi"}]`, []string{"row 0", `field "transcript"`, "an array"}},
 		{"nested content wrong", readConvs, `[{"id":"a","transcript":[{"role":"user","content":5}]}]`, []string{"row 0", `transcript.content`}},
 		{"scenario id not string", readScen, `[{"id":5}]`, []string{"row 0", `field "id"`, "a number"}},
@@ -409,9 +410,9 @@ func TestRowRoundTrips(t *testing.T) {
 		{ID: "a", MetricID: "m01", TargetModel: "t", Sample: 1, Present: &tr, Passed: &fa, Justification: "é",
 			ConvID: "a__t__s1", Judges: []JudgeVerdict{{Judge: "j1", Present: &tr, Justification: "x"}, {Judge: "j2", NullReason: "parse"}},
 			Usage: &UsageRecord{Cost: 1}, Valid: &tr},
-		{ID: "b"},
+		{ID: "b", MetricID: "m02"},
 	}
-	convs := []Conversation{sampleConversation(), {ID: "c", Validity: &Validity{Valid: &tr, Reason: "ok"}}}
+	convs := []Conversation{sampleConversation(), {ID: "c", MetricID: "m01", Validity: &Validity{Valid: &tr, Reason: "ok"}}}
 	scens := []Scenario{sampleScenario(), {ID: "z"}}
 	dir := t.TempDir()
 

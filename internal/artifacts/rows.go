@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 )
 
 // convRow decodes a conversation row plus the legacy embedded target cfg.
@@ -41,19 +42,105 @@ func DecodeConversation(raw []byte) (Conversation, error) {
 			_ = json.Unmarshal(t, &c.TargetModel) // a bare target name
 		}
 	}
-	if err := requireID(c.ID); err != nil {
+	if err := checkConversation(&c); err != nil {
 		return Conversation{}, err
 	}
 	return c, nil
 }
 
+// checkConversation holds the rules every conversation row must meet.
+func checkConversation(c *Conversation) error {
+	if err := requireID(c.ID); err != nil {
+		return err
+	}
+	if c.MetricID == "" {
+		return errMissingMetric
+	}
+	// Upstream's rows never carry conv_id (it is a passthrough there); ours
+	// always do, and carry status. One of ours without it was edited.
+	if c.ConvID == "" && (c.Status != "" || c.Run != nil) {
+		return fieldErrf("conv_id", "missing: every row impactbench writes has one (this row has status/run); restore it or re-run simulate")
+	}
+	if c.Sample < 0 {
+		return fieldErrf("_sample", "must not be negative, got %d", c.Sample)
+	}
+	return nil
+}
+
+var errMissingMetric = fieldErrf("metric_id", `missing or empty: every row needs the id of its metric; fix or remove the row`)
+
+// NewConversationChecker returns the checks EachConversation applies, for
+// readers that decode rows themselves (the report): the row rules, and no
+// conversation twice. target is the run directory's name.
+func NewConversationChecker(target string) func(i int, c *Conversation) error {
+	keys := newConvKeys(target)
+	return func(i int, c *Conversation) error {
+		if err := checkConversation(c); err != nil {
+			return err
+		}
+		return keys.check(i, c)
+	}
+}
+
+// NewScoreChecker returns the checks EachScore applies (see NewConversationChecker).
+func NewScoreChecker() func(i int, s *Score) error {
+	keys := newScoreKeys()
+	return func(i int, s *Score) error {
+		if err := checkScore(s); err != nil {
+			return err
+		}
+		return keys.check(i, s)
+	}
+}
+
+// NewScenarioChecker returns the id checks EachScenario applies.
+func NewScenarioChecker() func(i int, id string) error {
+	ids := newKeySet()
+	return func(i int, id string) error {
+		if err := requireID(id); err != nil {
+			return err
+		}
+		return uniqueScenario(ids, i, id)
+	}
+}
+
+// convKeys finds duplicated conversations in one file: the same conv_id,
+// or the same scenario and sample twice.
+type convKeys struct {
+	target       string
+	ids, samples *keySet
+}
+
+func newConvKeys(target string) convKeys { return convKeys{target, newKeySet(), newKeySet()} }
+
+func (k convKeys) check(i int, c *Conversation) error {
+	target := k.target
+	cid := c.ConvID
+	if cid == "" {
+		cid = ConvID(c.ID, target, c.Sample)
+	}
+	if j := k.ids.add(cid, i); j >= 0 {
+		return fieldErrf("conv_id", "duplicate conversation %q (first in row %d); remove one of the two rows", cid, j)
+	}
+	if j := k.samples.add(c.ID+"\x00"+itoa(c.Sample), i); j >= 0 {
+		return fieldErrf("_sample", "scenario %q sample %d appears twice (first in row %d); remove one of the two rows", c.ID, c.Sample, j)
+	}
+	return nil
+}
+
 // EachConversation streams conversations.json row by row (memory stays flat
 // however many transcripts the file holds).
+// Duplicated rows are refused: the same conv_id, or the same scenario and
+// sample twice.
 func EachConversation(path string, fn func(i int, c Conversation) error) error {
+	keys := newConvKeys(filepath.Base(filepath.Dir(path)))
 	return eachRow(path, hintConversations, func(i int, raw json.RawMessage) error {
 		c, err := DecodeConversation(raw)
+		if err == nil {
+			err = keys.check(i, &c)
+		}
 		if err != nil {
-			return fmt.Errorf("%w%s", err, hintConversations)
+			return err
 		}
 		return fn(i, c)
 	})
@@ -87,18 +174,60 @@ func DecodeScore(raw []byte) (Score, error) {
 	if err := strictUnmarshal(raw, &r); err != nil {
 		return Score{}, err
 	}
-	if err := requireID(r.ID); err != nil {
+	s := Score(r)
+	if err := checkScore(&s); err != nil {
 		return Score{}, err
 	}
-	return Score(r), nil
+	return s, nil
+}
+
+// checkScore holds the rules every scores.json row must meet.
+func checkScore(s *Score) error {
+	if err := requireID(s.ID); err != nil {
+		return err
+	}
+	if s.MetricID == "" {
+		return errMissingMetric
+	}
+	if s.ConvID == "" && (s.Usage != nil || s.NullReason != "" || s.Judges != nil) {
+		return fieldErrf("conv_id", "missing: every row impactbench writes has one (this row has _usage/null_reason/judges); restore it or re-run evaluate")
+	}
+	if s.Sample < 0 {
+		return fieldErrf("sample", "must not be negative, got %d", s.Sample)
+	}
+	return nil
+}
+
+// scoreKeys finds duplicated verdicts in one scores.json: the same
+// scenario, sample and metric twice (upstream's oldest files judged every
+// metric per conversation, so one scenario and sample may hold several).
+type scoreKeys struct{ rows, convs *keySet }
+
+func newScoreKeys() scoreKeys { return scoreKeys{newKeySet(), newKeySet()} }
+
+func (k scoreKeys) check(i int, s *Score) error {
+	if j := k.rows.add(s.ID+"\x00"+itoa(s.Sample)+"\x00"+s.MetricID, i); j >= 0 {
+		return fieldErrf("sample", "scenario %q sample %d (metric %s) is scored twice (first in row %d); remove one of the two rows", s.ID, s.Sample, s.MetricID, j)
+	}
+	if s.ConvID != "" {
+		if j := k.convs.add(s.ConvID+"\x00"+s.MetricID, i); j >= 0 {
+			return fieldErrf("conv_id", "conversation %q is scored twice (first in row %d); remove one of the two rows", s.ConvID, j)
+		}
+	}
+	return nil
 }
 
 // EachScore streams scores.json row by row.
+// Duplicated verdicts are refused (they would be counted twice).
 func EachScore(path string, fn func(i int, s Score) error) error {
+	keys := newScoreKeys()
 	return eachRow(path, hintScores, func(i int, raw json.RawMessage) error {
 		s, err := DecodeScore(raw)
+		if err == nil {
+			err = keys.check(i, &s)
+		}
 		if err != nil {
-			return fmt.Errorf("%w%s", err, hintScores)
+			return err
 		}
 		return fn(i, s)
 	})

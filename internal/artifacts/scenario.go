@@ -192,7 +192,7 @@ func (s *Scenario) UnmarshalJSON(data []byte) error {
 	var out Scenario
 	str := func(key string, raw json.RawMessage, dst *string) error {
 		if err := json.Unmarshal(raw, dst); err != nil {
-			return fmt.Errorf("field %q: expected a string, got %s", key, describeRaw(bytes.TrimSpace(raw)))
+			return fieldErrf(key, "expected a string, got %s", describeRaw(bytes.TrimSpace(raw)))
 		}
 		return nil
 	}
@@ -267,20 +267,24 @@ func ReadScenarios(path string) ([]Scenario, error) {
 // leaving the rest of the row undecoded: what aggregate needs, at a small
 // fraction of EachScenario's allocations.
 func EachScenarioDemographic(path string, fn func(i int, id string, d Demographic) error) error {
+	ids := newKeySet()
 	return eachRow(path, hintScenarios, func(i int, raw json.RawMessage) error {
 		var row struct {
 			ID          json.RawMessage `json:"id"`
 			Demographic Demographic     `json:"demographic"`
 		}
 		if err := json.Unmarshal(raw, &row); err != nil {
-			return fmt.Errorf("%w%s", decodeErr(err), hintScenarios)
+			return decodeErr(err)
 		}
 		var id string
 		if len(row.ID) > 0 && json.Unmarshal(row.ID, &id) != nil {
-			return fmt.Errorf("field \"id\": expected a string, got %s%s", describeRaw(bytes.TrimSpace(row.ID)), hintScenarios)
+			return fieldErrf("id", "expected a string, got %s", describeRaw(bytes.TrimSpace(row.ID)))
 		}
 		if err := requireID(id); err != nil {
-			return fmt.Errorf("%w%s", err, hintScenarios)
+			return err
+		}
+		if err := uniqueScenario(ids, i, id); err != nil {
+			return err
 		}
 		return fn(i, id, row.Demographic)
 	})
@@ -288,18 +292,31 @@ func EachScenarioDemographic(path string, fn func(i int, id string, d Demographi
 
 // EachScenario streams scenarios.json row by row, so a phase that needs one
 // scenario at a time never holds the whole file.
+// Two rows with one id are refused: conversations and verdicts are keyed
+// by scenario id.
 func EachScenario(path string, fn func(i int, s Scenario) error) error {
+	ids := newKeySet()
 	return eachRow(path, hintScenarios, func(i int, raw json.RawMessage) error {
 		var s Scenario
 		err := s.UnmarshalJSON(raw)
 		if err == nil {
 			err = requireID(s.ID)
 		}
+		if err == nil {
+			err = uniqueScenario(ids, i, s.ID)
+		}
 		if err != nil {
-			return fmt.Errorf("%w%s", err, hintScenarios)
+			return err
 		}
 		return fn(i, s)
 	})
+}
+
+func uniqueScenario(ids *keySet, i int, id string) error {
+	if j := ids.add(id, i); j >= 0 {
+		return fieldErrf("id", "duplicate scenario id %q (first in row %d); ids must be unique", id, j)
+	}
+	return nil
 }
 
 // WriteScenarios writes scenarios.json atomically in upstream's format.

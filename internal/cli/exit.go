@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/runner"
@@ -35,10 +36,11 @@ func exitCode(err error) int {
 	var ce *config.Error
 	var ie *runner.InputError
 	var re *runner.RefusedError
+	var fe *artifacts.FileError
 	switch {
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ie), errors.As(err, &re):
+	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ie), errors.As(err, &re), errors.As(err, &fe):
 		return ExitUsage
 	case llm.KindOf(err) == llm.KindConfig:
 		return ExitUsage

@@ -10,11 +10,9 @@
 package compare
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -110,16 +108,17 @@ func LoadRun(dir, label string) (Run, error) {
 // records nothing: older runs simply cannot be checked component by
 // component, which Comparable reports.
 func readManifest(path string) (*Manifest, error) {
-	data, err := os.ReadFile(path)
+	var m Manifest
+	err := artifacts.ReadObjectFile(path, &m) // damaged: *artifacts.FileError, exit 2
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err // *PathError names the file
+	var fe *artifacts.FileError
+	if errors.As(err, &fe) {
+		fe.Hint = "; not a run manifest (expected a JSON object with metrics, scenarios, prompts, user_model, generator, judges, settings, targets): re-run aggregate to rewrite it"
 	}
-	var m Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: not a run manifest (expected a JSON object with metrics, scenarios, prompts, user_model, generator, judges, settings, targets): %w", path, err)
+	if err != nil {
+		return nil, err
 	}
 	if m.IsZero() {
 		return nil, nil

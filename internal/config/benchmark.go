@@ -28,8 +28,12 @@ func LoadBenchmark(path string) (*Benchmark, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := os.ReadFile(file)
+	src, err := readCapped(file, MaxBenchmarkBytes)
 	if err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			return nil, err
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &Error{File: file, Problems: []Problem{{
 				Msg: "benchmark.yaml not found; create it with name:, description: and (optionally) metrics: — `impactbench init` writes an example in benchmarks/example/",
@@ -79,6 +83,7 @@ func decodeBenchmark(file string, src []byte) (*Benchmark, *problems) {
 	}
 	d := &benchDecoder{tree: t, ps: ps, b: b}
 	d.decode(body)
+	t.checkFileUTF8(src)
 	b.Warnings = d.warnings
 	return b, ps
 }
@@ -189,6 +194,11 @@ func (d *benchDecoder) metrics(raw ast.Node) {
 	items, ok := d.sequence(raw, "metrics")
 	if !ok {
 		d.typeProblem(raw, "metrics", "a list of metrics (- id: …)")
+		return
+	}
+	if len(items) > MaxMetrics {
+		line, col := nodePos(raw)
+		d.ps.add(line, col, "metrics", "%d metrics, over the limit of %d", len(items), MaxMetrics)
 		return
 	}
 	firstID := map[string]int{}

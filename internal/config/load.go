@@ -45,8 +45,12 @@ func LoadWithOptions(path string, opts LoadOptions) (*Config, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "config.yaml")
 	}
-	src, err := os.ReadFile(path)
+	src, err := readCapped(path, MaxConfigBytes)
 	if err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			return nil, err
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &Error{File: path, Problems: []Problem{{
 				Msg: "config file not found; run `impactbench init` to create a starter project, or pass --config",
@@ -100,6 +104,7 @@ func LoadWithOptions(path string, opts LoadOptions) (*Config, error) {
 	if ok {
 		d.decode(body)
 	}
+	t.checkFileUTF8(src)
 	if err := ps.err(); err != nil {
 		d.scrub(err.(*Error))
 		return nil, err
@@ -134,6 +139,9 @@ type cfgDecoder struct {
 	secrets       []string        // expanded keys, scrubbed from messages
 	warnings      []string
 	targetIDs     map[string]int // target id → line of first use
+
+	// Where generation: and demographics: are, for problems of their product.
+	generationAt, demographicsAt ast.Node
 }
 
 // Known keys per section, for unknown-key errors and suggestions.
@@ -299,6 +307,7 @@ func (d *cfgDecoder) decode(body ast.Node) {
 }
 
 func (d *cfgDecoder) finish() {
+	d.checkSize()
 	c := &d.cfg.Run.Concurrency
 	if c.GenScenariosExpand == 0 {
 		c.GenScenariosExpand = 2 * c.GenScenarios
@@ -335,7 +344,7 @@ func (d *cfgDecoder) run(raw ast.Node) {
 		case "concurrency":
 			d.section(e.value, f, concurrencyKeys(), func(e entry, f string) {
 				c := &r.Concurrency
-				v := d.positive(e.value, f, "it is a worker-pool size")
+				v, _ := d.bounded(e.value, f, 1, MaxConcurrency, "it is a worker-pool size")
 				switch e.key {
 				case "gen_scenarios":
 					c.GenScenarios = v
@@ -356,13 +365,41 @@ func (d *cfgDecoder) generation(raw ast.Node) {
 	d.section(raw, "generation", generationKeys(), func(e entry, f string) {
 		switch e.key {
 		case "scenarios_per_metric":
-			g.ScenariosPerMetric = d.positive(e.value, f, "")
+			g.ScenariosPerMetric, _ = d.bounded(e.value, f, 1, MaxScenariosPerMetric, "")
 		case "turns":
-			g.Turns = d.positive(e.value, f, "")
+			g.Turns, _ = d.bounded(e.value, f, 1, MaxTurns, "")
 		case "num_samples":
-			g.NumSamples = d.positive(e.value, f, "")
+			g.NumSamples, _ = d.bounded(e.value, f, 1, MaxNumSamples, "")
 		}
 	})
+	d.generationAt = raw
+}
+
+// checkSize refuses a configuration whose parts are each within bounds
+// but whose product is not: rows per metric grow as
+// scenarios_per_metric × demographic combinations × num_samples.
+func (d *cfgDecoder) checkSize() {
+	g := d.cfg.Generation
+	variants := 1
+	for _, a := range d.cfg.Demographics {
+		variants *= max(len(a.Values), 1)
+		if variants > MaxVariants {
+			break
+		}
+	}
+	at := d.demographicsAt
+	if at == nil {
+		at = d.generationAt
+	}
+	line, col := nodePos(at)
+	switch scen := g.ScenariosPerMetric * variants; {
+	case variants > MaxVariants:
+		d.ps.add(line, col, "demographics", "the axes give more than %d combinations (each base scenario is rewritten once per combination); use fewer values or axes", MaxVariants)
+	case scen > MaxScenariosPerMetricTotal:
+		d.ps.add(line, col, "generation.scenarios_per_metric", "%d base scenarios × %d demographic combinations = %d scenarios per metric, over the limit of %d", g.ScenariosPerMetric, variants, scen, MaxScenariosPerMetricTotal)
+	case scen*g.NumSamples > MaxConversationsPerMetric:
+		d.ps.add(line, col, "generation.num_samples", "%d scenarios per metric × %d samples = %d conversations per metric and target, over the limit of %d", scen, g.NumSamples, scen*g.NumSamples, MaxConversationsPerMetric)
+	}
 }
 
 // positive reads an integer ≥ 1. On error it returns 1 so derived defaults
@@ -490,13 +527,17 @@ func (d *cfgDecoder) model(raw ast.Node, field string, isTarget bool) ModelConfi
 				m.Temperature = &v
 			}
 		case "max_tokens":
-			m.MaxTokens = d.nonNegativeInt(e.value, f)
+			m.MaxTokens, _ = d.bounded(e.value, f, 0, MaxOutputTokens, "0 = the default, 2048")
 		case "timeout":
 			m.Timeout = d.nonNegativeDuration(e.value, f)
+			if m.Timeout > MaxTimeout {
+				line, col := nodePos(e.value)
+				d.ps.add(line, col, f, "must be at most %v per call, got %v", MaxTimeout, m.Timeout)
+			}
 		case "max_retries":
-			m.MaxRetries = d.nonNegativeInt(e.value, f)
+			m.MaxRetries, _ = d.bounded(e.value, f, 0, MaxRetries, "")
 		case "max_concurrency":
-			m.MaxConcurrency = d.nonNegativeInt(e.value, f)
+			m.MaxConcurrency, _ = d.bounded(e.value, f, 0, MaxConcurrency, "0 = no limit of its own")
 		case "rpm":
 			m.RPM = d.nonNegativeInt(e.value, f)
 		case "tpm":
@@ -687,6 +728,7 @@ func (d *cfgDecoder) validity(raw ast.Node) {
 
 // demographics keeps axes in YAML order: the order defines variant ids.
 func (d *cfgDecoder) demographics(raw ast.Node) {
+	d.demographicsAt = raw
 	entries, ok := d.mapping(raw, "demographics")
 	if !ok {
 		return

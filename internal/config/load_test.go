@@ -240,7 +240,7 @@ func TestLoadBadConfigs(t *testing.T) {
 		}},
 		{"ranges.yaml", []string{
 			"3:16: user_model.temperature: must be between 0 and 2, got 2.5",
-			"4:15: user_model.max_tokens: must not be negative, got -1 (use 0 or remove the key for no limit)",
+			"4:15: user_model.max_tokens: must be at least 0, got -1 (0 = the default, 2048)",
 			"5:8: user_model.rpm: must not be negative, got -5 (use 0 or remove the key for no limit)",
 			`6:12: user_model.timeout: invalid duration "soon": use a Go duration such as 90s, 1m30s or 500ms, or a number of seconds`,
 			"7:20: user_model.pricing.input: must not be negative, got -1",

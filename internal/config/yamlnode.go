@@ -27,6 +27,38 @@ type tree struct {
 	ps      *problems
 	anchors map[string]ast.Node
 	bad     map[string]bool // fields that already have a type problem
+	// textProblem: a value was refused as not UTF-8 or too long.
+	textProblem bool
+	// fieldOnLine remembers which field each line's value belongs to, so a
+	// problem found by line alone (bytes that are not UTF-8, which the
+	// parser replaces) can still name its field.
+	fieldOnLine map[int][]colField
+}
+
+type colField struct {
+	col   int
+	field string
+}
+
+// saw records that field's value starts at raw's position.
+func (t *tree) saw(raw ast.Node, field string) {
+	if t.fieldOnLine == nil {
+		t.fieldOnLine = map[int][]colField{}
+	}
+	if line, col := nodePos(raw); line > 0 {
+		t.fieldOnLine[line] = append(t.fieldOnLine[line], colField{col, field})
+	}
+}
+
+// fieldAt is the field whose value starts last before line:col.
+func (t *tree) fieldAt(line, col int) string {
+	best, bestCol := "", -1
+	for _, cf := range t.fieldOnLine[line] {
+		if cf.col <= col && cf.col > bestCol {
+			best, bestCol = cf.field, cf.col
+		}
+	}
+	return best
 }
 
 // parseYAML parses src and returns the body of its single document (nil for
@@ -202,6 +234,7 @@ func (t *tree) mappingDepth(raw ast.Node, field string, depth int) ([]entry, boo
 			continue
 		}
 		line, col := nodePos(mv.Key)
+		t.saw(mv.Key, joinField(field, k))
 		explicit = append(explicit, entry{key: k, kpos: [2]int{line, col}, value: mv.Value})
 		seen[k] = true
 	}
@@ -236,10 +269,10 @@ func (t *tree) keyString(k ast.MapKeyNode, field string) (string, bool) {
 	n = t.deref(n)
 	switch v := n.(type) {
 	case *ast.StringNode:
-		return v.Value, true
+		return v.Value, t.checkText(k, joinField(field, "(key)"), v.Value)
 	case ast.ScalarNode:
 		if tk := v.GetToken(); tk != nil {
-			return tk.Value, true
+			return tk.Value, t.checkText(k, joinField(field, "(key)"), tk.Value)
 		}
 	}
 	line, col := nodePos(k)
@@ -318,14 +351,15 @@ func isSecretField(field string) bool {
 // scalarText returns the text of any scalar ("" for null). Numbers and
 // booleans keep their source spelling, so "id: 007" stays "007".
 func (t *tree) scalarText(raw ast.Node, field string) (string, bool) {
+	t.saw(raw, field)
 	n := t.deref(raw)
 	switch v := n.(type) {
 	case nil, *ast.NullNode:
 		return "", true
 	case *ast.StringNode:
-		return v.Value, true
+		return v.Value, t.checkText(raw, field, v.Value)
 	case *ast.LiteralNode:
-		return v.Value.Value, true
+		return v.Value.Value, t.checkText(raw, field, v.Value.Value)
 	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
 		return v.GetToken().Value, true
 	}
@@ -455,9 +489,9 @@ func (t *tree) value(raw ast.Node, field string, depth int) (any, bool) {
 	case nil, *ast.NullNode:
 		return nil, true
 	case *ast.StringNode:
-		return v.Value, true
+		return v.Value, t.checkText(raw, field, v.Value)
 	case *ast.LiteralNode:
-		return v.Value.Value, true
+		return v.Value.Value, t.checkText(raw, field, v.Value.Value)
 	case *ast.BoolNode:
 		return v.Value, true
 	case *ast.IntegerNode:

@@ -16,13 +16,15 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/results"
 )
 
-// Load reads a benchmark directory into an Input. Only a missing or
-// unreadable benchDir is an error: absent files leave their part empty, and
-// a file that does not parse is recorded in Input.Notes, so a half-finished
-// or partly damaged run still gets a report.
+// Load reads a benchmark directory into an Input. Absent files leave their
+// part empty, so a half-finished run still gets a report; a file that is
+// there but damaged (truncated, duplicated rows, rows without ids, bytes
+// that are not UTF-8, values over the size limits) is an error naming the
+// file, row and field, as it is for every other command.
 func Load(benchDir string, settings Settings) (Input, error) {
 	st, err := os.Stat(benchDir)
 	if err != nil {
@@ -32,24 +34,21 @@ func Load(benchDir string, settings Settings) (Input, error) {
 		return Input{}, fmt.Errorf("report: %s is not a directory", benchDir)
 	}
 	in := Input{Settings: settings}
-	note := func(path string, err error) {
-		rel, _ := filepath.Rel(benchDir, path)
-		msg := err.Error()
-		// artifacts' readers start their errors with the file's path;
-		// the note already names it (relative, so the page stays portable).
-		if rest, ok := strings.CutPrefix(msg, path); ok {
-			msg = strings.TrimLeft(rest, ": ")
-		}
-		in.Notes = append(in.Notes, fmt.Sprintf("%s could not be read: %s", rel, msg))
-	}
 
 	bp := filepath.Join(benchDir, "benchmark.yaml")
-	if b, err := os.ReadFile(bp); err == nil {
-		if err := yaml.Unmarshal(b, &in.Benchmark); err != nil {
-			note(bp, err)
+	if _, err := os.Stat(bp); err == nil {
+		// The same checks as every other command; the report then reads
+		// only the fields it shows.
+		if _, err := config.LoadBenchmark(bp); err != nil {
+			return Input{}, err
 		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		note(bp, err)
+		b, err := os.ReadFile(bp)
+		if err != nil {
+			return Input{}, err
+		}
+		if err := yaml.Unmarshal(b, &in.Benchmark); err != nil {
+			return Input{}, fmt.Errorf("%s: %w", bp, err)
+		}
 	}
 	if in.Benchmark.Name == "" {
 		in.Benchmark.Name = filepath.Base(filepath.Clean(benchDir))
@@ -57,52 +56,56 @@ func Load(benchDir string, settings Settings) (Input, error) {
 
 	var lite lightener
 	sp := filepath.Join(benchDir, "scenarios.json")
-	if rows, _, ok, err := readRows(sp, lite.scenario); err != nil {
-		note(sp, err)
-	} else if ok {
+	scenarioOK := artifacts.NewScenarioChecker()
+	rows, _, ok, err := readRows(sp, func(i int, sc *Scenario) error { return scenarioOK(i, sc.ID) }, lite.scenario)
+	if err != nil {
+		return Input{}, err
+	}
+	if ok {
 		in.Scenarios, in.scenarioFile = rows, sp
 	}
 
-	rp := filepath.Join(benchDir, "results.json")
-	if rows, err := readResults(rp); err != nil {
-		note(rp, err)
-	} else {
-		in.Results = rows
+	if in.Results, err = readResults(filepath.Join(benchDir, "results.json")); err != nil {
+		return Input{}, err
 	}
-
-	cp := filepath.Join(benchDir, "cost.json")
-	if c, err := readCost(cp, ""); err != nil {
-		note(cp, err)
-	} else {
-		in.Costs = append(in.Costs, c...)
+	c, err := readCost(filepath.Join(benchDir, "cost.json"), "")
+	if err != nil {
+		return Input{}, err
 	}
+	in.Costs = append(in.Costs, c...)
 
 	for _, target := range runTargets(benchDir, settings, in.Results) {
-		dir := filepath.Join(benchDir, "runs", target)
-		run := Run{Target: target}
-		convPath := filepath.Join(dir, "conversations.json")
-		if rows, spans, ok, err := readRows(convPath, lite.conversation(target)); err != nil {
-			note(convPath, err)
-		} else {
-			run.Conversations, run.HasConvs = rows, ok
-			run.convSrc = &rowSource{path: convPath, spans: spans}
+		run, costs, err := loadRun(filepath.Join(benchDir, "runs", target), target, &lite)
+		if err != nil {
+			return Input{}, err
 		}
-		scorePath := filepath.Join(dir, "scores.json")
-		if rows, spans, ok, err := readRows(scorePath, lite.score(target)); err != nil {
-			note(scorePath, err)
-		} else {
-			run.Scores, run.HasScores = rows, ok
-			run.scoreSrc = &rowSource{path: scorePath, spans: spans}
-		}
-		costPath := filepath.Join(dir, "cost.json")
-		if c, err := readCost(costPath, target); err != nil {
-			note(costPath, err)
-		} else {
-			in.Costs = append(in.Costs, c...)
-		}
+		in.Costs = append(in.Costs, costs...)
 		in.Runs = append(in.Runs, run)
 	}
 	return in, nil
+}
+
+// loadRun reads one runs/<target>/ directory.
+func loadRun(dir, target string, lite *lightener) (Run, []CostEntry, error) {
+	run := Run{Target: target}
+	convPath := filepath.Join(dir, "conversations.json")
+	rows, spans, ok, err := readRows(convPath, artifacts.NewConversationChecker(target), lite.conversation(target))
+	if err != nil {
+		return Run{}, nil, err
+	}
+	run.Conversations, run.HasConvs = rows, ok
+	run.convSrc = &rowSource{path: convPath, spans: spans}
+
+	scorePath := filepath.Join(dir, "scores.json")
+	scores, spans, ok, err := readRows(scorePath, artifacts.NewScoreChecker(), lite.score(target))
+	if err != nil {
+		return Run{}, nil, err
+	}
+	run.Scores, run.HasScores = scores, ok
+	run.scoreSrc = &rowSource{path: scorePath, spans: spans}
+
+	costs, err := readCost(filepath.Join(dir, "cost.json"), target)
+	return run, costs, err
 }
 
 // runTargets lists run directories in display order: configured targets
@@ -188,55 +191,75 @@ func readArray[T any](path string) (rows []T, ok bool, err error) {
 	return rows, true, nil
 }
 
-// readRows is readArray keeping each row's span in the file; keep strips
-// a decoded row of its bulk (and returns its transcript length, if any)
-// before it is kept. A file that does not parse keeps no rows at all.
-func readRows[T any](path string, keep func(*T) int32) (rows []T, spans []span, ok bool, err error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, false, nil
-	}
-	if err != nil {
+// readRows is readArray keeping each row's span in the file, through
+// artifacts' input guards; check (nil: none) validates each decoded row
+// before keep strips it of its bulk (and returns its transcript length, if
+// any). A file that does not parse keeps no rows at all.
+func readRows[T any](path string, check func(int, *T) error, keep func(*T) int32) (rows []T, spans []span, ok bool, err error) {
+	rr, ok, err := artifacts.OpenRows(path, "")
+	if err != nil || !ok {
 		return nil, nil, false, err
-	}
-	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, nil, false, err
-	}
-	if tok != json.Delim('[') {
-		return nil, nil, false, fmt.Errorf("want a JSON array, got %v", tok)
 	}
 	var size int64
-	if fi, err := f.Stat(); err == nil {
+	if fi, err := os.Stat(path); err == nil {
 		size = fi.Size()
 	}
 	rows = []T{}
-	for dec.More() {
+	for rr.More() {
 		if len(rows) == 64 && size > 0 {
 			// Size the slices from the first rows' mean length: growing a
 			// 100,000-row slice by appending copies it a dozen times and
 			// holds the last two copies at once, the load's memory peak.
-			est := int(float64(size)/float64(dec.InputOffset())*64*1.05) + 1
+			_, end := rr.Span()
+			est := int(float64(size)/float64(end)*64*1.05) + 1
 			rows = slices.Grow(rows, est-len(rows))
 			spans = slices.Grow(spans, est-len(spans))
 		}
-		// InputOffset is just past the previous row (or the '['); the row
-		// itself starts after the separator, which rowBytes skips.
-		off := dec.InputOffset()
 		var v T
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, false, fmt.Errorf("row %d: %w", len(rows), err)
+		if err := rr.Next(&v); err != nil {
+			rr.Close()
+			return nil, nil, false, err
+		}
+		// The span starts just past the previous row (or the '['); the row
+		// itself starts after the separator, which rowBytes skips.
+		off, end := rr.Span()
+		if err := checkRow(rr, off, end, len(rows), &v, check); err != nil {
+			rr.Close()
+			return nil, nil, false, err
 		}
 		n := keep(&v)
 		rows = append(rows, v)
-		spans = append(spans, span{off: off, end: dec.InputOffset(), n: n})
+		spans = append(spans, span{off: off, end: end, n: n})
 	}
-	if _, err := dec.Token(); err != nil {
+	if err := rr.Close(); err != nil {
 		return nil, nil, false, err
 	}
 	return rows, spans, true, nil
+}
+
+// checkRow applies the size limit on single values (only rows longer than
+// it can break it, so the bytes are re-read only for those) and check.
+func checkRow[T any](rr *artifacts.RowReader, off, end int64, i int, v *T, check func(int, *T) error) error {
+	if end-off > artifacts.MaxFieldBytes {
+		f, err := os.Open(rr.Path())
+		if err != nil {
+			return err
+		}
+		b, err := rowBytes(f, span{off: off, end: end})
+		f.Close()
+		if err != nil {
+			return err
+		}
+		if err := artifacts.CheckFieldSizes(b); err != nil {
+			return rr.Fail(err)
+		}
+	}
+	if check != nil {
+		if err := check(i, v); err != nil {
+			return rr.Fail(err)
+		}
+	}
+	return nil
 }
 
 // rowBytes reads one row's JSON back from f.
@@ -347,27 +370,16 @@ func (l *lightener) scenario(sc *Scenario) int32 {
 	return 0
 }
 
-// readCost reads a cost.json object ({phase: entry}) in key order.
+// readCost reads a cost.json object ({phase: entry}) in pipeline order.
 func readCost(path, scope string) ([]CostEntry, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	phases, err := artifacts.ReadCost(path)
 	if err != nil {
 		return nil, err
 	}
-	var m map[string]artifacts.PhaseCost
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return phaseLess(keys[i], keys[j]) })
-	out := make([]CostEntry, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, CostEntry{Scope: scope, Key: k, Cost: m[k]})
+	sort.SliceStable(phases, func(i, j int) bool { return phaseLess(phases[i].Phase, phases[j].Phase) })
+	out := make([]CostEntry, 0, len(phases))
+	for _, p := range phases {
+		out = append(out, CostEntry{Scope: scope, Key: p.Phase, Cost: p})
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	stdhtml "html"
 	"io"
 	"math"
@@ -16,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
 )
 
 var fixedTime = time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
@@ -310,15 +313,22 @@ func TestMissingFilesAndBrokenFiles(t *testing.T) {
 	if err := Build(context.Background(), in, &buf); err != nil {
 		t.Fatalf("empty bench: %v", err)
 	}
-	// Damaged files are reported, not fatal.
-	writeFile(t, filepath.Join(dir, "scenarios.json"), "[{")
-	writeFile(t, filepath.Join(dir, "runs", "x", "conversations.json"), `{"not":"an array"}`)
-	in, err = Load(dir, Settings{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(in.Notes) != 2 || len(in.Runs) != 1 || in.Runs[0].HasConvs {
-		t.Errorf("notes=%v runs=%+v", in.Notes, in.Runs)
+	// Damaged files are bad input (exit 2), named with their row: a
+	// report built from part of a file would show numbers that are wrong.
+	for _, tc := range []struct{ rel, content, want string }{
+		{"scenarios.json", "[{", "truncated"},
+		{filepath.Join("runs", "x", "conversations.json"), `{"not":"an array"}`, "expected a JSON array"},
+		{filepath.Join("runs", "x", "scores.json"), `[{"id":"a","metric_id":"m01"},{"id":"a","metric_id":"m01"}]`, `row 1 (line 1): field "sample": scenario "a" sample 0 (metric m01) is scored twice`},
+		{"cost.json", `{"simulate": {"cost": "x"}}`, `field "simulate.cost"`},
+	} {
+		sub := t.TempDir()
+		path := filepath.Join(sub, tc.rel)
+		writeFile(t, path, tc.content)
+		_, err = Load(sub, Settings{})
+		var fe *artifacts.FileError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want an *artifacts.FileError naming the file and %q", tc.rel, err, tc.want)
+		}
 	}
 	if _, err := Load(filepath.Join(dir, "nope"), Settings{}); err == nil {
 		t.Error("missing dir: want error")

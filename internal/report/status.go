@@ -60,7 +60,7 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 		bench.Name = filepath.Base(filepath.Clean(benchDir))
 	}
 	var lite lightener // rows without their bulk: status reads only ids, verdicts and demographics
-	scens, _, hasScens, scenErr := readRows(filepath.Join(benchDir, "scenarios.json"), lite.scenario)
+	scens, _, hasScens, scenErr := readRows(filepath.Join(benchDir, "scenarios.json"), nil, lite.scenario)
 	res, resErr := readResults(filepath.Join(benchDir, "results.json"))
 	if targets == nil {
 		targets = runTargets(benchDir, Settings{}, res)
@@ -75,7 +75,7 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 			ts.hasDir = true
 		}
 		convs, okc, _ := readArray[statusConv](filepath.Join(dir, "conversations.json"))
-		scores, _, oks, _ := readRows(filepath.Join(dir, "scores.json"), lite.score(t))
+		scores, _, oks, _ := readRows(filepath.Join(dir, "scores.json"), nil, lite.score(t))
 		ts.hasConvs, ts.hasScores = okc, oks
 		match := scoreMatcher(scores)
 		for _, cv := range convs {

@@ -45,7 +45,7 @@ func loadFull(t *testing.T, dir string) Input {
 
 // streamedDir is a synthetic run that crosses chunk boundaries (480
 // conversations over 2 targets, 240 scenarios) and has the odd rows the
-// store must place right: a duplicate scenario id, conversations whose
+// store must place right: conversations whose
 // scenario is missing from scenarios.json (stubs), a score row without
 // conv_id, and a run without scores.json.
 func streamedDir(t *testing.T) string {
@@ -59,12 +59,8 @@ func streamedDir(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dup := map[string]any{}
-	for k, v := range scens[5] {
-		dup[k] = v
-	}
-	dup["persona"] = "a later duplicate that must not show"
-	scens = append(scens, dup)
+	// (A duplicated scenario id used to be placed here too; it is now
+	// refused as bad input, see TestLoadRefusesDamagedFiles.)
 	writeJSON(t, filepath.Join(dir, "scenarios.json"), scens)
 
 	convPath := filepath.Join(dir, "runs", "model-b", "conversations.json")
@@ -85,7 +81,8 @@ func streamedDir(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scores[0].ConvID = ""
+	// An upstream-style row: no conv_id (and none of our additions).
+	scores[0].ConvID, scores[0].Usage, scores[0].NullReason, scores[0].Judges = "", nil, "", nil
 	writeJSON(t, scorePath, scores)
 	if err := os.Remove(filepath.Join(dir, "runs", "model-a", "scores.json")); err != nil {
 		t.Fatal(err)

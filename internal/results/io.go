@@ -54,11 +54,19 @@ func WriteResults(path string, results []ModelResult) error {
 // ReadResults reads a results.json written by upstream or by us.
 func ReadResults(path string) ([]ModelResult, error) {
 	var out []ModelResult
+	first := map[string]int{}
 	err := artifacts.EachRawRow(path, func(i int, raw json.RawMessage) error {
 		var m ModelResult
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return fmt.Errorf("%w; re-run aggregate to rebuild the file", err)
 		}
+		if m.TargetModel == "" {
+			return errors.New(`field "target_model": missing or empty; re-run aggregate to rebuild the file`)
+		}
+		if j, dup := first[m.TargetModel]; dup {
+			return fmt.Errorf(`field "target_model": %q appears twice (first in row %d); re-run aggregate to rebuild the file`, m.TargetModel, j)
+		}
+		first[m.TargetModel] = i
 		out = append(out, m)
 		return nil
 	})

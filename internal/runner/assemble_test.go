@@ -14,7 +14,7 @@ import (
 func TestConvAssemblerWritesRowOrderWhateverTheFinishOrder(t *testing.T) {
 	const n = 50
 	conv := func(i int) artifacts.Conversation {
-		return artifacts.Conversation{ID: fmt.Sprintf("m01_s%03d", i), Transcript: []artifacts.Turn{{Role: "user", Content: "hi"}},
+		return artifacts.Conversation{ID: fmt.Sprintf("m01_s%03d", i), MetricID: "m01", Transcript: []artifacts.Turn{{Role: "user", Content: "hi"}},
 			Usage: artifacts.UsageRecord{InputTokens: i, Requests: 1}}
 	}
 	want := make([]artifacts.Conversation, n)

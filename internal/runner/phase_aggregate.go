@@ -43,7 +43,7 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 			return nil
 		})
 		if err != nil {
-			return &InputError{Msg: err.Error()}
+			return err // *artifacts.FileError: exit 2, and never "aggregate skipped"
 		}
 	}
 	if len(in.Scores) == 0 {
@@ -54,7 +54,7 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 		return nil
 	})
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return &InputError{Msg: err.Error()}
+		return err
 	}
 	// Reading left garbage several times the rows' size (decoded rows, the
 	// intern map); collect it before the statistics allocate, so the peak
