@@ -379,9 +379,9 @@ func TestInputErrors(t *testing.T) {
 		open          bool // fails on open rather than while streaming
 		want          string
 	}{
-		{"runs/t2/scores.json", `[{"id": "x", "sample": "one"}]`, false, `scores.json row 0: field "sample"`},
-		{"runs/t1/conversations.json", `[{"id": "x"`, false, "conversations.json: file ends early"},
-		{"scenarios.json", `{"not": "an array"}`, true, "scenarios.json: expected a JSON array"},
+		{"runs/t2/scores.json", `[{"id": "x", "sample": "one"}]`, false, `scores.json row 0 (line 1): field "sample"`},
+		{"runs/t1/conversations.json", `[{"id": "x"`, false, "file ends early (truncated JSON)"},
+		{"scenarios.json", `{"not": "an array"}`, true, "expected a JSON array of rows"},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
