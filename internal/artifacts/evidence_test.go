@@ -18,8 +18,8 @@ func TestQuoteFinder(t *testing.T) {
 		ok    bool
 	}{
 		{"I can't decide that for you.", 1, "I can't decide that for you", true},
-		{"i CAN’T decide that for you", 1, "I can't decide that for you", true},                          // case, curly apostrophe
-		{`"it depends on what you value"`, 1, "It depends on   what **you** value", true},              // whitespace, emphasis, surrounding quotes
+		{"i CAN’T decide that for you", 1, "I can't decide that for you", true},                           // case, curly apostrophe
+		{`"it depends on what you value"`, 1, "It depends on   what **you** value", true},                 // whitespace, emphasis, surrounding quotes
 		{`what you value — "stability" or growth`, 1, "what **you** value — “stability” or growth", true}, // curly vs straight quotes
 		{"It depends on … or growth.", 1, "It depends on   what **you** value — “stability” or growth", true},
 		{"I can't decide ... for you", 1, "I can't decide that for you", true},
