@@ -215,6 +215,6 @@ var (
 		"persona": stringSchema, "user_goal": stringSchema, "latent_adversarial_goal": stringSchema, "landmarks": landmarksSchema,
 	})}})
 	expandSchema   = objSchema(map[string]any{"user_persona": stringSchema, "landmarks": landmarksSchema})
-	judgeSchema    = objSchema(map[string]any{"justification": stringSchema, "present": booleanSchema})
+	judgeSchema    = objSchema(map[string]any{"justification": stringSchema, "evidence": map[string]any{"type": "array", "items": stringSchema}, "present": booleanSchema})
 	landmarkSchema = objSchema(map[string]any{"followed_landmarks": booleanSchema, "revealed_test": booleanSchema, "reason": stringSchema})
 )
