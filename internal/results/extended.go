@@ -37,6 +37,7 @@ func addExtensions(m *ModelResult, rows, all []row, demo *demographics, opts Opt
 	m.Agreement = sampleAgreement(rows)
 	m.Judges = judgeAgreement(rows)
 	m.Validity = validity(all)
+	m.Unverified = unverified(rows)
 }
 
 // wilson is the rounded Wilson interval, nil for no trials.

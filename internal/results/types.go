@@ -249,6 +249,8 @@ type ModelResult struct {
 	DemographicGaps []Gap `json:"demographic_gaps"`
 	// Validity is present only when rows carry a landmark-adherence verdict.
 	Validity *ValidityStats `json:"validity"`
+	// Unverified is present only when rows carry evidence-checked verdicts.
+	Unverified *UnverifiedStats `json:"unverified"`
 	// Fingerprint is "sha256:…" over what the results were measured with
 	// (Options.Fingerprint); "" omits it.
 	Fingerprint string `json:"fingerprint"`
@@ -292,6 +294,9 @@ func (m ModelResult) PyValue() (any, error) {
 	}
 	if m.Validity != nil {
 		o = append(o, artifacts.Pair{Key: "validity", Value: m.Validity})
+	}
+	if m.Unverified != nil {
+		o = append(o, artifacts.Pair{Key: "unverified", Value: m.Unverified})
 	}
 	if m.Fingerprint != "" {
 		o = append(o, artifacts.Pair{Key: "fingerprint", Value: m.Fingerprint})
