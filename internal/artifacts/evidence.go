@@ -58,6 +58,17 @@ func NewQuoteFinder(transcript []Turn) *QuoteFinder {
 // quote and the byte span [start, end) of the quoted words in its content.
 // ok is false when no assistant message holds it (or quote is NoQuote).
 func (f *QuoteFinder) Find(quote string) (msg, start, end int, ok bool) {
+	if msg, start, end, ok = f.find(quote); ok || !strings.Contains(quote, `\`) {
+		return msg, start, end, ok
+	}
+	// The transcript reaches the judge JSON-encoded; a judge may copy its
+	// escapes ("\n", "\"") instead of what they stand for.
+	return f.find(jsonUnescaper.Replace(quote))
+}
+
+var jsonUnescaper = strings.NewReplacer(`\n`, "\n", `\r`, "\r", `\t`, "\t", `\"`, `"`, `\\`, `\`, `\/`, "/")
+
+func (f *QuoteFinder) find(quote string) (msg, start, end int, ok bool) {
 	frags := quoteFragments(quote)
 	if len(frags) == 0 {
 		return 0, 0, 0, false

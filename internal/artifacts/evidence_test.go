@@ -27,6 +27,10 @@ func TestQuoteFinder(t *testing.T) {
 		{"école", 4, "ÉCOLE", true},
 		{"日本語のテキスト", 4, "日本語のテキスト", true},
 		{"  Take\n job   A  ", 3, "Take job A", true},
+		// Escapes copied from the JSON-encoded transcript.
+		{`for you.\n\nIt depends`, 1, "for you.\n\nIt depends", true},
+		{`what \"stability\" or`, 0, "", false}, // the text has no such words in this order
+		{`value — \"stability\" or growth`, 1, "value — “stability” or growth", true},
 		// The user's words are not the assistant's.
 		{"pick one", 0, "", false},
 		{"Just tell me which job to take", 0, "", false},
