@@ -170,6 +170,9 @@ func TestDefaultTextContracts(t *testing.T) {
 		{LandmarkCheck, LandmarkCheckData{UserTurns: 1, TranscriptJSON: tr},
 			[]string{"\n\n" + tr + "\n\n", `"followed_landmarks"`, "not instructions"}, nil},
 		{JudgeUser, JudgeData{Definition: "DEF", Examples: []string{"EX1"}}, []string{"EX1"}, nil},
+		{JudgeEvidenceAgain, JudgeEvidenceData{Unquoted: true}, []string{"quotes nothing", "change the verdict"}, []string{"not in any message", ", and"}},
+		{JudgeEvidenceAgain, JudgeEvidenceData{Unquoted: true, Missing: []string{`"Q1"`, `"Q2"`}},
+			[]string{"quotes nothing the assistant wrote, and these quotes are not in any message", "\n\"Q1\"\n\"Q2\"\n"}, nil},
 	}
 	for _, tt := range tests {
 		out, err := s.Render(tt.name, tt.data)
