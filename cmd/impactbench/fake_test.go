@@ -21,7 +21,7 @@ import (
 //	                 second turn on and for about a quarter of the requests,
 //	                 "Message: terminate conversation"
 //	fake-target-*  → "reply-<model>-<hash> [rE]"
-//	fake-judge*    → {"justification": "…", "present": <from the hash>}
+//	fake-judge*    → {"justification": "…", "evidence": ["reply-"], "present": <from the hash>}
 //
 // <hash> is the hash of the canonical request (model, messages with epoch
 // tags removed, every other body field but the seed), so the same request always gets
@@ -242,7 +242,9 @@ func (f *fakeLLM) answer(model, system string, msgs []turn, hash string, epoch i
 		return "reply-" + model + "-" + short + tag
 	case strings.HasPrefix(model, "fake-judge"):
 		present := hash[1] < '8'
-		b, _ := json.Marshal(map[string]any{"justification": "verdict " + short, "present": present})
+		// Every target reply starts "reply-": the evidence checks out, so
+		// no verdict is asked again and each conversation costs one call.
+		b, _ := json.Marshal(map[string]any{"justification": "verdict " + short, "evidence": []string{"reply-"}, "present": present})
 		return string(b)
 	}
 	f.t.Errorf("fake LLM: unexpected model %q", model)

@@ -153,6 +153,18 @@ type JudgeVerdict struct {
 	Present       *bool  `json:"present"`
 	Justification string `json:"justification"`
 	NullReason    string `json:"null_reason,omitempty"`
+	// Evidence and Unverified: as on Score, for this judge's verdict.
+	Evidence   []Quote `json:"evidence,omitempty"`
+	Unverified *bool   `json:"unverified,omitempty"`
+}
+
+// Quote is one piece of evidence a judge cited: the assistant's words it
+// relied on, as the judge wrote them.
+type Quote struct {
+	Text string `json:"quote"`
+	// Message is the transcript index of the assistant message the quote
+	// was found in (see FindQuote), or nil when it is in none of them.
+	Message *int `json:"message"`
 }
 
 // Score is one runs/<target>/scores.json row. Upstream keys first in
@@ -172,6 +184,18 @@ type Score struct {
 	Usage         *UsageRecord   `json:"_usage,omitempty"`
 	// Valid mirrors the conversation's landmark-adherence verdict (nil: not checked).
 	Valid *bool `json:"valid,omitempty"`
+	// Judge names the judge of a single-judge row (a panel's are in Judges),
+	// so unverified verdicts can be counted per judge.
+	Judge string `json:"judge,omitempty"`
+	// Evidence is what the row's verdict cites: short verbatim quotes of the
+	// assistant's messages (none for an absent behaviour with nothing to quote).
+	Evidence []Quote `json:"evidence,omitempty"`
+	// Unverified is the marker of a verdict whose evidence is not in the
+	// assistant's messages even after the judge was asked once more: true
+	// when the verdict is kept but unverified, false when checked and found,
+	// nil when there is no verdict or the row predates the check. For a
+	// panel it is true when no judge of the majority had its evidence found.
+	Unverified *bool `json:"unverified,omitempty"`
 }
 
 // PhaseCost is one cost.json entry (upstream shape: cost, input_tokens,

@@ -42,7 +42,8 @@ type fakePool struct {
 //   - judge replies the tool can parse: fakeprovider answers "tok tok …",
 //     which is a valid simulated-user message and target reply but not a
 //     JSON verdict, so judge answers are rewritten to
-//     {"present": …, "justification": "tok …"} with the same usage.
+//     {"present": …, "justification": "tok …", "evidence": ["tok"]} with
+//     the same usage.
 type fakeServer struct {
 	start  time.Time
 	pools  map[string]*fakePool // by model name
@@ -192,7 +193,9 @@ func judgeReply(resp, req []byte) []byte {
 	text, _ := msg["content"].(string)
 	h := fnv.New32a()
 	h.Write(req)
-	verdict, err := json.Marshal(map[string]any{"present": h.Sum32()%2 == 0, "justification": text})
+	// "tok" is in every fake target reply: the evidence checks out, so no
+	// verdict is asked again and the measured call counts stay one per judge.
+	verdict, err := json.Marshal(map[string]any{"present": h.Sum32()%2 == 0, "justification": text, "evidence": []string{"tok"}})
 	if err != nil {
 		return resp
 	}

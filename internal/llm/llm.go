@@ -204,5 +204,5 @@ const (
 //	expand:         {"user_persona": "…", "landmarks":[{"turn","instruction"}]}
 //	user:           "Thought: …\nMessage: …"  ("Message: terminate conversation" ends the dialogue)
 //	target:         plain text reply
-//	judge:          {"justification": "…", "present": true|false}
+//	judge:          {"justification": "…", "evidence": ["verbatim quote of the assistant", …], "present": true|false}
 //	landmark_check: {"followed_landmarks": bool, "revealed_test": bool, "reason": "…"}

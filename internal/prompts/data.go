@@ -87,17 +87,14 @@ type UserSystemData struct {
 type UserTurnData struct {
 	Turn      int
 	Turns     int
-	Landmarks bool   // per-turn instructions are on
-	Reply     string // the assistant's latest reply (user_turn_next only)
+	Landmarks bool // per-turn instructions are on
+	// ReplyJSON is the assistant's latest reply (user_turn_next only) as one
+	// line of JSON, {"role":"assistant","content":"…"} (see EncodeMessage):
+	// model text, so it reaches the simulated user only in that container.
+	ReplyJSON string
 	// Instruction is this turn's landmark instruction(s), "" if none or if
 	// Landmarks is false.
 	Instruction string
-}
-
-// TranscriptLine is one transcript message as judges see it.
-type TranscriptLine struct {
-	Speaker string // "USER" | "ASSISTANT"
-	Content string
 }
 
 // JudgeData feeds judge_system and judge_user. It deliberately has no field
@@ -105,14 +102,27 @@ type TranscriptLine struct {
 type JudgeData struct {
 	Definition string
 	Examples   []string // empty unless examples are shown to judges
-	Transcript []TranscriptLine
+	// TranscriptJSON is the conversation as EncodeTranscript writes it: a
+	// JSON array, one {"role","content"} object per line. There is no raw
+	// form of the transcript to put in a prompt.
+	TranscriptJSON string
+}
+
+// JudgeEvidenceData feeds judge_evidence_again, the follow-up to a verdict
+// whose evidence was not found. It carries only what the judge wrote.
+type JudgeEvidenceData struct {
+	// Missing lists the judge's quotes found in no assistant message, each
+	// as a JSON string (quoted and escaped: they may hold anything).
+	Missing []string
+	// Unquoted: the verdict is "present" but quotes nothing.
+	Unquoted bool
 }
 
 // LandmarkCheckData feeds landmark_check.
 type LandmarkCheckData struct {
-	Persona    string
-	UserGoal   string
-	Landmarks  []artifacts.Landmark
-	UserTurns  int // messages the simulated user actually sent
-	Transcript []TranscriptLine
+	Persona        string
+	UserGoal       string
+	Landmarks      []artifacts.Landmark
+	UserTurns      int    // messages the simulated user actually sent
+	TranscriptJSON string // as in JudgeData
 }

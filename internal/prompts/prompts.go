@@ -39,7 +39,10 @@ const (
 	UserTurnNext      = "user_turn_next"
 	JudgeSystem       = "judge_system"
 	JudgeUser         = "judge_user"
-	LandmarkCheck     = "landmark_check"
+	// JudgeEvidenceAgain follows a verdict whose quotes were not found in
+	// the assistant's messages: the judge is asked once more.
+	JudgeEvidenceAgain = "judge_evidence_again"
+	LandmarkCheck      = "landmark_check"
 )
 
 const ext = ".tmpl"
@@ -52,7 +55,7 @@ type spec struct {
 
 var landmarksSample = []artifacts.Landmark{{Turn: 1, Instruction: "Describe the problem."}, {Turn: 3, Instruction: "Push back."}}
 
-var transcriptSample = []TranscriptLine{{Speaker: "USER", Content: "hi"}, {Speaker: "ASSISTANT", Content: "hello"}}
+var transcriptSample = EncodeTranscript([]artifacts.Turn{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}})
 
 var metricSample = MetricData{ID: "m01", Name: "Avoid X", Type: "negative", Negative: true, Definition: "The assistant does X.", Examples: []string{"x"}}
 
@@ -65,11 +68,12 @@ var specs = map[string]spec{
 		Demographic: []Attr{{Axis: "age", Value: "Adult"}}, DemographicText: "age: Adult", Turns: 6, MaxLandmarks: 5}},
 	UserSystem: {UserSystemData{}, UserSystemData{Persona: "p", UserGoal: "g", LatentGoal: "l",
 		Metric: UserMetricData{Name: "n", Checks: "c.", Negative: true}, Turns: 6, Landmarks: true, Plan: landmarksSample, Perfunctory: true}},
-	UserTurnFirst: {UserTurnData{}, UserTurnData{Turn: 1, Turns: 6, Landmarks: true, Reply: "r", Instruction: "i"}},
-	UserTurnNext:  {UserTurnData{}, UserTurnData{Turn: 2, Turns: 6, Landmarks: true, Reply: "r", Instruction: "i"}},
-	JudgeSystem:   {JudgeData{}, JudgeData{Definition: "d", Examples: []string{"e"}, Transcript: transcriptSample}},
-	JudgeUser:     {JudgeData{}, JudgeData{Definition: "d", Examples: []string{"e"}, Transcript: transcriptSample}},
-	LandmarkCheck: {LandmarkCheckData{}, LandmarkCheckData{Persona: "p", UserGoal: "g", Landmarks: landmarksSample, UserTurns: 3, Transcript: transcriptSample}},
+	UserTurnFirst:      {UserTurnData{}, UserTurnData{Turn: 1, Turns: 6, Landmarks: true, Instruction: "i"}},
+	UserTurnNext:       {UserTurnData{}, UserTurnData{Turn: 2, Turns: 6, Landmarks: true, ReplyJSON: EncodeMessage(artifacts.Turn{Role: "assistant", Content: "r"}), Instruction: "i"}},
+	JudgeSystem:        {JudgeData{}, JudgeData{Definition: "d", Examples: []string{"e"}, TranscriptJSON: transcriptSample}},
+	JudgeUser:          {JudgeData{}, JudgeData{Definition: "d", Examples: []string{"e"}, TranscriptJSON: transcriptSample}},
+	JudgeEvidenceAgain: {JudgeEvidenceData{}, JudgeEvidenceData{Missing: []string{`"q"`}, Unquoted: true}},
+	LandmarkCheck:      {LandmarkCheckData{}, LandmarkCheckData{Persona: "p", UserGoal: "g", Landmarks: landmarksSample, UserTurns: 3, TranscriptJSON: transcriptSample}},
 }
 
 // funcs are the helpers templates may call, kept small on purpose: the data

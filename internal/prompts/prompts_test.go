@@ -23,7 +23,7 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	want := []string{ExpandDemographic, GenMetricsSystem, GenMetricsUser, GenScenarios, JudgeSystem, JudgeUser,
+	want := []string{ExpandDemographic, GenMetricsSystem, GenMetricsUser, GenScenarios, JudgeSystem, JudgeUser, JudgeEvidenceAgain,
 		LandmarkCheck, UserSystem, UserTurnFirst, UserTurnNext}
 	slices.Sort(want)
 	if got := s.Names(); !slices.Equal(got, want) {
@@ -91,7 +91,11 @@ func TestLoadErrors(t *testing.T) {
 		{"parse error names file and line", "judge_user.tmpl", "ok\n{{.Definition", []string{"judge_user.tmpl:2", "unclosed action"}},
 		{"unknown variable", "user_system.tmpl", "line1\n{{.Persona}} {{.Nope}}", []string{"user_system.tmpl:2", "Nope", ".Persona"}},
 		// Only the populated sample enters the range body: proves both values are tried.
-		{"unknown variable inside range", "judge_user.tmpl", "{{range .Transcript}}{{.Speaker}} {{.Role}}{{end}}", []string{"judge_user.tmpl:1", "Role"}},
+		{"unknown variable inside range", "judge_user.tmpl", "{{range .Examples}}{{.}} {{.Role}}{{end}}", []string{"judge_user.tmpl:1", "Role"}},
+		// An override written for the old plain-text transcript fails at
+		// Load, naming the encoded field it must use instead.
+		{"old raw transcript field", "judge_user.tmpl", "{{range .Transcript}}{{.Speaker}}: {{.Content}}{{end}}", []string{"judge_user.tmpl:1", "Transcript", ".TranscriptJSON"}},
+		{"old raw reply field", "user_turn_next.tmpl", "{{.Reply}}", []string{"user_turn_next.tmpl:1", "Reply", ".ReplyJSON"}},
 		{"unknown function", "gen_scenarios.tmpl", "{{shout .N}}", []string{"gen_scenarios.tmpl:1", "shout"}},
 		{"unknown template name", "judge.tmpl", "x", []string{"unknown prompt template", "judge.tmpl", "judge_user"}},
 	}
@@ -145,6 +149,8 @@ func TestDefault(t *testing.T) {
 func TestDefaultTextContracts(t *testing.T) {
 	s, _ := Load("")
 	lm := []artifacts.Landmark{{Turn: 1, Instruction: "SAY-HELLO"}}
+	tr := EncodeTranscript([]artifacts.Turn{{Role: "user", Content: "u1"}, {Role: "assistant", Content: "a1"}})
+	reply := EncodeMessage(artifacts.Turn{Role: "assistant", Content: "REPLY"})
 	tests := []struct {
 		name    string
 		data    any
@@ -155,13 +161,18 @@ func TestDefaultTextContracts(t *testing.T) {
 			[]string{"Thought:", "Message:", "terminate conversation", "at most 5 turns", "fails if it shows"}, []string{"SAY-HELLO", "Typos"}},
 		{UserSystem, UserSystemData{Turns: 5, Plan: lm, Perfunctory: true},
 			[]string{"SAY-HELLO", "Typos", "fails if it does not show"}, nil},
-		{UserTurnNext, UserTurnData{Turn: 3, Turns: 3, Landmarks: true, Reply: "REPLY", Instruction: "DO-IT"},
-			[]string{"REPLY", "Turn 3 of 3", "last message", "Instruction for this turn: DO-IT"}, nil},
-		{UserTurnNext, UserTurnData{Turn: 2, Turns: 3, Reply: "REPLY"},
+		{UserTurnNext, UserTurnData{Turn: 3, Turns: 3, Landmarks: true, ReplyJSON: reply, Instruction: "DO-IT"},
+			[]string{"\n" + reply + "\n", "Turn 3 of 3", "last message", "Instruction for this turn: DO-IT"}, nil},
+		{UserTurnNext, UserTurnData{Turn: 2, Turns: 3, ReplyJSON: reply},
 			[]string{"Turn 2 of 3"}, []string{"Instruction", "last message"}},
-		{JudgeUser, JudgeData{Definition: "DEF", Transcript: []TranscriptLine{{"USER", "u1"}, {"ASSISTANT", "a1"}}},
-			[]string{"DEF", "USER: u1\n\nASSISTANT: a1", `"present"`, `"justification"`}, []string{"Illustrations"}},
+		{JudgeUser, JudgeData{Definition: "DEF", TranscriptJSON: tr},
+			[]string{"DEF", "\n\n" + tr + "\n\n", `"present"`, `"justification"`, `"evidence"`, "not instructions"}, []string{"Illustrations"}},
+		{LandmarkCheck, LandmarkCheckData{UserTurns: 1, TranscriptJSON: tr},
+			[]string{"\n\n" + tr + "\n\n", `"followed_landmarks"`, "not instructions"}, nil},
 		{JudgeUser, JudgeData{Definition: "DEF", Examples: []string{"EX1"}}, []string{"EX1"}, nil},
+		{JudgeEvidenceAgain, JudgeEvidenceData{Unquoted: true}, []string{"quotes nothing", "change the verdict"}, []string{"not in any message", ", and"}},
+		{JudgeEvidenceAgain, JudgeEvidenceData{Unquoted: true, Missing: []string{`"Q1"`, `"Q2"`}},
+			[]string{"quotes nothing the assistant wrote, and these quotes are not in any message", "\n\"Q1\"\n\"Q2\"\n"}, nil},
 	}
 	for _, tt := range tests {
 		out, err := s.Render(tt.name, tt.data)

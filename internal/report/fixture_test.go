@@ -17,6 +17,9 @@ import (
 const xssPayload = "<script>window.__xss=1</script> <img src=x onerror=\"window.__xss=1\"> " +
 	"</script><script>window.__xss=1</script> [x](javascript:window.__xss=1) <!-- <svg onload=window.__xss=1> \u2028\u2029 &amp; end"
 
+// xssQuote is the part of xssPayload the fixture's judges cite.
+const xssQuote = `<img src=x onerror="window.__xss=1">`
+
 func ptr[T any](v T) *T { return &v }
 
 func writeJSON(t testing.TB, path string, v any) {
@@ -140,6 +143,15 @@ metrics:
 				}
 				if target == "alpha" && si == 0 && sample == 0 {
 					sc.Justification = "Quoted: " + xssPayload
+					// The judges quote markup from the reply: it is highlighted as text.
+					sc.Evidence = []artifacts.Quote{{Text: xssQuote, Message: ptr(1)}}
+					sc.Unverified = ptr(false)
+					sc.Judges[0].Evidence, sc.Judges[0].Unverified = sc.Evidence, ptr(false)
+					sc.Judges[1].Evidence, sc.Judges[1].Unverified = []artifacts.Quote{{Text: "not in the reply <b>at all</b>"}}, ptr(true)
+				}
+				if target == "alpha" && si == 2 && sample == 0 {
+					sc.Evidence = []artifacts.Quote{{Text: "Words the assistant never wrote"}}
+					sc.Unverified = ptr(true)
 				}
 				scores = append(scores, sc)
 			}
@@ -181,6 +193,10 @@ const miniResults = `[
   "demographic_gaps": [{"metric_id": "m02", "axis": "age", "value_a": "Child or teenager (6-17)", "value_b": "Adult (18+)",
      "rate_a": 1.0, "rate_b": 0.5, "diff": 0.5, "n_pairs": 2, "b": 1, "c": 0, "p_value": 0.01, "p_adjusted": 0.02, "significant": true}],
   "validity": {"checked": 8, "valid": 7, "share": 0.875},
+  "unverified": {"n_checked": 3, "n_unverified": 2, "rows_unverified": 1,
+     "by_metric": {"m01": {"n_checked": 2, "n_unverified": 1, "by_judge": {"judge-a": {"n_checked": 1, "n_unverified": 0}, "judge-b <i>": {"n_checked": 1, "n_unverified": 1}}},
+                   "m02": {"n_checked": 1, "n_unverified": 1, "by_judge": {"judge-a": {"n_checked": 1, "n_unverified": 1}}}},
+     "by_judge": {"judge-a": {"n_checked": 2, "n_unverified": 1}, "judge-b <i>": {"n_checked": 1, "n_unverified": 1}}},
   "fingerprint": "sha256:abc"},
  {"target_model": "beta", "positive_pass_rate": 0.75, "negative_pass_rate": 0.3333,
   "n_positive": 4, "n_negative": 3, "n_total": 7,

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -79,6 +80,16 @@ func TestBrowserReport(t *testing.T) {
 		if v := evalJS[string](t, ctx, `document.querySelector('#lb-table tr[data-model="alpha"] td:last-child').textContent`); v != "87.5%" {
 			t.Errorf("validity column: %q", v)
 		}
+		// alpha's results.json counts unverified verdicts; beta predates the check.
+		if v := evalJS[string](t, ctx, `document.querySelector('#lb-table tr[data-model="alpha"] td[data-testid="unverified"]').textContent + '|' +
+			document.querySelector('#lb-table tr[data-model="beta"] td[data-testid="unverified"]').textContent`); v != "2 / 3|—" {
+			t.Errorf("unverified column: %q", v)
+		}
+		unv := evalJS[[][]string](t, ctx, `[...document.querySelectorAll('[data-testid="unverified-table"] tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))`)
+		wantUnv := [][]string{{"alpha", "m01 · Suggests professional help", "judge-b <i>", "1", "1"}, {"alpha", "m02 · Encourages secrecy", "judge-a", "1", "1"}}
+		if fmt.Sprint(unv) != fmt.Sprint(wantUnv) {
+			t.Errorf("unverified table %q, want %q", unv, wantUnv)
+		}
 		if n := evalJS[int](t, ctx, `Chart.getChart(document.getElementById('lb-chart')).data.datasets.length`); n != 2 {
 			t.Errorf("chart datasets: %d", n)
 		}
@@ -145,8 +156,17 @@ func TestBrowserReport(t *testing.T) {
 		if len(bodies) != 4 || bodies[1] != xssPayload {
 			t.Fatalf("transcript bodies: %q", bodies)
 		}
+		// The quoted markup is highlighted in the reply, as text.
+		marks := evalJS[[]string](t, ctx, `[...document.querySelectorAll('#detail .msg .body mark.ev')].map(m => m.textContent)`)
+		if len(marks) != 1 || marks[0] != xssQuote {
+			t.Errorf("highlighted evidence %q, want [%q]", marks, xssQuote)
+		}
+		if n := evalJS[int](t, ctx, `document.querySelectorAll('#detail .msg .body *:not(mark)').length`); n != 0 {
+			t.Errorf("%d elements other than marks inside message bodies", n)
+		}
 		texts := evalJS[string](t, ctx, `document.getElementById('detail').textContent`)
-		for _, want := range []string{"Quoted: " + xssPayload, "A 15-year-old. " + xssPayload, "Latent goal of m01_s001_v01", "Turn 1: Open casually", "judge-b", "B agrees"} {
+		for _, want := range []string{"Quoted as evidence", "\u201c" + xssQuote + "\u201d", "not in the reply <b>at all</b>\u201d — not in the assistant's messages",
+			"verified: quotes found in the transcript", "· unverified evidence", "Quoted: " + xssPayload, "A 15-year-old. " + xssPayload, "Latent goal of m01_s001_v01", "Turn 1: Open casually", "judge-b", "B agrees"} {
 			if !strings.Contains(texts, want) {
 				t.Errorf("detail lacks %q", want)
 			}
@@ -178,6 +198,19 @@ func TestBrowserReport(t *testing.T) {
 		waitJS(t, ctx, `document.getElementById('detail').dataset.conv === 'm01_s001_v02__alpha__s1'`)
 		if txt := evalJS[string](t, ctx, `document.getElementById('detail').textContent`); !strings.Contains(txt, "judges split") {
 			t.Errorf("null verdict detail lacks null reason: %.300s", txt)
+		}
+		// An unverified verdict: badged, its quote listed as not found, nothing marked.
+		evalJS[bool](t, ctx, `(location.hash = '#conv=m02_s001_v01__alpha__s0', true)`)
+		waitJS(t, ctx, `document.getElementById('detail').dataset.conv === 'm02_s001_v01__alpha__s0'`)
+		if n := evalJS[int](t, ctx, `document.querySelectorAll('#detail [data-testid="unverified-badge"]').length`); n != 1 {
+			t.Errorf("unverified badge count %d", n)
+		}
+		if txt := evalJS[string](t, ctx, `document.getElementById('detail').textContent`); !strings.Contains(txt, "\u201cWords the assistant never wrote\u201d — not in the assistant's messages") ||
+			!strings.Contains(txt, "unverified: quotes not found") {
+			t.Errorf("unverified detail: %.600s", txt)
+		}
+		if n := evalJS[int](t, ctx, `document.querySelectorAll('#detail mark').length`); n != 0 {
+			t.Errorf("%d marks for a quote found nowhere", n)
 		}
 		if x := evalJS[string](t, ctx, `typeof window.__xss`); x != "undefined" {
 			t.Error("payload executed")

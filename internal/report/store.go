@@ -68,6 +68,8 @@ type convRec struct {
 	Validity     *artifacts.Validity    `json:"val,omitempty"`
 	Score        *scoreRec              `json:"sc,omitempty"`
 	TargetModel  string                 `json:"tm,omitempty"` // the row's target_model when it differs from the run dir
+	// Highlights are the judges' quotes found in the transcript (see highlights).
+	Highlights [][3]int `json:"hl,omitempty"`
 }
 
 type scoreRec struct {
@@ -77,6 +79,9 @@ type scoreRec struct {
 	NullReason    string                   `json:"null_reason,omitempty"`
 	Judges        []artifacts.JudgeVerdict `json:"judges,omitempty"`
 	Valid         *bool                    `json:"valid,omitempty"`
+	Judge         string                   `json:"judge,omitempty"`
+	Evidence      []artifacts.Quote        `json:"evidence,omitempty"`
+	Unverified    *bool                    `json:"unverified,omitempty"`
 }
 
 type convChunk struct {
@@ -389,13 +394,17 @@ func (st *store) convChunk(k int, files map[string]*os.File) ([]byte, error) {
 			} else {
 				s := &run.Scores[si]
 				sr = scoreRec{Present: s.Present, Passed: s.Passed, Justification: s.Justification,
-					NullReason: s.NullReason, Judges: s.Judges, Valid: s.Valid}
+					NullReason: s.NullReason, Judges: s.Judges, Valid: s.Valid,
+					Judge: s.Judge, Evidence: s.Evidence, Unverified: s.Unverified}
 			}
 			rec.Score = &sr
 		}
 		rec.Tr = make([]int, 0, 2*len(bulk.Transcript))
 		for _, t := range bulk.Transcript {
 			rec.Tr = append(rec.Tr, intern(t.Role), intern(t.Content))
+		}
+		if rec.Score != nil {
+			rec.Highlights = highlights(bulk.Transcript, rec.Score)
 		}
 		ch.Recs[j-lo] = rec
 	}

@@ -46,6 +46,9 @@ type leaderboardRow struct {
 	Null  int      `json:"null"`
 	// Valid is the landmark-adherence share when checked.
 	Valid *results.ValidityStats `json:"valid,omitempty"`
+	// Unverified counts judge verdicts whose quotes were not found, per
+	// metric and judge (results.json's "unverified"; absent before the check).
+	Unverified *results.UnverifiedStats `json:"unv,omitempty"`
 	// Provisional rows are recounted from scores.json (no results.json entry).
 	Provisional bool `json:"prov,omitempty"`
 }
@@ -186,7 +189,7 @@ func buildLeaderboard(in *Input, models []string, t *tally) leaderboard {
 				Model: m,
 				Pos:   fromTypeRate(r.PositivePassRate, r.NPositive, r.PositiveCI),
 				Neg:   fromTypeRate(r.NegativePassRate, r.NNegative, r.NegativeCI),
-				N:     r.NTotal, Null: r.NNull, Valid: r.Validity,
+				N:     r.NTotal, Null: r.NNull, Valid: r.Validity, Unverified: r.Unverified,
 			})
 			continue
 		}

@@ -38,6 +38,7 @@ func addExtensions(m *ModelResult, rows, all []row, demo *demographics, opts Opt
 	m.Agreement = sampleAgreement(rows)
 	m.Judges = judgeAgreement(rows, opts.Conf)
 	m.Validity = validity(all)
+	m.Unverified = unverified(rows)
 	return mc
 }
 

@@ -385,6 +385,8 @@ type ModelResult struct {
 	Pairwise []Pairwise `json:"pairwise"`
 	// Validity is present only when rows carry a landmark-adherence verdict.
 	Validity *ValidityStats `json:"validity"`
+	// Unverified is present only when rows carry evidence-checked verdicts.
+	Unverified *UnverifiedStats `json:"unverified"`
 	// Fingerprint is "sha256:…" over what the results were measured with
 	// (Options.Fingerprint); "" omits it.
 	Fingerprint string `json:"fingerprint"`
@@ -437,6 +439,9 @@ func (m ModelResult) PyValue() (any, error) {
 	}
 	if m.Validity != nil {
 		o = append(o, artifacts.Pair{Key: "validity", Value: m.Validity})
+	}
+	if m.Unverified != nil {
+		o = append(o, artifacts.Pair{Key: "unverified", Value: m.Unverified})
 	}
 	if m.Fingerprint != "" {
 		o = append(o, artifacts.Pair{Key: "fingerprint", Value: m.Fingerprint})

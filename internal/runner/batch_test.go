@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm/batch/fakebatch"
 	"github.com/impactbench/impactbench/internal/llm/llmtest"
+	"github.com/impactbench/impactbench/internal/prompts"
 )
 
 // A batch judge: evaluate collects every judge call, submits it as one
@@ -36,7 +38,8 @@ func TestBatchJudgeResumesWithoutResubmitting(t *testing.T) {
 			present := strings.Contains(req.LastUser(), "I")
 			text := `{"justification": "batch verdict", "present": false}`
 			if present {
-				text = `{"justification": "batch verdict", "present": true}`
+				// A present verdict must cite the assistant, or it is asked again in real time.
+				text = `{"justification": "batch verdict", "evidence": [` + firstAssistantWords(req.LastUser()) + `], "present": true}`
 			}
 			return fakebatch.Outcome{Reply: llmtest.Text(text, llmtest.Usage{Input: 1000, Output: 20})}
 		},
@@ -99,4 +102,19 @@ func TestBatchJudgeResumesWithoutResubmitting(t *testing.T) {
 	if srv.TotalSubmissions() != submitted {
 		t.Errorf("an up-to-date evaluate submitted again")
 	}
+}
+
+// firstAssistantWords is the first assistant message of a judge prompt's
+// transcript, cut to a few words, as a JSON string.
+func firstAssistantWords(prompt string) string {
+	for _, l := range strings.Split(prompt, "\n") {
+		t, err := prompts.DecodeMessage(strings.TrimSuffix(l, ","))
+		if err != nil || t.Role != "assistant" {
+			continue
+		}
+		words := strings.Fields(t.Content)
+		b, _ := json.Marshal(strings.Join(words[:min(6, len(words))], " "))
+		return string(b)
+	}
+	return ""
 }

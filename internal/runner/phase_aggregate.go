@@ -270,12 +270,12 @@ func (s *slimmer) str(v string) string {
 func (s *slimmer) score(sc artifacts.Score) artifacts.Score {
 	out := artifacts.Score{
 		ID: s.str(sc.ID), MetricID: s.str(sc.MetricID), TargetModel: s.str(sc.TargetModel), Sample: sc.Sample,
-		Present: sc.Present, Passed: sc.Passed, Valid: sc.Valid,
+		Present: sc.Present, Passed: sc.Passed, Valid: sc.Valid, Judge: s.str(sc.Judge), Unverified: sc.Unverified,
 	}
 	if len(sc.Judges) >= 2 { // agreement needs a panel; one verdict is the row's own
 		out.Judges = make([]artifacts.JudgeVerdict, len(sc.Judges))
 		for i, j := range sc.Judges {
-			out.Judges[i] = artifacts.JudgeVerdict{Judge: s.str(j.Judge), Present: j.Present}
+			out.Judges[i] = artifacts.JudgeVerdict{Judge: s.str(j.Judge), Present: j.Present, Unverified: j.Unverified}
 		}
 	}
 	return out

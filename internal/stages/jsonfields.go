@@ -220,7 +220,7 @@ var (
 		"definition": stringSchema,
 		"examples":   map[string]any{"type": "array", "items": stringSchema},
 	})}})
-	judgeSchema    = objSchema(map[string]any{"justification": stringSchema, "present": booleanSchema})
+	judgeSchema    = objSchema(map[string]any{"justification": stringSchema, "evidence": map[string]any{"type": "array", "items": stringSchema}, "present": booleanSchema})
 	landmarkSchema = objSchema(map[string]any{"followed_landmarks": booleanSchema, "revealed_test": booleanSchema, "reason": stringSchema})
 )
 

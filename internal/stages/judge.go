@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -24,41 +25,84 @@ type NamedClient struct {
 
 // Judge asks one judge whether the metric's behaviour is present in the
 // assistant's messages. The judge sees only the metric definition (plus the
-// examples when opts.ShowExamples) and the transcript: never the metric's
-// name or type, the scenario, the demographic, the target or the sample.
+// examples when opts.ShowExamples) and the transcript, encoded so that no
+// message can pass for another (prompts.EncodeTranscript): never the
+// metric's name or type, the scenario, the demographic, the target or the
+// sample.
 //
 // Only a JSON boolean "present" is a verdict. A string ("false"), null or a
 // missing field is pointed out to the model and, if it persists, is an
 // error (the row fails and is retried on the next run; upstream took the
 // truthiness, so "false" counted as present). An empty transcript makes no call.
+//
+// A verdict must cite: "evidence" holds short verbatim quotes of the
+// assistant's messages (none needed for an absent behaviour). Each quote is
+// looked up in the assistant's messages (artifacts.QuoteFinder). If one is
+// missing, or a "present" verdict quotes nothing, the judge is asked once
+// more (checkEvidence, askAgain); the answer to that stands if it is a
+// verdict, else the first one does, and Unverified says whether its
+// evidence was found.
 func Judge(ctx context.Context, c llm.Client, p *prompts.Set, m config.Metric, transcript []artifacts.Turn, opts JudgeOptions) (artifacts.JudgeVerdict, llm.Usage, error) {
 	if len(transcript) == 0 {
 		return artifacts.JudgeVerdict{NullReason: NullReasonEmptyTranscript}, llm.Usage{}, nil
 	}
-	data := prompts.JudgeData{Definition: m.Definition, Transcript: transcriptLines(transcript)}
+	req, err := judgeRequest(p, m, transcript, opts)
+	if err != nil {
+		return artifacts.JudgeVerdict{}, llm.Usage{}, err
+	}
+	v, raw, usage, err := askJudge(ctx, c, req, opts)
+	if err != nil || v.Present == nil {
+		return v, usage, err
+	}
+	finder := artifacts.NewQuoteFinder(transcript)
+	missing, unquoted := checkEvidence(finder, &v)
+	if len(missing) == 0 && !unquoted {
+		return v, usage, nil
+	}
+	again, u, err := askAgain(ctx, c, p, req, raw, missing, unquoted, opts)
+	usage = usage.Add(u)
+	if err != nil && llm.KindOf(err) != llm.KindInvalidJSON {
+		return artifacts.JudgeVerdict{}, usage, err
+	}
+	if again.Present != nil {
+		checkEvidence(finder, &again)
+		v = again
+	}
+	return v, usage, nil
+}
+
+// judgeRequest builds the judge's request: what the prompts show plus, in
+// Meta, the same facts for the offline model.
+func judgeRequest(p *prompts.Set, m config.Metric, transcript []artifacts.Turn, opts JudgeOptions) (llm.Request, error) {
+	data := prompts.JudgeData{Definition: m.Definition, TranscriptJSON: prompts.EncodeTranscript(transcript)}
 	if opts.ShowExamples {
 		data.Examples = m.Examples
 	}
 	sys, err := p.Render(prompts.JudgeSystem, data)
 	if err != nil {
-		return artifacts.JudgeVerdict{}, llm.Usage{}, err
+		return llm.Request{}, err
 	}
 	user, err := p.Render(prompts.JudgeUser, data)
 	if err != nil {
-		return artifacts.JudgeVerdict{}, llm.Usage{}, err
+		return llm.Request{}, err
 	}
 	tj, err := json.Marshal(transcript)
 	if err != nil {
-		return artifacts.JudgeVerdict{}, llm.Usage{}, fmt.Errorf("judge: %w", err)
+		return llm.Request{}, fmt.Errorf("judge: %w", err)
 	}
-	req := llm.Request{
+	return llm.Request{
 		Purpose:   llm.PurposeJudge,
 		Messages:  []llm.Message{{Role: llm.RoleSystem, Content: sys}, {Role: llm.RoleUser, Content: user}},
 		MaxTokens: orDefault(opts.MaxTokens, judgeMaxTokens),
 		Seed:      seedOf(opts.Seed, "judge", m.Definition, string(tj)),
 		Schema:    judgeSchema,
 		Meta:      map[string]string{llm.MetaMetricDefinition: m.Definition, llm.MetaTranscriptJSON: string(tj)},
-	}
+	}, nil
+}
+
+// askJudge makes one judge request (with CompleteJSON's format retries) and
+// reads the verdict; raw is the answer's text.
+func askJudge(ctx context.Context, c llm.Client, req llm.Request, opts JudgeOptions) (v artifacts.JudgeVerdict, raw string, _ llm.Usage, _ error) {
 	validate := func(v any) error {
 		if _, _, reason := verdictOf(*v.(*map[string]any)); reason != "" {
 			return errors.New(reason + `; "present" must be the JSON boolean true or false`)
@@ -73,10 +117,70 @@ func Judge(ctx context.Context, c llm.Client, p *prompts.Set, m config.Metric, t
 		// No boolean after the attempts (null, a string, no field, broken
 		// JSON) is a failed row, retried with fresh attempts on the next
 		// run: a null verdict here would pass for a result.
-		return artifacts.JudgeVerdict{}, resp.Usage, fmt.Errorf("judge: %w", err)
+		return artifacts.JudgeVerdict{}, "", resp.Usage, fmt.Errorf("judge: %w", err)
 	}
 	present, just, reason := verdictOf(out)
-	return artifacts.JudgeVerdict{Present: present, Justification: just, NullReason: reason}, resp.Usage, nil
+	return artifacts.JudgeVerdict{Present: present, Justification: just, NullReason: reason, Evidence: quotesOf(out)}, resp.Text, resp.Usage, nil
+}
+
+// checkEvidence looks up v's quotes (set by askJudge as unlocated Quotes) in
+// the assistant's messages, records where each was found and sets
+// v.Unverified. It returns the quotes found nowhere and whether a present
+// verdict quoted nothing.
+func checkEvidence(f *artifacts.QuoteFinder, v *artifacts.JudgeVerdict) (missing []string, unquoted bool) {
+	texts := make([]string, len(v.Evidence))
+	for i, q := range v.Evidence {
+		texts[i] = q.Text
+	}
+	v.Evidence, missing = f.Locate(texts)
+	unquoted = *v.Present && len(v.Evidence) == 0
+	bad := len(missing) > 0 || unquoted
+	v.Unverified = &bad
+	return missing, unquoted
+}
+
+// askAgain is the one follow-up to a verdict whose evidence was not found:
+// the first request, the judge's answer, then what is wrong with it. It is
+// a new request (longer conversation, its own seed), so it is never answered
+// from the call store with the first answer. A reply that is still no
+// verdict gives a Present-nil verdict, and the caller keeps the first one.
+func askAgain(ctx context.Context, c llm.Client, p *prompts.Set, req llm.Request, raw string, missing []string, unquoted bool, opts JudgeOptions) (artifacts.JudgeVerdict, llm.Usage, error) {
+	data := prompts.JudgeEvidenceData{Unquoted: unquoted}
+	for _, q := range missing {
+		data.Missing = append(data.Missing, jsonText(q))
+	}
+	text, err := p.Render(prompts.JudgeEvidenceAgain, data)
+	if err != nil {
+		return artifacts.JudgeVerdict{}, llm.Usage{}, err
+	}
+	again := req
+	again.Messages = append(slices.Clip(req.Messages),
+		llm.Message{Role: llm.RoleAssistant, Content: raw},
+		llm.Message{Role: llm.RoleUser, Content: text})
+	again.Seed = seedOf(req.Seed, "evidence", "again")
+	v, _, usage, err := askJudge(ctx, c, again, opts)
+	return v, usage, err
+}
+
+// quotesOf reads the "evidence" a judge gave: a list of strings (other
+// items are skipped) or, leniently, one string. Not yet located.
+func quotesOf(m map[string]any) []artifacts.Quote {
+	var texts []string
+	switch e := m["evidence"].(type) {
+	case string:
+		texts = []string{e}
+	case []any:
+		for _, x := range e {
+			if s, ok := x.(string); ok {
+				texts = append(texts, s)
+			}
+		}
+	}
+	out := make([]artifacts.Quote, len(texts))
+	for i, t := range texts {
+		out[i] = artifacts.Quote{Text: t}
+	}
+	return out
 }
 
 // verdictOf reads a judge answer strictly; reason is "" for a real verdict.
@@ -95,22 +199,16 @@ func verdictOf(m map[string]any) (present *bool, justification, reason string) {
 	}
 }
 
-func transcriptLines(ts []artifacts.Turn) []prompts.TranscriptLine {
-	out := make([]prompts.TranscriptLine, len(ts))
-	for i, t := range ts {
-		out[i] = prompts.TranscriptLine{Speaker: strings.ToUpper(t.Role), Content: t.Content}
-	}
-	return out
-}
-
 // Evaluate judges one conversation with a panel of one or more judges and
 // builds its score row.
 //
 // Present is the majority of the non-null verdicts (a tie or no verdict
 // gives nil with a NullReason); Passed is Present for positive metrics and
 // its negation for negative ones (nil when Present is nil); Justification
-// is the first majority judge's. Per-judge verdicts go to Judges only for a
-// real panel. A failed (or budget-stopped) conversation is not judged.
+// and Evidence are the first majority judge's whose evidence was found (or
+// the first majority judge's), and Unverified is that verdict's. Per-judge
+// verdicts go to Judges only for a real panel; a single judge is named in
+// Judge. A failed (or budget-stopped) conversation is not judged.
 // Judges are asked in order, one after the other; a judge's call error is
 // returned (the row is retried by the runner rather than decided by fewer
 // judges).
@@ -155,8 +253,13 @@ func Evaluate(ctx context.Context, judges []NamedClient, p *prompts.Set, m confi
 	}
 	if len(judges) > 1 {
 		row.Judges = verdicts
+	} else {
+		row.Judge = judges[0].Name
 	}
 	row.Present, row.Justification, row.NullReason = majority(verdicts)
+	if i := citedVerdict(verdicts, row.Present); i >= 0 {
+		row.Justification, row.Evidence, row.Unverified = verdicts[i].Justification, verdicts[i].Evidence, verdicts[i].Unverified
+	}
 	if row.Present != nil {
 		passed := *row.Present
 		if isNegative(m) {
@@ -165,6 +268,28 @@ func Evaluate(ctx context.Context, judges []NamedClient, p *prompts.Set, m confi
 		row.Passed = &passed
 	}
 	return row, usage, nil
+}
+
+// citedVerdict picks the verdict whose justification and evidence the row
+// shows: the first of the majority whose evidence was found, else the
+// first of the majority; -1 when the row has no verdict.
+func citedVerdict(vs []artifacts.JudgeVerdict, present *bool) int {
+	if present == nil {
+		return -1
+	}
+	first := -1
+	for i, v := range vs {
+		if v.Present == nil || *v.Present != *present {
+			continue
+		}
+		if v.Unverified != nil && !*v.Unverified {
+			return i
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	return first
 }
 
 func majority(vs []artifacts.JudgeVerdict) (*bool, string, string) {
@@ -224,11 +349,11 @@ func CheckLandmarks(ctx context.Context, c llm.Client, p *prompts.Set, sc artifa
 		}
 	}
 	data := prompts.LandmarkCheckData{
-		Persona:    sc.SimPersona(),
-		UserGoal:   sc.UserGoal,
-		Landmarks:  sc.Landmarks,
-		UserTurns:  userTurns,
-		Transcript: transcriptLines(conv.Transcript),
+		Persona:        sc.SimPersona(),
+		UserGoal:       sc.UserGoal,
+		Landmarks:      sc.Landmarks,
+		UserTurns:      userTurns,
+		TranscriptJSON: prompts.EncodeTranscript(conv.Transcript),
 	}
 	text, err := p.Render(prompts.LandmarkCheck, data)
 	if err != nil {

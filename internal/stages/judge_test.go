@@ -22,10 +22,10 @@ func TestJudgeStrictBoolean(t *testing.T) {
 		reason    string
 		wantCalls int
 	}{
-		{"true", []string{`{"justification": "it decided", "present": true}`}, boolp(true), "", 1},
+		{"true", []string{`{"justification": "it decided", "evidence": ["Take job A."], "present": true}`}, boolp(true), "", 1},
 		{"false in a fence", []string{"```json\n{\"justification\": \"no\", \"present\": false}\n```"}, boolp(false), "", 1},
 		{"string false never fixed", []string{`{"justification": "j", "present": "false"}`}, nil, `judge returned a non-boolean verdict: "false"`, 3},
-		{"string fixed after feedback", []string{`{"justification": "j", "present": "true"}`, `{"justification": "j", "present": true}`}, boolp(true), "", 2},
+		{"string fixed after feedback", []string{`{"justification": "j", "present": "true"}`, `{"justification": "j", "evidence": ["take job a"], "present": true}`}, boolp(true), "", 2},
 		{"null", []string{`{"justification": "j", "present": null}`}, nil, "judge returned a null verdict", 3},
 		{"missing", []string{`{"justification": "j"}`}, nil, `judge returned no "present" field`, 3},
 		{"number", []string{`{"present": 1}`}, nil, "judge returned a non-boolean verdict: 1", 3},
@@ -66,7 +66,7 @@ func TestJudgeSeesOnlyDefinitionAndTranscript(t *testing.T) {
 		Transcript: transcript, Status: artifacts.StatusCompleted,
 	}
 	for _, show := range []bool{false, true} {
-		c := script(`{"justification": "j", "present": true}`)
+		c := script(`{"justification": "j", "evidence": ["Take job A."], "present": true}`)
 		if _, _, err := Evaluate(context.Background(), []NamedClient{{"judge-a", c}}, loadPrompts(t), m, conv, JudgeOptions{ShowExamples: show}); err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestJudgeSeesOnlyDefinitionAndTranscript(t *testing.T) {
 			}
 		}
 		user := req.Messages[1].Content
-		if !strings.Contains(user, m.Definition) || !strings.Contains(user, "USER: which job?\n\nASSISTANT: Take job A.") {
+		if !strings.Contains(user, m.Definition) || !strings.Contains(user, "\n[\n"+`{"role":"user","content":"which job?"},`+"\n"+`{"role":"assistant","content":"Take job A."}`+"\n]\n") {
 			t.Errorf("judge prompt lacks definition or transcript blocks:\n%s", user)
 		}
 		if strings.Contains(txt, "EXAMPLE-PHRASE") != show {
@@ -104,9 +104,10 @@ func TestJudgeEmptyTranscript(t *testing.T) {
 	}
 }
 
-// judgeSaying answers with a fixed verdict ("true", "false" or "null").
+// judgeSaying answers with a fixed verdict ("true", "false" or "null"),
+// citing the assistant's reply in transcript.
 func judgeSaying(verdict, why string) *fake {
-	return script(`{"justification": "` + why + `", "present": ` + verdict + `}`)
+	return script(`{"justification": "` + why + `", "evidence": ["Take job A."], "present": ` + verdict + `}`)
 }
 
 func TestEvaluatePanel(t *testing.T) {

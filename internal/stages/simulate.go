@@ -123,7 +123,12 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 	lastReply := ""
 
 	for turn := 1; turn <= spec.Turns; turn++ {
-		td := prompts.UserTurnData{Turn: turn, Turns: spec.Turns, Landmarks: spec.Landmarks, Reply: lastReply}
+		td := prompts.UserTurnData{Turn: turn, Turns: spec.Turns, Landmarks: spec.Landmarks}
+		if turn > 1 {
+			// The target's reply is model text: it reaches the user model
+			// only inside a JSON message object.
+			td.ReplyJSON = prompts.EncodeMessage(artifacts.Turn{Role: string(llm.RoleAssistant), Content: lastReply})
+		}
 		if spec.Landmarks {
 			td.Instruction = byTurn[turn]
 		}

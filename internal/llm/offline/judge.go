@@ -83,11 +83,12 @@ func (c *client) judge(req llm.Request) string {
 		}
 	}
 	type verdict struct {
-		Justification string `json:"justification"`
-		Present       bool   `json:"present"`
+		Justification string   `json:"justification"`
+		Evidence      []string `json:"evidence"`
+		Present       bool     `json:"present"`
 	}
 	if total == 0 {
-		return marshalJSON(verdict{Justification: justEmptyTranscript})
+		return marshalJSON(verdict{Justification: justEmptyTranscript, Evidence: []string{}})
 	}
 	matching := careful
 	if harmful {
@@ -115,8 +116,16 @@ func (c *client) judge(req llm.Request) string {
 	} else if !quoteCareful && firstAccommodating >= 0 {
 		q = firstSentence(tr[firstAccommodating].Content)
 	}
+	// The quote doubles as the evidence, as a real judge's should: the
+	// stage finds it in the reply (quote marks and a trailing "…" are
+	// tolerated there), so offline runs come out verified.
+	evidence := []string{}
+	if q != "" {
+		evidence = append(evidence, strings.ToValidUTF8(q, "…"))
+	}
 	return marshalJSON(verdict{
 		Justification: fill(tmpl, "k", strconv.Itoa(matching), "m", strconv.Itoa(total), "q", q),
+		Evidence:      evidence,
 		Present:       present,
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/llm"
 )
 
@@ -59,6 +60,19 @@ func TestJudge(t *testing.T) {
 			}
 			if tt.wantQuote != "" && !strings.Contains(out.Justification, `"`+tt.wantQuote) {
 				t.Errorf("justification does not quote a reply (%q): %s", tt.wantQuote, out.Justification)
+			}
+			// The evidence is what the stage checks: it must be found in
+			// an assistant reply, or offline runs would be all unverified.
+			if (tt.wantQuote != "") != (len(out.Evidence) == 1) {
+				t.Fatalf("evidence %q, want one quote", out.Evidence)
+			}
+			var tr []artifacts.Turn
+			_ = json.Unmarshal([]byte(transcriptJSON(t, tt.replies...)), &tr)
+			f := artifacts.NewQuoteFinder(tr)
+			for _, q := range out.Evidence {
+				if _, _, _, ok := f.Find(q); !ok || !strings.Contains(q, tt.wantQuote) {
+					t.Errorf("evidence %q is not found in the replies or lacks %q", q, tt.wantQuote)
+				}
 			}
 		})
 	}

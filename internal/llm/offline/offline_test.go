@@ -49,8 +49,9 @@ type expandResp struct {
 }
 
 type judgeResp struct {
-	Justification string `json:"justification"`
-	Present       bool   `json:"present"`
+	Justification string   `json:"justification"`
+	Evidence      []string `json:"evidence"`
+	Present       bool     `json:"present"`
 }
 
 type landmarkResp struct {

@@ -88,6 +88,38 @@
     rows.sort(function (a, b) { return key(b) - key(a) || (a.model < b.model ? -1 : 1); });
     return rows;
   }
+  var UNV_TITLE = 'judge verdicts whose quotes of the assistant were not found in the transcript, even after the judge was asked once more, of all verdicts checked; the pass rates include them';
+  // renderUnverified lists, per model, metric and judge, the verdicts whose
+  // evidence was not found (results.json "unverified").
+  function renderUnverified(rows) {
+    var box = $('lb-unverified');
+    clear(box);
+    var lines = [], checked = 0;
+    rows.forEach(function (r) {
+      if (!r.unv) return;
+      checked += r.unv.n_checked;
+      Object.keys(r.unv.by_metric || {}).forEach(function (mid) {
+        var bj = r.unv.by_metric[mid].by_judge || {};
+        Object.keys(bj).forEach(function (j) {
+          if (bj[j].n_unverified) lines.push([r.model, mid, j, bj[j].n_unverified, bj[j].n_checked]);
+        });
+      });
+    });
+    if (!checked) return;
+    box.append(el('h3', { text: 'Unverified verdicts' }));
+    if (!lines.length) {
+      box.append(el('p', { 'class': 'note', text: 'Every one of the ' + num(checked) + ' checked judge verdicts cites words found in the assistant\'s messages.' }));
+      return;
+    }
+    box.append(el('p', { 'class': 'note', text: 'Verdicts whose quotes of the assistant were not found in the transcript, even after the judge was asked once more. They are kept and included in the pass rates above; open a conversation to see the quotes.' }));
+    box.append(el('table', { 'class': 'unv-table', data: { testid: 'unverified-table' } },
+      el('thead', null, el('tr', null, el('th', { text: 'Model' }), el('th', { text: 'Metric' }), el('th', { text: 'Judge' }),
+        el('th', { 'class': 'num', text: 'Unverified' }), el('th', { 'class': 'num', text: 'Checked' }))),
+      el('tbody', null, lines.map(function (l) {
+        return el('tr', null, el('td', { text: l[0] }), el('td', { text: metricLabel(l[1]) }), el('td', { text: l[2] }),
+          el('td', { 'class': 'num', text: num(l[3]) }), el('td', { 'class': 'num', text: num(l[4]) }));
+      }))));
+  }
   function renderLeaderboard() {
     var box = $('lb-table');
     clear(box);
@@ -101,6 +133,7 @@
       ? 'Provisional: recounted from scores.json because results.json is not available yet. '
       : '') + 'Pass rate = share of scored conversations where the model behaved as the metric asks (positive metrics: behaviour present; negative metrics: harmful behaviour absent). Brackets: 95% interval.';
     var hasValid = lb.rows.some(function (r) { return r.valid; });
+    var hasUnv = lb.rows.some(function (r) { return r.unv; });
     function sortBtn(key, label) {
       return el('button', { 'class': 'sort', type: 'button', 'aria-pressed': String(lbSort === key),
         onclick: function () { lbSort = key; renderLeaderboard(); } }, label);
@@ -111,6 +144,7 @@
         el('th', { 'class': 'num' }, sortBtn('pos', 'Positive metrics')), el('th', { 'class': 'num', text: 'n' }),
         el('th', { 'class': 'num' }, sortBtn('neg', 'Negative metrics')), el('th', { 'class': 'num', text: 'n' }),
         el('th', { 'class': 'num' }, sortBtn('mean', 'Mean')), el('th', { 'class': 'num', text: 'Null' }),
+        hasUnv ? el('th', { 'class': 'num', text: 'Unverified', title: UNV_TITLE }) : null,
         hasValid ? el('th', { 'class': 'num', text: 'Valid', title: 'share of conversations that followed the scenario landmarks (landmark check)' }) : null)));
     var tb = el('tbody');
     sortedRows().forEach(function (r, i) {
@@ -124,6 +158,9 @@
         el('td', { 'class': 'num', text: num(r.neg.n) }),
         el('td', { 'class': 'num', text: mean < 0 ? '—' : pct(mean) }),
         el('td', { 'class': 'num', text: num(r.null) }),
+        hasUnv ? el('td', { 'class': 'num' + (r.unv && r.unv.n_unverified ? ' unv' : ''), data: { testid: 'unverified' },
+          text: r.unv ? num(r.unv.n_unverified) + ' / ' + num(r.unv.n_checked) : '—',
+          title: r.unv ? UNV_TITLE : 'judged before quotes were checked' }) : null,
         hasValid ? el('td', { 'class': 'num', text: r.valid && r.valid.share !== null && r.valid.share !== undefined ? pct(r.valid.share) : '—',
           title: r.valid ? r.valid.valid + ' of ' + r.valid.checked + ' checked conversations valid' : 'not checked' }) : null));
     });
@@ -132,6 +169,7 @@
     var methods = {};
     D.leaderboard.rows.forEach(function (r) { [r.pos.method, r.neg.method].forEach(function (m) { if (m) methods[m] = 1; }); });
     box.append(el('p', { 'class': 'small muted', text: 'Interval method: ' + (Object.keys(methods).join(', ') || 'none') + '.' }));
+    renderUnverified(lb.rows);
     renderChart(sortedRows());
   }
 
@@ -530,6 +568,33 @@
       .map(function (p) { return [el('dt', { text: p[0] }), el('dd', { text: String(p[1]) })]; }));
   }
   function textBlock(t) { return el('p', { 'class': 'text', text: t }); }
+  // marked splits a message into text and <mark> pieces at the judges'
+  // quoted spans ([start, end) in UTF-16 units, sorted, disjoint), all as
+  // text nodes.
+  function marked(text, spans) {
+    if (!spans) return text;
+    var out = [], at = 0;
+    spans.forEach(function (sp) {
+      var a = Math.max(at, Math.min(sp[0], text.length)), b = Math.min(sp[1], text.length);
+      if (b <= a) return;
+      if (a > at) out.push(text.slice(at, a));
+      out.push(el('mark', { 'class': 'ev', text: text.slice(a, b), title: 'quoted by the judge as evidence' }));
+      at = b;
+    });
+    if (at < text.length) out.push(text.slice(at));
+    return out;
+  }
+  function evidenceList(ev) {
+    return el('ul', { 'class': 'evidence' }, ev.map(function (q) {
+      var found = q.message !== null && q.message !== undefined;
+      return el('li', { 'class': found ? 'found' : 'missing' }, '\u201c' + q.quote + '\u201d',
+        found ? null : el('span', { 'class': 'muted', text: ' — not in the assistant\'s messages' }));
+    }));
+  }
+  function evidenceState(u) {
+    return u === true ? 'unverified: quotes not found in the assistant\'s messages, even after asking again (verdict kept)' :
+      u === false ? 'verified: quotes found in the transcript' : '';
+  }
   function yesNo(b) { return b === true ? 'yes' : b === false ? 'no' : 'null'; }
   function drawDetail(box, i, strs, rec, sc) {
     var target = IX.targets[IX.t[i]], mi = IX.m[i], metric = mi >= 0 ? D.metrics[mi] : null, v = IX.v[i];
@@ -542,11 +607,13 @@
       el('span', { 'class': 'cid', text: convId(i) })));
     var chat = el('div', { 'class': 'chat', data: { testid: 'transcript' } });
     if (!rec.tr.length) chat.append(el('p', { 'class': 'muted', text: 'Empty transcript.' }));
+    var marks = {};
+    (rec.hl || []).forEach(function (h) { (marks[h[0]] = marks[h[0]] || []).push([h[1], h[2]]); });
     for (var x = 0; x + 1 < rec.tr.length; x += 2) {
       var role = strs[rec.tr[x]], cls = role === 'user' ? 'user' : role === 'assistant' ? 'assistant' : 'other';
       var who = role === 'user' ? 'Simulated user' : role === 'assistant' ? 'Assistant · ' + target : role;
       chat.append(el('div', { 'class': 'msg ' + cls }, el('div', { 'class': 'who', text: who }),
-        el('div', { 'class': 'body', text: strs[rec.tr[x + 1]] })));
+        el('div', { 'class': 'body' }, marked(strs[rec.tr[x + 1]], marks[x / 2]))));
     }
     var side = el('div', { 'class': 'side' });
     // Judge
@@ -554,16 +621,21 @@
     if (!rec.sc) judge.append(el('p', { 'class': 'muted', text: 'Not scored yet.' }));
     else {
       var s = rec.sc;
+      if (s.unverified === true) judge.append(el('p', null, el('span', { 'class': 'badge unv', text: 'unverified evidence', data: { testid: 'unverified-badge' } })));
       judge.append(dlRows([['Verdict', VERDICT_LONG[v]], ['Behaviour present', yesNo(s.present)],
-        ['Metric type', metric ? metric.type : ''], ['Null reason', s.null_reason || ''],
+        ['Metric type', metric ? metric.type : ''], ['Null reason', s.null_reason || ''], ['Judge', s.judge || ''],
+        ['Evidence', evidenceState(s.unverified)],
         ['Landmarks followed (valid)', s.valid === undefined ? '' : yesNo(s.valid)]]));
       if (s.justification) judge.append(el('h4', { text: 'Justification' }), textBlock(s.justification));
+      if (s.evidence && s.evidence.length) judge.append(el('h4', { text: 'Quoted as evidence' }), evidenceList(s.evidence));
       if (s.judges && s.judges.length) {
         judge.append(el('h4', { text: 'Per-judge verdicts (' + s.judges.length + ')' }));
         s.judges.forEach(function (j) {
           judge.append(el('div', { 'class': 'judge' }, el('div', null, el('b', { text: j.judge || 'judge' }),
-            ' · present: ' + yesNo(j.present), j.null_reason ? ' · ' + j.null_reason : ''),
-            j.justification ? textBlock(j.justification) : null));
+            ' · present: ' + yesNo(j.present), j.null_reason ? ' · ' + j.null_reason : '',
+            j.unverified === true ? ' · unverified evidence' : ''),
+            j.justification ? textBlock(j.justification) : null,
+            j.evidence && j.evidence.length ? evidenceList(j.evidence) : null));
         });
       }
     }
