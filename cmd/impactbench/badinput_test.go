@@ -237,6 +237,20 @@ func truncate(frac float64) func(*testing.T, string) {
 	}
 }
 
+// truncateInValue cuts inside a value (just past the next key after frac),
+// so the message can name a field whatever the rows' layout: a cut that
+// falls between two rows has no field to name.
+func truncateInValue(frac float64) func(*testing.T, string) {
+	return func(t *testing.T, path string) {
+		b := readFile(t, path)
+		i := int(float64(len(b)) * frac)
+		if j := bytes.Index(b[i:], []byte(`": `)); j >= 0 {
+			i += j + 4
+		}
+		writeBytes(t, path, b[:i])
+	}
+}
+
 // rows edits a JSON array file row by row (numbers kept as written).
 func rows(fn func(rs []map[string]any) []map[string]any) func(*testing.T, string) {
 	return func(t *testing.T, path string) {
@@ -443,9 +457,9 @@ func badInputCases() []badCase {
 		row(scoreFile, "missing conv_id", aggregate, del(5, "conv_id"), rowAt(5), `"conv_id"`),
 		row(scoreFile, "present not a boolean", aggregate, set(1, "present", "yes"), rowAt(1), `"present"`),
 		row(scoreFile, "negative sample", aggregate, set(1, "sample", -2), rowAt(1), `"sample"`),
-		row(scoreFile, "truncated under run", runCmd, truncate(0.5), anyLine, `field "`),
-		row(scoreFile, "truncated under report", reportCmd, truncate(0.5), anyLine, `field "`),
-		row(scoreFile, "truncated under aggregate", aggregate, truncate(0.3), anyLine, `field "`),
+		row(scoreFile, "truncated under run", runCmd, truncateInValue(0.5), anyLine, `field "`),
+		row(scoreFile, "truncated under report", reportCmd, truncateInValue(0.5), anyLine, `field "`),
+		row(scoreFile, "truncated under aggregate", aggregate, truncateInValue(0.3), anyLine, `field "`),
 		row(scoreFile, "non-UTF-8 justification", aggregate, badUTF8After(`"justification": "`), anyLine, `"justification"`),
 		row(scoreFile, "justification over 1 MiB", aggregate, set(4, "justification", big), rowAt(4), `"justification"`),
 		row(scoreFile, "not an array", aggregate, setBytes(`{"id": "m01_s001_v01"}`), anyLine, `JSON array`),
