@@ -272,7 +272,11 @@ func (t *Tracker) line(b *Bar, final bool) {
 	}
 	state := ""
 	if final {
-		state = " done in " + time.Since(b.start).Round(100*time.Millisecond).String()
+		verb := " done in "
+		if done < total {
+			verb = " stopped after " // interrupted, over budget, or rows skipped
+		}
+		state = verb + time.Since(b.start).Round(100*time.Millisecond).String()
 	}
 	t.mu.Lock()
 	fmt.Fprintf(t.w, "%s: %d/%d %s%s%s\n", b.label, done, total, b.extra(), eta, state)

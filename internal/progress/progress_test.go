@@ -163,7 +163,7 @@ func TestLinesCloseTwice(t *testing.T) {
 	tr.Start("x", 2).Done(false, false, llm.Usage{}, 0)
 	within(t, "Abort", time.Second, tr.Abort)
 	within(t, "Close", time.Second, tr.Close)
-	if !strings.Contains(buf.String(), "x: 1/2") {
-		t.Errorf("final line missing: %q", buf.String())
+	if !strings.Contains(buf.String(), "x: 1/2") || !strings.Contains(buf.String(), "stopped after") {
+		t.Errorf("final line of a bar short of its total: %q, want 1/2 … stopped after", buf.String())
 	}
 }
