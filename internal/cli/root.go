@@ -138,13 +138,22 @@ func (g *globals) notice(line string) {
 	fmt.Fprintln(g.stderr, "\n"+line)
 }
 
-// exitInterrupted stops the progress display (bounded), prints the
-// interrupted message and exits 130 without waiting for the run.
+// exitInterrupted stops the progress display, prints the interrupted
+// message and exits 130 without waiting for the run — within a second even
+// if stderr takes no output.
 func (g *globals) exitInterrupted() {
-	if tr := g.progress.Load(); tr != nil {
-		tr.Abort()
+	done := make(chan struct{})
+	go func() {
+		if tr := g.progress.Load(); tr != nil {
+			tr.Abort()
+		}
+		g.printInterrupted()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
 	}
-	g.printInterrupted()
 	os.Exit(ExitInterrupted)
 }
 
