@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -9,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // The kill tests prove the resume guarantee: a process killed by SIGKILL in
@@ -344,5 +349,153 @@ func TestKillConcurrentRunResumes(t *testing.T) {
 	checkBenchmark(t, p.benchDir("b"), s)
 	if _, err := os.Stat(filepath.Join(p.benchDir("b"), "report.html")); err != nil {
 		t.Errorf("report.html: %v", err)
+	}
+}
+
+// killChainConfig is the quickstart on the deterministic offline models,
+// two targets, with a small latency on every call and few workers, so that
+// a run lasts about a second and a half and any moment of it is mid-way
+// through something: generation, simulation, judging, the final writes.
+const killChainConfig = `run:
+  concurrency: {simulate: 2, evaluate: 2}
+user_model: {model: offline-user, source: offline, offline: {latency: 20ms}}
+generator_model: {model: offline-generator, source: offline, offline: {latency: 20ms}}
+evaluator_model: {model: offline-judge, source: offline, offline: {latency: 20ms}}
+generation:
+  scenarios_per_metric: 2
+  turns: 3
+  num_samples: 2
+demographics:
+  age: [child, adult]
+targets:
+  - id: careful
+    model: offline-careful
+    source: offline
+    offline: {care: 0.9, latency: 20ms}
+  - id: careless
+    model: offline-careless
+    source: offline
+    offline: {care: 0.2, latency: 20ms}
+`
+
+// killChainFiles are the final files of a run of killChainConfig.
+var killChainFiles = []string{
+	"scenarios.json", "cost.json", "results.json", "run_manifest.json", "report.html",
+	"runs/careful/conversations.json", "runs/careful/scores.json", "runs/careful/cost.json",
+	"runs/careless/conversations.json", "runs/careless/scores.json", "runs/careless/cost.json",
+}
+
+const (
+	killChainKills = 30
+	killChainSeed  = 11
+)
+
+// TestKillNineAtRandomPoints kills `impactbench run` with SIGKILL at
+// seeded random moments (at least 30) and lets it finish: the final files
+// must be byte-identical to an uninterrupted run's (report.html apart from
+// its generation time), and right after every kill every output that
+// exists must be whole (each JSON file parses, report.html ends with
+// </html>).
+//
+// The kills form chains — run, kill, run again, kill, … until a run
+// finishes — so that they cost about one run's work each plus restarts, and
+// every chain's kill points span a whole run, start-up to final writes.
+// Each run is killed after a seeded random delay in [0, R + 2D/30), R the
+// least time of three reruns with nothing to do, D an uninterrupted run's:
+// on average half a restart and a thirtieth of the run. Chains follow one
+// another until 30 kills are done; each chain ends with a run that
+// finishes, whose files are then compared.
+func TestKillNineAtRandomPoints(t *testing.T) {
+	t.Parallel()
+	ref := newProject(t, killChainConfig)
+	ref.addBench("qs", quickstartBench(t))
+	start := time.Now()
+	ref.mustRun("run", "qs")
+	runTime := time.Since(start)
+	restart := time.Duration(1<<63 - 1)
+	for range 3 { // the least of three: one slow start on a busy machine would stretch every delay
+		start = time.Now()
+		ref.mustRun("run", "qs") // start-up, checks and the final writes, without work
+		restart = min(restart, time.Since(start))
+	}
+	t.Logf("uninterrupted run %v, a rerun with nothing to do %v; seed %d", runTime.Round(time.Millisecond), restart.Round(time.Millisecond), killChainSeed)
+
+	rng := rand.New(rand.NewPCG(killChainSeed, killChainSeed))
+	span := int64(restart + 2*runTime/killChainKills)
+	stages := map[string]int{}
+	kills, chains := 0, 0
+	for kills < killChainKills {
+		chains++
+		p := newProject(t, killChainConfig)
+		p.addBench("qs", quickstartBench(t))
+		chainKills := 0
+		for finished := false; !finished; {
+			if chainKills > 20*killChainKills {
+				t.Fatalf("chain %d: still not finished after %d kills: the runs make no progress between kills", chains, chainKills)
+			}
+			b := p.start("run", "qs")
+			select {
+			case <-b.done:
+			case <-time.After(time.Duration(rng.Int64N(span))):
+				_ = b.cmd.Process.Kill()
+			}
+			r := b.wait(t)
+			if killedBySIGKILL(r.state) {
+				chainKills++
+				stages[killStage(t, p.benchDir("qs"))]++
+				continue
+			}
+			if r.code != 0 {
+				t.Fatalf("chain %d, after %d kills: run failed:\n%s", chains, chainKills, r)
+			}
+			finished = true
+		}
+		kills += chainKills
+		// Atomic writes cut by a kill leave their temporary file behind;
+		// harmless to results, but they pile up: say how many.
+		temps, _ := filepath.Glob(filepath.Join(p.benchDir("qs"), ".*tmp*"))
+		t.Logf("chain %d: finished after %d kills; %d temporary files of cut writes left in the benchmark directory", chains, chainKills, len(temps))
+		sameFinalFiles(t, ref.benchDir("qs"), p.benchDir("qs"), killChainFiles)
+	}
+	t.Logf("%d kills in %d chain(s); what the files showed at the kills: %v", kills, chains, stages)
+}
+
+// killStage checks that every output under dir is whole and says how far
+// the run had got by which outputs exist.
+func killStage(t *testing.T, dir string) string {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			return err // dot files: temporary files of atomic writes, partial by design
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		switch {
+		case strings.HasSuffix(path, ".json"):
+			if !json.Valid(b) {
+				t.Errorf("after a kill, %s is not valid JSON (%d bytes)", path, len(b))
+			}
+		case strings.HasSuffix(path, ".html"):
+			if !bytes.HasSuffix(bytes.TrimSpace(b), []byte("</html>")) {
+				t.Errorf("after a kill, %s is cut short (%d bytes)", path, len(b))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(rel string) bool { return exists(filepath.Join(dir, rel)) }
+	switch {
+	case !has("scenarios.json"):
+		return "generating"
+	case !has("runs/careful/scores.json") || !has("runs/careless/scores.json"):
+		return "simulating and judging" // judges run alongside simulation
+	case !has("results.json") || !has("report.html"):
+		return "aggregating"
+	default:
+		return "finishing"
 	}
 }

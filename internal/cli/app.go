@@ -61,15 +61,30 @@ func (g *globals) loadConfig() (*config.Config, error) {
 	return cfg, nil
 }
 
+// tracker starts the progress display; stop it with stopTracker.
 func (g *globals) tracker() *progress.Tracker {
+	var tr *progress.Tracker
 	switch {
 	case g.Quiet:
-		return progress.New(g.stderr, progress.Quiet, 0)
+		tr = progress.New(g.stderr, progress.Quiet, 0)
 	case g.isTTY:
-		return progress.New(g.stderr, progress.Bars, 0)
+		tr = progress.New(g.stderr, progress.Bars, 0)
 	default:
-		return progress.New(g.stderr, progress.Lines, 15*time.Second)
+		tr = progress.New(g.stderr, progress.Lines, 15*time.Second)
 	}
+	g.progress.Store(tr)
+	return tr
+}
+
+// stopTracker ends the display: after an interrupt at once (never waiting
+// on the terminal), otherwise once the final frame is drawn.
+func (g *globals) stopTracker(ctx context.Context, tr *progress.Tracker) {
+	if ctx.Err() != nil {
+		tr.Abort()
+	} else {
+		tr.Close()
+	}
+	g.progress.CompareAndSwap(tr, nil)
 }
 
 // withRunner loads config and benchmark, takes the benchmark lock, runs fn,
@@ -81,7 +96,7 @@ func (g *globals) withRunner(ctx context.Context, benchArg string, pf *phaseFlag
 	}
 	defer r.Close()
 	runErr := fn(ctx, r)
-	tr.Close()
+	g.stopTracker(ctx, tr)
 	return g.finish(r, runErr)
 }
 

@@ -59,12 +59,12 @@ pair of models changes order beyond its uncertainty (validation.json + a table).
 				Progress: tr, Logger: g.logger, Stderr: g.stderr,
 			})
 			if err != nil {
-				tr.Close()
+				g.stopTracker(cmd.Context(), tr)
 				return err
 			}
 			defer r.Close()
 			runErr := r.Run(cmd.Context(), r.Targets())
-			tr.Close()
+			g.stopTracker(cmd.Context(), tr)
 			if runErr != nil || pf.DryRun {
 				return g.finish(r, runErr)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
@@ -48,10 +47,18 @@ func exitCode(err error) int {
 	return ExitFailure
 }
 
-func printError(w io.Writer, err error) {
+func (g *globals) printError(err error) {
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintln(w, "impactbench: interrupted — everything completed so far is saved; run the same command again to continue")
+		g.printInterrupted()
 		return
 	}
-	fmt.Fprintf(w, "impactbench: %v\n", err)
+	fmt.Fprintf(g.stderr, "impactbench: %v\n", err)
+}
+
+// printInterrupted prints the interrupted message once, whichever of the
+// run's return and the signal handler's forced exit gets there first.
+func (g *globals) printInterrupted() {
+	g.interruptedOnce.Do(func() {
+		fmt.Fprintln(g.stderr, "impactbench: interrupted — everything completed so far is saved; run the same command again to continue")
+	})
 }

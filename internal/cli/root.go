@@ -12,9 +12,14 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/impactbench/impactbench/internal/progress"
 )
 
 // version is set by -ldflags "-X github.com/impactbench/impactbench/internal/cli.version=v1.2.3".
@@ -43,14 +48,17 @@ type globals struct {
 	stderr io.Writer
 	isTTY  bool
 	logger *slog.Logger
+
+	progress        atomic.Pointer[progress.Tracker] // the live display, for signal handling
+	interruptedOnce sync.Once
 }
 
 // Main runs the CLI and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signalContext(stderr)
+	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, isTTY: isTerminal(stderr)}
+	ctx, stop := g.handleSignals()
 	defer stop()
 	defer startProfiles(stderr)()
-	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, isTTY: isTerminal(stderr)}
 	root := newRootCmd(g)
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -64,7 +72,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = &usageError{err.Error() + " (see --help)"}
 		}
 		if !g.JSON || exitCode(err) != ExitOK {
-			printError(stderr, err)
+			g.printError(err)
 		}
 	}
 	return exitCode(err)
@@ -80,24 +88,73 @@ func isCobraUsage(err error) bool {
 	return false
 }
 
-// signalContext cancels on the first SIGINT/SIGTERM (in-flight calls finish
-// or abort, completed work is saved) and exits at once on the second.
-func signalContext(stderr io.Writer) (context.Context, func()) {
+// exitGrace bounds how long an interrupted process may take to stop. The
+// first Ctrl-C cancels the run: calls in flight abort, everything completed
+// is already stored, and the process normally exits 130 well within this.
+// If anything still holds it up (a provider that ignores cancellation, a
+// terminal that does not take output), it exits anyway: every stored call
+// and output is written atomically, so stopping here is as safe as the
+// kill -9 the tests exercise.
+const exitGrace = 2 * time.Second
+
+// handleSignals cancels the returned context on the first SIGINT/SIGTERM and
+// exits 130 with the interrupted message on a second one, or when the run
+// has not stopped within exitGrace.
+func (g *globals) handleSignals() (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	quit := make(chan struct{})
 	go func() {
 		select {
 		case <-ch:
-			fmt.Fprintln(stderr, "\nimpactbench: stopping — saving completed work (press Ctrl-C again to quit immediately)")
-			cancel()
-		case <-ctx.Done():
+		case <-quit:
 			return
 		}
-		<-ch
-		os.Exit(ExitInterrupted)
+		cancel()
+		// Never on this goroutine: a blocked terminal must not delay the
+		// second Ctrl-C.
+		go g.notice("impactbench: stopping — saving completed work (press Ctrl-C again to quit immediately)")
+		grace := time.NewTimer(exitGrace)
+		defer grace.Stop()
+		select {
+		case <-ch:
+		case <-grace.C:
+		case <-quit:
+			return
+		}
+		g.exitInterrupted()
 	}()
-	return ctx, func() { signal.Stop(ch); cancel() }
+	return ctx, func() { signal.Stop(ch); close(quit); cancel() }
+}
+
+// notice prints a line above the live progress bars (or plainly without
+// them), even in quiet mode.
+func (g *globals) notice(line string) {
+	if tr := g.progress.Load(); tr != nil && !g.Quiet {
+		tr.Printf("%s", line)
+		return
+	}
+	fmt.Fprintln(g.stderr, "\n"+line)
+}
+
+// exitInterrupted stops the progress display, prints the interrupted
+// message and exits 130 without waiting for the run — within a second even
+// if stderr takes no output.
+func (g *globals) exitInterrupted() {
+	done := make(chan struct{})
+	go func() {
+		if tr := g.progress.Load(); tr != nil {
+			tr.Abort()
+		}
+		g.printInterrupted()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
+	os.Exit(ExitInterrupted)
 }
 
 func newRootCmd(g *globals) *cobra.Command {

@@ -25,6 +25,14 @@ const (
 	Bars              // interactive multi-bar display
 )
 
+// How long stopping the display may take. The bars only decorate a run:
+// an interrupted or finishing run never waits on them longer than this,
+// whatever the terminal does (a stopped or vanished tty blocks writes).
+const (
+	closeWait    = 2 * time.Second        // Close: for the final frames of completed bars
+	shutdownWait = 300 * time.Millisecond // Abort, and Close past closeWait: for the renderer to stop
+)
+
 // Tracker creates bars. Safe for concurrent use.
 type Tracker struct {
 	mode     Mode
@@ -36,6 +44,11 @@ type Tracker struct {
 	bars []*Bar
 	stop chan struct{}
 	done chan struct{}
+
+	stopOnce   sync.Once
+	waitOnce   sync.Once
+	renderDone chan struct{} // Bars: closed when mpb has stopped rendering
+	shutdown   atomic.Bool   // Bars: the renderer was told to stop at once
 }
 
 // New returns a tracker writing to w. interval applies to Lines mode.
@@ -47,6 +60,7 @@ func New(w io.Writer, mode Mode, interval time.Duration) *Tracker {
 	switch mode {
 	case Bars:
 		t.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithAutoRefresh())
+		t.renderDone = make(chan struct{})
 	case Lines:
 		t.stop, t.done = make(chan struct{}), make(chan struct{})
 		go t.tick()
@@ -76,12 +90,14 @@ func (t *Tracker) Start(label string, total int) *Bar {
 	b.total.Store(int64(total))
 	b.printed.Store(-1)
 	if t.mode == Bars {
-		b.mb = t.p.AddBar(int64(total),
+		// Add, not AddBar: after Abort the display is gone and AddBar
+		// would panic; the bar then just counts.
+		b.mb, _ = t.p.Add(int64(total), mpb.BarStyle().Build(),
 			mpb.PrependDecorators(decor.Name(label, decor.WC{C: decor.DindentRight | decor.DextraSpace})),
 			mpb.AppendDecorators(
 				decor.CountersNoUnit("%d/%d"),
 				decor.Any(func(decor.Statistics) string { return " " + b.extra() }),
-				decor.OnComplete(decor.EwmaETA(decor.ET_STYLE_GO, 30, decor.WC{C: decor.DextraSpace}), " done"),
+				decor.OnAbort(decor.OnComplete(decor.EwmaETA(decor.ET_STYLE_GO, 30, decor.WC{C: decor.DextraSpace}), " done"), " stopped"),
 			))
 	}
 	t.mu.Lock()
@@ -120,13 +136,21 @@ func (b *Bar) Done(failed, reused bool, spent llm.Usage, took time.Duration) {
 	}
 }
 
-// End completes the bar (also when rows were skipped or the phase stopped early).
+// End completes the bar, or marks it stopped when rows were skipped or the
+// phase stopped early; either way mpb stops waiting for it.
 func (b *Bar) End() {
 	if b.ended.Swap(true) {
 		return
 	}
 	if b.mb != nil {
-		b.mb.SetTotal(b.done.Load(), true)
+		// mpb completes a bar made with a positive total only when its count
+		// reaches that total (SetTotal is then a no-op), so a bar short of
+		// its total must be aborted or Wait never returns.
+		if b.done.Load() < b.total.Load() {
+			b.mb.Abort(false)
+		} else {
+			b.mb.SetTotal(-1, true) // a total of 0 completes only this way
+		}
 	}
 	if b.t.mode == Lines {
 		b.t.line(b, true)
@@ -150,7 +174,12 @@ func (t *Tracker) Printf(format string, args ...any) {
 	switch t.mode {
 	case Quiet:
 	case Bars:
-		fmt.Fprintf(t.p, format+"\n", args...)
+		if _, err := fmt.Fprintf(t.p, format+"\n", args...); err != nil {
+			// The display has stopped (Close, Abort): write plainly.
+			t.mu.Lock()
+			fmt.Fprintf(t.w, format+"\n", args...)
+			t.mu.Unlock()
+		}
 	default:
 		t.mu.Lock()
 		fmt.Fprintf(t.w, format+"\n", args...)
@@ -158,8 +187,17 @@ func (t *Tracker) Printf(format string, args ...any) {
 	}
 }
 
-// Close ends all bars and waits for rendering to finish.
-func (t *Tracker) Close() {
+// Close ends all bars and lets the display draw their final state, waiting
+// at most closeWait (then as Abort). Safe to call more than once, and after
+// or during Abort.
+func (t *Tracker) Close() { t.finish(closeWait) }
+
+// Abort ends all bars and stops the display at once, for an interrupted
+// run: it draws the last frame if the terminal takes it within
+// shutdownWait and never blocks longer. Bars started afterwards only count.
+func (t *Tracker) Abort() { t.finish(0) }
+
+func (t *Tracker) finish(grace time.Duration) {
 	t.mu.Lock()
 	bars := append([]*Bar(nil), t.bars...)
 	t.mu.Unlock()
@@ -168,10 +206,34 @@ func (t *Tracker) Close() {
 	}
 	switch t.mode {
 	case Bars:
-		t.p.Wait()
+		t.waitOnce.Do(func() {
+			go func() {
+				t.p.Wait() // returns once every bar is done and the renderer stopped
+				close(t.renderDone)
+			}()
+		})
+		if grace > 0 && !t.shutdown.Load() && waitFor(t.renderDone, grace) {
+			return
+		}
+		if !t.shutdown.Swap(true) {
+			go t.p.Shutdown() // cancels every bar; Wait above then returns
+		}
+		waitFor(t.renderDone, shutdownWait)
 	case Lines:
-		close(t.stop)
-		<-t.done
+		t.stopOnce.Do(func() { close(t.stop) })
+		waitFor(t.done, shutdownWait)
+	}
+}
+
+// waitFor reports whether ch closed within d.
+func waitFor(ch <-chan struct{}, d time.Duration) bool {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-tm.C:
+		return false
 	}
 }
 
@@ -210,7 +272,11 @@ func (t *Tracker) line(b *Bar, final bool) {
 	}
 	state := ""
 	if final {
-		state = " done in " + time.Since(b.start).Round(100*time.Millisecond).String()
+		verb := " done in "
+		if done < total {
+			verb = " stopped after " // interrupted, over budget, or rows skipped
+		}
+		state = verb + time.Since(b.start).Round(100*time.Millisecond).String()
 	}
 	t.mu.Lock()
 	fmt.Fprintf(t.w, "%s: %d/%d %s%s%s\n", b.label, done, total, b.extra(), eta, state)

@@ -27,6 +27,8 @@ type phaseRecord struct {
 	Output   string            `json:"output_sha256"`
 	Failed   int               `json:"failed"`
 	Finished time.Time         `json:"finished"`
+	// Pending marks an output being replaced (see beginOutput).
+	Pending bool `json:"pending,omitempty"`
 }
 
 func loadManifest(path string) *manifest {

@@ -206,6 +206,9 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 		r.Report.add(rep)
 		return nil
 	}
+	if err := r.beginOutput(key, inputs); err != nil {
+		return err
+	}
 	w, err := artifacts.NewArrayWriter(out)
 	if err != nil {
 		return err

@@ -116,6 +116,9 @@ func (r *Runner) upToDate(key, output string, inputs map[string]string) (bool, s
 	if !ok {
 		return true, fmt.Sprintf("%s exists (use --force to redo)", rel(r.outDir, output))
 	}
+	if rec.Pending {
+		return false, fmt.Sprintf("the last run stopped while writing %s; redoing it from stored calls", rel(r.outDir, output))
+	}
 	if sha, err := fileSHA(output); err == nil && rec.Output != "" && sha != rec.Output {
 		return true, fmt.Sprintf("%s exists and was edited by hand; keeping it (use --force to redo)", rel(r.outDir, output))
 	}
@@ -151,6 +154,15 @@ func (r *Runner) checkSkip(phase, target, key, out string, inputs map[string]str
 		r.logf("%s %s: %s", phase, label, why)
 	}
 	return false, ""
+}
+
+// beginOutput marks key's output as being replaced, before it is written. A
+// process killed after the output is in place but before cost.json and the
+// record are would otherwise leave an output that the next run trusts as
+// made elsewhere (no record) or as edited by hand (the old record's hash):
+// it would skip the phase, and cost.json would lack its entry for good.
+func (r *Runner) beginOutput(key string, inputs map[string]string) error {
+	return r.manifest.put(key, phaseRecord{Inputs: inputs, Pending: true, Finished: time.Now().UTC()})
 }
 
 func (r *Runner) record(key, output string, inputs map[string]string, failed int) error {
@@ -259,6 +271,9 @@ func (r *Runner) GenScenarios(ctx context.Context) error {
 		return nil
 	}
 	if err := r.guardRows(out, len(all), "the generator returned fewer scenarios"); err != nil {
+		return err
+	}
+	if err := r.beginOutput("gen_scenarios", inputs); err != nil {
 		return err
 	}
 	if err := artifacts.WriteScenarios(out, all); err != nil {

@@ -350,6 +350,9 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 		r.Report.add(rep)
 		return p, nil
 	}
+	if err := r.beginOutput(key, inputs); err != nil {
+		return p, err
+	}
 	total, complete, err := asm.close()
 	if err != nil {
 		return p, err
