@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/config"
@@ -175,6 +176,9 @@ func New(cfg *config.Config, benchDir string, opts Options) (*Runner, error) {
 			return nil, err
 		}
 		r.lock = lk
+		if n := sweepTemps(time.Now(), r.tempDirs()...); n > 0 {
+			r.log.Info("removed temp files left by an interrupted run", "count", n)
+		}
 	}
 	r.http = llm.NewHTTPClient(256)
 	r.prices = llm.DefaultPrices().WithOverrides(cfg.Pricing)
