@@ -22,9 +22,9 @@ type summary struct {
 	// differences, judge panels and per-metric agreement (statsview.go).
 	Pairwise    pairwiseView    `json:"pairwise"`
 	Reliability reliabilityView `json:"reliability"`
-	Cost        costView     `json:"cost"`
-	Settings    [][2]string  `json:"settings"`
-	Notes       []string     `json:"notes"`
+	Cost        costView        `json:"cost"`
+	Settings    [][2]string     `json:"settings"`
+	Notes       []string        `json:"notes"`
 }
 
 type metricView struct {
