@@ -45,17 +45,17 @@ type targetStatus struct {
 
 // benchStatus is what Status prints, read from the benchmark directory.
 type benchStatus struct {
-	name      string
-	scens     []Scenario
-	hasScens  bool
-	scenErr   error
-	metrics   int
-	samples   int
-	rows      []*targetStatus
-	rootCost  []CostEntry
-	res       []results.ModelResult
-	resErr    error
-	benchDir  string
+	name     string
+	scens    []Scenario
+	hasScens bool
+	scenErr  error
+	metrics  int
+	samples  int
+	rows     []*targetStatus
+	rootCost []CostEntry
+	res      []results.ModelResult
+	resErr   error
+	benchDir string
 }
 
 // Status writes the terminal summary of a benchmark directory: which
