@@ -150,6 +150,9 @@ func (g *globals) preflightRun(benchArg string, pf *phaseFlags) error {
 // finish prints the plan or summary and turns failed rows into exit 1.
 func (g *globals) finish(r *runner.Runner, runErr error) error {
 	s := r.Report
+	if s.DryRun {
+		s.Precision = r.DryRunPrecision()
+	}
 	if runErr == nil {
 		if n, ph := s.Failed(); n > 0 {
 			runErr = &runner.PartialError{Failed: n, Phases: ph}
@@ -173,6 +176,8 @@ func (g *globals) finish(r *runner.Runner, runErr error) error {
 	}
 	if s.DryRun {
 		runner.PrintPlan(g.stdout, s)
+		fmt.Fprintln(g.stdout)
+		runner.PrintPrecision(g.stdout, s.Precision)
 		return runErr
 	}
 	if !g.Quiet {

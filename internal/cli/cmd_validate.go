@@ -88,8 +88,9 @@ func newCompareCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare <run-dir-A> <run-dir-B>",
 		Short: "Compare two runs' results with intervals; refuses runs that measure different things",
-		Long: `Compares two benchmark directories (or validation directories): per-model pass-rate
-differences with cluster-bootstrap intervals, rank correlations, order changes between
+		Long: `Compares two benchmark directories (or validation directories): per-model pass rates
+with the same clustered intervals as results.json (method, n and base scenarios stated, a
+warning below 10 scenarios), their differences, rank correlations, order changes between
 models, and per-metric differences.
 
 Runs are comparable only when their metric definitions, judges, settings and prompts agree
@@ -105,7 +106,7 @@ differs; --allow COMPONENT accepts a known difference, --force compares anyway (
 	}
 	cmd.Flags().StringSliceVar(&allow, "allow", nil, "accept a difference in this component (metrics, judges, settings, prompts)")
 	cmd.Flags().BoolVar(&force, "force", false, "compare even when the runs are not comparable (the report says so)")
-	cmd.Flags().Uint64Var(&seed, "seed", 0, "bootstrap seed (reported, so intervals are reproducible)")
+	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed of the rank correlations' bootstrap (reported, so they are reproducible)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "also write the comparison as JSON to this file")
 	return cmd
 }

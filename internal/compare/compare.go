@@ -53,25 +53,26 @@ func (o Options) normalize() (Options, error) {
 }
 
 // Method is recorded in Report.Method.
-const Method = "cluster bootstrap over base scenarios (all variants and samples of a base scenario resampled together), percentile intervals"
+const Method = "rates: " + stats.MethodClusterTWilson + " interval per run over base scenarios (stats.ClusterRate: a base scenario's variants and samples are one unit); " +
+	"differences: " + MethodMOVER + " from the two rates' intervals; rank correlations: cluster bootstrap over base scenarios, percentile intervals"
 
 // Compare compares run a with run b. It refuses (*NotComparableError) when
 // the runs measure different things, unless opts.Force is set.
 //
-// The unit of resampling is the base scenario: its demographic variants and
+// The unit of evidence is the base scenario: its demographic variants and
 // repeated samples share a persona and a goal, so they pass or fail
-// together and are not independent evidence. Each bootstrap replicate draws
-// base scenario ids, with replacement, from the union of both runs' ids,
-// and recomputes every model's rates in both runs on the same draw. All
-// model-level statistics (rate differences, rank correlations, pairwise
-// gaps) are computed from one set of replicates, so they agree with each
-// other. A run whose scenarios were written by another generator shares
-// the ids (m01_s002 is "metric 1, scenario 2" in both), which pairs them:
-// when the scenarios are the same (user-model or judge swap) the pairing
-// captures their shared difficulty and narrows the interval of B − A
-// correctly; when they differ it pairs unrelated clusters, which is
-// harmless (both are still resampled whole). Per-metric differences are
-// resampled within each metric's own base scenarios (see MetricDiff).
+// together and are not independent evidence. Every rate (each run, model,
+// track and metric) gets stats.ClusterRate's interval over its base
+// scenarios, the one results.json uses, which keeps its coverage with few
+// scenarios where a percentile bootstrap falls to ~83% with 5. A
+// difference of two rates (B − A, and the gaps between two models within a
+// run) gets the MOVER interval built from the two rates' intervals
+// (moverDiff). It treats the two rates as independent; runs or models on
+// the same scenarios are positively correlated, which only makes it
+// conservative (TestMOVERCoverage checks both). Rank correlations are
+// still bootstrapped: each replicate draws base scenario ids, with
+// replacement, from the union of both runs' ids and recomputes every
+// model's rates in both runs on the same draw.
 func Compare(a, b Run, opts Options) (*Report, error) {
 	opts, err := opts.normalize()
 	if err != nil {
@@ -100,11 +101,11 @@ func Compare(a, b Run, opts Options) (*Report, error) {
 		OnlyInB:       d.onlyIn[1],
 		Notes:         d.notes,
 	}
-	reps := d.replicates(opts)
-	rep.Rates = d.modelTracks(reps, opts.Conf)
-	rep.RankAgreement = d.rankAgreement(reps, opts.Conf)
-	rep.OrderChanges = d.orderChanges(reps, opts.Conf)
-	rep.MetricDiffs = d.metricDiffs(opts)
+	rep.Warning = stats.ClusterWarning(len(d.clusters))
+	rep.Rates = d.modelTracks(opts.Conf)
+	rep.RankAgreement = d.rankAgreement(d.replicates(opts), opts.Conf)
+	rep.OrderChanges = d.orderChanges(opts.Conf)
+	rep.MetricDiffs = d.metricDiffs(opts.Conf)
 	rep.Notes = append(rep.Notes, d.caveats(rep)...)
 	return rep, nil
 }
@@ -387,16 +388,33 @@ func (d *data) replicates(opts Options) *replicates {
 	return r
 }
 
-func (d *data) modelTracks(reps *replicates, conf float64) []ModelTrack {
+// clusterRate is stats.ClusterRate of one run's, model's and track's rate
+// over the base scenarios.
+func (d *data) clusterRate(run, model, track int, conf float64) stats.RateInterval {
+	cs := make([]stats.ClusterSum, len(d.clusters))
+	for c := range d.clusters {
+		var t tally
+		switch track {
+		case tAll:
+			t.add(*d.cell(run, model, c, tPos))
+			t.add(*d.cell(run, model, c, tNeg))
+		default:
+			t = *d.cell(run, model, c, track)
+		}
+		cs[c] = stats.Binary(t.passed, t.total)
+	}
+	return stats.ClusterRate(cs, conf)
+}
+
+func (d *data) modelTracks(conf float64) []ModelTrack {
 	var out []ModelTrack
 	for m, name := range d.models {
 		for tr, track := range Tracks() {
-			ta, tb := d.point(0, m, tr), d.point(1, m, tr)
-			vals := reps.series(func(i int) float64 { return reps.at(i, 1, tr, m) - reps.at(i, 0, tr, m) })
+			ra, rb := d.clusterRate(0, m, tr, conf), d.clusterRate(1, m, tr, conf)
 			out = append(out, ModelTrack{
 				Model: name, Track: track,
-				A: rateOf(ta), B: rateOf(tb),
-				Diff: estimate(tb.rate()-ta.rate(), vals, conf),
+				A: rateOf(ra), B: rateOf(rb),
+				Diff: diffOf(rb, ra),
 			})
 		}
 	}
@@ -448,7 +466,7 @@ func (d *data) rankAgreement(reps *replicates, conf float64) []RankAgreement {
 	return out
 }
 
-func (d *data) orderChanges(reps *replicates, conf float64) []OrderChange {
+func (d *data) orderChanges(conf float64) []OrderChange {
 	out := []OrderChange{}
 	for tr, track := range Tracks() {
 		for x := range d.models {
@@ -460,15 +478,12 @@ func (d *data) orderChanges(reps *replicates, conf float64) []OrderChange {
 				if math.IsNaN(ga) || math.IsNaN(gb) || sign(ga)*sign(gb) >= 0 {
 					continue
 				}
-				gaps := func(run int) []float64 {
-					return reps.series(func(i int) float64 { return reps.at(i, run, tr, x) - reps.at(i, run, tr, y) })
-				}
-				va, vb := gaps(0), gaps(1)
-				ea, eb := estimate(ga, va, conf), estimate(gb, vb, conf)
+				ea := diffOf(d.clusterRate(0, x, tr, conf), d.clusterRate(0, y, tr, conf))
+				eb := diffOf(d.clusterRate(1, x, tr, conf), d.clusterRate(1, y, tr, conf))
 				out = append(out, OrderChange{
 					Track: track, ModelX: d.models[x], ModelY: d.models[y],
 					GapA: ea, GapB: eb,
-					BeyondUncertainty: confidentSign(ga, va, conf) && confidentSign(gb, vb, conf),
+					BeyondUncertainty: ea.Significant && eb.Significant,
 				})
 			}
 		}
@@ -476,12 +491,9 @@ func (d *data) orderChanges(reps *replicates, conf float64) []OrderChange {
 	return out
 }
 
-// metricDiffs compares each model's rate per metric. Each metric is
-// bootstrapped over its own base scenarios (a stratum of its own), so
-// every replicate has data for it; with the global resample some
-// replicates would draw none of a small metric's scenarios. Same seed as
-// the model-level intervals.
-func (d *data) metricDiffs(opts Options) []MetricDiff {
+// metricDiffs compares each model's rate per metric, each rate's interval
+// over that metric's own base scenarios.
+func (d *data) metricDiffs(conf float64) []MetricDiff {
 	out := []MetricDiff{}
 	M := len(d.models)
 	for _, mi := range d.metrics {
@@ -489,40 +501,23 @@ func (d *data) metricDiffs(opts Options) []MetricDiff {
 		if C == 0 {
 			continue
 		}
-		// vals[run][model][rep]
-		vals := make([][]float64, 2*M)
-		for i := range vals {
-			vals[i] = make([]float64, opts.Reps)
-		}
-		acc := make([]tally, 2*M)
-		resample(C, opts.Reps, opts.Conf, opts.Seed, func(rep int, idx []int) {
-			clear(acc)
-			for _, c := range idx {
-				for rm := range 2 * M {
-					acc[rm].add(mi.cells[rm*C+c])
-				}
-			}
-			for rm := range 2 * M {
-				vals[rm][rep] = acc[rm].rate()
-			}
-		})
 		for m, name := range d.models {
-			var ta, tb tally
-			for c := range C {
-				ta.add(mi.cells[(0*M+m)*C+c])
-				tb.add(mi.cells[(1*M+m)*C+c])
+			var rates [2]stats.RateInterval
+			for run := range 2 {
+				cs := make([]stats.ClusterSum, C)
+				for c := range C {
+					t := mi.cells[(run*M+m)*C+c]
+					cs[c] = stats.Binary(t.passed, t.total)
+				}
+				rates[run] = stats.ClusterRate(cs, conf)
 			}
-			if ta.total == 0 && tb.total == 0 {
+			if rates[0].N == 0 && rates[1].N == 0 {
 				continue
-			}
-			diffs := make([]float64, opts.Reps)
-			for i := range diffs {
-				diffs[i] = vals[M+m][i] - vals[m][i]
 			}
 			out = append(out, MetricDiff{
 				Model: name, MetricID: mi.id, Type: Tracks()[mi.track],
-				A: rateOf(ta), B: rateOf(tb),
-				Diff:     estimate(tb.rate()-ta.rate(), diffs, opts.Conf),
+				A: rateOf(rates[0]), B: rateOf(rates[1]),
+				Diff:     diffOf(rates[1], rates[0]),
 				Clusters: C,
 			})
 		}
@@ -535,8 +530,8 @@ func (d *data) caveats(r *Report) []string {
 	var out []string
 	if len(d.clusters) == 0 {
 		out = append(out, "no verdicts for the compared models: nothing to compare")
-	} else if len(d.clusters) < 10 {
-		out = append(out, fmt.Sprintf("only %d base scenarios: bootstrap intervals understate the uncertainty with fewer than about 10", len(d.clusters)))
+	} else if r.Warning != "" {
+		out = append(out, r.Warning+"; the rank correlations' bootstrap intervals are too narrow with fewer than about 10")
 	}
 	if len(r.MetricDiffs) > 0 {
 		few := 0
@@ -548,35 +543,11 @@ func (d *data) caveats(r *Report) []string {
 		msg := fmt.Sprintf("per-metric intervals are not adjusted for multiple comparisons: of %d model × metric cells, about %.0f%% would exclude 0 by chance alone",
 			len(r.MetricDiffs), 100*(1-r.Conf))
 		if few > 0 {
-			msg += fmt.Sprintf("; %d of %d metrics have fewer than 10 base scenarios, so their intervals are too narrow", few, len(d.metrics))
+			msg += fmt.Sprintf("; %d of %d metrics have fewer than %d base scenarios, so their intervals are wide", few, len(d.metrics), stats.FewClusters)
 		}
 		out = append(out, msg)
 	}
 	return out
-}
-
-// estimate packages a point value and its replicate values.
-func estimate(value float64, vals []float64, conf float64) Estimate {
-	if math.IsNaN(value) {
-		return Estimate{}
-	}
-	e := Estimate{Value: r4(value)}
-	lo, hi, n := percentile(vals, conf)
-	if n > 0 {
-		e.Lo, e.Hi = r4(lo), r4(hi)
-		e.Significant = lo > 0 || hi < 0
-	}
-	return e
-}
-
-// confidentSign reports whether the interval of vals lies strictly on the
-// side of 0 that value is on.
-func confidentSign(value float64, vals []float64, conf float64) bool {
-	lo, hi, n := percentile(vals, conf)
-	if n == 0 {
-		return false
-	}
-	return (value > 0 && lo > 0) || (value < 0 && hi < 0)
 }
 
 func correlation(value float64, vals []float64, conf float64) Correlation {
@@ -616,8 +587,29 @@ func quantile(s []float64, p float64) float64 {
 	return s[i] + (h-float64(i))*(s[i+1]-s[i])
 }
 
-func rateOf(t tally) Rate {
-	return Rate{Rate: r4(t.rate()), Passed: t.passed, Total: t.total}
+// rateOf is a rate with its cluster interval.
+func rateOf(ri stats.RateInterval) Rate {
+	r := Rate{Rate: r4(ri.Estimate), Passed: int(math.Round(ri.Sum)), Total: ri.N, Clusters: ri.Clusters, Warning: ri.Warning}
+	if ri.N > 0 {
+		r.Lo, r.Hi = r4(ri.Lo), r4(ri.Hi)
+	}
+	return r
+}
+
+// diffOf is x − y with its MOVER interval; a warning when either rate
+// rests on few base scenarios.
+func diffOf(x, y stats.RateInterval) Estimate {
+	if x.N == 0 || y.N == 0 {
+		return Estimate{}
+	}
+	est, lo, hi := moverDiff(x, y)
+	e := Estimate{Value: r4(est), Lo: r4(lo), Hi: r4(hi), Significant: lo > 0 || hi < 0}
+	// The warning of the rate with fewer scenarios.
+	e.Warning = y.Warning
+	if x.Warning != "" && (y.Warning == "" || x.Clusters <= y.Clusters) {
+		e.Warning = x.Warning
+	}
+	return e
 }
 
 // r4 rounds to 4 places like results.json; nil for NaN so JSON gets null.

@@ -54,14 +54,16 @@ func TestCompareIdenticalRuns(t *testing.T) {
 		if m.Model != w.model || m.Track != w.track {
 			t.Fatalf("rate %d is %s/%s, want %s/%s (models sorted, tracks in order)", i, m.Model, m.Track, w.model, w.track)
 		}
-		want := Rate{Rate: ptr(float64(w.passed) / float64(w.total)), Passed: w.passed, Total: w.total}
-		if !cmp.Equal(m.A, want) || !cmp.Equal(m.B, want) {
-			t.Errorf("%s/%s: A %+v, B %+v, want both %+v", w.model, w.track, m.A, m.B, want)
+		if !cmp.Equal(m.A, m.B) || f(m.A.Rate) != artifacts.Round(float64(w.passed)/float64(w.total), 4) ||
+			m.A.Passed != w.passed || m.A.Total != w.total || !(f(m.A.Lo) < f(m.A.Rate) && f(m.A.Rate) <= f(m.A.Hi)) {
+			t.Errorf("%s/%s: A %+v, B %+v, want both %d/%d with an interval around the rate", w.model, w.track, m.A, m.B, w.passed, w.total)
 		}
-		// The same outcomes on the same resamples: every replicate's
-		// difference is exactly 0.
-		if f(m.Diff.Value) != 0 || f(m.Diff.Lo) != 0 || f(m.Diff.Hi) != 0 || m.Diff.Significant {
-			t.Errorf("%s/%s: diff %+v, want 0 [0, 0] not significant", w.model, w.track, m.Diff)
+		// Was: 0 [0, 0], because a bootstrap of identical outcomes on the
+		// same resamples has no spread. Two runs of 4–8 base scenarios
+		// cannot pin a difference down to 0, so the honest interval is
+		// symmetric around 0 and wide (MOVER from each run's interval).
+		if f(m.Diff.Value) != 0 || f(m.Diff.Lo) != -f(m.Diff.Hi) || !(f(m.Diff.Hi) > 0.2) || m.Diff.Significant || m.Diff.Warning == "" {
+			t.Errorf("%s/%s: diff %+v, want 0 [−x, x] with x > 20 points, not significant, with a few-scenarios warning", w.model, w.track, m.Diff)
 		}
 	}
 	for _, ra := range r.RankAgreement {
@@ -80,8 +82,8 @@ func TestCompareIdenticalRuns(t *testing.T) {
 		t.Errorf("%d metric diffs, want 3 models × 2 metrics", len(r.MetricDiffs))
 	}
 	for _, m := range r.MetricDiffs {
-		if f(m.Diff.Value) != 0 || f(m.Diff.Lo) != 0 || f(m.Diff.Hi) != 0 || m.Clusters != 4 {
-			t.Errorf("%s/%s: %+v, want diff 0 [0, 0] over 4 scenarios", m.Model, m.MetricID, m)
+		if f(m.Diff.Value) != 0 || f(m.Diff.Lo) != -f(m.Diff.Hi) || f(m.Diff.Hi) <= 0 || m.Clusters != 4 || m.A.Clusters != 4 {
+			t.Errorf("%s/%s: %+v, want diff 0 [−x, x] over 4 scenarios", m.Model, m.MetricID, m)
 		}
 	}
 }
@@ -118,11 +120,11 @@ func TestCompareCloseSwap(t *testing.T) {
 		if f(o.GapA.Value) <= 0 || f(o.GapB.Value) >= 0 {
 			t.Errorf("%s: gaps A %v, B %v, want positive then negative", o.Track, f(o.GapA.Value), f(o.GapB.Value))
 		}
-		// alpha never trails beta in any base scenario of A, and ties in
-		// all but one per metric; resamples without that scenario (about a
-		// third) have a gap of exactly 0, so the interval starts at 0.
-		if f(o.GapA.Lo) != 0 || f(o.GapB.Hi) != 0 {
-			t.Errorf("%s: A gap %+v, B gap %+v, want A's interval to start at 0 and B's to end at 0", o.Track, o.GapA, o.GapB)
+		// alpha's lead rests on one base scenario per metric: both gaps'
+		// intervals contain 0. (The bootstrap gave [0, …]: resamples
+		// without that scenario tie exactly; it never went below 0.)
+		if !(f(o.GapA.Lo) < 0 && f(o.GapA.Hi) > 0) || !(f(o.GapB.Lo) < 0 && f(o.GapB.Hi) > 0) {
+			t.Errorf("%s: A gap %+v, B gap %+v, want both intervals to contain 0", o.Track, o.GapA, o.GapB)
 		}
 		if o.BeyondUncertainty {
 			t.Errorf("%s: a one-scenario lead flagged beyond uncertainty", o.Track)
@@ -130,24 +132,22 @@ func TestCompareCloseSwap(t *testing.T) {
 	}
 
 	// alpha: 7/8 → 6/8 on positive, a difference of −0.125 resting on s003
-	// alone, so the interval ends at exactly 0 and is not significant.
+	// alone: not significant. The bootstrap's [−0.375, 0] stopped exactly
+	// at 0; the honest interval reaches well past it.
 	m := findRate(r, "alpha", TrackPositive)
-	if f(m.Diff.Value) != -0.125 || f(m.Diff.Hi) != 0 || f(m.Diff.Lo) >= 0 || m.Diff.Significant {
-		t.Errorf("alpha positive diff = %+v, want −0.125 [<0, 0], not significant", m.Diff)
+	if f(m.Diff.Value) != -0.125 || f(m.Diff.Hi) <= 0 || f(m.Diff.Lo) >= -0.125 || m.Diff.Significant {
+		t.Errorf("alpha positive diff = %+v, want −0.125 [<−0.125, >0], not significant", m.Diff)
 	}
-	// Per metric, only m01's 4 base scenarios are resampled; alpha's
-	// difference in a replicate is −0.5 × (draws of s003)/4. P(no s003) =
-	// (3/4)^4 ≈ 0.32, so the upper limit is 0; P(4 draws of s003) ≈ 0.004
-	// and P(≥ 3) ≈ 0.051 bracket the 2.5% point, so the lower limit is
-	// −0.375. (Resampling all 8 scenarios instead would give other values.)
+	// Per metric: m01's own 4 base scenarios, the same numbers (the
+	// positive track is m01 alone).
 	for _, md := range r.MetricDiffs {
 		if md.Model == "alpha" && md.MetricID == "m01" {
-			if f(md.Diff.Value) != -0.125 || f(md.Diff.Lo) != -0.375 || f(md.Diff.Hi) != 0 || md.Clusters != 4 || md.A.Passed != 7 || md.B.Passed != 6 {
-				t.Errorf("alpha m01 = %+v, want 7/8 → 6/8, −0.125 [−0.375, 0] over 4 scenarios", md)
+			if f(md.Diff.Value) != -0.125 || !cmp.Equal(md.Diff, m.Diff) || md.Clusters != 4 || md.A.Passed != 7 || md.B.Passed != 6 {
+				t.Errorf("alpha m01 = %+v, want 7/8 → 6/8, −0.125 over 4 scenarios as on the positive track %+v", md, m.Diff)
 			}
 		}
 	}
-	if g := findRate(r, "gamma", TrackAll); f(g.Diff.Value) != 0 || f(g.Diff.Lo) != 0 || f(g.Diff.Hi) != 0 {
+	if g := findRate(r, "gamma", TrackAll); f(g.Diff.Value) != 0 || f(g.Diff.Lo) != -f(g.Diff.Hi) || g.Diff.Significant {
 		t.Errorf("gamma did not change, diff = %+v", g.Diff)
 	}
 }
@@ -162,24 +162,26 @@ func TestCompareFarSwap(t *testing.T) {
 	if len(r.OrderChanges) != 3 {
 		t.Fatalf("OrderChanges = %+v, want alpha/beta on each track", r.OrderChanges)
 	}
+	// Every base scenario: alpha 2/2, beta 1/2, a gap of +0.5. The
+	// bootstrap called that +0.5 [+0.5, +0.5] — certain — from 4
+	// scenarios. Honestly, 8 scenarios (the all track) are enough to be
+	// sure of the order; 4 (one track, one metric) are not.
 	for _, o := range r.OrderChanges {
-		// Every base scenario: alpha 2/2, beta 1/2 → gap +0.5 in every
-		// replicate, so the interval is the point.
-		if f(o.GapA.Value) != 0.5 || f(o.GapA.Lo) != 0.5 || f(o.GapA.Hi) != 0.5 ||
-			f(o.GapB.Value) != -0.5 || f(o.GapB.Lo) != -0.5 || f(o.GapB.Hi) != -0.5 {
-			t.Errorf("%s: gaps A %+v, B %+v, want +0.5 [+0.5, +0.5] and −0.5 [−0.5, −0.5]", o.Track, o.GapA, o.GapB)
+		if f(o.GapA.Value) != 0.5 || f(o.GapB.Value) != -0.5 || !(f(o.GapA.Lo) < 0.5 && f(o.GapA.Hi) > 0.5) {
+			t.Errorf("%s: gaps A %+v, B %+v, want +0.5 and −0.5 with intervals of some width", o.Track, o.GapA, o.GapB)
 		}
-		if !o.BeyondUncertainty || !o.GapA.Significant || !o.GapB.Significant {
-			t.Errorf("%s: %+v, want beyond uncertainty", o.Track, o)
+		want := o.Track == TrackAll
+		if o.BeyondUncertainty != want || o.GapA.Significant != want || o.GapB.Significant != want {
+			t.Errorf("%s: %+v, want beyond uncertainty: %v", o.Track, o, want)
 		}
 	}
 	m := findRate(r, "alpha", TrackAll)
-	if f(m.Diff.Value) != -0.5 || f(m.Diff.Lo) != -0.5 || f(m.Diff.Hi) != -0.5 || !m.Diff.Significant {
-		t.Errorf("alpha all diff = %+v, want −0.5 [−0.5, −0.5] significant", m.Diff)
+	if f(m.Diff.Value) != -0.5 || !(f(m.Diff.Hi) < 0) || !m.Diff.Significant {
+		t.Errorf("alpha all diff = %+v, want −0.5 [<0, <0] significant", m.Diff)
 	}
 	for _, md := range r.MetricDiffs {
-		if md.Model == "alpha" && (f(md.Diff.Value) != -0.5 || f(md.Diff.Lo) != -0.5 || f(md.Diff.Hi) != -0.5 || !md.Diff.Significant) {
-			t.Errorf("alpha %s diff = %+v, want −0.5 [−0.5, −0.5] significant", md.MetricID, md.Diff)
+		if md.Model == "alpha" && (f(md.Diff.Value) != -0.5 || md.Diff.Significant || md.Diff.Warning == "") {
+			t.Errorf("alpha %s diff = %+v, want −0.5, not significant over 4 scenarios, with a warning", md.MetricID, md.Diff)
 		}
 	}
 	if ra := findRank(r, TrackAll); f(ra.KendallTauB.Value) != 0.3333 || f(ra.Spearman.Value) != 0.5 {
@@ -187,50 +189,51 @@ func TestCompareFarSwap(t *testing.T) {
 	}
 }
 
-// TestCompareSameResamples checks the shared-resample machinery against an
-// independent computation: stats.BootstrapStat over the sorted base
-// scenario ids, recomputing alpha's positive rates from the score rows.
-func TestCompareSameResamples(t *testing.T) {
+// TestCompareIntervalsIndependently checks the rate intervals against an
+// independent computation: stats.ClusterRate over alpha's positive rows
+// grouped by base scenario, straight from the score rows, and the
+// difference against moverDiff of those two.
+func TestCompareIntervalsIndependently(t *testing.T) {
 	a := closeSpec().run("A")
 	b := closeSpec().swapModels("alpha", "gamma").run("B")
 	r := mustCompare(t, a, b, testOpts)
 
-	type key struct {
-		run  int
-		base string
-	}
-	counts := map[key][2]int{} // alpha, m01: passed, total
-	baseSet := map[string]bool{}
+	var rates [2]stats.RateInterval
 	for run, x := range []Run{a, b} {
+		byBase := map[string]*stats.ClusterSum{}
+		var bases []string
 		for _, s := range x.Scores {
-			base := artifacts.BaseIDOf(s.ID)
-			baseSet[base] = true
 			if s.TargetModel != "alpha" || s.MetricID != "m01" || s.Passed == nil {
 				continue
 			}
-			c := counts[key{run, base}]
-			c[1]++
-			if *s.Passed {
-				c[0]++
+			base := artifacts.BaseIDOf(s.ID)
+			if byBase[base] == nil {
+				byBase[base] = &stats.ClusterSum{}
+				bases = append(bases, base)
 			}
-			counts[key{run, base}] = c
+			c := byBase[base]
+			c.N++
+			if *s.Passed {
+				c.Sum++
+				c.SumSq++
+			}
 		}
-	}
-	bases := sortedKeys(baseSet)
-	rate := func(run int, idx []int) float64 {
-		p, n := 0, 0
-		for _, i := range idx {
-			c := counts[key{run, bases[i]}]
-			p, n = p+c[0], n+c[1]
+		var cs []stats.ClusterSum
+		for _, base := range bases {
+			cs = append(cs, *byBase[base])
 		}
-		return float64(p) / float64(n) // NaN when 0/0: skipped
+		rates[run] = stats.ClusterRate(cs, DefaultConf)
 	}
-	lo, hi := stats.BootstrapStat(len(bases), testOpts.Reps, DefaultConf, testOpts.Seed, func(idx []int) float64 {
-		return rate(1, idx) - rate(0, idx)
-	})
 	m := findRate(r, "alpha", TrackPositive)
-	if f(m.Diff.Lo) != artifacts.Round(lo, 4) || f(m.Diff.Hi) != artifacts.Round(hi, 4) {
-		t.Errorf("alpha positive diff interval [%v, %v], independent bootstrap [%v, %v]", f(m.Diff.Lo), f(m.Diff.Hi), lo, hi)
+	for run, got := range []Rate{m.A, m.B} {
+		want := rates[run]
+		if f(got.Lo) != artifacts.Round(want.Lo, 4) || f(got.Hi) != artifacts.Round(want.Hi, 4) || got.Clusters != want.Clusters || got.Warning != want.Warning {
+			t.Errorf("run %d: alpha positive %+v, ClusterRate [%v, %v] over %d", run, got, want.Lo, want.Hi, want.Clusters)
+		}
+	}
+	est, lo, hi := moverDiff(rates[1], rates[0])
+	if f(m.Diff.Value) != artifacts.Round(est, 4) || f(m.Diff.Lo) != artifacts.Round(lo, 4) || f(m.Diff.Hi) != artifacts.Round(hi, 4) {
+		t.Errorf("alpha positive diff %+v, MOVER %v [%v, %v]", m.Diff, est, lo, hi)
 	}
 	if lo == hi {
 		t.Errorf("degenerate check: the interval [%v, %v] should have width", lo, hi)

@@ -2,8 +2,9 @@
 // validation runs that swap one role (the generator that writes scenarios,
 // the model playing the simulated user, the judge) and `impactbench compare
 // A B` on any two runs. It answers "do the pass rates and the ranking of the
-// target models survive the swap?", with cluster-bootstrap intervals over
-// base scenarios so that chance differences are not read as findings.
+// target models survive the swap?", with intervals over base scenarios
+// (the clustered interval results.json uses) so that chance differences
+// are not read as findings.
 //
 // LoadRun does the I/O; Comparable and Compare are pure functions of the
 // loaded runs; WriteTable and WriteJSON render a Report.

@@ -29,6 +29,9 @@ type Report struct {
 	Conf float64 `json:"conf"`
 	// Method describes how every interval was obtained.
 	Method string `json:"method"`
+	// Warning is stats.ClusterWarning for Clusters: set with fewer than 10
+	// base scenarios, when every interval is wide.
+	Warning string `json:"warning,omitempty"`
 	// Clusters is the number of base scenarios resampled (the union of both
 	// runs' base scenario ids that have a verdict for a common model).
 	Clusters int `json:"clusters"`
@@ -70,20 +73,29 @@ type RunSummary struct {
 	Verdicts int `json:"verdicts"`
 }
 
-// Rate is a pass rate: Passed of Total rows with a non-null verdict.
+// Rate is a pass rate: Passed of Total rows with a non-null verdict, with
+// its stats.ClusterRate interval over Clusters base scenarios (Lo, Hi null
+// without verdicts) and that interval's few-clusters warning.
 type Rate struct {
-	Rate   *float64 `json:"rate"`
-	Passed int      `json:"passed"`
-	Total  int      `json:"total"`
+	Rate     *float64 `json:"rate"`
+	Passed   int      `json:"passed"`
+	Total    int      `json:"total"`
+	Lo       *float64 `json:"lo"`
+	Hi       *float64 `json:"hi"`
+	Clusters int      `json:"clusters"`
+	Warning  string   `json:"warning,omitempty"`
 }
 
-// Estimate is a point estimate with its bootstrap percentile interval.
+// Estimate is a difference of two rates with its MOVER interval (see
+// moverDiff).
 type Estimate struct {
 	Value *float64 `json:"value"`
 	Lo    *float64 `json:"lo"`
 	Hi    *float64 `json:"hi"`
 	// Significant: the interval lies entirely on one side of 0.
 	Significant bool `json:"significant"`
+	// Warning: one of the two rates rests on fewer than 10 base scenarios.
+	Warning string `json:"warning,omitempty"`
 }
 
 // ModelTrack is one model's pass rate on one track in both runs.
@@ -96,7 +108,7 @@ type ModelTrack struct {
 	Diff Estimate `json:"diff"`
 }
 
-// Correlation is a rank correlation with its bootstrap interval.
+// Correlation is a rank correlation with its cluster-bootstrap interval.
 type Correlation struct {
 	Value *float64 `json:"value"`
 	Lo    *float64 `json:"lo"`
@@ -138,8 +150,8 @@ type MetricDiff struct {
 	Type     string `json:"type"`
 	A        Rate   `json:"a"`
 	B        Rate   `json:"b"`
-	// Diff is B − A, its interval a cluster bootstrap over this metric's
-	// base scenarios only.
+	// Diff is B − A, each rate's interval over this metric's base
+	// scenarios only.
 	Diff Estimate `json:"diff"`
 	// Clusters is the number of this metric's base scenarios resampled.
 	Clusters int `json:"clusters"`

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/impactbench/impactbench/internal/stats"
 )
 
 // topMetricDiffs is how many per-metric differences the table shows.
@@ -51,8 +53,12 @@ func (r *Report) writeHeader(w *errWriter) {
 	for _, l := range r.Comparability.Lines() {
 		w.printf("  %s\n", l)
 	}
-	w.printf("Intervals: %s cluster bootstrap over %d base scenarios, %d replicates, seed %d\n",
-		confPct(r.Conf), r.Clusters, r.Reps, r.Seed)
+	w.printf("Intervals (%s): each rate %s over its base scenarios (%d in all; n and scenarios per row), B-A and gaps %s from the two rates' intervals;\n",
+		confPct(r.Conf), stats.MethodClusterTWilson, r.Clusters, MethodMOVER)
+	w.printf("  rank correlations: cluster bootstrap, %d replicates, seed %d\n", r.Reps, r.Seed)
+	if r.Warning != "" {
+		w.printf("Warning: %s\n", r.Warning)
+	}
 	w.printf("Models in both runs: %s\n", list(r.Models))
 	if len(r.OnlyInA) > 0 {
 		w.printf("Only in A (not compared): %s\n", list(r.OnlyInA))
@@ -63,11 +69,12 @@ func (r *Report) writeHeader(w *errWriter) {
 }
 
 func (r *Report) writeRates(w *errWriter) {
-	w.printf("\nPass rates (B-A in percentage points; * = interval excludes 0)\n")
+	w.printf("\nPass rates with %s intervals (B-A in percentage points; * = interval excludes 0; ! = fewer than %d base scenarios)\n",
+		confPct(r.Conf), stats.FewClusters)
 	tw := w.table()
-	fmt.Fprintf(tw, "MODEL\tTRACK\tA\tB\tB-A\t%s INTERVAL\n", confPct(r.Conf))
+	fmt.Fprintf(tw, "MODEL\tTRACK\tA\tN (SCEN.)\tB\tN (SCEN.)\tB-A\t%s INTERVAL\n", confPct(r.Conf))
 	for _, m := range r.Rates {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", m.Model, m.Track, pct(m.A.Rate), pct(m.B.Rate),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", m.Model, m.Track, rateCI(m.A), nScen(m.A), rateCI(m.B), nScen(m.B),
 			pp(m.Diff.Value), interval(m.Diff.Lo, m.Diff.Hi, pp), star(m.Diff.Significant))
 	}
 	w.flush(tw)
@@ -130,7 +137,7 @@ func (r *Report) writeMetricDiffs(w *errWriter) {
 	if len(top) > topMetricDiffs {
 		top = top[:topMetricDiffs]
 	}
-	w.printf("\nLargest per-metric differences (top %d by |B-A|; interval over the metric's base scenarios)\n", topMetricDiffs)
+	w.printf("\nLargest per-metric differences (top %d by |B-A|; intervals over the metric's base scenarios)\n", topMetricDiffs)
 	if len(top) == 0 {
 		w.printf("  none (no model has a rate on a metric in both runs)\n")
 		return
@@ -218,6 +225,22 @@ func pct(p *float64) string {
 func count(r Rate) string {
 	return fmt.Sprintf("%s (%d/%d)", pct(r.Rate), r.Passed, r.Total)
 }
+
+// rateCI is a rate with its interval, "!" when it rests on few scenarios.
+func rateCI(r Rate) string {
+	if r.Rate == nil {
+		return "n/a"
+	}
+	s := pct(r.Rate) + " " + interval(r.Lo, r.Hi, pct1)
+	if r.Warning != "" {
+		s += " !"
+	}
+	return s
+}
+
+func pct1(p *float64) string { return fmt.Sprintf("%.1f", 100**p) }
+
+func nScen(r Rate) string { return fmt.Sprintf("%d (%d)", r.Total, r.Clusters) }
 
 // pp formats a difference of fractions in signed percentage points.
 func pp(p *float64) string {

@@ -10,8 +10,8 @@ import (
 // Descriptive gap flag: a spread this large between two values of an axis,
 // each with at least gapMinN scored conversations, is marked "large" so a
 // reader looks at it — but labelled descriptive, because only
-// demographic_gaps (paired McNemar tests with multiplicity adjustment)
-// support a claim of a real difference.
+// demographic_gaps (paired tests over base scenarios with a file-wide
+// multiplicity adjustment) support a claim of a real difference.
 const (
 	gapThreshold = 0.20
 	gapMinN      = 5
@@ -51,6 +51,16 @@ type gapView struct {
 	P           *float64 `json:"p"`
 	PAdj        *float64 `json:"p_adj"`
 	Significant bool     `json:"significant"`
+	// The clustered test (gaps.go in results): mean per-scenario
+	// difference with its interval over NClusters base scenarios. Test is
+	// "" in files written before it, whose P is McNemar's.
+	ClusterDiff *float64 `json:"cdiff,omitempty"`
+	Lo          *float64 `json:"lo,omitempty"`
+	Hi          *float64 `json:"hi,omitempty"`
+	NClusters   int      `json:"g,omitempty"`
+	Test        string   `json:"test,omitempty"`
+	McNemarP    *float64 `json:"mcnemar_p,omitempty"`
+	Warn        string   `json:"warn,omitempty"`
 }
 
 func buildDemographics(in *Input, models []string, metrics []metricView, t *tally) demographics {
@@ -159,7 +169,9 @@ func gapsFor(gaps []results.Gap, metric, axis string) []gapView {
 		}
 		p, pAdj := g.PValue, g.PAdjusted
 		out = append(out, gapView{A: g.ValueA, B: g.ValueB, RateA: g.RateA, RateB: g.RateB, Diff: g.Diff,
-			NPairs: g.NPairs, P: &p, PAdj: &pAdj, Significant: g.Significant})
+			NPairs: g.NPairs, P: &p, PAdj: &pAdj, Significant: g.Significant,
+			ClusterDiff: g.ClusterDiff, Lo: g.CILow, Hi: g.CIHigh, NClusters: g.NClusters, Test: g.Test,
+			McNemarP: g.McNemarP, Warn: g.Warning})
 	}
 	return out
 }

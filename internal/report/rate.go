@@ -23,6 +23,10 @@ type rateView struct {
 	N      int      `json:"n"`
 	K      int      `json:"k"`
 	Method string   `json:"method,omitempty"`
+	// Clusters is the number of base scenarios behind a cluster interval;
+	// Warn its few-clusters warning.
+	Clusters int    `json:"g,omitempty"`
+	Warn     string `json:"warn,omitempty"`
 }
 
 // wilsonView builds a rate with a 95% Wilson interval from counts.
@@ -68,6 +72,7 @@ func fromTypeRate(rate *float64, n int, ci *results.ClusterCI) rateView {
 		if ci.Method != "" && ci.Method != "cluster_bootstrap" {
 			v.Method = ci.Method
 		}
+		v.Clusters, v.Warn = ci.Clusters, clusterWarning(ci)
 		return v
 	}
 	if w := wilsonView(k, n); w.Rate != nil {

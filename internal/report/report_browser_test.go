@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/results"
 )
 
 // The browser tests open real reports in headless Chromium. Each fails on
@@ -63,18 +65,25 @@ func TestBrowserReport(t *testing.T) {
 
 	t.Run("leaderboard", func(t *testing.T) {
 		rows := evalJS[[][]string](t, ctx, `[...document.querySelectorAll('#lb-table tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))`)
+		// alpha's file is from before the clustered intervals (bootstrap
+		// over 1 and 2 scenarios): its cells carry the few-clusters mark
+		// and n shows the scenario count; beta's is upstream-shaped.
 		want := map[string][]string{
-			"alpha": {"66.7% [33.3–100.0]", "3", "75.0% [50.0–100.0]", "4"},
-			"beta":  {"75.0% [30.1–95.4]", "4", "33.3% [6.1–79.2]", "3"},
+			"alpha": {"70.8% (mean)", "66.7% [33.3–100.0] ⚠", "3 (1)", "75.0% [50.0–100.0] ⚠", "4 (2)"},
+			"beta":  {"54.2% (mean)", "75.0% [30.1–95.4]", "4", "33.3% [6.1–79.2]", "3"},
 		}
-		if len(rows) != 2 {
+		if len(rows) != 2 || rows[0][1] != "alpha" {
 			t.Fatalf("rows: %q", rows)
 		}
 		for _, r := range rows {
 			w := want[r[1]]
-			if w == nil || strings.Join(r[2:6], "|") != strings.Join(w, "|") {
+			got := append([]string{r[2]}, r[4:8]...)
+			if w == nil || strings.Join(got, "|") != strings.Join(w, "|") {
 				t.Errorf("row %q, want %q", r, w)
 			}
+		}
+		if !visible(t, ctx, "#lb-warn") || !strings.Contains(evalJS[string](t, ctx, `document.getElementById('lb-warn').textContent`), "cluster bootstrap") {
+			t.Error("legacy bootstrap intervals over 1–2 scenarios carry no visible warning")
 		}
 		// alpha's results.json has a landmark-validity block (7 of 8 valid).
 		if v := evalJS[string](t, ctx, `document.querySelector('#lb-table tr[data-model="alpha"] td:last-child').textContent`); v != "87.5%" {
@@ -217,6 +226,22 @@ func TestBrowserReport(t *testing.T) {
 		}
 	})
 
+	// A results.json written by Aggregate: leaderboard by score with
+	// intervals, rank intervals and ties, the few-clusters warning, the
+	// model-vs-model view, clustered gap tests and the judge panel.
+	t.Run("statistics", func(t *testing.T) {
+		dir := statsBench(t)
+		res, err := results.ReadResults(filepath.Join(dir, "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		openReport(t, ctx, bl, writeReport(t, dir), "")
+		assertStatsLeaderboard(t, ctx, res)
+		assertFewClustersWarning(t, ctx)
+		assertPairwise(t, ctx, res)
+		assertGapTestsAndPanels(t, ctx)
+	})
+
 	assertCleanPage(t, bl)
 }
 
@@ -236,7 +261,7 @@ func TestBrowserLegacyAndEmpty(t *testing.T) {
 		t.Errorf("legacy transcript shows %d messages", n)
 	}
 	row := evalJS[string](t, ctx, `[...document.querySelector('#lb-table tbody tr').cells].map(c=>c.textContent).join('|')`)
-	if !strings.Contains(row, "claude-haiku-4-5|83.3% [55.2–95.3]|12|50.0% [18.8–81.2]|6") {
+	if !strings.Contains(row, "claude-haiku-4-5|66.7% (mean)|—|83.3% [55.2–95.3]|12|50.0% [18.8–81.2]|6") {
 		t.Errorf("legacy leaderboard row %q", row)
 	}
 	if got := listCount(t, ctx); !strings.HasPrefix(got, "18 of 18") {

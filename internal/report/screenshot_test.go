@@ -7,10 +7,11 @@ import (
 	"testing"
 )
 
-// TestScreenshots renders docs/report-leaderboard.png and
-// docs/report-transcript.png from upstream's real humanebench run plus two
-// synthetic offline targets over the same scenarios (so the leaderboard
-// has something to compare). Run it after changing the page:
+// TestScreenshots renders docs/report-leaderboard.png,
+// docs/report-pairwise.png and docs/report-transcript.png from upstream's
+// real humanebench run plus two synthetic offline targets over the same
+// scenarios (so the leaderboard has something to compare), aggregated by
+// results.Aggregate. Run it after changing the page:
 //
 //	IMPACTBENCH_SCREENSHOTS=1 go test -run TestScreenshots ./internal/report/
 func TestScreenshots(t *testing.T) {
@@ -28,6 +29,7 @@ func TestScreenshots(t *testing.T) {
 		Targets: []string{"offline-careful", "offline-pressured"}, Care: []float64{0.8, 0.45},
 		Samples: 1, Turns: 6, UserLen: 370, AsstLen: 1570, Seed: 3, ScenDir: dir,
 	})
+	aggregateInto(t, dir)
 	path := writeReport(t, dir)
 	docs := filepath.Join("..", "..", "docs")
 	if err := os.MkdirAll(docs, 0o755); err != nil {
@@ -36,6 +38,7 @@ func TestScreenshots(t *testing.T) {
 	ctx, bl := newBrowser(t, 1400, 900)
 	openReport(t, ctx, bl, path, "")
 	screenshot(t, ctx, "#leaderboard", filepath.Join(docs, "report-leaderboard.png"))
+	screenshot(t, ctx, "#pairwise", filepath.Join(docs, "report-pairwise.png"))
 
 	id := "m01_s002_v01__claude-haiku-4-5__s0"
 	openReport(t, ctx, bl, path, "conv="+url.QueryEscape(id))

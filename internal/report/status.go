@@ -12,6 +12,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/results"
 )
 
 // StatusOptions configure Status.
@@ -42,9 +43,26 @@ type targetStatus struct {
 	failures                               map[string]int // "status: reason" → count
 }
 
+// benchStatus is what Status prints, read from the benchmark directory.
+type benchStatus struct {
+	name     string
+	scens    []Scenario
+	hasScens bool
+	scenErr  error
+	metrics  int
+	samples  int
+	rows     []*targetStatus
+	rootCost []CostEntry
+	res      []results.ModelResult
+	resErr   error
+	benchDir string
+}
+
 // Status writes the terminal summary of a benchmark directory: which
-// phases are done per target, failures, cost so far and the leaderboard.
-// targets nil means every directory under runs/.
+// phases are done per target, failures, cost so far and the leaderboard
+// (ordered by score, with intervals, few-clusters warnings and the
+// model-vs-model differences). targets nil means every directory under
+// runs/.
 func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) error {
 	if st, err := os.Stat(benchDir); err != nil {
 		return fmt.Errorf("status: %w", err)
@@ -52,222 +70,224 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 		return fmt.Errorf("status: %s is not a directory", benchDir)
 	}
 	c := colorizer(opts.Color)
+	bs := loadStatus(benchDir, targets, opts)
+	writeStatusHeader(w, c, bs)
+	writeTargetTable(w, c, bs)
+	writeFailures(w, c, bs.rows)
+	writeStatusLeaderboard(w, c, bs.res, bs.resErr)
+	return nil
+}
+
+// loadStatus reads everything Status prints. Unreadable files become
+// messages in the output, never an error: status is for looking at a
+// half-finished run.
+func loadStatus(benchDir string, targets []string, opts StatusOptions) *benchStatus {
+	bs := &benchStatus{benchDir: benchDir}
 	var bench Benchmark
 	if b, err := os.ReadFile(filepath.Join(benchDir, "benchmark.yaml")); err == nil {
 		_ = yaml.Unmarshal(b, &bench) // a broken yaml only loses the name here
 	}
-	if bench.Name == "" {
-		bench.Name = filepath.Base(filepath.Clean(benchDir))
+	bs.name = bench.Name
+	if bs.name == "" {
+		bs.name = filepath.Base(filepath.Clean(benchDir))
 	}
 	var lite lightener // rows without their bulk: status reads only ids, verdicts and demographics
-	scens, _, hasScens, scenErr := readRows(filepath.Join(benchDir, "scenarios.json"), nil, lite.scenario)
-	res, resErr := readResults(filepath.Join(benchDir, "results.json"))
+	bs.scens, _, bs.hasScens, bs.scenErr = readRows(filepath.Join(benchDir, "scenarios.json"), nil, lite.scenario)
+	bs.res, bs.resErr = readResults(filepath.Join(benchDir, "results.json"))
 	if targets == nil {
-		targets = runTargets(benchDir, Settings{}, res)
+		targets = runTargets(benchDir, Settings{}, bs.res)
 	}
-
-	var rows []*targetStatus
 	maxSample := -1
 	for _, t := range targets {
-		ts := &targetStatus{target: t, failures: map[string]int{}}
-		dir := filepath.Join(benchDir, "runs", t)
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
-			ts.hasDir = true
-		}
-		convs, okc, _ := readArray[statusConv](filepath.Join(dir, "conversations.json"))
-		scores, _, oks, _ := readRows(filepath.Join(dir, "scores.json"), nil, lite.score(t))
-		ts.hasConvs, ts.hasScores = okc, oks
-		match := scoreMatcher(scores)
-		for _, cv := range convs {
-			ts.convs++
-			maxSample = max(maxSample, cv.Sample)
-			if cv.Status == artifacts.StatusError || cv.Status == artifacts.StatusBudget {
-				ts.failed++
-				reason := cv.Status
-				if cv.StatusReason != "" {
-					reason += ": " + cv.StatusReason
-				}
-				ts.failures[reason]++
-			} else {
-				ts.ok++
-			}
-			full := artifacts.Conversation{ID: cv.ID, ConvID: cv.ConvID, Sample: cv.Sample}
-			if match(&full) < 0 {
-				ts.unscored++
-			}
-		}
-		for _, s := range scores {
-			ts.scores++
-			if s.Passed == nil {
-				ts.null++
-			}
-		}
-		costs, _ := readCost(filepath.Join(dir, "cost.json"), t)
-		for _, e := range costs {
-			ts.costEntries++
-			if costKnown(e.Cost) {
-				ts.cost += e.Cost.Cost
-			} else {
-				ts.costUnknown++
-			}
-		}
-		ts.hasResult = resultFor(&Input{Results: res}, t) != nil
-		rows = append(rows, ts)
+		ts, ms := loadTarget(benchDir, t, &lite)
+		ts.hasResult = resultFor(&Input{Results: bs.res}, t) != nil
+		maxSample = max(maxSample, ms)
+		bs.rows = append(bs.rows, ts)
 	}
-
-	samples := opts.Samples
-	if samples == 0 {
-		samples = max(maxSample+1, 1)
+	bs.samples = opts.Samples
+	if bs.samples == 0 {
+		bs.samples = max(maxSample+1, 1)
 	}
 	metrics := map[string]bool{}
-	for _, s := range scens {
+	for _, s := range bs.scens {
 		metrics[scenarioMetric(s)] = true
 	}
+	bs.metrics = len(metrics)
+	bs.rootCost, _ = readCost(filepath.Join(benchDir, "cost.json"), "")
+	return bs
+}
 
-	fmt.Fprintf(w, "%s  %s\n", c.bold("Benchmark"), bench.Name)
-	fmt.Fprintf(w, "%s  %s\n", c.bold("Directory"), benchDir)
+// loadTarget counts one target's conversations, verdicts and cost, and
+// returns the largest sample index seen.
+func loadTarget(benchDir, t string, lite *lightener) (*targetStatus, int) {
+	ts := &targetStatus{target: t, failures: map[string]int{}}
+	dir := filepath.Join(benchDir, "runs", t)
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		ts.hasDir = true
+	}
+	convs, okc, _ := readArray[statusConv](filepath.Join(dir, "conversations.json"))
+	scores, _, oks, _ := readRows(filepath.Join(dir, "scores.json"), nil, lite.score(t))
+	ts.hasConvs, ts.hasScores = okc, oks
+	match := scoreMatcher(scores)
+	maxSample := -1
+	for _, cv := range convs {
+		ts.convs++
+		maxSample = max(maxSample, cv.Sample)
+		if cv.Status == artifacts.StatusError || cv.Status == artifacts.StatusBudget {
+			ts.failed++
+			reason := cv.Status
+			if cv.StatusReason != "" {
+				reason += ": " + cv.StatusReason
+			}
+			ts.failures[reason]++
+		} else {
+			ts.ok++
+		}
+		full := artifacts.Conversation{ID: cv.ID, ConvID: cv.ConvID, Sample: cv.Sample}
+		if match(&full) < 0 {
+			ts.unscored++
+		}
+	}
+	for _, s := range scores {
+		ts.scores++
+		if s.Passed == nil {
+			ts.null++
+		}
+	}
+	costs, _ := readCost(filepath.Join(dir, "cost.json"), t)
+	for _, e := range costs {
+		ts.costEntries++
+		if costKnown(e.Cost) {
+			ts.cost += e.Cost.Cost
+		} else {
+			ts.costUnknown++
+		}
+	}
+	return ts, maxSample
+}
+
+func writeStatusHeader(w io.Writer, c colors, bs *benchStatus) {
+	fmt.Fprintf(w, "%s  %s\n", c.bold("Benchmark"), bs.name)
+	fmt.Fprintf(w, "%s  %s\n", c.bold("Directory"), bs.benchDir)
 	switch {
-	case scenErr != nil:
-		fmt.Fprintf(w, "%s  %s\n", c.bold("Scenarios"), c.red("unreadable: "+scenErr.Error()))
-	case !hasScens:
+	case bs.scenErr != nil:
+		fmt.Fprintf(w, "%s  %s\n", c.bold("Scenarios"), c.red("unreadable: "+bs.scenErr.Error()))
+	case !bs.hasScens:
 		fmt.Fprintf(w, "%s  %s\n", c.bold("Scenarios"), "not generated yet")
 	default:
-		fmt.Fprintf(w, "%s  %d (%d metrics, %d sample(s) each per target)\n", c.bold("Scenarios"), len(scens), len(metrics), samples)
+		fmt.Fprintf(w, "%s  %d (%d metrics, %d sample(s) each per target)\n", c.bold("Scenarios"), len(bs.scens), bs.metrics, bs.samples)
 	}
-	rootCost, _ := readCost(filepath.Join(benchDir, "cost.json"), "")
+	fmt.Fprintf(w, "%s  %s\n\n", c.bold("Cost     "), costLine(c, bs))
+}
+
+// costLine sums the benchmark's and every target's cost.json.
+func costLine(c colors, bs *benchStatus) string {
 	total, unknown := 0.0, 0
-	for _, e := range rootCost {
+	for _, e := range bs.rootCost {
 		if costKnown(e.Cost) {
 			total += e.Cost.Cost
 		} else {
 			unknown++
 		}
 	}
-	entries := len(rootCost)
-	for _, r := range rows {
+	entries := len(bs.rootCost)
+	for _, r := range bs.rows {
 		total += r.cost
 		unknown += r.costUnknown
 		entries += r.costEntries
 	}
-	costLine := money(total) + " so far"
+	line := money(total) + " so far"
 	if entries == 0 {
-		costLine = "not recorded (no cost.json)"
+		line = "not recorded (no cost.json)"
 	}
 	if unknown > 0 {
-		costLine += c.yellow(fmt.Sprintf(" + unknown (%d phase(s) without prices)", unknown))
+		line += c.yellow(fmt.Sprintf(" + unknown (%d phase(s) without prices)", unknown))
 	}
-	fmt.Fprintf(w, "%s  %s\n\n", c.bold("Cost     "), costLine)
+	return line
+}
 
-	if len(rows) == 0 {
+func writeTargetTable(w io.Writer, c colors, bs *benchStatus) {
+	if len(bs.rows) == 0 {
 		fmt.Fprintln(w, "No target runs yet.")
-	} else {
-		table := [][]string{{"TARGET", "CONVERSATIONS", "OK", "FAILED", "SCORES", "NULL", "UNSCORED", "COST", "RESULTS"}}
-		for _, r := range rows {
-			if !r.hasDir {
-				table = append(table, []string{r.target, "not started", "", "", "", "", "", "", ""})
-				continue
-			}
-			conv := "not run yet"
-			if r.hasConvs {
-				conv = strconv.Itoa(r.convs)
-				if hasScens {
-					conv += "/" + strconv.Itoa(len(scens)*samples)
-				}
-			}
-			sc, null, uns := "not judged yet", "", ""
-			if r.hasScores {
-				sc, null, uns = strconv.Itoa(r.scores), strconv.Itoa(r.null), strconv.Itoa(r.unscored)
-			}
-			cost := "—"
-			switch {
-			case r.costEntries > 0 && r.costUnknown == r.costEntries:
-				cost = "unknown"
-			case r.costUnknown > 0:
-				cost = money(r.cost) + "+unknown"
-			case r.costEntries > 0:
-				cost = money(r.cost)
-			}
-			res := "no"
-			if r.hasResult {
-				res = "yes"
-			}
-			table = append(table, []string{r.target, conv, itoaIf(r.hasConvs, r.ok), itoaIf(r.hasConvs, r.failed), sc, null, uns, cost, res})
-		}
-		writeTable(w, table, []bool{false, true, true, true, true, true, true, true, false}, func(row, col int, s string) string {
-			switch {
-			case row == 0:
-				return c.bold(s)
-			case col == 3 && s != "0" && s != "":
-				return c.red(s)
-			case col == 7 && strings.Contains(s, "unknown"):
-				return c.yellow(s)
-			}
-			return s
-		})
-		var fails []string
-		for _, r := range rows {
-			if r.failed == 0 {
-				continue
-			}
-			fails = append(fails, fmt.Sprintf("  %s: %d conversation(s) failed", r.target, r.failed))
-			reasons := make([]string, 0, len(r.failures))
-			for k := range r.failures {
-				reasons = append(reasons, k)
-			}
-			sort.Slice(reasons, func(i, j int) bool {
-				if r.failures[reasons[i]] != r.failures[reasons[j]] {
-					return r.failures[reasons[i]] > r.failures[reasons[j]]
-				}
-				return reasons[i] < reasons[j]
-			})
-			for i, k := range reasons {
-				if i == 5 {
-					fails = append(fails, fmt.Sprintf("    … %d more reason(s)", len(reasons)-5))
-					break
-				}
-				fails = append(fails, fmt.Sprintf("    ×%d  %s", r.failures[k], oneLine(k, 100)))
-			}
-		}
-		if len(fails) > 0 {
-			fmt.Fprintf(w, "\n%s\n%s\n", c.red("Failures"), strings.Join(fails, "\n"))
-		}
+		return
 	}
+	table := [][]string{{"TARGET", "CONVERSATIONS", "OK", "FAILED", "SCORES", "NULL", "UNSCORED", "COST", "RESULTS"}}
+	for _, r := range bs.rows {
+		table = append(table, targetRow(r, bs))
+	}
+	writeTable(w, table, []bool{false, true, true, true, true, true, true, true, false}, func(row, col int, s string) string {
+		switch {
+		case row == 0:
+			return c.bold(s)
+		case col == 3 && s != "0" && s != "":
+			return c.red(s)
+		case col == 7 && strings.Contains(s, "unknown"):
+			return c.yellow(s)
+		}
+		return s
+	})
+}
 
-	fmt.Fprintf(w, "\n%s\n", c.bold("Leaderboard"))
-	switch {
-	case resErr != nil:
-		fmt.Fprintf(w, "results.json unreadable: %v\n", resErr)
-	case len(res) == 0:
-		fmt.Fprintln(w, "results.json not available yet.")
-	default:
-		table := [][]string{{"MODEL", "POSITIVE [95% CI]", "NEGATIVE [95% CI]", "N"}}
-		methods := map[string]bool{}
-		for _, r := range res {
-			pos := fromTypeRate(r.PositivePassRate, r.NPositive, r.PositiveCI)
-			neg := fromTypeRate(r.NegativePassRate, r.NNegative, r.NegativeCI)
-			for _, m := range []string{pos.Method, neg.Method} {
-				if m != "" {
-					methods[m] = true
-				}
-			}
-			table = append(table, []string{r.TargetModel, rateCI(pos), rateCI(neg), strconv.Itoa(r.NTotal)})
-		}
-		writeTable(w, table, []bool{false, true, true, true}, func(row, _ int, s string) string {
-			if row == 0 {
-				return c.bold(s)
-			}
-			return s
-		})
-		if len(methods) > 0 {
-			ms := make([]string, 0, len(methods))
-			for m := range methods {
-				ms = append(ms, m)
-			}
-			sort.Strings(ms)
-			fmt.Fprintf(w, "Intervals: %s.\n", strings.Join(ms, ", "))
+func targetRow(r *targetStatus, bs *benchStatus) []string {
+	if !r.hasDir {
+		return []string{r.target, "not started", "", "", "", "", "", "", ""}
+	}
+	conv := "not run yet"
+	if r.hasConvs {
+		conv = strconv.Itoa(r.convs)
+		if bs.hasScens {
+			conv += "/" + strconv.Itoa(len(bs.scens)*bs.samples)
 		}
 	}
-	return nil
+	sc, null, uns := "not judged yet", "", ""
+	if r.hasScores {
+		sc, null, uns = strconv.Itoa(r.scores), strconv.Itoa(r.null), strconv.Itoa(r.unscored)
+	}
+	cost := "—"
+	switch {
+	case r.costEntries > 0 && r.costUnknown == r.costEntries:
+		cost = "unknown"
+	case r.costUnknown > 0:
+		cost = money(r.cost) + "+unknown"
+	case r.costEntries > 0:
+		cost = money(r.cost)
+	}
+	res := "no"
+	if r.hasResult {
+		res = "yes"
+	}
+	return []string{r.target, conv, itoaIf(r.hasConvs, r.ok), itoaIf(r.hasConvs, r.failed), sc, null, uns, cost, res}
+}
+
+// writeFailures lists each target's most frequent failure reasons.
+func writeFailures(w io.Writer, c colors, rows []*targetStatus) {
+	var fails []string
+	for _, r := range rows {
+		if r.failed == 0 {
+			continue
+		}
+		fails = append(fails, fmt.Sprintf("  %s: %d conversation(s) failed", r.target, r.failed))
+		reasons := make([]string, 0, len(r.failures))
+		for k := range r.failures {
+			reasons = append(reasons, k)
+		}
+		sort.Slice(reasons, func(i, j int) bool {
+			if r.failures[reasons[i]] != r.failures[reasons[j]] {
+				return r.failures[reasons[i]] > r.failures[reasons[j]]
+			}
+			return reasons[i] < reasons[j]
+		})
+		for i, k := range reasons {
+			if i == 5 {
+				fails = append(fails, fmt.Sprintf("    … %d more reason(s)", len(reasons)-5))
+				break
+			}
+			fails = append(fails, fmt.Sprintf("    ×%d  %s", r.failures[k], oneLine(k, 100)))
+		}
+	}
+	if len(fails) > 0 {
+		fmt.Fprintf(w, "\n%s\n%s\n", c.red("Failures"), strings.Join(fails, "\n"))
+	}
 }
 
 func itoaIf(ok bool, n int) string {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -87,3 +88,35 @@ func TestStatusColor(t *testing.T) {
 }
 
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// TestStatusStatistics: a results.json from Aggregate gives the
+// leaderboard in score order (the file is in positive-rate order) with
+// score and rank intervals, ties, the few-clusters warnings and the
+// model-vs-model differences.
+func TestStatusStatistics(t *testing.T) {
+	dir := statsBench(t)
+	var buf bytes.Buffer
+	if err := Status(&buf, dir, nil, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.ReplaceAll(buf.String(), dir, "<bench>")
+	golden(t, "status_stats.golden", []byte(got))
+	board := got[strings.Index(got, "Leaderboard"):]
+	var order []string
+	for _, m := range []string{"steady", "middling", "lopsided", "wobbly"} {
+		order = append(order, strconv.Itoa(strings.Index(board, "  "+m+"  ")))
+	}
+	for i := 1; i < len(order); i++ {
+		a, _ := strconv.Atoi(order[i-1])
+		b, _ := strconv.Atoi(order[i])
+		if a < 0 || b < 0 || a > b {
+			t.Fatalf("leaderboard not in score order:\n%s", board)
+		}
+	}
+	for _, want := range []string{"Statistical ties: middling = lopsided", "Differences beyond chance: steady > wobbly",
+		"! only 4 base scenarios: the interval is wide", "Intervals: cluster-t+wilson-eff.", "Holm-adjusted over 48 tests"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("status lacks %q", want)
+		}
+	}
+}

@@ -18,9 +18,13 @@ type summary struct {
 	Leaderboard leaderboard  `json:"leaderboard"`
 	Heatmap     heatmap      `json:"heatmap"`
 	Demographic demographics `json:"demographic"`
-	Cost        costView     `json:"cost"`
-	Settings    [][2]string  `json:"settings"`
-	Notes       []string     `json:"notes"`
+	// Pairwise and Reliability are results.json's model-vs-model
+	// differences, judge panels and per-metric agreement (statsview.go).
+	Pairwise    pairwiseView    `json:"pairwise"`
+	Reliability reliabilityView `json:"reliability"`
+	Cost        costView        `json:"cost"`
+	Settings    [][2]string     `json:"settings"`
+	Notes       []string        `json:"notes"`
 }
 
 type metricView struct {
@@ -51,6 +55,8 @@ type leaderboardRow struct {
 	Unverified *results.UnverifiedStats `json:"unv,omitempty"`
 	// Provisional rows are recounted from scores.json (no results.json entry).
 	Provisional bool `json:"prov,omitempty"`
+	// Score orders the leaderboard (statsview.go).
+	Score scoreView `json:"score"`
 }
 
 type heatmap struct {
@@ -79,8 +85,12 @@ func buildSummary(in *Input, now time.Time) summary {
 	s.Models = modelList(in)
 	t := newTally(in, metricType)
 	s.Leaderboard = buildLeaderboard(in, s.Models, t)
+	// Every view lists models in leaderboard order (by score).
+	s.Models = byScore(s.Models, scoreOrder(s.Leaderboard.Rows))
 	s.Heatmap = buildHeatmap(in, t)
 	s.Demographic = buildDemographics(in, s.Models, s.Metrics, t)
+	s.Pairwise = buildPairwise(in, s.Models)
+	s.Reliability = buildReliability(in, s.Models, s.Metrics)
 	s.Cost = buildCost(in)
 	s.Settings = settingsRows(in)
 	// app.js reads these as arrays; a nil slice would encode as null.
@@ -185,12 +195,14 @@ func buildLeaderboard(in *Input, models []string, t *tally) leaderboard {
 	for _, m := range models {
 		if r := resultFor(in, m); r != nil {
 			lb.Source = "results"
-			lb.Rows = append(lb.Rows, leaderboardRow{
+			row := leaderboardRow{
 				Model: m,
 				Pos:   fromTypeRate(r.PositivePassRate, r.NPositive, r.PositiveCI),
 				Neg:   fromTypeRate(r.NegativePassRate, r.NNegative, r.NegativeCI),
 				N:     r.NTotal, Null: r.NNull, Valid: r.Validity, Unverified: r.Unverified,
-			})
+			}
+			row.Score = scoreFor(r, row.Pos, row.Neg)
+			lb.Rows = append(lb.Rows, row)
 			continue
 		}
 		kinds := t.kind[m]
@@ -210,6 +222,7 @@ func buildLeaderboard(in *Input, models []string, t *tally) leaderboard {
 			row.Null += c.Null
 		}
 		row.N = row.Pos.N + row.Neg.N
+		row.Score = scoreFor(nil, row.Pos, row.Neg)
 		lb.Rows = append(lb.Rows, row)
 	}
 	return lb

@@ -16,6 +16,8 @@ type Summary struct {
 	Reused    llm.Usage     `json:"reused"` // stored answers replayed instead of paid again
 	Budget    *BudgetReport `json:"budget,omitempty"`
 	Plan      []PlanRow     `json:"plan,omitempty"` // dry-run estimates
+	// Precision is the dry run's precision plan (precision.go).
+	Precision *PrecisionPlan `json:"precision,omitempty"`
 }
 
 // PhaseReport is one phase (for one target).

@@ -76,15 +76,13 @@
   }
 
   // ---------- leaderboard ----------
-  var lbSort = 'mean';
-  function meanRate(r) {
-    var xs = [r.pos.rate, r.neg.rate].filter(function (x) { return x !== null && x !== undefined; });
-    return xs.length ? xs.reduce(function (a, b) { return a + b; }, 0) / xs.length : -1;
-  }
+  // Rows are ordered by the leaderboard score (results.json's
+  // leaderboard.score; statsview.go); the track buttons re-sort by one track.
+  var lbSort = 'score';
+  function trackKey(v) { return v.rate === null || v.rate === undefined ? -1 : v.rate; }
   function sortedRows() {
     var rows = D.leaderboard.rows.slice();
-    var key = { mean: meanRate, pos: function (r) { return r.pos.rate === null || r.pos.rate === undefined ? -1 : r.pos.rate; },
-      neg: function (r) { return r.neg.rate === null || r.neg.rate === undefined ? -1 : r.neg.rate; } }[lbSort];
+    var key = { score: scoreKey, pos: function (r) { return trackKey(r.pos); }, neg: function (r) { return trackKey(r.neg); } }[lbSort];
     rows.sort(function (a, b) { return key(b) - key(a) || (a.model < b.model ? -1 : 1); });
     return rows;
   }
@@ -141,34 +139,33 @@
     var t = el('table', { 'class': 'lb', data: { testid: 'leaderboard' } },
       el('thead', null, el('tr', null,
         el('th', { 'class': 'num', text: '#' }), el('th', { text: 'Model' }),
-        el('th', { 'class': 'num' }, sortBtn('pos', 'Positive metrics')), el('th', { 'class': 'num', text: 'n' }),
-        el('th', { 'class': 'num' }, sortBtn('neg', 'Negative metrics')), el('th', { 'class': 'num', text: 'n' }),
-        el('th', { 'class': 'num' }, sortBtn('mean', 'Mean')), el('th', { 'class': 'num', text: 'Null' }),
+        el('th', { 'class': 'num' }, sortBtn('score', 'Score')), el('th', { 'class': 'num', text: 'Rank [95%]' }),
+        el('th', { 'class': 'num' }, sortBtn('pos', 'Positive metrics')), el('th', { 'class': 'num', text: 'n (scen.)', title: 'conversations with a verdict (base scenarios)' }),
+        el('th', { 'class': 'num' }, sortBtn('neg', 'Negative metrics')), el('th', { 'class': 'num', text: 'n (scen.)', title: 'conversations with a verdict (base scenarios)' }),
+        el('th', { 'class': 'num', text: 'Null' }),
         hasUnv ? el('th', { 'class': 'num', text: 'Unverified', title: UNV_TITLE }) : null,
+        el('th', { text: 'Statistically tied with' }),
         hasValid ? el('th', { 'class': 'num', text: 'Valid', title: 'share of conversations that followed the scenario landmarks (landmark check)' }) : null)));
     var tb = el('tbody');
     sortedRows().forEach(function (r, i) {
-      var mean = meanRate(r);
       tb.append(el('tr', { data: { model: r.model } },
-        el('td', { 'class': 'num', text: String(i + 1) }),
+        el('td', { 'class': 'num', text: String(r.score.rank || i + 1) }),
         el('td', null, r.model, r.prov ? [' ', el('span', { 'class': 'badge prov', text: 'provisional', title: 'recounted from scores.json' })] : null),
-        el('td', { 'class': 'num pos', title: rateTitle(r.pos) }, pct(r.pos.rate), ' ', el('span', { 'class': 'ci', text: ciText(r.pos) })),
-        el('td', { 'class': 'num', text: num(r.pos.n) }),
-        el('td', { 'class': 'num neg', title: rateTitle(r.neg) }, pct(r.neg.rate), ' ', el('span', { 'class': 'ci', text: ciText(r.neg) })),
-        el('td', { 'class': 'num', text: num(r.neg.n) }),
-        el('td', { 'class': 'num', text: mean < 0 ? '—' : pct(mean) }),
+        scoreCell(r), rankCell(r),
+        trackCell(r.pos, 'pos'), el('td', { 'class': 'num', text: nScen(r.pos) }),
+        trackCell(r.neg, 'neg'), el('td', { 'class': 'num', text: nScen(r.neg) }),
         el('td', { 'class': 'num', text: num(r.null) }),
         hasUnv ? el('td', { 'class': 'num' + (r.unv && r.unv.n_unverified ? ' unv' : ''), data: { testid: 'unverified' },
           text: r.unv ? num(r.unv.n_unverified) + ' / ' + num(r.unv.n_checked) : '—',
           title: r.unv ? UNV_TITLE : 'judged before quotes were checked' }) : null,
+        tiesCell(r),
         hasValid ? el('td', { 'class': 'num', text: r.valid && r.valid.share !== null && r.valid.share !== undefined ? pct(r.valid.share) : '—',
           title: r.valid ? r.valid.valid + ' of ' + r.valid.checked + ' checked conversations valid' : 'not checked' }) : null));
     });
     t.append(tb);
     box.append(t);
-    var methods = {};
-    D.leaderboard.rows.forEach(function (r) { [r.pos.method, r.neg.method].forEach(function (m) { if (m) methods[m] = 1; }); });
-    box.append(el('p', { 'class': 'small muted', text: 'Interval method: ' + (Object.keys(methods).join(', ') || 'none') + '.' }));
+    box.append(leaderboardLegend());
+    renderFewClusterWarnings();
     renderUnverified(lb.rows);
     renderChart(sortedRows());
   }
@@ -223,6 +220,210 @@
         } } } }
       }
     });
+  }
+
+  // ---------- statistics: score, ties, few-clusters warnings ----------
+  // Everything here reads results.json's clustered statistics as prepared
+  // by statsview.go; nothing is recomputed in the page.
+  var METHOD_NAMES = {
+    'cluster-t+wilson-eff': 'cluster t + Wilson on effective n (base scenario = unit)',
+    'cluster bootstrap': 'cluster bootstrap (older results.json; too narrow with few scenarios)',
+    'Wilson': 'Wilson (conversations as independent)',
+    'results.json': 'as given in results.json'
+  };
+  function methodName(m) { return METHOD_NAMES[m] || m; }
+  function scoreKey(r) { return r.score && r.score.score !== null && r.score.score !== undefined ? r.score.score : -1; }
+  function ivText(lo, hi) {
+    if (lo === null || lo === undefined || hi === null || hi === undefined) return '';
+    return '[' + (lo * 100).toFixed(1) + '–' + (hi * 100).toFixed(1) + ']';
+  }
+  function warnMark(w) { return w ? el('span', { 'class': 'warn-mark', text: ' ⚠', title: w }) : null; }
+  function scoreCell(r) {
+    var s = r.score || {};
+    var title = s.local ? 'mean of the track pass rates, computed here (this results.json has no leaderboard block): no interval'
+      : 'leaderboard.score: mean of the positive and negative pass rates; 95% interval ' + ivText(s.lo, s.hi) + (s.method ? ' (' + s.method + ')' : '');
+    return el('td', { 'class': 'num score', title: title }, el('b', { text: pct(s.score) }), ' ',
+      el('span', { 'class': 'ci', text: s.local ? '(mean)' : ivText(s.lo, s.hi) }), warnMark(s.warn));
+  }
+  function rankCell(r) {
+    var s = r.score || {};
+    if (!s.rank) return el('td', { 'class': 'num muted', text: '—' });
+    var iv = s.rank_lo ? (s.rank_lo === s.rank_hi ? ' [' + s.rank_lo + ']' : ' [' + s.rank_lo + '–' + s.rank_hi + ']') : '';
+    return el('td', { 'class': 'num', title: 'rank by score; brackets: middle 95% of ranks when base scenarios are redrawn (descriptive)' },
+      String(s.rank), el('span', { 'class': 'ci', text: iv }));
+  }
+  function trackCell(v, cls) {
+    return el('td', { 'class': 'num ' + cls, title: rateTitle(v) + (v.g ? ', ' + v.g + ' base scenarios' : '') + (v.warn ? '. ' + v.warn : '') },
+      pct(v.rate), ' ', el('span', { 'class': 'ci', text: ciText(v) }), warnMark(v.warn));
+  }
+  function nScen(v) { return num(v.n) + (v.g ? ' (' + v.g + ')' : ''); }
+  function tiesCell(r) {
+    var tied = (r.score && r.score.tied) || [];
+    if (!tied.length) return el('td', { 'class': 'muted', text: r.score && r.score.rank ? 'none' : '—' });
+    return el('td', { 'class': 'tie', data: { testid: 'tie' } }, el('span', { 'class': 'badge tie', text: '=' }), ' ' + tied.join(', '));
+  }
+  function leaderboardLegend() {
+    var methods = {}, local = false, ranked = false;
+    D.leaderboard.rows.forEach(function (r) {
+      [r.pos.method, r.neg.method].forEach(function (m) { if (m) methods[m] = 1; });
+      if (r.score && r.score.local) local = true;
+      if (r.score && r.score.rank) ranked = true;
+    });
+    var p = el('p', { 'class': 'small muted legend-text', data: { testid: 'lb-legend' } });
+    add(p, [el('b', { text: 'Score' }), ' = the mean of the model\u2019s positive and negative pass rates (results.json leaderboard.score); rows are ordered by it. ',
+      'Its 95% interval is the mean of the two tracks\u2019 interval limits (conservative). ']);
+    if (local) add(p, 'Rows marked "(mean)" come from a results.json without a leaderboard block: their score is the plain mean, without an interval. ');
+    if (ranked) add(p, ['Rank [95%]: the middle 95% of the model\u2019s ranks when base scenarios are redrawn (descriptive; too narrow with few scenarios). ',
+      el('b', { text: 'Statistically tied' }), ' (=): the paired difference in score on the same base scenarios has a 95% interval containing 0. ']);
+    add(p, 'n = conversations with a verdict; scen. = base scenarios, the unit of evidence. Interval method: ' +
+      (Object.keys(methods).map(methodName).join('; ') || 'none') + '.');
+    return p;
+  }
+  // renderFewClusterWarnings lists each distinct few-clusters warning once,
+  // with the models and tracks it applies to, above the leaderboard.
+  function renderFewClusterWarnings() {
+    var box = $('lb-warn'), groups = {}, order = [];
+    clear(box);
+    function note(w, where) {
+      if (!w) return;
+      if (!groups[w]) { groups[w] = []; order.push(w); }
+      if (groups[w].indexOf(where) < 0) groups[w].push(where);
+    }
+    D.leaderboard.rows.forEach(function (r) {
+      note(r.pos.warn, r.model + ' (positive)');
+      note(r.neg.warn, r.model + ' (negative)');
+    });
+    if (!order.length) { box.hidden = true; return; }
+    box.hidden = false;
+    box.append(el('b', { text: '⚠ Few base scenarios. ' }),
+      'These intervals rest on fewer than 10 independent base scenarios: they are valid but wide, and differences between models are hard to establish.');
+    box.append(el('ul', null, order.map(function (w) { return el('li', null, w, el('span', { 'class': 'muted', text: ' — ' + groups[w].join(', ') })); })));
+  }
+
+  // ---------- model vs model ----------
+  var PW_LABEL = { leaderboard: 'Score (mean of both tracks)', positive: 'Positive metrics', negative: 'Negative metrics' };
+  function pwLabel(k) { return PW_LABEL[k] || metricLabel(k); }
+  function multText(m) {
+    if (!m) return 'p-values as given in results.json';
+    return (m.correction === 'holm' ? 'Holm' : m.correction) + '-adjusted over ' + m.family_size + ' tests (one family: ' + m.family + '); significant = adjusted p < ' + m.alpha;
+  }
+  function renderPairwise() {
+    var pw = D.pairwise, box = $('pw');
+    if (!pw.rows.length) {
+      $('pw-note').textContent = 'No model-vs-model comparison: results.json has fewer than two models, or was written before pairwise differences were added (run aggregate again).';
+      $('pw-controls').hidden = true;
+      return false;
+    }
+    $('pw-note').textContent = 'A − B on the base scenarios both models ran: the mean over those scenarios of the difference in pass rate (percentage points; positive = A passes more). ' +
+      'Interval: 95% t interval over scenarios. p: sign-flip test over scenarios; adjusted p: ' + multText(pw.mult) + '.';
+    var sel = $('pw-key');
+    sel.append(el('option', { value: '', text: 'all comparisons' }));
+    pw.comparisons.forEach(function (k) { sel.append(el('option', { value: k, text: pwLabel(k) })); });
+    sel.value = pw.comparisons.indexOf('leaderboard') >= 0 ? 'leaderboard' : '';
+    ['pw-key', 'pw-sig'].forEach(function (id) { $(id).addEventListener('change', drawPairwise); });
+    drawPairwise();
+    return true;
+  }
+  function pp(x) { return x === null || x === undefined ? '—' : (x >= 0 ? '+' : '−') + Math.abs(x * 100).toFixed(1); }
+  function ppIv(lo, hi) { return lo === null || lo === undefined ? '' : '[' + pp(lo) + ', ' + pp(hi) + ']'; }
+  function pairVerdict(r) {
+    if (r.sig) return el('span', { 'class': 'flag-significant', text: (r.diff > 0 ? r.a : r.b) + ' ahead (significant)' });
+    if (r.lo !== null && r.lo !== undefined && r.lo <= 0 && r.hi >= 0) return el('span', { 'class': 'badge tie', text: 'tie', title: 'the 95% interval contains 0' });
+    return el('span', { 'class': 'muted', text: 'not significant after adjustment' });
+  }
+  function drawPairwise() {
+    var box = $('pw'), key = $('pw-key').value, sigOnly = $('pw-sig').checked;
+    clear(box);
+    var tb = el('tbody'), shown = 0;
+    D.pairwise.rows.forEach(function (r) {
+      if ((key && r.key !== key) || (sigOnly && !r.sig)) return;
+      shown++;
+      tb.append(el('tr', { data: { a: r.a, b: r.b, key: r.key } },
+        el('td', { text: r.a }), el('td', { text: r.b }), el('td', { text: pwLabel(r.key) }),
+        el('td', { 'class': 'num' }, el('b', { text: pp(r.diff) }), ' ', el('span', { 'class': 'ci', text: ppIv(r.lo, r.hi) })),
+        el('td', { 'class': 'num' }, String(r.g), warnMark(r.warn)),
+        el('td', { 'class': 'num', title: r.test, text: fmtP(r.p) }),
+        el('td', { 'class': 'num', text: fmtP(r.p_adj) }),
+        el('td', null, pairVerdict(r))));
+    });
+    if (!shown) { box.append(el('p', { 'class': 'muted', text: 'No comparisons for this selection.' })); return; }
+    box.append(el('table', { 'class': 'pw', data: { testid: 'pairwise' } }, el('thead', null, el('tr', null,
+      el('th', { text: 'Model A' }), el('th', { text: 'Model B' }), el('th', { text: 'Comparison' }),
+      el('th', { 'class': 'num', text: 'A − B (pt) [95%]' }), el('th', { 'class': 'num', text: 'Scenarios' }),
+      el('th', { 'class': 'num', text: 'p' }), el('th', { 'class': 'num', text: 'Adjusted p' }), el('th', { text: 'Result' }))), tb));
+  }
+
+  // ---------- demographic gap tests ----------
+  function gapTestsTable(rows) {
+    var tb = el('tbody'), n = 0;
+    rows.forEach(function (r) {
+      (r.tests || []).forEach(function (g) {
+        n++;
+        var clustered = !!g.test;
+        tb.append(el('tr', null, el('td', { text: r.model }), el('td', { text: r.metric ? metricLabel(r.metric) : 'all metrics' }),
+          el('td', { text: g.a + ' vs ' + g.b }),
+          el('td', { 'class': 'num' }, el('b', { text: pp(clustered ? g.cdiff : g.diff) }), ' ', el('span', { 'class': 'ci', text: ppIv(g.lo, g.hi) })),
+          el('td', { 'class': 'num' }, clustered ? String(g.g) : '—', warnMark(g.warn)),
+          el('td', { 'class': 'num', title: clustered ? g.test : 'McNemar over conversation pairs (older results.json)', text: fmtP(g.p) }),
+          el('td', { 'class': 'num', text: fmtP(g.p_adj) }),
+          el('td', { 'class': 'num muted', text: clustered ? fmtP(g.mcnemar_p) : fmtP(g.p) }),
+          el('td', null, g.significant ? el('span', { 'class': 'flag-significant', text: 'significant' }) : el('span', { 'class': 'muted', text: 'no' }))));
+      });
+    });
+    if (!n) return null;
+    return el('div', { data: { testid: 'gap-tests' } },
+      el('h3', { text: 'Paired tests (demographic_gaps)' }),
+      el('p', { 'class': 'small muted', text: 'For each base scenario, the pass rate of A minus that of B over its matched variants and samples; the difference is their mean with a 95% t interval over scenarios. ' +
+        'p: sign-flip test over scenarios; adjusted p: ' + multText(D.pairwise.mult) + '. McNemar p treats every conversation pair as independent and overstates; it is shown for reference only.' }),
+      el('table', { 'class': 'demo gaps' }, el('thead', null, el('tr', null,
+        el('th', { text: 'Model' }), el('th', { text: 'Metric' }), el('th', { text: 'Values' }),
+        el('th', { 'class': 'num', text: 'A − B (pt) [95%]' }), el('th', { 'class': 'num', text: 'Scenarios' }),
+        el('th', { 'class': 'num', text: 'p' }), el('th', { 'class': 'num', text: 'Adjusted p' }),
+        el('th', { 'class': 'num', text: 'McNemar p (reference)' }), el('th', { text: 'Significant' }))), tb));
+  }
+
+  // ---------- judges and agreement ----------
+  function num3(x) { return x === null || x === undefined ? 'n/a' : x.toFixed(3); }
+  function renderReliability() {
+    var rel = D.reliability;
+    if (!rel.panels.length && !rel.agreement.length) {
+      $('rel-note').textContent = 'No judge panel and no repeated samples in results.json: nothing to measure agreement on.';
+      return;
+    }
+    $('rel-note').textContent = 'Panel rate = the share of all judge verdicts that mean "pass" (a 1–1 split counts half), so no row is dropped; each judge\u2019s own rate beside it. ' +
+      'Agreement is per metric on "present" (the judged quantity): Krippendorff\u2019s α (any number of raters, missing verdicts allowed) beside κ. 1 = perfect, 0 = chance level; n/a when every verdict is the same.';
+    if (rel.panels.length) {
+      var tb = el('tbody');
+      rel.panels.forEach(function (p) {
+        function row(label, v, strong) {
+          return el('tr', null, el('td', { text: p.model }), el('td', null, strong ? el('b', { text: label }) : label),
+            trackCell(v.pos, 'pos'), el('td', { 'class': 'num', text: nScen(v.pos) }),
+            trackCell(v.neg, 'neg'), el('td', { 'class': 'num', text: nScen(v.neg) }));
+        }
+        tb.append(row('panel (every verdict)', p, true));
+        p.by_judge.forEach(function (j) { tb.append(row(j.judge, j, false)); });
+        tb.append(el('tr', { 'class': 'sub' }, el('td'), el('td', { 'class': 'small muted', colspan: '5',
+          text: p.rows + ' rows, ' + p.split + ' split, ' + p.no_majority + ' without a majority (dropped from the upstream rates); α = ' + num3(p.alpha) + ', ' + (p.kappa_method || 'κ') + ' κ = ' + num3(p.kappa) })));
+      });
+      $('panels').append(el('table', { data: { testid: 'panels' } }, el('thead', null, el('tr', null,
+        el('th', { text: 'Model' }), el('th', { text: 'Rate from' }),
+        el('th', { 'class': 'num', text: 'Positive metrics' }), el('th', { 'class': 'num', text: 'n (scen.)' }),
+        el('th', { 'class': 'num', text: 'Negative metrics' }), el('th', { 'class': 'num', text: 'n (scen.)' }))), tb));
+    }
+    if (rel.agreement.length) {
+      var ab = el('tbody');
+      rel.agreement.forEach(function (a) {
+        function cells(c) {
+          if (!c) return [el('td', { 'class': 'num muted', text: '—' }), el('td', { 'class': 'num muted', text: '—' }), el('td', { 'class': 'num muted', text: '—' })];
+          return [el('td', { 'class': 'num', text: num3(c.alpha) }), el('td', { 'class': 'num', text: num3(c.kappa) }), el('td', { 'class': 'num', text: num(c.units) })];
+        }
+        ab.append(el('tr', null, el('td', { text: a.model }), el('td', { text: metricLabel(a.metric) }), cells(a.samples), cells(a.judges)));
+      });
+      $('agreement').append(el('table', { data: { testid: 'agreement' } }, el('thead', null,
+        el('tr', null, el('th', { text: 'Model' }), el('th', { text: 'Metric' }),
+          el('th', { 'class': 'num', text: 'Samples α' }), el('th', { 'class': 'num', text: 'Samples κ' }), el('th', { 'class': 'num', text: 'Scenarios' }),
+          el('th', { 'class': 'num', text: 'Judges α' }), el('th', { 'class': 'num', text: 'Judges κ' }), el('th', { 'class': 'num', text: 'Rows' }))), ab));
+    }
   }
 
   // ---------- heatmap ----------
@@ -306,7 +507,8 @@
       if (r.flag === 'significant') {
         var sig = r.tests.filter(function (g) { return g.significant; })[0];
         flag.append(el('span', { 'class': 'flag-significant', text: 'significant',
-          title: sig ? sig.a + ' vs ' + sig.b + ': diff ' + pct(sig.diff) + ', p=' + fmtP(sig.p) + ', adjusted p=' + fmtP(sig.p_adj) + ', pairs=' + sig.n_pairs : '' }));
+          title: sig ? sig.a + ' vs ' + sig.b + ': ' + (sig.test ? 'difference over ' + sig.g + ' base scenarios ' + pp(sig.cdiff) + ' pt ' + ppIv(sig.lo, sig.hi)
+            : 'diff ' + pct(sig.diff) + ', pairs=' + sig.n_pairs) + ', p=' + fmtP(sig.p) + ', adjusted p=' + fmtP(sig.p_adj) : '' }));
       } else if (r.flag === 'large') {
         flag.append(el('span', { 'class': 'flag-large', text: 'large (descriptive)' }));
       }
@@ -315,6 +517,7 @@
     });
     if (!shown) { box.append(el('p', { 'class': 'muted', text: 'No rows for this selection.' })); return; }
     box.append(el('table', { 'class': 'demo' }, el('thead', null, head), tb));
+    box.append(gapTestsTable(dm.rows.filter(function (r) { return r.axis === axis.name && (!model || r.model === model) && (!flagged || r.flag); })));
   }
   function fmtP(p) { return p === null || p === undefined ? '—' : (p < 0.001 ? p.toExponential(1) : p.toFixed(3)); }
 
@@ -694,6 +897,8 @@
   guard('leaderboard', renderLeaderboard);
   guard('heatmap', renderHeatmap);
   guard('demographics', function () { if (renderDemoControls()) renderDemo(); });
+  guard('pairwise', renderPairwise);
+  guard('reliability', renderReliability);
   guard('cost', renderCost);
   guard('filters', function () { fillFilters(); readFilters(); applyFilters(); });
   // Timings are ms since navigation start: script start, first render of

@@ -1,0 +1,294 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/impactbench/impactbench/internal/results"
+)
+
+// maxStatusPairs caps the model-vs-model lines of `status`; report.html
+// shows every pair, per track and metric.
+const maxStatusPairs = 15
+
+// boardRow is one model of status's leaderboard.
+type boardRow struct {
+	model    string
+	pos, neg rateView
+	score    scoreView
+	pairs    []results.Pairwise
+}
+
+// writeStatusLeaderboard prints the leaderboard ordered by score with
+// every interval's method, n and scenario count, the few-clusters
+// warnings, and the model-vs-model differences on the score.
+func writeStatusLeaderboard(w io.Writer, c colors, res []results.ModelResult, resErr error) {
+	fmt.Fprintf(w, "\n%s\n", c.bold("Leaderboard"))
+	switch {
+	case resErr != nil:
+		fmt.Fprintf(w, "results.json unreadable: %v\n", resErr)
+		return
+	case len(res) == 0:
+		fmt.Fprintln(w, "results.json not available yet.")
+		return
+	}
+	rows := boardRows(res)
+	writeBoardTable(w, c, rows)
+	writeBoardNotes(w, c, rows)
+	writePairs(w, c, rows, multiplicityOf(res))
+}
+
+// boardRows converts results.json's entries and orders them by score.
+func boardRows(res []results.ModelResult) []boardRow {
+	rows := make([]boardRow, 0, len(res))
+	for i := range res {
+		r := &res[i]
+		pos := fromTypeRate(r.PositivePassRate, r.NPositive, r.PositiveCI)
+		neg := fromTypeRate(r.NegativePassRate, r.NNegative, r.NegativeCI)
+		rows = append(rows, boardRow{model: r.TargetModel, pos: pos, neg: neg, score: scoreFor(r, pos, neg), pairs: r.Pairwise})
+	}
+	key := func(r boardRow) float64 {
+		if r.score.Score == nil {
+			return -1
+		}
+		return *r.score.Score
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if ki, kj := key(rows[i]), key(rows[j]); ki != kj {
+			return ki > kj
+		}
+		return rows[i].model < rows[j].model
+	})
+	return rows
+}
+
+func multiplicityOf(res []results.ModelResult) *results.Multiplicity {
+	for _, r := range res {
+		if r.Multiplicity != nil {
+			return r.Multiplicity
+		}
+	}
+	return nil
+}
+
+func writeBoardTable(w io.Writer, c colors, rows []boardRow) {
+	table := [][]string{{"#", "MODEL", "SCORE [95% CI]", "RANK [95%]", "POSITIVE [95% CI]", "N (SCEN.)", "NEGATIVE [95% CI]", "N (SCEN.)", "TIED WITH"}}
+	for i, r := range rows {
+		rank := strconv.Itoa(i + 1)
+		if r.score.Rank != nil {
+			rank = strconv.Itoa(*r.score.Rank)
+		}
+		table = append(table, []string{rank, r.model, scoreText(r.score), rankText(r.score),
+			rateCI(r.pos) + mark(r.pos.Warn), nScenText(r.pos), rateCI(r.neg) + mark(r.neg.Warn), nScenText(r.neg), tiedText(r.score)})
+	}
+	writeTable(w, table, []bool{true, false, true, true, true, true, true, true, false}, func(row, _ int, s string) string {
+		switch {
+		case row == 0:
+			return c.bold(s)
+		case strings.HasSuffix(s, " !"):
+			return c.yellow(s)
+		}
+		return s
+	})
+}
+
+// mark flags a cell whose interval carries a few-clusters warning; the
+// warnings are spelled out under the table.
+func mark(warn string) string {
+	if warn == "" {
+		return ""
+	}
+	return " !"
+}
+
+func scoreText(s scoreView) string {
+	if s.Score == nil {
+		return "—"
+	}
+	t := fmt.Sprintf("%.1f%%", *s.Score*100)
+	switch {
+	case s.Local:
+		t += " (mean)"
+	case s.Lo != nil && s.Hi != nil:
+		t += fmt.Sprintf(" [%.1f, %.1f]", *s.Lo*100, *s.Hi*100)
+	}
+	return t + mark(s.Warn)
+}
+
+func rankText(s scoreView) string {
+	if s.Rank == nil {
+		return "—"
+	}
+	t := strconv.Itoa(*s.Rank)
+	if s.RankLo != nil && s.RankHi != nil {
+		if *s.RankLo == *s.RankHi {
+			t += fmt.Sprintf(" [%d]", *s.RankLo)
+		} else {
+			t += fmt.Sprintf(" [%d–%d]", *s.RankLo, *s.RankHi)
+		}
+	}
+	return t
+}
+
+func nScenText(v rateView) string {
+	if v.Clusters > 0 {
+		return fmt.Sprintf("%d (%d)", v.N, v.Clusters)
+	}
+	return strconv.Itoa(v.N)
+}
+
+func tiedText(s scoreView) string {
+	switch {
+	case len(s.Tied) > 0:
+		return strings.Join(s.Tied, ", ")
+	case s.Rank != nil:
+		return "none"
+	}
+	return "—"
+}
+
+// writeBoardNotes states what the score is, the interval methods with n
+// and scenario counts, and each distinct few-clusters warning once.
+func writeBoardNotes(w io.Writer, c colors, rows []boardRow) {
+	methods := map[string]bool{}
+	local := false
+	var warns []string
+	where := map[string][]string{}
+	note := func(warn, at string) {
+		if warn == "" {
+			return
+		}
+		if where[warn] == nil {
+			warns = append(warns, warn)
+		}
+		where[warn] = append(where[warn], at)
+	}
+	for _, r := range rows {
+		for _, m := range []string{r.pos.Method, r.neg.Method} {
+			if m != "" {
+				methods[m] = true
+			}
+		}
+		local = local || r.score.Local
+		note(r.pos.Warn, r.model+" positive")
+		note(r.neg.Warn, r.model+" negative")
+	}
+	ms := make([]string, 0, len(methods))
+	for m := range methods {
+		ms = append(ms, m)
+	}
+	sort.Strings(ms)
+	fmt.Fprintln(w, "Score: the mean of the positive and negative pass rates, the quantity models are ordered by; its interval is the mean of the tracks' limits (conservative).")
+	if local {
+		fmt.Fprintln(w, "(mean): results.json has no leaderboard block, so no score interval, rank interval or ties; run aggregate again.")
+	} else {
+		fmt.Fprintln(w, "Rank [95%]: middle 95% of ranks when base scenarios are redrawn (descriptive). Tied: the paired score difference's 95% interval contains 0.")
+	}
+	if len(ms) > 0 {
+		fmt.Fprintf(w, "Intervals: %s. N = conversations with a verdict; SCEN. = base scenarios, the unit of evidence.\n", strings.Join(ms, ", "))
+	}
+	for _, warn := range warns {
+		fmt.Fprintf(w, "%s %s (%s)\n", c.yellow("!"), warn, strings.Join(where[warn], ", "))
+	}
+}
+
+// writePairs lists the score differences between models (each pair once,
+// from the higher-scored side), then the ties and the significant ones.
+func writePairs(w io.Writer, c colors, rows []boardRow, mult *results.Multiplicity) {
+	type pair struct {
+		a string
+		p results.Pairwise
+	}
+	var pairs []pair
+	for i, r := range rows {
+		for _, o := range rows[i+1:] {
+			for _, p := range r.pairs {
+				if p.Track == "leaderboard" && p.MetricID == nil && p.Other == o.model {
+					pairs = append(pairs, pair{r.model, p})
+				}
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return
+	}
+	adj := "p-values as given"
+	if mult != nil {
+		adj = fmt.Sprintf("%s-adjusted over %d tests in this file", strings.ToUpper(mult.Correction[:1])+mult.Correction[1:], mult.FamilySize)
+	}
+	fmt.Fprintf(w, "\n%s\n", c.bold("Model vs model (score: mean difference over the base scenarios both ran; "+adj+")"))
+	table := [][]string{{"A − B", "DIFF (PT) [95% CI]", "SCEN.", "P", "ADJUSTED P", "RESULT"}}
+	var ties, sig []string
+	for i, x := range pairs {
+		p := x.p
+		label := x.a + " − " + p.Other
+		result := "not significant"
+		switch {
+		case p.Significant:
+			result = "significant"
+			sig = append(sig, fmt.Sprintf("%s > %s", x.a, p.Other))
+			if p.Diff != nil && *p.Diff < 0 {
+				sig[len(sig)-1] = fmt.Sprintf("%s > %s", p.Other, x.a)
+			}
+		case p.CILow != nil && p.CIHigh != nil && *p.CILow <= 0 && *p.CIHigh >= 0:
+			result = "tie"
+			ties = append(ties, x.a+" = "+p.Other)
+		}
+		if i < maxStatusPairs {
+			table = append(table, []string{label, ppCI(p.Diff, p.CILow, p.CIHigh), strconv.Itoa(p.NClusters) + mark(p.Warning),
+				fmtP(p.PValue), fmtP(p.PAdjusted), result})
+		}
+	}
+	writeTable(w, table, []bool{false, true, true, true, true, false}, func(row, col int, s string) string {
+		switch {
+		case row == 0:
+			return c.bold(s)
+		case col == 5 && s == "significant":
+			return c.red(s)
+		}
+		return s
+	})
+	if len(pairs) > maxStatusPairs {
+		fmt.Fprintf(w, "… %d more pair(s): see report.html (every pair, per track and metric).\n", len(pairs)-maxStatusPairs)
+	}
+	fmt.Fprintf(w, "Statistical ties: %s\n", listOrNone(ties))
+	fmt.Fprintf(w, "Differences beyond chance: %s\n", listOrNone(sig))
+}
+
+func listOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, "; ")
+}
+
+// ppCI formats a difference and its interval in signed percentage points.
+func ppCI(d, lo, hi *float64) string {
+	if d == nil {
+		return "—"
+	}
+	s := signedPP(*d)
+	if lo != nil && hi != nil {
+		s += " [" + signedPP(*lo) + ", " + signedPP(*hi) + "]"
+	}
+	return s
+}
+
+func signedPP(x float64) string {
+	v := x * 100
+	if math.Abs(v) < 0.05 {
+		v = 0 // "+0.0", never "-0.0"
+	}
+	return fmt.Sprintf("%+.1f", v)
+}
+
+func fmtP(p float64) string {
+	if p < 0.001 {
+		return fmt.Sprintf("%.1e", p)
+	}
+	return fmt.Sprintf("%.3f", p)
+}
