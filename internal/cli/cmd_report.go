@@ -60,7 +60,11 @@ func newStatusCmd(g *globals) *cobra.Command {
 					targets = append(targets, t.ID)
 				}
 			}
-			return report.Status(g.stdout, dir, targets, report.StatusOptions{Color: isTerminal(g.stdout)})
+			return report.Status(g.stdout, dir, targets, report.StatusOptions{
+				Color:    isTerminal(g.stdout),
+				Samples:  cfg.Generation.NumSamples,
+				CacheDir: runner.CacheDir(cfg, dir),
+			})
 		},
 	}
 }

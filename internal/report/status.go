@@ -21,6 +21,9 @@ type StatusOptions struct {
 	Color bool
 	// Samples is the expected samples per scenario (0: inferred from the data).
 	Samples int
+	// CacheDir is the benchmark's .cache/<bench> directory; when set, Status
+	// also shows what a run in progress (or an interrupted one) has stored.
+	CacheDir string
 }
 
 // statusConv is the part of a conversations.json row Status needs; decoding
@@ -56,6 +59,7 @@ type benchStatus struct {
 	res      []results.ModelResult
 	resErr   error
 	benchDir string
+	live     Live
 }
 
 // Status writes the terminal summary of a benchmark directory: which
@@ -73,6 +77,7 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 	bs := loadStatus(benchDir, targets, opts)
 	writeStatusHeader(w, c, bs)
 	writeTargetTable(w, c, bs)
+	writeShards(w, c, bs.live.Shards)
 	writeFailures(w, c, bs.rows)
 	writeStatusLeaderboard(w, c, bs.res, bs.resErr)
 	return nil
@@ -83,6 +88,9 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 // half-finished run.
 func loadStatus(benchDir string, targets []string, opts StatusOptions) *benchStatus {
 	bs := &benchStatus{benchDir: benchDir}
+	if opts.CacheDir != "" {
+		bs.live = ReadLive(benchDir, opts.CacheDir)
+	}
 	var bench Benchmark
 	if b, err := os.ReadFile(filepath.Join(benchDir, "benchmark.yaml")); err == nil {
 		_ = yaml.Unmarshal(b, &bench) // a broken yaml only loses the name here
@@ -177,6 +185,11 @@ func writeStatusHeader(w io.Writer, c colors, bs *benchStatus) {
 	default:
 		fmt.Fprintf(w, "%s  %d (%d metrics, %d sample(s) each per target)\n", c.bold("Scenarios"), len(bs.scens), bs.metrics, bs.samples)
 	}
+	if bs.live.Running {
+		fmt.Fprintf(w, "%s  %s\n", c.bold("Cost     "), costLine(c, bs))
+		fmt.Fprintf(w, "%s  %s\n\n", c.bold("Run      "), c.yellow("in progress ("+bs.live.Holder+"): counts below include what it has stored so far"))
+		return
+	}
 	fmt.Fprintf(w, "%s  %s\n\n", c.bold("Cost     "), costLine(c, bs))
 }
 
@@ -229,19 +242,32 @@ func writeTargetTable(w io.Writer, c colors, bs *benchStatus) {
 }
 
 func targetRow(r *targetStatus, bs *benchStatus) []string {
-	if !r.hasDir {
+	lv, hasLive := bs.live.Targets[r.target]
+	if !r.hasDir && !hasLive {
 		return []string{r.target, "not started", "", "", "", "", "", "", ""}
+	}
+	total := 0
+	if bs.hasScens {
+		total = len(bs.scens) * bs.samples
 	}
 	conv := "not run yet"
 	if r.hasConvs {
 		conv = strconv.Itoa(r.convs)
 		if bs.hasScens {
-			conv += "/" + strconv.Itoa(len(bs.scens)*bs.samples)
+			conv += "/" + strconv.Itoa(total)
 		}
 	}
 	sc, null, uns := "not judged yet", "", ""
 	if r.hasScores {
 		sc, null, uns = strconv.Itoa(r.scores), strconv.Itoa(r.null), strconv.Itoa(r.unscored)
+	}
+	// While a run works on a phase (or after one was interrupted) its
+	// output is missing or about to be replaced: show what is stored.
+	if hasLive && (bs.live.Running || !r.hasConvs) && (lv.Simulate != UnitCount{}) {
+		conv = liveCell(lv.Simulate, total)
+	}
+	if hasLive && (bs.live.Running || !r.hasScores) && (lv.Evaluate != UnitCount{}) {
+		sc = liveCell(lv.Evaluate, total)
 	}
 	cost := "—"
 	switch {
@@ -260,6 +286,29 @@ func targetRow(r *targetStatus, bs *benchStatus) []string {
 }
 
 // writeFailures lists each target's most frequent failure reasons.
+// writeShards lists `--shard` outputs not merged yet, with their rows.
+func writeShards(w io.Writer, c colors, shards map[string][]ShardFile) {
+	if len(shards) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, c.bold("Shard files (combine them with `impactbench merge`)"))
+	targets := make([]string, 0, len(shards))
+	for t := range shards {
+		targets = append(targets, t)
+	}
+	sort.Strings(targets)
+	for _, t := range targets {
+		for _, f := range shards[t] {
+			rows := strconv.Itoa(f.Rows) + " rows"
+			if f.Rows < 0 {
+				rows = c.red("unreadable")
+			}
+			fmt.Fprintf(w, "  %s  %s  %s\n", t, f.File, rows)
+		}
+	}
+}
+
 func writeFailures(w io.Writer, c colors, rows []*targetStatus) {
 	var fails []string
 	for _, r := range rows {

@@ -156,7 +156,7 @@ func New(cfg *config.Config, benchDir string, opts Options) (*Runner, error) {
 	if opts.OutDir != "" {
 		out = opts.OutDir
 	}
-	cacheDir := filepath.Join(cfg.Dir, ".cache", bench.Slug)
+	cacheDir := CacheDir(cfg, bench.Dir)
 	if opts.OutDir != "" {
 		cacheDir = filepath.Join(opts.OutDir, ".cache")
 	}
@@ -191,6 +191,12 @@ func New(cfg *config.Config, benchDir string, opts Options) (*Runner, error) {
 		r.budget = ratelimit.NewBudget(maxCost)
 	}
 	return r, nil
+}
+
+// CacheDir is where the benchmark in benchDir keeps its call store, phase
+// manifest and lock: <config dir>/.cache/<benchmark directory name>.
+func CacheDir(cfg *config.Config, benchDir string) string {
+	return filepath.Join(cfg.Dir, ".cache", filepath.Base(benchDir))
 }
 
 // Close releases the lock.

@@ -1,0 +1,198 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Live is what a run has stored so far, read from its call store. The
+// outputs (conversations.json, scores.json) are written when a phase ends,
+// so during a run they are missing or stale; the call store has one unit
+// file per conversation and per judged row the moment it completes, and a
+// journal (.jsonl) while it is in progress.
+type Live struct {
+	// Running says a process holds the benchmark's lock (Holder is what it
+	// wrote there: its pid and start time).
+	Running bool   `json:"running"`
+	Holder  string `json:"holder,omitempty"`
+	// Generated counts metrics whose scenarios are stored (gen_scenarios).
+	Generated UnitCount `json:"gen_scenarios"`
+	// Targets maps a target's call-store name to its units.
+	Targets map[string]TargetLive `json:"targets,omitempty"`
+	// Shards lists shard output files (`--shard i/K`) per target.
+	Shards map[string][]ShardFile `json:"shards,omitempty"`
+}
+
+// UnitCount is a phase's units: stored (complete) and in progress.
+type UnitCount struct {
+	Stored     int `json:"stored"`
+	InProgress int `json:"in_progress"`
+}
+
+// TargetLive is one target's simulate and evaluate units.
+type TargetLive struct {
+	Simulate UnitCount `json:"simulate"`
+	Evaluate UnitCount `json:"evaluate"`
+}
+
+// ShardFile is one shard's output and its row count.
+type ShardFile struct {
+	File string `json:"file"`
+	Rows int    `json:"rows"`
+}
+
+// ReadLive reads the call store under cacheDir (the benchmark's
+// .cache/<bench> directory) and the shard files under benchDir. Missing
+// directories read as nothing stored.
+func ReadLive(benchDir, cacheDir string) Live {
+	l := Live{Targets: map[string]TargetLive{}}
+	l.Running, l.Holder = lockHeld(filepath.Join(cacheDir, ".lock"))
+	calls := filepath.Join(cacheDir, "calls")
+	l.Generated = countUnits(filepath.Join(calls, "gen_scenarios"))
+	ents, _ := os.ReadDir(calls)
+	for _, e := range ents {
+		if !e.IsDir() || e.Name() == "gen_scenarios" || e.Name() == "gen_metrics" {
+			continue
+		}
+		var tl TargetLive
+		tl.Simulate = countUnits(filepath.Join(calls, e.Name(), "sim"))
+		tl.Evaluate = countUnits(filepath.Join(calls, e.Name(), "eval"))
+		if tl != (TargetLive{}) {
+			l.Targets[e.Name()] = tl
+		}
+	}
+	l.Shards = shardFiles(benchDir)
+	return l
+}
+
+// countUnits counts unit files: <unit>.json is complete; <unit>.jsonl is a
+// journal, in progress unless the unit was completed earlier and is being
+// redone (then it is counted once, as in progress).
+func countUnits(dir string) UnitCount {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return UnitCount{}
+	}
+	done := map[string]bool{}
+	var journals []string
+	for _, e := range ents {
+		n := e.Name()
+		switch {
+		case strings.HasPrefix(n, "."):
+		case strings.HasSuffix(n, ".jsonl"):
+			journals = append(journals, strings.TrimSuffix(n, ".jsonl"))
+		case strings.HasSuffix(n, ".json"):
+			done[strings.TrimSuffix(n, ".json")] = true
+		}
+	}
+	c := UnitCount{Stored: len(done), InProgress: len(journals)}
+	for _, j := range journals {
+		if done[j] {
+			c.Stored--
+		}
+	}
+	return c
+}
+
+// lockHeld reports whether the process named in the lock file is alive.
+// The lock is a flock that dies with its process; probing it by taking it
+// would race a run starting at that moment, so the pid it records is
+// checked instead.
+func lockHeld(path string) (bool, string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, ""
+	}
+	holder := strings.TrimSpace(string(b))
+	var pid int
+	if _, err := fmt.Sscanf(holder, "pid %d", &pid); err != nil || pid <= 0 {
+		return false, ""
+	}
+	err = syscall.Kill(pid, 0)
+	if err == nil || errors.Is(err, syscall.EPERM) {
+		return true, holder
+	}
+	return false, ""
+}
+
+var shardName = regexp.MustCompile(`^(conversations|scores)\.shard-(\d+)-of-(\d+)\.json$`)
+
+// shardFiles lists runs/<target>/{conversations,scores}.shard-i-of-K.json.
+func shardFiles(benchDir string) map[string][]ShardFile {
+	out := map[string][]ShardFile{}
+	dirs, _ := filepath.Glob(filepath.Join(benchDir, "runs", "*"))
+	for _, d := range dirs {
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			if !shardName.MatchString(e.Name()) {
+				continue
+			}
+			rows := -1
+			if raw, err := os.ReadFile(filepath.Join(d, e.Name())); err == nil {
+				rows = countTopLevelRows(raw)
+			}
+			t := filepath.Base(d)
+			out[t] = append(out[t], ShardFile{File: e.Name(), Rows: rows})
+		}
+	}
+	for t := range out {
+		sort.Slice(out[t], func(i, j int) bool { return out[t][i].File < out[t][j].File })
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// countTopLevelRows counts the objects of a JSON array without decoding
+// them (-1 if it is not one): status only needs how far a shard got.
+func countTopLevelRows(b []byte) int {
+	depth, rows, inStr, esc := 0, 0, false, false
+	for _, ch := range b {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case ch == '\\':
+				esc = true
+			case ch == '"':
+				inStr = false
+			}
+		case ch == '"':
+			inStr = true
+		case ch == '[' || ch == '{':
+			if depth == 1 && ch == '{' {
+				rows++
+			}
+			depth++
+		case ch == ']' || ch == '}':
+			depth--
+		}
+	}
+	if depth != 0 {
+		return -1
+	}
+	return rows
+}
+
+// liveCell is the CONVERSATIONS or SCORES cell of a target whose output is
+// not there yet (or is being redone) while its units are being stored.
+func liveCell(u UnitCount, total int) string {
+	s := strconv.Itoa(u.Stored)
+	if total > 0 {
+		s += "/" + strconv.Itoa(total)
+	}
+	s += " stored"
+	if u.InProgress > 0 {
+		s += ", " + strconv.Itoa(u.InProgress) + " in progress"
+	}
+	return s
+}
