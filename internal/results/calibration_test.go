@@ -118,9 +118,9 @@ func TestCalibrationCensusCorrectsToTheHumanRate(t *testing.T) {
 
 func TestCalibrationWarnsInsteadOfNumbers(t *testing.T) {
 	tests := []struct {
-		name  string
-		flip  func(*rand.Rand, bool) bool
-		keep  func(i int, s artifacts.Score) bool
+		name                  string
+		flip                  func(*rand.Rand, bool) bool
+		keep                  func(i int, s artifacts.Score) bool
 		metricWarn, trackWarn string
 	}{
 		{"thinly labelled", func(rng *rand.Rand, _ bool) bool { return rng.Float64() < 0.1 },

@@ -103,7 +103,7 @@ type JudgeCalibrationEntry struct {
 	// Role: "main" (scores.json's verdict; corrected rates use it),
 	// "panel member" (one judge of the main panel) or "alternate"
 	// (evaluate --judge output).
-	Role     string                    `json:"role"`
+	Role     string                   `json:"role"`
 	ByMetric Keyed[MetricCalibration] `json:"by_metric"`
 }
 

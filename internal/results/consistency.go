@@ -133,4 +133,3 @@ func mainJudgeName(rows []row, in *CalibrationInput) string {
 	}
 	return "judge"
 }
-
