@@ -383,7 +383,7 @@ func (c *calibrationOf) correct(rows []row, labs []labelled, e JudgeCalibrationE
 		}
 		cor.NLabels = n
 		if len(missing) > 0 {
-			cor.Warning = "not corrected: " + strings.Join(missing, ", ") + " lack a usable calibration (see by_metric)"
+			cor.Warning = "not corrected: no usable calibration for " + strings.Join(missing, ", ") + " (see by_metric)"
 		} else {
 			raw := stats.CorrectPrevalence(ps)
 			setCorrected(cor, raw, tr.typ)
@@ -480,7 +480,10 @@ func (c *calibrationOf) leaderboardCorrected(lb *Leaderboard) *LeaderboardCorrec
 		est, lo, hi = est+e, lo+l, hi+h
 	}
 	if len(missing) > 0 {
-		out.Warning = "not corrected: the " + strings.Join(missing, " and ") + " track lacks a corrected rate"
+		out.Warning = "not corrected: no corrected rate for the " + strings.Join(missing, " and ") + " track"
+		if len(missing) > 1 {
+			out.Warning += "s"
+		}
 		return out
 	}
 	k := float64(len(lb.Tracks))

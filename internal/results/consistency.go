@@ -133,3 +133,15 @@ func mainJudgeName(rows []row, in *CalibrationInput) string {
 	}
 	return "judge"
 }
+
+// Consistency is judge_consistency for one target's score rows and their
+// repeats (as evaluate --repeats prints it); mainJudge names a single
+// judge's verdict ("" → "judge"). nil without repeats.
+func Consistency(target string, scores []artifacts.Score, reps []RepeatRow, mainJudge string) *JudgeConsistency {
+	rows := make([]row, len(scores))
+	for i, s := range scores {
+		rows[i] = row{Score: s, target: target}
+	}
+	in := &CalibrationInput{MainJudge: mainJudge, Repeats: []TargetRepeats{{Target: target, Rows: reps}}}
+	return judgeConsistency(target, rows, in, DefaultConf)
+}
