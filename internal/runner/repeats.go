@@ -193,4 +193,3 @@ func (r *Runner) logFlipRates(targetID, scoresPath string, reps []results.Repeat
 	}
 	return nil
 }
-
