@@ -166,43 +166,50 @@ func TestCalibrationWarnsInsteadOfNumbers(t *testing.T) {
 }
 
 func TestCalibrationWeightsAVerdictStratifiedSample(t *testing.T) {
-	// The judge says "present" rarely; labels take 10 rows of each verdict.
-	// Unweighted, the sample would overstate how often the judge misses;
-	// weighted, sensitivity comes back to the study's own.
-	f := newCalibFixture(5, func(rng *rand.Rand, h bool) bool {
-		if h {
-			return rng.Float64() < 0.3 // misses 30% of real behaviour
-		}
-		return rng.Float64() < 0.05
-	})
-	var taken [2]int
-	ls := f.labels(func(_ int, s artifacts.Score) bool {
+	// m01's 48 rows: the judge says present on 10 (all truly present) and
+	// absent on 38, of which 19 are truly present: the study's sensitivity
+	// is 10/29. Labels take 5 rows the judge called present and 10 it
+	// called absent (5 truly present). Unweighted, sensitivity would be
+	// 5/10; weighted by 10/5 and 38/10 it is the study's 10/29 exactly.
+	f := newCalibFixture(5, func(*rand.Rand, bool) bool { return false })
+	var absentSeen, present int
+	for i := range f.scores {
+		s := &f.scores[i]
 		if s.MetricID != "m01" {
-			return false
+			continue
 		}
-		v := b2i(*s.Present)
-		taken[v]++
-		return taken[v] <= 10
+		j, h := i < 10, i < 10 || i%2 == 0
+		s.Present, s.Passed = ptr(j), ptr(j)
+		f.truth[s.ConvID] = h
+		if h {
+			present++
+		}
+	}
+	if present != 29 {
+		t.Fatalf("fixture: %d present rows", present)
+	}
+	ls := f.labels(func(i int, s artifacts.Score) bool {
+		switch {
+		case s.MetricID != "m01":
+			return false
+		case i < 10:
+			return i < 5
+		default:
+			absentSeen++
+			return absentSeen <= 10
+		}
 	})
 	m := aggregateCalib(t, f.scores, &CalibrationInput{Labels: ls})
 	e, _ := m.JudgeCalibration.Judges.Get("judge")
 	mc, _ := e.ByMetric.Get("m01")
-	// The study's own sensitivity, from every row's truth.
-	tp, pos := 0, 0
-	for _, s := range f.scores {
-		if s.MetricID == "m01" && f.truth[s.ConvID] {
-			pos++
-			if *s.Present {
-				tp++
-			}
-		}
+	if mc.NJudgePresent != 5 || mc.NJudgeAbsent != 10 || mc.NHumanPresent != 10 {
+		t.Fatalf("labelled: %+v", mc)
 	}
-	study := float64(tp) / float64(pos)
-	if mc.Sensitivity.Low == nil || *mc.Sensitivity.Low > study || *mc.Sensitivity.High < study {
-		t.Errorf("sensitivity %v [%v, %v] misses the study's %v", *mc.Sensitivity.Estimate, *mc.Sensitivity.Low, *mc.Sensitivity.High, study)
+	if want := round4(10.0 / 29); *mc.Sensitivity.Estimate != want {
+		t.Errorf("sensitivity %v, want the study's %v (unweighted: 0.5)", *mc.Sensitivity.Estimate, want)
 	}
-	if mc.NJudgePresent != 10 || mc.NJudgeAbsent != 10 {
-		t.Errorf("labelled verdicts %d/%d", mc.NJudgePresent, mc.NJudgeAbsent)
+	if *mc.Specificity.Estimate != 1 {
+		t.Errorf("specificity %v, want 1", *mc.Specificity.Estimate)
 	}
 }
 
