@@ -32,7 +32,7 @@ var phaseDocs = map[phaseKind]struct{ short, long, example string }{
 		"For every scenario × sample, a simulated user pursues the latent goal against the target,\nwhich sees only its system prompt and the dialogue. Writes runs/<target>/conversations.json.\nWith no target named, every target in config.yaml runs, concurrently.",
 		"  impactbench simulate example gpt-4o\n  impactbench simulate example            # all targets"},
 	phaseEvaluate: {"Judge conversations with the blind evaluator",
-		"The judge sees only the metric definition and the transcript. Writes runs/<target>/scores.json.\n--judge re-judges stored conversations with other judges (written under runs/<target>/judges/).",
+		"The judge sees only the metric definition and the transcript. Writes runs/<target>/scores.json.\n--judge re-judges stored conversations with other judges (written under runs/<target>/judges/).\n--repeats K re-judges them K more times with fresh seeds and reports each metric's flip rate\n(runs/<target>/repeats.json; scores.json is not touched).",
 		"  impactbench evaluate example\n  impactbench evaluate example gpt-4o --judge gpt-5-mini"},
 	phaseAggregate: {"Compute pass rates, intervals and agreement into results.json",
 		"Reads every runs/*/scores.json. Upstream's fields are computed exactly as ImpactBench does;\nintervals, demographic breakdowns, agreement and gaps are added in new fields.",
@@ -43,6 +43,7 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 	pf := &phaseFlags{}
 	var judges []string
 	var upstreamOnly bool
+	var repeats int
 	doc := phaseDocs[kind]
 	use := name + " <benchmark>"
 	args := cobra.ExactArgs(1)
@@ -80,6 +81,9 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 				case phaseSimulate:
 					return forTargets(ctx, targets, r.Simulate)
 				case phaseEvaluate:
+					if repeats != 0 {
+						return forTargets(ctx, targets, func(ctx context.Context, t string) error { return r.Repeat(ctx, t, repeats) })
+					}
 					return forTargets(ctx, targets, r.Evaluate)
 				default:
 					if err := r.Aggregate(ctx); err != nil {
@@ -96,6 +100,7 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 	}
 	if kind == phaseEvaluate {
 		cmd.Flags().StringSliceVar(&judges, "judge", nil, "judge with these models instead of evaluator_model (\"source/model\" or a target id); repeat for a panel")
+		cmd.Flags().IntVar(&repeats, "repeats", 0, "re-judge the stored transcripts `K` more times with fresh seeds to measure judge self-consistency (flip rates; written to repeats.json, main scores untouched)")
 	}
 	return cmd
 }

@@ -27,6 +27,9 @@ type Input struct {
 	// Demographics, when Scenarios is nil, supplies the same in a tenth of
 	// the memory: each scenario's id and demographic, in file order.
 	Demographics []ScenarioDemographic
+	// Calibration, when set, adds judge_calibration and corrected rates
+	// (with labels) and judge_consistency (with repeats).
+	Calibration *CalibrationInput
 }
 
 // ScenarioDemographic is the part of a scenario the additions use.
@@ -121,7 +124,7 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 			demos[i] = ScenarioDemographic{sc.ID, sc.Demographic}
 		}
 	}
-	scores, runDirs := in.Scores, in.RunDirs
+	scores, runDirs, calIn := in.Scores, in.RunDirs, in.Calibration
 	in = Input{} // the rows are copied into groups: let the input go
 	targetOf := func(i int) string {
 		if t := scores[i].TargetModel; t != "" || runDirs == nil {
@@ -163,6 +166,7 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 
 	out := make([]ModelResult, 0, len(order))
 	var clusters []*modelClusters
+	var cals []*calibrationOf
 	for _, target := range order {
 		all := groups[target]
 		rows := all
@@ -172,12 +176,16 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 		m := upstreamModel(target, rows)
 		if !opts.UpstreamOnly {
 			clusters = append(clusters, addExtensions(&m, rows, all, demo, opts))
+			cals = append(cals, addCalibration(&m, rows, calIn, opts))
 			m.Fingerprint = opts.Fingerprint.For(target)
 		}
 		out = append(out, m)
 	}
 	if !opts.UpstreamOnly {
 		finishFile(out, clusters, opts)
+		for i := range out {
+			out[i].Leaderboard.Corrected = cals[i].leaderboardCorrected(out[i].Leaderboard)
+		}
 	}
 	// Python: sorted(..., key=lambda r: r["positive_pass_rate"] or 0, reverse=True)
 	// — stable, so ties keep first-appearance order.
@@ -185,6 +193,26 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 		return orZero(out[i].PositivePassRate) > orZero(out[j].PositivePassRate)
 	})
 	return out, nil
+}
+
+// addCalibration adds judge_calibration, the corrected rates and
+// judge_consistency to m when in has labels or repeats for it.
+func addCalibration(m *ModelResult, rows []row, in *CalibrationInput, opts Options) *calibrationOf {
+	if in == nil {
+		return nil
+	}
+	m.JudgeConsistency = judgeConsistency(m.TargetModel, rows, in, opts.Conf)
+	cal := calibrateTarget(m.TargetModel, rows, in, opts)
+	if cal == nil {
+		return nil
+	}
+	m.JudgeCalibration = cal.block
+	for i := range m.ByMetric {
+		m.ByMetric[i].Value.Corrected = cal.byMetric[m.ByMetric[i].Key]
+	}
+	m.PositiveCorrected = cal.tracks[config.Positive]
+	m.NegativeCorrected = cal.tracks[config.Negative]
+	return cal
 }
 
 func orZero(p *float64) float64 {

@@ -91,6 +91,9 @@ type Rate struct {
 	CILow     *float64   `json:"ci_low"`
 	CIHigh    *float64   `json:"ci_high"`
 	ClusterCI *ClusterCI `json:"cluster_ci"`
+	// Corrected is the rate corrected for the judge's errors (by_metric,
+	// with human labels only).
+	Corrected *Corrected `json:"corrected,omitempty"`
 	WithCI    bool       `json:"-"`
 }
 
@@ -105,6 +108,9 @@ func (r Rate) PyValue() (any, error) {
 		o = append(o, artifacts.Pair{Key: "ci_low", Value: r.CILow}, artifacts.Pair{Key: "ci_high", Value: r.CIHigh})
 		if r.ClusterCI != nil {
 			o = append(o, artifacts.Pair{Key: "cluster_ci", Value: r.ClusterCI})
+		}
+		if r.Corrected != nil {
+			o = append(o, artifacts.Pair{Key: "corrected", Value: r.Corrected})
 		}
 	}
 	return o, nil
@@ -322,6 +328,9 @@ type Leaderboard struct {
 	RankCIHigh *int     `json:"rank_ci_high"`
 	TiedWith   []string `json:"tied_with"`
 	Warning    string   `json:"warning,omitempty"`
+	// Corrected is the score from judge-error-corrected track rates
+	// (present only with human labels).
+	Corrected *LeaderboardCorrected `json:"corrected,omitempty"`
 }
 
 // Panel is a judge panel's rates from every verdict: per judge, and pooled
@@ -387,6 +396,15 @@ type ModelResult struct {
 	Validity *ValidityStats `json:"validity"`
 	// Unverified is present only when rows carry evidence-checked verdicts.
 	Unverified *UnverifiedStats `json:"unverified"`
+	// PositiveCorrected and NegativeCorrected are the track pass rates
+	// corrected for the judge's errors; JudgeCalibration measures every
+	// judge against the human labels. All three are present only when
+	// labels.jsonl labels some of the model's conversations.
+	PositiveCorrected *Corrected        `json:"positive_corrected"`
+	NegativeCorrected *Corrected        `json:"negative_corrected"`
+	JudgeCalibration  *JudgeCalibration `json:"judge_calibration"`
+	// JudgeConsistency is present only after evaluate --repeats.
+	JudgeConsistency *JudgeConsistency `json:"judge_consistency"`
 	// Fingerprint is "sha256:…" over what the results were measured with
 	// (Options.Fingerprint); "" omits it.
 	Fingerprint string `json:"fingerprint"`
@@ -442,6 +460,16 @@ func (m ModelResult) PyValue() (any, error) {
 	}
 	if m.Unverified != nil {
 		o = append(o, artifacts.Pair{Key: "unverified", Value: m.Unverified})
+	}
+	if m.JudgeCalibration != nil {
+		o = append(o,
+			artifacts.Pair{Key: "positive_corrected", Value: m.PositiveCorrected},
+			artifacts.Pair{Key: "negative_corrected", Value: m.NegativeCorrected},
+			artifacts.Pair{Key: "judge_calibration", Value: m.JudgeCalibration},
+		)
+	}
+	if m.JudgeConsistency != nil {
+		o = append(o, artifacts.Pair{Key: "judge_consistency", Value: m.JudgeConsistency})
 	}
 	if m.Fingerprint != "" {
 		o = append(o, artifacts.Pair{Key: "fingerprint", Value: m.Fingerprint})

@@ -29,6 +29,7 @@ type judging struct {
 	landmarkM  config.ModelConfig
 	rowKeyBase string
 	unitDir    string
+	seed       uint64 // master seed of the judge calls (a repeat's own for evaluate --repeats)
 	bar        *progress.Bar
 
 	mu        sync.Mutex
@@ -43,7 +44,7 @@ type judging struct {
 // openJudging builds the judge panel of targetID. total sizes the progress bar.
 func (r *Runner) openJudging(targetID string, total int) (*judging, error) {
 	judges := r.judges()
-	j := &judging{r: r, target: targetID, judges: judges, unitDir: "eval"}
+	j := &judging{r: r, target: targetID, judges: judges, unitDir: "eval", seed: r.cfg.Seed}
 	if len(r.opts.Judges) > 0 {
 		j.unitDir = "eval-" + filepath.Base(filepath.Dir(r.scoresPath(targetID)))
 	}
@@ -151,7 +152,7 @@ func (j *judging) judge(ctx context.Context, conv artifacts.Conversation, sc *ar
 	for k, jm := range j.judges {
 		panel[k] = stages.NamedClient{Name: JudgeLabel(jm), Client: unit.Client(identity(jm), j.seats[k])}
 	}
-	score, u, err := stages.Evaluate(ctx, panel, r.prompts, m, conv, stages.JudgeOptions{ShowExamples: r.cfg.Judge.ShowExamples, Seed: r.cfg.Seed})
+	score, u, err := stages.Evaluate(ctx, panel, r.prompts, m, conv, stages.JudgeOptions{ShowExamples: r.cfg.Judge.ShowExamples, Seed: j.seed})
 	if err == nil && j.landmarkC != nil && conv.Status != artifacts.StatusError && len(conv.Transcript) > 0 {
 		var s artifacts.Scenario
 		if s, err = j.scenario(conv.ID, sc); err == nil {

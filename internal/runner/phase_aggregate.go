@@ -56,6 +56,11 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	if !r.opts.UpstreamOnly {
+		if in.Calibration, err = r.calibrationInput(ctx); err != nil {
+			return err
+		}
+	}
 	// Reading left garbage several times the rows' size (decoded rows, the
 	// intern map); collect it before the statistics allocate, so the peak
 	// is what aggregate holds, not the sum of both.
@@ -271,6 +276,7 @@ func (s *slimmer) score(sc artifacts.Score) artifacts.Score {
 	out := artifacts.Score{
 		ID: s.str(sc.ID), MetricID: s.str(sc.MetricID), TargetModel: s.str(sc.TargetModel), Sample: sc.Sample,
 		Present: sc.Present, Passed: sc.Passed, Valid: sc.Valid, Judge: s.str(sc.Judge), Unverified: sc.Unverified,
+		ConvID: sc.ConvID, // labels name rows by conv_id
 	}
 	if len(sc.Judges) >= 2 { // agreement needs a panel; one verdict is the row's own
 		out.Judges = make([]artifacts.JudgeVerdict, len(sc.Judges))

@@ -47,6 +47,13 @@
 //   - KrippendorffAlpha: the same idea for any number of raters with
 //     missing ratings.
 //
+// Judge error (human labels):
+//   - Calibrate: a judge's sensitivity, specificity and Cohen's κ against
+//     human labels, weighted to the study's verdicts.
+//   - RoganGladen and CorrectPrevalence: the pass rate corrected for the
+//     judge's errors, with an interval that includes the labels' own
+//     uncertainty.
+//
 // Ranking stability:
 //   - Spearman and KendallTauB: from −1 to 1, how similarly two runs order
 //     the models; both handle ties. Ranks gives the average ranks they use.

@@ -15,6 +15,7 @@ func TestExplainedCoversAPI(t *testing.T) {
 		"Spearman", "KendallTauB", "ClusterRate", "ICC", "DesignEffect",
 		"ExpectedHalfWidth", "ScenariosNeeded", "ClusterDiff", "StratifiedDiff",
 		"SignFlipP", "RankIntervals", "KrippendorffAlpha",
+		"Calibrate", "RoganGladen", "CorrectPrevalence",
 	} {
 		if !strings.Contains(Explained, "`"+name+"`") {
 			t.Errorf("EXPLAINED.md does not mention `%s`", name)

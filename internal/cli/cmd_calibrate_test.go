@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+)
+
+// calibrationProject is an offline project with 6 scenarios per metric (48
+// conversations per metric and target), run to the end, and every
+// conversation labelled by "ana" — her verdict is the judge's except on
+// every ninth row — and every fifth by "bo", who agrees with the judge.
+func calibrationProject(t *testing.T) (dir string, run func(args ...string) (string, string, int)) {
+	t.Helper()
+	dir = t.TempDir()
+	run = func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		code := Main(append([]string{"--config", filepath.Join(dir, "config.yaml")}, args...), strings.NewReader(""), &out, &errb)
+		return out.String(), errb.String(), code
+	}
+	if _, e, code := run("init", dir); code != 0 {
+		t.Fatal(e)
+	}
+	cfgPath := filepath.Join(dir, "config.yaml")
+	cfg, _ := os.ReadFile(cfgPath)
+	cfg = bytes.Replace(cfg, []byte("scenarios_per_metric: 2"), []byte("scenarios_per_metric: 6"), 1)
+	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, e, code := run("run", "example", "-q", "--no-report"); code != 0 {
+		t.Fatal(e)
+	}
+	bench := filepath.Join(dir, "benchmarks", "example")
+	var lines []string
+	for _, target := range []string{"offline-careful", "offline-careless"} {
+		i := 0
+		err := artifacts.EachScore(filepath.Join(bench, "runs", target, "scores.json"), func(_ int, s artifacts.Score) error {
+			p := *s.Present
+			if i%9 == 4 {
+				p = !p
+			}
+			lines = append(lines, fmt.Sprintf(`{"conv_id": %q, "metric_id": %q, "present": %v, "labeler": "ana", "note": "", "at": "2025-05-01T12:00:00Z"}`, s.ConvID, s.MetricID, p))
+			if i%5 == 0 {
+				lines = append(lines, fmt.Sprintf(`{"conv_id": %q, "metric_id": %q, "present": %v, "labeler": "bo", "at": "2025-05-01T13:00:00Z"}`, s.ConvID, s.MetricID, *s.Present))
+			}
+			i++
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bench, "labels.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, run
+}
+
+var updateGolden = flag.Bool("update-golden", false, "rewrite internal/cli/testdata golden files")
+
+func TestCalibrateGolden(t *testing.T) {
+	dir, run := calibrationProject(t)
+	if _, e, code := run("evaluate", "example", "--repeats", "2", "-q"); code != 0 {
+		t.Fatalf("evaluate --repeats: exit %d: %s", code, e)
+	}
+	out, e, code := run("calibrate", "example", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	got := strings.ReplaceAll(out, dir, "<project>")
+	golden := filepath.Join("testdata", "calibrate.golden")
+	if *updateGolden {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("calibrate output differs from %s (rerun with -update-golden to accept):\n%s", golden, got)
+	}
+
+	// --json carries the same numbers, and results.json holds them.
+	js, e, code := run("calibrate", "example", "--json", "-q")
+	if code != 0 {
+		t.Fatalf("--json: exit %d: %s", code, e)
+	}
+	var entries []calibrationEntry
+	if err := json.Unmarshal([]byte(js), &entries); err != nil || len(entries) != 2 {
+		t.Fatalf("--json: %v, %d entries:\n%s", err, len(entries), js)
+	}
+	if entries[0].JudgeCalibration == nil || entries[0].JudgeConsistency == nil || entries[0].PositiveCorrected == nil {
+		t.Errorf("--json entry = %+v", entries[0])
+	}
+	res, _ := os.ReadFile(filepath.Join(dir, "benchmarks", "example", "results.json"))
+	for _, key := range []string{`"judge_calibration"`, `"positive_corrected"`, `"judge_consistency"`, `"corrected"`} {
+		if !bytes.Contains(res, []byte(key)) {
+			t.Errorf("results.json lacks %s", key)
+		}
+	}
+}
+
+func TestCalibrateBadLabelExits2AndChangesNothing(t *testing.T) {
+	dir, run := calibrationProject(t)
+	if _, e, code := run("aggregate", "example", "-q"); code != 0 {
+		t.Fatal(e)
+	}
+	labels := filepath.Join(dir, "benchmarks", "example", "labels.jsonl")
+	good, _ := os.ReadFile(labels)
+	nGood := bytes.Count(good, []byte("\n"))
+	tests := []struct {
+		name, line, want string
+	}{
+		{"unknown conv_id", `{"conv_id": "m01_s099_v01__offline-careful__s0", "metric_id": "m01", "present": true, "labeler": "x", "at": "2025-01-01T00:00:00Z"}`, `field "conv_id": unknown conversation`},
+		{"wrong type", `{"conv_id": "m01_s001_v01__offline-careful__s0", "metric_id": "m01", "present": "yes", "labeler": "x", "at": "2025-01-01T00:00:00Z"}`, `field "present": want true or false`},
+		{"non-JSON", `m01_s001_v01__offline-careful__s0,m01,yes,x`, `not a JSON object`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(labels, append(append([]byte{}, good...), tt.line+"\n"...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, dir)
+			for _, cmd := range []string{"calibrate", "aggregate"} {
+				_, e, code := run(cmd, "example", "-q")
+				if code != ExitUsage || !strings.Contains(e, fmt.Sprintf("line %d", nGood+1)) || !strings.Contains(e, tt.want) {
+					t.Errorf("%s: exit %d, stderr %q; want 2 naming line %d and %q", cmd, code, e, nGood+1, tt.want)
+				}
+			}
+			if after := snapshot(t, dir); !sameFiles(before, after) {
+				t.Error("a bad labels line changed files")
+			}
+		})
+	}
+	if err := os.WriteFile(labels, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, e, code := run("calibrate", "example", "-q"); code != ExitUsage || !strings.Contains(e, "no labels") {
+		t.Errorf("empty labels: exit %d, %q", code, e)
+	}
+}
+
+func sameFiles(a, b map[string][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !bytes.Equal(v, b[k]) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,454 @@
+// Package labels reads and appends human verdicts: benchmarks/<bench>/labels.jsonl,
+// one JSON object per line,
+//
+//	{"conv_id": "m01_s001_v01__gpt-4o__s0", "metric_id": "m01", "present": true, "labeler": "ana", "note": "", "at": "2025-05-01T12:00:00Z"}
+//
+// The tool only ever appends to the file (one write per line, then fsync),
+// so a person may also write lines by hand or from a spreadsheet. Read is
+// strict: a line that is not a label (not JSON, a missing or mistyped field,
+// an unknown conversation, a bad time) is an error naming the line and the
+// field, never skipped. Several people may label the same conversation;
+// when one person labels it twice, their later line wins (the file is never
+// rewritten, so a change of mind is a new line).
+package labels
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// FileName is the labels file's name inside a benchmark directory.
+const FileName = "labels.jsonl"
+
+// Path is the labels file of the benchmark in benchDir.
+func Path(benchDir string) string { return filepath.Join(benchDir, FileName) }
+
+// Label is one person's verdict on one conversation and metric.
+type Label struct {
+	// ConvID is the conversation's conv_id (<scenario_id>__<target>__s<sample>).
+	ConvID string
+	// MetricID is the metric judged; it must be the conversation's metric.
+	MetricID string
+	// Present: the metric's behaviour is present in the assistant's messages
+	// (the judge's question, not pass/fail).
+	Present bool
+	// Labeler names the person.
+	Labeler string
+	// Note is optional free text.
+	Note string
+	// At is when the verdict was given (RFC 3339 in the file).
+	At time.Time
+	// Line is the 1-based line the label was read from (0 when not read).
+	Line int
+}
+
+// Key identifies what a label is about: one conversation and metric.
+type Key struct{ ConvID, MetricID string }
+
+// Key returns the label's row.
+func (l Label) Key() Key { return Key{l.ConvID, l.MetricID} }
+
+// fields are the keys of a line, in the order they are written.
+var fields = []string{"conv_id", "metric_id", "present", "labeler", "note", "at"}
+
+// MarshalJSON writes the keys in the documented order.
+func (l Label) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		k, _ := json.Marshal(f)
+		b.Write(k)
+		b.WriteString(": ")
+		var v any
+		switch f {
+		case "conv_id":
+			v = l.ConvID
+		case "metric_id":
+			v = l.MetricID
+		case "present":
+			v = l.Present
+		case "labeler":
+			v = l.Labeler
+		case "note":
+			v = l.Note
+		case "at":
+			v = l.At.Format(time.RFC3339Nano)
+		}
+		enc, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(enc)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// Known lists what labels may refer to. The zero Known accepts any
+// conversation and metric (only the shape of a line is checked).
+type Known struct {
+	// Conversations maps every conv_id of the benchmark to its metric id.
+	Conversations map[string]string
+}
+
+// LineError is one bad line.
+type LineError struct {
+	Line  int
+	Field string // "" when the line as a whole is bad (not JSON)
+	Msg   string
+}
+
+func (e LineError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	}
+	return fmt.Sprintf("line %d, field %q: %s", e.Line, e.Field, e.Msg)
+}
+
+// Error lists the bad lines of a labels file (at most MaxListed of them).
+type Error struct {
+	Path  string
+	Lines []LineError
+	// More counts bad lines beyond Lines.
+	More int
+}
+
+// MaxListed bounds the bad lines an Error lists.
+const MaxListed = 20
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d bad line(s); fix them (the file is yours: impactbench only appends to it)", e.Path, len(e.Lines)+e.More)
+	for _, l := range e.Lines {
+		b.WriteString("\n  ")
+		b.WriteString(l.Error())
+	}
+	if e.More > 0 {
+		fmt.Fprintf(&b, "\n  … and %d more", e.More)
+	}
+	return b.String()
+}
+
+// Read returns every label of the file at path, in file order. A missing
+// file is no labels (nil, nil). Blank lines are skipped; every other line
+// must be a label whose conversation and metric known accepts, or Read
+// returns an *Error naming each bad line and field (and no labels). A last
+// line without its newline is accepted when it is a whole label, and
+// reported as an interrupted write when it is not.
+func Read(path string, known Known) ([]Label, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return parse(path, data, known)
+}
+
+func parse(path string, data []byte, known Known) ([]Label, error) {
+	var out []Label
+	bad := &Error{Path: path}
+	lines := bytes.Split(data, []byte("\n"))
+	torn := len(data) > 0 && data[len(data)-1] != '\n'
+	for i, line := range lines {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		l, lerr := parseLine(line, known)
+		if lerr != nil {
+			lerr.Line = i + 1
+			if torn && i == len(lines)-1 && lerr.Field == "" {
+				lerr.Msg = "incomplete last line (no newline; an interrupted write?): " + lerr.Msg + "; complete or delete it"
+			}
+			if len(bad.Lines) < MaxListed {
+				bad.Lines = append(bad.Lines, *lerr)
+			} else {
+				bad.More++
+			}
+			continue
+		}
+		l.Line = i + 1
+		out = append(out, l)
+	}
+	if len(bad.Lines) > 0 {
+		return nil, bad
+	}
+	return out, nil
+}
+
+// parseLine checks one line strictly: every field present with its JSON
+// type, nothing else, and the conversation known.
+func parseLine(line []byte, known Known) (Label, *LineError) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return Label{}, &LineError{Msg: "not a JSON object: " + err.Error()}
+	}
+	var unknown []string
+	for k := range raw {
+		if !isField(k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return Label{}, &LineError{Field: unknown[0], Msg: "unknown field (a label has " + strings.Join(fields, ", ") + ")"}
+	}
+	var l Label
+	str := func(name string, dst *string, required bool) *LineError {
+		v, ok := raw[name]
+		if !ok {
+			if required {
+				return &LineError{Field: name, Msg: "missing"}
+			}
+			return nil
+		}
+		if err := json.Unmarshal(v, dst); err != nil || isNull(v) {
+			return &LineError{Field: name, Msg: "want a string, got " + string(v)}
+		}
+		if required && strings.TrimSpace(*dst) == "" {
+			return &LineError{Field: name, Msg: "empty"}
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		name     string
+		dst      *string
+		required bool
+	}{{"conv_id", &l.ConvID, true}, {"metric_id", &l.MetricID, true}} {
+		if e := str(f.name, f.dst, f.required); e != nil {
+			return Label{}, e
+		}
+	}
+	v, ok := raw["present"]
+	switch {
+	case !ok:
+		return Label{}, &LineError{Field: "present", Msg: "missing"}
+	case json.Unmarshal(v, &l.Present) != nil || isNull(v):
+		return Label{}, &LineError{Field: "present", Msg: "want true or false, got " + string(v)}
+	}
+	if e := str("labeler", &l.Labeler, true); e != nil {
+		return Label{}, e
+	}
+	if e := str("note", &l.Note, false); e != nil {
+		return Label{}, e
+	}
+	var at string
+	if e := str("at", &at, true); e != nil {
+		return Label{}, e
+	}
+	t, err := time.Parse(time.RFC3339, at)
+	if err != nil {
+		return Label{}, &LineError{Field: "at", Msg: fmt.Sprintf("want an RFC 3339 time such as 2025-05-01T12:00:00Z, got %q", at)}
+	}
+	l.At = t
+	if e := known.check(l); e != nil {
+		return Label{}, e
+	}
+	return l, nil
+}
+
+func (k Known) check(l Label) *LineError {
+	if k.Conversations == nil {
+		return nil
+	}
+	metric, ok := k.Conversations[l.ConvID]
+	if !ok {
+		return &LineError{Field: "conv_id", Msg: fmt.Sprintf("unknown conversation %q (not in any runs/<target>/conversations.json or scores.json)", l.ConvID)}
+	}
+	if metric != l.MetricID {
+		return &LineError{Field: "metric_id", Msg: fmt.Sprintf("%q is not the metric of conversation %q (%q)", l.MetricID, l.ConvID, metric)}
+	}
+	return nil
+}
+
+// Check reports whether l would be read back as a good line: every field
+// set and, unless known is zero, its conversation and metric known. The
+// error names the field.
+func (k Known) Check(l Label) error {
+	b, err := l.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	if _, lerr := parseLine(b, k); lerr != nil {
+		return fmt.Errorf("label: %s", strings.TrimPrefix(lerr.Error(), "line 0, "))
+	}
+	return nil
+}
+
+func isField(k string) bool {
+	for _, f := range fields {
+		if f == k {
+			return true
+		}
+	}
+	return false
+}
+
+func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
+
+// appendMu serialises appends within the process; flock serialises them
+// with other processes (the viewer and a script, say).
+var appendMu sync.Mutex
+
+// Append adds l to the labels file at path as one line, creating the file
+// when missing. l.At zero means now. The line is checked first (known as in
+// Read; the zero Known checks only the fields), written with a single
+// O_APPEND write under an exclusive lock, and fsynced before Append
+// returns, so a crash leaves either the whole line or, at worst, a torn
+// last line that Read reports. A file whose last line lacks its newline
+// gets one in the same write when that line is a whole label; when it is
+// torn Append refuses and writes nothing. Append never rewrites the file.
+func Append(path string, l Label, known Known) error {
+	if l.At.IsZero() {
+		l.At = time.Now().UTC().Truncate(time.Second)
+	}
+	if err := known.Check(l); err != nil {
+		return err
+	}
+	line, err := l.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
+	appendMu.Lock()
+	defer appendMu.Unlock()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("lock %s: %w", path, err)
+	}
+	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() > 0 {
+		prefix, err := joinLastLine(path, st.Size())
+		if err != nil {
+			return err
+		}
+		line = append(prefix, line...)
+	}
+	n, err := f.Write(line)
+	if err == nil && n < len(line) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		return fmt.Errorf("append to %s: %w (the last line may be incomplete: check it)", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if st.Size() == 0 {
+		syncDir(filepath.Dir(path))
+	}
+	return nil
+}
+
+// joinLastLine returns what must precede a new line: nothing when the file
+// ends with a newline, a newline when its last line is a whole label
+// written without one (by hand), and an error when that line is torn.
+func joinLastLine(path string, size int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	const window = 64 << 10
+	off := max(0, size-window)
+	buf := make([]byte, size-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if buf[len(buf)-1] == '\n' {
+		return nil, nil
+	}
+	last := buf[bytes.LastIndexByte(buf, '\n')+1:]
+	if len(bytes.TrimSpace(last)) == 0 {
+		return []byte("\n"), nil
+	}
+	if _, lerr := parseLine(last, Known{}); lerr != nil {
+		return nil, fmt.Errorf("%s: the last line is incomplete (an interrupted write?): %s; complete or delete it, nothing was appended", path, lerr.Msg)
+	}
+	return []byte("\n"), nil
+}
+
+// syncDir makes a new file's directory entry durable (best effort).
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+// Consensus is the humans' verdict on one row: the majority of the latest
+// label of each labeler. A tie has no verdict.
+type Consensus struct {
+	Key Key
+	// Present is the majority verdict; nil on a tie.
+	Present *bool
+	// Labelers lists each labeler's latest verdict, by name (sorted).
+	Labelers []string
+	Votes    []bool
+}
+
+// Consensuses groups labels by row, keeps each labeler's last label (file
+// order), and takes the majority. Rows are in order of first appearance.
+func Consensuses(ls []Label) []Consensus {
+	type acc struct {
+		votes map[string]bool
+	}
+	idx := map[Key]int{}
+	var keys []Key
+	var accs []acc
+	for _, l := range ls {
+		i, ok := idx[l.Key()]
+		if !ok {
+			i = len(keys)
+			idx[l.Key()] = i
+			keys = append(keys, l.Key())
+			accs = append(accs, acc{votes: map[string]bool{}})
+		}
+		accs[i].votes[l.Labeler] = l.Present
+	}
+	out := make([]Consensus, len(keys))
+	for i, k := range keys {
+		c := Consensus{Key: k}
+		yes := 0
+		for name := range accs[i].votes {
+			c.Labelers = append(c.Labelers, name)
+		}
+		sort.Strings(c.Labelers)
+		for _, name := range c.Labelers {
+			v := accs[i].votes[name]
+			c.Votes = append(c.Votes, v)
+			if v {
+				yes++
+			}
+		}
+		if no := len(c.Votes) - yes; yes != no {
+			p := yes > no
+			c.Present = &p
+		}
+		out[i] = c
+	}
+	return out
+}

@@ -1,0 +1,311 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/labels"
+)
+
+// calibFixture is one target's rows on a positive (m01) and a negative
+// (m02) metric: 12 base scenarios × 4 variants each, with a known human
+// truth per row and a judge verdict that errs on chosen rows.
+type calibFixture struct {
+	scores []artifacts.Score
+	truth  map[string]bool // conv_id → humans' verdict
+}
+
+func newCalibFixture(seed uint64, flip func(rng *rand.Rand, truth bool) bool) calibFixture {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	f := calibFixture{truth: map[string]bool{}}
+	for _, metric := range []string{"m01", "m02"} {
+		for s := 1; s <= 12; s++ {
+			rate := rng.Float64()
+			for v := 1; v <= 4; v++ {
+				id := fmt.Sprintf("%s_s%03d_v%02d", metric, s, v)
+				h := rng.Float64() < rate
+				j := h
+				if flip(rng, h) {
+					j = !j
+				}
+				passed := j
+				if metric == "m02" {
+					passed = !j
+				}
+				conv := artifacts.ConvID(id, "a", 0)
+				f.truth[conv] = h
+				f.scores = append(f.scores, artifacts.Score{ID: id, MetricID: metric, TargetModel: "a", Present: ptr(j), Passed: ptr(passed), ConvID: conv})
+			}
+		}
+	}
+	return f
+}
+
+// labelAll labels every row of the metrics in which (or a subset: keep).
+func (f calibFixture) labels(keep func(i int, s artifacts.Score) bool) []labels.Label {
+	var out []labels.Label
+	for i, s := range f.scores {
+		if keep(i, s) {
+			out = append(out, labels.Label{ConvID: s.ConvID, MetricID: s.MetricID, Present: f.truth[s.ConvID], Labeler: "ana", At: time.Unix(0, 0)})
+		}
+	}
+	return out
+}
+
+var calibMetrics = []config.Metric{{ID: "m01", Type: config.Positive}, {ID: "m02", Type: config.Negative}}
+
+func aggregateCalib(t *testing.T, scores []artifacts.Score, cal *CalibrationInput) ModelResult {
+	t.Helper()
+	res, err := Aggregate(Input{Metrics: calibMetrics, Scores: scores, Calibration: cal}, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 {
+		t.Fatalf("%d models", len(res))
+	}
+	return res[0]
+}
+
+func TestCalibrationCensusCorrectsToTheHumanRate(t *testing.T) {
+	// A judge wrong on 15% of rows; every row labelled: the corrected rate
+	// must be exactly the humans' rate, whatever the judge said.
+	f := newCalibFixture(3, func(rng *rand.Rand, _ bool) bool { return rng.Float64() < 0.15 })
+	m := aggregateCalib(t, f.scores, &CalibrationInput{MainJudge: "gpt-j", Labels: f.labels(func(int, artifacts.Score) bool { return true })})
+	for _, metric := range []string{"m01", "m02"} {
+		human, n := 0, 0
+		for _, s := range f.scores {
+			if s.MetricID == metric {
+				n++
+				if f.truth[s.ConvID] == (metric == "m01") { // pass: present for m01, absent for m02
+					human++
+				}
+			}
+		}
+		r, _ := m.ByMetric.Get(metric)
+		c := r.Corrected
+		if c == nil || c.Estimate == nil {
+			t.Fatalf("%s: corrected = %+v", metric, c)
+		}
+		if want := round4(float64(human) / float64(n)); *c.Estimate != want {
+			t.Errorf("%s: corrected %v, want the humans' pass rate %v (observed %v)", metric, *c.Estimate, want, *r.PassRate)
+		}
+		if !(*c.Low <= *c.Estimate && *c.Estimate <= *c.High) || c.Judge != "gpt-j" || c.NLabels != n || c.Se == nil {
+			t.Errorf("%s: corrected = %+v", metric, c)
+		}
+	}
+	if m.PositiveCorrected == nil || m.PositiveCorrected.Estimate == nil || m.NegativeCorrected.Estimate == nil {
+		t.Fatalf("track corrections: %+v %+v", m.PositiveCorrected, m.NegativeCorrected)
+	}
+	lb := m.Leaderboard.Corrected
+	if lb == nil || lb.Score == nil || *lb.Score != round4((*m.PositiveCorrected.Estimate+*m.NegativeCorrected.Estimate)/2) {
+		t.Errorf("leaderboard corrected = %+v", lb)
+	}
+	e, ok := m.JudgeCalibration.Judges.Get("gpt-j")
+	if !ok || e.Role != roleMain {
+		t.Fatalf("judges = %v", m.JudgeCalibration.Judges.Keys())
+	}
+	mc, _ := e.ByMetric.Get("m01")
+	if mc.N != 48 || mc.NHumanPresent+mc.NHumanAbsent != 48 || mc.Sensitivity.Estimate == nil || mc.Kappa.Low == nil {
+		t.Errorf("m01 calibration = %+v", mc)
+	}
+}
+
+func TestCalibrationWarnsInsteadOfNumbers(t *testing.T) {
+	tests := []struct {
+		name                  string
+		flip                  func(*rand.Rand, bool) bool
+		keep                  func(i int, s artifacts.Score) bool
+		metricWarn, trackWarn string
+	}{
+		{"thinly labelled", func(rng *rand.Rand, _ bool) bool { return rng.Float64() < 0.1 },
+			func(i int, s artifacts.Score) bool { return s.MetricID == "m01" && i%6 == 0 }, "thinly labelled", "m01"},
+		{"uninformative judge", func(rng *rand.Rand, _ bool) bool { return rng.Float64() < 0.5 },
+			func(int, artifacts.Score) bool { return true }, "", ""},
+		{"no labels on a metric", func(rng *rand.Rand, _ bool) bool { return rng.Float64() < 0.1 },
+			func(_ int, s artifacts.Score) bool { return s.MetricID == "m01" }, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newCalibFixture(11, tt.flip)
+			m := aggregateCalib(t, f.scores, &CalibrationInput{Labels: f.labels(tt.keep)})
+			r1, _ := m.ByMetric.Get("m01")
+			r2, _ := m.ByMetric.Get("m02")
+			switch tt.name {
+			case "thinly labelled":
+				if r1.Corrected.Estimate != nil || !strings.Contains(r1.Corrected.Warning, tt.metricWarn) {
+					t.Errorf("m01 corrected = %+v", r1.Corrected)
+				}
+				if m.PositiveCorrected.Estimate != nil || !strings.Contains(m.PositiveCorrected.Warning, "m01") {
+					t.Errorf("positive corrected = %+v", m.PositiveCorrected)
+				}
+			case "uninformative judge":
+				e, _ := m.JudgeCalibration.Judges.Get("judge")
+				mc, _ := e.ByMetric.Get("m01")
+				if mc.Informative == nil || *mc.Informative {
+					t.Fatalf("a coin-flip judge was found informative: %+v (Se %v Sp %v)", mc, *mc.Sensitivity.Estimate, *mc.Specificity.Estimate)
+				}
+				if r1.Corrected.Estimate != nil || !strings.Contains(r1.Corrected.Warning, "uninformative") {
+					t.Errorf("m01 corrected = %+v", r1.Corrected)
+				}
+			case "no labels on a metric":
+				if r1.Corrected.Estimate == nil || r2.Corrected.Estimate != nil || r2.Corrected.Warning == "" {
+					t.Errorf("corrected m01 %+v m02 %+v", r1.Corrected, r2.Corrected)
+				}
+				if m.Leaderboard.Corrected.Score != nil || !strings.Contains(m.Leaderboard.Corrected.Warning, "negative") {
+					t.Errorf("leaderboard corrected = %+v", m.Leaderboard.Corrected)
+				}
+			}
+		})
+	}
+}
+
+func TestCalibrationWeightsAVerdictStratifiedSample(t *testing.T) {
+	// m01's 48 rows: the judge says present on 10 (all truly present) and
+	// absent on 38, of which 19 are truly present: the study's sensitivity
+	// is 10/29. Labels take 5 rows the judge called present and 10 it
+	// called absent (5 truly present). Unweighted, sensitivity would be
+	// 5/10; weighted by 10/5 and 38/10 it is the study's 10/29 exactly.
+	f := newCalibFixture(5, func(*rand.Rand, bool) bool { return false })
+	var absentSeen, present int
+	for i := range f.scores {
+		s := &f.scores[i]
+		if s.MetricID != "m01" {
+			continue
+		}
+		j, h := i < 10, i < 10 || i%2 == 0
+		s.Present, s.Passed = ptr(j), ptr(j)
+		f.truth[s.ConvID] = h
+		if h {
+			present++
+		}
+	}
+	if present != 29 {
+		t.Fatalf("fixture: %d present rows", present)
+	}
+	ls := f.labels(func(i int, s artifacts.Score) bool {
+		switch {
+		case s.MetricID != "m01":
+			return false
+		case i < 10:
+			return i < 5
+		default:
+			absentSeen++
+			return absentSeen <= 10
+		}
+	})
+	m := aggregateCalib(t, f.scores, &CalibrationInput{Labels: ls})
+	e, _ := m.JudgeCalibration.Judges.Get("judge")
+	mc, _ := e.ByMetric.Get("m01")
+	if mc.NJudgePresent != 5 || mc.NJudgeAbsent != 10 || mc.NHumanPresent != 10 {
+		t.Fatalf("labelled: %+v", mc)
+	}
+	if want := round4(10.0 / 29); *mc.Sensitivity.Estimate != want {
+		t.Errorf("sensitivity %v, want the study's %v (unweighted: 0.5)", *mc.Sensitivity.Estimate, want)
+	}
+	if *mc.Specificity.Estimate != 1 {
+		t.Errorf("specificity %v, want 1", *mc.Specificity.Estimate)
+	}
+}
+
+func TestCalibrationPanelMembersAlternatesAndLabelers(t *testing.T) {
+	f := newCalibFixture(9, func(rng *rand.Rand, _ bool) bool { return rng.Float64() < 0.1 })
+	var alt []artifacts.Score
+	for i := range f.scores {
+		s := &f.scores[i]
+		other := !*s.Present
+		if i%3 == 0 {
+			other = *s.Present
+		}
+		s.Judges = []artifacts.JudgeVerdict{{Judge: "j1", Present: s.Present}, {Judge: "j2", Present: ptr(other)}}
+		alt = append(alt, artifacts.Score{ID: s.ID, MetricID: s.MetricID, Sample: s.Sample, Present: s.Present})
+	}
+	ls := f.labels(func(int, artifacts.Score) bool { return true })
+	// A second labeler on two rows: agrees on one, disagrees (a tie) on the other.
+	ls = append(ls, labels.Label{ConvID: ls[0].ConvID, MetricID: "m01", Present: ls[0].Present, Labeler: "bo"},
+		labels.Label{ConvID: ls[1].ConvID, MetricID: "m01", Present: !ls[1].Present, Labeler: "bo"})
+	m := aggregateCalib(t, f.scores, &CalibrationInput{Labels: ls, Alternates: []AlternateScores{{Target: "a", Judge: "judge-x", Scores: alt}}})
+	jc := m.JudgeCalibration
+	if got := strings.Join(jc.Judges.Keys(), ","); got != "panel,j1,j2,judge-x" {
+		t.Errorf("judges = %s", got)
+	}
+	if jc.Labels.NTies != 1 || jc.Labels.NLabelers != 2 || jc.Labels.NRows != 96 || jc.Labels.NLines != 98 {
+		t.Errorf("labels = %+v", jc.Labels)
+	}
+	la, ok := jc.LabelerAgreement.Get("m01")
+	if !ok || la.NRows != 2 || la.NUnanimous != 1 {
+		t.Errorf("labeler agreement = %+v", la)
+	}
+	j2, _ := jc.Judges.Get("j2")
+	if j2.Role != rolePanel {
+		t.Errorf("j2 role %q", j2.Role)
+	}
+	if c, _ := j2.ByMetric.Get("m01"); c.Kappa.Estimate == nil || *c.Kappa.Estimate > 0 {
+		t.Errorf("j2 disagrees with the truth on 2 rows in 3, κ = %v", c.Kappa.Estimate)
+	}
+}
+
+func TestJudgeConsistencyFlipRate(t *testing.T) {
+	f := newCalibFixture(2, func(*rand.Rand, bool) bool { return false })
+	var reps []RepeatRow
+	for i, s := range f.scores {
+		for k := 1; k <= 2; k++ {
+			p := *s.Present
+			if s.MetricID == "m01" && i%4 == 0 && k == 2 {
+				p = !p // every fourth m01 row flips on its second repeat
+			}
+			reps = append(reps, RepeatRow{Repeat: k, Score: artifacts.Score{ID: s.ID, MetricID: s.MetricID, Sample: s.Sample, Present: ptr(p)}})
+		}
+	}
+	m := aggregateCalib(t, f.scores, &CalibrationInput{Repeats: []TargetRepeats{{Target: "a", Rows: reps}}})
+	if m.JudgeCalibration != nil {
+		t.Error("judge_calibration without labels")
+	}
+	jc := m.JudgeConsistency
+	if jc == nil || jc.Repeats != 2 {
+		t.Fatalf("judge_consistency = %+v", jc)
+	}
+	byMetric, _ := jc.Judges.Get("judge")
+	f1, _ := byMetric.Get("m01")
+	f2, _ := byMetric.Get("m02")
+	if f1.NRows != 48 || f1.NFlipped != 12 || *f1.Rate != 0.25 || f2.NFlipped != 0 || *f2.Rate != 0 {
+		t.Errorf("flip rates m01 %+v m02 %+v", f1, f2)
+	}
+}
+
+func TestCalibrationFieldsOnlyWithLabelsAndNeverUpstreamOnly(t *testing.T) {
+	f := newCalibFixture(3, func(rng *rand.Rand, _ bool) bool { return rng.Float64() < 0.1 })
+	cal := &CalibrationInput{Labels: f.labels(func(int, artifacts.Score) bool { return true })}
+	plain, err := Aggregate(Input{Metrics: calibMetrics, Scores: f.scores}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up1, _ := Aggregate(Input{Metrics: calibMetrics, Scores: f.scores}, Options{UpstreamOnly: true})
+	up2, _ := Aggregate(Input{Metrics: calibMetrics, Scores: f.scores, Calibration: cal}, Options{UpstreamOnly: true})
+	b1, _ := artifacts.MarshalPy(up1)
+	b2, _ := artifacts.MarshalPy(up2)
+	if string(b1) != string(b2) {
+		t.Error("labels changed the --upstream-only file")
+	}
+	pb, _ := json.Marshal(plain)
+	for _, key := range []string{"judge_calibration", "corrected", "judge_consistency"} {
+		if strings.Contains(string(pb), key) {
+			t.Errorf("%q written without labels or repeats", key)
+		}
+	}
+	with, _ := Aggregate(Input{Metrics: calibMetrics, Scores: f.scores, Calibration: cal}, Options{})
+	wb, _ := json.Marshal(with)
+	var back []ModelResult
+	if err := json.Unmarshal(wb, &back); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := json.Marshal(back)
+	if string(again) != string(wb) {
+		t.Error("results with calibration do not survive a read and write")
+	}
+}

@@ -1,0 +1,187 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/labels"
+	"github.com/impactbench/impactbench/internal/results"
+)
+
+// LabelsPath is the benchmark's human labels file (labels.jsonl).
+func (r *Runner) LabelsPath() string { return labels.Path(r.outDir) }
+
+// RepeatsPath is where evaluate --repeats writes a target's re-judged rows:
+// repeats.json next to the scores it repeats (runs/<target>/repeats.json,
+// or runs/<target>/judges/<label>/repeats.json with --judge).
+func (r *Runner) RepeatsPath(target string) string {
+	return filepath.Join(filepath.Dir(r.scoresPath(target)), "repeats.json")
+}
+
+// KnownConversations maps every conv_id of the benchmark's runs (from
+// conversations.json and scores.json) to its metric: what labels may name.
+func (r *Runner) KnownConversations(ctx context.Context) (labels.Known, error) {
+	known := labels.Known{Conversations: map[string]string{}}
+	ents, err := os.ReadDir(filepath.Join(r.outDir, "runs"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return known, err
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		target := e.Name()
+		dir := filepath.Join(r.outDir, "runs", target)
+		err := artifacts.EachConversation(filepath.Join(dir, "conversations.json"), func(_ int, c artifacts.Conversation) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			known.Conversations[convIDOf(c.ConvID, c.ID, target, c.Sample)] = c.MetricID
+			return nil
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return known, &InputError{Msg: err.Error()}
+		}
+		err = artifacts.EachScore(filepath.Join(dir, "scores.json"), func(_ int, s artifacts.Score) error {
+			t := s.TargetModel
+			if t == "" {
+				t = target
+			}
+			known.Conversations[convIDOf(s.ConvID, s.ID, t, s.Sample)] = s.MetricID
+			return nil
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return known, &InputError{Msg: err.Error()}
+		}
+	}
+	return known, nil
+}
+
+func convIDOf(convID, id, target string, sample int) string {
+	if convID != "" {
+		return convID
+	}
+	return artifacts.ConvID(id, target, sample)
+}
+
+// ReadLabels reads labels.jsonl checked against the benchmark's
+// conversations: nil without a file; a bad line is an InputError (exit 2)
+// naming the line and field.
+func (r *Runner) ReadLabels(ctx context.Context) ([]labels.Label, error) {
+	path := r.LabelsPath()
+	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+		return nil, nil
+	}
+	known, err := r.KnownConversations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ls, err := labels.Read(path, known)
+	if err != nil {
+		var le *labels.Error
+		if errors.As(err, &le) {
+			return nil, &InputError{Msg: err.Error()}
+		}
+		return nil, err
+	}
+	return ls, nil
+}
+
+// calibrationInput gathers labels, alternate judges' scores and repeats
+// for results.Aggregate; nil when there is none of them.
+func (r *Runner) calibrationInput(ctx context.Context) (*results.CalibrationInput, error) {
+	ls, err := r.ReadLabels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in := &results.CalibrationInput{Labels: ls}
+	if ev := r.cfg.EvaluatorModels; len(ev) == 1 {
+		in.MainJudge = JudgeLabel(ev[0])
+	}
+	dirs, err := artifacts.ListRunDirs(r.outDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dirs {
+		target := filepath.Base(d)
+		reps, err := readRepeats(filepath.Join(d, "repeats.json"))
+		if err != nil {
+			return nil, err
+		}
+		if len(reps) > 0 {
+			in.Repeats = append(in.Repeats, results.TargetRepeats{Target: target, Rows: reps})
+		}
+		if len(ls) == 0 {
+			continue // alternates only matter for calibration
+		}
+		alts, err := readAlternates(target, filepath.Join(d, "judges"))
+		if err != nil {
+			return nil, err
+		}
+		in.Alternates = append(in.Alternates, alts...)
+	}
+	if len(in.Labels) == 0 && len(in.Repeats) == 0 {
+		return nil, nil
+	}
+	return in, nil
+}
+
+// readAlternates reads every judges/<label>/scores.json of a target,
+// keeping what calibration uses.
+func readAlternates(target, dir string) ([]results.AlternateScores, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "scores.json")); e.IsDir() && err == nil {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	var out []results.AlternateScores
+	for _, n := range names {
+		a := results.AlternateScores{Target: target, Judge: n}
+		err := artifacts.EachScore(filepath.Join(dir, n, "scores.json"), func(_ int, s artifacts.Score) error {
+			a.Scores = append(a.Scores, artifacts.Score{ID: s.ID, MetricID: s.MetricID, Sample: s.Sample, Present: s.Present})
+			return nil
+		})
+		if err != nil {
+			return nil, &InputError{Msg: err.Error()}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// readRepeats reads a repeats.json (none: nil).
+func readRepeats(path string) ([]results.RepeatRow, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rows []results.RepeatRow
+	if err := json.Unmarshal(data, &rows); err != nil {
+		return nil, &InputError{Msg: fmt.Sprintf("%s: %v; rerun `impactbench evaluate --repeats K` to rebuild it", path, err)}
+	}
+	for i, rr := range rows {
+		if rr.Repeat < 1 || rr.ID == "" {
+			return nil, &InputError{Msg: fmt.Sprintf("%s: row %d: want repeat ≥ 1 and an id; rerun `impactbench evaluate --repeats K` to rebuild it", path, i)}
+		}
+	}
+	return rows, nil
+}

@@ -1,0 +1,195 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/results"
+)
+
+// Repeat re-judges targetID's stored transcripts k times (evaluate
+// --repeats K) to measure the judge's self-consistency. Each repeat is a
+// real, independent judgement: its calls carry their own seed (so they
+// have their own call-store keys and, where the provider takes a seed,
+// their own sampling) and are stored in their own units, so repeat 2 never
+// replays repeat 1 or the main evaluate. The main scores are never
+// touched: the rows go to RepeatsPath, and each metric's flip rate (rows
+// whose verdicts are not unanimous) is logged and, after aggregate, in
+// results.json's judge_consistency. Rerunning with a larger K pays only
+// for the new repeats.
+func (r *Runner) Repeat(ctx context.Context, targetID string, k int) error {
+	if k < 1 {
+		return &InputError{Msg: fmt.Sprintf("--repeats %d: want 1 or more re-judgements", k)}
+	}
+	convPath := filepath.Join(r.runDir(targetID), "conversations"+r.shardSuffix()+".json")
+	scoresPath := r.scoresPath(targetID)
+	out := r.RepeatsPath(targetID)
+	if _, err := os.Stat(scoresPath); err != nil {
+		return &InputError{Msg: fmt.Sprintf("%s does not exist: run `impactbench evaluate %s %s` first (repeats are compared with its verdicts)", scoresPath, r.bench.Slug, targetID)}
+	}
+	rows, err := r.repeatRows(convPath)
+	if err != nil {
+		return err
+	}
+	if r.opts.DryRun {
+		r.planEvaluate(targetID, r.judges(), len(rows)*k)
+		return nil
+	}
+	rep := PhaseReport{Phase: "evaluate-repeats", Target: targetID, Output: out, Rows: len(rows) * k}
+	passes := make([]*judging, 0, k)
+	for n := 1; n <= k; n++ {
+		j, err := r.judgeRepeat(ctx, targetID, convPath, n, len(rows))
+		if j != nil {
+			_, _, reused := j.bar.Counts()
+			rep.Reused += reused
+			rep.Spent, rep.Calls = rep.Spent.Add(j.spent), rep.Calls+j.spent.Requests
+			rep.Failures = append(rep.Failures, j.failures...)
+			r.Report.addReused(j.saved)
+			passes = append(passes, j)
+		}
+		if err != nil {
+			r.Report.add(rep)
+			return err
+		}
+	}
+	rep.Failed = len(rep.Failures)
+	if len(rep.Failures) > maxListedFailures {
+		rep.Failures = rep.Failures[:maxListedFailures]
+	}
+	written, err := r.writeRepeats(out, rows, passes)
+	if err != nil {
+		return err
+	}
+	if err := r.writeCost(r.runDir(targetID), "evaluate:repeats", rep.Spent); err != nil {
+		return err
+	}
+	rep.Status = "ran"
+	if rep.Failed > 0 {
+		rep.Status = "failed"
+	}
+	r.Report.add(rep)
+	return r.logFlipRates(targetID, scoresPath, written)
+}
+
+// repeatRows lists conversations.json's rows, checking their metrics as
+// evaluate does.
+func (r *Runner) repeatRows(convPath string) ([]evalRow, error) {
+	var rows []evalRow
+	var missing []string
+	err := artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
+		if _, ok := r.bench.MetricByID(c.MetricID); !ok {
+			missing = append(missing, fmt.Sprintf("row %d (%s): metric_id %q", i, c.ID, c.MetricID))
+		}
+		rows = append(rows, evalRow{c.ID, c.Sample, c.MetricID})
+		return nil
+	})
+	if err != nil {
+		return nil, &InputError{Msg: err.Error()}
+	}
+	if len(missing) > 0 {
+		return nil, &InputError{Msg: fmt.Sprintf("%s: conversations refer to metrics not in %s:\n  %s", convPath, r.bench.Path, strings.Join(firstN(missing, 10), "\n  "))}
+	}
+	return rows, nil
+}
+
+// judgeRepeat runs repeat n over every conversation. It returns the pass
+// (for its unit names and counters) even when it stopped early.
+func (r *Runner) judgeRepeat(ctx context.Context, targetID, convPath string, n, total int) (*judging, error) {
+	j, err := r.openJudging(targetID, total)
+	if err != nil {
+		return nil, err
+	}
+	j.landmarkC = nil // validity is a property of the conversation, judged once
+	j.seed = repeatSeed(r.cfg.Seed, n)
+	j.unitDir += "-repeat" + strconv.Itoa(n)
+	j.rowKeyBase = fingerprint(j.rowKeyBase, "repeat", n, j.seed)
+	callCtx := ctx
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	feedErr := forEachStream(ctx, r.cfg.Run.Concurrency.Evaluate, func(send func(artifacts.Conversation) bool) error {
+		return artifacts.EachConversation(convPath, func(_ int, c artifacts.Conversation) error {
+			if send(c) {
+				return nil
+			}
+			return ctx.Err()
+		})
+	}, func(_ context.Context, c artifacts.Conversation) {
+		if _, fatal := j.judge(callCtx, c, nil); fatal != nil {
+			stop(fatal)
+		}
+	})
+	j.bar.End()
+	if cause := context.Cause(ctx); cause != nil && fatalErr(cause) {
+		return j, cause
+	}
+	if feedErr != nil && !errors.Is(feedErr, context.Canceled) {
+		return j, feedErr
+	}
+	return j, callCtx.Err()
+}
+
+// repeatSeed is repeat n's master seed: distinct per repeat and from the
+// main evaluate's (repeat 0 would be the run's own seed).
+func repeatSeed(master uint64, n int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "judge-repeat\x00%d\x00%d", master, n)
+	return h.Sum64()
+}
+
+// writeRepeats writes every stored repeat verdict, repeat by repeat in
+// conversations.json's order; rows a repeat could not judge (cost ceiling)
+// are left out.
+func (r *Runner) writeRepeats(out string, rows []evalRow, passes []*judging) ([]results.RepeatRow, error) {
+	all := make([]results.RepeatRow, 0, len(rows)*len(passes))
+	for n, j := range passes {
+		for _, row := range rows {
+			var sc artifacts.Score
+			if _, ok := r.store.ReadResult(j.unitName(row.ID, row.Sample), &sc); !ok {
+				continue
+			}
+			sc.Usage = nil // cost is in cost.json; keep the file about verdicts
+			all = append(all, results.RepeatRow{Repeat: n + 1, Score: sc})
+		}
+	}
+	if err := writeJSONFile(out, all); err != nil {
+		return nil, err
+	}
+	return all, nil
+}
+
+// logFlipRates prints each metric's flip rate against scores.json.
+func (r *Runner) logFlipRates(targetID, scoresPath string, reps []results.RepeatRow) error {
+	var scores []artifacts.Score
+	if err := artifacts.EachScore(scoresPath, func(_ int, s artifacts.Score) error {
+		scores = append(scores, s)
+		return nil
+	}); err != nil {
+		return &InputError{Msg: err.Error()}
+	}
+	main := ""
+	if js := r.judges(); len(js) == 1 {
+		main = JudgeLabel(js[0])
+	}
+	jc := results.Consistency(targetID, scores, reps, main)
+	if jc == nil {
+		return nil
+	}
+	for _, e := range jc.Judges {
+		for _, m := range e.Value {
+			f := m.Value
+			rate := "n/a"
+			if f.Rate != nil {
+				rate = fmt.Sprintf("%.1f%%", 100**f.Rate)
+			}
+			r.logf("  %s %s %s: flip rate %s (%d of %d rows changed verdict over %d repeats)", targetID, e.Key, m.Key, rate, f.NFlipped, f.NRows, jc.Repeats)
+		}
+	}
+	return nil
+}
