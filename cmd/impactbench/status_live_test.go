@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -43,5 +44,39 @@ func TestStatusDuringARun(t *testing.T) {
 	after := p.mustRun("status", "qs").stdout
 	if strings.Contains(after, "in progress") || !regexp.MustCompile(`careful\s+16/16\s`).MatchString(after) {
 		t.Errorf("status after the run still reads as live or incomplete:\n%s", after)
+	}
+
+	// --json: the same facts, with the pass rates and their intervals.
+	var st struct {
+		Live    struct{ Running bool } `json:"live"`
+		Targets []struct {
+			Target        string
+			Conversations *struct{ N, Expected int }
+		} `json:"targets"`
+		Leaderboard []struct {
+			Model            string   `json:"model"`
+			PositivePassRate *float64 `json:"positive_pass_rate"`
+			PositiveCI       *struct {
+				Low, High *float64
+				Method    string
+				Clusters  int
+				N         int
+			} `json:"positive_ci"`
+			Leaderboard *struct{ Score *float64 } `json:"leaderboard"`
+		} `json:"leaderboard"`
+	}
+	if err := json.Unmarshal([]byte(p.mustRun("status", "qs", "--json").stdout), &st); err != nil {
+		t.Fatalf("status --json: %v", err)
+	}
+	if st.Live.Running || len(st.Targets) != 1 || st.Targets[0].Conversations == nil || st.Targets[0].Conversations.N != 16 {
+		t.Errorf("status --json targets = %+v (running %v)", st.Targets, st.Live.Running)
+	}
+	if len(st.Leaderboard) != 1 {
+		t.Fatalf("status --json leaderboard = %+v", st.Leaderboard)
+	}
+	lb := st.Leaderboard[0]
+	if lb.PositivePassRate == nil || lb.PositiveCI == nil || lb.PositiveCI.Low == nil || lb.PositiveCI.High == nil ||
+		lb.PositiveCI.Method == "" || lb.PositiveCI.Clusters == 0 || lb.Leaderboard == nil || lb.Leaderboard.Score == nil {
+		t.Errorf("status --json lacks pass rates with intervals: %+v", lb)
 	}
 }

@@ -60,11 +60,15 @@ func newStatusCmd(g *globals) *cobra.Command {
 					targets = append(targets, t.ID)
 				}
 			}
-			return report.Status(g.stdout, dir, targets, report.StatusOptions{
+			opts := report.StatusOptions{
 				Color:    isTerminal(g.stdout),
 				Samples:  cfg.Generation.NumSamples,
 				CacheDir: runner.CacheDir(cfg, dir),
-			})
+			}
+			if g.JSON {
+				return report.WriteStatusJSON(g.stdout, dir, targets, opts)
+			}
+			return report.Status(g.stdout, dir, targets, opts)
 		},
 	}
 }

@@ -195,18 +195,9 @@ func writeStatusHeader(w io.Writer, c colors, bs *benchStatus) {
 
 // costLine sums the benchmark's and every target's cost.json.
 func costLine(c colors, bs *benchStatus) string {
-	total, unknown := 0.0, 0
-	for _, e := range bs.rootCost {
-		if costKnown(e.Cost) {
-			total += e.Cost.Cost
-		} else {
-			unknown++
-		}
-	}
+	total, unknown := totalCost(bs)
 	entries := len(bs.rootCost)
 	for _, r := range bs.rows {
-		total += r.cost
-		unknown += r.costUnknown
 		entries += r.costEntries
 	}
 	line := money(total) + " so far"
