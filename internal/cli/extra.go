@@ -12,6 +12,7 @@ func addExtraCommands(root *cobra.Command, g *globals) {
 	root.AddCommand(newValidateCmd(g), newCompareCmd(g), newMergeCmd(g))
 	root.AddCommand(newBenchCmd(g))
 	root.AddCommand(newExportCmd(g))
+	root.AddCommand(newViewCmd(g))
 }
 
 func writeJSON(w io.Writer, v any) error {
