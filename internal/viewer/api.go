@@ -154,7 +154,7 @@ type convView struct {
 	Target       string           `json:"target"`
 	TargetModel  string           `json:"target_model"`
 	Sample       int              `json:"sample"`
-	Metric       report.Metric    `json:"metric"`
+	Metric       metricView       `json:"metric"`
 	Status       string           `json:"status"`
 	StatusReason string           `json:"status_reason,omitempty"`
 	Transcript   []artifacts.Turn `json:"transcript"`
@@ -177,13 +177,21 @@ type scenarioView struct {
 
 var errChanged = errors.New("the benchmark's files changed since they were indexed; reload")
 
-func (ix *benchIndex) metricView(id string) report.Metric {
+// metricView is what a reviewer needs to know about the metric they judge.
+type metricView struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Type       string `json:"type"`
+	Definition string `json:"definition"`
+}
+
+func (ix *benchIndex) metricView(id string) metricView {
 	for _, m := range ix.bench.Metrics {
 		if m.ID == id {
-			return m
+			return metricView{ID: m.ID, Name: m.Name, Type: m.Type, Definition: m.Definition}
 		}
 	}
-	return report.Metric{ID: id}
+	return metricView{ID: id}
 }
 
 // readConv reads conversation i of the index back from its files.

@@ -213,6 +213,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.handlePage)
 	mux.HandleFunc("GET /static/{file}", s.handleStatic)
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	mux.HandleFunc("GET /api/benches", s.handleBenches)
 	mux.HandleFunc("GET /api/b/{bench}/progress", s.withBench(s.handleProgress))
 	mux.HandleFunc("GET /api/b/{bench}/summary", s.withBench(s.handleSummary))

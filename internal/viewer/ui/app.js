@@ -151,7 +151,7 @@
       el('a', { href: '#/b/' + seg(bench) + '/queue/triage', text: 'Triage queue (judges disagree, samples split)' }),
       el('a', { href: '/report/' + seg(bench), text: 'Full static report' }));
     var prog = el('section', { id: 'progress-section' }, el('h2', { text: 'Progress' }), el('div', { id: 'progress', 'class': 'scroll-x' }));
-    var recent = el('section', { id: 'recent-section' }, el('h2', { text: 'Just finished' }), el('div', { id: 'recent' }));
+    var recent = el('section', { id: 'recent-section' }, el('h2', { text: 'Recently finished conversations' }), el('div', { id: 'recent' }));
     var lb = el('section', { id: 'leaderboard-section' }, el('h2', { text: 'Leaderboard' }), el('div', { id: 'leaderboard', 'class': 'scroll-x' }),
       el('h3', { text: 'Model × metric' }), el('div', { id: 'heatmap', 'class': 'scroll-x' }));
     var list = el('section', { id: 'list-section' }, el('h2', { text: 'Conversations' }), el('div', { id: 'convs' }));
@@ -350,7 +350,7 @@
       m.definition ? [el('dt', { text: 'Definition' }), el('dd', { text: m.definition })] : null);
   }
   function verdictBox(score) {
-    var box = el('div', { id: 'verdicts' });
+    var box = el('div', { 'class': 'verdicts' });
     if (!score) { box.append(el('p', { 'class': 'muted', text: 'Not judged yet.' })); return box; }
     box.append(el('p', null, 'Judge verdict: behaviour ', el('strong', { id: 'judge-present', text: presentText(score.present) }),
       ' → ', score.passed === true ? verdictSpan(1) : score.passed === false ? verdictSpan(0) : verdictSpan(2)));
@@ -436,7 +436,7 @@
 
   function reviewPage(bench, id) {
     var my = route;
-    crumbs([['Benchmarks', '#/'], [bench, '#/b/' + seg(bench)], ['review ' + id]]);
+    crumbs([['Benchmarks', '#/'], [bench, '#/b/' + seg(bench)], ['review']]);
     var sec = el('section', { id: 'review' });
     main.append(sec);
     bapi(bench, 'conv', { id: id, review: '1' }).then(function (c) {
@@ -465,14 +465,18 @@
           .then(function (res) {
             if (my !== route) return;
             [name, yes, no, note].forEach(function (x) { x.disabled = true; });
-            reveal(after, res, bench);
+            var bn = $('blind-note');
+            if (bn) bn.hidden = true;
+            reveal(after, res, bench, c);
           })
           .catch(function (e) { submit.disabled = false; msg.textContent = String(e.message || e); });
       });
       var side = el('div', null, el('h3', { text: 'What to judge' }), metricBox(c.metric), form, after);
       if (!c.verdicts_hidden) side.append(el('h3', { text: 'Judges (shown before deciding: blind review is off)' }), verdictBox(c.score));
       else side.append(el('p', { 'class': 'small muted', id: 'blind-note', text: 'Blind review: the judges\u2019 verdicts appear once you have recorded yours.' }));
-      sec.append(el('h2', { text: 'Review ' + c.conv_id }), queueLine(bench),
+      // Blind review hides who answered too: knowing the target can anchor
+      // a reviewer as much as the judge's verdict.
+      sec.append(el('h2', { text: c.verdicts_hidden ? 'Review' : 'Review ' + c.conv_id }), queueLine(bench),
         el('div', { 'class': 'review-grid' }, el('div', null, el('h3', { text: 'Transcript' }), transcript(c.transcript),
           el('h3', { text: 'Scenario' }), scenarioBox(c.scenario)), side));
     }).catch(function (e) { showError(sec, e); });
@@ -481,10 +485,11 @@
     if (!queue || queue.bench !== bench) return null;
     return el('p', { 'class': 'muted', id: 'queue-pos', text: queue.kind + ' queue: item ' + (queue.pos + 1) + ' of ' + queue.items.length });
   }
-  function reveal(box, res, bench) {
+  function reveal(box, res, bench, c) {
     clear(box);
     var l = res.label;
-    var r = el('div', { id: 'reveal' }, el('p', { id: 'recorded', text: 'Recorded: behaviour ' + presentText(l.present) + ' (' + l.labeler + ', ' + l.at + ').' }));
+    var r = el('div', { id: 'reveal' }, el('p', { id: 'recorded', text: 'Recorded: behaviour ' + presentText(l.present) + ' (' + l.labeler + ', ' + l.at + ').' }),
+      el('p', { 'class': 'muted', text: 'Conversation ' + c.conv_id + ' · target ' + c.target }));
     if (res.score) {
       var agree = res.score.present === l.present;
       r.append(el('p', { 'class': res.score.present === null ? 'muted' : agree ? 'agree' : 'disagree',
