@@ -356,6 +356,11 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request, st *benchSta
 	writeJSON(w, http.StatusOK, v)
 }
 
+// maxQueue caps a queue page: a reviewer works through a few hundred
+// conversations at most in one sitting, and the triage list of a large run
+// can hold thousands.
+const maxQueue = 500
+
 func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request, st *benchState) {
 	ix := st.index(s)
 	q := r.URL.Query()
@@ -408,7 +413,9 @@ func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request, st *benchSt
 	if items == nil {
 		items = []queueItem{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "labels": len(labels)})
+	total := len(items)
+	items = items[:min(len(items), maxQueue)]
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": total, "labels": len(labels)})
 }
 
 func (s *Server) handleLabels(w http.ResponseWriter, r *http.Request, st *benchState) {

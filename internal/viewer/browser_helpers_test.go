@@ -57,6 +57,18 @@ func (l *browserLog) add(dst *[]string, s string) {
 	*dst = append(*dst, s)
 }
 
+func (l *browserLog) setOrigin(o string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.origin = o
+}
+
+func (l *browserLog) originNow() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.origin
+}
+
 func (l *browserLog) snapshot() (errs, dialogs, reqs []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -108,10 +120,11 @@ func newBrowser(t testing.TB, origin string, width, height int) (context.Context
 			}()
 		case *network.EventRequestWillBeSent:
 			u := ev.Request.URL
-			if !strings.HasPrefix(u, bl.origin+"/") && !strings.HasPrefix(u, "data:") && u != "about:blank" {
+			origin := bl.originNow()
+			if !strings.HasPrefix(u, origin+"/") && !strings.HasPrefix(u, "data:") && u != "about:blank" {
 				bl.add(&bl.requests, u)
 			}
-			if ev.Type == network.ResourceTypeDocument && strings.HasPrefix(u, bl.origin+"/") {
+			if ev.Type == network.ResourceTypeDocument && strings.HasPrefix(u, origin+"/") {
 				bl.mu.Lock()
 				bl.reloads++
 				bl.mu.Unlock()

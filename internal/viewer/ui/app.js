@@ -134,9 +134,18 @@
       markPainted();
     }).catch(function (e) { showError(sec, e); });
   }
-  function markPainted() {
+  // markPainted records, for tests and curious users, when the page first
+  // showed data: firstPaintMs at the first data view, runPaintMs once the
+  // run page has its progress, leaderboard and list (ms since navigation).
+  var runParts = {};
+  function markPainted(part) {
     if (window.__viewer.firstPaintMs === null) {
-      requestAnimationFrame(function () { window.__viewer.firstPaintMs = performance.now(); });
+      requestAnimationFrame(function () { if (window.__viewer.firstPaintMs === null) window.__viewer.firstPaintMs = performance.now(); });
+    }
+    if (!part) return;
+    runParts[part] = true;
+    if (runParts.progress && runParts.summary && runParts.list && !window.__viewer.runPaintMs) {
+      requestAnimationFrame(function () { window.__viewer.runPaintMs = window.__viewer.runPaintMs || performance.now(); });
     }
   }
 
@@ -164,6 +173,7 @@
         if (my !== route) return;
         window.__viewer.polls++;
         renderProgress(bench, pv);
+        markPainted('progress');
         if (pv.stamp !== state.stamp) {
           state.stamp = pv.stamp;
           loadSummary(bench);
@@ -183,6 +193,9 @@
     return el('td', { 'class': 'num', data: { k: key, t: target, n: String(done) } }, bar, num(done) + (total > 0 ? ' / ' + num(total) : ''));
   }
 
+  // A phase's done count is the larger of the call store's finished units
+  // (while it runs) and its output's rows (once written, or when the call
+  // store was deleted).
   function renderProgress(bench, pv) {
     $('bench-title').textContent = bench;
     var st = $('run-status');
@@ -194,13 +207,13 @@
     clear(box);
     var tb = el('tbody');
     tb.append(el('tr', { data: { phase: 'gen_scenarios' } }, el('td', { text: 'gen_scenarios' }), el('td', { text: 'all' }),
-      progressCell(pv.scen_units, pv.metrics, 'scen_units', ''), el('td', { text: pv.has_scenarios ? num(pv.scenarios) + ' rows in scenarios.json' : 'scenarios.json not written yet' })));
+      progressCell(pv.has_scenarios ? Math.max(pv.scen_units, pv.metrics) : pv.scen_units, pv.metrics, 'scen_units', ''), el('td', { text: pv.has_scenarios ? num(pv.scenarios) + ' rows in scenarios.json' : 'scenarios.json not written yet' })));
     pv.targets.forEach(function (t) {
       tb.append(el('tr', { data: { phase: 'simulate', target: t.target } }, el('td', { text: 'simulate' }), el('td', { text: t.target }),
-        progressCell(t.sim_done, t.expected, 'sim_done', t.target),
+        progressCell(Math.max(t.sim_done, t.convs), t.expected, 'sim_done', t.target),
         el('td', { text: (t.sim_running ? t.sim_running + ' in flight · ' : '') + (t.has_convs ? num(t.convs) + ' rows in conversations.json' : 'conversations.json not written yet') })));
       tb.append(el('tr', { data: { phase: 'evaluate', target: t.target } }, el('td', { text: 'evaluate' }), el('td', { text: t.target }),
-        progressCell(t.eval_done, t.expected, 'eval_done', t.target),
+        progressCell(Math.max(t.eval_done, t.scores), t.expected, 'eval_done', t.target),
         el('td', { text: t.has_scores ? num(t.scores) + ' rows in scores.json' : 'scores.json not written yet' })));
       tb.append(el('tr', { data: { phase: 'aggregate', target: t.target } }, el('td', { text: 'aggregate' }), el('td', { text: t.target }),
         el('td', { 'class': 'num', data: { k: 'results', t: t.target }, text: t.results ? 'done' : '—' }),
@@ -235,7 +248,7 @@
       if (D.title) $('bench-title').textContent = D.title;
       renderLeaderboard(D);
       renderHeatmap(bench, D);
-      markPainted();
+      markPainted('summary');
     }).catch(function (e) { showError($('leaderboard'), e); });
   }
   function rateCell(v, key) {
@@ -284,7 +297,7 @@
     bapi(bench, 'convs', { target: f.target, metric: f.metric, verdict: f.verdict, q: f.q, offset: state.offset, limit: 50 }).then(function (L) {
       if (my !== route) return;
       renderList(bench, state, L);
-      markPainted();
+      markPainted('list');
     }).catch(function (e) { showError($('convs'), e); });
   }
   function renderList(bench, state, L) {
@@ -524,6 +537,7 @@
           ? 'Conversations whose judge panel split, or whose scenario got different verdicts on different samples.'
           : 'A seeded random sample, stratified by metric and judge verdict, for measuring how often the judge is right.' + (who ? ' Conversations ' + who + ' already labelled are left out.' : '') }));
       if (!Q.items.length) { sec.append(el('p', { id: 'queue-empty', text: 'Nothing to review.' })); return; }
+      if (Q.total > Q.items.length) sec.append(el('p', { 'class': 'small muted', text: 'Showing the first ' + num(Q.items.length) + ' of ' + num(Q.total) + '.' }));
       sec.append(el('button', { type: 'button', id: 'start-queue', 'class': 'primary', text: 'Start reviewing (' + Q.items.length + ')', onclick: function () {
         location.hash = '#/b/' + seg(bench) + '/review/' + seg(Q.items[0].conv_id);
       } }));
