@@ -163,7 +163,8 @@ func TestNothingServedOutsideTheProject(t *testing.T) {
 	project := filepath.Join(root, "project")
 	WriteSynth(t, project, SynthSpec{Name: "mini", Metrics: 1, ScensPerMetric: 1, Targets: []string{"alpha"}, Samples: 1, Msgs: 2, MsgLen: 20, Judges: 1})
 	const secret = "SENTINEL-outside-the-project"
-	must(t, os.WriteFile(filepath.Join(root, "secret.json"), []byte(`["`+secret+`"]`), 0o644))
+	// Shaped like a call-store unit, so a unit name escaping the store would read it.
+	must(t, os.WriteFile(filepath.Join(root, "secret.json"), []byte(`{"version":"ib-callstore-1","calls":[],"result":{"conv_id":"`+secret+`"}}`), 0o644))
 	must(t, os.MkdirAll(filepath.Join(root, "outside", "runs", "x"), 0o755))
 	must(t, os.WriteFile(filepath.Join(root, "outside", "benchmark.yaml"), []byte("name: "+secret+"\n"), 0o644))
 	// A symlinked benchmark pointing out of the project is not listed.
@@ -177,6 +178,7 @@ func TestNothingServedOutsideTheProject(t *testing.T) {
 		"/api/b/mini/conv?id=../../../secret.json", "/api/b/mini/conv?id=..%2F..%2F..%2Fetc%2Fpasswd",
 		"/api/b/mini/scenario?id=../../../../etc/passwd",
 		"/api/b/mini/live?target=../../..&unit=secret", "/api/b/mini/live?target=alpha&unit=../../../../../secret",
+		"/api/b/mini/live?target=alpha&unit=../../../../../../secret", "/api/b/mini/live?target=alpha&unit=..%2F..%2F..%2F..%2F..%2F..%2Fsecret",
 		"/api/b/mini/live?target=alpha&unit=..%2F..%2F..%2F..%2F..%2F..%2Fetc%2Fpasswd",
 		"/api/b/mini/live?target=..%2F..%2F..%2F..%2F..%2Fetc&unit=passwd",
 	}
