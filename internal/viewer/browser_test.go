@@ -60,6 +60,24 @@ func TestBrowserViewsRenderModelTextAsText(t *testing.T) {
 		t.Errorf("side by side columns %q", got)
 	}
 
+	// Queues: triage lists the split panels; calibration takes per=1 from each
+	// metric × verdict stratum.
+	navigate(t, ctx, base+"/#/b/mini/queue/triage")
+	waitJS(t, ctx, `document.querySelectorAll('#queue-table tbody tr').length > 0 || !!document.getElementById('queue-empty')`, 10*time.Second)
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('#queue-table tbody tr').length`); n == 0 {
+		t.Error("triage queue empty")
+	}
+	navigate(t, ctx, base+"/#/b/mini/queue/calibration?seed=3&per=1")
+	waitJS(t, ctx, `document.querySelectorAll('#queue-table tbody tr').length > 0`, 10*time.Second)
+	strata := evalJS[[]string](t, ctx, `[...document.querySelectorAll('#queue-table tbody tr td:nth-child(4)')].map(td => td.textContent)`)
+	seen := map[string]bool{}
+	for _, s := range strata {
+		if seen[s] {
+			t.Errorf("per=1 drew stratum %q twice: %q", s, strata)
+		}
+		seen[s] = true
+	}
+
 	// Blind review: no verdict on the page until the reviewer's is recorded.
 	navigate(t, ctx, base+"/#/b/mini/review/"+id)
 	waitJS(t, ctx, `!!document.getElementById('review-form')`, 10*time.Second)

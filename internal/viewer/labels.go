@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -65,10 +66,10 @@ func checkLabel(l Label) error {
 }
 
 // FileLabels appends labels to a JSON Lines file. Each label is one
-// write(2) of one whole line on a file opened with O_APPEND, then fsync:
-// concurrent appenders (two viewers, a script) never interleave inside a
-// line, existing lines are never rewritten, and a crash loses at most the
-// label being written.
+// write(2) of one whole line on a file opened with O_APPEND, under an
+// exclusive flock, then fsync: concurrent appenders (two viewers, a script)
+// never interleave inside a line, existing lines are never rewritten, and a
+// crash loses at most the label being written.
 type FileLabels struct {
 	Path string
 	mu   sync.Mutex
@@ -90,6 +91,13 @@ func (s *FileLabels) Append(l Label) error {
 	f, err := os.OpenFile(s.Path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("labels: %w", err)
+	}
+	// Another appender (a second viewer) could be mid-write while we look
+	// at the last byte below; the advisory lock orders appenders that take
+	// it, and closing the file releases it.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return fmt.Errorf("labels: lock %s: %w", s.Path, err)
 	}
 	// A hand-edited file may lack its final newline; gluing our line onto
 	// its last line would corrupt both.

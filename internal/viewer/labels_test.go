@@ -40,7 +40,7 @@ func TestFileLabelsConcurrentAppends(t *testing.T) {
 	stores := []*FileLabels{{Path: path}, {Path: path}}
 	at := time.Date(2026, 3, 4, 5, 6, 7, 891, time.FixedZone("x", 3600))
 	var wg sync.WaitGroup
-	const n = 40
+	const n = 16
 	for i := range n {
 		wg.Go(func() {
 			l := Label{ConvID: fmt.Sprintf("c%02d", i), MetricID: "m01", Present: i%2 == 0, Labeler: "ana",

@@ -522,13 +522,18 @@
 
   function queuePage(bench, kind) {
     var my = route;
+    // Options ride in the fragment: #/b/<bench>/queue/calibration?seed=3&per=10.
+    var qs = (kind || '').split('?');
+    kind = qs[0];
     crumbs([['Benchmarks', '#/'], [bench, '#/b/' + seg(bench)], [kind + ' queue']]);
     var sec = el('section', { id: 'queue' });
     main.append(sec);
     var who = labeler();
     var params = { kind: kind, labeler: who };
-    var seedM = /[?&]seed=(\d+)/.exec(location.hash);
-    if (seedM) params.seed = seedM[1];
+    (qs[1] || '').split('&').forEach(function (kv) {
+      var m = /^(seed|per)=(\d+)$/.exec(kv);
+      if (m) params[m[1]] = m[2];
+    });
     bapi(bench, 'queue', params).then(function (Q) {
       if (my !== route) return;
       queue = { bench: bench, kind: kind, items: Q.items, pos: 0 };
