@@ -102,6 +102,13 @@ func TestBrowserViewsRenderModelTextAsText(t *testing.T) {
 	if x := evalJS[string](t, ctx, `typeof window.__xss`); x != "undefined" {
 		t.Errorf("payload executed: window.__xss is %s", x)
 	}
+	// The full static report, built on request (no report.html yet), runs
+	// under the server's CSP header and its own meta policy.
+	navigate(t, ctx, base+"/report/mini")
+	waitJS(t, ctx, `window.__reportReady === true`, 30*time.Second)
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('#lb-table tbody tr').length`); n != 2 {
+		t.Errorf("static report leaderboard rows: %d", n)
+	}
 	var l viewer.Label
 	b, err := os.ReadFile(filepath.Join(bench, "labels.jsonl"))
 	if err != nil || json.Unmarshal(b, &l) != nil || l.Note != payload || l.Present || l.Labeler != "ana" {
