@@ -13,6 +13,7 @@ func addExtraCommands(root *cobra.Command, g *globals) {
 	root.AddCommand(newBenchCmd(g))
 	root.AddCommand(newExportCmd(g))
 	root.AddCommand(newCalibrateCmd(g))
+	root.AddCommand(newViewCmd(g))
 }
 
 func writeJSON(w io.Writer, v any) error {

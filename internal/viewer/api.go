@@ -1,0 +1,530 @@
+package viewer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/report"
+)
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, status int, format string, args ...any) {
+	writeJSON(w, status, map[string]string{"error": fmt.Sprintf(format, args...)})
+}
+
+type benchInfo struct {
+	Name    string   `json:"name"`
+	Title   string   `json:"title"`
+	Targets []string `json:"targets"`
+	Results bool     `json:"results"`
+	Report  bool     `json:"report"`
+}
+
+// handleBenches lists benchmarks from cheap facts only (no index loads), so
+// the home page is instant however large the runs are.
+func (s *Server) handleBenches(w http.ResponseWriter, r *http.Request) {
+	out := []benchInfo{}
+	for _, name := range s.benchNames() {
+		dir := filepath.Join(s.opts.ProjectDir, "benchmarks", name)
+		bi := benchInfo{Name: name, Title: name, Targets: listRunDirs(dir)}
+		var b report.Benchmark
+		if y, err := os.ReadFile(filepath.Join(dir, "benchmark.yaml")); err == nil && yaml.Unmarshal(y, &b) == nil && b.Name != "" {
+			bi.Title = b.Name
+		}
+		if bi.Targets == nil {
+			bi.Targets = []string{}
+		}
+		_, err := os.Stat(filepath.Join(dir, "results.json"))
+		bi.Results = err == nil
+		_, err = os.Stat(filepath.Join(dir, "report.html"))
+		bi.Report = err == nil
+		out = append(out, bi)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleProgress(w http.ResponseWriter, r *http.Request, st *benchState) {
+	ix := st.index(s)
+	pv := s.progress(st, ix)
+	if labels, err := st.labels.List(); err == nil {
+		pv.Labels = len(labels)
+	} else {
+		pv.Notes = append(pv.Notes, err.Error())
+	}
+	writeJSON(w, http.StatusOK, pv)
+}
+
+func (s *Server) handleSummary(w http.ResponseWriter, r *http.Request, st *benchState) {
+	ix := st.index(s)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(ix.summary)
+}
+
+// listRow is one conversation in the list.
+type listRow struct {
+	ConvID  string `json:"conv_id"`
+	Scen    string `json:"scenario"`
+	Goal    string `json:"goal"`
+	Target  string `json:"target"`
+	Metric  string `json:"metric_id"`
+	Sample  int    `json:"sample"`
+	Verdict int    `json:"verdict"`
+	Status  string `json:"status"`
+	Turns   int    `json:"turns"`
+	Split   bool   `json:"judges_split,omitempty"`
+}
+
+const maxPage = 200
+
+func (s *Server) handleConvs(w http.ResponseWriter, r *http.Request, st *benchState) {
+	ix := st.index(s)
+	q := r.URL.Query()
+	target, metric, query := q.Get("target"), q.Get("metric"), strings.ToLower(q.Get("q"))
+	verdict := -1
+	if v := q.Get("verdict"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > verdictUnscored {
+			writeErr(w, http.StatusBadRequest, "verdict: want 0 (fail), 1 (pass), 2 (null) or 3 (unscored)")
+			return
+		}
+		verdict = n
+	}
+	off, _ := strconv.Atoi(q.Get("offset"))
+	lim, _ := strconv.Atoi(q.Get("limit"))
+	if lim <= 0 || lim > maxPage {
+		lim = 50
+	}
+	off = max(off, 0)
+	rows := []listRow{}
+	matched := 0
+	for i := range ix.convs {
+		c := &ix.convs[i]
+		t := ix.runs[c.target].target
+		if (target != "" && t != target) || (metric != "" && c.metric != metric) || (verdict >= 0 && c.verdict != verdict) {
+			continue
+		}
+		goal := ""
+		if c.scen >= 0 {
+			goal = ix.scens[c.scen].UserGoal
+		}
+		if query != "" && !strings.Contains(strings.ToLower(c.convID), query) && !strings.Contains(strings.ToLower(goal), query) {
+			continue
+		}
+		if matched >= off && len(rows) < lim {
+			rows = append(rows, listRow{ConvID: c.convID, Scen: c.id, Goal: goal, Target: t, Metric: c.metric,
+				Sample: c.sample, Verdict: c.verdict, Status: c.status, Turns: c.turns, Split: judgesSplit(c.judges)})
+		}
+		matched++
+	}
+	targets := make([]string, len(ix.runs))
+	for i, r := range ix.runs {
+		targets[i] = r.target
+	}
+	metrics := []string{}
+	for _, m := range ix.bench.Metrics {
+		metrics = append(metrics, m.ID)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"total": len(ix.convs), "matched": matched, "offset": off,
+		"rows": rows, "targets": targets, "metrics": metrics})
+}
+
+// convView is a conversation as the detail and review pages show it.
+type convView struct {
+	ConvID       string           `json:"conv_id"`
+	ScenarioID   string           `json:"scenario_id"`
+	Target       string           `json:"target"`
+	TargetModel  string           `json:"target_model"`
+	Sample       int              `json:"sample"`
+	Metric       metricView       `json:"metric"`
+	Status       string           `json:"status"`
+	StatusReason string           `json:"status_reason,omitempty"`
+	Transcript   []artifacts.Turn `json:"transcript"`
+	Scenario     *scenarioView    `json:"scenario,omitempty"`
+	Score        *artifacts.Score `json:"score,omitempty"`
+	Hidden       bool             `json:"verdicts_hidden,omitempty"` // blind review: verdicts withheld
+	Labels       []Label          `json:"labels,omitempty"`
+	Live         bool             `json:"live,omitempty"` // read from the call store: the run is not finished
+}
+
+type scenarioView struct {
+	ID          string               `json:"id"`
+	Persona     string               `json:"persona"`
+	UserGoal    string               `json:"user_goal"`
+	Latent      string               `json:"latent_goal"`
+	Landmarks   []artifacts.Landmark `json:"landmarks"`
+	Demographic [][2]string          `json:"demographic"`
+	System      string               `json:"system_prompt,omitempty"`
+}
+
+var errChanged = errors.New("the benchmark's files changed since they were indexed; reload")
+
+// metricView is what a reviewer needs to know about the metric they judge.
+type metricView struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Type       string `json:"type"`
+	Definition string `json:"definition"`
+}
+
+func (ix *benchIndex) metricView(id string) metricView {
+	for _, m := range ix.bench.Metrics {
+		if m.ID == id {
+			return metricView{ID: m.ID, Name: m.Name, Type: m.Type, Definition: m.Definition}
+		}
+	}
+	return metricView{ID: id}
+}
+
+// readConv reads conversation i of the index back from its files.
+func (ix *benchIndex) readConv(i int, withScore bool) (*convView, error) {
+	c := &ix.convs[i]
+	r := &ix.runs[c.target]
+	b, err := readSpan(r.convPath, c.convSpan)
+	if err != nil {
+		return nil, err
+	}
+	var full artifacts.Conversation
+	if err := json.Unmarshal(b, &full); err != nil || full.ID != c.id || full.Sample != c.sample {
+		return nil, errChanged
+	}
+	v := &convView{ConvID: c.convID, ScenarioID: c.id, Target: r.target, TargetModel: full.TargetModel, Sample: c.sample,
+		Metric: ix.metricView(c.metric), Status: full.Status, StatusReason: full.StatusReason, Transcript: full.Transcript}
+	if v.Transcript == nil {
+		v.Transcript = []artifacts.Turn{}
+	}
+	v.Scenario = ix.readScenario(c.scen)
+	if withScore && c.scoreRow >= 0 {
+		b, err := readSpan(r.scorePath, r.scoreSpans[c.scoreRow])
+		if err != nil {
+			return nil, err
+		}
+		var sc artifacts.Score
+		if err := json.Unmarshal(b, &sc); err != nil || sc.ID != c.id {
+			return nil, errChanged
+		}
+		v.Score = &sc
+	}
+	return v, nil
+}
+
+func (ix *benchIndex) readScenario(si int) *scenarioView {
+	if si < 0 || si >= len(ix.scenSpans) {
+		return nil
+	}
+	b, err := readSpan(filepath.Join(ix.dir, "scenarios.json"), ix.scenSpans[si])
+	if err != nil {
+		return nil
+	}
+	var sc report.Scenario
+	if json.Unmarshal(b, &sc) != nil || sc.ID != ix.scens[si].ID {
+		return nil
+	}
+	return toScenarioView(sc)
+}
+
+func toScenarioView(sc report.Scenario) *scenarioView {
+	v := &scenarioView{ID: sc.ID, Persona: sc.Persona, UserGoal: sc.UserGoal, Latent: sc.LatentAdversarialGoal,
+		Landmarks: sc.Landmarks, System: sc.TargetSystemPrompt, Demographic: [][2]string{}}
+	if v.Landmarks == nil {
+		v.Landmarks = []artifacts.Landmark{}
+	}
+	for _, av := range sc.Demographic {
+		v.Demographic = append(v.Demographic, [2]string{av.Axis, av.Value})
+	}
+	return v
+}
+
+func (s *Server) handleConv(w http.ResponseWriter, r *http.Request, st *benchState) {
+	ix := st.index(s)
+	i, ok := ix.byConvID[r.URL.Query().Get("id")]
+	if !ok {
+		writeErr(w, http.StatusNotFound, "no such conversation")
+		return
+	}
+	review := r.URL.Query().Get("review") == "1"
+	hide := review && s.opts.Blind
+	v, err := ix.readConv(i, !hide)
+	if err != nil {
+		writeErr(w, http.StatusConflict, "%v", err)
+		return
+	}
+	if hide {
+		v.Hidden = true
+	} else if labels, err := st.labels.List(); err == nil {
+		v.Labels = labelsFor(labels, v.ConvID)
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func labelsFor(all []Label, convID string) []Label {
+	out := []Label{}
+	for _, l := range all {
+		if l.ConvID == convID {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// maxSideBySide caps one scenario's conversations on one page.
+const maxSideBySide = 60
+
+func (s *Server) handleScenario(w http.ResponseWriter, r *http.Request, st *benchState) {
+	ix := st.index(s)
+	id := r.URL.Query().Get("id")
+	var convs []*convView
+	si := -1
+	for i := range ix.convs {
+		c := &ix.convs[i]
+		if c.id != id {
+			continue
+		}
+		si = c.scen
+		if len(convs) == maxSideBySide {
+			break
+		}
+		v, err := ix.readConv(i, true)
+		if err != nil {
+			writeErr(w, http.StatusConflict, "%v", err)
+			return
+		}
+		v.Scenario = nil
+		convs = append(convs, v)
+	}
+	if convs == nil {
+		if k, ok := ix.scenByID[id]; ok {
+			si = k
+		} else {
+			writeErr(w, http.StatusNotFound, "no such scenario")
+			return
+		}
+		convs = []*convView{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"scenario": ix.readScenario(si), "conversations": convs})
+}
+
+// handleLive shows a conversation that finished in a run still going: it
+// is read from the call store, where it is stored the moment it finishes.
+func (s *Server) handleLive(w http.ResponseWriter, r *http.Request, st *benchState) {
+	ix := st.index(s)
+	target, unit := r.URL.Query().Get("target"), r.URL.Query().Get("unit")
+	known := false
+	for _, t := range s.liveTargets(ix) {
+		known = known || t == target
+	}
+	if !known {
+		writeErr(w, http.StatusNotFound, "no such target")
+		return
+	}
+	calls := s.callsDir(st.name)
+	if !st.dirs.list(filepath.Join(calls, safeName(target), "sim")).has(unit) {
+		writeErr(w, http.StatusNotFound, "no such finished conversation")
+		return
+	}
+	var c artifacts.Conversation
+	if _, ok := callstore.Open(calls, false).ReadResult(safeName(target)+"/sim/"+unit, &c); !ok {
+		writeErr(w, http.StatusNotFound, "conversation not readable yet")
+		return
+	}
+	v := &convView{ConvID: c.ConvID, ScenarioID: c.ID, Target: target, TargetModel: c.TargetModel, Sample: c.Sample,
+		Metric: ix.metricView(c.MetricID), Status: c.Status, StatusReason: c.StatusReason, Transcript: c.Transcript, Live: true}
+	if v.Transcript == nil {
+		v.Transcript = []artifacts.Turn{}
+	}
+	if k, ok := ix.scenByID[c.ID]; ok {
+		v.Scenario = ix.readScenario(k)
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// maxQueue caps a queue page: a reviewer works through a few hundred
+// conversations at most in one sitting, and the triage list of a large run
+// can hold thousands.
+const maxQueue = 500
+
+func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request, st *benchState) {
+	ix := st.index(s)
+	q := r.URL.Query()
+	labels, err := st.labels.List()
+	if err != nil {
+		writeErr(w, http.StatusConflict, "%v", err)
+		return
+	}
+	counts := map[string]int{}
+	done := map[string]bool{}
+	labeler := strings.TrimSpace(q.Get("labeler"))
+	for _, l := range labels {
+		counts[l.ConvID]++
+		if labeler != "" && l.Labeler == labeler {
+			done[l.ConvID] = true
+		}
+	}
+	var items []queueItem
+	switch kind := q.Get("kind"); kind {
+	case "calibration", "":
+		seed := s.opts.Seed
+		if v := q.Get("seed"); v != "" {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				writeErr(w, http.StatusBadRequest, "seed: want a non-negative integer")
+				return
+			}
+			seed = n
+		}
+		per := 5
+		if v := q.Get("per"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 1000 {
+				writeErr(w, http.StatusBadRequest, "per: want 1 to 1000 conversations per stratum")
+				return
+			}
+			per = n
+		}
+		items = calibrationQueue(ix, seed, per, done, counts)
+	case "triage":
+		for _, it := range triageQueue(ix, counts) {
+			if !done[it.ConvID] {
+				items = append(items, it)
+			}
+		}
+	default:
+		writeErr(w, http.StatusBadRequest, "kind: want calibration or triage")
+		return
+	}
+	if items == nil {
+		items = []queueItem{}
+	}
+	total := len(items)
+	items = items[:min(len(items), maxQueue)]
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": total, "labels": len(labels)})
+}
+
+func (s *Server) handleLabels(w http.ResponseWriter, r *http.Request, st *benchState) {
+	labels, err := st.labels.List()
+	if err != nil {
+		writeErr(w, http.StatusConflict, "%v", err)
+		return
+	}
+	if id := r.URL.Query().Get("conv"); id != "" {
+		labels = labelsFor(labels, id)
+	}
+	if labels == nil {
+		labels = []Label{}
+	}
+	writeJSON(w, http.StatusOK, labels)
+}
+
+// labelRequest is what the review form posts.
+type labelRequest struct {
+	ConvID   string `json:"conv_id"`
+	MetricID string `json:"metric_id"`
+	Present  *bool  `json:"present"`
+	Labeler  string `json:"labeler"`
+	Note     string `json:"note"`
+}
+
+// handleAddLabel records a reviewer's verdict, then reveals the judges'.
+func (s *Server) handleAddLabel(w http.ResponseWriter, r *http.Request, st *benchState) {
+	var req labelRequest
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeErr(w, http.StatusBadRequest, "label: %v", err)
+		return
+	}
+	if req.Present == nil {
+		writeErr(w, http.StatusBadRequest, "label: present is required (true or false)")
+		return
+	}
+	ix := st.index(s)
+	i, ok := ix.byConvID[req.ConvID]
+	if !ok {
+		writeErr(w, http.StatusBadRequest, "label: unknown conv_id %q", req.ConvID)
+		return
+	}
+	if c := &ix.convs[i]; c.metric != req.MetricID {
+		writeErr(w, http.StatusBadRequest, "label: conversation %s is about metric %s, not %q", req.ConvID, c.metric, req.MetricID)
+		return
+	}
+	l := Label{ConvID: req.ConvID, MetricID: req.MetricID, Present: *req.Present, Labeler: strings.TrimSpace(req.Labeler),
+		Note: req.Note, At: s.now().UTC().Truncate(time.Second)}
+	if err := checkLabel(l); err != nil {
+		writeErr(w, http.StatusBadRequest, "label: %v", err)
+		return
+	}
+	if err := st.labels.Append(l); err != nil {
+		writeErr(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	v, err := ix.readConv(i, true)
+	if err != nil {
+		writeJSON(w, http.StatusCreated, map[string]any{"label": l})
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"label": l, "score": v.Score})
+}
+
+// reportCSP relaxes the viewer's script-src for the static report, whose
+// own meta policy then allows exactly its two inline scripts by hash (both
+// policies apply; a script must pass each).
+const reportCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// handleReport serves the static report: report.html when it is newer than
+// every input, else one built now, streamed as it is written.
+func (s *Server) handleReport(w http.ResponseWriter, r *http.Request, st *benchState) {
+	w.Header().Set("Content-Security-Policy", reportCSP)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	path := filepath.Join(st.dir, "report.html")
+	if fresh(path, stampFiles(st.dir)) {
+		if f, err := os.Open(path); err == nil {
+			defer f.Close()
+			if info, err := f.Stat(); err == nil {
+				http.ServeContent(w, r, "report.html", info.ModTime(), f)
+				return
+			}
+		}
+	}
+	in, err := report.Load(st.dir, s.opts.Settings)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if err := report.Build(r.Context(), in, w); err != nil {
+		s.opts.Logger.Warn("view: report", "bench", st.name, "err", err)
+	}
+}
+
+// fresh: path exists and is no older than any of inputs.
+func fresh(path string, inputs []string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	for _, in := range inputs {
+		if i, err := os.Stat(in); err == nil && i.ModTime().After(st.ModTime()) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,491 @@
+package viewer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/report"
+	"github.com/impactbench/impactbench/internal/results"
+)
+
+// Verdict codes, as the static report's index uses them.
+const (
+	verdictFail     = 0
+	verdictPass     = 1
+	verdictNull     = 2 // judged, no verdict
+	verdictUnscored = 3 // not judged yet
+)
+
+// span is one row's bytes in its file.
+type span struct{ off, end int64 }
+
+// conv is one conversation in the index: what lists, filters and queues
+// need. Transcripts and justifications stay in the files and are read back
+// by span when a conversation is opened.
+type conv struct {
+	target   int
+	row      int
+	convSpan span
+	scoreRow int // -1: not scored
+	scen     int // index into benchIndex.scens (-1: not in scenarios.json)
+
+	id, convID, metric, status string
+	sample, turns              int
+	verdict                    int
+	present                    *bool   // the (panel's) verdict: behaviour present
+	judges                     []*bool // each panel member's present verdict
+}
+
+// lightScen is the part of a scenarios.json row the index keeps.
+type lightScen struct {
+	ID          string             `json:"id"`
+	MetricID    string             `json:"metric_id"`
+	UserGoal    string             `json:"user_goal"`
+	Demographic report.Demographic `json:"demographic"`
+}
+
+// lightConv is the part of a conversations.json row the index keeps; the
+// transcript is only counted.
+type lightConv struct {
+	ID          string    `json:"id"`
+	MetricID    string    `json:"metric_id"`
+	ConvID      string    `json:"conv_id"`
+	Sample      int       `json:"_sample"`
+	TargetModel string    `json:"target_model"`
+	Status      string    `json:"status"`
+	Transcript  turnCount `json:"transcript"`
+}
+
+type lightScore struct {
+	ID          string `json:"id"`
+	MetricID    string `json:"metric_id"`
+	TargetModel string `json:"target_model"`
+	Sample      int    `json:"sample"`
+	ConvID      string `json:"conv_id"`
+	Present     *bool  `json:"present"`
+	Passed      *bool  `json:"passed"`
+	Valid       *bool  `json:"valid"`
+	Judges      []struct {
+		Judge   string `json:"judge"`
+		Present *bool  `json:"present"`
+	} `json:"judges"`
+}
+
+// turnCount counts a transcript's messages without decoding them.
+type turnCount int
+
+func (t *turnCount) UnmarshalJSON(b []byte) error {
+	depth, n, inStr, esc := 0, 0, false, false
+	for _, c := range b {
+		switch {
+		case inStr:
+			if esc {
+				esc = false
+			} else if c == '\\' {
+				esc = true
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '[' || c == '{':
+			if depth == 1 && c == '{' {
+				n++
+			}
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	*t = turnCount(n)
+	return nil
+}
+
+// run is one target's run directory as loaded.
+type run struct {
+	target     string
+	convPath   string
+	scorePath  string
+	hasConvs   bool
+	hasScores  bool
+	convSpans  []span
+	scoreSpans []span
+	convs      []lightConv
+	scores     []lightScore
+}
+
+// benchIndex is one benchmark's loaded state. It is immutable once built:
+// a reload builds a new one.
+type benchIndex struct {
+	name     string
+	dir      string
+	stamp    string
+	loadedAt time.Time
+	loadDur  time.Duration
+
+	bench      report.Benchmark
+	scens      []lightScen
+	scenSpans  []span
+	scenByID   map[string]int
+	runs       []run
+	convs      []conv // scenario → sample → target order, as the report lists them
+	byConvID   map[string]int
+	metricType map[string]string
+	summary    []byte          // the static report's summary JSON (leaderboard, heatmap…)
+	results    map[string]bool // targets with a results.json entry
+	notes      []string
+}
+
+// stampFiles are the files whose size and mtime decide whether an index is
+// stale. Everything the pipeline writes is replaced by rename, so a changed
+// file always changes its mtime or size.
+func stampFiles(dir string) []string {
+	files := []string{"benchmark.yaml", "scenarios.json", "results.json", "cost.json"}
+	for i := range files {
+		files[i] = filepath.Join(dir, files[i])
+	}
+	for _, t := range listRunDirs(dir) {
+		for _, f := range []string{"conversations.json", "scores.json"} {
+			files = append(files, filepath.Join(dir, "runs", t, f))
+		}
+	}
+	return files
+}
+
+// stampHash is a short form of the stamp for the page: it refetches the
+// leaderboard and the list when it changes.
+func (ix *benchIndex) stampHash() string {
+	h := fnv.New64a()
+	h.Write([]byte(ix.stamp))
+	return strconv.FormatUint(h.Sum64(), 36)
+}
+
+func computeStamp(dir string) string {
+	var b strings.Builder
+	for _, f := range stampFiles(dir) {
+		st, err := os.Stat(f)
+		if err != nil {
+			fmt.Fprintf(&b, "%s:-;", f)
+			continue
+		}
+		fmt.Fprintf(&b, "%s:%d:%d;", f, st.Size(), st.ModTime().UnixNano())
+	}
+	return b.String()
+}
+
+// listRunDirs lists runs/<target> directories (hidden ones skipped), sorted.
+func listRunDirs(dir string) []string {
+	ents, _ := os.ReadDir(filepath.Join(dir, "runs"))
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// loadIndex reads a benchmark directory. Like the report, it never fails on
+// a damaged file: the problem becomes a note and that part stays empty.
+func loadIndex(name, dir string, settings report.Settings, now time.Time) *benchIndex {
+	t0 := time.Now()
+	ix := &benchIndex{name: name, dir: dir, stamp: computeStamp(dir), scenByID: map[string]int{},
+		byConvID: map[string]int{}, metricType: map[string]string{}}
+	note := func(path string, err error) {
+		rel, _ := filepath.Rel(dir, path)
+		ix.notes = append(ix.notes, fmt.Sprintf("%s could not be read: %v", rel, err))
+	}
+	bp := filepath.Join(dir, "benchmark.yaml")
+	if b, err := os.ReadFile(bp); err == nil {
+		if err := yaml.Unmarshal(b, &ix.bench); err != nil {
+			note(bp, err)
+		}
+	}
+	if ix.bench.Name == "" {
+		ix.bench.Name = name
+	}
+	for _, m := range ix.bench.Metrics {
+		ix.metricType[m.ID] = m.Type
+	}
+	sp := filepath.Join(dir, "scenarios.json")
+	if rows, spans, _, err := readRows[lightScen](sp); err != nil {
+		note(sp, err)
+	} else {
+		ix.scens, ix.scenSpans = rows, spans
+		for i, s := range rows {
+			if _, dup := ix.scenByID[s.ID]; !dup {
+				ix.scenByID[s.ID] = i
+			}
+		}
+	}
+	rp := filepath.Join(dir, "results.json")
+	res, err := results.ReadResults(rp)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		note(rp, err)
+	}
+	ix.results = map[string]bool{}
+	for _, r := range res {
+		ix.results[r.TargetModel] = true
+	}
+	ix.runs = loadRuns(dir, targetOrder(dir, settings, res), note)
+	ix.buildConvs()
+	ix.summary = buildSummaryJSON(ix, res, settings, now, note)
+	ix.loadDur = time.Since(t0)
+	ix.loadedAt = now
+	return ix
+}
+
+// targetOrder is the report's order: configured targets, then targets in
+// results.json, then any other run directory alphabetically.
+func targetOrder(dir string, settings report.Settings, res []results.ModelResult) []string {
+	dirs := listRunDirs(dir)
+	have := map[string]bool{}
+	for _, d := range dirs {
+		have[d] = true
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(t string) {
+		if have[t] && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	for _, t := range settings.Targets {
+		add(t.ID)
+	}
+	for _, r := range res {
+		add(r.TargetModel)
+	}
+	for _, d := range dirs {
+		add(d)
+	}
+	return out
+}
+
+func loadRuns(dir string, targets []string, note func(string, error)) []run {
+	var runs []run
+	for _, t := range targets {
+		r := run{target: t,
+			convPath:  filepath.Join(dir, "runs", t, "conversations.json"),
+			scorePath: filepath.Join(dir, "runs", t, "scores.json")}
+		if rows, spans, ok, err := readRows[lightConv](r.convPath); err != nil {
+			note(r.convPath, err)
+		} else {
+			r.convs, r.convSpans, r.hasConvs = rows, spans, ok
+		}
+		if rows, spans, ok, err := readRows[lightScore](r.scorePath); err != nil {
+			note(r.scorePath, err)
+		} else {
+			r.scores, r.scoreSpans, r.hasScores = rows, spans, ok
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+// buildConvs fills ix.convs from the runs: each conversation with its score
+// row (matched by conv_id, else by scenario id and sample; the last row
+// wins, like the report) in scenario → sample → target order.
+func (ix *benchIndex) buildConvs() {
+	for ti := range ix.runs {
+		r := &ix.runs[ti]
+		match := scoreMatcher(r.scores)
+		for ci := range r.convs {
+			c := &r.convs[ci]
+			e := conv{target: ti, row: ci, convSpan: r.convSpans[ci], id: c.ID, convID: c.ConvID,
+				metric: c.MetricID, status: c.Status, sample: c.Sample, turns: int(c.Transcript), verdict: verdictUnscored}
+			if e.convID == "" {
+				e.convID = artifacts.ConvID(c.ID, r.target, c.Sample)
+			}
+			if e.metric == "" {
+				e.metric = metricFromID(c.ID)
+			}
+			e.scen = -1
+			if si, ok := ix.scenByID[c.ID]; ok {
+				e.scen = si
+			}
+			e.scoreRow = match(e.convID, c.ID, c.Sample)
+			if e.scoreRow >= 0 {
+				s := &r.scores[e.scoreRow]
+				e.present = s.Present
+				switch {
+				case s.Passed == nil:
+					e.verdict = verdictNull
+				case *s.Passed:
+					e.verdict = verdictPass
+				default:
+					e.verdict = verdictFail
+				}
+				for _, j := range s.Judges {
+					e.judges = append(e.judges, j.Present)
+				}
+			}
+			ix.convs = append(ix.convs, e)
+		}
+	}
+	scenKey := func(c *conv) (int, string) {
+		if c.scen >= 0 {
+			return c.scen, ""
+		}
+		return len(ix.scens), c.id
+	}
+	sort.SliceStable(ix.convs, func(a, b int) bool {
+		ca, cb := &ix.convs[a], &ix.convs[b]
+		sa, ia := scenKey(ca)
+		sb, ib := scenKey(cb)
+		if sa != sb {
+			return sa < sb
+		}
+		if ia != ib {
+			return ia < ib
+		}
+		if ca.sample != cb.sample {
+			return ca.sample < cb.sample
+		}
+		return ca.target < cb.target
+	})
+	for i := range ix.convs {
+		ix.byConvID[ix.convs[i].convID] = i
+	}
+}
+
+// metricFromID takes the metric id from a scenario id (m01_s002_v01 → m01).
+func metricFromID(id string) string {
+	if i := strings.IndexByte(id, '_'); i > 0 {
+		return id[:i]
+	}
+	return ""
+}
+
+func scoreMatcher(scores []lightScore) func(convID, id string, sample int) int {
+	byConv := map[string]int{}
+	type key struct {
+		id     string
+		sample int
+	}
+	byKey := map[key]int{}
+	for i := range scores {
+		if scores[i].ConvID != "" {
+			byConv[scores[i].ConvID] = i
+		}
+		byKey[key{scores[i].ID, scores[i].Sample}] = i
+	}
+	return func(convID, id string, sample int) int {
+		if i, ok := byConv[convID]; ok {
+			return i
+		}
+		if i, ok := byKey[key{id, sample}]; ok {
+			return i
+		}
+		return -1
+	}
+}
+
+// buildSummaryJSON hands the loaded rows to the static report's summary
+// builder, so the viewer's leaderboard and heatmap are the report's numbers.
+func buildSummaryJSON(ix *benchIndex, res []results.ModelResult, settings report.Settings, now time.Time, note func(string, error)) []byte {
+	in := report.Input{Benchmark: ix.bench, Results: res, Settings: settings, Notes: ix.notes}
+	in.Scenarios = make([]report.Scenario, len(ix.scens))
+	for i, s := range ix.scens {
+		in.Scenarios[i] = report.Scenario{ID: s.ID, MetricID: s.MetricID, UserGoal: s.UserGoal, Demographic: s.Demographic}
+	}
+	for _, r := range ix.runs {
+		rr := report.Run{Target: r.target, HasConvs: r.hasConvs, HasScores: r.hasScores}
+		if r.hasConvs {
+			rr.Conversations = make([]artifacts.Conversation, len(r.convs))
+			for i, c := range r.convs {
+				rr.Conversations[i] = artifacts.Conversation{ID: c.ID, MetricID: c.MetricID, ConvID: c.ConvID,
+					Sample: c.Sample, TargetModel: c.TargetModel, Status: c.Status}
+			}
+		}
+		if r.hasScores {
+			rr.Scores = make([]artifacts.Score, len(r.scores))
+			for i, s := range r.scores {
+				rr.Scores[i] = artifacts.Score{ID: s.ID, MetricID: s.MetricID, TargetModel: s.TargetModel,
+					Sample: s.Sample, Present: s.Present, Passed: s.Passed, ConvID: s.ConvID, Valid: s.Valid}
+			}
+		}
+		in.Runs = append(in.Runs, rr)
+	}
+	b, err := report.SummaryJSON(&in, now)
+	if err != nil {
+		note(filepath.Join(ix.dir, "results.json"), err)
+		return []byte("null")
+	}
+	return b
+}
+
+// readRows decodes a JSON array file row by row, keeping each row's span so
+// its full text can be read back later. ok is false when the file is absent.
+func readRows[T any](path string) (rows []T, spans []span, ok bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if tok != json.Delim('[') {
+		return nil, nil, false, fmt.Errorf("want a JSON array, got %v", tok)
+	}
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	rows = []T{}
+	for dec.More() {
+		if len(rows) == 64 && size > 0 {
+			est := int(float64(size)/float64(dec.InputOffset())*64*1.05) + 1
+			rows = slices.Grow(rows, est-len(rows))
+			spans = slices.Grow(spans, est-len(spans))
+		}
+		off := dec.InputOffset()
+		var v T
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, false, fmt.Errorf("row %d: %w", len(rows), err)
+		}
+		rows = append(rows, v)
+		spans = append(spans, span{off: off, end: dec.InputOffset()})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, false, err
+	}
+	return rows, spans, true, nil
+}
+
+// readSpan reads one row back from its file. The file may have been
+// replaced since the index was built: the caller decodes and checks the id.
+func readSpan(path string, sp span) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, sp.end-sp.off)
+	if _, err := f.ReadAt(b, sp.off); err != nil {
+		return nil, err
+	}
+	return bytes.TrimLeft(b, " \t\r\n,"), nil
+}

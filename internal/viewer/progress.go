@@ -1,0 +1,233 @@
+package viewer
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/callstore"
+)
+
+// A run in progress has written nothing but call-store unit files yet:
+// conversations.json and scores.json appear when their phase ends. So live
+// progress counts units: .cache/<bench>/calls/<target>/sim/<row>.json is a
+// finished conversation (a unit file exists only once its result is set;
+// a unit still running is a .jsonl journal), and …/eval/<row>.json a judged
+// one. Units from an earlier run of the same rows count as done too, which
+// is what a resumed run will find as well.
+
+// activeWindow: a benchmark whose call store changed this recently is shown
+// as running.
+const activeWindow = 15 * time.Second
+
+// recentConvs is how many just-finished conversations the live view lists.
+const recentConvs = 12
+
+type progressView struct {
+	Stamp       string           `json:"stamp"`
+	Active      bool             `json:"active"`
+	IdleSeconds float64          `json:"idle_s"` // since the call store last changed (-1: no store)
+	Metrics     int              `json:"metrics"`
+	ScenUnits   int              `json:"scen_units"` // gen_scenarios units done
+	Scenarios   int              `json:"scenarios"`  // rows in scenarios.json
+	HasScens    bool             `json:"has_scenarios"`
+	Samples     int              `json:"samples"`
+	Targets     []targetProgress `json:"targets"`
+	LoadMs      float64          `json:"load_ms"`
+	Labels      int              `json:"labels"`
+	Notes       []string         `json:"notes"`
+}
+
+type targetProgress struct {
+	Target     string       `json:"target"`
+	Expected   int          `json:"expected"`    // scenarios × samples
+	SimDone    int          `json:"sim_done"`    // finished conversations in the call store
+	SimRunning int          `json:"sim_running"` // conversations in flight
+	Convs      int          `json:"convs"`       // rows in conversations.json
+	HasConvs   bool         `json:"has_convs"`
+	EvalDone   int          `json:"eval_done"`
+	Scores     int          `json:"scores"`
+	HasScores  bool         `json:"has_scores"`
+	Results    bool         `json:"results"`
+	Recent     []recentConv `json:"recent"`
+}
+
+type recentConv struct {
+	Unit   string `json:"unit"`
+	ConvID string `json:"conv_id"`
+	Status string `json:"status"`
+	Turns  int    `json:"turns"`
+	At     string `json:"at"`
+}
+
+// safeName is the runner's file-name form of a target or scenario id in the
+// call store (path separators and control characters replaced).
+func safeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c == '/' || c == '\\' || c < 0x20 || c == ':' {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || string(b) == "." || string(b) == ".." {
+		return "_" + string(b)
+	}
+	return string(b)
+}
+
+// unitDir caches one call-store directory's listing; it is read again only
+// when the directory's mtime changes (a unit created or renamed into place).
+type unitDir struct {
+	mtime   time.Time
+	done    []unitFile // *.json, newest first
+	running int        // *.jsonl
+}
+
+type unitFile struct {
+	name  string // without .json
+	mtime time.Time
+}
+
+type dirCache struct {
+	mu sync.Mutex
+	m  map[string]*unitDir
+}
+
+func (c *dirCache) list(dir string) *unitDir {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return &unitDir{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]*unitDir{}
+	}
+	if u, ok := c.m[dir]; ok && u.mtime.Equal(st.ModTime()) {
+		return u
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return &unitDir{}
+	}
+	u := &unitDir{mtime: st.ModTime()}
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case strings.HasSuffix(name, ".jsonl"):
+			u.running++
+		case strings.HasSuffix(name, ".json"):
+			info, err := e.Info()
+			if err != nil {
+				continue // removed since the listing
+			}
+			u.done = append(u.done, unitFile{name: strings.TrimSuffix(name, ".json"), mtime: info.ModTime()})
+		}
+	}
+	sort.SliceStable(u.done, func(i, j int) bool { return u.done[i].mtime.After(u.done[j].mtime) })
+	c.m[dir] = u
+	return u
+}
+
+// has reports whether name is a finished unit in dir: the only way a unit
+// named in a request reaches the file system.
+func (u *unitDir) has(name string) bool {
+	for _, f := range u.done {
+		if f.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// callsDir is the benchmark's call store.
+func (s *Server) callsDir(bench string) string {
+	return filepath.Join(s.opts.ProjectDir, ".cache", bench, "calls")
+}
+
+// liveTargets are the targets a live view may show: configured targets and
+// run directories. Requests naming any other target are refused.
+func (s *Server) liveTargets(ix *benchIndex) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range s.opts.Settings.Targets {
+		if !seen[t.ID] {
+			seen[t.ID] = true
+			out = append(out, t.ID)
+		}
+	}
+	for _, r := range ix.runs {
+		if !seen[r.target] {
+			seen[r.target] = true
+			out = append(out, r.target)
+		}
+	}
+	return out
+}
+
+func (s *Server) progress(st *benchState, ix *benchIndex) progressView {
+	calls := s.callsDir(st.name)
+	pv := progressView{Stamp: ix.stampHash(), Metrics: len(ix.bench.Metrics), Scenarios: len(ix.scens),
+		HasScens: ix.scenSpans != nil, Samples: s.opts.Samples, LoadMs: float64(ix.loadDur.Microseconds()) / 1000,
+		Notes: ix.notes, IdleSeconds: -1}
+	if pv.Samples <= 0 {
+		pv.Samples = 1
+		for _, c := range ix.convs {
+			pv.Samples = max(pv.Samples, c.sample+1)
+		}
+	}
+	if pv.Notes == nil {
+		pv.Notes = []string{}
+	}
+	newest := time.Time{}
+	note := func(u *unitDir) {
+		if u.mtime.After(newest) {
+			newest = u.mtime
+		}
+		if len(u.done) > 0 && u.done[0].mtime.After(newest) {
+			newest = u.done[0].mtime
+		}
+	}
+	gs := st.dirs.list(filepath.Join(calls, "gen_scenarios"))
+	note(gs)
+	pv.ScenUnits = len(gs.done)
+	runs := map[string]*run{}
+	for i := range ix.runs {
+		runs[ix.runs[i].target] = &ix.runs[i]
+	}
+	store := callstore.Open(calls, false)
+	for _, t := range s.liveTargets(ix) {
+		tp := targetProgress{Target: t, Expected: len(ix.scens) * pv.Samples, Recent: []recentConv{}}
+		sim := st.dirs.list(filepath.Join(calls, safeName(t), "sim"))
+		ev := st.dirs.list(filepath.Join(calls, safeName(t), "eval"))
+		note(sim)
+		note(ev)
+		tp.SimDone, tp.SimRunning, tp.EvalDone = len(sim.done), sim.running, len(ev.done)
+		if r := runs[t]; r != nil {
+			tp.Convs, tp.HasConvs, tp.Scores, tp.HasScores = len(r.convs), r.hasConvs, len(r.scores), r.hasScores
+		}
+		tp.Results = ix.results[t]
+		for _, f := range sim.done[:min(recentConvs, len(sim.done))] {
+			rc := recentConv{Unit: f.name, At: f.mtime.UTC().Format(time.RFC3339)}
+			var c artifacts.Conversation
+			if _, ok := store.ReadResult(safeName(t)+"/sim/"+f.name, &c); ok {
+				rc.ConvID, rc.Status, rc.Turns = c.ConvID, c.Status, len(c.Transcript)
+			}
+			tp.Recent = append(tp.Recent, rc)
+		}
+		pv.Targets = append(pv.Targets, tp)
+	}
+	if pv.Targets == nil {
+		pv.Targets = []targetProgress{}
+	}
+	if !newest.IsZero() {
+		idle := s.now().Sub(newest)
+		pv.IdleSeconds = idle.Seconds()
+		pv.Active = idle < activeWindow
+	}
+	return pv
+}

@@ -1,0 +1,345 @@
+package viewer
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/report"
+)
+
+//go:embed ui/index.html ui/app.js ui/style.css
+var uiFS embed.FS
+
+var pageTmpl = template.Must(template.ParseFS(uiFS, "ui/index.html"))
+
+// Options configure a Server.
+type Options struct {
+	// ProjectDir holds benchmarks/ and .cache/ (config.yaml's directory).
+	ProjectDir string
+	// Settings describe the runs (targets in display order, models…), as
+	// for the static report.
+	Settings report.Settings
+	// Samples is generation.num_samples (0: inferred from the data).
+	Samples int
+	// Blind hides the judges' verdicts in review mode until the reviewer
+	// has recorded their own.
+	Blind bool
+	// Labels opens a benchmark's label store; default: FileLabels on
+	// <benchDir>/labels.jsonl.
+	Labels func(benchDir string) LabelStore
+	// Seed is the calibration queue's default seed.
+	Seed   uint64
+	Logger *slog.Logger
+	// Now is the clock (tests); default time.Now.
+	Now func() time.Time
+}
+
+// Server is the viewer. Create it with New, run it with Serve.
+type Server struct {
+	opts  Options
+	token string
+
+	mu      sync.Mutex
+	benches map[string]*benchState
+	hosts   map[string]bool // Host header values accepted (set by Serve)
+}
+
+// benchState is one benchmark's index, rebuilt when its files change.
+type benchState struct {
+	name, dir string
+	labels    LabelStore
+	dirs      dirCache
+
+	mu        sync.Mutex
+	ix        *benchIndex
+	lastCheck time.Time
+}
+
+// staleCheck: how often (at most) a request stats the files to see whether
+// the index is out of date.
+const staleCheck = 300 * time.Millisecond
+
+// New returns a server over opts.ProjectDir.
+func New(opts Options) (*Server, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Labels == nil {
+		opts.Labels = func(dir string) LabelStore { return &FileLabels{Path: filepath.Join(dir, "labels.jsonl")} }
+	}
+	abs, err := filepath.Abs(opts.ProjectDir)
+	if err != nil {
+		return nil, err
+	}
+	opts.ProjectDir = abs
+	tok := make([]byte, 32)
+	if _, err := rand.Read(tok); err != nil {
+		return nil, err
+	}
+	return &Server{opts: opts, token: hex.EncodeToString(tok), benches: map[string]*benchState{}, hosts: map[string]bool{}}, nil
+}
+
+func (s *Server) now() time.Time { return s.opts.Now() }
+
+// IsLoopback reports whether addr's host is a loopback address or
+// "localhost": the only addresses view binds to, since it has no login.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve answers on ln until ctx is done. ln must be a loopback listener.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	addr := ln.Addr().String()
+	if !IsLoopback(addr) {
+		return fmt.Errorf("view: refusing to serve on %s: only loopback addresses are allowed", addr)
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	s.mu.Lock()
+	s.hosts[addr] = true
+	s.hosts[net.JoinHostPort("localhost", port)] = true
+	s.mu.Unlock()
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Warm loads every benchmark's index, so the first page is fast.
+func (s *Server) Warm() {
+	for _, name := range s.benchNames() {
+		if st := s.bench(name); st != nil {
+			st.index(s)
+		}
+	}
+}
+
+// benchNames lists benchmarks/<name> directories holding a benchmark.yaml.
+func (s *Server) benchNames() []string {
+	root := filepath.Join(s.opts.ProjectDir, "benchmarks")
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(root, e.Name(), "benchmark.yaml")); err == nil {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// bench returns the state of the benchmark named exactly name, or nil. The
+// name is compared with the directory listing, never joined to a path
+// before that, so "..", encoded slashes and the like simply do not match.
+func (s *Server) bench(name string) *benchState {
+	found := false
+	for _, n := range s.benchNames() {
+		if n == name {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.benches[name]
+	if st == nil {
+		dir := filepath.Join(s.opts.ProjectDir, "benchmarks", name)
+		st = &benchState{name: name, dir: dir, labels: s.opts.Labels(dir)}
+		s.benches[name] = st
+	}
+	return st
+}
+
+// index returns the benchmark's index, reloading it when its files changed.
+func (st *benchState) index(s *Server) *benchIndex {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	now := time.Now()
+	if st.ix != nil && now.Sub(st.lastCheck) < staleCheck {
+		return st.ix
+	}
+	st.lastCheck = now
+	if st.ix != nil && computeStamp(st.dir) == st.ix.stamp {
+		return st.ix
+	}
+	st.ix = loadIndex(st.name, st.dir, s.opts.Settings, s.now())
+	s.opts.Logger.Debug("view: loaded index", "bench", st.name, "conversations", len(st.ix.convs), "took", st.ix.loadDur)
+	return st.ix
+}
+
+// Handler returns the viewer's routes behind its security checks.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.handlePage)
+	mux.HandleFunc("GET /static/{file}", s.handleStatic)
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	mux.HandleFunc("GET /api/benches", s.handleBenches)
+	mux.HandleFunc("GET /api/b/{bench}/progress", s.withBench(s.handleProgress))
+	mux.HandleFunc("GET /api/b/{bench}/summary", s.withBench(s.handleSummary))
+	mux.HandleFunc("GET /api/b/{bench}/convs", s.withBench(s.handleConvs))
+	mux.HandleFunc("GET /api/b/{bench}/conv", s.withBench(s.handleConv))
+	mux.HandleFunc("GET /api/b/{bench}/scenario", s.withBench(s.handleScenario))
+	mux.HandleFunc("GET /api/b/{bench}/live", s.withBench(s.handleLive))
+	mux.HandleFunc("GET /api/b/{bench}/queue", s.withBench(s.handleQueue))
+	mux.HandleFunc("GET /api/b/{bench}/labels", s.withBench(s.handleLabels))
+	mux.HandleFunc("POST /api/b/{bench}/labels", s.withBench(s.handleAddLabel))
+	mux.HandleFunc("GET /report/{bench}", s.withBench(s.handleReport))
+	return s.guard(mux)
+}
+
+// Content-Security-Policy of the viewer's pages: its own script and style
+// files only, requests only to itself, no inline code, no framing.
+const viewerCSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// guard applies the checks every request passes before any route:
+//   - Host must be the loopback address the server is bound to: a page on
+//     another site that rebinds its DNS name to 127.0.0.1 sends its own
+//     name as Host and is refused, so it can read nothing;
+//   - writes must come from the viewer's own origin (Origin header, and
+//     Sec-Fetch-Site when the browser sends it), carry the session token
+//     the page was served with, and be JSON (a cross-site form cannot send
+//     that without a CORS preflight, which is never granted).
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", viewerCSP)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("Cross-Origin-Resource-Policy", "same-origin")
+		s.mu.Lock()
+		hostOK := s.hosts[r.Host]
+		s.mu.Unlock()
+		if !hostOK {
+			http.Error(w, "forbidden: unexpected Host header (the viewer answers only on its loopback address)", http.StatusForbidden)
+			return
+		}
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+		case http.MethodPost:
+			if err := s.checkWrite(r); err != nil {
+				http.Error(w, "forbidden: "+err.Error(), http.StatusForbidden)
+				return
+			}
+		default:
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) checkWrite(r *http.Request) error {
+	origin := r.Header.Get("Origin")
+	if origin == "" || origin != "http://"+r.Host {
+		return errors.New("cross-origin write refused")
+	}
+	if sfs := r.Header.Get("Sec-Fetch-Site"); sfs != "" && sfs != "same-origin" {
+		return errors.New("cross-site write refused")
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return errors.New("writes must be application/json")
+	}
+	tok := r.Header.Get("X-IB-Token")
+	if subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) != 1 {
+		return errors.New("missing or wrong session token (reload the page)")
+	}
+	return nil
+}
+
+// SetAllowedHost adds a Host header value the server accepts; Serve sets
+// its own. For tests that serve Handler through another listener.
+func (s *Server) SetAllowedHost(host string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hosts[host] = true
+}
+
+// Token is the session token writes must carry (tests).
+func (s *Server) Token() string { return s.token }
+
+func (s *Server) withBench(h func(http.ResponseWriter, *http.Request, *benchState)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		st := s.bench(r.PathValue("bench"))
+		if st == nil {
+			http.Error(w, "no such benchmark", http.StatusNotFound)
+			return
+		}
+		h(w, r, st)
+	}
+}
+
+func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	blind := "false"
+	if s.opts.Blind {
+		blind = "true"
+	}
+	_ = pageTmpl.Execute(w, map[string]string{"Token": s.token, "Blind": blind})
+}
+
+var staticTypes = map[string]string{
+	"app.js":    "text/javascript; charset=utf-8",
+	"style.css": "text/css; charset=utf-8",
+}
+
+func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("file")
+	ct, ok := staticTypes[name]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	b, err := uiFS.ReadFile("ui/" + name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Cache-Control", "no-cache")
+	_, _ = w.Write(b)
+}
