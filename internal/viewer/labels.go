@@ -1,20 +1,14 @@
 package viewer
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/impactbench/impactbench/internal/labels"
 )
 
 // Label is one human verdict: a line of benchmarks/<bench>/labels.jsonl.
@@ -65,103 +59,44 @@ func checkLabel(l Label) error {
 	return nil
 }
 
-// FileLabels appends labels to a JSON Lines file. Each label is one
-// write(2) of one whole line on a file opened with O_APPEND, under an
-// exclusive flock, then fsync: concurrent appenders (two viewers, a script)
-// never interleave inside a line, existing lines are never rewritten, and a
-// crash loses at most the label being written.
+// FileLabels is the labels file of a benchmark, read and appended through
+// package labels (the one implementation of labels.jsonl: one O_APPEND
+// write per line under an exclusive flock, fsynced; a hand-written last
+// line without its newline is completed, a torn one refused; never
+// rewritten).
 type FileLabels struct {
 	Path string
-	mu   sync.Mutex
+	// Known, when set, limits labels to the benchmark's conversations and
+	// their metrics (the zero value checks the fields only).
+	Known labels.Known
 }
 
-// Append validates l and appends it as one line.
+// Append validates l (what a person may type, then the file's rules) and
+// appends it as one line.
 func (s *FileLabels) Append(l Label) error {
 	if err := checkLabel(l); err != nil {
 		return fmt.Errorf("%s: %w", s.Path, err)
 	}
-	l.At = l.At.UTC().Truncate(time.Second)
-	line, err := json.Marshal(l)
+	err := labels.Append(s.Path, labels.Label{
+		ConvID: l.ConvID, MetricID: l.MetricID, Present: l.Present,
+		Labeler: l.Labeler, Note: l.Note, At: l.At.UTC().Truncate(time.Second),
+	}, s.Known)
 	if err != nil {
-		return fmt.Errorf("%s: %w", s.Path, err)
-	}
-	line = append(line, '\n')
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f, err := os.OpenFile(s.Path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("labels: %w", err)
-	}
-	// Another appender (a second viewer) could be mid-write while we look
-	// at the last byte below; the advisory lock orders appenders that take
-	// it, and closing the file releases it.
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return fmt.Errorf("labels: lock %s: %w", s.Path, err)
-	}
-	// A hand-edited file may lack its final newline; gluing our line onto
-	// its last line would corrupt both.
-	if st, err := f.Stat(); err == nil && st.Size() > 0 && !endsWithNewline(s.Path, st.Size()) {
-		line = append([]byte{'\n'}, line...)
-	}
-	if _, err := f.Write(line); err != nil {
-		f.Close()
-		return fmt.Errorf("labels: append %s: %w", s.Path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("labels: sync %s: %w", s.Path, err)
-	}
-	if err := f.Close(); err != nil {
 		return fmt.Errorf("labels: %w", err)
 	}
 	return nil
 }
 
-func endsWithNewline(path string, size int64) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return true
-	}
-	defer f.Close()
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, size-1); err != nil {
-		return true
-	}
-	return b[0] == '\n'
-}
-
-// List reads every label. A missing file is no labels. A line that does not
-// parse is an error naming its line; blank lines are skipped.
+// List reads every label. A missing file is no labels; a bad line is an
+// error naming its line and field.
 func (s *FileLabels) List() ([]Label, error) {
-	f, err := os.Open(s.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ls, err := labels.Read(s.Path, s.Known)
 	if err != nil {
-		return nil, fmt.Errorf("labels: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	return readLabels(f, s.Path)
-}
-
-func readLabels(r io.Reader, name string) ([]Label, error) {
-	var out []Label
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		var l Label
-		if err := json.Unmarshal(b, &l); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", name, n, err)
-		}
-		out = append(out, l)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	out := make([]Label, len(ls))
+	for i, l := range ls {
+		out[i] = Label{ConvID: l.ConvID, MetricID: l.MetricID, Present: l.Present, Labeler: l.Labeler, Note: l.Note, At: l.At}
 	}
 	return out, nil
 }

@@ -115,10 +115,14 @@ func TestFileLabelsRejectsBadLabels(t *testing.T) {
 }
 
 func TestReadLabelsNamesBadLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "labels.jsonl")
 	in := `{"conv_id":"x","metric_id":"m01","present":false,"labeler":"bo","note":"","at":"2026-01-01T00:00:00Z"}` + "\n\n" +
 		`{"conv_id":"y","present":"yes"}` + "\n"
-	_, err := readLabels(strings.NewReader(in), "labels.jsonl")
-	if err == nil || !strings.Contains(err.Error(), "labels.jsonl line 3") {
+	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := (&FileLabels{Path: path}).List()
+	if err == nil || !strings.Contains(err.Error(), "line 3") {
 		t.Fatalf("err = %v, want one naming line 3", err)
 	}
 }
