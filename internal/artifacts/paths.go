@@ -76,3 +76,19 @@ func ListRunDirs(benchDir string) ([]string, error) {
 	}
 	return dirs, nil
 }
+
+// SafeName is an id's form as a file name in the call store and run
+// directories (ids come from files people edit): path separators, ':' and
+// control characters become '_', and "", "." and ".." get a leading '_'.
+func SafeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c == '/' || c == '\\' || c < 0x20 || c == ':' {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || string(b) == "." || string(b) == ".." {
+		return "_" + string(b)
+	}
+	return string(b)
+}

@@ -399,16 +399,4 @@ func (r *Runner) writeCost(dir, phase string, u llm.Usage) error {
 	return artifacts.UpdateCost(filepath.Join(dir, "cost.json"), phase, pc)
 }
 
-// safeName makes an id usable as a file name (ids come from files users edit).
-func safeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c == '/' || c == '\\' || c < 0x20 || c == ':' {
-			b[i] = '_'
-		}
-	}
-	if len(b) == 0 || string(b) == "." || string(b) == ".." {
-		return "_" + string(b)
-	}
-	return string(b)
-}
+func safeName(s string) string { return artifacts.SafeName(s) }

@@ -64,20 +64,7 @@ type recentConv struct {
 	At     string `json:"at"`
 }
 
-// safeName is the runner's file-name form of a target or scenario id in the
-// call store (path separators and control characters replaced).
-func safeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c == '/' || c == '\\' || c < 0x20 || c == ':' {
-			b[i] = '_'
-		}
-	}
-	if len(b) == 0 || string(b) == "." || string(b) == ".." {
-		return "_" + string(b)
-	}
-	return string(b)
-}
+func safeName(s string) string { return artifacts.SafeName(s) }
 
 // unitDir caches one call-store directory's listing; it is read again only
 // when the directory's mtime changes (a unit created or renamed into place).
