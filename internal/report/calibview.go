@@ -139,11 +139,7 @@ func corrOf(c *results.Corrected) *corrRate {
 	if c == nil {
 		return nil
 	}
-	v := &corrRate{Judge: c.Judge, Method: c.Method, Se: c.Se, Sp: c.Sp, NLabels: c.NLabels, Warn: c.Warning}
-	if c.Estimate != nil {
-		v.Rate, v.Lo, v.Hi = c.Estimate, c.Low, c.High
-	}
-	return v
+	return &corrRate{Rate: c.Estimate, Lo: c.Low, Hi: c.High, Judge: c.Judge, Method: c.Method, Se: c.Se, Sp: c.Sp, NLabels: c.NLabels, Warn: c.Warning}
 }
 
 // buildCalibration collects every model's calibration and flip rates in
