@@ -134,7 +134,7 @@ func assertCorrectedToggle(t *testing.T, ctx context.Context, res []results.Mode
 	head := func() string {
 		return evalJS[string](t, ctx, `document.querySelector('[data-testid="score-head"]').textContent`)
 	}
-	if h := head(); h != "Score" {
+	if h := head(); h != "Score (observed)" {
 		t.Errorf("observed header %q", h)
 	}
 	obs := leaderboardCells(t, ctx)
@@ -194,7 +194,7 @@ func assertCorrectedToggle(t *testing.T, ctx context.Context, res []results.Mode
 		screenshot(t, ctx, `[data-testid="corrected"][data-model="thin"]`, shot+"-thin.png")
 	}
 	clickSel(t, ctx, "#lb-mode-observed")
-	if h := head(); h != "Score" || leaderboardCells(t, ctx)[1][1] != "thin" {
+	if h := head(); h != "Score (observed)" || leaderboardCells(t, ctx)[1][1] != "thin" {
 		t.Errorf("back to observed: header %q", h)
 	}
 }

@@ -296,7 +296,8 @@
     return out;
   }
   function lbScoreHeader() {
-    if (!isCorrected()) return 'Score';
+    // With both scores on offer, the header names the one shown.
+    if (!isCorrected()) return hasCorrected() ? 'Score (observed)' : 'Score';
     var js = correctedJudges();
     return 'Score (corrected for judge error, Rogan–Gladen, ' + (js.length === 1 ? 'judge ' : 'judges ') + (js.join(', ') || '—') + ')';
   }
