@@ -240,6 +240,23 @@ func TestBrowserReport(t *testing.T) {
 		assertFewClustersWarning(t, ctx)
 		assertPairwise(t, ctx, res)
 		assertGapTestsAndPanels(t, ctx)
+		assertNoCorrectedMode(t, ctx)
+	})
+
+	// A results.json calibrated against human labels: the calibration
+	// section, and the leaderboard's observed | corrected toggle.
+	t.Run("calibration", func(t *testing.T) {
+		dir := calibBench(t)
+		res, err := results.ReadResults(filepath.Join(dir, "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		openReport(t, ctx, bl, writeReport(t, dir), "")
+		assertCalibrationSection(t, ctx, res)
+		assertCorrectedToggle(t, ctx, res)
+		if x := evalJS[string](t, ctx, `typeof window.__xss`); x != "undefined" {
+			t.Error("a judge name's markup executed")
+		}
 	})
 
 	assertCleanPage(t, bl)

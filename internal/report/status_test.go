@@ -120,3 +120,35 @@ func TestStatusStatistics(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusCorrected: with leaderboard.corrected, status prints one line
+// per model: its corrected score and tracks, or the warning instead.
+func TestStatusCorrected(t *testing.T) {
+	dir := calibBench(t)
+	var buf bytes.Buffer
+	if err := Status(&buf, dir, nil, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if strings.HasPrefix(l, "corrected for judge error: ") {
+			got = append(got, l)
+		}
+	}
+	want := []string{
+		"corrected for judge error: careful 63.4% [37.3, 83.8] (Rogan–Gladen, judge panel; positive 68.4% [42.7, 84.7], negative 58.3% [31.8, 83.0])",
+		"corrected for judge error: thin not corrected: no corrected rate for the positive and negative tracks",
+		"corrected for judge error: sloppy 54.2% [32.3, 74.2] (Rogan–Gladen, judge panel; positive 54.2% [35.6, 71.1], negative 54.2% [29.1, 77.3])",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("corrected lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Without labels, no such line.
+	buf.Reset()
+	if err := Status(&buf, statsBench(t), nil, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "corrected for judge error") {
+		t.Error("a corrected line without judge calibration")
+	}
+}

@@ -21,11 +21,14 @@ type boardRow struct {
 	pos, neg rateView
 	score    scoreView
 	pairs    []results.Pairwise
+	// corr is leaderboard.corrected with its tracks (nil without labels).
+	corr *correctedScore
 }
 
 // writeStatusLeaderboard prints the leaderboard ordered by score with
 // every interval's method, n and scenario count, the few-clusters
-// warnings, and the model-vs-model differences on the score.
+// warnings, the scores corrected for judge error (when results.json has
+// them), and the model-vs-model differences on the score.
 func writeStatusLeaderboard(w io.Writer, c colors, res []results.ModelResult, resErr error) {
 	fmt.Fprintf(w, "\n%s\n", c.bold("Leaderboard"))
 	switch {
@@ -39,6 +42,7 @@ func writeStatusLeaderboard(w io.Writer, c colors, res []results.ModelResult, re
 	rows := boardRows(res)
 	writeBoardTable(w, c, rows)
 	writeBoardNotes(w, c, rows)
+	writeCorrectedLines(w, c, rows)
 	writePairs(w, c, rows, multiplicityOf(res))
 }
 
@@ -49,7 +53,7 @@ func boardRows(res []results.ModelResult) []boardRow {
 		r := &res[i]
 		pos := fromTypeRate(r.PositivePassRate, r.NPositive, r.PositiveCI)
 		neg := fromTypeRate(r.NegativePassRate, r.NNegative, r.NegativeCI)
-		rows = append(rows, boardRow{model: r.TargetModel, pos: pos, neg: neg, score: scoreFor(r, pos, neg), pairs: r.Pairwise})
+		rows = append(rows, boardRow{model: r.TargetModel, pos: pos, neg: neg, score: scoreFor(r, pos, neg), pairs: r.Pairwise, corr: correctedScoreFor(r)})
 	}
 	key := func(r boardRow) float64 {
 		if r.score.Score == nil {
@@ -291,4 +295,36 @@ func fmtP(p float64) string {
 		return fmt.Sprintf("%.1e", p)
 	}
 	return fmt.Sprintf("%.3f", p)
+}
+
+// writeCorrectedLines prints, per model with leaderboard.corrected, its
+// score and track rates corrected for judge error, or why there is none.
+func writeCorrectedLines(w io.Writer, c colors, rows []boardRow) {
+	for _, r := range rows {
+		if r.corr == nil {
+			continue
+		}
+		fmt.Fprintf(w, "corrected for judge error: %s %s\n", r.model, correctedText(c, r.corr))
+	}
+}
+
+func correctedText(c colors, s *correctedScore) string {
+	if s.Score == nil {
+		return c.yellow("not corrected: " + strings.TrimPrefix(s.Warn, "not corrected: "))
+	}
+	t := rateCI(rateView{Rate: s.Score, Lo: s.Lo, Hi: s.Hi})
+	var tracks []string
+	for _, tr := range []struct {
+		name string
+		v    *corrRate
+	}{{"positive", s.Pos}, {"negative", s.Neg}} {
+		if tr.v != nil && tr.v.Rate != nil {
+			tracks = append(tracks, tr.name+" "+rateCI(rateView{Rate: tr.v.Rate, Lo: tr.v.Lo, Hi: tr.v.Hi}))
+		}
+	}
+	t += " (Rogan–Gladen, judge " + s.Judge
+	if len(tracks) > 0 {
+		t += "; " + strings.Join(tracks, ", ")
+	}
+	return t + ")"
 }

@@ -22,6 +22,9 @@ type summary struct {
 	// differences, judge panels and per-metric agreement (statsview.go).
 	Pairwise    pairwiseView    `json:"pairwise"`
 	Reliability reliabilityView `json:"reliability"`
+	// Calibration is results.json's judge calibration and flip rates
+	// (calibview.go).
+	Calibration calibrationView `json:"calibration"`
 	Cost        costView        `json:"cost"`
 	Settings    [][2]string     `json:"settings"`
 	Notes       []string        `json:"notes"`
@@ -57,6 +60,9 @@ type leaderboardRow struct {
 	Provisional bool `json:"prov,omitempty"`
 	// Score orders the leaderboard (statsview.go).
 	Score scoreView `json:"score"`
+	// Corr is the score corrected for judge error (leaderboard.corrected;
+	// calibview.go), nil without one.
+	Corr *correctedScore `json:"corr,omitempty"`
 }
 
 type heatmap struct {
@@ -91,6 +97,7 @@ func buildSummary(in *Input, now time.Time) summary {
 	s.Demographic = buildDemographics(in, s.Models, s.Metrics, t)
 	s.Pairwise = buildPairwise(in, s.Models)
 	s.Reliability = buildReliability(in, s.Models, s.Metrics)
+	s.Calibration = buildCalibration(in, s.Models)
 	s.Cost = buildCost(in)
 	s.Settings = settingsRows(in)
 	// app.js reads these as arrays; a nil slice would encode as null.
@@ -202,6 +209,7 @@ func buildLeaderboard(in *Input, models []string, t *tally) leaderboard {
 				N:     r.NTotal, Null: r.NNull, Valid: r.Validity, Unverified: r.Unverified,
 			}
 			row.Score = scoreFor(r, row.Pos, row.Neg)
+			row.Corr = correctedScoreFor(r)
 			lb.Rows = append(lb.Rows, row)
 			continue
 		}

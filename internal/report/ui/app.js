@@ -82,7 +82,7 @@
   function trackKey(v) { return v.rate === null || v.rate === undefined ? -1 : v.rate; }
   function sortedRows() {
     var rows = D.leaderboard.rows.slice();
-    var key = { score: scoreKey, pos: function (r) { return trackKey(r.pos); }, neg: function (r) { return trackKey(r.neg); } }[lbSort];
+    var key = { score: lbScoreKey, pos: function (r) { return trackKey(r.pos); }, neg: function (r) { return trackKey(r.neg); } }[lbSort];
     rows.sort(function (a, b) { return key(b) - key(a) || (a.model < b.model ? -1 : 1); });
     return rows;
   }
@@ -139,7 +139,7 @@
     var t = el('table', { 'class': 'lb', data: { testid: 'leaderboard' } },
       el('thead', null, el('tr', null,
         el('th', { 'class': 'num', text: '#' }), el('th', { text: 'Model' }),
-        el('th', { 'class': 'num' }, sortBtn('score', 'Score')), el('th', { 'class': 'num', text: 'Rank [95%]' }),
+        el('th', { 'class': 'num', data: { testid: 'score-head' } }, sortBtn('score', lbScoreHeader())), el('th', { 'class': 'num', text: 'Rank [95%]' }),
         el('th', { 'class': 'num' }, sortBtn('pos', 'Positive metrics')), el('th', { 'class': 'num', text: 'n (scen.)', title: 'conversations with a verdict (base scenarios)' }),
         el('th', { 'class': 'num' }, sortBtn('neg', 'Negative metrics')), el('th', { 'class': 'num', text: 'n (scen.)', title: 'conversations with a verdict (base scenarios)' }),
         el('th', { 'class': 'num', text: 'Null' }),
@@ -149,22 +149,22 @@
     var tb = el('tbody');
     sortedRows().forEach(function (r, i) {
       tb.append(el('tr', { data: { model: r.model } },
-        el('td', { 'class': 'num', text: String(r.score.rank || i + 1) }),
+        el('td', { 'class': 'num', text: lbRankNo(r, i) }),
         el('td', null, r.model, r.prov ? [' ', el('span', { 'class': 'badge prov', text: 'provisional', title: 'recounted from scores.json' })] : null),
-        scoreCell(r), rankCell(r),
-        trackCell(r.pos, 'pos'), el('td', { 'class': 'num', text: nScen(r.pos) }),
-        trackCell(r.neg, 'neg'), el('td', { 'class': 'num', text: nScen(r.neg) }),
+        lbScoreCell(r), lbRankCell(r),
+        lbTrackCell(r, 'pos'), el('td', { 'class': 'num', text: nScen(r.pos) }),
+        lbTrackCell(r, 'neg'), el('td', { 'class': 'num', text: nScen(r.neg) }),
         el('td', { 'class': 'num', text: num(r.null) }),
         hasUnv ? el('td', { 'class': 'num' + (r.unv && r.unv.n_unverified ? ' unv' : ''), data: { testid: 'unverified' },
           text: r.unv ? num(r.unv.n_unverified) + ' / ' + num(r.unv.n_checked) : '—',
           title: r.unv ? UNV_TITLE : 'judged before quotes were checked' }) : null,
-        tiesCell(r),
+        lbTiesCell(r),
         hasValid ? el('td', { 'class': 'num', text: r.valid && r.valid.share !== null && r.valid.share !== undefined ? pct(r.valid.share) : '—',
           title: r.valid ? r.valid.valid + ' of ' + r.valid.checked + ' checked conversations valid' : 'not checked' }) : null));
     });
     t.append(tb);
     box.append(t);
-    box.append(leaderboardLegend());
+    box.append(lbLegend());
     renderFewClusterWarnings();
     renderUnverified(lb.rows);
     renderChart(sortedRows());
@@ -206,7 +206,7 @@
         n: rows.map(function (r) { return r[key].n; }) };
     }
     var data = { labels: rows.map(function (r) { return r.model; }),
-      datasets: [ds('Positive metrics', 'pos', '#4f9d8c'), ds('Negative metrics', 'neg', '#9a7bd0')] };
+      datasets: [ds('Positive metrics', 'pos', '#4f9d8c'), ds('Negative metrics', 'neg', '#9a7bd0')].concat(correctedDatasets(rows)) };
     if (chart) { chart.data = data; chart.update(); return; }
     chart = new Chart($('lb-chart'), {
       type: 'bar', data: data, plugins: [ciPlugin],
@@ -279,6 +279,120 @@
       (Object.keys(methods).map(methodName).join('; ') || 'none') + '.');
     return p;
   }
+  // ---------- leaderboard: observed | corrected for judge error ----------
+  // The corrected mode shows results.json's leaderboard.corrected (the
+  // score from Rogan–Gladen-corrected track rates; calibview.go) and each
+  // corrected track rate beside the observed one. It is offered only when
+  // some model has leaderboard.corrected; a model whose score could not be
+  // corrected shows results.json's warning, never a number.
+  var lbMode = 'observed';
+  function isCorrected() { return lbMode === 'corrected'; }
+  function hasCorrected() { return D.leaderboard.rows.some(function (r) { return r.corr; }); }
+  function isNum(x) { return x !== null && x !== undefined; }
+  // correctedJudges lists the judges whose calibration corrected the scores.
+  function correctedJudges() {
+    var out = [];
+    D.leaderboard.rows.forEach(function (r) { if (r.corr && r.corr.judge && out.indexOf(r.corr.judge) < 0) out.push(r.corr.judge); });
+    return out;
+  }
+  function lbScoreHeader() {
+    // With both scores on offer, the header names the one shown.
+    if (!isCorrected()) return hasCorrected() ? 'Score (observed)' : 'Score';
+    var js = correctedJudges();
+    return 'Score (corrected for judge error, Rogan–Gladen, ' + (js.length === 1 ? 'judge ' : 'judges ') + (js.join(', ') || '—') + ')';
+  }
+  function lbScoreKey(r) {
+    if (!isCorrected()) return scoreKey(r);
+    return r.corr && isNum(r.corr.score) ? r.corr.score : -1;
+  }
+  function lbRankNo(r, i) {
+    if (!isCorrected()) return String(r.score.rank || i + 1);
+    return r.corr && isNum(r.corr.score) ? String(i + 1) : '—';
+  }
+  function corrWarn(w) { return (w || 'not corrected').replace(/^not corrected: /, ''); }
+  function lbScoreCell(r) {
+    if (!isCorrected()) return scoreCell(r);
+    var c = r.corr;
+    if (!c) return el('td', { 'class': 'num corr-warn', data: { testid: 'corr-score' }, text: 'no human labels for this model' });
+    if (!isNum(c.score)) {
+      return el('td', { 'class': 'corr-warn', data: { testid: 'corr-score' }, title: 'leaderboard.corrected.warning' },
+        '⚠ not corrected: ' + corrWarn(c.warn));
+    }
+    return el('td', { 'class': 'num score', data: { testid: 'corr-score' },
+      title: 'leaderboard.corrected: mean of the corrected track rates (judge ' + c.judge + '); 95% interval ' + ivText(c.lo, c.hi) + ' (' + c.method + '). Observed score: ' + pct(r.score.score) },
+      el('b', { text: pct(c.score) }), ' ', el('span', { 'class': 'ci', text: ivText(c.lo, c.hi) }), warnMark(c.warn));
+  }
+  function lbRankCell(r) {
+    if (!isCorrected()) return rankCell(r);
+    return el('td', { 'class': 'num muted', text: '—', title: 'rank intervals are computed on the observed score only' });
+  }
+  function lbTiesCell(r) {
+    if (!isCorrected()) return tiesCell(r);
+    return el('td', { 'class': 'muted', text: '—', title: 'ties are tested on the observed score only' });
+  }
+  // lbTrackCell is the observed track rate, followed in corrected mode by
+  // the corrected one (or why there is none).
+  function lbTrackCell(r, key) {
+    var td = trackCell(r[key], key);
+    if (!isCorrected()) return td;
+    var c = r.corr && r.corr[key];
+    var span = el('span', { 'class': 'corr', data: { testid: 'corr-' + key } });
+    if (!c) span.append(' → —');
+    else if (!isNum(c.rate)) { span.className = 'corr corr-warn'; span.append(' → ⚠ not corrected'); span.title = corrWarn(c.warn); }
+    else {
+      span.append(' → ', el('b', { text: pct(c.rate) }), ' ', el('span', { 'class': 'ci', text: ivText(c.lo, c.hi) }));
+      span.title = 'corrected for judge error (judge ' + c.judge + ', ' + c.n_labels + ' labelled rows): ' + pct(c.rate) + ' ' + ivText(c.lo, c.hi);
+    }
+    td.append(el('br'), span);
+    return td;
+  }
+  function lbLegend() {
+    if (!isCorrected()) return leaderboardLegend();
+    var p = el('p', { 'class': 'small muted legend-text', data: { testid: 'lb-legend' } });
+    add(p, [el('b', { text: 'Score (corrected for judge error)' }), ' = the mean of the model\u2019s corrected positive and negative pass rates (results.json leaderboard.corrected); rows are ordered by it. ',
+      'Its 95% interval is the mean of the two corrected tracks\u2019 limits (conservative). Each track: the observed rate, then \u2192 the rate corrected with the main judge\u2019s measured sensitivity and specificity (Rogan–Gladen; interval: MOVER over the study\u2019s and the labels\u2019 cluster intervals). ',
+      'n = conversations with a verdict; scen. = base scenarios. Calibration per judge and metric: see Judge calibration below.']);
+    return p;
+  }
+  function correctedDatasets(rows) {
+    if (!isCorrected()) return [];
+    function ds(label, key, color) {
+      return { label: label, backgroundColor: color, borderRadius: 3,
+        data: rows.map(function (r) { var c = r.corr && r.corr[key]; return c && isNum(c.rate) ? c.rate * 100 : null; }),
+        ci: rows.map(function (r) { var c = r.corr && r.corr[key]; return c && isNum(c.rate) ? [c.lo, c.hi] : null; }),
+        n: rows.map(function (r) { return r[key].n; }) };
+    }
+    return [ds('Positive, corrected for judge error', 'pos', '#a9d3c9'), ds('Negative, corrected for judge error', 'neg', '#cdbde8')];
+  }
+  // renderLbMode wires the toggle once and states which score is shown.
+  var lbModeWired = false;
+  function renderLbMode() {
+    var ok = hasCorrected(), obs = $('lb-mode-observed'), cor = $('lb-mode-corrected');
+    if (!lbModeWired) {
+      lbModeWired = true;
+      obs.addEventListener('click', function () { setLbMode('observed'); });
+      cor.addEventListener('click', function () { setLbMode('corrected'); });
+    }
+    cor.disabled = !ok;
+    cor.title = ok ? '' : 'No corrected scores in results.json: label conversations (labels.jsonl or impactbench view), then run impactbench calibrate.';
+    $('lb-mode-why').textContent = ok ? '' : '(corrected: needs human labels and impactbench calibrate)';
+    obs.setAttribute('aria-pressed', String(!isCorrected()));
+    cor.setAttribute('aria-pressed', String(isCorrected()));
+    var note = $('lb-mode-note');
+    if (!isCorrected()) {
+      note.textContent = ok ? 'Showing the observed scores: the judges\u2019 verdicts as given, which include their errors. Switch to "corrected for judge error" to see them corrected with the judges\u2019 measured sensitivity and specificity (see Judge calibration).' : '';
+      return;
+    }
+    note.textContent = 'Showing scores corrected for judge error (results.json leaderboard.corrected): each pass rate is corrected with the main judge\u2019s sensitivity and specificity measured against human labels (Rogan–Gladen), and its 95% interval includes the labels\u2019 uncertainty. ' +
+      'Each track cell shows the observed rate, then \u2192 the corrected one. Models whose judge is too thinly labelled or uninformative show the warning instead of a number and sort last. Rank intervals and ties are computed on the observed score only.';
+  }
+  function setLbMode(m) {
+    if (m === 'corrected' && !hasCorrected()) return;
+    lbMode = m;
+    renderLbMode();
+    renderLeaderboard();
+  }
+
   // renderFewClusterWarnings lists each distinct few-clusters warning once,
   // with the models and tracks it applies to, above the leaderboard.
   function renderFewClusterWarnings() {
@@ -423,6 +537,109 @@
         el('tr', null, el('th', { text: 'Model' }), el('th', { text: 'Metric' }),
           el('th', { 'class': 'num', text: 'Samples α' }), el('th', { 'class': 'num', text: 'Samples κ' }), el('th', { 'class': 'num', text: 'Scenarios' }),
           el('th', { 'class': 'num', text: 'Judges α' }), el('th', { 'class': 'num', text: 'Judges κ' }), el('th', { 'class': 'num', text: 'Rows' }))), ab));
+    }
+  }
+
+  // ---------- judge calibration ----------
+  // results.json's judge_calibration (every judge against the human
+  // labels), the corrected rates and judge_consistency, as calibview.go
+  // lays them out. Judge and model names are text.
+  var ROLE_TITLE = { 'main': 'the verdict of scores.json (a panel\u2019s majority): its calibration corrects the pass rates',
+    'panel member': 'one judge of the main panel', 'alternate': 'another judge\u2019s verdicts on the same conversations (evaluate --judge)' };
+  function metricCell(id) { var x = metricById[id]; return el('td', { title: x ? metricLabel(id) + (x.m.type ? ' (' + x.m.type + ')' : '') : id, text: id }); }
+  function dec2(x) { return isNum(x) ? x.toFixed(2) : 'n/a'; }
+  function statCell(s) {
+    if (!s || !isNum(s.est)) return el('td', { 'class': 'num muted', text: 'n/a', title: 'not computable from these labels' + (s ? ' (n=' + s.n + ')' : '') });
+    return el('td', { 'class': 'num', title: s.method || '' }, dec2(s.est), ' ',
+      el('span', { 'class': 'ci', text: '[' + dec2(s.lo) + ', ' + dec2(s.hi) + '] n=' + s.n }));
+  }
+  function labelSummary(mc) {
+    var l = mc.labels;
+    return num(l.n_rows) + ' labelled conversations (' + num(l.n_lines) + ' label lines, ' + l.n_labelers + ' labeler' + (l.n_labelers === 1 ? '' : 's') +
+      ', ' + l.n_ties + ' tie' + (l.n_ties === 1 ? '' : 's') + ' between labelers left out, ' + l.n_unjudged + ' not judged yet).';
+  }
+  function calibrationTable(mc) {
+    var tb = el('tbody');
+    mc.judges.forEach(function (j) {
+      tb.append(el('tr', { data: { judge: j.judge, metric: j.metric } },
+        el('td', { text: j.judge }), el('td', { text: j.role, title: ROLE_TITLE[j.role] || '' }), metricCell(j.metric),
+        el('td', { 'class': 'num', text: num(j.n) }),
+        statCell(j.se), statCell(j.sp), statCell(j.kappa),
+        el('td', { 'class': 'num', text: isNum(j.agree) ? pct(j.agree) : 'n/a' }),
+        el('td', { 'class': 'num', text: j.h_pres + ' / ' + j.h_abs }),
+        el('td', { 'class': 'num', text: j.j_pres + ' / ' + j.j_abs }),
+        el('td', { text: j.informative === true ? 'yes' : j.informative === false ? 'no' : 'unknown' })));
+      // The warning gets a line of its own under its row, so the numbers
+      // stay in narrow columns.
+      if (j.warn) tb.append(el('tr', { 'class': 'sub' }, el('td', { colspan: '3' }), el('td', { 'class': 'cal-warn', colspan: '8', data: { testid: 'cal-warn' } }, '⚠ ' + j.warn)));
+    });
+    return el('table', { 'class': 'cal', data: { testid: 'calibration', model: mc.model } }, el('thead', null, el('tr', null,
+      el('th', { text: 'Judge' }), el('th', { text: 'Role' }), el('th', { text: 'Metric' }), el('th', { 'class': 'num', text: 'n' }),
+      el('th', { 'class': 'num', text: 'Sensitivity [95%]', title: 'share of the humans\u2019 "present" the judge calls present (weighted)' }),
+      el('th', { 'class': 'num', text: 'Specificity [95%]', title: 'share of the humans\u2019 "absent" the judge calls absent (weighted)' }),
+      el('th', { 'class': 'num', text: 'Cohen\u2019s κ [95%]' }), el('th', { 'class': 'num', text: 'Agreement' }),
+      el('th', { 'class': 'num', text: 'Humans present / absent' }), el('th', { 'class': 'num', text: 'Judge present / absent' }),
+      el('th', { text: 'Informative', title: 'the labels show sensitivity + specificity > 1 (κ\u2019s interval above 0)' }))), tb);
+  }
+  function labelerTable(mc) {
+    if (!mc.labelers.length) return el('p', { 'class': 'small muted', text: 'No conversation has labels from two or more people: labeler agreement not measured.' });
+    return el('table', { 'class': 'cal', data: { testid: 'labelers' } }, el('thead', null, el('tr', null,
+      el('th', { text: 'Metric' }), el('th', { 'class': 'num', text: 'Rows with several labelers' }), el('th', { 'class': 'num', text: 'Unanimous' }),
+      el('th', { 'class': 'num', text: 'Krippendorff\u2019s α' }), el('th', { 'class': 'num', text: 'Labels' }))),
+      el('tbody', null, mc.labelers.map(function (a) {
+        return el('tr', null, metricCell(a.metric), el('td', { 'class': 'num', text: num(a.rows) }),
+          el('td', { 'class': 'num', text: num(a.unanimous) }), el('td', { 'class': 'num', text: num3(a.alpha) }), el('td', { 'class': 'num', text: num(a.values) }));
+      })));
+  }
+  function correctedTable(mc) {
+    if (!mc.corrected.length) return null;
+    return el('table', { 'class': 'cal', data: { testid: 'corrected', model: mc.model } }, el('thead', null, el('tr', null,
+      el('th', { text: 'Pass rate' }), el('th', { 'class': 'num', text: 'Observed' }), el('th', { 'class': 'num', text: 'Corrected for judge error [95%]' }),
+      el('th', { text: 'Judge' }), el('th', { 'class': 'num', text: 'Se / Sp' }), el('th', { 'class': 'num', text: 'Labelled rows' }), el('th', { text: 'Warning' }))),
+      el('tbody', null, mc.corrected.map(function (c) {
+        var v = c.corr, ok = isNum(v.rate);
+        return el('tr', { data: { key: c.key } },
+          c.track ? el('td', null, el('b', { text: c.key + ' metrics' })) : metricCell(c.key),
+          el('td', { 'class': 'num', text: pct(c.obs) }),
+          ok ? el('td', { 'class': 'num', title: v.method }, el('b', { text: pct(v.rate) }), ' ', el('span', { 'class': 'ci', text: ivText(v.lo, v.hi) }))
+            : el('td', { 'class': 'num corr-warn', text: '⚠ not corrected' }),
+          el('td', { text: v.judge }),
+          el('td', { 'class': 'num', text: isNum(v.se) ? dec2(v.se) + ' / ' + dec2(v.sp) : '—' }),
+          el('td', { 'class': 'num', text: num(v.n_labels) }),
+          el('td', { 'class': v.warn ? 'cal-warn' : 'muted' }, v.warn ? '⚠ ' + v.warn : '—'));
+      })));
+  }
+  function consistencyTable(rows) {
+    return el('table', { 'class': 'cal', data: { testid: 'consistency' } }, el('thead', null, el('tr', null,
+      el('th', { text: 'Model' }), el('th', { text: 'Judge' }), el('th', { text: 'Metric' }),
+      el('th', { 'class': 'num', text: 'Flip rate [95%]', title: 'share of rows whose verdicts (scores.json and each repeat) are not unanimous; Wilson interval, rows as independent' }),
+      el('th', { 'class': 'num', text: 'Flipped / rows' }), el('th', { 'class': 'num', text: 'Repeats' }))),
+      el('tbody', null, rows.map(function (f) {
+        return el('tr', null, el('td', { text: f.model }), el('td', { text: f.judge }), metricCell(f.metric),
+          el('td', { 'class': 'num' }, pct(f.rate), ' ', el('span', { 'class': 'ci', text: ivText(f.lo, f.hi) })),
+          el('td', { 'class': 'num', text: num(f.flipped) + ' / ' + num(f.rows) }), el('td', { 'class': 'num', text: String(f.repeats) }));
+      })));
+  }
+  function renderCalibration() {
+    var cal = D.calibration, box = $('cal');
+    if (!cal.models.length && !cal.consistency.length) {
+      $('cal-note').textContent = 'No judge calibration in results.json: label conversations (labels.jsonl, or impactbench view), then run impactbench calibrate to measure every judge against people and correct the pass rates for judge error. evaluate --repeats adds the judges\u2019 self-consistency here.';
+      return;
+    }
+    $('cal-note').textContent = 'Every judge measured against the human labels (each conversation\u2019s verdict is its labelers\u2019 majority): sensitivity, specificity and Cohen\u2019s κ, each with a 95% interval and the n behind it. ' +
+      'Labelled rows are weighted to the study, so a sample drawn evenly from each judge verdict does not bias them. The main judge\u2019s calibration corrects the pass rates (Rogan–Gladen); a thinly labelled or uninformative judge gets a warning, not a corrected number.';
+    cal.models.forEach(function (mc) {
+      box.append(el('h3', { text: mc.model }),
+        el('p', { 'class': 'small muted', data: { testid: 'cal-labels' } }, labelSummary(mc) + ' A corrected rate needs ' + mc.min_per_class + ' labelled rows of each judge verdict per metric (or all of them).'),
+        calibrationTable(mc));
+      var ct = correctedTable(mc);
+      if (ct) box.append(el('h4', { text: 'Pass rates corrected for judge error' }), ct);
+      box.append(el('h4', { text: 'Agreement between labelers' }), labelerTable(mc));
+    });
+    if (cal.consistency.length) {
+      $('consistency').append(el('h3', { text: 'Judge self-consistency (evaluate --repeats)' }),
+        el('p', { 'class': 'small muted', text: 'Each stored transcript re-judged with different seeds; the main scores are unchanged. A high flip rate means a verdict depends on the draw.' }),
+        consistencyTable(cal.consistency));
     }
   }
 
@@ -894,11 +1111,13 @@
   // ---------- boot ----------
   var errors = [];
   function guard(name, fn) { try { fn(); } catch (e) { errors.push(name + ': ' + e.message); console.error(e); } }
+  guard('leaderboard mode', renderLbMode);
   guard('leaderboard', renderLeaderboard);
   guard('heatmap', renderHeatmap);
   guard('demographics', function () { if (renderDemoControls()) renderDemo(); });
   guard('pairwise', renderPairwise);
   guard('reliability', renderReliability);
+  guard('calibration', renderCalibration);
   guard('cost', renderCost);
   guard('filters', function () { fillFilters(); readFilters(); applyFilters(); });
   // Timings are ms since navigation start: script start, first render of
