@@ -245,6 +245,19 @@ func TestBrowserLiveRunAndBlindLabels(t *testing.T) {
 	if len(seen) != 5 {
 		t.Errorf("labelled %d distinct conversations, want 5", len(seen))
 	}
+
+	// calibrate measures the judge against those labels; the run's report,
+	// served by the viewer, then shows the calibration table.
+	var calOut bytes.Buffer
+	if code := cli.Main([]string{"--config", cfgPath, "calibrate", "example"}, nil, &calOut, &calOut); code != 0 {
+		t.Fatalf("calibrate exited %d: %s", code, calOut.String())
+	}
+	navigate(t, ctx, base+"/report/example")
+	waitJS(t, ctx, `document.querySelectorAll('#cal table tbody tr').length > 0`, 30*time.Second)
+	calText := evalJS[string](t, ctx, `document.getElementById('calibration').textContent`)
+	if !strings.Contains(calText, "offline-judge") || !strings.Contains(calText, "5 labelled") {
+		t.Errorf("the calibration does not show the judge and the five labels: %q", calText)
+	}
 	assertClean(t, bl)
 }
 
