@@ -68,6 +68,9 @@ type convRec struct {
 	Validity     *artifacts.Validity    `json:"val,omitempty"`
 	Score        *scoreRec              `json:"sc,omitempty"`
 	TargetModel  string                 `json:"tm,omitempty"` // the row's target_model when it differs from the run dir
+	// Ut is the simulated user's hidden reasoning, one per user message
+	// (string-table indices); shown behind a toggle.
+	Ut []int `json:"ut,omitempty"`
 }
 
 type scoreRec struct {
@@ -279,6 +282,7 @@ type convBulk struct {
 	StatusReason string                `json:"status_reason"`
 	Run          *artifacts.RunInfo    `json:"run"`
 	Validity     *artifacts.Validity   `json:"validity"`
+	UserThoughts []string              `json:"user_thoughts"`
 }
 
 // releaseRows drops the rows of file-backed runs once the index is built:
@@ -370,7 +374,7 @@ func (st *store) convChunk(k int, files map[string]*os.File) ([]byte, error) {
 		} else {
 			c := &run.Conversations[r.row]
 			bulk = convBulk{TargetModel: c.TargetModel, Transcript: c.Transcript, Usage: c.Usage,
-				StatusReason: c.StatusReason, Run: c.Run, Validity: c.Validity}
+				StatusReason: c.StatusReason, Run: c.Run, Validity: c.Validity, UserThoughts: c.UserThoughts}
 		}
 		rec := convRec{StatusReason: bulk.StatusReason, Run: bulk.Run, Validity: bulk.Validity}
 		if bulk.Usage != (artifacts.UsageRecord{}) {
@@ -396,6 +400,9 @@ func (st *store) convChunk(k int, files map[string]*os.File) ([]byte, error) {
 		rec.Tr = make([]int, 0, 2*len(bulk.Transcript))
 		for _, t := range bulk.Transcript {
 			rec.Tr = append(rec.Tr, intern(t.Role), intern(t.Content))
+		}
+		for _, t := range bulk.UserThoughts {
+			rec.Ut = append(rec.Ut, intern(t))
 		}
 		ch.Recs[j-lo] = rec
 	}
