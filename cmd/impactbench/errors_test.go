@@ -104,7 +104,7 @@ func TestUsageErrors(t *testing.T) {
 		if r.code != 2 {
 			t.Errorf("want exit 2, got:\n%s", r)
 		}
-		if !strings.Contains(r.stderr, "unknown") && !strings.Contains(r.stderr, "requires at least") {
+		if !strings.Contains(r.stderr, "unknown") && !strings.Contains(r.stderr, "expected a benchmark name") {
 			t.Errorf("stderr does not say what is wrong:\n%s", r)
 		}
 	}

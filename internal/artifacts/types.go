@@ -130,6 +130,10 @@ type Conversation struct {
 	Run          *RunInfo    `json:"run,omitempty"`
 	// Validity is the optional landmark-adherence verdict (nil when not checked).
 	Validity *Validity `json:"validity,omitempty"`
+	// UserThoughts is the simulated user's hidden reasoning (its "Thought:"
+	// text), one per user message of Transcript; omitted when it gave none.
+	// Only the report shows it: the target and the judge never see it.
+	UserThoughts []string `json:"user_thoughts,omitempty"`
 }
 
 // Validity is the landmark-adherence check of one conversation.

@@ -2,14 +2,17 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/progress"
@@ -25,11 +28,48 @@ type phaseFlags struct {
 	Report  bool
 }
 
-func (f *phaseFlags) add(cmd *cobra.Command) {
-	cmd.Flags().BoolVarP(&f.Force, "force", "f", false, "redo this phase even if its output exists (ignores stored answers; may replace a file with fewer rows or null verdicts)")
-	cmd.Flags().BoolVarP(&f.DryRun, "dry-run", "n", false, "print rows, model calls and estimated tokens/cost; call nothing")
-	cmd.Flags().Float64Var(&f.MaxCost, "max-cost", 0, "stop scheduling new calls before spending more than this many USD (0: config max_cost)")
-	cmd.Flags().StringVar(&f.Shard, "shard", "", "run only shard i of K (\"i/K\", 0-based); combine shards with `impactbench merge`")
+// phaseFlagSet picks the phase flags a command registers: each command
+// lists only the flags it acts on.
+type phaseFlagSet int
+
+const (
+	withForce phaseFlagSet = 1 << iota
+	withDryRun
+	withMaxCost // the command calls models
+	withShard   // the command's rows can be split across machines
+)
+
+func (f *phaseFlags) add(cmd *cobra.Command, set phaseFlagSet) {
+	fl := cmd.Flags()
+	if set&withForce != 0 {
+		fl.BoolVarP(&f.Force, "force", "f", false, "redo this phase even if its output exists (ignores stored answers; may replace a file with fewer rows or null verdicts)")
+	}
+	if set&withDryRun != 0 {
+		fl.BoolVarP(&f.DryRun, "dry-run", "n", false, "print rows, model calls and estimated tokens/cost; call nothing")
+	}
+	if set&withMaxCost != 0 {
+		fl.Var((*usdValue)(&f.MaxCost), "max-cost", "stop scheduling new calls before spending more than this many US dollars (0: config max_cost)")
+	}
+	if set&withShard != 0 {
+		// A back-quoted word is the placeholder pflag shows after the flag.
+		fl.StringVar(&f.Shard, "shard", "", "run only shard `i/K` of the rows (0 ≤ i < K, e.g. 0/4); combine the shards with impactbench merge")
+	}
+}
+
+// usdValue is a dollar amount flag: a readable error for "abc" or "-5"
+// instead of strconv's text.
+type usdValue float64
+
+func (v *usdValue) String() string { return strconv.FormatFloat(float64(*v), 'f', -1, 64) }
+func (v *usdValue) Type() string   { return "USD" }
+
+func (v *usdValue) Set(s string) error {
+	x, err := strconv.ParseFloat(strings.TrimPrefix(strings.TrimSpace(s), "$"), 64)
+	if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return errors.New("want a dollar amount ≥ 0, e.g. 25 or 2.50")
+	}
+	*v = usdValue(x)
+	return nil
 }
 
 func (f *phaseFlags) shard() (runner.Shard, error) {
@@ -88,16 +128,17 @@ func (g *globals) stopTracker(ctx context.Context, tr *progress.Tracker) {
 }
 
 // withRunner loads config and benchmark, takes the benchmark lock, runs fn,
-// and prints the summary.
-func (g *globals) withRunner(ctx context.Context, benchArg string, pf *phaseFlags, extra func(*runner.Options), fn func(context.Context, *runner.Runner) error) error {
+// and prints the summary (command names it in --json).
+func (g *globals) withRunner(ctx context.Context, command, benchArg string, pf *phaseFlags, extra func(*runner.Options), fn func(context.Context, *runner.Runner, *invocation) error) error {
 	r, tr, err := g.openRunner(benchArg, pf, extra)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	runErr := fn(ctx, r)
+	var inv invocation
+	runErr := fn(ctx, r, &inv)
 	g.stopTracker(ctx, tr)
-	return g.finish(r, runErr)
+	return g.finish(command, r, inv, runErr)
 }
 
 // openRunner loads config and benchmark and takes the benchmark lock.
@@ -147,29 +188,24 @@ func (g *globals) preflightRun(benchArg string, pf *phaseFlags) error {
 	return r.PreflightRun(r.Targets())
 }
 
-// finish prints the plan or summary and turns failed rows into exit 1.
-func (g *globals) finish(r *runner.Runner, runErr error) error {
+// finish turns failed rows into exit 1 and prints the plan or summary
+// (with --json, the command's runJSON on stdout).
+func (g *globals) finish(command string, r *runner.Runner, inv invocation, runErr error) error {
+	runErr = withFailedRows(r, runErr)
 	s := r.Report
 	if s.DryRun {
 		s.Precision = r.DryRunPrecision()
 	}
-	if runErr == nil {
-		if n, ph := s.Failed(); n > 0 {
-			runErr = &runner.PartialError{Failed: n, Phases: ph}
-		}
-	}
 	if g.JSON {
-		out := struct {
-			*runner.Summary
-			ExitCode int    `json:"exit_code"`
-			Error    string `json:"error,omitempty"`
-		}{Summary: s, ExitCode: exitCode(runErr)}
-		if runErr != nil {
-			out.Error = runErr.Error()
+		out, err := newRunJSON(command, r, inv, runErr)
+		if err != nil {
+			return err
 		}
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if g.collect != nil {
+			*g.collect = append(*g.collect, out)
+			return runErr
+		}
+		if err := writeJSON(g.stdout, out); err != nil {
 			return err
 		}
 		return runErr
@@ -182,6 +218,17 @@ func (g *globals) finish(r *runner.Runner, runErr error) error {
 	}
 	if !g.Quiet {
 		printSummary(g, s)
+	}
+	return runErr
+}
+
+// withFailedRows is runErr, or the failed rows as a PartialError (exit 1)
+// when the run itself returned no error.
+func withFailedRows(r *runner.Runner, runErr error) error {
+	if runErr == nil {
+		if n, ph := r.Report.Failed(); n > 0 {
+			return &runner.PartialError{Failed: n, Phases: ph}
+		}
 	}
 	return runErr
 }
@@ -208,8 +255,42 @@ func printSummary(g *globals, s *runner.Summary) {
 		s.Reused.Requests, progress.Dollars(s.Reused))
 }
 
-// benchDirs expands "all" to every benchmark under benchmarks/.
-func benchArgs(g *globals, arg string) ([]string, error) {
+// benchArgs checks a command's arguments: a benchmark name, then targets
+// when withTargets. The errors say what is expected, not just how many.
+func benchArgs(withTargets bool) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usagef("expected a benchmark name (a directory under benchmarks/), e.g. `impactbench %s example`", cmd.Name())
+		}
+		if !withTargets && len(args) > 1 {
+			return usagef("%s takes one benchmark name, got %d arguments: %s", cmd.Name(), len(args), strings.Join(args, " "))
+		}
+		return nil
+	}
+}
+
+// flagError turns pflag's "invalid argument … strconv.ParseFloat: …" into
+// what the flag wants.
+func flagError(_ *cobra.Command, err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return &usageError{err.Error() + " (see --help)"}
+	}
+	f := ive.GetFlag()
+	want := map[string]string{
+		"int": "a whole number", "uint64": "a whole number ≥ 0", "float64": "a number",
+		"duration": "a duration such as 500ms, 30s or 2m", "bool": "true or false",
+	}[f.Value.Type()]
+	if want == "" {
+		want = ive.Unwrap().Error() // our own flag types say it themselves
+	} else {
+		want = "want " + want
+	}
+	return usagef("--%s %q: %s (see --help)", f.Name, ive.GetValue(), want)
+}
+
+// expandAll expands "all" to every benchmark under benchmarks/.
+func expandAll(g *globals, arg string) ([]string, error) {
 	if arg != "all" {
 		return []string{arg}, nil
 	}

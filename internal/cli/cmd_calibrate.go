@@ -61,7 +61,7 @@ func runCalibrate(ctx context.Context, g *globals, benchArg string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeReport(ctx, g, r); err != nil {
+	if err := writeReport(ctx, g, r, &invocation{}); err != nil {
 		fmt.Fprintf(g.stderr, "impactbench: report not written: %v\n", err)
 	}
 	closeTracker()

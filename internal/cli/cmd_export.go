@@ -37,7 +37,7 @@ written. Parquet is binary: it goes to stdout only when stdout is not a terminal
   impactbench export example --format parquet -o example.parquet
   impactbench export example --format jsonl --messages -o messages.jsonl`,
 		GroupID: "results",
-		Args:    cobra.ExactArgs(1),
+		Args:    benchArgs(false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runExport(g, args[0], o)
 		},

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +20,8 @@ func newInitCmd(g *globals) *cobra.Command {
 		Long: `Creates config.yaml (every key documented), .env.example and benchmarks/example/benchmark.yaml
 in dir (default: the current directory). The config uses the built-in offline model for every
 role, so the example runs without an API key; switch models to real providers when ready.
-Existing files are never overwritten unless --force.`,
+Existing files are never overwritten unless --force. It ends with the next command to run,
+spelled so that it works whether or not impactbench is on your PATH.`,
 		Example: `  impactbench init demo && cd demo && impactbench run example`,
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -29,14 +33,101 @@ Existing files are never overwritten unless --force.`,
 			if err != nil {
 				return err
 			}
+			abs, _ := filepath.Abs(dir)
+			exe, _ := os.Executable()
+			cwd, _ := os.Getwd()
+			next := nextSteps(abs, nextEnv{lookPath: exec.LookPath, exe: exe, cwd: cwd})
+			if g.JSON {
+				return writeJSON(g.stdout, initJSON{Command: "init", Dir: abs, Files: files, Next: next})
+			}
 			for _, f := range files {
 				fmt.Fprintln(g.stdout, "wrote", f)
 			}
-			abs, _ := filepath.Abs(dir)
-			fmt.Fprintf(g.stdout, "\nNext:\n  cd %s\n  impactbench run example\n", abs)
+			fmt.Fprintf(g.stdout, "\nNext:\n  %s\n", strings.Join(next, "\n  "))
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing files")
 	return cmd
+}
+
+// initJSON is init's --json output.
+type initJSON struct {
+	Command string   `json:"command"`
+	Dir     string   `json:"dir"`
+	Files   []string `json:"files"`
+	Next    []string `json:"next"`
+}
+
+// nextEnv is how this binary can be found again: lookPath searches PATH,
+// exe is this executable, cwd the working directory.
+type nextEnv struct {
+	lookPath func(string) (string, error)
+	exe      string
+	cwd      string
+}
+
+// modulePath is impactbench's module path (not published: `go install
+// …@latest` does not work, `go run` and `go install` from the source do).
+const modulePath = "github.com/impactbench/impactbench"
+
+// nextSteps are the commands that run the example in dir, spelled for how
+// this binary can be found: by name when impactbench is on PATH, by its
+// path otherwise, and through `go run` from the source tree when it is a
+// `go run` build, whose binary is deleted when it exits. Lines starting
+// with # are advice.
+func nextSteps(dir string, env nextEnv) []string {
+	cd := "cd " + shellQuote(dir)
+	if _, err := env.lookPath("impactbench"); err == nil {
+		return []string{cd, "impactbench run example"}
+	}
+	if env.exe != "" && !strings.Contains(filepath.ToSlash(env.exe), "/go-build") {
+		return []string{
+			cd,
+			shellQuote(env.exe) + " run example",
+			"# impactbench is not on your PATH; to type just `impactbench`, add " + shellQuote(filepath.Dir(env.exe)) + " to PATH",
+		}
+	}
+	src := sourceRoot(env.cwd)
+	if src == "" {
+		return []string{
+			"# build impactbench once, in its source tree: go build -o impactbench ./cmd/impactbench",
+			cd,
+			"/path/to/the/source/impactbench run example",
+		}
+	}
+	run := "go run ./cmd/impactbench --config " + shellQuote(filepath.Join(dir, "config.yaml")) + " run example"
+	if src != env.cwd {
+		run = "cd " + shellQuote(src) + " && " + run
+	}
+	return []string{
+		run,
+		"# or install it once (cd " + shellQuote(src) + " && go install ./cmd/impactbench; $(go env GOPATH)/bin must be on PATH), then: " + cd + " && impactbench run example",
+	}
+}
+
+// sourceRoot is the impactbench source tree holding dir, or "".
+func sourceRoot(dir string) string {
+	for d := dir; d != ""; {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
+			if strings.HasPrefix(string(b), "module "+modulePath+"\n") {
+				return d
+			}
+			return ""
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+	return ""
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -21,9 +21,9 @@ files are identical to what one machine would have written), then aggregates.`,
   impactbench run example --shard $JOB_COMPLETION_INDEX/4
   # then, once, with all runs/ directories gathered:
   impactbench merge example`,
-		Args: cobra.MinimumNArgs(1),
+		Args: benchArgs(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withRunner(cmd.Context(), args[0], &phaseFlags{}, nil, func(ctx context.Context, r *runner.Runner) error {
+			return g.withRunner(cmd.Context(), "merge", args[0], &phaseFlags{}, nil, func(ctx context.Context, r *runner.Runner, inv *invocation) error {
 				targets := args[1:]
 				if len(targets) == 0 {
 					targets = r.Targets()
@@ -35,6 +35,7 @@ files are identical to what one machine would have written), then aggregates.`,
 				if len(reps) == 0 {
 					return &runner.InputError{Msg: "no shard files found under runs/*/ (written by --shard i/K runs)"}
 				}
+				inv.merged = reps
 				for _, m := range reps {
 					r.Logf("merged %s: %d shards → %d conversations, %d scores", m.Target, m.Shards, m.Conversations, m.Scores)
 				}
@@ -44,7 +45,7 @@ files are identical to what one machine would have written), then aggregates.`,
 				if err := r.Aggregate(ctx); err != nil {
 					return err
 				}
-				return writeReport(ctx, g, r)
+				return writeReport(ctx, g, r, inv)
 			})
 		},
 	}

@@ -46,10 +46,10 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 	var repeats int
 	doc := phaseDocs[kind]
 	use := name + " <benchmark>"
-	args := cobra.ExactArgs(1)
+	args := benchArgs(false)
 	if kind == phaseSimulate || kind == phaseEvaluate {
 		use += " [target…]"
-		args = cobra.MinimumNArgs(1)
+		args = benchArgs(true)
 	}
 	cmd := &cobra.Command{
 		Use:     use,
@@ -60,12 +60,12 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 		GroupID: "stages",
 		Args:    args,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withRunner(cmd.Context(), args[0], pf, func(o *runner.Options) {
+			return g.withRunner(cmd.Context(), name, args[0], pf, func(o *runner.Options) {
 				if len(judges) > 0 {
 					o.Judges = judgeConfigs(judges)
 				}
 				o.UpstreamOnly = upstreamOnly
-			}, func(ctx context.Context, r *runner.Runner) error {
+			}, func(ctx context.Context, r *runner.Runner, inv *invocation) error {
 				targets := args[1:]
 				if len(targets) == 0 {
 					targets = r.Targets()
@@ -89,12 +89,18 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 					if err := r.Aggregate(ctx); err != nil {
 						return err
 					}
-					return writeReport(ctx, g, r)
+					return writeReport(ctx, g, r, inv)
 				}
 			})
 		},
 	}
-	pf.add(cmd)
+	pf.add(cmd, kind.flags())
+	switch kind {
+	case phaseGenMetrics:
+		cmd.Flags().Lookup("force").Usage = "write new metrics even if benchmark.yaml has some (the old file is kept as benchmark.yaml.bak-<UTC time>)"
+	case phaseAggregate:
+		cmd.Flags().Lookup("force").Usage = "write results.json even when it drops a model or counts fewer rows for one than the old file"
+	}
 	if kind == phaseAggregate {
 		cmd.Flags().BoolVar(&upstreamOnly, "upstream-only", false, "write only upstream ImpactBench's fields (byte-identical to its results.json)")
 	}
@@ -103,6 +109,19 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 		cmd.Flags().IntVar(&repeats, "repeats", 0, "re-judge the stored transcripts `K` more times with fresh seeds to measure judge self-consistency (flip rates; written to repeats.json, main scores untouched)")
 	}
 	return cmd
+}
+
+// flags are the phase flags a stage acts on. Metrics and scenarios are one
+// set for all shards, so only simulate and evaluate split by --shard;
+// aggregate calls no model, so it has no ceiling.
+func (k phaseKind) flags() phaseFlagSet {
+	switch k {
+	case phaseGenMetrics, phaseGenScenarios:
+		return withForce | withDryRun | withMaxCost
+	case phaseAggregate:
+		return withForce | withDryRun
+	}
+	return withForce | withDryRun | withMaxCost | withShard
 }
 
 func (k phaseKind) stage() runner.Stage {
@@ -166,12 +185,12 @@ never replaces metrics benchmark.yaml already has: use gen-metrics --force for t
   impactbench run example --dry-run
   impactbench run example --max-cost 25`,
 		GroupID: "stages",
-		Args:    cobra.MinimumNArgs(1),
+		Args:    benchArgs(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] == "all" && len(args) > 1 {
 				return usagef("'all' runs every phase for every target; name a single benchmark to restrict targets")
 			}
-			benches, err := benchArgs(g, args[0])
+			benches, err := expandAll(g, args[0])
 			if err != nil {
 				return err
 			}
@@ -184,8 +203,17 @@ never replaces metrics benchmark.yaml already has: use gen-metrics --force for t
 					}
 				}
 			}
+			if g.JSON && args[0] == "all" {
+				// One array for all benchmarks, also when one fails midway.
+				all := []runJSON{}
+				g.collect = &all
+				defer func() {
+					g.collect = nil
+					writeJSON(g.stdout, all)
+				}()
+			}
 			for _, b := range benches {
-				err := g.withRunner(cmd.Context(), b, pf, nil, func(ctx context.Context, r *runner.Runner) error {
+				err := g.withRunner(cmd.Context(), "run", b, pf, nil, func(ctx context.Context, r *runner.Runner, inv *invocation) error {
 					targets := args[1:]
 					if len(targets) == 0 {
 						targets = r.Targets()
@@ -196,7 +224,7 @@ never replaces metrics benchmark.yaml already has: use gen-metrics --force for t
 					if noReport || pf.DryRun || !r.Report.Ran("aggregate") {
 						return nil // no new results.json: the report would only restate old files
 					}
-					return writeReport(ctx, g, r)
+					return writeReport(ctx, g, r, inv)
 				})
 				if err != nil {
 					return err
@@ -205,14 +233,15 @@ never replaces metrics benchmark.yaml already has: use gen-metrics --force for t
 			return nil
 		},
 	}
-	pf.add(cmd)
+	pf.add(cmd, withForce|withDryRun|withMaxCost|withShard)
 	cmd.Flags().BoolVar(&noReport, "no-report", false, "do not write report.html at the end")
 	return cmd
 }
 
-// writeReport writes report.html next to results.json (best effort: a
-// report failure is reported but does not undo a finished run).
-func writeReport(ctx context.Context, g *globals, r *runner.Runner) error {
+// writeReport writes report.html next to results.json and notes it in inv
+// (best effort: a report failure is reported but does not undo a finished
+// run).
+func writeReport(ctx context.Context, g *globals, r *runner.Runner, inv *invocation) error {
 	if r.Report.DryRun {
 		return nil
 	}
@@ -220,6 +249,7 @@ func writeReport(ctx context.Context, g *globals, r *runner.Runner) error {
 	if err != nil {
 		return err
 	}
+	inv.report = path
 	if !g.Quiet && !g.JSON {
 		g.logger.Info("report written", "path", path)
 		r.Logf("report: %s", path)

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -18,7 +20,7 @@ a single file (no CDN, no server) and stays usable with tens of thousands of con
 All model and user text is shown as text, never executed.`,
 		Example: `  impactbench report example && xdg-open benchmarks/example/report.html`,
 		GroupID: "results",
-		Args:    cobra.ExactArgs(1),
+		Args:    benchArgs(false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.loadConfig()
 			if err != nil {
@@ -32,10 +34,42 @@ All model and user text is shown as text, never executed.`,
 			if err != nil {
 				return err
 			}
+			if g.JSON {
+				return writeReportJSON(g, dir, path)
+			}
 			fmt.Fprintln(g.stdout, path)
 			return nil
 		},
 	}
+}
+
+// reportJSON is report's --json output.
+type reportJSON struct {
+	Command   string      `json:"command"`
+	Benchmark string      `json:"benchmark"`
+	Report    string      `json:"report"`
+	Bytes     int64       `json:"bytes"`
+	Results   []modelJSON `json:"results"`
+}
+
+func writeReportJSON(g *globals, dir, path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	out := reportJSON{Command: "report", Benchmark: filepath.Base(dir), Report: path, Bytes: st.Size()}
+	// The pass rates the report shows; null before the first aggregate.
+	if res := filepath.Join(dir, "results.json"); fileExists(res) {
+		if out.Results, err = readModels(res); err != nil {
+			return err
+		}
+	}
+	return writeJSON(g.stdout, out)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func newStatusCmd(g *globals) *cobra.Command {
@@ -44,7 +78,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Short:   "Show which phases are done per target, failures, cost so far and the leaderboard",
 		Example: `  impactbench status example`,
 		GroupID: "results",
-		Args:    cobra.MinimumNArgs(1),
+		Args:    benchArgs(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.loadConfig()
 			if err != nil {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 
@@ -32,7 +31,7 @@ pair of models changes order beyond its uncertainty (validation.json + a table).
   impactbench validate example --swap judge=gpt-4o
   impactbench validate example --swap generator=openai/gpt-5`,
 		GroupID: "results",
-		Args:    cobra.ExactArgs(1),
+		Args:    benchArgs(false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if swapArg == "" {
 				return usagef("--swap ROLE=MODEL is required (role: generator, user or judge)")
@@ -63,19 +62,25 @@ pair of models changes order beyond its uncertainty (validation.json + a table).
 				return err
 			}
 			defer r.Close()
-			runErr := r.Run(cmd.Context(), r.Targets())
+			runErr := withFailedRows(r, r.Run(cmd.Context(), r.Targets()))
 			g.stopTracker(cmd.Context(), tr)
-			if runErr != nil || pf.DryRun {
-				return g.finish(r, runErr)
+			var rep *compare.Report
+			var written string
+			if runErr == nil && !pf.DryRun {
+				written = filepath.Join(outDir, "validation.json")
+				rep, runErr = compareReport(benchDir, outDir, "main", swap.Role+"="+swap.Model,
+					compare.Options{Seed: cfg.Seed, Allow: swap.AllowedDiffs()}, written)
 			}
-			if n, _ := r.Report.Failed(); n > 0 {
-				return g.finish(r, nil)
+			if g.JSON {
+				return writeValidateJSON(g, r, swap, rep, written, runErr)
 			}
-			return compareRuns(cmd.Context(), g, benchDir, outDir, "main", swap.Role+"="+swap.Model,
-				compare.Options{Seed: cfg.Seed, Allow: swap.AllowedDiffs()}, filepath.Join(outDir, "validation.json"))
+			if rep == nil {
+				return g.finish("validate", r, invocation{}, runErr)
+			}
+			return printComparison(g, rep, written)
 		},
 	}
-	pf.add(cmd)
+	pf.add(cmd, withForce|withDryRun|withMaxCost) // a validation run is never sharded
 	cmd.Flags().StringVar(&swapArg, "swap", "", "role to swap: generator=MODEL, user=MODEL or judge=MODEL")
 	return cmd
 }
@@ -101,7 +106,11 @@ differs; --allow COMPONENT accepts a known difference, --force compares anyway (
 		GroupID: "results",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return compareRuns(cmd.Context(), g, args[0], args[1], "", "", compare.Options{Seed: seed, Allow: allow, Force: force}, out)
+			rep, err := compareReport(args[0], args[1], "", "", compare.Options{Seed: seed, Allow: allow, Force: force}, out)
+			if err != nil {
+				return err
+			}
+			return printComparison(g, rep, out)
 		},
 	}
 	cmd.Flags().StringSliceVar(&allow, "allow", nil, "accept a difference in this component (metrics, judges, settings, prompts)")
@@ -111,35 +120,72 @@ differs; --allow COMPONENT accepts a known difference, --force compares anyway (
 	return cmd
 }
 
-func compareRuns(_ context.Context, g *globals, dirA, dirB, labelA, labelB string, opts compare.Options, out string) error {
+// compareReport compares two run directories and, when out is set, writes
+// the comparison there as JSON.
+func compareReport(dirA, dirB, labelA, labelB string, opts compare.Options, out string) (*compare.Report, error) {
 	a, err := compare.LoadRun(dirA, labelA)
 	if err != nil {
-		return &runner.InputError{Msg: err.Error()}
+		return nil, &runner.InputError{Msg: err.Error()}
 	}
 	b, err := compare.LoadRun(dirB, labelB)
 	if err != nil {
-		return &runner.InputError{Msg: err.Error()}
+		return nil, &runner.InputError{Msg: err.Error()}
 	}
 	rep, err := compare.Compare(a, b, opts)
 	if err != nil {
 		if compare.IsNotComparable(err) {
-			return &runner.InputError{Msg: err.Error()}
+			return nil, &runner.InputError{Msg: err.Error()}
 		}
-		return err
+		return nil, err
 	}
 	if out != "" {
 		if err := compare.WriteJSON(out, rep); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	return rep, nil
+}
+
+// printComparison prints a comparison: with --json the report itself on
+// stdout (with or without -o), otherwise the table.
+func printComparison(g *globals, rep *compare.Report, written string) error {
 	if g.JSON {
 		return writeJSON(g.stdout, rep)
 	}
 	if err := rep.WriteTable(g.stdout); err != nil {
 		return err
 	}
-	if out != "" {
-		fmt.Fprintf(g.stdout, "\nwritten: %s\n", out)
+	if written != "" {
+		fmt.Fprintf(g.stdout, "\nwritten: %s\n", written)
 	}
 	return nil
+}
+
+// validateJSON is validate's --json output: the validation run and, when
+// it finished, its comparison with the main run.
+type validateJSON struct {
+	Command        string          `json:"command"`
+	Benchmark      string          `json:"benchmark"`
+	Swap           string          `json:"swap"`
+	ExitCode       int             `json:"exit_code"`
+	Error          *string         `json:"error"`
+	Run            runJSON         `json:"run"`
+	Comparison     *compare.Report `json:"comparison"`
+	ValidationFile *string         `json:"validation_file"`
+}
+
+func writeValidateJSON(g *globals, r *runner.Runner, swap runner.Swap, rep *compare.Report, written string, runErr error) error {
+	run, err := newRunJSON("validate", r, invocation{}, runErr)
+	if err != nil {
+		return err
+	}
+	out := validateJSON{Command: "validate", Benchmark: run.Benchmark, Swap: swap.Role + "=" + swap.Model,
+		ExitCode: run.ExitCode, Error: run.Error, Run: run, Comparison: rep}
+	if rep != nil {
+		out.ValidationFile = &written
+	}
+	if err := writeJSON(g.stdout, out); err != nil {
+		return err
+	}
+	return runErr
 }

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
@@ -47,6 +49,76 @@ func exitCode(err error) int {
 	return ExitFailure
 }
 
+// Error kinds: the "kind" of a --json error object (docs/json.md). Each
+// names what to do about it, finer than the exit code.
+const (
+	KindUsage       = "usage"       // flags or arguments: fix the command line
+	KindConfig      = "config"      // config.yaml, a missing key or ${VAR}
+	KindInput       = "input"       // benchmark files or a state the command cannot run from
+	KindRefused     = "refused"     // an overwrite that would lose rows or verdicts (--force)
+	KindPartial     = "partial"     // some rows failed after retries; rerun to retry them
+	KindProvider    = "provider"    // a provider refused or failed (auth, quota, …)
+	KindLocked      = "locked"      // another process holds the benchmark
+	KindInterrupted = "interrupted" // Ctrl-C / SIGTERM; completed work is saved
+	KindFailure     = "failure"     // anything else
+)
+
+// errorKind classifies err for --json; exitCode stays the one mapping to
+// exit codes, and every kind maps to exactly one code.
+func errorKind(err error) string {
+	var ue *usageError
+	var ce *config.Error
+	var ie *runner.InputError
+	var fe *artifacts.FileError
+	var re *runner.RefusedError
+	var pe *runner.PartialError
+	var le *runner.ErrLocked
+	var lle *llm.Error
+	switch {
+	case errors.Is(err, context.Canceled):
+		return KindInterrupted
+	case errors.As(err, &ue):
+		return KindUsage
+	case errors.As(err, &re):
+		return KindRefused
+	case errors.As(err, &ce), llm.KindOf(err) == llm.KindConfig:
+		return KindConfig
+	case errors.As(err, &ie), errors.As(err, &fe):
+		return KindInput
+	case errors.As(err, &pe):
+		return KindPartial
+	case errors.As(err, &le):
+		return KindLocked
+	case errors.As(err, &lle):
+		return KindProvider
+	}
+	return KindFailure
+}
+
+// errorJSON is what a failing command writes on stderr under --json: one
+// line, the last stderr writes.
+type errorJSON struct {
+	Error errorBody `json:"error"`
+}
+
+type errorBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Kind    string `json:"kind"`
+}
+
+// printErrorJSON writes err as one errorJSON line.
+func printErrorJSON(w io.Writer, err error) {
+	msg := err.Error()
+	if errors.Is(err, context.Canceled) {
+		msg = interruptedMsg
+	}
+	b, _ := json.Marshal(errorJSON{errorBody{Code: exitCode(err), Message: msg, Kind: errorKind(err)}})
+	fmt.Fprintf(w, "%s\n", b)
+}
+
+const interruptedMsg = "interrupted — everything completed so far is saved; run the same command again to continue"
+
 func (g *globals) printError(err error) {
 	if errors.Is(err, context.Canceled) {
 		g.printInterrupted()
@@ -59,6 +131,6 @@ func (g *globals) printError(err error) {
 // run's return and the signal handler's forced exit gets there first.
 func (g *globals) printInterrupted() {
 	g.interruptedOnce.Do(func() {
-		fmt.Fprintln(g.stderr, "impactbench: interrupted — everything completed so far is saved; run the same command again to continue")
+		fmt.Fprintln(g.stderr, "impactbench: "+interruptedMsg)
 	})
 }

@@ -60,7 +60,7 @@ func TestCommandLine(t *testing.T) {
 	}{
 		{[]string{"--version"}, 0, "impactbench "},
 		{[]string{"bogus"}, ExitUsage, "unknown command"},
-		{[]string{"run"}, ExitUsage, "requires at least 1 arg"},
+		{[]string{"run"}, ExitUsage, "expected a benchmark name (a directory under benchmarks/), e.g. `impactbench run example`"},
 		{[]string{"run", "example", "--nope"}, ExitUsage, "unknown flag"},
 		{[]string{"run", "all", "offline-careful"}, ExitUsage, "'all' runs every phase"},
 		{[]string{"run", "missing-bench"}, ExitUsage, "benchmark \"missing-bench\" not found"},

@@ -25,15 +25,61 @@ import (
 // version is set by -ldflags "-X github.com/impactbench/impactbench/internal/cli.version=v1.2.3".
 var version = ""
 
-// Version returns the build's version.
+// Version returns the build's version: the -ldflags version, else the
+// module version the go command stamped (a release tag, or a
+// pseudo-version from the git checkout it was built in), else the git
+// revision, else "devel" (go run and go test record neither).
 func Version() string {
-	if version != "" {
-		return version
+	bi, _ := debug.ReadBuildInfo()
+	return buildVersion(version, bi).String()
+}
+
+// versionInfo is what the build says about itself; also version's --json.
+type versionInfo struct {
+	Command  string `json:"command"`
+	Version  string `json:"version"`  // -ldflags or module version; "" if neither
+	Revision string `json:"revision"` // vcs.revision; "" when not built from a checkout
+	Time     string `json:"time"`     // vcs.time, the commit's time
+	Modified bool   `json:"modified"` // vcs.modified: uncommitted changes
+	Go       string `json:"go"`
+}
+
+func buildVersion(ldflags string, bi *debug.BuildInfo) versionInfo {
+	v := versionInfo{Command: "version", Version: ldflags}
+	if bi == nil {
+		return v
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	v.Go = bi.GoVersion
+	if v.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v.Version = bi.Main.Version
 	}
-	return "dev"
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Revision = s.Value
+		case "vcs.time":
+			v.Time = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		}
+	}
+	return v
+}
+
+// String is the one-line version: "v1.2.3", "v0.0.0-…-abcdef+dirty",
+// "devel abcdef123456 (modified)" or "devel".
+func (v versionInfo) String() string {
+	if v.Version != "" {
+		return v.Version
+	}
+	s := "devel"
+	if v.Revision != "" {
+		s += " " + v.Revision[:min(12, len(v.Revision))]
+		if v.Modified {
+			s += " (modified)"
+		}
+	}
+	return s
 }
 
 // globals are the flags every command takes.
@@ -51,6 +97,9 @@ type globals struct {
 
 	progress        atomic.Pointer[progress.Tracker] // the live display, for signal handling
 	interruptedOnce sync.Once
+	// collect, when set, gathers the runJSON of each benchmark of `run all`
+	// so they print as one array.
+	collect *[]runJSON
 }
 
 // Main runs the CLI and returns the exit code.
@@ -71,11 +120,27 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if !errors.As(err, &ue) && isCobraUsage(err) {
 			err = &usageError{err.Error() + " (see --help)"}
 		}
-		if !g.JSON || exitCode(err) != ExitOK {
+		if g.JSON || wantsJSON(args) {
+			printErrorJSON(stderr, err)
+		} else {
 			g.printError(err)
 		}
 	}
 	return exitCode(err)
+}
+
+// wantsJSON finds --json on a command line whose parsing failed before
+// reaching it (e.g. `run --nope --json`): the error must still be JSON.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
 }
 
 func isCobraUsage(err error) bool {
@@ -195,8 +260,9 @@ never pays twice for the same call.`,
 		},
 	}
 	root.SetVersionTemplate("impactbench {{.Version}}\n")
+	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
-	pf.StringVarP(&g.ConfigPath, "config", "c", "config.yaml", "config file (ImpactBench format)")
+	pf.StringVarP(&g.ConfigPath, "config", "c", "config.yaml", "config `FILE` (ImpactBench format)")
 	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print nothing but errors (and --json output)")
 	pf.BoolVar(&g.JSON, "json", false, "print a machine-readable summary on stdout")
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "log every model call (never keys or bodies)")
@@ -226,7 +292,15 @@ func newVersionCmd(g *globals) *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(g.stdout, "impactbench %s\n", Version())
+			bi, _ := debug.ReadBuildInfo()
+			v := buildVersion(version, bi)
+			if g.JSON {
+				return writeJSON(g.stdout, v)
+			}
+			fmt.Fprintf(g.stdout, "impactbench %s\n", v)
+			if v.Revision != "" && v.Version != "" {
+				fmt.Fprintf(g.stdout, "revision %s%s\n", v.Revision, map[bool]string{true: " (modified)"}[v.Modified])
+			}
 			return nil
 		},
 	}

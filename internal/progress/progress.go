@@ -1,14 +1,19 @@
 // Package progress shows live progress of a run on stderr: mpb bars on a
 // terminal, plain periodic lines when stderr is a file or pipe, nothing in
 // quiet mode. Every bar shows done/total, failures, ETA, tokens and dollars.
+// Both renderings take their ETA from one estimator (eta.go) and pad the
+// label column to the longest label, so the bars line up.
 package progress
 
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -39,6 +44,7 @@ type Tracker struct {
 	w        io.Writer
 	interval time.Duration
 	p        *mpb.Progress
+	now      func() time.Time // the clock of every ETA; tests replace it
 
 	mu   sync.Mutex
 	bars []*Bar
@@ -53,13 +59,39 @@ type Tracker struct {
 
 // New returns a tracker writing to w. interval applies to Lines mode.
 func New(w io.Writer, mode Mode, interval time.Duration) *Tracker {
-	t := &Tracker{mode: mode, w: w, interval: interval}
+	return newTracker(w, mode, interval, testHooks{})
+}
+
+// testHooks replace what tests cannot control: the clock, mpb's refresh
+// ticker, and the line width mpb assumes when w is not a terminal.
+type testHooks struct {
+	now     func() time.Time
+	refresh chan any // nil: mpb's ticker
+	width   int      // 0: barWidth (a terminal uses its own width)
+}
+
+// barWidth is the width of the bar itself; the line is as wide as the terminal.
+const barWidth = 32
+
+func newTracker(w io.Writer, mode Mode, interval time.Duration, h testHooks) *Tracker {
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.width == 0 {
+		h.width = barWidth
+	}
+	refresh := h.refresh
+	t := &Tracker{mode: mode, w: w, interval: interval, now: h.now}
 	if interval <= 0 {
 		t.interval = 10 * time.Second
 	}
 	switch mode {
 	case Bars:
-		t.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithAutoRefresh())
+		opts := []mpb.ContainerOption{mpb.WithOutput(w), mpb.WithWidth(h.width), mpb.WithAutoRefresh()}
+		if refresh != nil {
+			opts = append(opts, mpb.WithManualRefresh(refresh))
+		}
+		t.p = mpb.New(opts...)
 		t.renderDone = make(chan struct{})
 	case Lines:
 		t.stop, t.done = make(chan struct{}), make(chan struct{})
@@ -76,7 +108,7 @@ type Bar struct {
 	done    atomic.Int64
 	failed  atomic.Int64
 	reused  atomic.Int64
-	start   time.Time
+	est     estimator
 	mb      *mpb.Bar
 	mu      sync.Mutex
 	usage   llm.Usage
@@ -86,24 +118,42 @@ type Bar struct {
 
 // Start adds a bar labelled e.g. "simulate gpt-4o" with total rows.
 func (t *Tracker) Start(label string, total int) *Bar {
-	b := &Bar{t: t, label: label, start: time.Now()}
+	b := &Bar{t: t, label: label, est: estimator{start: t.now()}}
 	b.total.Store(int64(total))
 	b.printed.Store(-1)
+	// Added under t.mu so the bars appear in the order Lines mode lists them.
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.mode == Bars {
+		// DSyncWidth pads a column to its widest cell across all bars: the
+		// labels and counters line up however long the target ids are.
+		// Built with total 0, then given its total: mpb ignores SetTotal on
+		// a bar built with a total, so End could not complete a phase that
+		// stopped early and Close would wait for it forever.
 		// Add, not AddBar: after Abort the display is gone and AddBar
 		// would panic; the bar then just counts.
-		b.mb, _ = t.p.Add(int64(total), mpb.BarStyle().Build(),
-			mpb.PrependDecorators(decor.Name(label, decor.WC{C: decor.DindentRight | decor.DextraSpace})),
+		b.mb, _ = t.p.Add(0, mpb.BarStyle().Build(), mpb.BarWidth(barWidth),
+			mpb.PrependDecorators(decor.Name(label, decor.WC{C: decor.DSyncWidthR | decor.DextraSpace})),
 			mpb.AppendDecorators(
-				decor.CountersNoUnit("%d/%d"),
-				decor.Any(func(decor.Statistics) string { return " " + b.extra() }),
-				decor.OnAbort(decor.OnComplete(decor.EwmaETA(decor.ET_STYLE_GO, 30, decor.WC{C: decor.DextraSpace}), " done"), " stopped"),
+				decor.CountersNoUnit("%d/%d", decor.WC{C: decor.DSyncWidth}),
+				decor.Any(func(decor.Statistics) string { return " " + b.extra() }, decor.WC{C: decor.DSyncWidthR}),
+				decor.OnAbort(decor.OnComplete(decor.Any(func(decor.Statistics) string { return b.etaText() }), " done"), " stopped"),
 			))
+		if b.mb != nil {
+			b.mb.SetTotal(int64(total), false)
+		}
 	}
-	t.mu.Lock()
 	t.bars = append(t.bars, b)
-	t.mu.Unlock()
 	return b
+}
+
+// etaText is the bar's " eta 1m5s", or "" while there is no estimate.
+func (b *Bar) etaText() string {
+	left, ok := b.est.eta(b.t.now(), b.done.Load(), b.total.Load())
+	if !ok {
+		return ""
+	}
+	return " eta " + left.String()
 }
 
 func (b *Bar) extra() string {
@@ -119,7 +169,9 @@ func (b *Bar) extra() string {
 }
 
 // Done records one finished row, its outcome and what it cost now
-// (fresh calls only; reused answers cost nothing).
+// (fresh calls only; reused answers cost nothing). The ETA does not use
+// took: rows run concurrently, so one row's duration says nothing about how
+// fast the phase advances (see estimator).
 func (b *Bar) Done(failed, reused bool, spent llm.Usage, took time.Duration) {
 	if failed {
 		b.failed.Add(1)
@@ -132,7 +184,7 @@ func (b *Bar) Done(failed, reused bool, spent llm.Usage, took time.Duration) {
 	b.mu.Unlock()
 	b.done.Add(1)
 	if b.mb != nil {
-		b.mb.EwmaIncrement(took)
+		b.mb.Increment()
 	}
 }
 
@@ -265,21 +317,25 @@ func (t *Tracker) line(b *Bar, final bool) {
 	}
 	b.printed.Store(done)
 	total := b.total.Load()
-	eta := ""
-	if !final && done > 0 && total > done {
-		el := time.Since(b.start)
-		eta = " eta " + (time.Duration(float64(el) / float64(done) * float64(total-done))).Round(time.Second).String()
-	}
 	state := ""
 	if final {
 		verb := " done in "
 		if done < total {
 			verb = " stopped after " // interrupted, over budget, or rows skipped
 		}
-		state = verb + time.Since(b.start).Round(100*time.Millisecond).String()
+		state = verb + t.now().Sub(b.est.start).Round(100*time.Millisecond).String()
+	} else {
+		state = b.etaText()
 	}
 	t.mu.Lock()
-	fmt.Fprintf(t.w, "%s: %d/%d %s%s%s\n", b.label, done, total, b.extra(), eta, state)
+	width, cwidth := 0, 0
+	for _, o := range t.bars {
+		width = max(width, utf8.RuneCountInString(o.label))
+		n := len(strconv.FormatInt(o.total.Load(), 10))
+		cwidth = max(cwidth, 2*n+1) // "done/total" at its widest
+	}
+	pad := strings.Repeat(" ", width-utf8.RuneCountInString(b.label))
+	fmt.Fprintf(t.w, "%s:%s %*s %s%s\n", b.label, pad, cwidth, fmt.Sprintf("%d/%d", done, total), b.extra(), state)
 	t.mu.Unlock()
 }
 

@@ -311,6 +311,7 @@ func (l *lightener) conversation(target string) func(c *artifacts.Conversation) 
 	return func(c *artifacts.Conversation) int32 {
 		n := int32(len(c.Transcript))
 		c.Transcript = nil
+		c.UserThoughts = nil
 		c.StatusReason = ""
 		c.Validity = nil
 		c.MetricID, c.TargetModel, c.Status = l.s(c.MetricID), l.s(c.TargetModel), l.s(c.Status)

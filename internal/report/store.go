@@ -70,6 +70,9 @@ type convRec struct {
 	TargetModel  string                 `json:"tm,omitempty"` // the row's target_model when it differs from the run dir
 	// Highlights are the judges' quotes found in the transcript (see highlights).
 	Highlights [][3]int `json:"hl,omitempty"`
+	// Ut is the simulated user's hidden reasoning, one per user message
+	// (string-table indices); shown behind a toggle.
+	Ut []int `json:"ut,omitempty"`
 }
 
 type scoreRec struct {
@@ -284,6 +287,7 @@ type convBulk struct {
 	StatusReason string                `json:"status_reason"`
 	Run          *artifacts.RunInfo    `json:"run"`
 	Validity     *artifacts.Validity   `json:"validity"`
+	UserThoughts []string              `json:"user_thoughts"`
 }
 
 // releaseRows drops the rows of file-backed runs once the index is built:
@@ -375,7 +379,7 @@ func (st *store) convChunk(k int, files map[string]*os.File) ([]byte, error) {
 		} else {
 			c := &run.Conversations[r.row]
 			bulk = convBulk{TargetModel: c.TargetModel, Transcript: c.Transcript, Usage: c.Usage,
-				StatusReason: c.StatusReason, Run: c.Run, Validity: c.Validity}
+				StatusReason: c.StatusReason, Run: c.Run, Validity: c.Validity, UserThoughts: c.UserThoughts}
 		}
 		rec := convRec{StatusReason: bulk.StatusReason, Run: bulk.Run, Validity: bulk.Validity}
 		if bulk.Usage != (artifacts.UsageRecord{}) {
@@ -405,6 +409,9 @@ func (st *store) convChunk(k int, files map[string]*os.File) ([]byte, error) {
 		}
 		if rec.Score != nil {
 			rec.Highlights = highlights(bulk.Transcript, rec.Score)
+		}
+		for _, t := range bulk.UserThoughts {
+			rec.Ut = append(rec.Ut, intern(t))
 		}
 		ch.Recs[j-lo] = rec
 	}

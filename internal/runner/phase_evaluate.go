@@ -66,33 +66,9 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 		}
 		return &InputError{Msg: fmt.Sprintf("%s does not exist: run `impactbench simulate %s %s` first", convPath, r.bench.Slug, targetID)}
 	}
-	// First pass: check every row's metric before spending anything; a
-	// missing metric is an input error, never a silently dropped row. After
-	// a pipelined simulate the rows are known and their metrics were
-	// checked against scenarios.json: no need to read the file again.
-	var rows []evalRow
-	var missing []string
-	var err error
-	if p != nil && p.rows != nil {
-		rows = make([]evalRow, len(p.rows))
-		for i, sr := range p.rows {
-			rows[i] = evalRow{ID: sr.id, Sample: sr.sample}
-		}
-	} else {
-		err = artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
-			if _, ok := r.bench.MetricByID(c.MetricID); !ok {
-				missing = append(missing, fmt.Sprintf("row %d (%s): metric_id %q", i, c.ID, c.MetricID))
-			}
-			rows = append(rows, evalRow{c.ID, c.Sample, c.MetricID})
-			return nil
-		})
-	}
+	rows, err := r.evalRows(convPath, p)
 	if err != nil {
-		return &InputError{Msg: err.Error()}
-	}
-	if len(missing) > 0 {
-		return &InputError{Msg: fmt.Sprintf("%s: %d conversation(s) refer to metrics that are not in %s (known: %s); fix the metric ids or restore the metrics:\n  %s",
-			convPath, len(missing), r.bench.Path, r.metricIDs(), strings.Join(firstN(missing, 10), "\n  "))}
+		return err
 	}
 	convSHA, _ := fileSHA(convPath)
 	inputs := r.evalInputs(convSHA)
@@ -143,38 +119,31 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 	callCtx := ctx
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	done := make([]bool, len(rows))
-	pending := 0
-	for i := range rows {
-		if i < len(j.judged) && j.judged[i] {
-			done[i] = true // judged by the pipeline in this process
-		} else {
-			pending++
-		}
-	}
-	type job struct {
-		i int
-		c artifacts.Conversation
-	}
-	// Stream the conversations to the workers: memory holds only the rows in flight.
-	var feedErr error
-	if pending > 0 {
-		feedErr = forEachStream(ctx, r.cfg.Run.Concurrency.Evaluate, func(send func(job) bool) error {
-			return artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
-				if done[i] || send(job{i, c}) {
-					return nil
-				}
-				return ctx.Err()
-			})
-		}, func(_ context.Context, jb job) {
-			ok, fatal := j.judge(callCtx, jb.c, nil)
-			if fatal != nil {
-				stop(fatal)
-			}
-			done[jb.i] = ok
-		})
-	}
+	done, feedErr := judgePending(ctx, callCtx, stop, j, convPath, len(rows), r.cfg.Run.Concurrency.Evaluate)
 	j.bar.End()
+	return r.finishEvaluate(ctx, evalResult{
+		targetID: targetID, out: out, key: key, inputs: inputs, rows: rows,
+		j: j, jb: jb, unitName: unitName, done: done, feedErr: feedErr,
+	}, rep)
+}
+
+// evalResult is what one evaluate pass leaves for finishEvaluate.
+type evalResult struct {
+	targetID, out, key string
+	inputs             map[string]string
+	rows               []evalRow
+	j                  *judging
+	jb                 *judgeBatches
+	unitName           func(evalRow) string
+	done               []bool // by row: a score is stored
+	feedErr            error
+}
+
+// finishEvaluate reports the phase and, when every row was judged, writes
+// scores.json and its cost and records them; a fatal provider error, a
+// stop by the ceiling or an interruption leaves the old file in place.
+func (r *Runner) finishEvaluate(ctx context.Context, e evalResult, rep PhaseReport) error {
+	j, rows := e.j, e.rows
 	_, _, reused := j.bar.Counts()
 	failures := j.failures
 	rep.Rows, rep.Reused, rep.Spent, rep.Calls, rep.Failed = len(rows), reused, j.spent, j.spent.Requests, len(failures)
@@ -187,14 +156,14 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 		r.Report.add(rep)
 		return cause
 	}
-	if feedErr != nil && !errors.Is(feedErr, context.Canceled) && !errors.Is(feedErr, context.DeadlineExceeded) {
-		return feedErr
+	if e.feedErr != nil && !errors.Is(e.feedErr, context.Canceled) && !errors.Is(e.feedErr, context.DeadlineExceeded) {
+		return e.feedErr
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	notRun := 0
-	for _, ok := range done {
+	for _, ok := range e.done {
 		if !ok {
 			notRun++
 		}
@@ -206,21 +175,116 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 		r.Report.add(rep)
 		return nil
 	}
-	if err := r.beginOutput(key, inputs); err != nil {
+	if err := r.beginOutput(e.key, e.inputs); err != nil {
 		return err
 	}
-	w, err := artifacts.NewArrayWriter(out)
+	total, passed, valid, err := r.writeScores(e.targetID, e.out, rows, e.unitName, &rep)
 	if err != nil {
 		return err
 	}
-	var total llm.Usage
-	passed, valid := 0, 0
+	e.jb.cleanup()
+	costPhase := "evaluate"
+	if len(r.opts.Judges) > 0 {
+		costPhase = "evaluate:" + filepath.Base(filepath.Dir(e.out))
+	}
+	if err := r.writeCost(r.runDir(e.targetID), costPhase, total); err != nil {
+		return err
+	}
+	if err := r.record(e.key, e.out, e.inputs, rep.Failed); err != nil {
+		return err
+	}
+	rep.Status = "ran"
+	if rep.Failed > 0 {
+		rep.Status = "failed"
+	}
+	r.logf("evaluated %d conversations → %d scores (%d/%d passed) for %s", len(rows), len(rows), passed, valid, e.targetID)
+	r.Report.add(rep)
+	return nil
+}
+
+// evalRows is the first pass: every row's metric is checked before
+// anything is spent; a missing metric is an input error, never a silently
+// dropped row. After a pipelined simulate the rows are known and their
+// metrics were checked against scenarios.json: no need to read the file
+// again.
+func (r *Runner) evalRows(convPath string, p *pipeline) ([]evalRow, error) {
+	var rows []evalRow
+	if p != nil && p.rows != nil {
+		rows = make([]evalRow, len(p.rows))
+		for i, sr := range p.rows {
+			rows[i] = evalRow{ID: sr.id, Sample: sr.sample}
+		}
+		return rows, nil
+	}
+	var missing []string
+	err := artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
+		if _, ok := r.bench.MetricByID(c.MetricID); !ok {
+			missing = append(missing, fmt.Sprintf("row %d (%s): metric_id %q", i, c.ID, c.MetricID))
+		}
+		rows = append(rows, evalRow{c.ID, c.Sample, c.MetricID})
+		return nil
+	})
+	if err != nil {
+		return nil, &InputError{Msg: err.Error()}
+	}
+	if len(missing) > 0 {
+		return nil, &InputError{Msg: fmt.Sprintf("%s: %d conversation(s) refer to metrics that are not in %s (known: %s); fix the metric ids or restore the metrics:\n  %s",
+			convPath, len(missing), r.bench.Path, r.metricIDs(), strings.Join(firstN(missing, 10), "\n  "))}
+	}
+	return rows, nil
+}
+
+// judgePending judges the rows of conversations.json the pipeline has not
+// judged, streaming them to the workers so memory holds only the rows in
+// flight. done reports, by row, which now have a stored score.
+func judgePending(ctx, callCtx context.Context, stop context.CancelCauseFunc, j *judging, convPath string, n, workers int) (done []bool, feedErr error) {
+	done = make([]bool, n)
+	pending := 0
+	for i := range n {
+		if i < len(j.judged) && j.judged[i] {
+			done[i] = true // judged by the pipeline in this process
+		} else {
+			pending++
+		}
+	}
+	if pending == 0 {
+		return done, nil
+	}
+	type job struct {
+		i int
+		c artifacts.Conversation
+	}
+	feedErr = forEachStream(ctx, workers, func(send func(job) bool) error {
+		return artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
+			if done[i] || send(job{i, c}) {
+				return nil
+			}
+			return ctx.Err()
+		})
+	}, func(_ context.Context, jb job) {
+		ok, fatal := j.judge(callCtx, jb.c, nil)
+		if fatal != nil {
+			stop(fatal)
+		}
+		done[jb.i] = ok
+	})
+	return done, feedErr
+}
+
+// writeScores assembles scores.json from the stored scores in row order,
+// refusing (and leaving the old file) when verdicts would become null. It
+// returns the scores' usage and the passed and valid counts.
+func (r *Runner) writeScores(targetID, out string, rows []evalRow, unitName func(evalRow) string, rep *PhaseReport) (total llm.Usage, passed, valid int, err error) {
+	w, err := artifacts.NewArrayWriter(out)
+	if err != nil {
+		return total, 0, 0, err
+	}
 	guard := r.newVerdictGuard(out)
 	for _, row := range rows {
 		var sc artifacts.Score
 		if _, ok := r.store.ReadResult(unitName(row), &sc); !ok {
 			w.Abort()
-			return fmt.Errorf("evaluate %s: score of %s sample %d missing from %s", targetID, row.ID, row.Sample, r.store.Dir())
+			return total, 0, 0, fmt.Errorf("evaluate %s: score of %s sample %d missing from %s", targetID, row.ID, row.Sample, r.store.Dir())
 		}
 		if sc.Usage != nil {
 			total = total.Add(usageOf(*sc.Usage))
@@ -234,36 +298,19 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 		guard.see(&sc)
 		if err := w.Write(sc); err != nil {
 			w.Abort()
-			return err
+			return total, 0, 0, err
 		}
 	}
 	if err := guard.check(); err != nil {
 		w.Abort()
 		rep.Status, rep.Reason = "refused", err.Error()
-		r.Report.add(rep)
-		return err
+		r.Report.add(*rep)
+		return total, 0, 0, err
 	}
 	if err := w.Close(); err != nil {
-		return err
+		return total, 0, 0, err
 	}
-	jb.cleanup()
-	costPhase := "evaluate"
-	if len(r.opts.Judges) > 0 {
-		costPhase = "evaluate:" + filepath.Base(filepath.Dir(out))
-	}
-	if err := r.writeCost(r.runDir(targetID), costPhase, total); err != nil {
-		return err
-	}
-	if err := r.record(key, out, inputs, rep.Failed); err != nil {
-		return err
-	}
-	rep.Status = "ran"
-	if rep.Failed > 0 {
-		rep.Status = "failed"
-	}
-	r.logf("evaluated %d conversations → %d scores (%d/%d passed) for %s", len(rows), len(rows), passed, valid, targetID)
-	r.Report.add(rep)
-	return nil
+	return total, passed, valid, nil
 }
 
 // expectedConversations estimates rows for a dry run before simulate ran.

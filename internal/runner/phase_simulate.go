@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/progress"
 	"github.com/impactbench/impactbench/internal/stages"
 )
 
@@ -157,17 +159,7 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 	if err != nil {
 		return nil, err
 	}
-	// First pass: the rows (ids only) and the metric check, before anything
-	// is spent; the second pass streams the scenarios to the workers.
-	samples := r.cfg.Generation.NumSamples
-	var rows []simRow
-	err = r.scanScenarios(func(sc artifacts.Scenario) {
-		if r.inShard(sc.ID) {
-			for s := range samples {
-				rows = append(rows, simRow{sc.ID, s})
-			}
-		}
-	})
+	rows, err := r.simRows()
 	if err != nil {
 		if r.opts.DryRun {
 			return nil, r.planSimulateFromConfig(target)
@@ -186,64 +178,132 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 	if note != "" {
 		defer r.planNote("simulate", targetID, note)
 	}
-
 	if r.opts.DryRun {
 		r.planSimulate(targetID, target, len(rows))
 		return p, nil
 	}
-	if err := r.guardRows(out, len(rows), "scenarios.json or generation.num_samples shrank"); err != nil {
+	if err := r.guardSimulate(targetID, out, len(rows), pipe); err != nil {
 		return nil, err
 	}
-	if pipe {
-		if err := r.guardRows(r.scoresPath(targetID), len(rows), "scenarios.json or generation.num_samples shrank"); err != nil {
-			return nil, err
-		}
-	}
-	userC, err := r.modelClient("user_model", r.cfg.UserModel)
+	s, err := r.newSimRun(targetID, target, rows, inputs)
 	if err != nil {
 		return p, err
 	}
-	tf, _ := r.cfg.TargetField(targetID)
-	targetC, err := r.modelClient(tf, target)
-	if err != nil {
-		return p, err
-	}
-	userID, targetIdent := identity(r.cfg.UserModel), identity(target)
-	rowKeyBase := fingerprint(inputs["metrics"], inputs["target_prompt"], inputs["settings"], inputs["user_model"], inputs["target_model"], inputs["prompts"])
 
 	// A fatal provider error in one row (quota, auth) stops new rows from
 	// starting by cancelling ctx; calls already on the wire run under
 	// callCtx, the caller's context, so answers the provider is already
 	// billing for are stored instead of discarded and paid again next run.
-	callCtx := ctx
-	ctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
+	s.callCtx = ctx
+	ctx, s.stop = context.WithCancelCause(ctx)
+	defer s.stop(nil)
 	if pipe {
-		if p, err = r.startPipeline(ctx, callCtx, targetID, rows, stop); err != nil {
+		if p, err = r.startPipeline(ctx, s.callCtx, targetID, rows, s.stop); err != nil {
 			return nil, err
 		}
 		defer p.finish() // before stop(nil): the judges share ctx
+		s.p = p
 	}
 	w, err := artifacts.NewArrayWriter(out)
 	if err != nil {
 		return p, err
 	}
 	workers := max(1, r.cfg.Run.Concurrency.Simulate)
-	asm := startAssembler(w, len(rows), 2*workers, r.readConv(targetID, rows))
-	defer asm.abort()
-	bar := r.prog.Start("simulate "+targetID, len(rows))
-	var mu sync.Mutex
-	var spent, saved llm.Usage
-	var failures []RowFailure
-	ran := make([]bool, len(rows))
-	feed := func(send func(simJob) bool) error {
+	s.asm = startAssembler(w, len(rows), 2*workers, r.readConv(targetID, rows))
+	defer s.asm.abort()
+	s.bar = r.prog.Start("simulate "+targetID, len(rows))
+	perr := forEachStream(ctx, workers, s.feed(ctx), s.row)
+	s.bar.End()
+	// The judges finish their queue while conversations.json is written
+	// (the deferred finish waits for them before returning).
+	return p, r.finishSimulate(ctx, s, rep, key, out, inputs, perr)
+}
+
+// simRows is the first pass over scenarios.json: the rows of this shard
+// (ids only) and the metric check, before anything is spent; the second
+// pass (simRun.feed) streams the scenarios to the workers.
+func (r *Runner) simRows() ([]simRow, error) {
+	samples := r.cfg.Generation.NumSamples
+	var rows []simRow
+	err := r.scanScenarios(func(sc artifacts.Scenario) {
+		if r.inShard(sc.ID) {
+			for s := range samples {
+				rows = append(rows, simRow{sc.ID, s})
+			}
+		}
+	})
+	return rows, err
+}
+
+// guardSimulate refuses to replace conversations.json (and, when judging
+// is pipelined, scores.json) with fewer rows.
+func (r *Runner) guardSimulate(targetID, out string, rows int, pipe bool) error {
+	if err := r.guardRows(out, rows, "scenarios.json or generation.num_samples shrank"); err != nil {
+		return err
+	}
+	if pipe {
+		return r.guardRows(r.scoresPath(targetID), rows, "scenarios.json or generation.num_samples shrank")
+	}
+	return nil
+}
+
+// simRun is one target's simulate pass: its clients and row keys, and
+// what the workers add up.
+type simRun struct {
+	r           *Runner
+	targetID    string
+	target      config.ModelConfig
+	rows        []simRow
+	userC       llm.Client
+	targetC     llm.Client
+	userID      callstore.Identity
+	targetIdent callstore.Identity
+	rowKeyBase  string
+
+	callCtx context.Context         // calls on the wire finish under it
+	stop    context.CancelCauseFunc // stops new rows (a fatal provider error)
+	p       *pipeline               // nil: not pipelined
+	asm     *convAssembler
+	bar     *progress.Bar
+
+	mu       sync.Mutex
+	spent    llm.Usage
+	saved    llm.Usage
+	failures []RowFailure
+	ran      []bool // by row: a conversation is stored
+}
+
+func (r *Runner) newSimRun(targetID string, target config.ModelConfig, rows []simRow, inputs map[string]string) (*simRun, error) {
+	userC, err := r.modelClient("user_model", r.cfg.UserModel)
+	if err != nil {
+		return nil, err
+	}
+	tf, _ := r.cfg.TargetField(targetID)
+	targetC, err := r.modelClient(tf, target)
+	if err != nil {
+		return nil, err
+	}
+	return &simRun{
+		r: r, targetID: targetID, target: target, rows: rows,
+		userC: userC, targetC: targetC,
+		userID: identity(r.cfg.UserModel), targetIdent: identity(target),
+		rowKeyBase: fingerprint(inputs["metrics"], inputs["target_prompt"], inputs["settings"], inputs["user_model"], inputs["target_model"], inputs["prompts"]),
+		ran:        make([]bool, len(rows)),
+	}, nil
+}
+
+// feed streams scenarios.json to the workers as jobs, checking that it
+// still holds the rows simRows read.
+func (s *simRun) feed(ctx context.Context) func(send func(simJob) bool) error {
+	r, rows, samples := s.r, s.rows, s.r.cfg.Generation.NumSamples
+	return func(send func(simJob) bool) error {
 		i := 0
 		return artifacts.EachScenario(filepath.Join(r.outDir, "scenarios.json"), func(_ int, sc artifacts.Scenario) error {
 			if !r.inShard(sc.ID) {
 				return nil
 			}
-			for s := range samples {
-				if i >= len(rows) || rows[i] != (simRow{sc.ID, s}) {
+			for smp := range samples {
+				if i >= len(rows) || rows[i] != (simRow{sc.ID, smp}) {
 					return fmt.Errorf("%s changed while simulate was reading it; run simulate again", filepath.Join(r.outDir, "scenarios.json"))
 				}
 				if !send(simJob{i, sc, rows[i]}) {
@@ -254,125 +314,143 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 			return nil
 		})
 	}
-	perr := forEachStream(ctx, workers, feed, func(_ context.Context, job simJob) {
-		i, row := job.i, job.simRow
-		start := time.Now()
-		rowKey := fingerprint(rowKeyBase, job.sc, row.sample)
-		unit, err := r.store.Unit(r.simUnit(targetID, row))
-		if err != nil {
-			mu.Lock()
-			failures = append(failures, RowFailure{Row: row.id, Reason: err.Error()})
-			mu.Unlock()
-			return
+}
+
+func (s *simRun) fail(row, reason string) {
+	s.mu.Lock()
+	s.failures = append(s.failures, RowFailure{Row: row, Reason: reason})
+	s.mu.Unlock()
+}
+
+// row simulates one conversation, or replays the stored one.
+func (s *simRun) row(_ context.Context, job simJob) {
+	r, i, row := s.r, job.i, job.simRow
+	start := time.Now()
+	rowKey := fingerprint(s.rowKeyBase, job.sc, row.sample)
+	unit, err := r.store.Unit(r.simUnit(s.targetID, row))
+	if err != nil {
+		s.fail(row.id, err.Error())
+		return
+	}
+	defer unit.Close()
+	var conv artifacts.Conversation
+	if unit.Result(rowKey, &conv) && conv.Status != artifacts.StatusError {
+		s.ran[i] = true
+		s.bar.Done(false, true, llm.Usage{}, time.Since(start))
+		s.asm.add(i, &conv)
+		s.p.add(i, row, &job.sc, &conv)
+		return
+	}
+	conv, err = s.converse(unit, job)
+	st := unit.Stats()
+	s.mu.Lock()
+	s.spent, s.saved = s.spent.Add(st.Spent), s.saved.Add(st.Saved)
+	s.mu.Unlock()
+	if err != nil {
+		// Cancelled or stopped by the ceiling: the calls made so far are
+		// stored; the row is simply not finished. A fatal provider error
+		// stops the whole phase.
+		if fatalErr(err) {
+			s.stop(err)
 		}
-		defer unit.Close()
-		var conv artifacts.Conversation
-		if unit.Result(rowKey, &conv) && conv.Status != artifacts.StatusError {
-			ran[i] = true
-			bar.Done(false, true, llm.Usage{}, time.Since(start))
-			asm.add(i, &conv)
-			p.add(i, row, &job.sc, &conv)
-			return
-		}
-		m, _ := r.bench.MetricByID(job.sc.MetricID)
-		conv, err = stages.Simulate(callCtx, unit.Client(userID, userC), unit.Client(targetIdent, targetC), r.prompts, stages.SimSpec{
-			Bench: r.bench, Scenario: job.sc, Metric: m,
-			TargetID: targetID, TargetModel: target.Model, UserModel: r.cfg.UserModel.Model,
-			Sample: row.sample, Turns: r.cfg.Generation.Turns,
-			Landmarks: r.cfg.Landmarks, Perfunctory: r.cfg.Perfunctory, Seed: r.cfg.Seed,
-			UserTemperature: r.cfg.UserModel.Temperature, TargetTemperature: target.Temperature,
-		})
-		st := unit.Stats()
-		mu.Lock()
-		spent, saved = spent.Add(st.Spent), saved.Add(st.Saved)
-		mu.Unlock()
-		if err != nil {
-			// Cancelled or stopped by the ceiling: the calls made so far are
-			// stored; the row is simply not finished. A fatal provider error
-			// stops the whole phase.
-			if fatalErr(err) {
-				stop(err)
-			}
-			bar.Done(false, false, st.Spent, time.Since(start))
-			return
-		}
-		resKey := rowKey
-		if conv.Status == artifacts.StatusError {
-			resKey = "error:" + rowKey // recorded for the output, retried next run
-			mu.Lock()
-			failures = append(failures, RowFailure{Row: conv.ConvID, Reason: conv.StatusReason})
-			mu.Unlock()
-		}
-		if err := unit.SetResult(resKey, conv); err != nil {
-			mu.Lock()
-			failures = append(failures, RowFailure{Row: conv.ConvID, Reason: err.Error()})
-			mu.Unlock()
-			bar.Done(true, false, st.Spent, time.Since(start))
-			return
-		}
-		ran[i] = true
-		asm.add(i, &conv)
-		p.add(i, row, &job.sc, &conv)
-		if r.cfg.Run.Verbose {
-			r.printTurns(conv)
-		}
-		bar.Done(conv.Status == artifacts.StatusError, st.Misses == 0, st.Spent, time.Since(start))
+		s.bar.Done(false, false, st.Spent, time.Since(start))
+		return
+	}
+	s.keep(unit, job, rowKey, conv, st, start)
+}
+
+// converse runs the simulated user against the target for one row.
+func (s *simRun) converse(unit *callstore.Unit, job simJob) (artifacts.Conversation, error) {
+	r, target := s.r, s.target
+	m, _ := r.bench.MetricByID(job.sc.MetricID)
+	return stages.Simulate(s.callCtx, unit.Client(s.userID, s.userC), unit.Client(s.targetIdent, s.targetC), r.prompts, stages.SimSpec{
+		Bench: r.bench, Scenario: job.sc, Metric: m,
+		TargetID: s.targetID, TargetModel: target.Model, UserModel: r.cfg.UserModel.Model,
+		Sample: job.sample, Turns: r.cfg.Generation.Turns,
+		Landmarks: r.cfg.Landmarks, Perfunctory: r.cfg.Perfunctory, Seed: r.cfg.Seed,
+		UserTemperature: r.cfg.UserModel.Temperature, TargetTemperature: target.Temperature,
 	})
-	bar.End()
-	// The judges finish their queue while conversations.json is written
-	// (the deferred finish waits for them before returning).
-	_, _, reusedCount := bar.Counts()
-	rep.Rows, rep.Reused, rep.Spent, rep.Calls = len(rows), reusedCount, spent, spent.Requests
-	rep.Failed = len(failures)
-	sort.Slice(failures, func(a, b int) bool { return failures[a].Row < failures[b].Row })
-	rep.Failures = failures
+}
+
+// keep stores a finished conversation (an error conversation under a key
+// the next run retries) and hands it to the file and the judges.
+func (s *simRun) keep(unit *callstore.Unit, job simJob, rowKey string, conv artifacts.Conversation, st callstore.Stats, start time.Time) {
+	resKey := rowKey
+	if conv.Status == artifacts.StatusError {
+		resKey = "error:" + rowKey // recorded for the output, retried next run
+		s.fail(conv.ConvID, conv.StatusReason)
+	}
+	if err := unit.SetResult(resKey, conv); err != nil {
+		s.fail(conv.ConvID, err.Error())
+		s.bar.Done(true, false, st.Spent, time.Since(start))
+		return
+	}
+	s.ran[job.i] = true
+	s.asm.add(job.i, &conv)
+	s.p.add(job.i, job.simRow, &job.sc, &conv)
+	if s.r.cfg.Run.Verbose {
+		s.r.printTurns(conv)
+	}
+	s.bar.Done(conv.Status == artifacts.StatusError, st.Misses == 0, st.Spent, time.Since(start))
+}
+
+// finishSimulate reports the phase and, when every row finished, completes
+// conversations.json and records it; a fatal provider error, a stop by the
+// ceiling or an interruption leaves the old file in place.
+func (r *Runner) finishSimulate(ctx context.Context, s *simRun, rep PhaseReport, key, out string, inputs map[string]string, perr error) error {
+	rows, samples := s.rows, r.cfg.Generation.NumSamples
+	_, _, reusedCount := s.bar.Counts()
+	rep.Rows, rep.Reused, rep.Spent, rep.Calls = len(rows), reusedCount, s.spent, s.spent.Requests
+	rep.Failed = len(s.failures)
+	sort.Slice(s.failures, func(a, b int) bool { return s.failures[a].Row < s.failures[b].Row })
+	rep.Failures = s.failures
 	if len(rep.Failures) > maxListedFailures {
 		rep.Failures = rep.Failures[:maxListedFailures]
 	}
-	r.Report.addReused(saved)
+	r.Report.addReused(s.saved)
 	notRun := 0
-	for _, ok := range ran {
+	for _, ok := range s.ran {
 		if !ok {
 			notRun++
 		}
 	}
 	if cause := context.Cause(ctx); cause != nil && fatalErr(cause) {
 		r.Report.add(rep)
-		return p, cause
+		return cause
 	}
 	if perr != nil && !budgetStopped(perr) {
-		return p, perr
+		return perr
 	}
 	if notRun > 0 {
 		rep.Status = "stopped"
 		rep.Reason = fmt.Sprintf("%d of %d conversations not finished (cost ceiling or interruption); their completed turns are saved", notRun, len(rows))
 		r.noteRemaining(notRun)
 		r.Report.add(rep)
-		return p, nil
+		return nil
 	}
 	if err := r.beginOutput(key, inputs); err != nil {
-		return p, err
+		return err
 	}
-	total, complete, err := asm.close()
+	total, complete, err := s.asm.close()
 	if err != nil {
-		return p, err
+		return err
 	}
 	if !complete {
-		return p, fmt.Errorf("simulate %s: %s is missing rows although every conversation finished; run simulate again", targetID, out)
+		return fmt.Errorf("simulate %s: %s is missing rows although every conversation finished; run simulate again", s.targetID, out)
 	}
-	if err := r.writeCost(r.runDir(targetID), "simulate", total); err != nil {
-		return p, err
+	if err := r.writeCost(r.runDir(s.targetID), "simulate", total); err != nil {
+		return err
 	}
 	if err := r.record(key, out, inputs, rep.Failed); err != nil {
-		return p, err
+		return err
 	}
 	rep.Status = "ran"
 	if rep.Failed > 0 {
 		rep.Status = "failed"
 	}
-	r.logf("simulated %d conversations (%d sample(s) × %d scenarios) for %s; %d failed", len(rows), samples, len(rows)/max(samples, 1), targetID, rep.Failed)
+	r.logf("simulated %d conversations (%d sample(s) × %d scenarios) for %s; %d failed", len(rows), samples, len(rows)/max(samples, 1), s.targetID, rep.Failed)
 	r.Report.add(rep)
-	return p, nil
+	return nil
 }
 
 // printTurns shows a finished conversation turn by turn (run.verbose), like

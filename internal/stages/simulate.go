@@ -91,8 +91,12 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 	}
 	var usage llm.Usage
 	var userSeeds, targetSeeds seedLog
+	var thoughts []string // the user's hidden reasoning, one per user message
 	end := func(status, reason string, err error) (artifacts.Conversation, error) {
 		conv.Status, conv.StatusReason = status, reason
+		if slices.ContainsFunc(thoughts, func(t string) bool { return t != "" }) {
+			conv.UserThoughts = thoughts
+		}
 		conv.Usage = artifacts.UsageFrom(usage)
 		conv.Run.UserSeeds = userSeeds.record()
 		conv.Run.TargetSeeds = targetSeeds.record()
@@ -142,7 +146,7 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 		}
 		userMsgs = append(userMsgs, llm.Message{Role: llm.RoleUser, Content: turnPrompt})
 
-		msg, terminate, u, err := userTurn(ctx, user, spec, userMsgs, turn, byTurn[turn], convSeed, &userSeeds)
+		msg, thought, terminate, u, err := userTurn(ctx, user, spec, userMsgs, turn, byTurn[turn], convSeed, &userSeeds)
 		usage = usage.Add(u)
 		if err != nil {
 			return fail("user model", turn, err)
@@ -154,6 +158,7 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 			msg = Perturb(msg, seedOf(convSeed, "perturb", itoa(turn)))
 		}
 		conv.Transcript = append(conv.Transcript, artifacts.Turn{Role: string(llm.RoleUser), Content: msg})
+		thoughts = append(thoughts, thought)
 		// The user model sees what was actually sent (after noise), labelled
 		// like its own output format so it keeps to that format.
 		userMsgs = append(userMsgs, llm.Message{Role: llm.RoleAssistant, Content: "Message: " + msg})
@@ -169,6 +174,7 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 			// Drop the unanswered user message: transcripts stay
 			// user/assistant pairs, as every reader of them expects.
 			conv.Transcript = conv.Transcript[:len(conv.Transcript)-1]
+			thoughts = thoughts[:len(thoughts)-1]
 			return fail("target model", turn, err)
 		}
 		conv.Transcript = append(conv.Transcript, artifacts.Turn{Role: string(llm.RoleAssistant), Content: resp.Text})
@@ -193,7 +199,7 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 // user turns and asking the model to continue a dialogue from the wrong
 // side. The history is append-only, so every request's prefix is the
 // previous request (CacheHint) and provider prompt caches hit each turn.
-func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Message, turn int, landmark string, convSeed uint64, seeds *seedLog) (string, bool, llm.Usage, error) {
+func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Message, turn int, landmark string, convSeed uint64, seeds *seedLog) (msg, thought string, terminate bool, usage llm.Usage, err error) {
 	sc := spec.Scenario
 	meta := map[string]string{
 		llm.MetaMetricID:         spec.Metric.ID,
@@ -207,7 +213,6 @@ func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Messag
 		llm.MetaLatentGoal:       sc.LatentAdversarialGoal,
 		llm.MetaLandmark:         landmark,
 	}
-	var usage llm.Usage
 	budget := llm.Attempts{Max: 2}
 	for attempt := 0; ; attempt++ {
 		seed := seedOf(convSeed, "user", itoa(turn))
@@ -225,14 +230,14 @@ func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Messag
 		usage = usage.Add(callUsage(resp, err))
 		seeds.add(resp, err)
 		if err != nil {
-			return "", false, usage, err
+			return "", "", false, usage, err
 		}
 		msg, terminate := ParseUserReply(resp.Text)
 		if terminate || msg != "" {
-			return msg, terminate, usage, nil
+			return msg, UserThought(resp.Text), terminate, usage, nil
 		}
 		if !budget.Another(resp) {
-			return "", false, usage, errors.New("the reply contained no message")
+			return "", "", false, usage, errors.New("the reply contained no message")
 		}
 	}
 }

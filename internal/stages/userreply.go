@@ -2,6 +2,7 @@ package stages
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -42,6 +43,37 @@ func ParseUserReply(raw string) (message string, terminate bool) {
 	}
 	msg = unwrap(msg)
 	return msg, isTerminate(msg)
+}
+
+// UserThought returns the simulated user's hidden reasoning: the text of
+// the "Thought:" parts of its reply, which ParseUserReply leaves out of the
+// message. Each part runs to the next "Message:" line; in a reply without
+// a Message label, to the end of the leading paragraph, as
+// ParseUserReply reads it.
+func UserThought(raw string) string {
+	lines := strings.Split(strings.ReplaceAll(raw, "\r\n", "\n"), "\n")
+	labelled := slices.ContainsFunc(lines, func(l string) bool {
+		label, _, ok := lineLabel(l)
+		return ok && label == "message"
+	})
+	var parts []string
+	in := false
+	for _, l := range lines {
+		if label, rest, ok := lineLabel(l); ok {
+			in = label == "thought"
+			if in {
+				parts = append(parts, rest)
+			}
+			continue
+		}
+		if in && !labelled && strings.TrimSpace(l) == "" {
+			break
+		}
+		if in {
+			parts = append(parts, l)
+		}
+	}
+	return strings.TrimSpace(strings.Join(parts, "\n"))
 }
 
 const markdownLead = "#>-*_ \t"

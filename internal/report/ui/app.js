@@ -1029,10 +1029,16 @@
     if (!rec.tr.length) chat.append(el('p', { 'class': 'muted', text: 'Empty transcript.' }));
     var marks = {};
     (rec.hl || []).forEach(function (h) { (marks[h[0]] = marks[h[0]] || []).push([h[1], h[2]]); });
+    var ut = rec.ut || [], nUser = 0;
+    if (ut.length) chat.append(thoughtsToggle(chat));
     for (var x = 0; x + 1 < rec.tr.length; x += 2) {
       var role = strs[rec.tr[x]], cls = role === 'user' ? 'user' : role === 'assistant' ? 'assistant' : 'other';
       var who = role === 'user' ? 'Simulated user' : role === 'assistant' ? 'Assistant · ' + target : role;
+      var thought = role === 'user' && nUser < ut.length ? strs[ut[nUser]] : '';
+      if (role === 'user') nUser++;
       chat.append(el('div', { 'class': 'msg ' + cls }, el('div', { 'class': 'who', text: who }),
+        thought ? el('div', { 'class': 'thought', hidden: 'hidden', data: { testid: 'thought' } },
+          el('span', { 'class': 'muted', text: 'Hidden reasoning (the assistant never saw this): ' }), thought) : null,
         el('div', { 'class': 'body' }, marked(strs[rec.tr[x + 1]], marks[x / 2]))));
     }
     var side = el('div', { 'class': 'side' });
@@ -1091,6 +1097,15 @@
     box.append(el('div', { 'class': 'detail-grid' }, chat, side));
   }
 
+  // The simulated user's hidden reasoning ("Thought:") is kept apart from
+  // what it said; one switch shows it under each of its messages.
+  function thoughtsToggle(chat) {
+    var box = el('input', { type: 'checkbox', data: { testid: 'show-thoughts' }, onchange: function () {
+      chat.querySelectorAll('.thought').forEach(function (t) { t.hidden = !box.checked; });
+    } });
+    return el('label', { 'class': 'thought-toggle' }, box, ' Show the simulated user\u2019s hidden reasoning');
+  }
+
   function openFromHash() {
     var h = location.hash;
     if (h.indexOf('#conv=') !== 0) return null;
@@ -1104,7 +1119,10 @@
     }
     var pos = Array.prototype.indexOf.call(filtered, i);
     if (pos >= 0 && Math.floor(pos / PAGE) !== page) { page = Math.floor(pos / PAGE); renderList(); }
-    return select(i, false);
+    // A deep link is to the transcript: bring it into view once drawn.
+    return select(i, false).then(function () {
+      if ($('detail').dataset.conv === id) $('detail').scrollIntoView({ block: 'start' });
+    });
   }
   window.addEventListener('hashchange', openFromHash);
 

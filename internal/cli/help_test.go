@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// TestFlagsPerCommand: each command registers only the flags it acts on.
+// A flag that does nothing for a command must not be listed in its help.
+func TestFlagsPerCommand(t *testing.T) {
+	want := map[string][]string{
+		"run":           {"dry-run", "force", "max-cost", "no-report", "shard"},
+		"gen-metrics":   {"dry-run", "force", "max-cost"},
+		"gen-scenarios": {"dry-run", "force", "max-cost"},
+		"simulate":      {"dry-run", "force", "max-cost", "shard"},
+		"evaluate":      {"dry-run", "force", "judge", "max-cost", "repeats", "shard"},
+		"aggregate":     {"dry-run", "force", "upstream-only"},
+		"validate":      {"dry-run", "force", "max-cost", "swap"},
+		"merge":         {"no-aggregate"},
+		"init":          {"force"},
+		"report":        {},
+		"compare":       {"allow", "force", "output", "seed"},
+		"version":       {},
+	}
+	root := newRootCmd(&globals{})
+	for name, flags := range want {
+		cmd, _, err := root.Find([]string{name})
+		if err != nil || cmd.Name() != name {
+			t.Fatalf("command %s: %v", name, err)
+		}
+		var got []string
+		cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) { got = append(got, f.Name) })
+		sort.Strings(got)
+		if !slices.Equal(got, flags) {
+			t.Errorf("%s registers %v, want %v", name, got, flags)
+		}
+	}
+}
+
+// TestUsagePlaceholders: pflag turns the first back-quoted word of a usage
+// string into the placeholder after the flag name (`--shard impactbench
+// merge` once). Every back-quoted word must be a deliberate placeholder.
+func TestUsagePlaceholders(t *testing.T) {
+	placeholder := regexp.MustCompile(`^([A-Z][A-Z_]*|i/K|HOST:PORT)$`)
+	root := newRootCmd(&globals{})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			name, _ := pflag.UnquoteUsage(f)
+			if strings.Contains(f.Usage, "`") && !placeholder.MatchString(name) {
+				t.Errorf("%s --%s shows %q as its value placeholder", c.CommandPath(), f.Name, name)
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+
+	// And the help reads as intended.
+	var out bytes.Buffer
+	Main([]string{"simulate", "--help"}, strings.NewReader(""), &out, &out)
+	for _, want := range []string{"--shard i/K ", "--max-cost USD ", "--config FILE "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("simulate --help lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestArgumentAndFlagErrors: argument and flag mistakes say what is
+// expected, in text and as JSON on stderr.
+func TestArgumentAndFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "expected a benchmark name (a directory under benchmarks/), e.g. `impactbench run example`"},
+		{[]string{"simulate"}, "e.g. `impactbench simulate example`"},
+		{[]string{"aggregate", "a", "b"}, "aggregate takes one benchmark name, got 2 arguments: a b"},
+		{[]string{"report"}, "expected a benchmark name"},
+		{[]string{"run", "example", "--max-cost", "abc"}, `--max-cost "abc": want a dollar amount ≥ 0, e.g. 25 or 2.50`},
+		{[]string{"run", "example", "--max-cost", "-3"}, `--max-cost "-3": want a dollar amount`},
+		{[]string{"bench", "--turns", "x"}, `--turns "x": want a whole number`},
+		{[]string{"bench", "--latency", "5"}, `--latency "5": want a duration such as 500ms, 30s or 2m`},
+	}
+	for _, c := range cases {
+		code, out, errs := run(t, dir, c.args...)
+		if code != ExitUsage || !strings.Contains(errs, c.want) || strings.Contains(errs, "strconv") {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errs, c.want)
+		}
+		if out != "" {
+			t.Errorf("%v: stdout %q", c.args, out)
+		}
+		code, _, errs = run(t, dir, append(c.args, "--json")...)
+		var e errorJSON
+		if err := json.Unmarshal([]byte(errs), &e); err != nil || code != ExitUsage || e.Error.Code != ExitUsage || e.Error.Kind != KindUsage || !strings.Contains(e.Error.Message, c.want) {
+			t.Errorf("%v --json: exit %d, stderr %q (%v)", c.args, code, errs, err)
+		}
+	}
+	// --json after a flag that fails to parse still gets a JSON error.
+	code, _, errs := run(t, dir, "run", "example", "--nope", "--json")
+	if code != ExitUsage || !strings.HasPrefix(errs, `{"error":{"code":2,`) {
+		t.Errorf("--nope --json: exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestMaxCostValue(t *testing.T) {
+	for in, want := range map[string]float64{"25": 25, "2.50": 2.5, "$3": 3, "0": 0} {
+		var v usdValue
+		if err := v.Set(in); err != nil || float64(v) != want {
+			t.Errorf("Set(%q) = %v, %v; want %v", in, float64(v), err, want)
+		}
+	}
+	for _, in := range []string{"abc", "-1", "NaN", "Inf", ""} {
+		var v usdValue
+		if err := v.Set(in); err == nil {
+			t.Errorf("Set(%q) accepted %v", in, float64(v))
+		}
+	}
+}
+
+func TestBuildVersion(t *testing.T) {
+	vcs := func(rev, modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev},
+			{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: modified}}
+	}
+	rev := "0123456789abcdef0123456789abcdef01234567"
+	cases := []struct {
+		name    string
+		ldflags string
+		bi      *debug.BuildInfo
+		want    string
+		info    versionInfo
+	}{
+		{"ldflags win", "v1.2.3", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-x"}, Settings: vcs(rev, "false")}, "v1.2.3",
+			versionInfo{Version: "v1.2.3", Revision: rev, Time: "2026-01-02T03:04:05Z"}},
+		{"module version", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.4.0"}}, "v0.4.0", versionInfo{Version: "v0.4.0"}},
+		{"revision of a modified checkout", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs(rev, "true")},
+			"devel 0123456789ab (modified)", versionInfo{Revision: rev, Time: "2026-01-02T03:04:05Z", Modified: true}},
+		{"clean checkout", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs(rev, "false")},
+			"devel 0123456789ab", versionInfo{Revision: rev, Time: "2026-01-02T03:04:05Z"}},
+		{"go run", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel", versionInfo{}},
+		{"no build info", "", nil, "devel", versionInfo{}},
+	}
+	for _, c := range cases {
+		got := buildVersion(c.ldflags, c.bi)
+		if got.String() != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got.String(), c.want)
+		}
+		got.Command, got.Go = "", ""
+		if got != c.info {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.info)
+		}
+	}
+}
+
+func TestNextSteps(t *testing.T) {
+	onPath := func(string) (string, error) { return "/usr/local/bin/impactbench", nil }
+	notOnPath := func(string) (string, error) { return "", errors.New("not found") }
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "go.mod"), []byte("module "+modulePath+"\n\ngo 1.26\n"), 0o644)
+	os.MkdirAll(filepath.Join(src, "internal", "cli"), 0o755)
+	other := t.TempDir()
+	cases := []struct {
+		name string
+		env  nextEnv
+		want []string
+	}{
+		{"on PATH", nextEnv{lookPath: onPath, exe: "/x/impactbench"}, []string{"cd /p/demo", "impactbench run example"}},
+		{"built binary", nextEnv{lookPath: notOnPath, exe: "/home/me/src/impactbench"},
+			[]string{"cd /p/demo", "/home/me/src/impactbench run example", "# impactbench is not on your PATH"}},
+		{"go run in the source tree", nextEnv{lookPath: notOnPath, exe: "/tmp/go-build1/b001/exe/impactbench", cwd: src},
+			[]string{"go run ./cmd/impactbench --config /p/demo/config.yaml run example", "# or install it once"}},
+		{"go run below the source root", nextEnv{lookPath: notOnPath, exe: "/tmp/go-build1/b001/exe/impactbench", cwd: filepath.Join(src, "internal", "cli")},
+			[]string{"cd " + src + " && go run ./cmd/impactbench --config /p/demo/config.yaml run example"}},
+		{"go run elsewhere", nextEnv{lookPath: notOnPath, exe: "/tmp/go-build1/b001/exe/impactbench", cwd: other},
+			[]string{"# build impactbench once, in its source tree: go build -o impactbench ./cmd/impactbench"}},
+	}
+	for _, c := range cases {
+		got := nextSteps("/p/demo", c.env)
+		if len(got) < len(c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+			continue
+		}
+		for i, w := range c.want {
+			if !strings.HasPrefix(got[i], w) {
+				t.Errorf("%s: line %d %q, want %q…", c.name, i, got[i], w)
+			}
+		}
+	}
+	if got := shellQuote("/a b/it's"); got != `'/a b/it'\''s'` {
+		t.Errorf("shellQuote: %s", got)
+	}
+}

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"path/filepath"
+
+	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/results"
+	"github.com/impactbench/impactbench/internal/runner"
+)
+
+// The --json shapes, one per command. docs/json.md documents every field
+// and TestJSONDocMatchesCode keeps the page and these types in step; fields
+// are never omitted (null when there is nothing), so a reader can rely on
+// every documented key being there.
+
+// runJSON is the output of run and of each stage command (gen-metrics,
+// gen-scenarios, simulate, evaluate, aggregate) and of merge.
+type runJSON struct {
+	Command   string               `json:"command"`
+	Benchmark string               `json:"benchmark"`
+	DryRun    bool                 `json:"dry_run"`
+	ExitCode  int                  `json:"exit_code"`
+	Error     *string              `json:"error"`
+	Phases    []runner.PhaseReport `json:"phases"`
+	Spent     llm.Usage            `json:"spent"`
+	Reused    llm.Usage            `json:"reused"`
+	Budget    *runner.BudgetReport `json:"budget"`
+	Plan      []runner.PlanRow     `json:"plan"`
+	Results   []modelJSON          `json:"results"`
+	Report    *string              `json:"report"`
+	Merged    []runner.MergeReport `json:"merged"`
+}
+
+// modelJSON is one model's pass rates from results.json, with the
+// intervals and leaderboard block our aggregate adds (null in an
+// --upstream-only file).
+type modelJSON struct {
+	TargetModel      string               `json:"target_model"`
+	PositivePassRate *float64             `json:"positive_pass_rate"`
+	NegativePassRate *float64             `json:"negative_pass_rate"`
+	NPositive        int                  `json:"n_positive"`
+	NNegative        int                  `json:"n_negative"`
+	NTotal           int                  `json:"n_total"`
+	NNull            int                  `json:"n_null"`
+	PositiveCI       *results.ClusterCI   `json:"positive_ci"`
+	NegativeCI       *results.ClusterCI   `json:"negative_ci"`
+	Leaderboard      *results.Leaderboard `json:"leaderboard"`
+}
+
+// invocation is what one benchmark's run adds to its runJSON besides the
+// runner's summary; the command's steps fill it in.
+type invocation struct {
+	report string               // report.html written
+	merged []runner.MergeReport // merge only
+}
+
+// newRunJSON builds the output of one benchmark's run; runErr is the
+// command's final error.
+func newRunJSON(command string, r *runner.Runner, inv invocation, runErr error) (runJSON, error) {
+	s := r.Report
+	out := runJSON{
+		Command: command, Benchmark: s.Benchmark, DryRun: s.DryRun, ExitCode: exitCode(runErr),
+		Phases: s.Phases, Spent: s.Spent, Reused: s.Reused, Budget: s.Budget, Plan: s.Plan,
+		Merged: inv.merged,
+	}
+	if out.Phases == nil {
+		out.Phases = []runner.PhaseReport{}
+	}
+	if runErr != nil {
+		msg := runErr.Error()
+		out.Error = &msg
+	}
+	if inv.report != "" {
+		out.Report = &inv.report
+	}
+	if !s.DryRun && s.Ran("aggregate") {
+		res, err := readModels(filepath.Join(r.OutDir(), "results.json"))
+		if err != nil {
+			return out, err
+		}
+		out.Results = res
+	}
+	return out, nil
+}
+
+// readModels reads the pass rates of results.json.
+func readModels(path string) ([]modelJSON, error) {
+	rs, err := results.ReadResults(path)
+	if err != nil {
+		return nil, &runner.InputError{Msg: err.Error()}
+	}
+	out := make([]modelJSON, len(rs))
+	for i, m := range rs {
+		out[i] = modelJSON{
+			TargetModel: m.TargetModel, PositivePassRate: m.PositivePassRate, NegativePassRate: m.NegativePassRate,
+			NPositive: m.NPositive, NNegative: m.NNegative, NTotal: m.NTotal, NNull: m.NNull,
+			PositiveCI: m.PositiveCI, NegativeCI: m.NegativeCI, Leaderboard: m.Leaderboard,
+		}
+	}
+	return out, nil
+}
