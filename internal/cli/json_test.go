@@ -14,6 +14,8 @@ import (
 
 	"github.com/impactbench/impactbench/internal/benchharness"
 	"github.com/impactbench/impactbench/internal/compare"
+	"github.com/impactbench/impactbench/internal/report"
+	"github.com/impactbench/impactbench/internal/runner"
 )
 
 // docField is one row of a docs/json.md table.
@@ -75,18 +77,23 @@ func codeFields(typ reflect.Type) (names []string, omitempty map[string]bool) {
 // docShapes ties each section of docs/json.md to the type that writes it
 // (nil: a shape without a named type, checked only against output).
 var docShapes = map[string]reflect.Type{
-	"error":           reflect.TypeFor[errorJSON](),
-	"error.error":     reflect.TypeFor[errorBody](),
-	"run":             reflect.TypeFor[runJSON](),
-	"run.results[]":   reflect.TypeFor[modelJSON](),
-	"validate":        reflect.TypeFor[validateJSON](),
-	"compare":         reflect.TypeFor[compare.Report](),
-	"report":          reflect.TypeFor[reportJSON](),
-	"export":          nil,
-	"init":            reflect.TypeFor[initJSON](),
-	"version":         reflect.TypeFor[versionInfo](),
-	"bench":           reflect.TypeFor[benchharness.Result](),
-	"bench --caching": reflect.TypeFor[benchharness.CachingResult](),
+	"error":                reflect.TypeFor[errorJSON](),
+	"error.error":          reflect.TypeFor[errorBody](),
+	"run":                  reflect.TypeFor[runJSON](),
+	"run.results[]":        reflect.TypeFor[modelJSON](),
+	"validate":             reflect.TypeFor[validateJSON](),
+	"compare":              reflect.TypeFor[compare.Report](),
+	"report":               reflect.TypeFor[reportJSON](),
+	"export":               nil,
+	"init":                 reflect.TypeFor[initJSON](),
+	"version":              reflect.TypeFor[versionInfo](),
+	"bench":                reflect.TypeFor[benchharness.Result](),
+	"bench --caching":      reflect.TypeFor[benchharness.CachingResult](),
+	"status":               reflect.TypeFor[report.StatusJSON](),
+	"status.targets[]":     reflect.TypeFor[report.TargetStatusJSON](),
+	"status.leaderboard[]": reflect.TypeFor[report.LeaderboardJSON](),
+	"plan":                 reflect.TypeFor[runner.PrecisionPlan](),
+	"calibrate[]":          reflect.TypeFor[calibrationEntry](),
 }
 
 // TestJSONDocMatchesCode: docs/json.md lists exactly the fields the code
@@ -198,6 +205,23 @@ func TestJSONEveryCommand(t *testing.T) {
 			}
 		}},
 		{"version", []string{"version"}, "version", nil},
+		{"status", []string{"status", "example"}, "status", func(t *testing.T, obj map[string]any) {
+			ts, _ := obj["targets"].([]any)
+			lb, _ := obj["leaderboard"].([]any)
+			if len(ts) != 2 || len(lb) != 2 {
+				t.Fatalf("status: targets %v, leaderboard %v", obj["targets"], obj["leaderboard"])
+			}
+			checkShape(t, "status targets[0]", doc, "status.targets[]", ts[0])
+			row := checkShape(t, "status leaderboard[0]", doc, "status.leaderboard[]", lb[0])
+			if ci, _ := row["positive_ci"].(map[string]any); ci == nil || ci["low"] == nil || ci["method"] == "" {
+				t.Errorf("status leaderboard without an interval: %v", row)
+			}
+		}},
+		{"plan", []string{"plan", "example"}, "plan", func(t *testing.T, obj map[string]any) {
+			if sc, _ := obj["scopes"].([]any); len(sc) == 0 {
+				t.Errorf("plan scopes: %v", obj["scopes"])
+			}
+		}},
 		{"bench --caching", []string{"bench", "--caching", "--turns", "2"}, "bench --caching", nil},
 	}
 	for _, c := range cases {
