@@ -19,7 +19,7 @@ func newCalibrateCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "calibrate <benchmark>",
 		Short: "Measure every judge against the human labels and correct pass rates for judge error",
-		Long: `Reads benchmarks/<bench>/labels.jsonl (human verdicts: see the README, "Human labels"),
+		Long: `Reads benchmarks/<bench>/labels.jsonl (human verdicts: see docs/statistics.md, "Human labels and judge calibration"),
 measures every judge — the main verdict, each member of a panel, and every evaluate --judge
 panel — against the labellers' majority on each metric (sensitivity, specificity, Cohen's κ,
 each with an interval and n), and, where the main judge is informative and labelled enough,
@@ -52,7 +52,7 @@ func runCalibrate(ctx context.Context, g *globals, benchArg string) error {
 		return err
 	}
 	if len(ls) == 0 {
-		return &runner.InputError{Msg: fmt.Sprintf("no labels in %s: add human verdicts (one JSON object per line; see the README, \"Human labels\") or record them in `impactbench view`", r.LabelsPath())}
+		return &runner.InputError{Msg: fmt.Sprintf("no labels in %s: add human verdicts (one JSON object per line; see docs/statistics.md, \"Human labels and judge calibration\") or record them in `impactbench view`", r.LabelsPath())}
 	}
 	if err := r.Aggregate(ctx); err != nil {
 		return err

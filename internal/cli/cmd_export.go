@@ -29,7 +29,7 @@ func newExportCmd(g *globals) *cobra.Command {
 evaluate --judge output under runs/<target>/judges/ — with its target, model, metric, scenario,
 one demo_<axis> column per demographic axis, sample, status, turns, judge, verdict and costs.
 Null verdicts stay as empty cells (JSON null, Parquet null). With --messages it writes the
-transcripts instead: one row per message. Columns are listed in the README (Export).
+transcripts instead: one row per message. Columns are listed in docs/outputs.md (Export).
 
 Output goes to stdout unless -o FILE is given; -o replaces FILE only once the whole table is
 written. Parquet is binary: it goes to stdout only when stdout is not a terminal.`,

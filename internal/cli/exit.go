@@ -13,7 +13,7 @@ import (
 	"github.com/impactbench/impactbench/internal/runner"
 )
 
-// Exit codes (documented in the README and `impactbench help exit-codes`).
+// Exit codes (documented in docs/commands.md, the README and `impactbench help exit-codes`).
 const (
 	ExitOK          = 0   // success
 	ExitFailure     = 1   // run failure: rows failed, provider errors, lock held

@@ -29,10 +29,10 @@ func documented(cols []Column) []string {
 	return out
 }
 
-// TestREADMEColumns: the README's Export table lists the judged columns, in
-// order, with their types.
-func TestREADMEColumns(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "README.md"))
+// TestDocsColumns: the Export table of docs/outputs.md lists the judged
+// columns, in order, with their types.
+func TestDocsColumns(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "docs", "outputs.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestREADMEColumns(t *testing.T) {
 	}
 	want := documented(JudgedColumns([]string{"age"}))
 	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("README Export table differs from the judged columns (-code +README):\n%s", d)
+		t.Errorf("docs/outputs.md Export table differs from the judged columns (-code +docs):\n%s", d)
 	}
 }
 
