@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/results"
@@ -79,25 +78,8 @@ func (r *Runner) Repeat(ctx context.Context, targetID string, k int) error {
 }
 
 // repeatRows lists conversations.json's rows, checking their metrics as
-// evaluate does.
-func (r *Runner) repeatRows(convPath string) ([]evalRow, error) {
-	var rows []evalRow
-	var missing []string
-	err := artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
-		if _, ok := r.bench.MetricByID(c.MetricID); !ok {
-			missing = append(missing, fmt.Sprintf("row %d (%s): metric_id %q", i, c.ID, c.MetricID))
-		}
-		rows = append(rows, evalRow{c.ID, c.Sample, c.MetricID})
-		return nil
-	})
-	if err != nil {
-		return nil, &InputError{Msg: err.Error()}
-	}
-	if len(missing) > 0 {
-		return nil, &InputError{Msg: fmt.Sprintf("%s: conversations refer to metrics not in %s:\n  %s", convPath, r.bench.Path, strings.Join(firstN(missing, 10), "\n  "))}
-	}
-	return rows, nil
-}
+// evaluate does (the same pass, without a pipeline's rows).
+func (r *Runner) repeatRows(convPath string) ([]evalRow, error) { return r.evalRows(convPath, nil) }
 
 // judgeRepeat runs repeat n over every conversation. It returns the pass
 // (for its unit names and counters) even when it stopped early.
