@@ -159,7 +159,7 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 	// Stream the conversations to the workers: memory holds only the rows in flight.
 	var feedErr error
 	if pending > 0 {
-		feedErr = forEachStream(ctx, r.cfg.Run.Concurrency.Evaluate, func(send func(job) bool) error {
+		feedErr = forEachStream(ctx, r.workers(r.cfg.Run.Concurrency.Evaluate, pending), func(send func(job) bool) error {
 			return artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
 				if done[i] || send(job{i, c}) {
 					return nil

@@ -228,10 +228,11 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 	if err != nil {
 		return p, err
 	}
-	workers := max(1, r.cfg.Run.Concurrency.Simulate)
+	workers := r.workers(r.cfg.Run.Concurrency.Simulate, len(rows))
 	asm := startAssembler(w, len(rows), 2*workers, r.readConv(targetID, rows))
 	defer asm.abort()
 	bar := r.prog.Start("simulate "+targetID, len(rows))
+	bar.SetNote(r.limitNote(target, r.cfg.UserModel))
 	var mu sync.Mutex
 	var spent, saved llm.Usage
 	var failures []RowFailure

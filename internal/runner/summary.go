@@ -16,6 +16,8 @@ type Summary struct {
 	Reused    llm.Usage     `json:"reused"` // stored answers replayed instead of paid again
 	Budget    *BudgetReport `json:"budget,omitempty"`
 	Plan      []PlanRow     `json:"plan,omitempty"` // dry-run estimates
+	// Limits is each provider pool's concurrency at the end (see RecordLimits).
+	Limits []PoolLimit `json:"limits,omitempty"`
 }
 
 // PhaseReport is one phase (for one target).
