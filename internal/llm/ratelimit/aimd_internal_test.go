@@ -285,3 +285,31 @@ func TestControllerOverloadBacksOffServerErrorDoesNot(t *testing.T) {
 		t.Fatalf("after 529s: %d (%s), want 14 by overloaded", h.limit(), h.lastReason())
 	}
 }
+
+// A failed probe returns to the level before it (which held a whole
+// ProbeInterval), not to 0.9 × the probe; a refusal after that cuts as usual.
+func TestControllerFailedProbeFallsBack(t *testing.T) {
+	h := newCtl(t, Limits{}, Options{InitialConcurrency: 100})
+	h.window(100, 50*time.Millisecond, rl429()) // 90, ceiling 100
+	h.now = h.now.Add(5 * time.Second)
+	for range 3 {
+		h.full(100 * time.Millisecond) // 95, 99, 99
+	}
+	for _, want := range []int{100, 102, 106} {
+		h.now = h.now.Add(5 * time.Second)
+		h.full(100 * time.Millisecond)
+		if h.limit() != want || h.lastReason() != "probe" {
+			t.Fatalf("probe: %d (%s), want %d", h.limit(), h.lastReason(), want)
+		}
+	}
+	h.now = h.now.Add(time.Millisecond)
+	h.window(106, 50*time.Millisecond, rl429())
+	if h.limit() != 102 {
+		t.Fatalf("failed probe from 102 to 106: limit %d, want 102", h.limit())
+	}
+	h.now = h.now.Add(time.Millisecond)
+	h.window(102, 50*time.Millisecond, rl429())
+	if h.limit() != 91 {
+		t.Fatalf("refused again at 102: limit %d, want 91 (0.9 ×)", h.limit())
+	}
+}

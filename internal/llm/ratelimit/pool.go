@@ -42,6 +42,7 @@ type pool struct {
 	ceiling   int // calls in flight when the last back-off happened; 0: none yet
 	probeStep int
 	nextProbe time.Time
+	preProbe  int // the limit before the last probe (0: no probe since the last back-off)
 
 	// Growth window: completions since it began, the in-flight peak in it,
 	// whether any 429 or server trouble happened in it, and the latencies
@@ -422,10 +423,18 @@ func (p *pool) backOffLocked(now time.Time, t ticket, hold time.Duration, reason
 	// alone would change nothing.
 	level := min(p.limit, max(t.inFlight, p.inFlight+1))
 	n := int(float64(level) * a.Decrease)
+	if p.preProbe > 0 && p.preProbe < level {
+		// A probe failed: the level before it held for a whole
+		// ProbeInterval, so go back there rather than below it. If it is
+		// too high after all (a bucket that drained slowly), the next
+		// refused call cuts again.
+		n = max(n, p.preProbe)
+	}
 	if n >= p.limit {
 		n = p.limit - 1
 	}
 	n = max(n, a.Min)
+	p.preProbe = 0
 	p.ceiling = level
 	p.probeStep = 1
 	p.lastDecrease = now
@@ -477,6 +486,7 @@ func (p *pool) growLocked(now time.Time) {
 			return
 		}
 		n, reason = p.limit+p.probeStep, "probe"
+		p.preProbe = p.limit
 		p.probeStep *= 2 // it is only sent if the last probe was taken
 		p.nextProbe = now.Add(a.ProbeInterval)
 		p.ceiling = n + 1 // the next step past the new limit is a probe too
