@@ -95,7 +95,7 @@ func TestRunConcurrencyAutoAndCap(t *testing.T) {
 						mu.Unlock()
 					}()
 				}
-				time.Sleep(20 * time.Millisecond) // calls overlap
+				time.Sleep(50 * time.Millisecond) // calls overlap, however loaded the machine
 				f.serve(w, r)
 			}))
 			defer srv.Close()
@@ -105,7 +105,7 @@ func TestRunConcurrencyAutoAndCap(t *testing.T) {
 			conf := tc.run + fmt.Sprintf(`user_model: {model: user, source: vllm, base_url: %[1]q}
 generator_model: {model: gen, source: vllm, base_url: %[1]q}
 evaluator_model: {model: judge, source: vllm, base_url: %[1]q}
-generation: {scenarios_per_metric: 12, turns: 1, num_samples: 2}
+generation: {scenarios_per_metric: 12, turns: 2, num_samples: 2}
 targets:
   - {id: t1, model: target, source: vllm, base_url: %[1]q}
 `, srv.URL+"/v1")
@@ -137,7 +137,7 @@ targets:
 			mu.Unlock()
 			t.Logf("peak target calls in flight: %d", got)
 			if got < tc.atLeast || got > tc.atMost {
-				t.Errorf("peak target calls in flight %d, want %d..%d", got, tc.atLeast, tc.atMost)
+				t.Errorf("peak target calls in flight %d, want %d..%d; limits %+v", got, tc.atLeast, tc.atMost, r.Report.Limits)
 			}
 			byPool := map[string]PoolLimit{}
 			for _, l := range r.Report.Limits {
