@@ -365,6 +365,8 @@ func badInputCases() []badCase {
 		cfg("max_concurrency too large", replace("source: offline\n    offline: {care: 0.4}", "source: offline\n    max_concurrency: 10001\n    offline: {care: 0.4}"), "targets[1].max_concurrency"),
 		cfg("concurrency zero", appendText("run:\n  concurrency:\n    simulate: 0\n"), "run.concurrency.simulate"),
 		cfg("concurrency too large", appendText("run:\n  concurrency:\n    evaluate: 20000\n"), "run.concurrency.evaluate"),
+		cfg("concurrency neither auto nor a number", appendText("run:\n  concurrency:\n    simulate: fast\n"), "run.concurrency.simulate"),
+		cfg("concurrency block a number", appendText("run:\n  concurrency: 20\n"), "run.concurrency"),
 		cfg("offline care above 1", replace("care: 0.8", "care: 1.5"), "targets[0].offline.care"),
 		cfg("seed negative", appendText("seed: -1\n"), "seed"),
 		cfg("max_cost negative", appendText("max_cost: -2\n"), "max_cost"),

@@ -56,8 +56,19 @@ type childSummary struct {
 		InputTokens  int `json:"input_tokens"`
 		OutputTokens int `json:"output_tokens"`
 	} `json:"spent"`
-	ExitCode int    `json:"exit_code"`
-	Error    string `json:"error"`
+	Limits   []ToolLimit `json:"limits"`
+	ExitCode int         `json:"exit_code"`
+	Error    string      `json:"error"`
+}
+
+// ToolLimit is one of the child's limit pools from its --json summary.
+type ToolLimit struct {
+	Pool           string `json:"pool"`
+	Concurrency    int    `json:"concurrency"`
+	MaxConcurrency int    `json:"max_concurrency"`
+	PeakInFlight   int    `json:"peak_in_flight"`
+	BackOffs       int64  `json:"back_offs"`
+	RateLimited    int64  `json:"rate_limited"`
 }
 
 type childRun struct {

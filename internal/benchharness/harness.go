@@ -70,6 +70,10 @@ type Options struct {
 	// Burst is the fake's bucket capacity as refill time (default 1s:
 	// OpenAI enforces per-minute limits in per-second quanta).
 	Burst time.Duration `json:"burst_ns"`
+	// HideLimits makes the fake send no x-ratelimit-* headers (Retry-After
+	// still comes with a 429): the limits are unknown to the tool, which
+	// must find them from 429s alone, as with many providers and servers.
+	HideLimits bool `json:"hide_limits,omitempty"`
 	// SharedPool puts every model in one limit pool at the fake (like
 	// Anthropic's per-model-family pools) although the tool keys its pools
 	// by model name. Default: one pool per model name, as the tool assumes.
@@ -79,7 +83,8 @@ type Options struct {
 	// Concurrency sets run.concurrency.simulate and .evaluate. 0 sizes them
 	// by Little's law from the limits (2 × rate × latency + 2 per target,
 	// every conversation at once when nothing limits the rate; with
-	// Offline, the tool's defaults); -1 leaves the tool's defaults (10, 20).
+	// Offline, the tool's default); -1 leaves run.concurrency unset, i.e.
+	// the tool's default, auto.
 	Concurrency int `json:"concurrency"`
 	// MaxConcurrency is written as every model's max_concurrency. 0 sets it
 	// only when the automatic Concurrency needs more calls in flight per
@@ -124,8 +129,12 @@ const (
 // turns, 5ms latency), full (2,000 × 6, 200ms, no limits), rpm (full with
 // 3,000 RPM per pool learned from headers), inflight (full with no rate
 // limit but 64 calls in flight per model, as a self-hosted server with 64
-// slots: the concurrency term of T_min binds) or memory (100,000 × 2 on the
-// offline model, no latency).
+// slots: the concurrency term of T_min binds), memory (100,000 × 2 on the
+// offline model, no latency), and the two concurrency auto presets, both
+// with run.concurrency and max_concurrency unset and nothing the tool could
+// learn from headers: auto-inflight (3,000 × 6, 200ms, a server that
+// answers 429 above 48 calls in flight per model) and auto-rpm (1,250 × 6,
+// 200ms, 6,000 RPM per model in per-second quanta, no rate-limit headers).
 func Preset(name string) (Options, error) {
 	switch name {
 	case "small":
@@ -138,12 +147,18 @@ func Preset(name string) (Options, error) {
 		return Options{Conversations: 2000, Turns: 6, Latency: DefaultLatency, MaxInFlight: 64, MaxConcurrency: 64}, nil
 	case "memory":
 		return Options{Conversations: 100000, Turns: 2, Offline: true, Latency: -1}, nil
+	case "auto-inflight":
+		return Options{Conversations: 3000, Turns: 6, Latency: DefaultLatency, MaxInFlight: 48, Concurrency: -1, MaxConcurrency: -1}, nil
+	case "auto-rpm":
+		return Options{Conversations: 1250, Turns: 6, Latency: DefaultLatency, RPM: 6000, HideLimits: true, Concurrency: -1, MaxConcurrency: -1}, nil
 	}
 	return Options{}, fmt.Errorf("unknown preset %q (%s)", name, strings.Join(Presets(), ", "))
 }
 
 // Presets lists the preset names.
-func Presets() []string { return []string{"small", "full", "rpm", "inflight", "memory"} }
+func Presets() []string {
+	return []string{"small", "full", "rpm", "inflight", "memory", "auto-inflight", "auto-rpm"}
+}
 
 func (o Options) withDefaults() Options {
 	if o.Conversations <= 0 {
@@ -214,6 +229,9 @@ type Result struct {
 	OutputTokens       int64   `json:"output_tokens"`
 	// ToolRequests is the child's own count (its --json summary).
 	ToolRequests int64 `json:"tool_requests"`
+	// ToolLimits is each of the tool's limit pools as the run left it (its
+	// --json limits): the concurrency it learned.
+	ToolLimits []ToolLimit `json:"tool_limits,omitempty"`
 
 	ChildUser  float64 `json:"child_user_cpu_s"`
 	ChildSys   float64 `json:"child_sys_cpu_s"`
@@ -283,7 +301,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			models = append(models, modelSpec{targetModel(i), roleTarget, o.TargetTokens})
 		}
 		fake = newFakeServer(models, fakeprovider.Config{
-			RPM: o.RPM, TPM: o.TPM, MaxInFlight: o.MaxInFlight, Burst: o.Burst,
+			RPM: o.RPM, TPM: o.TPM, MaxInFlight: o.MaxInFlight, Burst: o.Burst, HideLimits: o.HideLimits,
 			Latency: o.Latency, PerOutputToken: o.PerOutputToken, OutputTokens: o.TargetTokens,
 		}, o.SharedPool)
 		srv := httptest.NewServer(fake)
@@ -310,6 +328,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.Cores = runtime.GOMAXPROCS(0)
 	res.CPUBound = (res.ChildUser + res.ChildSys + res.HarnessCPU) / float64(res.Cores)
 	res.ToolRequests = int64(ch.summary.Spent.Requests)
+	res.ToolLimits = ch.summary.Limits
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
@@ -547,8 +566,11 @@ func (r *Result) WriteText(w io.Writer) error {
 			parts = append(parts, fmt.Sprintf("%d in flight", o.MaxInFlight))
 		}
 		how := "learned from headers"
-		if o.ConfigureLimits {
+		switch {
+		case o.ConfigureLimits:
 			how = "configured"
+		case o.HideLimits || (o.RPM == 0 && o.TPM == 0):
+			how = "not configured, no headers"
 		}
 		scope := "per model"
 		if o.SharedPool {
@@ -558,7 +580,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	conc := func(n int) string {
 		if n == 0 {
-			return "tool default"
+			return "auto (tool default)"
 		}
 		return fmt.Sprint(n)
 	}
@@ -592,6 +614,16 @@ func (r *Result) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "CPU bound     %s (tool %.1fs + fake/harness %.1fs CPU over %d cores)\n",
 		secs(r.CPUBound), r.ChildUser+r.ChildSys, r.HarnessCPU, r.Cores)
 	fmt.Fprintf(&b, "peak RSS      %.1f MB\n", r.PeakRSSMB)
+	if len(r.ToolLimits) > 0 {
+		b.WriteString("learned       ")
+		for i, l := range r.ToolLimits {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(&b, "%s %d (peak %d, %d back-offs)", l.Pool, l.Concurrency, l.PeakInFlight, l.BackOffs)
+		}
+		b.WriteString("\n")
+	}
 	if len(r.Pools) > 0 {
 		b.WriteString("pools\n")
 		for _, p := range r.Pools {

@@ -139,6 +139,36 @@ func TestRPMEnforcedSmall(t *testing.T) {
 	}
 }
 
+// concurrency auto against a cap the tool cannot know (no headers, nothing
+// configured, 429 above 6 calls in flight per model): every conversation
+// finishes and the tool reports the limits it learned, at or near the cap.
+func TestAutoFindsHiddenInFlightCapSmall(t *testing.T) {
+	o := Options{Conversations: 40, Turns: 2, Latency: 10 * time.Millisecond,
+		MaxInFlight: 6, Concurrency: -1, MaxConcurrency: -1, MaxRetries: 10}
+	res := run(t, o)
+	checkConsistent(t, res, o.withDefaults())
+	if res.SimulateConcurrency != 0 || res.MaxConcurrency != 0 {
+		t.Errorf("run.concurrency or max_concurrency written: %+v", res)
+	}
+	if res.RateLimited == 0 {
+		t.Errorf("no 429 at all: the tool never went past the cap, so nothing was learned")
+	}
+	if len(res.ToolLimits) != 3 {
+		t.Fatalf("tool limits %+v, want the user, target and judge pools", res.ToolLimits)
+	}
+	for _, l := range res.ToolLimits {
+		if l.MaxConcurrency != 256 || l.Concurrency < 1 {
+			t.Errorf("pool %s: %+v", l.Pool, l)
+		}
+		// A pool that met the cap backed off to near it. The tool counts a
+		// call from sending to parsing its answer, so on a loaded machine
+		// its own count may sit above the server's.
+		if l.RateLimited > 0 && (l.BackOffs == 0 || l.Concurrency > 2*o.MaxInFlight) {
+			t.Errorf("pool %s saw %d 429s and ended at %d after %d back-offs, want ≤ %d", l.Pool, l.RateLimited, l.Concurrency, l.BackOffs, 2*o.MaxInFlight)
+		}
+	}
+}
+
 func TestPresets(t *testing.T) {
 	for _, name := range Presets() {
 		o, err := Preset(name)

@@ -192,6 +192,7 @@ func (g *globals) preflightRun(benchArg string, pf *phaseFlags) error {
 // (with --json, the command's runJSON on stdout).
 func (g *globals) finish(command string, r *runner.Runner, inv invocation, runErr error) error {
 	runErr = withFailedRows(r, runErr)
+	r.RecordLimits()
 	s := r.Report
 	if s.DryRun {
 		s.Precision = r.DryRunPrecision()
@@ -253,6 +254,29 @@ func printSummary(g *globals, s *runner.Summary) {
 	fmt.Fprintf(g.stderr, "spent now: %s (%d calls, %d in / %d out tokens); reused from earlier runs: %d calls worth %s\n",
 		progress.Dollars(s.Spent), s.Spent.Requests, s.Spent.InputTokens, s.Spent.OutputTokens,
 		s.Reused.Requests, progress.Dollars(s.Reused))
+	if line := limitsLine(s.Limits); line != "" {
+		fmt.Fprintln(g.stderr, line)
+	}
+}
+
+// limitsLine says how many calls in flight each provider pool ended at,
+// e.g. "concurrency learned: gpt-4o 48 of ≤256 (peak 52, 3 back-offs, 7 × 429)".
+func limitsLine(ls []runner.PoolLimit) string {
+	if len(ls) == 0 {
+		return ""
+	}
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		p := fmt.Sprintf("%s %d of ≤%d (peak %d", l.Pool, l.Concurrency, l.MaxConcurrency, l.PeakInFlight)
+		if l.BackOffs > 0 {
+			p += fmt.Sprintf(", %d back-offs", l.BackOffs)
+		}
+		if l.RateLimited > 0 {
+			p += fmt.Sprintf(", %d × 429", l.RateLimited)
+		}
+		parts[i] = p + ")"
+	}
+	return "concurrency learned: " + strings.Join(parts, "; ")
 }
 
 // benchArgs checks a command's arguments: a benchmark name, then targets

@@ -29,8 +29,11 @@ its peak RSS. Needs no config.yaml and no network; the temporary project is remo
 afterwards unless --keep.
 
 Presets: small (40 conversations × 3 turns, 5ms latency), full (2,000 × 6, 200ms),
-rpm (full with 3,000 RPM per model, learned from headers), memory (100,000 × 2 on
-the offline model, no latency). Flags override a preset's values.`,
+rpm (full with 3,000 RPM per model, learned from headers), inflight (full with 64
+calls in flight per model, configured), memory (100,000 × 2 on the offline model, no
+latency), and for concurrency auto (nothing configured, no rate-limit headers):
+auto-inflight (3,000 × 6, 429 above 48 calls in flight per model) and auto-rpm
+(1,250 × 6, 6,000 RPM per model). Flags override a preset's values.`,
 		Example: `  impactbench bench --preset small
   impactbench bench --preset rpm --configure-limits
   impactbench bench --conversations 500 --turns 4 --latency 1s --rpm 600 --json
@@ -102,8 +105,9 @@ the offline model, no latency). Flags override a preset's values.`,
 	fl.IntVar(&f.TPM, "tpm", 0, "tokens per minute the fake enforces per model (0: none)")
 	fl.IntVar(&f.MaxInFlight, "max-in-flight", 0, "concurrent requests the fake accepts per model (0: no cap)")
 	fl.DurationVar(&f.Burst, "burst", benchharness.DefaultBurst, "the fake's bucket size as refill time (1s: OpenAI's per-second quanta)")
+	fl.BoolVar(&f.HideLimits, "hide-limits", false, "the fake sends no x-ratelimit-* headers: the tool must find the limits from 429s")
 	fl.BoolVar(&f.SharedPool, "shared-pool", false, "one fake limit pool for all models (the tool still keys pools by model)")
-	fl.IntVar(&f.Concurrency, "concurrency", 0, "run.concurrency.simulate and .evaluate (0: sized by Little's law; -1: the tool's defaults)")
+	fl.IntVar(&f.Concurrency, "concurrency", 0, "run.concurrency.simulate and .evaluate (0: sized by Little's law; -1: unset, i.e. auto)")
 	fl.IntVar(&f.MaxConcurrency, "max-concurrency", 0, "max_concurrency of every model (0: only when the automatic concurrency needs it; -1: never)")
 	fl.IntVar(&f.MaxRetries, "max-retries", 0, "max_retries of every model (0: the tool's default)")
 	fl.BoolVar(&f.ConfigureLimits, "configure-limits", false, "write --rpm/--tpm into config.yaml instead of letting the tool learn them from headers")
@@ -154,7 +158,7 @@ func benchOverrides(cmd *cobra.Command, o *benchharness.Options, f benchharness.
 	bools := []struct {
 		name     string
 		dst, src *bool
-	}{{"shared-pool", &o.SharedPool, &f.SharedPool}, {"configure-limits", &o.ConfigureLimits, &f.ConfigureLimits}, {"offline", &o.Offline, &f.Offline}}
+	}{{"shared-pool", &o.SharedPool, &f.SharedPool}, {"hide-limits", &o.HideLimits, &f.HideLimits}, {"configure-limits", &o.ConfigureLimits, &f.ConfigureLimits}, {"offline", &o.Offline, &f.Offline}}
 	for _, x := range bools {
 		if set(x.name) {
 			*x.dst = *x.src

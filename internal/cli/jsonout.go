@@ -16,19 +16,21 @@ import (
 // runJSON is the output of run and of each stage command (gen-metrics,
 // gen-scenarios, simulate, evaluate, aggregate) and of merge.
 type runJSON struct {
-	Command   string               `json:"command"`
-	Benchmark string               `json:"benchmark"`
-	DryRun    bool                 `json:"dry_run"`
-	ExitCode  int                  `json:"exit_code"`
-	Error     *string              `json:"error"`
-	Phases    []runner.PhaseReport `json:"phases"`
-	Spent     llm.Usage            `json:"spent"`
-	Reused    llm.Usage            `json:"reused"`
-	Budget    *runner.BudgetReport `json:"budget"`
-	Plan      []runner.PlanRow     `json:"plan"`
-	Results   []modelJSON          `json:"results"`
-	Report    *string              `json:"report"`
-	Merged    []runner.MergeReport `json:"merged"`
+	Command   string                `json:"command"`
+	Benchmark string                `json:"benchmark"`
+	DryRun    bool                  `json:"dry_run"`
+	ExitCode  int                   `json:"exit_code"`
+	Error     *string               `json:"error"`
+	Phases    []runner.PhaseReport  `json:"phases"`
+	Spent     llm.Usage             `json:"spent"`
+	Reused    llm.Usage             `json:"reused"`
+	Budget    *runner.BudgetReport  `json:"budget"`
+	Plan      []runner.PlanRow      `json:"plan"`
+	Results   []modelJSON           `json:"results"`
+	Report    *string               `json:"report"`
+	Merged    []runner.MergeReport  `json:"merged"`
+	Precision *runner.PrecisionPlan `json:"precision"`
+	Limits    []runner.PoolLimit    `json:"limits"`
 }
 
 // modelJSON is one model's pass rates from results.json, with the
@@ -61,7 +63,7 @@ func newRunJSON(command string, r *runner.Runner, inv invocation, runErr error) 
 	out := runJSON{
 		Command: command, Benchmark: s.Benchmark, DryRun: s.DryRun, ExitCode: exitCode(runErr),
 		Phases: s.Phases, Spent: s.Spent, Reused: s.Reused, Budget: s.Budget, Plan: s.Plan,
-		Merged: inv.merged,
+		Merged: inv.merged, Precision: s.Precision, Limits: s.Limits,
 	}
 	if out.Phases == nil {
 		out.Phases = []runner.PhaseReport{}

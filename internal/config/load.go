@@ -116,12 +116,9 @@ func LoadWithOptions(path string, opts LoadOptions) (*Config, error) {
 
 func defaults() *Config {
 	return &Config{
-		Run: RunConfig{Concurrency: Concurrency{
-			GenScenarios: 5,
-			// GenScenariosExpand is derived after decoding (2 × GenScenarios).
-			Simulate: 10,
-			Evaluate: 20,
-		}},
+		// Run.Concurrency: zero is auto; GenScenariosExpand is derived
+		// after decoding when gen_scenarios is a number.
+
 		Generation: Generation{ScenariosPerMetric: 3, Turns: 6, NumSamples: 1},
 		Landmarks:  true,
 	}
@@ -142,6 +139,9 @@ type cfgDecoder struct {
 
 	// Where generation: and demographics: are, for problems of their product.
 	generationAt, demographicsAt ast.Node
+	// expandSet: run.concurrency.gen_scenarios_expand was given (a number
+	// or auto), so it is not derived from gen_scenarios.
+	expandSet bool
 }
 
 // Known keys per section, for unknown-key errors and suggestions.
@@ -309,8 +309,8 @@ func (d *cfgDecoder) decode(body ast.Node) {
 func (d *cfgDecoder) finish() {
 	d.checkSize()
 	c := &d.cfg.Run.Concurrency
-	if c.GenScenariosExpand == 0 {
-		c.GenScenariosExpand = 2 * c.GenScenarios
+	if !d.expandSet && c.GenScenarios > 0 {
+		c.GenScenariosExpand = 2 * c.GenScenarios // upstream's default
 	}
 }
 
@@ -342,22 +342,52 @@ func (d *cfgDecoder) run(raw ast.Node) {
 		case "verbose":
 			r.Verbose, _ = d.boolean(e.value, f)
 		case "concurrency":
-			d.section(e.value, f, concurrencyKeys(), func(e entry, f string) {
-				c := &r.Concurrency
-				v, _ := d.bounded(e.value, f, 1, MaxConcurrency, "it is a worker-pool size")
-				switch e.key {
-				case "gen_scenarios":
-					c.GenScenarios = v
-				case "gen_scenarios_expand":
-					c.GenScenariosExpand = v
-				case "simulate":
-					c.Simulate = v
-				case "evaluate":
-					c.Evaluate = v
-				}
-			})
+			d.concurrency(e.value, f)
 		}
 	})
+}
+
+// concurrency reads run.concurrency: `auto` for every phase, or a mapping
+// of phase → `auto` or a worker-pool size.
+func (d *cfgDecoder) concurrency(raw ast.Node, field string) {
+	if isAuto(d.deref(raw)) {
+		d.saw(raw, field)
+		d.cfg.Run.Concurrency = Concurrency{}
+		d.expandSet = true
+		return
+	}
+	if _, ok := d.deref(raw).(*ast.MappingNode); !ok && !isNull(d.deref(raw)) {
+		d.typeProblem(raw, field, "auto or a mapping of phase sizes")
+		return
+	}
+	d.section(raw, field, concurrencyKeys(), func(e entry, f string) {
+		c := &d.cfg.Run.Concurrency
+		v := 0 // auto
+		if isAuto(d.deref(e.value)) {
+			d.saw(e.value, f)
+		} else if _, ok := d.deref(e.value).(*ast.IntegerNode); ok {
+			v, _ = d.bounded(e.value, f, 1, MaxConcurrency, "it is a worker-pool size; auto lets the provider limits decide")
+		} else {
+			d.typeProblem(e.value, f, "auto or a worker-pool size (an integer)")
+		}
+		switch e.key {
+		case "gen_scenarios":
+			c.GenScenarios = v
+		case "gen_scenarios_expand":
+			c.GenScenariosExpand = v
+			d.expandSet = true
+		case "simulate":
+			c.Simulate = v
+		case "evaluate":
+			c.Evaluate = v
+		}
+	})
+}
+
+// isAuto reports the scalar `auto` (any case).
+func isAuto(n ast.Node) bool {
+	s, ok := n.(*ast.StringNode)
+	return ok && strings.EqualFold(strings.TrimSpace(s.Value), "auto")
 }
 
 func (d *cfgDecoder) generation(raw ast.Node) {

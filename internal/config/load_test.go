@@ -214,11 +214,19 @@ func TestLoadBadConfigs(t *testing.T) {
 			`13:9: targets[6].id: "` + strings.Repeat("x", 101) + `" is not safe as a directory name (it is longer than 100 characters); use letters, digits, '-', '_' and '.'`,
 		}},
 		{"zero_sizes.yaml", []string{
-			"3:20: run.concurrency.gen_scenarios: must be at least 1, got 0 (it is a worker-pool size)",
-			"4:15: run.concurrency.simulate: must be at least 1, got -3 (it is a worker-pool size)",
+			"3:20: run.concurrency.gen_scenarios: must be at least 1, got 0 (it is a worker-pool size; auto lets the provider limits decide)",
+			"4:15: run.concurrency.simulate: must be at least 1, got -3 (it is a worker-pool size; auto lets the provider limits decide)",
 			"6:25: generation.scenarios_per_metric: must be at least 1, got 0",
 			"7:10: generation.turns: must be at least 1, got 0",
 			"8:16: generation.num_samples: must be at least 1, got 0",
+		}},
+		{"concurrency.yaml", []string{
+			`3:15: run.concurrency.simulate: expected auto or a worker-pool size (an integer), got a string "fast"`,
+			"4:15: run.concurrency.evaluate: expected auto or a worker-pool size (an integer), got a number (2.5)",
+			"5:27: run.concurrency.gen_scenarios_expand: must be at most 10000, got 20000 (it is a worker-pool size; auto lets the provider limits decide)",
+		}},
+		{"concurrency_scalar.yaml", []string{
+			"2:16: run.concurrency: expected auto or a mapping of phase sizes, got an integer (20)",
 		}},
 		{"demographics.yaml", []string{
 			"2:3: demographics.age: axis has no values, which would produce zero scenarios; list at least one value or remove the axis",
@@ -285,7 +293,7 @@ func TestLoadBadConfigs(t *testing.T) {
 
 func TestLoadDefaults(t *testing.T) {
 	want := &Config{
-		Run:        RunConfig{Concurrency: Concurrency{GenScenarios: 5, GenScenariosExpand: 10, Simulate: 10, Evaluate: 20}},
+		// Concurrency unset is auto (zero) in every phase.
 		Generation: Generation{ScenariosPerMetric: 3, Turns: 6, NumSamples: 1},
 		Landmarks:  true,
 	}
@@ -308,8 +316,9 @@ func TestLoadDefaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := &Config{
-			// gen_scenarios_expand follows an explicit gen_scenarios.
-			Run:        RunConfig{Concurrency: Concurrency{GenScenarios: 8, GenScenariosExpand: 16, Simulate: 10, Evaluate: 20}},
+			// gen_scenarios_expand follows an explicit gen_scenarios; the
+			// phases not named stay auto.
+			Run:        RunConfig{Concurrency: Concurrency{GenScenarios: 8, GenScenariosExpand: 16}},
 			Generation: Generation{ScenariosPerMetric: 3, Turns: 6, NumSamples: 1},
 		}
 		if diff := cmp.Diff(want, cfg, cmpIgnorePaths()); diff != "" {
@@ -323,6 +332,41 @@ func cmpIgnorePaths() cmp.Option {
 		s := p.String()
 		return s == "Path" || s == "Dir"
 	}, cmp.Ignore())
+}
+
+// run.concurrency: auto for the block or per phase (0), a number is a cap,
+// gen_scenarios_expand follows a numeric gen_scenarios unless given.
+func TestLoadConcurrencyAuto(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       Concurrency
+	}{
+		{"unset", "seed: 1\n", Concurrency{}},
+		{"block auto", "run:\n  concurrency: auto\n", Concurrency{}},
+		{"block auto, any case", "run: {concurrency: AUTO}\n", Concurrency{}},
+		{"upstream numbers stay caps", "run:\n  concurrency: {gen_scenarios: 5, simulate: 10, evaluate: 20}\n",
+			Concurrency{GenScenarios: 5, GenScenariosExpand: 10, Simulate: 10, Evaluate: 20}},
+		{"one phase auto", "run:\n  concurrency: {gen_scenarios: 4, simulate: auto, evaluate: 30}\n",
+			Concurrency{GenScenarios: 4, GenScenariosExpand: 8, Evaluate: 30}},
+		{"expand auto beside a numeric gen_scenarios", "run:\n  concurrency: {gen_scenarios: 4, gen_scenarios_expand: auto}\n",
+			Concurrency{GenScenarios: 4}},
+		{"only simulate capped", "run:\n  concurrency:\n    simulate: 64\n", Concurrency{Simulate: 64}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := LoadWithOptions(path, LoadOptions{LookupEnv: noEnv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Run.Concurrency != tc.want {
+				t.Errorf("concurrency %+v, want %+v", cfg.Run.Concurrency, tc.want)
+			}
+		})
+	}
 }
 
 func TestLoadEveryKey(t *testing.T) {

@@ -56,7 +56,12 @@ type RunConfig struct {
 }
 
 // Concurrency is upstream's run.concurrency block (pool sizes per phase).
-// Defaults: gen_scenarios 5, gen_scenarios_expand 2×gen_scenarios, simulate 10, evaluate 20.
+// 0 is auto (our default; `auto` in YAML): the phase's worker pool is sized
+// so that the provider pools' adaptive limits, not the workers, bound what
+// is in flight. A number is a cap, as upstream (whose defaults were
+// gen_scenarios 5, gen_scenarios_expand 2×gen_scenarios, simulate 10,
+// evaluate 20). gen_scenarios_expand unset with gen_scenarios a number is
+// 2×gen_scenarios, as upstream.
 type Concurrency struct {
 	GenScenarios       int `yaml:"gen_scenarios"`
 	GenScenariosExpand int `yaml:"gen_scenarios_expand"`

@@ -114,6 +114,16 @@ type Bar struct {
 	usage   llm.Usage
 	ended   atomic.Bool
 	printed atomic.Int64 // done count at the last printed line
+	note    atomic.Pointer[func() string]
+}
+
+// SetNote adds f's text to the bar's line every time it is drawn (e.g. the
+// provider pools' current concurrency limits). f must be cheap and safe
+// for concurrent use; "" shows nothing.
+func (b *Bar) SetNote(f func() string) {
+	if f != nil {
+		b.note.Store(&f)
+	}
 }
 
 // Start adds a bar labelled e.g. "simulate gpt-4o" with total rows.
@@ -165,6 +175,11 @@ func (b *Bar) extra() string {
 		s += fmt.Sprintf("%d failed ", f)
 	}
 	s += fmt.Sprintf("%s tok %s", humanTokens(u.InputTokens+u.OutputTokens), Dollars(u))
+	if f := b.note.Load(); f != nil {
+		if n := (*f)(); n != "" {
+			s += " · " + n
+		}
+	}
 	return s
 }
 

@@ -29,6 +29,22 @@ func TestLinesModeReportsCountsCostAndFailures(t *testing.T) {
 	}
 }
 
+// A bar's note (the runner's concurrency limits) is read each time the line
+// is drawn, so it shows the current value.
+func TestLinesModeShowsNote(t *testing.T) {
+	var buf bytes.Buffer
+	tr := New(&buf, Lines, time.Hour)
+	b := tr.Start("simulate t1", 1)
+	limit := "limit 16"
+	b.SetNote(func() string { return limit })
+	limit = "limit 48"
+	b.Done(false, false, llm.Usage{}, time.Millisecond)
+	tr.Close()
+	if out := buf.String(); !strings.Contains(out, " · limit 48") {
+		t.Errorf("output %q lacks the current note", out)
+	}
+}
+
 func TestQuietWritesNothing(t *testing.T) {
 	var buf bytes.Buffer
 	tr := New(&buf, Quiet, 0)

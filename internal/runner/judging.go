@@ -74,6 +74,7 @@ func (r *Runner) openJudging(targetID string, total int) (*judging, error) {
 	in := r.evalInputs("")
 	j.rowKeyBase = fingerprint(in["metrics"], in["judges"], in["options"], in["prompts"])
 	j.bar = r.prog.Start("evaluate "+targetID, total)
+	j.bar.SetNote(r.limitNote(judges...))
 	return j, nil
 }
 
@@ -249,7 +250,7 @@ func (r *Runner) startPipeline(ctx, callCtx context.Context, targetID string, ro
 	}
 	j.judged = make([]bool, len(rows))
 	read := r.readConv(targetID, rows)
-	workers := max(1, r.cfg.Run.Concurrency.Evaluate)
+	workers := r.workers(r.cfg.Run.Concurrency.Evaluate, len(rows))
 	p := &pipeline{j: j, rows: rows, keep: 2 * workers}
 	p.cond = sync.NewCond(&p.mu)
 	for range workers {

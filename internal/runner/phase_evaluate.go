@@ -119,7 +119,7 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 	callCtx := ctx
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	done, feedErr := judgePending(ctx, callCtx, stop, j, convPath, len(rows), r.cfg.Run.Concurrency.Evaluate)
+	done, feedErr := judgePending(ctx, callCtx, stop, j, convPath, len(rows), r.workers(r.cfg.Run.Concurrency.Evaluate, len(rows)))
 	j.bar.End()
 	return r.finishEvaluate(ctx, evalResult{
 		targetID: targetID, out: out, key: key, inputs: inputs, rows: rows,

@@ -227,11 +227,12 @@ func (r *Runner) GenScenarios(ctx context.Context) error {
 	metrics := r.bench.Metrics
 	results := make([]metricScenarios, len(metrics))
 	bar := r.prog.Start("gen_scenarios", len(metrics))
+	bar.SetNote(r.limitNote(gen))
 	var mu sync.Mutex
 	var spent, saved, total llm.Usage
 	// Base scenarios and their variants per metric in one unit each: the
 	// expansion of metric A can start while metric B is still being written.
-	workers := min(r.cfg.Run.Concurrency.GenScenarios, len(metrics))
+	workers := r.workers(r.cfg.Run.Concurrency.GenScenarios, len(metrics))
 	perr := forEach(ctx, len(metrics), workers, func(ctx context.Context, i int) {
 		start := time.Now()
 		res, st, u := r.genMetricScenarios(ctx, c, metrics[i], n, combos, fingerprint(inputs))
@@ -356,8 +357,7 @@ func (r *Runner) genMetricScenarios(ctx context.Context, c llm.Client, m config.
 // It returns the variants of the base scenarios that expanded fully and an
 // error for each one that did not.
 func (r *Runner) expandAll(ctx context.Context, c llm.Client, base []artifacts.Scenario, combos []artifacts.Demographic) ([]artifacts.Scenario, llm.Usage, []error) {
-	cc := r.cfg.Run.Concurrency
-	workers := max(1, (cc.GenScenariosExpand+cc.GenScenarios-1)/max(1, cc.GenScenarios))
+	workers := r.expandWorkers(len(base))
 	vars := make([][]artifacts.Scenario, len(base))
 	usages := make([]llm.Usage, len(base))
 	errs := make([]error, len(base))

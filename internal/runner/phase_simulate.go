@@ -208,10 +208,11 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 	if err != nil {
 		return p, err
 	}
-	workers := max(1, r.cfg.Run.Concurrency.Simulate)
+	workers := r.workers(r.cfg.Run.Concurrency.Simulate, len(rows))
 	s.asm = startAssembler(w, len(rows), 2*workers, r.readConv(targetID, rows))
 	defer s.asm.abort()
 	s.bar = r.prog.Start("simulate "+targetID, len(rows))
+	s.bar.SetNote(r.limitNote(target, r.cfg.UserModel))
 	perr := forEachStream(ctx, workers, s.feed(ctx), s.row)
 	s.bar.End()
 	// The judges finish their queue while conversations.json is written

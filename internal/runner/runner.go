@@ -80,6 +80,10 @@ type Runner struct {
 	budget  *ratelimit.Budget
 	mu      sync.Mutex
 	clients map[string]llm.Client
+	// poolNames maps limit pool keys to display names (see poolName).
+	poolNames map[string]string
+	// autoWorkers caps the worker pools of phases with concurrency auto.
+	autoWorkers int
 
 	Report *Summary
 }
@@ -163,12 +167,14 @@ func New(cfg *config.Config, benchDir string, opts Options) (*Runner, error) {
 	r := &Runner{
 		cfg: cfg, bench: bench, opts: opts, prompts: ps,
 		outDir: out, cacheDir: cacheDir,
-		store:    callstore.Open(filepath.Join(cacheDir, "calls"), opts.Force),
-		manifest: loadManifest(filepath.Join(cacheDir, "manifest.json")),
-		log:      opts.Logger,
-		prog:     opts.Progress,
-		clients:  map[string]llm.Client{},
-		Report:   &Summary{Benchmark: bench.Slug, DryRun: opts.DryRun},
+		store:       callstore.Open(filepath.Join(cacheDir, "calls"), opts.Force),
+		manifest:    loadManifest(filepath.Join(cacheDir, "manifest.json")),
+		log:         opts.Logger,
+		prog:        opts.Progress,
+		clients:     map[string]llm.Client{},
+		poolNames:   map[string]string{},
+		autoWorkers: autoWorkerCeiling(cfg),
+		Report:      &Summary{Benchmark: bench.Slug, DryRun: opts.DryRun},
 	}
 	if !opts.DryRun {
 		lk, err := acquireLock(cacheDir, bench.Slug)
@@ -304,6 +310,7 @@ func (r *Runner) clientRole(role string, m config.ModelConfig) (llm.Client, erro
 	} else {
 		lim := ratelimit.Limits{MaxInFlight: m.MaxConcurrency, RPM: m.RPM, TPM: m.TPM, ITPM: m.ITPM, OTPM: m.OTPM}
 		pk := poolKey(m)
+		r.poolNames[pk] = poolName(m)
 		c, err = provider.New(m, provider.Options{
 			HTTP:   r.http,
 			Prices: r.prices,

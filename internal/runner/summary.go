@@ -18,6 +18,8 @@ type Summary struct {
 	Plan      []PlanRow     `json:"plan,omitempty"` // dry-run estimates
 	// Precision is the dry run's precision plan (precision.go).
 	Precision *PrecisionPlan `json:"precision,omitempty"`
+	// Limits is each provider pool's concurrency at the end (see RecordLimits).
+	Limits []PoolLimit `json:"limits,omitempty"`
 }
 
 // PhaseReport is one phase (for one target).

@@ -29,9 +29,13 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // drive runs workers goroutines that call c back to back until d has passed
 // (virtual time inside a synctest bubble) and waits for them.
+// The end is a cancellation, not a deadline, so the retry loop does not
+// give up early on waits that would pass it (those are not failures).
 func drive(workers int, d time.Duration, c llm.Client, req llm.Request) (ok, failed int64) {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	stop := time.AfterFunc(d, cancel)
+	defer stop.Stop()
 	var wg sync.WaitGroup
 	var nOK, nFail atomic.Int64
 	for range workers {

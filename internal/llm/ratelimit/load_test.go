@@ -1,6 +1,7 @@
 package ratelimit_test
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -66,7 +67,7 @@ func TestFakeProviderLoad(t *testing.T) {
 		{
 			name:    "concurrency cap found by AIMD",
 			fake:    fakeprovider.Config{MaxInFlight: 24},
-			workers: 100, bound: 24 * float64(time.Minute) / float64(latency+64*perToken), minShare: 0.75,
+			workers: 100, bound: 24 * float64(time.Minute) / float64(latency+64*perToken), minShare: 0.9,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,4 +111,103 @@ func TestFakeProviderLoad(t *testing.T) {
 			})
 		})
 	}
+}
+
+// concurrency auto: many more callers than the provider takes, no limits
+// configured and none reported in headers. The controller alone must find
+// the unknown in-flight cap or request rate: after the first minute at
+// least 1/1.15 of the possible throughput (the acceptance bound of issue
+// 15) with at most 2% of requests refused.
+func TestAutoConcurrencyFindsUnknownLimits(t *testing.T) {
+	const latency = 200 * time.Millisecond
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hello"}}, MaxTokens: 64}
+	for _, tc := range []struct {
+		name  string
+		fake  fakeprovider.Config
+		bound float64 // calls per minute the provider can accept
+	}{
+		{"in-flight cap 48", fakeprovider.Config{MaxInFlight: 48}, 48 * float64(time.Minute) / float64(latency)},
+		{"in-flight cap 8", fakeprovider.Config{MaxInFlight: 8}, 8 * float64(time.Minute) / float64(latency)},
+		{"hidden RPM 6000, per-second quanta", fakeprovider.Config{RPM: 6000, Burst: time.Second, HideLimits: true}, 6000},
+		{"hidden RPM 600, one-minute bucket", fakeprovider.Config{RPM: 600, HideLimits: true}, 600},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tc.fake.Latency = latency
+				fake := fakeprovider.New(tc.fake)
+				reg := ratelimit.NewRegistry(ratelimit.Options{})
+				c := retry(reg.Wrap("fake", ratelimit.Limits{}, fake))
+				var atMinute fakeprovider.Counts
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					time.Sleep(time.Minute)
+					atMinute = fake.Counts()
+				})
+				const minutes = 6
+				_, failed := drive(512, minutes*time.Minute, c, req)
+				wg.Wait()
+				end := fake.Counts()
+				requests := end.Requests - atMinute.Requests
+				refused := end.RateLimited - atMinute.RateLimited
+				perMin := float64(end.Accepted-atMinute.Accepted) / (minutes - 1)
+				st, _ := reg.PoolStats("fake")
+				t.Logf("after minute 1: %d requests, %d 429s (%.2f%%), %.0f calls/min of %.0f (%.1f%%); first minute %d 429s; limit %d, ceiling %d, back-offs %d",
+					requests, refused, 100*float64(refused)/float64(requests), perMin, tc.bound, 100*perMin/tc.bound,
+					atMinute.RateLimited, st.Concurrency, st.Ceiling, st.BackOffs)
+				if failed > 0 {
+					t.Errorf("%d calls failed after retries", failed)
+				}
+				if float64(refused) > 0.02*float64(requests) {
+					t.Errorf("%d of %d requests refused after the first minute, want ≤ 2%%", refused, requests)
+				}
+				if perMin < tc.bound/1.15 {
+					t.Errorf("%.0f calls/min, want ≥ %.0f (1/1.15 of %.0f)", perMin, tc.bound/1.15, tc.bound)
+				}
+			})
+		})
+	}
+}
+
+// A server that never refuses but shares its capacity among the calls it
+// holds (32 slots' worth, 200ms each: with k > 32 calls in flight each takes
+// k/32 × 200ms). It sends no 429, so only latency can tell the controller
+// that more calls in flight buy nothing but queueing: the limit must settle
+// where latency stays near the uncongested 200ms (below 2×, the default
+// LatencyFactor, plus a step), without giving up throughput.
+func TestAutoConcurrencyHoldsLatency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const slots, base = 32, 200 * time.Millisecond
+		var mu sync.Mutex
+		inFlight := 0
+		server := llm.ClientFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+			mu.Lock()
+			inFlight++
+			d := base * time.Duration(max(inFlight, slots)) / slots
+			mu.Unlock()
+			defer func() {
+				mu.Lock()
+				inFlight--
+				mu.Unlock()
+			}()
+			if err := sleep(ctx, d); err != nil {
+				return llm.Response{}, err
+			}
+			return llm.Response{Text: "ok"}, nil
+		})
+		reg := ratelimit.NewRegistry(ratelimit.Options{})
+		c := retry(reg.Wrap("p", ratelimit.Limits{}, server))
+		ok, failed := drive(512, 3*time.Minute, c, smallReq)
+		st, _ := reg.PoolStats("p")
+		perSec := float64(ok) / 180
+		t.Logf("limit %d, baseline %v, %.0f calls/s of %d possible, back-offs %d", st.Concurrency, st.LatencyBaseline, perSec, slots*5, st.BackOffs)
+		if failed > 0 {
+			t.Errorf("%d calls failed", failed)
+		}
+		if st.Concurrency > 2*slots+slots/4 {
+			t.Errorf("limit %d: calls wait in the server's queue (latency %.1f× the uncongested); history %v", st.Concurrency, float64(st.Concurrency)/slots, st.History)
+		}
+		if perSec < 0.9*slots*float64(time.Second)/float64(base) {
+			t.Errorf("%.0f calls/s, want ≥ 90%% of %d", perSec, slots*5)
+		}
+	})
 }

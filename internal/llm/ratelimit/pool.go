@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,15 +34,33 @@ type pool struct {
 	inFlight  int
 	queue     list.List // of *waiter, FIFO
 
-	pausedUntil   time.Time
-	lastDecrease  time.Time // calls admitted before it cannot trigger another decrease
-	cooldownUntil time.Time
+	pausedUntil  time.Time
+	lastDecrease time.Time // calls admitted before it cannot trigger another back-off
+	holdUntil    time.Time // no growth before it (Cooldown after a back-off)
+
+	// Probing past the level of the last back-off (see AIMD).
+	ceiling   int // calls in flight when the last back-off happened; 0: none yet
+	probeStep int
+	nextProbe time.Time
+	preProbe  int // the limit before the last probe (0: no probe since the last back-off)
 
 	// Growth window: completions since it began, the in-flight peak in it,
-	// and whether any 429 or server trouble happened in it.
+	// whether any 429 or server trouble happened in it, and the latencies
+	// of its successful calls (at most maxWindowSamples).
 	winDone  int
 	winPeak  int
 	winDirty bool
+	winLat   []time.Duration
+
+	// Latency signal: the pool's baseline latency (0: not measured yet);
+	// during a run of latency back-offs, the calls in flight when it began
+	// and the median of the last window measured after one of its cuts.
+	latBase  time.Duration
+	latLevel int // 0: no run under way
+	latPrev  time.Duration
+	// lastChange is when the limit last changed: only calls admitted since
+	// then tell what the current limit does to latency.
+	lastChange time.Time
 
 	st Stats
 }
@@ -50,11 +69,20 @@ type waiter struct {
 	ready chan struct{} // buffered(1): "something changed, look again"
 }
 
-// ticket remembers what a call was charged so release can reconcile it.
+// ticket remembers what a call was charged so release can reconcile it,
+// and when and at which level of in-flight calls it was admitted.
 type ticket struct {
 	start             time.Time
+	inFlight          int
 	req, tok, in, out float64
 }
+
+// maxWindowSamples bounds the latencies a window keeps for its median.
+const maxWindowSamples = 256
+
+// minWindowSamples is the fewest latencies a window needs to say anything
+// about latency (a median of fewer is mostly noise).
+const minWindowSamples = 8
 
 func newPool(name string, lim Limits, opts Options) *pool {
 	lim = sanitize(lim)
@@ -66,6 +94,7 @@ func newPool(name string, lim Limits, opts Options) *pool {
 		configured: lim,
 		effective:  lim,
 		slowStart:  !opts.AIMD.NoSlowStart,
+		probeStep:  1,
 	}
 	p.limit, p.maxLimit = opts.InitialConcurrency, opts.MaxConcurrency
 	if lim.MaxInFlight > 0 {
@@ -189,6 +218,7 @@ func (p *pool) admitLocked(now time.Time, in, out int) ticket {
 		t.out = cout
 	}
 	p.inFlight++
+	t.inFlight = p.inFlight
 	p.st.Calls++
 	p.st.PeakInFlight = max(p.st.PeakInFlight, p.inFlight)
 	p.winPeak = max(p.winPeak, p.inFlight)
@@ -327,6 +357,11 @@ func (p *pool) observeLocked(now time.Time, t ticket, resp *llm.Response, err er
 	if err == nil {
 		p.st.Succeeded++
 		p.winDone++
+		if !resp.Cached && !t.start.Before(p.lastChange) && len(p.winLat) < maxWindowSamples {
+			// A stored answer's latency says nothing about the provider,
+			// and a call sent under another limit nothing about this one.
+			p.winLat = append(p.winLat, now.Sub(t.start))
+		}
 		if resp.RateLimit != nil {
 			p.learnLocked(now, resp.RateLimit)
 		}
@@ -335,7 +370,7 @@ func (p *pool) observeLocked(now time.Time, t ticket, resp *llm.Response, err er
 		// is the hot one.
 		p.observeErrorLocked(now, t, err)
 	}
-	p.maybeGrowLocked(now)
+	p.closeWindowLocked(now)
 }
 
 func (p *pool) observeErrorLocked(now time.Time, t ticket, err error) {
@@ -350,10 +385,17 @@ func (p *pool) observeErrorLocked(now time.Time, t ticket, err error) {
 			// same wall and each extend the provider's penalty.
 			p.pauseLocked(now, now.Add(e.RetryAfter), "retry-after")
 		}
-		p.decreaseLocked(now, t, e.RetryAfter)
-	case kind == llm.KindOverloaded, kind == llm.KindServer, kind == llm.KindTimeout, kind == llm.KindConnection:
-		// Provider trouble says nothing about our share of its limits:
-		// never shrink for it, but do not grow into it either.
+		p.backOffLocked(now, t, e.RetryAfter, "429")
+	case kind == llm.KindOverloaded:
+		// 529/503 "overloaded": the provider as a whole has no room, so
+		// sending fewer at once is the one thing that helps. No pause: it
+		// is not our quota, and the retry loop already waits.
+		p.st.Overloaded++
+		p.winDirty = true
+		p.backOffLocked(now, t, e.RetryAfter, "overloaded")
+	case kind == llm.KindServer, kind == llm.KindTimeout, kind == llm.KindConnection:
+		// Other provider trouble says nothing about our share of its
+		// limits: never shrink for it, but do not grow into it either.
 		p.st.Overloaded++
 		p.winDirty = true
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -365,54 +407,150 @@ func (p *pool) observeErrorLocked(now time.Time, t ticket, err error) {
 	}
 }
 
-// decreaseLocked cuts the limit once per 429 episode. A 429 belongs to a new
-// episode only if its call was admitted after the last cut (calls sent under
-// the old limit cannot tell whether the new one is low enough, the same rule
-// TCP uses for one reduction per window) and the cooldown has passed.
-func (p *pool) decreaseLocked(now time.Time, t ticket, retryAfter time.Duration) {
+// backOffLocked cuts the limit to Decrease × the calls in flight. A call admitted before the last back-off is ignored:
+// it was sent under the old limit and cannot tell whether the new one is
+// low enough (the rule TCP uses for one reduction per window). Growth then
+// waits for the cooldown (or the provider's Retry-After, if longer).
+func (p *pool) backOffLocked(now time.Time, t ticket, hold time.Duration, reason string) {
 	p.slowStart = false
-	if t.start.Before(p.lastDecrease) || now.Before(p.cooldownUntil) {
+	if t.start.Before(p.lastDecrease) {
 		return
 	}
 	a := p.opts.AIMD
-	n := int(float64(p.limit) * a.Decrease)
+	// The level is what the provider was being sent: the calls in flight
+	// when t was admitted or now (this one included), whichever is more.
+	// With fewer calls in flight than the limit allows, cutting the limit
+	// alone would change nothing.
+	level := min(p.limit, max(t.inFlight, p.inFlight+1))
+	n := int(float64(level) * a.Decrease)
+	if p.preProbe > 0 && p.preProbe < level {
+		// A probe failed: the level before it held for a whole
+		// ProbeInterval, so go back there rather than below it. If it is
+		// too high after all (a bucket that drained slowly), the next
+		// refused call cuts again.
+		n = max(n, p.preProbe)
+	}
 	if n >= p.limit {
 		n = p.limit - 1
 	}
 	n = max(n, a.Min)
+	p.preProbe = 0
+	p.ceiling = level
+	p.probeStep = 1
 	p.lastDecrease = now
-	p.cooldownUntil = now.Add(max(a.Cooldown, retryAfter))
+	p.holdUntil = now.Add(max(a.Cooldown, hold))
+	// Stay just below the ceiling a while before testing it again: each
+	// probe that fails costs a 429.
+	p.nextProbe = p.holdUntil.Add(a.ProbeInterval)
 	p.resetWindowLocked()
 	if n != p.limit {
 		p.limit = n
-		p.recordLocked(now, "429")
+		p.st.BackOffs++
+		p.recordLocked(now, reason)
 	}
 }
 
-// maybeGrowLocked closes a growth window once it has seen as many completions
-// as the limit (about one round trip of every slot) and grows the limit if
+// closeWindowLocked closes a window once it has seen as many completions
+// as the limit (about one round trip of every slot): it backs off if the
+// window's latency says the provider is congested, and grows the limit if
 // the window was clean and saturated.
-func (p *pool) maybeGrowLocked(now time.Time) {
+func (p *pool) closeWindowLocked(now time.Time) {
 	if p.winDone < p.limit {
 		return
 	}
 	a := p.opts.AIMD
 	saturated := float64(p.winPeak) >= a.Saturation*float64(p.limit)
-	if !p.winDirty && saturated && !now.Before(p.cooldownUntil) && p.limit < p.maxLimit {
-		reason := "increase"
-		n := p.limit + max(1, int(math.Round(float64(p.limit)*a.Increase)))
-		if p.slowStart {
-			reason, n = "slow start", p.limit*2
-		}
-		p.limit = min(n, p.maxLimit)
-		p.recordLocked(now, reason)
-		p.kickLocked()
+	if p.latencyLocked(now, saturated) {
+		return // backed off; the window was reset
+	}
+	if !p.winDirty && saturated && !now.Before(p.holdUntil) && p.limit < p.maxLimit {
+		p.growLocked(now)
 	}
 	p.resetWindowLocked()
 }
 
+// growLocked raises the limit after a clean, saturated window: doubling in
+// slow start, else by Increase, but only to just below the ceiling; past
+// it only by a probe per ProbeInterval.
+func (p *pool) growLocked(now time.Time) {
+	a := p.opts.AIMD
+	step := max(1, int(math.Round(float64(p.limit)*a.Increase)))
+	n, reason := p.limit+step, "increase"
+	switch {
+	case p.slowStart:
+		n, reason = p.limit*2, "slow start"
+	case p.ceiling > 0 && p.limit < p.ceiling-1:
+		n = min(n, p.ceiling-1)
+	case p.ceiling > 0:
+		if now.Before(p.nextProbe) {
+			return
+		}
+		n, reason = p.limit+p.probeStep, "probe"
+		p.preProbe = p.limit
+		p.probeStep *= 2 // it is only sent if the last probe was taken
+		p.nextProbe = now.Add(a.ProbeInterval)
+		p.ceiling = n + 1 // the next step past the new limit is a probe too
+	}
+	p.limit = min(n, p.maxLimit)
+	p.recordLocked(now, reason)
+	p.kickLocked()
+}
+
+// latencyLocked compares the median latency of the window's calls sent
+// under the current limit with the pool's baseline, and backs off when a
+// saturated window's median has passed LatencyFactor × baseline; it reports
+// whether it backed off. The baseline follows the medians of uncongested
+// windows, quickly down and slowly up (and not at all from windows close to
+// the threshold), so it stays near the provider's latency without load. When backing off does not help — the median did not
+// fall from one cut to the next, or the limit is down to half the level
+// where the rise began — the calls themselves got slower (longer replies,
+// another phase), not the provider busier, and the baseline moves to the
+// new level.
+func (p *pool) latencyLocked(now time.Time, saturated bool) bool {
+	a := p.opts.AIMD
+	if a.LatencyFactor < 0 || len(p.winLat) < minWindowSamples {
+		return false
+	}
+	med := median(p.winLat)
+	switch {
+	case p.latBase == 0:
+		p.latBase = med
+		return false
+	case saturated && float64(med) > a.LatencyFactor*float64(p.latBase):
+		switch {
+		case p.latLevel == 0:
+			p.latLevel = p.winPeak // the first cut of a run
+		case (p.latPrev > 0 && med >= p.latPrev) || 2*p.limit <= p.latLevel:
+			p.latBase, p.latLevel, p.latPrev = med, 0, 0
+			return false
+		default:
+			p.latPrev = med
+		}
+		// The level is the window's peak: what made the provider slow.
+		p.backOffLocked(now, ticket{start: now, inFlight: p.winPeak}, 0, "latency")
+		return true
+	}
+	p.latLevel, p.latPrev = 0, 0
+	switch {
+	case med < p.latBase:
+		p.latBase += (med - p.latBase) / 2
+	case float64(med) <= (1+a.LatencyFactor)/2*float64(p.latBase):
+		// Clearly uncongested: drift up slowly. Nearer the threshold the
+		// baseline stays put, or growth would drag it along.
+		p.latBase += (med - p.latBase) / 20
+	}
+	return false
+}
+
+// median sorts d in place and returns its middle value.
+func median(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	return d[len(d)/2]
+}
+
 func (p *pool) resetWindowLocked() {
 	p.winDone, p.winPeak, p.winDirty = 0, p.inFlight, false
+	p.winLat = p.winLat[:0]
 }
 
 func (p *pool) recordLocked(now time.Time, reason string) {
@@ -422,6 +560,7 @@ func (p *pool) recordLocked(now time.Time, reason string) {
 		p.st.HistoryDropped += drop
 	}
 	p.st.History = append(p.st.History, LimitChange{At: now, Limit: p.limit, Reason: reason})
+	p.lastChange = now
 	p.log.Debug("ratelimit: concurrency limit", "limit", p.limit, "reason", reason)
 }
 
@@ -502,6 +641,9 @@ func (p *pool) stats() Stats {
 	s.History = append([]LimitChange(nil), p.st.History...)
 	s.Configured, s.Effective = p.configured, p.effective
 	s.Concurrency = p.limit
+	s.MaxConcurrency = p.maxLimit
+	s.Ceiling = p.ceiling
+	s.LatencyBaseline = p.latBase
 	s.InFlight = p.inFlight
 	s.Queued = p.queue.Len()
 	s.PausedUntil = p.pausedUntil

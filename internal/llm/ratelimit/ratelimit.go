@@ -6,9 +6,11 @@
 //
 //   - an admission queue (FIFO, work-conserving: a finished call frees its
 //     slot at once, there are no rounds);
-//   - a concurrency limit found by AIMD: it shrinks on 429 episodes and grows
-//     while calls succeed and the limit is actually used, never above
-//     Limits.MaxInFlight (see AIMD for the parameters and why);
+//   - a concurrency limit found by AIMD: it backs off on 429s, on 529/503
+//     overload answers and when calls get markedly slower than the pool's
+//     baseline latency, and grows while calls succeed, latency holds and the
+//     limit is actually used, never above Limits.MaxInFlight (see AIMD for
+//     the parameters and why);
 //   - continuously refilled token buckets for requests, combined tokens, input
 //     tokens and output tokens, charged with an estimate before a call and
 //     reconciled with the provider's Usage after it;
@@ -57,6 +59,11 @@ type Limits struct {
 // Estimator predicts a request's input tokens and its output reservation.
 type Estimator func(req llm.Request) (in, out int)
 
+// DefaultMaxConcurrency is the AIMD ceiling of a pool without MaxInFlight:
+// far above what a rate-limited key sustains at usual latencies, low enough
+// that a provider without limits is not flooded.
+const DefaultMaxConcurrency = 256
+
 // DefaultMaxTokens is the output reservation for a request with MaxTokens 0,
 // matching the adapters' default cap.
 const DefaultMaxTokens = 2048
@@ -80,23 +87,52 @@ func EstimateTokens(req llm.Request) (in, out int) {
 }
 
 // AIMD tunes the concurrency controller. Zero fields take the defaults.
+//
+// The controller is TCP's congestion control applied to calls in flight:
+// slow start (doubling per clean window) until the first sign of
+// congestion, then additive increase and multiplicative decrease. Three
+// signs count as congestion: a 429, a 529/503 "overloaded" answer, and a
+// window whose median latency exceeds LatencyFactor × the pool's baseline
+// (the latency of the uncongested provider; the HyStart idea, which also
+// ends slow start before the first loss). Each back-off remembers the level
+// it happened at (the ceiling): growth goes quickly back to just below it
+// and then past it only in probes, one per ProbeInterval, because a
+// provider's token bucket answers an overshoot only after it has drained,
+// so fast growth there would overshoot by many calls.
 type AIMD struct {
 	// Min is the floor of the limit (default 1).
 	Min int
-	// Decrease multiplies the limit on a 429 episode (default 0.7).
+	// Decrease multiplies the calls in flight on a back-off (default 0.9).
+	// A back-off counts only for a call sent after the previous one (calls
+	// sent under the old limit cannot tell whether the new one is low
+	// enough: TCP's one reduction per window), so a limit still too high
+	// is cut again within a round trip; a gentle factor then costs little
+	// and keeps the limit close to what the provider takes.
 	Decrease float64
 	// Increase is the additive step per clean, saturated window as a fraction
 	// of the limit, at least +1 (default 0.05).
 	Increase float64
-	// Cooldown is the minimum time between two decreases (default 5s); a
-	// 429's Retry-After extends it.
+	// Cooldown is how long the limit holds after a back-off before it may
+	// grow again (default 5s); a 429's Retry-After extends it.
 	Cooldown time.Duration
 	// Saturation is the share of the limit that in-flight calls must have
 	// reached during a window for it to count toward growth (default 0.8):
 	// an unused limit says nothing about whether a higher one would work.
 	Saturation float64
-	// NoSlowStart disables doubling per clean window before the first 429.
+	// NoSlowStart disables doubling per clean window before the first
+	// back-off.
 	NoSlowStart bool
+	// ProbeInterval is the time between two steps past the ceiling (the
+	// level of the last back-off; default 5s). The first probe adds one
+	// call, each probe that the provider takes doubles the next.
+	ProbeInterval time.Duration
+	// LatencyFactor is how many times the pool's baseline latency a
+	// saturated window's median latency may reach before the pool backs off
+	// (default 2; negative: latency is not a signal). The baseline follows
+	// the windows' medians, quickly down and slowly up; when a back-off does
+	// not bring latency down, the calls themselves got slower (longer
+	// replies, another phase) and the baseline moves to the new level.
+	LatencyFactor float64
 }
 
 // Options configure a Registry. Zero fields take the defaults.
@@ -112,7 +148,7 @@ type Options struct {
 	// (default 16).
 	InitialConcurrency int
 	// MaxConcurrency caps AIMD growth of a pool without MaxInFlight
-	// (default 256).
+	// (default DefaultMaxConcurrency).
 	MaxConcurrency int
 	// AIMD tunes the concurrency controller.
 	AIMD AIMD
@@ -144,7 +180,7 @@ func (o Options) withDefaults() Options {
 		o.InitialConcurrency = 16
 	}
 	if o.MaxConcurrency <= 0 {
-		o.MaxConcurrency = 256
+		o.MaxConcurrency = DefaultMaxConcurrency
 	}
 	o.MaxConcurrency = max(o.MaxConcurrency, o.InitialConcurrency)
 	a := &o.AIMD
@@ -152,7 +188,7 @@ func (o Options) withDefaults() Options {
 		a.Min = 1
 	}
 	if a.Decrease <= 0 || a.Decrease >= 1 {
-		a.Decrease = 0.7
+		a.Decrease = 0.9
 	}
 	if a.Increase <= 0 {
 		a.Increase = 0.05
@@ -162,6 +198,12 @@ func (o Options) withDefaults() Options {
 	}
 	if a.Saturation <= 0 || a.Saturation > 1 {
 		a.Saturation = 0.8
+	}
+	if a.ProbeInterval <= 0 {
+		a.ProbeInterval = 5 * time.Second
+	}
+	if a.LatencyFactor == 0 || (a.LatencyFactor > 0 && a.LatencyFactor <= 1) {
+		a.LatencyFactor = 2 // a factor ≤ 1 would back off on every window
 	}
 	if o.RequestBurst <= 0 {
 		o.RequestBurst = time.Second

@@ -8,9 +8,21 @@ type Stats struct {
 	// Configured are the limits the pool was built with; Effective adds what
 	// response headers taught (learned or lowered limits).
 	Configured, Effective Limits
-	// Concurrency is the current AIMD limit; History how it got there.
-	Concurrency int
-	History     []LimitChange
+	// Concurrency is the current AIMD limit (the learned one); History how
+	// it got there. MaxConcurrency is the ceiling it may grow to (the
+	// configured max_concurrency, or Options.MaxConcurrency).
+	Concurrency    int
+	MaxConcurrency int
+	History        []LimitChange
+	// BackOffs counts cuts of the limit (429, overloaded, latency).
+	BackOffs int64
+	// Ceiling is the number of calls in flight at the last back-off (or
+	// just above the last probe): the level growth approaches carefully.
+	// 0 until the first back-off.
+	Ceiling int
+	// LatencyBaseline is the pool's uncongested latency as the controller
+	// sees it (0 until a window has measured it).
+	LatencyBaseline time.Duration
 	// HistoryDropped counts old History entries discarded to bound memory.
 	HistoryDropped int
 
@@ -39,7 +51,7 @@ type Stats struct {
 type LimitChange struct {
 	At     time.Time
 	Limit  int
-	Reason string // "initial", "429", "slow start", "increase", "config"
+	Reason string // "initial", "429", "overloaded", "latency", "slow start", "increase", "probe", "config"
 }
 
 // historyCap bounds LimitHistory; a long run adjusts at most once per window,

@@ -42,6 +42,11 @@ type Config struct {
 	PerOutputToken time.Duration
 	// OutputTokens is the reply length (default 64), capped by max_tokens.
 	OutputTokens int
+	// HideLimits leaves out the x-ratelimit-* headers (and
+	// Response.RateLimit), as many providers and self-hosted servers do:
+	// the limits are enforced but the client can learn them only from
+	// 429s. Retry-After is still sent.
+	HideLimits bool
 }
 
 // Counts is what the provider saw.
@@ -190,6 +195,9 @@ func (p *Provider) end(c *call) {
 
 func (p *Provider) headersLocked(now time.Time) headers {
 	var h headers
+	if p.cfg.HideLimits {
+		return h
+	}
 	if p.req != nil {
 		h.limitReq = p.cfg.RPM
 		h.remReq, h.resetReq = p.req.state(now)
@@ -257,11 +265,13 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 }
 
 func (r *rejection) message(h headers) string {
-	switch r.kind {
-	case "requests":
+	switch {
+	case r.kind != "concurrency" && h.limitReq == 0 && h.limitTok == 0: // HideLimits
+		return fmt.Sprintf("Rate limit reached. Please try again in %s.", r.retryAfter.Round(time.Millisecond))
+	case r.kind == "requests":
 		return fmt.Sprintf("Rate limit reached for requests per min (RPM): Limit %d, Used %d. Please try again in %s.",
 			h.limitReq, h.limitReq-h.remReq, r.retryAfter.Round(time.Millisecond))
-	case "tokens":
+	case r.kind == "tokens":
 		return fmt.Sprintf("Rate limit reached for tokens per min (TPM): Limit %d, Remaining %d. Please try again in %s.",
 			h.limitTok, h.remTok, r.retryAfter.Round(time.Millisecond))
 	}

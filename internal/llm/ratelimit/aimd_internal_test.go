@@ -1,0 +1,315 @@
+package ratelimit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/llm"
+)
+
+// ctlHarness drives one pool's controller by hand on a fake clock: calls
+// are admitted with acquire and finished with release at chosen instants,
+// so each test states exactly which windows were clean, saturated, slow or
+// refused.
+type ctlHarness struct {
+	t   *testing.T
+	now time.Time
+	p   *pool
+}
+
+func newCtl(t *testing.T, lim Limits, opts Options) *ctlHarness {
+	h := &ctlHarness{t: t, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	opts.Now = func() time.Time { return h.now }
+	h.p = newPool("p", lim, opts.withDefaults())
+	return h
+}
+
+func (h *ctlHarness) limit() int {
+	h.p.mu.Lock()
+	defer h.p.mu.Unlock()
+	return h.p.limit
+}
+
+// admit takes n slots at the current instant (they must be free).
+func (h *ctlHarness) admit(n int) []ticket {
+	h.t.Helper()
+	ts := make([]ticket, n)
+	for i := range ts {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		tk, err := h.p.acquire(ctx, 10, 10)
+		cancel()
+		if err != nil {
+			h.t.Fatalf("admit %d of %d at limit %d: %v", i+1, n, h.limit(), err)
+		}
+		ts[i] = tk
+	}
+	return ts
+}
+
+func (h *ctlHarness) finish(ts []ticket, err error) {
+	for _, tk := range ts {
+		var resp llm.Response
+		if err == nil {
+			resp = llm.Response{Text: "ok"}
+		}
+		h.p.release(tk, &resp, err)
+	}
+}
+
+// window admits k calls at once, lets latency pass and finishes them all
+// with err (nil: success): one window when k equals the limit.
+func (h *ctlHarness) window(k int, latency time.Duration, err error) {
+	h.t.Helper()
+	ts := h.admit(k)
+	h.now = h.now.Add(latency)
+	h.finish(ts, err)
+}
+
+// full runs a saturated window at the current limit.
+func (h *ctlHarness) full(latency time.Duration) { h.window(h.limit(), latency, nil) }
+
+func (h *ctlHarness) lastReason() string {
+	h.p.mu.Lock()
+	defer h.p.mu.Unlock()
+	return h.p.st.History[len(h.p.st.History)-1].Reason
+}
+
+func rl429() error { return &llm.Error{Kind: llm.KindRateLimit, StatusCode: 429} }
+
+func TestControllerGrowsWhenCleanAndSaturated(t *testing.T) {
+	h := newCtl(t, Limits{}, Options{})
+	if h.limit() != 16 {
+		t.Fatalf("start at %d, want 16", h.limit())
+	}
+	h.full(100 * time.Millisecond)
+	if h.limit() != 32 || h.lastReason() != "slow start" {
+		t.Fatalf("after a clean saturated window: %d (%s), want 32 by slow start", h.limit(), h.lastReason())
+	}
+	h.full(100 * time.Millisecond)
+	h.full(100 * time.Millisecond)
+	if h.limit() != 128 {
+		t.Fatalf("after three clean windows: %d, want 128", h.limit())
+	}
+
+	// Without slow start: +5 % (at least 1) per clean saturated window.
+	h = newCtl(t, Limits{}, Options{AIMD: AIMD{NoSlowStart: true}})
+	h.full(100 * time.Millisecond)
+	if h.limit() != 17 || h.lastReason() != "increase" {
+		t.Fatalf("additive increase: %d (%s), want 17", h.limit(), h.lastReason())
+	}
+}
+
+func TestControllerHoldsWhenNotSaturated(t *testing.T) {
+	h := newCtl(t, Limits{}, Options{})
+	// 16 completions, never more than 4 in flight: the limit was not used,
+	// so nothing says a higher one would work.
+	for range 4 {
+		h.window(4, 100*time.Millisecond, nil)
+	}
+	if h.limit() != 16 {
+		t.Fatalf("limit %d after unsaturated windows, want 16", h.limit())
+	}
+}
+
+func TestControllerBacksOffOn429(t *testing.T) {
+	h := newCtl(t, Limits{}, Options{})
+	ts := h.admit(16)
+	h.now = h.now.Add(50 * time.Millisecond)
+	h.finish(ts[:1], rl429())
+	if h.limit() != 14 || h.lastReason() != "429" {
+		t.Fatalf("after a 429 with 16 in flight: %d (%s), want 14 (0.9 × 16)", h.limit(), h.lastReason())
+	}
+	// The other 15 were sent under the old limit: their 429s are the same
+	// episode.
+	h.finish(ts[1:], rl429())
+	if h.limit() != 14 {
+		t.Fatalf("429s of calls sent before the cut cut again: %d, want 14", h.limit())
+	}
+	// A call sent after the cut that is refused too: the new limit is still
+	// too high.
+	h.now = h.now.Add(time.Millisecond)
+	h.window(14, 50*time.Millisecond, rl429())
+	if h.limit() != 12 {
+		t.Fatalf("429 of a call sent after the cut: %d, want 12", h.limit())
+	}
+	// Clean saturated windows during the cooldown do not grow the limit.
+	h.full(100 * time.Millisecond)
+	if h.limit() != 12 {
+		t.Fatalf("grew to %d inside the cooldown", h.limit())
+	}
+	// After it: additive (slow start ended with the first 429), and only up
+	// to just below the level of the last back-off (14 in flight).
+	h.now = h.now.Add(5 * time.Second)
+	h.full(100 * time.Millisecond)
+	h.full(100 * time.Millisecond)
+	h.full(100 * time.Millisecond)
+	if h.limit() != 13 {
+		t.Fatalf("after the cooldown: %d, want 13 (ceiling 14 - 1)", h.limit())
+	}
+	// Past the ceiling only by probes, one per ProbeInterval, each doubling
+	// the next.
+	h.now = h.now.Add(5 * time.Second)
+	h.full(100 * time.Millisecond)
+	if h.limit() != 14 || h.lastReason() != "probe" {
+		t.Fatalf("first probe: %d (%s), want 14", h.limit(), h.lastReason())
+	}
+	h.full(100 * time.Millisecond)
+	if h.limit() != 14 {
+		t.Fatalf("probed again within ProbeInterval: %d", h.limit())
+	}
+	h.now = h.now.Add(5 * time.Second)
+	h.full(100 * time.Millisecond)
+	if h.limit() != 16 {
+		t.Fatalf("second probe: %d, want 16 (+2)", h.limit())
+	}
+}
+
+func TestControllerNeverBelowMin(t *testing.T) {
+	for _, minLimit := range []int{0, 3} { // 0: the default floor, 1
+		h := newCtl(t, Limits{}, Options{AIMD: AIMD{Min: minLimit}})
+		for range 60 {
+			h.now = h.now.Add(time.Millisecond)
+			h.window(h.limit(), 10*time.Millisecond, rl429())
+		}
+		want := max(minLimit, 1)
+		if h.limit() != want {
+			t.Errorf("Min %d: limit %d after 60 refused rounds, want %d", minLimit, h.limit(), want)
+		}
+	}
+}
+
+func TestControllerRespectsCap(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		lim  Limits
+		opts Options
+		want int
+	}{
+		{"max_concurrency", Limits{MaxInFlight: 40}, Options{}, 40},
+		{"registry ceiling", Limits{}, Options{MaxConcurrency: 100}, 100},
+		{"default ceiling", Limits{}, Options{}, DefaultMaxConcurrency},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newCtl(t, tc.lim, tc.opts)
+			for range 30 {
+				h.full(100 * time.Millisecond)
+			}
+			if h.limit() != tc.want {
+				t.Errorf("limit %d after 30 clean windows, want the cap %d", h.limit(), tc.want)
+			}
+		})
+	}
+}
+
+func TestControllerBacksOffOnLatencyRise(t *testing.T) {
+	h := newCtl(t, Limits{}, Options{AIMD: AIMD{NoSlowStart: true}})
+	for range 3 {
+		h.full(100 * time.Millisecond) // baseline 100ms
+	}
+	before := h.limit()
+	// Twice the baseline is still fine…
+	h.full(190 * time.Millisecond)
+	if h.limit() < before {
+		t.Fatalf("backed off at 1.9× the baseline: %d → %d", before, h.limit())
+	}
+	// …more is congestion.
+	before = h.limit()
+	h.full(300 * time.Millisecond)
+	cut := int(float64(before) * 0.9)
+	if h.limit() != cut || h.lastReason() != "latency" {
+		t.Fatalf("at 3× the baseline: %d (%s), want %d by latency", h.limit(), h.lastReason(), cut)
+	}
+	// Better after the cut but still too slow: cut again.
+	h.full(250 * time.Millisecond)
+	if want := int(float64(cut) * 0.9); h.limit() != want {
+		t.Fatalf("2.5× the baseline after a cut: %d, want %d", h.limit(), want)
+	}
+	// Back under the threshold: the limit holds (cooldown), then grows.
+	cut = h.limit()
+	h.full(150 * time.Millisecond)
+	if h.limit() != cut {
+		t.Fatalf("latency recovered, limit %d → %d inside the cooldown", cut, h.limit())
+	}
+	h.now = h.now.Add(5 * time.Second)
+	h.full(150 * time.Millisecond)
+	if h.limit() <= cut {
+		t.Fatalf("no growth after the cooldown with latency back to normal: %d", h.limit())
+	}
+}
+
+// Calls that are simply slower (longer replies, another phase) are not
+// congestion: when backing off does not bring latency down, the baseline
+// moves to the new level instead of the limit falling further.
+func TestControllerLatencyRebaselines(t *testing.T) {
+	h := newCtl(t, Limits{}, Options{AIMD: AIMD{NoSlowStart: true}})
+	for range 3 {
+		h.full(100 * time.Millisecond)
+	}
+	h.full(400 * time.Millisecond) // cut
+	h.full(400 * time.Millisecond) // measured after the cut, still slow: cut again
+	cut := h.limit()
+	h.full(400 * time.Millisecond) // no better after that cut either: rebaseline
+	h.full(400 * time.Millisecond)
+	if h.limit() != cut {
+		t.Fatalf("limit %d, want it held at %d once the slower calls became the baseline", h.limit(), cut)
+	}
+	h.p.mu.Lock()
+	base := h.p.latBase
+	h.p.mu.Unlock()
+	if base != 400*time.Millisecond {
+		t.Fatalf("baseline %v, want it moved to the new latency 400ms", base)
+	}
+}
+
+func TestControllerLatencySignalOff(t *testing.T) {
+	h := newCtl(t, Limits{}, Options{AIMD: AIMD{NoSlowStart: true, LatencyFactor: -1}})
+	for range 3 {
+		h.full(100 * time.Millisecond)
+	}
+	before := h.limit()
+	h.full(time.Second)
+	if h.limit() < before {
+		t.Fatalf("backed off on latency with the signal off: %d → %d", before, h.limit())
+	}
+}
+
+func TestControllerOverloadBacksOffServerErrorDoesNot(t *testing.T) {
+	h := newCtl(t, Limits{}, Options{})
+	h.window(16, 50*time.Millisecond, &llm.Error{Kind: llm.KindServer, StatusCode: 500})
+	if h.limit() != 16 {
+		t.Fatalf("500s cut the limit to %d", h.limit())
+	}
+	h.window(16, 50*time.Millisecond, &llm.Error{Kind: llm.KindOverloaded, StatusCode: 529})
+	if h.limit() != 14 || h.lastReason() != "overloaded" {
+		t.Fatalf("after 529s: %d (%s), want 14 by overloaded", h.limit(), h.lastReason())
+	}
+}
+
+// A failed probe returns to the level before it (which held a whole
+// ProbeInterval), not to 0.9 × the probe; a refusal after that cuts as usual.
+func TestControllerFailedProbeFallsBack(t *testing.T) {
+	h := newCtl(t, Limits{}, Options{InitialConcurrency: 100})
+	h.window(100, 50*time.Millisecond, rl429()) // 90, ceiling 100
+	h.now = h.now.Add(5 * time.Second)
+	for range 3 {
+		h.full(100 * time.Millisecond) // 95, 99, 99
+	}
+	for _, want := range []int{100, 102, 106} {
+		h.now = h.now.Add(5 * time.Second)
+		h.full(100 * time.Millisecond)
+		if h.limit() != want || h.lastReason() != "probe" {
+			t.Fatalf("probe: %d (%s), want %d", h.limit(), h.lastReason(), want)
+		}
+	}
+	h.now = h.now.Add(time.Millisecond)
+	h.window(106, 50*time.Millisecond, rl429())
+	if h.limit() != 102 {
+		t.Fatalf("failed probe from 102 to 106: limit %d, want 102", h.limit())
+	}
+	h.now = h.now.Add(time.Millisecond)
+	h.window(102, 50*time.Millisecond, rl429())
+	if h.limit() != 91 {
+		t.Fatalf("refused again at 102: limit %d, want 91 (0.9 ×)", h.limit())
+	}
+}

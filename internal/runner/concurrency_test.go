@@ -1,0 +1,158 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/config"
+)
+
+func TestWorkers(t *testing.T) {
+	r := &Runner{
+		autoWorkers: 512,
+		cfg:         &config.Config{},
+		bench:       &config.Benchmark{Metrics: make([]config.Metric, 4)},
+	}
+	for _, tc := range []struct {
+		name             string
+		configured, rows int
+		want             int
+	}{
+		{"auto: every row", 0, 40, 40},
+		{"auto: up to the ceiling", 0, 5000, 512},
+		{"auto: at least one", 0, 0, 1},
+		{"a number is a cap", 10, 5000, 10},
+		{"a number stays even above the rows", 20, 5, 20}, // the pools cap at rows themselves
+	} {
+		if got := r.workers(tc.configured, tc.rows); got != tc.want {
+			t.Errorf("%s: workers(%d, %d) = %d, want %d", tc.name, tc.configured, tc.rows, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		cc   config.Concurrency
+		base int
+		want int
+	}{
+		{"auto: every rewrite at once", config.Concurrency{}, 30, 30},
+		{"upstream: expand over gen_scenarios workers", config.Concurrency{GenScenarios: 5, GenScenariosExpand: 10}, 30, 2},
+		{"expand a number, gen_scenarios auto (4 metrics)", config.Concurrency{GenScenariosExpand: 10}, 30, 3},
+	} {
+		r.cfg.Run.Concurrency = tc.cc
+		if got := r.expandWorkers(tc.base); got != tc.want {
+			t.Errorf("%s: expandWorkers(%d) = %d, want %d", tc.name, tc.base, got, tc.want)
+		}
+	}
+	cfg := &config.Config{Targets: []config.ModelConfig{{MaxConcurrency: 1000}}}
+	if got := autoWorkerCeiling(cfg); got != 2000 {
+		t.Errorf("ceiling with max_concurrency 1000: %d, want 2000", got)
+	}
+	if got := autoWorkerCeiling(&config.Config{}); got != 512 {
+		t.Errorf("default ceiling: %d, want 512", got)
+	}
+}
+
+// A real run through the provider limiter against a local server: with
+// concurrency unset (auto) the simulate workers no longer cap the target's
+// calls in flight at upstream's 10, a configured simulate still does, and
+// the summary records each pool's learned limit.
+func TestRunConcurrencyAutoAndCap(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		run     string // run: block of config.yaml
+		atLeast int    // peak target calls in flight
+		atMost  int
+	}{
+		{"auto", "", 11, 1 << 30},
+		{"capped", "run: {concurrency: {simulate: 4}}\n", 1, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &faultServer{t: t, seen: map[string]int{}, valid: map[string]int{}}
+			var mu sync.Mutex
+			inFlight, peak := 0, 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				raw, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(raw))
+				var head struct{ Model string }
+				_ = json.Unmarshal(raw, &head)
+				if head.Model == "target" {
+					mu.Lock()
+					inFlight++
+					peak = max(peak, inFlight)
+					mu.Unlock()
+					defer func() {
+						mu.Lock()
+						inFlight--
+						mu.Unlock()
+					}()
+				}
+				time.Sleep(50 * time.Millisecond) // calls overlap, however loaded the machine
+				f.serve(w, r)
+			}))
+			defer srv.Close()
+			f.srv = srv
+
+			dir := t.TempDir()
+			conf := tc.run + fmt.Sprintf(`user_model: {model: user, source: vllm, base_url: %[1]q}
+generator_model: {model: gen, source: vllm, base_url: %[1]q}
+evaluator_model: {model: judge, source: vllm, base_url: %[1]q}
+generation: {scenarios_per_metric: 12, turns: 2, num_samples: 2}
+targets:
+  - {id: t1, model: target, source: vllm, base_url: %[1]q}
+`, srv.URL+"/v1")
+			if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(conf), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			bench := filepath.Join(dir, "benchmarks", "faults")
+			if err := os.MkdirAll(bench, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(bench, "benchmark.yaml"), []byte(faultBench), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Load(filepath.Join(dir, "config.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := New(cfg, bench, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if err := r.Run(t.Context(), r.Targets()); err != nil {
+				t.Fatal(err)
+			}
+			r.RecordLimits()
+			mu.Lock()
+			got := peak
+			mu.Unlock()
+			t.Logf("peak target calls in flight: %d", got)
+			if got < tc.atLeast || got > tc.atMost {
+				t.Errorf("peak target calls in flight %d, want %d..%d; limits %+v", got, tc.atLeast, tc.atMost, r.Report.Limits)
+			}
+			byPool := map[string]PoolLimit{}
+			for _, l := range r.Report.Limits {
+				byPool[l.Pool] = l
+			}
+			for _, name := range []string{"gen", "user", "target", "judge"} {
+				l, ok := byPool[name]
+				if !ok {
+					t.Errorf("summary limits lack pool %q: %+v", name, r.Report.Limits)
+					continue
+				}
+				if l.Calls == 0 || l.Concurrency < 1 || l.MaxConcurrency != 256 || l.PeakInFlight < 1 {
+					t.Errorf("pool %s: %+v", name, l)
+				}
+			}
+		})
+	}
+}
