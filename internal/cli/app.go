@@ -241,7 +241,16 @@ func printSummary(g *globals, s *runner.Summary) {
 			if p.Target != "" {
 				label += " " + p.Target
 			}
-			fmt.Fprintf(g.stderr, "%s: %s — %d of %d row(s) failed %s\n", label, p.Status, p.Failed, p.Rows, p.Reason)
+			if p.Status == "stopped" && p.Failed == 0 {
+				// Nothing failed: the phase was cut short (Ctrl-C, cost ceiling).
+				fmt.Fprintf(g.stderr, "%s: stopped — %s\n", label, p.Reason)
+			} else {
+				reason := ""
+				if p.Reason != "" {
+					reason = ": " + p.Reason
+				}
+				fmt.Fprintf(g.stderr, "%s: %s — %d of %d row(s) failed%s\n", label, p.Status, p.Failed, p.Rows, reason)
+			}
 			for _, f := range p.Failures {
 				fmt.Fprintf(g.stderr, "  %s: %s\n", f.Row, f.Reason)
 			}

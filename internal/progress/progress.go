@@ -203,6 +203,15 @@ func (b *Bar) Done(failed, reused bool, spent llm.Usage, took time.Duration) {
 	}
 }
 
+// Unfinished records what a row that did not finish (interrupted, stopped
+// by the cost ceiling) spent, without counting it done: the bar then ends
+// "stopped" short of its total instead of claiming the row.
+func (b *Bar) Unfinished(spent llm.Usage) {
+	b.mu.Lock()
+	b.usage = b.usage.Add(spent)
+	b.mu.Unlock()
+}
+
 // End completes the bar, or marks it stopped when rows were skipped or the
 // phase stopped early; either way mpb stops waiting for it.
 func (b *Bar) End() {

@@ -183,3 +183,24 @@ func TestLinesCloseTwice(t *testing.T) {
 		t.Errorf("final line of a bar short of its total: %q, want 1/2 … stopped after", buf.String())
 	}
 }
+
+// TestUnfinishedRowsAreNotDone: a row cut short (Ctrl-C, cost ceiling)
+// adds what it spent but is not counted, so the bar ends "stopped" short of
+// its total instead of showing the phase done.
+func TestUnfinishedRowsAreNotDone(t *testing.T) {
+	var buf bytes.Buffer
+	tr := New(&buf, Lines, time.Hour)
+	b := tr.Start("simulate gpt-4o", 3)
+	b.Done(false, false, llm.Usage{Requests: 1, Cost: 0.5, CostKnown: true}, 0)
+	b.Unfinished(llm.Usage{Requests: 2, Cost: 0.25, CostKnown: true})
+	if done, _, _ := b.Counts(); done != 1 {
+		t.Errorf("done = %d, want 1", done)
+	}
+	if u := b.Usage(); u.Requests != 3 || u.Cost != 0.75 {
+		t.Errorf("usage = %+v, want both rows' spend", u)
+	}
+	tr.Close()
+	if out := buf.String(); !strings.Contains(out, "1/3") || !strings.Contains(out, "stopped after") {
+		t.Errorf("final line %q does not say stopped at 1/3", out)
+	}
+}

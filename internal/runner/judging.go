@@ -177,11 +177,11 @@ func (j *judging) judge(ctx context.Context, conv artifacts.Conversation, sc *ar
 				j.fatal = err
 			}
 			j.mu.Unlock()
-			j.bar.Done(false, false, st.Spent, time.Since(start))
+			j.bar.Unfinished(st.Spent)
 			return false, err
 		}
 		if ctx.Err() != nil || budgetStopped(err) {
-			j.bar.Done(false, false, st.Spent, time.Since(start))
+			j.bar.Unfinished(st.Spent)
 			return false, nil
 		}
 		j.fail(conv.ConvID, err.Error())

@@ -354,7 +354,7 @@ func (s *simRun) row(_ context.Context, job simJob) {
 		if fatalErr(err) {
 			s.stop(err)
 		}
-		s.bar.Done(false, false, st.Spent, time.Since(start))
+		s.bar.Unfinished(st.Spent)
 		return
 	}
 	s.keep(unit, job, rowKey, conv, st, start)
