@@ -160,6 +160,8 @@ func (r *Runner) finishEvaluate(ctx context.Context, e evalResult, rep PhaseRepo
 		return e.feedErr
 	}
 	if err := ctx.Err(); err != nil {
+		rep.Status, rep.Reason = "stopped", "interrupted; the verdicts given so far are saved"
+		r.Report.add(rep)
 		return err
 	}
 	notRun := 0

@@ -420,6 +420,9 @@ func (r *Runner) finishSimulate(ctx context.Context, s *simRun, rep PhaseReport,
 		return cause
 	}
 	if perr != nil && !budgetStopped(perr) {
+		// Interrupted: what this invocation paid still goes in the summary.
+		rep.Status, rep.Reason = "stopped", fmt.Sprintf("interrupted; %d of %d conversations finished, and the calls of the others so far are saved", len(rows)-notRun, len(rows))
+		r.Report.add(rep)
 		return perr
 	}
 	if notRun > 0 {
