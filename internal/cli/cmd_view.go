@@ -54,8 +54,14 @@ own page. Reach it from another machine through an SSH tunnel.`,
 			if err != nil {
 				return fmt.Errorf("view: %w", err)
 			}
-			if !g.Quiet {
-				fmt.Fprintf(g.stderr, "impactbench: viewer at http://%s/ (Ctrl-C to stop)\n", ln.Addr())
+			url := fmt.Sprintf("http://%s/", ln.Addr())
+			switch {
+			case g.JSON: // one line a script can read the address from
+				if err := writeJSON(g.stdout, viewJSON{Command: "view", URL: url}); err != nil {
+					return err
+				}
+			case !g.Quiet:
+				fmt.Fprintf(g.stderr, "impactbench: viewer at %s (Ctrl-C to stop)\n", url)
 			}
 			go srv.Warm()
 			return srv.Serve(cmd.Context(), ln)
@@ -65,4 +71,10 @@ own page. Reach it from another machine through an SSH tunnel.`,
 	f.StringVar(&o.Addr, "addr", "127.0.0.1:8377", "loopback `HOST:PORT` to serve on")
 	f.BoolVar(&o.Blind, "blind", true, "in review mode, show the judges' verdicts only after the reviewer has recorded theirs")
 	return cmd
+}
+
+// viewJSON is `view --json`: printed once the viewer listens.
+type viewJSON struct {
+	Command string `json:"command"`
+	URL     string `json:"url"`
 }

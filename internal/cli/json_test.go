@@ -94,6 +94,7 @@ var docShapes = map[string]reflect.Type{
 	"status.leaderboard[]": reflect.TypeFor[report.LeaderboardJSON](),
 	"plan":                 reflect.TypeFor[runner.PrecisionPlan](),
 	"calibrate[]":          reflect.TypeFor[calibrationEntry](),
+	"view":                 reflect.TypeFor[viewJSON](),
 }
 
 // TestJSONDocMatchesCode: docs/json.md lists exactly the fields the code
