@@ -535,3 +535,22 @@ func TestReadResultsAcceptsNullObjects(t *testing.T) {
 		t.Fatalf("ReadResults: %+v, %v", res, err)
 	}
 }
+
+// TestIntervalLine: the console line under upstream's names each track's
+// interval, the score, the base scenarios and the method, and repeats the
+// few-scenarios warning; an upstream-only entry has none.
+func TestIntervalLine(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	m := ModelResult{TargetModel: "gpt", NTotal: 16,
+		PositiveCI:  &ClusterCI{Estimate: f(0.875), Low: f(0), High: f(1), Clusters: 2, Method: "cluster-t+wilson-eff", Warning: "only 2 base scenario(s)"},
+		NegativeCI:  &ClusterCI{Estimate: f(0.75), Low: f(0.409), High: f(0.928), Clusters: 2, Method: "cluster-t+wilson-eff"},
+		Leaderboard: &Leaderboard{Score: f(0.8125), CILow: f(0.205), CIHigh: f(0.964)},
+	}
+	want := "    positive 87.5% [0.0%, 100.0%] · negative 75.0% [40.9%, 92.8%] · score 81.2% [20.5%, 96.4%] · n=16, up to 2 base scenarios per track (cluster-t+wilson-eff)\n    ! only 2 base scenario(s)"
+	if got := IntervalLine(m); got != want {
+		t.Errorf("IntervalLine =\n%q\nwant\n%q", got, want)
+	}
+	if got := IntervalLine(ModelResult{TargetModel: "gpt"}); got != "" {
+		t.Errorf("upstream-only entry: %q", got)
+	}
+}

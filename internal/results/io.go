@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
@@ -82,6 +84,44 @@ func ReadResults(path string) ([]ModelResult, error) {
 func SummaryLine(m ModelResult) string {
 	return fmt.Sprintf("  %s: pos=%s neg=%s n=%d", m.TargetModel, pyStr(m.PositivePassRate), pyStr(m.NegativePassRate), m.NTotal)
 }
+
+// IntervalLine is ours, printed under SummaryLine: each track's rate with
+// its 95% interval, the leaderboard score, and the base scenarios and method
+// behind them, with the few-scenarios warning; "" for an upstream-only
+// entry (no intervals).
+func IntervalLine(m ModelResult) string {
+	if m.PositiveCI == nil && m.NegativeCI == nil {
+		return ""
+	}
+	var parts []string
+	clusters, method, warning := 0, "", ""
+	for _, t := range []struct {
+		name string
+		ci   *ClusterCI
+	}{{"positive", m.PositiveCI}, {"negative", m.NegativeCI}} {
+		if t.ci == nil || t.ci.Estimate == nil || t.ci.Low == nil || t.ci.High == nil {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s [%s, %s]", t.name, pct(*t.ci.Estimate), pct(*t.ci.Low), pct(*t.ci.High)))
+		clusters, method = max(clusters, t.ci.Clusters), t.ci.Method
+		if warning == "" {
+			warning = t.ci.Warning
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	if lb := m.Leaderboard; lb != nil && lb.Score != nil && lb.CILow != nil && lb.CIHigh != nil {
+		parts = append(parts, fmt.Sprintf("score %s [%s, %s]", pct(*lb.Score), pct(*lb.CILow), pct(*lb.CIHigh)))
+	}
+	line := fmt.Sprintf("    %s · n=%d, up to %d base scenarios per track (%s)", strings.Join(parts, " · "), m.NTotal, clusters, method)
+	if warning != "" {
+		line += "\n    ! " + warning
+	}
+	return line
+}
+
+func pct(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) + "%" }
 
 func pyStr(p *float64) string {
 	if p == nil {

@@ -90,18 +90,14 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 		}
 	}
 	for _, m := range res {
-		r.logf("  %s: pos=%s neg=%s n=%d", m.TargetModel, fmtRate(m.PositivePassRate), fmtRate(m.NegativePassRate), m.NTotal)
+		r.logf("%s", results.SummaryLine(m))
+		if line := results.IntervalLine(m); line != "" {
+			r.logf("%s", line)
+		}
 	}
 	rep.Status, rep.Rows = "ran", len(in.Scores)
 	r.Report.add(rep)
 	return nil
-}
-
-func fmtRate(p *float64) string {
-	if p == nil {
-		return "None"
-	}
-	return artifacts.FormatPyFloat(*p)
 }
 
 // Fingerprint identifies what defines the measurement: metric definitions,
