@@ -134,6 +134,9 @@ func TestBudgetCeilingStopsSchedulingAndRerunFinishesWithoutRepaying(t *testing.
 
 	var calls atomic.Int64
 	const price, ceiling = 0.01, 0.50
+	// A fixed worker count bounds the calls in flight when the ceiling is
+	// reached (concurrency: auto would size the workers from the rows).
+	cfg.Run.Concurrency.Simulate = 4
 	r := newRunner(t, cfg, bench, Options{MaxCost: ceiling, Clients: pricedClients(price, &calls, nil)})
 	if err := r.Simulate(ctx, "offline-careful"); err != nil {
 		t.Fatal(err)
