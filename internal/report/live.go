@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/impactbench/impactbench/internal/callstore"
 )
 
 // Live is what a run has stored so far, read from its call store. The
@@ -72,33 +74,10 @@ func ReadLive(benchDir, cacheDir string) Live {
 	return l
 }
 
-// countUnits counts unit files: <unit>.json is complete; <unit>.jsonl is a
-// journal, in progress unless the unit was completed earlier and is being
-// redone (then it is counted once, as in progress).
+// countUnits counts a call-store directory's completed and in-progress units.
 func countUnits(dir string) UnitCount {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return UnitCount{}
-	}
-	done := map[string]bool{}
-	var journals []string
-	for _, e := range ents {
-		n := e.Name()
-		switch {
-		case strings.HasPrefix(n, "."):
-		case strings.HasSuffix(n, ".jsonl"):
-			journals = append(journals, strings.TrimSuffix(n, ".jsonl"))
-		case strings.HasSuffix(n, ".json"):
-			done[strings.TrimSuffix(n, ".json")] = true
-		}
-	}
-	c := UnitCount{Stored: len(done), InProgress: len(journals)}
-	for _, j := range journals {
-		if done[j] {
-			c.Stored--
-		}
-	}
-	return c
+	done, inProgress := callstore.ListUnits(dir)
+	return UnitCount{Stored: len(done), InProgress: inProgress}
 }
 
 // lockHeld reports whether the process named in the lock file is alive.

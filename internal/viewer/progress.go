@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -70,13 +69,8 @@ func safeName(s string) string { return artifacts.SafeName(s) }
 // when the directory's mtime changes (a unit created or renamed into place).
 type unitDir struct {
 	mtime   time.Time
-	done    []unitFile // *.json, newest first
-	running int        // *.jsonl
-}
-
-type unitFile struct {
-	name  string // without .json
-	mtime time.Time
+	done    []callstore.UnitFile // completed units, newest first
+	running int                  // *.jsonl
 }
 
 type dirCache struct {
@@ -97,25 +91,9 @@ func (c *dirCache) list(dir string) *unitDir {
 	if u, ok := c.m[dir]; ok && u.mtime.Equal(st.ModTime()) {
 		return u
 	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return &unitDir{}
-	}
-	u := &unitDir{mtime: st.ModTime()}
-	for _, e := range ents {
-		name := e.Name()
-		switch {
-		case strings.HasSuffix(name, ".jsonl"):
-			u.running++
-		case strings.HasSuffix(name, ".json"):
-			info, err := e.Info()
-			if err != nil {
-				continue // removed since the listing
-			}
-			u.done = append(u.done, unitFile{name: strings.TrimSuffix(name, ".json"), mtime: info.ModTime()})
-		}
-	}
-	sort.SliceStable(u.done, func(i, j int) bool { return u.done[i].mtime.After(u.done[j].mtime) })
+	files, running := callstore.ListUnits(dir)
+	u := &unitDir{mtime: st.ModTime(), done: files, running: running}
+	sort.SliceStable(u.done, func(i, j int) bool { return u.done[i].ModTime.After(u.done[j].ModTime) })
 	c.m[dir] = u
 	return u
 }
@@ -124,7 +102,7 @@ func (c *dirCache) list(dir string) *unitDir {
 // named in a request reaches the file system.
 func (u *unitDir) has(name string) bool {
 	for _, f := range u.done {
-		if f.name == name {
+		if f.Name == name {
 			return true
 		}
 	}
@@ -175,8 +153,8 @@ func (s *Server) progress(st *benchState, ix *benchIndex) progressView {
 		if u.mtime.After(newest) {
 			newest = u.mtime
 		}
-		if len(u.done) > 0 && u.done[0].mtime.After(newest) {
-			newest = u.done[0].mtime
+		if len(u.done) > 0 && u.done[0].ModTime.After(newest) {
+			newest = u.done[0].ModTime
 		}
 	}
 	gs := st.dirs.list(filepath.Join(calls, "gen_scenarios"))
@@ -199,9 +177,9 @@ func (s *Server) progress(st *benchState, ix *benchIndex) progressView {
 		}
 		tp.Results = ix.results[t]
 		for _, f := range sim.done[:min(recentConvs, len(sim.done))] {
-			rc := recentConv{Unit: f.name, At: f.mtime.UTC().Format(time.RFC3339)}
+			rc := recentConv{Unit: f.Name, At: f.ModTime.UTC().Format(time.RFC3339)}
 			var c artifacts.Conversation
-			if _, ok := store.ReadResult(safeName(t)+"/sim/"+f.name, &c); ok {
+			if _, ok := store.ReadResult(safeName(t)+"/sim/"+f.Name, &c); ok {
 				rc.ConvID, rc.Status, rc.Turns = c.ConvID, c.Status, len(c.Transcript)
 			}
 			tp.Recent = append(tp.Recent, rc)
