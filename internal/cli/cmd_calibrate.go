@@ -32,7 +32,7 @@ with exit 2, naming the line and the field; nothing is written.`,
 		Example: `  impactbench calibrate example
   impactbench calibrate example --json`,
 		GroupID: "results",
-		Args:    cobra.ExactArgs(1),
+		Args:    benchArgs(false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCalibrate(cmd.Context(), g, args[0])
 		},

@@ -32,7 +32,7 @@ Calls no model; the same lines close every --dry-run.`,
   impactbench plan example --icc 0.6 --half-width 0.05
   impactbench plan example --pilot benchmarks/pilot/results.json`,
 		GroupID: "results",
-		Args:    cobra.ExactArgs(1),
+		Args:    benchArgs(false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPlan(g, args[0], o)
 		},
