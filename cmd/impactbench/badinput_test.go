@@ -20,25 +20,7 @@ import (
 	"testing"
 )
 
-const badInputConfig = `# bad-input fixture
-user_model: {model: offline-user, source: offline}
-evaluator_model: {model: offline-judge, source: offline}
-generation:
-  scenarios_per_metric: 2
-  turns: 2
-  num_samples: 2
-demographics:
-  age: [child, adult]
-targets:
-  - id: careful
-    model: offline-careful
-    source: offline
-    offline: {care: 0.8}
-  - id: careless
-    model: offline-careless
-    source: offline
-    offline: {care: 0.4}
-`
+var badInputConfig = offlineConfigOf{Comment: "# bad-input fixture", Turns: 2, Careful: 0.8, Careless: 0.4}.yaml()
 
 const badInputBench = `name: Bad input corpus
 description: A small benchmark whose files the corpus breaks one at a time.

@@ -10,26 +10,8 @@ import (
 	"testing"
 )
 
-const offlineConfig = `# end-to-end test project: everything on the built-in offline model
-user_model: {model: offline-user, source: offline}
-generator_model: {model: offline-generator, source: offline}
-evaluator_model: {model: offline-judge, source: offline}
-generation:
-  scenarios_per_metric: 2
-  turns: 3
-  num_samples: 2
-demographics:
-  age: [child, adult]
-targets:
-  - id: careful
-    model: offline-careful
-    source: offline
-    offline: {care: 0.9}
-  - id: careless
-    model: offline-careless
-    source: offline
-    offline: {care: 0.2}
-`
+var offlineConfig = offlineConfigOf{Comment: "# end-to-end test project: everything on the built-in offline model",
+	Generator: true, Careful: 0.9, Careless: 0.2}.yaml()
 
 func quickstartBench(t *testing.T) string {
 	t.Helper()

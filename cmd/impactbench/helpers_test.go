@@ -675,3 +675,56 @@ func parseSummary(t *testing.T, r result) summary {
 	}
 	return s
 }
+
+// offlineConfigOf is a test project's config.yaml on the built-in offline
+// models: two base scenarios per metric, two samples, two ages, and the
+// targets "careful" and (when Careless > 0) "careless". The fields are what
+// the tests vary.
+type offlineConfigOf struct {
+	Comment           string  // a first line, "# …"
+	Run               string  // a run: block, "" for none
+	Turns             int     // default 3
+	Generator         bool    // a separate generator_model
+	Latency           string  // on the simulated user and the targets ("" none)
+	LatencyEverywhere bool    // also on the generator and the judge
+	Careful, Careless float64 // the targets' care; Careless 0: one target
+}
+
+func (o offlineConfigOf) yaml() string {
+	var b strings.Builder
+	lat := func(on bool, prefix string) string {
+		if o.Latency == "" || !on {
+			return ""
+		}
+		return prefix + "latency: " + o.Latency
+	}
+	role := func(name, model string, on bool) {
+		if l := lat(on, ""); l != "" {
+			fmt.Fprintf(&b, "%s: {model: %s, source: offline, offline: {%s}}\n", name, model, l)
+		} else {
+			fmt.Fprintf(&b, "%s: {model: %s, source: offline}\n", name, model)
+		}
+	}
+	if o.Comment != "" {
+		b.WriteString(o.Comment + "\n")
+	}
+	b.WriteString(o.Run)
+	role("user_model", "offline-user", true)
+	if o.Generator {
+		role("generator_model", "offline-generator", o.LatencyEverywhere)
+	}
+	role("evaluator_model", "offline-judge", o.LatencyEverywhere)
+	turns := o.Turns
+	if turns == 0 {
+		turns = 3
+	}
+	fmt.Fprintf(&b, "generation:\n  scenarios_per_metric: 2\n  turns: %d\n  num_samples: 2\ndemographics:\n  age: [child, adult]\ntargets:\n", turns)
+	target := func(id string, care float64) {
+		fmt.Fprintf(&b, "  - id: %s\n    model: offline-%s\n    source: offline\n    offline: {care: %g%s}\n", id, id, care, lat(true, ", "))
+	}
+	target("careful", o.Careful)
+	if o.Careless > 0 {
+		target("careless", o.Careless)
+	}
+	return b.String()
+}

@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,21 +35,7 @@ const ctrlCExitLimit = 3 * time.Second
 // per simulated-user and target call, so that a run is mid-flight for a few
 // seconds; the judge and generator answer at once.
 func slowOfflineConfig(latency time.Duration) string {
-	return fmt.Sprintf(`user_model: {model: offline-user, source: offline, offline: {latency: %s}}
-generator_model: {model: offline-generator, source: offline}
-evaluator_model: {model: offline-judge, source: offline}
-generation:
-  scenarios_per_metric: 2
-  turns: 3
-  num_samples: 2
-demographics:
-  age: [child, adult]
-targets:
-  - id: careful
-    model: offline-careful
-    source: offline
-    offline: {care: 0.9, latency: %s}
-`, latency, latency)
+	return offlineConfigOf{Generator: true, Latency: latency.String(), Careful: 0.9}.yaml()
 }
 
 // ptyProc is the binary running with a pseudo-terminal as its stdin,

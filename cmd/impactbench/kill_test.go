@@ -356,27 +356,8 @@ func TestKillConcurrentRunResumes(t *testing.T) {
 // two targets, with a small latency on every call and few workers, so that
 // a run lasts about a second and a half and any moment of it is mid-way
 // through something: generation, simulation, judging, the final writes.
-const killChainConfig = `run:
-  concurrency: {simulate: 2, evaluate: 2}
-user_model: {model: offline-user, source: offline, offline: {latency: 20ms}}
-generator_model: {model: offline-generator, source: offline, offline: {latency: 20ms}}
-evaluator_model: {model: offline-judge, source: offline, offline: {latency: 20ms}}
-generation:
-  scenarios_per_metric: 2
-  turns: 3
-  num_samples: 2
-demographics:
-  age: [child, adult]
-targets:
-  - id: careful
-    model: offline-careful
-    source: offline
-    offline: {care: 0.9, latency: 20ms}
-  - id: careless
-    model: offline-careless
-    source: offline
-    offline: {care: 0.2, latency: 20ms}
-`
+var killChainConfig = offlineConfigOf{Run: "run:\n  concurrency: {simulate: 2, evaluate: 2}\n", Generator: true,
+	Latency: "20ms", LatencyEverywhere: true, Careful: 0.9, Careless: 0.2}.yaml()
 
 // killChainFiles are the final files of a run of killChainConfig.
 var killChainFiles = []string{
