@@ -94,10 +94,14 @@ type unitFile struct {
 type Store struct {
 	dir   string
 	force bool
+	wiped sync.Map // unit names already opened under force
 }
 
-// Open returns a store rooted at dir. With force, stored answers are ignored
-// (and overwritten), like upstream's run.force.
+// Open returns a store rooted at dir. With force, answers stored before this
+// store was opened are ignored (and overwritten), like upstream's run.force;
+// a unit opened again later in the same invocation keeps what this
+// invocation stored in it (a conversation started while scenarios were
+// still being written is taken over, not paid for twice).
 func Open(dir string, force bool) *Store { return &Store{dir: dir, force: force} }
 
 // trailer closes a unit file in journal form: the unit's result.
@@ -163,6 +167,13 @@ func (s *Store) ReadResult(name string, out any) (inputKey string, ok bool) {
 	return f.ResultKey, true
 }
 
+// firstOpen reports whether name is opened for the first time since the
+// store was opened (and remembers it).
+func (s *Store) firstOpen(name string) bool {
+	_, seen := s.wiped.LoadOrStore(name, struct{}{})
+	return !seen
+}
+
 // Dir is the store's root directory.
 func (s *Store) Dir() string { return s.dir }
 
@@ -208,12 +219,11 @@ func (s *Store) Unit(name string) (*Unit, error) {
 	}
 	u := &Unit{
 		path:   filepath.Join(s.dir, filepath.FromSlash(name)+".json"),
-		force:  s.force,
 		stored: map[string]Entry{},
 		used:   map[string]bool{},
 		fresh:  map[string]Entry{},
 	}
-	if s.force {
+	if s.force && s.firstOpen(name) {
 		// Stored answers are to be ignored; a stale journal must not
 		// resurface in a later, unforced run.
 		for _, p := range []string{u.journal(), u.path} {
@@ -221,7 +231,7 @@ func (s *Store) Unit(name string) (*Unit, error) {
 				return nil, fmt.Errorf("callstore: %w", err)
 			}
 		}
-		u.pristine = true
+		u.pristine, u.force = true, true
 		return u, nil
 	}
 	b, err := os.ReadFile(u.path)

@@ -97,6 +97,34 @@ func TestForceIgnoresStoredAnswers(t *testing.T) {
 	}
 }
 
+// Force ignores what earlier invocations stored, not what this one did: a
+// unit opened twice under one forced store keeps the first opening's work.
+func TestForceKeepsThisInvocationsAnswers(t *testing.T) {
+	dir := t.TempDir()
+	inner := &counting{}
+	old, _ := Open(dir, false).Unit("u")
+	old.Client(id, inner).Complete(t.Context(), req("hi", 0))
+	old.SetResult("k", "old")
+	old.Close()
+	forced := Open(dir, true)
+	u1, _ := forced.Unit("u")
+	u1.Client(id, inner).Complete(t.Context(), req("hi", 0))
+	if err := u1.SetResult("k", "new"); err != nil {
+		t.Fatal(err)
+	}
+	u1.Close()
+	u2, _ := forced.Unit("u")
+	defer u2.Close()
+	var got string
+	if !u2.Result("k", &got) || got != "new" {
+		t.Fatalf("second opening under force: result %q, want this invocation's \"new\"", got)
+	}
+	u2.Client(id, inner).Complete(t.Context(), req("hi", 0))
+	if n := inner.n.Load(); n != 2 {
+		t.Fatalf("%d calls, want 2: the first opening under force pays again, the second replays it", n)
+	}
+}
+
 func TestCorruptFileIsRecomputed(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "u.json"), []byte("{not json"), 0o644); err != nil {

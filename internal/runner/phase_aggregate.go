@@ -146,6 +146,10 @@ func (r *Runner) Run(ctx context.Context, targets []string) error {
 	if err := r.stopIfFailed(); err != nil {
 		return err
 	}
+	// Conversations start as soon as their variant exists, not after the
+	// last metric's scenarios (early.go).
+	r.early = r.startEarly(ctx, targets, r.expectedScenarios()*r.cfg.Generation.NumSamples)
+	defer func() { r.early.finish(r); r.early = nil }()
 	if err := r.GenScenarios(ctx); err != nil {
 		return err
 	}

@@ -365,6 +365,10 @@ func (r *Runner) expandAll(ctx context.Context, c llm.Client, base []artifacts.S
 	perr := forEach(ctx, len(base), workers, func(ctx context.Context, i int) {
 		ran[i] = true
 		vars[i], usages[i], errs[i] = stages.ExpandScenario(ctx, c, r.prompts, base[i], combos, r.cfg.Generation.Turns, stages.GenOptions{Seed: r.cfg.Seed})
+		if errs[i] == nil {
+			// Its variants are final: start simulating them (run only).
+			r.early.offer(vars[i], r.cfg.Generation.NumSamples)
+		}
 	})
 	var out []artifacts.Scenario
 	var total llm.Usage

@@ -189,6 +189,9 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 	if err != nil {
 		return p, err
 	}
+	if s.early = r.early.target(targetID); s.early != nil && !r.opts.Shard.Active() {
+		s.slots = s.early.handOver()
+	}
 
 	// A fatal provider error in one row (quota, auth) stops new rows from
 	// starting by cancelling ctx; calls already on the wire run under
@@ -264,8 +267,13 @@ type simRun struct {
 	callCtx context.Context         // calls on the wire finish under it
 	stop    context.CancelCauseFunc // stops new rows (a fatal provider error)
 	p       *pipeline               // nil: not pipelined
-	asm     *convAssembler
-	bar     *progress.Bar
+	// early holds the conversations `run` started while scenarios were
+	// generated (nil: none); slots bounds conversations in flight across
+	// them and this pass.
+	early *earlySim
+	slots chan struct{}
+	asm   *convAssembler
+	bar   *progress.Bar
 
 	mu       sync.Mutex
 	spent    llm.Usage
@@ -323,18 +331,25 @@ func (s *simRun) fail(row, reason string) {
 	s.mu.Unlock()
 }
 
-// row simulates one conversation, or replays the stored one.
-func (s *simRun) row(_ context.Context, job simJob) {
+// row simulates one conversation, or replays the stored one, or takes over
+// the one `run` started early.
+func (s *simRun) row(ctx context.Context, job simJob) {
 	r, i, row := s.r, job.i, job.simRow
 	start := time.Now()
 	rowKey := fingerprint(s.rowKeyBase, job.sc, row.sample)
-	unit, err := r.store.Unit(r.simUnit(s.targetID, row))
+	name := r.simUnit(s.targetID, row)
+	early, earlyPaid, tookOver := s.takeOverEarly(ctx, name, rowKey)
+	unit, err := r.store.Unit(name)
 	if err != nil {
 		s.fail(row.id, err.Error())
 		return
 	}
 	defer unit.Close()
 	var conv artifacts.Conversation
+	if tookOver && unit.Result(early.resKey, &conv) {
+		s.account(job, conv, early.stats.Misses == 0, earlyPaid, early.dur)
+		return
+	}
 	if unit.Result(rowKey, &conv) && conv.Status != artifacts.StatusError {
 		s.ran[i] = true
 		s.bar.Done(false, true, llm.Usage{}, time.Since(start))
@@ -342,10 +357,15 @@ func (s *simRun) row(_ context.Context, job simJob) {
 		s.p.add(i, row, &job.sc, &conv)
 		return
 	}
+	if !s.acquire(ctx) {
+		return
+	}
 	conv, err = s.converse(unit, job)
+	s.release()
 	st := unit.Stats()
+	st.Spent = st.Spent.Add(earlyPaid)
 	s.mu.Lock()
-	s.spent, s.saved = s.spent.Add(st.Spent), s.saved.Add(st.Saved)
+	s.saved = s.saved.Add(st.Saved)
 	s.mu.Unlock()
 	if err != nil {
 		// Cancelled or stopped by the ceiling: the calls made so far are
@@ -354,10 +374,46 @@ func (s *simRun) row(_ context.Context, job simJob) {
 		if fatalErr(err) {
 			s.stop(err)
 		}
+		s.addSpent(st.Spent)
 		s.bar.Unfinished(st.Spent)
 		return
 	}
 	s.keep(unit, job, rowKey, conv, st, start)
+}
+
+// takeOverEarly waits for the row's early conversation and returns it when
+// it was made from this very scenario (its key), with what it paid either way.
+func (s *simRun) takeOverEarly(ctx context.Context, name, rowKey string) (earlyDone, llm.Usage, bool) {
+	if s.early == nil {
+		return earlyDone{}, llm.Usage{}, false
+	}
+	d, paid, ok := s.early.takeOver(ctx, name)
+	return d, paid, ok && (d.resKey == rowKey || d.resKey == "error:"+rowKey)
+}
+
+// acquire takes a conversation slot when early conversations share them.
+func (s *simRun) acquire(ctx context.Context) bool {
+	if s.slots == nil {
+		return true
+	}
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s *simRun) release() {
+	if s.slots != nil {
+		<-s.slots
+	}
+}
+
+func (s *simRun) addSpent(u llm.Usage) {
+	s.mu.Lock()
+	s.spent = s.spent.Add(u)
+	s.mu.Unlock()
 }
 
 // converse runs the simulated user against the target for one row.
@@ -379,12 +435,22 @@ func (s *simRun) keep(unit *callstore.Unit, job simJob, rowKey string, conv arti
 	resKey := rowKey
 	if conv.Status == artifacts.StatusError {
 		resKey = "error:" + rowKey // recorded for the output, retried next run
-		s.fail(conv.ConvID, conv.StatusReason)
 	}
 	if err := unit.SetResult(resKey, conv); err != nil {
+		s.addSpent(st.Spent)
 		s.fail(conv.ConvID, err.Error())
 		s.bar.Done(true, false, st.Spent, time.Since(start))
 		return
+	}
+	s.account(job, conv, st.Misses == 0, st.Spent, time.Since(start))
+}
+
+// account counts a stored conversation in the phase and hands it to the
+// file and the judges.
+func (s *simRun) account(job simJob, conv artifacts.Conversation, noCalls bool, spent llm.Usage, took time.Duration) {
+	s.addSpent(spent)
+	if conv.Status == artifacts.StatusError {
+		s.fail(conv.ConvID, conv.StatusReason)
 	}
 	s.ran[job.i] = true
 	s.asm.add(job.i, &conv)
@@ -392,7 +458,7 @@ func (s *simRun) keep(unit *callstore.Unit, job simJob, rowKey string, conv arti
 	if s.r.cfg.Run.Verbose {
 		s.r.printTurns(conv)
 	}
-	s.bar.Done(conv.Status == artifacts.StatusError, st.Misses == 0, st.Spent, time.Since(start))
+	s.bar.Done(conv.Status == artifacts.StatusError, noCalls, spent, took)
 }
 
 // finishSimulate reports the phase and, when every row finished, completes

@@ -84,6 +84,8 @@ type Runner struct {
 	poolNames map[string]string
 	// autoWorkers caps the worker pools of phases with concurrency auto.
 	autoWorkers int
+	// early simulates variants while gen_scenarios still runs (run only).
+	early *earlySims
 
 	Report *Summary
 }

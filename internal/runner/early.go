@@ -1,0 +1,319 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/stages"
+)
+
+// earlySims removes the barrier between gen_scenarios and simulate in
+// `run`: a variant starts simulating as soon as its base scenario's
+// rewrites are done, while other metrics are still being generated.
+//
+// Early conversations only fill the call store, under the unit and row key
+// simulate would use. simulate, once scenarios.json is written, takes each
+// row over (waiting for one still running), so conversations.json, its row
+// order, the phase records, resume and skip-if-unchanged stay exactly those
+// of simulate; a row simulate never reaches (the scenario set changed after
+// all) is stored and costs nothing more on a later run.
+type earlySims struct {
+	byTarget map[string]*earlySim
+}
+
+// earlySim is one target's early conversations.
+type earlySim struct {
+	s     *simRun       // clients, identities and row keys (no rows)
+	slots chan struct{} // conversations in flight, shared with simulate
+	jobs  chan simJob
+	stop  chan struct{} // closed when simulate takes over
+	wg    sync.WaitGroup
+
+	mu       sync.Mutex
+	stopped  bool
+	running  map[string]chan struct{} // unit → closed when its job ends
+	done     map[string]earlyDone     // unit → what its job stored
+	spent    map[string]llm.Usage     // unit → paid, until simulate takes it over
+	fatalErr error
+}
+
+// earlyDone is what an early conversation stored and cost, for simulate's
+// report when it takes the row over.
+type earlyDone struct {
+	resKey string
+	stats  callstore.Stats
+	dur    time.Duration
+}
+
+// startEarly starts early simulation for the targets whose simulate will
+// run after gen_scenarios. rows is the number of conversations per target
+// gen_scenarios is about to produce (its capacity bound, not a promise).
+func (r *Runner) startEarly(ctx context.Context, targets []string, rows int) *earlySims {
+	if r.opts.DryRun || r.opts.Shard.Active() || rows == 0 {
+		return nil
+	}
+	es := &earlySims{byTarget: map[string]*earlySim{}}
+	for _, id := range targets {
+		e, ok := r.newEarlySim(id, rows)
+		if ok {
+			es.byTarget[id] = e
+			e.start(ctx, r.workers(r.cfg.Run.Concurrency.Simulate, rows))
+		}
+	}
+	if len(es.byTarget) == 0 {
+		return nil
+	}
+	return es
+}
+
+// newEarlySim prepares a target's early conversations, unless simulate
+// would not run for it anyway (its conversations.json is kept as made
+// elsewhere or edited by hand) or would refuse to (fewer rows than the file
+// holds): money spent early there would buy nothing.
+func (r *Runner) newEarlySim(targetID string, rows int) (*earlySim, bool) {
+	target, err := r.targetConfig(targetID)
+	if err != nil {
+		return nil, false
+	}
+	out := filepath.Join(r.runDir(targetID), "conversations.json")
+	inputs := r.simInputs(target, "(being generated)")
+	if upToDate, _ := r.upToDate("simulate/"+targetID, out, inputs); upToDate {
+		return nil, false
+	}
+	if r.guardRows(out, rows, "") != nil || r.guardRows(r.scoresPath(targetID), rows, "") != nil {
+		return nil, false
+	}
+	s, err := r.newSimRun(targetID, target, nil, inputs)
+	if err != nil {
+		return nil, false
+	}
+	workers := r.workers(r.cfg.Run.Concurrency.Simulate, rows)
+	return &earlySim{
+		s:       s,
+		slots:   make(chan struct{}, workers),
+		jobs:    make(chan simJob, rows),
+		stop:    make(chan struct{}),
+		running: map[string]chan struct{}{},
+		done:    map[string]earlyDone{},
+		spent:   map[string]llm.Usage{},
+	}, true
+}
+
+func (e *earlySim) start(ctx context.Context, workers int) {
+	e.s.callCtx = ctx
+	for range workers {
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			for {
+				select {
+				case <-e.stop:
+					return
+				case <-ctx.Done():
+					return
+				case job := <-e.jobs:
+					e.run(ctx, job)
+				}
+			}
+		}()
+	}
+}
+
+// offer queues the conversations of finished variants (every sample).
+func (es *earlySims) offer(variants []artifacts.Scenario, samples int) {
+	if es == nil {
+		return
+	}
+	for _, v := range variants {
+		// The row key hashes the scenario as simulate will read it from
+		// scenarios.json: a JSON round trip gives exactly that form.
+		sc, err := canonicalScenario(v)
+		if err != nil {
+			continue
+		}
+		for _, e := range es.byTarget {
+			for smp := range samples {
+				select {
+				case e.jobs <- simJob{sc: sc, simRow: simRow{sc.ID, smp}}:
+				default: // more rows than announced: simulate does the rest
+				}
+			}
+		}
+	}
+}
+
+func canonicalScenario(s artifacts.Scenario) (artifacts.Scenario, error) {
+	b, err := s.MarshalJSON()
+	if err != nil {
+		return s, err
+	}
+	var out artifacts.Scenario
+	return out, out.UnmarshalJSON(b)
+}
+
+// run simulates one conversation into the call store, unless simulate has
+// taken over or the row is already stored.
+func (e *earlySim) run(ctx context.Context, job simJob) {
+	r, s := e.s.r, e.s
+	name := r.simUnit(s.targetID, job.simRow)
+	select {
+	case e.slots <- struct{}{}:
+	case <-e.stop:
+		return
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-e.slots }()
+	fin, ok := e.claim(name)
+	if !ok {
+		return
+	}
+	defer close(fin)
+	start := time.Now()
+	rowKey := fingerprint(s.rowKeyBase, job.sc, job.sample)
+	unit, err := r.store.Unit(name)
+	if err != nil {
+		return
+	}
+	defer unit.Close()
+	var stored artifacts.Conversation
+	if unit.Result(rowKey, &stored) && stored.Status != artifacts.StatusError {
+		return // from an earlier run: simulate replays it
+	}
+	conv, err := s.converse(unit, job)
+	st := unit.Stats()
+	e.mu.Lock()
+	if st.Spent.Requests > 0 {
+		e.spent[name] = st.Spent
+	}
+	e.mu.Unlock()
+	if err != nil {
+		if fatalErr(err) {
+			e.halt(err)
+		}
+		return // calls so far are stored; simulate finishes the row
+	}
+	resKey := rowKey
+	if conv.Status == artifacts.StatusError {
+		resKey = "error:" + rowKey
+	}
+	if unit.SetResult(resKey, conv) != nil {
+		return
+	}
+	e.mu.Lock()
+	e.done[name] = earlyDone{resKey: resKey, stats: st, dur: time.Since(start)}
+	e.mu.Unlock()
+}
+
+// claim marks a unit as running early; false once simulate took over.
+func (e *earlySim) claim(name string) (chan struct{}, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped {
+		return nil, false
+	}
+	if _, busy := e.running[name]; busy {
+		return nil, false
+	}
+	if _, did := e.done[name]; did {
+		return nil, false
+	}
+	fin := make(chan struct{})
+	e.running[name] = fin
+	return fin, true
+}
+
+// halt stops starting early conversations after a fatal provider error;
+// simulate meets the error itself and reports it.
+func (e *earlySim) halt(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.fatalErr == nil {
+		e.fatalErr = err
+		e.stopped = true
+		close(e.stop)
+	}
+}
+
+// handOver stops starting early conversations (simulate takes over from
+// here) and returns the slots simulate shares with those still running.
+func (e *earlySim) handOver() chan struct{} {
+	e.mu.Lock()
+	if !e.stopped {
+		e.stopped = true
+		close(e.stop)
+	}
+	e.mu.Unlock()
+	return e.slots
+}
+
+// takeOver waits for the unit's early conversation, if one is running, and
+// returns what it stored (ok) and what it paid, finished or not: from here
+// on the row and its cost are simulate's.
+func (e *earlySim) takeOver(ctx context.Context, name string) (d earlyDone, paid llm.Usage, ok bool) {
+	e.mu.Lock()
+	fin := e.running[name]
+	e.mu.Unlock()
+	if fin != nil {
+		select {
+		case <-fin:
+		case <-ctx.Done():
+			return earlyDone{}, llm.Usage{}, false
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	d, ok = e.done[name]
+	paid = e.spent[name]
+	delete(e.done, name)
+	delete(e.spent, name)
+	return d, paid, ok
+}
+
+// finish waits for the early workers and reports what was paid for
+// conversations simulate never took over (a run that stopped after
+// gen_scenarios): they are stored for the next run.
+func (es *earlySims) finish(r *Runner) {
+	if es == nil {
+		return
+	}
+	for id, e := range es.byTarget {
+		e.handOver()
+		e.wg.Wait()
+		e.mu.Lock()
+		var left llm.Usage
+		for _, u := range e.spent {
+			left = left.Add(u)
+		}
+		n := len(e.spent)
+		e.mu.Unlock()
+		if left.Requests > 0 {
+			r.Report.add(PhaseReport{Phase: "simulate (started early)", Target: id, Status: "ran", Rows: n, Calls: left.Requests, Spent: left,
+				Reason: fmt.Sprintf("%d conversation(s) started while scenarios were generated are stored for the next run", n)})
+		}
+	}
+}
+
+// target returns the early simulation of a target, if any.
+func (es *earlySims) target(id string) *earlySim {
+	if es == nil {
+		return nil
+	}
+	return es.byTarget[id]
+}
+
+// expectedScenarios is how many variants gen_scenarios writes when every
+// metric gets all its scenarios (0 when that cannot be known).
+func (r *Runner) expectedScenarios() int {
+	combos, err := stages.Combos(r.cfg.Demographics)
+	if err != nil {
+		return 0
+	}
+	return len(r.bench.Metrics) * r.cfg.Generation.ScenariosPerMetric * len(combos)
+}
