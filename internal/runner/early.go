@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -37,6 +38,7 @@ type earlySim struct {
 
 	mu       sync.Mutex
 	stopped  bool
+	started  atomic.Int64
 	running  map[string]chan struct{} // unit → closed when its job ends
 	done     map[string]earlyDone     // unit → what its job stored
 	spent    map[string]llm.Usage     // unit → paid, until simulate takes it over
@@ -226,6 +228,7 @@ func (e *earlySim) claim(name string) (chan struct{}, bool) {
 	}
 	fin := make(chan struct{})
 	e.running[name] = fin
+	e.started.Add(1)
 	return fin, true
 }
 
@@ -316,4 +319,26 @@ func (r *Runner) expectedScenarios() int {
 		return 0
 	}
 	return len(r.bench.Metrics) * r.cfg.Generation.ScenariosPerMetric * len(combos)
+}
+
+// note adds the conversations started so far to a progress note, so the
+// gen_scenarios line shows that simulation is already under way.
+func (es *earlySims) note(base func() string) func() string {
+	if es == nil {
+		return base
+	}
+	return func() string {
+		n := int64(0)
+		for _, e := range es.byTarget {
+			n += e.started.Load()
+		}
+		b := base()
+		if n == 0 {
+			return b
+		}
+		if b != "" {
+			b += " · "
+		}
+		return b + fmt.Sprintf("%d conversation(s) started", n)
+	}
 }

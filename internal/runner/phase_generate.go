@@ -227,7 +227,7 @@ func (r *Runner) GenScenarios(ctx context.Context) error {
 	metrics := r.bench.Metrics
 	results := make([]metricScenarios, len(metrics))
 	bar := r.prog.Start("gen_scenarios", len(metrics))
-	bar.SetNote(r.limitNote(gen))
+	bar.SetNote(r.early.note(r.limitNote(gen)))
 	var mu sync.Mutex
 	var spent, saved, total llm.Usage
 	// Base scenarios and their variants per metric in one unit each: the
