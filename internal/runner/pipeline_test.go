@@ -53,6 +53,14 @@ func TestRunJudgesConversationsWhileOthersAreSimulated(t *testing.T) {
 	ctx := t.Context()
 	cfg, bench := project(t)
 	cfg.Run.Concurrency.Simulate = 2 // 16 conversations per target: most still to come when the first ends
+	// Scenarios first: with them generated in the same run, the offline
+	// model simulates every conversation before scenarios.json is written
+	// (early.go), and there would be nothing left to overlap with.
+	r0 := newRunner(t, cfg, bench, Options{})
+	if err := r0.GenScenarios(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r0.Close()
 	var log callLog
 	r := newRunner(t, cfg, bench, Options{Clients: log.clients(nil)})
 	if err := r.Run(ctx, r.Targets()); err != nil {
