@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,6 +114,76 @@ func TestRunSimulatesVariantsWhileOtherMetricsAreGenerated(t *testing.T) {
 	for _, p := range []llm.Purpose{llm.PurposeUser, llm.PurposeTarget, llm.PurposeJudge} {
 		if a, b := forced.count(p), log.count(p); a != b {
 			t.Errorf("run --force made %d %s calls, the first run %d", a, p, b)
+		}
+	}
+}
+
+// A run stopped while scenarios are still being generated keeps the
+// conversations it started early: the summary says what they cost, and the
+// next run reuses them.
+func TestEarlyConversationsOfAStoppedRunAreKept(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	cfg, bench := project(t)
+	r0 := newRunner(t, cfg, bench, Options{})
+	if err := r0.GenMetrics(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := r0.Bench().Metrics[0].Name
+	r0.Close()
+
+	slow := slowFirstMetric(first, 400*time.Millisecond)
+	var log callLog
+	var once sync.Once
+	r := newRunner(t, cfg, bench, Options{Clients: log.clients(func(req llm.Request) error {
+		if req.Purpose == llm.PurposeTarget {
+			// Stop once the early conversations are under way (the first
+			// metric is still being generated).
+			once.Do(func() { time.AfterFunc(50*time.Millisecond, cancel) })
+		}
+		return slow(req)
+	})})
+	if err := r.Run(ctx, r.Targets()); err == nil {
+		t.Fatal("a cancelled run returned no error")
+	}
+	r.Close()
+	var early *PhaseReport
+	for i, p := range r.Report.Phases {
+		if p.Phase == "simulate (started early)" {
+			early = &r.Report.Phases[i]
+		}
+		if p.Phase == "simulate" {
+			t.Errorf("simulate ran although the run stopped during gen_scenarios: %+v", p)
+		}
+	}
+	paid := log.count(llm.PurposeUser) + log.count(llm.PurposeTarget)
+	if early == nil || early.Calls == 0 || early.Spent.Requests != early.Calls {
+		t.Fatalf("summary of the early conversations: %+v (the provider answered %d simulation calls)", early, paid)
+	}
+
+	var again callLog
+	r2 := newRunner(t, cfg, bench, Options{Clients: again.clients(nil)})
+	if err := r2.Run(t.Context(), r2.Targets()); err != nil {
+		t.Fatal(err)
+	}
+	r2.Close()
+	cfgC, benchC := project(t)
+	var clean callLog
+	rC := newRunner(t, cfgC, benchC, Options{Clients: clean.clients(nil)})
+	if err := rC.Run(t.Context(), rC.Targets()); err != nil {
+		t.Fatal(err)
+	}
+	rC.Close()
+	for _, p := range []llm.Purpose{llm.PurposeUser, llm.PurposeTarget} {
+		if a, b, c := log.paid(p), again.paid(p), clean.paid(p); a+b != c {
+			t.Errorf("%s calls: %d before the stop + %d after = %d, a clean run %d (something was paid twice or skipped)", p, a, b, a+b, c)
+		}
+	}
+	for _, f := range []string{"scenarios.json", "runs/offline-careful/conversations.json", "runs/offline-careless/scores.json"} {
+		a, errA := os.ReadFile(filepath.Join(bench, f))
+		b, errB := os.ReadFile(filepath.Join(benchC, f))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s after a stopped and a resumed run differs from a clean run's (%v, %v)", f, errA, errB)
 		}
 	}
 }

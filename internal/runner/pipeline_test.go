@@ -18,6 +18,9 @@ import (
 type callLog struct {
 	mu       sync.Mutex
 	purposes []llm.Purpose
+	// answered counts only calls that got an answer (a cancelled call
+	// is logged but never paid for).
+	answered map[llm.Purpose]int
 }
 
 func (l *callLog) clients(fail func(llm.Request) error) func(config.ModelConfig) (llm.Client, error) {
@@ -32,9 +35,24 @@ func (l *callLog) clients(fail func(llm.Request) error) func(config.ModelConfig)
 					return llm.Response{}, err
 				}
 			}
-			return inner.Complete(ctx, req)
+			resp, err := inner.Complete(ctx, req)
+			if err == nil {
+				l.mu.Lock()
+				if l.answered == nil {
+					l.answered = map[llm.Purpose]int{}
+				}
+				l.answered[req.Purpose]++
+				l.mu.Unlock()
+			}
+			return resp, err
 		}), nil
 	}
+}
+
+func (l *callLog) paid(p llm.Purpose) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.answered[p]
 }
 
 func (l *callLog) count(p llm.Purpose) int {
