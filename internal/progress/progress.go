@@ -157,6 +157,15 @@ func (t *Tracker) Start(label string, total int) *Bar {
 	return b
 }
 
+// SetTotal changes the number of rows the bar expects (a phase that
+// started before its row count was known).
+func (b *Bar) SetTotal(total int) {
+	b.total.Store(int64(total))
+	if b.mb != nil {
+		b.mb.SetTotal(int64(total), false)
+	}
+}
+
 // etaText is the bar's " eta 1m5s", or "" while there is no estimate.
 func (b *Bar) etaText() string {
 	left, ok := b.est.eta(b.t.now(), b.done.Load(), b.total.Load())

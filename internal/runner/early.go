@@ -43,6 +43,15 @@ type earlySim struct {
 	done     map[string]earlyDone     // unit → what its job stored
 	spent    map[string]llm.Usage     // unit → paid, until simulate takes it over
 	fatalErr error
+
+	// Judging of early conversations: the judging simulate's pipeline
+	// adopts (so the evaluate bar and its counts run on), opened at the
+	// first early conversation; nil when judges cannot be pipelined.
+	judgeOK bool
+	rows    int
+	jSlots  chan struct{}
+	j       *judging
+	adopted bool
 }
 
 // earlyDone is what an early conversation stored and cost, for simulate's
@@ -96,7 +105,14 @@ func (r *Runner) newEarlySim(targetID string, rows int) (*earlySim, bool) {
 		return nil, false
 	}
 	workers := r.workers(r.cfg.Run.Concurrency.Simulate, rows)
+	judgeOK := true
+	for _, jm := range r.judges() {
+		judgeOK = judgeOK && !jm.Batch // a batch judge waits for the whole simulation
+	}
 	return &earlySim{
+		judgeOK: judgeOK,
+		rows:    rows,
+		jSlots:  make(chan struct{}, r.workers(r.cfg.Run.Concurrency.Evaluate, rows)),
 		s:       s,
 		slots:   make(chan struct{}, workers),
 		jobs:    make(chan simJob, rows),
@@ -160,7 +176,7 @@ func canonicalScenario(s artifacts.Scenario) (artifacts.Scenario, error) {
 }
 
 // run simulates one conversation into the call store, unless simulate has
-// taken over or the row is already stored.
+// taken over or the row is already stored, and judges it.
 func (e *earlySim) run(ctx context.Context, job simJob) {
 	r, s := e.s.r, e.s
 	name := r.simUnit(s.targetID, job.simRow)
@@ -171,24 +187,36 @@ func (e *earlySim) run(ctx context.Context, job simJob) {
 	case <-ctx.Done():
 		return
 	}
-	defer func() { <-e.slots }()
 	fin, ok := e.claim(name)
 	if !ok {
+		<-e.slots
 		return
 	}
+	// Closed after judging too: simulate takes the row over only then,
+	// so the pipeline never judges it a second time alongside.
 	defer close(fin)
+	conv, stored := e.converse(ctx, name, job)
+	<-e.slots
+	if stored {
+		e.judge(ctx, conv, job.sc)
+	}
+}
+
+// converse runs and stores the conversation; stored is false when it was
+// stored by an earlier run (simulate replays it) or did not finish.
+func (e *earlySim) converse(ctx context.Context, name string, job simJob) (conv artifacts.Conversation, stored bool) {
+	r, s := e.s.r, e.s
 	start := time.Now()
 	rowKey := fingerprint(s.rowKeyBase, job.sc, job.sample)
 	unit, err := r.store.Unit(name)
 	if err != nil {
-		return
+		return conv, false
 	}
 	defer unit.Close()
-	var stored artifacts.Conversation
-	if unit.Result(rowKey, &stored) && stored.Status != artifacts.StatusError {
-		return // from an earlier run: simulate replays it
+	if unit.Result(rowKey, &conv) && conv.Status != artifacts.StatusError {
+		return conv, false
 	}
-	conv, err := s.converse(unit, job)
+	conv, err = s.converse(unit, job)
 	st := unit.Stats()
 	e.mu.Lock()
 	if st.Spent.Requests > 0 {
@@ -199,18 +227,68 @@ func (e *earlySim) run(ctx context.Context, job simJob) {
 		if fatalErr(err) {
 			e.halt(err)
 		}
-		return // calls so far are stored; simulate finishes the row
+		return conv, false // calls so far are stored; simulate finishes the row
 	}
 	resKey := rowKey
 	if conv.Status == artifacts.StatusError {
 		resKey = "error:" + rowKey
 	}
 	if unit.SetResult(resKey, conv) != nil {
-		return
+		return conv, false
 	}
 	e.mu.Lock()
 	e.done[name] = earlyDone{resKey: resKey, stats: st, dur: time.Since(start)}
 	e.mu.Unlock()
+	return conv, true
+}
+
+// judge judges an early conversation into the call store (and the evaluate
+// bar), as the pipeline would once simulate hands it over.
+func (e *earlySim) judge(ctx context.Context, conv artifacts.Conversation, sc artifacts.Scenario) {
+	j := e.judging()
+	if j == nil {
+		return
+	}
+	select {
+	case e.jSlots <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-e.jSlots }()
+	if fatal := j.judgeEarly(ctx, conv, &sc); fatal != nil {
+		e.halt(fatal)
+	}
+}
+
+// judging opens the target's judging at the first early conversation;
+// nil once simulate's pipeline has adopted it (or opened its own).
+func (e *earlySim) judging() *judging {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.j == nil && e.judgeOK && !e.adopted {
+		j, err := e.s.r.openJudging(e.s.targetID, e.rows)
+		if err != nil {
+			e.judgeOK = false
+			return nil
+		}
+		e.j = j
+	}
+	return e.j
+}
+
+// adoptJudging hands the judging of early conversations to simulate's
+// pipeline (nil: none was opened), with the phase's real row count.
+func (e *earlySim) adoptJudging(total int) (*judging, error) {
+	if e == nil {
+		return nil, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.adopted = true
+	if e.j != nil {
+		e.j.bar.SetTotal(total)
+	}
+	return e.j, nil
 }
 
 // claim marks a unit as running early; false once simulate took over.
@@ -289,6 +367,14 @@ func (es *earlySims) finish(r *Runner) {
 	for id, e := range es.byTarget {
 		e.handOver()
 		e.wg.Wait()
+		e.mu.Lock()
+		j, adopted := e.j, e.adopted
+		e.adopted = true
+		e.mu.Unlock()
+		if j != nil && !adopted {
+			// No pipeline took it: simulate never started.
+			r.abandonJudging(&pipeline{j: j})
+		}
 		e.mu.Lock()
 		var left llm.Usage
 		for _, u := range e.spent {

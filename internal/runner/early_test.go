@@ -39,7 +39,7 @@ func TestRunSimulatesVariantsWhileOtherMetricsAreGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	firstSim, lastGen := -1, -1
+	firstSim, firstJudge, lastGen := -1, -1, -1
 	for i, p := range log.purposes {
 		switch p {
 		case llm.PurposeGenScenarios, llm.PurposeExpand:
@@ -48,10 +48,22 @@ func TestRunSimulatesVariantsWhileOtherMetricsAreGenerated(t *testing.T) {
 			if firstSim < 0 {
 				firstSim = i
 			}
+		case llm.PurposeJudge:
+			if firstJudge < 0 {
+				firstJudge = i
+			}
 		}
 	}
 	if firstSim < 0 || firstSim > lastGen {
 		t.Fatalf("the first simulation call (#%d) came after the last generation call (#%d): simulate waited for gen_scenarios", firstSim, lastGen)
+	}
+	if firstJudge < 0 || firstJudge > lastGen {
+		t.Errorf("the first judge call (#%d) came after the last generation call (#%d): early conversations waited for gen_scenarios to be judged", firstJudge, lastGen)
+	}
+	for _, p := range r.Report.Phases {
+		if p.Phase == "evaluate" && (p.Status != "ran" || p.Reused != 0 || p.Rows != 16 || p.Calls != log.count(llm.PurposeJudge)/2) {
+			t.Errorf("evaluate %s: %+v, want ran, 16 rows, none reused, %d judge calls", p.Target, p, log.count(llm.PurposeJudge)/2)
+		}
 	}
 	// Early conversations are simulate's rows: paid once, reported as run
 	// (not as reused), and nothing is left over.
@@ -155,6 +167,9 @@ func TestEarlyConversationsOfAStoppedRunAreKept(t *testing.T) {
 		if p.Phase == "simulate" {
 			t.Errorf("simulate ran although the run stopped during gen_scenarios: %+v", p)
 		}
+		if p.Phase == "evaluate" && (p.Status != "stopped" || p.Calls == 0) {
+			t.Errorf("evaluate of the early conversations: %+v, want stopped with the judge calls made", p)
+		}
 	}
 	paid := log.count(llm.PurposeUser) + log.count(llm.PurposeTarget)
 	if early == nil || early.Calls == 0 || early.Spent.Requests != early.Calls {
@@ -174,7 +189,10 @@ func TestEarlyConversationsOfAStoppedRunAreKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	rC.Close()
-	for _, p := range []llm.Purpose{llm.PurposeUser, llm.PurposeTarget} {
+	if log.paid(llm.PurposeJudge) == 0 {
+		t.Error("no early conversation was judged before the stop")
+	}
+	for _, p := range []llm.Purpose{llm.PurposeUser, llm.PurposeTarget, llm.PurposeJudge} {
 		if a, b, c := log.paid(p), again.paid(p), clean.paid(p); a+b != c {
 			t.Errorf("%s calls: %d before the stop + %d after = %d, a clean run %d (something was paid twice or skipped)", p, a, b, a+b, c)
 		}

@@ -39,6 +39,9 @@ type judging struct {
 	fatal     error
 	scenarios map[string]artifacts.Scenario // landmark check outside a pipeline
 	judged    []bool                        // by conversations.json row: judged (or reused) by the pipeline in this process
+	// early maps the units judged before simulate took their conversation
+	// over (run, early.go) to their row keys: already counted on the bar.
+	early map[string]string
 }
 
 // openJudging builds the judge panel of targetID. total sizes the progress bar.
@@ -136,7 +139,11 @@ func (j *judging) judge(ctx context.Context, conv artifacts.Conversation, sc *ar
 		conv.ConvID = artifacts.ConvID(conv.ID, j.target, conv.Sample)
 	}
 	rowKey := fingerprint(j.rowKeyBase, conv.Transcript, conv.Status, conv.StatusReason, conv.MetricID)
-	unit, err := r.store.Unit(j.unitName(conv.ID, conv.Sample))
+	name := j.unitName(conv.ID, conv.Sample)
+	if j.judgedEarly(name, rowKey) {
+		return true, nil
+	}
+	unit, err := r.store.Unit(name)
 	if err != nil {
 		j.fail(conv.ConvID, err.Error())
 		j.bar.Done(true, false, llm.Usage{}, time.Since(start))
@@ -206,6 +213,32 @@ func (j *judging) judge(ctx context.Context, conv artifacts.Conversation, sc *ar
 	return true, nil
 }
 
+// judgedEarly reports (once) whether the unit was judged in this process
+// before simulate took its conversation over, from this very conversation.
+func (j *judging) judgedEarly(name, rowKey string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	k, ok := j.early[name]
+	delete(j.early, name)
+	return ok && k == rowKey
+}
+
+// judgeEarly judges a conversation stored before simulate started and
+// remembers it, so the pipeline does not judge or count it again.
+func (j *judging) judgeEarly(ctx context.Context, conv artifacts.Conversation, sc *artifacts.Scenario) (fatal error) {
+	done, fatal := j.judge(ctx, conv, sc)
+	if done {
+		rowKey := fingerprint(j.rowKeyBase, conv.Transcript, conv.Status, conv.StatusReason, conv.MetricID)
+		j.mu.Lock()
+		if j.early == nil {
+			j.early = map[string]string{}
+		}
+		j.early[j.unitName(conv.ID, conv.Sample)] = rowKey
+		j.mu.Unlock()
+	}
+	return fatal
+}
+
 // pipeline judges conversations as simulate finishes them. Its queue holds
 // transcripts only while it is short (keep); further back it holds
 // references and the conversation is read back from the call store, so a
@@ -244,7 +277,10 @@ func (r *Runner) startPipeline(ctx, callCtx context.Context, targetID string, ro
 			return nil, nil
 		}
 	}
-	j, err := r.openJudging(targetID, len(rows))
+	j, err := r.early.target(targetID).adoptJudging(len(rows))
+	if j == nil && err == nil {
+		j, err = r.openJudging(targetID, len(rows))
+	}
 	if err != nil {
 		return nil, err
 	}
