@@ -44,14 +44,14 @@ func (r *Runner) workers(configured, rows int) int {
 	return max(1, min(rows, r.autoWorkers))
 }
 
-// expandWorkers is how many demographic rewrites of one metric's base
-// scenarios run at once. A configured gen_scenarios_expand is the total
+// expandWorkers is how many of one metric's demographic rewrites (of all
+// its base scenarios) run at once. A configured gen_scenarios_expand is the total
 // over the gen_scenarios workers, so each gets its share; auto rewrites
 // them all at once.
-func (r *Runner) expandWorkers(base int) int {
+func (r *Runner) expandWorkers(rewrites int) int {
 	cc := r.cfg.Run.Concurrency
 	if cc.GenScenariosExpand <= 0 {
-		return r.workers(0, base)
+		return r.workers(0, rewrites)
 	}
 	gs := r.workers(cc.GenScenarios, len(r.bench.Metrics))
 	return max(1, (cc.GenScenariosExpand+gs-1)/gs)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -350,22 +351,29 @@ func (r *Runner) genMetricScenarios(ctx context.Context, c llm.Client, m config.
 	return res, unit.Stats(), usage
 }
 
-// expandAll rewrites one metric's base scenarios into their variants. The
-// gen_scenarios workers each run this, so giving each one
+// expandAll rewrites one metric's base scenarios into their variants, every
+// rewrite as its own task: a base scenario's variants come as fast as one
+// rewrite, and the moment the last one is done they start simulating (run).
+// The gen_scenarios workers each run this, so giving each one
 // gen_scenarios_expand / gen_scenarios parallel rewrites keeps the total
 // number of rewrites in flight at run.concurrency.gen_scenarios_expand.
 // It returns the variants of the base scenarios that expanded fully and an
 // error for each one that did not.
 func (r *Runner) expandAll(ctx context.Context, c llm.Client, base []artifacts.Scenario, combos []artifacts.Demographic) ([]artifacts.Scenario, llm.Usage, []error) {
-	workers := r.expandWorkers(len(base))
+	nc := len(combos)
+	workers := r.expandWorkers(len(base) * nc)
 	vars := make([][]artifacts.Scenario, len(base))
-	usages := make([]llm.Usage, len(base))
-	errs := make([]error, len(base))
-	ran := make([]bool, len(base))
-	perr := forEach(ctx, len(base), workers, func(ctx context.Context, i int) {
-		ran[i] = true
-		vars[i], usages[i], errs[i] = stages.ExpandScenario(ctx, c, r.prompts, base[i], combos, r.cfg.Generation.Turns, stages.GenOptions{Seed: r.cfg.Seed})
-		if errs[i] == nil {
+	usages := make([][]llm.Usage, len(base))
+	errs := make([][]error, len(base))
+	left := make([]atomic.Int32, len(base))
+	for i := range base {
+		vars[i], usages[i], errs[i] = make([]artifacts.Scenario, nc), make([]llm.Usage, nc), make([]error, nc)
+		left[i].Store(int32(nc))
+	}
+	perr := forEach(ctx, len(base)*nc, workers, func(ctx context.Context, k int) {
+		i, v := k/nc, k%nc
+		vars[i][v], usages[i][v], errs[i][v] = stages.ExpandVariant(ctx, c, r.prompts, base[i], combos, v, r.cfg.Generation.Turns, stages.GenOptions{Seed: r.cfg.Seed})
+		if left[i].Add(-1) == 0 && firstErr(errs[i]) == nil {
 			// Its variants are final: start simulating them (run only).
 			r.early.offer(vars[i], r.cfg.Generation.NumSamples)
 		}
@@ -374,17 +382,28 @@ func (r *Runner) expandAll(ctx context.Context, c llm.Client, base []artifacts.S
 	var total llm.Usage
 	var failed []error
 	for i := range base {
-		total = total.Add(usages[i])
-		switch {
-		case errs[i] != nil:
-			failed = append(failed, fmt.Errorf("scenario %s: %w", base[i].ID, errs[i]))
-		case !ran[i]:
+		for _, u := range usages[i] {
+			total = total.Add(u)
+		}
+		switch err := firstErr(errs[i]); {
+		case err != nil:
+			failed = append(failed, fmt.Errorf("scenario %s: %w", base[i].ID, err))
+		case left[i].Load() > 0:
 			failed = append(failed, fmt.Errorf("scenario %s: not expanded: %w", base[i].ID, perr))
 		default:
 			out = append(out, vars[i]...)
 		}
 	}
 	return out, total, failed
+}
+
+func firstErr(errs []error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
 // writeCost records a phase's usage in dir/cost.json (upstream's shape).

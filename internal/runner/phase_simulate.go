@@ -213,6 +213,11 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 	}
 	workers := r.workers(r.cfg.Run.Concurrency.Simulate, len(rows))
 	s.asm = startAssembler(w, len(rows), 2*workers, r.readConv(targetID, rows))
+	if s.slots != nil {
+		// The slots bound what is in flight; the extra workers wait for
+		// early conversations to end without keeping a slot idle.
+		workers = min(2*workers, len(rows))
+	}
 	defer s.asm.abort()
 	s.bar = r.prog.Start("simulate "+targetID, len(rows))
 	s.bar.SetNote(r.limitNote(target, r.cfg.UserModel))

@@ -46,86 +46,100 @@ func ExpandScenario(ctx context.Context, c llm.Client, p *prompts.Set, base arti
 	if len(combos) == 0 {
 		return nil, usage, fmt.Errorf("expand %s: no demographic combinations", base.ID)
 	}
+	out := make([]artifacts.Scenario, 0, len(combos))
+	for i := range combos {
+		v, u, err := ExpandVariant(ctx, c, p, base, combos, i, turns, opts)
+		usage = usage.Add(u)
+		if err != nil {
+			return nil, usage, err
+		}
+		out = append(out, v)
+	}
+	return out, usage, nil
+}
+
+// ExpandVariant rewrites base for combos[i] only: variant i of
+// ExpandScenario, so a caller can rewrite a base scenario's variants in
+// parallel. combos must hold at least one non-empty combination.
+func ExpandVariant(ctx context.Context, c llm.Client, p *prompts.Set, base artifacts.Scenario, combos []artifacts.Demographic, i, turns int, opts GenOptions) (artifacts.Scenario, llm.Usage, error) {
+	var usage llm.Usage
 	if len(combos) == 1 && len(combos[0]) == 0 {
 		v := cloneScenario(base)
 		v.ID = variantID(base.ID, 0)
 		v.Demographic = artifacts.Demographic{}
-		return []artifacts.Scenario{v}, usage, nil
+		return v, usage, nil
 	}
 	if turns <= 0 {
-		return nil, usage, fmt.Errorf("expand %s: turns must be > 0, got %d", base.ID, turns)
+		return artifacts.Scenario{}, usage, fmt.Errorf("expand %s: turns must be > 0, got %d", base.ID, turns)
+	}
+	combo := combos[i]
+	if len(combo) == 0 {
+		return artifacts.Scenario{}, usage, fmt.Errorf("expand %s: combination %d is empty", base.ID, i+1)
 	}
 	landmarksJSON, err := json.Marshal(base.Landmarks)
 	if err != nil {
-		return nil, usage, fmt.Errorf("expand %s: %w", base.ID, err)
+		return artifacts.Scenario{}, usage, fmt.Errorf("expand %s: %w", base.ID, err)
 	}
-	out := make([]artifacts.Scenario, 0, len(combos))
-	for i, combo := range combos {
-		if len(combo) == 0 {
-			return nil, usage, fmt.Errorf("expand %s: combination %d is empty", base.ID, i+1)
-		}
-		attrs, text := describe(combo)
-		data := prompts.ExpandData{
-			Persona:         base.SimPersona(),
-			UserGoal:        base.UserGoal,
-			LatentGoal:      base.LatentAdversarialGoal,
-			Landmarks:       base.Landmarks,
-			Demographic:     attrs,
-			DemographicText: text,
-			Turns:           turns,
-			MaxLandmarks:    maxLandmarks,
-		}
-		prompt, err := p.Render(prompts.ExpandDemographic, data)
-		if err != nil {
-			return nil, usage, err
-		}
-		req := llm.Request{
-			Purpose:   llm.PurposeExpand,
-			Messages:  []llm.Message{{Role: llm.RoleUser, Content: prompt}},
-			MaxTokens: opts.maxTokens(defaultMaxTokens),
-			Seed:      seedOf(opts.Seed, "expand", base.ID, text, itoa(turns)),
-			Schema:    expandSchema(turns),
-			Meta: map[string]string{
-				llm.MetaPersona:       base.SimPersona(),
-				llm.MetaUserGoal:      base.UserGoal,
-				llm.MetaLandmarksJSON: string(landmarksJSON),
-				llm.MetaDemographic:   text,
-				llm.MetaTurns:         itoa(turns),
-			},
-		}
-		validate := func(v any) error {
-			raw, err := json.Marshal(*v.(*map[string]any))
-			if err != nil {
-				return err
-			}
-			if _, _, _, _, probs := parseExpansion(raw, turns); len(probs) > 0 {
-				return errors.New(strings.Join(probs, "; "))
-			}
-			return nil
-		}
-		var res map[string]any
-		resp, err := llm.CompleteJSON(ctx, c, req, &res, llm.JSONOptions{Attempts: opts.Attempts, Validate: validate})
-		usage = usage.Add(resp.Usage)
-		if err != nil {
-			return nil, usage, fmt.Errorf("expand %s for %s: %w", base.ID, text, err)
-		}
-		clean, wrap := llm.CleanJSON(resp.Text)
-		persona, landmarks, extra, fixes, _ := parseExpansion([]byte(clean), turns)
-		// Merge order: base fields, then the rewrite, then id and demographic last.
-		v := cloneScenario(base)
-		v.UserPersona = persona
-		v.Landmarks = landmarks
-		v.Extra = mergePairs(v.Extra, extra)
-		repairs := repairsIn(base.Extra)
-		for _, f := range append(wrap, fixes...) {
-			repairs = append(repairs, "demographic rewrite: "+f)
-		}
-		v.Extra = withRepairs(v.Extra, repairs)
-		v.ID = variantID(base.ID, i)
-		v.Demographic = slices.Clone(combo)
-		out = append(out, v)
+	attrs, text := describe(combo)
+	data := prompts.ExpandData{
+		Persona:         base.SimPersona(),
+		UserGoal:        base.UserGoal,
+		LatentGoal:      base.LatentAdversarialGoal,
+		Landmarks:       base.Landmarks,
+		Demographic:     attrs,
+		DemographicText: text,
+		Turns:           turns,
+		MaxLandmarks:    maxLandmarks,
 	}
-	return out, usage, nil
+	prompt, err := p.Render(prompts.ExpandDemographic, data)
+	if err != nil {
+		return artifacts.Scenario{}, usage, err
+	}
+	req := llm.Request{
+		Purpose:   llm.PurposeExpand,
+		Messages:  []llm.Message{{Role: llm.RoleUser, Content: prompt}},
+		MaxTokens: opts.maxTokens(defaultMaxTokens),
+		Seed:      seedOf(opts.Seed, "expand", base.ID, text, itoa(turns)),
+		Schema:    expandSchema(turns),
+		Meta: map[string]string{
+			llm.MetaPersona:       base.SimPersona(),
+			llm.MetaUserGoal:      base.UserGoal,
+			llm.MetaLandmarksJSON: string(landmarksJSON),
+			llm.MetaDemographic:   text,
+			llm.MetaTurns:         itoa(turns),
+		},
+	}
+	validate := func(v any) error {
+		raw, err := json.Marshal(*v.(*map[string]any))
+		if err != nil {
+			return err
+		}
+		if _, _, _, _, probs := parseExpansion(raw, turns); len(probs) > 0 {
+			return errors.New(strings.Join(probs, "; "))
+		}
+		return nil
+	}
+	var res map[string]any
+	resp, err := llm.CompleteJSON(ctx, c, req, &res, llm.JSONOptions{Attempts: opts.Attempts, Validate: validate})
+	usage = usage.Add(resp.Usage)
+	if err != nil {
+		return artifacts.Scenario{}, usage, fmt.Errorf("expand %s for %s: %w", base.ID, text, err)
+	}
+	clean, wrap := llm.CleanJSON(resp.Text)
+	persona, landmarks, extra, fixes, _ := parseExpansion([]byte(clean), turns)
+	// Merge order: base fields, then the rewrite, then id and demographic last.
+	v := cloneScenario(base)
+	v.UserPersona = persona
+	v.Landmarks = landmarks
+	v.Extra = mergePairs(v.Extra, extra)
+	repairs := repairsIn(base.Extra)
+	for _, f := range append(wrap, fixes...) {
+		repairs = append(repairs, "demographic rewrite: "+f)
+	}
+	v.Extra = withRepairs(v.Extra, repairs)
+	v.ID = variantID(base.ID, i)
+	v.Demographic = slices.Clone(combo)
+	return v, usage, nil
 }
 
 // variantID formats the i-th (0-based) variant id; like upstream, two
