@@ -80,7 +80,8 @@ func TestFakeGeneratorAnswersTheStages(t *testing.T) {
 			for _, sc := range append(bases, vars...) {
 				// A landmark past the last turn would be repaired, and noted.
 				for _, kv := range sc.Extra {
-					t.Errorf("%s: extra field %s = %v", sc.ID, kv.Key, kv.Value)
+					v, _ := json.Marshal(kv.Value)
+					t.Errorf("%s: extra field %s = %s", sc.ID, kv.Key, v)
 				}
 				for _, l := range sc.Landmarks {
 					if l.Turn < 1 || l.Turn > turns {

@@ -32,7 +32,10 @@ import (
 // a smaller cap on them (upstream's 10/20) would put the bound out of
 // reach and make the ratio say nothing about the pipeline's shape. The
 // same default lets those calls run beyond K, so a run can come in under
-// calls × L / K by at most (generation + judge calls) × L / K.
+// calls × L / K by at most (generation + judge calls) × L / K; the floor
+// no run can beat is the conversation calls alone at K in flight, after
+// the first scenario's three generation calls and before the last judge
+// call (pipelineBound.Floor, printed for reference).
 
 // Defaults of the pipeline preset's shape.
 const (
@@ -123,6 +126,9 @@ type pipelineBound struct {
 	ChainCalls                      int           // calls on the critical path
 	CriticalPath                    time.Duration // their latencies in a row
 	CallBound                       time.Duration // Σ calls × latency / K
+	// Floor: 3 generation calls, the conversation calls K at a time, one
+	// judge call.
+	Floor time.Duration
 }
 
 // bound computes the critical path and calls × L / K for K calls in flight.
@@ -138,6 +144,7 @@ func (s pipelineShape) bound(lat pipelineLatency, k int) pipelineBound {
 	if k > 0 {
 		work := time.Duration(b.GenCalls)*lat.Gen + time.Duration(conv*s.Turns)*(lat.User+lat.Target) + time.Duration(conv)*lat.Judge
 		b.CallBound = work / time.Duration(k)
+		b.Floor = 3*lat.Gen + time.Duration(conv*s.Turns)*(lat.User+lat.Target)/time.Duration(k) + lat.Judge
 	}
 	return b
 }
@@ -155,6 +162,9 @@ type PipelineResult struct {
 	GenCalls   int     `json:"generation_calls"`
 	ChainCalls int     `json:"critical_path_calls"`
 	CallBound  float64 `json:"call_bound_s"` // calls × L / K
+	// Floor is what no run can beat (see pipeline.go); it is below
+	// CallBound because generation and judge calls are not capped at K.
+	Floor float64 `json:"floor_s"`
 	// Generator is each generation step as the fake saw it.
 	Generator []GenStep `json:"generator"`
 	// Unrecognised counts generator requests the fake answered 400 (the
@@ -193,7 +203,7 @@ func fillPipeline(res *Result, f *fakeServer, o Options) {
 		Metrics: o.Metrics, ScenariosPerMetric: o.ScenariosPerMetric, Demographics: o.Demographics,
 		Variants: s.variants(), InFlight: k,
 		Calls: b.GenCalls + b.ConvCalls + b.JudgeCalls, GenCalls: b.GenCalls, ChainCalls: b.ChainCalls,
-		CallBound: b.CallBound.Seconds(),
+		CallBound: b.CallBound.Seconds(), Floor: b.Floor.Seconds(),
 	}
 	counts, unknown, lastErr := f.genCounts()
 	p.Unrecognised, p.UnrecognisedError = unknown, lastErr
@@ -258,8 +268,8 @@ func (r *Result) writePipelineText(b *bytes.Buffer) {
 	fmt.Fprintf(b, "pipeline      %d metrics × %d base scenarios × %d variants (axes %v) = %d scenarios; %d generation + %d conversation and judge calls = %d\n",
 		p.Metrics, p.ScenariosPerMetric, p.Variants, p.Demographics, p.Metrics*p.ScenariosPerMetric*p.Variants,
 		p.GenCalls, p.Calls-p.GenCalls, p.Calls)
-	fmt.Fprintf(b, "bounds        critical path %s (%d calls in a row); calls × L / K = %d × %s / %d = %s\n",
-		secs(r.CriticalPath), p.ChainCalls, p.Calls, o.Latency, p.InFlight, secs(p.CallBound))
+	fmt.Fprintf(b, "bounds        critical path %s (%d calls in a row); calls × L / K = %d × %s / %d = %s; floor %s (only conversations capped at K)\n",
+		secs(r.CriticalPath), p.ChainCalls, p.Calls, o.Latency, p.InFlight, secs(p.CallBound), secs(p.Floor))
 	b.WriteString("generator    ")
 	for _, g := range p.Generator {
 		fmt.Fprintf(b, " %s %d of %d (%d corrections) %s–%s;", g.Kind, g.Requests, g.Expected, g.Corrections,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,6 +73,9 @@ with the window in which each ran. --metrics, --scenarios-per-metric and
 			if o.Pipeline && cmd.Flags().Changed("conversations") {
 				return usagef("--conversations: the pipeline preset's conversations are --metrics × --scenarios-per-metric × the --demographics variants")
 			}
+			if o.Pipeline && (o.Metrics < 1 || o.ScenariosPerMetric < 1) {
+				return usagef("--metrics %d, --scenarios-per-metric %d: want at least 1 each", o.Metrics, o.ScenariosPerMetric)
+			}
 			if !o.Pipeline && (cmd.Flags().Changed("metrics") || cmd.Flags().Changed("scenarios-per-metric") || cmd.Flags().Changed("demographics")) {
 				return usagef("--metrics, --scenarios-per-metric and --demographics shape the pipeline preset only (--preset pipeline)")
 			}
@@ -131,7 +135,8 @@ with the window in which each ran. --metrics, --scenarios-per-metric and
 	fl.IntVar(&f.JudgeTokens, "judge-tokens", benchharness.DefaultJudgeTokens, "reply length of the judge, tokens")
 	fl.IntVar(&f.Metrics, "metrics", benchharness.DefaultMetrics, "pipeline preset: metrics the generator writes")
 	fl.IntVar(&f.ScenariosPerMetric, "scenarios-per-metric", benchharness.DefaultScenariosPerMetric, "pipeline preset: base scenarios per metric")
-	fl.IntSliceVar(&f.Demographics, "demographics", benchharness.DefaultDemographics, "pipeline preset: values per demographic axis (2,2: 4 variants per base scenario)")
+	f.Demographics = append([]int(nil), benchharness.DefaultDemographics...)
+	fl.Var((*axesValue)(&f.Demographics), "demographics", "pipeline preset: values per demographic axis (2,2: 4 variants per base scenario)")
 	fl.BoolVar(&caching, "caching", false, "instead: measure billed input tokens with and without prompt caching for one --turns conversation (Anthropic and OpenAI accounting)")
 	fl.StringVar(&f.Binary, "binary", "", "impactbench executable to measure (default: this one)")
 	fl.StringVar(&f.Dir, "dir", "", "where to create the temporary project (default: the system temp directory)")
@@ -186,4 +191,31 @@ func benchOverrides(cmd *cobra.Command, o *benchharness.Options, f benchharness.
 		o.Demographics = f.Demographics
 	}
 	o.Binary, o.Dir, o.KeepDir = f.Binary, f.Dir, f.KeepDir
+}
+
+// axesValue is --demographics: the number of values of each demographic
+// axis, comma-separated.
+type axesValue []int
+
+func (v *axesValue) Type() string { return "N,N" }
+
+func (v *axesValue) String() string {
+	parts := make([]string, len(*v))
+	for i, n := range *v {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (v *axesValue) Set(s string) error {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return errors.New("want the number of values of each demographic axis, each ≥ 1, e.g. 2,2")
+		}
+		out = append(out, n)
+	}
+	*v = out
+	return nil
 }
