@@ -270,13 +270,13 @@ func (r *Result) writePipelineText(b *bytes.Buffer) {
 		p.GenCalls, p.Calls-p.GenCalls, p.Calls)
 	fmt.Fprintf(b, "bounds        critical path %s (%d calls in a row); calls × L / K = %d × %s / %d = %s; floor %s (only conversations capped at K)\n",
 		secs(r.CriticalPath), p.ChainCalls, p.Calls, o.Latency, p.InFlight, secs(p.CallBound), secs(p.Floor))
-	b.WriteString("generator    ")
+	var steps []string
 	for _, g := range p.Generator {
-		fmt.Fprintf(b, " %s %d of %d (%d corrections) %s–%s;", g.Kind, g.Requests, g.Expected, g.Corrections,
-			secs(g.FirstRequest), secs(g.LastRequest))
+		steps = append(steps, fmt.Sprintf("%s %d of %d (%d corrections) %s–%s", g.Kind, g.Requests, g.Expected, g.Corrections,
+			secs(g.FirstRequest), secs(g.LastRequest)))
 	}
 	if p.Unrecognised > 0 {
-		fmt.Fprintf(b, " %d unrecognised: %s", p.Unrecognised, p.UnrecognisedError)
+		steps = append(steps, fmt.Sprintf("%d unrecognised: %s", p.Unrecognised, p.UnrecognisedError))
 	}
-	b.WriteString("\n")
+	fmt.Fprintf(b, "generator     %s\n", strings.Join(steps, "; "))
 }
