@@ -19,6 +19,9 @@ const (
 	roleUser   = "user"
 	roleTarget = "target"
 	roleJudge  = "judge"
+	// roleGenerator writes metrics, scenarios and demographic rewrites
+	// (the pipeline preset); its answers are made by genAnswer.
+	roleGenerator = "generator"
 )
 
 // fakePool is one rate-limit pool of the fake provider.
@@ -43,7 +46,10 @@ type fakePool struct {
 //     which is a valid simulated-user message and target reply but not a
 //     JSON verdict, so judge answers are rewritten to
 //     {"present": …, "justification": "tok …", "evidence": ["tok"]} with
-//     the same usage.
+//     the same usage;
+//   - generator replies (the pipeline preset): valid metrics, scenarios
+//     and demographic rewrites for each request (fakegen.go), counted and
+//     timed per kind; a request it cannot tell is answered 400.
 type fakeServer struct {
 	start  time.Time
 	pools  map[string]*fakePool // by model name
@@ -51,8 +57,27 @@ type fakeServer struct {
 	roles  map[string]string    // model name → role
 	shared *fakePool
 
+	// genMetrics is how many metrics a gen_metrics request gets.
+	genMetrics int
+
 	mu       sync.Mutex
 	timeline []secondCount // index: whole seconds since start
+	gen      map[string]*genCount
+	// genUnknown counts generator requests the fake could not tell, and
+	// genLastError says what was wrong with the last one.
+	genUnknown   int64
+	genLastError string
+	// outAdjust is, per pool, what the replies' usage says minus what
+	// fakeprovider charged: generator replies are as long as their JSON,
+	// not the pool's fixed reply length.
+	outAdjust map[*fakePool]int64
+}
+
+// genCount is what the fake saw of one kind of generator request.
+type genCount struct {
+	requests    int64
+	corrections int64 // requests that retried after an invalid answer
+	first, last time.Duration
 }
 
 type secondCount struct {
@@ -67,7 +92,8 @@ type modelSpec struct {
 }
 
 func newFakeServer(models []modelSpec, base fakeprovider.Config, shared bool) *fakeServer {
-	s := &fakeServer{pools: map[string]*fakePool{}, roles: map[string]string{}}
+	s := &fakeServer{pools: map[string]*fakePool{}, roles: map[string]string{},
+		gen: map[string]*genCount{}, outAdjust: map[*fakePool]int64{}}
 	if shared {
 		cfg := base
 		cfg.Model = "shared"
@@ -90,11 +116,21 @@ func newFakeServer(models []modelSpec, base fakeprovider.Config, shared bool) *f
 	return s
 }
 
+// poolCounts is a pool's counters, with output tokens as its replies' usage
+// reported them.
+func (s *fakeServer) poolCounts(fp *fakePool) fakeprovider.Counts {
+	c := fp.p.Counts()
+	s.mu.Lock()
+	c.OutputTokens += s.outAdjust[fp]
+	s.mu.Unlock()
+	return c
+}
+
 // Counts sums the counters of every pool (PeakInFlight is per pool only).
 func (s *fakeServer) Counts() fakeprovider.Counts {
 	var t fakeprovider.Counts
 	for _, fp := range s.order {
-		c := fp.p.Counts()
+		c := s.poolCounts(fp)
 		t.Requests += c.Requests
 		t.Accepted += c.Accepted
 		t.RateLimited += c.RateLimited
@@ -157,14 +193,30 @@ func (s *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"error":{"message":"The model '` + strings.ReplaceAll(head.Model, `"`, "") + `' does not exist","type":"invalid_request_error","param":null,"code":"model_not_found"}}`))
 		return
 	}
+	var gen genRequest
+	if s.roles[head.Model] == roleGenerator {
+		// Told apart before the pool sees it: a request the fake cannot
+		// answer correctly fails at once, and loudly, instead of being
+		// answered with text the tool might take for a model's mistake.
+		if gen, err = parseGenRequest(body); err != nil {
+			s.genUnknownRequest(w, err)
+			return
+		}
+		s.noteGen(gen, arrived)
+	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	rec := &recorder{header: http.Header{}, status: http.StatusOK}
 	fp.p.ServeHTTP(rec, r)
 	// The 429 decision is made on arrival; count it in that second.
 	s.note(fp, arrived, rec.status)
 	out := rec.body.Bytes()
-	if rec.status == http.StatusOK && s.roles[head.Model] == roleJudge {
-		out = judgeReply(out, body)
+	if rec.status == http.StatusOK {
+		switch s.roles[head.Model] {
+		case roleJudge:
+			out = judgeReply(out, body)
+		case roleGenerator:
+			out = s.generatorReply(fp, out, gen)
+		}
 	}
 	for k, v := range rec.header {
 		w.Header()[k] = v
@@ -208,6 +260,81 @@ func judgeReply(resp, req []byte) []byte {
 		return resp
 	}
 	return b
+}
+
+// generatorReply replaces the reply text of a chat completion with the
+// generator's answer to g, and its completion_tokens with the answer's
+// length (a quarter of its bytes, as the fake counts prompts).
+func (s *fakeServer) generatorReply(fp *fakePool, resp []byte, g genRequest) []byte {
+	text, err := genAnswer(g, s.genMetrics)
+	var m map[string]any
+	if err == nil {
+		err = json.Unmarshal(resp, &m)
+	}
+	choices, _ := m["choices"].([]any)
+	usage, _ := m["usage"].(map[string]any)
+	if err != nil || len(choices) == 0 || usage == nil {
+		// Not reached with fakeprovider's answers; a plain "tok tok" would
+		// fail the run's validation, which is loud enough.
+		return resp
+	}
+	ch, _ := choices[0].(map[string]any)
+	ch["message"] = map[string]any{"role": "assistant", "content": text, "refusal": nil}
+	ch["finish_reason"] = "stop"
+	charged, _ := usage["completion_tokens"].(float64)
+	prompt, _ := usage["prompt_tokens"].(float64)
+	out := (len(text) + 3) / 4
+	usage["completion_tokens"], usage["total_tokens"] = out, int(prompt)+out
+	s.mu.Lock()
+	s.outAdjust[fp] += int64(out) - int64(charged)
+	s.mu.Unlock()
+	b, err := json.Marshal(m)
+	if err != nil {
+		return resp
+	}
+	return b
+}
+
+// noteGen counts a generator request of a known kind.
+func (s *fakeServer) noteGen(g genRequest, at time.Time) {
+	since := max(at.Sub(s.start), 0)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.gen[g.kind]
+	if c == nil {
+		c = &genCount{first: since}
+		s.gen[g.kind] = c
+	}
+	c.requests++
+	if g.correction {
+		c.corrections++
+	}
+	c.last = max(c.last, since)
+}
+
+func (s *fakeServer) genUnknownRequest(w http.ResponseWriter, err error) {
+	msg := "benchharness fake generator: cannot tell which generation step this request is: " + err.Error()
+	s.mu.Lock()
+	s.genUnknown++
+	s.genLastError = msg
+	s.mu.Unlock()
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": msg, "type": "invalid_request_error", "param": nil, "code": "unrecognised_generator_request",
+	}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(b)
+}
+
+// genCounts returns a copy of the generator counters.
+func (s *fakeServer) genCounts() (map[string]genCount, int64, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]genCount, len(s.gen))
+	for k, c := range s.gen {
+		out[k] = *c
+	}
+	return out, s.genUnknown, s.genLastError
 }
 
 // recorder buffers a handler's answer so it can be edited before sending.

@@ -5,7 +5,8 @@
 //
 // Run builds a throw-away project (config.yaml, a benchmark and a
 // pre-generated scenarios.json, so only simulate, evaluate and aggregate
-// run), starts the fake provider on 127.0.0.1, runs
+// run; with Options.Pipeline no metrics and no scenarios.json, so the whole
+// pipeline runs, see pipeline.go), starts the fake provider on 127.0.0.1, runs
 // `impactbench run bench --no-report --json` as a child and reports:
 //
 //   - wall time, T_min with the bound that binds, and their ratio;
@@ -99,6 +100,22 @@ type Options struct {
 	// instead of the HTTP fake: the load generator for memory runs.
 	Offline bool `json:"offline"`
 
+	// Pipeline measures a whole `run`, generation included: the benchmark
+	// has no metrics and there is no scenarios.json, and a generator model
+	// on the fake writes Metrics metrics, ScenariosPerMetric base scenarios
+	// each and one demographic rewrite per variant. Conversations is then
+	// Metrics × ScenariosPerMetric × variants × Samples × Targets, and
+	// Concurrency (K) sets run.concurrency.simulate only: the generation
+	// phases and evaluate keep the tool's defaults (auto). Generator calls
+	// take Latency plus PerOutputToken × TargetTokens. Not with Offline
+	// or SharedPool.
+	Pipeline           bool `json:"pipeline,omitempty"`
+	Metrics            int  `json:"metrics,omitempty"`              // default 6
+	ScenariosPerMetric int  `json:"scenarios_per_metric,omitempty"` // default 9
+	// Demographics is the number of values of each demographic axis
+	// (default [2, 2]: 4 variants per base scenario); every axis needs one.
+	Demographics []int `json:"demographics,omitempty"`
+
 	// Binary is the impactbench executable run as the child; empty builds
 	// it with `go build` into the run's temp directory.
 	Binary string `json:"-"`
@@ -135,6 +152,9 @@ const (
 // learn from headers: auto-inflight (3,000 × 6, 200ms, a server that
 // answers 429 above 48 calls in flight per model) and auto-rpm (1,250 × 6,
 // 200ms, 6,000 RPM per model in per-second quanta, no rate-limit headers).
+// pipeline is a whole run from metrics to results (issue 15's shape): 6
+// metrics × 9 base scenarios × 4 demographic variants = 216 conversations
+// × 6 turns, 200ms, no limits, 64 conversations in flight.
 func Preset(name string) (Options, error) {
 	switch name {
 	case "small":
@@ -151,23 +171,29 @@ func Preset(name string) (Options, error) {
 		return Options{Conversations: 3000, Turns: 6, Latency: DefaultLatency, MaxInFlight: 48, Concurrency: -1, MaxConcurrency: -1}, nil
 	case "auto-rpm":
 		return Options{Conversations: 1250, Turns: 6, Latency: DefaultLatency, RPM: 6000, HideLimits: true, Concurrency: -1, MaxConcurrency: -1}, nil
+	case "pipeline":
+		return Options{Pipeline: true, Metrics: 6, ScenariosPerMetric: 9, Demographics: []int{2, 2}, Turns: 6,
+			Latency: DefaultLatency, Concurrency: 64}, nil
 	}
 	return Options{}, fmt.Errorf("unknown preset %q (%s)", name, strings.Join(Presets(), ", "))
 }
 
 // Presets lists the preset names.
 func Presets() []string {
-	return []string{"small", "full", "rpm", "inflight", "memory", "auto-inflight", "auto-rpm"}
+	return []string{"small", "full", "rpm", "inflight", "memory", "auto-inflight", "auto-rpm", "pipeline"}
 }
 
 func (o Options) withDefaults() Options {
+	o.Targets, o.Samples = max(o.Targets, 1), max(o.Samples, 1)
+	if o.Pipeline {
+		o = o.pipelineDefaults()
+	}
 	if o.Conversations <= 0 {
 		o.Conversations = DefaultConversations
 	}
 	if o.Turns <= 0 {
 		o.Turns = DefaultTurns
 	}
-	o.Targets, o.Samples = max(o.Targets, 1), max(o.Samples, 1)
 	switch {
 	case o.Latency < 0: // explicit zero (presets)
 		o.Latency = 0
@@ -206,6 +232,8 @@ type Result struct {
 	Completed     int `json:"completed"`     // status completed or user_terminated
 	Failed        int `json:"failed"`        // status error
 	Scored        int `json:"scored"`        // score rows with a verdict
+	// ResultsWritten: aggregate wrote results.json.
+	ResultsWritten bool `json:"results_written"`
 
 	Wall          float64 `json:"wall_s"`
 	TMin          float64 `json:"tmin_s"`
@@ -243,6 +271,9 @@ type Result struct {
 	CPUBound    float64 `json:"cpu_bound_s"`
 	Cores       int     `json:"cores"`
 	PeakReqRate int64   `json:"peak_requests_per_s"`
+
+	// Pipeline is the generation and the bound of the pipeline preset.
+	Pipeline *PipelineResult `json:"pipeline,omitempty"`
 }
 
 // Pool is one fake limit pool's counters and T_min bounds.
@@ -274,6 +305,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Offline && (o.RPM > 0 || o.TPM > 0 || o.MaxInFlight > 0) {
 		return nil, errors.New("benchharness: limits need the HTTP fake; Offline has none")
 	}
+	if err := o.checkPipeline(); err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp(o.Dir, "impactbench-bench-*")
 	if err != nil {
 		return nil, err
@@ -296,7 +330,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	pm := projectModels{offline: o.Offline, offlineLatency: o.Latency, maxRetries: o.MaxRetries}
 	var fake *fakeServer
 	if !o.Offline {
-		models := []modelSpec{{userModel, roleUser, o.UserTokens}, {judgeModel, roleJudge, o.JudgeTokens}}
+		var models []modelSpec
+		if o.Pipeline { // first, so its pool is listed in the order the phases run
+			models = append(models, modelSpec{generatorModel, roleGenerator, o.TargetTokens})
+		}
+		models = append(models, modelSpec{userModel, roleUser, o.UserTokens}, modelSpec{judgeModel, roleJudge, o.JudgeTokens})
 		for i := range o.Targets {
 			models = append(models, modelSpec{targetModel(i), roleTarget, o.TargetTokens})
 		}
@@ -304,6 +342,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			RPM: o.RPM, TPM: o.TPM, MaxInFlight: o.MaxInFlight, Burst: o.Burst, HideLimits: o.HideLimits,
 			Latency: o.Latency, PerOutputToken: o.PerOutputToken, OutputTokens: o.TargetTokens,
 		}, o.SharedPool)
+		fake.genMetrics = o.Metrics
 		srv := httptest.NewServer(fake)
 		defer srv.Close()
 		pm.baseURL = srv.URL + "/v1"
@@ -313,7 +352,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	pm.simulate, pm.evals, pm.maxConcurrency = concurrencyFor(o, lay)
 	res.SimulateConcurrency, res.EvaluateConcurrency, res.MaxConcurrency = pm.simulate, pm.evals, pm.maxConcurrency
-	if err := writeProject(dir, o, lay, pm); err != nil {
+	write := func() error { return writeProject(dir, o, lay, pm) }
+	if o.Pipeline {
+		write = func() error { return writePipelineProject(dir, o, pm) }
+	}
+	if err := write(); err != nil {
 		return nil, err
 	}
 
@@ -338,6 +381,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if fake != nil {
 		fillFromFake(res, fake, o)
+		if o.Pipeline {
+			fillPipeline(res, fake, o)
+		}
 	} else {
 		res.Requests, res.Accepted = res.ToolRequests, res.ToolRequests
 		res.InputTokens, res.OutputTokens = int64(ch.summary.Spent.InputTokens), int64(ch.summary.Spent.OutputTokens)
@@ -383,6 +429,9 @@ func concurrencyFor(o Options, lay layout) (sim, eval, maxConc int) {
 		}
 		sim, eval = size(simRate, lu+lt), size(evalRate, lj)
 	}
+	if o.Pipeline {
+		eval = 0 // see pipeline.go: only the conversations in flight are set
+	}
 	switch {
 	case o.MaxConcurrency > 0:
 		maxConc = o.MaxConcurrency
@@ -420,6 +469,9 @@ func poolRate(o Options, lat time.Duration) float64 {
 
 // countRows reads conversations.json and scores.json of every target.
 func countRows(res *Result, dir string, o Options) error {
+	if _, err := os.Stat(filepath.Join(dir, "benchmarks", benchName, "results.json")); err == nil {
+		res.ResultsWritten = true
+	}
 	for i := range o.Targets {
 		run := filepath.Join(dir, "benchmarks", benchName, "runs", targetID(i))
 		convs := filepath.Join(run, "conversations.json")
@@ -478,7 +530,7 @@ func fillFromFake(res *Result, f *fakeServer, o Options) {
 	res.TMin, res.Binding = res.CriticalPath, "critical path"
 	lim := ratelimit.Limits{RPM: o.RPM, TPM: o.TPM, MaxInFlight: o.MaxInFlight}
 	for _, fp := range f.order {
-		pc := fp.p.Counts()
+		pc := f.poolCounts(fp)
 		lat := lt
 		switch f.roles[fp.name] {
 		case roleUser:
@@ -592,10 +644,16 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "done          %d completed, %d failed, %d scored", r.Completed, r.Failed, r.Scored)
+	if !r.ResultsWritten {
+		b.WriteString("; no results.json")
+	}
 	if r.ChildExitCode != 0 {
 		fmt.Fprintf(&b, "; child exit %d: %s", r.ChildExitCode, r.ChildError)
 	}
 	b.WriteString("\n")
+	if r.Pipeline != nil {
+		r.writePipelineText(&b)
+	}
 	fmt.Fprintf(&b, "wall          %s\n", secs(r.Wall))
 	fmt.Fprintf(&b, "T_min         %s (binding: %s; critical path %s)\n", secs(r.TMin), r.Binding, secs(r.CriticalPath))
 	if r.Ratio > 0 {

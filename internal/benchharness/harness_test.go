@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/llm/ratelimit/fakeprovider"
 )
 
 // testBinary is the impactbench command built once for every test.
@@ -60,8 +63,17 @@ func checkConsistent(t *testing.T, res *Result, o Options) {
 			res.Conversations, res.Completed, res.Failed, res.Scored, want)
 	}
 	// The fake answers every user turn, so no conversation ends early: every
-	// conversation makes exactly 2T+1 successful calls.
+	// conversation makes exactly 2T+1 successful calls (after the
+	// generator's, with Pipeline).
 	calls := int64(want * (2*o.Turns + 1))
+	if o.Pipeline {
+		for _, n := range o.shape().genCalls() {
+			calls += int64(n)
+		}
+	}
+	if !res.ResultsWritten {
+		t.Error("no results.json")
+	}
 	if res.Accepted != calls {
 		t.Errorf("fake accepted %d calls, want %d", res.Accepted, calls)
 	}
@@ -185,6 +197,148 @@ func TestPresets(t *testing.T) {
 	}
 	if o, _ := Preset("memory"); o.withDefaults().Latency != 0 || !o.Offline {
 		t.Errorf("memory preset: %+v", o.withDefaults())
+	}
+	// Issue 15's shape: 216 conversations × 6 turns, 64 in flight.
+	if o, _ := Preset("pipeline"); o.withDefaults().Conversations != 216 || o.Turns != 6 || o.Concurrency != 64 || !o.Pipeline {
+		t.Errorf("pipeline preset: %+v", o.withDefaults())
+	}
+}
+
+// A whole run, generation included, on a small pipeline: every
+// conversation is completed and scored, results.json is written, and the
+// generator was asked exactly once per step and item (no regeneration, no
+// correction, nothing the fake could not tell).
+func TestPipelineSmall(t *testing.T) {
+	o := Options{Pipeline: true, Metrics: 2, ScenariosPerMetric: 2, Demographics: []int{2}, Turns: 2,
+		Latency: 5 * time.Millisecond, Concurrency: 64}
+	res := run(t, o)
+	o = o.withDefaults()
+	checkConsistent(t, res, o)
+	p := res.Pipeline
+	if p == nil {
+		t.Fatal("no pipeline result")
+	}
+	if res.Conversations != 8 || res.SimulateConcurrency != 64 || res.EvaluateConcurrency != 0 {
+		t.Errorf("conversations %d, concurrency simulate %d evaluate %d; want 8, 64, 0 (auto)",
+			res.Conversations, res.SimulateConcurrency, res.EvaluateConcurrency)
+	}
+	want := map[string]int{genMetrics: 1, genScenarios: 2, genRewrite: 8}
+	for _, g := range p.Generator {
+		if g.Expected != want[g.Kind] || g.Requests != int64(g.Expected) || g.Corrections != 0 {
+			t.Errorf("%s: %d requests of %d expected, %d corrections; want %d, none", g.Kind, g.Requests, g.Expected, g.Corrections, want[g.Kind])
+		}
+	}
+	if p.Unrecognised != 0 {
+		t.Errorf("%d requests the fake could not tell: %s", p.Unrecognised, p.UnrecognisedError)
+	}
+	// The steps run in dependency order; simulation waits for its scenario.
+	gm, gs, rw := p.Generator[0], p.Generator[1], p.Generator[2]
+	if !(gm.LastRequest <= gs.FirstRequest && gs.FirstRequest <= rw.FirstRequest) {
+		t.Errorf("generator windows out of order: %+v", p.Generator)
+	}
+	for _, pool := range res.Pools {
+		if pool.Name == userModel && pool.FirstRequest < rw.FirstRequest {
+			t.Errorf("simulation began at %vs, before the first rewrite at %vs", pool.FirstRequest, rw.FirstRequest)
+		}
+	}
+	// 8 calls in a row of 5ms; 51 calls × 5ms over 8 conversations in flight.
+	if p.Calls != 51 || p.InFlight != 8 || p.ChainCalls != 8 {
+		t.Errorf("calls %d, in flight %d, chain %d; want 51, 8, 8", p.Calls, p.InFlight, p.ChainCalls)
+	}
+	if !near(res.CriticalPath, 0.040) || !near(p.CallBound, 0.031875) || res.Binding != "critical path" || res.TMin != res.CriticalPath {
+		t.Errorf("critical path %v, call bound %v, T_min %v (%s); want 0.04, 0.031875, the critical path",
+			res.CriticalPath, p.CallBound, res.TMin, res.Binding)
+	}
+	var text bytes.Buffer
+	if err := res.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"calls × L / K = 51 × 5ms / 8", "gen_scenarios 2 of 2 (0 corrections)", "bench-generator"} {
+		if !strings.Contains(text.String(), s) {
+			t.Errorf("printed result lacks %q", s)
+		}
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9+1e-6*math.Abs(b) }
+
+// The bound's arithmetic, by hand.
+func TestPipelineBound(t *testing.T) {
+	ms := time.Millisecond
+	same := func(l time.Duration) pipelineLatency { return pipelineLatency{l, l, l, l} }
+	for _, tc := range []struct {
+		name                string
+		s                   pipelineShape
+		lat                 pipelineLatency
+		k                   int
+		gen, conv, judge    int
+		chain               int
+		critical, callBound time.Duration
+		floor               time.Duration
+	}{
+		// Issue 15: 1 + 6 + 216 generator calls, 216 × 12 turns, 216 verdicts
+		// = 3,031 calls; 1 + 1 + 1 + 12 + 1 = 16 in a row.
+		{"preset", pipelineShape{Metrics: 6, PerMetric: 9, Axes: []int{2, 2}, Turns: 6, Samples: 1, Targets: 1}, same(200 * ms), 64,
+			223, 2592, 216, 16, 3200 * ms, 3031 * 200 * ms / 64, 600*ms + 2592*200*ms/64 + 200*ms},
+		{"test", pipelineShape{Metrics: 2, PerMetric: 2, Axes: []int{2}, Turns: 2, Samples: 1, Targets: 1}, same(5 * ms), 8,
+			11, 32, 8, 8, 40 * ms, 31875 * time.Microsecond, 15*ms + 20*ms + 5*ms},
+		// Samples and targets multiply the conversations, not the generation:
+		// 1 metric × 1 base × 3 variants = 3 scenarios × 2 samples × 2 targets.
+		// Critical path 3 × 400 + 1 × (100 + 300) + 50 = 1,650ms; work
+		// 5 × 400 + 12 × 400 + 12 × 50 = 7,400ms over K = 4; floor 3 × 400 +
+		// 12 × 400 / 4 + 50.
+		{"roles", pipelineShape{Metrics: 1, PerMetric: 1, Axes: []int{3}, Turns: 1, Samples: 2, Targets: 2},
+			pipelineLatency{Gen: 400 * ms, User: 100 * ms, Target: 300 * ms, Judge: 50 * ms}, 4,
+			5, 24, 12, 6, 1650 * ms, 1850 * ms, 2450 * ms},
+		{"no cap known", pipelineShape{Metrics: 1, PerMetric: 1, Axes: []int{1}, Turns: 1, Samples: 1, Targets: 1}, same(ms), 0,
+			3, 2, 1, 6, 6 * ms, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.s.bound(tc.lat, tc.k)
+			if b.GenCalls != tc.gen || b.ConvCalls != tc.conv || b.JudgeCalls != tc.judge || b.ChainCalls != tc.chain {
+				t.Errorf("calls gen %d, conversation %d, judge %d, chain %d; want %d, %d, %d, %d",
+					b.GenCalls, b.ConvCalls, b.JudgeCalls, b.ChainCalls, tc.gen, tc.conv, tc.judge, tc.chain)
+			}
+			if b.CriticalPath != tc.critical || b.CallBound != tc.callBound || b.Floor != tc.floor {
+				t.Errorf("critical path %v, calls × L / K %v, floor %v; want %v, %v, %v",
+					b.CriticalPath, b.CallBound, b.Floor, tc.critical, tc.callBound, tc.floor)
+			}
+		})
+	}
+}
+
+// Which term binds: the larger of the critical path, calls × L / K and any
+// pool's rate bound (fillFromFake's, already in the Result).
+func TestPipelineBinding(t *testing.T) {
+	o := Options{Pipeline: true, Metrics: 2, ScenariosPerMetric: 2, Demographics: []int{2}, Turns: 2,
+		Latency: 5 * time.Millisecond}.withDefaults()
+	f := newFakeServer(nil, fakeprovider.Config{}, false)
+	for _, tc := range []struct {
+		name     string
+		sim      int
+		prior    float64 // T_min from the pools, binding "requests (pool)"
+		tmin     float64
+		binding  string
+		inFlight int
+	}{
+		// 8 calls of 5ms in a row; 51 calls × 5ms / K.
+		{"critical path", 64, 0, 0.040, "critical path", 8},
+		{"calls", 1, 0, 0.255, "calls × L / K", 1},
+		{"auto", 0, 0, 0.040, "critical path", 8},
+		{"pool", 1, 10, 10, "requests (pool)", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// fillFromFake's conversation-only critical path: 5 calls.
+			res := &Result{Conversations: o.Conversations, SimulateConcurrency: tc.sim, CriticalPath: 0.025,
+				TMin: 0.025, Binding: "critical path"}
+			if tc.prior > 0 {
+				res.TMin, res.Binding = tc.prior, "requests (pool)"
+			}
+			fillPipeline(res, f, o)
+			if !near(res.TMin, tc.tmin) || res.Binding != tc.binding || res.Pipeline.InFlight != tc.inFlight {
+				t.Errorf("T_min %v (%s), K %d; want %v (%s), %d", res.TMin, res.Binding, res.Pipeline.InFlight, tc.tmin, tc.binding, tc.inFlight)
+			}
+		})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,9 +34,17 @@ rpm (full with 3,000 RPM per model, learned from headers), inflight (full with 6
 calls in flight per model, configured), memory (100,000 × 2 on the offline model, no
 latency), and for concurrency auto (nothing configured, no rate-limit headers):
 auto-inflight (3,000 × 6, 429 above 48 calls in flight per model) and auto-rpm
-(1,250 × 6, 6,000 RPM per model). Flags override a preset's values.`,
+(1,250 × 6, 6,000 RPM per model). pipeline is a whole run from metrics to results:
+no metrics and no scenarios.json, a generator model on the fake writes 6 metrics ×
+9 base scenarios × 4 demographic variants = 216 conversations × 6 turns, 200ms, no
+limits, 64 conversations in flight (--concurrency; generation and evaluate keep the
+tool's defaults); T_min is max(critical path of generation + conversation + judge,
+calls × latency / conversations in flight), and the generator's steps are shown
+with the window in which each ran. --metrics, --scenarios-per-metric and
+--demographics change its shape. Flags override a preset's values.`,
 		Example: `  impactbench bench --preset small
   impactbench bench --preset rpm --configure-limits
+  impactbench bench --preset pipeline --metrics 2 --scenarios-per-metric 3 --demographics 2
   impactbench bench --conversations 500 --turns 4 --latency 1s --rpm 600 --json
   impactbench bench --caching`,
 		Args: cobra.NoArgs,
@@ -61,6 +70,15 @@ auto-inflight (3,000 × 6, 429 above 48 calls in flight per model) and auto-rpm
 				o = p
 			}
 			benchOverrides(cmd, &o, f)
+			if o.Pipeline && cmd.Flags().Changed("conversations") {
+				return usagef("--conversations: the pipeline preset's conversations are --metrics × --scenarios-per-metric × the --demographics variants")
+			}
+			if o.Pipeline && (o.Metrics < 1 || o.ScenariosPerMetric < 1) {
+				return usagef("--metrics %d, --scenarios-per-metric %d: want at least 1 each", o.Metrics, o.ScenariosPerMetric)
+			}
+			if !o.Pipeline && (cmd.Flags().Changed("metrics") || cmd.Flags().Changed("scenarios-per-metric") || cmd.Flags().Changed("demographics")) {
+				return usagef("--metrics, --scenarios-per-metric and --demographics shape the pipeline preset only (--preset pipeline)")
+			}
 			if o.Binary == "" {
 				exe, err := os.Executable()
 				if err != nil {
@@ -115,6 +133,10 @@ auto-inflight (3,000 × 6, 429 above 48 calls in flight per model) and auto-rpm
 	fl.IntVar(&f.UserTokens, "user-tokens", benchharness.DefaultUserTokens, "reply length of the simulated user, tokens")
 	fl.IntVar(&f.TargetTokens, "target-tokens", benchharness.DefaultTargetTokens, "reply length of the target, tokens")
 	fl.IntVar(&f.JudgeTokens, "judge-tokens", benchharness.DefaultJudgeTokens, "reply length of the judge, tokens")
+	fl.IntVar(&f.Metrics, "metrics", benchharness.DefaultMetrics, "pipeline preset: metrics the generator writes")
+	fl.IntVar(&f.ScenariosPerMetric, "scenarios-per-metric", benchharness.DefaultScenariosPerMetric, "pipeline preset: base scenarios per metric")
+	f.Demographics = append([]int(nil), benchharness.DefaultDemographics...)
+	fl.Var((*axesValue)(&f.Demographics), "demographics", "pipeline preset: values per demographic axis (2,2: 4 variants per base scenario)")
 	fl.BoolVar(&caching, "caching", false, "instead: measure billed input tokens with and without prompt caching for one --turns conversation (Anthropic and OpenAI accounting)")
 	fl.StringVar(&f.Binary, "binary", "", "impactbench executable to measure (default: this one)")
 	fl.StringVar(&f.Dir, "dir", "", "where to create the temporary project (default: the system temp directory)")
@@ -137,6 +159,7 @@ func benchOverrides(cmd *cobra.Command, o *benchharness.Options, f benchharness.
 		{"max-retries", &o.MaxRetries, &f.MaxRetries},
 		{"user-tokens", &o.UserTokens, &f.UserTokens}, {"target-tokens", &o.TargetTokens, &f.TargetTokens},
 		{"judge-tokens", &o.JudgeTokens, &f.JudgeTokens},
+		{"metrics", &o.Metrics, &f.Metrics}, {"scenarios-per-metric", &o.ScenariosPerMetric, &f.ScenariosPerMetric},
 	}
 	for _, x := range ints {
 		if set(x.name) {
@@ -164,5 +187,35 @@ func benchOverrides(cmd *cobra.Command, o *benchharness.Options, f benchharness.
 			*x.dst = *x.src
 		}
 	}
+	if set("demographics") {
+		o.Demographics = f.Demographics
+	}
 	o.Binary, o.Dir, o.KeepDir = f.Binary, f.Dir, f.KeepDir
+}
+
+// axesValue is --demographics: the number of values of each demographic
+// axis, comma-separated.
+type axesValue []int
+
+func (v *axesValue) Type() string { return "N,N" }
+
+func (v *axesValue) String() string {
+	parts := make([]string, len(*v))
+	for i, n := range *v {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (v *axesValue) Set(s string) error {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return errors.New("want the number of values of each demographic axis, each ≥ 1, e.g. 2,2")
+		}
+		out = append(out, n)
+	}
+	*v = out
+	return nil
 }
