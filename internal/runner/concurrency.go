@@ -117,6 +117,14 @@ type PoolLimit struct {
 // RecordLimits stores every provider pool's concurrency in Report.Limits,
 // for the summary; call it once the phases are done.
 func (r *Runner) RecordLimits() {
+	out := r.poolLimits()
+	r.Report.mu.Lock()
+	r.Report.Limits = out
+	r.Report.mu.Unlock()
+}
+
+// poolLimits is every provider pool this invocation called, as it is now.
+func (r *Runner) poolLimits() []PoolLimit {
 	r.mu.Lock()
 	names := make(map[string]string, len(r.poolNames))
 	for k, v := range r.poolNames {
@@ -139,7 +147,5 @@ func (r *Runner) RecordLimits() {
 		})
 	}
 	slices.SortFunc(out, func(a, b PoolLimit) int { return strings.Compare(a.Pool, b.Pool) })
-	r.Report.mu.Lock()
-	r.Report.Limits = out
-	r.Report.mu.Unlock()
+	return out
 }

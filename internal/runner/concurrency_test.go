@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -154,5 +155,50 @@ targets:
 				}
 			}
 		})
+	}
+}
+
+// The concurrency each provider pool ran at is in run_manifest.json next to
+// the fingerprint (which compare still reads alone), and survives an
+// invocation that called no provider.
+func TestRunManifestRecordsLearnedConcurrency(t *testing.T) {
+	ctx := t.Context()
+	cfg, bench := project(t)
+	for i := range cfg.Targets {
+		cfg.Targets[i].MaxConcurrency = 3 // a limiter pool for the offline targets
+	}
+	r := newRunner(t, cfg, bench, Options{})
+	if err := r.Run(ctx, r.Targets()); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	read := func() runManifest {
+		t.Helper()
+		var m runManifest
+		b, err := os.ReadFile(filepath.Join(bench, "run_manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := read()
+	if m.Fingerprint.IsZero() || len(m.Concurrency) != len(cfg.Targets) {
+		t.Fatalf("run_manifest.json: %+v, want the fingerprint and one pool per target", m)
+	}
+	for _, p := range m.Concurrency {
+		if p.Calls == 0 || p.MaxConcurrency != 3 || p.Concurrency < 1 || p.Concurrency > 3 || p.PeakInFlight > 3 {
+			t.Errorf("pool %+v: want calls, max_concurrency 3 and a limit and peak within it", p)
+		}
+	}
+	r2 := newRunner(t, cfg, bench, Options{})
+	if err := r2.Aggregate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r2.Close()
+	if again := read(); !reflect.DeepEqual(again, m) {
+		t.Errorf("aggregate alone rewrote run_manifest.json as %+v, want the run's record %+v", again, m)
 	}
 }

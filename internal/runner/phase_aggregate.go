@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime/debug"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -85,7 +86,7 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 	// run_manifest.json records what defines this measurement, component by
 	// component, so `impactbench compare` can say what differs between runs.
 	if !r.opts.UpstreamOnly {
-		if err := writeJSONFile(filepath.Join(r.outDir, "run_manifest.json"), r.Fingerprint()); err != nil {
+		if err := r.writeRunManifest(); err != nil {
 			return err
 		}
 	}
@@ -124,6 +125,29 @@ func (r *Runner) Fingerprint() results.Fingerprint {
 			r.cfg.Judge, r.cfg.Validity.ValidOnly),
 		Targets: targets,
 	}
+}
+
+// runManifest is run_manifest.json: the fingerprint (what defines the
+// measurement, which compare reads) and the concurrency each provider pool
+// ran at (how it was measured, which compare ignores).
+type runManifest struct {
+	results.Fingerprint
+	Concurrency []PoolLimit `json:"concurrency,omitempty"`
+}
+
+// writeRunManifest writes run_manifest.json. An invocation that called no
+// provider (everything reused, or aggregate alone) keeps the concurrency
+// the earlier run recorded for the same measurement.
+func (r *Runner) writeRunManifest() error {
+	path := filepath.Join(r.outDir, "run_manifest.json")
+	m := runManifest{Fingerprint: r.Fingerprint(), Concurrency: r.poolLimits()}
+	if len(m.Concurrency) == 0 {
+		var old runManifest
+		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &old) == nil && reflect.DeepEqual(old.Fingerprint, m.Fingerprint) {
+			m.Concurrency = old.Concurrency
+		}
+	}
+	return writeJSONFile(path, m)
 }
 
 // Run runs the five phases: gen_metrics, gen_scenarios, then simulate and
