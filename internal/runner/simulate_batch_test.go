@@ -202,11 +202,25 @@ func TestBatchWavesMatchRealTime(t *testing.T) {
 
 	// Up to date: a rerun submits nothing.
 	r.Close()
-	if err := newRunner(t, cfg, bench, Options{}).Simulate(ctx, "t1"); err != nil {
+	r2 := newRunner(t, cfg, bench, Options{})
+	if err := r2.Simulate(ctx, "t1"); err != nil {
 		t.Fatal(err)
 	}
+	r2.Close()
 	if len(user.Batches())+len(target.Batches()) != 2*simTurns {
 		t.Errorf("an up-to-date simulate submitted batches")
+	}
+
+	// --force ignores the stored answers once: the waves run again, and the
+	// real-time pass replays what they stored instead of paying a third time.
+	if err := newRunner(t, cfg, bench, Options{Force: true}).Simulate(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(user.Batches()) + len(target.Batches()); n != 4*simTurns {
+		t.Errorf("--force: %d batches in all, want %d", n, 4*simTurns)
+	}
+	if d := cmp.Diff(got, conversations(t, bench), cmp.AllowUnexported(artifacts.Seeds{})); d != "" {
+		t.Errorf("--force rerun differs:\n%s", d)
 	}
 }
 
