@@ -410,3 +410,45 @@ func TestBatchWavesRetryFailedItems(t *testing.T) {
 		t.Errorf("the invalid item: %d submissions, %d real-time calls; want 1 and 1", n, rt.Calls())
 	}
 }
+
+// TestBatchWavesDryRunPlan: --dry-run prices batched simulate calls at half
+// the real-time estimate and says how many waves they take, what they save
+// and how long they may take.
+func TestBatchWavesDryRunPlan(t *testing.T) {
+	plan := func(batched bool) (*Summary, string) {
+		cfg, bench := project(t)
+		cfg.Generation.Turns = simTurns
+		cfg.UserModel = openAIModel("gpt-4o-mini", "k", "", batched)
+		cfg.Targets[0] = openAIModel("gpt-4o", "k", "", batched)
+		cfg.Targets[0].ID = "t1"
+		r := newRunner(t, cfg, bench, Options{DryRun: true})
+		if err := r.Simulate(t.Context(), "t1"); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		PrintPlan(&out, r.Report)
+		return r.Report, out.String()
+	}
+	rt, _ := plan(false)
+	bt, out := plan(true)
+	if len(rt.Plan) != 2 || len(bt.Plan) != 2 {
+		t.Fatalf("plans: %+v / %+v", rt.Plan, bt.Plan)
+	}
+	var saving float64
+	for i, p := range bt.Plan {
+		want := rt.Plan[i]
+		if p.Batch == nil || p.Batch.Waves != 2*simTurns || p.Calls != want.Calls || math.Abs(p.Cost-want.Cost/2) > 1e-12 ||
+			math.Abs(p.Batch.SavingUSD-want.Cost/2) > 1e-12 || p.Batch.ElapsedMaxHours != 24*2*simTurns || p.Batch.ElapsedTypicalHours != 2*simTurns {
+			t.Errorf("batched plan row %+v %+v; real-time row %+v", p, p.Batch, want)
+		}
+		if !strings.HasSuffix(p.Phase, ", batch)") {
+			t.Errorf("phase %q does not say batch", p.Phase)
+		}
+		saving += p.Batch.SavingUSD
+	}
+	line := fmt.Sprintf("batch waves for t1: 6 waves, %d calls at 50%% price (saving $%.4f vs real time); elapsed ≈ 30 min if each batch takes 5 min, 6 h at a typical 1 h, up to 6 days",
+		rt.Plan[0].Calls+rt.Plan[1].Calls, saving)
+	if !strings.Contains(out, line) {
+		t.Errorf("dry run does not print\n%s\n%s", line, out)
+	}
+}
