@@ -140,6 +140,9 @@ func (s *simRun) batchWaves(ctx context.Context, rep PhaseReport) error {
 	}
 	rep.Status, rep.Rows, rep.Spent, rep.Calls = "stopped", len(s.rows), paid, paid.Requests
 	rep.Reason = "stopped during the batch waves; the answers stored so far and the batches already submitted are kept: run the same command again to resume"
+	if fatalErr(err) {
+		rep.Reason = err.Error()
+	}
 	s.r.Report.add(rep)
 	return fmt.Errorf("simulate %s: batch waves: %w", s.targetID, err)
 }
