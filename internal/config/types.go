@@ -111,7 +111,11 @@ type ModelConfig struct {
 	// Empty: the pool is this provider + endpoint + model + key.
 	RatePool string `yaml:"rate_pool"`
 	Pricing  *Price `yaml:"pricing"`
-	Batch    bool   `yaml:"batch"` // judge via the provider's batch API
+	// Batch sends the model's calls through the provider's batch API (50 %
+	// price; OpenAI and Anthropic): a judge's in one batch, user_model's and
+	// a target's in simulation waves. Other providers run in real time
+	// (said once in the log); generator and landmark models ignore it.
+	Batch bool `yaml:"batch"`
 	// Offline tunes the built-in offline model (source: offline).
 	Offline *OfflineProfile `yaml:"offline"`
 }

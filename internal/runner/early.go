@@ -10,7 +10,10 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/llm/batch"
+	"github.com/impactbench/impactbench/internal/llm/provider"
 	"github.com/impactbench/impactbench/internal/stages"
 )
 
@@ -89,7 +92,9 @@ func (r *Runner) startEarly(ctx context.Context, targets []string, rows int) *ea
 // holds): money spent early there would buy nothing.
 func (r *Runner) newEarlySim(targetID string, rows int) (*earlySim, bool) {
 	target, err := r.targetConfig(targetID)
-	if err != nil {
+	if err != nil || r.batchWaves(r.cfg.UserModel) || r.batchWaves(target) {
+		// Batch waves take every conversation at once, at half price:
+		// starting some early in real time would pay them in full.
 		return nil, false
 	}
 	out := filepath.Join(r.runDir(targetID), "conversations.json")
@@ -427,4 +432,14 @@ func (es *earlySims) note(base func() string) func() string {
 		}
 		return b + fmt.Sprintf("%d conversation(s) started", n)
 	}
+}
+
+// batchWaves reports whether simulate sends m's turns in batch waves
+// (`batch: true` and a provider with a batch API; see simulate_batch.go).
+func (r *Runner) batchWaves(m config.ModelConfig) bool {
+	if !m.Batch {
+		return false
+	}
+	_, err := batch.ForModel(m, provider.Options{HTTP: r.http, Prices: r.prices, Pricing: r.cfg.Pricing})
+	return err == nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
 )
 
@@ -207,5 +208,23 @@ func TestEarlyConversationsOfAStoppedRunAreKept(t *testing.T) {
 		if errA != nil || errB != nil || !bytes.Equal(a, b) {
 			t.Errorf("%s after a stopped and a resumed run differs from a clean run's (%v, %v)", f, errA, errB)
 		}
+	}
+}
+
+// Batch waves want every conversation at once, at half price: no target
+// whose turns go through them starts conversations early in real time.
+func TestNoEarlyConversationsWithBatchWaves(t *testing.T) {
+	cfg, bench := project(t)
+	r := newRunner(t, cfg, bench, Options{})
+	if _, ok := r.newEarlySim(cfg.Targets[0].ID, 8); !ok {
+		t.Fatal("a real-time target gets no early conversations")
+	}
+	cfg.UserModel.Batch = true // the offline model has no batch API: still real time
+	if _, ok := r.newEarlySim(cfg.Targets[0].ID, 8); !ok {
+		t.Fatal("batch: true on a model without a batch API stopped early conversations")
+	}
+	cfg.UserModel = config.ModelConfig{Model: "gpt-4o-mini", Source: "openai", APIKey: "sk-test", Batch: true}
+	if _, ok := r.newEarlySim(cfg.Targets[0].ID, 8); ok {
+		t.Fatal("early conversations for a target simulated in batch waves")
 	}
 }

@@ -200,6 +200,9 @@ func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *p
 	s.callCtx = ctx
 	ctx, s.stop = context.WithCancelCause(ctx)
 	defer s.stop(nil)
+	if err := s.batchWaves(ctx, rep); err != nil {
+		return p, err
+	}
 	if pipe {
 		if p, err = r.startPipeline(ctx, s.callCtx, targetID, rows, s.stop); err != nil {
 			return nil, err
@@ -268,6 +271,8 @@ type simRun struct {
 	userID      callstore.Identity
 	targetIdent callstore.Identity
 	rowKeyBase  string
+	store       *callstore.Store // r.store, unless batch waves under --force already ignored it
+	waves       *simWaves        // nil: no batch waves
 
 	callCtx context.Context         // calls on the wire finish under it
 	stop    context.CancelCauseFunc // stops new rows (a fatal provider error)
@@ -302,6 +307,7 @@ func (r *Runner) newSimRun(targetID string, target config.ModelConfig, rows []si
 		userC: userC, targetC: targetC,
 		userID: identity(r.cfg.UserModel), targetIdent: identity(target),
 		rowKeyBase: fingerprint(inputs["metrics"], inputs["target_prompt"], inputs["settings"], inputs["user_model"], inputs["target_model"], inputs["prompts"]),
+		store:      r.store,
 		ran:        make([]bool, len(rows)),
 	}, nil
 }
@@ -344,7 +350,7 @@ func (s *simRun) row(ctx context.Context, job simJob) {
 	rowKey := fingerprint(s.rowKeyBase, job.sc, row.sample)
 	name := r.simUnit(s.targetID, row)
 	early, earlyPaid, tookOver := s.takeOverEarly(ctx, name, rowKey)
-	unit, err := r.store.Unit(name)
+	unit, err := s.store.Unit(name)
 	if err != nil {
 		s.fail(row.id, err.Error())
 		return
@@ -367,7 +373,7 @@ func (s *simRun) row(ctx context.Context, job simJob) {
 	}
 	conv, err = s.converse(unit, job)
 	s.release()
-	st := unit.Stats()
+	st := s.withWaves(i, unit.Stats())
 	st.Spent = st.Spent.Add(earlyPaid)
 	s.mu.Lock()
 	s.saved = s.saved.Add(st.Saved)
@@ -423,15 +429,21 @@ func (s *simRun) addSpent(u llm.Usage) {
 
 // converse runs the simulated user against the target for one row.
 func (s *simRun) converse(unit *callstore.Unit, job simJob) (artifacts.Conversation, error) {
+	return stages.Simulate(s.callCtx, unit.Client(s.userID, s.userC), unit.Client(s.targetIdent, s.targetC), s.r.prompts, s.spec(job))
+}
+
+// spec describes one row's conversation (batch waves run it too: the same
+// spec, so the same requests and call-store keys).
+func (s *simRun) spec(job simJob) stages.SimSpec {
 	r, target := s.r, s.target
 	m, _ := r.bench.MetricByID(job.sc.MetricID)
-	return stages.Simulate(s.callCtx, unit.Client(s.userID, s.userC), unit.Client(s.targetIdent, s.targetC), r.prompts, stages.SimSpec{
+	return stages.SimSpec{
 		Bench: r.bench, Scenario: job.sc, Metric: m,
 		TargetID: s.targetID, TargetModel: target.Model, UserModel: r.cfg.UserModel.Model,
 		Sample: job.sample, Turns: r.cfg.Generation.Turns,
 		Landmarks: r.cfg.Landmarks, Perfunctory: r.cfg.Perfunctory, Seed: r.cfg.Seed,
 		UserTemperature: r.cfg.UserModel.Temperature, TargetTemperature: target.Temperature,
-	})
+	}
 }
 
 // keep stores a finished conversation (an error conversation under a key

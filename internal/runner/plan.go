@@ -24,8 +24,24 @@ type PlanRow struct {
 	CostKnown    bool    `json:"cost_known"`
 	// Note says when the phase would be skipped (its output is up to date).
 	Note string `json:"note,omitempty"`
+	// Batch is set on simulate rows sent in batch waves (`batch: true`);
+	// Cost is then the batch price.
+	Batch *PlanBatch `json:"batch,omitempty"`
 	// Stored answers that would be replayed are not subtracted: the
 	// estimate is the cost of a fresh run.
+}
+
+// PlanBatch estimates one target's batch-wave simulation. Each wave waits
+// for its batch: providers answer most within an hour and promise 24 h at
+// most, so the elapsed time is a range, not a forecast.
+type PlanBatch struct {
+	Waves     int     `json:"waves"`      // batches one after another: turns × batched roles
+	SavingUSD float64 `json:"saving_usd"` // this row's calls at the real-time price minus the batch price
+	// Elapsed time of all waves, in hours, if every batch took 5 min,
+	// 1 h (typical) or 24 h (the providers' limit).
+	ElapsedFastHours    float64 `json:"elapsed_fast_hours"`
+	ElapsedTypicalHours float64 `json:"elapsed_typical_hours"`
+	ElapsedMaxHours     float64 `json:"elapsed_max_hours"`
 }
 
 // Typical sizes (tokens) for estimates; the real numbers come from usage.
@@ -56,13 +72,21 @@ func (r *Runner) planNote(phase, target, note string) {
 }
 
 func (r *Runner) addPlan(phase, target string, m config.ModelConfig, rows, calls, in, out int) {
+	r.appendPlan(r.planRowOf(phase, target, m, rows, calls, in, out))
+}
+
+func (r *Runner) planRowOf(phase, target string, m config.ModelConfig, rows, calls, in, out int) PlanRow {
 	cost, known := r.prices.Cost(m.Model, llm.Usage{Requests: calls, InputTokens: in, OutputTokens: out}, m.Pricing)
 	if m.Provider() == "offline" {
 		cost, known = 0, true
 	}
+	return PlanRow{Phase: phase, Target: target, Model: m.Label(),
+		Rows: rows, Calls: calls, InputTokens: in, OutputTokens: out, Cost: cost, CostKnown: known}
+}
+
+func (r *Runner) appendPlan(p PlanRow) {
 	r.Report.mu.Lock()
-	r.Report.Plan = append(r.Report.Plan, PlanRow{Phase: phase, Target: target, Model: m.Label(),
-		Rows: rows, Calls: calls, InputTokens: in, OutputTokens: out, Cost: cost, CostKnown: known})
+	r.Report.Plan = append(r.Report.Plan, p)
 	r.Report.mu.Unlock()
 }
 
@@ -74,8 +98,37 @@ func (r *Runner) planSimulate(target string, t config.ModelConfig, rows int) {
 	// Σ_{k=1..T} (system + (k-1) exchanged pairs + current turn prompt)
 	userIn := T*estUserSystem + turnPair*T*(T-1)/2 + T*60
 	targetIn := T*estTargetSystem + estUserMsg*T*(T+1)/2 + estTargetMsg*T*(T-1)/2
-	r.addPlan("simulate (user)", target, r.cfg.UserModel, rows, rows*T, rows*userIn, rows*T*estUserOut)
-	r.addPlan("simulate (target)", target, t, rows, rows*T, rows*targetIn, rows*T*estTargetMsg)
+	waves := 0
+	for _, m := range []config.ModelConfig{r.cfg.UserModel, t} {
+		if batchable(m) {
+			waves += T
+		}
+	}
+	r.addSimPlan("user", target, r.cfg.UserModel, waves, rows, rows*T, rows*userIn, rows*T*estUserOut)
+	r.addSimPlan("target", target, t, waves, rows, rows*T, rows*targetIn, rows*T*estTargetMsg)
+}
+
+// addSimPlan adds one simulate role's row; a batched role's calls are
+// priced at the batch rate, with the waves and the saving.
+func (r *Runner) addSimPlan(role, target string, m config.ModelConfig, waves, rows, calls, in, out int) {
+	p := r.planRowOf("simulate ("+role+")", target, m, rows, calls, in, out)
+	if batchable(m) {
+		p.Phase = "simulate (" + role + ", batch)"
+		saving := p.Cost / 2
+		p.Cost -= saving
+		p.Batch = &PlanBatch{Waves: waves, SavingUSD: saving,
+			ElapsedFastHours:    float64(waves) * waveFast.Hours(),
+			ElapsedTypicalHours: float64(waves) * waveTypical.Hours(),
+			ElapsedMaxHours:     float64(waves) * waveMax.Hours(),
+		}
+	}
+	r.appendPlan(p)
+}
+
+// batchable reports whether a model's calls go through a batch API:
+// `batch: true` and a provider that has one (see batch.ForModel).
+func batchable(m config.ModelConfig) bool {
+	return m.Batch && (m.Provider() == "openai" || m.Provider() == "anthropic")
 }
 
 func (r *Runner) planSimulateFromConfig(t config.ModelConfig) error {
@@ -132,5 +185,54 @@ func PrintPlan(w io.Writer, s *Summary) {
 	}
 	fmt.Fprintf(w, "estimated cost of a fresh run: $%.4f%s\n", total, unk)
 	fmt.Fprintf(w, "estimated cost of what would run now (phases not up to date; stored answers would be reused, so it can be less): $%.4f\n", todo)
+	printWaves(w, s.Plan)
 	fmt.Fprintln(w, "no model was called (dry run)")
+}
+
+// printWaves says, per target simulated in batch waves, what the waves
+// save and how long they may take.
+func printWaves(w io.Writer, plan []PlanRow) {
+	type waves struct {
+		b      PlanBatch
+		calls  int
+		known  bool
+		target string
+	}
+	var order []*waves
+	byTarget := map[string]*waves{}
+	for _, p := range plan {
+		if p.Batch == nil {
+			continue
+		}
+		t := byTarget[p.Target]
+		if t == nil {
+			t = &waves{b: *p.Batch, known: true, target: p.Target}
+			t.b.SavingUSD = 0
+			byTarget[p.Target] = t
+			order = append(order, t)
+		}
+		t.calls += p.Calls
+		t.b.SavingUSD += p.Batch.SavingUSD
+		t.known = t.known && p.CostKnown
+	}
+	for _, t := range order {
+		saving := fmt.Sprintf("$%.4f", t.b.SavingUSD)
+		if !t.known {
+			saving = "unknown (a price is unknown)"
+		}
+		fmt.Fprintf(w, "batch waves for %s: %d waves, %d calls at 50%% price (saving %s vs real time); "+
+			"elapsed ≈ %s if each batch takes 5 min, %s at a typical 1 h, up to %s at the providers' 24 h limit (an estimate: batch turnaround is not promised)\n",
+			t.target, t.b.Waves, t.calls, saving, hours(t.b.ElapsedFastHours), hours(t.b.ElapsedTypicalHours), hours(t.b.ElapsedMaxHours))
+	}
+}
+
+// hours writes a duration in hours as minutes, hours or days.
+func hours(h float64) string {
+	switch {
+	case h < 1:
+		return fmt.Sprintf("%.0f min", h*60)
+	case h < 48:
+		return fmt.Sprintf("%.0f h", h)
+	}
+	return fmt.Sprintf("%.0f days", h/24)
 }

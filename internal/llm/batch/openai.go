@@ -116,6 +116,23 @@ func withDefaults(l, def Limits) Limits {
 	return l
 }
 
+// sentSeed reads the seed from the body the adapter builds for req (the
+// body that was submitted): the adapter sends WireSeed(req.Seed) when the
+// request has one.
+func (p *OpenAI) sentSeed(ctx context.Context, req llm.Request, resp llm.Response) (*int64, string) {
+	body, err := p.codec.encode(ctx, req)
+	var b struct {
+		Seed *int64 `json:"seed"`
+	}
+	if err != nil || json.Unmarshal(body, &b) != nil {
+		return resp.SentSeed, resp.NoSeed
+	}
+	if b.Seed == nil {
+		return nil, llm.NoSeedInRequest
+	}
+	return b.Seed, ""
+}
+
 // Identity implements Planner.
 func (p *OpenAI) Identity() string {
 	return p.cfg.Provider + " " + strings.TrimRight(p.cfg.BaseURL, "/") + " " + p.cfg.Model

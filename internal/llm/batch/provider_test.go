@@ -395,3 +395,53 @@ func TestForModelPrice(t *testing.T) {
 		t.Errorf("cost %+v, want %g", u, want)
 	}
 }
+
+// TestSeedRecordedLikeRealTime: a batched answer reports the sampling seed
+// its request carried (or why none was sent) exactly as the real-time
+// adapter reports it, since conversations record the seeds in their run
+// block. Results are decoded without their request, so this needs care.
+func TestSeedRecordedLikeRealTime(t *testing.T) {
+	req := func(seed uint64) llm.Request {
+		return llm.Request{Purpose: llm.PurposeTarget, Seed: seed, MaxTokens: 100,
+			Messages: []llm.Message{{Role: llm.RoleSystem, Content: "Be kind."}, {Role: llm.RoleUser, Content: "hi"}}}
+	}
+	realtime := map[string]func(t *testing.T) llm.Client{
+		"openai": func(t *testing.T) llm.Client {
+			rt := llmtest.NewOpenAI(t)
+			c, err := openai.New(openai.Config{APIKey: rt.APIKey(), BaseURL: rt.BaseURL(), Model: "gpt-4o-mini", HTTPClient: rt.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
+		"anthropic": func(t *testing.T) llm.Client {
+			rt := llmtest.NewAnthropic(t)
+			c, err := anthropic.New(anthropic.Config{APIKey: rt.APIKey(), BaseURL: rt.BaseURL(), Model: "claude-haiku-4-5", HTTPClient: rt.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
+	}
+	for _, f := range flavours {
+		t.Run(f.name, func(t *testing.T) {
+			srv := f.fake(t, fakebatch.Options{})
+			items := []batch.Item{{CustomID: "seeded", Req: req(42)}, {CustomID: "unseeded", Req: req(0)}}
+			rs, err := batch.Run(t.Context(), f.prov(t, srv), filepath.Join(t.TempDir(), "s.json"), items, fast)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt := realtime[f.name](t)
+			for i, it := range items {
+				want, err := rt.Complete(t.Context(), it.Req)
+				if err != nil || rs[i].Err != nil {
+					t.Fatal(err, rs[i].Err)
+				}
+				got := rs[i].Resp
+				if !cmp.Equal(got.SentSeed, want.SentSeed) || got.NoSeed != want.NoSeed {
+					t.Errorf("%s: batch reports seed %v %q, real time %v %q", it.CustomID, got.SentSeed, got.NoSeed, want.SentSeed, want.NoSeed)
+				}
+			}
+		})
+	}
+}

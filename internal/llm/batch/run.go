@@ -168,12 +168,24 @@ func Run(ctx context.Context, p Provider, statePath string, items []Item, opts O
 		}
 	}
 	out := make([]Result, len(items))
+	seeds, _ := p.(seedReporter)
 	for i, it := range items {
 		res := r.byID[it.CustomID].res
 		res.CustomID = it.CustomID
+		if seeds != nil && res.Err == nil {
+			res.Resp.SentSeed, res.Resp.NoSeed = seeds.sentSeed(ctx, it.Req, res.Resp)
+		}
 		out[i] = res
 	}
 	return out, nil
+}
+
+// seedReporter is implemented by providers whose request bodies may carry a
+// sampling seed. A result is decoded without its request, so its answer
+// cannot say which seed was sent; the run block of a conversation records
+// it, and a batched answer must record what a real-time one would.
+type seedReporter interface {
+	sentSeed(ctx context.Context, req llm.Request, resp llm.Response) (*int64, string)
 }
 
 func (r *runner) stopped(err error) error {

@@ -740,3 +740,44 @@ func TestQueueFullWaits(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", d)
 	}
 }
+
+// TestResumeWithSomeItemsDoneElsewhere: the caller stored some answers of a
+// batch before it was killed, so the next Run gets only the others, plus
+// new requests. The batches already created answer the remaining items
+// (polled while running, or read from the saved results once finished);
+// only the new requests go into a new batch, and nothing is paid twice.
+func TestResumeWithSomeItemsDoneElsewhere(t *testing.T) {
+	for _, f := range flavours {
+		for _, finished := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/finished=%v", f.name, finished), func(t *testing.T) {
+				srv := f.fake(t, fakebatch.Options{PollsBeforeDone: 3})
+				items := judgeItems(6)
+				state := filepath.Join(t.TempDir(), "state.json")
+				ctx, cancel := context.WithCancel(t.Context())
+				opts := fast
+				opts.OnProgress = func(p batch.Progress) {
+					if p.Submitted == 1 && (!finished || p.Succeeded == len(items[:4])) {
+						cancel()
+					}
+				}
+				if _, err := batch.Run(ctx, f.prov(t, srv), state, items[:4], opts); !errors.Is(err, context.Canceled) && !finished {
+					t.Fatalf("first run: %v", err)
+				}
+				// Items 0 and 1 were stored by the caller; 4 and 5 are new.
+				rest := items[2:]
+				rs, err := batch.Run(t.Context(), f.prov(t, srv), state, rest, fast)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, r := range rs {
+					if r.Err != nil || r.Resp.Text != "answer to "+rest[i].CustomID {
+						t.Errorf("%s: %q %v", r.CustomID, r.Resp.Text, r.Err)
+					}
+				}
+				if re := srv.Resubmitted(); len(re) > 0 || len(srv.Batches()) != 2 || srv.TotalSubmissions() != len(items) {
+					t.Errorf("resubmitted %v; %d batches, %d submissions for %d items", re, len(srv.Batches()), srv.TotalSubmissions(), len(items))
+				}
+			})
+		}
+	}
+}

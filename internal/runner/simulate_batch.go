@@ -1,0 +1,488 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/llm/batch"
+	"github.com/impactbench/impactbench/internal/llm/provider"
+	"github.com/impactbench/impactbench/internal/stages"
+)
+
+// Batch-wave simulation (`batch: true` on user_model and/or a target).
+//
+// A conversation is a chain of calls, each needing the answer before it, so
+// it cannot go into one batch the way judge calls do. Instead every
+// conversation advances one call per wave: a pass runs each unfinished
+// conversation through the call store, which replays the answers it holds;
+// the first call it lacks is recorded instead of sent (errPending ends that
+// conversation's pass), and all recorded calls go out as one provider batch
+// per batched role. The next pass stores the answers and records the next
+// calls. A role without batch runs in real time inside the passes.
+//
+// The requests are deterministic (seeds derive from the master seed, sample,
+// turn and attempt), so a process killed at any point records the same
+// requests in its next pass and batch.Run finds their batches in its state
+// file instead of submitting them again. When no conversation is waiting,
+// the normal real-time pass replays every conversation from the store for
+// free and writes conversations.json as usual.
+
+// errPending ends a conversation's pass: its next call waits for a batch.
+// The stage returns it as a failed call (status error, nothing retried);
+// the call store neither stores it nor bills it, and the wave driver throws
+// the pass's conversation away.
+var errPending = errors.New("waiting for the next batch wave")
+
+// Per-wave turnaround assumed by --dry-run: providers answer most batches
+// within an hour and promise 24 h at most.
+const (
+	waveFast    = 5 * time.Minute
+	waveTypical = time.Hour
+	waveMax     = 24 * time.Hour
+)
+
+// waveRole is one role (simulated user or target) sent through a batch API.
+type waveRole struct {
+	name  string // "user" or "target"
+	model config.ModelConfig
+	id    callstore.Identity
+	prov  batch.Provider
+	state string // batch.Run's state file
+
+	// answers are the last batch's results by custom_id; nil before the
+	// first batch of this invocation. Read-only during a pass.
+	answers map[string]batch.Result
+
+	mu       sync.Mutex
+	items    []batch.Item
+	seen     map[string]bool
+	turns    []int        // turn of each pending item
+	fallback atomic.Int64 // calls the batch failed that went to real time this pass
+}
+
+// record adds a request to the next batch.
+func (w *waveRole) record(key string, req llm.Request) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen[key] {
+		return
+	}
+	w.seen[key] = true
+	w.items = append(w.items, batch.Item{CustomID: key, Req: req})
+	w.turns = append(w.turns, turnOf(req))
+}
+
+func (w *waveRole) reset() {
+	w.items, w.seen, w.turns = nil, map[string]bool{}, nil
+	w.fallback.Store(0)
+}
+
+// turnOf is the conversation turn a simulate request belongs to: the user
+// model's requests say so; a target request holds one user message per turn.
+func turnOf(req llm.Request) int {
+	if t, err := strconv.Atoi(req.Meta[llm.MetaTurn]); err == nil {
+		return t
+	}
+	n := 0
+	for _, m := range req.Messages {
+		if m.Role == llm.RoleUser {
+			n++
+		}
+	}
+	return n
+}
+
+// simWaves is one target's batch-wave simulation.
+type simWaves struct {
+	s            *simRun
+	user, target *waveRole // nil: that role runs in real time
+	store        *callstore.Store
+
+	done   []bool            // by row: nothing pending (finished, or left to the real-time pass)
+	paid   []callstore.Stats // by row: the calls the waves paid (Misses, Spent)
+	mu     sync.Mutex        // guards fatal and budget
+	fatal  error             // a provider error no row can escape (auth, quota, config)
+	budget bool              // a real-time call hit the cost ceiling
+}
+
+// batchWaves runs the batch waves of a target whose user_model or target
+// says `batch: true` (nothing otherwise). An error means the waves stopped
+// (interrupted, a fatal provider error, an untrustworthy batch state file);
+// the phase is reported stopped, and a rerun resumes.
+func (s *simRun) batchWaves(ctx context.Context, rep PhaseReport) error {
+	w := s.newSimWaves()
+	if w == nil {
+		return nil
+	}
+	s.waves = w
+	err := w.run(ctx)
+	if w.store != s.r.store {
+		s.store = w.store // --force ignored the stored answers once, in the first wave
+	}
+	if err == nil {
+		return nil
+	}
+	var paid llm.Usage
+	for _, p := range w.paid {
+		paid = paid.Add(p.Spent)
+	}
+	rep.Status, rep.Rows, rep.Spent, rep.Calls = "stopped", len(s.rows), paid, paid.Requests
+	rep.Reason = "stopped during the batch waves; the answers stored so far and the batches already submitted are kept: run the same command again to resume"
+	if fatalErr(err) {
+		rep.Reason = err.Error()
+	}
+	s.r.Report.add(rep)
+	return fmt.Errorf("simulate %s: batch waves: %w", s.targetID, err)
+}
+
+// newSimWaves returns the wave driver, or nil when no role is batched.
+func (s *simRun) newSimWaves() *simWaves {
+	r := s.r
+	tf, _ := r.cfg.TargetField(s.targetID)
+	w := &simWaves{s: s, store: r.store,
+		user:   s.waveRole("user", "user_model", r.cfg.UserModel, s.userID),
+		target: s.waveRole("target", tf, s.target, s.targetIdent),
+	}
+	if w.user == nil && w.target == nil {
+		return nil
+	}
+	w.done = make([]bool, len(s.rows))
+	w.paid = make([]callstore.Stats, len(s.rows))
+	return w
+}
+
+// waveRole returns the batched role, or nil when the model runs in real
+// time (no `batch: true`, or no batch API for its provider: said once).
+func (s *simRun) waveRole(name, field string, m config.ModelConfig, id callstore.Identity) *waveRole {
+	r := s.r
+	if !m.Batch {
+		return nil
+	}
+	p, err := batch.ForModel(m, provider.Options{HTTP: r.http, Prices: r.prices, Pricing: r.cfg.Pricing, Role: field})
+	if err != nil {
+		r.logf("simulate %s: %s: %v — its turns run in real time instead", s.targetID, field, err)
+		return nil
+	}
+	state := filepath.Join(r.store.Dir(), safeName(s.targetID), "sim-batch", name+r.shardSuffix()+".json")
+	return &waveRole{name: name, model: m, id: id, prov: p, state: state}
+}
+
+func (w *simWaves) roles() []*waveRole {
+	var out []*waveRole
+	for _, role := range []*waveRole{w.user, w.target} {
+		if role != nil {
+			out = append(out, role)
+		}
+	}
+	return out
+}
+
+// run loops: a pass, then a batch per role with pending calls, until no
+// conversation waits. A few extra waves cover validation retries (a reply
+// without a message is asked again with another seed); anything still
+// waiting after the bound is left to the real-time pass.
+func (w *simWaves) run(ctx context.Context) error {
+	r := w.s.r
+	if r.opts.Force {
+		// Like the store, a forced run ignores earlier invocations' batches.
+		for _, role := range w.roles() {
+			if err := batch.Remove(role.state); err != nil {
+				return err
+			}
+		}
+	}
+	maxWaves := 4*r.cfg.Generation.Turns + 8
+	for wave := 1; ; wave++ {
+		if err := w.pass(ctx); err != nil {
+			return err
+		}
+		if r.opts.Force && wave == 1 {
+			// The first pass removed every row's stored calls; what the
+			// waves store from now on is this invocation's own.
+			w.store = callstore.Open(r.store.Dir(), false)
+		}
+		if w.fatal != nil {
+			return w.fatal
+		}
+		if err := w.answersStored(); err != nil {
+			return err
+		}
+		if w.budget {
+			r.logf("simulate %s: the cost ceiling stopped a real-time call; the batch waves end here", w.s.targetID)
+			return nil
+		}
+		pending := 0
+		for _, role := range w.roles() {
+			pending += len(role.items)
+		}
+		if pending == 0 {
+			return nil
+		}
+		if wave > maxWaves {
+			r.logf("simulate %s: %d calls still wait after %d batch waves (replies asked again); they run in real time", w.s.targetID, pending, maxWaves)
+			return nil
+		}
+		if ok, err := w.send(ctx); err != nil || !ok {
+			return err
+		}
+	}
+}
+
+// pass runs every conversation not yet done as far as the store and this
+// wave's answers take it, recording the calls that must wait.
+func (w *simWaves) pass(ctx context.Context) error {
+	for _, role := range w.roles() {
+		role.reset()
+	}
+	s := w.s
+	workers := s.r.workers(s.r.cfg.Run.Concurrency.Simulate, len(s.rows))
+	if err := forEachStream(ctx, workers, s.feed(ctx), w.row); err != nil {
+		return err
+	}
+	for _, role := range w.roles() {
+		if n := role.fallback.Load(); n > 0 {
+			s.r.logf("simulate %s: %d %s call(s) the batch could not answer were sent in real time", s.targetID, n, role.name)
+		}
+	}
+	return nil
+}
+
+// row advances one conversation.
+func (w *simWaves) row(ctx context.Context, job simJob) {
+	i, s := job.i, w.s
+	if w.done[i] {
+		return
+	}
+	unit, err := w.store.Unit(s.r.simUnit(s.targetID, job.simRow))
+	if err != nil {
+		w.done[i] = true // the real-time pass reports it
+		return
+	}
+	defer unit.Close()
+	var conv artifacts.Conversation
+	if unit.Result(fingerprint(s.rowKeyBase, job.sc, job.sample), &conv) && conv.Status != artifacts.StatusError {
+		w.done[i] = true
+		return
+	}
+	var pending atomic.Bool
+	user := unit.Client(s.userID, w.client(w.user, s.userC, &pending))
+	target := unit.Client(s.targetIdent, w.client(w.target, s.targetC, &pending))
+	_, err = stages.Simulate(ctx, user, target, s.r.prompts, s.spec(job))
+	st := unit.Stats()
+	if pending.Load() {
+		st.Misses-- // the recorded call is no answer
+	}
+	w.paid[i].Misses += st.Misses
+	w.paid[i].Spent = w.paid[i].Spent.Add(st.Spent)
+	switch {
+	case pending.Load():
+	case err == nil:
+		w.done[i] = true
+	case errors.Is(err, llm.ErrBudgetExceeded):
+		w.done[i] = true
+		w.mu.Lock()
+		w.budget = true
+		w.mu.Unlock()
+	case fatalErr(err):
+		w.mu.Lock()
+		if w.fatal == nil {
+			w.fatal = err
+		}
+		w.mu.Unlock()
+	}
+}
+
+// client answers a role's calls in a pass: from the last batch, else by
+// recording the call for the next one; a real-time role calls its client.
+func (w *simWaves) client(role *waveRole, realtime llm.Client, pending *atomic.Bool) llm.Client {
+	if role == nil {
+		return realtime
+	}
+	return llm.ClientFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+		key := callstore.Key(role.id, req)
+		if res, ok := role.answers[key]; ok {
+			if res.Err == nil {
+				resp := res.Resp
+				resp.Cached = false // fresh: the store keeps it, priced at the batch rate
+				return resp, nil
+			}
+			// batch.Run already resubmitted retryable failures; what is
+			// left goes in real time like any failed call.
+			role.fallback.Add(1)
+			return realtime.Complete(ctx, req)
+		}
+		role.record(key, req)
+		pending.Store(true)
+		return llm.Response{}, errPending
+	})
+}
+
+// answersStored drops the state of batches whose answers the last pass
+// stored in the call store: a rerun finds them there.
+func (w *simWaves) answersStored() error {
+	for _, role := range w.roles() {
+		if role.answers == nil {
+			continue
+		}
+		role.answers = nil
+		if err := batch.Remove(role.state); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// send submits each role's pending calls as a batch and waits for the
+// answers. ok is false when the cost ceiling leaves no room for a wave: the
+// real-time pass then goes on up to the ceiling.
+func (w *simWaves) send(ctx context.Context) (ok bool, err error) {
+	r, roles := w.s.r, w.roles()
+	releases := make([]func(float64), len(roles))
+	if r.budget != nil {
+		for k, role := range roles {
+			// A batch commits its whole cost at once: reserve it up front.
+			est, price := 0.0, r.estimateCost(role.model)
+			for _, it := range role.items {
+				est += price(it.Req) / 2
+			}
+			rel, err := r.budget.Reserve(est)
+			if err != nil {
+				for _, rel := range releases[:k] {
+					rel(0)
+				}
+				r.logf("simulate %s: the next batch wave (≈$%.4f) would pass the cost ceiling; the rest runs in real time up to the ceiling", w.s.targetID, est)
+				return false, nil
+			}
+			releases[k] = rel
+		}
+	}
+	for k, role := range roles {
+		err := w.sendRole(ctx, role, releases[k])
+		if err != nil {
+			for _, rel := range releases[k+1:] {
+				if rel != nil {
+					rel(0)
+				}
+			}
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// sendRole runs one role's batch of this wave.
+func (w *simWaves) sendRole(ctx context.Context, role *waveRole, release func(float64)) error {
+	r, target := w.s.r, w.s.targetID
+	if len(role.items) == 0 {
+		if release != nil {
+			release(0)
+		}
+		return nil
+	}
+	wave, waves := w.waveNumber(role)
+	r.logf("simulate %s: wave %d/%d (%s %s): %d requests sent as a provider batch (50%% price; usually done within an hour, at most 24 h; safe to interrupt and rerun)",
+		target, wave, waves, role.name, turnLabel(role.turns), len(role.items))
+	last := time.Time{}
+	res, err := batch.Run(ctx, role.prov, role.state, role.items, batch.Options{
+		PollInterval: BatchPollInterval,
+		Logger:       r.log,
+		OnProgress: func(pr batch.Progress) {
+			if time.Since(last) > time.Minute || pr.Succeeded+pr.Failed == pr.Items {
+				last = time.Now()
+				r.logf("simulate %s batch (%s): %d/%d answered, %d failed, %d in %d running batch(es)", target, role.name, pr.Succeeded, pr.Items, pr.Failed, pr.InFlight, pr.Batches)
+			}
+		},
+	})
+	if release != nil {
+		spent := 0.0
+		for _, x := range res {
+			spent += x.Resp.Usage.Cost
+		}
+		release(spent)
+	}
+	if err != nil {
+		return fmt.Errorf("%s batch (%s): %w", role.name, role.state, err)
+	}
+	role.answers = make(map[string]batch.Result, len(res))
+	for _, x := range res {
+		role.answers[x.CustomID] = x
+	}
+	return nil
+}
+
+// waveNumber places a role's batch among the waves a fresh run makes
+// (turns × batched roles), from the earliest turn it holds, so the count
+// stays right after a resume.
+func (w *simWaves) waveNumber(role *waveRole) (wave, waves int) {
+	perTurn, pos := len(w.roles()), 1
+	if role == w.target && perTurn == 2 {
+		pos = 2
+	}
+	first := role.turns[0]
+	for _, t := range role.turns {
+		first = min(first, t)
+	}
+	return (first-1)*perTurn + pos, w.s.r.cfg.Generation.Turns * perTurn
+}
+
+// turnLabel says which turns a batch holds: "turn 2", or "turns 2, 3"
+// after a resume caught conversations at different points.
+func turnLabel(turns []int) string {
+	seen := map[int]bool{}
+	var ts []int
+	for _, t := range turns {
+		if !seen[t] {
+			seen[t] = true
+			ts = append(ts, t)
+		}
+	}
+	sort.Ints(ts)
+	if len(ts) == 1 {
+		return "turn " + strconv.Itoa(ts[0])
+	}
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = strconv.Itoa(t)
+	}
+	return "turns " + strings.Join(s, ", ")
+}
+
+// withWaves adds to a row's stats in the real-time pass what the waves
+// paid for its calls: that pass replays those answers from the store,
+// which alone would count them as reused instead of paid now.
+func (s *simRun) withWaves(i int, st callstore.Stats) callstore.Stats {
+	if s.waves == nil {
+		return st
+	}
+	p := s.waves.paid[i]
+	st.Misses += p.Misses
+	st.Hits -= p.Misses
+	st.Spent = st.Spent.Add(p.Spent)
+	st.Saved = usageMinus(st.Saved, p.Spent)
+	return st
+}
+
+// usageMinus is u without o (o is part of u).
+func usageMinus(u, o llm.Usage) llm.Usage {
+	d := llm.Usage{
+		Requests: u.Requests - o.Requests, InputTokens: u.InputTokens - o.InputTokens, OutputTokens: u.OutputTokens - o.OutputTokens,
+		CachedInputTokens: u.CachedInputTokens - o.CachedInputTokens, CacheWriteTokens: u.CacheWriteTokens - o.CacheWriteTokens,
+		ReasoningTokens: u.ReasoningTokens - o.ReasoningTokens, Cost: u.Cost - o.Cost, CostKnown: u.CostKnown,
+	}
+	if d.Requests <= 0 && d.InputTokens <= 0 && d.OutputTokens <= 0 {
+		return llm.Usage{}
+	}
+	return d
+}
