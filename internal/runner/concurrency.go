@@ -44,6 +44,24 @@ func (r *Runner) workers(configured, rows int) int {
 	return max(1, min(rows, r.autoWorkers))
 }
 
+// startConcurrency is where the limit of a pool first used by role (a
+// config field) starts: the phase's configured concurrency, which is how
+// many calls upstream sent at once from the start (0: the automatic
+// start). The limit still adapts from there, and never passes
+// max_concurrency.
+func (r *Runner) startConcurrency(role string) int {
+	cc := r.cfg.Run.Concurrency
+	switch {
+	case role == "user_model" || strings.HasPrefix(role, "targets["):
+		return cc.Simulate
+	case role == "evaluator_model" || strings.HasPrefix(role, "evaluator_models["):
+		return cc.Evaluate
+	case role == "generator_model":
+		return cc.GenScenariosExpand
+	}
+	return 0
+}
+
 // expandWorkers is how many of one metric's demographic rewrites (of all
 // its base scenarios) run at once. A configured gen_scenarios_expand is the total
 // over the gen_scenarios workers, so each gets its share; auto rewrites

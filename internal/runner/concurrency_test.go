@@ -202,3 +202,17 @@ func TestRunManifestRecordsLearnedConcurrency(t *testing.T) {
 		t.Errorf("aggregate alone rewrote run_manifest.json as %+v, want the run's record %+v", again, m)
 	}
 }
+
+func TestStartConcurrencyFollowsThePhaseOfTheRole(t *testing.T) {
+	cfg := &config.Config{}
+	cfg.Run.Concurrency.Simulate, cfg.Run.Concurrency.Evaluate, cfg.Run.Concurrency.GenScenariosExpand = 64, 20, 8
+	r := &Runner{cfg: cfg}
+	for role, want := range map[string]int{
+		"user_model": 64, "targets[2]": 64, "evaluator_model": 20, "evaluator_models[1]": 20,
+		"generator_model": 8, "": 0, "landmark_model": 0,
+	} {
+		if got := r.startConcurrency(role); got != want {
+			t.Errorf("startConcurrency(%q) = %d, want %d", role, got, want)
+		}
+	}
+}

@@ -311,6 +311,8 @@ func (r *Runner) clientRole(role string, m config.ModelConfig) (llm.Client, erro
 		c, err = r.opts.Clients(m)
 	} else {
 		lim := ratelimit.Limits{MaxInFlight: m.MaxConcurrency, RPM: m.RPM, TPM: m.TPM, ITPM: m.ITPM, OTPM: m.OTPM}
+		limited := lim != ratelimit.Limits{}
+		lim.Start = r.startConcurrency(role)
 		pk := poolKey(m)
 		r.poolNames[pk] = poolName(m)
 		c, err = provider.New(m, provider.Options{
@@ -320,7 +322,7 @@ func (r *Runner) clientRole(role string, m config.ModelConfig) (llm.Client, erro
 			Seed:   r.cfg.Seed,
 			Role:   role,
 			Wrap: func(inner llm.Client) llm.Client {
-				if m.Provider() == "offline" && lim == (ratelimit.Limits{}) {
+				if m.Provider() == "offline" && !limited {
 					return inner
 				}
 				return r.limits.Wrap(pk, lim, inner)

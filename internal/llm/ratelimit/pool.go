@@ -86,6 +86,8 @@ const minWindowSamples = 8
 
 func newPool(name string, lim Limits, opts Options) *pool {
 	lim = sanitize(lim)
+	start := lim.Start
+	lim.Start = 0 // a hint at creation, not a limit: tighten compares the rest
 	now := opts.Now()
 	p := &pool{
 		name:       name,
@@ -97,6 +99,9 @@ func newPool(name string, lim Limits, opts Options) *pool {
 		probeStep:  1,
 	}
 	p.limit, p.maxLimit = opts.InitialConcurrency, opts.MaxConcurrency
+	if start > 0 {
+		p.limit = min(start, p.maxLimit)
+	}
 	if lim.MaxInFlight > 0 {
 		p.limit, p.maxLimit = lim.MaxInFlight, lim.MaxInFlight
 	}

@@ -54,6 +54,12 @@ type Limits struct {
 	ITPM int
 	// OTPM is output tokens per minute, charged max_tokens up front.
 	OTPM int
+	// Start is where the limit of a pool without MaxInFlight starts, when
+	// the caller knows how many calls it means to send at once (a
+	// configured phase concurrency: upstream sent that many from the
+	// first call); 0 starts at Options.InitialConcurrency. Only the call
+	// that creates the pool sets it.
+	Start int
 }
 
 // Estimator predicts a request's input tokens and its output reservation.

@@ -525,3 +525,30 @@ func BenchmarkWrapOverhead(b *testing.B) {
 		})
 	}
 }
+
+// A pool starts where its creator says (a configured phase concurrency),
+// within max_concurrency; a later client's hint changes nothing.
+func TestPoolStartsAtTheConfiguredConcurrency(t *testing.T) {
+	ok := llm.ClientFunc(func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{}, nil })
+	cases := []struct {
+		name string
+		lim  ratelimit.Limits
+		want int
+	}{
+		{"default start", ratelimit.Limits{}, 16},
+		{"configured phase concurrency", ratelimit.Limits{Start: 64}, 64},
+		{"above the default ceiling", ratelimit.Limits{Start: 1000}, ratelimit.DefaultMaxConcurrency},
+		{"max_concurrency wins", ratelimit.Limits{Start: 64, MaxInFlight: 10}, 10},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			reg := ratelimit.NewRegistry(ratelimit.Options{})
+			reg.Wrap("p", c.lim, ok)
+			reg.Wrap("p", ratelimit.Limits{Start: 3}, ok) // another role joining later
+			st, found := reg.PoolStats("p")
+			if !found || st.Concurrency != c.want {
+				t.Fatalf("limit %d (found %v), want %d", st.Concurrency, found, c.want)
+			}
+		})
+	}
+}
