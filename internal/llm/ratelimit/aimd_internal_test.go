@@ -21,6 +21,10 @@ type ctlHarness struct {
 func newCtl(t *testing.T, lim Limits, opts Options) *ctlHarness {
 	h := &ctlHarness{t: t, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	opts.Now = func() time.Time { return h.now }
+	if opts.InitialConcurrency == 0 {
+		// The controller's steps below are written from a start of 16.
+		opts.InitialConcurrency = 16
+	}
 	h.p = newPool("p", lim, opts.withDefaults())
 	return h
 }

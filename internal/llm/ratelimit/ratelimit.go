@@ -151,7 +151,7 @@ type Options struct {
 	// Estimator predicts token charges (default EstimateTokens).
 	Estimator Estimator
 	// InitialConcurrency is the starting limit of a pool without MaxInFlight
-	// (default 16).
+	// (default 32).
 	InitialConcurrency int
 	// MaxConcurrency caps AIMD growth of a pool without MaxInFlight
 	// (default DefaultMaxConcurrency).
@@ -183,7 +183,7 @@ func (o Options) withDefaults() Options {
 		o.Estimator = EstimateTokens
 	}
 	if o.InitialConcurrency <= 0 {
-		o.InitialConcurrency = 16
+		o.InitialConcurrency = 32
 	}
 	if o.MaxConcurrency <= 0 {
 		o.MaxConcurrency = DefaultMaxConcurrency

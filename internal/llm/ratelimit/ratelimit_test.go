@@ -535,7 +535,7 @@ func TestPoolStartsAtTheConfiguredConcurrency(t *testing.T) {
 		lim  ratelimit.Limits
 		want int
 	}{
-		{"default start", ratelimit.Limits{}, 16},
+		{"default start", ratelimit.Limits{}, 32},
 		{"configured phase concurrency", ratelimit.Limits{Start: 64}, 64},
 		{"above the default ceiling", ratelimit.Limits{Start: 1000}, ratelimit.DefaultMaxConcurrency},
 		{"max_concurrency wins", ratelimit.Limits{Start: 64, MaxInFlight: 10}, 10},
