@@ -39,13 +39,13 @@ type earlySim struct {
 	stop  chan struct{} // closed when simulate takes over
 	wg    sync.WaitGroup
 
-	mu       sync.Mutex
-	stopped  bool
-	started  atomic.Int64
-	running  map[string]chan struct{} // unit → closed when its job ends
-	done     map[string]earlyDone     // unit → what its job stored
-	spent    map[string]llm.Usage     // unit → paid, until simulate takes it over
-	fatalErr error
+	mu      sync.Mutex
+	stopped bool
+	started atomic.Int64
+	running map[string]chan struct{} // unit → closed when its job ends
+	done    map[string]earlyDone     // unit → what its job stored
+	spent   map[string]llm.Usage     // unit → paid, until simulate takes it over
+	fatal   error                    // a provider error no conversation escapes (simulate meets it itself)
 
 	// Judging of early conversations: the judging simulate's pipeline
 	// adopts (so the evaluate bar and its counts run on), opened at the
@@ -71,6 +71,9 @@ type earlyDone struct {
 func (r *Runner) startEarly(ctx context.Context, targets []string, rows int) *earlySims {
 	if r.opts.DryRun || r.opts.Shard.Active() || rows == 0 {
 		return nil
+	}
+	if upToDate, _ := r.upToDate("gen_scenarios", filepath.Join(r.outDir, "scenarios.json"), r.scenarioInputs()); upToDate {
+		return nil // nothing will be generated: simulate reads the file as always
 	}
 	es := &earlySims{byTarget: map[string]*earlySim{}}
 	for _, id := range targets {
@@ -320,8 +323,8 @@ func (e *earlySim) claim(name string) (chan struct{}, bool) {
 func (e *earlySim) halt(err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.fatalErr == nil {
-		e.fatalErr = err
+	if e.fatal == nil {
+		e.fatal = err
 		e.stopped = true
 		close(e.stop)
 	}

@@ -228,3 +228,21 @@ func TestNoEarlyConversationsWithBatchWaves(t *testing.T) {
 		t.Fatal("early conversations for a target simulated in batch waves")
 	}
 }
+
+// With scenarios.json up to date nothing is generated, so nothing starts
+// early and simulate runs exactly as it always did (same workers, no
+// shared slots).
+func TestNoEarlySimulationWhenScenariosAreUpToDate(t *testing.T) {
+	ctx := t.Context()
+	cfg, bench := project(t)
+	r0 := newRunner(t, cfg, bench, Options{})
+	if err := r0.GenScenarios(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r0.Close()
+	r := newRunner(t, cfg, bench, Options{})
+	if es := r.startEarly(ctx, r.Targets(), r.expectedScenarios()); es != nil {
+		es.finish(r)
+		t.Fatal("early simulation started although gen_scenarios has nothing to do")
+	}
+}
