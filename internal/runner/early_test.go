@@ -13,6 +13,38 @@ import (
 	"github.com/impactbench/impactbench/internal/llm"
 )
 
+// firstMetricName generates the project's metrics and returns the first's name.
+func firstMetricName(t *testing.T, cfg *config.Config, bench string) string {
+	t.Helper()
+	r := newRunner(t, cfg, bench, Options{})
+	defer r.Close()
+	if err := r.GenMetrics(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return r.Bench().Metrics[0].Name
+}
+
+// runPhaseByPhase runs every stage as its own command would, one after
+// the other (no overlap), and closes r.
+func runPhaseByPhase(t *testing.T, r *Runner) {
+	t.Helper()
+	defer r.Close()
+	ctx := t.Context()
+	for _, step := range []func(context.Context) error{r.GenMetrics, r.GenScenarios} {
+		if err := step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tg := range r.Targets() {
+		if err := r.Simulate(ctx, tg); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Evaluate(ctx, tg); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // slowFirstMetric delays the first metric's scenario generation, so every
 // other metric's variants exist long before scenarios.json can be written.
 func slowFirstMetric(first string, d time.Duration) func(llm.Request) error {
@@ -27,12 +59,7 @@ func slowFirstMetric(first string, d time.Duration) func(llm.Request) error {
 func TestRunSimulatesVariantsWhileOtherMetricsAreGenerated(t *testing.T) {
 	ctx := t.Context()
 	cfg, bench := project(t)
-	r0 := newRunner(t, cfg, bench, Options{})
-	if err := r0.GenMetrics(ctx); err != nil {
-		t.Fatal(err)
-	}
-	first := r0.Bench().Metrics[0].Name
-	r0.Close()
+	first := firstMetricName(t, cfg, bench)
 
 	var log callLog
 	r := newRunner(t, cfg, bench, Options{Clients: log.clients(slowFirstMetric(first, 300*time.Millisecond))})
@@ -89,21 +116,7 @@ func TestRunSimulatesVariantsWhileOtherMetricsAreGenerated(t *testing.T) {
 	// the same number of calls (no conversation was paid twice).
 	cfgB, benchB := project(t)
 	var logB callLog
-	rB := newRunner(t, cfgB, benchB, Options{Clients: logB.clients(nil)})
-	for _, step := range []func(context.Context) error{rB.GenMetrics, rB.GenScenarios} {
-		if err := step(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, tg := range rB.Targets() {
-		if err := rB.Simulate(ctx, tg); err != nil {
-			t.Fatal(err)
-		}
-		if err := rB.Evaluate(ctx, tg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rB.Close()
+	runPhaseByPhase(t, newRunner(t, cfgB, benchB, Options{Clients: logB.clients(nil)}))
 	genCalls := log.count(llm.PurposeGenMetrics)
 	if got, want := len(log.purposes)-genCalls, len(logB.purposes)-logB.count(llm.PurposeGenMetrics); got != want {
 		t.Errorf("streamed run made %d calls after gen_metrics, phase by phase %d", got, want)
@@ -138,12 +151,7 @@ func TestEarlyConversationsOfAStoppedRunAreKept(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	cfg, bench := project(t)
-	r0 := newRunner(t, cfg, bench, Options{})
-	if err := r0.GenMetrics(ctx); err != nil {
-		t.Fatal(err)
-	}
-	first := r0.Bench().Metrics[0].Name
-	r0.Close()
+	first := firstMetricName(t, cfg, bench)
 
 	slow := slowFirstMetric(first, 400*time.Millisecond)
 	var log callLog

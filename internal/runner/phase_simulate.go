@@ -155,6 +155,11 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 // was skipped or judging cannot be pipelined) has judged them all by the
 // time simulate returns, and goes to evaluate.
 func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *pipeline, err error) {
+	if e := r.early.target(targetID); e != nil {
+		// However simulate ends (skipped, refused, done), no conversation
+		// of this target starts early after this point.
+		defer e.handOver()
+	}
 	target, err := r.targetConfig(targetID)
 	if err != nil {
 		return nil, err

@@ -114,22 +114,7 @@ func TestRunJudgesConversationsWhileOthersAreSimulated(t *testing.T) {
 	// The same project run phase by phase (no pipeline) writes the same
 	// scores, byte for byte.
 	cfgB, benchB := project(t)
-	rB := newRunner(t, cfgB, benchB, Options{})
-	if err := rB.GenMetrics(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := rB.GenScenarios(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, tg := range rB.Targets() {
-		if err := rB.Simulate(ctx, tg); err != nil {
-			t.Fatal(err)
-		}
-		if err := rB.Evaluate(ctx, tg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rB.Close()
+	runPhaseByPhase(t, newRunner(t, cfgB, benchB, Options{}))
 	for _, tg := range r.Targets() {
 		for _, f := range []string{"conversations.json", "scores.json", "cost.json"} {
 			a, errA := os.ReadFile(filepath.Join(bench, "runs", tg, f))
