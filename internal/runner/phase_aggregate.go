@@ -67,7 +67,8 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 	// is what aggregate holds, not the sum of both.
 	slim = nil
 	debug.FreeOSMemory()
-	res, err := results.Aggregate(in, results.Options{
+	rows := len(in.Scores)
+	res, err := results.Aggregate(handOff(&in), results.Options{
 		Seed:         r.cfg.Seed,
 		ValidOnly:    r.cfg.Validity.ValidOnly,
 		UpstreamOnly: r.opts.UpstreamOnly,
@@ -96,7 +97,7 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 			r.logf("%s", line)
 		}
 	}
-	rep.Status, rep.Rows = "ran", len(in.Scores)
+	rep.Status, rep.Rows = "ran", rows
 	r.Report.add(rep)
 	return nil
 }
@@ -125,6 +126,15 @@ func (r *Runner) Fingerprint() results.Fingerprint {
 			r.cfg.Judge, r.cfg.Validity.ValidOnly),
 		Targets: targets,
 	}
+}
+
+// handOff gives results.Aggregate the only reference to the rows: it copies
+// them into its own groups and drops its input, and the copy held here
+// would otherwise stay alive beside them (24 MB at 100,000 rows).
+func handOff(in *results.Input) results.Input {
+	out := *in
+	*in = results.Input{}
+	return out
 }
 
 // runManifest is run_manifest.json: the fingerprint (what defines the
