@@ -3,7 +3,9 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -372,7 +374,8 @@ func (es *earlySims) finish(r *Runner) {
 	if es == nil {
 		return
 	}
-	for id, e := range es.byTarget {
+	for _, id := range slices.Sorted(maps.Keys(es.byTarget)) {
+		e := es.byTarget[id]
 		e.handOver()
 		e.wg.Wait()
 		e.mu.Lock()
