@@ -155,7 +155,9 @@ func TestRPMEnforcedSmall(t *testing.T) {
 // configured, 429 above 6 calls in flight per model): every conversation
 // finishes and the tool reports the limits it learned, at or near the cap.
 func TestAutoFindsHiddenInFlightCapSmall(t *testing.T) {
-	o := Options{Conversations: 40, Turns: 2, Latency: 10 * time.Millisecond,
+	// Long enough for the limit to come down from where pools start (32,
+	// five times the cap) one cut per round trip.
+	o := Options{Conversations: 120, Turns: 2, Latency: 10 * time.Millisecond,
 		MaxInFlight: 6, Concurrency: -1, MaxConcurrency: -1, MaxRetries: 10}
 	res := run(t, o)
 	checkConsistent(t, res, o.withDefaults())

@@ -327,6 +327,8 @@ func (e *earlySim) halt(err error) {
 	defer e.mu.Unlock()
 	if e.fatal == nil {
 		e.fatal = err
+	}
+	if !e.stopped {
 		e.stopped = true
 		close(e.stop)
 	}

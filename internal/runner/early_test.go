@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -252,5 +253,17 @@ func TestNoEarlySimulationWhenScenariosAreUpToDate(t *testing.T) {
 	if es := r.startEarly(ctx, r.Targets(), r.expectedScenarios()); es != nil {
 		es.finish(r)
 		t.Fatal("early simulation started although gen_scenarios has nothing to do")
+	}
+}
+
+// A fatal provider error met by an early conversation after simulate took
+// over (or twice) only records the error: the stop channel closes once.
+func TestEarlyHaltAfterHandOver(t *testing.T) {
+	e := &earlySim{stop: make(chan struct{})}
+	e.handOver()
+	e.halt(errors.New("quota"))
+	e.halt(errors.New("quota again"))
+	if e.fatal == nil || e.fatal.Error() != "quota" {
+		t.Fatalf("fatal = %v, want the first error", e.fatal)
 	}
 }
