@@ -276,8 +276,7 @@ type simRun struct {
 	userID      callstore.Identity
 	targetIdent callstore.Identity
 	rowKeyBase  string
-	store       *callstore.Store // r.store, unless batch waves under --force already ignored it
-	waves       *simWaves        // nil: no batch waves
+	waves       *simWaves // nil: no batch waves
 
 	callCtx context.Context         // calls on the wire finish under it
 	stop    context.CancelCauseFunc // stops new rows (a fatal provider error)
@@ -312,7 +311,6 @@ func (r *Runner) newSimRun(targetID string, target config.ModelConfig, rows []si
 		userC: userC, targetC: targetC,
 		userID: identity(r.cfg.UserModel), targetIdent: identity(target),
 		rowKeyBase: fingerprint(inputs["metrics"], inputs["target_prompt"], inputs["settings"], inputs["user_model"], inputs["target_model"], inputs["prompts"]),
-		store:      r.store,
 		ran:        make([]bool, len(rows)),
 	}, nil
 }
@@ -355,7 +353,7 @@ func (s *simRun) row(ctx context.Context, job simJob) {
 	rowKey := fingerprint(s.rowKeyBase, job.sc, row.sample)
 	name := r.simUnit(s.targetID, row)
 	early, earlyPaid, tookOver := s.takeOverEarly(ctx, name, rowKey)
-	unit, err := s.store.Unit(name)
+	unit, err := r.store.Unit(name)
 	if err != nil {
 		s.fail(row.id, err.Error())
 		return

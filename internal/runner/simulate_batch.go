@@ -108,7 +108,6 @@ func turnOf(req llm.Request) int {
 type simWaves struct {
 	s            *simRun
 	user, target *waveRole // nil: that role runs in real time
-	store        *callstore.Store
 
 	done   []bool            // by row: nothing pending (finished, or left to the real-time pass)
 	paid   []callstore.Stats // by row: the calls the waves paid (Misses, Spent)
@@ -128,9 +127,6 @@ func (s *simRun) batchWaves(ctx context.Context, rep PhaseReport) error {
 	}
 	s.waves = w
 	err := w.run(ctx)
-	if w.store != s.r.store {
-		s.store = w.store // --force ignored the stored answers once, in the first wave
-	}
 	if err == nil {
 		return nil
 	}
@@ -151,7 +147,7 @@ func (s *simRun) batchWaves(ctx context.Context, rep PhaseReport) error {
 func (s *simRun) newSimWaves() *simWaves {
 	r := s.r
 	tf, _ := r.cfg.TargetField(s.targetID)
-	w := &simWaves{s: s, store: r.store,
+	w := &simWaves{s: s,
 		user:   s.waveRole("user", "user_model", r.cfg.UserModel, s.userID),
 		target: s.waveRole("target", tf, s.target, s.targetIdent),
 	}
@@ -208,11 +204,6 @@ func (w *simWaves) run(ctx context.Context) error {
 		if err := w.pass(ctx); err != nil {
 			return err
 		}
-		if r.opts.Force && wave == 1 {
-			// The first pass removed every row's stored calls; what the
-			// waves store from now on is this invocation's own.
-			w.store = callstore.Open(r.store.Dir(), false)
-		}
 		if w.fatal != nil {
 			return w.fatal
 		}
@@ -265,7 +256,7 @@ func (w *simWaves) row(ctx context.Context, job simJob) {
 	if w.done[i] {
 		return
 	}
-	unit, err := w.store.Unit(s.r.simUnit(s.targetID, job.simRow))
+	unit, err := s.r.store.Unit(s.r.simUnit(s.targetID, job.simRow))
 	if err != nil {
 		w.done[i] = true // the real-time pass reports it
 		return
