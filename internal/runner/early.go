@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -239,10 +240,7 @@ func (e *earlySim) converse(ctx context.Context, name string, job simJob) (conv 
 		}
 		return conv, false // calls so far are stored; simulate finishes the row
 	}
-	resKey := rowKey
-	if conv.Status == artifacts.StatusError {
-		resKey = "error:" + rowKey
-	}
+	resKey := convResultKey(rowKey, conv)
 	if unit.SetResult(resKey, conv) != nil {
 		return conv, false
 	}
@@ -346,10 +344,19 @@ func (e *earlySim) handOver() chan struct{} {
 	return e.slots
 }
 
+// end stops early conversations and waits for those still running.
+func (e *earlySim) end() {
+	e.handOver()
+	e.wg.Wait()
+}
+
 // takeOver waits for the unit's early conversation, if one is running, and
 // returns what it stored (ok) and what it paid, finished or not: from here
 // on the row and its cost are simulate's.
-func (e *earlySim) takeOver(ctx context.Context, name string) (d earlyDone, paid llm.Usage, ok bool) {
+//
+// It returns errStillRunning when ctx ends first: the caller must then
+// leave the unit alone (two openings of one unit would write one journal).
+func (e *earlySim) takeOver(ctx context.Context, name string) (d earlyDone, paid llm.Usage, ok bool, err error) {
 	e.mu.Lock()
 	fin := e.running[name]
 	e.mu.Unlock()
@@ -357,7 +364,7 @@ func (e *earlySim) takeOver(ctx context.Context, name string) (d earlyDone, paid
 		select {
 		case <-fin:
 		case <-ctx.Done():
-			return earlyDone{}, llm.Usage{}, false
+			return earlyDone{}, llm.Usage{}, false, errStillRunning
 		}
 	}
 	e.mu.Lock()
@@ -366,8 +373,10 @@ func (e *earlySim) takeOver(ctx context.Context, name string) (d earlyDone, paid
 	paid = e.spent[name]
 	delete(e.done, name)
 	delete(e.spent, name)
-	return d, paid, ok
+	return d, paid, ok, nil
 }
+
+var errStillRunning = errors.New("the early conversation of this row is still running")
 
 // finish waits for the early workers and reports what was paid for
 // conversations simulate never took over (a run that stopped after
@@ -378,8 +387,7 @@ func (es *earlySims) finish(r *Runner) {
 	}
 	for _, id := range slices.Sorted(maps.Keys(es.byTarget)) {
 		e := es.byTarget[id]
-		e.handOver()
-		e.wg.Wait()
+		e.end()
 		e.mu.Lock()
 		j, adopted := e.j, e.adopted
 		e.adopted = true

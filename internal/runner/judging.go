@@ -195,7 +195,7 @@ func (j *judging) judge(ctx context.Context, conv artifacts.Conversation, sc *ar
 		// Recorded as a null verdict with its reason; retried next run.
 		score = artifacts.Score{ID: conv.ID, MetricID: conv.MetricID, TargetModel: j.target, Sample: conv.Sample,
 			ConvID: conv.ConvID, NullReason: "judge failed: " + err.Error()}
-		_ = unit.SetResult("error:"+rowKey, score)
+		_ = unit.SetResult(errorKey(rowKey), score)
 		j.bar.Done(true, false, st.Spent, time.Since(start))
 		return true, nil
 	}
@@ -375,8 +375,11 @@ func (r *Runner) abandonJudging(p *pipeline) {
 	j := p.j
 	j.bar.End()
 	done, _, reused := j.bar.Counts()
-	r.Report.addReused(j.saved)
+	j.mu.Lock()
+	spent, saved, failed := j.spent, j.saved, len(j.failures)
+	j.mu.Unlock()
+	r.Report.addReused(saved)
 	r.Report.add(PhaseReport{Phase: "evaluate", Target: j.target, Output: r.scoresPath(j.target),
 		Status: "stopped", Reason: fmt.Sprintf("simulate did not finish; %d conversations judged meanwhile are saved", done),
-		Rows: done, Reused: reused, Spent: j.spent, Calls: j.spent.Requests, Failed: len(j.failures)})
+		Rows: done, Reused: reused, Spent: spent, Calls: spent.Requests, Failed: failed})
 }

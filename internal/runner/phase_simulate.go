@@ -156,8 +156,8 @@ func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 // time simulate returns, and goes to evaluate.
 func (r *Runner) simulate(ctx context.Context, targetID string, pipe bool) (p *pipeline, err error) {
 	if e := r.early.target(targetID); e != nil {
-		// However simulate ends (skipped, refused, done), no conversation
-		// of this target starts early after this point.
+		// However simulate ends (skipped, refused, stopped, done), no
+		// conversation of this target starts early after this point.
 		defer e.handOver()
 	}
 	target, err := r.targetConfig(targetID)
@@ -352,7 +352,10 @@ func (s *simRun) row(ctx context.Context, job simJob) {
 	start := time.Now()
 	rowKey := fingerprint(s.rowKeyBase, job.sc, row.sample)
 	name := r.simUnit(s.targetID, row)
-	early, earlyPaid, tookOver := s.takeOverEarly(ctx, name, rowKey)
+	early, earlyPaid, tookOver, err := s.takeOverEarly(ctx, name, rowKey)
+	if err != nil {
+		return // interrupted while its early conversation runs: that one stores what it gets
+	}
 	unit, err := r.store.Unit(name)
 	if err != nil {
 		s.fail(row.id, err.Error())
@@ -397,12 +400,12 @@ func (s *simRun) row(ctx context.Context, job simJob) {
 
 // takeOverEarly waits for the row's early conversation and returns it when
 // it was made from this very scenario (its key), with what it paid either way.
-func (s *simRun) takeOverEarly(ctx context.Context, name, rowKey string) (earlyDone, llm.Usage, bool) {
+func (s *simRun) takeOverEarly(ctx context.Context, name, rowKey string) (earlyDone, llm.Usage, bool, error) {
 	if s.early == nil {
-		return earlyDone{}, llm.Usage{}, false
+		return earlyDone{}, llm.Usage{}, false, nil
 	}
-	d, paid, ok := s.early.takeOver(ctx, name)
-	return d, paid, ok && (d.resKey == rowKey || d.resKey == "error:"+rowKey)
+	d, paid, ok, err := s.early.takeOver(ctx, name)
+	return d, paid, ok && (d.resKey == rowKey || d.resKey == errorKey(rowKey)), err
 }
 
 // acquire takes a conversation slot when early conversations share them.
@@ -449,14 +452,22 @@ func (s *simRun) spec(job simJob) stages.SimSpec {
 	}
 }
 
+// convResultKey is the key a finished conversation is stored under: its row
+// key, or for an error conversation a key no run accepts as done, so the
+// output records the error and the next run retries the row.
+func convResultKey(rowKey string, conv artifacts.Conversation) string {
+	if conv.Status == artifacts.StatusError {
+		return errorKey(rowKey)
+	}
+	return rowKey
+}
+
+func errorKey(rowKey string) string { return "error:" + rowKey }
+
 // keep stores a finished conversation (an error conversation under a key
 // the next run retries) and hands it to the file and the judges.
 func (s *simRun) keep(unit *callstore.Unit, job simJob, rowKey string, conv artifacts.Conversation, st callstore.Stats, start time.Time) {
-	resKey := rowKey
-	if conv.Status == artifacts.StatusError {
-		resKey = "error:" + rowKey // recorded for the output, retried next run
-	}
-	if err := unit.SetResult(resKey, conv); err != nil {
+	if err := unit.SetResult(convResultKey(rowKey, conv), conv); err != nil {
 		s.addSpent(st.Spent)
 		s.fail(conv.ConvID, err.Error())
 		s.bar.Done(true, false, st.Spent, time.Since(start))
