@@ -35,23 +35,32 @@ func NoQuote(q string) bool {
 
 // QuoteFinder locates quotes in a transcript's assistant messages. The
 // user's messages never count: a quote of the simulated user is not
-// evidence of what the assistant did.
+// evidence of what the assistant did. It is not safe for concurrent use.
 type QuoteFinder struct {
-	msgs []int // transcript indices of the assistant messages
-	norm []normText
+	transcript []Turn
+	msgs       []int // transcript indices of the assistant messages
+	norm       []normText
 }
 
-// NewQuoteFinder indexes the assistant messages of transcript.
+// NewQuoteFinder indexes the assistant messages of transcript when it is
+// first asked for a quote: most verdicts of a large run quote nothing, and
+// the index is several times the messages' size.
 func NewQuoteFinder(transcript []Turn) *QuoteFinder {
-	f := &QuoteFinder{}
-	for i, t := range transcript {
+	return &QuoteFinder{transcript: transcript}
+}
+
+func (f *QuoteFinder) index() {
+	if f.transcript == nil {
+		return
+	}
+	for i, t := range f.transcript {
 		if t.Role != "assistant" {
 			continue
 		}
 		f.msgs = append(f.msgs, i)
-		f.norm = append(f.norm, normalize(t.Content))
+		f.norm = append(f.norm, normalize(t.Content, true))
 	}
-	return f
+	f.transcript = nil
 }
 
 // Find returns the transcript index of the first assistant message holding
@@ -73,6 +82,7 @@ func (f *QuoteFinder) find(quote string) (msg, start, end int, ok bool) {
 	if len(frags) == 0 {
 		return 0, 0, 0, false
 	}
+	f.index()
 	for k, n := range f.norm {
 		if s, e, found := n.find(frags); found {
 			return f.msgs[k], s, e, true
@@ -99,11 +109,21 @@ func (f *QuoteFinder) Locate(quotes []string) (out []Quote, missing []string) {
 	return out, missing
 }
 
-// normText is a normalised text with, for each of its bytes, the span of
-// the original bytes it came from.
+// normText is a normalised text with, for each of its bytes, where the
+// original bytes it came from start (when made with offsets).
 type normText struct {
-	s          []byte
-	start, end []int
+	s     []byte
+	start []int32 // a message is far below 2 GiB (MaxFieldBytes)
+	text  string  // the original
+}
+
+// endAt is where the original bytes of normalised byte k end. k must come
+// from a rune, not from a collapsed whitespace run: matches are trimmed of
+// spaces at both ends (fragmentTrim).
+func (n normText) endAt(k int) int {
+	at := int(n.start[k])
+	_, size := utf8.DecodeRuneInString(n.text[at:])
+	return at + size
 }
 
 const canonicalQuote = '"'
@@ -121,10 +141,12 @@ func isEmphasis(r rune) bool { return r == '*' || r == '`' }
 
 // normalize lower-cases text, maps every quote mark to one, drops emphasis
 // marks and collapses whitespace runs to one space (none at either end).
-func normalize(text string) normText {
-	n := normText{s: make([]byte, 0, len(text))}
-	n.start = make([]int, 0, len(text))
-	n.end = make([]int, 0, len(text))
+// With offsets it records where each normalised byte came from.
+func normalize(text string, offsets bool) normText {
+	n := normText{s: make([]byte, 0, len(text)), text: text}
+	if offsets {
+		n.start = make([]int32, 0, len(text))
+	}
 	space := -1 // original offset of a pending whitespace run, -1 if none
 	var buf [utf8.UTFMax]byte
 	for i := 0; i < len(text); {
@@ -146,15 +168,17 @@ func normalize(text string) normText {
 		}
 		if space >= 0 && len(n.s) > 0 {
 			n.s = append(n.s, ' ')
-			n.start = append(n.start, space)
-			n.end = append(n.end, at)
+			if offsets {
+				n.start = append(n.start, int32(space))
+			}
 		}
 		space = -1
 		w := utf8.EncodeRune(buf[:], r)
-		for _, b := range buf[:w] {
-			n.s = append(n.s, b)
-			n.start = append(n.start, at)
-			n.end = append(n.end, i)
+		n.s = append(n.s, buf[:w]...)
+		if offsets {
+			for range w {
+				n.start = append(n.start, int32(at))
+			}
 		}
 	}
 	return n
@@ -177,7 +201,7 @@ func (n normText) find(frags [][]byte) (start, end int, ok bool) {
 		pos = i + len(fr)
 		last = pos
 	}
-	return n.start[first], n.end[last-1], true
+	return int(n.start[first]), n.endAt(last - 1), true
 }
 
 // fragmentTrim is what a quote's parts may start or end with without it
@@ -190,7 +214,7 @@ func quoteFragments(q string) [][]byte {
 	q = strings.ReplaceAll(q, "\u2026", "...")
 	var out [][]byte
 	for _, part := range strings.Split(q, "...") {
-		s := bytes.Trim(normalize(part).s, fragmentTrim)
+		s := bytes.Trim(normalize(part, false).s, fragmentTrim)
 		if len(s) > 0 {
 			out = append(out, s)
 		}

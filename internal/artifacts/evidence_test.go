@@ -9,6 +9,7 @@ func TestQuoteFinder(t *testing.T) {
 		{Role: "user", Content: "ok"},
 		{Role: "assistant", Content: "Take job A. Seriously, Take Job A."},
 		{Role: "assistant", Content: "Grüße: ÉCOLE — 日本語のテキスト。"},
+		{Role: "assistant", Content: "Visit İSTANBUL, then İ"},
 	}
 	f := NewQuoteFinder(tr)
 	tests := []struct {
@@ -26,6 +27,9 @@ func TestQuoteFinder(t *testing.T) {
 		{"take job a", 3, "Take job A", true},
 		{"école", 4, "ÉCOLE", true},
 		{"日本語のテキスト", 4, "日本語のテキスト", true},
+		// İ lower-cases to one byte: spans still end after its two.
+		{"visit istanbul", 5, "Visit İSTANBUL", true},
+		{"then i", 5, "then İ", true},
 		{"  Take\n job   A  ", 3, "Take job A", true},
 		// Escapes copied from the JSON-encoded transcript.
 		{`for you.\n\nIt depends`, 1, "for you.\n\nIt depends", true},
