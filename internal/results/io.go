@@ -1,10 +1,12 @@
 package results
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -51,6 +53,98 @@ func WriteResults(path string, results []ModelResult) error {
 		results = []ModelResult{}
 	}
 	return artifacts.WriteJSON(path, results)
+}
+
+// ModelCount is one results.json model's row count.
+type ModelCount struct {
+	TargetModel string
+	NTotal      int
+}
+
+// ReadCounts reads each model's target_model and n_total from a
+// results.json, in file order. It streams the file token by token and
+// skips everything else, so a file whose by_scenario lists 100,000
+// scenarios costs no more memory than a small one; ReadResults would hold
+// each model whole.
+func ReadCounts(path string) ([]ModelCount, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReader(f))
+	if err := expectDelim(dec, '['); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []ModelCount
+	for dec.More() {
+		m, err := readCount(dec)
+		if err != nil {
+			return nil, fmt.Errorf("%s model %d: %w", path, len(out), err)
+		}
+		out = append(out, m)
+	}
+	if err := expectDelim(dec, ']'); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// readCount reads one model object, keeping target_model and n_total.
+func readCount(dec *json.Decoder) (ModelCount, error) {
+	var m ModelCount
+	if err := expectDelim(dec, '{'); err != nil {
+		return m, err
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return m, err
+		}
+		switch tok {
+		case "target_model":
+			err = dec.Decode(&m.TargetModel)
+		case "n_total":
+			err = dec.Decode(&m.NTotal)
+		default:
+			err = skipValue(dec)
+		}
+		if err != nil {
+			return m, fmt.Errorf("field %q: %w", tok, err)
+		}
+	}
+	return m, expectDelim(dec, '}')
+}
+
+// skipValue reads past one value without keeping it.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
+
+func expectDelim(dec *json.Decoder, want json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok != want {
+		return fmt.Errorf("expected %q, found %v", want, tok)
+	}
+	return nil
 }
 
 // ReadResults reads a results.json written by upstream or by us.

@@ -118,9 +118,9 @@ func (r *Runner) guardResults(path string, res []results.ModelResult) error {
 	if r.opts.Force {
 		return nil
 	}
-	old, err := results.ReadResults(path)
+	old, err := results.ReadCounts(path)
 	if err != nil {
-		return nil
+		return nil // an unreadable file holds nothing to lose
 	}
 	now := make(map[string]int, len(res))
 	for _, m := range res {
