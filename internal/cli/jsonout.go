@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"path/filepath"
-
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/runner"
@@ -36,18 +34,7 @@ type runJSON struct {
 // modelJSON is one model's pass rates from results.json, with the
 // intervals and leaderboard block our aggregate adds (null in an
 // --upstream-only file).
-type modelJSON struct {
-	TargetModel      string               `json:"target_model"`
-	PositivePassRate *float64             `json:"positive_pass_rate"`
-	NegativePassRate *float64             `json:"negative_pass_rate"`
-	NPositive        int                  `json:"n_positive"`
-	NNegative        int                  `json:"n_negative"`
-	NTotal           int                  `json:"n_total"`
-	NNull            int                  `json:"n_null"`
-	PositiveCI       *results.ClusterCI   `json:"positive_ci"`
-	NegativeCI       *results.ClusterCI   `json:"negative_ci"`
-	Leaderboard      *results.Leaderboard `json:"leaderboard"`
-}
+type modelJSON = runner.ModelHeadline
 
 // invocation is what one benchmark's run adds to its runJSON besides the
 // runner's summary; the command's steps fill it in.
@@ -76,11 +63,7 @@ func newRunJSON(command string, r *runner.Runner, inv invocation, runErr error) 
 		out.Report = &inv.report
 	}
 	if !s.DryRun && s.Ran("aggregate") {
-		res, err := readModels(filepath.Join(r.OutDir(), "results.json"))
-		if err != nil {
-			return out, err
-		}
-		out.Results = res
+		out.Results = s.Results
 	}
 	return out, nil
 }
@@ -93,11 +76,7 @@ func readModels(path string) ([]modelJSON, error) {
 	}
 	out := make([]modelJSON, len(rs))
 	for i, m := range rs {
-		out[i] = modelJSON{
-			TargetModel: m.TargetModel, PositivePassRate: m.PositivePassRate, NegativePassRate: m.NegativePassRate,
-			NPositive: m.NPositive, NNegative: m.NNegative, NTotal: m.NTotal, NNull: m.NNull,
-			PositiveCI: m.PositiveCI, NegativeCI: m.NegativeCI, Leaderboard: m.Leaderboard,
-		}
+		out[i] = runner.Headline(m)
 	}
 	return out, nil
 }

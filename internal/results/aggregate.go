@@ -18,7 +18,12 @@ type Input struct {
 	// Scores of every target in upstream order: run directories sorted by
 	// their scores.json path (artifacts.ListRunDirs), rows in file order.
 	Scores []artifacts.Score
-	// RunDirs[i] is the run directory name of Scores[i]: the target_model
+	// Rows, instead of Scores, are the same rows reduced to what the
+	// statistics read: at 100,000 rows the full ones would be most of a
+	// run's peak memory. Set one of the two. Aggregate takes Rows over: it
+	// fills in and reorders them.
+	Rows []ScoreRow
+	// RunDirs[i] is the run directory name of row i: the target_model
 	// of rows that lack one. May be nil when every row names its target.
 	RunDirs []string
 	// Scenarios (scenarios.json) supply demographics for the additions;
@@ -65,12 +70,59 @@ const (
 // unknownKey is upstream's group name for rows without a metric_id.
 const unknownKey = "unknown"
 
-// row is a score row resolved against its run and the benchmark's metrics.
-type row struct {
-	artifacts.Score
-	target string
-	typ    config.MetricType // "" when the metric id is unknown
+// ScoreRow is the part of a scores.json row the statistics read.
+type ScoreRow struct {
+	ID, MetricID, TargetModel string
+	// Judge names a single judge; Judges is a panel's verdicts (only Judge,
+	// Present and Unverified are read).
+	Judge  string
+	ConvID string
+	Judges []artifacts.JudgeVerdict
+	Sample int
+	// Present, Passed, Valid and Unverified are as on artifacts.Score.
+	Present, Passed, Valid, Unverified *bool
+	// typ is the metric's type, set by Aggregate ("" when the metric id is
+	// unknown).
+	typ config.MetricType
 }
+
+// RowOf is s reduced to a ScoreRow. The verdicts point to shared values
+// rather than to s's, so a row holds no allocation of its own for them.
+func RowOf(s artifacts.Score) ScoreRow {
+	out := ScoreRow{
+		ID: s.ID, MetricID: s.MetricID, TargetModel: s.TargetModel, Judge: s.Judge, ConvID: s.ConvID,
+		Sample: s.Sample, Present: shared(s.Present), Passed: shared(s.Passed), Valid: shared(s.Valid),
+		Unverified: shared(s.Unverified),
+	}
+	if len(s.Judges) > 0 {
+		out.Judges = make([]artifacts.JudgeVerdict, len(s.Judges))
+		for i, j := range s.Judges {
+			out.Judges[i] = artifacts.JudgeVerdict{Judge: j.Judge, Present: shared(j.Present), Unverified: shared(j.Unverified)}
+		}
+	}
+	return out
+}
+
+var sharedTrue, sharedFalse = true, false
+
+// shared is p as a pointer to one of two package-level values. Nothing
+// writes through a row's verdict pointers.
+func shared(p *bool) *bool {
+	switch {
+	case p == nil:
+		return nil
+	case *p:
+		return &sharedTrue
+	}
+	return &sharedFalse
+}
+
+// row is a score row resolved against its run (TargetModel is set) and the
+// benchmark's metrics (typ is set). It is the input row itself, so that
+// grouping 100,000 rows by target needs no second copy of them.
+type row = ScoreRow
+
+func (r row) key() verdictKey { return verdictKey{r.ID, r.MetricID, r.Sample} }
 
 func (r row) metricKey() string {
 	if r.MetricID == "" {
@@ -110,13 +162,6 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 		types[m.ID] = m.Type
 	}
 
-	// Group rows by target in first-appearance order.
-	var order []string
-	groups := map[string][]row{}
-	anyValidity := false
-	if in.RunDirs != nil && len(in.RunDirs) != len(in.Scores) {
-		return nil, fmt.Errorf("aggregate: %d run dir names for %d score rows; give one per row (or none)", len(in.RunDirs), len(in.Scores))
-	}
 	demos := in.Demographics
 	if in.Scenarios != nil {
 		demos = make([]ScenarioDemographic, len(in.Scenarios))
@@ -124,37 +169,19 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 			demos[i] = ScenarioDemographic{sc.ID, sc.Demographic}
 		}
 	}
-	scores, runDirs, calIn := in.Scores, in.RunDirs, in.Calibration
-	in = Input{} // the rows are copied into groups: let the input go
-	targetOf := func(i int) string {
-		if t := scores[i].TargetModel; t != "" || runDirs == nil {
-			return t
+	if in.Rows == nil {
+		in.Rows = make([]ScoreRow, len(in.Scores))
+		for i, sc := range in.Scores {
+			in.Rows[i] = RowOf(sc)
 		}
-		return runDirs[i]
 	}
-	// Size every group first: appending 100,000 rows one by one would
-	// allocate them about twice over.
-	sizes := map[string]int{}
-	for i := range scores {
-		sizes[targetOf(i)]++
+	rows, runDirs, calIn := in.Rows, in.RunDirs, in.Calibration
+	in = Input{} // the rows are grouped in place: let the input go
+	order, groups, anyValidity, err := groupByTarget(rows, runDirs, types)
+	if err != nil {
+		return nil, err
 	}
-	for i, s := range scores {
-		target := s.TargetModel
-		if target == "" && runDirs != nil {
-			target = runDirs[i]
-		}
-		if target == "" {
-			return nil, fmt.Errorf("aggregate: score row %d (id %q) has no target_model and no run directory name", i, s.ID)
-		}
-		if s.Valid != nil {
-			anyValidity = true
-		}
-		if _, ok := groups[target]; !ok {
-			order = append(order, target)
-			groups[target] = make([]row, 0, sizes[target])
-		}
-		groups[target] = append(groups[target], row{Score: s, target: target, typ: types[s.MetricID]})
-	}
+	rows = nil
 	if opts.ValidOnly && !anyValidity {
 		return nil, errors.New("aggregate: valid-only results requested, but no score row carries a validity verdict; run the landmark check (validity.landmark_check) first, or drop valid_only")
 	}
@@ -193,6 +220,49 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 		return orZero(out[i].PositivePassRate) > orZero(out[j].PositivePassRate)
 	})
 	return out, nil
+}
+
+// groupByTarget resolves each row's target (its target_model, else its run
+// directory's name) and metric type, and groups the rows by target in
+// first-appearance order, each group in file order. The groups share rows'
+// array, reordered in place: a second copy of 100,000 rows would be most
+// of aggregate's memory.
+func groupByTarget(rows []row, runDirs []string, types map[string]config.MetricType) (order []string, groups map[string][]row, anyValidity bool, err error) {
+	if runDirs != nil && len(runDirs) != len(rows) {
+		return nil, nil, false, fmt.Errorf("aggregate: %d run dir names for %d score rows; give one per row (or none)", len(runDirs), len(rows))
+	}
+	place := map[string]int{} // target → its index in order
+	for i := range rows {
+		r := &rows[i]
+		if r.TargetModel == "" && runDirs != nil {
+			r.TargetModel = runDirs[i]
+		}
+		if r.TargetModel == "" {
+			return nil, nil, false, fmt.Errorf("aggregate: score row %d (id %q) has no target_model and no run directory name", i, r.ID)
+		}
+		if r.Valid != nil {
+			anyValidity = true
+		}
+		if _, ok := place[r.TargetModel]; !ok {
+			place[r.TargetModel] = len(order)
+			order = append(order, r.TargetModel)
+		}
+		r.typ = types[r.MetricID]
+	}
+	byPlace := func(a, b row) int { return place[a.TargetModel] - place[b.TargetModel] }
+	if !slices.IsSortedFunc(rows, byPlace) { // rows come grouped from the runner
+		slices.SortStableFunc(rows, byPlace)
+	}
+	groups = make(map[string][]row, len(order))
+	for lo := 0; lo < len(rows); {
+		hi := lo + 1
+		for hi < len(rows) && rows[hi].TargetModel == rows[lo].TargetModel {
+			hi++
+		}
+		groups[rows[lo].TargetModel] = rows[lo:hi:hi]
+		lo = hi
+	}
+	return order, groups, anyValidity, nil
 }
 
 // addCalibration adds judge_calibration, the corrected rates and

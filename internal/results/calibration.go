@@ -52,7 +52,7 @@ func stratum(p *bool) int {
 func (r row) convKey() labels.Key {
 	id := r.ConvID
 	if id == "" {
-		id = artifacts.ConvID(r.ID, r.target, r.Sample)
+		id = artifacts.ConvID(r.ID, r.TargetModel, r.Sample)
 	}
 	return labels.Key{ConvID: id, MetricID: r.MetricID}
 }
@@ -180,10 +180,10 @@ func judgesOf(target string, rows []row, in *CalibrationInput) []judge {
 		byRow := make(map[int]map[string]*bool, len(prs))
 		at := map[verdictKey]int{}
 		for i, r := range rows {
-			at[vkOf(r.Score)] = i
+			at[r.key()] = i
 		}
 		for _, pr := range prs {
-			i := at[vkOf(pr.row.Score)]
+			i := at[pr.row.key()]
 			m := map[string]*bool{}
 			for k, n := range pr.names {
 				m[n] = pr.votes[k]
@@ -202,7 +202,7 @@ func judgesOf(target string, rows []row, in *CalibrationInput) []judge {
 		for _, s := range a.Scores {
 			vs[vkOf(s)] = s.Present
 		}
-		out = append(out, judge{a.Judge, roleAlternate, func(i int) *bool { return vs[vkOf(rows[i].Score)] }})
+		out = append(out, judge{a.Judge, roleAlternate, func(i int) *bool { return vs[rows[i].key()] }})
 	}
 	return out
 }

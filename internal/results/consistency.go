@@ -40,7 +40,7 @@ func judgeConsistency(target string, rows []row, in *CalibrationInput, conf floa
 		verdicts[judge][metric] = append(verdicts[judge][metric], vs)
 	}
 	for _, r := range rows {
-		rr := reps[vkOf(r.Score)]
+		rr := reps[r.key()]
 		if len(rr) == 0 {
 			continue
 		}
@@ -140,7 +140,8 @@ func mainJudgeName(rows []row, in *CalibrationInput) string {
 func Consistency(target string, scores []artifacts.Score, reps []RepeatRow, mainJudge string) *JudgeConsistency {
 	rows := make([]row, len(scores))
 	for i, s := range scores {
-		rows[i] = row{Score: s, target: target}
+		rows[i] = RowOf(s)
+		rows[i].TargetModel = target
 	}
 	in := &CalibrationInput{MainJudge: mainJudge, Repeats: []TargetRepeats{{Target: target, Rows: reps}}}
 	return judgeConsistency(target, rows, in, DefaultConf)

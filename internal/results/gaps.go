@@ -15,30 +15,50 @@ import (
 // ---- demographics ----
 
 // demographics indexes scenarios by id, with axes and values in the order
-// they first appear in scenarios.json.
+// they first appear in scenarios.json. A study has a handful of distinct
+// demographics and up to 100,000 scenarios, so each id points into a table
+// of the distinct ones, with their values already written as strings.
 type demographics struct {
-	byID   map[string]artifacts.Demographic
+	byID   map[string]int32
+	table  []map[string]string // axis → value
 	axes   []string
 	values map[string][]string
 }
 
 func newDemographics(scenarios []ScenarioDemographic) *demographics {
-	d := &demographics{byID: map[string]artifacts.Demographic{}, values: map[string][]string{}}
+	d := &demographics{byID: make(map[string]int32, len(scenarios)), values: map[string][]string{}}
+	seen := map[string]int32{} // canonical form → index in table
+	var key strings.Builder
 	for _, s := range scenarios {
 		if _, dup := d.byID[s.ID]; dup {
 			continue // first row wins, like a lookup by id would
 		}
-		d.byID[s.ID] = s.Demographic
+		key.Reset()
+		vals := make(map[string]string, len(s.Demographic))
 		for _, p := range s.Demographic {
+			v := artifacts.ValueString(p.Value)
+			if _, first := vals[p.Key]; !first {
+				vals[p.Key] = v // Get's rule: the first pair of an axis
+			}
+			key.WriteString(strconv.Quote(p.Key))
+			key.WriteByte('=')
+			key.WriteString(strconv.Quote(v))
+			key.WriteByte(';')
 			if _, ok := d.values[p.Key]; !ok {
 				d.axes = append(d.axes, p.Key)
 				d.values[p.Key] = nil
 			}
-			v := artifacts.ValueString(p.Value)
 			if !slices.Contains(d.values[p.Key], v) {
 				d.values[p.Key] = append(d.values[p.Key], v)
 			}
 		}
+		idx, ok := seen[key.String()]
+		if !ok {
+			idx = int32(len(d.table))
+			seen[key.String()] = idx
+			d.table = append(d.table, vals)
+		}
+		d.byID[s.ID] = idx
 	}
 	return d
 }
@@ -47,15 +67,12 @@ func (d *demographics) present() bool { return d != nil && len(d.axes) > 0 }
 
 // value returns the row's value on axis (ok false: no scenario or no such axis).
 func (d *demographics) value(r row, axis string) (string, bool) {
-	dem, ok := d.byID[r.ID]
+	idx, ok := d.byID[r.ID]
 	if !ok {
 		return "", false
 	}
-	v, ok := dem.Get(axis)
-	if !ok {
-		return "", false
-	}
-	return artifacts.ValueString(v), true
+	v, ok := d.table[idx][axis]
+	return v, ok
 }
 
 // breakdown is by_demographic: per axis, per value (values with no row of

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime/debug"
+	"strconv"
+	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/results"
@@ -23,6 +25,12 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 		r.logf("[dry-run] aggregate %s → %s (no model calls)", r.bench.Slug, out)
 		return nil
 	}
+	// Aggregate's live heap is every row at once, and reading them makes
+	// garbage many times their size; at the default GOGC the heap doubles
+	// the live rows before a collection, which made this phase the peak
+	// of a whole run. A tighter target costs a few more collections in a
+	// phase of seconds.
+	defer debug.SetGCPercent(debug.SetGCPercent(aggregateGCPercent))
 	dirs, err := artifacts.ListRunDirs(r.outDir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -39,15 +47,14 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			in.Scores = append(in.Scores, slim.score(s))
-			in.RunDirs = append(in.RunDirs, slim.str(target))
+			in.Rows = append(in.Rows, slim.score(s, target))
 			return nil
 		})
 		if err != nil {
 			return err // *artifacts.FileError: exit 2, and never "aggregate skipped"
 		}
 	}
-	if len(in.Scores) == 0 {
+	if len(in.Rows) == 0 {
 		return &InputError{Msg: fmt.Sprintf("no scores to aggregate under %s: run `impactbench evaluate %s` first", filepath.Join(r.outDir, "runs"), r.bench.Slug)}
 	}
 	err = artifacts.EachScenarioDemographic(filepath.Join(r.outDir, "scenarios.json"), func(_ int, id string, d artifacts.Demographic) error {
@@ -67,7 +74,7 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 	// is what aggregate holds, not the sum of both.
 	slim = nil
 	debug.FreeOSMemory()
-	rows := len(in.Scores)
+	rows := len(in.Rows)
 	res, err := results.Aggregate(handOff(&in), results.Options{
 		Seed:         r.cfg.Seed,
 		ValidOnly:    r.cfg.Validity.ValidOnly,
@@ -91,7 +98,9 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 			return err
 		}
 	}
+	r.Report.Results = r.Report.Results[:0]
 	for _, m := range res {
+		r.Report.Results = append(r.Report.Results, Headline(m))
 		r.logf("%s", results.SummaryLine(m))
 		if line := results.IntervalLine(m); line != "" {
 			r.logf("%s", line)
@@ -101,6 +110,9 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 	r.Report.add(rep)
 	return nil
 }
+
+// aggregateGCPercent is GOGC while aggregate runs (see Aggregate).
+const aggregateGCPercent = 40
 
 // Fingerprint identifies what defines the measurement: metric definitions,
 // scenarios, prompts, models and settings. Two runs are comparable only when
@@ -306,19 +318,43 @@ func (s *slimmer) str(v string) string {
 	return v
 }
 
-func (s *slimmer) score(sc artifacts.Score) artifacts.Score {
-	out := artifacts.Score{
-		ID: s.str(sc.ID), MetricID: s.str(sc.MetricID), TargetModel: s.str(sc.TargetModel), Sample: sc.Sample,
-		Present: sc.Present, Passed: sc.Passed, Valid: sc.Valid, Judge: s.str(sc.Judge), Unverified: sc.Unverified,
-		ConvID: sc.ConvID, // labels name rows by conv_id
+// score is sc as the statistics read it, with target as its target_model
+// when it names none (the run directory's name, as upstream).
+func (s *slimmer) score(sc artifacts.Score, target string) results.ScoreRow {
+	if len(sc.Judges) < 2 {
+		sc.Judges = nil // agreement needs a panel; one verdict is the row's own
 	}
-	if len(sc.Judges) >= 2 { // agreement needs a panel; one verdict is the row's own
-		out.Judges = make([]artifacts.JudgeVerdict, len(sc.Judges))
-		for i, j := range sc.Judges {
-			out.Judges[i] = artifacts.JudgeVerdict{Judge: s.str(j.Judge), Present: j.Present, Unverified: j.Unverified}
-		}
+	if sc.TargetModel == "" {
+		sc.TargetModel = target
+	}
+	if isDerivedConvID(sc.ConvID, sc.ID, sc.TargetModel, sc.Sample) {
+		sc.ConvID = "" // results derives it again; 100,000 of them are megabytes
+	}
+	out := results.RowOf(sc)
+	out.ID, out.MetricID, out.TargetModel, out.Judge = s.str(out.ID), s.str(out.MetricID), s.str(out.TargetModel), s.str(out.Judge)
+	for i := range out.Judges {
+		out.Judges[i].Judge = s.str(out.Judges[i].Judge)
 	}
 	return out
+}
+
+// isDerivedConvID reports whether conv is artifacts.ConvID(id, target,
+// sample), without building that string for every row.
+func isDerivedConvID(conv, id, target string, sample int) bool {
+	rest, ok := strings.CutPrefix(conv, id)
+	if !ok {
+		return false
+	}
+	if rest, ok = strings.CutPrefix(rest, "__"); !ok {
+		return false
+	}
+	if rest, ok = strings.CutPrefix(rest, target); !ok {
+		return false
+	}
+	if rest, ok = strings.CutPrefix(rest, "__s"); !ok {
+		return false
+	}
+	return rest == strconv.Itoa(sample)
 }
 
 func (s *slimmer) demographic(id string, d artifacts.Demographic) results.ScenarioDemographic {
