@@ -396,6 +396,15 @@ func (es *earlySims) finish(r *Runner) {
 			// No pipeline took it: simulate never started.
 			r.abandonJudging(&pipeline{j: j})
 		}
+		if j != nil {
+			// Simulate stopped (a fatal error) while early conversations
+			// were still being judged: what they paid after evaluate was
+			// reported is this run's spending too.
+			if late := j.takeLate(); late.Requests > 0 {
+				r.Report.add(PhaseReport{Phase: "evaluate (started early)", Target: id, Status: "ran", Calls: late.Requests, Spent: late,
+					Reason: "judge calls of conversations started early that ended after simulate stopped; their verdicts are stored for the next run"})
+			}
+		}
 		e.mu.Lock()
 		var left llm.Usage
 		for _, u := range e.spent {

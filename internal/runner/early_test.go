@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/progress"
 )
 
 // firstMetricName generates the project's metrics and returns the first's name.
@@ -265,5 +267,34 @@ func TestEarlyHaltAfterHandOver(t *testing.T) {
 	e.halt(errors.New("quota again"))
 	if e.fatal == nil || e.fatal.Error() != "quota" {
 		t.Fatalf("fatal = %v, want the first error", e.fatal)
+	}
+}
+
+// Judge calls of early conversations that end after simulate stopped on a
+// fatal error (evaluate already reported) are still this run's spending:
+// finish reports them once.
+func TestEarlyJudgeCallsAfterTheReportAreReported(t *testing.T) {
+	r := &Runner{Report: &Summary{}, prog: progress.New(io.Discard, progress.Quiet, 0)}
+	j := &judging{r: r, target: "t1", bar: r.prog.Start("evaluate t1", 4)}
+	j.addStats(llm.Usage{Requests: 2, Cost: 0.02, CostKnown: true}, llm.Usage{})
+	r.abandonJudging(&pipeline{j: j})                                            // simulate stopped: evaluate reports what it has
+	j.addStats(llm.Usage{Requests: 3, Cost: 0.03, CostKnown: true}, llm.Usage{}) // an early judge still at work
+	es := &earlySims{byTarget: map[string]*earlySim{"t1": {stop: make(chan struct{}), j: j, adopted: true}}}
+	es.finish(r)
+	es.finish(r) // a second finish adds nothing
+	if got := r.Report.Spent.Requests; got != 5 {
+		t.Errorf("the summary counts %d judge calls, want all 5", got)
+	}
+	var late *PhaseReport
+	for i, p := range r.Report.Phases {
+		if p.Phase == "evaluate (started early)" {
+			if late != nil {
+				t.Errorf("late judge calls reported twice")
+			}
+			late = &r.Report.Phases[i]
+		}
+	}
+	if late == nil || late.Calls != 3 || late.Target != "t1" {
+		t.Errorf("late judge calls reported as %+v, want 3 calls for t1", late)
 	}
 }

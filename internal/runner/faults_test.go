@@ -340,6 +340,14 @@ func runFaultCase(t *testing.T, srv *faultServer, fl *fault) faultRow {
 			t.Fatal(err)
 		}
 		defer r.Close()
+		before, _ := srv.counts()
+		defer func() {
+			// What the summary says was sent is what the server received:
+			// work still running when a phase reported must be reported too.
+			if sent, _ := srv.counts(); r.Report.Spent.Requests != sent-before {
+				t.Errorf("the run's summary counts %d requests, the server received %d", r.Report.Spent.Requests, sent-before)
+			}
+		}()
 		err = r.Run(t.Context(), r.Targets())
 		if err == nil {
 			if n, ph := r.Report.Failed(); n > 0 {

@@ -32,9 +32,13 @@ type judging struct {
 	seed       uint64 // master seed of the judge calls (a repeat's own for evaluate --repeats)
 	bar        *progress.Bar
 
-	mu        sync.Mutex
-	spent     llm.Usage
-	saved     llm.Usage
+	mu    sync.Mutex
+	spent llm.Usage
+	saved llm.Usage
+	// reported is set once the phase's report has read spent; what early
+	// judges pay after that goes to late as well, for early.go's finish.
+	reported  bool
+	late      llm.Usage
 	failures  []RowFailure
 	fatal     error
 	scenarios map[string]artifacts.Scenario // landmark check outside a pipeline
@@ -174,9 +178,7 @@ func (j *judging) judge(ctx context.Context, conv artifacts.Conversation, sc *ar
 		}
 	}
 	st := unit.Stats()
-	j.mu.Lock()
-	j.spent, j.saved = j.spent.Add(st.Spent), j.saved.Add(st.Saved)
-	j.mu.Unlock()
+	j.addStats(st.Spent, st.Saved)
 	if err != nil {
 		if fatalErr(err) {
 			j.mu.Lock()
@@ -375,11 +377,40 @@ func (r *Runner) abandonJudging(p *pipeline) {
 	j := p.j
 	j.bar.End()
 	done, _, reused := j.bar.Counts()
+	spent, saved := j.report()
 	j.mu.Lock()
-	spent, saved, failed := j.spent, j.saved, len(j.failures)
+	failed := len(j.failures)
 	j.mu.Unlock()
 	r.Report.addReused(saved)
 	r.Report.add(PhaseReport{Phase: "evaluate", Target: j.target, Output: r.scoresPath(j.target),
 		Status: "stopped", Reason: fmt.Sprintf("simulate did not finish; %d conversations judged meanwhile are saved", done),
 		Rows: done, Reused: reused, Spent: spent, Calls: spent.Requests, Failed: failed})
+}
+
+// addStats counts what one judged row paid and replayed.
+func (j *judging) addStats(spent, saved llm.Usage) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.spent, j.saved = j.spent.Add(spent), j.saved.Add(saved)
+	if j.reported {
+		j.late = j.late.Add(spent)
+	}
+}
+
+// report returns what the judges paid and replayed so far, for the phase's
+// report; anything paid later is kept apart (takeLate).
+func (j *judging) report() (spent, saved llm.Usage) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.reported = true
+	return j.spent, j.saved
+}
+
+// takeLate returns what was paid after the report, once.
+func (j *judging) takeLate() llm.Usage {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	late := j.late
+	j.late = llm.Usage{}
+	return late
 }

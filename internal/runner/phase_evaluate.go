@@ -101,7 +101,8 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, p *pipeline) err
 	}
 	if j.fatal != nil {
 		j.bar.End()
-		rep.Spent, rep.Calls = j.spent, j.spent.Requests
+		rep.Spent, _ = j.report()
+		rep.Calls = rep.Spent.Requests
 		r.Report.add(rep)
 		return j.fatal
 	}
@@ -145,13 +146,14 @@ type evalResult struct {
 func (r *Runner) finishEvaluate(ctx context.Context, e evalResult, rep PhaseReport) error {
 	j, rows := e.j, e.rows
 	_, _, reused := j.bar.Counts()
+	spent, saved := j.report()
 	failures := j.failures
-	rep.Rows, rep.Reused, rep.Spent, rep.Calls, rep.Failed = len(rows), reused, j.spent, j.spent.Requests, len(failures)
+	rep.Rows, rep.Reused, rep.Spent, rep.Calls, rep.Failed = len(rows), reused, spent, spent.Requests, len(failures)
 	rep.Failures = failures
 	if len(rep.Failures) > maxListedFailures {
 		rep.Failures = rep.Failures[:maxListedFailures]
 	}
-	r.Report.addReused(j.saved)
+	r.Report.addReused(saved)
 	if cause := context.Cause(ctx); cause != nil && fatalErr(cause) {
 		r.Report.add(rep)
 		return cause
