@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -173,12 +174,12 @@ func TestJSONEveryCommand(t *testing.T) {
 		section string
 		check   func(t *testing.T, obj map[string]any)
 	}{
-		{"run", []string{"run", "example"}, "run", checkRunResults},
+		{"run", []string{"run", "example"}, "run", func(t *testing.T, obj map[string]any) { checkRunResults(t, dir, obj) }},
 		{"gen-metrics", []string{"gen-metrics", "example"}, "run", nil},
 		{"gen-scenarios", []string{"gen-scenarios", "example"}, "run", nil},
 		{"simulate", []string{"simulate", "example"}, "run", nil},
 		{"evaluate", []string{"evaluate", "example"}, "run", nil},
-		{"aggregate", []string{"aggregate", "example"}, "run", checkRunResults},
+		{"aggregate", []string{"aggregate", "example"}, "run", func(t *testing.T, obj map[string]any) { checkRunResults(t, dir, obj) }},
 		{"dry run", []string{"run", "example", "--dry-run"}, "run", func(t *testing.T, obj map[string]any) {
 			if obj["dry_run"] != true || obj["results"] != nil {
 				t.Errorf("dry run: dry_run %v, results %v", obj["dry_run"], obj["results"])
@@ -252,7 +253,7 @@ func TestJSONEveryCommand(t *testing.T) {
 		if !ok || len(arr) != 1 {
 			t.Fatalf("run all --json: want an array of one run, got %s", out)
 		}
-		checkRunResults(t, checkShape(t, "run all[0]", doc, "run", arr[0]))
+		checkRunResults(t, dir, checkShape(t, "run all[0]", doc, "run", arr[0]))
 	})
 
 	t.Run("merge", func(t *testing.T) {
@@ -269,7 +270,7 @@ func TestJSONEveryCommand(t *testing.T) {
 		if m, _ := obj["merged"].([]any); len(m) != 2 {
 			t.Errorf("merge: merged %v, want one entry per target", obj["merged"])
 		}
-		checkRunResults(t, obj)
+		checkRunResults(t, dir, obj)
 	})
 
 	t.Run("validate", func(t *testing.T) {
@@ -314,11 +315,22 @@ func TestJSONEveryCommand(t *testing.T) {
 
 // checkRunResults: a run that aggregated reports every model's pass rates
 // with their intervals and leaderboard block, as results.json has them.
-func checkRunResults(t *testing.T, obj map[string]any) {
+func checkRunResults(t *testing.T, dir string, obj map[string]any) {
 	t.Helper()
 	res, _ := obj["results"].([]any)
 	if len(res) != 2 {
 		t.Fatalf("results: %v, want the two example targets", obj["results"])
+	}
+	// The headline comes from the aggregate just run, not from the file:
+	// it must say what the file says, in the file's order.
+	fromFile, err := readModels(filepath.Join(dir, "benchmarks", "example", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(fromFile)
+	got, _ := json.Marshal(res)
+	if !bytes.Equal(normJSON(t, got), normJSON(t, want)) {
+		t.Errorf("--json results differ from results.json:\n got %s\nwant %s", got, want)
 	}
 	var models []string
 	for _, r := range res {
@@ -340,4 +352,15 @@ func checkRunResults(t *testing.T, obj map[string]any) {
 	if !slices.Equal(models, []string{"offline-careful", "offline-careless"}) {
 		t.Errorf("results models %v", models)
 	}
+}
+
+// normJSON re-encodes b so that two encodings of one value compare equal.
+func normJSON(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(v)
+	return out
 }

@@ -140,9 +140,9 @@ func (r *Runner) Fingerprint() results.Fingerprint {
 	}
 }
 
-// handOff gives results.Aggregate the only reference to the rows: it copies
-// them into its own groups and drops its input, and the copy held here
-// would otherwise stay alive beside them (24 MB at 100,000 rows).
+// handOff gives results.Aggregate the only reference to the rows: it groups
+// them in place and drops its input as soon as it can, which a reference
+// held here would prevent (14 MB at 100,000 rows).
 func handOff(in *results.Input) results.Input {
 	out := *in
 	*in = results.Input{}
