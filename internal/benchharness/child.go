@@ -77,6 +77,7 @@ type childRun struct {
 	errText    string
 	user, sys  time.Duration
 	maxRSSMB   float64
+	privateMB  float64 // peak private (anonymous) resident memory, sampled
 	harnessCPU time.Duration
 	summary    childSummary
 }
@@ -105,8 +106,15 @@ func runChild(ctx context.Context, bin, dir string, stderr io.Writer) (*childRun
 
 	selfBefore := selfCPU()
 	start := time.Now()
-	err := cmd.Run()
-	cr := &childRun{wall: time.Since(start), harnessCPU: selfCPU() - selfBefore}
+	err := cmd.Start()
+	peakPrivate := func() float64 { return 0 }
+	if err == nil {
+		stop := make(chan struct{})
+		peakPrivate = watchPrivate(cmd.Process.Pid, stop)
+		err = cmd.Wait()
+		close(stop)
+	}
+	cr := &childRun{wall: time.Since(start), harnessCPU: selfCPU() - selfBefore, privateMB: peakPrivate()}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

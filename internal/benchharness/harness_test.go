@@ -127,6 +127,9 @@ func TestSmallPreset(t *testing.T) {
 	if res.RateLimited != 0 {
 		t.Errorf("%d 429s without any limit", res.RateLimited)
 	}
+	if runtime.GOOS == "linux" && !(res.PeakPrivateMB > 0 && res.PeakPrivateMB < res.PeakRSSMB) {
+		t.Errorf("peak private memory %.1f MB, peak RSS %.1f MB: want private above 0 and below RSS", res.PeakPrivateMB, res.PeakRSSMB)
+	}
 	// latency 5ms, 3 turns: 7 sequential calls.
 	if want := 7 * 0.005; res.CriticalPath < want*0.999 || res.CriticalPath > want*1.001 {
 		t.Errorf("critical path %v, want %v", res.CriticalPath, want)
