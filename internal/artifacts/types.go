@@ -4,7 +4,12 @@
 // atomically, byte-compatible with upstream's Python JSON output.
 package artifacts
 
-import "github.com/impactbench/impactbench/internal/llm"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/impactbench/impactbench/internal/llm"
+)
 
 // Landmark is one turn instruction of a scenario.
 type Landmark struct {
@@ -149,6 +154,24 @@ type Validity struct {
 // `<scenario_id>__<model_id>` plus the sample, so samples stay distinct).
 func ConvID(scenarioID, target string, sample int) string {
 	return scenarioID + "__" + target + "__s" + itoa(sample)
+}
+
+// IsConvID reports whether conv is ConvID(scenarioID, target, sample),
+// without building that string (aggregate checks 100,000 of them).
+func IsConvID(conv, scenarioID, target string, sample int) bool {
+	rest, ok := strings.CutPrefix(conv, scenarioID)
+	if !ok {
+		return false
+	}
+	if rest, ok = strings.CutPrefix(rest, "__"); !ok {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest, target)
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest, "__s")
+	return ok && rest == strconv.Itoa(sample) // no allocation below 100
 }
 
 // JudgeVerdict is one panel member's verdict on a row.

@@ -34,7 +34,7 @@ type runJSON struct {
 // modelJSON is one model's pass rates from results.json, with the
 // intervals and leaderboard block our aggregate adds (null in an
 // --upstream-only file).
-type modelJSON = runner.ModelHeadline
+type modelJSON = results.Headline
 
 // invocation is what one benchmark's run adds to its runJSON besides the
 // runner's summary; the command's steps fill it in.
@@ -76,7 +76,7 @@ func readModels(path string) ([]modelJSON, error) {
 	}
 	out := make([]modelJSON, len(rs))
 	for i, m := range rs {
-		out[i] = runner.Headline(m)
+		out[i] = m.Headline()
 	}
 	return out, nil
 }

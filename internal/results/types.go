@@ -360,6 +360,31 @@ type ValidityStats struct {
 	Share   *float64 `json:"share"`
 }
 
+// Headline is one model's pass rates, with the intervals and leaderboard
+// block our aggregate adds (nil in an --upstream-only file): what a
+// command's --json summary shows of a ModelResult.
+type Headline struct {
+	TargetModel      string       `json:"target_model"`
+	PositivePassRate *float64     `json:"positive_pass_rate"`
+	NegativePassRate *float64     `json:"negative_pass_rate"`
+	NPositive        int          `json:"n_positive"`
+	NNegative        int          `json:"n_negative"`
+	NTotal           int          `json:"n_total"`
+	NNull            int          `json:"n_null"`
+	PositiveCI       *ClusterCI   `json:"positive_ci"`
+	NegativeCI       *ClusterCI   `json:"negative_ci"`
+	Leaderboard      *Leaderboard `json:"leaderboard"`
+}
+
+// Headline is m's Headline.
+func (m ModelResult) Headline() Headline {
+	return Headline{
+		TargetModel: m.TargetModel, PositivePassRate: m.PositivePassRate, NegativePassRate: m.NegativePassRate,
+		NPositive: m.NPositive, NNegative: m.NNegative, NTotal: m.NTotal, NNull: m.NNull,
+		PositiveCI: m.PositiveCI, NegativeCI: m.NegativeCI, Leaderboard: m.Leaderboard,
+	}
+}
+
 // ModelResult is one results.json entry. The first eight fields are
 // upstream's, written in upstream's key order; Extended marks our output,
 // which appends the additions after them.

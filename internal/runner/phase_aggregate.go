@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime/debug"
-	"strconv"
-	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/results"
@@ -100,7 +98,7 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 	}
 	r.Report.Results = r.Report.Results[:0]
 	for _, m := range res {
-		r.Report.Results = append(r.Report.Results, Headline(m))
+		r.Report.Results = append(r.Report.Results, m.Headline())
 		r.logf("%s", results.SummaryLine(m))
 		if line := results.IntervalLine(m); line != "" {
 			r.logf("%s", line)
@@ -327,7 +325,7 @@ func (s *slimmer) score(sc artifacts.Score, target string) results.ScoreRow {
 	if sc.TargetModel == "" {
 		sc.TargetModel = target
 	}
-	if isDerivedConvID(sc.ConvID, sc.ID, sc.TargetModel, sc.Sample) {
+	if artifacts.IsConvID(sc.ConvID, sc.ID, sc.TargetModel, sc.Sample) {
 		sc.ConvID = "" // results derives it again; 100,000 of them are megabytes
 	}
 	out := results.RowOf(sc)
@@ -336,25 +334,6 @@ func (s *slimmer) score(sc artifacts.Score, target string) results.ScoreRow {
 		out.Judges[i].Judge = s.str(out.Judges[i].Judge)
 	}
 	return out
-}
-
-// isDerivedConvID reports whether conv is artifacts.ConvID(id, target,
-// sample), without building that string for every row.
-func isDerivedConvID(conv, id, target string, sample int) bool {
-	rest, ok := strings.CutPrefix(conv, id)
-	if !ok {
-		return false
-	}
-	if rest, ok = strings.CutPrefix(rest, "__"); !ok {
-		return false
-	}
-	if rest, ok = strings.CutPrefix(rest, target); !ok {
-		return false
-	}
-	if rest, ok = strings.CutPrefix(rest, "__s"); !ok {
-		return false
-	}
-	return rest == strconv.Itoa(sample)
 }
 
 func (s *slimmer) demographic(id string, d artifacts.Demographic) results.ScenarioDemographic {

@@ -25,31 +25,7 @@ type Summary struct {
 	// invocation, in results.json's order, so --json need not read back a
 	// file whose per-scenario rows can be larger than everything else the
 	// run held (nil when aggregate did not run).
-	Results []ModelHeadline `json:"-"`
-}
-
-// ModelHeadline is one model's pass rates, with the intervals and
-// leaderboard block our aggregate adds (nil in an --upstream-only run).
-type ModelHeadline struct {
-	TargetModel      string               `json:"target_model"`
-	PositivePassRate *float64             `json:"positive_pass_rate"`
-	NegativePassRate *float64             `json:"negative_pass_rate"`
-	NPositive        int                  `json:"n_positive"`
-	NNegative        int                  `json:"n_negative"`
-	NTotal           int                  `json:"n_total"`
-	NNull            int                  `json:"n_null"`
-	PositiveCI       *results.ClusterCI   `json:"positive_ci"`
-	NegativeCI       *results.ClusterCI   `json:"negative_ci"`
-	Leaderboard      *results.Leaderboard `json:"leaderboard"`
-}
-
-// Headline is m's ModelHeadline.
-func Headline(m results.ModelResult) ModelHeadline {
-	return ModelHeadline{
-		TargetModel: m.TargetModel, PositivePassRate: m.PositivePassRate, NegativePassRate: m.NegativePassRate,
-		NPositive: m.NPositive, NNegative: m.NNegative, NTotal: m.NTotal, NNull: m.NNull,
-		PositiveCI: m.PositiveCI, NegativeCI: m.NegativeCI, Leaderboard: m.Leaderboard,
-	}
+	Results []results.Headline `json:"-"`
 }
 
 // PhaseReport is one phase (for one target).
