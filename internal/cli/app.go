@@ -236,12 +236,12 @@ func withFailedRows(r *runner.Runner, runErr error) error {
 
 func printSummary(g *globals, s *runner.Summary) {
 	for _, p := range s.Phases {
-		if p.Status == "failed" || p.Status == "stopped" {
-			label := p.Phase
+		if p.Status == runner.StatusFailed || p.Status == runner.StatusStopped {
+			label := p.Phase.String()
 			if p.Target != "" {
 				label += " " + p.Target
 			}
-			if p.Status == "stopped" && p.Failed == 0 {
+			if p.Status == runner.StatusStopped && p.Failed == 0 {
 				// Nothing failed: the phase was cut short (Ctrl-C, cost ceiling).
 				fmt.Fprintf(g.stderr, "%s: stopped — %s\n", label, p.Reason)
 			} else {

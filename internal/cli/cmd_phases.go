@@ -221,7 +221,7 @@ never replaces metrics benchmark.yaml already has: use gen-metrics --force for t
 					if err := r.Run(ctx, targets); err != nil {
 						return err
 					}
-					if noReport || pf.DryRun || !r.Report.Ran("aggregate") {
+					if noReport || pf.DryRun || !r.Report.Ran(runner.StageAggregate) {
 						return nil // no new results.json: the report would only restate old files
 					}
 					return writeReport(ctx, g, r, inv)

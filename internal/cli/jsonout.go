@@ -62,7 +62,7 @@ func newRunJSON(command string, r *runner.Runner, inv invocation, runErr error) 
 	if inv.report != "" {
 		out.Report = &inv.report
 	}
-	if !s.DryRun && s.Ran("aggregate") {
+	if !s.DryRun && s.Ran(runner.StageAggregate) {
 		out.Results = s.Results
 	}
 	return out, nil

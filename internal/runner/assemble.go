@@ -116,11 +116,11 @@ func (a *convAssembler) abort() {
 }
 
 // readConv is the assembler's read for simulate: the row's stored result.
-func (r *Runner) readConv(targetID string, rows []simRow) func(i int) (artifacts.Conversation, error) {
+func (r *Runner) readConv(t *simTarget, rows []simRow) func(i int) (artifacts.Conversation, error) {
 	return func(i int) (artifacts.Conversation, error) {
 		var conv artifacts.Conversation
-		if _, ok := r.store.ReadResult(r.simUnit(targetID, rows[i]), &conv); !ok {
-			return conv, fmt.Errorf("simulate %s: result of %s sample %d missing from %s", targetID, rows[i].id, rows[i].sample, r.store.Dir())
+		if _, ok := r.store.ReadResult(t.unit(rows[i].id, rows[i].sample), &conv); !ok {
+			return conv, fmt.Errorf("simulate %s: result of %s sample %d missing from %s", t.id, rows[i].id, rows[i].sample, r.store.Dir())
 		}
 		return conv, nil
 	}

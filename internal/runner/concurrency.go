@@ -37,7 +37,7 @@ func allModels(cfg *config.Config) []config.ModelConfig {
 // run.concurrency value, which is a cap as upstream, or with auto (0) every
 // row at once up to the ceiling, so that the provider pools' adaptive
 // limits, not the workers, decide how many calls are in flight.
-func (r *Runner) workers(configured, rows int) int {
+func (r *env) workers(configured, rows int) int {
 	if configured > 0 {
 		return configured
 	}
@@ -49,7 +49,7 @@ func (r *Runner) workers(configured, rows int) int {
 // many calls upstream sent at once from the start (0: the automatic
 // start). The limit still adapts from there, and never passes
 // max_concurrency.
-func (r *Runner) startConcurrency(role string) int {
+func (r *env) startConcurrency(role string) int {
 	cc := r.cfg.Run.Concurrency
 	switch {
 	case role == "user_model" || strings.HasPrefix(role, "targets["):
@@ -89,7 +89,7 @@ func poolName(m config.ModelConfig) string {
 // each distinct pool's current concurrency limit, e.g.
 // "limit gpt-4o 48, claude-haiku 64". Pools without a limiter (the offline
 // model without limits) are left out.
-func (r *Runner) limitNote(models ...config.ModelConfig) func() string {
+func (r *env) limitNote(models ...config.ModelConfig) func() string {
 	var keys, names []string
 	for _, m := range models {
 		if k := poolKey(m); !slices.Contains(keys, k) {

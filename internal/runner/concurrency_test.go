@@ -19,9 +19,8 @@ import (
 
 func TestWorkers(t *testing.T) {
 	r := &Runner{
-		autoWorkers: 512,
-		cfg:         &config.Config{},
-		bench:       &config.Benchmark{Metrics: make([]config.Metric, 4)},
+		env:   &env{autoWorkers: 512, cfg: &config.Config{}},
+		bench: &config.Benchmark{Metrics: make([]config.Metric, 4)},
 	}
 	for _, tc := range []struct {
 		name             string
@@ -206,7 +205,7 @@ func TestRunManifestRecordsLearnedConcurrency(t *testing.T) {
 func TestStartConcurrencyFollowsThePhaseOfTheRole(t *testing.T) {
 	cfg := &config.Config{}
 	cfg.Run.Concurrency.Simulate, cfg.Run.Concurrency.Evaluate, cfg.Run.Concurrency.GenScenariosExpand = 64, 20, 8
-	r := &Runner{cfg: cfg}
+	r := &env{cfg: cfg}
 	for role, want := range map[string]int{
 		"user_model": 64, "targets[2]": 64, "evaluator_model": 20, "evaluator_models[1]": 20,
 		"generator_model": 8, "": 0, "landmark_model": 0,

@@ -166,7 +166,7 @@ func (r *Runner) guardTargets(targets []string) error {
 			return err
 		}
 		out := filepath.Join(r.runDir(id), "conversations"+r.shardSuffix()+".json")
-		if upToDate, _ := r.upToDate("simulate/"+id+r.shardSuffix(), out, r.simInputs(t, scSHA)); upToDate {
+		if upToDate, _ := r.upToDate(StageSimulate.String()+"/"+id+r.shardSuffix(), out, r.simInputs(t, scSHA)); upToDate {
 			continue
 		}
 		why := "scenarios.json or generation.num_samples shrank"

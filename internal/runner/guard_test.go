@@ -167,7 +167,7 @@ func TestGuardRows(t *testing.T) {
 		{"truncated old file: nothing to protect", truncated, 0, false, false},
 	}
 	for _, tc := range cases {
-		r := &Runner{opts: Options{Force: tc.force}}
+		r := &Runner{env: &env{opts: Options{Force: tc.force}}}
 		err := r.guardRows(tc.path, tc.newRows, "why")
 		var re *RefusedError
 		if got := errors.As(err, &re); got != tc.refused {

@@ -37,7 +37,7 @@ func TestInterruptedSimulateReportsWhatItPaid(t *testing.T) {
 	}
 	var stopped bool
 	for _, p := range r.Report.Phases {
-		if p.Phase == "simulate" && p.Status == "stopped" {
+		if p.Phase == StageSimulate && p.Status == StatusStopped {
 			stopped = true
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // never skipped (upstream: always recomputed; it is cheap).
 func (r *Runner) Aggregate(ctx context.Context) error {
 	out := filepath.Join(r.outDir, "results.json")
-	rep := PhaseReport{Phase: "aggregate", Output: out}
+	rep := PhaseReport{Phase: StageAggregate, Output: out}
 	if r.opts.DryRun {
 		r.logf("[dry-run] aggregate %s → %s (no model calls)", r.bench.Slug, out)
 		return nil
@@ -104,7 +104,7 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 			r.logf("%s", line)
 		}
 	}
-	rep.Status, rep.Rows = "ran", rows
+	rep.Status, rep.Rows = StatusRan, rows
 	r.Report.add(rep)
 	return nil
 }
@@ -168,123 +168,6 @@ func (r *Runner) writeRunManifest() error {
 		}
 	}
 	return writeJSONFile(path, m)
-}
-
-// Run runs the five phases: gen_metrics, gen_scenarios, then simulate and
-// evaluate for every target — targets concurrently, so one slow provider
-// does not idle the others — then aggregate.
-func (r *Runner) Run(ctx context.Context, targets []string) error {
-	if r.opts.Shard.Active() {
-		// Shards on different machines must share one scenario set; with a
-		// real generator each shard would write its own. Generate first.
-		if _, err := os.Stat(filepath.Join(r.outDir, "scenarios.json")); err != nil {
-			return &InputError{Msg: fmt.Sprintf("sharded runs need scenarios.json first: run `impactbench gen-scenarios %s` once, then start the shards", r.bench.Slug)}
-		}
-	}
-	if err := r.PreflightRun(targets); err != nil {
-		return err
-	}
-	if err := r.genMetrics(ctx, false); err != nil {
-		return err
-	}
-	if err := r.stopIfFailed(); err != nil {
-		return err
-	}
-	// Conversations start as soon as their variant exists, not after the
-	// last metric's scenarios (early.go).
-	r.early = r.startEarly(ctx, targets, r.expectedScenarios()*r.cfg.Generation.NumSamples)
-	defer func() { r.early.finish(r); r.early = nil }()
-	if err := r.GenScenarios(ctx); err != nil {
-		return err
-	}
-	// A metric short of scenarios does not hold up the others: when
-	// scenarios.json was written with the valid ones, the run goes on (and
-	// still exits 1 for the shortfall).
-	if err := r.stopIfFailed(); err != nil && !r.Report.onlyPartial() {
-		return err
-	}
-	if err := r.guardTargets(targets); err != nil {
-		return err
-	}
-	errs := make([]error, len(targets))
-	done := make(chan int)
-	for i, t := range targets {
-		go func() {
-			defer func() { done <- i }()
-			// Judges work while simulate runs (see judging), so the
-			// evaluate phase below mostly assembles what is already judged.
-			p, err := r.simulate(ctx, t, true)
-			if err != nil {
-				r.abandonJudging(p)
-				errs[i] = err
-				return
-			}
-			if r.phaseStopped("simulate", t) && !r.opts.DryRun {
-				r.abandonJudging(p)
-				return
-			}
-			errs[i] = r.evaluate(ctx, t, p)
-		}()
-	}
-	for range targets {
-		<-done
-	}
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	if r.opts.Shard.Active() {
-		r.logf("shard %d/%d done; when every shard has finished run `impactbench merge %s`", r.opts.Shard.Index, r.opts.Shard.Count, r.bench.Slug)
-		return nil
-	}
-	if r.anyScores() || !r.opts.DryRun {
-		if err := r.Aggregate(ctx); err != nil {
-			var ie *InputError
-			if !errors.As(err, &ie) {
-				return err
-			}
-			r.logf("aggregate skipped: %v", err)
-		}
-	}
-	return nil
-}
-
-// stopIfFailed ends a full run when a generation phase failed: later phases
-// would only work on a partial benchmark.
-func (r *Runner) stopIfFailed() error {
-	if n, ph := r.Report.Failed(); n > 0 {
-		return &PartialError{Failed: n, Phases: ph}
-	}
-	return nil
-}
-
-func (r *Runner) phaseStopped(phase, target string) bool {
-	r.Report.mu.Lock()
-	defer r.Report.mu.Unlock()
-	for _, p := range r.Report.Phases {
-		if p.Phase == phase && p.Target == target && p.Status == "stopped" {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *Runner) anyScores() bool {
-	dirs, _ := artifacts.ListRunDirs(r.outDir)
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "scores.json")); err == nil {
-			return true
-		}
-	}
-	return false
-}
-
-// Targets returns all target ids in config order.
-func (r *Runner) Targets() []string {
-	ids := make([]string, len(r.cfg.Targets))
-	for i, t := range r.cfg.Targets {
-		ids[i] = t.ID
-	}
-	return ids
 }
 
 func writeJSONFile(path string, v any) error {

@@ -102,11 +102,11 @@ func TestRunJudgesConversationsWhileOthersAreSimulated(t *testing.T) {
 	for _, tg := range r.Targets() {
 		var ev *PhaseReport
 		for i, p := range r.Report.Phases {
-			if p.Phase == "evaluate" && p.Target == tg {
+			if p.Phase == StageEvaluate && p.Target == tg {
 				ev = &r.Report.Phases[i]
 			}
 		}
-		if ev == nil || ev.Status != "ran" || ev.Rows != 16 || ev.Reused != 0 || ev.Calls != 16 {
+		if ev == nil || ev.Status != StatusRan || ev.Rows != 16 || ev.Reused != 0 || ev.Calls != 16 {
 			t.Errorf("%s: evaluate report %+v, want ran, 16 rows, 16 judge calls, none reused", tg, ev)
 		}
 	}

@@ -55,32 +55,38 @@ const (
 	estJudgeOut     = 150
 )
 
-func (r *Runner) planRow(phase, target string, m config.ModelConfig, rows, calls, inPerCall, outPerCall int) {
-	r.addPlan(phase, target, m, rows, calls, calls*inPerCall, calls*outPerCall)
+// planLabel is a plan row's phase: the stage, and the role or step within it
+// ("simulate (user, batch)", "gen_scenarios (demographic rewrite)").
+func planLabel(stage Stage, role string) string {
+	if role == "" {
+		return stage.String()
+	}
+	return stage.String() + " (" + role + ")"
+}
+
+func (r *Runner) planRow(stage Stage, role, target string, m config.ModelConfig, rows, calls, inPerCall, outPerCall int) {
+	r.appendPlan(r.planRowOf(planLabel(stage, role), target, m, rows, calls, calls*inPerCall, calls*outPerCall))
 }
 
 // planNote marks the plan rows of a phase that would be skipped.
-func (r *Runner) planNote(phase, target, note string) {
+func (r *Runner) planNote(stage Stage, target, note string) {
 	r.Report.mu.Lock()
 	defer r.Report.mu.Unlock()
+	name := stage.String()
 	for i := range r.Report.Plan {
 		p := &r.Report.Plan[i]
-		if (p.Phase == phase || len(p.Phase) > len(phase) && p.Phase[:len(phase)+1] == phase+" ") && p.Target == target {
+		if (p.Phase == name || strings.HasPrefix(p.Phase, name+" ")) && p.Target == target {
 			p.Note = note
 		}
 	}
 }
 
-func (r *Runner) addPlan(phase, target string, m config.ModelConfig, rows, calls, in, out int) {
-	r.appendPlan(r.planRowOf(phase, target, m, rows, calls, in, out))
-}
-
-func (r *Runner) planRowOf(phase, target string, m config.ModelConfig, rows, calls, in, out int) PlanRow {
+func (r *Runner) planRowOf(label, target string, m config.ModelConfig, rows, calls, in, out int) PlanRow {
 	cost, known := r.prices.Cost(m.Model, llm.Usage{Requests: calls, InputTokens: in, OutputTokens: out}, m.Pricing)
 	if m.Provider() == "offline" {
 		cost, known = 0, true
 	}
-	return PlanRow{Phase: phase, Target: target, Model: m.Label(),
+	return PlanRow{Phase: label, Target: target, Model: m.Label(),
 		Rows: rows, Calls: calls, InputTokens: in, OutputTokens: out, Cost: cost, CostKnown: known}
 }
 
@@ -111,9 +117,9 @@ func (r *Runner) planSimulate(target string, t config.ModelConfig, rows int) {
 // addSimPlan adds one simulate role's row; a batched role's calls are
 // priced at the batch rate, with the waves and the saving.
 func (r *Runner) addSimPlan(role, target string, m config.ModelConfig, waves, rows, calls, in, out int) {
-	p := r.planRowOf("simulate ("+role+")", target, m, rows, calls, in, out)
+	p := r.planRowOf(planLabel(StageSimulate, role), target, m, rows, calls, in, out)
 	if batchable(m) {
-		p.Phase = "simulate (" + role + ", batch)"
+		p.Phase = planLabel(StageSimulate, role+", batch")
 		saving := p.Cost / 2
 		p.Cost -= saving
 		p.Batch = &PlanBatch{Waves: waves, SavingUSD: saving,
@@ -140,18 +146,17 @@ func (r *Runner) planEvaluate(target string, judges []config.ModelConfig, rows i
 	T := r.cfg.Generation.Turns
 	in := estJudgeSystem + T*(estUserMsg+estTargetMsg)
 	for _, j := range judges {
-		r.addPlan("evaluate", target, j, rows, rows, rows*in, rows*estJudgeOut)
+		r.appendPlan(r.planRowOf(planLabel(StageEvaluate, ""), target, j, rows, rows, rows*in, rows*estJudgeOut))
 	}
 }
 
 // PrintPlan writes the dry-run table.
 func PrintPlan(w io.Writer, s *Summary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	order := map[string]int{"gen_metrics": 0, "gen_scenarios": 1, "simulate": 2, "evaluate": 3}
 	rank := func(p PlanRow) int {
-		for k, v := range order {
-			if p.Phase == k || strings.HasPrefix(p.Phase, k+" ") {
-				return v
+		for _, st := range []Stage{StageGenMetrics, StageGenScenarios, StageSimulate, StageEvaluate} {
+			if p.Phase == st.String() || strings.HasPrefix(p.Phase, st.String()+" ") {
+				return int(st)
 			}
 		}
 		return 9

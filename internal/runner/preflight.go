@@ -12,18 +12,6 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 )
 
-// Stage is one pipeline stage, as a command names it for Preflight.
-type Stage int
-
-// The stages a stage command runs.
-const (
-	StageGenMetrics Stage = iota
-	StageGenScenarios
-	StageSimulate
-	StageEvaluate
-	StageAggregate
-)
-
 // need is what an invocation will do: the phases that will run (not the
 // ones that will be skipped) and the targets of simulate and evaluate.
 type need struct {
@@ -244,7 +232,7 @@ func (r *Runner) genMetricsWillRun(regenerate bool) bool {
 
 // genScenariosWillRun mirrors GenScenarios' skip rule.
 func (r *Runner) genScenariosWillRun() bool {
-	upToDate, _ := r.upToDate("gen_scenarios", filepath.Join(r.outDir, "scenarios.json"), r.scenarioInputs())
+	upToDate, _ := r.upToDate(StageGenScenarios.String(), filepath.Join(r.outDir, "scenarios.json"), r.scenarioInputs())
 	return !upToDate
 }
 

@@ -24,6 +24,12 @@ import (
 // results.json's judge_consistency. Rerunning with a larger K pays only
 // for the new repeats.
 func (r *Runner) Repeat(ctx context.Context, targetID string, k int) error {
+	err := r.repeat(ctx, targetID, k)
+	r.Report.settle()
+	return err
+}
+
+func (r *Runner) repeat(ctx context.Context, targetID string, k int) error {
 	if k < 1 {
 		return &InputError{Msg: fmt.Sprintf("--repeats %d: want 1 or more re-judgements", k)}
 	}
@@ -33,7 +39,7 @@ func (r *Runner) Repeat(ctx context.Context, targetID string, k int) error {
 	if _, err := os.Stat(scoresPath); err != nil {
 		return &InputError{Msg: fmt.Sprintf("%s does not exist: run `impactbench evaluate %s %s` first (repeats are compared with its verdicts)", scoresPath, r.bench.Slug, targetID)}
 	}
-	rows, err := r.repeatRows(convPath)
+	rows, err := r.evalRows(convPath)
 	if err != nil {
 		return err
 	}
@@ -41,16 +47,11 @@ func (r *Runner) Repeat(ctx context.Context, targetID string, k int) error {
 		r.planEvaluate(targetID, r.judges(), len(rows)*k)
 		return nil
 	}
-	rep := PhaseReport{Phase: "evaluate-repeats", Target: targetID, Output: out, Rows: len(rows) * k}
-	passes := make([]*judging, 0, k)
+	rep := PhaseReport{Phase: StageRepeats, Target: targetID, Output: out, Rows: len(rows) * k}
+	passes := make([]*judgeTarget, 0, k)
 	for n := 1; n <= k; n++ {
 		j, err := r.judgeRepeat(ctx, targetID, convPath, n, len(rows))
 		if j != nil {
-			_, _, reused := j.bar.Counts()
-			rep.Reused += reused
-			rep.Spent, rep.Calls = rep.Spent.Add(j.spent), rep.Calls+j.spent.Requests
-			rep.Failures = append(rep.Failures, j.failures...)
-			r.Report.addReused(j.saved)
 			passes = append(passes, j)
 		}
 		if err != nil {
@@ -58,63 +59,41 @@ func (r *Runner) Repeat(ctx context.Context, targetID string, k int) error {
 			return err
 		}
 	}
-	rep.Failed = len(rep.Failures)
-	if len(rep.Failures) > maxListedFailures {
-		rep.Failures = rep.Failures[:maxListedFailures]
-	}
 	written, err := r.writeRepeats(out, rows, passes)
 	if err != nil {
 		return err
 	}
-	if err := r.writeCost(r.runDir(targetID), "evaluate:repeats", rep.Spent); err != nil {
+	if err := r.writeCost(r.runDir(targetID), "evaluate:repeats", r.Report.spentOn(StageRepeats, targetID)); err != nil {
 		return err
 	}
-	rep.Status = "ran"
-	if rep.Failed > 0 {
-		rep.Status = "failed"
-	}
+	rep.Status = StatusRan
 	r.Report.add(rep)
 	return r.logFlipRates(targetID, scoresPath, written)
 }
 
-// repeatRows lists conversations.json's rows, checking their metrics as
-// evaluate does (the same pass, without a pipeline's rows).
-func (r *Runner) repeatRows(convPath string) ([]evalRow, error) { return r.evalRows(convPath, nil) }
-
 // judgeRepeat runs repeat n over every conversation. It returns the pass
-// (for its unit names and counters) even when it stopped early.
-func (r *Runner) judgeRepeat(ctx context.Context, targetID, convPath string, n, total int) (*judging, error) {
-	j, err := r.openJudging(targetID, total)
+// (for its unit names) even when it stopped early.
+func (r *Runner) judgeRepeat(ctx context.Context, targetID, convPath string, n, total int) (*judgeTarget, error) {
+	rowCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	j, err := r.newJudgeTarget(rowCtx, ctx, stop, targetID, total)
 	if err != nil {
 		return nil, err
 	}
+	j.stage, j.lane = StageRepeats, r.lanes.of(StageRepeats, targetID)
 	j.landmarkC = nil // validity is a property of the conversation, judged once
 	j.seed = repeatSeed(r.cfg.Seed, n)
 	j.unitDir += "-repeat" + strconv.Itoa(n)
 	j.rowKeyBase = fingerprint(j.rowKeyBase, "repeat", n, j.seed)
-	callCtx := ctx
-	ctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	feedErr := forEachStream(ctx, r.cfg.Run.Concurrency.Evaluate, func(send func(artifacts.Conversation) bool) error {
-		return artifacts.EachConversation(convPath, func(_ int, c artifacts.Conversation) error {
-			if send(c) {
-				return nil
-			}
-			return ctx.Err()
-		})
-	}, func(_ context.Context, c artifacts.Conversation) {
-		if _, fatal := j.judge(callCtx, c, nil); fatal != nil {
-			stop(fatal)
-		}
-	})
-	j.bar.End()
-	if cause := context.Cause(ctx); cause != nil && fatalErr(cause) {
+	_, feedErr := r.judgeRows(j, convPath, total)
+	j.close()
+	if cause := context.Cause(rowCtx); cause != nil && fatalErr(cause) {
 		return j, cause
 	}
 	if feedErr != nil && !errors.Is(feedErr, context.Canceled) {
 		return j, feedErr
 	}
-	return j, callCtx.Err()
+	return j, ctx.Err()
 }
 
 // repeatSeed is repeat n's master seed: distinct per repeat and from the
@@ -128,7 +107,7 @@ func repeatSeed(master uint64, n int) uint64 {
 // writeRepeats writes every stored repeat verdict, repeat by repeat in
 // conversations.json's order; rows a repeat could not judge (cost ceiling)
 // are left out.
-func (r *Runner) writeRepeats(out string, rows []evalRow, passes []*judging) ([]results.RepeatRow, error) {
+func (r *Runner) writeRepeats(out string, rows []evalRow, passes []*judgeTarget) ([]results.RepeatRow, error) {
 	all := make([]results.RepeatRow, 0, len(rows)*len(passes))
 	for n, j := range passes {
 		for _, row := range rows {

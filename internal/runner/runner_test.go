@@ -100,7 +100,7 @@ func TestShardPartitionIsDeterministicAndComplete(t *testing.T) {
 			t.Fatalf("ShardOf(%q) = %d, %d", id, a, b)
 		}
 	}
-	r := &Runner{opts: Options{Shard: Shard{Index: 1, Count: 3}}}
+	r := &Runner{env: &env{opts: Options{Shard: Shard{Index: 1, Count: 3}}}}
 	if r.inShard("m01_s001_v01") != r.inShard("m01_s001_v02") {
 		t.Error("variants of one base scenario landed in different shards")
 	}
@@ -157,11 +157,11 @@ func TestBudgetCeilingStopsSchedulingAndRerunFinishesWithoutRepaying(t *testing.
 	}
 	var stopped *PhaseReport
 	for i, p := range r.Report.Phases {
-		if p.Phase == "simulate" {
+		if p.Phase == StageSimulate {
 			stopped = &r.Report.Phases[i]
 		}
 	}
-	if stopped == nil || stopped.Status != "stopped" || r.Report.Budget == nil || r.Report.Budget.Remaining == 0 {
+	if stopped == nil || stopped.Status != StatusStopped || r.Report.Budget == nil || r.Report.Budget.Remaining == 0 {
 		t.Fatalf("phase not reported as stopped with work remaining: %+v / %+v", stopped, r.Report.Budget)
 	}
 	if r.Report.Budget.Spent != spent || spent == 0 {
@@ -259,11 +259,11 @@ func TestFailedRowsAreRecordedAndOnlyThoseRetried(t *testing.T) {
 	}
 	var rep PhaseReport
 	for _, p := range r2.Report.Phases {
-		if p.Phase == "simulate" {
+		if p.Phase == StageSimulate {
 			rep = p
 		}
 	}
-	if rep.Status != "ran" || rep.Failed != 0 {
+	if rep.Status != StatusRan || rep.Failed != 0 {
 		t.Fatalf("rerun: %+v", rep)
 	}
 	if rep.Reused != 16-errRows {

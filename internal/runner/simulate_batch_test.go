@@ -192,8 +192,8 @@ func TestBatchWavesMatchRealTime(t *testing.T) {
 		t.Errorf("cost.json simulate: batch %+v, real time %+v: want the same usage at half the cost", entry, rtEntry)
 	}
 	// The invocation paid for the waves; nothing was reused.
-	ph := phase(r, "simulate")
-	if ph.Status != "ran" || ph.Calls != 2*rows*simTurns || !near(ph.Spent.Cost, gotCost) || r.Report.Reused.Requests != 0 || ph.Reused != 0 {
+	ph := phase(r, StageSimulate)
+	if ph.Status != StatusRan || ph.Calls != 2*rows*simTurns || !near(ph.Spent.Cost, gotCost) || r.Report.Reused.Requests != 0 || ph.Reused != 0 {
 		t.Errorf("simulate report: %s, %d calls, spent $%.6f (want %d calls, $%.6f), reused %+v / %d rows", ph.Status, ph.Calls, ph.Spent.Cost, 2*rows*simTurns, gotCost, r.Report.Reused, ph.Reused)
 	}
 	if _, err := os.Stat(filepath.Join(r.store.Dir(), "t1", "sim-batch", "user.json")); !os.IsNotExist(err) {
@@ -312,7 +312,7 @@ func TestBatchWavesResumeWithoutResubmitting(t *testing.T) {
 				t.Fatal("simulate finished although it was interrupted")
 			}
 			r1.Close()
-			if ph := phase(r1, "simulate"); ph.Status != "stopped" || ph.Calls == 0 {
+			if ph := phase(r1, StageSimulate); ph.Status != StatusStopped || ph.Calls == 0 {
 				t.Errorf("interrupted simulate reported %q with %d calls paid", ph.Status, ph.Calls)
 			}
 			if n := len(user.Batches()) + len(target.Batches()); n != tc.created {

@@ -1,13 +1,19 @@
 package runner
 
 import (
+	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/results"
 )
 
-// Summary is what an invocation did, for people and for --json.
+// Summary is what an invocation did to one benchmark, for people and for
+// --json. Rows count themselves into it as they end (tally); an output
+// adds its phase's report when it is written, skipped or stopped; the
+// counts of every report are settled from the rows once every row has
+// ended, so a row that ends late is never missed or counted twice.
 type Summary struct {
 	mu        sync.Mutex
 	Benchmark string        `json:"benchmark"`
@@ -26,13 +32,18 @@ type Summary struct {
 	// file whose per-scenario rows can be larger than everything else the
 	// run held (nil when aggregate did not run).
 	Results []results.Headline `json:"-"`
+
+	// direct is what phases without rows of their own (generation,
+	// aggregate) paid and replayed; tallies are the rows' counts.
+	direct, directSaved llm.Usage
+	tallies             map[laneKey]*tally
 }
 
 // PhaseReport is one phase (for one target).
 type PhaseReport struct {
-	Phase    string       `json:"phase"`
+	Phase    Stage        `json:"phase"`
 	Target   string       `json:"target,omitempty"`
-	Status   string       `json:"status"` // ran | skipped | failed | stopped
+	Status   Status       `json:"status"`
 	Reason   string       `json:"reason,omitempty"`
 	Rows     int          `json:"rows"`
 	Failed   int          `json:"failed"`
@@ -44,6 +55,8 @@ type PhaseReport struct {
 	// Partial: the output was written with the rows that succeeded and later
 	// phases go on with them (the failed rows are still exit 1).
 	Partial bool `json:"partial,omitempty"`
+	// tallied: the counts come from the rows of Phase and Target (settle).
+	tallied bool
 }
 
 // RowFailure names a failed row and why.
@@ -60,26 +73,159 @@ type BudgetReport struct {
 	Remaining int     `json:"rows_remaining"`
 }
 
+// tally is what the rows of one stage and target did in this invocation.
+type tally struct {
+	rows, reused, failed, stopped int
+	failures                      []RowFailure
+	spent, saved                  llm.Usage
+}
+
+const maxListedFailures = 20
+
+// count adds one row's outcome to its phase's tally.
+func (s *Summary) count(stage Stage, target, row string, status RowStatus, reason string, spent, saved llm.Usage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tallies == nil {
+		s.tallies = map[laneKey]*tally{}
+	}
+	k := laneKey{stage, target}
+	t := s.tallies[k]
+	if t == nil {
+		t = &tally{}
+		s.tallies[k] = t
+	}
+	t.spent, t.saved = t.spent.Add(spent), t.saved.Add(saved)
+	switch status {
+	case RowStopped:
+		t.stopped++
+		return
+	case RowReused:
+		t.reused++
+	case RowFailed:
+		t.failed++
+		t.failures = append(t.failures, RowFailure{Row: row, Reason: reason})
+	}
+	t.rows++
+}
+
+// add records a phase's report. The report of a stage made of counted
+// rows (simulate, evaluate, repeats) takes its counts from them when the
+// summary is settled; any other brings what it spent.
 func (s *Summary) add(p PhaseReport) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	p.tallied = p.Phase.tallied()
 	s.Phases = append(s.Phases, p)
-	s.Spent = s.Spent.Add(p.Spent)
+	if !p.tallied {
+		s.direct = s.direct.Add(p.Spent)
+	}
+}
+
+// tallied reports whether the stage's rows count themselves (Summary.count).
+func (s Stage) tallied() bool {
+	return s == StageSimulate || s == StageEvaluate || s == StageRepeats
 }
 
 func (s *Summary) addReused(u llm.Usage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.Reused = s.Reused.Add(u)
+	s.directSaved = s.directSaved.Add(u)
+}
+
+// settle fills every tallied report's counts from its rows, adds a stopped
+// report for rows whose phase never reported (a run that stopped before
+// their output was due), and totals what was spent and replayed. Call it
+// once every row has ended; it may be called again.
+func (s *Summary) settle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Spent, s.Reused = s.direct, s.directSaved
+	seen := map[laneKey]bool{}
+	for i := range s.Phases {
+		p := &s.Phases[i]
+		if !p.tallied {
+			continue
+		}
+		k := laneKey{p.Phase, p.Target}
+		seen[k] = true
+		if t := s.tallies[k]; t != nil {
+			p.fill(t)
+		}
+	}
+	for _, k := range sortedKeys(s.tallies) {
+		t := s.tallies[k]
+		s.Spent, s.Reused = s.Spent.Add(t.spent), s.Reused.Add(t.saved)
+		if seen[k] || (t.spent.Requests == 0 && t.failed == 0 && t.rows == 0) {
+			continue
+		}
+		p := PhaseReport{Phase: k.stage, Target: k.target, Status: StatusStopped, Rows: t.rows, tallied: true,
+			Reason: fmt.Sprintf("the run stopped before %s was written; %d row(s) finished meanwhile are stored for the next run", outputName(k.stage), t.rows)}
+		p.fill(t)
+		s.Phases = append(s.Phases, p)
+	}
+}
+
+// fill sets a report's counts from its rows (Rows stays what its output holds).
+func (p *PhaseReport) fill(t *tally) {
+	p.Reused, p.Spent, p.Calls, p.Failed = t.reused, t.spent, t.spent.Requests, t.failed
+	p.Failures = slices.Clone(t.failures)
+	slices.SortFunc(p.Failures, func(a, b RowFailure) int {
+		if a.Row < b.Row {
+			return -1
+		}
+		if a.Row > b.Row {
+			return 1
+		}
+		return 0
+	})
+	if len(p.Failures) > maxListedFailures {
+		p.Failures = p.Failures[:maxListedFailures]
+	}
+	if p.Status == StatusRan && t.failed > 0 {
+		p.Status = StatusFailed
+	}
+}
+
+func sortedKeys(m map[laneKey]*tally) []laneKey {
+	ks := make([]laneKey, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b laneKey) int {
+		if a.target != b.target {
+			if a.target < b.target {
+				return -1
+			}
+			return 1
+		}
+		return int(a.stage) - int(b.stage)
+	})
+	return ks
+}
+
+// outputName is the file a stage's rows are written to.
+func outputName(s Stage) string {
+	switch s {
+	case StageSimulate:
+		return "conversations.json"
+	case StageEvaluate:
+		return "scores.json"
+	case StageRepeats:
+		return "repeats.json"
+	case StageGenScenarios:
+		return "scenarios.json"
+	}
+	return s.String()
 }
 
 // Ran reports whether phase ran (was not skipped, refused or stopped) for
 // any target in this invocation.
-func (s *Summary) Ran(phase string) bool {
+func (s *Summary) Ran(phase Stage) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range s.Phases {
-		if p.Phase == phase && p.Status == "ran" {
+		if p.Phase == phase && p.Status == StatusRan {
 			return true
 		}
 	}
@@ -93,7 +239,7 @@ func (s *Summary) Failed() (n int, phases []string) {
 	for _, p := range s.Phases {
 		if p.Failed > 0 {
 			n += p.Failed
-			name := p.Phase
+			name := p.Phase.String()
 			if p.Target != "" {
 				name += " " + p.Target
 			}
@@ -116,4 +262,57 @@ func (s *Summary) onlyPartial() bool {
 	return true
 }
 
-const maxListedFailures = 20
+// stopped reports whether phase stopped for target.
+func (s *Summary) stopped(phase Stage, target string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.Phases {
+		if p.Phase == phase && p.Target == target && p.Status == StatusStopped {
+			return true
+		}
+	}
+	return false
+}
+
+// noteRemaining adds n rows the cost ceiling (or an interruption) left undone.
+func (s *Summary) noteRemaining(n int, b budgetView) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Budget == nil && b != nil {
+		s.Budget = &BudgetReport{Max: b.Max()}
+	}
+	if s.Budget != nil {
+		s.Budget.Remaining += n
+		if b != nil {
+			s.Budget.Stopped = b.Exhausted()
+			s.Budget.Spent = b.Spent()
+		}
+	}
+}
+
+// budgetView is the cost ceiling as a summary reads it.
+type budgetView interface {
+	Max() float64
+	Spent() float64
+	Exhausted() bool
+}
+
+// failedRows is how many rows of stage and target failed in this invocation.
+func (s *Summary) failedRows(stage Stage, target string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.tallies[laneKey{stage, target}]; t != nil {
+		return t.failed
+	}
+	return 0
+}
+
+// spentOn is what the rows of stage and target paid in this invocation.
+func (s *Summary) spentOn(stage Stage, target string) llm.Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.tallies[laneKey{stage, target}]; t != nil {
+		return t.spent
+	}
+	return llm.Usage{}
+}

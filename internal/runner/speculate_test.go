@@ -3,8 +3,6 @@ package runner
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
-	"github.com/impactbench/impactbench/internal/progress"
 )
 
 // firstMetricName generates the project's metrics and returns the first's name.
@@ -92,27 +89,25 @@ func TestRunSimulatesVariantsWhileOtherMetricsAreGenerated(t *testing.T) {
 		t.Errorf("the first judge call (#%d) came after the last generation call (#%d): early conversations waited for gen_scenarios to be judged", firstJudge, lastGen)
 	}
 	for _, p := range r.Report.Phases {
-		if p.Phase == "evaluate" && (p.Status != "ran" || p.Reused != 0 || p.Rows != 16 || p.Calls != log.count(llm.PurposeJudge)/2) {
+		if p.Phase == StageEvaluate && (p.Status != StatusRan || p.Reused != 0 || p.Rows != 16 || p.Calls != log.count(llm.PurposeJudge)/2) {
 			t.Errorf("evaluate %s: %+v, want ran, 16 rows, none reused, %d judge calls", p.Target, p, log.count(llm.PurposeJudge)/2)
 		}
 	}
 	// Early conversations are simulate's rows: paid once, reported as run
 	// (not as reused), and nothing is left over.
 	sims := log.count(llm.PurposeUser) + log.count(llm.PurposeTarget) + log.count(llm.PurposeLandmark)
-	calls := 0
+	calls, reports := 0, 0
 	for _, p := range r.Report.Phases {
-		if p.Phase == "simulate (started early)" {
-			t.Errorf("a complete run reports conversations left over from early simulation: %+v", p)
-		}
-		if p.Phase == "simulate" {
-			if p.Status != "ran" || p.Reused != 0 || p.Rows != 16 {
+		if p.Phase == StageSimulate {
+			reports++
+			if p.Status != StatusRan || p.Reused != 0 || p.Rows != 16 {
 				t.Errorf("simulate %s: %+v, want ran, 16 rows, none reused", p.Target, p)
 			}
 			calls += p.Calls
 		}
 	}
-	if calls != sims {
-		t.Errorf("simulate reports %d calls, the provider answered %d simulation calls", calls, sims)
+	if calls != sims || reports != len(r.Targets()) {
+		t.Errorf("simulate reports %d calls in %d reports, the provider answered %d simulation calls for %d targets", calls, reports, sims, len(r.Targets()))
 	}
 
 	// Phase by phase, with the barrier: the same files byte for byte, and
@@ -171,25 +166,23 @@ func TestEarlyConversationsOfAStoppedRunAreKept(t *testing.T) {
 		t.Fatal("a cancelled run returned no error")
 	}
 	r.Close()
-	var early *PhaseReport
-	judgeCalls := 0
-	for i, p := range r.Report.Phases {
-		if p.Phase == "simulate (started early)" {
-			early = &r.Report.Phases[i]
-		}
-		if p.Phase == "simulate" {
-			t.Errorf("simulate ran although the run stopped during gen_scenarios: %+v", p)
-		}
-		if p.Phase == "evaluate" {
-			if p.Status != "stopped" {
+	judgeCalls, simCalls := 0, 0
+	for _, p := range r.Report.Phases {
+		switch p.Phase {
+		case StageSimulate:
+			if p.Status != StatusStopped || p.Calls == 0 || p.Spent.Requests != p.Calls {
+				t.Errorf("simulate of the early conversations: %+v, want stopped, with what it paid", p)
+			}
+			simCalls += p.Calls
+		case StageEvaluate:
+			if p.Status != StatusStopped {
 				t.Errorf("evaluate of the early conversations: %+v, want stopped", p)
 			}
 			judgeCalls += p.Calls
 		}
 	}
-	paid := log.count(llm.PurposeUser) + log.count(llm.PurposeTarget)
-	if early == nil || early.Calls == 0 || early.Spent.Requests != early.Calls {
-		t.Fatalf("summary of the early conversations: %+v (the provider answered %d simulation calls)", early, paid)
+	if paid := log.paid(llm.PurposeUser) + log.paid(llm.PurposeTarget); simCalls != paid {
+		t.Fatalf("the summary's simulate lines say %d calls, the provider answered %d simulation calls", simCalls, paid)
 	}
 
 	var again callLog
@@ -227,22 +220,27 @@ func TestEarlyConversationsOfAStoppedRunAreKept(t *testing.T) {
 func TestNoEarlyConversationsWithBatchWaves(t *testing.T) {
 	cfg, bench := project(t)
 	r := newRunner(t, cfg, bench, Options{})
-	if _, ok := r.newEarlySim(cfg.Targets[0].ID, 8); !ok {
+	defer r.Close()
+	tg, err := r.newSimTarget(t.Context(), cfg.Targets[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.close()
+	if !r.startsEarly(tg, 8) {
 		t.Fatal("a real-time target gets no early conversations")
 	}
 	cfg.UserModel.Batch = true // the offline model has no batch API: still real time
-	if _, ok := r.newEarlySim(cfg.Targets[0].ID, 8); !ok {
+	if !r.startsEarly(tg, 8) {
 		t.Fatal("batch: true on a model without a batch API stopped early conversations")
 	}
 	cfg.UserModel = config.ModelConfig{Model: "gpt-4o-mini", Source: "openai", APIKey: "sk-test", Batch: true}
-	if _, ok := r.newEarlySim(cfg.Targets[0].ID, 8); ok {
+	if r.startsEarly(tg, 8) {
 		t.Fatal("early conversations for a target simulated in batch waves")
 	}
 }
 
 // With scenarios.json up to date nothing is generated, so nothing starts
-// early and simulate runs exactly as it always did (same workers, no
-// shared slots).
+// early and simulate runs exactly as it always did.
 func TestNoEarlySimulationWhenScenariosAreUpToDate(t *testing.T) {
 	ctx := t.Context()
 	cfg, bench := project(t)
@@ -252,49 +250,51 @@ func TestNoEarlySimulationWhenScenariosAreUpToDate(t *testing.T) {
 	}
 	r0.Close()
 	r := newRunner(t, cfg, bench, Options{})
-	if es := r.startEarly(ctx, r.Targets(), r.expectedScenarios()); es != nil {
-		es.finish(r)
-		t.Fatal("early simulation started although gen_scenarios has nothing to do")
+	defer r.Close()
+	flows, err := r.openTargets(ctx, r.Targets())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeTargets(flows)
+	if off := r.speculate(flows); off != nil {
+		t.Fatal("conversations start early although gen_scenarios has nothing to do")
 	}
 }
 
-// A fatal provider error met by an early conversation after simulate took
-// over (or twice) only records the error: the stop channel closes once.
-func TestEarlyHaltAfterHandOver(t *testing.T) {
-	e := &earlySim{stop: make(chan struct{})}
-	e.handOver()
-	e.halt(errors.New("quota"))
-	e.halt(errors.New("quota again"))
-	if e.fatal == nil || e.fatal.Error() != "quota" {
-		t.Fatalf("fatal = %v, want the first error", e.fatal)
+// Rows that end after their phase was reported (a judge still at work
+// when simulate stopped) are this run's spending too: settling counts
+// them, once, however often it runs.
+func TestRowsThatEndAfterTheirReportAreCounted(t *testing.T) {
+	s := &Summary{}
+	paid := func(n int) llm.Usage { return llm.Usage{Requests: n, Cost: 0.01 * float64(n), CostKnown: true} }
+	s.count(StageEvaluate, "t1", "r1", RowDone, "", paid(2), llm.Usage{})
+	s.add(PhaseReport{Phase: StageEvaluate, Target: "t1", Status: StatusStopped})
+	s.count(StageEvaluate, "t1", "r2", RowDone, "", paid(3), llm.Usage{}) // a judge still at work
+	s.count(StageSimulate, "t1", "r1", RowDone, "", paid(4), llm.Usage{}) // a phase that never reported
+	s.settle()
+	s.settle()
+	if got := s.Spent.Requests; got != 9 {
+		t.Errorf("the summary counts %d calls, want all 9", got)
 	}
-}
-
-// Judge calls of early conversations that end after simulate stopped on a
-// fatal error (evaluate already reported) are still this run's spending:
-// finish reports them once.
-func TestEarlyJudgeCallsAfterTheReportAreReported(t *testing.T) {
-	r := &Runner{Report: &Summary{}, prog: progress.New(io.Discard, progress.Quiet, 0)}
-	j := &judging{r: r, target: "t1", bar: r.prog.Start("evaluate t1", 4)}
-	j.addStats(llm.Usage{Requests: 2, Cost: 0.02, CostKnown: true}, llm.Usage{})
-	r.abandonJudging(&pipeline{j: j})                                            // simulate stopped: evaluate reports what it has
-	j.addStats(llm.Usage{Requests: 3, Cost: 0.03, CostKnown: true}, llm.Usage{}) // an early judge still at work
-	es := &earlySims{byTarget: map[string]*earlySim{"t1": {stop: make(chan struct{}), j: j, adopted: true}}}
-	es.finish(r)
-	es.finish(r) // a second finish adds nothing
-	if got := r.Report.Spent.Requests; got != 5 {
-		t.Errorf("the summary counts %d judge calls, want all 5", got)
-	}
-	var late *PhaseReport
-	for i, p := range r.Report.Phases {
-		if p.Phase == "evaluate (started early)" {
-			if late != nil {
-				t.Errorf("late judge calls reported twice")
+	var eval, sim *PhaseReport
+	for i, p := range s.Phases {
+		switch p.Phase {
+		case StageEvaluate:
+			if eval != nil {
+				t.Errorf("evaluate reported twice")
 			}
-			late = &r.Report.Phases[i]
+			eval = &s.Phases[i]
+		case StageSimulate:
+			if sim != nil {
+				t.Errorf("simulate reported twice")
+			}
+			sim = &s.Phases[i]
 		}
 	}
-	if late == nil || late.Calls != 3 || late.Target != "t1" {
-		t.Errorf("late judge calls reported as %+v, want 3 calls for t1", late)
+	if eval == nil || eval.Calls != 5 || eval.Status != StatusStopped {
+		t.Errorf("evaluate reported as %+v, want stopped with 5 calls", eval)
+	}
+	if sim == nil || sim.Calls != 4 || sim.Status != StatusStopped || sim.Rows != 1 {
+		t.Errorf("simulate reported as %+v, want stopped with 1 row and 4 calls", sim)
 	}
 }

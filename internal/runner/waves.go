@@ -106,27 +106,30 @@ func turnOf(req llm.Request) int {
 
 // simWaves is one target's batch-wave simulation.
 type simWaves struct {
-	s            *simRun
+	t            *simTarget
+	rows         []simRow
 	user, target *waveRole // nil: that role runs in real time
 
-	done   []bool            // by row: nothing pending (finished, or left to the real-time pass)
-	paid   []callstore.Stats // by row: the calls the waves paid (Misses, Spent)
-	mu     sync.Mutex        // guards fatal and budget
-	fatal  error             // a provider error no row can escape (auth, quota, config)
-	budget bool              // a real-time call hit the cost ceiling
+	mu     sync.Mutex                 // guards everything below
+	done   map[string]bool            // by unit: nothing pending (finished, or left to the real-time pass)
+	paid   map[string]callstore.Stats // by unit: the calls the waves paid (Misses, Spent)
+	fatal  error                      // a provider error no row can escape (auth, quota, config)
+	budget bool                       // a real-time call hit the cost ceiling
 }
 
 // batchWaves runs the batch waves of a target whose user_model or target
-// says `batch: true` (nothing otherwise). An error means the waves stopped
-// (interrupted, a fatal provider error, an untrustworthy batch state file);
-// the phase is reported stopped, and a rerun resumes.
-func (s *simRun) batchWaves(ctx context.Context, rep PhaseReport) error {
-	w := s.newSimWaves()
+// says `batch: true` (nothing otherwise): batch waves are how those rows'
+// calls are sent, before the rows themselves run and replay them. An error
+// means the waves stopped (interrupted, a fatal provider error, an
+// untrustworthy batch state file); the phase is reported stopped, and a
+// rerun resumes.
+func (t *simTarget) batchWaves(rep PhaseReport, rows []simRow) error {
+	w := t.newSimWaves(rows)
 	if w == nil {
 		return nil
 	}
-	s.waves = w
-	err := w.run(ctx)
+	t.waves = w
+	err := w.run(t.ctx)
 	if err == nil {
 		return nil
 	}
@@ -134,44 +137,45 @@ func (s *simRun) batchWaves(ctx context.Context, rep PhaseReport) error {
 	for _, p := range w.paid {
 		paid = paid.Add(p.Spent)
 	}
-	rep.Status, rep.Rows, rep.Spent, rep.Calls = "stopped", len(s.rows), paid, paid.Requests
+	t.r.Report.count(StageSimulate, t.id, "", RowStopped, "", paid, llm.Usage{})
+	rep.Status, rep.Rows = StatusStopped, len(rows)
 	rep.Reason = "stopped during the batch waves; the answers stored so far and the batches already submitted are kept: run the same command again to resume"
 	if fatalErr(err) {
 		rep.Reason = err.Error()
 	}
-	s.r.Report.add(rep)
-	return fmt.Errorf("simulate %s: batch waves: %w", s.targetID, err)
+	t.r.Report.add(rep)
+	return fmt.Errorf("simulate %s: batch waves: %w", t.id, err)
 }
 
 // newSimWaves returns the wave driver, or nil when no role is batched.
-func (s *simRun) newSimWaves() *simWaves {
-	r := s.r
-	tf, _ := r.cfg.TargetField(s.targetID)
-	w := &simWaves{s: s,
-		user:   s.waveRole("user", "user_model", r.cfg.UserModel, s.userID),
-		target: s.waveRole("target", tf, s.target, s.targetIdent),
+func (t *simTarget) newSimWaves(rows []simRow) *simWaves {
+	r := t.r
+	tf, _ := r.cfg.TargetField(t.id)
+	w := &simWaves{t: t, rows: rows,
+		user:   t.waveRole("user", "user_model", r.cfg.UserModel, t.userID),
+		target: t.waveRole("target", tf, t.model, t.targetIdent),
 	}
 	if w.user == nil && w.target == nil {
 		return nil
 	}
-	w.done = make([]bool, len(s.rows))
-	w.paid = make([]callstore.Stats, len(s.rows))
+	w.done = map[string]bool{}
+	w.paid = map[string]callstore.Stats{}
 	return w
 }
 
 // waveRole returns the batched role, or nil when the model runs in real
 // time (no `batch: true`, or no batch API for its provider: said once).
-func (s *simRun) waveRole(name, field string, m config.ModelConfig, id callstore.Identity) *waveRole {
-	r := s.r
+func (t *simTarget) waveRole(name, field string, m config.ModelConfig, id callstore.Identity) *waveRole {
+	r := t.r
 	if !m.Batch {
 		return nil
 	}
 	p, err := batch.ForModel(m, provider.Options{HTTP: r.http, Prices: r.prices, Pricing: r.cfg.Pricing, Role: field})
 	if err != nil {
-		r.logf("simulate %s: %s: %v — its turns run in real time instead", s.targetID, field, err)
+		r.logf("simulate %s: %s: %v — its turns run in real time instead", t.id, field, err)
 		return nil
 	}
-	state := filepath.Join(r.store.Dir(), safeName(s.targetID), "sim-batch", name+r.shardSuffix()+".json")
+	state := filepath.Join(r.store.Dir(), safeName(t.id), "sim-batch", name+r.shardSuffix()+".json")
 	return &waveRole{name: name, model: m, id: id, prov: p, state: state}
 }
 
@@ -190,7 +194,7 @@ func (w *simWaves) roles() []*waveRole {
 // without a message is asked again with another seed); anything still
 // waiting after the bound is left to the real-time pass.
 func (w *simWaves) run(ctx context.Context) error {
-	r := w.s.r
+	r := w.t.r
 	if r.opts.Force {
 		// Like the store, a forced run ignores earlier invocations' batches.
 		for _, role := range w.roles() {
@@ -211,7 +215,7 @@ func (w *simWaves) run(ctx context.Context) error {
 			return err
 		}
 		if w.budget {
-			r.logf("simulate %s: the cost ceiling stopped a real-time call; the batch waves end here", w.s.targetID)
+			r.logf("simulate %s: the cost ceiling stopped a real-time call; the batch waves end here", w.t.id)
 			return nil
 		}
 		pending := 0
@@ -222,7 +226,7 @@ func (w *simWaves) run(ctx context.Context) error {
 			return nil
 		}
 		if wave > maxWaves {
-			r.logf("simulate %s: %d calls still wait after %d batch waves (replies asked again); they run in real time", w.s.targetID, pending, maxWaves)
+			r.logf("simulate %s: %d calls still wait after %d batch waves (replies asked again); they run in real time", w.t.id, pending, maxWaves)
 			return nil
 		}
 		if ok, err := w.send(ctx); err != nil || !ok {
@@ -237,61 +241,87 @@ func (w *simWaves) pass(ctx context.Context) error {
 	for _, role := range w.roles() {
 		role.reset()
 	}
-	s := w.s
-	workers := s.r.workers(s.r.cfg.Run.Concurrency.Simulate, len(s.rows))
-	if err := forEachStream(ctx, workers, s.feed(ctx), w.row); err != nil {
+	t := w.t
+	var wg sync.WaitGroup
+	err := t.r.eachRow(w.rows, func(row convRow) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		wg.Add(1)
+		if !t.r.goRow(ctx, t.lane, true, func() { defer wg.Done(); w.row(ctx, row) }, wg.Done) {
+			wg.Done()
+			return ctx.Err()
+		}
+		return nil
+	})
+	wg.Wait()
+	if err != nil {
 		return err
 	}
 	for _, role := range w.roles() {
 		if n := role.fallback.Load(); n > 0 {
-			s.r.logf("simulate %s: %d %s call(s) the batch could not answer were sent in real time", s.targetID, n, role.name)
+			t.r.logf("simulate %s: %d %s call(s) the batch could not answer were sent in real time", t.id, n, role.name)
 		}
 	}
 	return nil
 }
 
 // row advances one conversation.
-func (w *simWaves) row(ctx context.Context, job simJob) {
-	i, s := job.i, w.s
-	if w.done[i] {
+func (w *simWaves) row(ctx context.Context, row convRow) {
+	t := w.t
+	name := t.unit(row.sc.ID, row.sample)
+	w.mu.Lock()
+	done := w.done[name]
+	w.mu.Unlock()
+	if done {
 		return
 	}
-	unit, err := s.r.store.Unit(s.r.simUnit(s.targetID, job.simRow))
+	unit, err := t.r.store.Unit(name)
 	if err != nil {
-		w.done[i] = true // the real-time pass reports it
+		w.markDone(name) // the real-time pass reports it
 		return
 	}
 	defer unit.Close()
 	var conv artifacts.Conversation
-	if unit.Result(fingerprint(s.rowKeyBase, job.sc, job.sample), &conv) && conv.Status != artifacts.StatusError {
-		w.done[i] = true
+	if unit.Result(fingerprint(t.rowKeyBase, row.sc, row.sample), &conv) && conv.Status != artifacts.StatusError {
+		w.markDone(name)
 		return
 	}
 	var pending atomic.Bool
-	user := unit.Client(s.userID, w.client(w.user, s.userC, &pending))
-	target := unit.Client(s.targetIdent, w.client(w.target, s.targetC, &pending))
-	_, err = stages.Simulate(ctx, user, target, s.r.prompts, s.spec(job))
-	st := unit.Stats()
-	if pending.Load() {
+	user := unit.Client(t.userID, w.client(w.user, t.userC, &pending))
+	target := unit.Client(t.targetIdent, w.client(w.target, t.targetC, &pending))
+	_, err = stages.Simulate(ctx, user, target, t.r.prompts, t.spec(row))
+	w.settle(name, unit.Stats(), pending.Load(), err)
+}
+
+func (w *simWaves) markDone(unit string) {
+	w.mu.Lock()
+	w.done[unit] = true
+	w.mu.Unlock()
+}
+
+// settle records what one conversation's pass paid and how it ended.
+func (w *simWaves) settle(name string, st callstore.Stats, pending bool, err error) {
+	if pending {
 		st.Misses-- // the recorded call is no answer
 	}
-	w.paid[i].Misses += st.Misses
-	w.paid[i].Spent = w.paid[i].Spent.Add(st.Spent)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.paid[name]
+	p.Misses += st.Misses
+	p.Spent = p.Spent.Add(st.Spent)
+	w.paid[name] = p
 	switch {
-	case pending.Load():
+	case pending:
 	case err == nil:
-		w.done[i] = true
+		w.done[name] = true
 	case errors.Is(err, llm.ErrBudgetExceeded):
-		w.done[i] = true
-		w.mu.Lock()
+		w.done[name] = true
 		w.budget = true
-		w.mu.Unlock()
 	case fatalErr(err):
-		w.mu.Lock()
 		if w.fatal == nil {
 			w.fatal = err
 		}
-		w.mu.Unlock()
 	}
 }
 
@@ -339,7 +369,7 @@ func (w *simWaves) answersStored() error {
 // answers. ok is false when the cost ceiling leaves no room for a wave: the
 // real-time pass then goes on up to the ceiling.
 func (w *simWaves) send(ctx context.Context) (ok bool, err error) {
-	r, roles := w.s.r, w.roles()
+	r, roles := w.t.r, w.roles()
 	releases := make([]func(float64), len(roles))
 	if r.budget != nil {
 		for k, role := range roles {
@@ -353,7 +383,7 @@ func (w *simWaves) send(ctx context.Context) (ok bool, err error) {
 				for _, rel := range releases[:k] {
 					rel(0)
 				}
-				r.logf("simulate %s: the next batch wave (≈$%.4f) would pass the cost ceiling; the rest runs in real time up to the ceiling", w.s.targetID, est)
+				r.logf("simulate %s: the next batch wave (≈$%.4f) would pass the cost ceiling; the rest runs in real time up to the ceiling", w.t.id, est)
 				return false, nil
 			}
 			releases[k] = rel
@@ -375,7 +405,7 @@ func (w *simWaves) send(ctx context.Context) (ok bool, err error) {
 
 // sendRole runs one role's batch of this wave.
 func (w *simWaves) sendRole(ctx context.Context, role *waveRole, release func(float64)) error {
-	r, target := w.s.r, w.s.targetID
+	r, target := w.t.r, w.t.id
 	if len(role.items) == 0 {
 		if release != nil {
 			release(0)
@@ -425,7 +455,7 @@ func (w *simWaves) waveNumber(role *waveRole) (wave, waves int) {
 	for _, t := range role.turns {
 		first = min(first, t)
 	}
-	return (first-1)*perTurn + pos, w.s.r.cfg.Generation.Turns * perTurn
+	return (first-1)*perTurn + pos, w.t.r.cfg.Generation.Turns * perTurn
 }
 
 // turnLabel says which turns a batch holds: "turn 2", or "turns 2, 3"
@@ -450,14 +480,16 @@ func turnLabel(turns []int) string {
 	return "turns " + strings.Join(s, ", ")
 }
 
-// withWaves adds to a row's stats in the real-time pass what the waves
+// paidFor adds to a row's stats in the real-time pass what the waves
 // paid for its calls: that pass replays those answers from the store,
 // which alone would count them as reused instead of paid now.
-func (s *simRun) withWaves(i int, st callstore.Stats) callstore.Stats {
-	if s.waves == nil {
+func (w *simWaves) paidFor(unit string, st callstore.Stats) callstore.Stats {
+	if w == nil {
 		return st
 	}
-	p := s.waves.paid[i]
+	w.mu.Lock()
+	p := w.paid[unit]
+	w.mu.Unlock()
 	st.Misses += p.Misses
 	st.Hits -= p.Misses
 	st.Spent = st.Spent.Add(p.Spent)
@@ -476,4 +508,14 @@ func usageMinus(u, o llm.Usage) llm.Usage {
 		return llm.Usage{}
 	}
 	return d
+}
+
+// batchWaves reports whether simulate sends m's turns in batch waves
+// (`batch: true` and a provider with a batch API).
+func (r *env) batchWaves(m config.ModelConfig) bool {
+	if !m.Batch {
+		return false
+	}
+	_, err := batch.ForModel(m, provider.Options{HTTP: r.http, Prices: r.prices, Pricing: r.cfg.Pricing})
+	return err == nil
 }

@@ -1,0 +1,259 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/stages"
+)
+
+// simTarget is one target's conversations in one benchmark: the clients
+// and identities its rows share, the fingerprint their row keys start
+// from, and what becomes of a conversation once it is stored (judged at
+// once, in `run`). Its rows start while ctx lives; a fatal provider error
+// (quota, auth) ends ctx so no new row starts, while calls already on the
+// wire finish under callCtx and are stored, not paid again next run.
+type simTarget struct {
+	r           *Runner
+	id          string
+	model       config.ModelConfig
+	userC       llm.Client
+	targetC     llm.Client
+	userID      callstore.Identity
+	targetIdent callstore.Identity
+	rowKeyBase  string
+
+	ctx     context.Context
+	callCtx context.Context
+	stop    context.CancelCauseFunc
+	lane    chan struct{}
+	bar     *barPart
+	judge   *judgeTarget // nil: conversations are not judged as they end
+	// pipeline: conversations are judged as they end (run), by judge.
+	pipeline bool
+	waves    *simWaves // nil: no role of this target is sent in batch waves
+	rows     sync.WaitGroup
+	// started counts the conversations started from offered variants
+	// (before scenarios.json exists), for the gen_scenarios note.
+	started *atomic.Int64
+}
+
+// newSimTarget opens a target's clients. Its rows run under ctx (see simTarget).
+func (r *Runner) newSimTarget(ctx context.Context, targetID string) (*simTarget, error) {
+	target, err := r.targetConfig(targetID)
+	if err != nil {
+		return nil, err
+	}
+	in := r.simInputs(target, "")
+	t := &simTarget{
+		r: r, id: targetID, model: target,
+		userID: identity(r.cfg.UserModel), targetIdent: identity(target),
+		rowKeyBase: fingerprint(in["metrics"], in["target_prompt"], in["settings"], in["user_model"], in["target_model"], in["prompts"]),
+		callCtx:    ctx,
+		lane:       r.lanes.of(StageSimulate, targetID),
+	}
+	t.ctx, t.stop = context.WithCancelCause(ctx)
+	if r.opts.DryRun {
+		return t, nil // a plan calls nothing: keys may still be missing
+	}
+	if t.userC, err = r.modelClient("user_model", r.cfg.UserModel); err != nil {
+		t.stop(nil)
+		return nil, err
+	}
+	tf, _ := r.cfg.TargetField(targetID)
+	if t.targetC, err = r.modelClient(tf, target); err != nil {
+		t.stop(nil)
+		return nil, err
+	}
+	return t, nil
+}
+
+// attachJudge makes t judge each conversation as soon as it is stored,
+// when it pipelines (run); total sizes the evaluate bar. The judge shares
+// t's rows' context: a judge's fatal error stops the conversations too.
+func (t *simTarget) attachJudge(total int) error {
+	if !t.pipeline || t.judge != nil {
+		return nil
+	}
+	j, err := t.r.newJudgeTarget(t.ctx, t.callCtx, t.stop, t.id, total)
+	if err != nil {
+		return err
+	}
+	t.judge = j
+	return nil
+}
+
+// close stops new rows and waits for the rows this target started.
+func (t *simTarget) close() {
+	t.stop(nil)
+	t.rows.Wait()
+	t.bar.close()
+	if t.judge != nil {
+		t.judge.close()
+	}
+}
+
+// convRow is one conversation: a scenario variant and a sample.
+type convRow struct {
+	sc     artifacts.Scenario
+	sample int
+}
+
+func (t *simTarget) unit(id string, sample int) string {
+	return fmt.Sprintf("%s/sim/%s__s%d", safeName(t.id), safeName(id), sample)
+}
+
+// start returns the row of a conversation, starting it unless it was
+// started already. With wait the caller waits for room in the lane. keep
+// says whether the row keeps its conversation for whoever awaits it (a row
+// offered before its output exists stores it and lets it go).
+func (t *simTarget) start(row convRow, wait, keep bool) *rowState[artifacts.Conversation] {
+	unit := t.unit(row.sc.ID, row.sample)
+	st, created := t.r.rows.convs.claim(unit, fingerprint(t.rowKeyBase, row.sc, row.sample))
+	if !created {
+		return st
+	}
+	t.rows.Add(1)
+	ok := t.r.goRow(t.ctx, t.lane, wait, func() {
+		defer t.rows.Done()
+		st.finish(t.run(st, unit, row, keep))
+	}, func() {
+		defer t.rows.Done()
+		st.finish(rowOut[artifacts.Conversation]{status: RowStopped})
+	})
+	if !ok {
+		t.rows.Done()
+		st.finish(rowOut[artifacts.Conversation]{status: RowStopped})
+	}
+	return st
+}
+
+// run makes one conversation, or replays the stored one, and stores it.
+func (t *simTarget) run(st *rowState[artifacts.Conversation], unit string, row convRow, keep bool) rowOut[artifacts.Conversation] {
+	st.waitPrev()
+	start := time.Now()
+	u, err := t.r.store.Unit(unit)
+	if err != nil {
+		return t.done(row, rowOut[artifacts.Conversation]{status: RowFailed, reason: err.Error()}, row.sc.ID, keep, false)
+	}
+	defer u.Close()
+	var conv artifacts.Conversation
+	if u.Result(st.key, &conv) && conv.Status != artifacts.StatusError {
+		o := rowOut[artifacts.Conversation]{status: RowReused, stored: true, val: &conv, took: time.Since(start)}
+		return t.done(row, o, conv.ConvID, keep, true)
+	}
+	conv, err = stages.Simulate(t.callCtx, u.Client(t.userID, t.userC), u.Client(t.targetIdent, t.targetC), t.r.prompts, t.spec(row))
+	s := t.waves.paidFor(unit, u.Stats())
+	out := rowOut[artifacts.Conversation]{spent: s.Spent, saved: s.Saved, took: time.Since(start)}
+	if err != nil {
+		// Cancelled or stopped by the ceiling: the calls made so far are
+		// stored; the row is simply not finished. A fatal provider error
+		// stops this target's rows.
+		if fatalErr(err) {
+			t.stop(err)
+		}
+		out.status = RowStopped
+		return t.done(row, out, "", keep, false)
+	}
+	if err := u.SetResult(convResultKey(st.key, conv), conv); err != nil {
+		out.status, out.reason = RowFailed, err.Error()
+		return t.done(row, out, conv.ConvID, keep, false)
+	}
+	out.val, out.stored, out.status = &conv, true, RowDone
+	if conv.Status == artifacts.StatusError {
+		out.status, out.reason = RowFailed, conv.StatusReason
+	} else if s.Misses == 0 {
+		out.status = RowReused
+	}
+	return t.done(row, out, conv.ConvID, keep, false)
+}
+
+// done counts a finished row in the summary and on the bar, hands a
+// stored conversation to its judge, and returns the outcome. replayed: the
+// conversation was stored by an earlier run (not shown turn by turn again).
+func (t *simTarget) done(row convRow, o rowOut[artifacts.Conversation], name string, keep, replayed bool) rowOut[artifacts.Conversation] {
+	r := t.r
+	r.Report.count(StageSimulate, t.id, name, o.status, o.reason, o.spent, o.saved)
+	if b := t.bar; b != nil {
+		if o.status == RowStopped {
+			b.bar().Unfinished(o.spent)
+		} else {
+			b.bar().Done(o.status == RowFailed, o.status == RowReused || o.spent.Requests == 0, o.spent, o.took)
+		}
+	}
+	if o.val == nil {
+		return o
+	}
+	if r.cfg.Run.Verbose && !replayed {
+		r.printTurns(*o.val)
+	}
+	if t.judge != nil {
+		sc := row.sc
+		t.judge.start(o.val, &sc, false)
+	}
+	if !keep {
+		o.val = nil // stored: whoever needs it reads it back
+	}
+	return o
+}
+
+// spec describes one row's conversation (batch waves run it too: the same
+// spec, so the same requests and call-store keys).
+func (t *simTarget) spec(row convRow) stages.SimSpec {
+	r := t.r
+	m, _ := r.bench.MetricByID(row.sc.MetricID)
+	return stages.SimSpec{
+		Bench: r.bench, Scenario: row.sc, Metric: m,
+		TargetID: t.id, TargetModel: t.model.Model, UserModel: r.cfg.UserModel.Model,
+		Sample: row.sample, Turns: r.cfg.Generation.Turns,
+		Landmarks: r.cfg.Landmarks, Perfunctory: r.cfg.Perfunctory, Seed: r.cfg.Seed,
+		UserTemperature: r.cfg.UserModel.Temperature, TargetTemperature: t.model.Temperature,
+	}
+}
+
+// convResultKey is the key a finished conversation is stored under: its row
+// key, or for an error conversation a key no run accepts as done, so the
+// output records the error and the next run retries the row.
+func convResultKey(rowKey string, conv artifacts.Conversation) string {
+	if conv.Status == artifacts.StatusError {
+		return errorKey(rowKey)
+	}
+	return rowKey
+}
+
+func errorKey(rowKey string) string { return "error:" + rowKey }
+
+// offer starts the conversations of a base scenario's variants (every
+// sample) as soon as generation has them, before scenarios.json exists:
+// the row keys hash the scenario as simulate reads it back from the file,
+// which a JSON round trip gives exactly.
+func (t *simTarget) offer(variants []artifacts.Scenario) {
+	for _, v := range variants {
+		sc, err := canonicalScenario(v)
+		if err != nil {
+			continue // simulate starts it from the file
+		}
+		for smp := range t.r.cfg.Generation.NumSamples {
+			t.start(convRow{sc, smp}, false, false)
+			if t.started != nil {
+				t.started.Add(1)
+			}
+		}
+	}
+}
+
+func canonicalScenario(s artifacts.Scenario) (artifacts.Scenario, error) {
+	b, err := s.MarshalJSON()
+	if err != nil {
+		return s, err
+	}
+	var out artifacts.Scenario
+	return out, out.UnmarshalJSON(b)
+}

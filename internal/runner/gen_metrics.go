@@ -1,0 +1,113 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/stages"
+)
+
+// GenMetrics writes metrics into benchmark.yaml (kept as the user wrote it
+// otherwise). With --force it replaces existing metrics, after a backup.
+func (r *Runner) GenMetrics(ctx context.Context) error { return r.genMetrics(ctx, r.opts.Force) }
+
+// genMetrics writes metrics when benchmark.yaml has none, or replaces them
+// when regenerate is set. `run` never sets it: metrics may be hand-written,
+// and its --force is about scenarios and runs.
+func (r *Runner) genMetrics(ctx context.Context, regenerate bool) error {
+	rep := PhaseReport{Phase: StageGenMetrics, Output: r.bench.Path}
+	gen := r.cfg.Generator()
+	skip := !r.genMetricsWillRun(regenerate)
+	if r.opts.DryRun {
+		r.planRow(StageGenMetrics, "", "", gen, 1, 1, 1500, 1500)
+		if skip {
+			r.planNote(StageGenMetrics, "", "skip: metrics exist")
+		}
+		return nil
+	}
+	if skip {
+		rep.Status, rep.Reason = StatusSkipped, fmt.Sprintf("benchmark.yaml already has %d metrics; kept (`impactbench gen-metrics %s --force` replaces them, keeping a backup)", len(r.bench.Metrics), r.bench.Slug)
+		r.logf("[skip] gen_metrics %s — %s", r.bench.Slug, rep.Reason)
+		r.Report.add(rep)
+		return nil
+	}
+	c, err := r.modelClient(r.generatorField(), gen)
+	if err != nil {
+		return err
+	}
+	bar := r.bars.open(StageGenMetrics, "", 1)
+	defer bar.close()
+	start := time.Now()
+	unit, err := r.store.Unit("gen_metrics/metrics")
+	if err != nil {
+		return err
+	}
+	defer unit.Close()
+	metrics, usage, err := stages.GenMetrics(ctx, unit.Client(identity(gen), c), r.prompts, r.bench, stages.GenOptions{Seed: r.cfg.Seed})
+	st := unit.Stats()
+	bar.bar().Done(err != nil, st.Misses == 0, st.Spent, time.Since(start))
+	rep.Rows, rep.Calls, rep.Spent = 1, st.Spent.Requests, st.Spent
+	r.Report.addReused(st.Saved)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		rep.Status, rep.Failed = StatusFailed, 1
+		rep.Failures = []RowFailure{{Row: "metrics", Reason: err.Error()}}
+		r.Report.add(rep)
+		return nil
+	}
+	if err := r.saveMetrics(metrics); err != nil {
+		return err
+	}
+	if err := unit.SetResult("done", len(metrics)); err != nil {
+		return err
+	}
+	if err := r.writeCost(r.outDir, StageGenMetrics.String(), usage); err != nil {
+		return err
+	}
+	rep.Status = StatusRan
+	r.logf("generated %d metrics", len(metrics))
+	r.Report.add(rep)
+	return nil
+}
+
+// saveMetrics writes generated metrics into benchmark.yaml, backing up
+// the metrics it replaces.
+func (r *Runner) saveMetrics(metrics []config.Metric) error {
+	if len(r.bench.Metrics) > 0 {
+		bak, err := config.BackupFile(r.bench.Path, time.Now())
+		if err != nil {
+			return fmt.Errorf("back up %s before replacing its metrics: %w", r.bench.Path, err)
+		}
+		r.logf("replacing %d metrics in %s; the previous file is saved as %s", len(r.bench.Metrics), r.bench.Path, bak)
+	}
+	if err := config.SaveMetrics(r.bench.Path, metrics); err != nil {
+		return fmt.Errorf("write metrics into %s: %w", r.bench.Path, err)
+	}
+	r.bench.Metrics = metrics
+	return nil
+}
+
+// writeCost records a phase's usage in dir/cost.json (upstream's shape).
+func (r *Runner) writeCost(dir, phase string, u llm.Usage) error {
+	if r.opts.Shard.Active() {
+		phase = fmt.Sprintf("%s.shard-%d-of-%d", phase, r.opts.Shard.Index, r.opts.Shard.Count)
+	}
+	pc := artifacts.PhaseCost{
+		Cost: artifacts.Round(u.Cost, 6), InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Phase: phase,
+		CachedInputTokens: u.CachedInputTokens, ReasoningTokens: u.ReasoningTokens, Requests: u.Requests,
+	}
+	if u.Requests > 0 && !u.CostKnown {
+		f := false
+		pc.CostKnown = &f
+	}
+	return artifacts.UpdateCost(filepath.Join(dir, "cost.json"), phase, pc)
+}
+
+func safeName(s string) string { return artifacts.SafeName(s) }
