@@ -349,7 +349,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		fake.genMetrics = o.Metrics
 		srv := httptest.NewServer(fake)
 		defer srv.Close()
-		pm.baseURL = srv.URL + "/v1"
+		pm.baseURL, pm.sharedURL = srv.URL, o.SharedPool
 		if o.ConfigureLimits {
 			pm.rpm, pm.tpm = o.RPM, o.TPM
 		}

@@ -53,6 +53,10 @@ func planLayout(o Options) layout {
 // projectModels describes the model blocks of config.yaml.
 type projectModels struct {
 	baseURL         string // "" with Offline
+	// sharedURL puts every model on one base_url (one server: the tool
+	// then keeps one limit pool for all of them); otherwise each model has
+	// its own path on the fake, as separate servers or per-model limits.
+	sharedURL bool
 	offline         bool
 	offlineLatency  time.Duration
 	rpm, tpm        int // written only with ConfigureLimits
@@ -115,7 +119,11 @@ func writeModel(b *strings.Builder, pm projectModels, indent, name string) {
 			fmt.Fprintf(b, "%soffline: {latency: %s}\n", indent, pm.offlineLatency)
 		}
 	} else {
-		fmt.Fprintf(b, "%ssource: vllm\n%sbase_url: %q\n", indent, indent, pm.baseURL)
+		url := pm.baseURL + "/v1"
+		if !pm.sharedURL {
+			url = pm.baseURL + "/" + name + "/v1"
+		}
+		fmt.Fprintf(b, "%ssource: vllm\n%sbase_url: %q\n", indent, indent, url)
 	}
 	if pm.rpm > 0 {
 		fmt.Fprintf(b, "%srpm: %d\n", indent, pm.rpm)

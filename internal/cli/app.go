@@ -151,20 +151,12 @@ func (g *globals) openRunner(benchArg string, pf *phaseFlags, extra func(*runner
 	if err != nil {
 		return nil, nil, err
 	}
-	shard, err := pf.shard()
+	opts, err := g.runnerOptions(cfg, pf)
 	if err != nil {
 		return nil, nil, err
 	}
 	tr := g.tracker()
-	opts := runner.Options{
-		Force:    pf.Force || cfg.Run.Force,
-		DryRun:   pf.DryRun || cfg.Run.DryRun,
-		MaxCost:  pf.MaxCost,
-		Shard:    shard,
-		Progress: tr,
-		Logger:   g.logger,
-		Stderr:   g.stderr,
-	}
+	opts.Progress = tr
 	if extra != nil {
 		extra(&opts)
 	}
@@ -176,16 +168,20 @@ func (g *globals) openRunner(benchArg string, pf *phaseFlags, extra func(*runner
 	return r, tr, nil
 }
 
-// preflightRun checks one benchmark as `run` would before its first phase,
-// without running anything (for `run all`, before the first benchmark runs).
-func (g *globals) preflightRun(benchArg string, pf *phaseFlags) error {
-	r, tr, err := g.openRunner(benchArg, pf, nil)
+// runnerOptions are the runner's options from the phase flags and config.
+func (g *globals) runnerOptions(cfg *config.Config, pf *phaseFlags) (runner.Options, error) {
+	shard, err := pf.shard()
 	if err != nil {
-		return err
+		return runner.Options{}, err
 	}
-	defer r.Close()
-	tr.Close()
-	return r.PreflightRun(r.Targets())
+	return runner.Options{
+		Force:   pf.Force || cfg.Run.Force,
+		DryRun:  pf.DryRun || cfg.Run.DryRun,
+		MaxCost: pf.MaxCost,
+		Shard:   shard,
+		Logger:  g.logger,
+		Stderr:  g.stderr,
+	}, nil
 }
 
 // finish turns failed rows into exit 1 and prints the plan or summary
@@ -198,15 +194,7 @@ func (g *globals) finish(command string, r *runner.Runner, inv invocation, runEr
 		s.Precision = r.DryRunPrecision()
 	}
 	if g.JSON {
-		out, err := newRunJSON(command, r, inv, runErr)
-		if err != nil {
-			return err
-		}
-		if g.collect != nil {
-			*g.collect = append(*g.collect, out)
-			return runErr
-		}
-		if err := writeJSON(g.stdout, out); err != nil {
+		if err := writeJSON(g.stdout, newRunJSON(command, r, inv, runErr)); err != nil {
 			return err
 		}
 		return runErr
@@ -235,27 +223,7 @@ func withFailedRows(r *runner.Runner, runErr error) error {
 }
 
 func printSummary(g *globals, s *runner.Summary) {
-	for _, p := range s.Phases {
-		if p.Status == runner.StatusFailed || p.Status == runner.StatusStopped {
-			label := p.Phase.String()
-			if p.Target != "" {
-				label += " " + p.Target
-			}
-			if p.Status == runner.StatusStopped && p.Failed == 0 {
-				// Nothing failed: the phase was cut short (Ctrl-C, cost ceiling).
-				fmt.Fprintf(g.stderr, "%s: stopped — %s\n", label, p.Reason)
-			} else {
-				reason := ""
-				if p.Reason != "" {
-					reason = ": " + p.Reason
-				}
-				fmt.Fprintf(g.stderr, "%s: %s — %d of %d row(s) failed%s\n", label, p.Status, p.Failed, p.Rows, reason)
-			}
-			for _, f := range p.Failures {
-				fmt.Fprintf(g.stderr, "  %s: %s\n", f.Row, f.Reason)
-			}
-		}
-	}
+	printPhaseProblems(g, s.Phases, "")
 	if s.Budget != nil {
 		fmt.Fprintf(g.stderr, "cost ceiling $%.4f: spent $%.4f this run; %d row(s) not done — raise --max-cost and rerun to finish them\n",
 			s.Budget.Max, s.Budget.Spent, s.Budget.Remaining)
@@ -265,6 +233,33 @@ func printSummary(g *globals, s *runner.Summary) {
 		s.Reused.Requests, progress.Dollars(s.Reused))
 	if line := limitsLine(s.Limits); line != "" {
 		fmt.Fprintln(g.stderr, line)
+	}
+}
+
+// printPhaseProblems lists the failed and stopped phases, each label
+// prefixed (a study names the benchmark).
+func printPhaseProblems(g *globals, phases []runner.PhaseReport, prefix string) {
+	for _, p := range phases {
+		if p.Status != runner.StatusFailed && p.Status != runner.StatusStopped {
+			continue
+		}
+		label := prefix + p.Phase.String()
+		if p.Target != "" {
+			label += " " + p.Target
+		}
+		if p.Status == runner.StatusStopped && p.Failed == 0 {
+			// Nothing failed: the phase was cut short (Ctrl-C, cost ceiling).
+			fmt.Fprintf(g.stderr, "%s: stopped — %s\n", label, p.Reason)
+			continue
+		}
+		reason := ""
+		if p.Reason != "" {
+			reason = ": " + p.Reason
+		}
+		fmt.Fprintf(g.stderr, "%s: %s — %d of %d row(s) failed%s\n", label, p.Status, p.Failed, p.Rows, reason)
+		for _, f := range p.Failures {
+			fmt.Fprintf(g.stderr, "  %s: %s\n", f.Row, f.Reason)
+		}
 	}
 }
 

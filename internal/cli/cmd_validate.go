@@ -175,10 +175,7 @@ type validateJSON struct {
 }
 
 func writeValidateJSON(g *globals, r *runner.Runner, swap runner.Swap, rep *compare.Report, written string, runErr error) error {
-	run, err := newRunJSON("validate", r, invocation{}, runErr)
-	if err != nil {
-		return err
-	}
+	run := newRunJSON("validate", r, invocation{}, runErr)
 	out := validateJSON{Command: "validate", Benchmark: run.Benchmark, Swap: swap.Role + "=" + swap.Model,
 		ExitCode: run.ExitCode, Error: run.Error, Run: run, Comparison: rep}
 	if rep != nil {

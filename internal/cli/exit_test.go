@@ -62,7 +62,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"bogus"}, ExitUsage, "unknown command"},
 		{[]string{"run"}, ExitUsage, "expected a benchmark name (a directory under benchmarks/), e.g. `impactbench run example`"},
 		{[]string{"run", "example", "--nope"}, ExitUsage, "unknown flag"},
-		{[]string{"run", "all", "offline-careful"}, ExitUsage, "'all' runs every phase"},
+		{[]string{"run", "all", "nope"}, ExitUsage, "target \"nope\" is not in"},
 		{[]string{"run", "missing-bench"}, ExitUsage, "benchmark \"missing-bench\" not found"},
 		{[]string{"simulate", "example", "nope"}, ExitUsage, "target \"nope\" is not in"},
 		{[]string{"run", "example", "--shard", "3/2"}, ExitUsage, "--shard"},

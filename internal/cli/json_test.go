@@ -82,6 +82,7 @@ var docShapes = map[string]reflect.Type{
 	"error.error":          reflect.TypeFor[errorBody](),
 	"run":                  reflect.TypeFor[runJSON](),
 	"run.results[]":        reflect.TypeFor[modelJSON](),
+	"study":                reflect.TypeFor[studyJSON](),
 	"validate":             reflect.TypeFor[validateJSON](),
 	"compare":              reflect.TypeFor[compare.Report](),
 	"report":               reflect.TypeFor[reportJSON](),
@@ -249,11 +250,12 @@ func TestJSONEveryCommand(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d\n%s", code, errs)
 		}
-		arr, ok := decodeJSON(t, "run all", out).([]any)
+		obj := checkShape(t, "run all", doc, "study", decodeJSON(t, "run all", out))
+		arr, ok := obj["benchmarks"].([]any)
 		if !ok || len(arr) != 1 {
-			t.Fatalf("run all --json: want an array of one run, got %s", out)
+			t.Fatalf("run all --json: want a study of one benchmark, got %s", out)
 		}
-		checkRunResults(t, dir, checkShape(t, "run all[0]", doc, "run", arr[0]))
+		checkRunResults(t, dir, checkShape(t, "run all.benchmarks[0]", doc, "run", arr[0]))
 	})
 
 	t.Run("merge", func(t *testing.T) {

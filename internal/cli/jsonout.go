@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/runner"
@@ -45,7 +47,7 @@ type invocation struct {
 
 // newRunJSON builds the output of one benchmark's run; runErr is the
 // command's final error.
-func newRunJSON(command string, r *runner.Runner, inv invocation, runErr error) (runJSON, error) {
+func newRunJSON(command string, r *runner.Runner, inv invocation, runErr error) runJSON {
 	s := r.Report
 	out := runJSON{
 		Command: command, Benchmark: s.Benchmark, DryRun: s.DryRun, ExitCode: exitCode(runErr),
@@ -65,7 +67,7 @@ func newRunJSON(command string, r *runner.Runner, inv invocation, runErr error) 
 	if !s.DryRun && s.Ran(runner.StageAggregate) {
 		out.Results = s.Results
 	}
-	return out, nil
+	return out
 }
 
 // readModels reads the pass rates of results.json.
@@ -79,4 +81,50 @@ func readModels(path string) ([]modelJSON, error) {
 		out[i] = m.Headline()
 	}
 	return out, nil
+}
+
+// studyJSON is the output of `run` over several benchmarks (`run all`,
+// `run b1 b2 …`): each benchmark's run object and the study's totals.
+type studyJSON struct {
+	Command    string               `json:"command"`
+	DryRun     bool                 `json:"dry_run"`
+	ExitCode   int                  `json:"exit_code"`
+	Error      *string              `json:"error"`
+	Benchmarks []runJSON            `json:"benchmarks"`
+	Spent      llm.Usage            `json:"spent"`
+	Reused     llm.Usage            `json:"reused"`
+	Budget     *runner.BudgetReport `json:"budget"`
+	Plan       *runner.PlanTotal    `json:"plan"`
+	Limits     []runner.PoolLimit   `json:"limits"`
+}
+
+func newStudyJSON(s *runner.Study, sum *runner.StudySummary, invs []invocation, runErr error) studyJSON {
+	out := studyJSON{Command: "run", DryRun: sum.DryRun, ExitCode: exitCode(runErr),
+		Spent: sum.Spent, Reused: sum.Reused, Budget: sum.Budget, Plan: sum.Plan, Limits: sum.Limits}
+	if runErr != nil {
+		msg := runErr.Error()
+		out.Error = &msg
+	}
+	for i, r := range s.Benchmarks() {
+		var err error
+		for _, e := range flatten(runErr) {
+			var be *runner.BenchError
+			if errors.As(e, &be) && be.Bench == r.Bench().Slug {
+				err = be.Err
+			}
+		}
+		out.Benchmarks = append(out.Benchmarks, newRunJSON("run", r, invs[i], err))
+	}
+	return out
+}
+
+// flatten lists the errors joined in err.
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }

@@ -97,9 +97,6 @@ type globals struct {
 
 	progress        atomic.Pointer[progress.Tracker] // the live display, for signal handling
 	interruptedOnce sync.Once
-	// collect, when set, gathers the runJSON of each benchmark of `run all`
-	// so they print as one array.
-	collect *[]runJSON
 }
 
 // Main runs the CLI and returns the exit code.

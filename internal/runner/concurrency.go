@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -82,6 +83,11 @@ func poolName(m config.ModelConfig) string {
 	if m.RatePool != "" {
 		return m.RatePool
 	}
+	if m.BaseURL != "" {
+		if u, err := url.Parse(m.BaseURL); err == nil && u.Host != "" {
+			return u.Host + strings.TrimSuffix(u.Path, "/") // never userinfo or the query: they may hold a key
+		}
+	}
 	return m.Model
 }
 
@@ -142,7 +148,7 @@ func (r *Runner) RecordLimits() {
 }
 
 // poolLimits is every provider pool this invocation called, as it is now.
-func (r *Runner) poolLimits() []PoolLimit {
+func (r *env) poolLimits() []PoolLimit {
 	r.mu.Lock()
 	names := make(map[string]string, len(r.poolNames))
 	for k, v := range r.poolNames {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -102,13 +103,15 @@ func TestRunConcurrencyAutoAndCap(t *testing.T) {
 			f.srv = srv
 
 			dir := t.TempDir()
-			conf := tc.run + fmt.Sprintf(`user_model: {model: user, source: vllm, base_url: %[1]q}
-generator_model: {model: gen, source: vllm, base_url: %[1]q}
-evaluator_model: {model: judge, source: vllm, base_url: %[1]q}
+			// Each model on a server of its own (one base_url each): a
+			// limit pool per model.
+			conf := tc.run + fmt.Sprintf(`user_model: {model: user, source: vllm, base_url: "%[1]s/user/v1"}
+generator_model: {model: gen, source: vllm, base_url: "%[1]s/gen/v1"}
+evaluator_model: {model: judge, source: vllm, base_url: "%[1]s/judge/v1"}
 generation: {scenarios_per_metric: 12, turns: 2, num_samples: 2}
 targets:
-  - {id: t1, model: target, source: vllm, base_url: %[1]q}
-`, srv.URL+"/v1")
+  - {id: t1, model: target, source: vllm, base_url: "%[1]s/target/v1"}
+`, srv.URL)
 			if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(conf), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -141,10 +144,10 @@ targets:
 			}
 			byPool := map[string]PoolLimit{}
 			for _, l := range r.Report.Limits {
-				byPool[l.Pool] = l
+				byPool[strings.TrimPrefix(l.Pool, strings.TrimPrefix(srv.URL, "http://"))] = l
 			}
 			for _, name := range []string{"gen", "user", "target", "judge"} {
-				l, ok := byPool[name]
+				l, ok := byPool["/"+name+"/v1"]
 				if !ok {
 					t.Errorf("summary limits lack pool %q: %+v", name, r.Report.Limits)
 					continue
@@ -213,5 +216,79 @@ func TestStartConcurrencyFollowsThePhaseOfTheRole(t *testing.T) {
 		if got := r.startConcurrency(role); got != want {
 			t.Errorf("startConcurrency(%q) = %d, want %d", role, got, want)
 		}
+	}
+}
+
+// Models on one base_url are one server: they share one limit pool, which
+// learns the server's limit for all of them together. The server here
+// answers 429 above 6 calls in flight over every model; the run finishes,
+// the summary shows one pool with every call, and the pool's limit comes
+// down to what the server takes.
+func TestModelsOnOneServerShareOnePool(t *testing.T) {
+	const capacity = 6
+	f := &faultServer{t: t, seen: map[string]int{}, valid: map[string]int{}}
+	var mu sync.Mutex
+	inFlight, served := 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		over := inFlight > capacity
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+		}()
+		if over {
+			writeErr(w, 429, "rate_limit_exceeded", "", "too many requests in flight")
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		served++
+		mu.Unlock()
+		f.serve(w, r)
+	}))
+	defer srv.Close()
+	f.srv = srv
+	dir := t.TempDir()
+	conf := fmt.Sprintf(`user_model: {model: user, source: vllm, base_url: %[1]q}
+generator_model: {model: gen, source: vllm, base_url: %[1]q}
+evaluator_model: {model: judge, source: vllm, base_url: %[1]q}
+generation: {scenarios_per_metric: 12, turns: 2, num_samples: 2}
+targets:
+  - {id: t1, model: target, source: vllm, base_url: %[1]q}
+`, srv.URL+"/v1")
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bench := filepath.Join(dir, "benchmarks", "faults")
+	if err := os.MkdirAll(bench, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bench, "benchmark.yaml"), []byte(faultBench), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(filepath.Join(dir, "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(cfg, bench, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Run(t.Context(), r.Targets()); err != nil {
+		t.Fatal(err)
+	}
+	r.RecordLimits()
+	if len(r.Report.Limits) != 1 {
+		t.Fatalf("limits %+v, want one pool for the server", r.Report.Limits)
+	}
+	l := r.Report.Limits[0]
+	mu.Lock()
+	defer mu.Unlock()
+	if want := strings.TrimPrefix(srv.URL, "http://") + "/v1"; l.Pool != want || int(l.Calls) < served || l.Concurrency > capacity+2 || l.RateLimited == 0 {
+		t.Errorf("pool %+v, want %s with all %d calls, ending near the server's %d after its 429s", l, want, served, capacity)
 	}
 }

@@ -43,9 +43,10 @@ type env struct {
 	autoWorkers int
 	lanes       *lanes
 	bars        *bars
-	// rowsRunning counts the row goroutines of the study: a summary is
-	// final only once every one has returned.
+	// rowsRunning counts the row goroutines of the study.
 	rowsRunning sync.WaitGroup
+	// studySize is how many benchmarks share this environment.
+	studySize int
 }
 
 func newEnv(cfg *config.Config, opts Options) (*env, error) {
@@ -121,15 +122,22 @@ func deref(p *float64) any {
 	return *p
 }
 
-// poolKey groups calls that share a provider's limits: same provider,
-// endpoint, model and key (hashed — the key itself never leaves memory), or
-// the model's rate_pool and key when several model names share one quota.
+// poolKey groups calls that share a provider's limits (the key itself is
+// hashed and never leaves memory): models with the same rate_pool and key
+// share one quota; models on one base_url you set are one server (a vLLM
+// or other self-hosted server, a gateway) whose limit they all share;
+// otherwise each model of a provider has its own limits, as OpenAI's and
+// Anthropic's do.
 func poolKey(m config.ModelConfig) string {
 	h := sha256.Sum256([]byte(m.APIKey))
-	if m.RatePool != "" {
-		return m.Provider() + "|pool:" + m.RatePool + "|" + hex.EncodeToString(h[:4])
+	key := hex.EncodeToString(h[:4])
+	switch {
+	case m.RatePool != "":
+		return m.Provider() + "|pool:" + m.RatePool + "|" + key
+	case m.BaseURL != "":
+		return m.Provider() + "|url:" + m.BaseURL + "|" + key
 	}
-	return m.Provider() + "|" + m.BaseURL + "|" + m.Model + "|" + hex.EncodeToString(h[:4])
+	return m.Provider() + "||" + m.Model + "|" + key
 }
 
 // modelClient checks that the environment variables a model's config refers

@@ -212,4 +212,10 @@ func fatalErr(err error) bool {
 func budgetStopped(err error) bool { return errors.Is(err, llm.ErrBudgetExceeded) }
 
 // logf prints a human line through the progress tracker (never tears bars).
-func (r *Runner) logf(format string, args ...any) { r.prog.Printf(format, args...) }
+// In a study of several benchmarks each line names its benchmark.
+func (r *Runner) logf(format string, args ...any) {
+	if r.studySize > 1 {
+		format = r.bench.Slug + ": " + format
+	}
+	r.prog.Printf(format, args...)
+}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/llm"
 )
 
 // Study is several benchmarks run as one schedule of rows. Every
@@ -25,6 +26,7 @@ func NewStudy(cfg *config.Config, benchDirs []string, opts Options) (*Study, err
 		return nil, err
 	}
 	s := &Study{env: e}
+	e.studySize = len(benchDirs)
 	for _, d := range benchDirs {
 		r, err := e.open(d)
 		if err != nil {
@@ -75,10 +77,14 @@ func (s *Study) Run(ctx context.Context, targets []string) error {
 			if len(ts) == 0 {
 				ts = r.Targets()
 			}
-			if err := r.run(ctx, ts); err != nil {
+			err := r.run(ctx, ts)
+			r.Report.settle()
+			if n, ph := r.Report.Failed(); err == nil && n > 0 {
+				err = &PartialError{Failed: n, Phases: ph}
+			}
+			if err != nil {
 				errs[i] = &BenchError{Bench: r.bench.Slug, Err: err}
 			}
-			r.Report.settle()
 		}()
 	}
 	wg.Wait()
@@ -93,3 +99,43 @@ type BenchError struct {
 
 func (e *BenchError) Error() string { return fmt.Sprintf("%s: %v", e.Bench, e.Err) }
 func (e *BenchError) Unwrap() error { return e.Err }
+
+// StudySummary is what a study invocation did: each benchmark's summary,
+// and what the study spent, replayed and learned as a whole.
+type StudySummary struct {
+	DryRun     bool
+	Benchmarks []*Summary
+	Spent      llm.Usage // paid in this invocation, every benchmark together
+	Reused     llm.Usage
+	Budget     *BudgetReport // the one ceiling of the study (nil: none)
+	Limits     []PoolLimit
+	Plan       *PlanTotal // --dry-run: the study's bill
+}
+
+// Summary settles and returns the study's summary. Call it after Run.
+func (s *Study) Summary() *StudySummary {
+	out := &StudySummary{DryRun: s.env.opts.DryRun, Limits: s.env.poolLimits()}
+	var plan []PlanRow
+	remaining, capped := 0, false
+	for _, r := range s.benches {
+		r.Report.settle()
+		r.Report.mu.Lock()
+		out.Spent, out.Reused = out.Spent.Add(r.Report.Spent), out.Reused.Add(r.Report.Reused)
+		plan = append(plan, r.Report.Plan...)
+		if r.Report.Budget != nil {
+			remaining += r.Report.Budget.Remaining
+			capped = true
+		}
+		r.Report.Limits = out.Limits
+		r.Report.mu.Unlock()
+		out.Benchmarks = append(out.Benchmarks, r.Report)
+	}
+	if b := s.env.budget; b != nil && capped {
+		out.Budget = &BudgetReport{Max: b.Max(), Spent: b.Spent(), Stopped: b.Exhausted(), Remaining: remaining}
+	}
+	if out.DryRun {
+		t := TotalOf(plan)
+		out.Plan = &t
+	}
+	return out
+}

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/progress"
+	"github.com/impactbench/impactbench/internal/runner"
+)
+
+func newRunCmd(g *globals) *cobra.Command {
+	pf := &phaseFlags{}
+	var noReport bool
+	cmd := &cobra.Command{
+		Use:   "run <benchmark…|all> [target…]",
+		Short: "Run all five stages (all targets when none is named)",
+		Long: `Runs gen-metrics, gen-scenarios, then simulate and evaluate for each target, then aggregate,
+and writes report.html. No stage waits for the last row of the one before it: a scenario's
+conversations start as soon as it is written and each conversation is judged as soon as it
+ends. A phase whose output exists and whose inputs have not changed is skipped; if an input
+changed, the tool says what changed and reruns what depends on it — stored answers are
+reused, so only changed calls are paid for.
+
+Several benchmarks (` + "`run all`" + `, or ` + "`run b1 b2 …`" + `) run as one study: every benchmark's rows go through
+the same provider limits at once, under one --max-cost ceiling, with one progress display
+and one summary; a benchmark that fails does not stop the others. Arguments after the
+benchmarks are targets.
+
+Everything the run will need (models and their keys, targets, scenarios) is checked for every
+benchmark before the first call. A phase that would replace a file with fewer rows, fewer
+models or null verdicts where verdicts stood refuses (exit 2) unless --force. --force redoes
+scenarios and runs but never replaces metrics benchmark.yaml already has: use
+gen-metrics --force for that.`,
+		Example: `  impactbench run example
+  impactbench run example gpt-4o claude-haiku-4-5
+  impactbench run all
+  impactbench run all --dry-run            # the whole study's calls, tokens and bill
+  impactbench run humanebench cog-bias --max-cost 25`,
+		GroupID: "stages",
+		Args:    benchArgs(true),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			dirs, targets, study, err := runArgs(cfg, args)
+			if err != nil {
+				return err
+			}
+			if !study {
+				return g.runOne(cmd.Context(), dirs[0], targets, pf, noReport)
+			}
+			return g.runStudy(cmd.Context(), cfg, dirs, targets, pf, noReport)
+		},
+	}
+	pf.add(cmd, withForce|withDryRun|withMaxCost|withShard)
+	cmd.Flags().BoolVar(&noReport, "no-report", false, "do not write report.html at the end")
+	return cmd
+}
+
+// runArgs splits run's arguments into benchmark directories and targets:
+// `all` is every benchmark under benchmarks/; otherwise the leading
+// arguments that name benchmarks are benchmarks and the rest targets. A
+// study is `all` or more than one benchmark.
+func runArgs(cfg *config.Config, args []string) (dirs, targets []string, study bool, err error) {
+	if args[0] == "all" {
+		dirs, err = runner.ListBenches(cfg)
+		if err == nil && len(dirs) == 0 {
+			err = usagef("no benchmarks under %s/benchmarks", cfg.Dir)
+		}
+		return dirs, args[1:], true, err
+	}
+	for i, a := range args {
+		dir, rerr := runner.ResolveBench(cfg, a)
+		if rerr != nil {
+			if i == 0 {
+				return nil, nil, false, rerr
+			}
+			return dirs, args[i:], len(dirs) > 1, nil
+		}
+		dirs = append(dirs, dir)
+	}
+	return dirs, nil, len(dirs) > 1, nil
+}
+
+// runOne runs one benchmark and writes its report.
+func (g *globals) runOne(ctx context.Context, dir string, targets []string, pf *phaseFlags, noReport bool) error {
+	return g.withRunner(ctx, "run", dir, pf, nil, func(ctx context.Context, r *runner.Runner, inv *invocation) error {
+		if len(targets) == 0 {
+			targets = r.Targets()
+		}
+		if err := r.Run(ctx, targets); err != nil {
+			return err
+		}
+		if noReport || pf.DryRun || !r.Report.Ran(runner.StageAggregate) {
+			return nil // no new results.json: the report would only restate old files
+		}
+		return writeReport(ctx, g, r, inv)
+	})
+}
+
+// runStudy runs several benchmarks as one study and writes each one's
+// report where aggregate ran.
+func (g *globals) runStudy(ctx context.Context, cfg *config.Config, dirs, targets []string, pf *phaseFlags, noReport bool) error {
+	opts, err := g.runnerOptions(cfg, pf)
+	if err != nil {
+		return err
+	}
+	tr := g.tracker()
+	opts.Progress = tr
+	s, err := runner.NewStudy(cfg, dirs, opts)
+	if err != nil {
+		tr.Close()
+		return err
+	}
+	defer s.Close()
+	runErr := s.Run(ctx, targets)
+	invs := make([]invocation, len(s.Benchmarks()))
+	for i, r := range s.Benchmarks() {
+		if noReport || pf.DryRun || !r.Report.Ran(runner.StageAggregate) || ctx.Err() != nil {
+			continue
+		}
+		if err := writeReport(ctx, g, r, &invs[i]); err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("%s: %w", r.Bench().Slug, err))
+		}
+	}
+	g.stopTracker(ctx, tr)
+	return g.finishStudy(s, invs, runErr)
+}
+
+// finishStudy prints the study's plan or summary (with --json, one
+// studyJSON on stdout); Study.Run already names each benchmark's failed rows.
+func (g *globals) finishStudy(s *runner.Study, invs []invocation, runErr error) error {
+	sum := s.Summary()
+	if g.JSON {
+		return writeJSON(g.stdout, newStudyJSON(s, sum, invs, runErr))
+	}
+	if sum.DryRun {
+		runner.PrintStudyPlan(g.stdout, sum.Benchmarks)
+		return runErr
+	}
+	if !g.Quiet {
+		printStudySummary(g, sum)
+	}
+	return runErr
+}
+
+// printStudySummary is printSummary over a study: each benchmark's failed
+// and stopped phases, named, then one line of what the study spent.
+func printStudySummary(g *globals, s *runner.StudySummary) {
+	for _, b := range s.Benchmarks {
+		printPhaseProblems(g, b.Phases, b.Benchmark+": ")
+	}
+	if s.Budget != nil {
+		fmt.Fprintf(g.stderr, "cost ceiling $%.4f: spent $%.4f this run; %d row(s) not done — raise --max-cost and rerun to finish them\n",
+			s.Budget.Max, s.Budget.Spent, s.Budget.Remaining)
+	}
+	fmt.Fprintf(g.stderr, "study of %d benchmarks — spent now: %s (%d calls, %d in / %d out tokens); reused from earlier runs: %d calls worth %s\n",
+		len(s.Benchmarks), progress.Dollars(s.Spent), s.Spent.Requests, s.Spent.InputTokens, s.Spent.OutputTokens,
+		s.Reused.Requests, progress.Dollars(s.Reused))
+	if line := limitsLine(s.Limits); line != "" {
+		fmt.Fprintln(g.stderr, line)
+	}
+}

@@ -1,0 +1,112 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/llm"
+)
+
+// studyProject is the scaffolded project with the example benchmark copied
+// to each of names (benchmark.yaml's name set to the directory's).
+func studyProject(t *testing.T, names ...string) (*config.Config, []string) {
+	t.Helper()
+	cfg, example := project(t)
+	y, err := os.ReadFile(filepath.Join(example, "benchmark.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, n := range names {
+		dir := filepath.Join(filepath.Dir(example), n)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b := strings.Replace(string(y), "\nname: ", "\nname: "+n+" — ", 1)
+		if err := os.WriteFile(filepath.Join(dir, "benchmark.yaml"), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	if err := os.RemoveAll(example); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, dirs
+}
+
+// A study goes on past a benchmark whose generator output stays unusable
+// and a target that fails every call: the other benchmarks finish, and the
+// error and the summaries name each failure where it happened.
+func TestStudyFinishesWhatItCanAndNamesEachFailure(t *testing.T) {
+	cfg, dirs := studyProject(t, "alpha", "broken", "gamma")
+	var calls atomic.Int64
+	clients := pricedClients(0, &calls, nil)
+	wrapped := func(m config.ModelConfig) (llm.Client, error) {
+		c, err := clients(m)
+		return llm.ClientFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+			if req.Purpose == llm.PurposeGenScenarios && strings.HasPrefix(req.Meta[llm.MetaBenchmarkName], "broken") {
+				return llm.Response{Text: "I would rather not write scenarios today."}, nil
+			}
+			if req.Purpose == llm.PurposeTarget && m.ID == "offline-careless" {
+				return llm.Response{}, &llm.Error{Kind: llm.KindServer, StatusCode: 500, Provider: "fake", Model: m.Model, Message: "the target is down"}
+			}
+			return c.Complete(ctx, req)
+		}), err
+	}
+	s, err := NewStudy(cfg, dirs, Options{Clients: wrapped})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	runErr := s.Run(t.Context(), nil)
+	for _, want := range []string{"alpha: 16 row(s) failed in simulate offline-careless", "broken: 2 row(s) failed in gen_scenarios", "gamma: 16 row(s) failed in simulate offline-careless"} {
+		if runErr == nil || !strings.Contains(runErr.Error(), want) {
+			t.Errorf("study error %v does not say %q", runErr, want)
+		}
+	}
+	var pe *PartialError
+	var ie *InputError
+	if !errors.As(runErr, &pe) || errors.As(runErr, &ie) {
+		t.Errorf("study error %v is not a failure of rows alone (exit 1)", runErr)
+	}
+	sum := s.Summary()
+	for i, name := range []string{"alpha", "broken", "gamma"} {
+		b := sum.Benchmarks[i]
+		if b.Benchmark != name {
+			t.Fatalf("summary %d is %s, want %s", i, b.Benchmark, name)
+		}
+		failed := map[string]Status{}
+		for _, p := range b.Phases {
+			if p.Failed > 0 {
+				failed[p.Phase.String()+" "+p.Target] = p.Status
+			}
+		}
+		if name == "broken" {
+			if failed["gen_scenarios "] != StatusFailed || len(failed) != 1 {
+				t.Errorf("broken: failed phases %v, want only gen_scenarios", failed)
+			}
+			if _, err := os.Stat(filepath.Join(dirs[i], "results.json")); err == nil {
+				t.Errorf("broken wrote results.json")
+			}
+			continue
+		}
+		if failed["simulate offline-careless"] != StatusFailed || len(failed) != 1 {
+			t.Errorf("%s: failed phases %v, want only simulate offline-careless", name, failed)
+		}
+		res, err := os.ReadFile(filepath.Join(dirs[i], "results.json"))
+		if err != nil || !strings.Contains(string(res), `"offline-careful"`) {
+			t.Errorf("%s: results.json of the healthy target missing (%v)", name, err)
+		}
+		convs, err := artifacts.ReadConversations(filepath.Join(dirs[i], "runs", "offline-careful", "conversations.json"))
+		if err != nil || len(convs) != 16 {
+			t.Errorf("%s: %d conversations of the healthy target (%v), want 16", name, len(convs), err)
+		}
+	}
+}
