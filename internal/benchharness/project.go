@@ -52,11 +52,11 @@ func planLayout(o Options) layout {
 
 // projectModels describes the model blocks of config.yaml.
 type projectModels struct {
-	baseURL         string // "" with Offline
+	baseURL string // "" with Offline
 	// sharedURL puts every model on one base_url (one server: the tool
 	// then keeps one limit pool for all of them); otherwise each model has
 	// its own path on the fake, as separate servers or per-model limits.
-	sharedURL bool
+	sharedURL       bool
 	offline         bool
 	offlineLatency  time.Duration
 	rpm, tpm        int // written only with ConfigureLimits
