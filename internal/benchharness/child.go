@@ -82,12 +82,12 @@ type childRun struct {
 	summary    childSummary
 }
 
-// runChild runs `impactbench run bench --no-report --json` in dir and
+// runChild runs `impactbench run <bench> --no-report --json` in dir and
 // measures it: wall time from start to exit, and the child's own CPU time
 // and peak RSS from its rusage (the harness and the fake server, which run
 // in this process, are not counted).
-func runChild(ctx context.Context, bin, dir string, stderr io.Writer) (*childRun, error) {
-	args := []string{"-c", filepath.Join(dir, "config.yaml"), "run", benchName, "--no-report", "--json"}
+func runChild(ctx context.Context, bin, dir, bench string, stderr io.Writer) (*childRun, error) {
+	args := []string{"-c", filepath.Join(dir, "config.yaml"), "run", bench, "--no-report", "--json"}
 	if stderr == nil {
 		args = append(args, "-q")
 	}

@@ -110,6 +110,11 @@ type Options struct {
 	// take Latency plus PerOutputToken × TargetTokens. Not with Offline
 	// or SharedPool.
 	Pipeline           bool `json:"pipeline,omitempty"`
+	// Study runs a study shaped as ImpactBench's published one (study.go)
+	// as one `run all`: the published data directory, or "auto" to look
+	// for it (FindStudyData). Its ScenariosPerMetric base scenarios per
+	// metric (default 3) come in two age variants, pre-generated.
+	Study string `json:"study,omitempty"`
 	Metrics            int  `json:"metrics,omitempty"`              // default 6
 	ScenariosPerMetric int  `json:"scenarios_per_metric,omitempty"` // default 9
 	// Demographics is the number of values of each demographic axis
@@ -174,13 +179,18 @@ func Preset(name string) (Options, error) {
 	case "pipeline":
 		return Options{Pipeline: true, Metrics: 6, ScenariosPerMetric: 9, Demographics: []int{2, 2}, Turns: 6,
 			Latency: DefaultLatency, Concurrency: 64}, nil
+	case "auto-shared":
+		return Options{Conversations: 1250, Turns: 6, Latency: DefaultLatency, MaxInFlight: 48, SharedPool: true, Concurrency: -1, MaxConcurrency: -1}, nil
+	case "study":
+		return Options{Study: "auto", ScenariosPerMetric: 3, Targets: 4, Turns: 3, Latency: 100 * time.Millisecond,
+			MaxInFlight: 64, MaxConcurrency: 64, Concurrency: -1}, nil
 	}
 	return Options{}, fmt.Errorf("unknown preset %q (%s)", name, strings.Join(Presets(), ", "))
 }
 
 // Presets lists the preset names.
 func Presets() []string {
-	return []string{"small", "full", "rpm", "inflight", "memory", "auto-inflight", "auto-rpm", "pipeline"}
+	return []string{"small", "full", "rpm", "inflight", "memory", "auto-inflight", "auto-rpm", "auto-shared", "pipeline", "study"}
 }
 
 func (o Options) withDefaults() Options {
@@ -329,6 +339,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	lay := planLayout(o)
+	var study []studyBench
+	if o.Study != "" {
+		if study, lay, err = o.loadStudy(); err != nil {
+			return nil, err
+		}
+	}
 	res.Conversations = lay.scenarios * o.Samples * o.Targets
 
 	pm := projectModels{offline: o.Offline, offlineLatency: o.Latency, maxRetries: o.MaxRetries}
@@ -360,11 +376,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Pipeline {
 		write = func() error { return writePipelineProject(dir, o, pm) }
 	}
+	if study != nil {
+		write = func() error { return writeStudyProject(dir, o, pm, study) }
+	}
 	if err := write(); err != nil {
 		return nil, err
 	}
 
-	ch, err := runChild(ctx, bin, dir, o.Stderr)
+	ch, err := runChild(ctx, bin, dir, o.benchArg(), o.Stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -473,11 +492,26 @@ func poolRate(o Options, lat time.Duration) float64 {
 
 // countRows reads conversations.json and scores.json of every target.
 func countRows(res *Result, dir string, o Options) error {
-	if _, err := os.Stat(filepath.Join(dir, "benchmarks", benchName, "results.json")); err == nil {
-		res.ResultsWritten = true
+	benches := []string{filepath.Join(dir, "benchmarks", benchName)}
+	if o.Study != "" {
+		benches, _ = filepath.Glob(filepath.Join(dir, "benchmarks", "*"))
 	}
+	res.ResultsWritten = true
+	for _, b := range benches {
+		if _, err := os.Stat(filepath.Join(b, "results.json")); err != nil {
+			res.ResultsWritten = false
+		}
+		if err := countBenchRows(res, b, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countBenchRows adds one benchmark's conversations and verdicts.
+func countBenchRows(res *Result, bench string, o Options) error {
 	for i := range o.Targets {
-		run := filepath.Join(dir, "benchmarks", benchName, "runs", targetID(i))
+		run := filepath.Join(bench, "runs", targetID(i))
 		convs := filepath.Join(run, "conversations.json")
 		if _, err := os.Stat(convs); err != nil {
 			continue // the child failed before writing it: counts stay 0

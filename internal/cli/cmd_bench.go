@@ -76,7 +76,10 @@ with the window in which each ran. --metrics, --scenarios-per-metric and
 			if o.Pipeline && (o.Metrics < 1 || o.ScenariosPerMetric < 1) {
 				return usagef("--metrics %d, --scenarios-per-metric %d: want at least 1 each", o.Metrics, o.ScenariosPerMetric)
 			}
-			if !o.Pipeline && (cmd.Flags().Changed("metrics") || cmd.Flags().Changed("scenarios-per-metric") || cmd.Flags().Changed("demographics")) {
+			if o.Study != "" && (cmd.Flags().Changed("conversations") || cmd.Flags().Changed("metrics") || cmd.Flags().Changed("demographics")) {
+				return usagef("--conversations, --metrics, --demographics: a study's metrics and age variants come from its published data; its size is --scenarios-per-metric × 2 ages × --targets")
+			}
+			if !o.Pipeline && o.Study == "" && (cmd.Flags().Changed("metrics") || cmd.Flags().Changed("scenarios-per-metric") || cmd.Flags().Changed("demographics")) {
 				return usagef("--metrics, --scenarios-per-metric and --demographics shape the pipeline preset only (--preset pipeline)")
 			}
 			if o.Binary == "" {
@@ -124,7 +127,7 @@ with the window in which each ran. --metrics, --scenarios-per-metric and
 	fl.IntVar(&f.MaxInFlight, "max-in-flight", 0, "concurrent requests the fake accepts per model (0: no cap)")
 	fl.DurationVar(&f.Burst, "burst", benchharness.DefaultBurst, "the fake's bucket size as refill time (1s: OpenAI's per-second quanta)")
 	fl.BoolVar(&f.HideLimits, "hide-limits", false, "the fake sends no x-ratelimit-* headers: the tool must find the limits from 429s")
-	fl.BoolVar(&f.SharedPool, "shared-pool", false, "one fake limit pool for all models (the tool still keys pools by model)")
+	fl.BoolVar(&f.SharedPool, "shared-pool", false, "one server for all models: one base_url (the tool keeps one limit pool for it) and one fake limit pool")
 	fl.IntVar(&f.Concurrency, "concurrency", 0, "run.concurrency.simulate and .evaluate (0: sized by Little's law; -1: unset, i.e. auto)")
 	fl.IntVar(&f.MaxConcurrency, "max-concurrency", 0, "max_concurrency of every model (0: only when the automatic concurrency needs it; -1: never)")
 	fl.IntVar(&f.MaxRetries, "max-retries", 0, "max_retries of every model (0: the tool's default)")
@@ -134,10 +137,11 @@ with the window in which each ran. --metrics, --scenarios-per-metric and
 	fl.IntVar(&f.TargetTokens, "target-tokens", benchharness.DefaultTargetTokens, "reply length of the target, tokens")
 	fl.IntVar(&f.JudgeTokens, "judge-tokens", benchharness.DefaultJudgeTokens, "reply length of the judge, tokens")
 	fl.IntVar(&f.Metrics, "metrics", benchharness.DefaultMetrics, "pipeline preset: metrics the generator writes")
-	fl.IntVar(&f.ScenariosPerMetric, "scenarios-per-metric", benchharness.DefaultScenariosPerMetric, "pipeline preset: base scenarios per metric")
+	fl.IntVar(&f.ScenariosPerMetric, "scenarios-per-metric", benchharness.DefaultScenariosPerMetric, "pipeline and study presets: base scenarios per metric")
 	f.Demographics = append([]int(nil), benchharness.DefaultDemographics...)
 	fl.Var((*axesValue)(&f.Demographics), "demographics", "pipeline preset: values per demographic axis (2,2: 4 variants per base scenario)")
 	fl.BoolVar(&caching, "caching", false, "instead: measure billed input tokens with and without prompt caching for one --turns conversation (Anthropic and OpenAI accounting)")
+	fl.StringVar(&f.Study, "study", "", "run a study shaped as ImpactBench's published one from this data `DIR` (taxonomy.json, metric-criteria.json; \"auto\": ../shared/compat/published-2026-07 above the working directory)")
 	fl.StringVar(&f.Binary, "binary", "", "impactbench executable to measure (default: this one)")
 	fl.StringVar(&f.Dir, "dir", "", "where to create the temporary project (default: the system temp directory)")
 	fl.BoolVar(&f.KeepDir, "keep", false, "keep the temporary project and print its path")
@@ -189,6 +193,9 @@ func benchOverrides(cmd *cobra.Command, o *benchharness.Options, f benchharness.
 	}
 	if set("demographics") {
 		o.Demographics = f.Demographics
+	}
+	if set("study") {
+		o.Study = f.Study
 	}
 	o.Binary, o.Dir, o.KeepDir = f.Binary, f.Dir, f.KeepDir
 }

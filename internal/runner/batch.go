@@ -29,7 +29,8 @@ type judgeBatches struct {
 }
 
 // runJudgeBatches sends the judge calls of every row not yet judged through
-// the providers' batch APIs (50 % price) for judges with `batch: true`.
+// the providers' batch APIs (50 % price) for judges with `batch: true`:
+// a batch is how those verdict rows' calls are sent.
 //
 // It runs the evaluate stage once with collecting clients, so exactly the
 // requests the real pass will make are batched; the real pass then replays
@@ -37,41 +38,60 @@ type judgeBatches struct {
 // Batch ids are persisted as soon as a batch is created, so a killed process
 // resumes polling instead of resubmitting. Requests the batch did not answer
 // (failed items, a validation retry) go to the real-time client.
-func (r *Runner) runJudgeBatches(ctx context.Context, targetID, convPath string, judges []config.ModelConfig,
-	rowKeyBase, unitDir string, unitName func(evalRow) string, rows []evalRow) (*judgeBatches, error) {
-	jb := &judgeBatches{results: make([][]batch.Result, len(judges)), keys: make([]func(llm.Request) string, len(judges)), states: make([]string, len(judges))}
+func (r *Runner) runJudgeBatches(ctx context.Context, j *judgeTarget, convPath string) (*judgeBatches, error) {
+	jb := &judgeBatches{results: make([][]batch.Result, len(j.judges)), keys: make([]func(llm.Request) string, len(j.judges)), states: make([]string, len(j.judges))}
+	collectors := make([]*batch.Collector, len(j.judges))
 	any := false
-	for k, j := range judges {
-		id := identity(j)
+	for k, jm := range j.judges {
+		id := identity(jm)
 		jb.keys[k] = func(req llm.Request) string { return callstore.Key(id, req) }
-		any = any || j.Batch
+		if jm.Batch {
+			collectors[k] = batch.NewCollector(jb.keys[k], judgePlaceholder)
+			any = true
+		}
 	}
 	if !any {
 		return jb, nil
 	}
-	const placeholder = `{"justification": "", "present": false}`
-	collectors := make([]*batch.Collector, len(judges))
-	fixed := llm.ClientFunc(func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{Text: placeholder}, nil })
-	for k, j := range judges {
-		if j.Batch {
-			collectors[k] = batch.NewCollector(jb.keys[k], placeholder)
-		}
+	if err := r.collectJudgeCalls(ctx, j, convPath, collectors); err != nil {
+		return nil, err
 	}
-	err := artifacts.EachConversation(convPath, func(i int, conv artifacts.Conversation) error {
+	for k, jm := range j.judges {
+		if collectors[k] == nil {
+			continue
+		}
+		jb.states[k] = filepath.Join(r.store.Dir(), safeName(j.target), j.unitDir+"-batch", safeName(JudgeLabel(jm))+r.shardSuffix()+".json")
+		res, err := r.sendJudgeBatch(ctx, j.target, jm, jb.states[k], collectors[k].Items())
+		if err != nil {
+			return nil, err
+		}
+		jb.results[k] = res
+	}
+	return jb, nil
+}
+
+// judgePlaceholder answers collected judge calls so the stage goes on to
+// the next one (its verdict is never stored).
+const judgePlaceholder = `{"justification": "", "present": false}`
+
+// collectJudgeCalls runs the judges over every conversation not judged yet
+// with the batch judges' collectors, recording the calls they make.
+func (r *Runner) collectJudgeCalls(ctx context.Context, j *judgeTarget, convPath string, collectors []*batch.Collector) error {
+	fixed := llm.ClientFunc(func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{Text: judgePlaceholder}, nil })
+	return artifacts.EachConversation(convPath, func(i int, conv artifacts.Conversation) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if conv.ConvID == "" {
-			conv.ConvID = artifacts.ConvID(conv.ID, targetID, conv.Sample)
+			conv.ConvID = artifacts.ConvID(conv.ID, j.target, conv.Sample)
 		}
-		rowKey := fingerprint(rowKeyBase, conv.Transcript, conv.Status, conv.StatusReason, conv.MetricID)
 		var done artifacts.Score
-		if key, ok := r.store.ReadResult(unitName(rows[i]), &done); ok && key == rowKey && !r.opts.Force {
+		if key, ok := r.store.ReadResult(j.unitName(conv.ID, conv.Sample), &done); ok && key == j.rowKey(&conv) && !r.opts.Force {
 			return nil
 		}
-		panel := make([]stages.NamedClient, len(judges))
-		for k, j := range judges {
-			panel[k] = stages.NamedClient{Name: JudgeLabel(j), Client: fixed}
+		panel := make([]stages.NamedClient, len(j.judges))
+		for k, jm := range j.judges {
+			panel[k] = stages.NamedClient{Name: JudgeLabel(jm), Client: fixed}
 			if collectors[k] != nil {
 				panel[k].Client = collectors[k]
 			}
@@ -80,69 +100,57 @@ func (r *Runner) runJudgeBatches(ctx context.Context, targetID, convPath string,
 		_, _, err := stages.Evaluate(ctx, panel, r.prompts, m, conv, stages.JudgeOptions{ShowExamples: r.cfg.Judge.ShowExamples, Seed: r.cfg.Seed})
 		return err
 	})
+}
+
+// sendJudgeBatch sends one judge's collected calls as a provider batch and
+// waits for the answers (nil: none to send, or they go in real time).
+func (r *Runner) sendJudgeBatch(ctx context.Context, targetID string, jm config.ModelConfig, state string, items []batch.Item) ([]batch.Result, error) {
+	if r.opts.Force {
+		if err := batch.Remove(state); err != nil {
+			return nil, err
+		}
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	p, err := batch.ForModel(jm, provider.Options{HTTP: r.http, Prices: r.prices, Pricing: r.cfg.Pricing, Role: "evaluator_model"})
 	if err != nil {
-		return nil, err
+		r.logf("evaluate %s: judge %s: %v — judging in real time instead", targetID, JudgeLabel(jm), err)
+		return nil, nil
 	}
-	for k, j := range judges {
-		if collectors[k] == nil {
-			continue
+	release := func(float64) {}
+	if r.budget != nil {
+		// A batch commits its whole cost at once: reserve it up front.
+		est, price := 0.0, r.estimateCost(jm)
+		for _, it := range items {
+			est += price(it.Req) / 2
 		}
-		items := collectors[k].Items()
-		state := filepath.Join(r.store.Dir(), safeName(targetID), unitDir+"-batch", safeName(JudgeLabel(j))+r.shardSuffix()+".json")
-		jb.states[k] = state
-		if r.opts.Force {
-			if err := batch.Remove(state); err != nil {
-				return nil, err
-			}
+		if release, err = r.budget.Reserve(est); err != nil {
+			r.logf("evaluate %s: the batch of %d judge calls (≈$%.4f) would pass the cost ceiling; judging in real time up to the ceiling", targetID, len(items), est)
+			return nil, nil
 		}
-		if len(items) == 0 {
-			continue
-		}
-		p, err := batch.ForModel(j, provider.Options{HTTP: r.http, Prices: r.prices, Pricing: r.cfg.Pricing, Role: "evaluator_model"})
-		if err != nil {
-			r.logf("evaluate %s: judge %s: %v — judging in real time instead", targetID, JudgeLabel(j), err)
-			continue
-		}
-		var release func(float64)
-		if r.budget != nil {
-			// A batch commits its whole cost at once: reserve it up front.
-			est := 0.0
-			price := r.estimateCost(j)
-			for _, it := range items {
-				est += price(it.Req) / 2
-			}
-			rel, err := r.budget.Reserve(est)
-			if err != nil {
-				r.logf("evaluate %s: the batch of %d judge calls (≈$%.4f) would pass the cost ceiling; judging in real time up to the ceiling", targetID, len(items), est)
-				continue
-			}
-			release = rel
-		}
-		r.logf("evaluate %s: %d judge calls for %s sent as a provider batch (50%% price; results can take up to 24 h; safe to interrupt and rerun)", targetID, len(items), JudgeLabel(j))
-		last := time.Time{}
-		res, err := batch.Run(ctx, p, state, items, batch.Options{
-			PollInterval: BatchPollInterval,
-			Logger:       r.log,
-			OnProgress: func(pr batch.Progress) {
-				if time.Since(last) > time.Minute || pr.Succeeded+pr.Failed == pr.Items {
-					last = time.Now()
-					r.logf("evaluate %s batch: %d/%d answered, %d failed, %d in %d running batch(es)", targetID, pr.Succeeded, pr.Items, pr.Failed, pr.InFlight, pr.Batches)
-				}
-			},
-		})
-		if release != nil {
-			spent := 0.0
-			for _, x := range res {
-				spent += x.Resp.Usage.Cost
-			}
-			release(spent)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("evaluate %s: judge batch (%s): %w", targetID, state, err)
-		}
-		jb.results[k] = res
 	}
-	return jb, nil
+	r.logf("evaluate %s: %d judge calls for %s sent as a provider batch (50%% price; results can take up to 24 h; safe to interrupt and rerun)", targetID, len(items), JudgeLabel(jm))
+	last := time.Time{}
+	res, err := batch.Run(ctx, p, state, items, batch.Options{
+		PollInterval: BatchPollInterval,
+		Logger:       r.log,
+		OnProgress: func(pr batch.Progress) {
+			if time.Since(last) > time.Minute || pr.Succeeded+pr.Failed == pr.Items {
+				last = time.Now()
+				r.logf("evaluate %s batch: %d/%d answered, %d failed, %d in %d running batch(es)", targetID, pr.Succeeded, pr.Items, pr.Failed, pr.InFlight, pr.Batches)
+			}
+		},
+	})
+	spent := 0.0
+	for _, x := range res {
+		spent += x.Resp.Usage.Cost
+	}
+	release(spent)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate %s: judge batch (%s): %w", targetID, state, err)
+	}
+	return res, nil
 }
 
 // client wraps a seat's real-time client so batch answers are served first.

@@ -112,7 +112,7 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, j *judgeTarget) 
 // and writes scores.json once each row has a stored score.
 func (r *Runner) judgeAll(ctx context.Context, e evaluation, j *judgeTarget, rep PhaseReport) error {
 	unitName := func(row evalRow) string { return j.unitName(row.ID, row.Sample) }
-	jb, err := r.runJudgeBatches(ctx, e.targetID, e.convPath, j.judges, j.rowKeyBase, j.unitDir, unitName, e.rows)
+	jb, err := r.runJudgeBatches(ctx, j, e.convPath)
 	if err != nil {
 		return err
 	}

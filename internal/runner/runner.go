@@ -1,7 +1,30 @@
-// Package runner drives the five stages over one benchmark: it owns file
-// I/O, the call store (resume), concurrency, provider limits, the cost
-// ceiling, progress and the phase skip/rerun decisions. Stage logic itself
-// lives in package stages as plain functions.
+// Package runner runs benchmarks as one schedule of rows.
+//
+// The pipeline is gen_metrics → gen_scenarios → simulate → evaluate →
+// aggregate, but the unit of work is the row, not the phase: a metric's
+// base scenarios and their demographic variants (gen_scenarios.go), a
+// conversation (converse.go), a verdict (judge.go). Each row runs once per
+// invocation under the call-store unit it is stored in (resume: nothing is
+// paid twice) and waits only for the rows it needs: a conversation starts
+// the moment its variant exists, a verdict the moment its conversation is
+// stored (run.go). Whoever needs a row first starts it; everyone else
+// finds it in its set (rows.go). Lanes bound the rows in flight per stage
+// and target; provider pools (env.go) bound the calls.
+//
+// Every output file is written whole, in its order, by its own writer
+// from finished rows — scenarios.json (gen_scenarios.go),
+// conversations.json (simulate.go), scores.json (evaluate.go),
+// results.json (phase_aggregate.go) — with a phase record (outputs.go,
+// manifest.go) that decides whether an up-to-date file is skipped and
+// says what changed when it is not. Outputs are never replaced by worse
+// ones (guard.go). Batch waves (waves.go) and judge batches (batch.go) are
+// how batched rows' calls are sent.
+//
+// A Study (study.go) is several benchmarks over one environment: shared
+// pools, lanes, cost ceiling and progress; a benchmark that fails does not
+// stop the others. Rows count themselves into their benchmark's Summary
+// (summary.go), which settles every phase's counts once the rows end.
+// Stage logic itself lives in package stages as plain functions.
 package runner
 
 import (

@@ -29,9 +29,35 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 	// of a whole run. A tighter target costs a few more collections in a
 	// phase of seconds.
 	defer debug.SetGCPercent(debug.SetGCPercent(aggregateGCPercent))
+	in, err := r.aggregateInput(ctx)
+	if err != nil {
+		return err
+	}
+	rows := len(in.Rows)
+	res, err := results.Aggregate(handOff(&in), results.Options{
+		Seed:         r.cfg.Seed,
+		ValidOnly:    r.cfg.Validity.ValidOnly,
+		UpstreamOnly: r.opts.UpstreamOnly,
+		Fingerprint:  r.Fingerprint(),
+	})
+	if err != nil {
+		return err
+	}
+	debug.FreeOSMemory()
+	if err := r.writeResults(out, res); err != nil {
+		return err
+	}
+	rep.Status, rep.Rows = StatusRan, rows
+	r.Report.add(rep)
+	return nil
+}
+
+// aggregateInput reads what results.Aggregate needs: every score row,
+// slimmed, the scenarios' demographics and the calibration labels.
+func (r *Runner) aggregateInput(ctx context.Context) (results.Input, error) {
 	dirs, err := artifacts.ListRunDirs(r.outDir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+		return results.Input{}, err
 	}
 	in := results.Input{Metrics: r.bench.Metrics}
 	slim := newSlimmer()
@@ -49,22 +75,22 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 			return nil
 		})
 		if err != nil {
-			return err // *artifacts.FileError: exit 2, and never "aggregate skipped"
+			return results.Input{}, err // *artifacts.FileError: exit 2, and never "aggregate skipped"
 		}
 	}
 	if len(in.Rows) == 0 {
-		return &InputError{Msg: fmt.Sprintf("no scores to aggregate under %s: run `impactbench evaluate %s` first", filepath.Join(r.outDir, "runs"), r.bench.Slug)}
+		return results.Input{}, &InputError{Msg: fmt.Sprintf("no scores to aggregate under %s: run `impactbench evaluate %s` first", filepath.Join(r.outDir, "runs"), r.bench.Slug)}
 	}
 	err = artifacts.EachScenarioDemographic(filepath.Join(r.outDir, "scenarios.json"), func(_ int, id string, d artifacts.Demographic) error {
 		in.Demographics = append(in.Demographics, slim.demographic(id, d))
 		return nil
 	})
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+		return results.Input{}, err
 	}
 	if !r.opts.UpstreamOnly {
 		if in.Calibration, err = r.calibrationInput(ctx); err != nil {
-			return err
+			return results.Input{}, err
 		}
 	}
 	// Reading left garbage several times the rows' size (decoded rows, the
@@ -72,17 +98,12 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 	// is what aggregate holds, not the sum of both.
 	slim = nil
 	debug.FreeOSMemory()
-	rows := len(in.Rows)
-	res, err := results.Aggregate(handOff(&in), results.Options{
-		Seed:         r.cfg.Seed,
-		ValidOnly:    r.cfg.Validity.ValidOnly,
-		UpstreamOnly: r.opts.UpstreamOnly,
-		Fingerprint:  r.Fingerprint(),
-	})
-	if err != nil {
-		return err
-	}
-	debug.FreeOSMemory()
+	return in, nil
+}
+
+// writeResults writes results.json (unless it would lose models or rows)
+// and run_manifest.json, and keeps each model's headline for the summary.
+func (r *Runner) writeResults(out string, res []results.ModelResult) error {
 	if err := r.guardResults(out, res); err != nil {
 		return err
 	}
@@ -104,8 +125,6 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 			r.logf("%s", line)
 		}
 	}
-	rep.Status, rep.Rows = StatusRan, rows
-	r.Report.add(rep)
 	return nil
 }
 
