@@ -109,14 +109,14 @@ type Options struct {
 	// phases and evaluate keep the tool's defaults (auto). Generator calls
 	// take Latency plus PerOutputToken × TargetTokens. Not with Offline
 	// or SharedPool.
-	Pipeline           bool `json:"pipeline,omitempty"`
+	Pipeline bool `json:"pipeline,omitempty"`
 	// Study runs a study shaped as ImpactBench's published one (study.go)
 	// as one `run all`: the published data directory, or "auto" to look
 	// for it (FindStudyData). Its ScenariosPerMetric base scenarios per
 	// metric (default 3) come in two age variants, pre-generated.
-	Study string `json:"study,omitempty"`
-	Metrics            int  `json:"metrics,omitempty"`              // default 6
-	ScenariosPerMetric int  `json:"scenarios_per_metric,omitempty"` // default 9
+	Study              string `json:"study,omitempty"`
+	Metrics            int    `json:"metrics,omitempty"`              // default 6
+	ScenariosPerMetric int    `json:"scenarios_per_metric,omitempty"` // default 9
 	// Demographics is the number of values of each demographic axis
 	// (default [2, 2]: 4 variants per base scenario); every axis needs one.
 	Demographics []int `json:"demographics,omitempty"`

@@ -77,7 +77,9 @@ const judgePlaceholder = `{"justification": "", "present": false}`
 // collectJudgeCalls runs the judges over every conversation not judged yet
 // with the batch judges' collectors, recording the calls they make.
 func (r *Runner) collectJudgeCalls(ctx context.Context, j *judgeTarget, convPath string, collectors []*batch.Collector) error {
-	fixed := llm.ClientFunc(func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{Text: judgePlaceholder}, nil })
+	fixed := llm.ClientFunc(func(context.Context, llm.Request) (llm.Response, error) {
+		return llm.Response{Text: judgePlaceholder}, nil
+	})
 	return artifacts.EachConversation(convPath, func(i int, conv artifacts.Conversation) error {
 		if err := ctx.Err(); err != nil {
 			return err
