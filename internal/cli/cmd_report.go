@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/report"
 	"github.com/impactbench/impactbench/internal/runner"
 )
@@ -74,15 +75,22 @@ func fileExists(path string) bool {
 
 func newStatusCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:     "status <benchmark> [target…]",
-		Short:   "Show which phases are done per target, failures, cost so far and the leaderboard",
-		Example: `  impactbench status example`,
+		Use:   "status <benchmark|all> [target…]",
+		Short: "Show which phases are done per target, failures, cost so far and the leaderboard",
+		Long: `Shows a benchmark's phases per target (live while a run works on it), failures, cost so far
+and the leaderboard. ` + "`status all`" + ` shows the whole study: one row per benchmark and one per target,
+each over the other, and the study's totals.`,
+		Example: `  impactbench status example
+  impactbench status all`,
 		GroupID: "results",
 		Args:    benchArgs(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.loadConfig()
 			if err != nil {
 				return err
+			}
+			if args[0] == "all" {
+				return studyStatus(g, cfg, args[1:])
 			}
 			dir, err := runner.ResolveBench(cfg, args[0])
 			if err != nil {
@@ -105,4 +113,26 @@ func newStatusCmd(g *globals) *cobra.Command {
 			return report.Status(g.stdout, dir, targets, opts)
 		},
 	}
+}
+
+// studyStatus is `status all`: every benchmark of the project as one study.
+func studyStatus(g *globals, cfg *config.Config, targets []string) error {
+	dirs, err := runner.ListBenches(cfg)
+	if err != nil {
+		return err
+	}
+	if len(targets) == 0 {
+		for _, t := range cfg.Targets {
+			targets = append(targets, t.ID)
+		}
+	}
+	benches := make([]report.StudyBench, len(dirs))
+	for i, d := range dirs {
+		benches[i] = report.StudyBench{Dir: d, CacheDir: runner.CacheDir(cfg, d)}
+	}
+	opts := report.StatusOptions{Color: isTerminal(g.stdout), Samples: cfg.Generation.NumSamples}
+	if g.JSON {
+		return report.WriteStudyStatusJSON(g.stdout, benches, targets, opts)
+	}
+	return report.StudyStatus(g.stdout, benches, targets, opts)
 }

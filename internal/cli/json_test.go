@@ -94,6 +94,8 @@ var docShapes = map[string]reflect.Type{
 	"status":               reflect.TypeFor[report.StatusJSON](),
 	"status.targets[]":     reflect.TypeFor[report.TargetStatusJSON](),
 	"status.leaderboard[]": reflect.TypeFor[report.LeaderboardJSON](),
+	"status all":           reflect.TypeFor[report.StudyStatusJSON](),
+	"status all.totals":    reflect.TypeFor[report.StudyTotalsJSON](),
 	"plan":                 reflect.TypeFor[runner.PrecisionPlan](),
 	"calibrate[]":          reflect.TypeFor[calibrationEntry](),
 	"view":                 reflect.TypeFor[viewJSON](),
@@ -218,6 +220,17 @@ func TestJSONEveryCommand(t *testing.T) {
 			row := checkShape(t, "status leaderboard[0]", doc, "status.leaderboard[]", lb[0])
 			if ci, _ := row["positive_ci"].(map[string]any); ci == nil || ci["low"] == nil || ci["method"] == "" {
 				t.Errorf("status leaderboard without an interval: %v", row)
+			}
+		}},
+		{"status all", []string{"status", "all"}, "status all", func(t *testing.T, obj map[string]any) {
+			bs, _ := obj["benchmarks"].([]any)
+			if len(bs) != 1 {
+				t.Fatalf("status all: benchmarks %v", obj["benchmarks"])
+			}
+			checkShape(t, "status all benchmarks[0]", doc, "status", bs[0])
+			tot := checkShape(t, "status all totals", doc, "status all.totals", obj["totals"])
+			if tot["conversations"] != float64(32) || tot["expected_conversations"] != float64(32) || tot["scores"] != float64(32) {
+				t.Errorf("status all totals %v, want 32 of 32 conversations and scores", tot)
 			}
 		}},
 		{"plan", []string{"plan", "example"}, "plan", func(t *testing.T, obj map[string]any) {
