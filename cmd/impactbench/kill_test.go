@@ -480,3 +480,53 @@ func killStage(t *testing.T, dir string) string {
 		return "finishing"
 	}
 }
+
+// A study (`run all` over two benchmarks) killed with SIGKILL at seeded
+// random points, and rerun each time, ends with every benchmark's files
+// byte-identical to an uninterrupted study: the benchmarks' rows share one
+// schedule, and each benchmark resumes from its own call store.
+func TestKillNineStudyResumes(t *testing.T) {
+	t.Parallel()
+	const kills = 10
+	newStudy := func() *project {
+		p := newProject(t, killChainConfig)
+		p.addBench("qs", quickstartBench(t))
+		p.addBench("qt", strings.Replace(quickstartBench(t), "\nname: ", "\nname: Second ", 1))
+		return p
+	}
+	ref := newStudy()
+	start := time.Now()
+	ref.mustRun("run", "all")
+	span := int64(time.Since(start))
+	rng := rand.New(rand.NewPCG(killChainSeed+1, killChainSeed))
+	p := newStudy()
+	n := 0
+	for finished := false; !finished; {
+		if n > 20*kills {
+			t.Fatalf("still not finished after %d kills: the runs make no progress between kills", n)
+		}
+		b := p.start("run", "all")
+		if n < kills {
+			select {
+			case <-b.done:
+			case <-time.After(time.Duration(rng.Int64N(span))):
+				_ = b.cmd.Process.Kill()
+			}
+		}
+		r := b.wait(t)
+		if killedBySIGKILL(r.state) {
+			n++
+			killStage(t, p.benchDir("qs"))
+			killStage(t, p.benchDir("qt"))
+			continue
+		}
+		if r.code != 0 {
+			t.Fatalf("after %d kills: run all failed:\n%s", n, r)
+		}
+		finished = true
+	}
+	t.Logf("finished after %d kills", n)
+	for _, b := range []string{"qs", "qt"} {
+		sameFinalFiles(t, ref.benchDir(b), p.benchDir(b), killChainFiles)
+	}
+}
