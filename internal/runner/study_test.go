@@ -110,3 +110,37 @@ func TestStudyFinishesWhatItCanAndNamesEachFailure(t *testing.T) {
 		}
 	}
 }
+
+// --max-cost is one ceiling for the whole study: every benchmark's calls
+// count against it, and the study stops near it, not at a multiple of it.
+func TestStudyHasOneCostCeiling(t *testing.T) {
+	cfg, dirs := studyProject(t, "one", "two", "three")
+	for _, d := range dirs {
+		r := newRunner(t, cfg, d, Options{})
+		if err := r.GenScenarios(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+	}
+	const price, ceiling = 0.01, 0.60
+	cfg.Run.Concurrency.Simulate, cfg.Run.Concurrency.Evaluate = 2, 2
+	var calls atomic.Int64
+	s, err := NewStudy(cfg, dirs, Options{MaxCost: ceiling, Clients: pricedClients(price, &calls, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Run(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	sum := s.Summary()
+	// Calls already on the wire when the ceiling is reached still finish:
+	// at most a lane's worth per target and stage.
+	slack := float64(2*2*len(cfg.Targets)) * price
+	if got := float64(calls.Load()) * price; got > ceiling+slack+1e-9 || got < ceiling-slack {
+		t.Errorf("the study paid $%.2f against one ceiling of $%.2f (3 benchmarks)", got, ceiling)
+	}
+	if sum.Budget == nil || !sum.Budget.Stopped || sum.Budget.Remaining == 0 {
+		t.Errorf("study budget %+v, want stopped with rows remaining", sum.Budget)
+	}
+}
