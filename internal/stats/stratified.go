@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -62,15 +63,34 @@ func (s StratifiedInterval) Interval(conf, lo, hi float64) (float64, float64) {
 	return max(lo, s.Estimate-half), min(hi, s.Estimate+half)
 }
 
+// tHalf is the half-width t_{(1+conf)/2, ⌊df⌋}·se. The Satterthwaite
+// degrees of freedom are rounded down (a slightly wider interval), so the
+// quantiles can be cached: a study asks for ~100,000 of them.
 func tHalf(conf, df, se float64) float64 {
 	if se == 0 {
 		return 0
 	}
-	if math.IsInf(df, 1) {
-		return ZQuantile((1+conf)/2) * se
-	}
-	return TQuantile((1+conf)/2, df) * se
+	return tQuantileCached((1+conf)/2, df) * se
 }
+
+// tQuantileCached is TQuantile at ⌊df⌋ (at least 1), memoised; the normal
+// quantile for infinite df.
+func tQuantileCached(p, df float64) float64 {
+	if math.IsInf(df, 1) {
+		return ZQuantile(p)
+	}
+	key := tKey{p, max(1, math.Floor(df))}
+	if v, ok := tCache.Load(key); ok {
+		return v.(float64)
+	}
+	q := TQuantile(key.p, key.df)
+	tCache.Store(key, q)
+	return q
+}
+
+type tKey struct{ p, df float64 }
+
+var tCache sync.Map
 
 // stratumPart is one stratum's contribution: its estimate, the variance of
 // that estimate, and the degrees of freedom of the variance.
@@ -97,7 +117,7 @@ type stratumPart struct {
 //     show, which makes the interval conservative rather than zero-width;
 //   - the total variance is Σ w_m²·v_m, and the interval is a t interval
 //     with Welch–Satterthwaite degrees of freedom (Σ w²v)²/Σ (w²v)²/df_m,
-//     clipped to [0, 1].
+//     rounded down, clipped to [0, 1].
 //
 // A stratum with a single cluster gets its floor and 1 degree of freedom.
 // Coverage is checked by TestStratifiedMeanCoverage (3 clusters per stratum,
@@ -246,6 +266,15 @@ func StratifiedPairedDiff(strata []PairedStratum, conf float64) StratifiedInterv
 	return out
 }
 
+// significantAt reports whether 0 is outside the interval at level
+// 1 − alpha: |estimate| > t_{1−alpha/2, ⌊df⌋}·SE.
+func (s StratifiedInterval) significantAt(alpha float64) bool {
+	if math.IsNaN(s.Estimate) || s.Estimate == 0 {
+		return false
+	}
+	return math.Abs(s.Estimate) > tHalf(1-alpha, s.DF, s.SE)
+}
+
 // tTwoSidedP is the two-sided p-value of est/se under t(df).
 func tTwoSidedP(est, se, df float64) float64 {
 	if se == 0 {
@@ -258,7 +287,7 @@ func tTwoSidedP(est, se, df float64) float64 {
 	if math.IsInf(df, 1) {
 		return 2 * distuv.UnitNormal.Survival(t)
 	}
-	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(t)
+	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: max(1, math.Floor(df))}.Survival(t)
 }
 
 // PairwiseRankIntervals gives each of k items (models) a rank (1 = highest
@@ -271,6 +300,7 @@ func tTwoSidedP(est, se, df float64) float64 {
 //	lo = 1 + #{j : j is better than i at that level}
 //	hi = k − #{j : j is worse than i at that level}
 //
+// (decided from the p-value of the same t, which is the same decision)
 // so the interval holds the item's true rank whenever all of its k − 1
 // comparisons are right, which happens with probability ≥ conf (the
 // marginal version of the joint rank intervals of Klein, Wright & Wieczorek
@@ -299,12 +329,14 @@ func PairwiseRankIntervals(est []float64, conf float64, diff func(i, j int) (Str
 			if !ok || math.IsNaN(d.Estimate) {
 				continue
 			}
-			l, h := d.Interval(level, -1, 1)
+			if !d.significantAt(1 - level) {
+				continue
+			}
 			switch {
-			case l > 0: // i better than j
+			case d.Estimate > 0: // i better than j
 				lo[j]++
 				hi[i]--
-			case h < 0: // j better than i
+			case d.Estimate < 0: // j better than i
 				lo[i]++
 				hi[j]--
 			}

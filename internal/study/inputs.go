@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -213,7 +214,7 @@ func readJSONInput(path string, v any, lines *jsonLines, ps *problems) error {
 			entry = jsonFieldPath(data, te.Field, te.Offset)
 			msg = fmt.Sprintf("expected %s, got JSON %s", goTypeName(te.Type.String()), te.Value)
 		} else if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-			entry = jsonFieldPath(data, "", dec.InputOffset())
+			entry = unknownKeyPath(data, f)
 			msg = "unknown key " + f
 		}
 		ps.add(path, idx.line(entry), entry, "", "%s", msg)
@@ -224,30 +225,46 @@ func readJSONInput(path string, v any, lines *jsonLines, ps *problems) error {
 
 var errBadInput = errors.New("bad input")
 
+// unknownKeyPath is the path of the first object that holds key (quoted,
+// as encoding/json's message has it), which encoding/json does not say.
+func unknownKeyPath(data []byte, quoted string) string {
+	re, err := regexp.Compile(regexp.QuoteMeta(quoted) + `\s*:`)
+	if err != nil {
+		return ""
+	}
+	loc := re.FindIndex(data)
+	if loc == nil {
+		return ""
+	}
+	p, _ := indexJSONUpTo(data, int64(loc[0]), true)
+	return p
+}
+
 // jsonFieldPath names the path holding byte offset off (encoding/json's
 // Field omits array indexes, so the path is recomputed from the offset).
 func jsonFieldPath(data []byte, field string, off int64) string {
-	idx, err := indexJSONUpTo(data, off)
+	idx, err := indexJSONUpTo(data, off, false)
 	if err != nil || idx == "" {
 		return field
 	}
 	return idx
 }
 
-// indexJSONUpTo returns the path of the last value that starts before off.
-func indexJSONUpTo(data []byte, off int64) (string, error) {
+// indexJSONUpTo returns the path of the last value (with objects, the
+// last object) that starts before off.
+func indexJSONUpTo(data []byte, off int64, objects bool) (string, error) {
 	// Walk with offsets: cheap, error path only.
 	best, bestOff := "", int64(-1)
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var walk func(path string) error
 	walk = func(path string) error {
 		start := dec.InputOffset()
-		if start <= off && start > bestOff {
-			best, bestOff = path, start
-		}
 		tok, err := dec.Token()
 		if err != nil {
 			return err
+		}
+		if start <= off && start > bestOff && (!objects || tok == json.Delim('{')) {
+			best, bestOff = path, start
 		}
 		switch tok {
 		case json.Delim('{'):
