@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -73,13 +74,29 @@ func fileExists(path string) bool {
 }
 
 func newStatusCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:     "status <benchmark> [target…]",
-		Short:   "Show which phases are done per target, failures, cost so far and the leaderboard",
-		Example: `  impactbench status example`,
+	var showStudy bool
+	cmd := &cobra.Command{
+		Use:   "status <benchmark> [target…] | status --study",
+		Short: "Show which phases are done per target, failures, cost so far and the leaderboard",
+		Long: `Shows a benchmark's phases per target, failures, cost so far and its leaderboard (also while it
+runs). With --study (and no benchmark): the study's leaderboards from benchmarks/study.json
+(written by ` + "`impactbench study`" + ` and publish), with intervals, rank intervals and ties.`,
+		Example: `  impactbench status example
+  impactbench status --study`,
 		GroupID: "results",
-		Args:    benchArgs(true),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if showStudy {
+				if len(args) > 0 {
+					return usagef("status --study takes no benchmark (it reads benchmarks/study.json), got %s", strings.Join(args, " "))
+				}
+				return nil
+			}
+			return benchArgs(true)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if showStudy {
+				return statusStudy(g)
+			}
 			cfg, err := g.loadConfig()
 			if err != nil {
 				return err
@@ -105,4 +122,6 @@ func newStatusCmd(g *globals) *cobra.Command {
 			return report.Status(g.stdout, dir, targets, opts)
 		},
 	}
+	cmd.Flags().BoolVar(&showStudy, "study", false, "show the study's leaderboards (benchmarks/study.json) instead of a benchmark's status")
+	return cmd
 }

@@ -41,10 +41,10 @@ func edit(t *testing.T, path, old, new string) {
 // maps to exit 2, naming the file, the entry and the key.
 func TestLoadRejectsBadInputs(t *testing.T) {
 	cases := []struct {
-		name  string
+		name   string
 		break_ func(t *testing.T, bench string)
-		want  []string // substrings of the message
-		typ   string   // "input", "config", "file"
+		want   []string // substrings of the message
+		typ    string   // "input", "config", "file"
 	}{
 		{"taxonomy key no benchmark defines", func(t *testing.T, b string) {
 			edit(t, filepath.Join(b, study.TaxonomyFile), `"beta__m01"`, `"beta__m09"`)
