@@ -3,11 +3,13 @@ package publish
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -253,4 +255,155 @@ func TestJulyOtherFiles(t *testing.T) {
 	if !slices.Equal(j.rep.Warnings, []string{}) {
 		t.Errorf("warnings: %v", j.rep.Warnings)
 	}
+}
+
+// docBlock returns the text of docs/study.md between <!-- name:begin -->
+// and <!-- name:end -->.
+func docBlock(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "study.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	begin, end := "<!-- "+name+":begin -->\n", "<!-- "+name+":end -->"
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	if i < 0 || j < i {
+		t.Fatalf("docs/study.md has no %s block", name)
+	}
+	return s[i+len(begin) : j]
+}
+
+// TestJulyStudyNumbersInDocs is acceptance 4(b): docs/study.md states the
+// rebuilt study's overall rank intervals for the 14 full-surface models,
+// how many per-metric scores have intervals narrower than ±0.25, and what
+// each level's intervals are like; this computes them and compares.
+func TestJulyStudyNumbersInDocs(t *testing.T) {
+	j := rebuiltJuly(t)
+	kind := map[string]string{}
+	for _, n := range j.res.Nodes {
+		kind[n.ID] = n.Kind
+	}
+	type row struct{ child, adult study.Cell }
+	rows := map[string]*row{}
+	narrow := map[string]int{}
+	perModel := map[string]int{}
+	type level struct {
+		cells, thin int
+		hw          []float64
+		sc          []int
+	}
+	levels := map[string]*level{}
+	for _, c := range j.res.Cells {
+		k := kind[c.Node]
+		if k == study.KindMetric {
+			perModel[c.Model]++
+			if (*c.Hi-*c.Lo)/2 < study.NarrowHalfWidth {
+				narrow[c.Model]++
+			}
+		}
+		if c.Node == study.KindOverall && c.Rank != nil {
+			r := rows[c.Model]
+			if r == nil {
+				r = &row{}
+				rows[c.Model] = r
+			}
+			if c.Age == study.AgeChild {
+				r.child = c
+			} else {
+				r.adult = c
+			}
+		}
+		full := c.Model != "apertus-8b" && c.Model != "apertus-70b"
+		if full || k == study.KindNutrition || k == study.KindLabel {
+			l := levels[k]
+			if l == nil {
+				l = &level{}
+				levels[k] = l
+			}
+			l.cells++
+			if c.Thin {
+				l.thin++
+			}
+			l.hw = append(l.hw, (*c.Hi-*c.Lo)/2)
+			l.sc = append(l.sc, c.Scenarios)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| model | child: score [95 %] | child: rank (interval) | adult: score [95 %] | adult: rank (interval) |\n|---|---|---|---|---|\n")
+	cell := func(c study.Cell) (string, string) {
+		return fmt.Sprintf("%.3f [%.3f, %.3f]", *c.Score, *c.Lo, *c.Hi), fmt.Sprintf("%d (%d–%d)", *c.Rank, *c.RankLo, *c.RankHi)
+	}
+	n := 0
+	for _, m := range j.pub.Models {
+		r, ok := rows[m.ID]
+		if !ok {
+			continue
+		}
+		n++
+		cs, cr := cell(r.child)
+		as, ar := cell(r.adult)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", m.ID, cs, cr, as, ar)
+	}
+	if n != 14 {
+		t.Errorf("%d ranked models at the overall level, want the 14 full-surface ones", n)
+	}
+	if got := docBlock(t, "july-ranks"); got != b.String() {
+		t.Errorf("docs/study.md july-ranks block is out of date; it should read:\n%s", b.String())
+	}
+
+	var nb strings.Builder
+	total, narrowAll := 0, 0
+	for _, m := range j.pub.Models {
+		total += perModel[m.ID]
+		narrowAll += narrow[m.ID]
+	}
+	fmt.Fprintf(&nb, "Per-metric scores with a 95 %% interval narrower than ±0.25: **%d of %d** (%d of 360 for each of the 14 full models at each age; %d of 83 for each label-only model).\n",
+		narrowAll, total, narrow["claude-haiku-4-5"], narrow["apertus-8b"])
+	if got := docBlock(t, "july-narrow"); got != nb.String() {
+		t.Errorf("docs/study.md july-narrow block is out of date; it should read:\n%s", nb.String())
+	}
+
+	var lb strings.Builder
+	lb.WriteString("| level | cells | thin | half-width: median (range) | base scenarios: median (range) |\n|---|---|---|---|---|\n")
+	for _, k := range []string{study.KindOverall, study.KindArea, study.KindSubarea, study.KindGroup, study.KindLabel, study.KindNutrition, study.KindBenchmark, study.KindMetric} {
+		l := levels[k]
+		sort.Float64s(l.hw)
+		sort.Ints(l.sc)
+		fmt.Fprintf(&lb, "| %s | %d | %d | ±%.3f (%.3f–%.3f) | %d (%d–%d) |\n", k, l.cells, l.thin, l.hw[len(l.hw)/2], l.hw[0], l.hw[len(l.hw)-1], l.sc[len(l.sc)/2], l.sc[0], l.sc[len(l.sc)-1])
+	}
+	if got := docBlock(t, "july-levels"); got != lb.String() {
+		t.Errorf("docs/study.md july-levels block is out of date; it should read:\n%s", lb.String())
+	}
+
+	// Letter grades: how many intervals fit inside one of the site's grades.
+	within := map[string][2]int{}
+	for _, c := range j.res.Cells {
+		k := kind[c.Node]
+		if (k != study.KindOverall && k != study.KindNutrition) || c.Rank == nil {
+			continue // overall: the 14 ranked full models
+		}
+		w := within[k]
+		w[1]++
+		if letterGrade(*c.Lo) == letterGrade(*c.Hi) {
+			w[0]++
+		}
+		within[k] = w
+	}
+	claim := fmt.Sprintf("%d of the %d overall intervals (±0.026) fits inside one grade, and only %d of the %d category intervals do",
+		within[study.KindOverall][0], within[study.KindOverall][1], within[study.KindNutrition][0], within[study.KindNutrition][1])
+	if b, _ := os.ReadFile(filepath.Join("..", "..", "docs", "study.md")); !strings.Contains(strings.Join(strings.Fields(string(b)), " "), claim) {
+		t.Errorf("docs/study.md should say: %s", claim)
+	}
+}
+
+// letterGrade is the site's letter grade band (A+ from 0.95 down to F
+// below 0.40, 0.05 wide).
+func letterGrade(x float64) int {
+	for i, t := range []float64{0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6, 0.55, 0.5, 0.45, 0.4} {
+		if x >= t {
+			return i
+		}
+	}
+	return 12
 }
