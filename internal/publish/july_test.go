@@ -249,6 +249,9 @@ func TestJulyOtherFiles(t *testing.T) {
 			}
 		}
 	}
+	if j.rep.Files != 7+31236 {
+		t.Errorf("publish wrote %d files, want 7 data files and 31,236 scenario files (docs/study.md)", j.rep.Files)
+	}
 	if j.rep.Conversations != files {
 		t.Errorf("publish wrote %d scenario files, the index has %d verdicts", j.rep.Conversations, files)
 	}
@@ -347,6 +350,9 @@ func TestJulyStudyNumbersInDocs(t *testing.T) {
 	}
 	if n != 14 {
 		t.Errorf("%d ranked models at the overall level, want the 14 full-surface ones", n)
+	}
+	if len(j.res.Nodes) != 460 || len(j.res.Cells) != 13508 || len(j.res.Pairs) != 18780 {
+		t.Errorf("%d nodes, %d cells, %d pairs; docs/study.md says 460, 13,508 and 18,780", len(j.res.Nodes), len(j.res.Cells), len(j.res.Pairs))
 	}
 	if got := docBlock(t, "july-ranks"); got != b.String() {
 		t.Errorf("docs/study.md july-ranks block is out of date; it should read:\n%s", b.String())
