@@ -129,7 +129,7 @@ func TestLoadStudyModelsProblems(t *testing.T) {
 	for _, want := range []string{
 		"models.yaml:3:18: models[1].nam: unknown key; did you mean name?",
 		"models.yaml:3:5: models[1].id: required",
-		"models.yaml:4:47: models[2].releaseYear: expected an integer, got a string "soon"",
+		"models.yaml:4:47: models[2].releaseYear: expected an integer, got a string \"soon\"",
 		"models.yaml:5:1: model: unknown key; did you mean models?",
 	} {
 		if !strings.Contains(err.Error(), want) {
