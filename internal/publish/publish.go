@@ -151,7 +151,7 @@ func runFiles(ctx context.Context, path string, want map[convKey][]target, w *wr
 		}
 		found++
 		for _, t := range ts {
-			data, err := encode(newScenarioFile(c, t.row.Scenario, t.verdict.Justif), false)
+			data, err := encode(newScenarioFile(c, t.row.Scenario, t.verdict.Justification), false)
 			if err != nil {
 				return err
 			}

@@ -98,7 +98,7 @@ func scoresData(s *study.Study) siteScores {
 			for k, met := range s.Metrics {
 				var n int
 				var sum float64
-				for _, c := range s.Clusters(mi, ageIdx(age), k) {
+				for _, c := range s.Clusters(mi, study.AgeIndex(age), k) {
 					n += c.N
 					sum += c.Sum
 				}
@@ -113,8 +113,6 @@ func scoresData(s *study.Study) siteScores {
 	}
 	return out
 }
-
-func ageIdx(age string) int { return map[string]int{study.AgeChild: 0, study.AgeAdult: 1}[age] }
 
 // indexRow is a scenario-index.json row: verdict "yes" = behaviour present
 // (the site derives pass from the metric's type).

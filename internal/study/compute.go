@@ -41,7 +41,7 @@ func (s *Study) Compute() *Result {
 	r.Cells, r.Pairs = []Cell{}, []Pair{}
 	for _, n := range r.Nodes {
 		for _, age := range s.Ages {
-			cells, pairs := s.computeNode(n, ageIndex(age), age)
+			cells, pairs := s.computeNode(n, AgeIndex(age), age)
 			r.Cells = append(r.Cells, cells...)
 			r.Pairs = append(r.Pairs, pairs...)
 		}

@@ -94,13 +94,13 @@ type ScenarioRow struct {
 // lowest judged sample of that scenario (num_samples > 1: the scores use
 // every sample, the site shows one).
 type Verdict struct {
-	Present bool
-	Passed  bool
-	Sample  int
-	Bench   string // the benchmark the row is in (the label benchmark for an alias)
-	RunDir  string
-	RowID   string // the scenario id in that benchmark
-	Justif  string
+	Present       bool
+	Passed        bool
+	Sample        int
+	Bench         string // the benchmark the row is in (the label benchmark for an alias)
+	RunDir        string
+	RowID         string // the scenario id in that benchmark
+	Justification string
 }
 
 // MetricByKey returns a published metric.
@@ -112,8 +112,9 @@ func (s *Study) MetricByKey(key string) (*Metric, bool) {
 	return s.Metrics[i], true
 }
 
-// Clusters is a model's clusters on a metric at an age (one per base
-// scenario; N = 0 where it has no judged row), or nil.
+// Clusters is a model's clusters on a metric at an age group (indexes in
+// Models, Ages — see AgeIndex — and Metrics): one per base scenario of
+// Metric.Bases, N = 0 where it has no judged row; nil when it has none.
 func (s *Study) Clusters(model, age, metric int) []stats.ClusterSum {
 	return s.obs[model][age][metric]
 }

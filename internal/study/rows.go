@@ -12,8 +12,8 @@ import (
 	"github.com/impactbench/impactbench/internal/stats"
 )
 
-// ageIndex is an age group's index in Ages.
-func ageIndex(age string) int {
+// AgeIndex is an age group's index in Ages (Study.Clusters takes it).
+func AgeIndex(age string) int {
 	if age == AgeChild {
 		return 0
 	}
@@ -207,7 +207,7 @@ func (s *Study) loadRun(b *Bench, r Run) error {
 		}
 		m := s.Metrics[k]
 		age, _ := scenarioAge(scen)
-		ai := ageIndex(age)
+		ai := AgeIndex(age)
 		base := m.base(artifacts.BaseIDOf(pub))
 		cs := s.obs[r.Model][ai][k]
 		for len(cs) <= base {
@@ -251,5 +251,5 @@ func (s *Study) recordVerdict(m *Metric, pub string, r Run, b *Bench, sc artifac
 	} else {
 		present = *sc.Passed == (m.Type == string(config.Positive))
 	}
-	row.Verdicts[r.Model] = Verdict{Present: present, Passed: *sc.Passed, Sample: sc.Sample, Bench: b.Slug, RunDir: r.RunDir, RowID: sc.ID, Justif: sc.Justification}
+	row.Verdicts[r.Model] = Verdict{Present: present, Passed: *sc.Passed, Sample: sc.Sample, Bench: b.Slug, RunDir: r.RunDir, RowID: sc.ID, Justification: sc.Justification}
 }
