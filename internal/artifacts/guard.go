@@ -463,3 +463,10 @@ func ReadObjectFile(path string, v any) error {
 	}
 	return nil
 }
+
+// FieldErrorf is an error about one field of a row, for the callbacks of
+// EachRawRow, EachScenario and the like: the row reader turns it into a
+// *FileError naming the file, the row, its line and the field.
+func FieldErrorf(field, format string, args ...any) error {
+	return fieldErrf(field, format, args...)
+}

@@ -13,7 +13,7 @@ import (
 )
 
 func newInitCmd(g *globals) *cobra.Command {
-	var force bool
+	var force, forStudy bool
 	cmd := &cobra.Command{
 		Use:   "init [dir]",
 		Short: "Create a project: config.yaml, .env.example and an example benchmark",
@@ -21,15 +21,24 @@ func newInitCmd(g *globals) *cobra.Command {
 in dir (default: the current directory). The config uses the built-in offline model for every
 role, so the example runs without an API key; switch models to real providers when ready.
 Existing files are never overwritten unless --force. It ends with the next command to run,
-spelled so that it works whether or not impactbench is on your PATH.`,
-		Example: `  impactbench init demo && cd demo && impactbench run example`,
-		Args:    cobra.MaximumNArgs(1),
+spelled so that it works whether or not impactbench is on your PATH.
+
+With --study it writes only a study's inputs into dir/benchmarks: taxonomy.json (areas →
+subareas → groups of metric keys), nutrition-label.json (label categories) and models.yaml
+(run directory → published model), over the example benchmark (docs/study.md).`,
+		Example: `  impactbench init demo && cd demo && impactbench run example
+  impactbench init --study && impactbench study && impactbench publish`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			files, err := config.Scaffold(dir, force)
+			scaffold := config.Scaffold
+			if forStudy {
+				scaffold = config.ScaffoldStudy
+			}
+			files, err := scaffold(dir, force)
 			if err != nil {
 				return err
 			}
@@ -37,6 +46,9 @@ spelled so that it works whether or not impactbench is on your PATH.`,
 			exe, _ := os.Executable()
 			cwd, _ := os.Getwd()
 			next := nextSteps(abs, nextEnv{lookPath: exec.LookPath, exe: exe, cwd: cwd})
+			if forStudy {
+				next = studySteps(next)
+			}
 			if g.JSON {
 				return writeJSON(g.stdout, initJSON{Command: "init", Dir: abs, Files: files, Next: next})
 			}
@@ -48,7 +60,21 @@ spelled so that it works whether or not impactbench is on your PATH.`,
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing files")
+	cmd.Flags().BoolVar(&forStudy, "study", false, "write a study's inputs (benchmarks/taxonomy.json, nutrition-label.json, models.yaml) instead of a project")
 	return cmd
+}
+
+// studySteps turns the example's next steps into a study's: run the
+// benchmark, score the study, publish it.
+func studySteps(next []string) []string {
+	var out []string
+	for _, l := range next {
+		out = append(out, l)
+		if cmd, ok := strings.CutSuffix(l, " run example"); ok && !strings.HasPrefix(l, "#") {
+			out = append(out, cmd+" study", cmd+" publish")
+		}
+	}
+	return out
 }
 
 // initJSON is init's --json output.

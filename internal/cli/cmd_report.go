@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -74,17 +75,32 @@ func fileExists(path string) bool {
 }
 
 func newStatusCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "status <benchmark|all> [target…]",
+	var showStudy bool
+	cmd := &cobra.Command{
+		Use:   "status <benchmark|all> [target…] | status --study",
 		Short: "Show which phases are done per target, failures, cost so far and the leaderboard",
 		Long: `Shows a benchmark's phases per target (live while a run works on it), failures, cost so far
-and the leaderboard. ` + "`status all`" + ` shows the whole study: one row per benchmark and one per target,
-each over the other, and the study's totals.`,
+and its leaderboard. ` + "`status all`" + ` shows the whole study's progress: one row per benchmark and one per
+target, each over the other, and the study's totals. With --study (and no benchmark): the
+study's leaderboards from benchmarks/study.json (written by ` + "`impactbench study`" + ` and publish),
+with intervals, rank intervals and ties.`,
 		Example: `  impactbench status example
-  impactbench status all`,
+  impactbench status all
+  impactbench status --study`,
 		GroupID: "results",
-		Args:    benchArgs(true),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if showStudy {
+				if len(args) > 0 {
+					return usagef("status --study takes no benchmark (it reads benchmarks/study.json), got %s", strings.Join(args, " "))
+				}
+				return nil
+			}
+			return benchArgs(true)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if showStudy {
+				return statusStudy(g)
+			}
 			cfg, err := g.loadConfig()
 			if err != nil {
 				return err
@@ -113,6 +129,8 @@ each over the other, and the study's totals.`,
 			return report.Status(g.stdout, dir, targets, opts)
 		},
 	}
+	cmd.Flags().BoolVar(&showStudy, "study", false, "show the study's leaderboards (benchmarks/study.json) instead of a benchmark's status")
+	return cmd
 }
 
 // studyStatus is `status all`: every benchmark of the project as one study.

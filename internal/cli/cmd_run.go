@@ -133,11 +133,11 @@ func (g *globals) runStudy(ctx context.Context, cfg *config.Config, dirs, target
 }
 
 // finishStudy prints the study's plan or summary (with --json, one
-// studyJSON on stdout); Study.Run already names each benchmark's failed rows.
+// runStudyJSON on stdout); Study.Run already names each benchmark's failed rows.
 func (g *globals) finishStudy(s *runner.Study, invs []invocation, runErr error) error {
 	sum := s.Summary()
 	if g.JSON {
-		return writeJSON(g.stdout, newStudyJSON(s, sum, invs, runErr))
+		return writeJSON(g.stdout, newRunStudyJSON(s, sum, invs, runErr))
 	}
 	if sum.DryRun {
 		runner.PrintStudyPlan(g.stdout, sum.Benchmarks)

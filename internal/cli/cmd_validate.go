@@ -90,8 +90,9 @@ func newCompareCmd(g *globals) *cobra.Command {
 	var force bool
 	var seed uint64
 	var out string
+	var studies bool
 	cmd := &cobra.Command{
-		Use:   "compare <run-dir-A> <run-dir-B>",
+		Use:   "compare <run-dir-A> <run-dir-B> | compare --study <A> <B>",
 		Short: "Compare two runs' results with intervals; refuses runs that measure different things",
 		Long: `Compares two benchmark directories (or validation directories): per-model pass rates
 with the same clustered intervals as results.json (method, n and base scenarios stated, a
@@ -100,12 +101,20 @@ models, and per-metric differences.
 
 Runs are comparable only when their metric definitions, judges, settings and prompts agree
 (read from run_manifest.json, written by aggregate). Otherwise compare refuses and says what
-differs; --allow COMPONENT accepts a known difference, --force compares anyway (marked).`,
+differs; --allow COMPONENT accepts a known difference, --force compares anyway (marked).
+
+With --study, A and B are two study.json files (or directories holding one, or projects whose
+benchmarks/ does): every model's score at every level and age in both, B − A with an interval
+built from the two scores' intervals (MOVER), and how many changed beyond it.`,
 		Example: `  impactbench compare benchmarks/example benchmarks/example/validation/user-gpt-4o
-  impactbench compare runA runB --allow judges --json`,
+  impactbench compare runA runB --allow judges --json
+  impactbench compare --study before/study.json benchmarks/study.json`,
 		GroupID: "results",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if studies {
+				return compareStudies(g, args[0], args[1], out)
+			}
 			rep, err := compareReport(args[0], args[1], "", "", compare.Options{Seed: seed, Allow: allow, Force: force}, out)
 			if err != nil {
 				return err
@@ -117,6 +126,7 @@ differs; --allow COMPONENT accepts a known difference, --force compares anyway (
 	cmd.Flags().BoolVar(&force, "force", false, "compare even when the runs are not comparable (the report says so)")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed of the rank correlations' bootstrap (reported, so they are reproducible)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "also write the comparison as JSON to this file")
+	cmd.Flags().BoolVar(&studies, "study", false, "compare two study.json files (two publishes of a study) instead of two runs")
 	return cmd
 }
 

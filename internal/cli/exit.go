@@ -11,6 +11,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/study"
 )
 
 // Exit codes (documented in docs/commands.md, the README and `impactbench help exit-codes`).
@@ -38,10 +39,11 @@ func exitCode(err error) int {
 	var ie *runner.InputError
 	var re *runner.RefusedError
 	var fe *artifacts.FileError
+	var se *study.InputError
 	switch {
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ie), errors.As(err, &re), errors.As(err, &fe):
+	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ie), errors.As(err, &re), errors.As(err, &fe), errors.As(err, &se):
 		return ExitUsage
 	case llm.KindOf(err) == llm.KindConfig:
 		return ExitUsage
@@ -74,6 +76,7 @@ func errorKind(err error) string {
 	var pe *runner.PartialError
 	var le *runner.ErrLocked
 	var lle *llm.Error
+	var se *study.InputError
 	switch {
 	case errors.Is(err, context.Canceled):
 		return KindInterrupted
@@ -83,7 +86,7 @@ func errorKind(err error) string {
 		return KindRefused
 	case errors.As(err, &ce), llm.KindOf(err) == llm.KindConfig:
 		return KindConfig
-	case errors.As(err, &ie), errors.As(err, &fe):
+	case errors.As(err, &ie), errors.As(err, &fe), errors.As(err, &se):
 		return KindInput
 	case errors.As(err, &pe):
 		return KindPartial

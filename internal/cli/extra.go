@@ -14,6 +14,7 @@ func addExtraCommands(root *cobra.Command, g *globals) {
 	root.AddCommand(newExportCmd(g))
 	root.AddCommand(newCalibrateCmd(g))
 	root.AddCommand(newViewCmd(g))
+	root.AddCommand(newStudyCmd(g), newPublishCmd(g))
 }
 
 func writeJSON(w io.Writer, v any) error {

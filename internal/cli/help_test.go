@@ -29,9 +29,12 @@ func TestFlagsPerCommand(t *testing.T) {
 		"aggregate":     {"dry-run", "force", "upstream-only"},
 		"validate":      {"dry-run", "force", "max-cost", "swap"},
 		"merge":         {"no-aggregate"},
-		"init":          {"force"},
+		"init":          {"force", "study"},
 		"report":        {},
-		"compare":       {"allow", "force", "output", "seed"},
+		"compare":       {"allow", "force", "output", "seed", "study"},
+		"status":        {"study"},
+		"study":         {},
+		"publish":       {"dry-run", "out"},
 		"version":       {},
 	}
 	root := newRootCmd(&globals{})

@@ -17,6 +17,7 @@ import (
 	"github.com/impactbench/impactbench/internal/compare"
 	"github.com/impactbench/impactbench/internal/report"
 	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/study"
 )
 
 // docField is one row of a docs/json.md table.
@@ -78,27 +79,32 @@ func codeFields(typ reflect.Type) (names []string, omitempty map[string]bool) {
 // docShapes ties each section of docs/json.md to the type that writes it
 // (nil: a shape without a named type, checked only against output).
 var docShapes = map[string]reflect.Type{
-	"error":                reflect.TypeFor[errorJSON](),
-	"error.error":          reflect.TypeFor[errorBody](),
-	"run":                  reflect.TypeFor[runJSON](),
-	"run.results[]":        reflect.TypeFor[modelJSON](),
-	"study":                reflect.TypeFor[studyJSON](),
-	"validate":             reflect.TypeFor[validateJSON](),
-	"compare":              reflect.TypeFor[compare.Report](),
-	"report":               reflect.TypeFor[reportJSON](),
-	"export":               nil,
-	"init":                 reflect.TypeFor[initJSON](),
-	"version":              reflect.TypeFor[versionInfo](),
-	"bench":                reflect.TypeFor[benchharness.Result](),
-	"bench --caching":      reflect.TypeFor[benchharness.CachingResult](),
-	"status":               reflect.TypeFor[report.StatusJSON](),
-	"status.targets[]":     reflect.TypeFor[report.TargetStatusJSON](),
-	"status.leaderboard[]": reflect.TypeFor[report.LeaderboardJSON](),
-	"status all":           reflect.TypeFor[report.StudyStatusJSON](),
-	"status all.totals":    reflect.TypeFor[report.StudyTotalsJSON](),
-	"plan":                 reflect.TypeFor[runner.PrecisionPlan](),
-	"calibrate[]":          reflect.TypeFor[calibrationEntry](),
-	"view":                 reflect.TypeFor[viewJSON](),
+	"error":                  reflect.TypeFor[errorJSON](),
+	"error.error":            reflect.TypeFor[errorBody](),
+	"run":                    reflect.TypeFor[runJSON](),
+	"run.results[]":          reflect.TypeFor[modelJSON](),
+	"run (study)":            reflect.TypeFor[runStudyJSON](),
+	"validate":               reflect.TypeFor[validateJSON](),
+	"compare":                reflect.TypeFor[compare.Report](),
+	"report":                 reflect.TypeFor[reportJSON](),
+	"export":                 nil,
+	"init":                   reflect.TypeFor[initJSON](),
+	"version":                reflect.TypeFor[versionInfo](),
+	"bench":                  reflect.TypeFor[benchharness.Result](),
+	"bench --caching":        reflect.TypeFor[benchharness.CachingResult](),
+	"status":                 reflect.TypeFor[report.StatusJSON](),
+	"status.targets[]":       reflect.TypeFor[report.TargetStatusJSON](),
+	"status.leaderboard[]":   reflect.TypeFor[report.LeaderboardJSON](),
+	"status all":             reflect.TypeFor[report.StudyStatusJSON](),
+	"status all.totals":      reflect.TypeFor[report.StudyTotalsJSON](),
+	"plan":                   reflect.TypeFor[runner.PrecisionPlan](),
+	"calibrate[]":            reflect.TypeFor[calibrationEntry](),
+	"view":                   reflect.TypeFor[viewJSON](),
+	"study":                  reflect.TypeFor[studyJSON](),
+	"study.leaderboard[]":    reflect.TypeFor[study.LeaderRow](),
+	"publish":                reflect.TypeFor[publishJSON](),
+	"compare --study":        reflect.TypeFor[compare.StudyReport](),
+	"compare --study.rows[]": reflect.TypeFor[compare.StudyRow](),
 }
 
 // TestJSONDocMatchesCode: docs/json.md lists exactly the fields the code
@@ -263,7 +269,7 @@ func TestJSONEveryCommand(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d\n%s", code, errs)
 		}
-		obj := checkShape(t, "run all", doc, "study", decodeJSON(t, "run all", out))
+		obj := checkShape(t, "run all", doc, "run (study)", decodeJSON(t, "run all", out))
 		arr, ok := obj["benchmarks"].([]any)
 		if !ok || len(arr) != 1 {
 			t.Fatalf("run all --json: want a study of one benchmark, got %s", out)

@@ -83,9 +83,9 @@ func readModels(path string) ([]modelJSON, error) {
 	return out, nil
 }
 
-// studyJSON is the output of `run` over several benchmarks (`run all`,
+// runStudyJSON is the output of `run` over several benchmarks (`run all`,
 // `run b1 b2 …`): each benchmark's run object and the study's totals.
-type studyJSON struct {
+type runStudyJSON struct {
 	Command    string               `json:"command"`
 	DryRun     bool                 `json:"dry_run"`
 	ExitCode   int                  `json:"exit_code"`
@@ -98,8 +98,8 @@ type studyJSON struct {
 	Limits     []runner.PoolLimit   `json:"limits"`
 }
 
-func newStudyJSON(s *runner.Study, sum *runner.StudySummary, invs []invocation, runErr error) studyJSON {
-	out := studyJSON{Command: "run", DryRun: sum.DryRun, ExitCode: exitCode(runErr),
+func newRunStudyJSON(s *runner.Study, sum *runner.StudySummary, invs []invocation, runErr error) runStudyJSON {
+	out := runStudyJSON{Command: "run", DryRun: sum.DryRun, ExitCode: exitCode(runErr),
 		Spent: sum.Spent, Reused: sum.Reused, Budget: sum.Budget, Plan: sum.Plan, Limits: sum.Limits}
 	if runErr != nil {
 		msg := runErr.Error()

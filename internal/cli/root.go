@@ -310,7 +310,8 @@ func newExitCodesHelp() *cobra.Command {
 		Long: `0    success
 1    run failure: some rows failed after retries (outputs hold the rest; rerun to retry them),
      a provider refused (auth, quota), or another process holds the benchmark
-2    bad usage or bad input: flags, config.yaml, benchmark.yaml, scenario/conversation files;
+2    bad usage or bad input: flags, config.yaml, benchmark.yaml, scenario/conversation files,
+     a study's taxonomy.json, nutrition-label.json or models.yaml;
      a config that cannot produce a result (no judge, no targets, empty scenarios.json), an
      unknown target, a missing key — all checked before the first phase; or a refused
      overwrite: the new file would hold fewer rows or models, or nulls where verdicts stood

@@ -14,7 +14,7 @@ import (
 // diffed and YAML-linted as what the user gets. .env.example is stored as
 // env.example because go:embed skips dot files.
 //
-//go:embed scaffold/config.yaml scaffold/env.example scaffold/benchmarks/example/benchmark.yaml
+//go:embed scaffold/config.yaml scaffold/env.example scaffold/benchmarks/example/benchmark.yaml scaffold/study
 var scaffoldFS embed.FS
 
 // scaffoldFiles maps each written path (relative to the project dir) to its
@@ -27,6 +27,23 @@ func scaffoldFiles() [][2]string {
 	}
 }
 
+// studyScaffoldFiles are the study's inputs, for `init --study`: a taxonomy
+// and a nutrition label over the example benchmark's two metrics, and the
+// scaffold config's two offline targets as models.
+func studyScaffoldFiles() [][2]string {
+	return [][2]string{
+		{filepath.Join("benchmarks", "taxonomy.json"), "scaffold/study/taxonomy.json"},
+		{filepath.Join("benchmarks", "nutrition-label.json"), "scaffold/study/nutrition-label.json"},
+		{filepath.Join("benchmarks", "models.yaml"), "scaffold/study/models.yaml"},
+	}
+}
+
+// ScaffoldStudy writes a study's input files into dir/benchmarks for
+// `impactbench init --study`, under the same rules as Scaffold.
+func ScaffoldStudy(dir string, force bool) ([]string, error) {
+	return scaffold(dir, force, studyScaffoldFiles())
+}
+
 // Scaffold writes a starter project into dir for `impactbench init`:
 // config.yaml (every key documented; offline models so the quickstart needs
 // no API key), .env.example and benchmarks/example/benchmark.yaml. Existing
@@ -34,9 +51,13 @@ func scaffoldFiles() [][2]string {
 // exists nothing is written and the error wraps fs.ErrExist. It returns the
 // paths written.
 func Scaffold(dir string, force bool) ([]string, error) {
+	return scaffold(dir, force, scaffoldFiles())
+}
+
+func scaffold(dir string, force bool, files [][2]string) ([]string, error) {
 	if !force {
 		var existing []string
-		for _, f := range scaffoldFiles() {
+		for _, f := range files {
 			p := filepath.Join(dir, f[0])
 			if _, err := os.Lstat(p); err == nil {
 				existing = append(existing, p)
@@ -50,7 +71,7 @@ func Scaffold(dir string, force bool) ([]string, error) {
 		}
 	}
 	var written []string
-	for _, f := range scaffoldFiles() {
+	for _, f := range files {
 		data, err := scaffoldFS.ReadFile(f[1])
 		if err != nil {
 			return written, fmt.Errorf("init: %w", err)

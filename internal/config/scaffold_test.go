@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -109,5 +110,34 @@ func TestScaffoldNeverOverwrites(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "config.yaml")); string(got) == string(mine) {
 		t.Errorf("force did not overwrite config.yaml")
+	}
+}
+
+// TestLoadStudyModelsProblems: models.yaml's problems name line and field.
+func TestLoadStudyModelsProblems(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "models.yaml")
+	src := "models:\n  - {run_dir: a, id: a, name: A}\n  - {run_dir: b, nam: B}\n  - {run_dir: c, id: c, name: C, releaseYear: soon}\nmodel: []\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadStudyModels(path)
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("got %v, want a *config.Error", err)
+	}
+	for _, want := range []string{
+		"models.yaml:3:18: models[1].nam: unknown key; did you mean name?",
+		"models.yaml:3:5: models[1].id: required",
+		"models.yaml:4:47: models[2].releaseYear: expected an integer, got a string \"soon\"",
+		"models.yaml:5:1: model: unknown key; did you mean models?",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	m, err := LoadStudyModels(filepath.Join("scaffold", "study", "models.yaml"))
+	if err != nil || len(m.Models) != 2 || !m.Models[0].HasSurface(SurfaceFull) || m.Models[0].ReleaseYear != 2026 {
+		t.Errorf("the scaffold's models.yaml: %+v, %v", m, err)
 	}
 }

@@ -33,6 +33,16 @@
 //     scenario as the unit (also model vs model): the mean per-scenario
 //     difference, a t interval, and a sign-flip randomisation test.
 //   - RankIntervals: bootstrap intervals for ranks.
+//
+// Study scores (a mean over fixed metrics of each metric's pass rate):
+//   - StratifiedMean: the mean with an interval that treats the base
+//     scenarios within each metric as the sampled units (floored linearised
+//     cluster variance per metric, Satterthwaite t); covers ≥ 94.5% in
+//     simulation from 1 to 360 metrics of 3 scenarios each.
+//   - StratifiedPairedDiff: two models on the same scenarios, with the
+//     p-value from the same t.
+//   - PairwiseRankIntervals: rank intervals from Bonferroni-adjusted paired
+//     comparisons, holding the true rank with probability ≥ 95%.
 //   - McNemarExact / SignTest: whether two variants differ, using only the
 //     pairs where their outcomes differ; treats pairs as independent, so it
 //     overstates with clustered data (kept for reference).

@@ -1,0 +1,254 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/compare"
+	"github.com/impactbench/impactbench/internal/publish"
+	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/study"
+)
+
+// studyJSON is study's and status --study's --json output.
+type studyJSON struct {
+	Command string `json:"command"`
+	study.Summary
+}
+
+// publishJSON is publish's --json output.
+type publishJSON struct {
+	Command string `json:"command"`
+	// Study is the study.json publish refreshed (null in a dry run).
+	Study *string `json:"study"`
+	publish.Report
+}
+
+// studyDir is the project's benchmarks directory, where the study's
+// inputs and study.json live.
+func (g *globals) studyDir() (string, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(cfg.Dir, "benchmarks"), nil
+}
+
+// loadStudy reads and scores the study, printing its warnings.
+func (g *globals) loadStudy() (*study.Study, *study.Result, string, error) {
+	dir, err := g.studyDir()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	s, err := study.Load(dir)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if !g.Quiet {
+		for _, w := range s.Warnings {
+			fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", w)
+		}
+	}
+	return s, s.Compute(), dir, nil
+}
+
+func newStudyCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "study",
+		Short: "Score the study (taxonomy, nutrition label, every model) with intervals; writes benchmarks/study.json",
+		Long: `Reads the study's inputs in benchmarks/ (taxonomy.json, nutrition-label.json, models.yaml;
+` + "`impactbench init --study`" + ` writes examples) and the score rows of every benchmark they name, and
+scores every model per age group (from each scenario's demographic) at every level: overall,
+each area, subarea, group, nutrition category, benchmark and metric. Each score is the mean of
+its metrics' pass rates, with a 95 % interval over base scenarios, paired model differences,
+rank intervals, and how many base scenarios it rests on. Writes benchmarks/study.json
+(docs/study.md) and prints the leaderboards.`,
+		Example: `  impactbench study
+  impactbench study --json | jq '.leaderboard[] | select(.age == "adult")'`,
+		GroupID: "results",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, res, dir, err := g.loadStudy()
+			if err != nil {
+				return err
+			}
+			path := filepath.Join(dir, study.ResultFile)
+			if err := res.WriteFile(path); err != nil {
+				return err
+			}
+			sum := study.Summarize(res, path)
+			if g.JSON {
+				return writeJSON(g.stdout, studyJSON{Command: "study", Summary: sum})
+			}
+			return sum.WriteText(g.stdout)
+		},
+	}
+}
+
+func newPublishCmd(g *globals) *cobra.Command {
+	var out string
+	var dry bool
+	cmd := &cobra.Command{
+		Use:   "publish",
+		Short: "Write the study's website data (impactbench-web's data/ and scenarios/ files)",
+		Long: `Writes the study's data exactly as the ImpactBench website (impactbench-web) loads it, laid
+out as it fetches it: DIR/data/taxonomy.json, models.json, benchmark-data.json,
+scenario-index.json, metric-details.json, nutrition.json, and one
+DIR/scenarios/<benchmark>/<model>/<scenario>.json per published conversation. Verdicts mean
+"behaviour present" (the site derives pass from the metric's type); ages come from each
+scenario's demographic. DIR/data/uncertainty.json holds the intervals, base-scenario counts
+and rank intervals (study.json; the site does not read it). A file whose bytes would not
+change is left alone, so publishing again after one benchmark changed rewrites only its
+files and the aggregate ones; files an earlier publish wrote that this one does not are
+removed. Also refreshes benchmarks/study.json.`,
+		Example: `  impactbench publish --out site-data
+  impactbench publish --dry-run          # list what would change; write nothing
+  (cd site-data && python3 -m http.server 8080)   # then PUBLIC_DATA_BASE=http://localhost:8080`,
+		GroupID: "results",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, res, dir, err := g.loadStudy()
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join(filepath.Dir(dir), "published")
+			}
+			rep, err := publish.Publish(cmd.Context(), s, res, publish.Options{Out: out, DryRun: dry})
+			if err != nil {
+				return err
+			}
+			var written *string
+			if !dry {
+				path := filepath.Join(dir, study.ResultFile)
+				if err := res.WriteFile(path); err != nil {
+					return err
+				}
+				written = &path
+			}
+			if g.JSON {
+				return writeJSON(g.stdout, publishJSON{Command: "publish", Study: written, Report: *rep})
+			}
+			printPublish(g, rep)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output `DIR` (default: published/ beside config.yaml)")
+	cmd.Flags().BoolVarP(&dry, "dry-run", "n", false, "list the files that would be written or removed; write nothing")
+	return cmd
+}
+
+// printPublish prints what publish did; a dry run lists every change (up
+// to maxListed, then per directory).
+func printPublish(g *globals, rep *publish.Report) {
+	verb, rm := "wrote", "removed"
+	if rep.DryRun {
+		verb, rm = "would write", "would remove"
+	}
+	fmt.Fprintf(g.stdout, "%s: %d models, %d metrics, %d scenarios, %d conversations; %d files: %s %d, %d unchanged, %s %d\n",
+		rep.Out, rep.Models, rep.Metrics, rep.Scenarios, rep.Conversations, rep.Files, verb, len(rep.Written), rep.Unchanged, rm, len(rep.Removed))
+	if rep.DryRun {
+		listFiles(g, verb, rep.Written)
+		listFiles(g, rm, rep.Removed)
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", w)
+	}
+}
+
+const maxListed = 40
+
+func listFiles(g *globals, verb string, files []string) {
+	if len(files) <= maxListed {
+		for _, f := range files {
+			fmt.Fprintf(g.stdout, "  %s %s\n", verb, f)
+		}
+		return
+	}
+	dirs := map[string]int{}
+	for _, f := range files {
+		d := f
+		if parts := strings.SplitN(f, "/", 4); len(parts) == 4 {
+			d = strings.Join(parts[:3], "/") + "/"
+		}
+		dirs[d]++
+	}
+	keys := make([]string, 0, len(dirs))
+	for d := range dirs {
+		keys = append(keys, d)
+	}
+	sort.Strings(keys)
+	for _, d := range keys {
+		if strings.HasSuffix(d, "/") {
+			fmt.Fprintf(g.stdout, "  %s %s (%d files)\n", verb, d, dirs[d])
+		} else {
+			fmt.Fprintf(g.stdout, "  %s %s\n", verb, d)
+		}
+	}
+}
+
+// statusStudy is `status --study`: the summary of benchmarks/study.json.
+func statusStudy(g *globals) error {
+	dir, err := g.studyDir()
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, study.ResultFile)
+	res, err := study.ReadResult(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &runner.InputError{Msg: fmt.Sprintf("%s not found: run `impactbench study` (or publish) first", path)}
+	}
+	if err != nil {
+		return err
+	}
+	sum := study.Summarize(res, path)
+	if g.JSON {
+		return writeJSON(g.stdout, studyJSON{Command: "status", Summary: sum})
+	}
+	return sum.WriteText(g.stdout)
+}
+
+// studyFile finds a study.json from a compare argument: the file, a
+// directory holding it, or a project whose benchmarks/ holds it.
+func studyFile(arg string) (string, error) {
+	for _, p := range []string{arg, filepath.Join(arg, study.ResultFile), filepath.Join(arg, "benchmarks", study.ResultFile)} {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	return "", &runner.InputError{Msg: fmt.Sprintf("no study.json at %s (nor in it, nor in its benchmarks/): run `impactbench study` there first", arg)}
+}
+
+// compareStudies is `compare --study A B`.
+func compareStudies(g *globals, argA, argB, out string) error {
+	var res [2]*study.Result
+	var paths [2]string
+	for i, arg := range []string{argA, argB} {
+		p, err := studyFile(arg)
+		if err != nil {
+			return err
+		}
+		if res[i], err = study.ReadResult(p); err != nil {
+			return err
+		}
+		paths[i] = p
+	}
+	rep := compare.CompareStudies(res[0], res[1], paths[0], paths[1])
+	if out != "" {
+		if err := artifacts.WriteJSON(out, rep); err != nil {
+			return err
+		}
+	}
+	if g.JSON {
+		return writeJSON(g.stdout, rep)
+	}
+	return rep.WriteTable(g.stdout)
+}

@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStudyCommandsJSON runs init --study, study, publish (and its dry
+// run), status --study and compare --study with --json on a finished
+// example project and checks each output against docs/json.md.
+func TestStudyCommandsJSON(t *testing.T) {
+	doc := jsonDoc(t)
+	dir := copyProject(t)
+	code, out, errs := run(t, dir, "init", "--study", dir, "--json")
+	if code != 0 {
+		t.Fatalf("init --study: exit %d\n%s", code, errs)
+	}
+	obj := checkShape(t, "init --study", doc, "init", decodeJSON(t, "init --study", out))
+	if files, _ := obj["files"].([]any); len(files) != 3 {
+		t.Errorf("init --study wrote %v", obj["files"])
+	}
+	if next, _ := obj["next"].([]any); !strings.Contains(strings.Join(toStrings(next), "\n"), " publish") {
+		t.Errorf("init --study next steps %v lack publish", next)
+	}
+
+	code, out, errs = run(t, dir, "study", "--json")
+	if code != 0 {
+		t.Fatalf("study: exit %d\n%s", code, errs)
+	}
+	obj = checkShape(t, "study", doc, "study", decodeJSON(t, "study", out))
+	lb, _ := obj["leaderboard"].([]any)
+	if len(lb) != 4 || obj["models"] != 2.0 || obj["metrics"] != 2.0 {
+		t.Fatalf("study: %v", obj)
+	}
+	checkShape(t, "study leaderboard[0]", doc, "study.leaderboard[]", lb[0])
+	studyFile := filepath.Join(dir, "benchmarks", "study.json")
+	if obj["file"] != studyFile {
+		t.Errorf("study file %v, want %s", obj["file"], studyFile)
+	}
+
+	site := filepath.Join(dir, "site")
+	code, out, errs = run(t, dir, "publish", "--out", site, "--json")
+	if code != 0 {
+		t.Fatalf("publish: exit %d\n%s", code, errs)
+	}
+	obj = checkShape(t, "publish", doc, "publish", decodeJSON(t, "publish", out))
+	if w, _ := obj["written"].([]any); len(w) == 0 || obj["study"] != studyFile || obj["dry_run"] != false {
+		t.Errorf("publish: %v", obj)
+	}
+	for _, f := range []string{"taxonomy.json", "models.json", "benchmark-data.json", "scenario-index.json", "metric-details.json", "nutrition.json", "uncertainty.json"} {
+		if _, err := os.Stat(filepath.Join(site, "data", f)); err != nil {
+			t.Errorf("publish did not write data/%s: %v", f, err)
+		}
+	}
+	code, out, _ = run(t, dir, "publish", "--out", site, "--dry-run", "--json")
+	obj = checkShape(t, "publish --dry-run", doc, "publish", decodeJSON(t, "publish --dry-run", out))
+	if w, _ := obj["written"].([]any); code != 0 || len(w) != 0 || obj["study"] != nil || obj["dry_run"] != true {
+		t.Errorf("publish --dry-run of an unchanged study: exit %d, %v", code, obj)
+	}
+
+	code, out, errs = run(t, dir, "status", "--study", "--json")
+	if code != 0 {
+		t.Fatalf("status --study: exit %d\n%s", code, errs)
+	}
+	obj = checkShape(t, "status --study", doc, "study", decodeJSON(t, "status --study", out))
+	if obj["command"] != "status" || obj["cells"] == 0.0 {
+		t.Errorf("status --study: %v", obj)
+	}
+
+	code, out, errs = run(t, dir, "compare", "--study", dir, studyFile, "--json")
+	if code != 0 {
+		t.Fatalf("compare --study: exit %d\n%s", code, errs)
+	}
+	obj = checkShape(t, "compare --study", doc, "compare --study", decodeJSON(t, "compare --study", out))
+	rows, _ := obj["rows"].([]any)
+	if len(rows) == 0 || obj["changed"] != 0.0 {
+		t.Fatalf("compare --study of a study with itself: %v", obj)
+	}
+	checkShape(t, "compare --study rows[0]", doc, "compare --study.rows[]", rows[0])
+}
+
+func toStrings(v []any) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i], _ = x.(string)
+	}
+	return out
+}
+
+// TestStudyBadInputLeavesFiles: a taxonomy naming a metric no benchmark
+// defines is exit 2 (kind input) naming file, entry and key, and neither
+// study nor publish touches study.json or the published files.
+func TestStudyBadInputLeavesFiles(t *testing.T) {
+	dir := copyProject(t)
+	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
+		t.Fatalf("init --study: %s", errs)
+	}
+	site := filepath.Join(dir, "site")
+	if code, _, errs := run(t, dir, "publish", "--out", site); code != 0 {
+		t.Fatalf("publish: %s", errs)
+	}
+	studyFile := filepath.Join(dir, "benchmarks", "study.json")
+	before, _ := os.ReadFile(studyFile)
+	index := filepath.Join(site, "data", "benchmark-data.json")
+	beforeIndex, _ := os.ReadFile(index)
+	tax := filepath.Join(dir, "benchmarks", "taxonomy.json")
+	b, _ := os.ReadFile(tax)
+	if err := os.WriteFile(tax, bytes.Replace(b, []byte(`"example__m02"`), []byte(`"example__m07"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"study"}, {"publish", "--out", site}, {"study", "--json"}} {
+		code, _, errs := run(t, dir, args...)
+		if code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, ExitUsage)
+		}
+		for _, want := range []string{"taxonomy.json:", "areas[0].subareas[0].groups[1].metric_ids[0]", "example__m07", "defines no metric m07"} {
+			if !strings.Contains(errs, want) {
+				t.Errorf("%v: error lacks %q:\n%s", args, want, errs)
+			}
+		}
+		if args[len(args)-1] == "--json" && !strings.Contains(errs, `"kind":"input"`) {
+			t.Errorf("--json error kind: %s", errs)
+		}
+	}
+	if after, _ := os.ReadFile(studyFile); !bytes.Equal(before, after) {
+		t.Error("a failed study changed study.json")
+	}
+	if after, _ := os.ReadFile(index); !bytes.Equal(beforeIndex, after) {
+		t.Error("a failed publish changed the published files")
+	}
+}

@@ -1,0 +1,155 @@
+package compare
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/stats"
+	"github.com/impactbench/impactbench/internal/study"
+)
+
+// StudyReport compares two study.json files (two publishes of a study,
+// before and after a rerun): every model's score at every level both
+// have, B − A with the MOVER interval built from the two cells' intervals.
+type StudyReport struct {
+	A       string   `json:"a"`
+	B       string   `json:"b"`
+	Conf    float64  `json:"conf"`
+	Method  string   `json:"method"`
+	Models  []string `json:"models"`
+	OnlyInA []string `json:"only_in_a"`
+	OnlyInB []string `json:"only_in_b"`
+	// Rows: one per level (node), age group and model in both studies,
+	// in A's order; Changed counts those whose interval excludes 0.
+	Rows    []StudyRow `json:"rows"`
+	Changed int        `json:"changed"`
+	Notes   []string   `json:"notes"`
+}
+
+// StudyRow is one model's score at one level and age in both studies.
+type StudyRow struct {
+	Node        string  `json:"node"`
+	Kind        string  `json:"kind"`
+	Age         string  `json:"age"`
+	Model       string  `json:"model"`
+	ScoreA      float64 `json:"score_a"`
+	ScoreB      float64 `json:"score_b"`
+	Diff        float64 `json:"diff"`
+	Lo          float64 `json:"lo"`
+	Hi          float64 `json:"hi"`
+	Significant bool    `json:"significant"`
+	// MetricsA, MetricsB: the metrics each score averages (they differ when
+	// the taxonomy or the data changed).
+	MetricsA int `json:"metrics_a"`
+	MetricsB int `json:"metrics_b"`
+}
+
+const studyCompareMethod = MethodMOVER + " on the two cells' " + stats.MethodStratifiedCluster + " intervals (independent studies; conservative when they share scenarios)"
+
+// CompareStudies compares study B with study A.
+func CompareStudies(a, b *study.Result, labelA, labelB string) *StudyReport {
+	rep := &StudyReport{A: labelA, B: labelB, Conf: study.Conf, Method: studyCompareMethod,
+		Models: []string{}, OnlyInA: []string{}, OnlyInB: []string{}, Rows: []StudyRow{}, Notes: []string{}}
+	inA, inB := map[string]bool{}, map[string]bool{}
+	for _, m := range a.Models {
+		inA[m.ID] = true
+	}
+	for _, m := range b.Models {
+		inB[m.ID] = true
+		if !inA[m.ID] {
+			rep.OnlyInB = append(rep.OnlyInB, m.ID)
+		}
+	}
+	for _, m := range a.Models {
+		if inB[m.ID] {
+			rep.Models = append(rep.Models, m.ID)
+		} else {
+			rep.OnlyInA = append(rep.OnlyInA, m.ID)
+		}
+	}
+	kind := map[string]string{}
+	for _, n := range a.Nodes {
+		kind[n.ID] = n.Kind
+	}
+	type key struct{ node, age, model string }
+	cellsB := map[key]study.Cell{}
+	for _, c := range b.Cells {
+		cellsB[key{c.Node, c.Age, c.Model}] = c
+	}
+	for _, ca := range a.Cells {
+		cb, ok := cellsB[key{ca.Node, ca.Age, ca.Model}]
+		if !ok || ca.Score == nil || cb.Score == nil || !inB[ca.Model] {
+			continue
+		}
+		est, lo, hi := moverDiff(asRate(cb), asRate(ca))
+		row := StudyRow{Node: ca.Node, Kind: kind[ca.Node], Age: ca.Age, Model: ca.Model, ScoreA: *ca.Score, ScoreB: *cb.Score,
+			Diff: artifacts.Round(est, 4), Lo: artifacts.Round(lo, 4), Hi: artifacts.Round(hi, 4), Significant: lo > 0 || hi < 0,
+			MetricsA: ca.Metrics, MetricsB: cb.Metrics}
+		if row.Significant {
+			rep.Changed++
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	if a.Conf != b.Conf {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the studies' intervals are at different levels (%v and %v)", a.Conf, b.Conf))
+	}
+	rep.Notes = append(rep.Notes, "each row is one comparison at 95 %; with thousands of rows, some intervals exclude 0 by chance (about 5 % of the unchanged ones)")
+	return rep
+}
+
+func asRate(c study.Cell) stats.RateInterval {
+	lo, hi := math.NaN(), math.NaN()
+	if c.Lo != nil && c.Hi != nil {
+		lo, hi = *c.Lo, *c.Hi
+	}
+	return stats.RateInterval{Estimate: *c.Score, Lo: lo, Hi: hi, N: c.Conversations}
+}
+
+// WriteTable prints the overall and area rows, then how many rows changed
+// beyond their intervals at each kind of level.
+func (r *StudyReport) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "A: %s\nB: %s\n%s\n\n", r.A, r.B, r.Method)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "level\tage\tmodel\tA\tB\tB − A\t95% interval\t")
+	for _, row := range r.Rows {
+		if row.Kind != study.KindOverall && row.Kind != study.KindArea && row.Kind != study.KindLabel {
+			continue
+		}
+		mark := ""
+		if row.Significant {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.3f\t%+.3f\t[%+.3f, %+.3f]\t%s\n", row.Node, row.Age, row.Model, row.ScoreA, row.ScoreB, row.Diff, row.Lo, row.Hi, mark)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	byKind := map[string][2]int{}
+	var kinds []string
+	for _, row := range r.Rows {
+		c, seen := byKind[row.Kind]
+		if !seen {
+			kinds = append(kinds, row.Kind)
+		}
+		c[1]++
+		if row.Significant {
+			c[0]++
+		}
+		byKind[row.Kind] = c
+	}
+	fmt.Fprintf(w, "\n* the interval excludes 0. Changed beyond the interval, by level:")
+	for _, k := range kinds {
+		fmt.Fprintf(w, " %s %d/%d;", k, byKind[k][0], byKind[k][1])
+	}
+	fmt.Fprintln(w)
+	if len(r.OnlyInA)+len(r.OnlyInB) > 0 {
+		fmt.Fprintf(w, "only in A: %v; only in B: %v\n", r.OnlyInA, r.OnlyInB)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+	return nil
+}

@@ -1,0 +1,196 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/study"
+)
+
+// Options says where and how to publish.
+type Options struct {
+	Out    string // the output directory (holds data/ and scenarios/)
+	DryRun bool   // compare and list, write nothing
+}
+
+// Report is what a publish did (or, dry, would do).
+type Report struct {
+	Out    string `json:"out"`
+	DryRun bool   `json:"dry_run"`
+	// Files counts the files this study publishes; Written lists those
+	// whose bytes changed (paths relative to Out; in a dry run, would
+	// change), Unchanged counts the others; Removed lists files the last
+	// publish wrote that this one no longer does.
+	Files         int      `json:"files"`
+	Written       []string `json:"written"`
+	Unchanged     int      `json:"unchanged"`
+	Removed       []string `json:"removed"`
+	Models        int      `json:"models"`
+	Metrics       int      `json:"metrics"`
+	Scenarios     int      `json:"scenarios"`
+	Conversations int      `json:"conversations"`
+	Warnings      []string `json:"warnings"`
+}
+
+// Publish writes s (scored as res) under opts.Out. Model text goes into
+// JSON strings only (escaped as Python's json.dumps does), never into HTML.
+func Publish(ctx context.Context, s *study.Study, res *study.Result, opts Options) (*Report, error) {
+	if len(s.Models) == 0 {
+		return nil, &study.InputError{Problems: []study.Problem{{File: s.Inputs.ModelsPath(), Msg: "no model has score rows in the study's benchmarks: nothing to publish (run the benchmarks first)"}}}
+	}
+	if err := checkFileNames(s); err != nil {
+		return nil, err
+	}
+	rep := &Report{Out: opts.Out, DryRun: opts.DryRun, Written: []string{}, Removed: []string{}, Warnings: []string{}, Models: len(s.Models)}
+	w := newWriter(opts.Out, opts.DryRun, rep)
+	scores := scoresData(s)
+	for _, f := range []struct {
+		name    string
+		v       any
+		compact bool
+	}{
+		{TaxonomyFile, taxonomyData(s), false},
+		{ModelsFile, modelsData(s), false},
+		{BenchmarkDataFile, scores, true},
+		{ScenarioIndexFile, indexData(s), true},
+		{MetricDetailsFile, detailsData(s), false},
+		{NutritionFile, nutritionData(s, scores), false},
+	} {
+		data, err := encode(f.v, f.compact)
+		if err != nil {
+			return nil, fmt.Errorf("publish %s: %w", f.name, err)
+		}
+		if err := w.emit("data/"+f.name, data); err != nil {
+			return nil, err
+		}
+	}
+	var unc bytes.Buffer
+	if err := res.Encode(&unc); err != nil {
+		return nil, err
+	}
+	if err := w.emit("data/"+UncertaintyFile, unc.Bytes()); err != nil {
+		return nil, err
+	}
+	for _, m := range s.Metrics {
+		if m.Type != "" {
+			rep.Metrics++
+			rep.Scenarios += len(m.Scenarios)
+		}
+	}
+	if err := scenarioFiles(ctx, s, w); err != nil {
+		return nil, err
+	}
+	if err := w.finish(); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// target is one scenario file to write from a conversation row.
+type target struct {
+	rel     string
+	row     *study.ScenarioRow
+	verdict study.Verdict
+}
+
+type convKey struct {
+	id     string
+	sample int
+}
+
+// scenarioFiles writes one file per published verdict, streaming each
+// run's conversations.json once.
+func scenarioFiles(ctx context.Context, s *study.Study, w *writer) error {
+	need := map[[2]string]map[convKey][]target{} // (bench, run dir) → conversation → files
+	for _, m := range s.Metrics {
+		for i := range m.Scenarios {
+			row := &m.Scenarios[i]
+			for mi, v := range row.Verdicts {
+				k := [2]string{v.Bench, v.RunDir}
+				if need[k] == nil {
+					need[k] = map[convKey][]target{}
+				}
+				rel := "scenarios/" + row.Bench + "/" + s.Models[mi].ID + "/" + row.ID + ".json"
+				ck := convKey{v.RowID, v.Sample}
+				need[k][ck] = append(need[k][ck], target{rel: rel, row: row, verdict: v})
+			}
+		}
+	}
+	for _, b := range s.Benchmarks {
+		for _, r := range b.Runs {
+			want := need[[2]string{b.Slug, r.RunDir}]
+			if len(want) == 0 {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := runFiles(ctx, filepath.Join(r.Path, "conversations.json"), want, w); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runFiles writes the files of one run's conversations.
+func runFiles(ctx context.Context, path string, want map[convKey][]target, w *writer) error {
+	found := 0
+	err := artifacts.EachConversation(path, func(_ int, c artifacts.Conversation) error {
+		ts := want[convKey{c.ID, c.Sample}]
+		if len(ts) == 0 {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		found++
+		for _, t := range ts {
+			data, err := encode(newScenarioFile(c, t.row.Scenario, t.verdict.Justification), false)
+			if err != nil {
+				return err
+			}
+			if err := w.emit(t.rel, data); err != nil {
+				return err
+			}
+			w.rep.Conversations++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if missing := len(want) - found; missing > 0 {
+		w.rep.Warnings = append(w.rep.Warnings, fmt.Sprintf("%s: %d judged conversation(s) are missing; their transcripts are not published", path, missing))
+	}
+	return nil
+}
+
+// fileName is what a path segment of a published file may be.
+var fileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// checkFileNames refuses scenario ids and benchmark names that cannot be
+// file names under scenarios/ (a "/" or ".." would write outside it).
+func checkFileNames(s *study.Study) error {
+	var ps []study.Problem
+	for _, b := range s.Benchmarks {
+		for _, id := range b.Order {
+			if !fileName.MatchString(id) || strings.Contains(id, "..") {
+				ps = append(ps, study.Problem{File: artifacts.BenchPaths(b.Dir).Scenarios(), Entry: "id", Key: id,
+					Msg: "is not a plain file name (letters, digits, '.', '_', '-'): publish writes it as scenarios/<benchmark>/<model>/<id>.json"})
+			}
+		}
+		if !fileName.MatchString(b.Slug) {
+			ps = append(ps, study.Problem{File: b.Dir, Key: b.Slug, Msg: "a benchmark directory name must be a plain file name"})
+		}
+	}
+	if len(ps) > 0 {
+		return &study.InputError{Problems: ps}
+	}
+	return nil
+}

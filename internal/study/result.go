@@ -1,0 +1,193 @@
+package study
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+)
+
+// ResultVersion is study.json's format version.
+const ResultVersion = 1
+
+// Result is study.json: every model's score at every level and age group,
+// with intervals, paired differences and rank intervals
+// (docs/study.md#studyjson describes every field).
+type Result struct {
+	Version  int         `json:"version"`
+	Conf     float64     `json:"conf"`
+	Methods  Methods     `json:"methods"`
+	Ages     []string    `json:"ages"`
+	Models   []ModelInfo `json:"models"`
+	Nodes    []*Node     `json:"nodes"`
+	Cells    []Cell      `json:"cells"`
+	Pairs    []Pair      `json:"pairs"`
+	Warnings []string    `json:"warnings"`
+}
+
+// Methods says how each number was made.
+type Methods struct {
+	Score    string `json:"score"`
+	Interval string `json:"interval"`
+	Pairs    string `json:"pairs"`
+	Ranks    string `json:"ranks"`
+	Thin     string `json:"thin"`
+}
+
+// ModelInfo is one model of the study.
+type ModelInfo struct {
+	ID       string   `json:"id"`
+	Name     string   `json:"name"`
+	Provider string   `json:"provider"`
+	RunDir   string   `json:"run_dir"`
+	Surfaces []string `json:"surfaces"`
+}
+
+// Cell is one model's score at one node and age group.
+type Cell struct {
+	Node  string   `json:"node"`
+	Age   string   `json:"age"`
+	Model string   `json:"model"`
+	Score *float64 `json:"score"` // mean of the metrics' pass rates (exact rates; the site averages them rounded to 4 dp)
+	Lo    *float64 `json:"lo"`
+	Hi    *float64 `json:"hi"`
+	SE    *float64 `json:"se"`
+	DF    *float64 `json:"df"` // null: infinite
+	// Metrics with judged rows, of MetricsExpected at the node.
+	Metrics         int  `json:"metrics"`
+	MetricsExpected int  `json:"metrics_expected"`
+	Complete        bool `json:"complete"`
+	// Scenarios counts the base scenarios (clusters) over all metrics;
+	// MinScenarios the fewest of any one metric.
+	Scenarios     int    `json:"scenarios"`
+	MinScenarios  int    `json:"min_scenarios"`
+	Conversations int    `json:"conversations"`
+	Thin          bool   `json:"thin"`
+	Warning       string `json:"warning,omitempty"`
+	// Rank among the node's ranked models (1 = best; null: not ranked),
+	// and its interval.
+	Rank   *int `json:"rank"`
+	RankLo *int `json:"rank_lo"`
+	RankHi *int `json:"rank_hi"`
+	// TiedWith lists the ranked models whose paired difference with this
+	// one has a 95 % interval holding 0 (not at metric nodes).
+	TiedWith []string `json:"tied_with,omitempty"`
+}
+
+// Pair is a paired difference A − B of two models at one node and age,
+// over the metrics and base scenarios both have.
+type Pair struct {
+	Node      string   `json:"node"`
+	Age       string   `json:"age"`
+	A         string   `json:"a"`
+	B         string   `json:"b"`
+	Diff      float64  `json:"diff"`
+	Lo        float64  `json:"lo"`
+	Hi        float64  `json:"hi"`
+	P         float64  `json:"p"`
+	DF        *float64 `json:"df"`
+	Metrics   int      `json:"metrics"`
+	Scenarios int      `json:"scenarios"`
+}
+
+// Cell returns the cell of a model at a node and age.
+func (r *Result) Cell(node, age, model string) (Cell, bool) {
+	for _, c := range r.Cells {
+		if c.Node == node && c.Age == age && c.Model == model {
+			return c, true
+		}
+	}
+	return Cell{}, false
+}
+
+// Encode writes study.json: the top-level object indented, every cell and
+// pair on one line (a 16-model study has ~15,000 cells; one per line keeps
+// the file greppable and diffs readable).
+func (r *Result) Encode(w io.Writer) error {
+	var b bytes.Buffer
+	b.WriteString("{\n")
+	field := func(name string, v any, last bool) error {
+		data, err := json.MarshalIndent(v, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "  %q: %s", name, data)
+		if !last {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+		return nil
+	}
+	lines := func(name string, n int, item func(i int) any, last bool) error {
+		fmt.Fprintf(&b, "  %q: [", name)
+		for i := range n {
+			data, err := json.Marshal(item(i))
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("\n    ")
+			b.Write(data)
+		}
+		if n > 0 {
+			b.WriteString("\n  ")
+		}
+		b.WriteString("]")
+		if !last {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+		return nil
+	}
+	warnings := r.Warnings
+	if warnings == nil {
+		warnings = []string{}
+	}
+	for _, step := range []func() error{
+		func() error { return field("version", r.Version, false) },
+		func() error { return field("conf", r.Conf, false) },
+		func() error { return field("methods", r.Methods, false) },
+		func() error { return field("ages", r.Ages, false) },
+		func() error { return field("models", r.Models, false) },
+		func() error { return lines("nodes", len(r.Nodes), func(i int) any { return r.Nodes[i] }, false) },
+		func() error { return lines("cells", len(r.Cells), func(i int) any { return r.Cells[i] }, false) },
+		func() error { return lines("pairs", len(r.Pairs), func(i int) any { return r.Pairs[i] }, false) },
+		func() error { return field("warnings", warnings, true) },
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	b.WriteString("}\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// WriteFile writes study.json atomically.
+func (r *Result) WriteFile(path string) error {
+	var b bytes.Buffer
+	if err := r.Encode(&b); err != nil {
+		return err
+	}
+	return artifacts.WriteFileAtomic(path, b.Bytes())
+}
+
+// ReadResult reads a study.json (a *artifacts.FileError when damaged).
+func ReadResult(path string) (*Result, error) {
+	data, err := artifacts.LimitedReadFile(path, 1<<30)
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, &artifacts.FileError{Path: path, Row: -1, Err: fmt.Errorf("not a study.json: %w", err), Hint: " (rewrite it with `impactbench study`)"}
+	}
+	if r.Version != ResultVersion {
+		return nil, &artifacts.FileError{Path: path, Row: -1, Field: "version", Err: fmt.Errorf("version %d, this impactbench reads version %d", r.Version, ResultVersion), Hint: " (rewrite it with `impactbench study`)"}
+	}
+	return &r, nil
+}
