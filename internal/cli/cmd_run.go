@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/progress"
 	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/study"
 )
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -129,7 +131,41 @@ func (g *globals) runStudy(ctx context.Context, cfg *config.Config, dirs, target
 		}
 	}
 	g.stopTracker(ctx, tr)
+	if !pf.DryRun && ctx.Err() == nil && anyAggregated(s) {
+		g.refreshStudy(cfg)
+	}
 	return g.finishStudy(s, invs, runErr)
+}
+
+func anyAggregated(s *runner.Study) bool {
+	for _, r := range s.Benchmarks() {
+		if r.Report.Ran(runner.StageAggregate) {
+			return true
+		}
+	}
+	return false
+}
+
+// refreshStudy rewrites benchmarks/study.json after a study run when the
+// project has a study's inputs (benchmarks/taxonomy.json). A problem with
+// them is a warning, not a failure: the runs themselves are done, and
+// `impactbench study` says the same with exit 2.
+func (g *globals) refreshStudy(cfg *config.Config) {
+	dir := filepath.Join(cfg.Dir, "benchmarks")
+	if !fileExists(filepath.Join(dir, study.TaxonomyFile)) {
+		return
+	}
+	s, err := study.Load(dir)
+	if err == nil {
+		err = s.Compute().WriteFile(filepath.Join(dir, study.ResultFile))
+	}
+	if err != nil {
+		fmt.Fprintf(g.stderr, "impactbench: warning: %s not refreshed: %v\n", study.ResultFile, err)
+		return
+	}
+	if !g.Quiet && !g.JSON {
+		fmt.Fprintf(g.stderr, "study: %s\n", filepath.Join(dir, study.ResultFile))
+	}
 }
 
 // finishStudy prints the study's plan or summary (with --json, one
@@ -159,7 +195,7 @@ func printStudySummary(g *globals, s *runner.StudySummary) {
 		fmt.Fprintf(g.stderr, "cost ceiling $%.4f: spent $%.4f this run; %d row(s) not done — raise --max-cost and rerun to finish them\n",
 			s.Budget.Max, s.Budget.Spent, s.Budget.Remaining)
 	}
-	fmt.Fprintf(g.stderr, "study of %d benchmarks — spent now: %s (%d calls, %d in / %d out tokens); reused from earlier runs: %d calls worth %s\n",
+	fmt.Fprintf(g.stderr, "study of %d benchmark(s) — spent now: %s (%d calls, %d in / %d out tokens); reused from earlier runs: %d calls worth %s\n",
 		len(s.Benchmarks), progress.Dollars(s.Spent), s.Spent.Requests, s.Spent.InputTokens, s.Spent.OutputTokens,
 		s.Reused.Requests, progress.Dollars(s.Reused))
 	if line := limitsLine(s.Limits); line != "" {

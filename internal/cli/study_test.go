@@ -132,3 +132,32 @@ func TestStudyBadInputLeavesFiles(t *testing.T) {
 		t.Error("a failed publish changed the published files")
 	}
 }
+
+// `run all` over a project with a study's inputs leaves study.json
+// scored from what it just ran; a broken input is a warning there (the
+// runs are done), and `impactbench study` still says it with exit 2.
+func TestRunAllRefreshesStudy(t *testing.T) {
+	dir := copyProject(t)
+	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
+		t.Fatalf("init --study: exit %d\n%s", code, errs)
+	}
+	studyFile := filepath.Join(dir, "benchmarks", "study.json")
+	if code, _, errs := run(t, dir, "run", "all"); code != 0 || !strings.Contains(errs, "study: "+studyFile) {
+		t.Fatalf("run all: exit %d, want study.json refreshed:\n%s", code, errs)
+	}
+	before := readBytes(t, studyFile)
+	tax := filepath.Join(dir, "benchmarks", "taxonomy.json")
+	if err := os.WriteFile(tax, []byte(strings.Replace(string(readBytes(t, tax)), "example__m01", "example__m99", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run(t, dir, "run", "all", "--force")
+	if code != 0 || !strings.Contains(errs, "warning: study.json not refreshed") || !strings.Contains(errs, "example__m99") {
+		t.Fatalf("run all with a broken taxonomy: exit %d, want a warning naming the key:\n%s", code, errs)
+	}
+	if !bytes.Equal(before, readBytes(t, studyFile)) {
+		t.Error("a broken taxonomy changed study.json")
+	}
+	if code, _, _ := run(t, dir, "study"); code != ExitUsage {
+		t.Errorf("study with the broken taxonomy: exit %d, want 2", code)
+	}
+}
