@@ -48,12 +48,17 @@ func isHex(s string, n int) bool {
 // A temp file is what a write killed between creating it and renaming it
 // left behind: never read, but they pile up over interrupted runs. Nothing
 // else is touched: other files, directories and symbolic links are left
-// alone, and symbolic links to directories are not followed. Missing or
+// alone, and links inside the directories are not followed (a directory
+// given that is itself a link, such as a benchmark folder linked from
+// elsewhere, is swept: impactbench writes through it). Missing or
 // unreadable directories are skipped. The caller must hold the lock of
 // whatever writes there, and choose cutoff so that a temp file of a writer
 // working beside it (a report, an export) is younger.
 func SweepTemps(cutoff time.Time, dirs ...string) (removed int) {
 	for _, root := range outermost(dirs) {
+		if real, err := filepath.EvalSymlinks(root); err == nil {
+			root = real
+		}
 		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if d != nil && d.IsDir() && path != root {

@@ -85,6 +85,34 @@ func TestSweepTempsFindsEveryTempAnywhere(t *testing.T) {
 	}
 }
 
+// TestSweepTempsThroughALinkedRoot: a benchmark folder that is a link to
+// elsewhere is swept like any other (links inside it are not followed).
+func TestSweepTempsThroughALinkedRoot(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges on Windows")
+	}
+	root := t.TempDir()
+	real := filepath.Join(root, "shared", "b")
+	tmp := filepath.Join(real, "runs", "t", tempName("scores.json"))
+	if err := os.MkdirAll(filepath.Dir(tmp), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tmp, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(tmp, old, old); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "b")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if n := SweepTemps(time.Now().Add(-time.Minute), link); n != 1 {
+		t.Errorf("removed %d temps through a linked folder, want 1", n)
+	}
+}
+
 func TestOutermost(t *testing.T) {
 	sep := string(filepath.Separator)
 	got := outermost([]string{"a" + sep + "b" + sep + "c", "a" + sep + "b-c", "a" + sep + "b", "", "a" + sep + "b" + sep})
