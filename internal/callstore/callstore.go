@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -108,16 +107,15 @@ type Store struct {
 
 // secure creates the store's directory 0700, or makes an existing one
 // 0700, once per Store: everything below it is then private whatever the
-// modes of what is inside.
+// modes of what is inside. The chmod is best effort (a directory another
+// user made cannot be changed, and the files written are 0600 anyway).
 func (s *Store) secure() error {
 	s.secureOnce.Do(func() {
 		if err := fsx.MkdirAll(s.dir, fsx.Private); err != nil {
 			s.secureErr = fmt.Errorf("callstore: %w", err)
 			return
 		}
-		if err := os.Chmod(s.dir, 0o700); err != nil && runtime.GOOS != "windows" {
-			s.secureErr = fmt.Errorf("callstore: %w", err)
-		}
+		_ = os.Chmod(s.dir, 0o700)
 	})
 	return s.secureErr
 }

@@ -131,9 +131,7 @@ func (f *File) Commit() (err error) {
 			_ = os.Remove(tmp)
 		}
 	}()
-	if err := f.setMode(); err != nil {
-		return err
-	}
+	f.setMode()
 	if err := f.f.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", tmp, err)
 	}
@@ -147,29 +145,20 @@ func (f *File) Commit() (err error) {
 	return nil
 }
 
-// setMode gives the temp file the mode the finished file must have: a
-// Shared file replacing a regular file keeps that file's mode (the temp
-// file was created 0666 less the umask, which is right for a new one); a
-// Private file is 0600 whatever the umask.
-func (f *File) setMode() error {
-	if runtime.GOOS == "windows" {
-		return nil // only the read-only bit exists there
+// setMode gives a Shared file replacing a regular file that file's mode
+// (the temp file was created 0666 less the umask, which is right for a
+// new one). Best effort: a file system that cannot chmod loses a mode,
+// never data. A Private file needs nothing: it was created 0600 less the
+// umask, which is never more open than 0600.
+func (f *File) setMode() {
+	if f.perm != Shared || runtime.GOOS == "windows" {
+		return // Windows has only the read-only bit
 	}
-	mode := fs.FileMode(0)
-	switch f.perm {
-	case Private:
-		mode = 0o600
-	case Shared:
-		st, err := os.Lstat(f.path)
-		if err != nil || !st.Mode().IsRegular() {
-			return nil
-		}
-		mode = st.Mode().Perm()
+	st, err := os.Lstat(f.path)
+	if err != nil || !st.Mode().IsRegular() {
+		return
 	}
-	if err := f.f.Chmod(mode); err != nil {
-		return fmt.Errorf("chmod %s: %w", f.f.Name(), err)
-	}
-	return nil
+	_ = f.f.Chmod(st.Mode().Perm())
 }
 
 // Abort discards the pending file; the path is left as it was. Safe to
