@@ -35,8 +35,9 @@ const (
 	// that already exists keeps its mode.
 	Shared Perm = iota
 	// Private files (the call store: full transcripts and the simulated
-	// user's hidden thoughts; batch state) are 0600 in 0700 directories,
-	// whatever the umask and whatever mode an earlier file had.
+	// user's hidden thoughts; batch state) are 0600 in 0700 directories
+	// (less a umask that would take the owner's own bits), never more open
+	// whatever the umask or the mode an earlier file had.
 	Private
 )
 
