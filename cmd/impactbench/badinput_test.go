@@ -83,15 +83,25 @@ type badCase struct {
 }
 
 const (
-	scenFile  = "benchmarks/corpus/scenarios.json"
-	convFile  = "benchmarks/corpus/runs/careful/conversations.json"
-	scoreFile = "benchmarks/corpus/runs/careful/scores.json"
-	resFile   = "benchmarks/corpus/results.json"
-	costFile  = "benchmarks/corpus/cost.json"
-	runCost   = "benchmarks/corpus/runs/careful/cost.json"
-	manifest  = "benchmarks/corpus/run_manifest.json"
-	benchFile = "benchmarks/corpus/benchmark.yaml"
+	scenFile   = "benchmarks/corpus/scenarios.json"
+	convFile   = "benchmarks/corpus/runs/careful/conversations.json"
+	scoreFile  = "benchmarks/corpus/runs/careful/scores.json"
+	resFile    = "benchmarks/corpus/results.json"
+	costFile   = "benchmarks/corpus/cost.json"
+	runCost    = "benchmarks/corpus/runs/careful/cost.json"
+	manifest   = "benchmarks/corpus/run_manifest.json"
+	benchFile  = "benchmarks/corpus/benchmark.yaml"
+	labelsFile = "benchmarks/corpus/labels.jsonl"
 )
+
+// hostileConv is a conv_id that runs a command where a shell reads it.
+const hostileConv = "m01_s001_v01__careful__s0$(touch pwned)"
+
+// labelLine is one labels.jsonl line about conv (metric m01).
+func labelLine(conv, note string) string {
+	b, _ := json.Marshal(map[string]any{"conv_id": conv, "metric_id": "m01", "present": true, "labeler": "ana", "note": note, "at": "2026-01-01T00:00:00Z"})
+	return string(b)
+}
 
 var (
 	runCmd      = []string{"run", "corpus", "--quiet"}
@@ -398,6 +408,11 @@ func badInputCases() []badCase {
 		}), rowAt(2), `landmarks[0]`),
 		row(scenFile, "demographic not an object", simulateCmd, set(1, "demographic", []any{"adult"}), rowAt(1), `"demographic"`),
 		row(scenFile, "row not an object", simulateCmd, rows(func(rs []map[string]any) []map[string]any { rs[3] = nil; return rs }), rowAt(3), `row 3`),
+		row(scenFile, "id a path", simulateCmd, set(2, "id", "../../../../pwn"), rowAt(2), `"id"`),
+		row(scenFile, "id a path under run", runCmd, set(2, "id", "../../../../pwn"), rowAt(2), `"id"`),
+		row(scenFile, "id a path under aggregate", aggregate, set(3, "id", "../../../../pwn"), rowAt(3), `"id"`),
+		row(scenFile, "id with a command", reportCmd, set(1, "id", "m01_s001_v02$(touch pwned)"), rowAt(1), `"id"`),
+		row(scenFile, "metric_id a path", simulateCmd, set(0, "metric_id", "../m01"), rowAt(0), `"metric_id"`),
 
 		// conversations.json, under evaluate, run and report.
 		row(convFile, "duplicated row", evaluateCmd, dupRow(0, nil), rowAt(16), `"conv_id"`),
@@ -429,6 +444,9 @@ func badInputCases() []badCase {
 			return rs
 		}), rowAt(5), `transcript[0].content`),
 		row(convFile, "trailing data", evaluateCmd, appendText("\n[]"), anyLine, `closing ]`),
+		row(convFile, "conv_id with a command", evaluateCmd, set(1, "conv_id", hostileConv), rowAt(1), `"conv_id"`),
+		row(convFile, "conv_id with a command under report", reportCmd, set(1, "conv_id", hostileConv), rowAt(1), `"conv_id"`),
+		row(convFile, "id a path", evaluateCmd, set(3, "id", "../../../../pwn"), rowAt(3), `"id"`),
 
 		// scores.json, under aggregate, run and report.
 		row(scoreFile, "duplicated row", aggregate, dupRow(0, nil), rowAt(16), `"sample"`),
@@ -447,6 +465,15 @@ func badInputCases() []badCase {
 		row(scoreFile, "non-UTF-8 justification", aggregate, badUTF8After(`"justification": "`), anyLine, `"justification"`),
 		row(scoreFile, "justification over 1 MiB", aggregate, set(4, "justification", big), rowAt(4), `"justification"`),
 		row(scoreFile, "not an array", aggregate, setBytes(`{"id": "m01_s001_v01"}`), anyLine, `JSON array`),
+		row(scoreFile, "conv_id with a command", aggregate, set(2, "conv_id", hostileConv), rowAt(2), `"conv_id"`),
+		row(scoreFile, "metric_id a path", aggregate, set(4, "metric_id", "../../m01"), rowAt(4), `"metric_id"`),
+
+		// labels.jsonl (hand-written; read by aggregate).
+		row(labelsFile, "conv_id with a command", aggregate, setBytes(labelLine(hostileConv, "")+"\n"), `line 1`, `"conv_id"`),
+		row(labelsFile, "metric_id a path", aggregate, setBytes(labelLine("m01_s001_v01__careful__s0", "")+"\n"+
+			strings.Replace(labelLine("m01_s001_v01__careful__s0", ""), `"m01"`, `"../m01"`, 1)+"\n"), `line 2`, `"metric_id"`),
+		row(labelsFile, "line over 64 KiB", aggregate, setBytes(labelLine("m01_s001_v01__careful__s0", "")+"\n"+
+			labelLine("m01_s001_v01__careful__s0", strings.Repeat("n", 4<<20))+"\n"), `line 2`, `64 KiB`),
 
 		// results.json, cost.json (report) and run_manifest.json (compare).
 		row(resFile, "truncated", reportCmd, truncate(0.5), anyLine, `field "`),

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // costLocks serialises read-modify-write of one cost.json within this
@@ -37,7 +39,7 @@ func UpdateCost(path, phase string, c PhaseCost) error {
 	case err == nil:
 		parsed, perr := decodeObjectRaw(data)
 		if perr != nil {
-			if berr := WriteFileAtomic(path+".corrupt", data); berr != nil {
+			if berr := fsx.WriteFile(path+".corrupt", data, fsx.Shared); berr != nil {
 				return fmt.Errorf("%s is corrupt (%v) and backing it up failed: %w", path, perr, berr)
 			}
 			break

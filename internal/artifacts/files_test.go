@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 func writeTemp(t *testing.T, name, content string) string {
@@ -40,7 +42,7 @@ func noTempFiles(t *testing.T, dir string) {
 func TestWriteFileAtomic(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "a", "b", "out.json")
-	if err := WriteFileAtomic(p, []byte("one")); err != nil {
+	if err := fsx.WriteFile(p, []byte("one"), fsx.Shared); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(p)
@@ -54,7 +56,7 @@ func TestWriteFileAtomic(t *testing.T) {
 	if err := os.Chmod(p, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFileAtomic(p, []byte("two")); err != nil {
+	if err := fsx.WriteFile(p, []byte("two"), fsx.Shared); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = os.ReadFile(p)
@@ -70,7 +72,7 @@ func TestWriteFileAtomic(t *testing.T) {
 
 func TestWriteFileAtomic_ParentIsFile(t *testing.T) {
 	f := writeTemp(t, "file", "x")
-	if err := WriteFileAtomic(filepath.Join(f, "child.json"), []byte("x")); err == nil {
+	if err := fsx.WriteFile(filepath.Join(f, "child.json"), []byte("x"), fsx.Shared); err == nil {
 		t.Fatal("want error when the parent path is a file")
 	}
 }

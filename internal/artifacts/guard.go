@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // Input limits. Files people edit and files models fill are read with these
@@ -350,7 +352,7 @@ func (s *keySet) add(key string, i int) int {
 // LimitedReadFile reads a file read whole (cost.json, run_manifest.json,
 // config files), refusing one larger than limit bytes.
 func LimitedReadFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
 		return nil, err
 	}
@@ -363,6 +365,19 @@ func LimitedReadFile(path string, limit int64) ([]byte, error) {
 		return nil, &FileError{Path: path, Row: -1, Err: fmt.Errorf("file is larger than the %s limit for this file", FormatBytes(limit))}
 	}
 	return b, nil
+}
+
+// openInput opens an input file for reading: links are followed (a
+// benchmark folder or a file in it may be a link), anything but a regular
+// file (a directory, a named pipe that would block the reader) is a
+// *FileError. A missing file stays an fs.ErrNotExist *PathError.
+func openInput(path string) (*os.File, error) {
+	f, err := fsx.Open(path)
+	var nr *fsx.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, &FileError{Path: path, Row: -1, Err: fmt.Errorf("it is %s, not a regular file", nr.What)}
+	}
+	return f, err // *PathError names the file
 }
 
 // FormatBytes writes a size limit the way the README states it.

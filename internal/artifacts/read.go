@@ -11,6 +11,8 @@ import (
 	"os"
 	"reflect"
 	"strings"
+
+	"github.com/impactbench/impactbench/internal/ids"
 )
 
 // EachRawRow streams the top-level JSON array in path and calls fn with each
@@ -83,9 +85,9 @@ func OpenRows(path, hint string) (rr *RowReader, ok bool, err error) {
 }
 
 func openRows(path, hint string) (*RowReader, error) {
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
-		return nil, err // *PathError names the file
+		return nil, err
 	}
 	g := &guard{r: bufio.NewReaderSize(f, 256<<10), maxRow: MaxRowBytes}
 	rr := &RowReader{path: path, hint: hint, f: f, g: g, dec: json.NewDecoder(g), row: -1}
@@ -329,10 +331,39 @@ const (
 	hintScores        = "; fix the file or re-run evaluate for this model to regenerate it"
 )
 
-// requireID reports a missing or empty "id" (rows cannot be joined without it).
+// requireID reports a missing or empty "id" (rows cannot be joined without
+// it) and one that is not a scenario id (package ids): ids name call-store
+// files and labels, so a hostile one is refused when its file is read.
 func requireID(id string) error {
 	if id == "" {
 		return fieldErrf("id", "missing or empty: every row needs its scenario id; fix or remove the row")
 	}
+	return checkID("id", "scenario id", id, ids.MaxScenario)
+}
+
+// checkID refuses a value of field that is not an id of at most max
+// characters (package ids); kind names what the value is.
+func checkID(field, kind, v string, max int) error {
+	if why := ids.Problem(v, max); why != "" {
+		return fieldErrf(field, "%s is not a valid %s (%s); ids hold only %s: fix the row", ids.Quote(v), kind, why, ids.Allowed)
+	}
 	return nil
+}
+
+// checkMetricID refuses a metric_id that is not an id; "" is left to the
+// callers (required in conversations and verdicts).
+func checkMetricID(v string) error {
+	if v == "" {
+		return nil
+	}
+	return checkID("metric_id", "metric id", v, ids.MaxName)
+}
+
+// checkConvID refuses a conv_id that is not an id; "" (upstream's rows
+// carry none) is left to the callers.
+func checkConvID(v string) error {
+	if v == "" {
+		return nil
+	}
+	return checkID("conv_id", "conv_id", v, ids.MaxConv)
 }

@@ -56,6 +56,12 @@ func checkConversation(c *Conversation) error {
 	if c.MetricID == "" {
 		return errMissingMetric
 	}
+	if err := checkMetricID(c.MetricID); err != nil {
+		return err
+	}
+	if err := checkConvID(c.ConvID); err != nil {
+		return err
+	}
 	// Upstream's rows never carry conv_id (it is a passthrough there); ours
 	// always do, and carry status. One of ours without it was edited.
 	if c.ConvID == "" && (c.Status != "" || c.Run != nil) {
@@ -188,6 +194,12 @@ func checkScore(s *Score) error {
 	}
 	if s.MetricID == "" {
 		return errMissingMetric
+	}
+	if err := checkMetricID(s.MetricID); err != nil {
+		return err
+	}
+	if err := checkConvID(s.ConvID); err != nil {
+		return err
 	}
 	if s.ConvID == "" && (s.Usage != nil || s.NullReason != "" || s.Judges != nil) {
 		return fieldErrf("conv_id", "missing: every row impactbench writes has one (this row has _usage/null_reason/judges); restore it or re-run evaluate")

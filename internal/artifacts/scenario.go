@@ -303,6 +303,9 @@ func EachScenario(path string, fn func(i int, s Scenario) error) error {
 			err = requireID(s.ID)
 		}
 		if err == nil {
+			err = checkMetricID(s.MetricID)
+		}
+		if err == nil {
 			err = uniqueScenario(ids, i, s.ID)
 		}
 		if err != nil {

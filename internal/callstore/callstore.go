@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/llm"
 )
 
@@ -90,11 +91,33 @@ type unitFile struct {
 	ResultKey string `json:"result_key,omitempty"`
 }
 
-// Store is a directory of unit files.
+// Store is a directory of unit files. They hold whole transcripts and the
+// simulated user's hidden thoughts, so the store is private to its owner:
+// 0600 files in 0700 directories, whatever the umask (package fsx), and a
+// store directory an earlier version made world-readable is closed to
+// others on its first write.
 type Store struct {
 	dir   string
 	force bool
 	wiped sync.Map // unit names already opened under force
+
+	secureOnce sync.Once
+	secureErr  error
+}
+
+// secure creates the store's directory 0700, or makes an existing one
+// 0700, once per Store: everything below it is then private whatever the
+// modes of what is inside. The chmod is best effort (a directory another
+// user made cannot be changed, and the files written are 0600 anyway).
+func (s *Store) secure() error {
+	s.secureOnce.Do(func() {
+		if err := fsx.MkdirAll(s.dir, fsx.Private); err != nil {
+			s.secureErr = fmt.Errorf("callstore: %w", err)
+			return
+		}
+		_ = os.Chmod(s.dir, 0o700)
+	})
+	return s.secureErr
 }
 
 // Open returns a store rooted at dir. With force, answers stored before this
@@ -180,6 +203,7 @@ func (s *Store) Dir() string { return s.dir }
 // Unit is one unit of work's stored calls. Safe for concurrent use (a judge
 // panel may call several judges at once).
 type Unit struct {
+	store *Store
 	path  string
 	force bool
 
@@ -218,6 +242,7 @@ func (s *Store) Unit(name string) (*Unit, error) {
 		return nil, fmt.Errorf("callstore: invalid unit name %q", name)
 	}
 	u := &Unit{
+		store:  s,
 		path:   filepath.Join(s.dir, filepath.FromSlash(name)+".json"),
 		stored: map[string]Entry{},
 		used:   map[string]bool{},
@@ -296,7 +321,7 @@ func (u *Unit) appendLine(line []byte) error {
 		if err := u.mkdir(); err != nil {
 			return err
 		}
-		f, err := os.OpenFile(u.journal(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		f, err := fsx.OpenAppend(u.journal(), fsx.Private)
 		if err != nil {
 			return fmt.Errorf("callstore: %w", err)
 		}
@@ -312,7 +337,10 @@ func (u *Unit) mkdir() error {
 	if u.dirMade {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(u.path), 0o755); err != nil {
+	if err := u.store.secure(); err != nil {
+		return err
+	}
+	if err := fsx.MkdirAll(filepath.Dir(u.path), fsx.Private); err != nil {
 		return fmt.Errorf("callstore: %w", err)
 	}
 	u.dirMade = true
@@ -493,28 +521,7 @@ func (u *Unit) writeLocked() error {
 	if err := u.mkdir(); err != nil {
 		return err
 	}
-	return writeAtomic(u.path, b)
-}
-
-// writeAtomic replaces path (whose directory exists) with data.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("callstore: %w", err)
-	}
-	name := tmp.Name()
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("callstore: write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("callstore: write %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
+	if err := fsx.WriteFile(u.path, b, fsx.Private); err != nil {
 		return fmt.Errorf("callstore: %w", err)
 	}
 	return nil

@@ -3,13 +3,13 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/export"
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/runner"
 )
 
@@ -126,30 +126,18 @@ func exportErr(err error) error {
 	return err
 }
 
-// writeExportFile writes the table to a temp file next to path and renames
-// it over path only when complete: a failed export leaves path as it was.
-func writeExportFile(path string, t export.Rows, f export.Format) (n int64, err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+// writeExportFile writes the table atomically (package fsx): path is
+// replaced only once the whole table is written, so a failed export leaves
+// it as it was.
+func writeExportFile(path string, t export.Rows, f export.Format) (int64, error) {
+	out, err := fsx.Create(path, fsx.Shared)
 	if err != nil {
 		return 0, err
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if n, err = export.Write(t, f, tmp); err != nil {
+	defer out.Abort() // a no-op after Commit
+	n, err := export.Write(t, f, out)
+	if err != nil {
 		return n, err
 	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return n, err
-	}
-	if err = tmp.Close(); err != nil {
-		return n, err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return n, err
-	}
-	return n, nil
+	return n, out.Commit()
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/impactbench/impactbench/internal/ids"
 )
 
 func benchTopKeys() []string { return []string{"name", "description", "scenario", "metrics"} }
@@ -304,7 +305,7 @@ func checkMetric(m Metric, report func(field, msg string)) {
 	}
 	if strings.TrimSpace(m.ID) == "" {
 		report("id", "required (e.g. m01); it prefixes scenario ids and names cache files")
-	} else if why := unsafeName(m.ID); why != "" {
+	} else if why := ids.Problem(m.ID, ids.MaxName); why != "" {
 		report("id", fmt.Sprintf("%q is not safe as a file name (%s); use letters, digits, '-', '_' and '.'", m.ID, why))
 	}
 	if strings.TrimSpace(m.Name) == "" {

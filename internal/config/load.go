@@ -9,10 +9,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/impactbench/impactbench/internal/ids"
 )
 
 // LoadOptions tunes LoadWithOptions.
@@ -628,7 +627,7 @@ func (d *cfgDecoder) checkTargetID(id string, idNode ast.Node, field string, lin
 		d.ps.add(line, col, f, "required: a short name for this target; it names the run directory benchmarks/<bench>/runs/<id>/")
 		return
 	}
-	if why := unsafeName(id); why != "" {
+	if why := ids.Problem(id, ids.MaxName); why != "" {
 		d.ps.add(line, col, f, "%q is not safe as a directory name (%s); use letters, digits, '-', '_' and '.'", id, why)
 		return
 	}
@@ -637,30 +636,6 @@ func (d *cfgDecoder) checkTargetID(id string, idNode ast.Node, field string, lin
 		return
 	}
 	d.targetIDs[id] = line
-}
-
-// unsafeName explains why s cannot be used as a single path element on any
-// platform we support, or returns "".
-func unsafeName(s string) string {
-	switch {
-	case s == "":
-		return "it is empty"
-	case s == "." || s == "..":
-		return "it is . or .."
-	case strings.ContainsAny(s, `/\`):
-		return "it contains a path separator"
-	case !utf8.ValidString(s):
-		return "it is not valid UTF-8"
-	case strings.IndexFunc(s, unicode.IsControl) >= 0:
-		return "it contains control characters"
-	case utf8.RuneCountInString(s) > 100:
-		return "it is longer than 100 characters"
-	case strings.ContainsAny(s, `<>:"|?*`):
-		return `it contains one of <>:"|?* which Windows forbids in file names`
-	case strings.TrimSpace(s) != s || strings.HasSuffix(s, "."):
-		return "it starts or ends with a space, or ends with a dot"
-	}
-	return ""
 }
 
 func (d *cfgDecoder) nonNegativeDuration(raw ast.Node, field string) time.Duration {

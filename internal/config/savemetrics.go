@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // SaveMetrics replaces the metrics list of benchmark.yaml (path may be the
@@ -45,10 +46,6 @@ func SaveMetrics(path string, metrics []Metric) error {
 		}
 		return err
 	}
-	st, err := os.Stat(file)
-	if err != nil {
-		return fmt.Errorf("save metrics: %w", err)
-	}
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return fmt.Errorf("save metrics: %w", err)
@@ -57,7 +54,7 @@ func SaveMetrics(path string, metrics []Metric) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(file, out, st.Mode().Perm()); err != nil {
+	if err := fsx.WriteFile(file, out, fsx.Shared); err != nil { // keeps the file's mode
 		return fmt.Errorf("save metrics: %w", err)
 	}
 	return nil
@@ -266,43 +263,6 @@ func canonMetrics(ms []Metric) []any {
 		out = append(out, []any{m.ID, m.Name, string(m.Type), m.Definition, ex, extra})
 	}
 	return out
-}
-
-func writeFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close() // already failing; the first error is the useful one
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Chmod(perm); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	// Persist the rename itself; not every platform can sync a directory,
-	// and the data is already safe, so failures here are ignored.
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
 }
 
 // BackupFile copies benchmark.yaml (path may be the file or its directory)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // The templates are files rather than Go strings so they can be read,
@@ -77,10 +79,7 @@ func scaffold(dir string, force bool, files [][2]string) ([]string, error) {
 			return written, fmt.Errorf("init: %w", err)
 		}
 		p := filepath.Join(dir, f[0])
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return written, fmt.Errorf("init: %w", err)
-		}
-		if err := writeFileAtomic(p, data, 0o644); err != nil {
+		if err := fsx.WriteFile(p, data, fsx.Shared); err != nil {
 			return written, fmt.Errorf("init: write %s: %w", p, err)
 		}
 		written = append(written, p)

@@ -13,19 +13,21 @@
 package labels
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/ids"
 )
 
 // FileName is the labels file's name inside a benchmark directory.
@@ -143,52 +145,83 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// MaxLineBytes bounds one line of labels.jsonl: a line the viewer writes
+// (a 4,000-character note at most) is a few KiB; a longer one was pasted
+// by accident, and reading it whole would make every read of the file (each
+// poll of the viewer) slow and large.
+const MaxLineBytes = 64 << 10
+
 // Read returns every label of the file at path, in file order. A missing
 // file is no labels (nil, nil). Blank lines are skipped; every other line
 // must be a label whose conversation and metric known accepts, or Read
 // returns an *Error naming each bad line and field (and no labels). A last
 // line without its newline is accepted when it is a whole label, and
-// reported as an interrupted write when it is not.
+// reported as an interrupted write when it is not. A line over
+// MaxLineBytes is reported as such and ends the read there, after at most
+// MaxLineBytes of it were read. The file may be a symbolic link (read, but
+// never appended to: see Append).
 func Read(path string, known Known) ([]Label, error) {
-	data, err := os.ReadFile(path)
+	f, err := fsx.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return parse(path, data, known)
+	defer f.Close()
+	return parse(path, f, known)
 }
 
-func parse(path string, data []byte, known Known) ([]Label, error) {
+func parse(path string, r io.Reader, known Known) ([]Label, error) {
 	var out []Label
 	bad := &Error{Path: path}
-	lines := bytes.Split(data, []byte("\n"))
-	torn := len(data) > 0 && data[len(data)-1] != '\n'
-	for i, line := range lines {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+	report := func(e LineError) {
+		if len(bad.Lines) < MaxListed {
+			bad.Lines = append(bad.Lines, e)
+		} else {
+			bad.More++
 		}
-		l, lerr := parseLine(line, known)
-		if lerr != nil {
-			lerr.Line = i + 1
-			if torn && i == len(lines)-1 && lerr.Field == "" {
-				lerr.Msg = "incomplete last line (no newline; an interrupted write?): " + lerr.Msg + "; complete or delete it"
-			}
-			if len(bad.Lines) < MaxListed {
-				bad.Lines = append(bad.Lines, *lerr)
+	}
+	br := bufio.NewReaderSize(r, MaxLineBytes+1)
+	for n := 1; ; n++ {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			report(LineError{Line: n, Msg: fmt.Sprintf("longer than the %s limit for one line; shorten it (the lines after it were not read)", formatBytes(MaxLineBytes))})
+			break
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		torn := errors.Is(err, io.EOF) && len(line) > 0
+		if len(bytes.TrimSpace(line)) > 0 {
+			l, lerr := parseLine(line, known)
+			if lerr != nil {
+				lerr.Line = n
+				if torn && lerr.Field == "" {
+					lerr.Msg = "incomplete last line (no newline; an interrupted write?): " + lerr.Msg + "; complete or delete it"
+				}
+				report(*lerr)
 			} else {
-				bad.More++
+				l.Line = n
+				out = append(out, l)
 			}
-			continue
 		}
-		l.Line = i + 1
-		out = append(out, l)
+		if err != nil {
+			break
+		}
 	}
 	if len(bad.Lines) > 0 {
 		return nil, bad
 	}
 	return out, nil
+}
+
+// formatBytes writes a size the way the docs state it.
+func formatBytes(n int) string {
+	if n%(1<<10) == 0 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // parseLine checks one line strictly: every field present with its JSON
@@ -234,6 +267,9 @@ func parseLine(line []byte, known Known) (Label, *LineError) {
 			return Label{}, e
 		}
 	}
+	if e := checkIDs(l); e != nil {
+		return Label{}, e
+	}
 	v, ok := raw["present"]
 	switch {
 	case !ok:
@@ -260,6 +296,21 @@ func parseLine(line []byte, known Known) (Label, *LineError) {
 		return Label{}, e
 	}
 	return l, nil
+}
+
+// checkIDs refuses a conv_id or metric_id that is not an id (package ids):
+// labels are keyed by them, and a hand-written line is read as hostile as
+// any other file.
+func checkIDs(l Label) *LineError {
+	for _, f := range []struct {
+		name, v string
+		max     int
+	}{{"conv_id", l.ConvID, ids.MaxConv}, {"metric_id", l.MetricID, ids.MaxName}} {
+		if why := ids.Problem(f.v, f.max); why != "" {
+			return &LineError{Field: f.name, Msg: fmt.Sprintf("%s is not a valid %s (%s); ids hold only %s", ids.Quote(f.v), strings.ReplaceAll(f.name, "_", " "), why, ids.Allowed)}
+		}
+	}
+	return nil
 }
 
 func (k Known) check(l Label) *LineError {
@@ -301,8 +352,8 @@ func isField(k string) bool {
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
 
-// appendMu serialises appends within the process; flock serialises them
-// with other processes (the viewer and a script, say).
+// appendMu serialises appends within the process; the file lock
+// serialises them with other processes (the viewer and a script, say).
 var appendMu sync.Mutex
 
 // Append adds l to the labels file at path as one line, creating the file
@@ -312,7 +363,10 @@ var appendMu sync.Mutex
 // returns, so a crash leaves either the whole line or, at worst, a torn
 // last line that Read reports. A file whose last line lacks its newline
 // gets one in the same write when that line is a whole label; when it is
-// torn Append refuses and writes nothing. Append never rewrites the file.
+// torn Append refuses and writes nothing. Append never rewrites the file,
+// and never writes through a symbolic link: a labels.jsonl that is a link
+// (to a shell's startup file, say) or anything but a regular file is
+// refused, and nothing is written (package fsx).
 func Append(path string, l Label, known Known) error {
 	if l.At.IsZero() {
 		l.At = time.Now().UTC().Truncate(time.Second)
@@ -324,18 +378,21 @@ func Append(path string, l Label, known Known) error {
 	if err != nil {
 		return err
 	}
+	if len(line) > MaxLineBytes {
+		return fmt.Errorf("label: the line would be %d bytes, over the %s limit for one line (a shorter note?)", len(line), formatBytes(MaxLineBytes))
+	}
 	line = append(line, '\n')
 	appendMu.Lock()
 	defer appendMu.Unlock()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := fsx.OpenAppend(path, fsx.Shared)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := fsx.Lock(f); err != nil {
 		return fmt.Errorf("lock %s: %w", path, err)
 	}
-	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	defer fsx.Unlock(f)
 	st, err := f.Stat()
 	if err != nil {
 		return err
@@ -358,7 +415,7 @@ func Append(path string, l Label, known Known) error {
 		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	if st.Size() == 0 {
-		syncDir(filepath.Dir(path))
+		fsx.SyncDir(filepath.Dir(path))
 	}
 	return nil
 }
@@ -367,7 +424,7 @@ func Append(path string, l Label, known Known) error {
 // ends with a newline, a newline when its last line is a whole label
 // written without one (by hand), and an error when that line is torn.
 func joinLastLine(path string, size int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := fsx.OpenNoFollow(path)
 	if err != nil {
 		return nil, err
 	}
@@ -389,14 +446,6 @@ func joinLastLine(path string, size int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: the last line is incomplete (an interrupted write?): %s; complete or delete it, nothing was appended", path, lerr.Msg)
 	}
 	return []byte("\n"), nil
-}
-
-// syncDir makes a new file's directory entry durable (best effort).
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
 }
 
 // Consensus is the humans' verdict on one row: the majority of the latest

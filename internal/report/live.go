@@ -1,7 +1,6 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,9 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // Live is what a run has stored so far, read from its call store. The
@@ -94,8 +93,7 @@ func lockHeld(path string) (bool, string) {
 	if _, err := fmt.Sscanf(holder, "pid %d", &pid); err != nil || pid <= 0 {
 		return false, ""
 	}
-	err = syscall.Kill(pid, 0)
-	if err == nil || errors.Is(err, syscall.EPERM) {
+	if fsx.ProcessAlive(pid) {
 		return true, holder
 	}
 	return false, ""

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // buildMemoryLimit is WriteFile's soft memory limit (see there).
@@ -20,8 +22,8 @@ type Options struct {
 }
 
 // WriteFile loads benchDir and writes its report next to the data,
-// atomically (temp file + rename): a reader never sees a half-written
-// report, and an interrupted build leaves the previous one in place.
+// atomically (package fsx): a reader never sees a half-written report,
+// and an interrupted build leaves the previous one in place.
 func WriteFile(ctx context.Context, benchDir string, opts Options) (string, error) {
 	// The build's live data peaks at about 85 MB for 100,000 conversations,
 	// and by default the Go runtime lets the heap grow to twice its live
@@ -41,29 +43,15 @@ func WriteFile(ctx context.Context, benchDir string, opts Options) (string, erro
 		name = "report.html"
 	}
 	path := filepath.Join(benchDir, name)
-	f, err := os.CreateTemp(filepath.Dir(path), ".report-*.html.tmp")
+	f, err := fsx.Create(path, fsx.Shared)
 	if err != nil {
 		return "", fmt.Errorf("report: %w", err)
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
+	defer f.Abort() // a no-op after Commit
 	if err := Build(ctx, in, f); err != nil {
-		f.Close()
 		return "", err
 	}
-	// Sync before rename so a crash cannot leave an empty report in place.
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return "", fmt.Errorf("report: %w", err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return "", fmt.Errorf("report: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("report: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := f.Commit(); err != nil {
 		return "", fmt.Errorf("report: %w", err)
 	}
 	return path, nil

@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // ErrLocked says another process holds the benchmark.
@@ -21,25 +22,31 @@ func (e *ErrLocked) Error() string {
 		e.Bench, strings.TrimSpace(e.Holder))
 }
 
-// lockFile is an exclusive advisory lock (flock) on <cache>/<bench>/.lock.
-// The kernel releases it when the process dies, even by SIGKILL, so a crash
-// never leaves a stale lock behind.
+// lockFile is an exclusive advisory lock (fsx.TryLock) on
+// <cache>/<bench>/.lock. The system releases it when the process dies,
+// even by SIGKILL, so a crash never leaves a stale lock behind. The file
+// is opened without following a symbolic link: a link there is refused,
+// so the holder's line is never written into the file it points at.
 type lockFile struct{ f *os.File }
 
+// maxHolder bounds what is read of another holder's line.
+const maxHolder = 4 << 10
+
 func acquireLock(dir, bench string) (*lockFile, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", dir, err)
+	if err := fsx.MkdirAll(dir, fsx.Shared); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(dir, ".lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := fsx.OpenLockFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("open lock %s: %w", path, err)
+		return nil, fmt.Errorf("open lock: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder, _ := os.ReadFile(path)
+	if err := fsx.TryLock(f); err != nil {
+		holder := make([]byte, maxHolder)
+		n, _ := f.ReadAt(holder, 0)
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &ErrLocked{Bench: bench, Holder: string(holder)}
+		if errors.Is(err, fsx.ErrLocked) {
+			return nil, &ErrLocked{Bench: bench, Holder: string(holder[:n])}
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -52,6 +59,6 @@ func (l *lockFile) release() {
 	if l == nil || l.f == nil {
 		return
 	}
-	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	_ = fsx.Unlock(l.f)
 	l.f.Close()
 }

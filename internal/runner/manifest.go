@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // manifest remembers, per phase output, the fingerprints of the inputs it
@@ -97,28 +98,5 @@ func fileSHA(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:32], nil
 }
 
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
+// writeAtomic replaces path with data (see package fsx).
+func writeAtomic(path string, data []byte) error { return fsx.WriteFile(path, data, fsx.Shared) }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // Swap is one validation run's role swap: generator, user or judge.
@@ -117,28 +118,20 @@ func resolveModel(cfg *config.Config, name string) (config.ModelConfig, error) {
 	return m, nil
 }
 
+// copyFile copies src to dst atomically (see package fsx).
 func copyFile(src, dst string) error {
-	in, err := os.Open(src)
+	in, err := fsx.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	tmp := dst + ".tmp"
-	out, err := os.Create(tmp)
+	out, err := fsx.Create(dst, fsx.Shared)
 	if err != nil {
 		return err
 	}
+	defer out.Abort()
 	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		os.Remove(tmp)
 		return err
 	}
-	if err := out.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, dst)
+	return out.Commit()
 }

@@ -61,9 +61,9 @@ func checkLabel(l Label) error {
 
 // FileLabels is the labels file of a benchmark, read and appended through
 // package labels (the one implementation of labels.jsonl: one O_APPEND
-// write per line under an exclusive flock, fsynced; a hand-written last
-// line without its newline is completed, a torn one refused; never
-// rewritten).
+// write per line under an exclusive file lock, fsynced, never through a
+// symbolic link; a hand-written last line without its newline is
+// completed, a torn one refused; never rewritten).
 type FileLabels struct {
 	Path string
 	// Known, when set, limits labels to the benchmark's conversations and

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/batch"
 	"github.com/impactbench/impactbench/internal/llm/batch/fakebatch"
@@ -367,7 +368,7 @@ func TestStateFile(t *testing.T) {
 	}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".tmp-") {
+		if fsx.IsTemp(e.Name()) {
 			t.Errorf("temp file left behind: %s", e.Name())
 		}
 	}

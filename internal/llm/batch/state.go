@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/llm"
 )
 
@@ -220,41 +221,12 @@ func asLLMError(err error) *llm.Error {
 }
 
 // writeAtomic replaces path with data so that a crash leaves either the old
-// or the new file, never a torn one.
+// or the new file, never a torn one (package fsx). Batch state and results
+// hold whole prompts and answers, so they are private like the call store
+// they live in: 0600 files in 0700 directories.
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := fsx.WriteFile(path, data, fsx.Private); err != nil {
 		return fmt.Errorf("batch: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return fmt.Errorf("batch: %w", err)
-	}
-	name := tmp.Name()
-	fail := func(err error) error {
-		_ = tmp.Close() // already failing; the write error is the one to report
-		_ = os.Remove(name)
-		return fmt.Errorf("batch: write %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		_ = os.Remove(name)
-		return fmt.Errorf("batch: write %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		_ = os.Remove(name)
-		return fmt.Errorf("batch: write %s: %w", path, err)
-	}
-	// Make the rename itself durable. Some filesystems cannot sync a
-	// directory; the rename has still happened.
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
 	}
 	return nil
 }
