@@ -78,13 +78,33 @@ func WriteFile(path string, data []byte, p Perm) error {
 	return f.Commit()
 }
 
+// WriteFileUnsynced is WriteFile without the fsyncs: the file is replaced
+// whole or not at all while the system runs, but a power loss may leave
+// the old content or an empty file. For writers of many files that can
+// simply be written again (publish's tens of thousands of site files, each
+// compared with its new bytes the next time), where an fsync per file
+// would cost more than the write.
+func WriteFileUnsynced(path string, data []byte, p Perm) error {
+	f, err := Create(path, p)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
+		return err
+	}
+	f.noSync = true
+	return f.Commit()
+}
+
 // File is a file being written atomically: nothing is visible at its path
 // until Commit; Abort (or a crash) leaves the path as it was.
 type File struct {
-	path string
-	perm Perm
-	f    *os.File
-	done bool
+	path   string
+	perm   Perm
+	f      *os.File
+	done   bool
+	noSync bool // WriteFileUnsynced
 }
 
 // Create starts an atomic write of path, creating missing parent
@@ -133,7 +153,7 @@ func (f *File) Commit() (err error) {
 		}
 	}()
 	f.setMode()
-	if err := f.f.Sync(); err != nil {
+	if err := f.sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", tmp, err)
 	}
 	if err := f.f.Close(); err != nil {
@@ -142,8 +162,17 @@ func (f *File) Commit() (err error) {
 	if err := os.Rename(tmp, f.path); err != nil {
 		return fmt.Errorf("replace %s: %w", f.path, err)
 	}
-	SyncDir(filepath.Dir(f.path))
+	if !f.noSync {
+		SyncDir(filepath.Dir(f.path))
+	}
 	return nil
+}
+
+func (f *File) sync() error {
+	if f.noSync {
+		return nil
+	}
+	return f.f.Sync()
 }
 
 // setMode gives a Shared file replacing a regular file that file's mode

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // ManifestFile, in the output directory, lists every file the last
@@ -70,25 +71,11 @@ func same(path string, data []byte) bool {
 	return err == nil && bytes.Equal(old, data)
 }
 
-// replaceFile writes a temp file beside path and renames it over path.
+// replaceFile replaces path with data, atomically but without an fsync
+// per file (tens of thousands of them; a crash is healed by publishing
+// again, which compares every file with its new bytes).
 func replaceFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("publish: %w", err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("publish: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp, 0o644)); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("publish: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
+	if err := fsx.WriteFileUnsynced(path, data, fsx.Shared); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
 	return nil
@@ -133,7 +120,7 @@ func (w *writer) finish() error {
 	if w.dryRun || same(mpath, data) {
 		return nil
 	}
-	return artifacts.WriteFileAtomic(mpath, data)
+	return fsx.WriteFile(mpath, data, fsx.Shared)
 }
 
 // safeRel accepts a manifest entry only inside the output directory.

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // ResultVersion is study.json's format version.
@@ -173,7 +174,7 @@ func (r *Result) WriteFile(path string) error {
 	if err := r.Encode(&b); err != nil {
 		return err
 	}
-	return artifacts.WriteFileAtomic(path, b.Bytes())
+	return fsx.WriteFile(path, b.Bytes(), fsx.Shared)
 }
 
 // ReadResult reads a study.json (a *artifacts.FileError when damaged).

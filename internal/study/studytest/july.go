@@ -27,6 +27,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/study"
 )
 
@@ -255,7 +256,7 @@ func (p *Published) writeBench(dir, slug string, keys []string, types, names map
 	if err != nil {
 		return err
 	}
-	if err := artifacts.WriteFileAtomic(filepath.Join(dir, "benchmark.yaml"), y); err != nil {
+	if err := fsx.WriteFile(filepath.Join(dir, "benchmark.yaml"), y, fsx.Shared); err != nil {
 		return err
 	}
 	if err := writeScenarios(dir, rows); err != nil {
@@ -352,7 +353,7 @@ func (p *Published) writeInputs(root string, aliases []string) error {
 	if err != nil {
 		return err
 	}
-	if err := artifacts.WriteFileAtomic(filepath.Join(root, study.TaxonomyFile), tax); err != nil {
+	if err := fsx.WriteFile(filepath.Join(root, study.TaxonomyFile), tax, fsx.Shared); err != nil {
 		return err
 	}
 	index := map[string]int{}
@@ -371,7 +372,7 @@ func (p *Published) writeInputs(root string, aliases []string) error {
 	if err != nil {
 		return err
 	}
-	if err := artifacts.WriteFileAtomic(filepath.Join(root, study.NutritionFile), append(nut, '\n')); err != nil {
+	if err := fsx.WriteFile(filepath.Join(root, study.NutritionFile), append(nut, '\n'), fsx.Shared); err != nil {
 		return err
 	}
 	var b bytes.Buffer
@@ -382,7 +383,7 @@ func (p *Published) writeInputs(root string, aliases []string) error {
 		fmt.Fprintf(&b, "  - {run_dir: %s, id: %s, name: %s, provider: %s, releaseYear: %d, surfaces: [%s]}\n",
 			m.ID, m.ID, name, prov, m.ReleaseYear, strings.Join(m.Surfaces, ", "))
 	}
-	return artifacts.WriteFileAtomic(filepath.Join(root, study.ModelsFile), b.Bytes())
+	return fsx.WriteFile(filepath.Join(root, study.ModelsFile), b.Bytes(), fsx.Shared)
 }
 
 // WriteDir is Load followed by Write: the rebuilt study in dir.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/study"
 )
 
@@ -56,7 +57,7 @@ func WriteSmall(dir string) error {
 		if err != nil {
 			return err
 		}
-		if err := artifacts.WriteFileAtomic(filepath.Join(root, f.name), append(b, '\n')); err != nil {
+		if err := fsx.WriteFile(filepath.Join(root, f.name), append(b, '\n'), fsx.Shared); err != nil {
 			return err
 		}
 	}
@@ -64,7 +65,7 @@ func WriteSmall(dir string) error {
 		"  - {run_dir: model-a, id: model-a, name: Model A, provider: Lab One, releaseYear: 2025, surfaces: [full]}\n" +
 		"  - {run_dir: model-b, id: model-b, name: Model B, provider: Lab Two, releaseYear: 2024, surfaces: [full]}\n" +
 		"  - {run_dir: model-c, id: model-c, name: Model C, provider: Lab Two, releaseYear: 2026, surfaces: [full, nutritional-label]}\n"
-	return artifacts.WriteFileAtomic(filepath.Join(root, study.ModelsFile), []byte(models))
+	return fsx.WriteFile(filepath.Join(root, study.ModelsFile), []byte(models), fsx.Shared)
 }
 
 func writeSmallBench(dir, slug string) error {
@@ -81,7 +82,7 @@ metrics:
   type: negative
   definition: Presents itself as the only support.
 `, slug)
-	if err := artifacts.WriteFileAtomic(filepath.Join(dir, "benchmark.yaml"), []byte(yaml)); err != nil {
+	if err := fsx.WriteFile(filepath.Join(dir, "benchmark.yaml"), []byte(yaml), fsx.Shared); err != nil {
 		return err
 	}
 	var scen []artifacts.Scenario
