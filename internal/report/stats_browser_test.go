@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/results"
+	"github.com/impactbench/impactbench/internal/stats"
 )
 
 // Assertions of TestBrowserReport's "statistics" subtest. Expected texts
@@ -25,7 +28,19 @@ func visible(t *testing.T, ctx context.Context, sel string) bool {
 
 // fixed1 is JavaScript's (x).toFixed(1) for x ≥ 0: halves round up, where
 // Go's %.1f rounds them to even.
-func fixed1(x float64) string { return fmt.Sprintf("%.1f", math.Floor(x*10+0.5+1e-9)/10) }
+// fixed1 is JavaScript's x.toFixed(1): the decimal nearest to the double x
+// itself (0.2365*100 = 23.649999999999999 gives "23.6"), an exact tie
+// (6.25) rounding away from zero where Go's formatting rounds to even.
+func fixed1(x float64) string {
+	tenfold := new(big.Float).SetPrec(256).SetFloat64(x)
+	tenfold.Mul(tenfold, big.NewFloat(10))
+	whole, _ := tenfold.Int(nil)
+	frac := new(big.Float).SetPrec(256).Sub(tenfold, new(big.Float).SetInt(whole))
+	if frac.Abs(frac).Cmp(big.NewFloat(0.5)) == 0 {
+		return strconv.FormatFloat(x+math.Copysign(0.01, x), 'f', 1, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64)
+}
 
 func pctText(x *float64) string { return fixed1(*x*100) + "%" }
 
@@ -92,7 +107,7 @@ func assertStatsLeaderboard(t *testing.T, ctx context.Context, res []results.Mod
 	}
 	legend := evalJS[string](t, ctx, `document.querySelector('[data-testid="lb-legend"]').textContent`)
 	for _, want := range []string{"Score = the mean of the model’s positive and negative pass rates (results.json leaderboard.score); rows are ordered by it",
-		"Statistically tied", "cluster t + Wilson on effective n"} {
+		"Statistically tied", "betting interval on scenario rates ∪ cluster t ∪ Wilson on effective n"} {
 		if !strings.Contains(legend, want) {
 			t.Errorf("legend lacks %q: %s", want, legend)
 		}
@@ -114,7 +129,7 @@ func assertFewClustersWarning(t *testing.T, ctx context.Context) {
 	}
 	// Each headline cell names n and scenarios and carries the mark.
 	cell := evalJS[[]string](t, ctx, `(function(){var r=document.querySelector('#lb-table tr[data-model="steady"]'); return [r.cells[6].textContent, r.cells[7].textContent, r.cells[6].title]})()`)
-	if !strings.HasSuffix(cell[0], "⚠") || cell[1] != "16 (4)" || !strings.Contains(cell[2], "cluster-t+wilson-eff") || !strings.Contains(cell[2], "4 base scenarios") {
+	if !strings.HasSuffix(cell[0], "⚠") || cell[1] != "16 (4)" || !strings.Contains(cell[2], stats.MethodClusterBetting) || !strings.Contains(cell[2], "4 base scenarios") {
 		t.Errorf("steady negative cell %q", cell)
 	}
 }

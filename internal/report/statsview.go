@@ -70,7 +70,8 @@ func clusterWarning(ci *results.ClusterCI) string {
 	if ci.Warning != "" {
 		return ci.Warning
 	}
-	if ci.Method != stats.MethodClusterTWilson && ci.Clusters > 0 && ci.Clusters < stats.FewClusters {
+	current := ci.Method == stats.MethodClusterBetting || ci.Method == stats.MethodClusterTWilson
+	if !current && ci.Clusters > 0 && ci.Clusters < stats.FewClusters {
 		return legacyFewClusters(ci.Clusters)
 	}
 	return ""

@@ -19,7 +19,7 @@ const (
 )
 
 // leaderboardMethod says how Leaderboard's score and interval are made.
-const leaderboardMethod = "mean of the track pass rates; interval: mean of the tracks' " + stats.MethodClusterTWilson + " limits (conservative)"
+const leaderboardMethod = "mean of the track pass rates; interval: mean of the tracks' " + stats.MethodClusterBetting + " limits (conservative)"
 
 // multiplicityFamily describes the one family of tests per results file.
 const multiplicityFamily = "results file: every demographic_gaps and pairwise test of every model"

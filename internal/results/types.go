@@ -164,12 +164,15 @@ type ClusterCI struct {
 	ICCUpper     *float64 `json:"icc_upper"`
 	DesignEffect *float64 `json:"design_effect"`
 	EffectiveN   *float64 `json:"effective_n"`
-	// The two intervals whose hull is [Low, High].
-	TLow       *float64 `json:"t_low"`
-	THigh      *float64 `json:"t_high"`
-	WilsonLow  *float64 `json:"wilson_low"`
-	WilsonHigh *float64 `json:"wilson_high"`
-	Warning    string   `json:"warning,omitempty"`
+	// The intervals whose hull is [Low, High] (the betting part is absent
+	// from files written before it).
+	TLow        *float64 `json:"t_low"`
+	THigh       *float64 `json:"t_high"`
+	WilsonLow   *float64 `json:"wilson_low"`
+	WilsonHigh  *float64 `json:"wilson_high"`
+	BettingLow  *float64 `json:"betting_low,omitempty"`
+	BettingHigh *float64 `json:"betting_high,omitempty"`
+	Warning     string   `json:"warning,omitempty"`
 	// Reps and Seed belong to the cluster bootstrap of older files; they
 	// are read, never written.
 	Reps int    `json:"reps,omitempty"`

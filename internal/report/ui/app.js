@@ -226,7 +226,8 @@
   // Everything here reads results.json's clustered statistics as prepared
   // by statsview.go; nothing is recomputed in the page.
   var METHOD_NAMES = {
-    'cluster-t+wilson-eff': 'cluster t + Wilson on effective n (base scenario = unit)',
+    'cluster-betting+t+wilson-eff': 'betting interval on scenario rates ∪ cluster t ∪ Wilson on effective n (base scenario = unit; valid for any mix of scenarios)',
+    'cluster-t+wilson-eff': 'cluster t + Wilson on effective n (base scenario = unit; older results.json)',
     'cluster bootstrap': 'cluster bootstrap (older results.json; too narrow with few scenarios)',
     'Wilson': 'Wilson (conversations as independent)',
     'results.json': 'as given in results.json'
