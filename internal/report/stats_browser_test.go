@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -102,7 +103,7 @@ func assertStatsLeaderboard(t *testing.T, ctx context.Context, res []results.Mod
 			t.Errorf("%s ties cell %q, want %q", row[1], row[9], wantTies)
 		}
 	}
-	if rows[1][9] != "= lopsided" {
+	if !strings.Contains(rows[1][9], "lopsided") {
 		t.Errorf("middling and lopsided should be a statistical tie in this fixture: %q", rows[1][9])
 	}
 	legend := evalJS[string](t, ctx, `document.querySelector('[data-testid="lb-legend"]').textContent`)
@@ -161,8 +162,13 @@ func assertPairwise(t *testing.T, ctx context.Context, res []results.ModelResult
 		if strings.Join(row[:5], "|") != strings.Join(want, "|") {
 			t.Errorf("pairwise row %q, want %q", row[:5], want)
 		}
-		if p.Significant != strings.HasSuffix(row[7], "(significant)") {
+		// Result: significant, or a tie exactly when tied_with lists it.
+		if p.Significant != strings.HasSuffix(row[8], "(significant)") || (row[8] == "tie") == p.Significant ||
+			(row[8] == "tie") != slices.Contains(resultOf(t, res, row[0]).Leaderboard.TiedWith, row[1]) {
 			t.Errorf("row %q: significant=%v", row, p.Significant)
+		}
+		if row[7] != fmtPText(*p.QValue) {
+			t.Errorf("row %q: q cell, want %s", row, fmtPText(*p.QValue))
 		}
 		if *p.Diff < 0 {
 			t.Errorf("row %q: pairs should read from the higher-scored model's side", row)
@@ -171,8 +177,9 @@ func assertPairwise(t *testing.T, ctx context.Context, res []results.ModelResult
 	if got := rows[0][0] + "/" + rows[0][1]; got != "steady/middling" {
 		t.Errorf("first pair %s, want steady/middling (score order)", got)
 	}
-	if !strings.Contains(evalJS[string](t, ctx, `document.getElementById('pw-note').textContent`), "Holm-adjusted over 48 tests") {
-		t.Error("pairwise note does not name the correction and family")
+	note := evalJS[string](t, ctx, `document.getElementById('pw-note').textContent`)
+	if !strings.Contains(note, "Holm within each family") || !strings.Contains(note, "the interval excludes 0 exactly when p < 0.05") {
+		t.Errorf("pairwise note does not name the correction and families: %s", note)
 	}
 	setSelect(t, ctx, "pw-key", "m01")
 	if rows := pairRows(); len(rows) != 6 || !strings.HasPrefix(rows[0][2], "m01") || rows[0][4] != "4 ⚠" {
@@ -181,7 +188,7 @@ func assertPairwise(t *testing.T, ctx context.Context, res []results.ModelResult
 	setSelect(t, ctx, "pw-key", "")
 	clickSel(t, ctx, "#pw-sig")
 	for _, r := range pairRows() {
-		if !strings.HasSuffix(r[7], "(significant)") {
+		if !strings.HasSuffix(r[8], "(significant)") {
 			t.Errorf("significant-only filter shows %q", r)
 		}
 	}
@@ -191,7 +198,7 @@ func assertPairwise(t *testing.T, ctx context.Context, res []results.ModelResult
 func assertGapTestsAndPanels(t *testing.T, ctx context.Context) {
 	t.Helper()
 	gaps := evalJS[string](t, ctx, `(document.querySelector('[data-testid="gap-tests"]')||{}).textContent||''`)
-	for _, want := range []string{"Paired tests (demographic_gaps)", "sign-flip test over scenarios", "Holm-adjusted over 48 tests",
+	for _, want := range []string{"Paired tests (demographic_gaps)", "one test over scenarios (sign-flip", "Holm within each family", "q (FDR)",
 		"Child or teenager (6-17) vs Adult (18+)", "McNemar p (reference)"} {
 		if !strings.Contains(gaps, want) {
 			t.Errorf("gap tests lack %q", want)
@@ -207,4 +214,15 @@ func assertGapTestsAndPanels(t *testing.T, ctx context.Context) {
 	if !strings.Contains(agree, "Samples α") || !strings.Contains(agree, "Judges κ") {
 		t.Errorf("agreement table: %.200s", agree)
 	}
+}
+
+// fmtPText is app.js's fmtP: 3 decimals, or 1 significant digit in
+// exponent form below 0.001 ("9.8e-4").
+func fmtPText(p float64) string {
+	if p < 0.001 {
+		mant, exp, _ := strings.Cut(strconv.FormatFloat(p, 'e', 1, 64), "e")
+		n, _ := strconv.Atoi(exp)
+		return mant + "e" + strconv.Itoa(n)
+	}
+	return strconv.FormatFloat(p, 'f', 3, 64)
 }

@@ -113,8 +113,8 @@ func TestStatusStatistics(t *testing.T) {
 			t.Fatalf("leaderboard not in score order:\n%s", board)
 		}
 	}
-	for _, want := range []string{"Statistical ties: middling = lopsided", "Differences beyond chance: steady > wobbly",
-		"! only 4 base scenarios: the interval is wide", "Intervals: cluster-betting+t+wilson-eff.", "Holm-adjusted over 48 tests"} {
+	for _, want := range []string{"Statistical ties: steady = middling; middling = lopsided", "Differences beyond chance: steady > lopsided; steady > wobbly",
+		"! only 4 base scenarios: the interval is wide", "Intervals: cluster-betting+t+wilson-eff.", "Holm-adjusted within the 6 pairs of models (family pairwise:leaderboard)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("status lacks %q", want)
 		}
