@@ -39,7 +39,9 @@ func finishFile(models []ModelResult, mcs []*modelClusters, opts Options) {
 		for j := range models[i].DemographicGaps {
 			g := &models[i].DemographicGaps[j]
 			tests = append(tests, familyTest{family: gapFamily(models[i].TargetModel, g.MetricID), p: g.PValue, parts: g.Tested,
-				set: func(p, adj float64, t Tested, sig bool) { g.PValue, g.PAdjusted, g.Tested, g.Significant = p, adj, t, sig }})
+				set: func(p, adj float64, t Tested, sig bool) {
+					g.PValue, g.PAdjusted, g.Tested, g.Significant = p, adj, t, sig
+				}})
 		}
 	}
 	if len(models) >= 2 {
