@@ -27,20 +27,23 @@ func visible(t *testing.T, ctx context.Context, sel string) bool {
 		return r.width>0 && r.height>0 && cs.visibility!=='hidden' && cs.display!=='none' && !e.closest('[hidden]')})()`, sel))
 }
 
-// fixed1 is JavaScript's (x).toFixed(1) for x ≥ 0: halves round up, where
-// Go's %.1f rounds them to even.
-// fixed1 is JavaScript's x.toFixed(1): the decimal nearest to the double x
-// itself (0.2365*100 = 23.649999999999999 gives "23.6"), an exact tie
-// (6.25) rounding away from zero where Go's formatting rounds to even.
-func fixed1(x float64) string {
-	tenfold := new(big.Float).SetPrec(256).SetFloat64(x)
-	tenfold.Mul(tenfold, big.NewFloat(10))
-	whole, _ := tenfold.Int(nil)
-	frac := new(big.Float).SetPrec(256).Sub(tenfold, new(big.Float).SetInt(whole))
+// fixed1 is JavaScript's x.toFixed(1).
+func fixed1(x float64) string { return jsFixed(x, 1) }
+
+// jsFixed is JavaScript's x.toFixed(digits): the decimal nearest to the
+// double x itself (0.2365*100 = 23.649999999999999 gives "23.6"), an exact
+// tie (6.25, 0.0625) rounding away from zero where Go's formatting rounds
+// to even.
+func jsFixed(x float64, digits int) string {
+	scale := big.NewFloat(math.Pow(10, float64(digits)))
+	scaled := new(big.Float).SetPrec(256).SetFloat64(x)
+	scaled.Mul(scaled, scale)
+	whole, _ := scaled.Int(nil)
+	frac := new(big.Float).SetPrec(256).Sub(scaled, new(big.Float).SetInt(whole))
 	if frac.Abs(frac).Cmp(big.NewFloat(0.5)) == 0 {
-		return strconv.FormatFloat(x+math.Copysign(0.01, x), 'f', 1, 64)
+		return strconv.FormatFloat(x+math.Copysign(0.1/math.Pow(10, float64(digits)), x), 'f', digits, 64)
 	}
-	return strconv.FormatFloat(x, 'f', 1, 64)
+	return strconv.FormatFloat(x, 'f', digits, 64)
 }
 
 func pctText(x *float64) string { return fixed1(*x*100) + "%" }
@@ -225,4 +228,61 @@ func fmtPText(p float64) string {
 		return mant + "e" + strconv.Itoa(n)
 	}
 	return strconv.FormatFloat(p, 'f', 3, 64)
+}
+
+// assertVariance checks the "Where the variance comes from" section
+// against results.json's variance_components: one row per model and rate
+// (each track, each metric), each component's share and variance as the
+// file has them, "—" where the file has null.
+func assertVariance(t *testing.T, ctx context.Context, res []results.ModelResult) {
+	t.Helper()
+	if !visible(t, ctx, `[data-testid="variance"]`) {
+		t.Fatal("variance table not visible")
+	}
+	rows := evalJS[[][]string](t, ctx, `[...document.querySelectorAll('[data-testid="variance"] tbody tr')].map(tr => [tr.dataset.model, tr.dataset.scope, ...[...tr.cells].map(c => c.textContent)])`)
+	want := 0
+	for _, r := range res {
+		vc := r.VarianceComponents
+		if vc == nil {
+			t.Fatalf("%s: no variance_components", r.TargetModel)
+		}
+		want += len(vc.ByMetric)
+		for _, s := range []*results.VarianceSplit{vc.Positive, vc.Negative} {
+			if s != nil {
+				want++
+			}
+		}
+	}
+	if len(rows) != want {
+		t.Fatalf("%d variance rows, want %d", len(rows), want)
+	}
+	for _, row := range rows {
+		vc := resultOf(t, res, row[0]).VarianceComponents
+		var s results.VarianceSplit
+		switch row[1] {
+		case "positive":
+			s = *vc.Positive
+		case "negative":
+			s = *vc.Negative
+		default:
+			s, _ = vc.ByMetric.Get(row[1])
+		}
+		cells := row[2:]
+		if cells[2] != pctText(s.Rate) || !strings.HasPrefix(cells[3], fmt.Sprint(s.Scenarios)) {
+			t.Errorf("%s %s: rate/scenarios %q", row[0], row[1], cells[:4])
+		}
+		for i, c := range []results.VarianceComponent{s.Scenario, s.Variant, s.Sample, s.Judge, s.Residual} {
+			got := cells[4+i]
+			switch {
+			case c.Variance == nil:
+				if got != "—" {
+					t.Errorf("%s %s component %d: %q, want —", row[0], row[1], i, got)
+				}
+			case c.Share != nil:
+				if w := jsFixed(*c.Share*100, 0) + "% " + jsFixed(*c.Variance, 3); got != w {
+					t.Errorf("%s %s component %d: %q, want %q", row[0], row[1], i, got, w)
+				}
+			}
+		}
+	}
 }

@@ -460,6 +460,9 @@ type ModelResult struct {
 	JudgeCalibration  *JudgeCalibration `json:"judge_calibration"`
 	// JudgeConsistency is present only after evaluate --repeats.
 	JudgeConsistency *JudgeConsistency `json:"judge_consistency"`
+	// VarianceComponents splits the pass rates' variance by source
+	// (present whenever a row has a verdict).
+	VarianceComponents *Variance `json:"variance_components"`
 	// Fingerprint is "sha256:…" over what the results were measured with
 	// (Options.Fingerprint); "" omits it.
 	Fingerprint string `json:"fingerprint"`
@@ -525,6 +528,9 @@ func (m ModelResult) PyValue() (any, error) {
 	}
 	if m.JudgeConsistency != nil {
 		o = append(o, artifacts.Pair{Key: "judge_consistency", Value: m.JudgeConsistency})
+	}
+	if m.VarianceComponents != nil {
+		o = append(o, artifacts.Pair{Key: "variance_components", Value: m.VarianceComponents})
 	}
 	if m.Fingerprint != "" {
 		o = append(o, artifacts.Pair{Key: "fingerprint", Value: m.Fingerprint})

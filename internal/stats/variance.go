@@ -7,7 +7,7 @@ import (
 )
 
 // MethodVarianceSplit names VarianceSplit's estimates and intervals.
-const MethodVarianceSplit = "nested ANOVA (method of moments, unbalanced; Searle, Casella & McCulloch 1992 §5.2); " +
+const MethodVarianceSplit = "nested ANOVA (method of moments, unbalanced; Searle, Casella & McCulloch 1992, section 5.2); " +
 	"intervals: percentile bootstrap over base scenarios"
 
 // Where a pass rate's variance comes from. One conversation's verdict y

@@ -548,6 +548,39 @@
     }
   }
 
+  // ---------- where the variance comes from ----------
+  // results.json's variance_components (varianceview.go): each component's
+  // share of a verdict's variance, its variance and bootstrap interval in
+  // the cell's title. Nothing is recomputed here.
+  var VAR_PARTS = [['scenario', 'Base scenario'], ['variant', 'Demographic variant'], ['sample', 'Sample (target + simulated user)'], ['judge', 'Judge'], ['residual', 'Sample + judge (as recorded)']];
+  function varCell(c, name) {
+    if (!c) return el('td', { 'class': 'num muted', text: '—', title: name + ': not separable in this design' });
+    var share = isNum(c.share) ? (c.share * 100).toFixed(0) + '%' : 'n/a';
+    return el('td', { 'class': 'num', title: name + ': variance ' + c.v.toFixed(4) + (isNum(c.lo) ? ', 95% interval ' + c.lo.toFixed(4) + '–' + c.hi.toFixed(4) : '') },
+      share, el('span', { 'class': 'ci', text: ' ' + c.v.toFixed(3) }));
+  }
+  function renderVariance() {
+    var rows = D.variance.rows;
+    if (!rows.length) {
+      $('var-note').textContent = 'No variance_components in results.json (written before they were added: run aggregate again).';
+      return;
+    }
+    $('var-note').textContent = 'The share of one verdict’s variance that each source contributes (the variance itself small beside it; interval in the tooltip: bootstrap over base scenarios, descriptive below about 30). ' +
+      'A pass rate over G scenarios × V variants × K samples has variance scenario/G + variant/(G·V) + (sample + judge)/(G·V·K): a large scenario share means more scenarios, not more samples, narrow the interval. ' +
+      'Judge: from re-judging the same transcripts (evaluate --repeats) or a panel’s disagreement; — where the design cannot separate a source.';
+    var tb = el('tbody');
+    rows.forEach(function (r) {
+      var scope = r.scope === 'positive' ? 'Positive metrics' : r.scope === 'negative' ? 'Negative metrics' : metricLabel(r.scope);
+      tb.append(el('tr', { data: { model: r.model, scope: r.scope } }, el('td', { text: r.model }), el('td', { text: scope }),
+        el('td', { 'class': 'num', text: pct(r.rate) }), el('td', { 'class': 'num' }, String(r.scenarios), warnMark(r.warn)),
+        VAR_PARTS.map(function (p) { return varCell(r[p[0]], p[1]); }),
+        el('td', { 'class': 'small muted', text: r.judge_source ? r.judge_source + ' (' + r.rejudged + ' rows)' : '' })));
+    });
+    $('var').append(el('table', { data: { testid: 'variance' }, title: rows[0].method }, el('thead', null, el('tr', null,
+      el('th', { text: 'Model' }), el('th', { text: 'Rate' }), el('th', { 'class': 'num', text: 'Pass rate' }), el('th', { 'class': 'num', text: 'Scenarios' }),
+      VAR_PARTS.map(function (p) { return el('th', { 'class': 'num', text: p[1] }); }), el('th', { text: 'Judge from' }))), tb));
+  }
+
   // ---------- judge calibration ----------
   // results.json's judge_calibration (every judge against the human
   // labels), the corrected rates and judge_consistency, as calibview.go
@@ -1143,6 +1176,7 @@
   guard('demographics', function () { if (renderDemoControls()) renderDemo(); });
   guard('pairwise', renderPairwise);
   guard('reliability', renderReliability);
+  guard('variance', renderVariance);
   guard('calibration', renderCalibration);
   guard('cost', renderCost);
   guard('filters', function () { fillFilters(); readFilters(); applyFilters(); });
