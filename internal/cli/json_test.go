@@ -16,6 +16,7 @@ import (
 	"github.com/impactbench/impactbench/internal/benchharness"
 	"github.com/impactbench/impactbench/internal/compare"
 	"github.com/impactbench/impactbench/internal/report"
+	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/study"
 )
@@ -98,6 +99,8 @@ var docShapes = map[string]reflect.Type{
 	"status all":             reflect.TypeFor[report.StudyStatusJSON](),
 	"status all.totals":      reflect.TypeFor[report.StudyTotalsJSON](),
 	"plan":                   reflect.TypeFor[runner.PrecisionPlan](),
+	"items":                  reflect.TypeFor[itemsJSON](),
+	"items.items[]":          reflect.TypeFor[results.Item](),
 	"calibrate[]":            reflect.TypeFor[calibrationEntry](),
 	"view":                   reflect.TypeFor[viewJSON](),
 	"study":                  reflect.TypeFor[studyJSON](),
@@ -243,6 +246,13 @@ func TestJSONEveryCommand(t *testing.T) {
 			if sc, _ := obj["scopes"].([]any); len(sc) == 0 {
 				t.Errorf("plan scopes: %v", obj["scopes"])
 			}
+		}},
+		{"items", []string{"items", "example", "--all"}, "items", func(t *testing.T, obj map[string]any) {
+			items, _ := obj["items"].([]any)
+			if len(items) == 0 {
+				t.Fatalf("items: %v", obj["items"])
+			}
+			checkShape(t, "items items[0]", doc, "items.items[]", items[0])
 		}},
 		{"bench --caching", []string{"bench", "--caching", "--turns", "2"}, "bench --caching", nil},
 	}

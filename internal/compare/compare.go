@@ -53,7 +53,7 @@ func (o Options) normalize() (Options, error) {
 }
 
 // Method is recorded in Report.Method.
-const Method = "rates: " + stats.MethodClusterTWilson + " interval per run over base scenarios (stats.ClusterRate: a base scenario's variants and samples are one unit); " +
+const Method = "rates: " + stats.MethodClusterBetting + " interval per run over base scenarios (stats.ClusterRate: a base scenario's variants and samples are one unit); " +
 	"differences: " + MethodMOVER + " from the two rates' intervals; rank correlations: cluster bootstrap over base scenarios, percentile intervals"
 
 // Compare compares run a with run b. It refuses (*NotComparableError) when

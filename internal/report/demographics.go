@@ -61,6 +61,11 @@ type gapView struct {
 	Test        string   `json:"test,omitempty"`
 	McNemarP    *float64 `json:"mcnemar_p,omitempty"`
 	Warn        string   `json:"warn,omitempty"`
+	// Family, FamilySize and Q (Benjamini–Hochberg) are absent from files
+	// written before families by question.
+	Family     string   `json:"family,omitempty"`
+	FamilySize int      `json:"family_size,omitempty"`
+	Q          *float64 `json:"q,omitempty"`
 }
 
 func buildDemographics(in *Input, models []string, metrics []metricView, t *tally) demographics {
@@ -171,7 +176,7 @@ func gapsFor(gaps []results.Gap, metric, axis string) []gapView {
 		out = append(out, gapView{A: g.ValueA, B: g.ValueB, RateA: g.RateA, RateB: g.RateB, Diff: g.Diff,
 			NPairs: g.NPairs, P: &p, PAdj: &pAdj, Significant: g.Significant,
 			ClusterDiff: g.ClusterDiff, Lo: g.CILow, Hi: g.CIHigh, NClusters: g.NClusters, Test: g.Test,
-			McNemarP: g.McNemarP, Warn: g.Warning})
+			McNemarP: g.McNemarP, Warn: g.Warning, Family: g.Family, FamilySize: g.FamilySize, Q: g.QValue})
 	}
 	return out
 }

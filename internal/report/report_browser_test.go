@@ -240,6 +240,7 @@ func TestBrowserReport(t *testing.T) {
 		assertFewClustersWarning(t, ctx)
 		assertPairwise(t, ctx, res)
 		assertGapTestsAndPanels(t, ctx)
+		assertVariance(t, ctx, res)
 		assertNoCorrectedMode(t, ctx)
 	})
 

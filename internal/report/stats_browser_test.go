@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/big"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/results"
+	"github.com/impactbench/impactbench/internal/stats"
 )
 
 // Assertions of TestBrowserReport's "statistics" subtest. Expected texts
@@ -23,9 +27,24 @@ func visible(t *testing.T, ctx context.Context, sel string) bool {
 		return r.width>0 && r.height>0 && cs.visibility!=='hidden' && cs.display!=='none' && !e.closest('[hidden]')})()`, sel))
 }
 
-// fixed1 is JavaScript's (x).toFixed(1) for x ≥ 0: halves round up, where
-// Go's %.1f rounds them to even.
-func fixed1(x float64) string { return fmt.Sprintf("%.1f", math.Floor(x*10+0.5+1e-9)/10) }
+// fixed1 is JavaScript's x.toFixed(1).
+func fixed1(x float64) string { return jsFixed(x, 1) }
+
+// jsFixed is JavaScript's x.toFixed(digits): the decimal nearest to the
+// double x itself (0.2365*100 = 23.649999999999999 gives "23.6"), an exact
+// tie (6.25, 0.0625) rounding away from zero where Go's formatting rounds
+// to even.
+func jsFixed(x float64, digits int) string {
+	scale := big.NewFloat(math.Pow(10, float64(digits)))
+	scaled := new(big.Float).SetPrec(256).SetFloat64(x)
+	scaled.Mul(scaled, scale)
+	whole, _ := scaled.Int(nil)
+	frac := new(big.Float).SetPrec(256).Sub(scaled, new(big.Float).SetInt(whole))
+	if frac.Abs(frac).Cmp(big.NewFloat(0.5)) == 0 {
+		return strconv.FormatFloat(x+math.Copysign(0.1/math.Pow(10, float64(digits)), x), 'f', digits, 64)
+	}
+	return strconv.FormatFloat(x, 'f', digits, 64)
+}
 
 func pctText(x *float64) string { return fixed1(*x*100) + "%" }
 
@@ -87,12 +106,12 @@ func assertStatsLeaderboard(t *testing.T, ctx context.Context, res []results.Mod
 			t.Errorf("%s ties cell %q, want %q", row[1], row[9], wantTies)
 		}
 	}
-	if rows[1][9] != "= lopsided" {
+	if !strings.Contains(rows[1][9], "lopsided") {
 		t.Errorf("middling and lopsided should be a statistical tie in this fixture: %q", rows[1][9])
 	}
 	legend := evalJS[string](t, ctx, `document.querySelector('[data-testid="lb-legend"]').textContent`)
 	for _, want := range []string{"Score = the mean of the model’s positive and negative pass rates (results.json leaderboard.score); rows are ordered by it",
-		"Statistically tied", "cluster t + Wilson on effective n"} {
+		"Statistically tied", "betting interval on scenario rates ∪ cluster t ∪ Wilson on effective n"} {
 		if !strings.Contains(legend, want) {
 			t.Errorf("legend lacks %q: %s", want, legend)
 		}
@@ -114,7 +133,7 @@ func assertFewClustersWarning(t *testing.T, ctx context.Context) {
 	}
 	// Each headline cell names n and scenarios and carries the mark.
 	cell := evalJS[[]string](t, ctx, `(function(){var r=document.querySelector('#lb-table tr[data-model="steady"]'); return [r.cells[6].textContent, r.cells[7].textContent, r.cells[6].title]})()`)
-	if !strings.HasSuffix(cell[0], "⚠") || cell[1] != "16 (4)" || !strings.Contains(cell[2], "cluster-t+wilson-eff") || !strings.Contains(cell[2], "4 base scenarios") {
+	if !strings.HasSuffix(cell[0], "⚠") || cell[1] != "16 (4)" || !strings.Contains(cell[2], stats.MethodClusterBetting) || !strings.Contains(cell[2], "4 base scenarios") {
 		t.Errorf("steady negative cell %q", cell)
 	}
 }
@@ -146,8 +165,13 @@ func assertPairwise(t *testing.T, ctx context.Context, res []results.ModelResult
 		if strings.Join(row[:5], "|") != strings.Join(want, "|") {
 			t.Errorf("pairwise row %q, want %q", row[:5], want)
 		}
-		if p.Significant != strings.HasSuffix(row[7], "(significant)") {
+		// Result: significant, or a tie exactly when tied_with lists it.
+		if p.Significant != strings.HasSuffix(row[8], "(significant)") || (row[8] == "tie") == p.Significant ||
+			(row[8] == "tie") != slices.Contains(resultOf(t, res, row[0]).Leaderboard.TiedWith, row[1]) {
 			t.Errorf("row %q: significant=%v", row, p.Significant)
+		}
+		if row[7] != fmtPText(*p.QValue) {
+			t.Errorf("row %q: q cell, want %s", row, fmtPText(*p.QValue))
 		}
 		if *p.Diff < 0 {
 			t.Errorf("row %q: pairs should read from the higher-scored model's side", row)
@@ -156,8 +180,9 @@ func assertPairwise(t *testing.T, ctx context.Context, res []results.ModelResult
 	if got := rows[0][0] + "/" + rows[0][1]; got != "steady/middling" {
 		t.Errorf("first pair %s, want steady/middling (score order)", got)
 	}
-	if !strings.Contains(evalJS[string](t, ctx, `document.getElementById('pw-note').textContent`), "Holm-adjusted over 48 tests") {
-		t.Error("pairwise note does not name the correction and family")
+	note := evalJS[string](t, ctx, `document.getElementById('pw-note').textContent`)
+	if !strings.Contains(note, "Holm within each family") || !strings.Contains(note, "the interval excludes 0 exactly when p < 0.05") {
+		t.Errorf("pairwise note does not name the correction and families: %s", note)
 	}
 	setSelect(t, ctx, "pw-key", "m01")
 	if rows := pairRows(); len(rows) != 6 || !strings.HasPrefix(rows[0][2], "m01") || rows[0][4] != "4 ⚠" {
@@ -166,7 +191,7 @@ func assertPairwise(t *testing.T, ctx context.Context, res []results.ModelResult
 	setSelect(t, ctx, "pw-key", "")
 	clickSel(t, ctx, "#pw-sig")
 	for _, r := range pairRows() {
-		if !strings.HasSuffix(r[7], "(significant)") {
+		if !strings.HasSuffix(r[8], "(significant)") {
 			t.Errorf("significant-only filter shows %q", r)
 		}
 	}
@@ -176,7 +201,7 @@ func assertPairwise(t *testing.T, ctx context.Context, res []results.ModelResult
 func assertGapTestsAndPanels(t *testing.T, ctx context.Context) {
 	t.Helper()
 	gaps := evalJS[string](t, ctx, `(document.querySelector('[data-testid="gap-tests"]')||{}).textContent||''`)
-	for _, want := range []string{"Paired tests (demographic_gaps)", "sign-flip test over scenarios", "Holm-adjusted over 48 tests",
+	for _, want := range []string{"Paired tests (demographic_gaps)", "one test over scenarios (sign-flip", "Holm within each family", "q (FDR)",
 		"Child or teenager (6-17) vs Adult (18+)", "McNemar p (reference)"} {
 		if !strings.Contains(gaps, want) {
 			t.Errorf("gap tests lack %q", want)
@@ -191,5 +216,73 @@ func assertGapTestsAndPanels(t *testing.T, ctx context.Context) {
 	agree := evalJS[string](t, ctx, `(document.querySelector('[data-testid="agreement"]')||{}).textContent||''`)
 	if !strings.Contains(agree, "Samples α") || !strings.Contains(agree, "Judges κ") {
 		t.Errorf("agreement table: %.200s", agree)
+	}
+}
+
+// fmtPText is app.js's fmtP: 3 decimals, or 1 significant digit in
+// exponent form below 0.001 ("9.8e-4").
+func fmtPText(p float64) string {
+	if p < 0.001 {
+		mant, exp, _ := strings.Cut(strconv.FormatFloat(p, 'e', 1, 64), "e")
+		n, _ := strconv.Atoi(exp)
+		return mant + "e" + strconv.Itoa(n)
+	}
+	return strconv.FormatFloat(p, 'f', 3, 64)
+}
+
+// assertVariance checks the "Where the variance comes from" section
+// against results.json's variance_components: one row per model and rate
+// (each track, each metric), each component's share and variance as the
+// file has them, "—" where the file has null.
+func assertVariance(t *testing.T, ctx context.Context, res []results.ModelResult) {
+	t.Helper()
+	if !visible(t, ctx, `[data-testid="variance"]`) {
+		t.Fatal("variance table not visible")
+	}
+	rows := evalJS[[][]string](t, ctx, `[...document.querySelectorAll('[data-testid="variance"] tbody tr')].map(tr => [tr.dataset.model, tr.dataset.scope, ...[...tr.cells].map(c => c.textContent)])`)
+	want := 0
+	for _, r := range res {
+		vc := r.VarianceComponents
+		if vc == nil {
+			t.Fatalf("%s: no variance_components", r.TargetModel)
+		}
+		want += len(vc.ByMetric)
+		for _, s := range []*results.VarianceSplit{vc.Positive, vc.Negative} {
+			if s != nil {
+				want++
+			}
+		}
+	}
+	if len(rows) != want {
+		t.Fatalf("%d variance rows, want %d", len(rows), want)
+	}
+	for _, row := range rows {
+		vc := resultOf(t, res, row[0]).VarianceComponents
+		var s results.VarianceSplit
+		switch row[1] {
+		case "positive":
+			s = *vc.Positive
+		case "negative":
+			s = *vc.Negative
+		default:
+			s, _ = vc.ByMetric.Get(row[1])
+		}
+		cells := row[2:]
+		if cells[2] != pctText(s.Rate) || !strings.HasPrefix(cells[3], fmt.Sprint(s.Scenarios)) {
+			t.Errorf("%s %s: rate/scenarios %q", row[0], row[1], cells[:4])
+		}
+		for i, c := range []results.VarianceComponent{s.Scenario, s.Variant, s.Sample, s.Judge, s.Residual} {
+			got := cells[4+i]
+			switch {
+			case c.Variance == nil:
+				if got != "—" {
+					t.Errorf("%s %s component %d: %q, want —", row[0], row[1], i, got)
+				}
+			case c.Share != nil:
+				if w := jsFixed(*c.Share*100, 0) + "% " + jsFixed(*c.Variance, 3); got != w {
+					t.Errorf("%s %s component %d: %q, want %q", row[0], row[1], i, got, w)
+				}
+			}
+		}
 	}
 }

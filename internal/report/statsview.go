@@ -70,7 +70,8 @@ func clusterWarning(ci *results.ClusterCI) string {
 	if ci.Warning != "" {
 		return ci.Warning
 	}
-	if ci.Method != stats.MethodClusterTWilson && ci.Clusters > 0 && ci.Clusters < stats.FewClusters {
+	current := ci.Method == stats.MethodClusterBetting || ci.Method == stats.MethodClusterTWilson
+	if !current && ci.Clusters > 0 && ci.Clusters < stats.FewClusters {
 		return legacyFewClusters(ci.Clusters)
 	}
 	return ""
@@ -103,6 +104,9 @@ type pairRow struct {
 	Clusters    int      `json:"g"`
 	Test        string   `json:"test"`
 	Warn        string   `json:"warn,omitempty"`
+	Family      string   `json:"family,omitempty"`
+	FamilySize  int      `json:"family_size,omitempty"`
+	Q           *float64 `json:"q,omitempty"`
 }
 
 // buildPairwise collects results.json's pairwise entries, each pair once
@@ -127,7 +131,8 @@ func buildPairwise(in *Input, order []string) pairwiseView {
 				continue // shown from the other model's side
 			}
 			row := pairRow{A: r.TargetModel, B: p.Other, Key: p.Track, Track: p.Track, Diff: p.Diff, Lo: p.CILow, Hi: p.CIHigh,
-				P: p.PValue, PAdj: p.PAdjusted, Significant: p.Significant, Clusters: p.NClusters, Test: p.Test, Warn: p.Warning}
+				P: p.PValue, PAdj: p.PAdjusted, Significant: p.Significant, Clusters: p.NClusters, Test: p.Test, Warn: p.Warning,
+				Family: p.Family, FamilySize: p.FamilySize, Q: p.QValue}
 			if p.MetricID != nil {
 				row.Metric, row.Key = *p.MetricID, *p.MetricID
 				if !keys[row.Key] {

@@ -113,8 +113,8 @@ func TestStatusStatistics(t *testing.T) {
 			t.Fatalf("leaderboard not in score order:\n%s", board)
 		}
 	}
-	for _, want := range []string{"Statistical ties: middling = lopsided", "Differences beyond chance: steady > wobbly",
-		"! only 4 base scenarios: the interval is wide", "Intervals: cluster-t+wilson-eff.", "Holm-adjusted over 48 tests"} {
+	for _, want := range []string{"Statistical ties: steady = middling; middling = lopsided", "Differences beyond chance: steady > lopsided; steady > wobbly",
+		"! only 4 base scenarios: the interval is wide", "Intervals: cluster-betting+t+wilson-eff.", "Holm-adjusted within the 6 pairs of models (family pairwise:leaderboard)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("status lacks %q", want)
 		}
@@ -136,9 +136,9 @@ func TestStatusCorrected(t *testing.T) {
 		}
 	}
 	want := []string{
-		"corrected for judge error: careful 63.4% [37.3, 83.8] (Rogan–Gladen, judge panel; positive 68.4% [42.7, 84.7], negative 58.3% [31.8, 83.0])",
+		"corrected for judge error: careful 63.4% [23.8, 88.9] (Rogan–Gladen, judge panel; positive 68.4% [30.0, 87.9], negative 58.3% [17.6, 90.0])",
 		"corrected for judge error: thin not corrected: no corrected rate for the positive and negative tracks",
-		"corrected for judge error: sloppy 54.2% [32.3, 74.2] (Rogan–Gladen, judge panel; positive 54.2% [35.6, 71.1], negative 54.2% [29.1, 77.3])",
+		"corrected for judge error: sloppy 54.2% [23.6, 82.0] (Rogan–Gladen, judge panel; positive 54.2% [26.2, 77.3], negative 54.2% [21.2, 86.6])",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("corrected lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -190,7 +190,7 @@ func writeBoardNotes(w io.Writer, c colors, rows []boardRow) {
 	if local {
 		fmt.Fprintln(w, "(mean): results.json has no leaderboard block, so no score interval, rank interval or ties; run aggregate again.")
 	} else {
-		fmt.Fprintln(w, "Rank [95%]: middle 95% of ranks when base scenarios are redrawn (descriptive). Tied: the paired score difference's 95% interval contains 0.")
+		fmt.Fprintln(w, "Rank [95%]: middle 95% of ranks when base scenarios are redrawn (descriptive). Tied: the paired score difference is not significant.")
 	}
 	if len(ms) > 0 {
 		fmt.Fprintf(w, "Intervals: %s. N = conversations with a verdict; SCEN. = base scenarios, the unit of evidence.\n", strings.Join(ms, ", "))
@@ -221,7 +221,11 @@ func writePairs(w io.Writer, c colors, rows []boardRow, mult *results.Multiplici
 		return
 	}
 	adj := "p-values as given"
-	if mult != nil {
+	switch {
+	case pairs[0].p.Family != "" && mult != nil:
+		adj = fmt.Sprintf("%s-adjusted within the %d pairs of models (family %s)",
+			strings.ToUpper(mult.Correction[:1])+mult.Correction[1:], pairs[0].p.FamilySize, pairs[0].p.Family)
+	case mult != nil:
 		adj = fmt.Sprintf("%s-adjusted over %d tests in this file", strings.ToUpper(mult.Correction[:1])+mult.Correction[1:], mult.FamilySize)
 	}
 	fmt.Fprintf(w, "\n%s\n", c.bold("Model vs model (score: mean difference over the base scenarios both ran; "+adj+")"))
@@ -238,7 +242,9 @@ func writePairs(w io.Writer, c colors, rows []boardRow, mult *results.Multiplici
 			if p.Diff != nil && *p.Diff < 0 {
 				sig[len(sig)-1] = fmt.Sprintf("%s > %s", p.Other, x.a)
 			}
-		case p.CILow != nil && p.CIHigh != nil && *p.CILow <= 0 && *p.CIHigh >= 0:
+		case p.Family != "" || (p.CILow != nil && p.CIHigh != nil && *p.CILow <= 0 && *p.CIHigh >= 0):
+			// A tie is a pair that is not significant (older files: whose
+			// interval contains 0), as results.json's tied_with says.
 			result = "tie"
 			ties = append(ties, x.a+" = "+p.Other)
 		}

@@ -22,6 +22,8 @@ type summary struct {
 	// differences, judge panels and per-metric agreement (statsview.go).
 	Pairwise    pairwiseView    `json:"pairwise"`
 	Reliability reliabilityView `json:"reliability"`
+	// Variance is results.json's variance_components.
+	Variance varianceView `json:"variance"`
 	// Calibration is results.json's judge calibration and flip rates
 	// (calibview.go).
 	Calibration calibrationView `json:"calibration"`
@@ -97,6 +99,7 @@ func buildSummary(in *Input, now time.Time) summary {
 	s.Demographic = buildDemographics(in, s.Models, s.Metrics, t)
 	s.Pairwise = buildPairwise(in, s.Models)
 	s.Reliability = buildReliability(in, s.Models, s.Metrics)
+	s.Variance = buildVariance(in, s.Models, s.Metrics)
 	s.Calibration = buildCalibration(in, s.Models)
 	s.Cost = buildCost(in)
 	s.Settings = settingsRows(in)

@@ -204,6 +204,7 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 		if !opts.UpstreamOnly {
 			clusters = append(clusters, addExtensions(&m, rows, all, demo, opts))
 			cals = append(cals, addCalibration(&m, rows, calIn, opts))
+			m.VarianceComponents = varianceComponents(target, rows, calIn, opts)
 			m.Fingerprint = opts.Fingerprint.For(target)
 		}
 		out = append(out, m)

@@ -221,11 +221,14 @@ func TestAggregate_NoDemographics(t *testing.T) {
 			t.Errorf("%s present without data: %s", k, s)
 		}
 	}
-	// One conversation in one cluster: ICC unknown → 1, so Wilson on 1.
-	if !strings.Contains(s, `"n_null":0`) || !strings.Contains(s, `"positive_ci":{"n":1,"n_passed":1,"estimate":1.0,"low":0.2065,"high":1.0,"method":"cluster-t+wilson-eff","clusters":1,"conf":0.95,"df":0,`) {
+	// One conversation in one cluster: ICC unknown → 1, so Wilson on 1
+	// ([0.2065, 1]); one scenario cannot bound the rate of others, so the
+	// betting part, and the hull, is [0, 1].
+	if !strings.Contains(s, `"n_null":0`) || !strings.Contains(s, `"positive_ci":{"n":1,"n_passed":1,"estimate":1.0,"low":0.0,"high":1.0,"method":"cluster-betting+t+wilson-eff","clusters":1,"conf":0.95,"df":0,`) ||
+		!strings.Contains(s, `"wilson_low":0.2065,"wilson_high":1.0,"betting_low":0.0,"betting_high":1.0,`) {
 		t.Errorf("model-level additions: %s", s)
 	}
-	if !strings.Contains(s, `"negative_ci":{"n":0,"n_passed":0,"estimate":null,"low":null,"high":null,"method":"cluster-t+wilson-eff","clusters":0,"conf":0.95,"df":0,"icc":null,`) {
+	if !strings.Contains(s, `"negative_ci":{"n":0,"n_passed":0,"estimate":null,"low":null,"high":null,"method":"cluster-betting+t+wilson-eff","clusters":0,"conf":0.95,"df":0,"icc":null,`) {
 		t.Errorf("empty negative_ci: %s", s)
 	}
 }
@@ -358,21 +361,27 @@ func TestAggregate_DemographicGaps(t *testing.T) {
 	// Age: 8 bases × 2 genders = 16 pairs, all "child pass, adult fail":
 	// McNemar b=16, c=0 → 2·0.5^16 = 3.052e-05 (kept as mcnemar_p). The
 	// test is over the 8 base scenarios, each with d = 1: sign flip 2/2^8
-	// = 0.0078125, Holm ×2 over the file's 2 tests. Interval: all d equal,
-	// so the within-scenario floor sets it: shrunk rates 2.5/3 and 0.5/3
-	// (n = 2 per arm) → per-scenario variance 2·(5/36)/2 = 5/36, se =
-	// √(8·5/36)/8, half = t₇·se = 2.3646·0.13176 = 0.3116 → [0.6884, 1].
-	// Gender: d = 0 everywhere → p = 1, interval from the floor alone.
-	want := `[{"metric_id":"m01","axis":"age","value_a":"child","value_b":"adult","rate_a":1.0,"rate_b":0.0,"diff":1.0,"n_pairs":16,"b":16,"c":0,` +
-		`"p_value":0.007812,"p_adjusted":0.01562,"significant":true,"n_clusters":8,"cluster_diff":1.0,"ci_low":0.6884,"ci_high":1.0,` +
-		`"test":"sign-flip-exact","mcnemar_p":3.052e-05,"warning":"only 8 base scenarios: the interval is wide and rests on few independent scenarios (10+ recommended)"},` +
-		`{"metric_id":"m01","axis":"gender","value_a":"female","value_b":"male","rate_a":0.5,"rate_b":0.5,"diff":0.0,"n_pairs":16,"b":0,"c":0,` +
-		`"p_value":1.0,"p_adjusted":1.0,"significant":false,"n_clusters":8,"cluster_diff":0.0,"ci_low":-0.418,"ci_high":0.418,` +
-		`"test":"sign-flip-exact","mcnemar_p":1.0,"warning":"only 8 base scenarios: the interval is wide and rests on few independent scenarios (10+ recommended)"}]`
+	// = 0.0078125; the binomial floor (shrunk rates 2.5/3 and 0.5/3, n = 2
+	// per arm → per-scenario variance 2·(5/36)/2 = 5/36, se = √(8·5/36)/8
+	// = 0.13176, t = 7.59 on 7 df) gives 0.0001274; p is the larger, Holm
+	// ×2 within gaps:t:m01 (BH: the same here). Interval: every subset mean
+	// is 1, so the sign-flip part is [1, 1] and the floor's t₇·se = 0.3116
+	// sets it: [0.6884, 1]. Gender: d = 0 everywhere → p = 1, interval
+	// from the floor alone.
+	gap := func(axis, a, b, rates, counts, p, rest string) string {
+		return `{"metric_id":"m01","axis":"` + axis + `","value_a":"` + a + `","value_b":"` + b + `",` + rates + `,"n_pairs":16,` + counts + `,` + p + `,"n_clusters":8,` + rest +
+			`,"warning":"only 8 base scenarios: the interval is wide and rests on few independent scenarios (10+ recommended)"`
+	}
+	want := `[` + gap("age", "child", "adult", `"rate_a":1.0,"rate_b":0.0,"diff":1.0`, `"b":16,"c":0`,
+		`"p_value":0.007812,"p_adjusted":0.01562,"significant":true`, `"cluster_diff":1.0,"ci_low":0.6884,"ci_high":1.0,"test":"sign-flip-exact+binomial-floor","mcnemar_p":3.052e-05`) +
+		`,"p_sign_flip":0.007812,"p_floor":0.0001274,"family":"gaps:t:m01","family_size":2,"q_value":0.01562},` +
+		gap("gender", "female", "male", `"rate_a":0.5,"rate_b":0.5,"diff":0.0`, `"b":0,"c":0`,
+			`"p_value":1.0,"p_adjusted":1.0,"significant":false`, `"cluster_diff":0.0,"ci_low":-0.418,"ci_high":0.418,"test":"sign-flip-exact+binomial-floor","mcnemar_p":1.0`) +
+		`,"p_sign_flip":1.0,"p_floor":1.0,"family":"gaps:t:m01","family_size":2,"q_value":1.0}]`
 	if got := compact(t, res[0].DemographicGaps); got != want {
 		t.Errorf("\n got %s\nwant %s", got, want)
 	}
-	if got := compact(t, res[0].Multiplicity); got != `{"correction":"holm","family":"`+multiplicityFamily+`","family_size":2,"alpha":0.05}` {
+	if got := compact(t, res[0].Multiplicity); got != `{"correction":"holm","family":"`+multiplicityRule+`","family_size":2,"alpha":0.05,"fdr":"benjamini-hochberg","families":{"gaps:t:m01":2}}` {
 		t.Errorf("multiplicity %s", got)
 	}
 	age, _ := res[0].ByDemographic.Get("age")
@@ -380,9 +389,12 @@ func TestAggregate_DemographicGaps(t *testing.T) {
 		t.Errorf("value order (-want +got)\n%s", d)
 	}
 	// 8 base scenarios, each 2/4 passed: the bootstrap gave [0.5, 0.5].
-	// No spread between scenarios → t collapses, ICC bound 0 → Wilson 16/32.
+	// No spread between scenarios → t collapses, ICC bound 0 → Wilson 16/32;
+	// 8 scenarios cannot rule out unseen ones that differ, so the betting
+	// part is wider and sets the hull.
 	lo, hi := wilson(16, 32, 0.95)
-	if ci := res[0].PositiveCI; ci.Clusters != 8 || *ci.Low != *lo || *ci.High != *hi || *ci.TLow != 0.5 || ci.Warning == "" {
+	if ci := res[0].PositiveCI; ci.Clusters != 8 || *ci.WilsonLow != *lo || *ci.WilsonHigh != *hi || *ci.TLow != 0.5 || ci.Warning == "" ||
+		*ci.Low != *ci.BettingLow || *ci.High != *ci.BettingHigh || !(*ci.BettingLow < *lo && *ci.BettingHigh > *hi) {
 		t.Errorf("positive_ci = %s", compact(t, ci))
 	}
 }

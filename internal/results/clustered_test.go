@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/stats"
 )
@@ -55,7 +57,7 @@ func TestAggregate_TwoOf12ScenariosNotSignificant(t *testing.T) {
 	if g.B != 12 || g.C != 0 || *g.McNemarP != 0.0004883 {
 		t.Errorf("McNemar counts b=%d c=%d p=%v, want 12, 0, 0.0004883", g.B, g.C, fmtp(g.McNemarP))
 	}
-	if g.PValue != 0.5 || g.PAdjusted != 0.5 || g.Significant || g.NClusters != 12 || g.Test != stats.MethodSignFlipExact {
+	if g.PValue != 0.5 || g.PAdjusted != 0.5 || g.Significant || g.NClusters != 12 || g.Test != stats.MethodDiffExact || *g.PSignFlip != 0.5 {
 		t.Errorf("clustered test: %s", compact(t, g))
 	}
 	// Mean per-scenario difference 2/12 with an interval that includes 0.
@@ -205,56 +207,99 @@ func TestAggregate_ModelVsModel(t *testing.T) {
 	}
 	ac, ca := find(a, "C", trackLeaderboard), find(c, "A", trackLeaderboard)
 	// A − C is 0.5 in every scenario: 24 scenarios, Monte Carlo sign flip
-	// at its floor 1/10000, Holm over the 15 tests of the file.
+	// at its floor 2/10000 (only the observed pattern is as extreme), Holm
+	// over the 3 pairs of the pairwise:leaderboard family.
 	if *ac.Diff != 0.5 || *ca.Diff != -0.5 || *ac.CILow != -*ca.CIHigh || ac.PValue != ca.PValue ||
-		!ac.Significant || ac.NClusters != 24 || ac.Test != stats.MethodSignFlipMonteCarlo || ac.PValue != 0.0001 {
+		!ac.Significant || ac.NClusters != 24 || ac.Test != stats.MethodDiffMonteCarlo || ac.PValue != 0.0002 ||
+		ac.Family != "pairwise:leaderboard" || ac.FamilySize != 3 || *ac.PSignFlip != 0.0002 {
 		t.Errorf("A vs C %s / C vs A %s", compact(t, ac), compact(t, ca))
 	}
 	ab := find(a, "B", trackPositive)
-	if *ab.Diff != 0 || ab.Significant || ab.NClusters != 12 || ab.Test != stats.MethodSignFlipExact {
+	if *ab.Diff != 0 || ab.Significant || ab.NClusters != 12 || ab.Test != stats.MethodDiffExact || ab.Family != "pairwise:positive" {
 		t.Errorf("A vs B %s", compact(t, ab))
 	}
-	if a.Multiplicity.FamilySize != 15 || a.Multiplicity.Correction != "holm" {
+	wantFamilies := `{"pairwise:leaderboard":3,"pairwise:positive":3,"pairwise:negative":3,"pairwise:metric:m01":3,"pairwise:metric:m02":3}`
+	if a.Multiplicity.FamilySize != 3 || a.Multiplicity.Correction != "holm" || compact(t, a.Multiplicity.Families) != wantFamilies {
 		t.Errorf("multiplicity %s", compact(t, a.Multiplicity))
 	}
-	// The family is the file: p_adjusted is Holm over all 15 raw p-values.
-	var raw, adj []float64
+	// p_adjusted is Holm and q_value Benjamini–Hochberg within each family.
+	checkFamilies(t, res)
+}
+
+// checkFamilies recomputes every test's Holm and Benjamini–Hochberg
+// adjustment within its family from the file's raw p-values (each pair
+// once) and checks significant against p_adjusted.
+func checkFamilies(t *testing.T, res []ModelResult) {
+	t.Helper()
+	type test struct{ p, adj, q float64 }
+	fams := map[string][]test{}
+	sizes := map[string]int{}
+	add := func(name string, tt Tested, p, adj float64, sig bool) {
+		fams[tt.Family] = append(fams[tt.Family], test{p, adj, *tt.QValue})
+		sizes[tt.Family] = tt.FamilySize
+		if sig != (adj < 0.05) {
+			t.Errorf("%s: significant %v with p_adjusted %v", name, sig, adj)
+		}
+	}
 	for i, m := range res {
+		for _, g := range m.DemographicGaps {
+			add(m.TargetModel+" gap "+g.Axis, g.Tested, g.PValue, g.PAdjusted, g.Significant)
+		}
 		for _, p := range m.Pairwise {
 			if slices.IndexFunc(res, func(o ModelResult) bool { return o.TargetModel == p.Other }) > i {
-				raw, adj = append(raw, p.PValue), append(adj, p.PAdjusted)
+				add(m.TargetModel+" vs "+p.Other, p.Tested, p.PValue, p.PAdjusted, p.Significant)
 			}
 		}
 	}
-	for i, want := range stats.Holm(raw) {
-		if math.Abs(adj[i]-want) > 1e-3*want {
-			t.Errorf("test %d: p_adjusted %v, Holm over the file %v", i, adj[i], want)
+	for fam, ts := range fams {
+		if len(ts) != sizes[fam] {
+			t.Errorf("family %s: %d tests, family_size %d", fam, len(ts), sizes[fam])
+		}
+		raw := make([]float64, len(ts))
+		for i, x := range ts {
+			raw[i] = x.p
+		}
+		holm, bh := stats.Holm(raw), stats.BenjaminiHochberg(raw)
+		for i, x := range ts {
+			if math.Abs(x.adj-holm[i]) > 1e-3*holm[i] || math.Abs(x.q-bh[i]) > 1e-3*bh[i] {
+				t.Errorf("family %s test %d: p_adjusted %v q %v; recomputed %v %v", fam, i, x.adj, x.q, holm[i], bh[i])
+			}
 		}
 	}
 }
 
-// TestAggregate_FamilySpansModelsAndGaps: gaps of two models and their
-// pairwise tests are one family.
-func TestAggregate_FamilySpansModelsAndGaps(t *testing.T) {
+// TestAggregate_FamiliesByQuestion: a model's demographic gaps on a metric
+// are one family, the pairs' score differences another; adding a model
+// leaves the first model's gaps exactly as they were.
+func TestAggregate_FamiliesByQuestion(t *testing.T) {
 	scen, rows := ageStudy("x", 6, 2, func(b int, child bool, s int) bool { return child })
 	_, rows2 := ageStudy("y", 6, 2, func(b int, child bool, s int) bool { return child || s == 0 })
-	res, err := Aggregate(Input{Metrics: metrics, Scores: append(rows, rows2...), Scenarios: scen}, Options{})
+	alone, err := Aggregate(Input{Metrics: metrics, Scores: slices.Clone(rows), Scenarios: scen}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 1 gap per model + leaderboard, positive and m01 for the pair
-	// (negative has no shared scenario) = 5.
-	for _, m := range res {
-		if m.Multiplicity.FamilySize != 5 {
-			t.Errorf("%s: family size %d, want 5", m.TargetModel, m.Multiplicity.FamilySize)
-		}
+	both, err := Aggregate(Input{Metrics: metrics, Scores: append(slices.Clone(rows), rows2...), Scenarios: scen}, Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// x's gap alone: 6 scenarios all d = 1 → p = 2/64 = 0.03125; ×5 in
-	// Holm's first step at most → not significant in this family of 5.
-	g := res[0].DemographicGaps[0]
-	if g.PValue != 0.03125 || g.Significant {
+	x := both[slices.IndexFunc(both, func(m ModelResult) bool { return m.TargetModel == "x" })]
+	// x's gap alone in its family: 6 scenarios all d = 1 → sign flip
+	// p = 2/64 = 0.03125 (the binomial floor's is far smaller), Holm over
+	// a family of 1 → significant. (In one family per file, with the
+	// pair's 3 tests and y's gap beside it, Holm's first step made it
+	// 0.156: not significant.)
+	g := x.DemographicGaps[0]
+	if g.PValue != 0.03125 || g.PAdjusted != 0.03125 || !g.Significant || g.Family != "gaps:x:m01" || g.FamilySize != 1 {
 		t.Errorf("gap %s", compact(t, g))
 	}
+	if d := cmp.Diff(compact(t, alone[0].DemographicGaps), compact(t, x.DemographicGaps)); d != "" {
+		t.Errorf("adding model y changed x's gaps (-alone +with y):\n%s", d)
+	}
+	wantFamilies := `{"gaps:x:m01":1,"gaps:y:m01":1,"pairwise:leaderboard":1,"pairwise:positive":1,"pairwise:metric:m01":1}`
+	if got := compact(t, x.Multiplicity.Families); got != wantFamilies {
+		t.Errorf("families %s, want %s", got, wantFamilies)
+	}
+	checkFamilies(t, both)
 }
 
 // TestAggregate_ICCPerTrack: positive_ci records the track's ICC (the pilot

@@ -19,10 +19,7 @@ const (
 )
 
 // leaderboardMethod says how Leaderboard's score and interval are made.
-const leaderboardMethod = "mean of the track pass rates; interval: mean of the tracks' " + stats.MethodClusterTWilson + " limits (conservative)"
-
-// multiplicityFamily describes the one family of tests per results file.
-const multiplicityFamily = "results file: every demographic_gaps and pairwise test of every model"
+const leaderboardMethod = "mean of the track pass rates; interval: mean of the tracks' " + stats.MethodClusterBetting + " limits (conservative)"
 
 // tracks pairs each metric type with its name.
 var tracks = []struct {
@@ -32,51 +29,31 @@ var tracks = []struct {
 
 // finishFile computes what needs every model of the file: the leaderboard
 // (score, rank, rank interval, ties), paired model-vs-model differences,
-// and the Holm adjustment of every p-value in the file as one family.
-// models[i] and mcs[i] belong together (first-appearance order).
+// and the multiplicity adjustment within each family of tests (see
+// multiplicity.go). models[i] and mcs[i] belong together (first-appearance
+// order).
 func finishFile(models []ModelResult, mcs []*modelClusters, opts Options) {
-	var family []familyTest
+	var tests []familyTest
 	for i := range models {
 		models[i].Leaderboard = leaderboardOf(mcs[i])
 		for j := range models[i].DemographicGaps {
 			g := &models[i].DemographicGaps[j]
-			family = append(family, familyTest{p: g.PValue, set: func(p, adj float64, sig bool) {
-				g.PValue, g.PAdjusted, g.Significant = p, adj, sig
-			}})
+			tests = append(tests, familyTest{family: gapFamily(models[i].TargetModel, g.MetricID), p: g.PValue, parts: g.Tested,
+				set: func(p, adj float64, t Tested, sig bool) {
+					g.PValue, g.PAdjusted, g.Tested, g.Significant = p, adj, t, sig
+				}})
 		}
 	}
 	if len(models) >= 2 {
-		family = append(family, pairwiseAll(models, mcs, opts)...)
+		tests = append(tests, pairwiseAll(models, mcs, opts)...)
 	}
-	rankModels(models, mcs, opts)
-	adjustFamily(family)
-	if len(family) > 0 {
-		mult := &Multiplicity{Correction: "holm", Family: multiplicityFamily, FamilySize: len(family), Alpha: significance}
+	if mult := adjustFamilies(tests); mult != nil {
 		for i := range models {
 			models[i].Multiplicity = mult
 		}
 	}
-}
-
-// familyTest is one test of the file's family: its raw p-value and where
-// to write the rounded raw and adjusted values.
-type familyTest struct {
-	p   float64
-	set func(p, adj float64, significant bool)
-}
-
-// adjustFamily applies Holm over the whole family.
-func adjustFamily(family []familyTest) {
-	if len(family) == 0 {
-		return
-	}
-	ps := make([]float64, len(family))
-	for i, f := range family {
-		ps[i] = f.p
-	}
-	for i, adj := range stats.Holm(ps) {
-		family[i].set(roundSig(ps[i]), roundSig(adj), adj < significance)
-	}
+	// After the adjustment: ties are the pairs that are not significant.
+	rankModels(models, mcs, opts)
 }
 
 // leaderboardOf is the mean of the model's track rates with the mean of
@@ -118,9 +95,13 @@ func (mc *modelClusters) rawScore() float64 {
 // have verdicts for, and returns the tests for the family. Each pair is
 // tested once; both models list it, from their own side.
 func pairwiseAll(models []ModelResult, mcs []*modelClusters, opts Options) []familyTest {
-	type ref struct{ i, ei, j, ej int } // models[i].Pairwise[ei] and models[j].Pairwise[ej]
+	type ref struct {
+		i, ei, j, ej int // models[i].Pairwise[ei] and models[j].Pairwise[ej]
+		family       string
+		p            float64
+		parts        Tested
+	}
 	var refs []ref
-	var ps []float64
 	for i := range models {
 		models[i].Pairwise = []Pairwise{}
 	}
@@ -136,22 +117,22 @@ func pairwiseAll(models []ModelResult, mcs []*modelClusters, opts Options) []fam
 				fromA, fromB := pairwiseEntries(b, a, c, d)
 				models[i].Pairwise = append(models[i].Pairwise, fromA)
 				models[j].Pairwise = append(models[j].Pairwise, fromB)
-				refs = append(refs, ref{i, len(models[i].Pairwise) - 1, j, len(models[j].Pairwise) - 1})
-				ps = append(ps, d.P)
+				refs = append(refs, ref{i, len(models[i].Pairwise) - 1, j, len(models[j].Pairwise) - 1,
+					pairFamily(c.track, c.metric), d.P, testParts(d)})
 			}
 		}
 	}
 	// Setters index the slices at call time: the appends above may have
 	// moved earlier entries.
-	family := make([]familyTest, len(refs))
+	tests := make([]familyTest, len(refs))
 	for n, r := range refs {
-		family[n] = familyTest{p: ps[n], set: func(p, adj float64, sig bool) {
+		tests[n] = familyTest{family: r.family, p: r.p, parts: r.parts, set: func(p, adj float64, t Tested, sig bool) {
 			for _, e := range []*Pairwise{&models[r.i].Pairwise[r.ei], &models[r.j].Pairwise[r.ej]} {
-				e.PValue, e.PAdjusted, e.Significant = p, adj, sig
+				e.PValue, e.PAdjusted, e.Tested, e.Significant = p, adj, t, sig
 			}
 		}}
 	}
-	return family
+	return tests
 }
 
 // comparison is one model-vs-model question: the paired clusters (one
@@ -219,11 +200,11 @@ func pairwiseEntries(otherOfA, otherOfB string, c comparison, d stats.DiffResult
 		metric = ptr(c.metric)
 	}
 	fromA = Pairwise{Other: otherOfA, Track: c.track, MetricID: metric,
-		Diff: finite(d.Mean), CILow: finite(d.Lo), CIHigh: finite(d.Hi),
+		Diff: finite(d.Mean), CILow: limit(d.Lo), CIHigh: limit(d.Hi),
 		PValue: d.P, NClusters: d.Clusters, Test: d.Method, Warning: stats.ClusterWarning(d.Clusters)}
 	fromB = fromA
 	fromB.Other = otherOfB
-	fromB.Diff, fromB.CILow, fromB.CIHigh = finite(-d.Mean), finite(-d.Hi), finite(-d.Lo)
+	fromB.Diff, fromB.CILow, fromB.CIHigh = finite(-d.Mean), limit(-d.Hi), limit(-d.Lo)
 	return fromA, fromB
 }
 
@@ -232,7 +213,9 @@ func pairwiseEntries(otherOfA, otherOfB string, c comparison, d stats.DiffResult
 // rankModels sets each leaderboard's rank (1 = highest score; equal scores
 // share the better rank), its bootstrap rank interval (base scenarios
 // redrawn within each track), and the models it is tied with: those whose
-// paired leaderboard difference has an interval containing 0, or none.
+// paired leaderboard difference is not significant (after Holm within the
+// pairwise:leaderboard family), so tied_with and significant never
+// disagree. Run it after adjustFamilies.
 func rankModels(models []ModelResult, mcs []*modelClusters, opts Options) {
 	scores := make([]float64, len(models))
 	for i, mc := range mcs {
@@ -257,7 +240,7 @@ func rankModels(models []ModelResult, mcs []*modelClusters, opts Options) {
 			lb.RankCILow, lb.RankCIHigh = ptr(int(lo[i])), ptr(int(hi[i]))
 		}
 		for _, p := range models[i].Pairwise {
-			if p.Track == trackLeaderboard && (p.CILow == nil || p.CIHigh == nil || (*p.CILow <= 0 && *p.CIHigh >= 0)) {
+			if p.Track == trackLeaderboard && p.MetricID == nil && !p.Significant {
 				lb.TiedWith = append(lb.TiedWith, p.Other)
 			}
 		}

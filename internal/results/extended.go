@@ -186,6 +186,7 @@ func toClusterCI(iv stats.RateInterval, conf float64) *ClusterCI {
 	ci.DesignEffect, ci.EffectiveN = finite(iv.DesignEffect), finite(iv.EffectiveN)
 	ci.TLow, ci.THigh = finite(iv.TLo), finite(iv.THi)
 	ci.WilsonLow, ci.WilsonHigh = finite(iv.WilsonLo), finite(iv.WilsonHi)
+	ci.BettingLow, ci.BettingHigh = finite(iv.BettingLo), finite(iv.BettingHi)
 	return ci
 }
 

@@ -146,8 +146,8 @@ type matchCell struct {
 // gaps compares the values of each axis, per metric. The matched
 // conversation pairs give upstream-style rates and McNemar's counts; the
 // test is at the base-scenario level (stats.ClusterDiff: per-scenario
-// differences, sign-flip test, t interval). p_adjusted is filled in later
-// (finishFile), over the whole file's family.
+// differences, one procedure for the test and its interval). p_adjusted is
+// filled in later (finishFile), within the gap's family.
 func (d *demographics) gaps(target string, rows []row, opts Options) []Gap {
 	byMetric := map[string][]row{}
 	for _, r := range rows {
@@ -260,8 +260,9 @@ func gapOf(verdict map[matchCell]map[string]bool, a, bv string, opts Options, ta
 		MetricID: mid, Axis: axis, ValueA: a, ValueB: bv,
 		RateA: ptr(round4(ra)), RateB: ptr(round4(rb)), Diff: ptr(round4(ra - rb)),
 		NPairs: n, B: b, C: c, PValue: diff.P,
-		NClusters: diff.Clusters, ClusterDiff: finite(diff.Mean), CILow: finite(diff.Lo), CIHigh: finite(diff.Hi),
+		NClusters: diff.Clusters, ClusterDiff: finite(diff.Mean), CILow: limit(diff.Lo), CIHigh: limit(diff.Hi),
 		Test: diff.Method, McNemarP: ptr(roundSig(stats.McNemarExact(b, c))), Warning: stats.ClusterWarning(diff.Clusters),
+		Tested: testParts(diff),
 	}, true
 }
 

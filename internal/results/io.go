@@ -46,6 +46,51 @@ func Load(benchDir string, metrics []config.Metric) (Input, error) {
 	return in, nil
 }
 
+// LoadRepeats reads every runs/<target>/repeats.json (evaluate --repeats)
+// of a benchmark directory, the run directory name as the target; runs
+// without one are skipped. A row that does not parse, or lacks its repeat
+// number or id, is an *artifacts.FileError naming the file, row and field.
+func LoadRepeats(benchDir string) ([]TargetRepeats, error) {
+	dirs, err := artifacts.ListRunDirs(benchDir)
+	if err != nil {
+		return nil, fmt.Errorf("list runs of %s: %w", benchDir, err)
+	}
+	var out []TargetRepeats
+	for _, dir := range dirs {
+		path := filepath.Join(dir, "repeats.json")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		var rows []RepeatRow
+		err := artifacts.EachRawRow(path, func(i int, raw json.RawMessage) error {
+			var rr RepeatRow
+			if err := json.Unmarshal(raw, &rr); err != nil {
+				return &artifacts.FileError{Path: path, Row: i, Err: err, Hint: "rerun `impactbench evaluate --repeats K` to rebuild it"}
+			}
+			field := ""
+			switch {
+			case rr.Repeat < 1:
+				field = "repeat"
+			case rr.ID == "":
+				field = "id"
+			}
+			if field != "" {
+				return &artifacts.FileError{Path: path, Row: i, Field: field, Err: errors.New("missing or invalid (want repeat ≥ 1 and an id)"),
+					Hint: "rerun `impactbench evaluate --repeats K` to rebuild it"}
+			}
+			rows = append(rows, rr)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(rows) > 0 {
+			out = append(out, TargetRepeats{Target: filepath.Base(dir), Rows: rows})
+		}
+	}
+	return out, nil
+}
+
 // WriteResults writes results.json atomically in upstream's format (a
 // top-level array, Python json layout, no trailing newline).
 func WriteResults(path string, results []ModelResult) error {

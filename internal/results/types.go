@@ -164,12 +164,15 @@ type ClusterCI struct {
 	ICCUpper     *float64 `json:"icc_upper"`
 	DesignEffect *float64 `json:"design_effect"`
 	EffectiveN   *float64 `json:"effective_n"`
-	// The two intervals whose hull is [Low, High].
-	TLow       *float64 `json:"t_low"`
-	THigh      *float64 `json:"t_high"`
-	WilsonLow  *float64 `json:"wilson_low"`
-	WilsonHigh *float64 `json:"wilson_high"`
-	Warning    string   `json:"warning,omitempty"`
+	// The intervals whose hull is [Low, High] (the betting part is absent
+	// from files written before it).
+	TLow        *float64 `json:"t_low"`
+	THigh       *float64 `json:"t_high"`
+	WilsonLow   *float64 `json:"wilson_low"`
+	WilsonHigh  *float64 `json:"wilson_high"`
+	BettingLow  *float64 `json:"betting_low,omitempty"`
+	BettingHigh *float64 `json:"betting_high,omitempty"`
+	Warning     string   `json:"warning,omitempty"`
 	// Reps and Seed belong to the cluster bootstrap of older files; they
 	// are read, never written.
 	Reps int    `json:"reps,omitempty"`
@@ -254,11 +257,15 @@ type JudgeMetric struct {
 
 // Gap is one paired comparison of two values of a demographic axis.
 // RateA..C describe the matched conversation pairs; the test is at the
-// base-scenario level: p_value is the sign-flip test on the per-scenario
-// differences (Test names it), p_adjusted its Holm adjustment over the
-// whole results file (see Multiplicity), and Significant means
-// p_adjusted < 0.05. Files written before the clustered test have no Test
-// and hold the McNemar p-value in p_value.
+// base-scenario level (stats.ClusterDiff): p_value is the procedure's
+// p-value (the sign-flip test combined with the binomial floor; Test names
+// it) and [ci_low, ci_high] its inversion, so the interval excludes 0
+// exactly when p_value < 0.05. p_adjusted is Holm within the gap's family
+// (Family: this model's gaps on this metric), q_value Benjamini–Hochberg
+// within it, and Significant means p_adjusted < 0.05. Files written before
+// the clustered test have no Test and hold the McNemar p-value in p_value;
+// files written before families have one family per file and no
+// family/q_value.
 type Gap struct {
 	MetricID    string   `json:"metric_id"`
 	Axis        string   `json:"axis"`
@@ -284,15 +291,37 @@ type Gap struct {
 	// for reference: it treats every pair as independent and overstates.
 	McNemarP *float64 `json:"mcnemar_p,omitempty"`
 	Warning  string   `json:"warning,omitempty"`
+	Tested
 }
 
-// Multiplicity says how every p-value of the file was adjusted: one family
-// across all targets, metrics, axes, value pairs and model pairs.
+// Tested is what every test of the file adds after its upstream-shaped
+// fields: the two parts of the procedure and the multiplicity family.
+type Tested struct {
+	// PSignFlip and PFloor are the sign-flip test's and the binomial
+	// floor's p-values; p_value is the larger.
+	PSignFlip *float64 `json:"p_sign_flip,omitempty"`
+	PFloor    *float64 `json:"p_floor,omitempty"`
+	// Family names the question the test belongs to (see Multiplicity);
+	// FamilySize counts its tests; QValue is the Benjamini–Hochberg
+	// adjusted p-value within it.
+	Family     string   `json:"family,omitempty"`
+	FamilySize int      `json:"family_size,omitempty"`
+	QValue     *float64 `json:"q_value,omitempty"`
+}
+
+// Multiplicity says how the file's p-values were adjusted: Holm within
+// each family of tests that answer one question (Families: family → number
+// of tests), Benjamini–Hochberg q-values beside it. Family describes the
+// rule; FamilySize is the largest family's size (files written before
+// families had one family per file, and FamilySize was the file's number
+// of tests).
 type Multiplicity struct {
-	Correction string  `json:"correction"`
-	Family     string  `json:"family"`
-	FamilySize int     `json:"family_size"`
-	Alpha      float64 `json:"alpha"`
+	Correction string     `json:"correction"`
+	Family     string     `json:"family"`
+	FamilySize int        `json:"family_size"`
+	Alpha      float64    `json:"alpha"`
+	FDR        string     `json:"fdr,omitempty"`
+	Families   Keyed[int] `json:"families,omitempty"`
 }
 
 // Pairwise is this model minus Other on the same base scenarios, on one
@@ -311,6 +340,7 @@ type Pairwise struct {
 	NClusters   int      `json:"n_clusters"`
 	Test        string   `json:"test"`
 	Warning     string   `json:"warning,omitempty"`
+	Tested
 }
 
 // Leaderboard is the model's place in the file: Score is the mean of its
@@ -430,6 +460,9 @@ type ModelResult struct {
 	JudgeCalibration  *JudgeCalibration `json:"judge_calibration"`
 	// JudgeConsistency is present only after evaluate --repeats.
 	JudgeConsistency *JudgeConsistency `json:"judge_consistency"`
+	// VarianceComponents splits the pass rates' variance by source
+	// (present whenever a row has a verdict).
+	VarianceComponents *Variance `json:"variance_components"`
 	// Fingerprint is "sha256:…" over what the results were measured with
 	// (Options.Fingerprint); "" omits it.
 	Fingerprint string `json:"fingerprint"`
@@ -495,6 +528,9 @@ func (m ModelResult) PyValue() (any, error) {
 	}
 	if m.JudgeConsistency != nil {
 		o = append(o, artifacts.Pair{Key: "judge_consistency", Value: m.JudgeConsistency})
+	}
+	if m.VarianceComponents != nil {
+		o = append(o, artifacts.Pair{Key: "variance_components", Value: m.VarianceComponents})
 	}
 	if m.Fingerprint != "" {
 		o = append(o, artifacts.Pair{Key: "fingerprint", Value: m.Fingerprint})

@@ -25,7 +25,7 @@ const MethodCalibrationWilson = "weighted share; wilson on the kish effective n"
 const MethodKappaBootstrap = "stratified-bootstrap-bc+se-sp-box"
 
 // MethodCorrectedMOVER names CorrectPrevalence's interval.
-const MethodCorrectedMOVER = "rogan-gladen (double-sampling form); mover: cluster-t+wilson-eff (study) + cluster-t+wilson-eff (labels)"
+const MethodCorrectedMOVER = "rogan-gladen (double-sampling form); mover: " + MethodClusterBetting + " (study) + " + MethodClusterBetting + " (labels)"
 
 // CalibItem is one labelled row: the humans' verdict, the judge's, and its
 // design weight and stratum (the labels were drawn at random within strata).

@@ -9,9 +9,13 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// MethodClusterTWilson names ClusterRate's interval: the hull of a t
-// interval on cluster means and a Wilson interval on the effective sample
-// size.
+// MethodClusterBetting names ClusterRate's interval: the hull of a betting
+// interval on the clusters' rates (BettingCI), a t interval on cluster
+// means and a Wilson interval on the effective sample size.
+const MethodClusterBetting = "cluster-betting+t+wilson-eff"
+
+// MethodClusterTWilson names ClusterRate's interval before the betting part
+// (files written before it): the hull of the t and the Wilson interval.
 const MethodClusterTWilson = "cluster-t+wilson-eff"
 
 // FewClusters is the number of clusters below which ClusterRate attaches a
@@ -67,40 +71,49 @@ type RateInterval struct {
 	// size-weighted mean cluster size; EffectiveN is N / DesignEffect.
 	DesignEffect, EffectiveN float64
 	// TLo, THi: the t interval on cluster means (NaN with fewer than 2
-	// clusters); WilsonLo, WilsonHi: Wilson on EffectiveN.
+	// clusters); WilsonLo, WilsonHi: Wilson on EffectiveN; BettingLo,
+	// BettingHi: BettingCI.
 	TLo, THi, WilsonLo, WilsonHi float64
+	BettingLo, BettingHi         float64
 	DF                           int // t degrees of freedom, Clusters − 1
 	Method                       string
 	Warning                      string // "" unless 0 < Clusters < FewClusters
 }
 
 // ClusterRate estimates a rate from clustered observations and gives an
-// interval meant to keep its coverage with as few as 3 clusters, where
-// percentile bootstraps fall to ~83% (5 clusters) and never widen past the
-// observed clusters. The interval is the hull of two:
+// interval meant to keep its coverage with as few as 3 clusters and
+// whatever the spread of the clusters' rates. The interval is the hull of
+// three:
 //
+//   - BettingCI, the betting interval of Waudby-Smith & Ramdas on the
+//     clusters' rates: valid for any distribution of rates in [0, 1],
+//     including a few "hot" clusters among many cold ones — the case where
+//     the other two fail (a sample without a hot cluster looks
+//     homogeneous: small ICC bound, narrow intervals, 75% coverage with 10
+//     clusters of which 10% are hot);
 //   - a t interval on the pooled (ratio) estimate with Clusters − 1 degrees
 //     of freedom and the linearised cluster-robust variance
-//     G/(G−1)·Σ(Sum_i − p̂·N_i)² / N² — the "cluster-level summary" approach,
-//     wide when few clusters disagree;
+//     G/(G−1)·Σ(Sum_i − p̂·N_i)² / N² (G/(G−1) is the usual small-sample
+//     correction of the cluster-robust variance, CR1) — the "cluster-level
+//     summary" approach;
 //   - a Wilson interval on the effective sample size N / DEFF, with DEFF
 //     from the ICC's upper confidence bound — never zero-width and always
-//     inside [0, 1], so it catches the case where every cluster happens to
-//     show the same rate, where the t interval collapses.
+//     inside [0, 1].
 //
-// Coverage is checked in TestClusterRateCoverage (3–30 clusters, ICC 0–0.6,
-// rates 0.1–0.9, equal and unequal cluster sizes). Clusters with N = 0 are
-// dropped. With no observations the interval is [0, 1]. It panics on a
-// confidence level outside (0, 1), a negative N, or Sum/SumSq inconsistent
-// with values in [0, 1]. It does not allocate.
+// The hull keeps the estimate inside the interval (the betting part
+// targets the same pooled rate but is not centred on it). Coverage is
+// checked in TestClusterRateAnyMixCoverage (3–50 clusters, 1–24
+// observations each, beta-binomial and hot/cold mixtures, rates 0.02–0.5)
+// and TestClusterRateCoverage. Clusters with N = 0 are dropped. With no
+// observations the interval is [0, 1]. It panics on a confidence level
+// outside (0, 1), a negative N, or Sum/SumSq inconsistent with values in
+// [0, 1]. It does not allocate up to bettingStack clusters.
 func ClusterRate(cs []ClusterSum, conf float64) RateInterval {
 	checkConf("ClusterRate", conf)
-	r := RateInterval{Method: MethodClusterTWilson, TLo: math.NaN(), THi: math.NaN()}
+	r := RateInterval{Method: MethodClusterBetting, TLo: math.NaN(), THi: math.NaN()}
 	var sumN2 float64
 	for i, c := range cs {
-		if c.N < 0 || c.Sum < -1e-9 || c.Sum > float64(c.N)+1e-9 || c.SumSq > c.Sum+1e-9 {
-			panic(fmt.Sprintf("stats: ClusterRate: cluster %d has invalid sums %+v", i, c))
-		}
+		checkClusterSum("ClusterRate", i, c)
 		if c.N == 0 {
 			continue
 		}
@@ -111,7 +124,7 @@ func ClusterRate(cs []ClusterSum, conf float64) RateInterval {
 	}
 	r.Warning = ClusterWarning(r.Clusters)
 	if r.N == 0 {
-		r.Estimate, r.Lo, r.Hi, r.WilsonLo, r.WilsonHi = math.NaN(), 0, 1, 0, 1
+		r.Estimate, r.Lo, r.Hi, r.WilsonLo, r.WilsonHi, r.BettingLo, r.BettingHi = math.NaN(), 0, 1, 0, 1, 0, 1
 		r.ICC, r.DesignEffect = math.NaN(), math.NaN()
 		return r
 	}
@@ -122,7 +135,8 @@ func ClusterRate(cs []ClusterSum, conf float64) RateInterval {
 	r.DesignEffect = 1 + (sumN2/n-1)*r.ICCUpper
 	r.EffectiveN = n / r.DesignEffect
 	r.WilsonLo, r.WilsonHi = WilsonReal(p, r.EffectiveN, conf)
-	r.Lo, r.Hi = r.WilsonLo, r.WilsonHi
+	r.BettingLo, r.BettingHi = BettingCI(cs, conf)
+	r.Lo, r.Hi = min(r.WilsonLo, r.BettingLo), max(r.WilsonHi, r.BettingHi)
 	if r.Clusters >= 2 {
 		r.DF = r.Clusters - 1
 		g := float64(r.Clusters)

@@ -65,13 +65,18 @@ func TestICC(t *testing.T) {
 
 func TestClusterRate(t *testing.T) {
 	t.Run("issue 12: two identical clusters are not zero-width", func(t *testing.T) {
-		// 2 clusters of 8 at 75%: the bootstrap gave [75, 75]. The t
-		// interval collapses (no spread between clusters); the ICC bound is
-		// 0 (F = 0), so the Wilson floor on all 16 gives the issue's
-		// 50.5–89.8.
+		// 2 clusters of 8 at 75% (12/16 in total): the bootstrap gave
+		// [75, 75]. The t interval collapses (no spread between clusters);
+		// the ICC bound is 0 (F = 0), so the Wilson part on all 16 gives
+		// 50.5–89.8; two scenarios cannot rule out a population whose other
+		// scenarios look nothing like these, so the betting part (and the
+		// hull) spans everything.
 		iv := ClusterRate([]ClusterSum{Binary(6, 8), Binary(6, 8)}, 0.95)
-		if !approx(iv.Lo, 0.5050, 1e-4) || !approx(iv.Hi, 0.8982, 1e-4) || iv.TLo != 0.75 || iv.THi != 0.75 {
+		if !approx(iv.WilsonLo, 0.5050, 1e-4) || !approx(iv.WilsonHi, 0.8982, 1e-4) || iv.TLo != 0.75 || iv.THi != 0.75 {
 			t.Errorf("interval %+v, want Wilson 16 [0.5050, 0.8982] and a t interval [0.75, 0.75]", iv)
+		}
+		if iv.BettingLo > 0.05 || iv.BettingHi < 0.95 || iv.Lo != iv.BettingLo || iv.Hi != iv.BettingHi {
+			t.Errorf("interval %+v, want the betting part near [0, 1] as the hull", iv)
 		}
 		if !strings.Contains(iv.Warning, "only 2 base scenario(s)") || iv.Clusters != 2 || iv.N != 16 || iv.DF != 1 {
 			t.Errorf("warning/counts: %+v", iv)
@@ -96,8 +101,8 @@ func TestClusterRate(t *testing.T) {
 		if !approx(iv.THi, 1, 1e-12) || !approx(iv.TLo, 11.0/12-half, 1e-12) {
 			t.Errorf("t interval [%v, %v], want [%v, 1]", iv.TLo, iv.THi, 11.0/12-half)
 		}
-		if !approx(iv.Lo, min(wlo, iv.TLo), 1e-12) || iv.Hi != 1 || iv.Lo > 0.5 {
-			t.Errorf("hull [%v, %v], want [%v, 1] reaching below 0.5", iv.Lo, iv.Hi, min(wlo, iv.TLo))
+		if !approx(iv.Lo, min(wlo, iv.TLo, iv.BettingLo), 1e-12) || iv.Hi != 1 || iv.Lo > 0.5 {
+			t.Errorf("hull [%v, %v], want [%v, 1] reaching below 0.5", iv.Lo, iv.Hi, min(wlo, iv.TLo, iv.BettingLo))
 		}
 	})
 	t.Run("all pass over many clusters: never zero-width, no warning", func(t *testing.T) {
@@ -107,10 +112,17 @@ func TestClusterRate(t *testing.T) {
 		}
 		iv := ClusterRate(cs, 0.95)
 		// Nothing varies: the ICC is unknown and its bound taken as 1, so
-		// the floor is Wilson on 12 scenarios.
+		// the Wilson part is Wilson on 12 scenarios. The betting part
+		// reaches lower: any valid interval for the mean of 12 draws that
+		// all came out 1 must reach down to 0.025^(1/12) = 0.736 (a
+		// two-point population with that share of 1s produces such a
+		// sample 2.5% of the time).
 		lo, _ := Wilson(12, 12, 0.95)
-		if iv.Hi != 1 || !approx(iv.Lo, lo, 1e-12) || iv.Warning != "" || !math.IsNaN(iv.ICC) || iv.ICCUpper != 1 {
-			t.Errorf("interval %+v, want [%v, 1] and no warning", iv, lo)
+		if iv.Hi != 1 || !approx(iv.WilsonLo, lo, 1e-12) || iv.Warning != "" || !math.IsNaN(iv.ICC) || iv.ICCUpper != 1 {
+			t.Errorf("interval %+v, want Wilson [%v, 1] and no warning", iv, lo)
+		}
+		if floor := math.Pow(0.025, 1.0/12); iv.Lo > floor || iv.Lo != min(iv.WilsonLo, iv.BettingLo) {
+			t.Errorf("interval %+v, want the hull reaching below %v", iv, floor)
 		}
 	})
 	t.Run("fractional values (panel shares)", func(t *testing.T) {

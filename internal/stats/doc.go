@@ -11,10 +11,16 @@
 //     independent conversations; unlike "±2 standard errors" it stays within
 //     0–100% and is honest for small samples.
 //   - ClusterRate: the headline interval, with the base scenario as the
-//     unit: the hull of a t interval on scenario rates (G−1 df) and Wilson
-//     on the effective sample size (design effect from the ICC's upper
-//     bound). Coverage ≥ 95% in simulation from 3 scenarios up; a warning
-//     below FewClusters. MeanOfRates combines independent tracks.
+//     unit: the hull of a betting interval on scenario rates (BettingCI,
+//     valid for any spread of rates), a t interval on scenario rates
+//     (G−1 df) and Wilson on the effective sample size (design effect from
+//     the ICC's upper bound). Coverage ≥ 98% in simulation from 3 scenarios
+//     up, hot/cold mixtures included; a warning below FewClusters.
+//     MeanOfRates combines independent tracks.
+//   - BettingCS: an anytime-valid confidence sequence for scenarios added
+//     in rounds (optional stopping).
+//   - VarianceComponents: the split of a pass rate's variance into
+//     scenario, variant, sample and judge.
 //   - ICC, DesignEffect, ExpectedHalfWidth, ScenariosNeeded: planning.
 //   - ClusterBootstrap: the percentile cluster bootstrap; too narrow with
 //     few scenarios, kept for compatibility.
@@ -31,7 +37,9 @@
 //     outcome.
 //   - ClusterDiff / StratifiedDiff / SignFlipP: differences with the base
 //     scenario as the unit (also model vs model): the mean per-scenario
-//     difference, a t interval, and a sign-flip randomisation test.
+//     difference, and one procedure (sign-flip test and binomial-noise
+//     floor) whose interval excludes 0 exactly when its p-value is below
+//     1 − conf.
 //   - RankIntervals: bootstrap intervals for ranks.
 //
 // Study scores (a mean over fixed metrics of each metric's pass rate):

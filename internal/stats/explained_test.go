@@ -16,6 +16,7 @@ func TestExplainedCoversAPI(t *testing.T) {
 		"ExpectedHalfWidth", "ScenariosNeeded", "ClusterDiff", "StratifiedDiff",
 		"SignFlipP", "RankIntervals", "KrippendorffAlpha",
 		"Calibrate", "RoganGladen", "CorrectPrevalence",
+		"BettingCI", "BettingCS", "VarianceComponents", "Pearson",
 	} {
 		if !strings.Contains(Explained, "`"+name+"`") {
 			t.Errorf("EXPLAINED.md does not mention `%s`", name)

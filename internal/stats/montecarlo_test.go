@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 )
@@ -59,6 +60,46 @@ func (s sizeScheme) draw(rng *rand.Rand) int { return s.lo + rng.IntN(s.hi-s.lo+
 func fillClusters(rng *rand.Rand, cs []ClusterSum, p, rho float64, sizes sizeScheme) {
 	for i := range cs {
 		pi := clusterRateDraw(rng, p, rho)
+		m := sizes.draw(rng)
+		k := 0
+		for range m {
+			if rng.Float64() < pi {
+				k++
+			}
+		}
+		cs[i] = Binary(k, m)
+	}
+}
+
+// population is a distribution of scenario rates with a known mean.
+type population struct {
+	name string
+	mean float64
+	draw func(rng *rand.Rand) float64
+}
+
+// betaBinomial is the beta-binomial population of clusterRateDraw.
+func betaBinomial(p, rho float64) population {
+	return population{fmt.Sprintf("beta p=%.2f ICC=%.1f", p, rho), p,
+		func(rng *rand.Rand) float64 { return clusterRateDraw(rng, p, rho) }}
+}
+
+// hotCold is a two-point population: a share of "hot" scenarios at rate
+// hot, the rest at cold — the rare behaviour that a few scenarios trigger.
+func hotCold(share, hot, cold float64) population {
+	return population{fmt.Sprintf("hot %g%%@%.2f/%.2f", 100*share, hot, cold), share*hot + (1-share)*cold,
+		func(rng *rand.Rand) float64 {
+			if rng.Float64() < share {
+				return hot
+			}
+			return cold
+		}}
+}
+
+// fillFrom overwrites cs with one simulated study from pop.
+func fillFrom(rng *rand.Rand, cs []ClusterSum, pop population, sizes sizeScheme) {
+	for i := range cs {
+		pi := pop.draw(rng)
 		m := sizes.draw(rng)
 		k := 0
 		for range m {

@@ -86,6 +86,17 @@ func KendallTauB(x, y []float64) float64 {
 	return float64(concordant-discordant) / denom
 }
 
+// Pearson is the Pearson correlation of x and y (e.g. an item's pass rate
+// per model against the models' rates on the other items: the item-total
+// correlation of item analysis). NaN and panic conventions as for
+// Spearman.
+func Pearson(x, y []float64) float64 {
+	if !validPairs("Pearson", x, y) {
+		return math.NaN()
+	}
+	return pearson(x, y)
+}
+
 // validPairs panics on mismatched lengths and reports whether a correlation
 // can be computed at all (n ≥ 2 and no NaN).
 func validPairs(fn string, x, y []float64) bool {

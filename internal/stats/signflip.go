@@ -4,17 +4,26 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Method names of ClusterDiff's test.
+// Method names of SignFlipP's test.
 const (
 	MethodSignFlipExact      = "sign-flip-exact"
 	MethodSignFlipMonteCarlo = "sign-flip-monte-carlo"
 )
 
-// MaxExactSignFlip is the largest number of clusters for which SignFlipP
-// enumerates all 2^G sign patterns; above it, it draws DefaultSignFlipReps
-// random patterns.
+// Method names of ClusterDiff's procedure: the sign-flip test combined with
+// the binomial-noise floor (see StratifiedDiff).
+const (
+	MethodDiffExact      = MethodSignFlipExact + "+binomial-floor"
+	MethodDiffMonteCarlo = MethodSignFlipMonteCarlo + "+binomial-floor"
+)
+
+// MaxExactSignFlip is the largest number of clusters for which the
+// sign-flip test enumerates all 2^G sign patterns; above it, it draws
+// DefaultSignFlipReps random patterns.
 const MaxExactSignFlip = 16
 
 // DefaultSignFlipReps is the number of random sign patterns of the Monte
@@ -25,79 +34,192 @@ const DefaultSignFlipReps = 9999
 // d is 0", where d holds one difference per independent cluster (e.g. per
 // base scenario: pass rate of variant A minus that of variant B). Under the
 // null each d_s is symmetric about 0, so every pattern of signs is equally
-// likely; the p-value is the share of patterns whose |Σ ± d_s| is at least
-// the observed |Σ d_s| (Fisher 1935; Good 2005, Permutation Tests §3).
+// likely; the p-value is twice the share of patterns whose sum is at least
+// as far out, on the observed side, as the observed sum (Fisher 1935; Good
+// 2005, Permutation Tests §3) — for all 2^G patterns the same as the share
+// with |Σ ± d_s| ≥ |Σ d_s|, since the patterns come in mirror pairs.
 //
 // With G ≤ MaxExactSignFlip clusters all 2^G patterns are enumerated (exact;
 // the smallest possible p is 2/2^G, so with 3 clusters nothing can reach
 // 0.05 — which is the honest answer). Otherwise reps random patterns are
-// drawn from seed and p = (1 + hits)/(1 + reps), which never understates
-// the exact value on average. With no clusters, or all d_s = 0, p = 1.
-// NaN entries are not allowed (it panics), nor is reps < 1 when needed.
+// drawn from seed and the observed pattern counts as one more. With no
+// clusters, or all d_s = 0, p = 1. NaN entries are not allowed (it
+// panics), nor is reps < 1 when needed.
 func SignFlipP(d []float64, reps int, seed uint64) (p float64, exact bool) {
-	var obs, scale float64
+	w := make([]float64, len(d))
+	for i := range w {
+		w[i] = 1
+	}
+	sf := newSignFlip(d, w, reps, seed)
+	return sf.p(0), sf.exact
+}
+
+// signFlip is the sign-flip test of "the weighted differences are
+// symmetric about δ", for every δ at once. Flipping the signs of a set F of
+// clusters turns the statistic T(δ) = Σ w_s·(d_s − δ) into a sum at least as
+// large exactly when Σ_F w_s·(d_s − δ) ≤ 0, i.e. when δ is at least the
+// weighted mean of d over F. So the whole test is the sorted list of those
+// subset means (Hartigan 1969, JASA 64:1303, "Using subsample values as
+// typical values"): the p-value at δ counts the means on either side of
+// δ, and the interval of every δ the test does not reject is an order
+// statistic of the list on each side. Test and interval come from the same
+// numbers, so the interval excludes 0 exactly when the p-value at 0 says so.
+type signFlip struct {
+	means []float64 // subset means over non-empty flipped sets (any order)
+	// always counts the patterns that equal the observed one whatever δ:
+	// the observed pattern itself, plus (Monte Carlo) draws that flip
+	// nothing.
+	always int
+	n      int // all patterns: 2^G, or reps + 1
+	exact  bool
+}
+
+// newSignFlip enumerates (G ≤ MaxExactSignFlip) or draws the sign
+// patterns of d with weights w (> 0).
+func newSignFlip(d, w []float64, reps int, seed uint64) signFlip {
 	for i, v := range d {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			panic(fmt.Sprintf("stats: SignFlipP: difference %d is %v", i, v))
+			panic(fmt.Sprintf("stats: sign-flip test: difference %d is %v", i, v))
 		}
-		obs += v
-		scale += math.Abs(v)
 	}
-	if len(d) == 0 || scale == 0 {
-		return 1, true
-	}
-	// Sums equal to the observed one up to rounding count as "as extreme".
-	target := math.Abs(obs) - 1e-9*scale
-	if len(d) <= MaxExactSignFlip {
-		return signFlipExact(d, obs, target), true
+	g := len(d)
+	if g <= MaxExactSignFlip {
+		sf := signFlip{means: make([]float64, 0, (1<<g)-1), always: 1, n: 1 << g, exact: true}
+		// Gray-code order: each step moves one cluster in or out of F.
+		in := make([]bool, g)
+		var num, den float64
+		for k := uint64(1); k < uint64(1)<<g; k++ {
+			j := bits.TrailingZeros64(k)
+			if in[j] {
+				num -= w[j] * d[j]
+				den -= w[j]
+			} else {
+				num += w[j] * d[j]
+				den += w[j]
+			}
+			in[j] = !in[j]
+			sf.means = append(sf.means, snapMean(num, den))
+		}
+		return sf
 	}
 	if reps < 1 {
-		panic(fmt.Sprintf("stats: SignFlipP: reps = %d, need at least 1", reps))
+		panic(fmt.Sprintf("stats: sign-flip test: reps = %d, need at least 1", reps))
 	}
+	sf := signFlip{means: make([]float64, 0, reps), always: 1, n: reps + 1}
 	rng := newRand(seed)
-	hits := 0
 	for range reps {
-		var s float64
+		var num, den float64
 		var word uint64
-		for i, v := range d {
+		for i := range d {
 			if i%64 == 0 {
 				word = rng.Uint64()
 			}
 			if word&1 == 1 {
-				s -= v
-			} else {
-				s += v
+				num += w[i] * d[i]
+				den += w[i]
 			}
 			word >>= 1
 		}
-		if math.Abs(s) >= target {
-			hits++
+		if den == 0 {
+			sf.always++
+			continue
 		}
+		sf.means = append(sf.means, snapMean(num, den))
 	}
-	return float64(1+hits) / float64(1+reps), false
+	return sf
 }
 
-// signFlipExact walks all sign patterns in Gray-code order, so each step
-// flips one sign and updates the sum in O(1).
-func signFlipExact(d []float64, obs, target float64) float64 {
-	g := len(d)
-	sign := make([]bool, g) // true: flipped
-	s := obs
-	hits := 1 // the observed pattern itself
-	total := uint64(1) << g
-	for k := uint64(1); k < total; k++ {
-		j := bits.TrailingZeros64(k)
-		if sign[j] {
-			s += 2 * d[j]
-		} else {
-			s -= 2 * d[j]
+// snapMean is num/den rounded to 1e-12, so that subset means equal in exact
+// arithmetic (differences of pass rates are ratios of small integers) are
+// equal here, and a mean that is 0 is exactly 0.
+func snapMean(num, den float64) float64 {
+	return math.Round(num/den*1e12) / 1e12
+}
+
+// counts returns how many patterns give a sum at least as large as the
+// observed one at δ (ge: flipped-set means ≤ δ) and at most as large (le:
+// means ≥ δ).
+func (s signFlip) counts(delta float64) (ge, le int) {
+	ge, le = s.always, s.always
+	for _, m := range s.means {
+		if m <= delta {
+			ge++
 		}
-		sign[j] = !sign[j]
-		if math.Abs(s) >= target {
-			hits++
+		if m >= delta {
+			le++
 		}
 	}
-	return float64(hits) / float64(total)
+	return ge, le
+}
+
+// p is the two-sided p-value of "symmetric about δ": twice the smaller
+// tail, capped at 1.
+func (s signFlip) p(delta float64) float64 {
+	if len(s.means) == 0 {
+		return 1
+	}
+	ge, le := s.counts(delta)
+	return min(1, 2*float64(min(ge, le))/float64(s.n))
+}
+
+// interval is every δ with p(δ) ≥ alpha: [k-th smallest mean, k-th largest
+// mean] with k the fewest means on a side that keeps 2·(always + k)/n ≥
+// alpha — the same comparison p makes. ±Inf when every δ that far out is
+// kept. It reorders s.means.
+func (s signFlip) interval(alpha float64) (lo, hi float64) {
+	k := 0
+	for 2*float64(s.always+k)/float64(s.n) < alpha {
+		k++
+	}
+	if k == 0 || k > len(s.means) {
+		return math.Inf(-1), math.Inf(1)
+	}
+	lo = selectKth(s.means, k-1)
+	hi = selectKth(s.means, len(s.means)-k)
+	return lo, hi
+}
+
+// selectKth returns the k-th smallest (0-based) of a, reordering a
+// (Hoare's quickselect with a median-of-three pivot: linear on average,
+// where sorting 65,536 subset means per test was most of aggregate's time).
+func selectKth(a []float64, k int) float64 {
+	lo, hi := 0, len(a)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if a[mid] < a[lo] {
+			a[mid], a[lo] = a[lo], a[mid]
+		}
+		if a[hi] < a[lo] {
+			a[hi], a[lo] = a[lo], a[hi]
+		}
+		if a[hi] < a[mid] {
+			a[hi], a[mid] = a[mid], a[hi]
+		}
+		pivot := a[mid]
+		i, j := lo, hi
+		for i <= j {
+			for a[i] < pivot {
+				i++
+			}
+			for a[j] > pivot {
+				j--
+			}
+			if i <= j {
+				a[i], a[j] = a[j], a[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return a[k]
+		}
+	}
+	return a[k]
 }
 
 // PairedCluster is one cluster's two arms: NA observations summing to SumA
@@ -108,32 +230,36 @@ type PairedCluster struct {
 	SumA, SumB float64
 }
 
-// DiffResult is ClusterDiff's answer.
+// DiffResult is ClusterDiff's answer. Lo and Hi are every δ at which the
+// procedure's p-value is at least 1 − conf, so the interval excludes 0
+// exactly when P < 1 − conf: the test and the interval are one procedure.
 type DiffResult struct {
-	Mean     float64 // mean over clusters of d_s = SumA/NA − SumB/NB
-	Lo, Hi   float64 // t interval for the mean (NaN with fewer than 2 clusters)
-	P        float64 // two-sided sign-flip p-value
-	Method   string  // MethodSignFlipExact or MethodSignFlipMonteCarlo
-	Clusters int     // clusters with both arms observed
-	DF       int     // Clusters − 1
+	Mean   float64 // the (stratum-weighted) mean over clusters of d_s = SumA/NA − SumB/NB
+	Lo, Hi float64 // the interval (NaN with fewer than 2 clusters), within [−1, 1]
+	// P is the two-sided p-value of "no difference": the larger of
+	// PSignFlip and PFloor.
+	P float64
+	// PSignFlip is the sign-flip test's, PFloor the binomial floor's (a t
+	// test whose standard error is what binomial noise within the clusters
+	// alone would give).
+	PSignFlip, PFloor float64
+	// SignFlipLo..Hi and FloorLo..Hi are the two parts' intervals; [Lo, Hi]
+	// is their hull (both contain Mean).
+	SignFlipLo, SignFlipHi, FloorLo, FloorHi float64
+	Method                                   string // MethodDiffExact or MethodDiffMonteCarlo
+	Clusters                                 int    // clusters with both arms observed
+	DF                                       int    // the floor's t degrees of freedom (floor)
 }
 
 // ClusterDiff compares two conditions on the same clusters with the cluster
 // as the unit: each cluster with both arms observed gives one difference
-// d_s, the estimate is their plain mean, the interval is a t interval with
-// G − 1 degrees of freedom (the cluster-level paired analysis, Donner &
-// Klar 2000, Design and Analysis of Cluster Randomization Trials, ch. 6),
-// clipped to [−1, 1], and the p-value is SignFlipP's (reps and seed are
-// used above MaxExactSignFlip clusters). Conversations within a cluster are
-// never treated as independent pairs, so a difference carried by 2
-// scenarios out of 12 is not "significant" however many conversations they
-// hold.
-//
-// The interval's standard error is at least the one that binomial sampling
-// within the clusters alone would give (each arm's rate shrunk to
-// (k+½)/(n+1)), so it is never zero-width when every cluster happens to show
-// the same difference. Clusters missing an arm are skipped. It panics on
-// counts that describe no possible data or conf outside (0, 1).
+// d_s, the estimate is their plain mean, and test and interval come from
+// one procedure (see StratifiedDiff; reps and seed are used above
+// MaxExactSignFlip clusters). Conversations within a cluster are never
+// treated as independent pairs, so a difference carried by 2 scenarios out
+// of 12 is not "significant" however many conversations they hold.
+// Clusters missing an arm are skipped. It panics on counts that describe no
+// possible data or conf outside (0, 1).
 func ClusterDiff(cs []PairedCluster, conf float64, reps int, seed uint64) DiffResult {
 	return StratifiedDiff([][]PairedCluster{cs}, conf, reps, seed)
 }
@@ -141,10 +267,26 @@ func ClusterDiff(cs []PairedCluster, conf float64, reps int, seed uint64) DiffRe
 // StratifiedDiff is ClusterDiff over several strata of clusters (e.g. the
 // positive and the negative track, which never share a base scenario),
 // each stratum weighted equally: the estimate is the mean of the strata's
-// mean differences. The sign-flip test flips every cluster's weighted
-// difference d_s/(K·G_k); the t interval uses the Welch–Satterthwaite
-// degrees of freedom (DF is their floor). Empty strata are left out; a
-// stratum with a single cluster leaves the interval undefined (NaN).
+// mean differences, i.e. Σ w_s·d_s with w_s = 1/(K·G_k).
+//
+// The procedure rejects "no difference" (and excludes δ from the interval)
+// only when both of these do:
+//
+//   - the sign-flip test of "every d_s is symmetric about δ", on the
+//     weighted differences (signFlip: exact up to MaxExactSignFlip
+//     clusters), inverted into an interval;
+//   - the binomial floor: a t test with the standard error that binomial
+//     sampling within the clusters alone would give (each arm's rate shrunk
+//     to (k+½)/(n+1)) and Welch–Satterthwaite degrees of freedom over the
+//     strata (G_k − 1 each; a stratum with one cluster counts 1). It keeps
+//     the interval from collapsing when every cluster happens to show the
+//     same difference — two models that both pass everything on 12
+//     scenarios of 4 conversations are not shown to be identical.
+//
+// So P = max(PSignFlip, PFloor) and the interval is the hull of the two
+// parts' intervals, clipped to [−1, 1]. With fewer than two clusters there
+// is nothing to test: P = 1 and the interval is NaN. Empty strata are left
+// out.
 func StratifiedDiff(strata [][]PairedCluster, conf float64, reps int, seed uint64) DiffResult {
 	checkConf("ClusterDiff", conf)
 	type stratum struct {
@@ -172,47 +314,69 @@ func StratifiedDiff(strata [][]PairedCluster, conf float64, reps int, seed uint6
 			total += len(st.d)
 		}
 	}
-	r := DiffResult{Mean: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: 1, Clusters: total, Method: MethodSignFlipExact}
+	nan := math.NaN()
+	r := DiffResult{Mean: nan, Lo: nan, Hi: nan, P: 1, PSignFlip: 1, PFloor: 1,
+		SignFlipLo: nan, SignFlipHi: nan, FloorLo: nan, FloorHi: nan, Clusters: total, Method: MethodDiffExact}
 	if total > MaxExactSignFlip {
-		r.Method = MethodSignFlipMonteCarlo
+		r.Method = MethodDiffMonteCarlo
 	}
 	if total == 0 {
 		return r
 	}
 	k := float64(len(kept))
-	weighted := make([]float64, 0, total)
+	d := make([]float64, 0, total)
+	w := make([]float64, 0, total)
 	var mean, variance, satDen float64
-	definedVar := true
 	for _, st := range kept {
 		g := float64(len(st.d))
 		m := 0.0
 		for _, v := range st.d {
 			m += v
-			weighted = append(weighted, v/(k*g))
+			d = append(d, v)
+			w = append(w, 1/(k*g))
 		}
-		m /= g
-		mean += m / k
-		if len(st.d) < 2 {
-			definedVar = false
-			continue
-		}
-		ss := 0.0
-		for _, v := range st.d {
-			ss += (v - m) * (v - m)
-		}
-		// Variance of this stratum's share of the estimate.
-		v := math.Max(ss/(g-1)/g, st.floorVar/(g*g)) / (k * k)
+		mean += m / g / k
+		v := st.floorVar / (g * g) / (k * k) // this stratum's share of the floor variance
 		variance += v
-		satDen += v * v / (g - 1)
+		satDen += v * v / max(1, g-1)
 	}
 	r.Mean = mean
-	r.P, _ = SignFlipP(weighted, reps, seed)
-	if !definedVar {
+	if total < 2 {
 		return r
 	}
+	alpha := 1 - conf
+	sf := newSignFlip(d, w, reps, seed)
+	r.PSignFlip = sf.p(0)
+	r.SignFlipLo, r.SignFlipHi = sf.interval(alpha)
+
 	df := variance * variance / satDen
 	r.DF = int(df)
-	half := TQuantile((1+conf)/2, df) * math.Sqrt(variance)
-	r.Lo, r.Hi = max(-1, mean-half), min(1, mean+half)
+	se := math.Sqrt(variance)
+	half := TQuantile((1+conf)/2, df) * se
+	r.FloorLo, r.FloorHi = mean-half, mean+half
+	r.PFloor = tTwoSided(math.Abs(mean)/se, df)
+	// The quantile and the CDF agree to ~1e-12; at a mean that sits on the
+	// floor interval's edge, let the interval decide, so that "excludes 0"
+	// and "P < α" can never disagree.
+	if excludes := r.FloorLo > 0 || r.FloorHi < 0; excludes != (r.PFloor < alpha) {
+		if excludes {
+			r.PFloor = math.Nextafter(alpha, 0)
+		} else {
+			r.PFloor = alpha
+		}
+	}
+
+	r.P = max(r.PSignFlip, r.PFloor)
+	r.Lo = max(-1, min(r.SignFlipLo, r.FloorLo))
+	r.Hi = min(1, max(r.SignFlipHi, r.FloorHi))
 	return r
+}
+
+// tTwoSided is the two-sided p-value of a t statistic with df degrees of
+// freedom (1 when t is NaN, i.e. a zero standard error with a zero mean).
+func tTwoSided(t, df float64) float64 {
+	if math.IsNaN(t) {
+		return 1
+	}
+	return min(1, 2*distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(t))
 }

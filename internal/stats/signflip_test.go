@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 func TestSignFlipP(t *testing.T) {
@@ -42,12 +45,27 @@ func TestSignFlipP(t *testing.T) {
 	for i := range d {
 		d[i] = rng.NormFloat64() + 0.3
 	}
-	var obs, scale float64
+	// Full enumeration by brute force: twice the share of the 2^20
+	// patterns whose sum is at least the observed one.
+	var obs float64
 	for _, v := range d {
 		obs += v
-		scale += math.Abs(v)
 	}
-	exactP := signFlipExact(d, obs, math.Abs(obs)-1e-9*scale)
+	atLeast := 0
+	for mask := range uint64(1) << len(d) {
+		s := 0.0
+		for i, v := range d {
+			if mask>>i&1 == 1 {
+				s -= v
+			} else {
+				s += v
+			}
+		}
+		if s >= obs-1e-9 {
+			atLeast++
+		}
+	}
+	exactP := 2 * float64(atLeast) / float64(uint64(1)<<len(d))
 	p, exact := SignFlipP(d, DefaultSignFlipReps, 7)
 	if exact || math.Abs(p-exactP) > 3*math.Sqrt(exactP*(1-exactP)/DefaultSignFlipReps)+1e-4 {
 		t.Errorf("Monte Carlo p = %v (exact flag %v), enumeration %v", p, exact, exactP)
@@ -62,15 +80,19 @@ func TestClusterDiff(t *testing.T) {
 	// 3 scenarios, A passes 2/2 everywhere, B 0/2, 1/2, 0/2: d = 1, 0.5, 1.
 	cs := []PairedCluster{{2, 2, 2, 0}, {2, 2, 2, 1}, {2, 2, 2, 0}, {0, 2, 0, 1}}
 	r := ClusterDiff(cs, 0.95, 999, 1)
-	// By hand: mean 5/6, sd = √((1/36+4/36+1/36)/2) = √(1/12), se = 1/6.
-	// The within-scenario floor is larger here: shrunk rates 5/6 and 1/6
-	// (n = 2) give 2·(5/36)/2 per scenario with B at 0/2, and
-	// 5/72 + 1/8 with B at 1/2 → Σ = 5/36·2 + 5/72 + 1/8 = 17/36,
-	// se = √(17/36)/3. Sign flip: all 8 patterns, |S| = 2.5 only for all-+
-	// and all-− → 0.25. The missing-arm cluster is skipped.
-	half := TQuantile(0.975, 2) * math.Max(1.0/6, math.Sqrt(17.0/36)/3)
-	if !approx(r.Mean, 5.0/6, 1e-12) || !approx(r.Lo, 5.0/6-half, 1e-12) || r.Hi != 1 ||
-		r.P != 0.25 || r.Clusters != 3 || r.DF != 2 || r.Method != MethodSignFlipExact {
+	// By hand: mean 5/6. Sign flip: all 8 patterns, only all-+ has a sum
+	// as large as the observed 2.5 → p = 2/8 = 0.25, and 3 scenarios can
+	// never reject at 0.05 (smallest p 0.25), so the inverted interval is
+	// everything: [−1, 1]. Binomial floor: shrunk rates 5/6 and 1/6 (n = 2)
+	// give 2·(5/36)/2 per scenario with B at 0/2, and 5/72 + 1/8 with B at
+	// 1/2 → Σ = 5/36·2 + 5/72 + 1/8 = 17/36, se = √(17/36)/3, df = 2. The
+	// missing-arm cluster is skipped.
+	se := math.Sqrt(17.0/36) / 3
+	half := TQuantile(0.975, 2) * se
+	pFloor := 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: 2}.Survival(5.0/6/se)
+	if !approx(r.Mean, 5.0/6, 1e-12) || r.Lo != -1 || r.Hi != 1 || !approx(r.FloorLo, 5.0/6-half, 1e-12) ||
+		!approx(r.PFloor, pFloor, 1e-12) || r.PSignFlip != 0.25 || r.P != 0.25 ||
+		r.Clusters != 3 || r.DF != 2 || r.Method != MethodDiffExact {
 		t.Errorf("ClusterDiff = %+v", r)
 	}
 	// Every scenario shows the same difference: never zero-width.
@@ -78,11 +100,83 @@ func TestClusterDiff(t *testing.T) {
 	if r := ClusterDiff(same, 0.95, 999, 1); !(r.Lo < 0.5 && r.Hi > 0.5) {
 		t.Errorf("identical differences gave [%v, %v]", r.Lo, r.Hi)
 	}
-	// One cluster: an estimate, no interval.
+	// One cluster: an estimate, no test, no interval.
 	if r := ClusterDiff(cs[:1], 0.95, 999, 1); r.Mean != 1 || !math.IsNaN(r.Lo) || r.P != 1 {
 		t.Errorf("one cluster: %+v", r)
 	}
 	mustPanic(t, "sum > n", func() { ClusterDiff([]PairedCluster{{1, 1, 2, 0}}, 0.95, 9, 1) })
+}
+
+// TestSignFlipInversion checks the inverted test against Hartigan's
+// construction by hand: d = 1…6 (64 patterns). The interval is [k-th
+// smallest, k-th largest] subset mean with 2·(1 + k)/64 ≥ 0.05, k = 1: the
+// smallest subset mean is 1 ({1}), the largest 6 ({6}); p at 0 counts only
+// the observed pattern: 2/64.
+func TestSignFlipInversion(t *testing.T) {
+	d := []float64{1, 2, 3, 4, 5, 6}
+	w := []float64{1, 1, 1, 1, 1, 1}
+	sf := newSignFlip(d, w, 0, 0)
+	if lo, hi := sf.interval(0.05); lo != 1 || hi != 6 {
+		t.Errorf("interval [%v, %v], want [1, 6]", lo, hi)
+	}
+	if p := sf.p(0); p != 2.0/64 {
+		t.Errorf("p(0) = %v, want 1/32", p)
+	}
+	// At 90%: 2·(1 + k)/64 ≥ 0.1 → k = 3. The smallest subset means are
+	// 1 ({1}), 1.5 ({1, 2}), then 2 ({2}, {1, 3}, {1, 2, 3}): the third is
+	// 2, and by symmetry the third largest is 5.
+	if lo, hi := sf.interval(0.1); lo != 2 || hi != 5 {
+		t.Errorf("90%% interval [%v, %v], want [2, 5]", lo, hi)
+	}
+	// The interval's ends are where p crosses α: kept at the end, rejected
+	// just outside.
+	lo, hi := sf.interval(0.05)
+	if sf.p(lo) < 0.05 || sf.p(hi) < 0.05 || sf.p(lo-1e-9) >= 0.05 || sf.p(hi+1e-9) >= 0.05 {
+		t.Errorf("p at the ends: %v %v, just outside %v %v", sf.p(lo), sf.p(hi), sf.p(lo-1e-9), sf.p(hi+1e-9))
+	}
+}
+
+// TestDiffIntervalIsTheTest: over random paired studies (2–40 clusters,
+// one or two strata, exact and Monte Carlo), the interval excludes 0
+// exactly when P < 0.05, and contains the estimate.
+func TestDiffIntervalIsTheTest(t *testing.T) {
+	rng := newRand(27)
+	agree, excluded := 0, 0
+	for trial := range 2000 {
+		k := 1 + rng.IntN(2)
+		strata := make([][]PairedCluster, k)
+		for s := range strata {
+			g := 1 + rng.IntN(20)
+			shift := rng.Float64()*0.6 - 0.3
+			for range g {
+				n := 1 + rng.IntN(6)
+				pa := rng.Float64()
+				pb := clamp01(pa - shift + 0.2*rng.NormFloat64())
+				var ka, kb int
+				for range n {
+					ka += b2i(rng.Float64() < pa)
+					kb += b2i(rng.Float64() < pb)
+				}
+				strata[s] = append(strata[s], PairedCluster{NA: n, NB: n, SumA: float64(ka), SumB: float64(kb)})
+			}
+		}
+		r := StratifiedDiff(strata, 0.95, 499, uint64(trial))
+		if r.Clusters < 2 {
+			continue
+		}
+		excl := r.Lo > 0 || r.Hi < 0
+		if excl != (r.P < 0.05) || !(r.Lo <= r.Mean && r.Mean <= r.Hi) {
+			t.Fatalf("trial %d: %+v: interval excludes 0 = %v, P = %v", trial, r, excl, r.P)
+		}
+		agree++
+		if excl {
+			excluded++
+		}
+	}
+	t.Logf("%d studies, %d with an interval excluding 0", agree, excluded)
+	if excluded < 100 || excluded > agree-100 {
+		t.Errorf("only %d of %d studies excluded 0: the check hardly ran both ways", excluded, agree)
+	}
 }
 
 func TestStratifiedDiff(t *testing.T) {
@@ -200,4 +294,22 @@ func TestClusterDiffMonteCarlo(t *testing.T) {
 		}
 	}
 	t.Logf("%d studies per row:\n%s", reps, log.String())
+}
+
+func TestSelectKth(t *testing.T) {
+	rng := newRand(9)
+	for n := 1; n < 200; n += 7 {
+		a := make([]float64, n)
+		for i := range a {
+			a[i] = float64(rng.IntN(20)) // many ties
+		}
+		sorted := slices.Clone(a)
+		slices.Sort(sorted)
+		for _, k := range []int{0, n / 3, n - 1} {
+			b := slices.Clone(a)
+			if got := selectKth(b, k); got != sorted[k] {
+				t.Fatalf("n=%d k=%d: %v, want %v", n, k, got, sorted[k])
+			}
+		}
+	}
 }

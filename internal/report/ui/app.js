@@ -226,7 +226,8 @@
   // Everything here reads results.json's clustered statistics as prepared
   // by statsview.go; nothing is recomputed in the page.
   var METHOD_NAMES = {
-    'cluster-t+wilson-eff': 'cluster t + Wilson on effective n (base scenario = unit)',
+    'cluster-betting+t+wilson-eff': 'betting interval on scenario rates ∪ cluster t ∪ Wilson on effective n (base scenario = unit; valid for any mix of scenarios)',
+    'cluster-t+wilson-eff': 'cluster t + Wilson on effective n (base scenario = unit; older results.json)',
     'cluster bootstrap': 'cluster bootstrap (older results.json; too narrow with few scenarios)',
     'Wilson': 'Wilson (conversations as independent)',
     'results.json': 'as given in results.json'
@@ -274,7 +275,7 @@
       'Its 95% interval is the mean of the two tracks\u2019 interval limits (conservative). ']);
     if (local) add(p, 'Rows marked "(mean)" come from a results.json without a leaderboard block: their score is the plain mean, without an interval. ');
     if (ranked) add(p, ['Rank [95%]: the middle 95% of the model\u2019s ranks when base scenarios are redrawn (descriptive; too narrow with few scenarios). ',
-      el('b', { text: 'Statistically tied' }), ' (=): the paired difference in score on the same base scenarios has a 95% interval containing 0. ']);
+      el('b', { text: 'Statistically tied' }), ' (=): the paired difference in score on the same base scenarios is not significant (Holm within every pair of models). ']);
     add(p, 'n = conversations with a verdict; scen. = base scenarios, the unit of evidence. Interval method: ' +
       (Object.keys(methods).map(methodName).join('; ') || 'none') + '.');
     return p;
@@ -419,8 +420,11 @@
   function pwLabel(k) { return PW_LABEL[k] || metricLabel(k); }
   function multText(m) {
     if (!m) return 'p-values as given in results.json';
+    if (m.families) return 'Holm within each family of tests that answer one question (the family is named on each row: every model pair for the score, each track, each metric; one model\'s demographic gaps on one metric); ' +
+      'q: Benjamini–Hochberg within the family; significant = adjusted p < ' + m.alpha;
     return (m.correction === 'holm' ? 'Holm' : m.correction) + '-adjusted over ' + m.family_size + ' tests (one family: ' + m.family + '); significant = adjusted p < ' + m.alpha;
   }
+  function famTitle(r) { return r.family ? 'family ' + r.family + ' (' + r.family_size + ' tests)' : ''; }
   function renderPairwise() {
     var pw = D.pairwise, box = $('pw');
     if (!pw.rows.length) {
@@ -429,7 +433,7 @@
       return false;
     }
     $('pw-note').textContent = 'A − B on the base scenarios both models ran: the mean over those scenarios of the difference in pass rate (percentage points; positive = A passes more). ' +
-      'Interval: 95% t interval over scenarios. p: sign-flip test over scenarios; adjusted p: ' + multText(pw.mult) + '.';
+      'Interval and p come from one test over scenarios (a sign-flip test, with a floor for binomial noise within scenarios): the interval excludes 0 exactly when p < 0.05. Adjusted p: ' + multText(pw.mult) + '.';
     var sel = $('pw-key');
     sel.append(el('option', { value: '', text: 'all comparisons' }));
     pw.comparisons.forEach(function (k) { sel.append(el('option', { value: k, text: pwLabel(k) })); });
@@ -442,6 +446,8 @@
   function ppIv(lo, hi) { return lo === null || lo === undefined ? '' : '[' + pp(lo) + ', ' + pp(hi) + ']'; }
   function pairVerdict(r) {
     if (r.sig) return el('span', { 'class': 'flag-significant', text: (r.diff > 0 ? r.a : r.b) + ' ahead (significant)' });
+    if (r.family) return el('span', { 'class': 'badge tie', text: 'tie', title: 'not significant after the adjustment within ' + famTitle(r) + ': these scenarios cannot tell the models apart' });
+    // Files written before families: ties came from the interval.
     if (r.lo !== null && r.lo !== undefined && r.lo <= 0 && r.hi >= 0) return el('span', { 'class': 'badge tie', text: 'tie', title: 'the 95% interval contains 0' });
     return el('span', { 'class': 'muted', text: 'not significant after adjustment' });
   }
@@ -457,14 +463,15 @@
         el('td', { 'class': 'num' }, el('b', { text: pp(r.diff) }), ' ', el('span', { 'class': 'ci', text: ppIv(r.lo, r.hi) })),
         el('td', { 'class': 'num' }, String(r.g), warnMark(r.warn)),
         el('td', { 'class': 'num', title: r.test, text: fmtP(r.p) }),
-        el('td', { 'class': 'num', text: fmtP(r.p_adj) }),
+        el('td', { 'class': 'num', title: famTitle(r), text: fmtP(r.p_adj) }),
+        el('td', { 'class': 'num', title: famTitle(r), text: r.q === undefined ? '—' : fmtP(r.q) }),
         el('td', null, pairVerdict(r))));
     });
     if (!shown) { box.append(el('p', { 'class': 'muted', text: 'No comparisons for this selection.' })); return; }
     box.append(el('table', { 'class': 'pw', data: { testid: 'pairwise' } }, el('thead', null, el('tr', null,
       el('th', { text: 'Model A' }), el('th', { text: 'Model B' }), el('th', { text: 'Comparison' }),
       el('th', { 'class': 'num', text: 'A − B (pt) [95%]' }), el('th', { 'class': 'num', text: 'Scenarios' }),
-      el('th', { 'class': 'num', text: 'p' }), el('th', { 'class': 'num', text: 'Adjusted p' }), el('th', { text: 'Result' }))), tb));
+      el('th', { 'class': 'num', text: 'p' }), el('th', { 'class': 'num', text: 'Adjusted p' }), el('th', { 'class': 'num', text: 'q (FDR)' }), el('th', { text: 'Result' }))), tb));
   }
 
   // ---------- demographic gap tests ----------
@@ -479,7 +486,8 @@
           el('td', { 'class': 'num' }, el('b', { text: pp(clustered ? g.cdiff : g.diff) }), ' ', el('span', { 'class': 'ci', text: ppIv(g.lo, g.hi) })),
           el('td', { 'class': 'num' }, clustered ? String(g.g) : '—', warnMark(g.warn)),
           el('td', { 'class': 'num', title: clustered ? g.test : 'McNemar over conversation pairs (older results.json)', text: fmtP(g.p) }),
-          el('td', { 'class': 'num', text: fmtP(g.p_adj) }),
+          el('td', { 'class': 'num', title: famTitle(g), text: fmtP(g.p_adj) }),
+          el('td', { 'class': 'num', title: famTitle(g), text: g.q === undefined ? '—' : fmtP(g.q) }),
           el('td', { 'class': 'num muted', text: clustered ? fmtP(g.mcnemar_p) : fmtP(g.p) }),
           el('td', null, g.significant ? el('span', { 'class': 'flag-significant', text: 'significant' }) : el('span', { 'class': 'muted', text: 'no' }))));
       });
@@ -487,12 +495,12 @@
     if (!n) return null;
     return el('div', { data: { testid: 'gap-tests' } },
       el('h3', { text: 'Paired tests (demographic_gaps)' }),
-      el('p', { 'class': 'small muted', text: 'For each base scenario, the pass rate of A minus that of B over its matched variants and samples; the difference is their mean with a 95% t interval over scenarios. ' +
-        'p: sign-flip test over scenarios; adjusted p: ' + multText(D.pairwise.mult) + '. McNemar p treats every conversation pair as independent and overstates; it is shown for reference only.' }),
+      el('p', { 'class': 'small muted', text: 'For each base scenario, the pass rate of A minus that of B over its matched variants and samples; the difference is their mean. ' +
+        'Interval and p come from one test over scenarios (sign-flip, with a floor for binomial noise): the interval excludes 0 exactly when p < 0.05. Adjusted p: ' + multText(D.pairwise.mult) + '. McNemar p treats every conversation pair as independent and overstates; it is shown for reference only.' }),
       el('table', { 'class': 'demo gaps' }, el('thead', null, el('tr', null,
         el('th', { text: 'Model' }), el('th', { text: 'Metric' }), el('th', { text: 'Values' }),
         el('th', { 'class': 'num', text: 'A − B (pt) [95%]' }), el('th', { 'class': 'num', text: 'Scenarios' }),
-        el('th', { 'class': 'num', text: 'p' }), el('th', { 'class': 'num', text: 'Adjusted p' }),
+        el('th', { 'class': 'num', text: 'p' }), el('th', { 'class': 'num', text: 'Adjusted p' }), el('th', { 'class': 'num', text: 'q (FDR)' }),
         el('th', { 'class': 'num', text: 'McNemar p (reference)' }), el('th', { text: 'Significant' }))), tb));
   }
 
@@ -538,6 +546,39 @@
           el('th', { 'class': 'num', text: 'Samples α' }), el('th', { 'class': 'num', text: 'Samples κ' }), el('th', { 'class': 'num', text: 'Scenarios' }),
           el('th', { 'class': 'num', text: 'Judges α' }), el('th', { 'class': 'num', text: 'Judges κ' }), el('th', { 'class': 'num', text: 'Rows' }))), ab));
     }
+  }
+
+  // ---------- where the variance comes from ----------
+  // results.json's variance_components (varianceview.go): each component's
+  // share of a verdict's variance, its variance and bootstrap interval in
+  // the cell's title. Nothing is recomputed here.
+  var VAR_PARTS = [['scenario', 'Base scenario'], ['variant', 'Demographic variant'], ['sample', 'Sample (target + simulated user)'], ['judge', 'Judge'], ['residual', 'Sample + judge (as recorded)']];
+  function varCell(c, name) {
+    if (!c) return el('td', { 'class': 'num muted', text: '—', title: name + ': not separable in this design' });
+    var share = isNum(c.share) ? (c.share * 100).toFixed(0) + '%' : 'n/a';
+    return el('td', { 'class': 'num', title: name + ': variance ' + c.v.toFixed(4) + (isNum(c.lo) ? ', 95% interval ' + c.lo.toFixed(4) + '–' + c.hi.toFixed(4) : '') },
+      share, el('span', { 'class': 'ci', text: ' ' + c.v.toFixed(3) }));
+  }
+  function renderVariance() {
+    var rows = D.variance.rows;
+    if (!rows.length) {
+      $('var-note').textContent = 'No variance_components in results.json (written before they were added: run aggregate again).';
+      return;
+    }
+    $('var-note').textContent = 'The share of one verdict’s variance that each source contributes (the variance itself small beside it; interval in the tooltip: bootstrap over base scenarios, descriptive below about 30). ' +
+      'A pass rate over G scenarios × V variants × K samples has variance scenario/G + variant/(G·V) + (sample + judge)/(G·V·K): a large scenario share means more scenarios, not more samples, narrow the interval. ' +
+      'Judge: from re-judging the same transcripts (evaluate --repeats) or a panel’s disagreement; — where the design cannot separate a source.';
+    var tb = el('tbody');
+    rows.forEach(function (r) {
+      var scope = r.scope === 'positive' ? 'Positive metrics' : r.scope === 'negative' ? 'Negative metrics' : metricLabel(r.scope);
+      tb.append(el('tr', { data: { model: r.model, scope: r.scope } }, el('td', { text: r.model }), el('td', { text: scope }),
+        el('td', { 'class': 'num', text: pct(r.rate) }), el('td', { 'class': 'num' }, String(r.scenarios), warnMark(r.warn)),
+        VAR_PARTS.map(function (p) { return varCell(r[p[0]], p[1]); }),
+        el('td', { 'class': 'small muted', text: r.judge_source ? r.judge_source + ' (' + r.rejudged + ' rows)' : '' })));
+    });
+    $('var').append(el('table', { data: { testid: 'variance' }, title: rows[0].method }, el('thead', null, el('tr', null,
+      el('th', { text: 'Model' }), el('th', { text: 'Rate' }), el('th', { 'class': 'num', text: 'Pass rate' }), el('th', { 'class': 'num', text: 'Scenarios' }),
+      VAR_PARTS.map(function (p) { return el('th', { 'class': 'num', text: p[1] }); }), el('th', { text: 'Judge from' }))), tb));
   }
 
   // ---------- judge calibration ----------
@@ -1135,6 +1176,7 @@
   guard('demographics', function () { if (renderDemoControls()) renderDemo(); });
   guard('pairwise', renderPairwise);
   guard('reliability', renderReliability);
+  guard('variance', renderVariance);
   guard('calibration', renderCalibration);
   guard('cost', renderCost);
   guard('filters', function () { fillFilters(); readFilters(); applyFilters(); });
