@@ -109,6 +109,7 @@ func PlanPrecision(cfg *config.Config, bench *config.Benchmark, opts PrecisionOp
 	if err != nil {
 		return nil, err
 	}
+	pilot.planDesign(p.Variants, p.Samples)
 	if pilot != nil {
 		p.Pilot = pilot.path
 		if pilot.clusters < stats.FewClusters {
@@ -179,8 +180,11 @@ func (p *PrecisionPlan) iccFor(pilot *pilot, track string) (float64, string) {
 			in, okn := pilot.icc["negative"]
 			icc, ok = max(ip, in), okp || okn
 		}
-		if ok {
+		if ok && track == "" {
 			return icc, "pilot"
+		}
+		if ok {
+			return icc, pilot.source[track]
 		}
 	}
 	return p.AssumedICC, "assumed"
@@ -190,9 +194,32 @@ func (p *PrecisionPlan) iccFor(pilot *pilot, track string) (float64, string) {
 // with the fewest base scenarios and the largest upper bound behind them.
 type pilot struct {
 	path     string
+	res      []results.ModelResult
 	icc      map[string]float64
+	source   map[string]string // "pilot", or "pilot variance" when the components gave it
 	upper    float64
 	clusters int
+}
+
+// planDesign replaces a track's ICC with the one its variance components
+// give for the planned design (variants × samples per base scenario),
+// when the pilot's results.json has them: the pilot's own ICC is that of
+// its design, which may split scenarios, variants and samples otherwise
+// (more samples of a scenario narrow little when the scenario carries the
+// variance).
+func (pl *pilot) planDesign(variants, samples int) {
+	if pl == nil {
+		return
+	}
+	for _, track := range []string{"positive", "negative"} {
+		v, ok := results.PilotComponents(pl.res, track)
+		if !ok {
+			continue
+		}
+		if icc := v.EffectiveICC(variants, samples); !math.IsNaN(icc) {
+			pl.icc[track], pl.source[track] = icc, "pilot variance"
+		}
+	}
 }
 
 // pilotICCs reads the pilot results.json. A track whose every model's ICC
@@ -212,7 +239,7 @@ func pilotICCs(opts PrecisionOptions) (*pilot, error) {
 		}
 		return nil, &InputError{Msg: fmt.Sprintf("pilot %s: %v", path, err)}
 	}
-	pl := &pilot{path: path, icc: map[string]float64{}}
+	pl := &pilot{path: path, res: res, icc: map[string]float64{}, source: map[string]string{"positive": "pilot", "negative": "pilot"}}
 	take := func(track string, ci *results.ClusterCI) {
 		if ci == nil || ci.ICC == nil {
 			return
@@ -264,8 +291,8 @@ func PrintPrecision(w io.Writer, p *PrecisionPlan) {
 			need, per = fmt.Sprint(s.Needed), fmt.Sprint(s.PerMetric)
 		}
 		icc := fmt.Sprintf("%.2f", s.ICC)
-		if s.ICCSource == "pilot" {
-			icc += " (pilot)"
+		if s.ICCSource != "assumed" {
+			icc += " (" + s.ICCSource + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\n", s.Scope, s.Metrics, s.G, icc, hw, need, per)
 	}
