@@ -76,18 +76,10 @@ func runItems(g *globals, benchArg string, o itemsOptions) error {
 	if err != nil {
 		return err
 	}
-	in, err := results.Load(dir, bench.Metrics)
+	in, err := itemInput(dir, bench.Metrics)
 	if err != nil {
 		return err
 	}
-	if len(in.Scores) == 0 {
-		return &runner.InputError{Msg: fmt.Sprintf("%s has no scored conversations yet: run `impactbench evaluate %s` first", dir, benchArg)}
-	}
-	reps, err := results.LoadRepeats(dir)
-	if err != nil {
-		return err
-	}
-	in.Calibration = &results.CalibrationInput{Repeats: reps}
 	targets := distinctTargets(in)
 	items, err := results.ItemAnalysis(in)
 	if err != nil {
@@ -178,4 +170,31 @@ func num2(x *float64) string {
 		return "—"
 	}
 	return strconv.FormatFloat(*x, 'f', 2, 64)
+}
+
+// itemInput reads what the item analysis needs: every target's scores and
+// repeats, and scenarios.json for the texts.
+func itemInput(dir string, metrics []config.Metric) (results.Input, error) {
+	in, err := results.Load(dir, metrics)
+	if err != nil {
+		return in, err
+	}
+	if len(in.Scores) == 0 {
+		return in, &runner.InputError{Msg: fmt.Sprintf("%s has no scored conversations yet: run `impactbench evaluate %s` first", dir, filepath.Base(dir))}
+	}
+	reps, err := results.LoadRepeats(dir)
+	if err != nil {
+		return in, err
+	}
+	in.Calibration = &results.CalibrationInput{Repeats: reps}
+	return in, nil
+}
+
+// itemAnalysis is the item analysis of the benchmark in dir.
+func itemAnalysis(dir string, metrics []config.Metric) ([]results.Item, error) {
+	in, err := itemInput(dir, metrics)
+	if err != nil {
+		return nil, err
+	}
+	return results.ItemAnalysis(in)
 }

@@ -44,6 +44,7 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 	var judges []string
 	var upstreamOnly bool
 	var repeats int
+	var replace string
 	doc := phaseDocs[kind]
 	use := name + " <benchmark>"
 	args := benchArgs(false)
@@ -77,6 +78,9 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 				case phaseGenMetrics:
 					return r.GenMetrics(ctx)
 				case phaseGenScenarios:
+					if replace != "" {
+						return replaceWeak(ctx, r, replace)
+					}
 					return r.GenScenarios(ctx)
 				case phaseSimulate:
 					return forTargets(ctx, targets, r.Simulate)
@@ -103,6 +107,9 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 	}
 	if kind == phaseAggregate {
 		cmd.Flags().BoolVar(&upstreamOnly, "upstream-only", false, "write only upstream ImpactBench's fields (byte-identical to its results.json)")
+	}
+	if kind == phaseGenScenarios {
+		cmd.Flags().StringVar(&replace, "replace", "", "`weak`: replace the base scenarios `impactbench items` lists as weak with new ones, in a new version of the scenario set (the old set's files are kept under sets/; the other scenarios and their results are kept)")
 	}
 	if kind == phaseEvaluate {
 		cmd.Flags().StringSliceVar(&judges, "judge", nil, "judge with these models instead of evaluator_model (\"source/model\" or a target id); repeat for a panel")
@@ -190,4 +197,26 @@ func underscoreAlias(name string) []string {
 		return []string{a}
 	}
 	return nil
+}
+
+// replaceWeak is gen-scenarios --replace weak: the weak items of the item
+// analysis (impactbench items) are replaced in a new scenario set version.
+func replaceWeak(ctx context.Context, r *runner.Runner, what string) error {
+	if what != "weak" {
+		return usagef("--replace %q: the one kind of item that can be replaced is weak (--replace weak)", what)
+	}
+	if r.Report.DryRun {
+		return usagef("--replace weak with --dry-run: run `impactbench items %s` to see what would be replaced", r.Bench().Slug)
+	}
+	items, err := itemAnalysis(r.OutDir(), r.Bench().Metrics)
+	if err != nil {
+		return err
+	}
+	var weak []runner.ReplacedItem
+	for _, it := range items {
+		if len(it.Weak) > 0 {
+			weak = append(weak, runner.ReplacedItem{ID: it.Base, Reasons: it.Weak})
+		}
+	}
+	return r.ReplaceWeak(ctx, weak)
 }

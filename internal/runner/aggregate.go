@@ -171,6 +171,10 @@ func handOff(in *results.Input) results.Input {
 // ran at (how it was measured, which compare ignores).
 type runManifest struct {
 	results.Fingerprint
+	// ItemSet is the version of the scenario set the results rest on,
+	// when it was changed (sets/sets.json: a grown set, or weak items
+	// replaced); 0 (omitted) for a set never changed.
+	ItemSet     int         `json:"item_set,omitempty"`
 	Concurrency []PoolLimit `json:"concurrency,omitempty"`
 }
 
@@ -180,6 +184,9 @@ type runManifest struct {
 func (r *Runner) writeRunManifest() error {
 	path := filepath.Join(r.outDir, "run_manifest.json")
 	m := runManifest{Fingerprint: r.Fingerprint(), Concurrency: r.poolLimits()}
+	if vs, err := ItemSet(r.outDir); err == nil && len(vs) > 0 {
+		m.ItemSet = currentSet(vs)
+	}
 	if len(m.Concurrency) == 0 {
 		var old runManifest
 		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &old) == nil && reflect.DeepEqual(old.Fingerprint, m.Fingerprint) {

@@ -19,7 +19,7 @@ import (
 
 // scenarioInputs are the fingerprints scenarios.json depends on.
 func (r *Runner) scenarioInputs() map[string]string {
-	return map[string]string{
+	in := map[string]string{
 		"benchmark":    fingerprint(r.bench.Name, r.bench.Description, r.bench.Scenario),
 		"metrics":      fingerprint(r.bench.Metrics),
 		"generation":   fingerprint(r.cfg.Generation.ScenariosPerMetric, r.cfg.Generation.Turns),
@@ -27,6 +27,18 @@ func (r *Runner) scenarioInputs() map[string]string {
 		"generator":    fingerprint(identity(r.cfg.Generator())),
 		"prompts":      r.prompts.Hash(),
 	}
+	switch {
+	case r.grow != nil:
+		in["set"] = fingerprint(r.grow.target, r.grow.keep)
+	default:
+		// A set grown or with items replaced stays the set later runs
+		// use: they carry its identity, so only another change of input
+		// regenerates it.
+		if rec, ok := r.manifest.get(StageGenScenarios.String()); ok && rec.Inputs["set"] != "" {
+			in["set"] = rec.Inputs["set"]
+		}
+	}
+	return in
 }
 
 // GenScenarios writes scenarios.json: n base scenarios per metric, each
@@ -245,8 +257,11 @@ func (r *Runner) genMetricScenarios(ctx context.Context, c llm.Client, m config.
 	}
 	defer unit.Close()
 	cl := unit.Client(identity(r.cfg.Generator()), c)
-	n, turns := r.cfg.Generation.ScenariosPerMetric, r.cfg.Generation.Turns
-	base, usage, err := stages.GenBaseScenarios(ctx, cl, r.prompts, r.bench, m, n, turns, stages.GenOptions{Seed: r.cfg.Seed})
+	n, existing, next := r.cfg.Generation.ScenariosPerMetric, []artifacts.Scenario(nil), 0
+	if g := r.grow; g != nil {
+		n, existing, next = g.target[m.ID], g.keep[m.ID], g.next[m.ID]
+	}
+	base, usage, err := genBases(ctx, r, cl, m, n, existing, next)
 	var sf *stages.ShortfallError
 	switch {
 	case errors.As(err, &sf):
@@ -268,9 +283,16 @@ func (r *Runner) genMetricScenarios(ctx context.Context, c llm.Client, m config.
 		res.problems = append(res.problems, f.Error())
 	}
 	if res.err == nil && len(res.problems) == 0 {
-		res.err = unit.SetResult(resKey, len(vars))
+		res.err = unit.SetResult(resKey, metricResult{Variants: len(vars), Bases: base})
 	}
 	return res, unit.Stats(), usage
+}
+
+// genBases writes a metric's n base scenarios, keeping existing ones
+// (a grown or replaced set) and numbering new ones from next.
+func genBases(ctx context.Context, r *Runner, c llm.Client, m config.Metric, n int, existing []artifacts.Scenario, next int) ([]artifacts.Scenario, llm.Usage, error) {
+	opts := stages.GenOptions{Seed: r.cfg.Seed, Existing: existing, NextID: next}
+	return stages.GenBaseScenarios(ctx, c, r.prompts, r.bench, m, n, r.cfg.Generation.Turns, opts)
 }
 
 // expandAll rewrites one metric's base scenarios into their variants, every

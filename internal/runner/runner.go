@@ -87,6 +87,9 @@ type Runner struct {
 	manifest *manifest
 	lock     *lockFile
 	rows     *rowSets
+	// grow, when set, makes gen_scenarios keep and top up the current
+	// scenario set instead of generating a fresh one (scenarioset.go).
+	grow *growth
 
 	Report *Summary
 }

@@ -119,6 +119,7 @@ func (s *Summary) add(p PhaseReport) {
 	s.Phases = append(s.Phases, p)
 	if !p.tallied {
 		s.direct = s.direct.Add(p.Spent)
+		s.Spent = s.Spent.Add(p.Spent) // settle totals it again with the rows
 	}
 }
 
@@ -131,6 +132,7 @@ func (s *Summary) addReused(u llm.Usage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.directSaved = s.directSaved.Add(u)
+	s.Reused = s.Reused.Add(u)
 }
 
 // settle fills every tallied report's counts from its rows, adds a stopped
@@ -315,4 +317,17 @@ func (s *Summary) spentOn(stage Stage, target string) llm.Usage {
 		return t.spent
 	}
 	return llm.Usage{}
+}
+
+// wrote reports whether phase wrote its output in this invocation (with
+// every row, or with the rows that succeeded).
+func (s *Summary) wrote(phase Stage) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.Phases {
+		if p.Phase == phase && (p.Status == StatusRan || p.Status == StatusFailed && p.Partial) {
+			return true
+		}
+	}
+	return false
 }

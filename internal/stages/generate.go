@@ -188,14 +188,14 @@ func GenBaseScenarios(ctx context.Context, c llm.Client, p *prompts.Set, b *conf
 		rounds = defaultMaxRounds
 	}
 	budget := llm.Attempts{Max: rounds}
-	var accepted []artifacts.Scenario
+	accepted := slices.Clone(opts.Existing)
 	var trouble []string
 	var stopErr error
 	round := 0
 	for len(accepted) < n {
 		round++
 		need := n - len(accepted)
-		req, err := scenariosRequest(p, b, m, accepted, need, n, turns, round, opts)
+		req, err := scenariosRequest(p, b, m, accepted, need, n, turns, round+topUpRound(opts), opts)
 		if err != nil {
 			return nil, usage, err
 		}
@@ -232,15 +232,30 @@ func GenBaseScenarios(ctx context.Context, c llm.Client, p *prompts.Set, b *conf
 		opts.logf("gen_scenarios %s: needed %d round(s); dropped: %s", m.ID, round, strings.Join(trouble, "; "))
 	}
 	accepted = accepted[:min(n, len(accepted))]
-	for i := range accepted {
-		accepted[i].ID = fmt.Sprintf("%s_s%03d", m.ID, i+1)
+	next := max(opts.NextID, len(opts.Existing)+1)
+	for i := len(opts.Existing); i < len(accepted); i++ {
+		accepted[i].ID = fmt.Sprintf("%s_s%03d", m.ID, next+i-len(opts.Existing))
 		accepted[i].MetricID = m.ID
+	}
+	if len(opts.Existing) == 0 {
+		for i := range accepted {
+			accepted[i].ID = fmt.Sprintf("%s_s%03d", m.ID, i+1)
+		}
 	}
 	if len(accepted) < n {
 		return accepted, usage, &ShortfallError{MetricID: m.ID, MetricName: m.Name, Got: len(accepted), Want: n,
 			Rounds: round, Trouble: trouble, Err: stopErr}
 	}
 	return accepted, usage, nil
+}
+
+// topUpRound numbers the rounds of a top-up after every id the metric has
+// used, so their seeds differ from the first generation's rounds.
+func topUpRound(opts GenOptions) int {
+	if len(opts.Existing) == 0 {
+		return 0
+	}
+	return 100 * max(opts.NextID, len(opts.Existing)+1)
 }
 
 // scenariosRequest is the request of one gen_scenarios round.

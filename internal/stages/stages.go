@@ -10,6 +10,7 @@
 package stages
 
 import (
+	"github.com/impactbench/impactbench/internal/artifacts"
 	"context"
 	"errors"
 	"strconv"
@@ -43,6 +44,14 @@ type GenOptions struct {
 	MaxTokens int
 	// Logf receives non-fatal notes (dropped items, extra rounds); nil discards them.
 	Logf func(format string, args ...any)
+	// Existing are base scenarios the metric keeps (a scenario set grown
+	// or with weak items replaced): GenBaseScenarios returns them first,
+	// as they are, and asks only for the rest, listing their goals so the
+	// new ones differ. NextID is the number of the first new id (s%03d);
+	// ids are never reused, so a replaced scenario's results stay its own.
+	// Both zero: a fresh generation.
+	Existing []artifacts.Scenario
+	NextID   int
 }
 
 func (o GenOptions) logf(format string, args ...any) {
