@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +19,8 @@ import (
 func newRunCmd(g *globals) *cobra.Command {
 	pf := &phaseFlags{}
 	var noReport bool
+	var until untilValue
+	var rounds int
 	cmd := &cobra.Command{
 		Use:   "run <benchmark…|all> [target…]",
 		Short: "Run all five stages (all targets when none is named)",
@@ -53,6 +57,12 @@ gen-metrics --force for that.`,
 			if err != nil {
 				return err
 			}
+			if until > 0 && study {
+				return usagef("--until runs one benchmark in rounds; name one benchmark")
+			}
+			if until > 0 {
+				return g.runUntil(cmd.Context(), dirs[0], targets, pf, noReport, runner.UntilOptions{HalfWidth: float64(until), MaxRounds: rounds})
+			}
 			if !study {
 				return g.runOne(cmd.Context(), dirs[0], targets, pf, noReport)
 			}
@@ -61,7 +71,59 @@ gen-metrics --force for that.`,
 	}
 	pf.add(cmd, withForce|withDryRun|withMaxCost|withShard)
 	cmd.Flags().BoolVar(&noReport, "no-report", false, "do not write report.html at the end")
+	cmd.Flags().Var(&until, "until", "run in rounds, adding base scenarios where the intervals are widest, until every model's positive and negative rate is within `±W` (e.g. ±0.05, 5%) by an anytime-valid interval; with --max-cost, or at --rounds, it stops there (until.json says why)")
+	cmd.Flags().IntVar(&rounds, "rounds", runner.DefaultUntilRounds, "with --until: the most rounds")
 	return cmd
+}
+
+// runUntil runs one benchmark in rounds until its intervals are precise
+// enough (--until), and writes its report.
+func (g *globals) runUntil(ctx context.Context, dir string, targets []string, pf *phaseFlags, noReport bool, o runner.UntilOptions) error {
+	if pf.DryRun {
+		return usagef("--until with --dry-run: a round's size depends on the last round's results; plan the first round with `impactbench run --dry-run` and `impactbench plan`")
+	}
+	return g.withRunner(ctx, "run", dir, pf, nil, func(ctx context.Context, r *runner.Runner, inv *invocation) error {
+		if len(targets) == 0 {
+			targets = r.Targets()
+		}
+		if err := r.RunUntil(ctx, targets, o); err != nil {
+			return err
+		}
+		if noReport || !r.Report.Ran(runner.StageAggregate) {
+			return nil
+		}
+		return writeReport(ctx, g, r, inv)
+	})
+}
+
+// untilValue is --until: a half-width as a fraction ("0.05", "±0.05") or
+// in points ("5%", "5pt").
+type untilValue float64
+
+func (v *untilValue) String() string {
+	if *v == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(float64(*v), 'f', -1, 64)
+}
+func (v *untilValue) Type() string { return "±W" }
+
+func (v *untilValue) Set(s string) error {
+	t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "±"))
+	scale := 1.0
+	for _, suf := range []string{"%", "pt", "pts"} {
+		if strings.HasSuffix(t, suf) {
+			t, scale = strings.TrimSpace(strings.TrimSuffix(t, suf)), 0.01
+			break
+		}
+	}
+	x, err := strconv.ParseFloat(t, 64)
+	x *= scale
+	if err != nil || !(x > 0 && x < 0.5) {
+		return errors.New("want a half-width between 0 and 0.5, e.g. ±0.05 or 5%")
+	}
+	*v = untilValue(x)
+	return nil
 }
 
 // runArgs splits run's arguments into benchmark directories and targets:

@@ -84,7 +84,7 @@ func (r *Runner) genScenarios(ctx context.Context, off *offers) error {
 		r.planGenScenarios(n, len(combos))
 		return nil
 	}
-	if err := r.guardRows(out, len(r.bench.Metrics)*n*len(combos), "fewer metrics, scenarios_per_metric or demographic values"); err != nil {
+	if err := r.guardRows(out, r.plannedBases()*len(combos), "fewer metrics, scenarios_per_metric or demographic values"); err != nil {
 		return err
 	}
 	res, err := r.metricRows(ctx, combos, fingerprint(inputs), off)
@@ -94,6 +94,27 @@ func (r *Runner) genScenarios(ctx context.Context, off *offers) error {
 		return err
 	}
 	return r.writeScenarios(out, inputs, res, rep, len(combos))
+}
+
+// basesOf is how many base scenarios gen_scenarios is to write for metric.
+func (r *Runner) basesOf(metric string) int {
+	if r.grow == nil {
+		return r.cfg.Generation.ScenariosPerMetric
+	}
+	return r.grow.target[metric]
+}
+
+// plannedBases is how many base scenarios gen_scenarios is to write:
+// scenarios_per_metric for every metric, or a changed set's own counts.
+func (r *Runner) plannedBases() int {
+	if r.grow == nil {
+		return len(r.bench.Metrics) * r.cfg.Generation.ScenariosPerMetric
+	}
+	n := 0
+	for _, m := range r.bench.Metrics {
+		n += r.grow.target[m.ID]
+	}
+	return n
 }
 
 // planGenScenarios adds gen_scenarios to a dry run's plan.
@@ -175,7 +196,6 @@ func (o *offers) note(base func() string) func() string {
 // writeScenarios writes the variants of every metric, in order, and
 // reports the shortfall of metrics that got fewer base scenarios.
 func (r *Runner) writeScenarios(out string, inputs map[string]string, g generated, rep PhaseReport, combos int) error {
-	n := r.cfg.Generation.ScenariosPerMetric
 	var all []artifacts.Scenario
 	bases := 0
 	for i, res := range g.metrics {
@@ -188,7 +208,7 @@ func (r *Runner) writeScenarios(out string, inputs map[string]string, g generate
 		if len(res.problems) > 0 {
 			rep.Failed++
 			rep.Failures = append(rep.Failures, RowFailure{Row: r.bench.Metrics[i].ID,
-				Reason: fmt.Sprintf("%d of %d scenarios: %s", res.bases, n, strings.Join(res.problems, "; "))})
+				Reason: fmt.Sprintf("%d of %d scenarios: %s", res.bases, r.basesOf(r.bench.Metrics[i].ID), strings.Join(res.problems, "; "))})
 		}
 		bases += res.bases
 		all = append(all, res.variants...)
@@ -210,7 +230,7 @@ func (r *Runner) writeScenarios(out string, inputs map[string]string, g generate
 		// their ids.
 		rep.Status, rep.Partial = StatusFailed, true
 		rep.Reason = fmt.Sprintf("(%s holds %d of %d base scenarios; later phases use them; run the same command again to top up the rest)",
-			rel(r.outDir, out), bases, n*len(r.bench.Metrics))
+			rel(r.outDir, out), bases, r.plannedBases())
 	}
 	r.logf("generated %d scenarios (%d metrics, %d base scenarios × %d variants)", len(all), len(r.bench.Metrics), bases, combos)
 	r.Report.add(rep)
