@@ -127,18 +127,16 @@ const Redacted = "REDACTED"
 // some gateways take it that way) and the value of every query parameter
 // named like a credential (key, api_key, token, secret, auth, signature,
 // password…). A URL without any comes back unchanged, byte for byte.
-// Text that does not parse as a URL loses everything from its first '@'
-// or '?' on, rather than risk echoing a credential.
+// Text that does not parse as a URL with a host loses its query and all
+// before its last '@' (but the scheme), rather than risk echoing a
+// credential.
 func URL(raw string) string {
 	if raw == "" || !strings.ContainsAny(raw, "@?") {
 		return raw
 	}
 	u, err := url.Parse(raw)
-	if err != nil {
-		if i := strings.IndexAny(raw, "@?"); i >= 0 {
-			return raw[:i] + "***"
-		}
-		return raw
+	if err != nil || u.Opaque != "" || (u.Host == "" && strings.Contains(raw, "@")) {
+		return crudeURL(raw)
 	}
 	changed := false
 	if u.User != nil {
@@ -170,6 +168,22 @@ func URL(raw string) string {
 		return raw
 	}
 	return u.String()
+}
+
+// crudeURL redacts text that does not parse as a URL with a host: all
+// of its query, and everything before its last '@' but the scheme.
+func crudeURL(s string) string {
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		s = s[:i+1] + "***"
+	}
+	if i := strings.LastIndexByte(s, '@'); i >= 0 {
+		scheme := ""
+		if j := strings.Index(s, "://"); j >= 0 && j < i {
+			scheme = s[:j+3]
+		}
+		s = scheme + "***" + s[i:]
+	}
+	return s
 }
 
 // urlInText finds URLs with a scheme inside free text (error messages:

@@ -98,7 +98,10 @@ func TestURL(t *testing.T) {
 		{"https://gw.example/v1?access_token=S&sig=T", "https://gw.example/v1?access_token=REDACTED&sig=REDACTED"},
 		{"https://gw.example/v1?mode=fast", "https://gw.example/v1?mode=fast"},
 		{"https://gw.example/v1?key=%zzSECRET", "https://gw.example/v1?REDACTED"},
-		{"http://[::1:bad/v1?key=SECRET", "http://[::1:bad/v1***"},
+		{"http://[::1:bad/v1?key=SECRET", "http://[::1:bad/v1?***"},
+		{"://user:SECRET@h/v1?api_key=Q", "://***@h/v1?***"},
+		{"user:SECRET@h/v1", "***@h/v1"},
+		{"http://u:p%zz@h/v1", "http://***@h/v1"},
 	} {
 		if got := URL(c.in); got != c.want {
 			t.Errorf("URL(%q) = %q, want %q", c.in, got, c.want)

@@ -1,7 +1,10 @@
 package batch
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/llm"
@@ -52,5 +55,75 @@ func TestRequestHash(t *testing.T) {
 	b.Seed = 1
 	if requestHash(a) == requestHash(b) {
 		t.Error("Seed does not change the hash")
+	}
+}
+
+// TestResultLinesNeverPanic: a result line whose answer is null, of the
+// wrong type or without content is a failed item (retried), never a crash;
+// a reply past llm.MaxReplyBytes comes back cut and marked.
+func TestResultLinesNeverPanic(t *testing.T) {
+	ctx := context.Background()
+	op, err := NewOpenAI(OpenAIConfig{APIKey: "k-0123456789", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap, err := NewAnthropic(AnthropicConfig{APIKey: "k-0123456789", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, r Result) {
+		t.Helper()
+		var e *llm.Error
+		if !errors.As(r.Err, &e) || !e.Kind.Retryable() {
+			t.Errorf("%s: got %q, %v; want a retryable *llm.Error", what, r.Resp.Text, r.Err)
+		}
+	}
+	decode := func(what, line string) (Result, bool) {
+		t.Helper()
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("%s: panic: %v", what, p)
+			}
+		}()
+		if strings.Contains(line, `"result"`) {
+			var l anthropicResultLine
+			if err := json.Unmarshal([]byte(line), &l); err != nil {
+				t.Fatal(err)
+			}
+			return ap.decodeLine(ctx, l), true
+		}
+		var l openAIOutputLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		return op.decodeLine(ctx, l), true
+	}
+	for _, body := range []string{`null`, `[]`, `"x"`, `{}`, `{"choices":null}`, `{"choices":[null]}`, `{"choices":[{"message":null}]}`} {
+		line := `{"custom_id":"a","response":{"status_code":200,"body":` + body + `}}`
+		r, _ := decode(line, line)
+		check(line, r)
+	}
+	for _, line := range []string{`{"custom_id":"a","response":null}`, `{"custom_id":"a","response":{"status_code":200}}`} {
+		r, _ := decode(line, line)
+		check(line, r)
+	}
+	for _, msg := range []string{`null`, `[]`, `"x"`, `{}`, `{"content":null}`, `{"content":[null]}`, `{"content":[{"type":"future"}]}`} {
+		line := `{"custom_id":"a","result":{"type":"succeeded","message":` + msg + `}}`
+		r, _ := decode(line, line)
+		check(line, r)
+	}
+	line := `{"custom_id":"a","result":{"type":"succeeded"}}`
+	r, _ := decode(line, line)
+	check(line, r)
+
+	huge := strings.Repeat("a", 4<<20)
+	for _, line := range []string{
+		`{"custom_id":"a","response":{"status_code":200,"body":{"choices":[{"message":{"role":"assistant","content":"` + huge + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2}}}}`,
+		`{"custom_id":"a","result":{"type":"succeeded","message":{"type":"message","role":"assistant","content":[{"type":"text","text":"` + huge + `"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":2}}}}`,
+	} {
+		r, _ := decode("4 MiB reply", line)
+		if r.Err != nil || !r.Resp.Truncated || llm.ReplyCost(r.Resp.Text) > llm.MaxReplyBytes || r.Resp.Usage.OutputTokens != 2 {
+			t.Errorf("4 MiB batch reply: err %v, truncated %v, %d bytes, usage %+v", r.Err, r.Resp.Truncated, len(r.Resp.Text), r.Resp.Usage)
+		}
 	}
 }
