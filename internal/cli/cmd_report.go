@@ -95,7 +95,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 				}
 			}
 			opts := report.StatusOptions{
-				Color:    isTerminal(g.stdout),
+				Color:    useColor(g.stdout),
 				Samples:  cfg.Generation.NumSamples,
 				CacheDir: runner.CacheDir(cfg, dir),
 			}

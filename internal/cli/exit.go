@@ -11,6 +11,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // Exit codes (documented in docs/commands.md, the README and `impactbench help exit-codes`).
@@ -124,7 +125,8 @@ func (g *globals) printError(err error) {
 		g.printInterrupted()
 		return
 	}
-	fmt.Fprintf(g.stderr, "impactbench: %v\n", err)
+	// Errors carry text from providers and files: shown, never acted on.
+	fmt.Fprintf(g.stderr, "impactbench: %s\n", sanitize.Terminal(err.Error()))
 }
 
 // printInterrupted prints the interrupted message once, whichever of the

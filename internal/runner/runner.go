@@ -321,6 +321,7 @@ func (r *Runner) clientRole(role string, m config.ModelConfig) (llm.Client, erro
 			Logger: r.log,
 			Seed:   r.cfg.Seed,
 			Role:   role,
+			Redact: r.cfg.Secrets(),
 			Wrap: func(inner llm.Client) llm.Client {
 				if m.Provider() == "offline" && !limited {
 					return inner
