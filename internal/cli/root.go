@@ -90,8 +90,8 @@ type globals struct {
 	// the working directory and its parents (findConfig).
 	configSet bool
 	Quiet     bool
-	JSON       bool
-	Verbose    bool
+	JSON      bool
+	Verbose   bool
 
 	stdin  io.Reader
 	stdout io.Writer
