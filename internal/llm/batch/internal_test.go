@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -125,5 +127,48 @@ func TestResultLinesNeverPanic(t *testing.T) {
 		if r.Err != nil || !r.Resp.Truncated || llm.ReplyCost(r.Resp.Text) > llm.MaxReplyBytes || r.Resp.Usage.OutputTokens != 2 {
 			t.Errorf("4 MiB batch reply: err %v, truncated %v, %d bytes, usage %+v", r.Err, r.Resp.Truncated, len(r.Resp.Text), r.Resp.Usage)
 		}
+	}
+}
+
+// TestStateIdentityHasNoCredentials: the batch state file names the
+// endpoint without the credentials of its base_url, and a state file an
+// earlier version wrote with them is resumed (and rewritten without them).
+func TestStateIdentityHasNoCredentials(t *testing.T) {
+	base := "https://gwuser:hunter2pass@gw.example/v1?api_key=QUERYSECRET"
+	op, err := NewOpenAI(OpenAIConfig{APIKey: "k-0123456789", BaseURL: base, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap, err := NewAnthropic(AnthropicConfig{APIKey: "k-0123456789", BaseURL: base, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{op.Identity(), ap.Identity()} {
+		for _, s := range []string{"gwuser", "hunter2pass", "QUERYSECRET"} {
+			if strings.Contains(id, s) {
+				t.Errorf("identity %q holds %q", id, s)
+			}
+		}
+	}
+	path := filepath.Join(t.TempDir(), "state.json")
+	old := `{"version":"` + stateVersion + `","provider":"openai ` + base + ` m","batches":[]}`
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := loadState(path, op.Identity())
+	if err != nil {
+		t.Fatalf("a state file of an earlier version was refused: %v", err)
+	}
+	if st.Provider != op.Identity() {
+		t.Errorf("state provider %q, want %q", st.Provider, op.Identity())
+	}
+	// Another endpoint is still refused, and the message shows no credentials.
+	other := strings.Replace(old, "gw.example", "other.example", 1)
+	if err := os.WriteFile(path, []byte(other), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = loadState(path, op.Identity())
+	if err == nil || strings.Contains(err.Error(), "hunter2pass") || strings.Contains(err.Error(), "QUERYSECRET") {
+		t.Errorf("another endpoint: %v", err)
 	}
 }
