@@ -288,6 +288,7 @@ func TestUnreachableProvider(t *testing.T) {
 	srv.Handle(roles(func(llmtest.ChatRequest) llmtest.Reply { return llmtest.Reply{Text: "ok"} }, "fine"))
 	cfg := strings.Replace(hostileConfig(srv.BaseURL(), down, 1), "generation: {scenarios_per_metric: 1, turns: 2, num_samples: 1}",
 		"generation: {scenarios_per_metric: 3, turns: 2, num_samples: 4}", 1)
+	cfg = strings.Replace(cfg, "    max_retries: 1\n", "    max_retries: 0\n", 1) // the target's: no backoff to wait for
 	p := newProject(t, cfg)
 	p.env = append(p.env, "IB_KEY="+srv.APIKey())
 	p.addBench("qs", oneMetricBench)

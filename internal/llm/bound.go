@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -111,7 +112,9 @@ type boundedBody struct {
 	src        io.ReadCloser
 	watch      *BodyWatch
 	wantObject bool
-	maxString  int // MaxWireString; tests use less
+	// The bounds: MaxWireString, MaxBodyBytes, MaxWireBytes (tests use less).
+	maxString        int
+	maxBody, maxWire int64
 
 	read int64 // bytes read from src
 	out  int64 // bytes passed on
@@ -136,7 +139,7 @@ const (
 const maxKeyLen = 64
 
 func newBoundedBody(src io.ReadCloser, w *BodyWatch, wantObject bool, maxString int) *boundedBody {
-	return &boundedBody{src: src, watch: w, wantObject: wantObject, maxString: maxString}
+	return &boundedBody{src: src, watch: w, wantObject: wantObject, maxString: maxString, maxBody: MaxBodyBytes, maxWire: MaxWireBytes}
 }
 
 func (b *boundedBody) Read(p []byte) (int, error) {
@@ -151,11 +154,11 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 		switch {
 		case b.err != nil:
 			return 0, b.err
-		case b.read > MaxWireBytes:
-			b.err = fmt.Errorf("%w: over %d MiB", ErrResponseTooLarge, MaxWireBytes>>20)
+		case b.read > b.maxWire:
+			b.err = fmt.Errorf("%w: over %d MiB", ErrResponseTooLarge, b.maxWire>>20)
 			return 0, b.err
-		case b.out > MaxBodyBytes:
-			b.err = fmt.Errorf("%w: over %d MiB after cutting strings longer than %d KiB", ErrResponseTooLarge, MaxBodyBytes>>20, MaxWireString>>10)
+		case b.out > b.maxBody:
+			b.err = fmt.Errorf("%w: over %d MiB after cutting strings longer than %d KiB", ErrResponseTooLarge, b.maxBody>>20, b.maxString>>10)
 			return 0, b.err
 		}
 		if err == io.EOF && b.wantObject && !b.started {
@@ -175,7 +178,30 @@ func (b *boundedBody) Close() error { return b.src.Close() }
 // strings, and returns the bytes written.
 func (b *boundedBody) filter(in, out []byte) int {
 	o := 0
-	for _, c := range in {
+	for i := 0; i < len(in); {
+		// Inside a string, runs of plain bytes (no quote, no backslash)
+		// are copied or dropped whole: a reply is almost all string.
+		if b.state == stString && b.esc == 0 {
+			run := plainRun(in[i:])
+			run = run[:max(min(len(run), b.maxString-b.strLen), 0)]
+			if len(run) > 0 {
+				o += copy(out[o:], run)
+				b.strLen += len(run)
+				if n := maxKeyLen - len(b.cur); n > 0 {
+					b.cur = append(b.cur, run[:min(n, len(run))]...)
+				}
+				i += len(run)
+				continue
+			}
+		}
+		if b.state == stSkip && b.esc == 0 {
+			if n := len(plainRun(in[i:])); n > 0 {
+				i += n
+				continue
+			}
+		}
+		c := in[i]
+		i++
 		switch b.state {
 		case stOutside:
 			if !b.started && !isSpace(c) {
@@ -243,6 +269,14 @@ func (b *boundedBody) filter(in, out []byte) int {
 		}
 	}
 	return o
+}
+
+// plainRun returns the start of p up to its first quote or backslash.
+func plainRun(p []byte) []byte {
+	if j := bytes.IndexAny(p, `"\`); j >= 0 {
+		return p[:j]
+	}
+	return p
 }
 
 // escStart is boundedBody.esc right after a backslash inside a string.

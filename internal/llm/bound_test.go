@@ -109,36 +109,49 @@ func TestBoundedBodyRefusesNonObjects(t *testing.T) {
 // endless is a JSON object whose one string never ends.
 type endless struct{ started bool }
 
+var as = bytes.Repeat([]byte("a"), 64<<10)
+
 func (e *endless) Read(p []byte) (int, error) {
 	if !e.started {
 		e.started = true
 		return copy(p, `{"content":"`), nil
 	}
-	for i := range p {
-		p[i] = 'a'
-	}
-	return len(p), nil
+	return copy(p, as), nil
 }
 
+// TestBoundedBodyLimits: past the wire bound (a string that never ends)
+// and past the body bound after cutting (many strings, each cut), reading
+// fails with ErrResponseTooLarge. The bounds are scaled down here: the
+// same code with MaxWireBytes of input takes seconds under -race.
 func TestBoundedBodyLimits(t *testing.T) {
-	// Past MaxWireBytes: a string that never ends is read for 64 MiB, not forever.
-	b := newBoundedBody(io.NopCloser(&endless{}), nil, true, MaxWireString)
-	n, err := io.Copy(io.Discard, b)
-	if !errors.Is(err, ErrResponseTooLarge) || n > MaxWireString+64 {
-		t.Errorf("endless string: %d bytes passed, err %v; want ErrResponseTooLarge after at most %d", n, err, MaxWireString)
+	const maxString, maxBody, maxWire = 100, 64 << 10, 1 << 20
+	bounded := func(r io.Reader) *boundedBody {
+		b := newBoundedBody(io.NopCloser(r), nil, true, maxString)
+		b.maxBody, b.maxWire = maxBody, maxWire
+		return b
 	}
-	// Past MaxBodyBytes after cutting: many strings, each cut.
+	n, err := io.Copy(io.Discard, bounded(&endless{}))
+	if !errors.Is(err, ErrResponseTooLarge) || n > maxString+64 {
+		t.Errorf("endless string: %d bytes passed, err %v; want ErrResponseTooLarge after at most %d", n, err, maxString)
+	}
 	var body bytes.Buffer
 	body.WriteString(`{"content":[`)
-	for i := 0; i < MaxBodyBytes/100+1; i++ {
+	for i := 0; i < maxBody/100+1; i++ {
 		if i > 0 {
 			body.WriteByte(',')
 		}
 		body.WriteString(`{"type":"text","text":"` + strings.Repeat("x", 200) + `"}`)
 	}
 	body.WriteString(`]}`)
-	if _, _, err := readBounded(t, body.String(), true, 100); !errors.Is(err, ErrResponseTooLarge) {
-		t.Errorf("%d MiB of cut strings: err %v, want ErrResponseTooLarge", body.Len()>>20, err)
+	if body.Len() > maxWire {
+		t.Fatal("the test body passes the wire bound; it is meant to pass only the body bound")
+	}
+	if _, err := io.ReadAll(bounded(&body)); !errors.Is(err, ErrResponseTooLarge) {
+		t.Errorf("%d KiB of cut strings: err %v, want ErrResponseTooLarge", body.Len()>>10, err)
+	}
+	// The real bounds are in the order the doc says.
+	if !(MaxReplyBytes < MaxWireString && MaxWireString < MaxBodyBytes && MaxBodyBytes < MaxWireBytes) {
+		t.Error("bounds out of order")
 	}
 }
 
