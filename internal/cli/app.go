@@ -101,7 +101,7 @@ func (g *globals) loadConfig() (*config.Config, error) {
 		return nil, err
 	}
 	for _, w := range cfg.Warnings {
-		fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", w)
+		fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", sanitize.Terminal(w))
 	}
 	return cfg, nil
 }
@@ -254,7 +254,7 @@ func printSummary(g *globals, s *runner.Summary) {
 				if p.Reason != "" {
 					reason = ": " + sanitize.Line(p.Reason)
 				}
-				fmt.Fprintf(g.stderr, "%s: %s — %d of %d row(s) failed%s\n", label, p.Status, p.Failed, p.Rows, reason)
+				fmt.Fprintf(g.stderr, "%s: %s — %d of %d row(s) failed%s\n", sanitize.Line(label), p.Status, p.Failed, p.Rows, reason)
 			}
 			printFailures(g.stderr, p.Failures)
 		}
