@@ -139,6 +139,10 @@ type Conversation struct {
 	// text), one per user message of Transcript; omitted when it gave none.
 	// Only the report shows it: the target and the judge never see it.
 	UserThoughts []string `json:"user_thoughts,omitempty"`
+	// Truncated lists the Transcript indices of messages made from a reply
+	// the client cut short (llm.Response.Truncated: longer than
+	// llm.MaxReplyBytes, whatever max_tokens asked); omitted when none was.
+	Truncated []int `json:"truncated,omitempty"`
 }
 
 // Validity is the landmark-adherence check of one conversation.

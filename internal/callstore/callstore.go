@@ -456,7 +456,10 @@ func (m *memo) Complete(ctx context.Context, req llm.Request) (llm.Response, err
 		u.noteUse(key)
 		u.stats.Hits++
 		u.mu.Unlock()
-		r := e.Response
+		// Bounded on the way out too: an answer stored by an earlier
+		// version that accepted replies of any size must not reach the
+		// result files, whose readers refuse values over 1 MiB.
+		r := llm.BoundResponse(e.Response)
 		r.Cached = true
 		return r, nil
 	}
@@ -465,7 +468,10 @@ func (m *memo) Complete(ctx context.Context, req llm.Request) (llm.Response, err
 		u.stats.Hits++
 		u.stats.Saved = u.stats.Saved.Add(e.Response.Usage)
 		u.mu.Unlock()
-		r := e.Response
+		// Bounded on the way out too: an answer stored by an earlier
+		// version that accepted replies of any size must not reach the
+		// result files, whose readers refuse values over 1 MiB.
+		r := llm.BoundResponse(e.Response)
 		r.Cached = true
 		return r, nil
 	}
@@ -484,6 +490,7 @@ func (m *memo) Complete(ctx context.Context, req llm.Request) (llm.Response, err
 	}
 	u.stats.Spent = u.stats.Spent.Add(resp.Usage)
 	resp.Cached = false
+	resp = llm.BoundResponse(resp)
 	e := Entry{Key: key, Purpose: req.Purpose, Model: m.id.Model, Response: resp}
 	u.fresh[key] = e
 	u.noteUse(key)

@@ -17,6 +17,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/progress"
 	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // phaseFlags are the switches shared by the stage commands.
@@ -88,15 +89,19 @@ func (f *phaseFlags) shard() (runner.Shard, error) {
 
 // loadConfig loads --config; a missing default config.yaml gets a hint.
 func (g *globals) loadConfig() (*config.Config, error) {
-	cfg, err := config.LoadWithOptions(g.ConfigPath, config.LoadOptions{AllowMissingEnv: true})
+	path := g.configPath()
+	cfg, err := config.LoadWithOptions(path, config.LoadOptions{AllowMissingEnv: true})
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, usagef("%s not found: run `impactbench init` to create a project, or pass --config FILE", g.ConfigPath)
+			if g.configSet {
+				return nil, usagef("%s not found: run `impactbench init` to create a project, or pass --config FILE", path)
+			}
+			return nil, usagef("no %s in this directory or any parent: run `impactbench init` to create a project, or pass --config FILE", path)
 		}
 		return nil, err
 	}
 	for _, w := range cfg.Warnings {
-		fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", w)
+		fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", sanitize.Terminal(w))
 	}
 	return cfg, nil
 }
@@ -249,17 +254,15 @@ func printPhaseProblems(g *globals, phases []runner.PhaseReport, prefix string) 
 		}
 		if p.Status == runner.StatusStopped && p.Failed == 0 {
 			// Nothing failed: the phase was cut short (Ctrl-C, cost ceiling).
-			fmt.Fprintf(g.stderr, "%s: stopped — %s\n", label, p.Reason)
+			fmt.Fprintf(g.stderr, "%s: stopped — %s\n", sanitize.Line(label), sanitize.Line(p.Reason))
 			continue
 		}
 		reason := ""
 		if p.Reason != "" {
-			reason = ": " + p.Reason
+			reason = ": " + sanitize.Line(p.Reason)
 		}
-		fmt.Fprintf(g.stderr, "%s: %s — %d of %d row(s) failed%s\n", label, p.Status, p.Failed, p.Rows, reason)
-		for _, f := range p.Failures {
-			fmt.Fprintf(g.stderr, "  %s: %s\n", f.Row, f.Reason)
-		}
+		fmt.Fprintf(g.stderr, "%s: %s — %d of %d row(s) failed%s\n", sanitize.Line(label), p.Status, p.Failed, p.Rows, reason)
+		printFailures(g.stderr, p.Failures)
 	}
 }
 

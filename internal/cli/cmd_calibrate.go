@@ -13,6 +13,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 func newCalibrateCmd(g *globals) *cobra.Command {
@@ -62,7 +63,7 @@ func runCalibrate(ctx context.Context, g *globals, benchArg string) error {
 		return err
 	}
 	if err := writeReport(ctx, g, r, &invocation{}); err != nil {
-		fmt.Fprintf(g.stderr, "impactbench: report not written: %v\n", err)
+		fmt.Fprintf(g.stderr, "impactbench: report not written: %s\n", sanitize.Terminal(err.Error()))
 	}
 	closeTracker()
 	if g.JSON {

@@ -119,7 +119,7 @@ with intervals, rank intervals and ties.`,
 				}
 			}
 			opts := report.StatusOptions{
-				Color:    isTerminal(g.stdout),
+				Color:    useColor(g.stdout),
 				Samples:  cfg.Generation.NumSamples,
 				CacheDir: runner.CacheDir(cfg, dir),
 			}

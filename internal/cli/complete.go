@@ -13,7 +13,7 @@ import (
 // benchmarks/ and the targets after it from config.yaml.
 func completeBenchTargets(g *globals, withTargets bool) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
-		cfg, err := config.LoadWithOptions(g.ConfigPath, config.LoadOptions{AllowMissingEnv: true})
+		cfg, err := config.LoadWithOptions(g.configPath(), config.LoadOptions{AllowMissingEnv: true})
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveDefault
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/study"
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // Exit codes (documented in docs/commands.md, the README and `impactbench help exit-codes`).
@@ -127,7 +128,8 @@ func (g *globals) printError(err error) {
 		g.printInterrupted()
 		return
 	}
-	fmt.Fprintf(g.stderr, "impactbench: %v\n", err)
+	// Errors carry text from providers and files: shown, never acted on.
+	fmt.Fprintf(g.stderr, "impactbench: %s\n", sanitize.Terminal(err.Error()))
 }
 
 // printInterrupted prints the interrupted message once, whichever of the

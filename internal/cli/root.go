@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/impactbench/impactbench/internal/progress"
 )
@@ -85,9 +86,12 @@ func (v versionInfo) String() string {
 // globals are the flags every command takes.
 type globals struct {
 	ConfigPath string
-	Quiet      bool
-	JSON       bool
-	Verbose    bool
+	// configSet: --config was given; otherwise config.yaml is looked for in
+	// the working directory and its parents (findConfig).
+	configSet bool
+	Quiet     bool
+	JSON      bool
+	Verbose   bool
 
 	stdin  io.Reader
 	stdout io.Writer
@@ -252,7 +256,8 @@ never pays twice for the same call.`,
 			if g.Quiet {
 				lvl = slog.LevelError
 			}
-			g.logger = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: lvl}))
+			g.logger = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: lvl, ReplaceAttr: safeAttr}))
+			g.configSet = cmd.Flags().Changed("config")
 			return nil
 		},
 	}
@@ -321,14 +326,18 @@ func newExitCodesHelp() *cobra.Command {
 	}
 }
 
+// isTerminal reports whether w is a terminal that takes cursor movement
+// (progress bars): a character device is not enough, /dev/null is one too.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
-	st, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	return st.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
+	return term.IsTerminal(int(f.Fd())) && os.Getenv("TERM") != "dumb"
+}
+
+// useColor reports whether output to w may be coloured: a terminal, and no
+// NO_COLOR set to a non-empty value (https://no-color.org).
+func useColor(w io.Writer) bool {
+	return isTerminal(w) && os.Getenv("NO_COLOR") == ""
 }

@@ -6,7 +6,10 @@ import (
 	"log/slog"
 	"maps"
 	"net/url"
+	"slices"
 	"strings"
+
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // knownSources are the accepted values of a model's source key. google is an
@@ -94,56 +97,84 @@ func (m ModelConfig) Redacted() ModelConfig {
 	return r
 }
 
-// isSecretHeader matches internal/callstore's rule plus anything named like
-// a key or auth header: over-redacting a log line costs nothing.
-func isSecretHeader(name string) bool {
-	n := strings.ToLower(name)
-	for _, s := range []string{"auth", "key", "token", "secret", "cookie", "password", "session"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
-}
+// isSecretHeader reports header names that carry credentials (one rule
+// for headers and query parameters, in internal/sanitize): over-redacting a
+// log line costs nothing.
+func isSecretHeader(name string) bool { return sanitize.SecretName(name) }
 
-func redactURL(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		// Unparseable: drop anything that could be a credential rather than
-		// echo it.
-		if i := strings.IndexAny(raw, "@?"); i >= 0 {
-			return raw[:i] + "***"
+func redactURL(raw string) string { return sanitize.URL(raw) }
+
+// minSecretLen is the shortest configured value Secrets returns: shorter
+// ones ("1", "yes") occur in ordinary text, which must not be mangled.
+const minSecretLen = 8
+
+// Secrets returns every credential the config holds, to be removed from
+// model text before it is stored: each model's apikey, the values of its
+// credential-named extra_headers (Authorization's "Bearer <key>" and the
+// key alone), and the credentials in its base_url (userinfo, and values of
+// credential-named query parameters). Values shorter than 8 characters
+// are left out; longer ones come first, so that a key containing another
+// is replaced whole.
+func (c *Config) Secrets() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(s string) {
+		s = strings.TrimSpace(s)
+		if len(s) >= minSecretLen && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
 		}
-		return raw
 	}
-	changed := false
-	if u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "REDACTED")
-		} else {
-			u.User = url.User("REDACTED")
-		}
-		changed = true
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			if isSecretHeader(k) || strings.EqualFold(k, "sig") || strings.EqualFold(k, "signature") {
-				q[k] = []string{"REDACTED"}
-				changed = true
+	for _, m := range c.models() {
+		add(m.APIKey)
+		for k, v := range m.ExtraHeaders {
+			if isSecretHeader(k) {
+				add(v)
+				if _, tok, ok := strings.Cut(v, " "); ok {
+					add(tok) // "Bearer <key>": the key alone too
+				}
 			}
 		}
-		if changed {
-			u.RawQuery = q.Encode()
+		for _, s := range urlSecrets(m.BaseURL) {
+			add(s)
 		}
 	}
-	if !changed {
-		return raw
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// models lists every model block of the config.
+func (c *Config) models() []ModelConfig {
+	ms := []ModelConfig{c.UserModel}
+	if c.GeneratorModel != nil {
+		ms = append(ms, *c.GeneratorModel)
 	}
-	return u.String()
+	ms = append(ms, c.EvaluatorModels...)
+	if c.LandmarkModel != nil {
+		ms = append(ms, *c.LandmarkModel)
+	}
+	return append(ms, c.Targets...)
+}
+
+// urlSecrets returns the credentials written into a base_url.
+func urlSecrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if u.User != nil {
+		out = append(out, u.User.Username())
+		if pw, ok := u.User.Password(); ok {
+			out = append(out, pw)
+		}
+	}
+	for k, vs := range u.Query() {
+		if isSecretHeader(k) {
+			out = append(out, vs...)
+		}
+	}
+	return out
 }
 
 // String describes the model without secrets, e.g.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,7 +81,7 @@ func TestRedacted(t *testing.T) {
 	want := ModelConfig{
 		ID: "x", Model: "m", Source: "openai_compatible",
 		APIKey:  "***",
-		BaseURL: "https://u:REDACTED@host/v1?key=REDACTED&mode=fast",
+		BaseURL: "https://REDACTED@host/v1?key=REDACTED&mode=fast",
 		ExtraHeaders: map[string]string{
 			"User-Agent": "Test", "Authorization": "***", "X-Api-Key": "***", "X-Session-Token": "***",
 		},
@@ -160,5 +161,43 @@ func TestModelString(t *testing.T) {
 	}
 	if got := fmt.Sprintf("%#v", m); !strings.HasPrefix(got, "config.ModelConfig{") {
 		t.Errorf("GoString = %q", got)
+	}
+}
+
+// TestSecrets: every credential of every model block, long ones first,
+// short values left out (they occur in ordinary text).
+func TestSecrets(t *testing.T) {
+	gen := ModelConfig{Model: "g", APIKey: "gen-key-0123456789"}
+	lm := ModelConfig{Model: "l", ExtraHeaders: map[string]string{"Authorization": "Bearer landmark-token-99", "User-Agent": "impactbench-agent"}}
+	cfg := &Config{
+		UserModel:       ModelConfig{Model: "u", APIKey: "user-key-0123456789"},
+		GeneratorModel:  &gen,
+		EvaluatorModels: []ModelConfig{{Model: "j", APIKey: "judge-key-0123456789"}, {Model: "j2", APIKey: "short"}},
+		LandmarkModel:   &lm,
+		Targets: []ModelConfig{
+			{ID: "t", Model: "t", APIKey: "user-key-0123456789", BaseURL: "https://gwuser:gw-password-1@gw.example/v1?api_key=query-key-12345&mode=fastmode1"},
+			{ID: "h", Model: "h", ExtraHeaders: map[string]string{"X-Api-Key": "header-key-abcdef"}},
+		},
+	}
+	got := cfg.Secrets()
+	want := []string{"Bearer landmark-token-99", "judge-key-0123456789", "user-key-0123456789", "gen-key-0123456789",
+		"landmark-token-99", "header-key-abcdef", "query-key-12345", "gw-password-1"}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("Secrets() misses %q: %q", w, got)
+		}
+	}
+	for _, no := range []string{"short", "impactbench-agent", "fastmode1", "gwuser"} {
+		if slices.Contains(got, no) {
+			t.Errorf("Secrets() holds %q, which is no secret or too short: %q", no, got)
+		}
+	}
+	for i := 1; i < len(got); i++ {
+		if len(got[i]) > len(got[i-1]) {
+			t.Errorf("Secrets() not longest first: %q", got)
+		}
+	}
+	if n := len(got); n != len(want) {
+		t.Errorf("Secrets() = %d values %q, want %d (each once)", n, got, len(want))
 	}
 }

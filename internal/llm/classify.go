@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // KindForStatus maps an HTTP status to the error kind every provider shares.
@@ -71,10 +73,13 @@ var keyLike = regexp.MustCompile(`\b(sk|sk-proj|sk-ant|xai|gsk|pk|rk|AIza)[-_][A
 // with whole HTML pages, which would drown the log.
 const maxMessageLen = 400
 
-// Redact removes every secret and anything shaped like an API key from s and
-// shortens it to a log-friendly length. Adapters pass provider messages
+// Redact removes every secret, anything shaped like an API key and the
+// credentials of any URL (sanitize.URLsIn: Go's HTTP client puts the
+// request URL in transport errors) from s and shortens it to a
+// log-friendly length. Adapters pass provider messages
 // through it before putting them into an Error.
 func Redact(s string, secrets ...string) string {
+	s = sanitize.URLsIn(s)
 	for _, k := range secrets {
 		if len(k) >= 4 {
 			s = strings.ReplaceAll(s, k, "[redacted]")

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // ErrorKind classifies a failed call so the retry loop, the scheduler and the
@@ -74,7 +76,9 @@ func (e *Error) Error() string {
 	if e.Hint != "" {
 		s += " — " + e.Hint
 	}
-	return s
+	// The last line of defence for URLs: an SDK error or a hint may carry
+	// the configured base_url, credentials and all.
+	return sanitize.URLsIn(s)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -39,3 +39,41 @@ func NewHTTPClient(maxConnsPerHost int) *http.Client {
 	}
 	return &http.Client{Transport: t}
 }
+
+// BoundedHTTPClient returns a copy of c (nil: NewHTTPClient(0)) whose
+// responses are read through the bounds above: JSON strings longer than
+// MaxWireString are cut (the cut is reported to the BodyWatch of the
+// request's context), bodies past MaxBodyBytes or MaxWireBytes fail with
+// ErrResponseTooLarge, and 2xx bodies that are not a JSON object fail with
+// ErrNotJSONObject. Adapters build their SDK clients with it; it is not
+// for downloads of batch result files, which are long by design.
+func BoundedHTTPClient(c *http.Client) *http.Client {
+	if c == nil {
+		c = NewHTTPClient(0)
+	}
+	if _, ok := c.Transport.(boundedTransport); ok {
+		return c
+	}
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	cc := *c
+	cc.Transport = boundedTransport{next: next}
+	return &cc
+}
+
+type boundedTransport struct{ next http.RoundTripper }
+
+func (t boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	w, _ := r.Context().Value(watchKey{}).(*BodyWatch)
+	resp.Body = newBoundedBody(resp.Body, w, resp.StatusCode >= 200 && resp.StatusCode < 300, MaxWireString)
+	// The length changes when a string is cut; readers must not rely on it.
+	resp.ContentLength = -1
+	resp.Header.Del("Content-Length")
+	return resp, nil
+}

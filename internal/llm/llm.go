@@ -113,8 +113,13 @@ func (u Usage) Add(o Usage) Usage {
 type Response struct {
 	Text         string `json:"text"`
 	FinishReason string `json:"finish_reason,omitempty"`
-	RequestID    string `json:"request_id,omitempty"`
-	Model        string `json:"model,omitempty"` // model name the provider reports
+	// Truncated is true when Text is only the start of what the provider
+	// sent: the reply was longer than MaxReplyBytes (or one of its strings
+	// longer than MaxWireString on the wire) and was cut there, whatever
+	// max_tokens asked for. FinishReason stays what the provider said.
+	Truncated bool   `json:"truncated,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+	Model     string `json:"model,omitempty"` // model name the provider reports
 	// Usage covers every attempt made for this response, including failed
 	// attempts that were billed (Requests counts all attempts).
 	Usage Usage `json:"usage"`

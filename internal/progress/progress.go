@@ -19,6 +19,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // Mode selects the rendering.
@@ -128,7 +129,8 @@ func (b *Bar) SetNote(f func() string) {
 
 // Start adds a bar labelled e.g. "simulate gpt-4o" with total rows.
 func (t *Tracker) Start(label string, total int) *Bar {
-	b := &Bar{t: t, label: label, est: estimator{start: t.now()}}
+	b := &Bar{t: t, label: sanitize.Line(label), est: estimator{start: t.now()}}
+	label = b.label
 	b.total.Store(int64(total))
 	b.printed.Store(-1)
 	// Added under t.mu so the bars appear in the order Lines mode lists them.
@@ -185,7 +187,7 @@ func (b *Bar) extra() string {
 	}
 	s += fmt.Sprintf("%s tok %s", humanTokens(u.InputTokens+u.OutputTokens), Dollars(u))
 	if f := b.note.Load(); f != nil {
-		if n := (*f)(); n != "" {
+		if n := sanitize.Line((*f)()); n != "" {
 			s += " · " + n
 		}
 	}
@@ -254,22 +256,24 @@ func (b *Bar) Usage() llm.Usage {
 	return b.usage
 }
 
-// Printf writes a log line without tearing the bars.
+// Printf writes a log line without tearing the bars. The line is shown,
+// never acted on: its arguments carry provider messages and file contents,
+// so every control character but newline and tab is removed
+// (sanitize.Terminal).
 func (t *Tracker) Printf(format string, args ...any) {
-	switch t.mode {
-	case Quiet:
-	case Bars:
-		if _, err := fmt.Fprintf(t.p, format+"\n", args...); err != nil {
-			// The display has stopped (Close, Abort): write plainly.
-			t.mu.Lock()
-			fmt.Fprintf(t.w, format+"\n", args...)
-			t.mu.Unlock()
-		}
-	default:
-		t.mu.Lock()
-		fmt.Fprintf(t.w, format+"\n", args...)
-		t.mu.Unlock()
+	if t.mode == Quiet {
+		return
 	}
+	line := sanitize.Terminal(fmt.Sprintf(format, args...)) + "\n"
+	if t.mode == Bars {
+		if _, err := io.WriteString(t.p, line); err == nil {
+			return
+		}
+		// The display has stopped (Close, Abort): write plainly.
+	}
+	t.mu.Lock()
+	_, _ = io.WriteString(t.w, line) // a log line: nothing to do if stderr is gone
+	t.mu.Unlock()
 }
 
 // Close ends all bars and lets the display draw their final state, waiting

@@ -13,6 +13,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/results"
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // StatusOptions configure Status.
@@ -73,6 +74,10 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 	} else if !st.IsDir() {
 		return fmt.Errorf("status: %s is not a directory", benchDir)
 	}
+	// Names, reasons and model ids come from files anyone may have written
+	// (a provider's error text among them): they are shown, never acted
+	// on. Only the colours this code adds pass as escape sequences.
+	w = sanitize.NewWriter(w)
 	c := colorizer(opts.Color)
 	bs := loadStatus(benchDir, targets, opts)
 	writeStatusHeader(w, c, bs)

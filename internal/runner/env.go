@@ -189,6 +189,7 @@ func (r *env) clientRole(role string, m config.ModelConfig) (llm.Client, error) 
 			Logger: r.log,
 			Seed:   r.cfg.Seed,
 			Role:   role,
+			Redact: r.cfg.Secrets(),
 			Wrap: func(inner llm.Client) llm.Client {
 				if m.Provider() == "offline" && !limited {
 					return inner

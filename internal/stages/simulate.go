@@ -146,16 +146,20 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 		}
 		userMsgs = append(userMsgs, llm.Message{Role: llm.RoleUser, Content: turnPrompt})
 
-		msg, thought, terminate, u, err := userTurn(ctx, user, spec, userMsgs, turn, byTurn[turn], convSeed, &userSeeds)
+		ur, u, err := userTurn(ctx, user, spec, userMsgs, turn, byTurn[turn], convSeed, &userSeeds)
 		usage = usage.Add(u)
 		if err != nil {
 			return fail("user model", turn, err)
 		}
-		if terminate {
+		msg, thought := ur.msg, ur.thought
+		if ur.terminate {
 			return end(artifacts.StatusUserTerminated, fmt.Sprintf("the simulated user ended the conversation at turn %d", turn), nil)
 		}
 		if spec.Perfunctory {
 			msg = Perturb(msg, seedOf(convSeed, "perturb", itoa(turn)))
+		}
+		if ur.truncated {
+			conv.Truncated = append(conv.Truncated, len(conv.Transcript))
 		}
 		conv.Transcript = append(conv.Transcript, artifacts.Turn{Role: string(llm.RoleUser), Content: msg})
 		thoughts = append(thoughts, thought)
@@ -175,7 +179,13 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 			// user/assistant pairs, as every reader of them expects.
 			conv.Transcript = conv.Transcript[:len(conv.Transcript)-1]
 			thoughts = thoughts[:len(thoughts)-1]
+			if n := len(conv.Truncated); n > 0 && conv.Truncated[n-1] == len(conv.Transcript) {
+				conv.Truncated = conv.Truncated[:n-1]
+			}
 			return fail("target model", turn, err)
+		}
+		if resp.Truncated {
+			conv.Truncated = append(conv.Truncated, len(conv.Transcript))
 		}
 		conv.Transcript = append(conv.Transcript, artifacts.Turn{Role: string(llm.RoleAssistant), Content: resp.Text})
 		lastReply = resp.Text
@@ -199,7 +209,7 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 // user turns and asking the model to continue a dialogue from the wrong
 // side. The history is append-only, so every request's prefix is the
 // previous request (CacheHint) and provider prompt caches hit each turn.
-func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Message, turn int, landmark string, convSeed uint64, seeds *seedLog) (msg, thought string, terminate bool, usage llm.Usage, err error) {
+func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Message, turn int, landmark string, convSeed uint64, seeds *seedLog) (reply userReply, usage llm.Usage, err error) {
 	sc := spec.Scenario
 	meta := map[string]string{
 		llm.MetaMetricID:         spec.Metric.ID,
@@ -230,16 +240,25 @@ func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Messag
 		usage = usage.Add(callUsage(resp, err))
 		seeds.add(resp, err)
 		if err != nil {
-			return "", "", false, usage, err
+			return userReply{}, usage, err
 		}
 		msg, terminate := ParseUserReply(resp.Text)
 		if terminate || msg != "" {
-			return msg, UserThought(resp.Text), terminate, usage, nil
+			return userReply{msg: msg, thought: UserThought(resp.Text), terminate: terminate, truncated: resp.Truncated}, usage, nil
 		}
 		if !budget.Another(resp) {
-			return "", "", false, usage, errors.New("the reply contained no message")
+			return userReply{}, usage, errors.New("the reply contained no message")
 		}
 	}
+}
+
+// userReply is what one user turn produced.
+type userReply struct {
+	msg, thought string
+	terminate    bool
+	// truncated: the reply was cut at llm.MaxReplyBytes (the message and
+	// thought are parts of what was kept).
+	truncated bool
 }
 
 // targetTurn asks the target for its reply. An empty reply is asked for

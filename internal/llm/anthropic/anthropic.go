@@ -18,6 +18,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // DefaultBaseURL is Anthropic's endpoint (paths carry /v1).
@@ -81,11 +82,11 @@ func New(cfg Config) (*Client, error) {
 	}
 	if u, err := url.Parse(cfg.BaseURL); err != nil || u.Scheme == "" || u.Host == "" {
 		return nil, &llm.Error{Kind: llm.KindConfig, Provider: cfg.Provider, Model: cfg.Model,
-			Message: fmt.Sprintf("base_url %q is not an absolute URL", cfg.BaseURL)}
+			Message: fmt.Sprintf("base_url %q is not an absolute URL", sanitize.URL(cfg.BaseURL))}
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = llm.NewHTTPClient(0)
-	}
+	// Every answer is read within llm's bounds (a reply's size, a body
+	// that is not an object).
+	cfg.HTTPClient = llm.BoundedHTTPClient(cfg.HTTPClient)
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
 		option.WithAPIKey(cfg.APIKey),
@@ -110,6 +111,7 @@ func keyField(cfg Config) string {
 func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	params := c.params(req)
 	var httpResp *http.Response
+	ctx, body := llm.WatchBody(ctx)
 	start := time.Now()
 	msg, err := c.api.Messages.New(ctx, params, option.WithResponseInto(&httpResp))
 	latency := time.Since(start)
@@ -122,7 +124,14 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		reqID = httpResp.Header.Get("request-id")
 		rateLimit = llm.ParseRateLimit(httpResp.Header, time.Now())
 	}
+	if msg == nil {
+		// Unreachable through llm.BoundedHTTPClient (a 2xx body must be an
+		// object), kept so that no answer can crash the process.
+		msg = &sdk.Message{}
+	}
 	usage := mapUsage(msg.Usage)
+	// Only text blocks are the reply: thinking, tool use and block types
+	// newer than this adapter are skipped.
 	var text strings.Builder
 	for _, b := range msg.Content {
 		if b.Type == "text" {
@@ -138,8 +147,10 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		}
 		return llm.Response{Latency: latency}, e
 	}
+	reply, cut := llm.BoundReply(text.String())
 	return llm.Response{
-		Text:         text.String(),
+		Text:         reply,
+		Truncated:    cut || body.Cut("text"),
 		FinishReason: stop,
 		RequestID:    reqID,
 		Model:        string(msg.Model),
@@ -249,6 +260,15 @@ func (c *Client) callError(err error, httpResp *http.Response) *llm.Error {
 	e := &llm.Error{Provider: c.cfg.Provider, Model: c.cfg.Model, Usage: llm.Usage{Requests: 1}}
 	var apiErr *sdk.Error
 	switch {
+	case errors.Is(err, llm.ErrResponseTooLarge), errors.Is(err, llm.ErrNotJSONObject):
+		// An unusable answer: a failed attempt, retried like other bad ones.
+		e.Kind = llm.KindServer
+		e.Message = "malformed response: " + llm.Redact(err.Error(), c.cfg.APIKey)
+		if httpResp != nil {
+			e.StatusCode = httpResp.StatusCode
+			e.RequestID = httpResp.Header.Get("request-id")
+		}
+		return e
 	case errors.As(err, &apiErr):
 		e.StatusCode = apiErr.StatusCode
 		e.RequestID = apiErr.RequestID
@@ -298,7 +318,7 @@ func (c *Client) callError(err error, httpResp *http.Response) *llm.Error {
 	case e.Kind == llm.KindAuth:
 		e.Hint = "check " + keyField(c.cfg) + " in config.yaml (is the variable set, and is it an Anthropic key?)"
 	case e.StatusCode == http.StatusNotFound:
-		e.Hint = "check the model name and base_url (" + c.cfg.BaseURL + ")"
+		e.Hint = "check the model name and base_url (" + sanitize.URL(c.cfg.BaseURL) + ")"
 	case e.StatusCode == http.StatusRequestEntityTooLarge:
 		e.Hint = "the request is too large for the Messages API"
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/anthropic"
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // AnthropicConfig configures one Anthropic model. The request fields mean
@@ -92,7 +93,7 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 
 // Identity implements Planner.
 func (p *Anthropic) Identity() string {
-	return p.cfg.Provider + " " + strings.TrimRight(p.cfg.BaseURL, "/") + " " + p.cfg.Model
+	return p.cfg.Provider + " " + sanitize.URL(strings.TrimRight(p.cfg.BaseURL, "/")) + " " + p.cfg.Model
 }
 
 // Limits implements Planner.
@@ -323,7 +324,7 @@ func (p *Anthropic) apiError(op string, err error) error {
 		case e.StatusCode == http.StatusNotFound && strings.HasPrefix(op, "get message batch"):
 			e.Hint = "the provider does not know this batch: was it created with another API key or workspace?"
 		case e.StatusCode == http.StatusNotFound:
-			e.Hint = "check base_url (" + p.cfg.BaseURL + ")"
+			e.Hint = "check base_url (" + sanitize.URL(p.cfg.BaseURL) + ")"
 		case e.StatusCode == http.StatusRequestEntityTooLarge:
 			e.Hint = "the batch is too large: lower the batch size"
 		}

@@ -1,7 +1,12 @@
 package batch
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/llm"
@@ -52,5 +57,118 @@ func TestRequestHash(t *testing.T) {
 	b.Seed = 1
 	if requestHash(a) == requestHash(b) {
 		t.Error("Seed does not change the hash")
+	}
+}
+
+// TestResultLinesNeverPanic: a result line whose answer is null, of the
+// wrong type or without content is a failed item (retried), never a crash;
+// a reply past llm.MaxReplyBytes comes back cut and marked.
+func TestResultLinesNeverPanic(t *testing.T) {
+	ctx := context.Background()
+	op, err := NewOpenAI(OpenAIConfig{APIKey: "k-0123456789", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap, err := NewAnthropic(AnthropicConfig{APIKey: "k-0123456789", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, r Result) {
+		t.Helper()
+		var e *llm.Error
+		if !errors.As(r.Err, &e) || !e.Kind.Retryable() {
+			t.Errorf("%s: got %q, %v; want a retryable *llm.Error", what, r.Resp.Text, r.Err)
+		}
+	}
+	decode := func(what, line string) (Result, bool) {
+		t.Helper()
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("%s: panic: %v", what, p)
+			}
+		}()
+		if strings.Contains(line, `"result"`) {
+			var l anthropicResultLine
+			if err := json.Unmarshal([]byte(line), &l); err != nil {
+				t.Fatal(err)
+			}
+			return ap.decodeLine(ctx, l), true
+		}
+		var l openAIOutputLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		return op.decodeLine(ctx, l), true
+	}
+	for _, body := range []string{`null`, `[]`, `"x"`, `{}`, `{"choices":null}`, `{"choices":[null]}`, `{"choices":[{"message":null}]}`} {
+		line := `{"custom_id":"a","response":{"status_code":200,"body":` + body + `}}`
+		r, _ := decode(line, line)
+		check(line, r)
+	}
+	for _, line := range []string{`{"custom_id":"a","response":null}`, `{"custom_id":"a","response":{"status_code":200}}`} {
+		r, _ := decode(line, line)
+		check(line, r)
+	}
+	for _, msg := range []string{`null`, `[]`, `"x"`, `{}`, `{"content":null}`, `{"content":[null]}`, `{"content":[{"type":"future"}]}`} {
+		line := `{"custom_id":"a","result":{"type":"succeeded","message":` + msg + `}}`
+		r, _ := decode(line, line)
+		check(line, r)
+	}
+	line := `{"custom_id":"a","result":{"type":"succeeded"}}`
+	r, _ := decode(line, line)
+	check(line, r)
+
+	huge := strings.Repeat("a", 4<<20)
+	for _, line := range []string{
+		`{"custom_id":"a","response":{"status_code":200,"body":{"choices":[{"message":{"role":"assistant","content":"` + huge + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2}}}}`,
+		`{"custom_id":"a","result":{"type":"succeeded","message":{"type":"message","role":"assistant","content":[{"type":"text","text":"` + huge + `"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":2}}}}`,
+	} {
+		r, _ := decode("4 MiB reply", line)
+		if r.Err != nil || !r.Resp.Truncated || llm.ReplyCost(r.Resp.Text) > llm.MaxReplyBytes || r.Resp.Usage.OutputTokens != 2 {
+			t.Errorf("4 MiB batch reply: err %v, truncated %v, %d bytes, usage %+v", r.Err, r.Resp.Truncated, len(r.Resp.Text), r.Resp.Usage)
+		}
+	}
+}
+
+// TestStateIdentityHasNoCredentials: the batch state file names the
+// endpoint without the credentials of its base_url, and a state file an
+// earlier version wrote with them is resumed (and rewritten without them).
+func TestStateIdentityHasNoCredentials(t *testing.T) {
+	base := "https://gwuser:hunter2pass@gw.example/v1?api_key=QUERYSECRET"
+	op, err := NewOpenAI(OpenAIConfig{APIKey: "k-0123456789", BaseURL: base, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap, err := NewAnthropic(AnthropicConfig{APIKey: "k-0123456789", BaseURL: base, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{op.Identity(), ap.Identity()} {
+		for _, s := range []string{"gwuser", "hunter2pass", "QUERYSECRET"} {
+			if strings.Contains(id, s) {
+				t.Errorf("identity %q holds %q", id, s)
+			}
+		}
+	}
+	path := filepath.Join(t.TempDir(), "state.json")
+	old := `{"version":"` + stateVersion + `","provider":"openai ` + base + ` m","batches":[]}`
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := loadState(path, op.Identity())
+	if err != nil {
+		t.Fatalf("a state file of an earlier version was refused: %v", err)
+	}
+	if st.Provider != op.Identity() {
+		t.Errorf("state provider %q, want %q", st.Provider, op.Identity())
+	}
+	// Another endpoint is still refused, and the message shows no credentials.
+	other := strings.Replace(old, "gw.example", "other.example", 1)
+	if err := os.WriteFile(path, []byte(other), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = loadState(path, op.Identity())
+	if err == nil || strings.Contains(err.Error(), "hunter2pass") || strings.Contains(err.Error(), "QUERYSECRET") {
+		t.Errorf("another endpoint: %v", err)
 	}
 }

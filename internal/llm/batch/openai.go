@@ -18,6 +18,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/openai"
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // chatEndpoint is the endpoint every line of an OpenAI batch targets.
@@ -135,7 +136,7 @@ func (p *OpenAI) sentSeed(ctx context.Context, req llm.Request, resp llm.Respons
 
 // Identity implements Planner.
 func (p *OpenAI) Identity() string {
-	return p.cfg.Provider + " " + strings.TrimRight(p.cfg.BaseURL, "/") + " " + p.cfg.Model
+	return p.cfg.Provider + " " + sanitize.URL(strings.TrimRight(p.cfg.BaseURL, "/")) + " " + p.cfg.Model
 }
 
 // Limits implements Planner.
@@ -389,7 +390,7 @@ func (p *OpenAI) apiError(op string, err error) error {
 		case e.StatusCode == http.StatusNotFound && strings.HasPrefix(op, "get batch"):
 			e.Hint = "the provider does not know this batch: was it created with another API key or project?"
 		case e.StatusCode == http.StatusNotFound:
-			e.Hint = "check base_url (" + p.cfg.BaseURL + "): does this server offer the Batch API? If not, remove batch: true"
+			e.Hint = "check base_url (" + sanitize.URL(p.cfg.BaseURL) + "): does this server offer the Batch API? If not, remove batch: true"
 		}
 		return e
 	}

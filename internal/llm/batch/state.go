@@ -11,6 +11,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // stateVersion names the state file format; a file of another version is
@@ -110,10 +111,13 @@ func loadState(path, identity string) (*stateFile, error) {
 			return nil, &StateError{Path: path, Msg: fmt.Sprintf("is inconsistent (batch %d has no id or mismatched custom_ids/request_hashes)", i)}
 		}
 	}
-	if identity != "" && st.Provider != "" && st.Provider != identity {
-		return nil, &StateError{Path: path, Msg: fmt.Sprintf("was written for %q, not %q (use one state file per model)", st.Provider, identity)}
+	// Earlier versions wrote the base_url with its credentials: such a file
+	// is the same endpoint, and is rewritten without them.
+	stored := sanitize.URLsIn(st.Provider)
+	if identity != "" && stored != "" && stored != identity {
+		return nil, &StateError{Path: path, Msg: fmt.Sprintf("was written for %q, not %q (use one state file per model)", stored, identity)}
 	}
-	if st.Provider == "" {
+	if st.Provider == "" || stored == identity {
 		st.Provider = identity
 	}
 	return &st, nil

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // DefaultBaseURL is the Gemini API endpoint (the SDK appends /v1beta/…).
@@ -75,11 +76,11 @@ func New(cfg Config) (*Client, error) {
 	}
 	if u, err := url.Parse(cfg.BaseURL); err != nil || u.Scheme == "" || u.Host == "" {
 		return nil, &llm.Error{Kind: llm.KindConfig, Provider: cfg.Provider, Model: cfg.Model,
-			Message: fmt.Sprintf("base_url %q is not an absolute URL", cfg.BaseURL)}
+			Message: fmt.Sprintf("base_url %q is not an absolute URL", sanitize.URL(cfg.BaseURL))}
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = llm.NewHTTPClient(0)
-	}
+	// Every answer is read within llm's bounds (a reply's size, a body
+	// that is not an object: the SDK crashes on a "null" body).
+	cfg.HTTPClient = llm.BoundedHTTPClient(cfg.HTTPClient)
 	headers := http.Header{}
 	for k, v := range cfg.ExtraHeaders {
 		headers.Set(k, v)
@@ -115,11 +116,15 @@ func keyField(cfg Config) string {
 // Complete makes one generateContent call (no retries: see llm.WithRetry).
 func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	contents, gc := c.params(req)
+	ctx, body := llm.WatchBody(ctx)
 	start := time.Now()
-	resp, err := c.api.Models.GenerateContent(ctx, c.cfg.Model, contents, gc)
+	resp, err := c.generate(ctx, contents, gc)
 	latency := time.Since(start)
 	if err != nil {
 		return llm.Response{Latency: latency}, c.callError(err)
+	}
+	if resp == nil {
+		resp = &genai.GenerateContentResponse{} // no answer can crash the process
 	}
 	usage := mapUsage(resp.UsageMetadata)
 	reqID := resp.ResponseID
@@ -156,8 +161,10 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		}
 		return llm.Response{Latency: latency}, e
 	}
+	reply, cut := llm.BoundReply(text.String())
 	out := llm.Response{
-		Text:         text.String(),
+		Text:         reply,
+		Truncated:    cut || body.Cut("text"),
 		FinishReason: finish,
 		RequestID:    reqID,
 		Model:        resp.ModelVersion,
@@ -172,6 +179,24 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		out.NoSeed = llm.NoSeedInRequest
 	}
 	return out, nil
+}
+
+// errSDKPanic is a panic inside the SDK while it read an answer.
+var errSDKPanic = errors.New("the Gemini SDK could not read the answer")
+
+// generate makes the call. The SDK's converters assume the answer's shape
+// and panic on some that are valid JSON (a null candidate:
+// {"candidates":[null]}), which would end the whole run, and every rerun,
+// on one bad answer. This recover is the last resort for what cannot be
+// fixed here: it turns such a panic into a failed attempt. Panics in our
+// own code are not caught; they are bugs to fix where they happen.
+func (c *Client) generate(ctx context.Context, contents []*genai.Content, gc *genai.GenerateContentConfig) (resp *genai.GenerateContentResponse, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			resp, err = nil, fmt.Errorf("%w (%v)", errSDKPanic, r)
+		}
+	}()
+	return c.api.Models.GenerateContent(ctx, c.cfg.Model, contents, gc)
 }
 
 // mapUsage: promptTokenCount already includes cached tokens; thoughts are
@@ -246,6 +271,11 @@ func (c *Client) callError(err error) *llm.Error {
 	var apiErr genai.APIError
 	var apiErrP *genai.APIError
 	switch {
+	case errors.Is(err, llm.ErrResponseTooLarge), errors.Is(err, llm.ErrNotJSONObject), errors.Is(err, errSDKPanic):
+		// An unusable answer: a failed attempt, retried like other bad ones.
+		e.Kind = llm.KindServer
+		e.Message = "malformed response: " + llm.Redact(err.Error(), c.cfg.APIKey)
+		return e
 	case errors.As(err, &apiErr):
 	case errors.As(err, &apiErrP) && apiErrP != nil:
 		apiErr = *apiErrP
@@ -314,7 +344,7 @@ func classify(e *llm.Error, a genai.APIError, cfg Config) {
 	case e.Kind == llm.KindAuth:
 		e.Hint = "check " + keyField(cfg) + " in config.yaml (is the variable set, and is it a Gemini API key?)"
 	case a.Code == http.StatusNotFound:
-		e.Hint = "check the model name and base_url (" + cfg.BaseURL + ")"
+		e.Hint = "check the model name and base_url (" + sanitize.URL(cfg.BaseURL) + ")"
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // DefaultBaseURL is OpenAI's own endpoint.
@@ -102,11 +103,11 @@ func New(cfg Config) (*Client, error) {
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return nil, &llm.Error{Kind: llm.KindConfig, Provider: cfg.Provider, Model: cfg.Model,
-			Message: fmt.Sprintf("base_url %q is not an absolute URL", cfg.BaseURL)}
+			Message: fmt.Sprintf("base_url %q is not an absolute URL", sanitize.URL(cfg.BaseURL))}
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = llm.NewHTTPClient(0)
-	}
+	// Every answer is read within llm's bounds (a reply's size, a body
+	// that is not an object).
+	cfg.HTTPClient = llm.BoundedHTTPClient(cfg.HTTPClient)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -193,7 +194,7 @@ func (c *Client) refuseSeeds(err error) string {
 	why := fmt.Sprintf("server refused the seed parameter (HTTP %d: %s)", e.StatusCode, msg)
 	if c.seedRefused.CompareAndSwap(nil, &why) {
 		c.cfg.Logger.Warn("server refuses the seed parameter; sending requests without it, so samples differ only by sampling temperature",
-			"provider", c.cfg.Provider, "model", c.cfg.Model, "base_url", c.cfg.BaseURL, "status", e.StatusCode)
+			"provider", c.cfg.Provider, "model", c.cfg.Model, "base_url", sanitize.URL(c.cfg.BaseURL), "status", e.StatusCode)
 	}
 	return *c.seedRefused.Load()
 }
@@ -201,6 +202,7 @@ func (c *Client) refuseSeeds(err error) string {
 func (c *Client) complete(ctx context.Context, req llm.Request, seed *int64) (llm.Response, error) {
 	params := c.params(req, seed)
 	var httpResp *http.Response
+	ctx, body := llm.WatchBody(ctx)
 	start := time.Now()
 	comp, err := c.svc.New(ctx, params, option.WithResponseInto(&httpResp))
 	latency := time.Since(start)
@@ -212,6 +214,11 @@ func (c *Client) complete(ctx context.Context, req llm.Request, seed *int64) (ll
 	if httpResp != nil {
 		reqID = httpResp.Header.Get("x-request-id")
 		rateLimit = llm.ParseRateLimit(httpResp.Header, time.Now())
+	}
+	if comp == nil {
+		// Unreachable through llm.BoundedHTTPClient (a 2xx body must be an
+		// object), kept so that no answer can crash the process.
+		comp = &sdk.ChatCompletion{}
 	}
 	usage := mapUsage(comp.Usage)
 	fail := func(kind llm.ErrorKind, status int, code, msg, finish string) (llm.Response, error) {
@@ -246,11 +253,19 @@ func (c *Client) complete(ctx context.Context, req llm.Request, seed *int64) (ll
 	if ch.Message.Refusal != "" {
 		return fail(llm.KindEmpty, 0, "refusal", "model refused: "+ch.Message.Refusal, ch.FinishReason)
 	}
-	if strings.TrimSpace(ch.Message.Content) == "" {
+	content := ch.Message.Content
+	if raw := ch.Message.JSON.Content.Raw(); strings.HasPrefix(raw, "[") {
+		// Some OpenAI-compatible servers answer with content parts
+		// ([{"type":"text","text":…}]); the SDK hands them on as raw JSON.
+		content = contentParts(raw)
+	}
+	if strings.TrimSpace(content) == "" {
 		return fail(llm.KindEmpty, 0, ch.FinishReason, fmt.Sprintf("empty content (finish_reason %q)", ch.FinishReason), ch.FinishReason)
 	}
+	text, cut := llm.BoundReply(content)
 	return llm.Response{
-		Text:         ch.Message.Content,
+		Text:         text,
+		Truncated:    cut || body.Cut("content"),
 		FinishReason: ch.FinishReason,
 		RequestID:    reqID,
 		Model:        comp.Model,
@@ -310,6 +325,25 @@ func (c *Client) params(req llm.Request, seed *int64) sdk.ChatCompletionNewParam
 		}
 	}
 	return p
+}
+
+// contentParts joins the text parts of a content array; other part types
+// (images, audio, types newer than this adapter) are skipped.
+func contentParts(raw string) string {
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal([]byte(raw), &parts) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
 }
 
 func mapUsage(u sdk.CompletionUsage) llm.Usage {
@@ -431,6 +465,15 @@ func (c *Client) callError(err error, httpResp *http.Response) *llm.Error {
 	e := &llm.Error{Provider: c.cfg.Provider, Model: c.cfg.Model, Err: err, Usage: llm.Usage{Requests: 1}}
 	var apiErr *sdk.Error
 	switch {
+	case errors.Is(err, llm.ErrResponseTooLarge), errors.Is(err, llm.ErrNotJSONObject):
+		// An unusable answer: a failed attempt, retried like other bad ones.
+		e.Kind, e.Err = llm.KindServer, nil
+		e.Message = "malformed response: " + llm.Redact(err.Error(), c.cfg.APIKey)
+		if httpResp != nil {
+			e.StatusCode = httpResp.StatusCode
+			e.RequestID = httpResp.Header.Get("x-request-id")
+		}
+		return e
 	case errors.As(err, &apiErr):
 		e.StatusCode = apiErr.StatusCode
 		e.Code = apiErr.Code
@@ -501,7 +544,7 @@ func classify(e *llm.Error, cfg Config) {
 		}
 		e.Hint = "check " + field + " in config.yaml (is the variable set, and is it a key for " + cfg.Provider + "?)"
 	case e.StatusCode == http.StatusNotFound:
-		e.Hint = "check the model name and base_url (" + cfg.BaseURL + ")"
+		e.Hint = "check the model name and base_url (" + sanitize.URL(cfg.BaseURL) + ")"
 	}
 }
 

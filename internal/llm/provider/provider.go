@@ -4,6 +4,7 @@
 //
 // The stack, outermost first:
 //
+//	redaction (Options.Redact: configured secrets out of all model text) →
 //	cost (Usage.Cost from the price table) →
 //	retry (one policy for all providers) →
 //	Options.Wrap (e.g. the rate limiter; per attempt) →
@@ -25,6 +26,7 @@ import (
 	"github.com/impactbench/impactbench/internal/llm/anthropic"
 	"github.com/impactbench/impactbench/internal/llm/gemini"
 	"github.com/impactbench/impactbench/internal/llm/openai"
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // DefaultTimeout is the per-attempt timeout when the config sets none.
@@ -55,6 +57,12 @@ type Options struct {
 	// every attempt and every 429, and whose queueing must not eat into the
 	// call's timeout.
 	Wrap func(llm.Client) llm.Client
+	// Redact lists the secret values (config.(*Config).Secrets(): every
+	// apikey, credential header value and base_url credential) to replace
+	// in the text of every answer and error before anything stores it: a
+	// model can be made to repeat a key, and a gateway can echo one.
+	// Values shorter than llm.MinSecretLen are ignored.
+	Redact []string
 }
 
 type adapterKind int
@@ -161,7 +169,7 @@ func New(cfg config.ModelConfig, opts Options) (llm.Client, error) {
 			c = opts.Wrap(c)
 		}
 		c = llm.WithRetry(c, retry)
-		return llm.WithCost(c, llm.Price{}, true), nil
+		return llm.WithRedaction(llm.WithCost(c, llm.Price{}, true), opts.Redact), nil
 	}
 
 	baseURL := strings.TrimSpace(cfg.BaseURL)
@@ -175,7 +183,7 @@ func New(cfg config.ModelConfig, opts Options) (llm.Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return nil, &llm.Error{Kind: llm.KindConfig, Provider: srcName, Model: cfg.Model,
-			Message: fmt.Sprintf("base_url %q is not an absolute URL", baseURL)}
+			Message: fmt.Sprintf("base_url %q is not an absolute URL", sanitize.URL(baseURL))}
 	}
 	keyField := "apikey of " + role(opts, cfg)
 	if src.keyEnv != "" {
@@ -240,7 +248,7 @@ func New(cfg config.ModelConfig, opts Options) (llm.Client, error) {
 	c = llm.WithRetry(c, retry)
 	// Real-time calls are never discounted, even with batch: true — the
 	// batch price applies only to calls made through a batch API.
-	return llm.WithCost(c, price, known), nil
+	return llm.WithRedaction(llm.WithCost(c, price, known), opts.Redact), nil
 }
 
 func role(opts Options, cfg config.ModelConfig) string {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/llm"
+	safe "github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // pool is the shared limiter of one pool key. One mutex guards everything:
@@ -90,9 +91,11 @@ func newPool(name string, lim Limits, opts Options) *pool {
 	lim.Start = 0 // a hint at creation, not a limit: tighten compares the rest
 	now := opts.Now()
 	p := &pool{
-		name:       name,
-		opts:       opts,
-		log:        opts.Logger.With("pool", name),
+		name: name,
+		opts: opts,
+		// A pool key may hold the base_url (credentials and all): the log
+		// line shows it redacted.
+		log:        opts.Logger.With("pool", safe.URLsIn(name)),
 		configured: lim,
 		effective:  lim,
 		slowStart:  !opts.AIMD.NoSlowStart,
