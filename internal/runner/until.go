@@ -201,10 +201,17 @@ func (r *Runner) growthWanted(wide map[string]float64, half float64) map[string]
 		if !ok || have == 0 {
 			continue
 		}
-		need := int(math.Ceil(float64(have) * math.Pow(w/(2*half), 2)))
-		want[m.ID] = max(have+1, min(need, 2*have))
+		want[m.ID] = grownSize(have, w, half)
 	}
 	return want
+}
+
+// grownSize is how many base scenarios a metric of a track whose interval
+// is width wide gets next round: what width ∝ 1/√scenarios says ±half
+// needs, at least one more and at most twice as many.
+func grownSize(have int, width, half float64) int {
+	need := int(math.Ceil(float64(have) * math.Pow(width/(2*half), 2)))
+	return max(have+1, min(need, 2*have))
 }
 
 // prepareGrowth sets the growth the next round's gen_scenarios makes.
