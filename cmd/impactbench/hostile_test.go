@@ -178,7 +178,11 @@ func TestHugeRepliesAreCut(t *testing.T) {
 			start := time.Now()
 			r := p.mustRun("run", "qs")
 			t.Logf("%d MiB replies: run took %v, peak RSS %d MiB", size>>20, time.Since(start).Round(time.Millisecond), maxRSS(r))
-			if rss := maxRSS(r); rss > 400 {
+			// About 120 MiB on a quiet machine. Under a loaded -race suite the
+			// garbage of cut bodies is collected later (seen: 423 MiB); a
+			// reply held whole would cost gigabytes (the old code peaked at
+			// 12.2 GB on 40 MiB replies), so 1 GiB still catches it.
+			if rss := maxRSS(r); rss > 1024 {
 				t.Errorf("peak RSS %d MiB for %d MiB replies: replies are held whole", rss, size>>20)
 			}
 			var convs []struct {
