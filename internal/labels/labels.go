@@ -26,6 +26,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // FileName is the labels file's name inside a benchmark directory.
@@ -194,6 +195,11 @@ func parse(path string, data []byte, known Known) ([]Label, error) {
 // parseLine checks one line strictly: every field present with its JSON
 // type, nothing else, and the conversation known.
 func parseLine(line []byte, known Known) (Label, *LineError) {
+	// encoding/json would read bytes that are not UTF-8 as U+FFFD: a
+	// label's conv_id or note would silently differ from the file.
+	if !utf8.Valid(line) {
+		return Label{}, &LineError{Msg: "not UTF-8 text (save the file as UTF-8)"}
+	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(line, &raw); err != nil {
 		return Label{}, &LineError{Msg: "not a JSON object: " + err.Error()}
