@@ -6,41 +6,43 @@ import (
 	"unicode/utf8"
 )
 
+// userReplyCases are replies and how they read (also FuzzParseUserReply's seeds).
+var userReplyCases = []struct {
+	name, raw string
+	want      string
+	terminate bool
+}{
+	{"basic", "Thought: a\nMessage: hi there", "hi there", false},
+	{"upper label", "MESSAGE: yo", "yo", false},
+	{"multi-line", "Thought: x\nMessage: line1\nline2\n\nline3", "line1\nline2\n\nline3", false},
+	{"label alone then lines", "Message:\nline2\nline3", "line2\nline3", false},
+	{"later thought excluded", "Message: hi\nThought: later", "hi", false},
+	{"later markdown thought excluded", "Message: hi\n**Thought:** later", "hi", false},
+	{"terminate", "Thought: done\nMessage: Terminate conversation.", "Terminate conversation.", true},
+	{"quoted terminate", `Message: "terminate conversation"`, "terminate conversation", true},
+	{"terminate with more", "Message: terminate conversation now", "terminate conversation now", true},
+	{"bracketed terminate", "Message: [Terminate Conversation]", "[Terminate Conversation]", true},
+	{"not terminate", "Message: please don't terminate conversation", "please don't terminate conversation", false},
+	{"bold label", "**Message:** hello", "hello", false},
+	{"bold label colon outside", "**Message**: hello", "hello", false},
+	{"heading label", "## Message: hello", "hello", false},
+	{"quote label", "> Message: hello", "hello", false},
+	{"indented", "  Thought: hmm\n  Message: indented", "indented", false},
+	{"crlf", "Thought: a\r\nMessage: hi\r\n", "hi", false},
+	{"quoted message", "Message: \"so what should I do?\"", "so what should I do?", false},
+	{"curly quotes", "Message: “ok then”", "ok then", false},
+	{"inner quotes kept", `Message: "a" or "b"?`, `"a" or "b"?`, false},
+	{"italic message", "Message: *sigh* fine", "*sigh* fine", false},
+	{"no label", "just some text", "just some text", false},
+	{"no label, leading thought paragraph", "Thought: plan it\nstill thinking\n\nhey can u help", "hey can u help", false},
+	{"word starting with message", "Messages are hard\nok", "Messages are hard\nok", false},
+	{"first label wins", "Message: one\nMessage: two", "one\nMessage: two", false},
+	{"empty", "", "", false},
+	{"only thought", "Thought: nothing to say", "", false},
+}
+
 func TestParseUserReply(t *testing.T) {
-	tests := []struct {
-		name, raw string
-		want      string
-		terminate bool
-	}{
-		{"basic", "Thought: a\nMessage: hi there", "hi there", false},
-		{"upper label", "MESSAGE: yo", "yo", false},
-		{"multi-line", "Thought: x\nMessage: line1\nline2\n\nline3", "line1\nline2\n\nline3", false},
-		{"label alone then lines", "Message:\nline2\nline3", "line2\nline3", false},
-		{"later thought excluded", "Message: hi\nThought: later", "hi", false},
-		{"later markdown thought excluded", "Message: hi\n**Thought:** later", "hi", false},
-		{"terminate", "Thought: done\nMessage: Terminate conversation.", "Terminate conversation.", true},
-		{"quoted terminate", `Message: "terminate conversation"`, "terminate conversation", true},
-		{"terminate with more", "Message: terminate conversation now", "terminate conversation now", true},
-		{"bracketed terminate", "Message: [Terminate Conversation]", "[Terminate Conversation]", true},
-		{"not terminate", "Message: please don't terminate conversation", "please don't terminate conversation", false},
-		{"bold label", "**Message:** hello", "hello", false},
-		{"bold label colon outside", "**Message**: hello", "hello", false},
-		{"heading label", "## Message: hello", "hello", false},
-		{"quote label", "> Message: hello", "hello", false},
-		{"indented", "  Thought: hmm\n  Message: indented", "indented", false},
-		{"crlf", "Thought: a\r\nMessage: hi\r\n", "hi", false},
-		{"quoted message", "Message: \"so what should I do?\"", "so what should I do?", false},
-		{"curly quotes", "Message: “ok then”", "ok then", false},
-		{"inner quotes kept", `Message: "a" or "b"?`, `"a" or "b"?`, false},
-		{"italic message", "Message: *sigh* fine", "*sigh* fine", false},
-		{"no label", "just some text", "just some text", false},
-		{"no label, leading thought paragraph", "Thought: plan it\nstill thinking\n\nhey can u help", "hey can u help", false},
-		{"word starting with message", "Messages are hard\nok", "Messages are hard\nok", false},
-		{"first label wins", "Message: one\nMessage: two", "one\nMessage: two", false},
-		{"empty", "", "", false},
-		{"only thought", "Thought: nothing to say", "", false},
-	}
-	for _, tt := range tests {
+	for _, tt := range userReplyCases {
 		t.Run(tt.name, func(t *testing.T) {
 			got, term := ParseUserReply(tt.raw)
 			if got != tt.want || term != tt.terminate {
