@@ -1,4 +1,4 @@
-package stages
+package userreply
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// userReplyCases are replies and how they read (also FuzzParseUserReply's seeds).
+// userReplyCases are replies and how they read (also FuzzParse's seeds).
 var userReplyCases = []struct {
 	name, raw string
 	want      string
@@ -41,12 +41,12 @@ var userReplyCases = []struct {
 	{"only thought", "Thought: nothing to say", "", false},
 }
 
-func TestParseUserReply(t *testing.T) {
+func TestParse(t *testing.T) {
 	for _, tt := range userReplyCases {
 		t.Run(tt.name, func(t *testing.T) {
-			got, term := ParseUserReply(tt.raw)
+			got, term := Parse(tt.raw)
 			if got != tt.want || term != tt.terminate {
-				t.Errorf("ParseUserReply(%q) = %q, %v; want %q, %v", tt.raw, got, term, tt.want, tt.terminate)
+				t.Errorf("Parse(%q) = %q, %v; want %q, %v", tt.raw, got, term, tt.want, tt.terminate)
 			}
 		})
 	}
@@ -89,5 +89,27 @@ func TestPerturb(t *testing.T) {
 	}
 	if got := Perturb("ÄBC", 5); !utf8.ValidString(got) {
 		t.Error("invalid UTF-8")
+	}
+}
+
+func TestThought(t *testing.T) {
+	cases := []struct{ raw, want string }{
+		{"Thought: plan A\nMessage: hi", "plan A"},
+		{"Thought: line one\nline two\n\nMessage: hi", "line one\nline two"},
+		{"**Thought:** weigh it\n**Message:** hi\nThought: after", "weigh it\nafter"},
+		{"Message: hi", ""},
+		{"just a message", ""},
+		// Without a Message label the leading Thought paragraph is the
+		// thought and the rest the message, as ParseUserReply reads it.
+		{"Thought: only this\n\nthe message itself", "only this"},
+	}
+	for _, c := range cases {
+		if got := Thought(c.raw); got != c.want {
+			t.Errorf("Thought(%q) = %q, want %q", c.raw, got, c.want)
+		}
+		msg, _ := Parse(c.raw)
+		if got := Thought(c.raw); got != "" && strings.Contains(msg, got) {
+			t.Errorf("%q: the thought %q is also in the message %q", c.raw, got, msg)
+		}
 	}
 }

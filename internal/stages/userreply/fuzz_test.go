@@ -1,4 +1,4 @@
-package stages
+package userreply
 
 import (
 	"strings"
@@ -10,17 +10,17 @@ import (
 // The simulated user's reply is model output, fuzzed. Seeds: userReplyCases
 // and testdata/fuzz/<Fuzz…>/ (every regression the fuzzers found).
 
-// FuzzParseUserReply: no reply panics; the message is text of the reply
+// FuzzParse: no reply panics; the message is text of the reply
 // (one stretch of it, trimmed, give or take spaces at line ends: the
 // parser never invents or reorders text),
 // valid UTF-8 when the reply is; "terminate" only when the message says so.
-func FuzzParseUserReply(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, c := range userReplyCases {
 		f.Add(c.raw)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		msg, term := ParseUserReply(raw)
-		thought := UserThought(raw)
+		msg, term := Parse(raw)
+		thought := Thought(raw)
 		// The label line's own trailing spaces go with the label.
 		if !strings.Contains(trimLineEnds(strings.ReplaceAll(raw, "\r\n", "\n")), trimLineEnds(msg)) {
 			t.Fatalf("message %q is not text of the reply %q", msg, raw)
@@ -37,12 +37,12 @@ func FuzzParseUserReply(f *testing.F) {
 	})
 }
 
-// FuzzUserReplyRoundTrip: a reply written as the prompt asks,
+// FuzzRoundTrip: a reply written as the prompt asks,
 // "Thought: <t>\nMessage: <m>", reads back as exactly m, with t as the
 // thought, for every m the format can carry (no carriage return, no
 // "Thought:" line inside, not wrapped in quotes or emphasis as a whole,
 // first line without surrounding spaces) and every one-line t.
-func FuzzUserReplyRoundTrip(f *testing.F) {
+func FuzzRoundTrip(f *testing.F) {
 	f.Add("plan it", "hi there")
 	f.Add("", "line1\nline2\n\nline3")
 	f.Add("they asked", "Terminate conversation.")
@@ -63,14 +63,14 @@ func FuzzUserReplyRoundTrip(f *testing.F) {
 			}
 		}
 		raw := "Thought: " + thought + "\nMessage: " + msg
-		got, term := ParseUserReply(raw)
+		got, term := Parse(raw)
 		if got != msg {
 			t.Fatalf("reply %q: message %q, want %q", raw, got, msg)
 		}
 		if term != isTerminate(msg) {
 			t.Fatalf("reply %q: terminate %v", raw, term)
 		}
-		if th := UserThought(raw); th != strings.TrimSpace(thought) {
+		if th := Thought(raw); th != strings.TrimSpace(thought) {
 			t.Fatalf("reply %q: thought %q, want %q", raw, th, strings.TrimSpace(thought))
 		}
 	})
