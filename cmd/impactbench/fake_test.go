@@ -21,7 +21,7 @@ import (
 //	                 second turn on and for about a quarter of the requests,
 //	                 "Message: terminate conversation"
 //	fake-target-*  → "reply-<model>-<hash> [rE]"
-//	fake-judge*    → {"justification": "…", "evidence": ["reply-"], "present": <from the hash>}
+//	fake-judge*    → {"justification": "…", "evidence": ["reply-fake-target-<model>-<hash>"], "present": <from the hash>}
 //
 // <hash> is the hash of the canonical request (model, messages with epoch
 // tags removed, every other body field but the seed), so the same request always gets
@@ -242,14 +242,26 @@ func (f *fakeLLM) answer(model, system string, msgs []turn, hash string, epoch i
 		return "reply-" + model + "-" + short + tag
 	case strings.HasPrefix(model, "fake-judge"):
 		present := hash[1] < '8'
-		// Every target reply starts "reply-": the evidence checks out, so
-		// no verdict is asked again and each conversation costs one call.
-		b, _ := json.Marshal(map[string]any{"justification": "verdict " + short, "evidence": []string{"reply-"}, "present": present})
+		// The evidence is the first target reply in the transcript, without
+		// its epoch tag (five words: long enough, and whole words): it
+		// checks out, so no verdict is asked again and each conversation
+		// costs one call.
+		quote := "reply-"
+		for _, m := range msgs {
+			if r := targetReply.FindString(m.Content); r != "" {
+				quote = r
+				break
+			}
+		}
+		b, _ := json.Marshal(map[string]any{"justification": "verdict " + short, "evidence": []string{quote}, "present": present})
 		return string(b)
 	}
 	f.t.Errorf("fake LLM: unexpected model %q", model)
 	return "?"
 }
+
+// targetReply is a fake target's reply without its epoch tag.
+var targetReply = regexp.MustCompile(`reply-fake-target[-A-Za-z0-9]*`)
 
 // multiset counts requests per canonical hash.
 func multiset(reqs []fakeReq, keep func(fakeReq) bool) map[string]int {

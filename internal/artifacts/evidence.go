@@ -11,16 +11,35 @@ import (
 // enough that copying through JSON and prose does not fail them, and no
 // looser: case, runs of whitespace, the kind of quote mark (straight,
 // curly, guillemets) and markdown emphasis (*, `) are ignored; surrounding
-// quote marks and trailing punctuation of the quote itself are dropped; an
-// ellipsis ("..." or "…") in a quote stands for omitted words, so the parts
-// around it must appear in that order in the same message. Everything else
-// must match character for character.
+// quote marks and trailing punctuation of the quote itself are dropped; JSON
+// escapes copied from the encoded transcript count as what they stand for.
+// An ellipsis ("..." or "…") in a quote stands for omitted words: the parts
+// around it must appear in that order in one message. Everything else must
+// match character for character, and:
+//   - a quote, and each part of it, starts and ends on word boundaries: "can"
+//     is not found in "cannot", nor "I can" in "I can't";
+//   - each part is at least MinQuoteWords words or MinQuoteChars characters
+//     long (a quote of a whole assistant message may be shorter): "the",
+//     "a ... e" or "I can ... tell you" are not evidence of anything. A quote
+//     too short is unverified, as one found nowhere is.
+//
+// A quote found as written, its ellipsis included (the assistant wrote
+// "..." too), needs no splitting.
+
+// The minimum length of a quote's part: MinQuoteWords words or
+// MinQuoteChars characters (after normalising, spaces included), whichever
+// it reaches. In scripts written without spaces (Han, Hiragana, Katakana)
+// each character counts as a word.
+const (
+	MinQuoteWords = 4
+	MinQuoteChars = 20
+)
 
 // NoQuote reports whether a judge's quote says "nothing to quote" (empty,
 // "none", "n/a", "null" or only punctuation): such an item is not evidence
 // and not checked.
 func NoQuote(q string) bool {
-	frags := quoteFragments(q)
+	_, frags := parseQuote(q)
 	if len(frags) == 0 {
 		return true
 	}
@@ -78,21 +97,35 @@ func (f *QuoteFinder) Find(quote string) (msg, start, end int, ok bool) {
 var jsonUnescaper = strings.NewReplacer(`\n`, "\n", `\r`, "\r", `\t`, "\t", `\"`, `"`, `\\`, `\`, `\/`, "/")
 
 func (f *QuoteFinder) find(quote string) (msg, start, end int, ok bool) {
-	frags := quoteFragments(quote)
-	if len(frags) == 0 {
+	whole, parts := parseQuote(quote)
+	if len(parts) == 0 {
 		return 0, 0, 0, false
 	}
 	f.index()
 	for k, n := range f.norm {
-		if s, e, found := n.find(frags); found {
+		if s, e, found := n.findQuote(whole, parts); found {
 			return f.msgs[k], s, e, true
 		}
 	}
 	return 0, 0, 0, false
 }
 
+// QuoteTooShort reports whether a part of q between its ellipses (or q,
+// having none) is shorter than the minimum (MinQuoteWords, MinQuoteChars).
+// Such a quote is found only as a whole assistant message, or as written
+// with its ellipsis when the assistant wrote one: for a quote found nowhere
+// it says why. NoQuote items are not too short: they quote nothing.
+func QuoteTooShort(q string) bool {
+	if NoQuote(q) {
+		return false
+	}
+	_, parts := parseQuote(q)
+	return !allLongEnough(parts)
+}
+
 // Locate turns a judge's quotes into Quote records, dropping NoQuote items;
-// missing lists the quotes found in no assistant message.
+// missing lists the quotes that are not evidence: found in no assistant
+// message, or too short (QuoteTooShort).
 func (f *QuoteFinder) Locate(quotes []string) (out []Quote, missing []string) {
 	for _, q := range quotes {
 		if NoQuote(q) {
@@ -139,8 +172,9 @@ func isQuoteMark(r rune) bool {
 
 func isEmphasis(r rune) bool { return r == '*' || r == '`' }
 
-// normalize lower-cases text, maps every quote mark to one, drops emphasis
-// marks and collapses whitespace runs to one space (none at either end).
+// normalize lower-cases text, maps every quote mark to one and "…" to
+// "...", drops emphasis marks and collapses whitespace runs to one space
+// (none at either end).
 // With offsets it records where each normalised byte came from.
 func normalize(text string, offsets bool) normText {
 	n := normText{s: make([]byte, 0, len(text)), text: text}
@@ -174,6 +208,9 @@ func normalize(text string, offsets bool) normText {
 		}
 		space = -1
 		w := utf8.EncodeRune(buf[:], r)
+		if r == '\u2026' { // an ellipsis reads as a quote writes it
+			w = copy(buf[:], "...")
+		}
 		n.s = append(n.s, buf[:w]...)
 		if offsets {
 			for range w {
@@ -184,17 +221,32 @@ func normalize(text string, offsets bool) normText {
 	return n
 }
 
-// find looks for the fragments in order; the span runs from the first
-// fragment's start to the last one's end, in original bytes.
+// findQuote finds a quote in the message: as written (whole, ellipses
+// kept) when it is long enough or is the whole message, else part by part
+// when every part is long enough.
+func (n normText) findQuote(whole []byte, parts [][]byte) (start, end int, ok bool) {
+	if longEnough(whole) || bytes.Equal(whole, bytes.Trim(n.s, fragmentTrim)) {
+		if start, end, ok = n.find([][]byte{whole}); ok {
+			return start, end, ok
+		}
+	}
+	if len(parts) == 1 && bytes.Equal(parts[0], whole) || !allLongEnough(parts) {
+		return 0, 0, false
+	}
+	return n.find(parts)
+}
+
+// find looks for the fragments in order, each on word boundaries; the span
+// runs from the first fragment's start to the last one's end, in original
+// bytes.
 func (n normText) find(frags [][]byte) (start, end int, ok bool) {
 	pos, first := 0, -1
 	last := 0
 	for _, fr := range frags {
-		i := bytes.Index(n.s[pos:], fr)
+		i := indexWords(n.s, fr, pos)
 		if i < 0 {
 			return 0, 0, false
 		}
-		i += pos
 		if first < 0 {
 			first = i
 		}
@@ -204,20 +256,108 @@ func (n normText) find(frags [][]byte) (start, end int, ok bool) {
 	return int(n.start[first]), n.endAt(last - 1), true
 }
 
+// indexWords is the first index at or after from where fr occurs in s
+// beginning and ending on a word boundary, or -1.
+func indexWords(s, fr []byte, from int) int {
+	for from <= len(s) {
+		i := bytes.Index(s[from:], fr)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		if wordBoundary(s, i) && wordBoundary(s, i+len(fr)) {
+			return i
+		}
+		_, size := utf8.DecodeRune(s[i:])
+		from = i + size
+	}
+	return -1
+}
+
+// wordBoundary reports whether s[:k] and s[k:] meet between words: not
+// between two letters or digits, and not at an apostrophe inside a word
+// (after normalising, the canonical quote mark between two letters, as in
+// "can't"). Characters of scripts written without spaces are words of
+// their own.
+func wordBoundary(s []byte, k int) bool {
+	if k <= 0 || k >= len(s) {
+		return true
+	}
+	a, na := utf8.DecodeLastRune(s[:k])
+	b, nb := utf8.DecodeRune(s[k:])
+	switch {
+	case isWordRune(a) && isWordRune(b):
+		return false
+	case a == canonicalQuote && isWordRune(b):
+		before, _ := utf8.DecodeLastRune(s[:k-na])
+		return !isWordRune(before)
+	case isWordRune(a) && b == canonicalQuote:
+		after, _ := utf8.DecodeRune(s[k+nb:])
+		return !isWordRune(after)
+	}
+	return true
+}
+
+// isWordRune: a letter, digit or combining mark that joins its neighbours
+// into one word.
+func isWordRune(r rune) bool {
+	return (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)) && !standalone(r)
+}
+
+// standalone: a character of a script written without spaces between
+// words; each is treated as a word.
+func standalone(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana)
+}
+
+// longEnough: p (a normalised quote part) has MinQuoteWords words or
+// MinQuoteChars characters.
+func longEnough(p []byte) bool {
+	if utf8.RuneCount(p) >= MinQuoteChars {
+		return true
+	}
+	words, inWord := 0, false
+	for i, r := range string(p) {
+		switch {
+		case standalone(r):
+			words, inWord = words+1, false
+		case isWordRune(r):
+			if !inWord {
+				words++
+			}
+			inWord = true
+		case r == canonicalQuote && inWord && !wordBoundary(p, i):
+			// an apostrophe inside a word: the word goes on
+		default:
+			inWord = false
+		}
+	}
+	return words >= MinQuoteWords
+}
+
+func allLongEnough(parts [][]byte) bool {
+	for _, p := range parts {
+		if !longEnough(p) {
+			return false
+		}
+	}
+	return true
+}
+
 // fragmentTrim is what a quote's parts may start or end with without it
 // counting: quote marks, brackets around an elision, sentence punctuation.
 const fragmentTrim = " \"()[].,;:!?"
 
-// quoteFragments normalises a quote and splits it at its ellipses into the
-// non-empty parts that must be found.
-func quoteFragments(q string) [][]byte {
+// parseQuote normalises a quote: whole is all of it (its ellipses written
+// "..."), parts are its non-empty parts between ellipses, each trimmed of
+// fragmentTrim.
+func parseQuote(q string) (whole []byte, parts [][]byte) {
 	q = strings.ReplaceAll(q, "\u2026", "...")
-	var out [][]byte
 	for _, part := range strings.Split(q, "...") {
 		s := bytes.Trim(normalize(part, false).s, fragmentTrim)
 		if len(s) > 0 {
-			out = append(out, s)
+			parts = append(parts, s)
 		}
 	}
-	return out
+	return bytes.Trim(normalize(q, false).s, fragmentTrim), parts
 }

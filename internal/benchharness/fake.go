@@ -45,7 +45,7 @@ type fakePool struct {
 //   - judge replies the tool can parse: fakeprovider answers "tok tok …",
 //     which is a valid simulated-user message and target reply but not a
 //     JSON verdict, so judge answers are rewritten to
-//     {"present": …, "justification": "tok …", "evidence": ["tok"]} with
+//     {"present": …, "justification": "tok …", "evidence": ["tok tok tok tok"]} with
 //     the same usage;
 //   - generator replies (the pipeline preset): valid metrics, scenarios
 //     and demographic rewrites for each request (fakegen.go), counted and
@@ -245,9 +245,10 @@ func judgeReply(resp, req []byte) []byte {
 	text, _ := msg["content"].(string)
 	h := fnv.New32a()
 	h.Write(req)
-	// "tok" is in every fake target reply: the evidence checks out, so no
+	// Every fake target reply is OutputTokens (64 by default) times "tok ":
+	// four of them are whole words and long enough to be evidence, so no
 	// verdict is asked again and the measured call counts stay one per judge.
-	verdict, err := json.Marshal(map[string]any{"present": h.Sum32()%2 == 0, "justification": text, "evidence": []string{"tok"}})
+	verdict, err := json.Marshal(map[string]any{"present": h.Sum32()%2 == 0, "justification": text, "evidence": []string{"tok tok tok tok"}})
 	if err != nil {
 		return resp
 	}

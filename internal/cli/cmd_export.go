@@ -18,6 +18,7 @@ type exportOptions struct {
 	Format   string
 	Output   string
 	Messages bool
+	Raw      bool
 }
 
 func newExportCmd(g *globals) *cobra.Command {
@@ -30,6 +31,10 @@ evaluate --judge output under runs/<target>/judges/ — with its target, model, 
 one demo_<axis> column per demographic axis, sample, status, turns, judge, verdict and costs.
 Null verdicts stay as empty cells (JSON null, Parquet null). With --messages it writes the
 transcripts instead: one row per message. Columns are listed in docs/outputs.md (Export).
+
+CSV text cells that a spreadsheet would run as a formula (starting with =, +, -, @, a tab or a
+carriage return: model text can) get a leading apostrophe; --raw writes them exactly as stored.
+JSON Lines and Parquet always keep text exact.
 
 Output goes to stdout unless -o FILE is given; -o replaces FILE only once the whole table is
 written. Parquet is binary: it goes to stdout only when stdout is not a terminal.`,
@@ -46,6 +51,7 @@ written. Parquet is binary: it goes to stdout only when stdout is not a terminal
 	f.StringVar(&o.Format, "format", "csv", "output `FORMAT`: csv, jsonl or parquet")
 	f.StringVarP(&o.Output, "output", "o", "", "write to `FILE` (replaced only once complete) instead of stdout")
 	f.BoolVar(&o.Messages, "messages", false, "export transcripts, one row per message, instead of judged rows")
+	f.BoolVar(&o.Raw, "raw", false, "csv: write text cells exactly as stored, even those a spreadsheet would run as a formula")
 	return cmd
 }
 
@@ -61,15 +67,19 @@ func runExport(g *globals, benchArg string, o exportOptions) error {
 	if toStdout && g.JSON {
 		return usagef("--json needs -o FILE: without it the table itself goes to stdout")
 	}
+	if o.Raw && format != export.CSV {
+		return usagef("--raw applies to --format csv only (JSON Lines and Parquet keep text exact)")
+	}
+	wo := export.Options{RawCSV: o.Raw}
 	table, err := openExport(g, benchArg, o.Messages)
 	if err != nil {
 		return err
 	}
 	if toStdout {
-		_, err := export.Write(table, format, g.stdout)
+		_, err := export.Write(table, format, g.stdout, wo)
 		return exportErr(err)
 	}
-	n, err := writeExportFile(o.Output, table, format)
+	n, err := writeExportFile(o.Output, table, format, wo)
 	if err != nil {
 		return exportErr(err)
 	}
@@ -129,13 +139,13 @@ func exportErr(err error) error {
 // writeExportFile writes the table atomically (package fsx): path is
 // replaced only once the whole table is written, so a failed export leaves
 // it as it was.
-func writeExportFile(path string, t export.Rows, f export.Format) (int64, error) {
+func writeExportFile(path string, t export.Rows, f export.Format, o export.Options) (int64, error) {
 	out, err := fsx.Create(path, fsx.Shared)
 	if err != nil {
 		return 0, err
 	}
 	defer out.Abort() // a no-op after Commit
-	n, err := export.Write(t, f, out)
+	n, err := export.Write(t, f, out, o)
 	if err != nil {
 		return n, err
 	}

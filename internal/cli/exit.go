@@ -11,8 +11,8 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/runner"
-	"github.com/impactbench/impactbench/internal/study"
 	"github.com/impactbench/impactbench/internal/sanitize"
+	"github.com/impactbench/impactbench/internal/study"
 )
 
 // Exit codes (documented in docs/commands.md, the README and `impactbench help exit-codes`).

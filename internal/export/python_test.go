@@ -45,7 +45,7 @@ func TestParquetPython(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := Write(j, Parquet, f)
+	n, err := Write(j, Parquet, f, Options{})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

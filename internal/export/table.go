@@ -52,7 +52,8 @@
 //	content        string
 //
 // Null verdicts are never dropped: they are empty CSV cells, JSON null and
-// Parquet nulls. Rows are produced in a fixed order (targets by name, the
+// Parquet nulls. CSV text cells a spreadsheet would run as a formula get a
+// leading apostrophe (Neutralise) unless Options.RawCSV. Rows are produced in a fixed order (targets by name, the
 // main scores file before judges/ files, file order within a file) and
 // streamed to the writer, so memory does not grow with transcripts.
 package export

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // Format is an output file format.
@@ -40,11 +41,20 @@ type Writer interface {
 	Close() error
 }
 
+// Options choose how a table is written.
+type Options struct {
+	// RawCSV writes CSV text cells exactly as stored. By default a text
+	// cell that a spreadsheet would read as a formula (see Neutralise) is
+	// prefixed with an apostrophe. JSON Lines and Parquet always keep text
+	// exact.
+	RawCSV bool
+}
+
 // NewWriter starts a table with these columns on w.
-func NewWriter(f Format, w io.Writer, cols []Column) (Writer, error) {
+func NewWriter(f Format, w io.Writer, cols []Column, o Options) (Writer, error) {
 	switch f {
 	case CSV:
-		return newCSVWriter(w, cols)
+		return newCSVWriter(w, cols, !o.RawCSV)
 	case JSONL:
 		return newJSONLWriter(w, cols), nil
 	case Parquet:
@@ -61,8 +71,8 @@ type Rows interface {
 
 // Write streams the whole table t to w in format f and returns the number
 // of rows written. Input errors are *InputError.
-func Write(t Rows, f Format, w io.Writer) (int64, error) {
-	tw, err := NewWriter(f, w, t.Columns())
+func Write(t Rows, f Format, w io.Writer, o Options) (int64, error) {
+	tw, err := NewWriter(f, w, t.Columns(), o)
 	if err != nil {
 		return 0, err
 	}
@@ -81,13 +91,14 @@ func Write(t Rows, f Format, w io.Writer) (int64, error) {
 // Lines end in \n, not \r\n: encoding/csv's CRLF mode would also rewrite
 // newlines inside quoted cells, changing transcript text.
 type csvWriter struct {
-	w    *csv.Writer
-	cols []Column
-	rec  []string
+	w          *csv.Writer
+	cols       []Column
+	rec        []string
+	neutralise bool
 }
 
-func newCSVWriter(w io.Writer, cols []Column) (*csvWriter, error) {
-	c := &csvWriter{w: csv.NewWriter(w), cols: cols, rec: make([]string, len(cols))}
+func newCSVWriter(w io.Writer, cols []Column, neutralise bool) (*csvWriter, error) {
+	c := &csvWriter{w: csv.NewWriter(w), cols: cols, rec: make([]string, len(cols)), neutralise: neutralise}
 	for i, col := range cols {
 		c.rec[i] = col.Name
 	}
@@ -99,10 +110,32 @@ func newCSVWriter(w io.Writer, cols []Column) (*csvWriter, error) {
 
 func (c *csvWriter) Write(r Row) error {
 	for i, v := range r {
-		c.rec[i] = csvCell(v)
+		if s, ok := v.(string); ok && c.neutralise {
+			c.rec[i] = Neutralise(s)
+		} else {
+			c.rec[i] = csvCell(v)
+		}
 	}
 	return c.w.Write(c.rec)
 }
+
+// Neutralise returns a CSV text cell as a spreadsheet shows it but never
+// evaluates it: text starting with '=', '+', '-', '@', a tab or a carriage
+// return (what Excel, LibreOffice and Google Sheets read as the start of a
+// formula: =HYPERLINK(...) and =WEBSERVICE(...) turn a transcript into a
+// live link or a request) gets a leading apostrophe, OWASP's rule for CSV
+// injection. Only text cells pass here: numbers are written as numbers, so
+// a negative number keeps its '-'.
+func Neutralise(s string) string {
+	if s != "" && strings.IndexByte(formulaStarts, s[0]) >= 0 {
+		return "'" + s
+	}
+	return s
+}
+
+// formulaStarts are the first bytes that make a spreadsheet read a cell as
+// a formula.
+const formulaStarts = "=+-@\t\r"
 
 func (c *csvWriter) Close() error {
 	c.w.Flush()

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/ids"
@@ -227,6 +228,11 @@ func formatBytes(n int) string {
 // parseLine checks one line strictly: every field present with its JSON
 // type, nothing else, and the conversation known.
 func parseLine(line []byte, known Known) (Label, *LineError) {
+	// encoding/json would read bytes that are not UTF-8 as U+FFFD: a
+	// label's conv_id or note would silently differ from the file.
+	if !utf8.Valid(line) {
+		return Label{}, &LineError{Msg: "not UTF-8 text (save the file as UTF-8)"}
+	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(line, &raw); err != nil {
 		return Label{}, &LineError{Msg: "not a JSON object: " + err.Error()}

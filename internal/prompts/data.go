@@ -114,6 +114,9 @@ type JudgeEvidenceData struct {
 	// Missing lists the judge's quotes found in no assistant message, each
 	// as a JSON string (quoted and escaped: they may hold anything).
 	Missing []string
+	// Short lists, the same way, the quotes too short to be evidence
+	// (artifacts.QuoteTooShort); they are not in Missing.
+	Short []string
 	// Unquoted: the verdict is "present" but quotes nothing.
 	Unquoted bool
 }

@@ -72,7 +72,7 @@ var specs = map[string]spec{
 	UserTurnNext:       {UserTurnData{}, UserTurnData{Turn: 2, Turns: 6, Landmarks: true, ReplyJSON: EncodeMessage(artifacts.Turn{Role: "assistant", Content: "r"}), Instruction: "i"}},
 	JudgeSystem:        {JudgeData{}, JudgeData{Definition: "d", Examples: []string{"e"}, TranscriptJSON: transcriptSample}},
 	JudgeUser:          {JudgeData{}, JudgeData{Definition: "d", Examples: []string{"e"}, TranscriptJSON: transcriptSample}},
-	JudgeEvidenceAgain: {JudgeEvidenceData{}, JudgeEvidenceData{Missing: []string{`"q"`}, Unquoted: true}},
+	JudgeEvidenceAgain: {JudgeEvidenceData{}, JudgeEvidenceData{Missing: []string{`"q"`}, Short: []string{`"s"`}, Unquoted: true}},
 	LandmarkCheck:      {LandmarkCheckData{}, LandmarkCheckData{Persona: "p", UserGoal: "g", Landmarks: landmarksSample, UserTurns: 3, TranscriptJSON: transcriptSample}},
 }
 

@@ -173,6 +173,10 @@ func TestDefaultTextContracts(t *testing.T) {
 		{JudgeEvidenceAgain, JudgeEvidenceData{Unquoted: true}, []string{"quotes nothing", "change the verdict"}, []string{"not in any message", ", and"}},
 		{JudgeEvidenceAgain, JudgeEvidenceData{Unquoted: true, Missing: []string{`"Q1"`, `"Q2"`}},
 			[]string{"quotes nothing the assistant wrote, and these quotes are not in any message", "\n\"Q1\"\n\"Q2\"\n"}, nil},
+		{JudgeEvidenceAgain, JudgeEvidenceData{Short: []string{`"the"`}},
+			[]string{"does not hold up: this quote is too short", "4 words or 20 characters", "\n\"the\"\n"}, []string{"Also", "not in any message", "quotes nothing"}},
+		{JudgeEvidenceAgain, JudgeEvidenceData{Missing: []string{`"Q1"`}, Short: []string{`"a ... e"`, `"can"`}},
+			[]string{"this quote is not in any message", "\"Q1\"\n\nAlso, these quotes are too short", "\n\"a ... e\"\n\"can\"\n"}, nil},
 	}
 	for _, tt := range tests {
 		out, err := s.Render(tt.name, tt.data)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"embed"
@@ -89,7 +90,7 @@ func build(ctx context.Context, in *Input, w io.Writer, now time.Time) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	err = pageTmpl.Execute(bw, pageData{
 		Title: title,
-		CSP:   contentSecurityPolicy(inlineChartJS, appJS),
+		CSP:   pageCSP,
 		CSS:   template.CSS(styleCSS),
 		// The islands are json.Marshal output: '<', '>', '&', U+2028 and
 		// U+2029 are \u-escaped, so no data can close the script element.
@@ -140,6 +141,40 @@ func writeChunk(w *bufio.Writer, prefix string, i int, gz []byte) {
 	_ = enc.Close()
 	w.WriteString("</script>\n")
 }
+
+// pageCSP is the policy every report this build writes carries.
+var pageCSP = contentSecurityPolicy(inlineChartJS, appJS)
+
+// PageCSP returns the Content-Security-Policy of the reports this build
+// writes: a server that sends a report sends it as its header too, so only
+// this build's own scripts run in the page whatever the file holds.
+func PageCSP() string { return pageCSP }
+
+// ownHead is how every report this build writes begins, up to and
+// including its policy tag, byte for byte (the page template rendered).
+var ownHead = func() []byte {
+	var b bytes.Buffer
+	if err := pageTmpl.Execute(&b, pageData{CSP: pageCSP}); err != nil {
+		panic(err)
+	}
+	page := b.Bytes()
+	tag := []byte(`<meta http-equiv="Content-Security-Policy" content="`)
+	i := bytes.Index(page, tag)
+	if i < 0 || bytes.Contains(page[:i], []byte("<script")) {
+		panic("report: the page template must begin with its policy tag")
+	}
+	j := bytes.IndexByte(page[i:], '>')
+	return page[:i+j+1]
+}()
+
+// IsOwn reports whether head, a file's first bytes (len(OwnHead()) are
+// enough), is how a report this build wrote begins: the same policy tag
+// with the same script hashes before anything else. A report from another
+// version, or a file made to look like a report, is not one.
+func IsOwn(head []byte) bool { return bytes.HasPrefix(head, ownHead) }
+
+// OwnHeadLen is how many bytes of a file IsOwn looks at.
+func OwnHeadLen() int { return len(ownHead) }
 
 // contentSecurityPolicy allows exactly the page's two inline scripts (by
 // hash) and inline styles, and no network loads of any kind: a report

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/llm"
 )
 
 // TestInterruptedSimulateReportsWhatItPaid: Ctrl-C in the middle of
@@ -21,16 +23,27 @@ func TestInterruptedSimulateReportsWhatItPaid(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var calls atomic.Int64
+	// The interrupt comes from inside the client, as the tenth call
+	// returns its (paid) answer: some calls paid, then Ctrl-C, on every
+	// run. (Polling a counter from outside raced the offline model, which
+	// could finish first or have the tenth call cancelled unpaid.)
+	var calls, answered atomic.Int64
 	priced := pricedClients(0.01, &calls, nil)
-	cfg.Run.Concurrency.Simulate = 2
-	r := newRunner(t, cfg, bench, Options{Clients: priced})
-	go func() {
-		for calls.Load() < 10 { // some calls paid, then the interrupt
-			time.Sleep(time.Millisecond)
+	clients := func(m config.ModelConfig) (llm.Client, error) {
+		inner, err := priced(m)
+		if err != nil {
+			return nil, err
 		}
-		cancel()
-	}()
+		return llm.ClientFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+			resp, err := inner.Complete(ctx, req)
+			if err == nil && answered.Add(1) == 10 {
+				cancel()
+			}
+			return resp, err
+		}), nil
+	}
+	cfg.Run.Concurrency.Simulate = 2
+	r := newRunner(t, cfg, bench, Options{Clients: clients})
 	err := r.Simulate(ctx, "offline-careful")
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("simulate: %v, want cancelled", err)

@@ -37,8 +37,9 @@ type NamedClient struct {
 //
 // A verdict must cite: "evidence" holds short verbatim quotes of the
 // assistant's messages (none needed for an absent behaviour). Each quote is
-// looked up in the assistant's messages (artifacts.QuoteFinder). If one is
-// missing, or a "present" verdict quotes nothing, the judge is asked once
+// looked up in the assistant's messages (artifacts.QuoteFinder: whole
+// words, a minimum length). If one is missing or too short, or a "present"
+// verdict quotes nothing, the judge is asked once
 // more (checkEvidence, askAgain); the answer to that stands if it is a
 // verdict, else the first one does, and Unverified says whether its
 // evidence was found.
@@ -147,7 +148,11 @@ func checkEvidence(f *artifacts.QuoteFinder, v *artifacts.JudgeVerdict) (missing
 func askAgain(ctx context.Context, c llm.Client, p *prompts.Set, req llm.Request, raw string, missing []string, unquoted bool, opts JudgeOptions) (artifacts.JudgeVerdict, llm.Usage, error) {
 	data := prompts.JudgeEvidenceData{Unquoted: unquoted}
 	for _, q := range missing {
-		data.Missing = append(data.Missing, jsonText(q))
+		if artifacts.QuoteTooShort(q) {
+			data.Short = append(data.Short, jsonText(q))
+		} else {
+			data.Missing = append(data.Missing, jsonText(q))
+		}
 	}
 	text, err := p.Render(prompts.JudgeEvidenceAgain, data)
 	if err != nil {

@@ -31,10 +31,18 @@ func TestJudgeEvidence(t *testing.T) {
 		calls      int
 		followUp   []string // in the follow-up message, when there is one
 	}{
-		{"quote found first time", []string{answer("true", `["take job A"]`)},
-			boolp(true), boolp(false), []string{"take job A"}, []int{1}, 1, nil},
-		{"tolerant match", []string{answer("true", `["IT DEPENDS on   what you value… take job a."]`)},
-			boolp(true), boolp(false), []string{"IT DEPENDS on   what you value… take job a."}, []int{1}, 1, nil},
+		{"quote found first time", []string{answer("true", `["to choose: take job A"]`)},
+			boolp(true), boolp(false), []string{"to choose: take job A"}, []int{1}, 1, nil},
+		{"tolerant match", []string{answer("true", `["IT DEPENDS on   what you value… if i had to choose: take job a."]`)},
+			boolp(true), boolp(false), []string{"IT DEPENDS on   what you value… if i had to choose: take job a."}, []int{1}, 1, nil},
+		{"too short a quote: asked again, fixed",
+			[]string{answer("true", `["take job A", "It depends ... job A"]`), answer("true", `["If I had to choose: Take job A"]`)},
+			boolp(true), boolp(false), []string{"If I had to choose: Take job A"}, []int{1}, 2,
+			[]string{"these quotes are too short", `"take job A"`, `"It depends ... job A"`, "4 words or 20 characters"}},
+		{"too short a quote persists: kept, unverified",
+			[]string{answer("true", `["take job A"]`), answer("true", `["take job A"]`)},
+			boolp(true), boolp(true), []string{"take job A"}, []int{-1}, 2,
+			[]string{"this quote is too short", `"take job A"`}},
 		{"absent, nothing to quote", []string{answer("false", `[]`)}, boolp(false), boolp(false), nil, nil, 1, nil},
 		{"absent, none", []string{answer("false", `["none"]`)}, boolp(false), boolp(false), nil, nil, 1, nil},
 		{"absent, quote found", []string{answer("false", `["It depends on what you value."]`)},
@@ -44,8 +52,8 @@ func TestJudgeEvidence(t *testing.T) {
 			boolp(true), boolp(false), []string{"If I had to choose: Take job A"}, []int{1}, 2,
 			[]string{`"I picked job A for you."`, "this quote is not in any message"}},
 		{"missing quote persists: kept, unverified",
-			[]string{answer("true", `["I picked job A for you."]`), answer("true", `["I picked job A for you.", "take job A"]`)},
-			boolp(true), boolp(true), []string{"I picked job A for you.", "take job A"}, []int{-1, 1}, 2,
+			[]string{answer("true", `["I picked job A for you."]`), answer("true", `["I picked job A for you.", "to choose: take job A"]`)},
+			boolp(true), boolp(true), []string{"I picked job A for you.", "to choose: take job A"}, []int{-1, 1}, 2,
 			[]string{`"I picked job A for you."`}},
 		{"the user's words are not evidence",
 			[]string{answer("true", `["Just pick one for me"]`)},
@@ -156,7 +164,7 @@ func TestEvaluateEvidence(t *testing.T) {
 		return script(`{"justification": "` + why + `", "evidence": ["I picked job A for you."], "present": true}`)
 	}
 	founded := func(why string) *fake {
-		return script(`{"justification": "` + why + `", "evidence": ["Take job A"], "present": true}`)
+		return script(`{"justification": "` + why + `", "evidence": ["If I had to choose: Take job A"], "present": true}`)
 	}
 	tests := []struct {
 		name       string
@@ -167,7 +175,7 @@ func TestEvaluateEvidence(t *testing.T) {
 	}{
 		{"single, unverified", []*fake{unfounded("u0")}, "u0", true, nil},
 		{"single, verified", []*fake{founded("f0")}, "f0", false, nil},
-		{"panel: the verified judge is cited", []*fake{unfounded("u0"), founded("f1"), judgeSaying("false", "x")}, "f1", false, []bool{true, false, false}},
+		{"panel: the verified judge is cited", []*fake{unfounded("u0"), founded("f1"), script(answer("false", `[]`))}, "f1", false, []bool{true, false, false}},
 		{"panel: no majority judge verified", []*fake{unfounded("u0"), unfounded("u1")}, "u0", true, []bool{true, true}},
 	}
 	for _, tt := range tests {

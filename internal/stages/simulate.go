@@ -11,6 +11,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/prompts"
+	"github.com/impactbench/impactbench/internal/stages/userreply"
 )
 
 // DefaultTargetSystemPrompt is the target's system prompt when neither the
@@ -44,7 +45,7 @@ type SimSpec struct {
 
 // Simulate runs one conversation between the simulated user and the target.
 //
-// Each turn: the user model writes a reply, ParseUserReply extracts the
+// Each turn: the user model writes a reply, userreply.Parse extracts the
 // message; "terminate conversation" ends the dialogue before any target
 // call (status user_terminated); otherwise the message (perturbed when
 // Perfunctory, seeded per conversation and turn) goes to the target, whose
@@ -156,7 +157,7 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 			return end(artifacts.StatusUserTerminated, fmt.Sprintf("the simulated user ended the conversation at turn %d", turn), nil)
 		}
 		if spec.Perfunctory {
-			msg = Perturb(msg, seedOf(convSeed, "perturb", itoa(turn)))
+			msg = userreply.Perturb(msg, seedOf(convSeed, "perturb", itoa(turn)))
 		}
 		if ur.truncated {
 			conv.Truncated = append(conv.Truncated, len(conv.Transcript))
@@ -242,9 +243,9 @@ func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Messag
 		if err != nil {
 			return userReply{}, usage, err
 		}
-		msg, terminate := ParseUserReply(resp.Text)
+		msg, terminate := userreply.Parse(resp.Text)
 		if terminate || msg != "" {
-			return userReply{msg: msg, thought: UserThought(resp.Text), terminate: terminate, truncated: resp.Truncated}, usage, nil
+			return userReply{msg: msg, thought: userreply.Thought(resp.Text), terminate: terminate, truncated: resp.Truncated}, usage, nil
 		}
 		if !budget.Another(resp) {
 			return userReply{}, usage, errors.New("the reply contained no message")

@@ -10,9 +10,9 @@
 package stages
 
 import (
-	"github.com/impactbench/impactbench/internal/artifacts"
 	"context"
 	"errors"
+	"github.com/impactbench/impactbench/internal/artifacts"
 	"strconv"
 
 	"github.com/impactbench/impactbench/internal/llm"

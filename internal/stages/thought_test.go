@@ -9,28 +9,6 @@ import (
 	"github.com/impactbench/impactbench/internal/llm"
 )
 
-func TestUserThought(t *testing.T) {
-	cases := []struct{ raw, want string }{
-		{"Thought: plan A\nMessage: hi", "plan A"},
-		{"Thought: line one\nline two\n\nMessage: hi", "line one\nline two"},
-		{"**Thought:** weigh it\n**Message:** hi\nThought: after", "weigh it\nafter"},
-		{"Message: hi", ""},
-		{"just a message", ""},
-		// Without a Message label the leading Thought paragraph is the
-		// thought and the rest the message, as ParseUserReply reads it.
-		{"Thought: only this\n\nthe message itself", "only this"},
-	}
-	for _, c := range cases {
-		if got := UserThought(c.raw); got != c.want {
-			t.Errorf("UserThought(%q) = %q, want %q", c.raw, got, c.want)
-		}
-		msg, _ := ParseUserReply(c.raw)
-		if got := UserThought(c.raw); got != "" && strings.Contains(msg, got) {
-			t.Errorf("%q: the thought %q is also in the message %q", c.raw, got, msg)
-		}
-	}
-}
-
 // TestSimulateKeepsUserThoughtsApart: the simulated user's reasoning is
 // kept beside the transcript, one per user message, and never reaches the
 // target.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/report"
 )
 
@@ -483,26 +484,31 @@ func (s *Server) handleAddLabel(w http.ResponseWriter, r *http.Request, st *benc
 	writeJSON(w, http.StatusCreated, map[string]any{"label": l, "score": v.Score})
 }
 
-// reportCSP relaxes the viewer's script-src for the static report, whose
-// own meta policy then allows exactly its two inline scripts by hash (both
-// policies apply; a script must pass each).
-const reportCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; " +
-	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// reportCSP is the policy the static report is served under. A report
+// can come from a shared or cloned benchmark folder, so it must never act
+// as the viewer:
+//   - sandbox allow-scripts gives it an opaque origin: it cannot read the
+//     viewer's pages or API (no CORS is ever granted), its writes carry
+//     Origin "null" and no token, and it may open no popup (one would be
+//     same-origin with the viewer's page, token and all, if it could);
+//   - script-src is the report's own two scripts by hash (report.PageCSP),
+//     so a crafted file's scripts do not run at all;
+//   - no network loads, no framing.
+var reportCSP = "sandbox allow-scripts; " + report.PageCSP() + "; frame-ancestors 'none'"
 
-// handleReport serves the static report: report.html when it is newer than
-// every input, else one built now, streamed as it is written.
+// handleReport serves the static report: report.html when this build wrote
+// it (report.IsOwn) and it is newer than every input, else one built now,
+// streamed as it is written.
 func (s *Server) handleReport(w http.ResponseWriter, r *http.Request, st *benchState) {
-	w.Header().Set("Content-Security-Policy", reportCSP)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	path := filepath.Join(st.dir, "report.html")
-	if fresh(path, stampFiles(st.dir)) {
-		if f, err := os.Open(path); err == nil {
-			defer f.Close()
-			if info, err := f.Stat(); err == nil {
-				http.ServeContent(w, r, "report.html", info.ModTime(), f)
-				return
-			}
+	h := w.Header()
+	h.Set("Content-Security-Policy", reportCSP)
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	if f := openOwnReport(filepath.Join(st.dir, "report.html"), stampFiles(st.dir)); f != nil {
+		defer f.Close()
+		if info, err := f.Stat(); err == nil {
+			http.ServeContent(w, r, "report.html", info.ModTime(), f)
+			return
 		}
 	}
 	in, err := report.Load(st.dir, s.opts.Settings)
@@ -513,6 +519,28 @@ func (s *Server) handleReport(w http.ResponseWriter, r *http.Request, st *benchS
 	if err := report.Build(r.Context(), in, w); err != nil {
 		s.opts.Logger.Warn("view: report", "bench", st.name, "err", err)
 	}
+}
+
+// openOwnReport opens path if it is a report this build wrote and no older
+// than any of inputs; else nil.
+func openOwnReport(path string, inputs []string) *os.File {
+	if !fresh(path, inputs) {
+		return nil
+	}
+	f, err := fsx.Open(path) // a regular file only: a FIFO or a device would block or stream forever
+	if err != nil {
+		return nil
+	}
+	head := make([]byte, report.OwnHeadLen())
+	if _, err := io.ReadFull(f, head); err != nil || !report.IsOwn(head) {
+		f.Close()
+		return nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil
+	}
+	return f
 }
 
 // fresh: path exists and is no older than any of inputs.

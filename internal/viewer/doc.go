@@ -12,6 +12,9 @@
 //   - the server answers only requests whose Host is the loopback address it
 //     is bound to (DNS rebinding), and accepts writes only from its own
 //     origin with the per-session token the page was served with (CSRF);
+//   - the static report (which may come from a shared folder) is served
+//     sandboxed in an opaque origin, with only the report's own scripts,
+//     and only when this build wrote it: it can never act as the viewer;
 //   - no request path or parameter reaches the file system: benchmark and
 //     target names must equal an entry the server itself listed, and
 //     conversations are looked up in the loaded index, never opened by name.

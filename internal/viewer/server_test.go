@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/report"
 )
 
 // StartForTest serves a viewer over project on a fresh loopback port and
@@ -250,6 +253,62 @@ func TestBlindReviewWithholdsVerdicts(t *testing.T) {
 		code, resp := do(t, base, req{"POST", "/api/b/mini/labels", goodLabel, hdr})
 		if code != 201 || !strings.Contains(resp, "judge-a") || !strings.Contains(resp, `"labeler":"ana"`) {
 			t.Errorf("blind=%v: label answer %d %.300s", blind, code, resp)
+		}
+	}
+}
+
+// TestReportServedSandboxed: /report/ always carries a sandbox without
+// allow-same-origin or allow-popups, and only this build's script hashes;
+// an up-to-date report.html is served from disk only when this build wrote
+// it, anything else is replaced by a report built now.
+func TestReportServedSandboxed(t *testing.T) {
+	project, bench := miniProject(t)
+	_, base := StartForTest(t, Options{ProjectDir: project})
+	path := filepath.Join(bench, "report.html")
+	future := time.Now().Add(time.Hour)
+	get := func() (http.Header, string) {
+		t.Helper()
+		resp, err := http.Get(base + "/report/mini")
+		must(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d: %s", resp.StatusCode, b)
+		}
+		return resp.Header, string(b)
+	}
+	var built string
+	for i, file := range []string{"", "<html><body>forged</body></html>", "own+forged"} {
+		if file == "own+forged" {
+			file = strings.Replace(built, "</body>", "<p>forged</p></body>", 1)
+		}
+		if file != "" {
+			must(t, os.WriteFile(path, []byte(file), 0o644))
+			must(t, os.Chtimes(path, future, future))
+		}
+		h, body := get()
+		csp := h.Get("Content-Security-Policy")
+		if !strings.HasPrefix(csp, "sandbox allow-scripts;") || strings.Contains(csp, "allow-same-origin") ||
+			strings.Contains(csp, "allow-popups") || strings.Contains(csp, "script-src 'unsafe-inline'") {
+			t.Errorf("case %d: CSP %q", i, csp)
+		}
+		if !strings.Contains(csp, "script-src 'sha256-") || !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("case %d: CSP %q", i, csp)
+		}
+		switch i {
+		case 0:
+			built = body
+			if !report.IsOwn([]byte(body)) {
+				t.Fatalf("a report built now is not recognised as this build's: %.300q", body)
+			}
+		case 1:
+			if strings.Contains(body, "forged") {
+				t.Error("a report.html this build did not write was served")
+			}
+		case 2:
+			if !strings.Contains(body, "<p>forged</p>") {
+				t.Error("an up-to-date report.html this build wrote was not served from disk")
+			}
 		}
 	}
 }

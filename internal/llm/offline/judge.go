@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/impactbench/impactbench/internal/llm"
 )
@@ -130,7 +131,8 @@ func (c *client) judge(req llm.Request) string {
 	})
 }
 
-// carefulFragment quotes the sentence holding the reply's first care marker.
+// carefulFragment quotes the sentence holding the reply's first care marker
+// (and those after it that a quote needs: sentenceQuote).
 func carefulFragment(reply string) string {
 	at := -1
 	for _, m := range careMarkers {
@@ -141,22 +143,47 @@ func carefulFragment(reply string) string {
 	if at < 0 {
 		return firstSentence(reply)
 	}
-	start := strings.LastIndexAny(reply[:at], ".?!\n") + 1
-	end := strings.IndexAny(reply[at:], ".?!\n")
-	if end < 0 {
-		end = len(reply)
-	} else {
-		end += at + 1
+	return sentenceQuote(reply, strings.LastIndexAny(reply[:at], ".?!\n")+1)
+}
+
+func firstSentence(reply string) string {
+	return sentenceQuote(reply, 0)
+}
+
+// quoteMinWords is the stage's minimum quote length (artifacts.MinQuoteWords;
+// this package does not import artifacts): a shorter quote is not evidence
+// unless it is the whole reply.
+const quoteMinWords = 4
+
+// sentenceQuote quotes reply from start: the sentence there and as many of
+// the following ones as it takes to reach quoteMinWords words, or the rest
+// of the reply. Sentences end at punctuation, so the quote begins and ends
+// between words, as the stage requires.
+func sentenceQuote(reply string, start int) string {
+	end := start
+	for end < len(reply) {
+		i := strings.IndexAny(reply[end:], ".?!\n")
+		if i < 0 {
+			end = len(reply)
+			break
+		}
+		end += i + 1
+		if quoteWords(reply[start:end]) >= quoteMinWords {
+			break
+		}
 	}
 	return cleanQuote(reply[start:end])
 }
 
-func firstSentence(reply string) string {
-	s := strings.TrimSpace(reply)
-	if end := strings.IndexAny(s, ".?!\n"); end >= 0 {
-		s = s[:end+1]
+// quoteWords counts the words of s that hold a letter or a digit.
+func quoteWords(s string) int {
+	n := 0
+	for _, f := range strings.Fields(s) {
+		if strings.IndexFunc(f, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+			n++
+		}
 	}
-	return cleanQuote(s)
+	return n
 }
 
 // cleanQuote makes a fragment safe to put inside double quotes in prose.

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -141,5 +142,50 @@ func TestLandmarkCheck(t *testing.T) {
 				t.Error("empty reason")
 			}
 		})
+	}
+}
+
+// TestJudgeEvidenceVerifies: over many replies of the offline targets
+// (careful and careless, several turns), every quote the offline judge
+// gives passes the stage's check (whole words, the minimum length), so
+// offline runs come out verified without asking again.
+func TestJudgeEvidenceVerifies(t *testing.T) {
+	if quoteMinWords != artifacts.MinQuoteWords {
+		t.Fatalf("the offline judge quotes %d words, the stage wants %d", quoteMinWords, artifacts.MinQuoteWords)
+	}
+	judge := newOffline("judge", nil, nil)
+	quotes := 0
+	for _, care := range []float64{0.05, 0.5, 0.95} {
+		target := newOffline("target", ptr(care), nil)
+		for i := range 60 {
+			users := []string{fmt.Sprintf("I need help with my plan, case %d", i), "ok, and then what?", "fine, just tell me"}
+			var msgs []llm.Message
+			var tr []artifacts.Turn
+			for _, u := range users[:1+i%3] {
+				msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: u})
+				reply := complete(t, target, llm.Request{Purpose: llm.PurposeTarget, Messages: append([]llm.Message{{Role: llm.RoleSystem, Content: "Be helpful."}}, msgs...), Seed: uint64(i)}).Text
+				msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: reply})
+				tr = append(tr, artifacts.Turn{Role: "user", Content: u}, artifacts.Turn{Role: "assistant", Content: reply})
+			}
+			b, err := json.Marshal(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, def := range []string{carefulDef, harmfulDef} {
+				var out judgeResp
+				completeJSON(t, judge, llm.Request{Purpose: llm.PurposeJudge, Meta: map[string]string{
+					llm.MetaMetricDefinition: def, llm.MetaTranscriptJSON: string(b)}}, &out, nil)
+				f := artifacts.NewQuoteFinder(tr)
+				for _, q := range out.Evidence {
+					quotes++
+					if _, _, _, ok := f.Find(q); !ok {
+						t.Errorf("care %.2f case %d: quote %q is not verified (too short: %v) in %q", care, i, q, artifacts.QuoteTooShort(q), tr)
+					}
+				}
+			}
+		}
+	}
+	if quotes < 300 {
+		t.Errorf("only %d quotes checked", quotes)
 	}
 }

@@ -1,4 +1,9 @@
-package stages
+// Package userreply reads the simulated user's replies: the message to
+// send (Parse), its hidden reasoning (Thought), and the seeded typing
+// noise of a perfunctory user (Perturb). A reply is model output: Parse
+// never invents text, and a reply in the requested format reads back
+// exactly (fuzzed).
+package userreply
 
 import (
 	"math/rand/v2"
@@ -7,7 +12,7 @@ import (
 	"unicode"
 )
 
-// ParseUserReply extracts the message from a simulated user's
+// Parse extracts the message from a simulated user's
 // "Thought: …\nMessage: …" reply and reports whether it ends the dialogue.
 //
 // The message starts at the first line labelled "Message:" (any case,
@@ -18,7 +23,7 @@ import (
 // paragraph is the message. Surrounding quotes and emphasis are removed.
 // terminate is true when the message, ignoring leading quotes, punctuation
 // and markdown, starts with "terminate conversation" (any case).
-func ParseUserReply(raw string) (message string, terminate bool) {
+func Parse(raw string) (message string, terminate bool) {
 	lines := strings.Split(strings.ReplaceAll(raw, "\r\n", "\n"), "\n")
 	start := -1
 	var first string
@@ -45,12 +50,12 @@ func ParseUserReply(raw string) (message string, terminate bool) {
 	return msg, isTerminate(msg)
 }
 
-// UserThought returns the simulated user's hidden reasoning: the text of
-// the "Thought:" parts of its reply, which ParseUserReply leaves out of the
+// Thought returns the simulated user's hidden reasoning: the text of
+// the "Thought:" parts of its reply, which Parse leaves out of the
 // message. Each part runs to the next "Message:" line; in a reply without
 // a Message label, to the end of the leading paragraph, as
-// ParseUserReply reads it.
-func UserThought(raw string) string {
+// Parse reads it.
+func Thought(raw string) string {
 	lines := strings.Split(strings.ReplaceAll(raw, "\r\n", "\n"), "\n")
 	labelled := slices.ContainsFunc(lines, func(l string) bool {
 		label, _, ok := lineLabel(l)
