@@ -257,3 +257,44 @@ func labelSome(t *testing.T, bench string, n int) {
 		t.Fatal(err)
 	}
 }
+
+// TestREADMEStudy follows the README's study section on a fresh project
+// with two benchmarks: every command works and leaves what it promises.
+func TestREADMEStudy(t *testing.T) {
+	lines := readmeBlocks(t, "A study of many benchmarks", "sh")
+	bin := binOnPath(t)
+	dir := t.TempDir()
+	shell(t, dir, bin, "impactbench init proj")
+	project := filepath.Join(dir, "proj")
+	b, err := os.ReadFile(filepath.Join(project, "benchmarks", "example", "benchmark.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(project, "benchmarks", "second"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, "benchmarks", "second", "benchmark.yaml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outs := map[string]string{}
+	for _, ln := range lines {
+		s := strings.TrimSpace(ln)
+		outs[s] = shell(t, project, bin, s)
+	}
+	for _, p := range []string{"benchmarks/study.json", "benchmarks/example/results.json", "benchmarks/second/results.json", "site-data/data/benchmark-data.json"} {
+		if _, err := os.Stat(filepath.Join(project, p)); err != nil {
+			t.Errorf("the study section promises %s: %v", p, err)
+		}
+	}
+	for cmd, want := range map[string]string{"impactbench run all --dry-run": "study of 2 benchmarks: estimated cost", "impactbench status all": "TOTAL"} {
+		found := false
+		for s, out := range outs {
+			if strings.HasPrefix(s, cmd) && strings.Contains(out, want) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s printed no %q", cmd, want)
+		}
+	}
+}
