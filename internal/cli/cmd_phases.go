@@ -109,7 +109,7 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 		cmd.Flags().BoolVar(&upstreamOnly, "upstream-only", false, "write only upstream ImpactBench's fields (byte-identical to its results.json)")
 	}
 	if kind == phaseGenScenarios {
-		cmd.Flags().StringVar(&replace, "replace", "", "`weak`: replace the base scenarios `impactbench items` lists as weak with new ones, in a new version of the scenario set (the old set's files are kept under sets/; the other scenarios and their results are kept)")
+		cmd.Flags().StringVar(&replace, "replace", "", "`KIND` weak: replace the base scenarios `impactbench items` lists as weak with new ones, in a new version of the scenario set (the old set's files are kept under sets/; the other scenarios and their results are kept)")
 	}
 	if kind == phaseEvaluate {
 		cmd.Flags().StringSliceVar(&judges, "judge", nil, "judge with these models instead of evaluator_model (\"source/model\" or a target id); repeat for a panel")

@@ -71,7 +71,7 @@ gen-metrics --force for that.`,
 	}
 	pf.add(cmd, withForce|withDryRun|withMaxCost|withShard)
 	cmd.Flags().BoolVar(&noReport, "no-report", false, "do not write report.html at the end")
-	cmd.Flags().Var(&until, "until", "run in rounds, adding base scenarios where the intervals are widest, until every model's positive and negative rate is within `±W` (e.g. ±0.05, 5%) by an anytime-valid interval; with --max-cost, or at --rounds, it stops there (until.json says why)")
+	cmd.Flags().Var(&until, "until", "run in rounds, adding base scenarios where the intervals are widest, until every model's positive and negative rate is within ±`W` (e.g. ±0.05, 5%) by an anytime-valid interval; with --max-cost, or at --rounds, it stops there (until.json says why)")
 	cmd.Flags().IntVar(&rounds, "rounds", runner.DefaultUntilRounds, "with --until: the most rounds")
 	return cmd
 }

@@ -21,9 +21,9 @@ import (
 // A flag that does nothing for a command must not be listed in its help.
 func TestFlagsPerCommand(t *testing.T) {
 	want := map[string][]string{
-		"run":           {"dry-run", "force", "max-cost", "no-report", "shard"},
+		"run":           {"dry-run", "force", "max-cost", "no-report", "rounds", "shard", "until"},
 		"gen-metrics":   {"dry-run", "force", "max-cost"},
-		"gen-scenarios": {"dry-run", "force", "max-cost"},
+		"gen-scenarios": {"dry-run", "force", "max-cost", "replace"},
 		"simulate":      {"dry-run", "force", "max-cost", "shard"},
 		"evaluate":      {"dry-run", "force", "judge", "max-cost", "repeats", "shard"},
 		"aggregate":     {"dry-run", "force", "upstream-only"},

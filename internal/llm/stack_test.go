@@ -216,7 +216,10 @@ func TestStackTimeoutIsRetriedThenFails(t *testing.T) {
 			}
 			var s sleeps
 			start := time.Now()
-			_, err := stack(f.adapter(t, srv, srv.APIKey()), &s, 50*time.Millisecond, nil, f.model).Complete(t.Context(), llm.Request{Messages: question})
+			// 250 ms: long enough that a loaded machine still gets each
+			// attempt to the server before its timeout, short enough that
+			// four of them stay well under the bound below.
+			_, err := stack(f.adapter(t, srv, srv.APIKey()), &s, 250*time.Millisecond, nil, f.model).Complete(t.Context(), llm.Request{Messages: question})
 			if llm.KindOf(err) != llm.KindTimeout {
 				t.Fatalf("err = %v, want timeout", err)
 			}
