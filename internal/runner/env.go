@@ -21,8 +21,7 @@ import (
 
 // env is what every benchmark of a study shares: the config, one client
 // per model over shared provider pools, the cost ceiling, the lanes that
-// bound rows in flight, the progress display, and the wait group of every
-// row started.
+// bound rows in flight, and the progress display.
 type env struct {
 	cfg     *config.Config
 	opts    Options
@@ -43,8 +42,6 @@ type env struct {
 	autoWorkers int
 	lanes       *lanes
 	bars        *bars
-	// rowsRunning counts the row goroutines of the study.
-	rowsRunning sync.WaitGroup
 	// studySize is how many benchmarks share this environment.
 	studySize int
 }

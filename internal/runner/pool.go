@@ -43,35 +43,3 @@ feed:
 	}
 	return err
 }
-
-// forEachStream is forEach over items a feed produces one at a time (rows
-// read from a file), so only the items in flight are in memory. send
-// reports false once ctx is done; the feed should then return. The result
-// is the feed's error, else ctx.Err().
-func forEachStream[T any](ctx context.Context, workers int, feed func(send func(T) bool) error, fn func(ctx context.Context, item T)) error {
-	items := make(chan T)
-	var wg sync.WaitGroup
-	for range max(1, workers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for it := range items {
-				fn(ctx, it)
-			}
-		}()
-	}
-	err := feed(func(it T) bool {
-		select {
-		case <-ctx.Done():
-			return false
-		case items <- it:
-			return true
-		}
-	})
-	close(items)
-	wg.Wait()
-	if err == nil {
-		err = ctx.Err()
-	}
-	return err
-}

@@ -170,7 +170,8 @@ func (l *lanes) configured(stage Stage) int {
 	return 0
 }
 
-// goRow runs a row in lane. With wait, the caller waits for room first:
+// goRow runs a row in lane, in a goroutine of its own (the row's flow
+// waits for it). With wait, the caller waits for room first:
 // a feeder reading rows from a file then holds only the rows in flight.
 // Otherwise the row's goroutine waits (rows offered while scenarios are
 // generated, which are in memory anyway). When ctx ends before there is
@@ -184,9 +185,7 @@ func (e *env) goRow(ctx context.Context, lane chan struct{}, wait bool, run, can
 			return false
 		}
 	}
-	e.rowsRunning.Add(1)
 	go func() {
-		defer e.rowsRunning.Done()
 		if !wait {
 			select {
 			case lane <- struct{}{}:
@@ -210,6 +209,7 @@ type bars struct {
 }
 
 type sharedBar struct {
+	key   laneKey
 	bar   *progress.Bar
 	parts int // open parts; the bar ends when the last one closes
 	total int
@@ -236,7 +236,7 @@ func (b *bars) open(stage Stage, target string, n int) *barPart {
 		if target != "" {
 			label += " " + target
 		}
-		s = &sharedBar{bar: b.prog.Start(label, 0)}
+		s = &sharedBar{key: k, bar: b.prog.Start(label, 0)}
 		b.m[k] = s
 	}
 	s.parts++
@@ -268,17 +268,8 @@ func (p *barPart) close() {
 	p.s.parts--
 	if p.s.parts == 0 {
 		p.s.bar.End()
-		delete(p.b.m, laneKeyOf(p.b, p.s))
+		delete(p.b.m, p.s.key)
 	}
-}
-
-func laneKeyOf(b *bars, s *sharedBar) laneKey {
-	for k, v := range b.m {
-		if v == s {
-			return k
-		}
-	}
-	return laneKey{}
 }
 
 func (p *barPart) bar() *progress.Bar { return p.s.bar }
