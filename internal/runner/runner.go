@@ -14,11 +14,12 @@
 // Every output file is written whole, in its order, by its own writer
 // from finished rows — scenarios.json (gen_scenarios.go),
 // conversations.json (simulate.go), scores.json (evaluate.go),
-// results.json (phase_aggregate.go) — with a phase record (outputs.go,
+// results.json (aggregate.go) — with a phase record (outputs.go,
 // manifest.go) that decides whether an up-to-date file is skipped and
 // says what changed when it is not. Outputs are never replaced by worse
 // ones (guard.go). Batch waves (waves.go) and judge batches (batch.go) are
-// how batched rows' calls are sent.
+// how batched rows' calls are sent; a scenario set can grow (until.go) or
+// have its weak items replaced (scenarioset.go), keeping the rest exactly.
 //
 // A Study (study.go) is several benchmarks over one environment: shared
 // pools, lanes, cost ceiling and progress; a benchmark that fails does not
