@@ -115,6 +115,11 @@ func (p *page) clean() {
 	if len(reqs) > 0 {
 		p.t.Errorf("requests outside the site: %q", reqs)
 	}
+	// A missing value must never be printed as one.
+	if bad := eval[string](p, `(function(){var w=document.createTreeWalker(document.getElementById('main'), NodeFilter.SHOW_TEXT), n;
+		while ((n = w.nextNode())) if (/(^|[^A-Za-z])(null|undefined|NaN)([^A-Za-z]|$)/.test(n.data)) return n.data; return ''})()`); bad != "" {
+		p.t.Errorf("the page shows %q: %s", bad, eval[string](p, "location.hash"))
+	}
 	// No element the data could have made: the page only creates these.
 	if n := eval[int](p, `document.querySelectorAll('img, iframe, object, embed, svg, script:not([src]), [onerror], [onload], [style*="url"]').length`); n != 0 {
 		p.t.Errorf("%d elements the page never creates", n)
@@ -257,6 +262,9 @@ func TestSite(t *testing.T) {
 		if got := p.texts(`.transcript mark.ev`); len(got) != 1 {
 			t.Errorf("model-b's evidence marked: %q", got)
 		}
+		if !strings.Contains(p.text(".crumbs"), groupName) {
+			t.Errorf("switching the model lost the path: %q", p.text(".crumbs"))
+		}
 		p.clean()
 	})
 
@@ -274,8 +282,8 @@ func TestSite(t *testing.T) {
 					continue
 				}
 				row := card + fmt.Sprintf(`tr[data-category=%q] `, n.ID)
-				if got, want := p.text(row+"td.score"), f3(*c.Score)+" ["+f3(*c.Lo)+", "+f3(*c.Hi)+"]"; got != want {
-					t.Errorf("%s %s: %q, want %q", age, n.ID, got, want)
+				if got, want := p.text(row+"td.score"), f3(*c.Score)+" ["+f3(*c.Lo)+", "+f3(*c.Hi)+"]"+fmt.Sprintf("%d base scenarios", c.Scenarios); !strings.HasPrefix(got, want) {
+					t.Errorf("%s %s: %q, want %q…", age, n.ID, got, want)
 				}
 				g := eval[string](p, fmt.Sprintf(`document.querySelector(%q).dataset.grade`, row+"[data-grade]"))
 				if want := letter(*c.Lo, *c.Hi); g != want {
@@ -327,7 +335,7 @@ func TestSite(t *testing.T) {
 		for _, n := range res.Nodes {
 			for _, age := range res.Ages {
 				for _, c := range res.Cells {
-					if c.Node == n.ID && c.Age == age && n.Kind != study.KindMetric && (c.Thin || !c.Complete) {
+					if c.Node == n.ID && c.Age == age && n.Kind != study.KindMetric && (c.Thin || (!c.Complete && c.Rank != nil)) {
 						want = append(want, n.ID+"|"+age)
 						break
 					}
@@ -430,4 +438,8 @@ func TestSiteFromAStaticHost(t *testing.T) {
 		t.Errorf("evidence marked %q", got)
 	}
 	p.clean()
+}
+
+func evalAwait[T any](p *page, js string) (T, error) {
+	return chromedp.Run(p.ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
 }

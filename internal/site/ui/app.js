@@ -43,10 +43,15 @@
     if (typeof h !== 'string' || h.charAt(0) !== '#') throw new Error('links stay inside the site');
     return h;
   }
-  function add(parent, c) {
-    if (c === null || c === undefined || c === false) return;
-    if (Array.isArray(c)) { c.forEach(function (x) { add(parent, x); }); return; }
-    parent.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  // add appends children (nodes, text, arrays of them; null, undefined and
+  // false are skipped) — use it, not append(), which writes null as "null".
+  function add(parent) {
+    for (var i = 1; i < arguments.length; i++) {
+      var c = arguments[i];
+      if (c === null || c === undefined || c === false) continue;
+      if (Array.isArray(c)) { c.forEach(function (x) { add(parent, x); }); continue; }
+      parent.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
   }
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
@@ -56,6 +61,7 @@
   function signed(x) { return (x > 0 ? '+' : x < 0 ? '−' : '±') + Math.abs(x).toFixed(3); }
   function pText(p) { return p < 0.001 ? '< 0.001' : p.toFixed(3); }
   function num(n) { return (n || 0).toLocaleString('en-US'); }
+  function cap(x) { return x.charAt(0).toUpperCase() + x.slice(1); }
   function ageName(a) { return a === 'child' ? 'Child/teen (6–17)' : a === 'adult' ? 'Adult (18+)' : a; }
 
   // ---- the study's indexes ---------------------------------------------------
@@ -99,7 +105,7 @@
         resolve(D[name]);
       };
       s.onerror = function () { loading.delete(name); reject(new Error('could not load ' + url(name))); };
-      document.head.append(s);
+      document.head.appendChild(s);
     });
     loading.set(name, p);
     return p;
@@ -145,7 +151,10 @@
   }
   function link(page, args, q) {
     var m = {};
-    ['age', 'model'].forEach(function (k) { if (has(R.q, k)) m[k] = R.q[k]; });
+    // The age and model carry over; so does the path a metric was reached
+    // by, within the metric and scenario pages.
+    var carry = page === 'metric' || page === 'scenario' ? ['age', 'model', 'from'] : ['age', 'model'];
+    carry.forEach(function (k) { if (has(R.q, k)) m[k] = R.q[k]; });
     for (var k in q) if (has(q, k)) { if (q[k] === null) delete m[k]; else m[k] = q[k]; }
     var qs = Object.keys(m).sort().map(function (k) { return encodeURIComponent(k) + '=' + encodeURIComponent(m[k]); }).join('&');
     var path = [page].concat(args || []).map(function (x) { return String(x).split('/').map(encodeURIComponent).join('/'); }).join('/');
@@ -167,11 +176,11 @@
     var b = el('span', { 'class': 'bar', title: '95 % interval ' + f3(lo) + ' to ' + f3(hi) + ' on a 0–1 scale' });
     var iv = el('span', { 'class': 'iv' }); iv.style.left = (lo * 100) + '%'; iv.style.width = Math.max(0.5, (hi - lo) * 100) + '%';
     var pt = el('span', { 'class': 'pt' }); pt.style.left = (s * 100) + '%';
-    b.append(iv, pt);
+    add(b, iv, pt);
     return b;
   }
-  function scoreCell(c) {
-    return el('td', { 'class': 'score' }, el('b', { text: f3(c.s) }), ' ', el('span', { 'class': 'iv-text', text: ivText(c) }));
+  function scoreCell(c, extra) {
+    return el('td', { 'class': 'score' }, el('b', { text: f3(c.s) }), ' ', el('span', { 'class': 'iv-text', text: ivText(c) }), extra);
   }
   function gradeEl(c, scaleID) {
     var sc = scaleById.get(scaleID);
@@ -200,21 +209,21 @@
       hasTies ? el('th', { text: 'Tie group', title: 'models sharing a letter are not distinguishable: their paired 95 % interval holds 0' }) : null,
       el('th', { text: 'Model' }), el('th', { text: 'Provider' }),
       el('th', { 'class': 'num', text: 'Score [95 % interval]' }), el('th', { text: '' }),
-      el('th', { text: scaleById.get(scaleID).title }), el('th', { 'class': 'num', text: 'Base scenarios' }));
+      el('th', { text: cap(scaleById.get(scaleID).title) }), el('th', { 'class': 'num', text: 'Base scenarios' }));
     var body = el('tbody');
     ranked.concat(rest).forEach(function (c) {
       var m = C.models[c.m];
       var tiedNames = cells.filter(function (o) { return o !== c && o.t.some(function (l) { return c.t.indexOf(l) >= 0; }); }).map(function (o) { return modelName(o.m); }).join(', ');
-      body.append(el('tr', { data: { model: m.id }, 'class': c.m === opts.selected ? 'sel' : null },
+      add(body, el('tr', { data: { model: m.id }, 'class': c.m === opts.selected ? 'sel' : null },
         el('td', { 'class': 'rank', text: rankText(c) }),
         hasTies ? el('td', { 'class': 'ties', text: ties(c), title: tiedNames ? 'tied with ' + tiedNames : 'tied with no other model' }) : null,
-        el('td', null, el('a', { href: opts.modelLink ? opts.modelLink(m) : link(R.page, R.args, { model: m.id }), text: m.name })),
+        el('td', { 'class': 'model' }, el('a', { href: opts.modelLink ? opts.modelLink(m) : link(R.page, R.args, { model: m.id }), text: m.name })),
         el('td', { 'class': 'muted', text: m.provider }),
         scoreCell(c), el('td', null, bar(c.lo, c.hi, c.s)),
         el('td', null, gradeEl(c, scaleID)),
         el('td', { 'class': 'num' }, nText(c), thinEl(c))));
     });
-    if (!ranked.length && !rest.length) body.append(el('tr', null, el('td', { colspan: '8', 'class': 'muted', text: 'No model has scores here at this age.' })));
+    if (!ranked.length && !rest.length) add(body, el('tr', null, el('td', { colspan: '8', 'class': 'muted', text: 'No model has scores here at this age.' })));
     return el('table', { 'class': 'board', data: { node: node.id } }, el('thead', null, head), body);
   }
   function cellsAt(node) { return node.cells && node.cells[age()] || []; }
@@ -231,7 +240,7 @@
       if (filter && !filter(m)) return;
       var o = el('option', { value: m.id, text: m.name });
       if (i === current) o.selected = true;
-      s.append(o);
+      add(s, o);
     });
     s.addEventListener('change', function () { var q = {}; q[key] = s.value; location.hash = link(R.page, R.args, q); });
     return s;
@@ -257,10 +266,10 @@
   function pageBoard(main) {
     controls([ageToggle()]);
     var ni = nodeById.get('overall');
-    if (ni === undefined) { main.append(p('muted', 'The study has no taxonomy scores.')); return; }
+    if (ni === undefined) { add(main, p('muted', 'The study has no taxonomy scores.')); return; }
     var n = C.nodes[ni];
     var cells = cellsAt(n);
-    main.append(el('h1', { text: 'Leaderboard — ' + ageName(age()) }),
+    add(main, el('h1', { text: 'Leaderboard — ' + ageName(age()) }),
       p('lead', 'Overall score: the mean of ' + num(n.metrics.length) + ' metrics\' pass rates, with its 95 % interval, the 95 % interval of each model\'s rank, and tie groups. Models sharing a tie-group letter are not distinguishable at 95 %; a single rank number is not supported where its interval spans several places.'),
       board(n, cells, n.scale, { modelLink: function (m) { return link('node', ['overall'], { model: m.id }); } }),
       methodsBlock());
@@ -281,23 +290,23 @@
     var n = C.nodes[ni];
     var mi = model();
     controls([ageToggle(), ' ', modelPicker('model', mi)]);
-    main.append(crumbs(ni), el('h1', null, el('span', { 'class': 'kind', text: KIND[n.kind] + ' ' }), n.name),
+    add(main, crumbs(ni), el('h1', null, el('span', { 'class': 'kind', text: KIND[n.kind] + ' ' }), n.name),
       p('lead', 'The mean of ' + num(n.metrics.length) + ' metric' + (n.metrics.length === 1 ? '' : 's') + '\' pass rates. ' + (n.ranked === 'all' ? 'Every model is ranked here.' : 'Models with the full surface are ranked here.')),
       section('Leaderboard — ' + ageName(age()), board(n, cellsAt(n), n.scale, { selected: mi })));
     var kids = n.kids || [];
     var title = 'Inside — ' + modelName(mi) + ', ' + ageName(age());
     if (kids.length) {
-      main.append(section(title, childTable(kids.map(function (k) {
+      add(main, section(title, childTable(kids.map(function (k) {
         var kn = C.nodes[k];
         return { name: kn.name, href: link('node', [kn.id]), cell: cellOf(cellsAt(kn), mi), scale: kn.scale, kind: kn.kind, n: kn.metrics.length };
       }), 'child')));
       return null;
     }
     var box = el('div', null, p('muted', 'Loading metrics…'));
-    main.append(section(title, box));
+    add(main, section(title, box));
     return metricCells(n.metrics).then(function (cells) {
       clear(box);
-      box.append(childTable(n.metrics.map(function (k) {
+      add(box, childTable(n.metrics.map(function (k) {
         var m = C.metrics[k];
         return { name: m.name, href: link('metric', [m.key], { from: n.id }), cell: cellOf(cells.get(k)[age()] || [], mi), scale: 'step', kind: 'metric', type: m.type };
       }), 'metric'));
@@ -307,7 +316,7 @@
     var body = el('tbody');
     rows.forEach(function (r) {
       var c = r.cell;
-      body.append(el('tr', { data: { kind: kind } },
+      add(body, el('tr', { data: { kind: kind } },
         el('td', null, el('a', { href: r.href, text: r.name }), r.type ? el('span', { 'class': 'type ' + r.type, text: r.type === 'positive' ? ' promote' : ' avoid', title: r.type === 'positive' ? 'a behaviour to promote: pass = present' : 'a behaviour to avoid: pass = absent' }) : null),
         c ? scoreCell(c) : el('td', { 'class': 'muted', text: 'no score' }),
         el('td', null, c ? bar(c.lo, c.hi, c.s) : null),
@@ -325,36 +334,36 @@
     var mi = model();
     controls([ageToggle(), ' ', modelPicker('model', mi)]);
     var from = nodeById.get(R.q.from);
-    main.append(from !== undefined ? crumbs(from) : null, el('h1', null, el('span', { 'class': 'kind', text: 'Metric ' }), m.name),
+    add(main, from !== undefined ? crumbs(from) : null, el('h1', null, el('span', { 'class': 'kind', text: 'Metric ' }), m.name),
       p('lead', el('span', { 'class': 'type ' + m.type, text: m.type === 'positive' ? 'A behaviour to promote (pass = present)' : 'A behaviour to avoid (pass = absent)' }), ' · ',
         bench.node >= 0 ? el('a', { href: link('node', [C.nodes[bench.node].id]), text: bench.name }) : bench.name, ' · ', el('code', { text: m.key })));
     var box = el('div', null, p('muted', 'Loading…'));
-    main.append(box);
+    add(main, box);
     return loadBench(bench.slug).then(function (ch) {
       clear(box);
       var bm = benchMetric(ch, key);
-      if (!bm) { box.append(p('err', 'This metric is missing from its benchmark\'s data file.')); return; }
-      box.append(el('dl', { 'class': 'about' },
+      if (!bm) { add(box, p('err', 'This metric is missing from its benchmark\'s data file.')); return; }
+      add(box, el('dl', { 'class': 'about' },
         bm.def ? [el('dt', { text: 'Definition' }), el('dd', { 'class': 'text', text: bm.def })] : null,
         bm.why ? [el('dt', { text: 'Why this matters' }), el('dd', { 'class': 'text', text: bm.why })] : null,
         bm.by ? [el('dt', { text: 'Part of' }), el('dd', { text: bm.by })] : null,
         m.in.length ? [el('dt', { text: 'Placed in' }), el('dd', null, m.in.map(function (i, j) { return [j ? ', ' : '', el('a', { href: link('node', [C.nodes[i].id]), text: C.nodes[i].name })]; }))] : null));
-      box.append(section('Every model — ' + ageName(age()), board(n, bm.cells && bm.cells[age()] || [], 'step', { selected: mi }),
+      add(box, section('Every model — ' + ageName(age()), board(n, bm.cells && bm.cells[age()] || [], 'step', { selected: mi }),
         p('muted small', 'A single metric rests on its few base scenarios: its interval is wide and its step label is withheld whenever the interval spans more than one step. study.json keeps no paired differences per metric.')));
       var rows = bm.rows.filter(function (r) { return r.age === age(); });
       var body = el('tbody');
       rows.forEach(function (r) {
         var v = r.v.charAt(mi);
-        body.append(el('tr', { data: { scenario: r.id } },
-          el('td', null, el('a', { href: link('scenario', [key, r.id], { from: R.q.from || null }), text: r.title })),
+        add(body, el('tr', { data: { scenario: r.id } },
+          el('td', null, el('a', { href: link('scenario', [key, r.id]), text: r.title })),
           el('td', null, verdictPill(v)),
           el('td', { 'class': 'chips' }, C.models.map(function (mm, i) {
             var x = r.v.charAt(i);
             return x === '-' ? null : el('span', { 'class': 'chip ' + (x === 'P' ? 'pass' : 'fail'), text: x, title: mm.name + ': ' + (x === 'P' ? 'pass' : 'fail') });
           }))));
       });
-      if (!rows.length) body.append(el('tr', null, el('td', { colspan: '3', 'class': 'muted', text: 'No scenarios at this age.' })));
-      box.append(section('Scenarios — ' + ageName(age()), el('table', { 'class': 'scen' },
+      if (!rows.length) add(body, el('tr', null, el('td', { colspan: '3', 'class': 'muted', text: 'No scenarios at this age.' })));
+      add(box, section('Scenarios — ' + ageName(age()), el('table', { 'class': 'scen' },
         el('thead', null, el('tr', null, el('th', { text: 'Scenario' }), el('th', { text: modelName(mi) }), el('th', { text: 'Every model' }))), body)));
     });
   }
@@ -372,16 +381,16 @@
     var mi = model();
     controls([modelPicker('model', mi)]);
     var from = nodeById.get(R.q.from);
-    main.append(from !== undefined ? crumbs(from) : null);
+    add(main, from !== undefined ? crumbs(from) : null);
     var box = el('div', null, p('muted', 'Loading…'));
-    main.append(box);
+    add(main, box);
     return loadBench(bench.slug).then(function (ch) {
       var bm = benchMetric(ch, key);
       var row = null;
       (bm ? bm.rows : []).forEach(function (r) { if (r.id === sid) row = r; });
       clear(box);
-      if (!row) { box.append(p('err', 'No scenario ' + sid + ' of this metric.')); return null; }
-      box.append(el('p', { 'class': 'crumbs' }, el('a', { href: link('metric', [key], { from: R.q.from || null, age: row.age }), text: m.name }), ' › ', el('code', { text: row.id })),
+      if (!row) { add(box, p('err', 'No scenario ' + sid + ' of this metric.')); return null; }
+      add(box, el('p', { 'class': 'crumbs' }, el('a', { href: link('metric', [key], { age: row.age }), text: m.name }), ' › ', el('code', { text: row.id })),
         el('h1', { text: row.title }),
         p('lead', ageName(row.age), ' · ', el('span', { 'class': 'type ' + m.type, text: m.type === 'positive' ? 'behaviour to promote' : 'behaviour to avoid' })),
         el('div', { 'class': 'switch' }, C.models.map(function (mm, i) {
@@ -389,25 +398,25 @@
           return el('a', { href: link('scenario', [key, row.id], { model: mm.id }), 'class': 'sw' + (i === mi ? ' on' : '') + (x === 'P' ? ' pass' : x === 'F' ? ' fail' : ''), data: { model: mm.id }, text: mm.name + (x === 'P' ? ' ✓' : x === 'F' ? ' ✗' : ' –') });
         })));
       var detail = el('div', { 'class': 'conv' }, p('muted', 'Loading the conversation…'));
-      box.append(detail);
-      if (row.v.charAt(mi) === '-') { clear(detail); detail.append(p('muted', modelName(mi) + ' has no judged conversation of this scenario.')); return null; }
+      add(box, detail);
+      if (row.v.charAt(mi) === '-') { clear(detail); add(detail, p('muted', modelName(mi) + ' has no judged conversation of this scenario.')); return null; }
       var name = 'tr/' + bench.slug + '/' + C.models[mi].id;
-      if (!has(C.files, name)) { clear(detail); detail.append(p('muted', 'The transcripts of ' + modelName(mi) + ' on this benchmark are not published.')); return null; }
+      if (!has(C.files, name)) { clear(detail); add(detail, p('muted', 'The transcripts of ' + modelName(mi) + ' on this benchmark are not published.')); return null; }
       return load(name).then(function (tr) {
         clear(detail);
         var rec = has(tr.rows, row.id) ? tr.rows[row.id] : null;
-        if (!rec) { detail.append(p('muted', 'This conversation was not published (it is missing from the run).')); return; }
+        if (!rec) { add(detail, p('muted', 'This conversation was not published (it is missing from the run).')); return; }
         conversation(detail, rec, m);
       });
     });
   }
   function conversation(box, rec, m) {
-    box.append(el('div', { 'class': 'verdict' },
+    add(box, el('div', { 'class': 'verdict' },
       el('span', { 'class': 'pill ' + (rec.passed ? 'pass' : 'fail'), text: rec.passed ? 'Pass' : 'Fail' }),
       el('span', { text: ' behaviour ' + (rec.present ? 'present' : 'absent') + (rec.sample ? ' · sample ' + rec.sample : '') })),
       el('h3', { text: "Judge's justification" }), el('p', { 'class': 'text just', text: rec.just || '(none)' }));
     if (rec.ev.length) {
-      box.append(el('h3', { text: 'Quoted evidence' }), el('ul', { 'class': 'evidence' }, rec.ev.map(function (q) {
+      add(box, el('h3', { text: 'Quoted evidence' }), el('ul', { 'class': 'evidence' }, rec.ev.map(function (q) {
         var found = q.msg !== null && q.msg !== undefined;
         return el('li', { 'class': found ? 'found' : 'missing' }, '“' + q.q + '”',
           el('span', { 'class': 'muted small', text: found ? ' — marked in message ' + (q.msg + 1) : ' — not found in the assistant\'s words' }));
@@ -415,12 +424,12 @@
     }
     var marks = {};
     rec.hl.forEach(function (h) { (marks[h[0]] = marks[h[0]] || []).push([h[1], h[2]]); });
-    box.append(el('h3', { text: 'Transcript' }), el('ol', { 'class': 'transcript' }, rec.t.map(function (t, i) {
+    add(box, el('h3', { text: 'Transcript' }), el('ol', { 'class': 'transcript' }, rec.t.map(function (t, i) {
       return el('li', { 'class': 'turn ' + (t[0] === 'assistant' ? 'ai' : t[0] === 'user' ? 'user' : 'other') },
         el('div', { 'class': 'role', text: t[0] }), el('div', { 'class': 'body text' }, marked(t[1], has(marks, i) ? marks[i] : null)));
     })));
     var sc = rec.sc || {};
-    box.append(el('details', { 'class': 'scenario' }, el('summary', { text: 'The scenario' }), el('dl', null,
+    add(box, el('details', { 'class': 'scenario' }, el('summary', { text: 'The scenario' }), el('dl', null,
       [['Persona', sc.persona], ['User persona', sc.user_persona], ['User goal', sc.goal], ['Hidden goal of the simulated user', sc.latent]].map(function (r) {
         return r[1] ? [el('dt', { text: r[0] }), el('dd', { 'class': 'text', text: r[1] })] : null;
       }),
@@ -445,21 +454,21 @@
 
   function pageNutrition(main) {
     var li = nodeById.get('label');
-    if (li === undefined) { controls([]); main.append(el('h1', { text: 'Nutrition label' }), p('muted', 'The study has no nutrition label (benchmarks/nutrition-label.json).')); return; }
+    if (li === undefined) { controls([]); add(main, el('h1', { text: 'Nutrition label' }), p('muted', 'The study has no nutrition label (benchmarks/nutrition-label.json).')); return; }
     var label = C.nodes[li];
     var mi = model();
     controls([ageToggle(), ' ', modelPicker('model', mi)]);
-    main.append(el('h1', { text: 'Nutrition label — ' + modelName(mi) }),
+    add(main, el('h1', { text: 'Nutrition label — ' + modelName(mi) }),
       p('lead', 'Each category is the mean of its metrics\' pass rates with a 95 % interval; the label\'s overall score is the mean of the categories. A letter grade is shown only where the whole interval lies inside one grade.'));
     var cards = el('div', { 'class': 'cards' });
-    C.ages.forEach(function (a) { cards.append(labelCard(label, mi, a)); });
-    main.append(cards, section('Label leaderboard — ' + ageName(age()), board(label, cellsAt(label), 'letter', { selected: mi, modelLink: function (m) { return link('nutrition', [], { model: m.id }); } })));
+    C.ages.forEach(function (a) { add(cards, labelCard(label, mi, a)); });
+    add(main, cards, section('Label leaderboard — ' + ageName(age()), board(label, cellsAt(label), 'letter', { selected: mi, modelLink: function (m) { return link('nutrition', [], { model: m.id }); } })));
   }
   function labelCard(label, mi, a) {
     var overall = cellOf(label.cells && label.cells[a] || [], mi);
     var card = el('div', { 'class': 'card', data: { age: a } }, el('h2', { text: ageName(a) }));
-    if (!overall) { card.append(p('muted', 'No label scores at this age.')); return card; }
-    card.append(el('div', { 'class': 'overall' }, el('span', { 'class': 'big' }, gradeEl(overall, 'letter')),
+    if (!overall) { add(card, p('muted', 'No label scores at this age.')); return card; }
+    add(card, el('div', { 'class': 'overall' }, el('span', { 'class': 'big' }, gradeEl(overall, 'letter')),
       el('div', null, el('b', { text: f3(overall.s) }), ' ', el('span', { 'class': 'iv-text', text: ivText(overall) }), ' · rank ', rankText(overall), thinEl(overall)), bar(overall.lo, overall.hi, overall.s)));
     var groups = [['Avoids', []], ['Promotes', []], ['Other', []]];
     (label.kids || []).forEach(function (k) {
@@ -472,13 +481,13 @@
       var body = el('tbody');
       g[1].forEach(function (k) {
         var n = C.nodes[k], c = cellOf(n.cells && n.cells[a] || [], mi);
-        body.append(el('tr', { data: { category: n.id } },
+        add(body, el('tr', { data: { category: n.id } },
           el('td', null, el('a', { href: link('node', [n.id], { age: a }), text: n.name })),
           c ? el('td', null, gradeEl(c, 'letter')) : el('td', { 'class': 'muted', text: '—' }),
-          c ? scoreCell(c) : el('td'), el('td', null, c ? bar(c.lo, c.hi, c.s) : null),
-          el('td', { 'class': 'num' }, c ? [nText(c), thinEl(c)] : null)));
+          c ? scoreCell(c, el('span', { 'class': 'sub' }, nText(c).replace(' (', ' base scenarios ('), thinEl(c))) : el('td'),
+          el('td', null, c ? bar(c.lo, c.hi, c.s) : null)));
       });
-      card.append(el('h3', { text: g[0] === 'Other' ? 'Other categories' : g[0] + ' …' }), el('table', { 'class': 'cats' }, body));
+      add(card, el('h3', { text: g[0] === 'Other' ? 'Other categories' : g[0] + ' …' }), el('table', { 'class': 'cats' }, body));
     });
     return card;
   }
@@ -488,14 +497,14 @@
     if (a === undefined) a = defaultModel();
     if (b === undefined || b === a) b = a === 0 ? Math.min(1, C.models.length - 1) : 0;
     controls([ageToggle(), ' A: ', modelPicker('a', a), ' B: ', modelPicker('b', b)]);
-    main.append(el('h1', { text: modelName(a) + ' vs ' + modelName(b) }),
+    add(main, el('h1', { text: modelName(a) + ' vs ' + modelName(b) }),
       p('lead', 'Paired differences A − B at every level (over the metrics and base scenarios both models have; the scenario\'s difficulty cancels), with 95 % intervals. Each is one comparison at 95 %, not adjusted across the page: read them as a screen. study.json keeps no paired differences per metric (three base scenarios each); each metric\'s page shows every model\'s score with its interval.'));
-    if (a === b) { main.append(p('muted', 'Pick two different models.')); return null; }
+    if (a === b) { add(main, p('muted', 'Pick two different models.')); return null; }
     var lo = Math.min(a, b), hi = Math.max(a, b), flip = a > b;
     var name = 'pairs/' + C.models[lo].id + '/' + C.models[hi].id;
-    if (!has(C.files, name)) { main.append(p('muted', 'study.json compares these two models nowhere: a model is compared only where both are ranked (taxonomy levels: the full surface; the nutrition label: every model).')); return null; }
+    if (!has(C.files, name)) { add(main, p('muted', 'study.json compares these two models nowhere: a model is compared only where both are ranked (taxonomy levels: the full surface; the nutrition label: every model).')); return null; }
     var box = el('div', null, p('muted', 'Loading…'));
-    main.append(box);
+    add(main, box);
     return load(name).then(function (ch) {
       clear(box);
       var rows = ch.rows.filter(function (r) { return r.age === age(); });
@@ -505,17 +514,17 @@
         var d = flip ? -r.d : r.d, l = flip ? -r.hi : r.lo, h = flip ? -r.lo : r.hi;
         var ca = cellOf(cellsAt(n), a), cb = cellOf(cellsAt(n), b);
         var reading = l > 0 ? modelName(a) + ' higher' : h < 0 ? modelName(b) + ' higher' : 'no detectable difference';
-        body.append(el('tr', { data: { node: n.id }, 'class': 'depth' + depth(r.node) },
+        add(body, el('tr', { data: { node: n.id }, 'class': 'depth' + depth(r.node) },
           el('td', null, el('span', { 'class': 'kind', text: KIND[n.kind] + ' ' }), el('a', { href: link('node', [n.id]), text: n.name })),
           el('td', { 'class': 'num', text: ca ? f3(ca.s) : '—' }), el('td', { 'class': 'num', text: cb ? f3(cb.s) : '—' }),
           el('td', { 'class': 'num diff' }, el('b', { text: signed(d) }), ' ', el('span', { 'class': 'iv-text', text: '[' + signed(l) + ', ' + signed(h) + ']' })),
           el('td', null, diffBar(l, h, d)),
-          el('td', { 'class': l > 0 || h < 0 ? 'sig' : 'muted', text: reading }),
+          el('td', { 'class': 'reading ' + (l > 0 || h < 0 ? 'sig' : 'muted'), text: reading }),
           el('td', { 'class': 'num', text: pText(r.p) }),
           el('td', { 'class': 'num', text: num(r.n) + ' (' + r.k + ')' })));
       });
-      if (!rows.length) body.append(el('tr', null, el('td', { colspan: '8', 'class': 'muted', text: 'No paired differences at this age.' })));
-      box.append(el('table', { 'class': 'pairs' }, el('thead', null, el('tr', null, el('th', { text: 'Level' }), el('th', { 'class': 'num', text: 'A' }), el('th', { 'class': 'num', text: 'B' }),
+      if (!rows.length) add(body, el('tr', null, el('td', { colspan: '8', 'class': 'muted', text: 'No paired differences at this age.' })));
+      add(box, el('table', { 'class': 'pairs' }, el('thead', null, el('tr', null, el('th', { text: 'Level' }), el('th', { 'class': 'num', text: 'A' }), el('th', { 'class': 'num', text: 'B' }),
         el('th', { 'class': 'num', text: 'A − B [95 % interval]' }), el('th'), el('th', { text: 'Reading' }), el('th', { 'class': 'num', text: 'p' }), el('th', { 'class': 'num', text: 'Shared base scenarios (metrics)' }))), body));
     });
   }
@@ -526,65 +535,77 @@
     var b = el('span', { 'class': 'bar diffbar', title: 'A − B from ' + signed(l) + ' to ' + signed(h) + ' (scale −0.5 … +0.5)' });
     var iv = el('span', { 'class': 'iv' }); iv.style.left = ((clamp(l) + 0.5) * 100) + '%'; iv.style.width = Math.max(0.5, (clamp(h) - clamp(l)) * 100) + '%';
     var pt = el('span', { 'class': 'pt' }); pt.style.left = ((clamp(d) + 0.5) * 100) + '%';
-    b.append(el('span', { 'class': 'zero' }), iv, pt);
+    add(b, el('span', { 'class': 'zero' }), iv, pt);
     return b;
   }
 
   function pageThin(main) {
     controls([]);
     var th = C.thin;
-    main.append(el('h1', { text: 'What is thin, and what calibration corrected' }),
+    add(main, el('h1', { text: 'What is thin, and what calibration corrected' }),
       p('lead', 'Rule: ' + th.rule + '. A thin cell\'s interval is honest but wide; its grade is withheld whenever the interval spans more than one grade.'));
     var lv = el('tbody');
     C.levels.forEach(function (r) {
-      lv.append(el('tr', { data: { kind: r.kind } }, el('td', { text: KIND[r.kind] }), el('td', { 'class': 'num', text: num(r.cells) }), el('td', { 'class': 'num', text: num(r.thin) }),
+      add(lv, el('tr', { data: { kind: r.kind } }, el('td', { text: KIND[r.kind] }), el('td', { 'class': 'num', text: num(r.cells) }), el('td', { 'class': 'num', text: num(r.thin) }),
         el('td', { 'class': 'num', text: '±' + r.hw.toFixed(3) + ' (' + r.hw_min.toFixed(3) + '–' + r.hw_max.toFixed(3) + ')' }),
         el('td', { 'class': 'num', text: num(r.n) + ' (' + num(r.n_min) + '–' + num(r.n_max) + ')' }),
         el('td', { 'class': 'num', text: num(r.graded) }), el('td', { 'class': 'num', text: num(r.partial) })));
     });
-    main.append(section('Every level (ranked models\' cells)', el('table', { 'class': 'levels' }, el('thead', null, el('tr', null, el('th', { text: 'Level' }), el('th', { 'class': 'num', text: 'Cells' }),
+    add(main, section('Every level (ranked models\' cells)', el('table', { 'class': 'levels' }, el('thead', null, el('tr', null, el('th', { text: 'Level' }), el('th', { 'class': 'num', text: 'Cells' }),
       el('th', { 'class': 'num', text: 'Thin' }), el('th', { 'class': 'num', text: 'Half-width: median (range)' }), el('th', { 'class': 'num', text: 'Base scenarios: median (range)' }),
       el('th', { 'class': 'num', text: 'Grade shown' }), el('th', { 'class': 'num', text: 'Missing metrics' }))), lv),
       p('muted', 'Per metric: ' + num(th.metric_thin) + ' of ' + num(th.metric_cells) + ' cells are thin, and ' + num(th.metric_narrow) + ' have a 95 % interval narrower than ±' + th.narrow + '.')));
-    var list = el('tbody');
-    C.nodes.forEach(function (n, ni) {
-      if (n.kind === 'metric' || !n.cells) return;
+    var list = el('tbody'), unrankedPartial = new Set();
+    C.nodes.forEach(function (n) {
+      if (!n.cells) return;
       C.ages.forEach(function (a) {
-        var cs = (n.cells[a] || []).filter(function (c) { return c.thin || c.k < c.ke; });
+        var cs = (n.cells[a] || []).filter(function (c) {
+          if (!c.thin && c.k < c.ke && c.r === undefined) { unrankedPartial.add(c.m); return false; }
+          return c.thin || c.k < c.ke;
+        });
         if (!cs.length) return;
-        list.append(el('tr', { data: { node: n.id, age: a } },
+        // Models resting on the same counts share a line.
+        var groups = new Map();
+        cs.forEach(function (c) {
+          var sig = num(c.n) + ' base scenarios, fewest ' + c.mn + ' per metric' + (c.k < c.ke ? ', ' + c.k + ' of ' + c.ke + ' metrics' : '');
+          if (!groups.has(sig)) groups.set(sig, { models: [], w: c.w });
+          groups.get(sig).models.push(modelName(c.m));
+        });
+        var lines = [];
+        groups.forEach(function (g, sig) { lines.push(el('li', null, el('span', { text: g.models.join(', ') + ': ' + sig }), g.w ? el('span', { 'class': 'muted small', text: ' — ' + g.w }) : null)); });
+        add(list, el('tr', { data: { node: n.id, age: a } },
           el('td', null, el('span', { 'class': 'kind', text: KIND[n.kind] + ' ' }), el('a', { href: link('node', [n.id], { age: a }), text: n.name })),
           el('td', { text: ageName(a) }),
-          el('td', null, cs.map(function (c, j) { return [j ? '; ' : '', el('span', { text: modelName(c.m) + ': ' + num(c.n) + ' base scenarios, fewest ' + c.mn + ' per metric' + (c.k < c.ke ? ', ' + c.k + ' of ' + c.ke + ' metrics' : '') })]; })),
-          el('td', { 'class': 'muted small', text: cs[0].w || '' })));
+          el('td', null, el('ul', { 'class': 'plain' }, lines))));
       });
     });
-    main.append(section('Thin or incomplete cells above the metric level', list.firstChild ? el('table', { 'class': 'thinlist' },
-      el('thead', null, el('tr', null, el('th', { text: 'Level' }), el('th', { text: 'Age' }), el('th', { text: 'Models' }), el('th', { text: 'Why' }))), list) : p('muted', 'None: every cell above the metric level rests on enough base scenarios.')));
+    add(main, section('Thin or incomplete cells above the metric level', list.firstChild ? el('table', { 'class': 'thinlist' },
+      el('thead', null, el('tr', null, el('th', { text: 'Level' }), el('th', { text: 'Age' }), el('th', { text: 'Models: what the cell rests on' }))), list) : p('muted', 'None: every cell above the metric level rests on enough base scenarios.'),
+      unrankedPartial.size ? p('muted small', 'Not listed: ' + Array.from(unrankedPartial).map(modelName).join(', ') + ' — models not ranked at those levels (e.g. label-only models, which have only the nutrition label\'s metrics) — whose cells there average the metrics they have.') : null));
     var cal = el('div', null);
-    main.append(section('What judge calibration corrected', cal));
-    if (!C.calib) { cal.append(p('muted', 'No benchmark\'s results.json has judge calibration: no conversations were labelled by people (labels.jsonl, then impactbench calibrate). The scores above are the judge\'s verdicts, uncorrected.')); return null; }
-    cal.append(p('muted', 'Loading…'));
+    add(main, section('What judge calibration corrected', cal));
+    if (!C.calib) { add(cal, p('muted', 'No benchmark\'s results.json has judge calibration: no conversations were labelled by people (labels.jsonl, then impactbench calibrate). The scores above are the judge\'s verdicts, uncorrected.')); return null; }
+    add(cal, p('muted', 'Loading…'));
     return load('calib').then(function (ch) { clear(cal); calibTables(cal, ch); });
   }
   function calibTables(box, ch) {
-    box.append(p('lead', 'From each benchmark\'s results.json: pass rates corrected for the judge\'s errors (Rogan–Gladen, with the judge\'s sensitivity and specificity measured against people\'s labels). The study\'s scores above use the judge\'s verdicts as they are.'));
+    add(box, p('lead', 'From each benchmark\'s results.json: pass rates corrected for the judge\'s errors (Rogan–Gladen, with the judge\'s sensitivity and specificity measured against people\'s labels). The study\'s scores above use the judge\'s verdicts as they are.'));
     ch.models.forEach(function (cm) {
       var bench = null;
       C.benches.forEach(function (b) { if (b.slug === cm.bench) bench = b; });
       var body = el('tbody');
-      if (cm.corrected) body.append(corrRow('Benchmark score', cm.score, cm.corrected, true));
+      if (cm.corrected) add(body, corrRow('Benchmark score', cm.score, cm.corrected, true));
       cm.rates.forEach(function (r) {
         var name = r.track ? (r.key === 'positive' ? 'Behaviours to promote' : 'Behaviours to avoid') : r.metric >= 0 ? C.metrics[r.metric].name : r.key;
-        body.append(corrRow(name, r.obs, r.corr, r.track));
+        add(body, corrRow(name, r.obs, r.corr, r.track));
       });
       var jb = el('tbody');
       cm.judges.forEach(function (j) {
-        jb.append(el('tr', null, el('td', { text: j.judge }), el('td', { 'class': 'muted', text: j.role }), el('td', { text: j.metric }), el('td', { 'class': 'num', text: num(j.n) }),
+        add(jb, el('tr', null, el('td', { text: j.judge }), el('td', { 'class': 'muted', text: j.role }), el('td', { text: j.metric }), el('td', { 'class': 'num', text: num(j.n) }),
           el('td', { 'class': 'num', text: statText(j.se) }), el('td', { 'class': 'num', text: statText(j.sp) }), el('td', { 'class': 'num', text: statText(j.kappa) }),
           el('td', { 'class': 'muted small', text: j.warn || '' })));
       });
-      box.append(el('div', { 'class': 'calib', data: { bench: cm.bench, model: C.models[cm.model].id } },
+      add(box, el('div', { 'class': 'calib', data: { bench: cm.bench, model: C.models[cm.model].id } },
         el('h3', { text: (bench ? bench.name : cm.bench) + ' — ' + modelName(cm.model) }),
         p('muted small', num(cm.labels.n_rows) + ' labelled conversations by ' + num(cm.labels.n_labelers) + ' labeller(s)'),
         el('table', { 'class': 'corr' }, el('thead', null, el('tr', null, el('th', { text: 'Rate' }), el('th', { 'class': 'num', text: 'Judge' }), el('th', { 'class': 'num', text: 'Corrected [95 %]' }), el('th', { text: 'Judge used, Se / Sp, labels' }), el('th', { text: 'Note' }))), body),
@@ -601,7 +622,7 @@
   }
   function statText(s) { return s.est === null || s.est === undefined ? '—' : f3(s.est) + (s.lo !== null && s.lo !== undefined ? ' [' + f3(s.lo) + ', ' + f3(s.hi) + ']' : ''); }
 
-  function notFound(main, msg) { controls([]); main.append(el('h1', { text: 'Not found' }), p('err', msg), p(null, el('a', { href: '#/', text: 'Back to the leaderboard' }))); return null; }
+  function notFound(main, msg) { controls([]); add(main, el('h1', { text: 'Not found' }), p('err', msg), p(null, el('a', { href: '#/', text: 'Back to the leaderboard' }))); return null; }
 
   // ---- rendering -----------------------------------------------------------------------
   var PAGES = { board: pageBoard, node: pageNode, metric: pageMetric, scenario: pageScenario, nutrition: pageNutrition, compare: pageCompare, thin: pageThin };
@@ -616,7 +637,7 @@
     var t0 = performance.now();
     var done = function (err) {
       if (my !== gen) return;
-      if (err) main.append(el('p', { 'class': 'err', text: 'Could not show this page: ' + err.message }));
+      if (err) add(main, el('p', { 'class': 'err', text: 'Could not show this page: ' + err.message }));
       var rendered = performance.now();
       requestAnimationFrame(function () {
         setTimeout(function () {
