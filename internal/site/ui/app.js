@@ -97,20 +97,20 @@
     if (!has(C.files, name)) return Promise.reject(new Error('the site has no data file ' + name));
     var p = new Promise(function (resolve, reject) {
       var s = document.createElement('script');
-      s.src = url(name);
+      s.src = chunkURL(name);
       s.onload = function () {
         D = window.IB_DATA;
         if (!has(D, name)) { reject(new Error(name + ' did not load')); return; }
         if (name.indexOf('bench/') === 0) D[name].metrics.forEach(function (m) { m.cells = cells(m.cells, scaleById.get('step')); });
         resolve(D[name]);
       };
-      s.onerror = function () { loading.delete(name); reject(new Error('could not load ' + url(name))); };
+      s.onerror = function () { loading.delete(name); reject(new Error('could not load ' + chunkURL(name))); };
       document.head.appendChild(s);
     });
     loading.set(name, p);
     return p;
   }
-  function url(name) { return 'site/data/' + name + '.js?v=' + C.files[name]; }
+  function chunkURL(name) { return 'site/data/' + name + '.js?v=' + C.files[name]; }
   function benchOf(mi) { return C.benches[C.metrics[mi].bench]; }
   function loadBench(slug) { return load('bench/' + slug); }
   function benchMetric(ch, key) {

@@ -1,7 +1,10 @@
 package publish
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/browsertest"
 	"github.com/impactbench/impactbench/internal/site"
+	"github.com/impactbench/impactbench/internal/study"
 )
 
 // TestJulySitePaintsInUnderASecond opens the static site of the rebuilt
@@ -61,5 +65,70 @@ func TestJulySitePaintsInUnderASecond(t *testing.T) {
 	}
 	if errs, dialogs, reqs := log.Snapshot(); len(errs)+len(dialogs)+len(reqs) > 0 {
 		t.Errorf("errors %q, dialogs %q, requests outside the site %q", errs, dialogs, reqs)
+	}
+}
+
+// TestJulySiteNumbersInDocs: docs/study.md says how many of the rebuilt
+// July study's cells the site grades and what the adults' overall tie
+// groups are; this reads them from the published site's core chunk.
+func TestJulySiteNumbersInDocs(t *testing.T) {
+	j := rebuiltJuly(t)
+	b, err := os.ReadFile(filepath.Join(j.out, "site", "data", "core.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var core struct {
+		Models []struct{ ID string } `json:"models"`
+		Nodes  []struct {
+			ID    string                       `json:"id"`
+			Cells map[string][]json.RawMessage `json:"cells"`
+		} `json:"nodes"`
+		Levels []struct {
+			Kind   string `json:"kind"`
+			Cells  int    `json:"cells"`
+			Graded int    `json:"graded"`
+		} `json:"levels"`
+	}
+	body := string(b)
+	if err := json.Unmarshal([]byte(strings.TrimSuffix(body[strings.Index(body, "]=")+2:], ";\n")), &core); err != nil {
+		t.Fatal(err)
+	}
+	graded := map[string]string{}
+	for _, l := range core.Levels {
+		graded[l.Kind] = fmt.Sprintf("%d of the %d", l.Graded, l.Cells)
+	}
+	groups := map[string][]string{}
+	var letters []string
+	for _, n := range core.Nodes {
+		if n.ID != study.KindOverall {
+			continue
+		}
+		for _, raw := range n.Cells["adult"] {
+			var c []any
+			if err := json.Unmarshal(raw, &c); err != nil {
+				t.Fatal(err)
+			}
+			ties, _ := c[12].(string)
+			for _, l := range strings.Split(ties, ",") {
+				if l == "" {
+					continue
+				}
+				if groups[l] == nil {
+					letters = append(letters, l)
+				}
+				groups[l] = append(groups[l], core.Models[int(c[0].(float64))].ID)
+			}
+		}
+	}
+	slices.Sort(letters)
+	var gs []string
+	for _, l := range letters {
+		slices.Sort(groups[l])
+		gs = append(gs, l+": "+strings.Join(groups[l], ", "))
+	}
+	got := fmt.Sprintf("July 2026: the site shows a grade word for %s overall cells, a letter for %s label overalls and %s category cells, and a step label for %s metric cells. The adults' overall tie groups are %s.\n",
+		graded[study.KindOverall], graded[study.KindLabel], graded[study.KindNutrition], graded[study.KindMetric], strings.Join(gs, "; "))
+	if want := docBlock(t, "july-site"); got != want {
+		t.Errorf("docs/study.md's july-site block says\n%s\nthe site has\n%s", want, got)
 	}
 }
