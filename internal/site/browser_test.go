@@ -319,6 +319,26 @@ func TestSite(t *testing.T) {
 		if !slices.Equal(rows, want) || len(want) == 0 {
 			t.Errorf("levels %q, want %q", rows, want)
 		}
+		// A group's metrics, unpaired: both models' scores.
+		group := "group/autonomy/0"
+		eval[bool](p, fmt.Sprintf(`(document.querySelector('tr[data-node=%q] button.expand').click(), true)`, group))
+		p.waitFor(`document.querySelector('tr.metric-row') !== null`)
+		var node *study.Node
+		for _, n := range res.Nodes {
+			if n.ID == group {
+				node = n
+			}
+		}
+		got := eval[[]string](p, `Array.from(document.querySelectorAll('tr.metric-row')).map(function(r){return r.dataset.metric + '|' + r.children[1].textContent + '|' + r.children[2].textContent})`)
+		var wantM []string
+		for _, k := range node.Metrics {
+			ca, _ := res.Cell("metric/"+k, "adult", "model-b")
+			cb, _ := res.Cell("metric/"+k, "adult", "model-a")
+			wantM = append(wantM, k+"|"+f3(*ca.Score)+"|"+f3(*cb.Score))
+		}
+		if !slices.Equal(got, wantM) {
+			t.Errorf("%s's metrics: %q, want %q", group, got, wantM)
+		}
 		p.clean()
 	})
 

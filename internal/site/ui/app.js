@@ -498,7 +498,7 @@
     if (b === undefined || b === a) b = a === 0 ? Math.min(1, C.models.length - 1) : 0;
     controls([ageToggle(), ' A: ', modelPicker('a', a), ' B: ', modelPicker('b', b)]);
     add(main, el('h1', { text: modelName(a) + ' vs ' + modelName(b) }),
-      p('lead', 'Paired differences A − B at every level (over the metrics and base scenarios both models have; the scenario\'s difficulty cancels), with 95 % intervals. Each is one comparison at 95 %, not adjusted across the page: read them as a screen. study.json keeps no paired differences per metric (three base scenarios each); each metric\'s page shows every model\'s score with its interval.'));
+      p('lead', 'Paired differences A − B at every level (over the metrics and base scenarios both models have; the scenario\'s difficulty cancels), with 95 % intervals. Each is one comparison at 95 %, not adjusted across the page: read them as a screen. study.json keeps no paired differences per metric (three base scenarios each): a level\'s metrics unfold into both models\' scores with their intervals and verdicts, unpaired.'));
     if (a === b) { add(main, p('muted', 'Pick two different models.')); return null; }
     var lo = Math.min(a, b), hi = Math.max(a, b), flip = a > b;
     var name = 'pairs/' + C.models[lo].id + '/' + C.models[hi].id;
@@ -514,19 +514,53 @@
         var d = flip ? -r.d : r.d, l = flip ? -r.hi : r.lo, h = flip ? -r.lo : r.hi;
         var ca = cellOf(cellsAt(n), a), cb = cellOf(cellsAt(n), b);
         var reading = l > 0 ? modelName(a) + ' higher' : h < 0 ? modelName(b) + ' higher' : 'no detectable difference';
-        add(body, el('tr', { data: { node: n.id }, 'class': 'depth' + depth(r.node) },
-          el('td', null, el('span', { 'class': 'kind', text: KIND[n.kind] + ' ' }), el('a', { href: link('node', [n.id]), text: n.name })),
+        var leaf = n.kind === 'group' || n.kind === 'nutrition' || n.kind === 'benchmark' || (n.kind === 'subarea' && !(n.kids || []).length);
+        var tr = el('tr', { data: { node: n.id }, 'class': 'depth' + depth(r.node) });
+        add(body, tr);
+        add(tr, el('td', null, el('span', { 'class': 'kind', text: KIND[n.kind] + ' ' }), el('a', { href: link('node', [n.id]), text: n.name }),
+            leaf ? el('button', { type: 'button', 'class': 'expand', text: 'metrics ▸', title: 'each metric\'s scores for both models', onclick: function (ev) { expandMetrics(ev.currentTarget, tr, n, a, b); } }) : null),
           el('td', { 'class': 'num', text: ca ? f3(ca.s) : '—' }), el('td', { 'class': 'num', text: cb ? f3(cb.s) : '—' }),
           el('td', { 'class': 'num diff' }, el('b', { text: signed(d) }), ' ', el('span', { 'class': 'iv-text', text: '[' + signed(l) + ', ' + signed(h) + ']' })),
           el('td', null, diffBar(l, h, d)),
           el('td', { 'class': 'reading ' + (l > 0 || h < 0 ? 'sig' : 'muted'), text: reading }),
           el('td', { 'class': 'num', text: pText(r.p) }),
-          el('td', { 'class': 'num', text: num(r.n) + ' (' + r.k + ')' })));
+          el('td', { 'class': 'num', text: num(r.n) + ' (' + r.k + ')' }));
       });
       if (!rows.length) add(body, el('tr', null, el('td', { colspan: '8', 'class': 'muted', text: 'No paired differences at this age.' })));
       add(box, el('table', { 'class': 'pairs' }, el('thead', null, el('tr', null, el('th', { text: 'Level' }), el('th', { 'class': 'num', text: 'A' }), el('th', { 'class': 'num', text: 'B' }),
         el('th', { 'class': 'num', text: 'A − B [95 % interval]' }), el('th'), el('th', { text: 'Reading' }), el('th', { 'class': 'num', text: 'p' }), el('th', { 'class': 'num', text: 'Shared base scenarios (metrics)' }))), body));
     });
+  }
+  // expandMetrics lists a level's metrics under its row: both models'
+  // scores with their intervals and their verdicts on each scenario at
+  // this age. study.json has no paired difference per metric (a metric
+  // rests on three base scenarios); the rows say so instead of inventing one.
+  function expandMetrics(btn, tr, n, a, b) {
+    btn.disabled = true;
+    metricCells(n.metrics).then(function (cells) {
+      var after = tr;
+      n.metrics.forEach(function (k) {
+        var m = C.metrics[k], cs = cells.get(k)[age()] || [];
+        var ca = cellOf(cs, a), cb = cellOf(cs, b);
+        var bm = benchMetric(D['bench/' + benchOf(k).slug], m.key);
+        var va = '', vb = '';
+        (bm ? bm.rows : []).forEach(function (r) { if (r.age === age()) { va += r.v.charAt(a); vb += r.v.charAt(b); } });
+        var row = el('tr', { 'class': 'metric-row depth' + (depth(nodeById.get(n.id)) + 1), data: { metric: m.key } },
+          el('td', null, el('span', { 'class': 'kind', text: 'Metric ' }), el('a', { href: link('metric', [m.key], { from: n.id }), text: m.name })),
+          el('td', { 'class': 'num', text: ca ? f3(ca.s) : '—' }), el('td', { 'class': 'num', text: cb ? f3(cb.s) : '—' }),
+          el('td', { 'class': 'num muted small', text: 'A ' + (ca ? ivText(ca) : '—') + ' · B ' + (cb ? ivText(cb) : '—') }),
+          el('td', { 'class': 'chips' }, verdictChips(va), ' ', verdictChips(vb)),
+          el('td', { 'class': 'muted small', text: 'not paired: ' + (ca ? ca.n : 0) + ' base scenarios' }), el('td'), el('td'));
+        after.after(row);
+        after = row;
+      });
+      btn.remove();
+    }, function (e) { btn.textContent = 'could not load: ' + e.message; });
+  }
+  function verdictChips(v) {
+    return el('span', { 'class': 'vset' }, v.split('').map(function (x) {
+      return x === '-' ? el('span', { 'class': 'chip none', text: '–' }) : el('span', { 'class': 'chip ' + (x === 'P' ? 'pass' : 'fail'), text: x });
+    }));
   }
   function depth(ni) { var d = 0; for (var i = C.nodes[ni].parent; i >= 0; i = C.nodes[i].parent) d++; return d; }
   function diffBar(l, h, d) {
