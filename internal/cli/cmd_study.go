@@ -95,7 +95,7 @@ rank intervals, and how many base scenarios it rests on. Writes benchmarks/study
 
 func newPublishCmd(g *globals) *cobra.Command {
 	var out string
-	var dry bool
+	var dry, withSite bool
 	cmd := &cobra.Command{
 		Use:   "publish",
 		Short: "Write the study's website data (impactbench-web's data/ and scenarios/ files)",
@@ -108,8 +108,15 @@ scenario's demographic. DIR/data/uncertainty.json holds the intervals, base-scen
 and rank intervals (study.json; the site does not read it). A file whose bytes would not
 change is left alone, so publishing again after one benchmark changed rewrites only its
 files and the aggregate ones; files an earlier publish wrote that this one does not are
-removed. Also refreshes benchmarks/study.json.`,
+removed. Also refreshes benchmarks/study.json.
+
+--site adds the static study site beside the data: DIR/index.html and DIR/site/ (leaderboard
+with intervals, rank intervals and tie groups; the taxonomy down to each transcript with the
+judge's evidence marked; the nutrition label; model vs model; what is thin and what judge
+calibration corrected). It makes no network request and works opened from disk (file://) or
+from any static host. Publishing without --site later removes it.`,
 		Example: `  impactbench publish --out site-data
+  impactbench publish --site --out study-site   # then open study-site/index.html
   impactbench publish --dry-run          # list what would change; write nothing
   (cd site-data && python3 -m http.server 8080)   # then PUBLIC_DATA_BASE=http://localhost:8080`,
 		GroupID: "results",
@@ -122,7 +129,7 @@ removed. Also refreshes benchmarks/study.json.`,
 			if out == "" {
 				out = filepath.Join(filepath.Dir(dir), "published")
 			}
-			rep, err := publish.Publish(cmd.Context(), s, res, publish.Options{Out: out, DryRun: dry})
+			rep, err := publish.Publish(cmd.Context(), s, res, publish.Options{Out: out, DryRun: dry, Site: withSite})
 			if err != nil {
 				return err
 			}
@@ -143,6 +150,7 @@ removed. Also refreshes benchmarks/study.json.`,
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "output `DIR` (default: published/ beside config.yaml)")
 	cmd.Flags().BoolVarP(&dry, "dry-run", "n", false, "list the files that would be written or removed; write nothing")
+	cmd.Flags().BoolVar(&withSite, "site", false, "also write the static study site (DIR/index.html, DIR/site/): works from file:// and any static host")
 	return cmd
 }
 
@@ -158,6 +166,9 @@ func printPublish(g *globals, rep *publish.Report) {
 	if rep.DryRun {
 		listFiles(g, verb, rep.Written)
 		listFiles(g, rm, rep.Removed)
+	}
+	if rep.Site != "" && !rep.DryRun {
+		fmt.Fprintf(g.stdout, "site: open %s (from disk or any static host)\n", rep.Site)
 	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", w)

@@ -60,6 +60,16 @@ func TestStudyCommandsJSON(t *testing.T) {
 	if w, _ := obj["written"].([]any); code != 0 || len(w) != 0 || obj["study"] != nil || obj["dry_run"] != true {
 		t.Errorf("publish --dry-run of an unchanged study: exit %d, %v", code, obj)
 	}
+	code, out, _ = run(t, dir, "publish", "--out", site, "--site", "--json")
+	obj = checkShape(t, "publish --site", doc, "publish", decodeJSON(t, "publish --site", out))
+	if page := filepath.Join(site, "index.html"); code != 0 || obj["site"] != page {
+		t.Errorf("publish --site: exit %d, %v", code, obj)
+	} else if _, err := os.Stat(page); err != nil {
+		t.Errorf("publish --site wrote no page: %v", err)
+	}
+	if code, out, _ = run(t, dir, "publish", "--out", site, "--site"); code != 0 || !strings.Contains(out, "site: open "+filepath.Join(site, "index.html")) {
+		t.Errorf("publish --site: exit %d, %s", code, out)
+	}
 
 	code, out, errs = run(t, dir, "status", "--study", "--json")
 	if code != 0 {

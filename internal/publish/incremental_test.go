@@ -162,3 +162,67 @@ func TestRepublishRewritesOnlyWhatChanged(t *testing.T) {
 		t.Errorf("publish removed a file it did not write: %v", err)
 	}
 }
+
+// TestRepublishSiteRewritesOnlyWhatChanged: with --site, one changed
+// verdict of one benchmark rewrites that benchmark's data and transcript
+// chunks, the changed model's pair chunks and the aggregates (the core
+// chunk and the page naming its version), and nothing else; the site's
+// script, style, the other benchmarks' chunks and the calibration chunk
+// keep their inodes. Publishing without --site removes the site.
+func TestRepublishSiteRewritesOnlyWhatChanged(t *testing.T) {
+	dir := t.TempDir()
+	if err := studytest.WriteSmall(dir); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	pub := func(siteToo, dry bool) *Report {
+		t.Helper()
+		s, err := study.Load(filepath.Join(dir, "benchmarks"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Publish(context.Background(), s, s.Compute(), Options{Out: out, DryRun: dry, Site: siteToo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	first := pub(true, false)
+	// The data, then the page, script, style, core, calibration, 3
+	// benchmark chunks, 3 pair chunks and 3 × 3 transcript chunks.
+	if want := 7 + 3*2*6*3 + 3 + 2 + 3 + 3 + 9; first.Files != want || first.Site != filepath.Join(out, "index.html") {
+		t.Fatalf("first publish: %d files (want %d), site %q", first.Files, want, first.Site)
+	}
+	s0 := snapshot(t, out)
+	if again := pub(true, false); len(again.Written) != 0 {
+		t.Fatalf("unchanged study: rewrote %v", again.Written)
+	}
+	flip(t, filepath.Join(dir, "benchmarks", "beta"), "model-a", "m01_s002_v02")
+	dry := pub(true, true)
+	wet := pub(true, false)
+	want := []string{"data/benchmark-data.json", "data/nutrition.json", "data/scenario-index.json", "data/uncertainty.json",
+		"index.html", "scenarios/beta/model-a/m01_s002_v02.json",
+		"site/data/bench/beta.js", "site/data/core.js", "site/data/pairs/model-a/model-b.js", "site/data/pairs/model-a/model-c.js",
+		"site/data/tr/beta/model-a.js"}
+	if got := touched(s0, snapshot(t, out)); !slices.Equal(got, want) {
+		t.Errorf("after one verdict of beta changed, replaced %v; want %v", got, want)
+	}
+	if w := slices.Sorted(slices.Values(wet.Written)); !slices.Equal(w, want) || !slices.Equal(dry.Written, wet.Written) {
+		t.Errorf("report lists %v (dry run %v); want %v", w, dry.Written, want)
+	}
+
+	plain := pub(false, false)
+	var removed []string
+	for _, f := range plain.Removed {
+		if f != "index.html" && !strings.HasPrefix(f, "site/") {
+			t.Errorf("publish without --site removed %s", f)
+		}
+		removed = append(removed, f)
+	}
+	if len(removed) != 3+2+3+3+9 || plain.Site != "" {
+		t.Errorf("publish without --site removed %d files (%v), site %q", len(removed), removed, plain.Site)
+	}
+	if _, err := os.Stat(filepath.Join(out, "site")); !os.IsNotExist(err) {
+		t.Errorf("site/ still there: %v", err)
+	}
+}

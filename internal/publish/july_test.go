@@ -14,12 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/impactbench/impactbench/internal/site"
 	"github.com/impactbench/impactbench/internal/study"
 	"github.com/impactbench/impactbench/internal/study/studytest"
 )
 
-// july is the rebuilt July 2026 study, published once for the tests of
-// this file.
+// july is the rebuilt July 2026 study, published once (with the static
+// site) for the tests of this file.
 type july struct {
 	pub *studytest.Published
 	dir string // the project
@@ -62,7 +63,7 @@ func rebuiltJuly(t *testing.T) *july {
 		t0 := time.Now()
 		j.res = j.s.Compute()
 		t1 := time.Now()
-		j.rep, julyErr = Publish(context.Background(), j.s, j.res, Options{Out: j.out})
+		j.rep, julyErr = Publish(context.Background(), j.s, j.res, Options{Out: j.out, Site: true})
 		t.Logf("rebuilt July study: compute %v, publish %v", t1.Sub(t0), time.Since(t1))
 		julyData = j
 	})
@@ -259,8 +260,29 @@ func TestJulyOtherFiles(t *testing.T) {
 			}
 		}
 	}
-	if j.rep.Files != 7+31236 {
-		t.Errorf("publish wrote %d files, want 7 data files and 31,236 scenario files (docs/study.md)", j.rep.Files)
+	siteFiles := 0
+	for _, f := range j.rep.Written {
+		if f == site.Index || strings.HasPrefix(f, site.Dir+"/") {
+			siteFiles++
+		}
+	}
+	if j.rep.Files-siteFiles != 7+31236 {
+		t.Errorf("publish wrote %d files besides the site, want 7 data files and 31,236 scenario files (docs/study.md)", j.rep.Files-siteFiles)
+	}
+	// The page, its script and style, the core and calibration chunks, 17
+	// benchmark chunks, 16·15/2 model pairs (the label ranks all 16) and
+	// one transcript chunk per model and benchmark it has verdicts on:
+	// 406 (docs/study.md).
+	chunks := map[[2]string]bool{}
+	for _, m := range j.s.Metrics {
+		for _, r := range m.Scenarios {
+			for mi := range r.Verdicts {
+				chunks[[2]string{r.Bench, j.s.Models[mi].ID}] = true
+			}
+		}
+	}
+	if want := 3 + 2 + 17 + 16*15/2 + len(chunks); siteFiles != want || siteFiles != 406 {
+		t.Errorf("the site has %d files, want %d (406 in docs/study.md)", siteFiles, want)
 	}
 	if j.rep.Conversations != files {
 		t.Errorf("publish wrote %d scenario files, the index has %d verdicts", j.rep.Conversations, files)

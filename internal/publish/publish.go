@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/site"
 	"github.com/impactbench/impactbench/internal/study"
 )
 
@@ -16,6 +17,9 @@ import (
 type Options struct {
 	Out    string // the output directory (holds data/ and scenarios/)
 	DryRun bool   // compare and list, write nothing
+	// Site adds the static study site beside the data: Out/index.html and
+	// Out/site/ (internal/site).
+	Site bool
 }
 
 // Report is what a publish did (or, dry, would do).
@@ -34,7 +38,10 @@ type Report struct {
 	Metrics       int      `json:"metrics"`
 	Scenarios     int      `json:"scenarios"`
 	Conversations int      `json:"conversations"`
-	Warnings      []string `json:"warnings"`
+	// Site is the static site's page (Out/index.html) when --site wrote
+	// it, else "".
+	Site     string   `json:"site"`
+	Warnings []string `json:"warnings"`
 }
 
 // Publish writes s (scored as res) under opts.Out. Model text goes into
@@ -82,8 +89,25 @@ func Publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 			rep.Scenarios += len(m.Scenarios)
 		}
 	}
-	if err := scenarioFiles(ctx, s, w); err != nil {
+	var sb *site.Builder
+	if opts.Site {
+		var err error
+		if sb, err = site.New(s, res); err != nil {
+			return nil, err
+		}
+	}
+	if err := scenarioFiles(ctx, s, w, sb); err != nil {
 		return nil, err
+	}
+	if sb != nil {
+		files, err := sb.Finish()
+		if err != nil {
+			return nil, err
+		}
+		if err := w.emitAll(files); err != nil {
+			return nil, err
+		}
+		rep.Site = filepath.Join(opts.Out, site.Index)
 	}
 	if err := w.finish(); err != nil {
 		return nil, err
@@ -94,6 +118,7 @@ func Publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 // target is one scenario file to write from a conversation row.
 type target struct {
 	rel     string
+	model   int
 	row     *study.ScenarioRow
 	verdict study.Verdict
 }
@@ -104,8 +129,10 @@ type convKey struct {
 }
 
 // scenarioFiles writes one file per published verdict, streaming each
-// run's conversations.json once.
-func scenarioFiles(ctx context.Context, s *study.Study, w *writer) error {
+// run's conversations.json once, model by model: with the site, each
+// conversation also goes to its transcript files, which are written (and
+// dropped from memory) once the model's runs are all read.
+func scenarioFiles(ctx context.Context, s *study.Study, w *writer, sb *site.Builder) error {
 	need := map[[2]string]map[convKey][]target{} // (bench, run dir) → conversation → files
 	for _, m := range s.Metrics {
 		for i := range m.Scenarios {
@@ -117,20 +144,31 @@ func scenarioFiles(ctx context.Context, s *study.Study, w *writer) error {
 				}
 				rel := "scenarios/" + row.Bench + "/" + s.Models[mi].ID + "/" + row.ID + ".json"
 				ck := convKey{v.RowID, v.Sample}
-				need[k][ck] = append(need[k][ck], target{rel: rel, row: row, verdict: v})
+				need[k][ck] = append(need[k][ck], target{rel: rel, model: mi, row: row, verdict: v})
 			}
 		}
 	}
-	for _, b := range s.Benchmarks {
-		for _, r := range b.Runs {
-			want := need[[2]string{b.Slug, r.RunDir}]
-			if len(want) == 0 {
-				continue
+	for mi := range s.Models {
+		for _, b := range s.Benchmarks {
+			for _, r := range b.Runs {
+				want := need[[2]string{b.Slug, r.RunDir}]
+				if r.Model != mi || len(want) == 0 {
+					continue
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if err := runFiles(ctx, filepath.Join(r.Path, "conversations.json"), want, w, sb); err != nil {
+					return err
+				}
 			}
-			if err := ctx.Err(); err != nil {
+		}
+		if sb != nil {
+			files, err := sb.ModelFiles(mi)
+			if err != nil {
 				return err
 			}
-			if err := runFiles(ctx, filepath.Join(r.Path, "conversations.json"), want, w); err != nil {
+			if err := w.emitAll(files); err != nil {
 				return err
 			}
 		}
@@ -139,7 +177,7 @@ func scenarioFiles(ctx context.Context, s *study.Study, w *writer) error {
 }
 
 // runFiles writes the files of one run's conversations.
-func runFiles(ctx context.Context, path string, want map[convKey][]target, w *writer) error {
+func runFiles(ctx context.Context, path string, want map[convKey][]target, w *writer, sb *site.Builder) error {
 	found := 0
 	err := artifacts.EachConversation(path, func(_ int, c artifacts.Conversation) error {
 		ts := want[convKey{c.ID, c.Sample}]
@@ -157,6 +195,9 @@ func runFiles(ctx context.Context, path string, want map[convKey][]target, w *wr
 			}
 			if err := w.emit(t.rel, data); err != nil {
 				return err
+			}
+			if sb != nil {
+				sb.Add(t.model, t.row, t.verdict, c)
 			}
 			w.rep.Conversations++
 		}

@@ -6,6 +6,8 @@
 // rank intervals), which the site does not read. Files whose bytes would
 // not change are left alone, so publishing again after one benchmark
 // changed rewrites only that benchmark's files and the aggregate ones.
+// With Options.Site, the static study site (internal/site: DIR/index.html
+// and DIR/site/) is written beside the data by the same writer.
 package publish
 
 import (

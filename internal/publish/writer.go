@@ -13,6 +13,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/site"
 )
 
 // ManifestFile, in the output directory, lists every file the last
@@ -59,6 +60,16 @@ func (w *writer) emit(rel string, data []byte) error {
 		return nil
 	}
 	return replaceFile(path, data)
+}
+
+// emitAll emits the site's files.
+func (w *writer) emitAll(files []site.File) error {
+	for _, f := range files {
+		if err := w.emit(f.Path, f.Data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // same reports whether path holds exactly data.

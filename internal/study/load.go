@@ -101,6 +101,10 @@ type Verdict struct {
 	RunDir        string
 	RowID         string // the scenario id in that benchmark
 	Justification string
+	// Evidence is the quotes the verdict's judges cited
+	// (artifacts.EvidenceQuotes): the study site marks them in the
+	// transcript.
+	Evidence []string
 }
 
 // MetricByKey returns a published metric.

@@ -251,5 +251,5 @@ func (s *Study) recordVerdict(m *Metric, pub string, r Run, b *Bench, sc artifac
 	} else {
 		present = *sc.Passed == (m.Type == string(config.Positive))
 	}
-	row.Verdicts[r.Model] = Verdict{Present: present, Passed: *sc.Passed, Sample: sc.Sample, Bench: b.Slug, RunDir: r.RunDir, RowID: sc.ID, Justification: sc.Justification}
+	row.Verdicts[r.Model] = Verdict{Present: present, Passed: *sc.Passed, Sample: sc.Sample, Bench: b.Slug, RunDir: r.RunDir, RowID: sc.ID, Justification: sc.Justification, Evidence: artifacts.EvidenceQuotes(sc)}
 }
