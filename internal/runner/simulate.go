@@ -117,7 +117,19 @@ func (r *Runner) simInputs(target config.ModelConfig, scenariosSHA string) map[s
 		"user_model":     fingerprint(identity(r.cfg.UserModel)),
 		"target_model":   fingerprint(identity(target)),
 		"prompts":        r.prompts.Hash(),
+		"validity":       r.validityInput(),
 	}
+}
+
+// validityInput is what the checks of the simulated user depend on: the
+// settings and the audit's model.
+func (r *Runner) validityInput() string {
+	v := r.cfg.Validity
+	var audit any
+	if m, _, ok := r.auditModel(); ok {
+		audit = identity(m)
+	}
+	return fingerprint(v.Audit, v.TurnChecks, v.Reasks, v.Redos, audit)
 }
 
 // simRow names one conversation: the row order of conversations.json.
