@@ -160,9 +160,9 @@ func modelKeys() []string {
 		"max_tokens", "timeout", "max_retries", "max_concurrency", "rpm", "tpm", "itpm", "otpm",
 		"rate_pool", "pricing", "batch", "offline"}
 }
-func priceKeys() []string    { return []string{"input", "output", "cached_input", "cache_write"} }
-func offlineKeys() []string  { return []string{"care", "pressure", "latency"} }
-func judgeKeys() []string    { return []string{"show_examples"} }
+func priceKeys() []string   { return []string{"input", "output", "cached_input", "cache_write"} }
+func offlineKeys() []string { return []string{"care", "pressure", "latency"} }
+func judgeKeys() []string   { return []string{"show_examples"} }
 func validityKeys() []string {
 	return []string{"audit", "turn_checks", "reasks", "redos", "landmark_check", "valid_only"}
 }

@@ -450,7 +450,7 @@ func TestLoadEveryKey(t *testing.T) {
 		Judge:       JudgeConfig{ShowExamples: true},
 		// landmark_check: true asks for the audit, which is on anyway.
 		Validity: ValidityConfig{Audit: true, TurnChecks: false, Reasks: 3, Redos: 0, ValidOnly: true},
-		Warnings:    []string{"testdata/good/full.yaml:51:1: pinpoint is deprecated; rename it to landmarks"},
+		Warnings: []string{"testdata/good/full.yaml:51:1: pinpoint is deprecated; rename it to landmarks"},
 	}
 	if diff := cmp.Diff(want, cfg, cmpIgnorePaths()); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
