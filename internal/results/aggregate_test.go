@@ -433,9 +433,19 @@ func TestResults_WriteReadRoundTrip(t *testing.T) {
 	for name, opts := range map[string]Options{"upstream": {UpstreamOnly: true, Fingerprint: fp}, "extended": {Seed: 9, Fingerprint: fp}} {
 		t.Run(name, func(t *testing.T) {
 			res := humaneResults(t, opts)
-			// Add a sampled model so agreement/judges also round-trip.
+			// Add a sampled model so agreement/judges also round-trip, and
+			// the checks of the simulated user (validity, break turns,
+			// identical samples).
+			broke := score("y", "m02", F)
+			broke.Present, broke.Evidence, broke.Valid, broke.UserModel = T, []artifacts.Quote{quote(3)}, T, "u"
+			same := func(i int) artifacts.Score {
+				s := withSample(score("z", "m01", T), i)
+				s.TranscriptHash = "sha256:0000000000000001"
+				return s
+			}
 			extra, err := Aggregate(Input{Metrics: metrics, Scores: []artifacts.Score{
 				withSample(panelScore("m01", T, F), 0), withSample(panelScore("m01", T, T), 1),
+				broke, invalidScore("w", "m02", "u", artifacts.FailRole), same(0), same(1),
 			}}, opts)
 			if err != nil {
 				t.Fatal(err)
