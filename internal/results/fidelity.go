@@ -44,6 +44,11 @@ func transcriptNumber(h string) uint64 {
 	return n
 }
 
+// BreakTurnOf is the first assistant turn (1-based) any quote of a
+// verdict's evidence was found in, 0 for none: for a failed row whose
+// failure is the behaviour, the turn it first appeared.
+func BreakTurnOf(ev []artifacts.Quote) int { return int(breakTurn(ev)) }
+
 // breakTurn is the first assistant turn any quote of the evidence was
 // found in (transcript index 2k-1 is assistant turn k), 0 for none.
 func breakTurn(ev []artifacts.Quote) uint16 {
