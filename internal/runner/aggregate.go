@@ -155,7 +155,7 @@ func (r *Runner) Fingerprint() results.Fingerprint {
 		Generator: fingerprint(identity(r.cfg.Generator())),
 		Judges:    fingerprint(judges...),
 		Settings: fingerprint(r.cfg.Generation, r.cfg.Landmarks, r.cfg.Perfunctory, r.cfg.Seed,
-			r.cfg.Judge, r.cfg.Validity.ValidOnly),
+			r.cfg.Judge, r.cfg.Validity),
 		Targets: targets,
 	}
 }

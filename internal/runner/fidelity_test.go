@@ -448,3 +448,22 @@ func checkResultsRestOnValid(t *testing.T, bench string) {
 		}
 	}
 }
+
+// Runs whose simulated users were checked differently measure different
+// things (their rates rest on different conversations): the fingerprint's
+// settings say so, and compare refuses them unless allowed.
+func TestFingerprintCoversTheChecksOfTheSimulatedUser(t *testing.T) {
+	cfg, bench := project(t)
+	base := newRunner(t, cfg, bench, Options{}).Fingerprint().Settings
+	for name, change := range map[string]func(*config.ValidityConfig){
+		"audit off":       func(v *config.ValidityConfig) { v.Audit = false },
+		"turn checks off": func(v *config.ValidityConfig) { v.TurnChecks = false },
+		"no redos":        func(v *config.ValidityConfig) { v.Redos = 0 },
+	} {
+		c2, b2 := project(t)
+		change(&c2.Validity)
+		if got := newRunner(t, c2, b2, Options{}).Fingerprint().Settings; got == base {
+			t.Errorf("%s: the settings fingerprint did not change", name)
+		}
+	}
+}
