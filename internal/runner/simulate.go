@@ -373,6 +373,12 @@ func (r *Runner) printTurns(c artifacts.Conversation) {
 	if c.Status == artifacts.StatusError {
 		r.logf("  [%s s%d] error: %s", c.ID, c.Sample, c.StatusReason)
 	}
+	if c.Fidelity != nil {
+		r.logf("  [%s s%d] the simulated user: %d repl(ies) rejected, %d redo(s)", c.ID, c.Sample, len(c.Fidelity.Reasks), len(c.Fidelity.Redos))
+	}
+	if c.Validity.IsInvalid() {
+		r.logf("  [%s s%d] invalid (%s), left out of the rates: %s", c.ID, c.Sample, strings.Join(c.Validity.Failed, ", "), c.Validity.Reason)
+	}
 }
 
 // noteRemaining adds n rows left undone to the summary's budget line.
