@@ -467,3 +467,38 @@ func TestFingerprintCoversTheChecksOfTheSimulatedUser(t *testing.T) {
 		}
 	}
 }
+
+// The offline user is a well-behaved simulated user: over a thousand of
+// its turns, with landmarks one turn at a time or as a plan up front and
+// with perfunctory noise, no check rejects one and no audit flags one.
+func TestOfflineUserPassesTheChecks(t *testing.T) {
+	for _, v := range []struct {
+		landmarks, perfunctory bool
+		seed                   uint64
+	}{{true, false, 0}, {false, true, 7}} {
+		cfg, bench := project(t)
+		cfg.Generation.ScenariosPerMetric, cfg.Generation.Turns, cfg.Generation.NumSamples = 8, 6, 2
+		cfg.Landmarks, cfg.Perfunctory, cfg.Seed = v.landmarks, v.perfunctory, v.seed
+		r := newRunner(t, cfg, bench, Options{})
+		if err := r.GenScenarios(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		turns := 0
+		for _, target := range r.Targets() {
+			if err := r.Simulate(t.Context(), target); err != nil {
+				t.Fatal(err)
+			}
+			convs, err := artifacts.ReadConversations(filepath.Join(bench, "runs", target, "conversations.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range convs {
+				turns += len(c.Transcript) / 2
+				if c.Fidelity != nil || c.Validity == nil || c.Validity.Valid == nil || !*c.Validity.Valid || c.Validity.Checks != "turns+audit" {
+					t.Errorf("%s: %+v %+v", c.ConvID, c.Validity, c.Fidelity)
+				}
+			}
+		}
+		t.Logf("landmarks %v, perfunctory %v: %d user turns, none rejected", v.landmarks, v.perfunctory, turns)
+	}
+}
