@@ -56,10 +56,14 @@ type SimSpec struct {
 // Simulate runs one conversation between the simulated user and the target.
 //
 // Each turn: the user model writes a reply, ParseUserReply extracts the
-// message; "terminate conversation" ends the dialogue before any target
-// call (status user_terminated); otherwise the message (perturbed when
-// Perfunctory, seeded per conversation and turn) goes to the target, whose
-// reply closes the turn. Running all turns gives status completed.
+// message and, with TurnChecks, CheckUserReply vets it (a failing reply is
+// asked again, at most Reasks times, every rejection recorded in
+// Fidelity.Reasks; still failing, the conversation ends with status
+// invalid and the reply is never sent); "terminate conversation" ends the
+// dialogue before any target call (status user_terminated); otherwise the
+// message (perturbed when Perfunctory, seeded per conversation and turn)
+// goes to the target, whose reply closes the turn. Running all turns gives
+// status completed. Converse adds the audit and the redos.
 //
 // A provider failure does not return an error: the conversation comes back
 // with status error, the reason, and the transcript of the completed turns. A non-nil error
@@ -73,7 +77,7 @@ type SimSpec struct {
 // sees its system prompt (persona, goals, metric, and with landmarks off
 // the whole plan) and the dialogue with roles mirrored: its own earlier
 // messages as assistant turns, each target reply inside the next user-role
-// turn prompt. See userTurnMessages for why.
+// turn prompt. See userAsk.run for why.
 func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec SimSpec) (artifacts.Conversation, error) {
 	conv, _, err := simulate(ctx, user, target, p, spec)
 	return conv, err
