@@ -22,6 +22,7 @@ import (
 //	                 "Message: terminate conversation"
 //	fake-target-*  → "reply-<model>-<hash> [rE]"
 //	fake-judge*    → {"justification": "…", "evidence": ["reply-fake-target-<model>-<hash>"], "present": <from the hash>}
+//	fake-auditor   → the audit of the simulated user: every answer valid
 //
 // <hash> is the hash of the canonical request (model, messages with epoch
 // tags removed, every other body field but the seed), so the same request always gets
@@ -240,6 +241,8 @@ func (f *fakeLLM) answer(model, system string, msgs []turn, hash string, epoch i
 		return "Thought: keep pressing.\nMessage: ask-" + short + tag
 	case strings.HasPrefix(model, "fake-target"):
 		return "reply-" + model + "-" + short + tag
+	case model == "fake-auditor":
+		return `{"in_persona": true, "pursued_goal": true, "followed_landmarks": true, "revealed_test": false, "reason": "audit ` + short + `"}`
 	case strings.HasPrefix(model, "fake-judge"):
 		present := hash[1] < '8'
 		// The evidence is the first target reply in the transcript, without
@@ -313,10 +316,15 @@ evaluator_model:
   source: vllm
   base_url: %q
   pricing: {input: 1, output: 2}
+landmark_model:
+  model: fake-auditor
+  source: vllm
+  base_url: %[3]q
+  pricing: {input: 1, output: 2}
 generation:
   scenarios_per_metric: 2
   turns: 3
-  num_samples: %d
+  num_samples: %[6]d
 demographics:
   age: [child, adult]
 targets:

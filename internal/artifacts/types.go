@@ -5,6 +5,8 @@
 package artifacts
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 	"strings"
 
@@ -62,6 +64,10 @@ const (
 	StatusMaxTurns       = "max_turns"       // reserved: stopped by a turn cap other than generation.turns
 	StatusError          = "error"           // failed after retries; StatusReason says why
 	StatusBudget         = "budget"          // stopped by the cost ceiling before finishing
+	// StatusInvalid: a simulated user's reply still failed a turn check
+	// (Fidelity) after its re-asks, so it was never sent; the transcript
+	// holds the turns before it, and Validity says why.
+	StatusInvalid = "invalid"
 )
 
 // Turn is one transcript message.
@@ -133,7 +139,8 @@ type Conversation struct {
 	Status       string      `json:"status,omitempty"`
 	StatusReason string      `json:"status_reason,omitempty"`
 	Run          *RunInfo    `json:"run,omitempty"`
-	// Validity is the optional landmark-adherence verdict (nil when not checked).
+	// Validity is the verdict on the simulated user: its turn checks and
+	// its audit (nil when neither ran, as in upstream's rows).
 	Validity *Validity `json:"validity,omitempty"`
 	// UserThoughts is the simulated user's hidden reasoning (its "Thought:"
 	// text), one per user message of Transcript; omitted when it gave none.
@@ -143,15 +150,94 @@ type Conversation struct {
 	// the client cut short (llm.Response.Truncated: longer than
 	// llm.MaxReplyBytes, whatever max_tokens asked); omitted when none was.
 	Truncated []int `json:"truncated,omitempty"`
+	// Fidelity records every simulated-user reply a turn check rejected and
+	// every attempt at the conversation that was redone; omitted when there
+	// were none.
+	Fidelity *Fidelity `json:"fidelity,omitempty"`
 }
 
-// Validity is the landmark-adherence check of one conversation.
+// Validity is the verdict on a conversation's simulated user. Its first
+// five keys are the landmark check's (older rows have only those); the
+// audit's further answers and the failure kinds follow.
 type Validity struct {
 	Valid         *bool  `json:"valid"`
 	FollowedSteps *bool  `json:"followed_landmarks"`
 	RevealedTest  *bool  `json:"revealed_test"`
 	Reason        string `json:"reason"`
-	Judge         string `json:"judge"`
+	Judge         string `json:"judge"` // the audit's model; "" when no audit ran
+	// InPersona and PursuedGoal are the audit's other answers (nil: not
+	// audited, or a landmark_check override that does not ask them).
+	InPersona   *bool `json:"in_persona,omitempty"`
+	PursuedGoal *bool `json:"pursued_goal,omitempty"`
+	// Checks says what was checked: "turns", "audit" or "turns+audit".
+	Checks string `json:"checks,omitempty"`
+	// Failed lists the failure kinds of an invalid conversation (see
+	// FailureKinds); empty when it is valid.
+	Failed []string `json:"failed,omitempty"`
+	// Error is why the audit gave no answer (Valid is then null): the
+	// conversation is kept and judged, and the next run asks again.
+	Error string `json:"error,omitempty"`
+}
+
+// IsInvalid reports whether v marks its conversation invalid.
+func (v *Validity) IsInvalid() bool { return v != nil && v.Valid != nil && !*v.Valid }
+
+// Failure kinds: why a simulated user's reply or conversation is invalid.
+// The turn checks' kinds name what a single reply did; the audit's (prefixed
+// "audit_") what the whole conversation did.
+const (
+	FailFormat    = "format"    // not a Message: line, or a JSON object/array instead of a message
+	FailReasoning = "reasoning" // its Thought: or other reasoning inside the message
+	FailRole      = "role"      // answering as the assistant (advice, "As an AI assistant…")
+	FailRefusal   = "refusal"   // refusing to play the user
+	FailReveal    = "reveal"    // saying it is an AI, a simulation or a test
+	FailEmpty     = "empty"     // no message
+	FailRepeat    = "repeat"    // the same message as its previous one
+	FailGoalLeak  = "goal_leak" // the hidden goal stated word for word
+
+	FailAuditPersona   = "audit_persona"   // the audit: out of persona
+	FailAuditGoal      = "audit_goal"      // the audit: did not pursue the goal
+	FailAuditLandmarks = "audit_landmarks" // the audit: did not follow the scripted steps
+	FailAuditReveal    = "audit_reveal"    // the audit: revealed the test
+)
+
+// FailureKinds lists every failure kind in a fixed order (reports use it).
+var FailureKinds = []string{FailFormat, FailReasoning, FailRole, FailRefusal, FailReveal, FailEmpty, FailRepeat,
+	FailGoalLeak, FailAuditPersona, FailAuditGoal, FailAuditLandmarks, FailAuditReveal}
+
+// Fidelity is what the checks of the simulated user did to a conversation.
+type Fidelity struct {
+	// Reasks lists every reply a turn check rejected, in order; none of
+	// them was sent to the target.
+	Reasks []Reask `json:"reasks,omitempty"`
+	// Redos lists every attempt at the conversation that was found
+	// invalid and made again with a fresh seed, in order.
+	Redos []Redo `json:"redos,omitempty"`
+}
+
+// Reask is one simulated-user reply a turn check rejected.
+type Reask struct {
+	// Redo is the attempt at the conversation it belongs to (0: the
+	// first, 1: the first redo, …).
+	Redo int `json:"redo"`
+	Turn int `json:"turn"`
+	// Attempt numbers the turn's replies: 1 its first, 2 the first
+	// re-ask's, …. A rejected reply was followed by a re-ask unless the
+	// turn was out of re-asks (the attempt then ended as invalid).
+	Attempt int    `json:"attempt"`
+	Check   string `json:"check"`  // a failure kind
+	Detail  string `json:"detail"` // what the check found
+}
+
+// Redo is one attempt at a conversation that was thrown away and made again.
+type Redo struct {
+	// Redo is the attempt it was replaced by (1: the first redo, …).
+	Redo int `json:"redo"`
+	// Failed and Reason are the discarded attempt's failure kinds and why.
+	Failed []string `json:"failed"`
+	Reason string   `json:"reason"`
+	// Status is how the discarded attempt ended.
+	Status string `json:"status"`
 }
 
 // ConvID builds `<scenario_id>__<target>__s<sample>` (upstream's documented
@@ -213,7 +299,7 @@ type Score struct {
 	NullReason    string         `json:"null_reason,omitempty"`
 	Judges        []JudgeVerdict `json:"judges,omitempty"`
 	Usage         *UsageRecord   `json:"_usage,omitempty"`
-	// Valid mirrors the conversation's landmark-adherence verdict (nil: not checked).
+	// Valid mirrors the conversation's validity verdict (nil: not checked).
 	Valid *bool `json:"valid,omitempty"`
 	// Judge names the judge of a single-judge row (a panel's are in Judges),
 	// so unverified verdicts can be counted per judge.
@@ -227,6 +313,17 @@ type Score struct {
 	// nil when there is no verdict or the row predates the check. For a
 	// panel it is true when no judge of the majority had its evidence found.
 	Unverified *bool `json:"unverified,omitempty"`
+	// Invalid lists the failure kinds of a conversation whose simulated
+	// user made it invalid (its validity's "failed"); such a row has no
+	// verdict.
+	Invalid []string `json:"invalid,omitempty"`
+	// UserModel is the model that played the simulated user (the
+	// conversation's run.user_model).
+	UserModel string `json:"user_model,omitempty"`
+	// TranscriptHash identifies the transcript the row judged
+	// (TranscriptHash): samples of one scenario with equal hashes are
+	// byte-identical conversations.
+	TranscriptHash string `json:"transcript_hash,omitempty"`
 }
 
 // PhaseCost is one cost.json entry (upstream shape: cost, input_tokens,
@@ -262,4 +359,22 @@ func itoa(i int) string {
 		b[p] = '-'
 	}
 	return string(b[p:])
+}
+
+// TranscriptHash is "sha256:" and the first 16 hex digits of the SHA-256
+// of the transcript's messages (role, a NUL, content, a NUL, each): enough
+// to tell whether two samples of one scenario are the same conversation
+// byte for byte. "" for an empty transcript.
+func TranscriptHash(ts []Turn) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	for _, t := range ts {
+		h.Write([]byte(t.Role))
+		h.Write([]byte{0})
+		h.Write([]byte(t.Content))
+		h.Write([]byte{0})
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)[:8])
 }

@@ -107,6 +107,12 @@ func configYAML(o Options, lay layout, pm projectModels) string {
 	fmt.Fprintf(&b, "generation:\n  scenarios_per_metric: %d\n  turns: %d\n  num_samples: %d\n",
 		(lay.scenarios+lay.metrics-1)/lay.metrics, o.Turns, o.Samples)
 	b.WriteString("landmarks: true\n")
+	// The measured workload is the scheduler's: each conversation's turns
+	// and one judge call, as the T_min model counts them. The checks of the
+	// simulated user are off: the fake's "tok tok …" replies are no
+	// messages a turn check would pass, and the audit would add a judge
+	// call per conversation that T_min does not count.
+	b.WriteString("validity:\n  turn_checks: false\n  audit: false\n")
 	return b.String()
 }
 

@@ -249,13 +249,12 @@ func TestBadInputNeverDestroysResults(t *testing.T) {
 					"generator_model:\n  model: claude-sonnet-4-6\n  source: anthropic\n  apikey: \"${IB_GUARD_TEST_UNSET}\"", 1)
 			})
 		}, []string{"run", "example"}, []string{`generator_model\.apikey: environment variable IB_GUARD_TEST_UNSET is not set`}},
-		{"landmark judge without a key", func(t *testing.T, d string) {
+		{"audit model without a key", func(t *testing.T, d string) {
 			editConfig(t, d, func(s string) string {
-				s = strings.Replace(s, "landmark_check: false", "landmark_check: true", 1)
 				return strings.Replace(s, "# landmark_model:\n#   model: gpt-5.4-mini\n#   source: openai\n#   apikey: \"${OPENAI_API_KEY}\"",
 					"landmark_model:\n  model: claude-haiku-4-5\n  source: anthropic", 1)
 			})
-		}, []string{"evaluate", "example"}, []string{`config\.yaml: landmark_model: .*API key is empty`}},
+		}, []string{"simulate", "example"}, []string{`config\.yaml: landmark_model: .*API key is empty`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

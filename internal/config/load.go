@@ -120,6 +120,7 @@ func defaults() *Config {
 
 		Generation: Generation{ScenariosPerMetric: 3, Turns: 6, NumSamples: 1},
 		Landmarks:  true,
+		Validity:   ValidityConfig{Audit: true, TurnChecks: true, Reasks: DefaultReasks, Redos: DefaultRedos},
 	}
 }
 
@@ -159,10 +160,12 @@ func modelKeys() []string {
 		"max_tokens", "timeout", "max_retries", "max_concurrency", "rpm", "tpm", "itpm", "otpm",
 		"rate_pool", "pricing", "batch", "offline"}
 }
-func priceKeys() []string    { return []string{"input", "output", "cached_input", "cache_write"} }
-func offlineKeys() []string  { return []string{"care", "pressure", "latency"} }
-func judgeKeys() []string    { return []string{"show_examples"} }
-func validityKeys() []string { return []string{"landmark_check", "valid_only"} }
+func priceKeys() []string   { return []string{"input", "output", "cached_input", "cache_write"} }
+func offlineKeys() []string { return []string{"care", "pressure", "latency"} }
+func judgeKeys() []string   { return []string{"show_examples"} }
+func validityKeys() []string {
+	return []string{"audit", "turn_checks", "reasks", "redos", "landmark_check", "valid_only"}
+}
 
 // homeOf says where a key misplaced at the top level belongs.
 func homeOf(key string) string {
@@ -721,14 +724,52 @@ func (d *cfgDecoder) judge(raw ast.Node) {
 
 func (d *cfgDecoder) validity(raw ast.Node) {
 	v := &d.cfg.Validity
+	var audit, legacy *entry
 	d.section(raw, "validity", validityKeys(), func(e entry, f string) {
 		switch e.key {
+		case "audit":
+			audit = &e
+			v.Audit, _ = d.boolean(e.value, f)
 		case "landmark_check":
-			v.LandmarkCheck, _ = d.boolean(e.value, f)
+			legacy = &e
+		case "turn_checks":
+			v.TurnChecks, _ = d.boolean(e.value, f)
+		case "reasks":
+			v.Reasks = d.intAtMost(e.value, f, MaxReasks)
+		case "redos":
+			v.Redos = d.intAtMost(e.value, f, MaxRedos)
 		case "valid_only":
 			v.ValidOnly, _ = d.boolean(e.value, f)
 		}
 	})
+	if legacy != nil {
+		d.landmarkCheck(*legacy, audit)
+	}
+}
+
+// landmarkCheck reads validity.landmark_check, the audit's older, opt-in
+// form: true asks for the audit (on anyway); false, which starter configs
+// used to spell out, no longer turns it off (validity.audit: false does).
+func (d *cfgDecoder) landmarkCheck(e entry, audit *entry) {
+	on, ok := d.boolean(e.value, "validity.landmark_check")
+	switch {
+	case !ok:
+	case on && audit != nil && !d.cfg.Validity.Audit:
+		d.ps.add(e.line(), e.col(), "validity.landmark_check", "true asks for the audit that validity.audit: false (line %d) turns off; keep one of them", audit.line())
+	case !on && audit == nil:
+		d.warnings = append(d.warnings, fmt.Sprintf("%s:%d:%d: validity.landmark_check: false no longer turns the check of the simulated user off: it is now the audit (validity.audit), on by default; set validity.audit: false to turn it off, and remove landmark_check", d.ps.file, e.line(), e.col()))
+	}
+}
+
+// intAtMost reads an integer in [0, most].
+func (d *cfgDecoder) intAtMost(raw ast.Node, field string, most int) int {
+	v, ok := d.integer(raw, field)
+	if ok && (v < 0 || v > most) {
+		line, col := nodePos(raw)
+		d.ps.add(line, col, field, "must be between 0 and %d, got %d (each one is paid for in model calls)", most, v)
+		return min(max(v, 0), most)
+	}
+	return v
 }
 
 // demographics keeps axes in YAML order: the order defines variant ids.

@@ -268,6 +268,11 @@ func TestLoadBadConfigs(t *testing.T) {
 			"1:18: evaluator_model: empty list; give one judge model (a mapping) or a list of them",
 			`2:10: targets: expected a list of models, each starting with - id:, got a string "nope"`,
 		}},
+		{"validity.yaml", []string{
+			"2:11: validity.reasks: must be between 0 and 5, got 9 (each one is paid for in model calls)",
+			"3:10: validity.redos: must be between 0 and 5, got -1 (each one is paid for in model calls)",
+			"5:3: validity.landmark_check: true asks for the audit that validity.audit: false (line 4) turns off; keep one of them",
+		}},
 		{"not_mapping.yaml", []string{
 			"1:1: config.yaml must be a mapping of keys (run:, user_model:, targets:, …), got a list",
 		}},
@@ -296,6 +301,7 @@ func TestLoadDefaults(t *testing.T) {
 		// Concurrency unset is auto (zero) in every phase.
 		Generation: Generation{ScenariosPerMetric: 3, Turns: 6, NumSamples: 1},
 		Landmarks:  true,
+		Validity:   ValidityConfig{Audit: true, TurnChecks: true, Reasks: DefaultReasks, Redos: DefaultRedos},
 	}
 	for _, file := range []string{"empty.yaml", "comments-only.yaml"} {
 		t.Run(file, func(t *testing.T) {
@@ -320,11 +326,35 @@ func TestLoadDefaults(t *testing.T) {
 			// phases not named stay auto.
 			Run:        RunConfig{Concurrency: Concurrency{GenScenarios: 8, GenScenariosExpand: 16}},
 			Generation: Generation{ScenariosPerMetric: 3, Turns: 6, NumSamples: 1},
+			Validity:   ValidityConfig{Audit: true, TurnChecks: true, Reasks: DefaultReasks, Redos: DefaultRedos},
 		}
 		if diff := cmp.Diff(want, cfg, cmpIgnorePaths()); diff != "" {
 			t.Errorf("config (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// validity.landmark_check: false was the starter config's line: it no
+// longer turns the check off, and a warning says how to.
+func TestLoadLegacyLandmarkCheckFalse(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte("validity:\n  landmark_check: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadWithOptions(path, LoadOptions{LookupEnv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Validity.Audit || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "set validity.audit: false") {
+		t.Errorf("audit %v, warnings %q", cfg.Validity.Audit, cfg.Warnings)
+	}
+	if err := os.WriteFile(path, []byte("validity:\n  audit: false\n  landmark_check: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = LoadWithOptions(path, LoadOptions{LookupEnv: noEnv}); err != nil || cfg.Validity.Audit || len(cfg.Warnings) != 0 {
+		t.Errorf("audit: false with landmark_check: false: %v %+v", err, cfg)
+	}
 }
 
 func cmpIgnorePaths() cmp.Option {
@@ -418,8 +448,9 @@ func TestLoadEveryKey(t *testing.T) {
 		Pricing:     map[string]Price{"gen-model": {Input: 0.5, Output: 1}},
 		Prompts:     "/srv/ib/prompts",
 		Judge:       JudgeConfig{ShowExamples: true},
-		Validity:    ValidityConfig{LandmarkCheck: true, ValidOnly: true},
-		Warnings:    []string{"testdata/good/full.yaml:51:1: pinpoint is deprecated; rename it to landmarks"},
+		// landmark_check: true asks for the audit, which is on anyway.
+		Validity: ValidityConfig{Audit: true, TurnChecks: false, Reasks: 3, Redos: 0, ValidOnly: true},
+		Warnings: []string{"testdata/good/full.yaml:51:1: pinpoint is deprecated; rename it to landmarks"},
 	}
 	if diff := cmp.Diff(want, cfg, cmpIgnorePaths()); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)

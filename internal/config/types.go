@@ -144,12 +144,37 @@ type JudgeConfig struct {
 	ShowExamples bool `yaml:"show_examples"`
 }
 
-// ValidityConfig enables the optional landmark-adherence check.
+// ValidityConfig sets how the simulated user is checked.
 type ValidityConfig struct {
-	LandmarkCheck bool `yaml:"landmark_check"`
-	// ValidOnly computes results on valid conversations only.
+	// Audit has landmark_model (else the first judge) audit every finished
+	// conversation's simulated user: persona kept, goal pursued, landmarks
+	// followed, test not revealed. On unless set to false. The older key
+	// landmark_check: true means the same.
+	Audit bool `yaml:"audit"`
+	// TurnChecks runs the deterministic checks on every user turn before it
+	// is sent (format, reasoning, role, refusal, reveal, empty, repeat, goal
+	// leak). On unless set to false.
+	TurnChecks bool `yaml:"turn_checks"`
+	// Reasks is how many times a user turn that fails a check is asked
+	// again before the conversation ends as invalid (default 2).
+	Reasks int `yaml:"reasks"`
+	// Redos is how many times an invalid conversation is made again with a
+	// fresh seed before it is kept, marked invalid (default 2).
+	Redos int `yaml:"redos"`
+	// ValidOnly computes results on conversations checked and found valid
+	// only (rows never checked are left out too).
 	ValidOnly bool `yaml:"valid_only"`
 }
+
+// Defaults of the validity settings.
+const (
+	DefaultReasks = 2
+	DefaultRedos  = 2
+	// MaxReasks and MaxRedos bound what a config may ask for: each is paid
+	// for in calls.
+	MaxReasks = 5
+	MaxRedos  = 5
+)
 
 // Generator returns the model that writes metrics, scenarios and variants.
 func (c *Config) Generator() ModelConfig {

@@ -210,4 +210,4 @@ const (
 //	user:           "Thought: …\nMessage: …"  ("Message: terminate conversation" ends the dialogue)
 //	target:         plain text reply
 //	judge:          {"justification": "…", "evidence": ["verbatim quote of the assistant", …], "present": true|false}
-//	landmark_check: {"followed_landmarks": bool, "revealed_test": bool, "reason": "…"}
+//	landmark_check: {"in_persona": bool, "pursued_goal": bool, "followed_landmarks": bool, "revealed_test": bool, "reason": "…"}

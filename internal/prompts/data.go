@@ -97,6 +97,19 @@ type UserTurnData struct {
 	Instruction string
 }
 
+// UserAgainData feeds user_turn_again, added to the turn prompt when the
+// simulated user's reply failed a turn check and it is asked again.
+type UserAgainData struct {
+	Turn int
+	// Problem is what the check found: our words, with any piece of the
+	// reply it names Go-quoted.
+	Problem string
+	// ReplyJSON is the rejected reply (cut short when long) as one line of
+	// JSON, {"role":"user","content":"…"}: model text, shown only in that
+	// container.
+	ReplyJSON string
+}
+
 // JudgeData feeds judge_system and judge_user. It deliberately has no field
 // for the metric name, type, scenario or model: the judge must not see them.
 type JudgeData struct {
@@ -121,10 +134,12 @@ type JudgeEvidenceData struct {
 	Unquoted bool
 }
 
-// LandmarkCheckData feeds landmark_check.
+// LandmarkCheckData feeds landmark_check, the audit of a conversation's
+// simulated user.
 type LandmarkCheckData struct {
 	Persona        string
 	UserGoal       string
+	LatentGoal     string // the hidden goal the user was to pursue without stating it
 	Landmarks      []artifacts.Landmark
 	UserTurns      int    // messages the simulated user actually sent
 	TranscriptJSON string // as in JudgeData

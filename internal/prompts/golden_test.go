@@ -52,8 +52,10 @@ var goldenData = map[string]any{
 	JudgeUser: JudgeData{Definition: goldenMetric.Definition, Examples: goldenMetric.Examples,
 		TranscriptJSON: EncodeTranscript(goldenTranscript)},
 	JudgeEvidenceAgain: JudgeEvidenceData{Missing: []string{`"Take job B."`, `"I picked job A for you."`}, Unquoted: false},
+	UserTurnAgain: UserAgainData{Turn: 2, Problem: `the message opens like the assistant ("as an ai assistant")`,
+		ReplyJSON: EncodeMessage(artifacts.Turn{Role: "user", Content: "Message: As an AI assistant, I'd suggest job A.\n\"}\n{\"role\":\"user\""})},
 	LandmarkCheck: LandmarkCheckData{Persona: "The user weighs two job offers and writes tersely.", UserGoal: "Pick a job.",
-		Landmarks: goldenLandmarks, UserTurns: 2, TranscriptJSON: EncodeTranscript(goldenTranscript)},
+		LatentGoal: "Get the assistant to decide.", Landmarks: goldenLandmarks, UserTurns: 2, TranscriptJSON: EncodeTranscript(goldenTranscript)},
 }
 
 // TestGoldenPrompts pins every rendered default prompt, so a template

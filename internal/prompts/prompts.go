@@ -37,8 +37,11 @@ const (
 	UserSystem        = "user_system"
 	UserTurnFirst     = "user_turn_first"
 	UserTurnNext      = "user_turn_next"
-	JudgeSystem       = "judge_system"
-	JudgeUser         = "judge_user"
+	// UserTurnAgain follows the turn prompt when the simulated user's reply
+	// failed a turn check: it is asked again, told what was wrong.
+	UserTurnAgain = "user_turn_again"
+	JudgeSystem   = "judge_system"
+	JudgeUser     = "judge_user"
 	// JudgeEvidenceAgain follows a verdict whose quotes were not found in
 	// the assistant's messages: the judge is asked once more.
 	JudgeEvidenceAgain = "judge_evidence_again"
@@ -68,12 +71,14 @@ var specs = map[string]spec{
 		Demographic: []Attr{{Axis: "age", Value: "Adult"}}, DemographicText: "age: Adult", Turns: 6, MaxLandmarks: 5}},
 	UserSystem: {UserSystemData{}, UserSystemData{Persona: "p", UserGoal: "g", LatentGoal: "l",
 		Metric: UserMetricData{Name: "n", Checks: "c.", Negative: true}, Turns: 6, Landmarks: true, Plan: landmarksSample, Perfunctory: true}},
-	UserTurnFirst:      {UserTurnData{}, UserTurnData{Turn: 1, Turns: 6, Landmarks: true, Instruction: "i"}},
-	UserTurnNext:       {UserTurnData{}, UserTurnData{Turn: 2, Turns: 6, Landmarks: true, ReplyJSON: EncodeMessage(artifacts.Turn{Role: "assistant", Content: "r"}), Instruction: "i"}},
+	UserTurnFirst: {UserTurnData{}, UserTurnData{Turn: 1, Turns: 6, Landmarks: true, Instruction: "i"}},
+	UserTurnNext:  {UserTurnData{}, UserTurnData{Turn: 2, Turns: 6, Landmarks: true, ReplyJSON: EncodeMessage(artifacts.Turn{Role: "assistant", Content: "r"}), Instruction: "i"}},
+	UserTurnAgain: {UserAgainData{}, UserAgainData{Turn: 2, Problem: "the reply has no Message: line",
+		ReplyJSON: EncodeMessage(artifacts.Turn{Role: "user", Content: `{"metrics": []}`})}},
 	JudgeSystem:        {JudgeData{}, JudgeData{Definition: "d", Examples: []string{"e"}, TranscriptJSON: transcriptSample}},
 	JudgeUser:          {JudgeData{}, JudgeData{Definition: "d", Examples: []string{"e"}, TranscriptJSON: transcriptSample}},
 	JudgeEvidenceAgain: {JudgeEvidenceData{}, JudgeEvidenceData{Missing: []string{`"q"`}, Short: []string{`"s"`}, Unquoted: true}},
-	LandmarkCheck:      {LandmarkCheckData{}, LandmarkCheckData{Persona: "p", UserGoal: "g", Landmarks: landmarksSample, UserTurns: 3, TranscriptJSON: transcriptSample}},
+	LandmarkCheck:      {LandmarkCheckData{}, LandmarkCheckData{Persona: "p", UserGoal: "g", LatentGoal: "l", Landmarks: landmarksSample, UserTurns: 3, TranscriptJSON: transcriptSample}},
 }
 
 // funcs are the helpers templates may call, kept small on purpose: the data

@@ -24,7 +24,7 @@ func TestLoadDefaults(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	want := []string{ExpandDemographic, GenMetricsSystem, GenMetricsUser, GenScenarios, JudgeSystem, JudgeUser, JudgeEvidenceAgain,
-		LandmarkCheck, UserSystem, UserTurnFirst, UserTurnNext}
+		LandmarkCheck, UserSystem, UserTurnAgain, UserTurnFirst, UserTurnNext}
 	slices.Sort(want)
 	if got := s.Names(); !slices.Equal(got, want) {
 		t.Errorf("Names = %v, want %v", got, want)

@@ -280,6 +280,8 @@ type lightener struct {
 	strs  map[string]string
 	runs  map[artifacts.RunInfo]*artifacts.RunInfo
 	demos map[string]Demographic
+	vals  map[string]*artifacts.Validity
+	fids  map[string]*artifacts.Fidelity
 }
 
 var boolPtrs = [2]*bool{new(bool), func() *bool { b := true; return &b }()}
@@ -313,7 +315,9 @@ func (l *lightener) conversation(target string) func(c *artifacts.Conversation) 
 		c.Transcript = nil
 		c.UserThoughts = nil
 		c.StatusReason = ""
-		c.Validity = nil
+		// The scorecard needs only the verdict and the failure kinds; the
+		// chunks read the rest back from the file.
+		c.Validity, c.Fidelity = l.validity(c.Validity), l.fidelity(c.Fidelity)
 		c.MetricID, c.TargetModel, c.Status = l.s(c.MetricID), l.s(c.TargetModel), l.s(c.Status)
 		if c.ConvID == artifacts.ConvID(c.ID, target, c.Sample) {
 			c.ConvID = ""
@@ -334,6 +338,57 @@ func (l *lightener) conversation(target string) func(c *artifacts.Conversation) 
 		}
 		return n
 	}
+}
+
+// validity is v reduced to its verdict and failure kinds, one shared
+// value per distinct pair.
+func (l *lightener) validity(v *artifacts.Validity) *artifacts.Validity {
+	if v == nil {
+		return nil
+	}
+	key := fmt.Sprint(fmtBool(v.Valid), v.Failed)
+	if w, ok := l.vals[key]; ok {
+		return w
+	}
+	if l.vals == nil {
+		l.vals = map[string]*artifacts.Validity{}
+	}
+	w := &artifacts.Validity{Valid: shareBool(v.Valid), Failed: v.Failed}
+	l.vals[key] = w
+	return w
+}
+
+// fidelity is f reduced to the checks of its rejected replies and the
+// failure kinds of its redos, one shared value per distinct record.
+func (l *lightener) fidelity(f *artifacts.Fidelity) *artifacts.Fidelity {
+	if f == nil {
+		return nil
+	}
+	var b strings.Builder
+	out := &artifacts.Fidelity{}
+	for _, q := range f.Reasks {
+		b.WriteString(q.Check + ",")
+		out.Reasks = append(out.Reasks, artifacts.Reask{Check: l.s(q.Check)})
+	}
+	for _, d := range f.Redos {
+		b.WriteString("|" + strings.Join(d.Failed, ","))
+		out.Redos = append(out.Redos, artifacts.Redo{Failed: d.Failed})
+	}
+	if w, ok := l.fids[b.String()]; ok {
+		return w
+	}
+	if l.fids == nil {
+		l.fids = map[string]*artifacts.Fidelity{}
+	}
+	l.fids[b.String()] = out
+	return out
+}
+
+func fmtBool(b *bool) string {
+	if b == nil {
+		return "null"
+	}
+	return fmt.Sprint(*b)
 }
 
 func (l *lightener) score(target string) func(s *artifacts.Score) int32 {

@@ -166,6 +166,9 @@ func buildPairwise(in *Input, order []string) pairwiseView {
 type reliabilityView struct {
 	Panels    []panelView     `json:"panels"`
 	Agreement []agreementView `json:"agreement"`
+	// Identical names, per model, the scenarios whose samples are
+	// byte-identical conversations (left out of the agreement figures).
+	Identical []identicalView `json:"identical"`
 }
 
 // panelView is one model's judge panel: the panel rate from every verdict
@@ -219,9 +222,13 @@ func buildReliability(in *Input, order []string, metrics []metricView) reliabili
 			v.Panels = append(v.Panels, *p)
 		}
 		v.Agreement = append(v.Agreement, agreementFor(r, metrics)...)
+		if id := identicalFor(r); id != nil {
+			v.Identical = append(v.Identical, *id)
+		}
 	}
 	v.Panels = nonNil(v.Panels)
 	v.Agreement = nonNil(v.Agreement)
+	v.Identical = nonNil(v.Identical)
 	return v
 }
 

@@ -30,11 +30,19 @@ type StatusOptions struct {
 // statusConv is the part of a conversations.json row Status needs; decoding
 // into it skips allocating transcripts.
 type statusConv struct {
-	ID           string `json:"id"`
-	ConvID       string `json:"conv_id"`
-	Sample       int    `json:"_sample"`
-	Status       string `json:"status"`
-	StatusReason string `json:"status_reason"`
+	ID           string              `json:"id"`
+	ConvID       string              `json:"conv_id"`
+	Sample       int                 `json:"_sample"`
+	Status       string              `json:"status"`
+	StatusReason string              `json:"status_reason"`
+	Run          *statusRun          `json:"run"`
+	Validity     *artifacts.Validity `json:"validity"`
+	Fidelity     *artifacts.Fidelity `json:"fidelity"`
+}
+
+// statusRun is the part of a conversation's run block status reads.
+type statusRun struct {
+	UserModel string `json:"user_model"`
 }
 
 type targetStatus struct {
@@ -56,6 +64,7 @@ type benchStatus struct {
 	metrics  int
 	samples  int
 	rows     []*targetStatus
+	card     scorecard // the checks of the simulated user, per user model × target
 	rootCost []CostEntry
 	res      []results.ModelResult
 	resErr   error
@@ -84,6 +93,7 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 	writeTargetTable(w, c, bs)
 	writeShards(w, c, bs.live.Shards)
 	writeFailures(w, c, bs.rows)
+	writeScorecard(w, c, bs.card.list())
 	writeStatusLeaderboard(w, c, bs.res, bs.resErr)
 	return nil
 }
@@ -112,7 +122,7 @@ func loadStatus(benchDir string, targets []string, opts StatusOptions) *benchSta
 	}
 	maxSample := -1
 	for _, t := range targets {
-		ts, ms := loadTarget(benchDir, t, &lite)
+		ts, ms := loadTarget(benchDir, t, &lite, &bs.card)
 		ts.hasResult = resultFor(&Input{Results: bs.res}, t) != nil
 		maxSample = max(maxSample, ms)
 		bs.rows = append(bs.rows, ts)
@@ -132,7 +142,7 @@ func loadStatus(benchDir string, targets []string, opts StatusOptions) *benchSta
 
 // loadTarget counts one target's conversations, verdicts and cost, and
 // returns the largest sample index seen.
-func loadTarget(benchDir, t string, lite *lightener) (*targetStatus, int) {
+func loadTarget(benchDir, t string, lite *lightener, card *scorecard) (*targetStatus, int) {
 	ts := &targetStatus{target: t, failures: map[string]int{}}
 	dir := filepath.Join(benchDir, "runs", t)
 	if st, err := os.Stat(dir); err == nil && st.IsDir() {
@@ -156,6 +166,11 @@ func loadTarget(benchDir, t string, lite *lightener) (*targetStatus, int) {
 		} else {
 			ts.ok++
 		}
+		user := ""
+		if cv.Run != nil {
+			user = cv.Run.UserModel
+		}
+		card.add(t, user, cv.Validity, cv.Fidelity)
 		full := artifacts.Conversation{ID: cv.ID, ConvID: cv.ConvID, Sample: cv.Sample}
 		if match(&full) < 0 {
 			ts.unscored++

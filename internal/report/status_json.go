@@ -33,6 +33,9 @@ type StatusJSON struct {
 	// aggregate); ResultsError says why results.json could not be read.
 	Leaderboard  []LeaderboardJSON `json:"leaderboard"`
 	ResultsError string            `json:"results_error,omitempty"`
+	// SimulatedUsers is the checks of the simulated user per user model ×
+	// target (empty when no conversation was checked).
+	SimulatedUsers []ScorecardRow `json:"simulated_users"`
 }
 
 // TargetStatusJSON is one target's row of the status table.
@@ -99,6 +102,7 @@ func statusJSON(bs *benchStatus) StatusJSON {
 		s.ResultsError = bs.resErr.Error()
 	}
 	s.Leaderboard = leaderboardJSON(bs.res)
+	s.SimulatedUsers = nonNil(bs.card.list())
 	return s
 }
 

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/results"
 )
 
 // Chunk sizes. A conversation chunk of 100 rows is ≈1 MB of JSON (≈350 KB
@@ -66,6 +67,7 @@ type convRec struct {
 	Usage        *artifacts.UsageRecord `json:"u,omitempty"`
 	Run          *artifacts.RunInfo     `json:"run,omitempty"`
 	Validity     *artifacts.Validity    `json:"val,omitempty"`
+	Fidelity     *artifacts.Fidelity    `json:"fid,omitempty"`
 	Score        *scoreRec              `json:"sc,omitempty"`
 	TargetModel  string                 `json:"tm,omitempty"` // the row's target_model when it differs from the run dir
 	// Highlights are the judges' quotes found in the transcript (see highlights).
@@ -85,6 +87,9 @@ type scoreRec struct {
 	Judge         string                   `json:"judge,omitempty"`
 	Evidence      []artifacts.Quote        `json:"evidence,omitempty"`
 	Unverified    *bool                    `json:"unverified,omitempty"`
+	// BreakTurn is, for a failed row whose behaviour was seen, the first
+	// assistant turn its evidence was found in (0: none).
+	BreakTurn int `json:"bt,omitempty"`
 }
 
 type convChunk struct {
@@ -288,6 +293,7 @@ type convBulk struct {
 	Run          *artifacts.RunInfo    `json:"run"`
 	Validity     *artifacts.Validity   `json:"validity"`
 	UserThoughts []string              `json:"user_thoughts"`
+	Fidelity     *artifacts.Fidelity   `json:"fidelity"`
 }
 
 // releaseRows drops the rows of file-backed runs once the index is built:
@@ -379,9 +385,9 @@ func (st *store) convChunk(k int, files map[string]*os.File) ([]byte, error) {
 		} else {
 			c := &run.Conversations[r.row]
 			bulk = convBulk{TargetModel: c.TargetModel, Transcript: c.Transcript, Usage: c.Usage,
-				StatusReason: c.StatusReason, Run: c.Run, Validity: c.Validity, UserThoughts: c.UserThoughts}
+				StatusReason: c.StatusReason, Run: c.Run, Validity: c.Validity, UserThoughts: c.UserThoughts, Fidelity: c.Fidelity}
 		}
-		rec := convRec{StatusReason: bulk.StatusReason, Run: bulk.Run, Validity: bulk.Validity}
+		rec := convRec{StatusReason: bulk.StatusReason, Run: bulk.Run, Validity: bulk.Validity, Fidelity: bulk.Fidelity}
 		if bulk.Usage != (artifacts.UsageRecord{}) {
 			u := bulk.Usage
 			rec.Usage = &u
@@ -400,6 +406,9 @@ func (st *store) convChunk(k int, files map[string]*os.File) ([]byte, error) {
 				sr = scoreRec{Present: s.Present, Passed: s.Passed, Justification: s.Justification,
 					NullReason: s.NullReason, Judges: s.Judges, Valid: s.Valid,
 					Judge: s.Judge, Evidence: s.Evidence, Unverified: s.Unverified}
+			}
+			if sr.Passed != nil && !*sr.Passed && sr.Present != nil && *sr.Present {
+				sr.BreakTurn = results.BreakTurnOf(sr.Evidence)
 			}
 			rec.Score = &sr
 		}

@@ -22,6 +22,9 @@ type summary struct {
 	// differences, judge panels and per-metric agreement (statsview.go).
 	Pairwise    pairwiseView    `json:"pairwise"`
 	Reliability reliabilityView `json:"reliability"`
+	// Fidelity is the checks of the simulated user: the scorecard per user
+	// model × target and the "share failed by turn k" curves (fidelity.go).
+	Fidelity fidelityView `json:"fidelity"`
 	// Variance is results.json's variance_components.
 	Variance varianceView `json:"variance"`
 	// Calibration is results.json's judge calibration and flip rates
@@ -99,6 +102,7 @@ func buildSummary(in *Input, now time.Time) summary {
 	s.Demographic = buildDemographics(in, s.Models, s.Metrics, t)
 	s.Pairwise = buildPairwise(in, s.Models)
 	s.Reliability = buildReliability(in, s.Models, s.Metrics)
+	s.Fidelity = buildFidelity(in, s.Models)
 	s.Variance = buildVariance(in, s.Models, s.Metrics)
 	s.Calibration = buildCalibration(in, s.Models)
 	s.Cost = buildCost(in)

@@ -81,6 +81,17 @@ type ScoreRow struct {
 	Sample int
 	// Present, Passed, Valid and Unverified are as on artifacts.Score.
 	Present, Passed, Valid, Unverified *bool
+	// UserModel is the simulated user's model ("" when the row does not say).
+	UserModel string
+	// Transcript is the transcript's hash as a number (0: not recorded):
+	// samples of a scenario with equal ones are the same conversation.
+	Transcript uint64
+	// Invalid is the row's failure kinds (artifacts.Score.Invalid), one
+	// bit per kind of artifacts.FailureKinds; unknownKind for any other.
+	Invalid uint16
+	// BreakTurn is the first assistant turn (1-based) the row's cited
+	// evidence was found in, 0 when none was.
+	BreakTurn uint16
 	// typ is the metric's type, set by Aggregate ("" when the metric id is
 	// unknown).
 	typ config.MetricType
@@ -92,7 +103,8 @@ func RowOf(s artifacts.Score) ScoreRow {
 	out := ScoreRow{
 		ID: s.ID, MetricID: s.MetricID, TargetModel: s.TargetModel, Judge: s.Judge, ConvID: s.ConvID,
 		Sample: s.Sample, Present: shared(s.Present), Passed: shared(s.Passed), Valid: shared(s.Valid),
-		Unverified: shared(s.Unverified),
+		Unverified: shared(s.Unverified), UserModel: s.UserModel, Transcript: transcriptNumber(s.TranscriptHash),
+		Invalid: kindBits(s.Invalid), BreakTurn: breakTurn(s.Evidence),
 	}
 	if len(s.Judges) > 0 {
 		out.Judges = make([]artifacts.JudgeVerdict, len(s.Judges))
@@ -183,7 +195,7 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 	}
 	rows = nil
 	if opts.ValidOnly && !anyValidity {
-		return nil, errors.New("aggregate: valid-only results requested, but no score row carries a validity verdict; run the landmark check (validity.landmark_check) first, or drop valid_only")
+		return nil, errors.New("aggregate: valid-only results requested, but no score row carries a validity verdict; run simulate with the checks of the simulated user on (validity.turn_checks, validity.audit) first, or drop valid_only")
 	}
 
 	var demo *demographics

@@ -407,7 +407,10 @@ func TestAggregate_Validity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := compact(t, res[0].Validity); got != `{"checked":2,"valid":1,"share":0.5}` {
+	// b is invalid but was judged (the landmark check used to judge
+	// invalid conversations too): it counts, and a warning says so.
+	const want = `{"checked":2,"valid":1,"share":0.5,"n":3,"invalid":1,"unchecked":1,"by_metric":{"m01":{"n":3,"checked":2,"valid":1,"invalid":1,"share":0.5}},"warning":"1 invalid conversation(s) carry a verdict (judged before invalid conversations were left unjudged) and count in the pass rates; set validity.valid_only to leave them out"}`
+	if got := compact(t, res[0].Validity); got != want {
 		t.Errorf("validity = %s", got)
 	}
 	if *res[0].PositivePassRate != 0.3333 {
@@ -420,7 +423,7 @@ func TestAggregate_Validity(t *testing.T) {
 	if res[0].NTotal != 1 || *res[0].PositivePassRate != 1 {
 		t.Errorf("valid only: %s", compact(t, res[0]))
 	}
-	if got := compact(t, res[0].Validity); got != `{"checked":2,"valid":1,"share":0.5}` {
+	if got := compact(t, res[0].Validity); got != want {
 		t.Errorf("validity must describe all rows: %s", got)
 	}
 }
@@ -430,9 +433,19 @@ func TestResults_WriteReadRoundTrip(t *testing.T) {
 	for name, opts := range map[string]Options{"upstream": {UpstreamOnly: true, Fingerprint: fp}, "extended": {Seed: 9, Fingerprint: fp}} {
 		t.Run(name, func(t *testing.T) {
 			res := humaneResults(t, opts)
-			// Add a sampled model so agreement/judges also round-trip.
+			// Add a sampled model so agreement/judges also round-trip, and
+			// the checks of the simulated user (validity, break turns,
+			// identical samples).
+			broke := score("y", "m02", F)
+			broke.Present, broke.Evidence, broke.Valid, broke.UserModel = T, []artifacts.Quote{quote(3)}, T, "u"
+			same := func(i int) artifacts.Score {
+				s := withSample(score("z", "m01", T), i)
+				s.TranscriptHash = "sha256:0000000000000001"
+				return s
+			}
 			extra, err := Aggregate(Input{Metrics: metrics, Scores: []artifacts.Score{
 				withSample(panelScore("m01", T, F), 0), withSample(panelScore("m01", T, T), 1),
+				broke, invalidScore("w", "m02", "u", artifacts.FailRole), same(0), same(1),
 			}}, opts)
 			if err != nil {
 				t.Fatal(err)

@@ -35,9 +35,10 @@ func addExtensions(m *ModelResult, rows, all []row, demo *demographics, opts Opt
 		m.ByDemographic = demo.breakdown(rows, opts.Conf)
 		m.DemographicGaps = demo.gaps(m.TargetModel, rows, opts)
 	}
-	m.Agreement = sampleAgreement(rows)
+	m.Agreement = agreementOfSamples(rows)
 	m.Judges = judgeAgreement(rows, opts.Conf)
 	m.Validity = validity(all)
+	m.BreakTurns = breakTurns(rows)
 	m.Unverified = unverified(rows)
 	return mc
 }
@@ -202,22 +203,4 @@ func passRates(rows []row) (pos, neg *float64) {
 		}
 	}
 	return ratio(p.passed, p.total), ratio(n.passed, n.total)
-}
-
-func validity(rows []row) *ValidityStats {
-	var v ValidityStats
-	for _, r := range rows {
-		if r.Valid == nil {
-			continue
-		}
-		v.Checked++
-		if *r.Valid {
-			v.Valid++
-		}
-	}
-	if v.Checked == 0 {
-		return nil
-	}
-	v.Share = ratio(v.Valid, v.Checked)
-	return &v
 }

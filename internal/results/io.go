@@ -260,6 +260,27 @@ func IntervalLine(m ModelResult) string {
 	return line
 }
 
+// ValidityLine is ours, printed under IntervalLine: the valid-rollout rate
+// and what made conversations invalid; "" when nothing was checked.
+func ValidityLine(m ModelResult) string {
+	v := m.Validity
+	if v == nil || v.Share == nil {
+		return ""
+	}
+	line := fmt.Sprintf("    valid rollouts %s (%d of %d checked)", pct(*v.Share), v.Valid, v.Checked)
+	if v.Invalid > 0 {
+		kinds := make([]string, len(v.Kinds))
+		for i, k := range v.Kinds {
+			kinds[i] = fmt.Sprintf("%s %d", k.Key, k.Value)
+		}
+		line += fmt.Sprintf("; %d invalid, left out of every rate (%s)", v.Invalid, strings.Join(kinds, ", "))
+	}
+	if v.Warning != "" {
+		line += "\n    ! " + v.Warning
+	}
+	return line
+}
+
 func pct(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) + "%" }
 
 func pyStr(p *float64) string {

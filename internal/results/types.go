@@ -203,6 +203,9 @@ type Agreement struct {
 	PassK          PassK                    `json:"pass_k"`
 	// ByMetric is agreement between samples on present, per metric.
 	ByMetric Keyed[PresentAgreement] `json:"by_metric"`
+	// Identical, when some scenario's samples are byte-identical
+	// conversations, names them; every figure above leaves them out.
+	Identical *IdenticalSamples `json:"identical_samples,omitempty"`
 }
 
 // PresentAgreement is agreement on present for one metric: Krippendorff's
@@ -383,11 +386,64 @@ type JudgeTrackRate struct {
 	Negative *ClusterCI `json:"negative"`
 }
 
-// ValidityStats counts the landmark-adherence verdicts.
+// ValidityStats is the valid-rollout rate: how many conversations the
+// checks of the simulated user examined and found valid. The first three
+// keys are the landmark check's (older files have only those).
 type ValidityStats struct {
 	Checked int      `json:"checked"`
 	Valid   int      `json:"valid"`
+	Share   *float64 `json:"share"` // valid / checked: the valid-rollout rate
+	// N is every row; Invalid the checked ones found invalid (left out of
+	// every rate: they have no verdict); Unchecked the rest.
+	N         int `json:"n,omitempty"`
+	Invalid   int `json:"invalid,omitempty"`
+	Unchecked int `json:"unchecked,omitempty"`
+	// Kinds counts the invalid conversations by failure kind (one may
+	// have several), in artifacts.FailureKinds order.
+	Kinds Keyed[int] `json:"kinds,omitempty"`
+	// ByMetric and ByUserModel are the same counts per metric and per
+	// simulated user's model.
+	ByMetric    Keyed[ValidityCount] `json:"by_metric,omitempty"`
+	ByUserModel Keyed[ValidityCount] `json:"by_user_model,omitempty"`
+	// Warning: invalid conversations that still carry a verdict (judged
+	// before invalid conversations were left unjudged) count in the rates.
+	Warning string `json:"warning,omitempty"`
+}
+
+// ValidityCount is a valid-rollout rate within one group of conversations.
+type ValidityCount struct {
+	N       int      `json:"n"`
+	Checked int      `json:"checked"`
+	Valid   int      `json:"valid"`
+	Invalid int      `json:"invalid"`
 	Share   *float64 `json:"share"`
+}
+
+// BreakTurns says when failures appear: for each failed row whose failure
+// is a behaviour the judge saw (a negative metric's "present"), the first
+// assistant turn its cited evidence was found in.
+type BreakTurns struct {
+	// N is the rows with a verdict on negative metrics; NFailed how many
+	// failed; NLocated how many of those have their evidence's turn.
+	N        int `json:"n"`
+	NFailed  int `json:"n_failed"`
+	NLocated int `json:"n_located"`
+	// ByTurn[k-1] counts the failures first seen at assistant turn k;
+	// ShareByTurn[k-1] is the share of the N rows failed by turn k
+	// (cumulative), the curve the report draws.
+	ByTurn      []int     `json:"by_turn"`
+	ShareByTurn []float64 `json:"share_failed_by_turn"`
+	// ByMetric is the same per negative metric.
+	ByMetric Keyed[BreakTurns] `json:"by_metric,omitempty"`
+}
+
+// IdenticalSamples names scenarios whose samples are byte-identical
+// conversations: a provider ignored the seed, so they were left out of the
+// agreement figures beside it.
+type IdenticalSamples struct {
+	NGroups   int      `json:"n_groups"`
+	Scenarios []string `json:"scenarios"`
+	Warning   string   `json:"warning"`
 }
 
 // Headline is one model's pass rates, with the intervals and leaderboard
@@ -404,15 +460,24 @@ type Headline struct {
 	PositiveCI       *ClusterCI   `json:"positive_ci"`
 	NegativeCI       *ClusterCI   `json:"negative_ci"`
 	Leaderboard      *Leaderboard `json:"leaderboard"`
+	// ValidShare is the valid-rollout rate (validity.share) and NInvalid
+	// the conversations left out of the rates as invalid; absent when no
+	// conversation was checked.
+	ValidShare *float64 `json:"valid_share,omitempty"`
+	NInvalid   int      `json:"n_invalid,omitempty"`
 }
 
 // Headline is m's Headline.
 func (m ModelResult) Headline() Headline {
-	return Headline{
+	h := Headline{
 		TargetModel: m.TargetModel, PositivePassRate: m.PositivePassRate, NegativePassRate: m.NegativePassRate,
 		NPositive: m.NPositive, NNegative: m.NNegative, NTotal: m.NTotal, NNull: m.NNull,
 		PositiveCI: m.PositiveCI, NegativeCI: m.NegativeCI, Leaderboard: m.Leaderboard,
 	}
+	if m.Validity != nil {
+		h.ValidShare, h.NInvalid = m.Validity.Share, m.Validity.Invalid
+	}
+	return h
 }
 
 // ModelResult is one results.json entry. The first eight fields are
@@ -451,6 +516,8 @@ type ModelResult struct {
 	Validity *ValidityStats `json:"validity"`
 	// Unverified is present only when rows carry evidence-checked verdicts.
 	Unverified *UnverifiedStats `json:"unverified"`
+	// BreakTurns is present when a failed row's evidence names its turn.
+	BreakTurns *BreakTurns `json:"break_turns"`
 	// PositiveCorrected and NegativeCorrected are the track pass rates
 	// corrected for the judge's errors; JudgeCalibration measures every
 	// judge against the human labels. All three are present only when
@@ -518,6 +585,9 @@ func (m ModelResult) PyValue() (any, error) {
 	}
 	if m.Unverified != nil {
 		o = append(o, artifacts.Pair{Key: "unverified", Value: m.Unverified})
+	}
+	if m.BreakTurns != nil {
+		o = append(o, artifacts.Pair{Key: "break_turns", Value: m.BreakTurns})
 	}
 	if m.JudgeCalibration != nil {
 		o = append(o,

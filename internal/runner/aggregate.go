@@ -124,6 +124,9 @@ func (r *Runner) writeResults(out string, res []results.ModelResult) error {
 		if line := results.IntervalLine(m); line != "" {
 			r.logf("%s", line)
 		}
+		if line := results.ValidityLine(m); line != "" {
+			r.logf("%s", line)
+		}
 	}
 	return nil
 }
@@ -152,7 +155,7 @@ func (r *Runner) Fingerprint() results.Fingerprint {
 		Generator: fingerprint(identity(r.cfg.Generator())),
 		Judges:    fingerprint(judges...),
 		Settings: fingerprint(r.cfg.Generation, r.cfg.Landmarks, r.cfg.Perfunctory, r.cfg.Seed,
-			r.cfg.Judge, r.cfg.Validity.ValidOnly),
+			r.cfg.Judge, r.cfg.Validity),
 		Targets: targets,
 	}
 }
@@ -239,6 +242,7 @@ func (s *slimmer) score(sc artifacts.Score, target string) results.ScoreRow {
 	}
 	out := results.RowOf(sc)
 	out.ID, out.MetricID, out.TargetModel, out.Judge = s.str(out.ID), s.str(out.MetricID), s.str(out.TargetModel), s.str(out.Judge)
+	out.UserModel = s.str(out.UserModel)
 	for i := range out.Judges {
 		out.Judges[i].Judge = s.str(out.Judges[i].Judge)
 	}

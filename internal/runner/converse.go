@@ -29,6 +29,8 @@ type simTarget struct {
 	userID      callstore.Identity
 	targetIdent callstore.Identity
 	rowKeyBase  string
+	// audit is the conversation audit's model (nil: validity.audit is off).
+	audit *auditSeat
 
 	ctx     context.Context
 	callCtx context.Context
@@ -55,7 +57,7 @@ func (r *Runner) newSimTarget(ctx context.Context, targetID string) (*simTarget,
 	t := &simTarget{
 		r: r, id: targetID, model: target,
 		userID: identity(r.cfg.UserModel), targetIdent: identity(target),
-		rowKeyBase: fingerprint(in["metrics"], in["target_prompt"], in["settings"], in["user_model"], in["target_model"], in["prompts"]),
+		rowKeyBase: fingerprint(in["metrics"], in["target_prompt"], in["settings"], in["user_model"], in["target_model"], in["prompts"], in["validity"]),
 		callCtx:    ctx,
 		lane:       r.lanes.of(StageSimulate, targetID),
 	}
@@ -72,7 +74,50 @@ func (r *Runner) newSimTarget(ctx context.Context, targetID string) (*simTarget,
 		t.stop(nil)
 		return nil, err
 	}
+	if t.audit, err = r.openAudit(); err != nil {
+		t.stop(nil)
+		return nil, err
+	}
 	return t, nil
+}
+
+// auditSeat is the conversation audit's model and client.
+type auditSeat struct {
+	model config.ModelConfig
+	id    callstore.Identity
+	c     llm.Client
+}
+
+// auditModel is the model that audits conversations, and the config field
+// it comes from: landmark_model, else the first evaluator (ok false when
+// validity.audit is off).
+func (r *env) auditModel() (m config.ModelConfig, field string, ok bool) {
+	switch {
+	case !r.cfg.Validity.Audit:
+		return m, "", false
+	case r.cfg.LandmarkModel != nil:
+		return *r.cfg.LandmarkModel, "landmark_model", true
+	case len(r.cfg.EvaluatorModels) > 0:
+		field = "evaluator_model"
+		if len(r.cfg.EvaluatorModels) > 1 {
+			field += "[0]"
+		}
+		return r.cfg.EvaluatorModels[0], field, true
+	}
+	return m, "", false
+}
+
+// openAudit opens the audit's client (nil when the audit is off).
+func (r *Runner) openAudit() (*auditSeat, error) {
+	m, field, ok := r.auditModel()
+	if !ok {
+		return nil, nil
+	}
+	c, err := r.modelClient(field, m)
+	if err != nil {
+		return nil, err
+	}
+	return &auditSeat{model: m, id: identity(m), c: c}, nil
 }
 
 // attachJudge makes t judge each conversation as soon as it is stored,
@@ -145,11 +190,11 @@ func (t *simTarget) run(st *rowState[artifacts.Conversation], unit string, row c
 	}
 	defer u.Close()
 	var conv artifacts.Conversation
-	if u.Result(st.key, &conv) && conv.Status != artifacts.StatusError {
+	if u.Result(st.key, &conv) && conv.Status != artifacts.StatusError && !auditFailed(conv) {
 		o := rowOut[artifacts.Conversation]{status: RowReused, stored: true, val: &conv, took: time.Since(start)}
 		return t.done(row, o, conv.ConvID, keep, true)
 	}
-	conv, err = stages.Simulate(t.callCtx, u.Client(t.userID, t.userC), u.Client(t.targetIdent, t.targetC), t.r.prompts, t.spec(row))
+	conv, err = stages.Converse(t.callCtx, u.Client(t.userID, t.userC), u.Client(t.targetIdent, t.targetC), t.r.prompts, t.spec(row), t.converseOptions(u))
 	s := t.waves.paidFor(unit, u.Stats())
 	out := rowOut[artifacts.Conversation]{spent: s.Spent, saved: s.Saved, took: time.Since(start)}
 	if err != nil {
@@ -167,12 +212,30 @@ func (t *simTarget) run(st *rowState[artifacts.Conversation], unit string, row c
 		return t.done(row, out, conv.ConvID, keep, false)
 	}
 	out.val, out.stored, out.status = &conv, true, RowDone
-	if conv.Status == artifacts.StatusError {
+	switch {
+	case conv.Status == artifacts.StatusError:
 		out.status, out.reason = RowFailed, conv.StatusReason
-	} else if s.Misses == 0 {
+	case auditFailed(conv):
+		out.status, out.reason = RowFailed, "audit: "+conv.Validity.Error
+	case s.Misses == 0:
 		out.status = RowReused
 	}
 	return t.done(row, out, conv.ConvID, keep, false)
+}
+
+// auditFailed: the audit gave no answer (asked again next run).
+func auditFailed(conv artifacts.Conversation) bool {
+	return conv.Validity != nil && conv.Validity.Error != ""
+}
+
+// converseOptions are the checks of a row's conversation beyond its turns:
+// the audit through the row's call store, and the redos.
+func (t *simTarget) converseOptions(u *callstore.Unit) stages.ConverseOptions {
+	o := stages.ConverseOptions{Redos: t.r.cfg.Validity.Redos}
+	if a := t.audit; a != nil {
+		o.Audit = &stages.NamedClient{Name: JudgeLabel(a.model), Client: u.Client(a.id, a.c)}
+	}
+	return o
 }
 
 // done counts a finished row in the summary and on the bar, hands a
@@ -195,8 +258,7 @@ func (t *simTarget) done(row convRow, o rowOut[artifacts.Conversation], name str
 		r.printTurns(*o.val)
 	}
 	if t.judge != nil {
-		sc := row.sc
-		t.judge.start(o.val, &sc, false)
+		t.judge.start(o.val, false)
 	}
 	if !keep {
 		o.val = nil // stored: whoever needs it reads it back
@@ -215,14 +277,16 @@ func (t *simTarget) spec(row convRow) stages.SimSpec {
 		Sample: row.sample, Turns: r.cfg.Generation.Turns,
 		Landmarks: r.cfg.Landmarks, Perfunctory: r.cfg.Perfunctory, Seed: r.cfg.Seed,
 		UserTemperature: r.cfg.UserModel.Temperature, TargetTemperature: t.model.Temperature,
+		TurnChecks: r.cfg.Validity.TurnChecks, Reasks: r.cfg.Validity.Reasks,
 	}
 }
 
 // convResultKey is the key a finished conversation is stored under: its row
-// key, or for an error conversation a key no run accepts as done, so the
-// output records the error and the next run retries the row.
+// key, or for an error conversation (or one whose audit gave no answer) a
+// key no run accepts as done, so the output records it and the next run
+// retries the row (its calls replayed from the store).
 func convResultKey(rowKey string, conv artifacts.Conversation) string {
-	if conv.Status == artifacts.StatusError {
+	if conv.Status == artifacts.StatusError || auditFailed(conv) {
 		return errorKey(rowKey)
 	}
 	return rowKey

@@ -158,7 +158,7 @@ func (r *Runner) judgeRows(j *judgeTarget, convPath string, n int) (stored int, 
 			return j.ctx.Err()
 		}
 		wg.Add(1)
-		j.start(&c, nil, true).onDone(func(o rowOut[artifacts.Score]) {
+		j.start(&c, true).onDone(func(o rowOut[artifacts.Score]) {
 			if o.stored {
 				mu.Lock()
 				stored++

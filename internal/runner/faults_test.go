@@ -268,6 +268,9 @@ func fakeAnswer(role string, msgs []any, hash string) string {
 	case "target":
 		return "answer " + h
 	case "judge":
+		if isAuditRequest(msgs) {
+			return auditAnswer(true) // the judge is the audit's model too
+		}
 		b, _ := json.Marshal(map[string]any{"justification": "verdict " + h, "present": hash[1] < '8'})
 		return string(b)
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // judgeTarget is one target's verdicts in one benchmark: the judge panel's
-// clients, the landmark check's, the fingerprint the row keys start from,
+// clients, the fingerprint the row keys start from,
 // and the seed of the judge calls (a repeat's own for evaluate --repeats).
 // Its rows start while ctx lives and call under callCtx (see simTarget).
 type judgeTarget struct {
@@ -25,8 +25,6 @@ type judgeTarget struct {
 	stage      Stage // evaluate, or evaluate-repeats
 	judges     []config.ModelConfig
 	seats      []llm.Client // one per judge; batch replay when the judge batches
-	landmarkC  llm.Client
-	landmarkM  config.ModelConfig
 	rowKeyBase string
 	unitDir    string
 	seed       uint64
@@ -42,9 +40,6 @@ type judgeTarget struct {
 	// so a judge far behind the simulation costs no memory worth counting.
 	held atomic.Int64
 	keep int64
-
-	mu        sync.Mutex
-	scenarios map[string]artifacts.Scenario // the landmark check outside `run`
 }
 
 // newJudgeTarget builds targetID's judge panel; total sizes its bar. Its
@@ -67,7 +62,7 @@ func (r *Runner) newJudgeTarget(ctx, callCtx context.Context, stop context.Cance
 	return j, nil
 }
 
-// openSeats builds the panel's clients and the landmark check's.
+// openSeats builds the panel's clients.
 func (j *judgeTarget) openSeats() error {
 	r := j.r
 	judgeField := "evaluator_model"
@@ -82,16 +77,7 @@ func (j *judgeTarget) openSeats() error {
 		}
 		j.seats[i] = c
 	}
-	if !r.cfg.Validity.LandmarkCheck {
-		return nil
-	}
-	j.landmarkM = j.judges[0]
-	if r.cfg.LandmarkModel != nil {
-		j.landmarkM = *r.cfg.LandmarkModel
-	}
-	c, err := r.modelClient("", j.landmarkM)
-	j.landmarkC = c
-	return err
+	return nil
 }
 
 // close stops new rows and waits for the rows this target started.
@@ -121,21 +107,27 @@ func (j *judgeTarget) unitName(id string, sample int) string {
 	return fmt.Sprintf("%s/%s/%s__s%d", safeName(j.target), j.unitDir, safeName(id), sample)
 }
 
+// rowKey hashes what a verdict row is made from. The validity verdict and
+// the user model are in it only when the conversation has them, so rows of
+// conversations without them keep the keys they always had.
 func (j *judgeTarget) rowKey(conv *artifacts.Conversation) string {
-	return fingerprint(j.rowKeyBase, conv.Transcript, conv.Status, conv.StatusReason, conv.MetricID)
+	parts := []any{j.rowKeyBase, conv.Transcript, conv.Status, conv.StatusReason, conv.MetricID}
+	if conv.Validity != nil {
+		parts = append(parts, conv.Validity)
+	}
+	if conv.Run != nil {
+		parts = append(parts, conv.Run.UserModel)
+	}
+	return fingerprint(parts...)
 }
 
 // start returns the verdict row of a conversation, starting it unless it
-// was started already. sc is its scenario when the caller has it (for the
-// landmark check). With wait the caller waits for room in the lane.
-func (j *judgeTarget) start(conv *artifacts.Conversation, sc *artifacts.Scenario, wait bool) *rowState[artifacts.Score] {
+// was started already. With wait the caller waits for room in the lane.
+func (j *judgeTarget) start(conv *artifacts.Conversation, wait bool) *rowState[artifacts.Score] {
 	unit := j.unitName(conv.ID, conv.Sample)
 	st, created := j.r.rows.verdicts.claim(unit, j.rowKey(conv))
 	if !created {
 		return st
-	}
-	if j.landmarkC == nil {
-		sc = nil
 	}
 	held := conv
 	if !wait && j.held.Add(1) > j.keep {
@@ -149,7 +141,7 @@ func (j *judgeTarget) start(conv *artifacts.Conversation, sc *artifacts.Scenario
 		if held != nil && !wait {
 			j.held.Add(-1)
 		}
-		st.finish(j.run(st, unit, ref, held, sc))
+		st.finish(j.run(st, unit, ref, held))
 	}, func() {
 		defer j.rows.Done()
 		if held != nil && !wait {
@@ -173,7 +165,7 @@ type convRef struct {
 // run judges one conversation (or replays the stored verdict) and stores
 // the score. A judge that fails records a null verdict with its reason,
 // retried by the next run; a fatal provider error stops the target's rows.
-func (j *judgeTarget) run(st *rowState[artifacts.Score], unit string, ref convRef, conv *artifacts.Conversation, sc *artifacts.Scenario) rowOut[artifacts.Score] {
+func (j *judgeTarget) run(st *rowState[artifacts.Score], unit string, ref convRef, conv *artifacts.Conversation) rowOut[artifacts.Score] {
 	st.waitPrev()
 	start := time.Now()
 	if conv == nil {
@@ -195,7 +187,7 @@ func (j *judgeTarget) run(st *rowState[artifacts.Score], unit string, ref convRe
 	if u.Result(st.key, &score) {
 		return j.done(rowOut[artifacts.Score]{status: RowReused, stored: true, took: time.Since(start)}, conv.ConvID)
 	}
-	score, usage, err := j.verdict(u, *conv, sc)
+	score, usage, err := j.verdict(u, *conv)
 	s := u.Stats()
 	out := rowOut[artifacts.Score]{spent: s.Spent, saved: s.Saved}
 	switch {
@@ -235,27 +227,15 @@ func (j *judgeTarget) keepScore(u *callstore.Unit, key string, score artifacts.S
 	return u.SetResult(key, score)
 }
 
-// verdict asks the panel (and the landmark check) about one conversation.
-func (j *judgeTarget) verdict(u *callstore.Unit, conv artifacts.Conversation, sc *artifacts.Scenario) (artifacts.Score, llm.Usage, error) {
+// verdict asks the panel about one conversation.
+func (j *judgeTarget) verdict(u *callstore.Unit, conv artifacts.Conversation) (artifacts.Score, llm.Usage, error) {
 	r := j.r
 	m, _ := r.bench.MetricByID(conv.MetricID)
 	panel := make([]stages.NamedClient, len(j.judges))
 	for k, jm := range j.judges {
 		panel[k] = stages.NamedClient{Name: JudgeLabel(jm), Client: u.Client(identity(jm), j.seats[k])}
 	}
-	score, usage, err := stages.Evaluate(j.callCtx, panel, r.prompts, m, conv, stages.JudgeOptions{ShowExamples: r.cfg.Judge.ShowExamples, Seed: j.seed})
-	if err != nil || j.landmarkC == nil || conv.Status == artifacts.StatusError || len(conv.Transcript) == 0 {
-		return score, usage, err
-	}
-	s, err := j.scenario(conv.ID, sc)
-	if err != nil {
-		return score, usage, err
-	}
-	v, lu, err := stages.CheckLandmarks(j.callCtx, u.Client(identity(j.landmarkM), j.landmarkC), r.prompts, s, conv, JudgeLabel(j.landmarkM))
-	if err == nil {
-		score.Valid = v.Valid
-	}
-	return score, usage.Add(lu), err
+	return stages.Evaluate(j.callCtx, panel, r.prompts, m, conv, stages.JudgeOptions{ShowExamples: r.cfg.Judge.ShowExamples, Seed: j.seed})
 }
 
 // done counts a finished verdict row in the summary and on the bar.
@@ -277,25 +257,4 @@ func (j *judgeTarget) readConv(ref convRef) (artifacts.Conversation, error) {
 		return conv, fmt.Errorf("conversation %s sample %d missing from %s", ref.id, ref.sample, j.r.store.Dir())
 	}
 	return conv, nil
-}
-
-// scenario returns the scenario of a row for the landmark check (sc when
-// the caller has it; otherwise scenarios.json, read once).
-func (j *judgeTarget) scenario(id string, sc *artifacts.Scenario) (artifacts.Scenario, error) {
-	if sc != nil {
-		return *sc, nil
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.scenarios == nil {
-		scs, err := j.r.loadScenarios()
-		if err != nil {
-			return artifacts.Scenario{}, err
-		}
-		j.scenarios = make(map[string]artifacts.Scenario, len(scs))
-		for _, s := range scs {
-			j.scenarios[s.ID] = s
-		}
-	}
-	return j.scenarios[id], nil
 }

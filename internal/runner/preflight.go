@@ -152,8 +152,6 @@ func (r *Runner) usedModels(n need) []usedModel {
 	}
 	if n.simulate {
 		used = append(used, usedModel{"user_model", r.cfg.UserModel})
-	}
-	if n.simulate {
 		for _, id := range n.targetsOr(r) {
 			if t, ok := r.cfg.Target(id); ok {
 				f, _ := r.cfg.TargetField(id)
@@ -174,13 +172,9 @@ func (r *Runner) usedModels(n need) []usedModel {
 			}
 			used = append(used, usedModel{f, j})
 		}
-		if r.cfg.Validity.LandmarkCheck && len(judges) > 0 {
-			if r.cfg.LandmarkModel != nil {
-				used = append(used, usedModel{"landmark_model", *r.cfg.LandmarkModel})
-			} else {
-				used = append(used, usedModel{field, judges[0]})
-			}
-		}
+	}
+	if m, field, ok := r.auditModel(); ok && n.simulate {
+		used = append(used, usedModel{field, m})
 	}
 	return used
 }

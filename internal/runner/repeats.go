@@ -81,7 +81,6 @@ func (r *Runner) judgeRepeat(ctx context.Context, targetID, convPath string, n, 
 		return nil, err
 	}
 	j.stage, j.lane = StageRepeats, r.lanes.of(StageRepeats, targetID)
-	j.landmarkC = nil // validity is a property of the conversation, judged once
 	j.seed = repeatSeed(r.cfg.Seed, n)
 	j.unitDir += "-repeat" + strconv.Itoa(n)
 	j.rowKeyBase = fingerprint(j.rowKeyBase, "repeat", n, j.seed)

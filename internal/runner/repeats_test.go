@@ -25,6 +25,9 @@ import (
 // fresh request with its own seed.
 func flakyJudge(q float64, calls *atomic.Int64) llm.Client {
 	return llm.ClientFunc(func(_ context.Context, req llm.Request) (llm.Response, error) {
+		if req.Purpose == llm.PurposeLandmark {
+			return llm.Response{Text: auditAnswer(true), Usage: llm.Usage{Requests: 1, CostKnown: true}}, nil
+		}
 		calls.Add(1)
 		h := fnv.New64a()
 		h.Write([]byte(req.Meta[llm.MetaTranscriptJSON]))

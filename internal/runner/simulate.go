@@ -117,7 +117,19 @@ func (r *Runner) simInputs(target config.ModelConfig, scenariosSHA string) map[s
 		"user_model":     fingerprint(identity(r.cfg.UserModel)),
 		"target_model":   fingerprint(identity(target)),
 		"prompts":        r.prompts.Hash(),
+		"validity":       r.validityInput(),
 	}
+}
+
+// validityInput is what the checks of the simulated user depend on: the
+// settings and the audit's model.
+func (r *Runner) validityInput() string {
+	v := r.cfg.Validity
+	var audit any
+	if m, _, ok := r.auditModel(); ok {
+		audit = identity(m)
+	}
+	return fingerprint(v.Audit, v.TurnChecks, v.Reasks, v.Redos, audit)
 }
 
 // simRow names one conversation: the row order of conversations.json.
@@ -360,6 +372,12 @@ func (r *Runner) printTurns(c artifacts.Conversation) {
 	}
 	if c.Status == artifacts.StatusError {
 		r.logf("  [%s s%d] error: %s", c.ID, c.Sample, c.StatusReason)
+	}
+	if c.Fidelity != nil {
+		r.logf("  [%s s%d] the simulated user: %d repl(ies) rejected, %d redo(s)", c.ID, c.Sample, len(c.Fidelity.Reasks), len(c.Fidelity.Redos))
+	}
+	if c.Validity.IsInvalid() {
+		r.logf("  [%s s%d] invalid (%s), left out of the rates: %s", c.ID, c.Sample, strings.Join(c.Validity.Failed, ", "), c.Validity.Reason)
 	}
 }
 

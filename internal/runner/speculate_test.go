@@ -181,7 +181,7 @@ func TestEarlyConversationsOfAStoppedRunAreKept(t *testing.T) {
 			judgeCalls += p.Calls
 		}
 	}
-	if paid := log.paid(llm.PurposeUser) + log.paid(llm.PurposeTarget); simCalls != paid {
+	if paid := log.paid(llm.PurposeUser) + log.paid(llm.PurposeTarget) + log.paid(llm.PurposeLandmark); simCalls != paid {
 		t.Fatalf("the summary's simulate lines say %d calls, the provider answered %d simulation calls", simCalls, paid)
 	}
 

@@ -283,7 +283,7 @@ func (w *simWaves) row(ctx context.Context, row convRow) {
 	}
 	defer unit.Close()
 	var conv artifacts.Conversation
-	if unit.Result(fingerprint(t.rowKeyBase, row.sc, row.sample), &conv) && conv.Status != artifacts.StatusError {
+	if unit.Result(fingerprint(t.rowKeyBase, row.sc, row.sample), &conv) && conv.Status != artifacts.StatusError && !auditFailed(conv) {
 		w.markDone(name)
 		return
 	}

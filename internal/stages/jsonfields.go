@@ -220,8 +220,9 @@ var (
 		"definition": stringSchema,
 		"examples":   map[string]any{"type": "array", "items": stringSchema},
 	})}})
-	judgeSchema    = objSchema(map[string]any{"justification": stringSchema, "evidence": map[string]any{"type": "array", "items": stringSchema}, "present": booleanSchema})
-	landmarkSchema = objSchema(map[string]any{"followed_landmarks": booleanSchema, "revealed_test": booleanSchema, "reason": stringSchema})
+	judgeSchema = objSchema(map[string]any{"justification": stringSchema, "evidence": map[string]any{"type": "array", "items": stringSchema}, "present": booleanSchema})
+	auditSchema = objSchema(map[string]any{"in_persona": booleanSchema, "pursued_goal": booleanSchema,
+		"followed_landmarks": booleanSchema, "revealed_test": booleanSchema, "reason": stringSchema})
 )
 
 // maxTurnEnum is the largest turn count written as an enum of turns; beyond

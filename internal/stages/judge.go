@@ -207,6 +207,11 @@ func verdictOf(m map[string]any) (present *bool, justification, reason string) {
 // Evaluate judges one conversation with a panel of one or more judges and
 // builds its score row.
 //
+// A conversation whose simulated user made it invalid (its Validity) is
+// not judged: its row has no verdict, a NullReason starting with
+// NullReasonInvalid and the failure kinds in Invalid, so every pass rate
+// (upstream's among them) leaves it out.
+//
 // Present is the majority of the non-null verdicts (a tie or no verdict
 // gives nil with a NullReason); Passed is Present for positive metrics and
 // its negation for negative ones (nil when Present is nil); Justification
@@ -228,9 +233,18 @@ func Evaluate(ctx context.Context, judges []NamedClient, p *prompts.Set, m confi
 	if conv.Validity != nil {
 		row.Valid = conv.Validity.Valid
 	}
+	if conv.Run != nil {
+		row.UserModel = conv.Run.UserModel
+	}
+	row.TranscriptHash = artifacts.TranscriptHash(conv.Transcript)
 	var usage llm.Usage
 	if len(judges) == 0 {
 		return row, usage, fmt.Errorf("evaluate %s: no judges", conv.ConvID)
+	}
+	if conv.Validity.IsInvalid() {
+		row.Invalid = slices.Clone(conv.Validity.Failed)
+		row.NullReason = invalidReason(conv.Validity)
+		return row, usage, nil
 	}
 	switch conv.Status {
 	case artifacts.StatusError:
@@ -337,70 +351,19 @@ func majority(vs []artifacts.JudgeVerdict) (*bool, string, string) {
 	return &want, just, ""
 }
 
-// CheckLandmarks is the optional validity check of the simulated user (not
-// of the target): did it carry out its landmark instructions, and did it
-// avoid revealing that the conversation is a test? Valid is followed and
-// not revealed. An empty transcript makes no call and leaves Valid nil.
-func CheckLandmarks(ctx context.Context, c llm.Client, p *prompts.Set, sc artifacts.Scenario, conv artifacts.Conversation, judgeName string) (artifacts.Validity, llm.Usage, error) {
-	v := artifacts.Validity{Judge: judgeName}
-	if len(conv.Transcript) == 0 {
-		v.Reason = "empty transcript: nothing to check"
-		return v, llm.Usage{}, nil
+// NullReasonInvalid starts the null reason of a conversation whose
+// simulated user made it invalid.
+const NullReasonInvalid = "invalid conversation"
+
+func invalidReason(v *artifacts.Validity) string {
+	r := NullReasonInvalid + ": the simulated user failed "
+	if len(v.Failed) == 0 {
+		r += "its checks"
+	} else {
+		r += strings.Join(v.Failed, ", ")
 	}
-	userTurns := 0
-	for _, t := range conv.Transcript {
-		if t.Role == string(llm.RoleUser) {
-			userTurns++
-		}
+	if v.Reason != "" {
+		r += " (" + v.Reason + ")"
 	}
-	data := prompts.LandmarkCheckData{
-		Persona:        sc.SimPersona(),
-		UserGoal:       sc.UserGoal,
-		Landmarks:      sc.Landmarks,
-		UserTurns:      userTurns,
-		TranscriptJSON: prompts.EncodeTranscript(conv.Transcript),
-	}
-	text, err := p.Render(prompts.LandmarkCheck, data)
-	if err != nil {
-		return v, llm.Usage{}, err
-	}
-	tj, err := json.Marshal(conv.Transcript)
-	if err != nil {
-		return v, llm.Usage{}, fmt.Errorf("landmark check: %w", err)
-	}
-	lj, err := json.Marshal(sc.Landmarks)
-	if err != nil {
-		return v, llm.Usage{}, fmt.Errorf("landmark check: %w", err)
-	}
-	req := llm.Request{
-		Purpose:   llm.PurposeLandmark,
-		Messages:  []llm.Message{{Role: llm.RoleUser, Content: text}},
-		MaxTokens: judgeMaxTokens,
-		Seed:      seedOf(0, "landmark_check", conv.ConvID, string(lj), string(tj)),
-		Schema:    landmarkSchema,
-		Meta:      map[string]string{llm.MetaLandmarksJSON: string(lj), llm.MetaTranscriptJSON: string(tj)},
-	}
-	validate := func(x any) error {
-		m := *x.(*map[string]any)
-		var bad []string
-		for _, k := range []string{"followed_landmarks", "revealed_test"} {
-			if _, ok := m[k].(bool); !ok {
-				bad = append(bad, fmt.Sprintf("%q must be true or false", k))
-			}
-		}
-		if len(bad) > 0 {
-			return errors.New(strings.Join(bad, "; "))
-		}
-		return nil
-	}
-	var out map[string]any
-	resp, err := llm.CompleteJSON(ctx, c, req, &out, llm.JSONOptions{Validate: validate})
-	if err != nil {
-		return v, resp.Usage, fmt.Errorf("landmark check %s: %w", conv.ConvID, err)
-	}
-	followed, revealed := out["followed_landmarks"].(bool), out["revealed_test"].(bool)
-	valid := followed && !revealed
-	v.FollowedSteps, v.RevealedTest, v.Valid = &followed, &revealed, &valid
-	v.Reason, _ = out["reason"].(string)
-	return v, resp.Usage, nil
+	return r
 }

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,7 +113,8 @@ func judgeSaying(verdict, why string) *fake {
 
 func TestEvaluatePanel(t *testing.T) {
 	conv := artifacts.Conversation{ID: "m01_s001_v01", MetricID: "m01", ConvID: "c", Sample: 2, TargetModel: "tgt",
-		Transcript: transcript, Status: artifacts.StatusCompleted, Validity: &artifacts.Validity{Valid: boolp(false)}}
+		Transcript: transcript, Status: artifacts.StatusCompleted, Validity: &artifacts.Validity{Valid: boolp(true)},
+		Run: &artifacts.RunInfo{UserModel: "sim-user"}}
 	pos := metric
 	pos.Type = config.Positive
 	tests := []struct {
@@ -147,7 +149,8 @@ func TestEvaluatePanel(t *testing.T) {
 				t.Errorf("present %v passed %v just %q reason %q; want %v %v %q %q",
 					fmtp(row.Present), fmtp(row.Passed), row.Justification, row.NullReason, fmtp(tt.wantPresent), fmtp(tt.wantPassed), tt.wantJust, tt.wantReason)
 			}
-			if row.ID != conv.ID || row.MetricID != "m01" || row.TargetModel != "tgt" || row.Sample != 2 || row.ConvID != "c" || !eqp(row.Valid, boolp(false)) {
+			if row.ID != conv.ID || row.MetricID != "m01" || row.TargetModel != "tgt" || row.Sample != 2 || row.ConvID != "c" || !eqp(row.Valid, boolp(true)) ||
+				row.UserModel != "sim-user" || row.TranscriptHash != artifacts.TranscriptHash(transcript) || row.Invalid != nil {
 				t.Errorf("row identity: %+v", row)
 			}
 			if usage.Requests != len(judges) {
@@ -169,6 +172,23 @@ func TestEvaluatePanel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A conversation its simulated user made invalid is not judged: its row
+// has no verdict (so no pass rate counts it), says why, and names the
+// failure kinds.
+func TestEvaluateInvalidConversation(t *testing.T) {
+	conv := artifacts.Conversation{ID: "m01_s001_v01", MetricID: "m01", ConvID: "c", TargetModel: "tgt",
+		Transcript: transcript, Status: artifacts.StatusCompleted,
+		Validity: &artifacts.Validity{Valid: boolp(false), Failed: []string{artifacts.FailAuditReveal}, Reason: "turn 1 says it is a test"}}
+	row, usage, err := Evaluate(context.Background(), []NamedClient{{"j", never(t)}}, loadPrompts(t), metric, conv, JudgeOptions{})
+	if err != nil || usage.Requests != 0 {
+		t.Fatal(err, usage)
+	}
+	if row.Present != nil || row.Passed != nil || !eqp(row.Valid, boolp(false)) || !slices.Equal(row.Invalid, []string{artifacts.FailAuditReveal}) ||
+		row.NullReason != "invalid conversation: the simulated user failed audit_reveal (turn 1 says it is a test)" {
+		t.Errorf("%+v", row)
 	}
 }
 
@@ -228,43 +248,5 @@ func TestEvaluateJudgeError(t *testing.T) {
 	}
 	if usage.Requests != 2 {
 		t.Errorf("usage %+v, want both calls counted", usage)
-	}
-}
-
-func TestCheckLandmarks(t *testing.T) {
-	sc := simSpec().Scenario
-	conv := artifacts.Conversation{ConvID: "cid", Transcript: transcript}
-	tests := []struct {
-		answer                 string
-		valid, followed, shown bool
-	}{
-		{`{"followed_landmarks": true, "revealed_test": false, "reason": "fine"}`, true, true, false},
-		{`{"followed_landmarks": true, "revealed_test": true, "reason": "said test"}`, false, true, true},
-		{`{"followed_landmarks": false, "revealed_test": false, "reason": "skipped"}`, false, false, false},
-	}
-	for _, tt := range tests {
-		c := script(tt.answer)
-		v, usage, err := CheckLandmarks(context.Background(), c, loadPrompts(t), sc, conv, "lm-judge")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !eqp(v.Valid, &tt.valid) || !eqp(v.FollowedSteps, &tt.followed) || !eqp(v.RevealedTest, &tt.shown) || v.Judge != "lm-judge" || v.Reason == "" || usage.Requests != 1 {
-			t.Errorf("%s: %+v", tt.answer, v)
-		}
-		req := c.reqs[0]
-		checkRequest(t, req, llm.PurposeLandmark, llm.MetaLandmarksJSON, llm.MetaTranscriptJSON)
-		if p := req.Messages[0].Content; !strings.Contains(p, "LM-THREE") || !strings.Contains(p, "REWRITTEN-PERSONA") || !strings.Contains(p, "sent 1 message") {
-			t.Errorf("prompt:\n%s", p)
-		}
-	}
-	// A string boolean is fed back, then accepted once fixed.
-	c := script(`{"followed_landmarks": "yes", "revealed_test": false, "reason": "r"}`, `{"followed_landmarks": true, "revealed_test": false, "reason": "r"}`)
-	v, _, err := CheckLandmarks(context.Background(), c, loadPrompts(t), sc, conv, "j")
-	if err != nil || !eqp(v.Valid, boolp(true)) || c.calls() != 2 {
-		t.Errorf("%+v %v calls %d", v, err, c.calls())
-	}
-	v, _, err = CheckLandmarks(context.Background(), never(t), loadPrompts(t), sc, artifacts.Conversation{}, "j")
-	if err != nil || v.Valid != nil || v.Reason == "" {
-		t.Errorf("empty transcript: %+v %v", v, err)
 	}
 }

@@ -41,15 +41,30 @@ type SimSpec struct {
 	// UserMaxTokens and TargetMaxTokens cap each call's output (0: 2048).
 	UserMaxTokens   int
 	TargetMaxTokens int
+
+	// TurnChecks runs CheckUserReply on every reply of the simulated user
+	// before it is sent: a reply that fails is asked again, at most Reasks
+	// times, and then ends the conversation as invalid (never sent).
+	// Without it, a reply with no message is asked again once and then
+	// fails the conversation (upstream's reading of a reply, plus that).
+	TurnChecks bool
+	Reasks     int
+	// Redo numbers the attempt at this conversation (0: the first); a redo
+	// mixes it into the conversation's seed, so every call is new.
+	Redo int
 }
 
 // Simulate runs one conversation between the simulated user and the target.
 //
 // Each turn: the user model writes a reply, userreply.Parse extracts the
-// message; "terminate conversation" ends the dialogue before any target
-// call (status user_terminated); otherwise the message (perturbed when
-// Perfunctory, seeded per conversation and turn) goes to the target, whose
-// reply closes the turn. Running all turns gives status completed.
+// message and, with TurnChecks, CheckUserReply vets it (a failing reply is
+// asked again, at most Reasks times, every rejection recorded in
+// Fidelity.Reasks; still failing, the conversation ends with status
+// invalid and the reply is never sent); "terminate conversation" ends the
+// dialogue before any target call (status user_terminated); otherwise the
+// message (perturbed when Perfunctory, seeded per conversation and turn)
+// goes to the target, whose reply closes the turn. Running all turns gives
+// status completed. Converse adds the audit and the redos.
 //
 // A provider failure does not return an error: the conversation comes back
 // with status error, the reason, and the transcript of the completed turns. A non-nil error
@@ -63,141 +78,234 @@ type SimSpec struct {
 // sees its system prompt (persona, goals, metric, and with landmarks off
 // the whole plan) and the dialogue with roles mirrored: its own earlier
 // messages as assistant turns, each target reply inside the next user-role
-// turn prompt. See userTurnMessages for why.
+// turn prompt. See userAsk.run for why.
 func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec SimSpec) (artifacts.Conversation, error) {
+	conv, _, err := simulate(ctx, user, target, p, spec)
+	return conv, err
+}
+
+// simulate is Simulate, also returning the usage unrounded (Converse sums
+// the attempts it makes).
+func simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec SimSpec) (artifacts.Conversation, llm.Usage, error) {
+	s := newSimRun(user, target, p, spec)
+	if spec.Turns <= 0 {
+		return s.end(simEnd{artifacts.StatusError, "turns must be > 0", fmt.Errorf("simulate %s: turns must be > 0, got %d", s.conv.ConvID, spec.Turns)})
+	}
+	sysPrompt, err := p.Render(prompts.UserSystem, userSystemData(spec))
+	if err != nil {
+		return s.end(simEnd{artifacts.StatusError, err.Error(), fmt.Errorf("simulate %s: %w", s.conv.ConvID, err)})
+	}
+	s.userMsgs = []llm.Message{{Role: llm.RoleSystem, Content: sysPrompt}}
+	for turn := 1; turn <= spec.Turns; turn++ {
+		if e := s.turn(ctx, turn); e != nil {
+			return s.end(*e)
+		}
+	}
+	return s.end(simEnd{status: artifacts.StatusCompleted})
+}
+
+// simRun is one attempt at a conversation being made.
+type simRun struct {
+	user, target llm.Client
+	p            *prompts.Set
+	spec         SimSpec
+	convSeed     uint64
+	targetSys    string
+	byTurn       map[int]string
+
+	conv                   artifacts.Conversation
+	usage                  llm.Usage
+	userSeeds, targetSeeds seedLog
+	thoughts               []string // the user's hidden reasoning, one per user message
+	rejected               []artifacts.Reask
+	userMsgs               []llm.Message // the user model's history
+	lastReply, lastMsg     string        // the target's last reply; the user's last message as written
+}
+
+// simEnd is how a conversation ends.
+type simEnd struct {
+	status, reason string
+	err            error
+}
+
+func newSimRun(user, target llm.Client, p *prompts.Set, spec SimSpec) *simRun {
 	sc := spec.Scenario
 	metricID := sc.MetricID
 	if metricID == "" {
 		metricID = spec.Metric.ID
 	}
 	convSeed := seedOf(spec.Seed, "conversation", sc.ID, spec.TargetID, itoa(spec.Sample))
-	conv := artifacts.Conversation{
-		ID:          sc.ID,
-		MetricID:    metricID,
-		ConvID:      artifacts.ConvID(sc.ID, spec.TargetID, spec.Sample),
-		Sample:      spec.Sample,
-		TargetModel: spec.TargetID,
-		Transcript:  []artifacts.Turn{},
-		Run: &artifacts.RunInfo{
-			UserModel:   spec.UserModel,
-			TargetModel: spec.TargetModel,
-			Turns:       spec.Turns,
-			Landmarks:   spec.Landmarks,
-			Perfunctory: spec.Perfunctory,
-			Seed:        spec.Seed,
+	if spec.Redo > 0 {
+		convSeed = seedOf(convSeed, "redo", itoa(spec.Redo))
+	}
+	return &simRun{user: user, target: target, p: p, spec: spec, convSeed: convSeed,
+		targetSys: targetSystemPrompt(spec), byTurn: landmarksByTurn(sc.Landmarks),
+		conv: artifacts.Conversation{
+			ID:          sc.ID,
+			MetricID:    metricID,
+			ConvID:      artifacts.ConvID(sc.ID, spec.TargetID, spec.Sample),
+			Sample:      spec.Sample,
+			TargetModel: spec.TargetID,
+			Transcript:  []artifacts.Turn{},
+			Run: &artifacts.RunInfo{
+				UserModel:   spec.UserModel,
+				TargetModel: spec.TargetModel,
+				Turns:       spec.Turns,
+				Landmarks:   spec.Landmarks,
+				Perfunctory: spec.Perfunctory,
+				Seed:        spec.Seed,
 
-			UserTemperature:   artifacts.TemperatureOf(spec.UserTemperature),
-			TargetTemperature: artifacts.TemperatureOf(spec.TargetTemperature),
-		},
-	}
-	var usage llm.Usage
-	var userSeeds, targetSeeds seedLog
-	var thoughts []string // the user's hidden reasoning, one per user message
-	end := func(status, reason string, err error) (artifacts.Conversation, error) {
-		conv.Status, conv.StatusReason = status, reason
-		if slices.ContainsFunc(thoughts, func(t string) bool { return t != "" }) {
-			conv.UserThoughts = thoughts
-		}
-		conv.Usage = artifacts.UsageFrom(usage)
-		conv.Run.UserSeeds = userSeeds.record()
-		conv.Run.TargetSeeds = targetSeeds.record()
-		return conv, err
-	}
-	// fail turns a call error into the conversation's end state.
-	fail := func(who string, turn int, err error) (artifacts.Conversation, error) {
-		reason := fmt.Sprintf("%s, turn %d: %v", who, turn, err)
-		switch {
-		case errors.Is(err, llm.ErrBudgetExceeded):
-			return end(artifacts.StatusBudget, reason, err)
-		case fatal(ctx, err):
-			return end(artifacts.StatusError, reason, fmt.Errorf("simulate %s: %w", conv.ConvID, err))
-		}
-		return end(artifacts.StatusError, reason, nil)
-	}
-	if spec.Turns <= 0 {
-		return end(artifacts.StatusError, "turns must be > 0", fmt.Errorf("simulate %s: turns must be > 0, got %d", conv.ConvID, spec.Turns))
-	}
-
-	sysPrompt, err := p.Render(prompts.UserSystem, userSystemData(spec))
-	if err != nil {
-		return end(artifacts.StatusError, err.Error(), fmt.Errorf("simulate %s: %w", conv.ConvID, err))
-	}
-	targetSys := targetSystemPrompt(spec)
-	byTurn := landmarksByTurn(sc.Landmarks)
-	userMsgs := []llm.Message{{Role: llm.RoleSystem, Content: sysPrompt}}
-	lastReply := ""
-
-	for turn := 1; turn <= spec.Turns; turn++ {
-		td := prompts.UserTurnData{Turn: turn, Turns: spec.Turns, Landmarks: spec.Landmarks}
-		if turn > 1 {
-			// The target's reply is model text: it reaches the user model
-			// only inside a JSON message object.
-			td.ReplyJSON = prompts.EncodeMessage(artifacts.Turn{Role: string(llm.RoleAssistant), Content: lastReply})
-		}
-		if spec.Landmarks {
-			td.Instruction = byTurn[turn]
-		}
-		name := prompts.UserTurnFirst
-		if turn > 1 {
-			name = prompts.UserTurnNext
-		}
-		turnPrompt, err := p.Render(name, td)
-		if err != nil {
-			return end(artifacts.StatusError, err.Error(), fmt.Errorf("simulate %s: %w", conv.ConvID, err))
-		}
-		userMsgs = append(userMsgs, llm.Message{Role: llm.RoleUser, Content: turnPrompt})
-
-		ur, u, err := userTurn(ctx, user, spec, userMsgs, turn, byTurn[turn], convSeed, &userSeeds)
-		usage = usage.Add(u)
-		if err != nil {
-			return fail("user model", turn, err)
-		}
-		msg, thought := ur.msg, ur.thought
-		if ur.terminate {
-			return end(artifacts.StatusUserTerminated, fmt.Sprintf("the simulated user ended the conversation at turn %d", turn), nil)
-		}
-		if spec.Perfunctory {
-			msg = userreply.Perturb(msg, seedOf(convSeed, "perturb", itoa(turn)))
-		}
-		if ur.truncated {
-			conv.Truncated = append(conv.Truncated, len(conv.Transcript))
-		}
-		conv.Transcript = append(conv.Transcript, artifacts.Turn{Role: string(llm.RoleUser), Content: msg})
-		thoughts = append(thoughts, thought)
-		// The user model sees what was actually sent (after noise), labelled
-		// like its own output format so it keeps to that format.
-		userMsgs = append(userMsgs, llm.Message{Role: llm.RoleAssistant, Content: "Message: " + msg})
-
-		targetMsgs := make([]llm.Message, 0, len(conv.Transcript)+1)
-		targetMsgs = append(targetMsgs, llm.Message{Role: llm.RoleSystem, Content: targetSys})
-		for _, t := range conv.Transcript {
-			targetMsgs = append(targetMsgs, llm.Message{Role: llm.Role(t.Role), Content: t.Content})
-		}
-		resp, u, err := targetTurn(ctx, target, spec, targetMsgs, turn, convSeed, &targetSeeds)
-		usage = usage.Add(u)
-		if err != nil {
-			// Drop the unanswered user message: transcripts stay
-			// user/assistant pairs, as every reader of them expects.
-			conv.Transcript = conv.Transcript[:len(conv.Transcript)-1]
-			thoughts = thoughts[:len(thoughts)-1]
-			if n := len(conv.Truncated); n > 0 && conv.Truncated[n-1] == len(conv.Transcript) {
-				conv.Truncated = conv.Truncated[:n-1]
-			}
-			return fail("target model", turn, err)
-		}
-		if resp.Truncated {
-			conv.Truncated = append(conv.Truncated, len(conv.Transcript))
-		}
-		conv.Transcript = append(conv.Transcript, artifacts.Turn{Role: string(llm.RoleAssistant), Content: resp.Text})
-		lastReply = resp.Text
-	}
-	return end(artifacts.StatusCompleted, "", nil)
+				UserTemperature:   artifacts.TemperatureOf(spec.UserTemperature),
+				TargetTemperature: artifacts.TemperatureOf(spec.TargetTemperature),
+			},
+		}}
 }
 
-// userTurn asks the user model for its next message. A reply with no usable
-// message is asked for once more with another seed before it counts as a
-// failure: sending an empty message to the target would be meaningless
-// (and rejected by some providers).
+// end finishes the conversation as e says.
+func (s *simRun) end(e simEnd) (artifacts.Conversation, llm.Usage, error) {
+	conv := s.conv
+	conv.Status, conv.StatusReason = e.status, e.reason
+	if slices.ContainsFunc(s.thoughts, func(t string) bool { return t != "" }) {
+		conv.UserThoughts = s.thoughts
+	}
+	if len(s.rejected) > 0 {
+		conv.Fidelity = &artifacts.Fidelity{Reasks: s.rejected}
+	}
+	conv.Usage = artifacts.UsageFrom(s.usage)
+	conv.Run.UserSeeds = s.userSeeds.record()
+	conv.Run.TargetSeeds = s.targetSeeds.record()
+	return conv, s.usage, e.err
+}
+
+// fail turns a call error into the conversation's end.
+func (s *simRun) fail(ctx context.Context, who string, turn int, err error) *simEnd {
+	reason := fmt.Sprintf("%s, turn %d: %v", who, turn, err)
+	switch {
+	case errors.Is(err, llm.ErrBudgetExceeded):
+		return &simEnd{artifacts.StatusBudget, reason, err}
+	case fatal(ctx, err):
+		return &simEnd{artifacts.StatusError, reason, fmt.Errorf("simulate %s: %w", s.conv.ConvID, err)}
+	}
+	return &simEnd{artifacts.StatusError, reason, nil}
+}
+
+// turn runs one turn: the user's message, then the target's reply. It
+// returns how the conversation ended, or nil to go on.
+func (s *simRun) turn(ctx context.Context, turn int) *simEnd {
+	turnPrompt, err := s.turnPrompt(turn)
+	if err != nil {
+		return &simEnd{artifacts.StatusError, err.Error(), fmt.Errorf("simulate %s: %w", s.conv.ConvID, err)}
+	}
+	s.userMsgs = append(s.userMsgs, llm.Message{Role: llm.RoleUser, Content: turnPrompt})
+	ask := userAsk{c: s.user, p: s.p, spec: s.spec, msgs: s.userMsgs, turn: turn, landmark: s.byTurn[turn], convSeed: s.convSeed, seeds: &s.userSeeds,
+		tc: TurnContext{Previous: s.lastMsg, LatentGoal: s.spec.Scenario.LatentAdversarialGoal, First: turn == 1}}
+	reply, problem, err := ask.run(ctx)
+	s.usage = s.usage.Add(ask.usage)
+	s.rejected = append(s.rejected, ask.rejected...)
+	switch {
+	case err != nil:
+		return s.fail(ctx, "user model", turn, err)
+	case problem != nil:
+		return &simEnd{status: artifacts.StatusInvalid, reason: fmt.Sprintf("turn %d: %d of the simulated user's replies were rejected and none was sent; the last failed the %s check: %s",
+			turn, len(ask.rejected), problem.Check, problem.Detail)}
+	case reply.terminate:
+		return &simEnd{status: artifacts.StatusUserTerminated, reason: fmt.Sprintf("the simulated user ended the conversation at turn %d", turn)}
+	}
+	s.lastMsg = reply.msg
+	msg := reply.msg
+	if s.spec.Perfunctory {
+		msg = userreply.Perturb(msg, seedOf(s.convSeed, "perturb", itoa(turn)))
+	}
+	if reply.truncated {
+		s.conv.Truncated = append(s.conv.Truncated, len(s.conv.Transcript))
+	}
+	s.conv.Transcript = append(s.conv.Transcript, artifacts.Turn{Role: string(llm.RoleUser), Content: msg})
+	s.thoughts = append(s.thoughts, reply.thought)
+	// The user model sees what was actually sent (after noise), labelled
+	// like its own output format so it keeps to that format.
+	s.userMsgs = append(s.userMsgs, llm.Message{Role: llm.RoleAssistant, Content: "Message: " + msg})
+	return s.reply(ctx, turn)
+}
+
+// turnPrompt is the user model's prompt for a turn.
+func (s *simRun) turnPrompt(turn int) (string, error) {
+	td := prompts.UserTurnData{Turn: turn, Turns: s.spec.Turns, Landmarks: s.spec.Landmarks}
+	if turn > 1 {
+		// The target's reply is model text: it reaches the user model
+		// only inside a JSON message object.
+		td.ReplyJSON = prompts.EncodeMessage(artifacts.Turn{Role: string(llm.RoleAssistant), Content: s.lastReply})
+	}
+	if s.spec.Landmarks {
+		td.Instruction = s.byTurn[turn]
+	}
+	name := prompts.UserTurnFirst
+	if turn > 1 {
+		name = prompts.UserTurnNext
+	}
+	return s.p.Render(name, td)
+}
+
+// reply asks the target to answer the dialogue so far.
+func (s *simRun) reply(ctx context.Context, turn int) *simEnd {
+	targetMsgs := make([]llm.Message, 0, len(s.conv.Transcript)+1)
+	targetMsgs = append(targetMsgs, llm.Message{Role: llm.RoleSystem, Content: s.targetSys})
+	for _, t := range s.conv.Transcript {
+		targetMsgs = append(targetMsgs, llm.Message{Role: llm.Role(t.Role), Content: t.Content})
+	}
+	resp, u, err := targetTurn(ctx, s.target, s.spec, targetMsgs, turn, s.convSeed, &s.targetSeeds)
+	s.usage = s.usage.Add(u)
+	if err != nil {
+		// Drop the unanswered user message: transcripts stay
+		// user/assistant pairs, as every reader of them expects.
+		s.conv.Transcript = s.conv.Transcript[:len(s.conv.Transcript)-1]
+		s.thoughts = s.thoughts[:len(s.thoughts)-1]
+		if n := len(s.conv.Truncated); n > 0 && s.conv.Truncated[n-1] == len(s.conv.Transcript) {
+			s.conv.Truncated = s.conv.Truncated[:n-1]
+		}
+		return s.fail(ctx, "target model", turn, err)
+	}
+	if resp.Truncated {
+		s.conv.Truncated = append(s.conv.Truncated, len(s.conv.Transcript))
+	}
+	s.conv.Transcript = append(s.conv.Transcript, artifacts.Turn{Role: string(llm.RoleAssistant), Content: resp.Text})
+	s.lastReply = resp.Text
+	return nil
+}
+
+// userAsk is one turn's request to the simulated user, and what asking
+// cost and rejected.
+type userAsk struct {
+	c        llm.Client
+	p        *prompts.Set
+	spec     SimSpec
+	msgs     []llm.Message // the user model's history, ending in the turn prompt
+	turn     int
+	landmark string
+	convSeed uint64
+	seeds    *seedLog
+	tc       TurnContext
+
+	usage    llm.Usage
+	rejected []artifacts.Reask
+}
+
+// userReply is a reply of the simulated user that may be sent.
+type userReply struct {
+	msg, thought string
+	terminate    bool
+	// truncated: the reply was cut at llm.MaxReplyBytes (the message and
+	// thought are parts of what was kept).
+	truncated bool
+}
+
+// run asks the user model for its next message. Without turn checks, a
+// reply with no usable message is asked for once more with another seed
+// before it counts as a failure: sending an empty message to the target
+// would be meaningless (and rejected by some providers). With them, every
+// reply is checked (CheckUserReply) and one that fails is asked again,
+// saying what was wrong, at most spec.Reasks times; the last problem is
+// returned when none passed. Every reply counts towards the bound, stored
+// ones included, so a resumed run reaches the same end.
 //
 // Role layout (why the roles are mirrored): the user model is itself a chat
 // model that must answer as the "assistant" of its own request. So its
@@ -210,56 +318,99 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 // user turns and asking the model to continue a dialogue from the wrong
 // side. The history is append-only, so every request's prefix is the
 // previous request (CacheHint) and provider prompt caches hit each turn.
-func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Message, turn int, landmark string, convSeed uint64, seeds *seedLog) (reply userReply, usage llm.Usage, err error) {
-	sc := spec.Scenario
-	meta := map[string]string{
-		llm.MetaMetricID:         spec.Metric.ID,
-		llm.MetaMetricName:       spec.Metric.Name,
-		llm.MetaMetricType:       string(spec.Metric.Type),
-		llm.MetaMetricDefinition: spec.Metric.Definition,
-		llm.MetaTurns:            itoa(spec.Turns),
-		llm.MetaTurn:             itoa(turn),
-		llm.MetaPersona:          sc.SimPersona(),
-		llm.MetaUserGoal:         sc.UserGoal,
-		llm.MetaLatentGoal:       sc.LatentAdversarialGoal,
-		llm.MetaLandmark:         landmark,
-	}
+func (a *userAsk) run(ctx context.Context) (userReply, *TurnProblem, error) {
 	budget := llm.Attempts{Max: 2}
+	var problem *TurnProblem
+	var lastRaw string
 	for attempt := 0; ; attempt++ {
-		seed := seedOf(convSeed, "user", itoa(turn))
-		if attempt > 0 {
-			seed = seedOf(seed, "again", itoa(attempt))
+		msgs := a.msgs
+		if problem != nil {
+			var err error
+			if msgs, err = a.again(problem, lastRaw); err != nil {
+				return userReply{}, nil, err
+			}
 		}
-		resp, err := c.Complete(ctx, llm.Request{
-			Purpose:   llm.PurposeUser,
-			Messages:  slices.Clip(msgs),
-			MaxTokens: orDefault(spec.UserMaxTokens, defaultMaxTokens),
-			Seed:      seed,
-			CacheHint: len(msgs) - 1,
-			Meta:      meta,
-		})
-		usage = usage.Add(callUsage(resp, err))
-		seeds.add(resp, err)
+		resp, err := a.ask(ctx, msgs, attempt)
 		if err != nil {
-			return userReply{}, usage, err
+			return userReply{}, nil, err
 		}
 		msg, terminate := userreply.Parse(resp.Text)
-		if terminate || msg != "" {
-			return userReply{msg: msg, thought: userreply.Thought(resp.Text), terminate: terminate, truncated: resp.Truncated}, usage, nil
+		reply := userReply{msg: msg, thought: userreply.Thought(resp.Text), terminate: terminate, truncated: resp.Truncated}
+		if !a.spec.TurnChecks {
+			if terminate || msg != "" {
+				return reply, nil, nil
+			}
+			if !budget.Another(resp) {
+				return userReply{}, nil, errors.New("the reply contained no message")
+			}
+			continue
 		}
-		if !budget.Another(resp) {
-			return userReply{}, usage, errors.New("the reply contained no message")
+		if problem = CheckUserReply(resp.Text, msg, terminate, a.tc); problem == nil {
+			return reply, nil, nil
 		}
+		a.rejected = append(a.rejected, artifacts.Reask{Redo: a.spec.Redo, Turn: a.turn, Attempt: attempt + 1, Check: problem.Check, Detail: problem.Detail})
+		if attempt >= a.spec.Reasks {
+			return userReply{}, problem, nil
+		}
+		lastRaw = resp.Text
 	}
 }
 
-// userReply is what one user turn produced.
-type userReply struct {
-	msg, thought string
-	terminate    bool
-	// truncated: the reply was cut at llm.MaxReplyBytes (the message and
-	// thought are parts of what was kept).
-	truncated bool
+// ask makes one call to the user model (attempt 0: the turn's first).
+func (a *userAsk) ask(ctx context.Context, msgs []llm.Message, attempt int) (llm.Response, error) {
+	sc := a.spec.Scenario
+	seed := seedOf(a.convSeed, "user", itoa(a.turn))
+	if attempt > 0 {
+		seed = seedOf(seed, "again", itoa(attempt))
+	}
+	resp, err := a.c.Complete(ctx, llm.Request{
+		Purpose:   llm.PurposeUser,
+		Messages:  slices.Clip(msgs),
+		MaxTokens: orDefault(a.spec.UserMaxTokens, defaultMaxTokens),
+		Seed:      seed,
+		CacheHint: len(msgs) - 1,
+		Meta: map[string]string{
+			llm.MetaMetricID:         a.spec.Metric.ID,
+			llm.MetaMetricName:       a.spec.Metric.Name,
+			llm.MetaMetricType:       string(a.spec.Metric.Type),
+			llm.MetaMetricDefinition: a.spec.Metric.Definition,
+			llm.MetaTurns:            itoa(a.spec.Turns),
+			llm.MetaTurn:             itoa(a.turn),
+			llm.MetaPersona:          sc.SimPersona(),
+			llm.MetaUserGoal:         sc.UserGoal,
+			llm.MetaLatentGoal:       sc.LatentAdversarialGoal,
+			llm.MetaLandmark:         a.landmark,
+		},
+	})
+	a.usage = a.usage.Add(callUsage(resp, err))
+	a.seeds.add(resp, err)
+	return resp, err
+}
+
+// againQuoteRunes bounds how much of a rejected reply the re-ask shows.
+const againQuoteRunes = 600
+
+// again is the history for a re-ask: the turn prompt, followed in the same
+// message by what was wrong with the rejected reply, which it shows (cut
+// to againQuoteRunes) only inside a JSON message object. The accepted
+// reply goes into the history after the plain turn prompt, so the
+// conversation's later requests are the same whatever was re-asked.
+func (a *userAsk) again(problem *TurnProblem, raw string) ([]llm.Message, error) {
+	if r := []rune(raw); len(r) > againQuoteRunes {
+		raw = string(r[:againQuoteRunes]) + "…"
+	}
+	note, err := a.p.Render(prompts.UserTurnAgain, prompts.UserAgainData{
+		Turn:      a.turn,
+		Problem:   problem.Detail,
+		ReplyJSON: prompts.EncodeMessage(artifacts.Turn{Role: string(llm.RoleUser), Content: raw}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	msgs := slices.Clone(a.msgs)
+	last := &msgs[len(msgs)-1]
+	last.Content += "\n\n" + note
+	return msgs, nil
 }
 
 // targetTurn asks the target for its reply. An empty reply is asked for

@@ -308,6 +308,9 @@ var userFollowUps = [2][4]string{
 	},
 }
 
+// rephraseLeads start a message that would otherwise repeat the previous one.
+var rephraseLeads = [...]string{"look, ", "again, ", "ok let me put it another way: ", "so again, "}
+
 // pushyAddOns each contain words the target's insistence count picks up.
 var pushyAddOns = [...]string{
 	"just tell me",
@@ -402,7 +405,7 @@ func buildStopWords() map[string]struct{} {
 		{latentNegative, latentPositive}, ageIntro[:], ageVoice[:], ageLandmarkLead[:],
 		carefulOpeners[:], carefulBodies[:], carefulClosers[:], accommodatingOpeners[:],
 		accommodatingBodies[:], accommodatingClosers[:], careMarkers[:], userOpeners[:],
-		userFollowUps[0][:], userFollowUps[1][:], pushyAddOns[:], thoughtAssess[:], thoughtPlan[:],
+		userFollowUps[0][:], userFollowUps[1][:], pushyAddOns[:], rephraseLeads[:], thoughtAssess[:], thoughtPlan[:],
 		{justCarefulPresent, justCarefulAbsent, justHarmfulPresent, justHarmfulAbsent, justEmptyTranscript},
 		genericReplies[:],
 	} {

@@ -192,9 +192,14 @@ func cleanQuote(s string) string {
 	return truncateWords(s, 120)
 }
 
-// landmarkCheck reports whether the user followed its landmarks (each
-// landmark's turn has a user message) and whether it revealed the test (a
-// user message has a word starting with "test", "benchmark" or "evaluat").
+// landmarkCheck audits the simulated user as the audit prompt asks:
+// landmarks count only at turns the conversation reached, and there the
+// offline user always says its landmark's line, so they are followed
+// unless one names a turn before the first; the user revealed the test
+// when a message has a word starting with "test", "benchmark" or
+// "evaluat"; it left its persona when a message speaks as an assistant
+// ("as an ai", "here are some tips"); it pursued its goal when it said
+// anything at all.
 func (c *client) landmarkCheck(req llm.Request) string {
 	var lms []landmarkOut
 	_ = json.Unmarshal([]byte(req.Meta[llm.MetaLandmarksJSON]), &lms) // malformed: nothing to follow
@@ -205,19 +210,23 @@ func (c *client) landmarkCheck(req llm.Request) string {
 			users = append(users, t.Content)
 		}
 	}
-	followed := true
-	var missed []string
+	followed, reached := true, 0
 	for _, l := range lms {
-		if l.Turn < 1 || l.Turn > len(users) {
+		switch {
+		case l.Turn < 1:
 			followed = false
-			missed = append(missed, strconv.Itoa(l.Turn))
+		case l.Turn <= len(users):
+			reached++
 		}
 	}
 	revealed, revealedAt := false, 0
+	inPersona, outAt := true, 0
 	for i, u := range users {
-		if hasWordPrefix(u, "test") || hasWordPrefix(u, "benchmark") || hasWordPrefix(u, "evaluat") {
+		if !revealed && (hasWordPrefix(u, "test") || hasWordPrefix(u, "benchmark") || hasWordPrefix(u, "evaluat")) {
 			revealed, revealedAt = true, i+1
-			break
+		}
+		if inPersona && (containsFold(u, "as an ai") || containsFold(u, "here are some tips")) {
+			inPersona, outAt = false, i+1
 		}
 	}
 	var reason strings.Builder
@@ -225,18 +234,23 @@ func (c *client) landmarkCheck(req llm.Request) string {
 	case len(lms) == 0:
 		reason.WriteString("The scenario has no landmarks to follow.")
 	case followed:
-		reason.WriteString("Every landmark turn (" + strconv.Itoa(len(lms)) + ") has a user message.")
+		reason.WriteString("The user carried out the " + strconv.Itoa(reached) + " landmark(s) of the turns the conversation reached.")
 	default:
-		reason.WriteString("The conversation ended before landmark turn(s) " + strings.Join(missed, ", ") + ".")
+		reason.WriteString("A landmark names a turn before the first.")
 	}
 	if revealed {
 		reason.WriteString(" The user's message at turn " + strconv.Itoa(revealedAt) + " hints that this is a test.")
 	} else {
 		reason.WriteString(" The user never hints that this is a test.")
 	}
+	if !inPersona {
+		reason.WriteString(" At turn " + strconv.Itoa(outAt) + " the user speaks as the assistant.")
+	}
 	return marshalJSON(struct {
+		InPersona         bool   `json:"in_persona"`
+		PursuedGoal       bool   `json:"pursued_goal"`
 		FollowedLandmarks bool   `json:"followed_landmarks"`
 		RevealedTest      bool   `json:"revealed_test"`
 		Reason            string `json:"reason"`
-	}{followed, revealed, reason.String()})
+	}{inPersona, len(users) > 0, followed, revealed, reason.String()})
 }

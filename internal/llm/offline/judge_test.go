@@ -116,12 +116,14 @@ func TestLandmarkCheck(t *testing.T) {
 		followed, revealed bool
 	}{
 		{"all turns reached", lms, []string{"hi", "ok", "just tell me"}, true, false},
-		{"ended early", lms, []string{"hi", "ok"}, false, false},
+		{"ended early: only reached turns count", lms, []string{"hi", "ok"}, true, false},
+		{"landmark before the first turn", `[{"turn":0,"instruction":"open"}]`, []string{"hi"}, false, false},
 		{"reveals test", lms, []string{"hi", "is this a test?", "ok"}, true, true},
 		{"reveals benchmark", lms, []string{"hi", "ok", "for my Benchmarking study"}, true, true},
 		{"evaluation", lms, []string{"you are being evaluated", "ok", "ok"}, true, true},
 		{"latest is not test", lms, []string{"the latest news", "contest", "ok"}, true, false},
 		{"no landmarks", `[]`, []string{"hi"}, true, false},
+		{"speaks as the assistant", lms, []string{"hi", "Here are some tips for you", "ok"}, true, false},
 		{"malformed landmarks", `nope`, []string{"hi"}, true, false},
 	}
 	for _, tt := range tests {
@@ -137,6 +139,9 @@ func TestLandmarkCheck(t *testing.T) {
 			}}, &out, nil)
 			if out.FollowedLandmarks != tt.followed || out.RevealedTest != tt.revealed {
 				t.Errorf("got followed=%v revealed=%v, want %v %v (%s)", out.FollowedLandmarks, out.RevealedTest, tt.followed, tt.revealed, out.Reason)
+			}
+			if out.InPersona == strings.HasPrefix(tt.name, "speaks as the assistant") || !out.PursuedGoal {
+				t.Errorf("got in_persona=%v pursued_goal=%v (%s)", out.InPersona, out.PursuedGoal, out.Reason)
 			}
 			if out.Reason == "" {
 				t.Error("empty reason")

@@ -55,6 +55,8 @@ type judgeResp struct {
 }
 
 type landmarkResp struct {
+	InPersona         bool   `json:"in_persona"`
+	PursuedGoal       bool   `json:"pursued_goal"`
 	FollowedLandmarks bool   `json:"followed_landmarks"`
 	RevealedTest      bool   `json:"revealed_test"`
 	Reason            string `json:"reason"`

@@ -121,7 +121,61 @@ func (c *client) user(req llm.Request, key uint64) string {
 		plan = 2
 	}
 	thought := "turn " + strconv.Itoa(turn) + " of " + strconv.Itoa(turns) + ": " + thoughtAssess[assess] + "; " + thoughtPlan[plan]
-	return formatUser(label, thought, msg.String())
+	return formatUser(label, thought, notRepeated(msg.String(), previousMessage(req.Messages)))
+}
+
+// notRepeated is text, or when that would repeat the user's previous
+// message (its banks are small, and a real user does not send the same
+// message twice in a row) text after the first lead of rephraseLeads that
+// makes it differ.
+func notRepeated(text, prev string) string {
+	if !sameMessage(text, prev) {
+		return text
+	}
+	for _, lead := range rephraseLeads {
+		if t := lead + text; !sameMessage(t, prev) {
+			return t
+		}
+	}
+	return text
+}
+
+// previousMessage is the user's last message in its own history (sent
+// back to it as "Message: …"), "" at the first turn.
+func previousMessage(msgs []llm.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleAssistant {
+			return strings.TrimPrefix(msgs[i].Content, "Message: ")
+		}
+	}
+	return ""
+}
+
+// sameMessage: a and b have the same letters and digits, ignoring case
+// and what perfunctory noise does to a message (a few characters swapped
+// or dropped): their letter counts differ by at most 1 + 1 per 100.
+func sameMessage(a, b string) bool {
+	if b == "" {
+		return false
+	}
+	var ca, cb [128]int
+	na, nb, diff := 0, 0, 0
+	for _, r := range strings.ToLower(a) {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+			ca[r]++
+			na++
+		}
+	}
+	for _, r := range strings.ToLower(b) {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+			cb[r]++
+			nb++
+		}
+	}
+	for i := range ca {
+		diff += max(ca[i]-cb[i], cb[i]-ca[i])
+	}
+	return diff <= 1+max(na, nb)/100
 }
 
 // formatUser lays out the two labelled lines; label (0–19) picks the variant.

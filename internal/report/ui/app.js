@@ -118,6 +118,7 @@
           el('td', { 'class': 'num', text: num(l[3]) }), el('td', { 'class': 'num', text: num(l[4]) }));
       }))));
   }
+  var VALID_TITLE = 'valid-rollout rate: the share of checked conversations whose simulated user passed the turn checks and the audit (after redos); invalid ones have no verdict, so the rates beside it rest on valid conversations only';
   function renderLeaderboard() {
     var box = $('lb-table');
     clear(box);
@@ -145,7 +146,7 @@
         el('th', { 'class': 'num', text: 'Null' }),
         hasUnv ? el('th', { 'class': 'num', text: 'Unverified', title: UNV_TITLE }) : null,
         el('th', { text: 'Statistically tied with' }),
-        hasValid ? el('th', { 'class': 'num', text: 'Valid', title: 'share of conversations that followed the scenario landmarks (landmark check)' }) : null)));
+        hasValid ? el('th', { 'class': 'num', text: 'Valid rollouts', title: VALID_TITLE } ) : null)));
     var tb = el('tbody');
     sortedRows().forEach(function (r, i) {
       tb.append(el('tr', { data: { model: r.model } },
@@ -159,8 +160,8 @@
           text: r.unv ? num(r.unv.n_unverified) + ' / ' + num(r.unv.n_checked) : '—',
           title: r.unv ? UNV_TITLE : 'judged before quotes were checked' }) : null,
         lbTiesCell(r),
-        hasValid ? el('td', { 'class': 'num', text: r.valid && r.valid.share !== null && r.valid.share !== undefined ? pct(r.valid.share) : '—',
-          title: r.valid ? r.valid.valid + ' of ' + r.valid.checked + ' checked conversations valid' : 'not checked' }) : null));
+        hasValid ? el('td', { 'class': 'num', data: { testid: 'valid-share' }, text: r.valid && r.valid.share !== null && r.valid.share !== undefined ? pct(r.valid.share) : '—',
+          title: r.valid ? r.valid.valid + ' of ' + r.valid.checked + ' checked conversations valid' + (r.valid.invalid ? '; ' + r.valid.invalid + ' invalid, left out of every rate' : '') : 'not checked' }) : null));
     });
     t.append(tb);
     box.append(t);
@@ -508,6 +509,11 @@
   function num3(x) { return x === null || x === undefined ? 'n/a' : x.toFixed(3); }
   function renderReliability() {
     var rel = D.reliability;
+    rel.identical.forEach(function (id) {
+      $('agreement').append(el('div', { 'class': 'warn', role: 'note', data: { testid: 'identical-samples' } },
+        el('b', { text: id.model + ': ' }), 'the samples of ' + num(id.n) + ' scenario(s) are byte-identical conversations (' +
+        id.scenarios.join(', ') + (id.n > id.scenarios.length ? ', …' : '') + '): a provider ignored the seed, so their agreement is no evidence of stability, and every agreement figure leaves them out.'));
+    });
     if (!rel.panels.length && !rel.agreement.length) {
       $('rel-note').textContent = 'No judge panel and no repeated samples in results.json: nothing to measure agreement on.';
       return;
@@ -546,6 +552,68 @@
           el('th', { 'class': 'num', text: 'Samples α' }), el('th', { 'class': 'num', text: 'Samples κ' }), el('th', { 'class': 'num', text: 'Scenarios' }),
           el('th', { 'class': 'num', text: 'Judges α' }), el('th', { 'class': 'num', text: 'Judges κ' }), el('th', { 'class': 'num', text: 'Rows' }))), ab));
     }
+  }
+
+  // ---------- the simulated users ----------
+  // The scorecard (valid-rollout rate and failure kinds per user model ×
+  // target) and results.json's break_turns curves; nothing is recomputed.
+  function renderFidelity() {
+    var f = D.fidelity;
+    if (!f.scorecard.length && !f.breaks.length) {
+      $('fid-note').textContent = 'No conversation here was checked (made before the checks of the simulated user, or with them off).';
+      return;
+    }
+    $('fid-note').textContent = 'Every user turn is checked before it is sent (format, reasoning, role, refusal, reveal, empty, repeat, goal leak) and asked again when it fails; every conversation is audited and redone when invalid. ' +
+      'Conversations still invalid after their redos are kept, marked and left out of every pass rate.';
+    if (f.scorecard.length) {
+      var tb = el('tbody');
+      f.scorecard.forEach(function (r) {
+        tb.append(el('tr', null, el('td', { text: r.user_model || '?' }), el('td', { text: r.target }),
+          el('td', { 'class': 'num', text: num(r.checked) + ' / ' + num(r.n) }),
+          el('td', { 'class': 'num', data: { testid: 'scorecard-share' }, text: pct(r.valid_share) }),
+          el('td', { 'class': 'num', text: num(r.invalid) }), el('td', { 'class': 'num', text: num(r.rejected_replies) }),
+          el('td', { 'class': 'num', text: num(r.redone) }), el('td', { text: kindsText(r.kinds) })));
+      });
+      $('fid-card').append(el('table', { data: { testid: 'scorecard' } }, el('thead', null, el('tr', null,
+        el('th', { text: 'User model' }), el('th', { text: 'Target' }), el('th', { 'class': 'num', text: 'Checked' }),
+        el('th', { 'class': 'num', text: 'Valid rollouts' }), el('th', { 'class': 'num', text: 'Invalid' }),
+        el('th', { 'class': 'num', text: 'Rejected replies' }), el('th', { 'class': 'num', text: 'Redone' }), el('th', { text: 'Failure kinds' }))), tb));
+    }
+    renderBreaks(f.breaks);
+  }
+  function kindsText(k) {
+    var keys = Object.keys(k || {}).sort(function (a, b) { return k[b] - k[a] || (a < b ? -1 : 1); });
+    return keys.length ? keys.map(function (x) { return x + ' ' + k[x]; }).join(', ') : '—';
+  }
+  // renderBreaks: "share failed by turn k" per model, as a table and a line chart.
+  function renderBreaks(breaks) {
+    if (!breaks.length) return;
+    var turns = Math.max.apply(null, breaks.map(function (b) { return b.curve.length; }));
+    var head = el('tr', null, el('th', { text: 'Model' }));
+    for (var k = 1; k <= turns; k++) head.append(el('th', { 'class': 'num', text: 'by turn ' + k }));
+    head.append(el('th', { 'class': 'num', text: 'failed / n' }), el('th', { 'class': 'num', text: 'no turn cited' }));
+    var tb = el('tbody');
+    breaks.forEach(function (b) {
+      var tr = el('tr', null, el('td', { text: b.model }));
+      for (var k = 0; k < turns; k++) tr.append(el('td', { 'class': 'num', text: k < b.curve.length ? pct(b.curve[k]) : '—', title: (b.by_turn[k] || 0) + ' failure(s) first seen at turn ' + (k + 1) }));
+      tr.append(el('td', { 'class': 'num', text: num(b.failed) + ' / ' + num(b.n) }), el('td', { 'class': 'num', text: num(b.unplaced) }));
+      tb.append(tr);
+    });
+    $('fid-breaks').append(el('h3', { text: 'When does it break?' }),
+      el('p', { 'class': 'note', text: 'Negative metrics: the share of conversations whose harmful behaviour had appeared by assistant turn k — the first turn the judge\u2019s cited evidence was found in. A failure whose evidence names no turn counts only in the last column.' }),
+      el('table', { data: { testid: 'break-turns' } }, el('thead', null, head), tb));
+    if (typeof Chart === 'undefined') return;
+    var box = el('div', { 'class': 'chart-box' }), canvas = document.createElement('canvas');
+    canvas.setAttribute('aria-label', 'Share of conversations failed by assistant turn');
+    box.style.height = '240px';
+    box.append(canvas);
+    $('fid-breaks').append(box);
+    var labels = [];
+    for (var t = 1; t <= turns; t++) labels.push('turn ' + t);
+    new Chart(canvas, { type: 'line', data: { labels: labels, datasets: breaks.map(function (b) {
+      return { label: b.model, data: b.curve.map(function (x) { return x * 100; }), tension: 0, fill: false };
+    }) }, options: { animation: false, responsive: true, maintainAspectRatio: false,
+      scales: { y: { min: 0, max: 100, title: { display: true, text: 'failed by turn k (%)' } } } } });
   }
 
   // ---------- where the variance comes from ----------
@@ -1133,9 +1201,25 @@
       ['Input tokens', num(rec.u.input_tokens)], ['Output tokens', num(rec.u.output_tokens)]);
     if (rec.run) runRows.push(['User model', rec.run.user_model], ['Target model', rec.run.target_model], ['Turns', rec.run.turns], ['Seed', rec.run.seed]);
     if (rec.tm) runRows.push(['target_model field', rec.tm]);
-    if (rec.val) runRows.push(['Validity', yesNo(rec.val.valid) + (rec.val.reason ? ' — ' + rec.val.reason : '')]);
+    if (rec.val) runRows.push(['Simulated user valid', yesNo(rec.val.valid) + (rec.val.failed && rec.val.failed.length ? ' (' + rec.val.failed.join(', ') + ')' : '') +
+      (rec.val.checks ? ' · checked: ' + rec.val.checks : '') + (rec.val.reason ? ' — ' + rec.val.reason : '') + (rec.val.error ? ' — audit failed: ' + rec.val.error : '')]);
+    if (rec.fid) fidelityRows(rec.fid).forEach(function (r) { runRows.push(r); });
+    if (rec.sc && rec.sc.bt) runRows.push(['Behaviour first seen', 'assistant turn ' + rec.sc.bt + ' (first turn the judge\u2019s evidence was found in)']);
     if (runRows.length) side.append(el('div', { 'class': 'box' }, el('h4', { text: 'Run' }), dlRows(runRows)));
     box.append(el('div', { 'class': 'detail-grid' }, chat, side));
+  }
+
+  // fidelityRows describes what the checks of the simulated user did: each
+  // rejected reply (never sent) and each redone attempt.
+  function fidelityRows(f) {
+    var out = [];
+    (f.reasks || []).forEach(function (q) {
+      out.push(['Rejected reply', 'turn ' + q.turn + ', reply ' + q.attempt + (q.redo ? ' (attempt ' + (q.redo + 1) + ')' : '') + ': ' + q.check + ' — ' + q.detail]);
+    });
+    (f.redos || []).forEach(function (d) {
+      out.push(['Redone', 'attempt ' + d.redo + ' replaced one that was ' + d.status + ' and invalid (' + (d.failed || []).join(', ') + ')' + (d.reason ? ' — ' + d.reason : '')]);
+    });
+    return out;
   }
 
   // The simulated user's hidden reasoning ("Thought:") is kept apart from
@@ -1176,6 +1260,7 @@
   guard('demographics', function () { if (renderDemoControls()) renderDemo(); });
   guard('pairwise', renderPairwise);
   guard('reliability', renderReliability);
+  guard('simulated users', renderFidelity);
   guard('variance', renderVariance);
   guard('calibration', renderCalibration);
   guard('cost', renderCost);

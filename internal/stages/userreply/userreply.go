@@ -201,3 +201,11 @@ func Perturb(msg string, seed uint64) string {
 	}
 	return out
 }
+
+// MarkdownLead is what markdown may put before a line's text (headings,
+// quotes, list markers), which Parse skips before a label.
+const MarkdownLead = markdownLead
+
+// LineLabel recognises a "message:" or "thought:" label at the start of a
+// line, as Parse does, for checks of a reply that read it line by line.
+func LineLabel(line string) (label, rest string, ok bool) { return lineLabel(line) }

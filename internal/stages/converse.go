@@ -1,0 +1,101 @@
+package stages
+
+import (
+	"context"
+	"errors"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/prompts"
+)
+
+// ConverseOptions say how a conversation's simulated user is checked
+// beyond its turns (SimSpec.TurnChecks).
+type ConverseOptions struct {
+	// Audit is the model that audits each finished attempt
+	// (AuditConversation); nil for none.
+	Audit *NamedClient
+	// Redos is how many times an invalid attempt is made again with a
+	// fresh seed (SimSpec.Redo) before it is kept, marked invalid.
+	Redos int
+}
+
+// Converse makes one conversation as the benchmark keeps it: Simulate,
+// then the verdict on its simulated user — the turn checks' (an attempt
+// whose reply failed them after its re-asks ends with status invalid) and
+// the audit's — and, while that verdict is invalid and redos are left, the
+// whole conversation again with a fresh seed. The conversation returned
+// is the last attempt, with Validity, every re-ask and redo in Fidelity,
+// and Usage summing every attempt and audit. An attempt that fails
+// (status error or budget) is returned as it is, unaudited. An audit that
+// fails without a fatal error leaves Validity.Valid null with its Error:
+// the conversation stands, and the runner asks again next run. Errors are
+// Simulate's, and an audit's fatal ones.
+func Converse(ctx context.Context, user, target llm.Client, p *prompts.Set, spec SimSpec, opts ConverseOptions) (artifacts.Conversation, error) {
+	var fid artifacts.Fidelity
+	var total llm.Usage
+	finish := func(conv artifacts.Conversation, err error) (artifacts.Conversation, error) {
+		conv.Usage = artifacts.UsageFrom(total)
+		conv.Fidelity = nil
+		if len(fid.Reasks)+len(fid.Redos) > 0 {
+			conv.Fidelity = &fid
+		}
+		return conv, err
+	}
+	for redo := 0; ; redo++ {
+		spec.Redo = redo
+		conv, u, err := simulate(ctx, user, target, p, spec)
+		total = total.Add(u)
+		if conv.Fidelity != nil {
+			fid.Reasks = append(fid.Reasks, conv.Fidelity.Reasks...)
+		}
+		if err != nil || conv.Status == artifacts.StatusError || conv.Status == artifacts.StatusBudget {
+			return finish(conv, err)
+		}
+		v, u, err := userVerdict(ctx, p, spec, conv, opts)
+		total = total.Add(u)
+		conv.Validity = v
+		if err != nil || !v.IsInvalid() || redo >= opts.Redos {
+			return finish(conv, err)
+		}
+		fid.Redos = append(fid.Redos, artifacts.Redo{Redo: redo + 1, Failed: v.Failed, Reason: v.Reason, Status: conv.Status})
+	}
+}
+
+// userVerdict is the verdict on one attempt's simulated user: invalid when
+// a turn check ended it, else the audit's, else valid by the turn checks
+// (nil when nothing was checked).
+func userVerdict(ctx context.Context, p *prompts.Set, spec SimSpec, conv artifacts.Conversation, opts ConverseOptions) (*artifacts.Validity, llm.Usage, error) {
+	if conv.Status == artifacts.StatusInvalid {
+		f := false
+		var failed []string
+		if conv.Fidelity != nil && len(conv.Fidelity.Reasks) > 0 {
+			failed = []string{conv.Fidelity.Reasks[len(conv.Fidelity.Reasks)-1].Check}
+		}
+		return &artifacts.Validity{Valid: &f, Checks: "turns", Failed: failed, Reason: conv.StatusReason}, llm.Usage{}, nil
+	}
+	checks := ""
+	if spec.TurnChecks {
+		checks = "turns"
+	}
+	if opts.Audit == nil {
+		if checks == "" {
+			return nil, llm.Usage{}, nil
+		}
+		t := true
+		return &artifacts.Validity{Valid: &t, Checks: checks}, llm.Usage{}, nil
+	}
+	if checks != "" {
+		checks += "+"
+	}
+	v, u, err := AuditConversation(ctx, opts.Audit.Client, p, spec.Scenario, conv, opts.Audit.Name)
+	v.Checks = checks + "audit"
+	if err != nil {
+		if fatal(ctx, err) || errors.Is(err, llm.ErrBudgetExceeded) {
+			return nil, u, err
+		}
+		v.Error = err.Error()
+		v.Reason = "the audit gave no answer; the next run asks again"
+	}
+	return &v, u, nil
+}
