@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/impactbench/impactbench/internal/labels"
 	"github.com/impactbench/impactbench/internal/stats"
@@ -190,12 +191,14 @@ func planMetric(rows, lab, hum [2]int, targets []targetObs, deff, goal, conf flo
 	}
 	mp.MorePresent, mp.MoreAbsent = n[1]-lab[1], n[0]-lab[0]
 	mp.HalfWidthPlanned = finiteOrNil(hw(n, false))
-	switch {
-	case !mp.Reachable:
-		mp.Note = fmt.Sprintf("±%.0f points is out of reach by labelling: the observed rates alone give ±%.0f after correction; the plan asks for what a corrected number needs (add base scenarios to narrow it: impactbench plan)", 100*goal, 100*floor)
-	case len(assumed) > 0:
-		mp.Note = fmt.Sprintf("no labels yet of the judge's %s rows: sensitivity and specificity %.2f assumed until there are", joinAnd(assumed), planPrior)
+	var notes []string
+	if !mp.Reachable {
+		notes = append(notes, fmt.Sprintf("±%.0f points is out of reach by labelling: the observed rates alone give ±%.0f after correction; the plan asks for what a corrected number needs (add base scenarios to narrow it: impactbench plan)", 100*goal, 100*floor))
 	}
+	if len(assumed) > 0 {
+		notes = append(notes, fmt.Sprintf("no labels yet of the judge's %s rows: sensitivity and specificity %.2f assumed until there are", joinAnd(assumed), planPrior))
+	}
+	mp.Note = strings.Join(notes, "; ")
 	return mp
 }
 

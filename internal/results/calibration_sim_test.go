@@ -1,9 +1,9 @@
 package results
 
 import (
-	"os"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -182,9 +182,9 @@ func runCalibSim(t *testing.T, cfg simConfig, log *strings.Builder) {
 	rng := rand.New(rand.NewPCG(2026, uint64(26+cfg.perVerdict)))
 	type tally struct {
 		produced, covered, n, planned int
-		width, obsWidth             float64
-		planHW, realHW              float64
-		levels                      map[string]int
+		width, obsWidth               float64
+		planHW, realHW                float64
+		levels                        map[string]int
 	}
 	per := make([]tally, len(judges))
 	for k := range per {
