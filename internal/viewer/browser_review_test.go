@@ -133,11 +133,11 @@ func TestBrowserBlindReviewRevealsNothing(t *testing.T) {
 	if plan := evalJS[string](t, ctx, `document.getElementById('queue-plan').textContent`); !strings.Contains(plan, "m01: ") || strings.Contains(plan, "present") {
 		t.Errorf("blind plan %q: the total per metric, no split by verdict", plan)
 	}
+	t0 = time.Now() // what the page fetches for each item, from the key that leads to it
 	clickSel(t, ctx, "#start-queue")
 
 	seen := map[string]bool{}
 	for i := range 4 {
-		t0 = time.Now()
 		waitJS(t, ctx, `!!document.getElementById('review-form') && !document.getElementById('reveal') && document.querySelectorAll('#transcript-box .msg').length > 0`, 20*time.Second)
 		item := evalJS[string](t, ctx, `document.getElementById('review').dataset.item`)
 		if seen[item] {
@@ -169,6 +169,7 @@ func TestBrowserBlindReviewRevealsNothing(t *testing.T) {
 				}
 			}
 		}
+		t0 = time.Now()
 		pressKey(t, ctx, "j")
 		waitJS(t, ctx, `document.getElementById('review') && document.getElementById('review').dataset.item !== `+jsString(item), 20*time.Second)
 	}
