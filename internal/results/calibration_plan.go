@@ -159,7 +159,8 @@ func planMetric(rows, lab, hum [2]int, targets []targetObs, deff, goal, conf flo
 		}
 		ws := make([]float64, 0, len(targets))
 		for _, t := range targets {
-			ws = append(ws, stats.RoganGladenHalfWidth(t.p, t.half, se, sp, vSe, vSp, cov, conf))
+			// An interval within 0–100 % is at most ±50 points wide.
+			ws = append(ws, min(0.5, stats.RoganGladenHalfWidth(t.p, t.half, se, sp, vSe, vSp, cov, conf)))
 		}
 		return median(ws)
 	}

@@ -45,7 +45,7 @@ func TestCalibrateKnownTable(t *testing.T) {
 
 // TestRoganGladenEqualsDoubleSampling: with Se and Sp weighted to the
 // study's verdict counts, Rogan–Gladen gives exactly FOR + p·(PPV − FOR),
-// the form CorrectPrevalence uses.
+// the double-sampling estimator: the weighting is the right one.
 func TestRoganGladenEqualsDoubleSampling(t *testing.T) {
 	rng := newRand(5)
 	for range 200 {
@@ -180,8 +180,10 @@ func kishShare(items []CalibItem, present bool) (lo, hi float64) {
 // judge's true sensitivity and specificity (the simulation's parameters,
 // not this study's realised values) at least 93 % of the time; so does
 // κ's interval cover the study's κ. The Kish interval it replaces is
-// measured on the same studies and logged: it fell to 91–92 % with labels
-// drawn evenly per verdict.
+// measured on the same studies and logged: with labels drawn evenly per
+// verdict its sensitivity interval covered 64–92.8 % in four of the nine
+// cells (a rare miss in the judge's "absent" rows is the whole story of
+// the sensitivity, and a weighted share cannot see that).
 func TestCalibrateCoverage(t *testing.T) {
 	const reps, conf = 400, 0.95
 	rng := newRand(20260715)
