@@ -91,7 +91,7 @@ own page. Reach it from another machine through an SSH tunnel.`,
 	f := cmd.Flags()
 	f.StringVar(&o.Addr, "addr", "127.0.0.1:8377", "loopback `HOST:PORT` to serve on")
 	f.BoolVar(&o.Blind, "blind", true, "review blind: nothing on the review page, its URLs or its API answers names the target, the judges' verdicts or other reviewers' labels")
-	f.StringVar(&o.Reveal, "reveal", string(viewer.RevealAfter), "blind review: show the judges' verdict `after` the reviewer's is saved, or `never`")
+	f.StringVar(&o.Reveal, "reveal", string(viewer.RevealAfter), "blind review: show the judges' verdict `WHEN`: after the reviewer's is saved, or never")
 	f.Float64Var(&o.Overlap, "overlap", viewer.DefaultOverlap, "share of the calibration queue's rows asked of a second reviewer (labeller agreement)")
 	f.Float64Var(&o.HalfWidth, "half-width", results.DefaultPlanHalfWidth, "the calibration queue draws the labels a corrected rate within this 95 % half-width needs")
 	return cmd

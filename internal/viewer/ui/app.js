@@ -571,8 +571,8 @@
           if (res.highlights) markQuotes(res.highlights);
           reveal(after, res, bench, c);
           // Nothing to read after saving (no reveal, or the verdicts were
-          // shown already): straight on.
-          if (!res.score && c.blind || !c.blind) goNext(bench, c.item);
+          // shown already): straight on to the queue's next item.
+          if (r && (!c.blind || !res.score)) goNext(bench, c.item);
         })
         .catch(function (e) { submit.disabled = false; msg.textContent = String(e.message || e); });
     }
@@ -604,12 +604,14 @@
       switch (k) {
         case '1': case 'p': if (!saved) { yes.checked = true; record(); } break;
         case '0': case 'a': if (!saved) { no.checked = true; record(); } break;
-        case 'j': case 'ArrowRight': case 'Enter': goNext(bench, c.item); break;
+        case 'j': case 'ArrowRight': goNext(bench, c.item); break;
+        case 'Enter': if (saved) goNext(bench, c.item); else return; break;
         case 'k': case 'ArrowLeft': goBack(bench, c.item); break;
         case 's': if (!saved) { var r = loadRV(bench); if (r) { r.skipped[c.item] = true; saveRV(); } goNext(bench, c.item); } break;
         case 'u': undo(bench, c.item, saved); break;
-        // Focus after this key's own default is gone, or the n lands in the note.
-        case 'n': if (!saved) setTimeout(function () { note.focus(); }, 0); break;
+        // The note takes focus when the key is released, so the n itself
+        // does not land in it.
+        case 'n': if (!saved) notePending = true; break;
         case 'e': jumpEvidence(); break;
         case 'l': jumpLast(); break;
         case '?': var h = $('key-help'); if (h) h.open = !h.open; break;
@@ -618,12 +620,19 @@
       ev.preventDefault();
     };
   }
-  var reviewKeys = null;
+  var reviewKeys = null, notePending = false;
   document.addEventListener('keydown', function (ev) {
     if (reviewKeys && $('review-form')) reviewKeys(ev);
   });
+  document.addEventListener('keyup', function (ev) {
+    if (notePending && ev.key === 'n') {
+      notePending = false;
+      var n = $('note');
+      if (n && !n.disabled) n.focus();
+    }
+  });
   function keyHelp() {
-    var rows = [['1 or p', 'present — record'], ['0 or a', 'absent — record'], ['j / →  (Enter)', 'next item'], ['k / ←', 'previous item'],
+    var rows = [['1 or p', 'present — record'], ['0 or a', 'absent — record'], ['j / →', 'next item (Enter too, once recorded)'], ['k / ←', 'previous item'],
       ['s', 'skip (stays in the queue)'], ['u', 'undo: reopen your last label (a new one replaces it)'], ['n', 'write a note (Ctrl+Enter records, Esc leaves)'],
       ['e', 'jump to the judges\u2019 quotes (once shown)'], ['l', 'jump to the last assistant reply'], ['?', 'this help']];
     return el('details', { id: 'key-help', 'class': 'small' }, el('summary', { text: 'Keys (?)' }),
