@@ -363,7 +363,8 @@ func judgedRows(t *testing.T, bench string) map[string]bool {
 }
 
 // assertCorrected: calibrate printed corrected rates, and results.json has
-// one for every metric of every target.
+// one for every metric of every target, each from the metric's own labels
+// (every target's pooled): the queue drew what the plan asked for.
 func assertCorrected(t *testing.T, bench, out string) {
 	t.Helper()
 	if !regexp.MustCompile(`→ \d\.\d\d \[\d\.\d\d, \d\.\d\d\]`).MatchString(out) {
@@ -374,6 +375,7 @@ func assertCorrected(t *testing.T, bench, out string) {
 		ByMetric map[string]struct {
 			Corrected *struct {
 				Estimate *float64 `json:"estimate"`
+				Level    string   `json:"level"`
 				Warning  string   `json:"warning"`
 			} `json:"corrected"`
 		} `json:"by_metric"`
@@ -381,8 +383,8 @@ func assertCorrected(t *testing.T, bench, out string) {
 	mustJSON(t, readText(t, filepath.Join(bench, "results.json")), &res)
 	for _, m := range res {
 		for id, r := range m.ByMetric {
-			if r.Corrected == nil || r.Corrected.Estimate == nil {
-				t.Errorf("README step 8: %s %s not corrected: %+v", m.Target, id, r.Corrected)
+			if r.Corrected == nil || r.Corrected.Estimate == nil || r.Corrected.Level != "all targets" {
+				t.Errorf("README step 8: %s %s not corrected from its own labels: %+v", m.Target, id, r.Corrected)
 			}
 		}
 	}
