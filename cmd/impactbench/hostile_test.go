@@ -45,6 +45,10 @@ user_model: {model: echo-user, source: openai_compatible, base_url: %q, apikey: 
 generator_model: {model: offline-generator, source: offline}
 evaluator_model: {model: echo-judge, source: openai_compatible, base_url: %q, apikey: "${IB_KEY}", max_retries: %d}
 generation: {scenarios_per_metric: 1, turns: 2, num_samples: 1}
+# These tests are about what a provider's answers can do to the files and
+# the terminal; the echo models cannot play a simulated user the checks
+# would pass, nor answer an audit.
+validity: {turn_checks: false, audit: false}
 targets:
   - id: tgt
     model: echo-target

@@ -3,12 +3,16 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The README's commands are promises: these tests run them as a newcomer
@@ -133,10 +137,14 @@ func TestREADMEFirstBenchmark(t *testing.T) {
 		if project == "" {
 			t.Fatalf("README %s: %q comes before `impactbench init`", section, s)
 		}
-		if strings.HasPrefix(s, "impactbench calibrate") {
-			labelSome(t, filepath.Join(project, "benchmarks", "mybench"), 12) // a person in `view`
+		if strings.HasPrefix(s, "impactbench view") {
+			reviewInViewer(t, project, bin, s) // a person in the viewer's calibration queue
+			continue
 		}
-		shell(t, project, bin, s)
+		out := shell(t, project, bin, s)
+		if strings.HasPrefix(s, "impactbench calibrate") && !strings.Contains(s, "--plan") {
+			assertCorrected(t, filepath.Join(project, "benchmarks", "mybench"), out)
+		}
 	}
 	for _, p := range []string{"benchmarks/mybench/results.json", "benchmarks/mybench/report.html"} {
 		if _, err := os.Stat(filepath.Join(project, p)); err != nil {
@@ -232,30 +240,196 @@ func hasAnchor(markdown, frag string) bool {
 	return false
 }
 
-// labelSome appends n labels.jsonl lines for the first conversations of
-// every target, as a person reviewing in the viewer would.
-func labelSome(t *testing.T, bench string, n int) {
+// reviewInViewer does what step 8 asks of a person: it starts the README's
+// `impactbench view` line (on a free port, printing its address as JSON),
+// opens the benchmark's calibration queue as the page does, and labels
+// every item it serves, blind — through the same API the page uses, with
+// the page's token — until the queue is empty. The person agrees with the
+// judge except on every ninth item; not told the verdict, they find it
+// as a reader would, from the transcript (here: the judge's row for the
+// same scenario and transcript in scores.json).
+func reviewInViewer(t *testing.T, project, binDir, line string) {
 	t.Helper()
-	runs, _ := filepath.Glob(filepath.Join(bench, "runs", "*", "conversations.json"))
-	var lines []string
-	for _, p := range runs {
-		var rows []struct {
-			ConvID   string `json:"conv_id"`
-			MetricID string `json:"metric_id"`
-		}
-		b, err := os.ReadFile(p)
-		if err != nil || json.Unmarshal(b, &rows) != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		for i, r := range rows[:min(n, len(rows))] {
-			l, _ := json.Marshal(map[string]any{"conv_id": r.ConvID, "metric_id": r.MetricID, "present": i%2 == 0,
-				"labeler": "ana", "note": "", "at": "2026-11-25T00:00:00Z"})
-			lines = append(lines, string(l))
-		}
-	}
-	if err := os.WriteFile(filepath.Join(bench, "labels.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	// The README's line, on a free port instead of 8377, printing its
+	// address as JSON (its comment dropped, or the flags would be in it).
+	cmdLine, _, _ := strings.Cut(line, "#")
+	cmd := exec.Command("sh", "-c", "exec "+strings.TrimSpace(cmdLine)+" --addr 127.0.0.1:0 --json")
+	cmd.Dir = project
+	cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "NO_COLOR=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
 		t.Fatal(err)
 	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("README command %q: %v", line, err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	var started struct {
+		URL string `json:"url"`
+	}
+	timer := time.AfterFunc(time.Minute, func() { _ = cmd.Process.Kill() }) // never hang on a viewer that prints nothing
+	err = json.NewDecoder(stdout).Decode(&started)
+	timer.Stop()
+	if err != nil || started.URL == "" {
+		t.Fatalf("README command %q printed no address: %v\n%s", line, err, stderr.String())
+	}
+	base := strings.TrimSuffix(started.URL, "/")
+	page := httpGet(t, base+"/")
+	tok := regexp.MustCompile(`name="ib-token" content="([0-9a-f]+)"`).FindStringSubmatch(page)
+	if tok == nil {
+		t.Fatalf("the viewer's page carries no token:\n%s", page)
+	}
+	judge := judgedRows(t, filepath.Join(project, "benchmarks", "mybench"))
+	labelled := 0
+	for range 500 {
+		var q struct {
+			Items []struct {
+				Item string `json:"item"`
+			} `json:"items"`
+		}
+		mustJSON(t, httpGet(t, base+"/api/b/mybench/queue?kind=calibration&labeler=ana"), &q)
+		if len(q.Items) == 0 {
+			break
+		}
+		var it struct {
+			Scenario struct {
+				ID string `json:"id"`
+			} `json:"scenario"`
+			Transcript json.RawMessage `json:"transcript"`
+			ConvID     string          `json:"conv_id"`
+		}
+		mustJSON(t, httpGet(t, base+"/api/b/mybench/item?labeler=ana&id="+q.Items[0].Item), &it)
+		if it.ConvID != "" {
+			t.Fatalf("blind review answered a conv_id: %s", it.ConvID)
+		}
+		present, ok := judge[it.Scenario.ID+"\x00"+compactJSON(t, it.Transcript)]
+		if !ok {
+			t.Fatalf("item %s: no judged conversation with this scenario and transcript", q.Items[0].Item)
+		}
+		if labelled%9 == 8 {
+			present = !present
+		}
+		body := fmt.Sprintf(`{"item": %q, "present": %v, "labeler": "ana", "note": ""}`, q.Items[0].Item, present)
+		req, _ := http.NewRequest("POST", base+"/api/b/mybench/labels", strings.NewReader(body))
+		req.Header.Set("Origin", base)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-IB-Token", tok[1])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("label: %s", resp.Status)
+		}
+		labelled++
+	}
+	if labelled < 20 {
+		t.Fatalf("the calibration queue served %d items; the plan asks for more", labelled)
+	}
+	t.Logf("README step 8: labelled %d conversations from the calibration queue", labelled)
+}
+
+// judgedRows maps scenario id + transcript to the judge's verdict.
+func judgedRows(t *testing.T, bench string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	runs, _ := filepath.Glob(filepath.Join(bench, "runs", "*"))
+	for _, run := range runs {
+		var convs []struct {
+			ID         string          `json:"id"`
+			ConvID     string          `json:"conv_id"`
+			Transcript json.RawMessage `json:"transcript"`
+		}
+		var scores []struct {
+			ConvID  string `json:"conv_id"`
+			Present *bool  `json:"present"`
+		}
+		mustJSON(t, readText(t, filepath.Join(run, "conversations.json")), &convs)
+		mustJSON(t, readText(t, filepath.Join(run, "scores.json")), &scores)
+		present := map[string]bool{}
+		for _, s := range scores {
+			if s.Present != nil {
+				present[s.ConvID] = *s.Present
+			}
+		}
+		for _, c := range convs {
+			out[c.ID+"\x00"+compactJSON(t, c.Transcript)] = present[c.ConvID]
+		}
+	}
+	return out
+}
+
+// assertCorrected: calibrate printed corrected rates, and results.json has
+// one for every metric of every target, each from the metric's own labels
+// (every target's pooled): the queue drew what the plan asked for.
+func assertCorrected(t *testing.T, bench, out string) {
+	t.Helper()
+	if !regexp.MustCompile(`→ \d\.\d\d \[\d\.\d\d, \d\.\d\d\]`).MatchString(out) {
+		t.Errorf("README step 8: calibrate printed no corrected rate:\n%s", out)
+	}
+	var res []struct {
+		Target   string `json:"target_model"`
+		ByMetric map[string]struct {
+			Corrected *struct {
+				Estimate *float64 `json:"estimate"`
+				Level    string   `json:"level"`
+				Warning  string   `json:"warning"`
+			} `json:"corrected"`
+		} `json:"by_metric"`
+	}
+	mustJSON(t, readText(t, filepath.Join(bench, "results.json")), &res)
+	for _, m := range res {
+		for id, r := range m.ByMetric {
+			if r.Corrected == nil || r.Corrected.Estimate == nil || r.Corrected.Level != "all targets" {
+				t.Errorf("README step 8: %s %s not corrected from its own labels: %+v", m.Target, id, r.Corrected)
+			}
+		}
+	}
+}
+
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %s", url, resp.Status, b)
+	}
+	return string(b)
+}
+
+func readText(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func mustJSON(t *testing.T, s string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		t.Fatalf("%v: %.300s", err, s)
+	}
+}
+
+func compactJSON(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	var b strings.Builder
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := json.Marshal(v)
+	b.Write(enc)
+	return b.String()
 }
 
 // TestREADMEStudy follows the README's study section on a fresh project

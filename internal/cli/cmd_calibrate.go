@@ -11,33 +11,58 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
+// calibrateOptions are calibrate's flags.
+type calibrateOptions struct {
+	Plan      bool
+	HalfWidth float64
+}
+
 func newCalibrateCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var o calibrateOptions
+	cmd := &cobra.Command{
 		Use:   "calibrate <benchmark>",
 		Short: "Measure every judge against the human labels and correct pass rates for judge error",
 		Long: `Reads benchmarks/<bench>/labels.jsonl (human verdicts: see docs/statistics.md, "Human labels and judge calibration"),
 measures every judge — the main verdict, each member of a panel, and every evaluate --judge
 panel — against the labellers' majority on each metric (sensitivity, specificity, Cohen's κ,
-each with an interval and n), and, where the main judge is informative and labelled enough,
-corrects the pass rates for its errors (Rogan–Gladen, with an interval that includes the
-labels' uncertainty). Everything goes into results.json (judge_calibration, corrected) — the
-same as aggregate, which does this whenever labels exist — and is printed here.
+Youden's J, each with an interval, weighted back to the study's verdicts with the raw counts
+beside them). A judge's error is a property of the judge on a metric, so the labels of every
+target are pooled; a permutation test says whether the error differs by target (then a target
+with labels enough of its own is corrected with its own), and a thinly labelled metric borrows
+the judge's calibration over all metrics. Where the main judge is informative, every target's
+pass rates are corrected for its errors (Rogan–Gladen, with an interval that includes the
+labels' uncertainty), each naming the level its calibration came from. Everything goes into
+results.json (judge_calibration, corrected) — the same as aggregate, which does this whenever
+labels exist — and is printed here.
+
+--plan prints, per metric, how many more labels of each judge verdict would give a corrected
+rate within --half-width (writes nothing; works before the first label). The viewer's
+calibration queue draws exactly those conversations.
 
 A bad labels line (not JSON, a missing or mistyped field, an unknown conversation) stops
 with exit 2, naming the line and the field; nothing is written.`,
 		Example: `  impactbench calibrate example
+  impactbench calibrate example --plan --half-width 0.15
   impactbench calibrate example --json`,
 		GroupID: "results",
 		Args:    benchArgs(false),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Plan {
+				return runCalibratePlan(cmd.Context(), g, args[0], o)
+			}
 			return runCalibrate(cmd.Context(), g, args[0])
 		},
 	}
+	f := cmd.Flags()
+	f.BoolVar(&o.Plan, "plan", false, "print how many more labels of which metric a corrected rate within --half-width needs (writes nothing)")
+	f.Float64Var(&o.HalfWidth, "half-width", results.DefaultPlanHalfWidth, "with --plan: the 95 % half-width to plan for (0.10 = ±10 points)")
+	return cmd
 }
 
 func runCalibrate(ctx context.Context, g *globals, benchArg string) error {
@@ -53,7 +78,7 @@ func runCalibrate(ctx context.Context, g *globals, benchArg string) error {
 		return err
 	}
 	if len(ls) == 0 {
-		return &runner.InputError{Msg: fmt.Sprintf("no labels in %s: add human verdicts (one JSON object per line; see docs/statistics.md, \"Human labels and judge calibration\") or record them in `impactbench view`", r.LabelsPath())}
+		return &runner.InputError{Msg: fmt.Sprintf("no labels in %s: add human verdicts (one JSON object per line; see docs/statistics.md, \"Human labels and judge calibration\") or record them in `impactbench view` (`impactbench calibrate %s --plan` says how many)", r.LabelsPath(), r.Bench().Slug)}
 	}
 	if err := r.Aggregate(ctx); err != nil {
 		return err
@@ -71,6 +96,90 @@ func runCalibrate(ctx context.Context, g *globals, benchArg string) error {
 	}
 	printCalibration(g.stdout, r.LabelsPath(), res)
 	return nil
+}
+
+// runCalibratePlan prints the labelling plan: read-only.
+func runCalibratePlan(ctx context.Context, g *globals, benchArg string, o calibrateOptions) error {
+	if !(o.HalfWidth > 0 && o.HalfWidth < 1) {
+		return usagef("--half-width %v: want a half-width between 0 and 1 (0.10 = ±10 points)", o.HalfWidth)
+	}
+	r, tr, err := g.openRunner(benchArg, &phaseFlags{}, nil)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	tr.Close()
+	ls, err := r.ReadLabels(ctx)
+	if err != nil {
+		return err
+	}
+	in, err := results.Load(r.OutDir(), r.Bench().Metrics)
+	if err != nil {
+		return err
+	}
+	rows := make([]results.ScoreRow, len(in.Scores))
+	for i, s := range in.Scores {
+		rows[i] = results.RowOf(s)
+		if rows[i].TargetModel == "" {
+			rows[i].TargetModel = in.RunDirs[i]
+		}
+	}
+	if len(rows) == 0 {
+		return &runner.InputError{Msg: fmt.Sprintf("no judged conversations in %s: run evaluate first; the plan is drawn from the judge's verdicts", r.OutDir())}
+	}
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return err
+	}
+	plan := results.PlanLabels(rows, ls, mainJudgeName(cfg, rows), o.HalfWidth, results.DefaultConf)
+	if g.JSON {
+		return writeJSON(g.stdout, plan)
+	}
+	printPlan(g.stdout, r.LabelsPath(), plan)
+	return nil
+}
+
+// mainJudgeName names the verdict of scores.json as judge_calibration
+// does: "panel" for a panel's majority, else the single evaluator's label.
+func mainJudgeName(cfg *config.Config, rows []results.ScoreRow) string {
+	for _, r := range rows {
+		if len(r.Judges) >= 2 {
+			return "panel"
+		}
+	}
+	if len(cfg.EvaluatorModels) == 1 {
+		return runner.JudgeLabel(cfg.EvaluatorModels[0])
+	}
+	return "judge"
+}
+
+// printPlan writes the labelling plan.
+func printPlan(w io.Writer, labelsPath string, p results.LabelPlan) {
+	fmt.Fprintf(w, "labelling plan for a corrected rate within ±%.0f points (typical target, 95 %%), judge %s, labels so far in %s\n", 100*p.HalfWidth, p.Judge, labelsPath)
+	fmt.Fprintln(w, "rows: the study's rows (every target) by the judge's verdict; label them at random within each (impactbench view: Calibration queue)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  metric\trows present/absent\tlabelled present/absent\tmore present/absent\texpected ± now\t± after\tfloor")
+	var notes []string
+	for _, e := range p.Metrics {
+		m := e.Value
+		fmt.Fprintf(tw, "  %s\t%d / %d\t%d / %d\t%d / %d\t%s\t%s\t%s\n", e.Key, m.RowsPresent, m.RowsAbsent, m.LabelledPresent, m.LabelledAbsent,
+			m.MorePresent, m.MoreAbsent, fmtPoints(m.HalfWidthNow), fmtPoints(m.HalfWidthPlanned), fmtPoints(m.Floor))
+		if m.Note != "" {
+			notes = append(notes, e.Key+": "+m.Note)
+		}
+	}
+	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintf(w, "  ! %s\n", n)
+	}
+	fmt.Fprintf(w, "%d more label(s) in all; ± now is \"—\" until a metric has %d labelled rows of each verdict (or all of them)\n", p.More, results.MinLabelsPerClass)
+}
+
+func fmtPoints(p *float64) string {
+	if p == nil {
+		return "—"
+	}
+	return fmt.Sprintf("±%.1f pt", 100**p)
 }
 
 // calibrationEntry is one model in calibrate --json.
@@ -108,38 +217,64 @@ func calibrationJSON(res []results.ModelResult) []calibrationEntry {
 	return out
 }
 
-// printCalibration writes the human-readable calibration of every model
-// with labels.
+// printCalibration writes the calibration, pooled over targets (the same
+// in every model's entry), then each model's corrected rates.
 func printCalibration(w io.Writer, labelsPath string, res []results.ModelResult) {
 	fmt.Fprintf(w, "judge calibration against %s\n", labelsPath)
+	var first *results.JudgeCalibration
+	for _, m := range res {
+		if m.JudgeCalibration != nil {
+			first = m.JudgeCalibration
+			break
+		}
+	}
+	if first == nil {
+		return
+	}
+	if l := first.AllTargets; l != nil {
+		fmt.Fprintf(w, "%d labelled rows over every target (%d label lines, %d labeler(s), %d tie(s), %d not judged yet)\n",
+			l.NRows, l.NLines, l.NLabelers, l.NTies, l.NUnjudged)
+	}
+	fmt.Fprintln(w, "each judge × metric pools every target's labels; sensitivity, specificity and kappa are weighted to the study's verdicts (raw counts beside them)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  judge\trole\tmetric\tn\tsensitivity (weighted)\tspecificity (weighted)\tkappa (weighted)\tby target")
+	var warns []string
+	row := func(judge, role, metric string, c results.MetricCalibration) {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", judge, role, metric, c.N,
+			fmtStat(c.Sensitivity), fmtStat(c.Specificity), fmtStat(c.Kappa), fmtTargetTest(c.ByTarget))
+		if c.Warning != "" {
+			warns = append(warns, fmt.Sprintf("%s %s: %s", judge, metric, c.Warning))
+		}
+	}
+	for _, j := range first.Judges {
+		for _, e := range j.Value.ByMetric {
+			row(j.Key, j.Value.Role, e.Key, e.Value)
+		}
+		if a := j.Value.AllMetrics; a != nil {
+			row(j.Key, j.Value.Role, "all metrics", *a)
+		}
+	}
+	tw.Flush()
+	for _, wn := range warns {
+		fmt.Fprintf(w, "  ! %s\n", wn)
+	}
+	for _, e := range first.LabelerAgreement {
+		a := e.Value
+		fmt.Fprintf(w, "  labelers on %s: %d row(s) with several labels, %d unanimous, alpha %s\n", e.Key, a.NRows, a.NUnanimous, fmtNum(a.Alpha))
+	}
 	for _, m := range res {
 		jc := m.JudgeCalibration
 		if jc == nil {
 			continue
 		}
 		l := jc.Labels
-		fmt.Fprintf(w, "\n%s: %d labelled rows (%d label lines, %d labeler(s), %d tie(s), %d not judged yet)\n",
+		fmt.Fprintf(w, "\n%s: %d labelled rows of its own (%d label lines, %d labeler(s), %d tie(s), %d not judged yet)\n",
 			m.TargetModel, l.NRows, l.NLines, l.NLabelers, l.NTies, l.NUnjudged)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  judge\trole\tmetric\tn\tsensitivity\tspecificity\tkappa")
-		var warns []string
-		for _, j := range jc.Judges {
-			for _, e := range j.Value.ByMetric {
+		if len(jc.Judges) > 0 {
+			for _, e := range jc.Judges[0].Value.ThisTarget {
 				c := e.Value
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\t%s\n", j.Key, j.Value.Role, e.Key, c.N,
-					fmtStat(c.Sensitivity), fmtStat(c.Specificity), fmtStat(c.Kappa))
-				if c.Warning != "" {
-					warns = append(warns, fmt.Sprintf("%s %s: %s", j.Key, e.Key, c.Warning))
-				}
+				fmt.Fprintf(w, "  %s on this target's labels only: n %d, sensitivity %s, specificity %s\n", e.Key, c.N, fmtStat(c.Sensitivity), fmtStat(c.Specificity))
 			}
-		}
-		tw.Flush()
-		for _, wn := range warns {
-			fmt.Fprintf(w, "  ! %s\n", wn)
-		}
-		for _, e := range jc.LabelerAgreement {
-			a := e.Value
-			fmt.Fprintf(w, "  labelers on %s: %d row(s) with several labels, %d unanimous, alpha %s\n", e.Key, a.NRows, a.NUnanimous, fmtNum(a.Alpha))
 		}
 		printCorrected(w, m)
 		printConsistency(w, m.JudgeConsistency)
@@ -147,13 +282,21 @@ func printCalibration(w io.Writer, labelsPath string, res []results.ModelResult)
 }
 
 func printCorrected(w io.Writer, m results.ModelResult) {
-	fmt.Fprintln(w, "  pass rates, observed → corrected for judge error:")
+	fmt.Fprintln(w, "  pass rates, observed → corrected for judge error (level of the calibration used):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var notes []string
 	line := func(name string, observed *float64, c *results.Corrected) {
 		if c == nil {
 			return
 		}
-		fmt.Fprintf(tw, "    %s\t%s\t→ %s\n", name, fmtNum(observed), fmtCorrected(c.Estimate, c.Low, c.High, c.Warning))
+		level := ""
+		if c.Estimate != nil && c.Level != "" {
+			level = "(" + c.Level + ")"
+		}
+		fmt.Fprintf(tw, "    %s\t%s\t→ %s\t%s\n", name, fmtNum(observed), fmtCorrected(c.Estimate, c.Low, c.High, c.Warning), level)
+		if c.LevelNote != "" && c.Estimate != nil {
+			notes = append(notes, name+": "+c.LevelNote)
+		}
 	}
 	line("positive", m.PositivePassRate, m.PositiveCorrected)
 	line("negative", m.NegativePassRate, m.NegativeCorrected)
@@ -162,9 +305,12 @@ func printCorrected(w io.Writer, m results.ModelResult) {
 	}
 	if lb := m.Leaderboard; lb != nil && lb.Corrected != nil {
 		c := lb.Corrected
-		fmt.Fprintf(tw, "    leaderboard\t%s\t→ %s\n", fmtNum(lb.Score), fmtCorrected(c.Score, c.CILow, c.CIHigh, c.Warning))
+		fmt.Fprintf(tw, "    leaderboard\t%s\t→ %s\t\n", fmtNum(lb.Score), fmtCorrected(c.Score, c.CILow, c.CIHigh, c.Warning))
 	}
 	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintf(w, "    * %s\n", n)
+	}
 }
 
 func printConsistency(w io.Writer, jc *results.JudgeConsistency) {
@@ -187,11 +333,35 @@ func fmtNum(p *float64) string {
 	return fmt.Sprintf("%.2f", *p)
 }
 
+// fmtStat is an estimate with its interval and the raw count behind it:
+// "0.85 [0.60, 0.97] raw 9/10" (weighted numbers are so headed), or
+// "n/a (why)".
 func fmtStat(s results.Statistic) string {
 	if s.Estimate == nil {
+		if s.Reason != "" {
+			return "n/a (" + s.Reason + ")"
+		}
 		return "n/a"
 	}
-	return fmt.Sprintf("%s [%s, %s] n=%d", fmtNum(s.Estimate), fmtNum(s.Low), fmtNum(s.High), s.N)
+	out := fmt.Sprintf("%s [%s, %s]", fmtNum(s.Estimate), fmtNum(s.Low), fmtNum(s.High))
+	if s.Hits != nil {
+		return out + fmt.Sprintf(" raw %d/%d", *s.Hits, s.N)
+	}
+	return out + fmt.Sprintf(" n=%d", s.N)
+}
+
+// fmtTargetTest is the by-target test: "p 0.41 (Holm 0.82)", "differs:
+// p …", or why there is none.
+func fmtTargetTest(t *results.TargetTest) string {
+	switch {
+	case t == nil:
+		return ""
+	case t.P == nil:
+		return "— (" + t.Reason + ")"
+	case t.Differs:
+		return fmt.Sprintf("differs: p %.3g (Holm %.3g)", *t.P, *t.PAdjusted)
+	}
+	return fmt.Sprintf("p %.3g (Holm %.3g)", *t.P, *t.PAdjusted)
 }
 
 func fmtCorrected(est, lo, hi *float64, warning string) string {

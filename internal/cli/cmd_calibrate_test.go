@@ -160,3 +160,63 @@ func sameFiles(a, b map[string][]byte) bool {
 	}
 	return true
 }
+
+// TestCalibratePlan: before any label the plan asks for the minimum of
+// each verdict per metric (assuming a decent judge); with every row
+// labelled it asks for nothing more on a metric that is in reach, and
+// --json carries the same plan. It writes nothing.
+func TestCalibratePlan(t *testing.T) {
+	dir, run := calibrationProject(t)
+	bench := filepath.Join(dir, "benchmarks", "example")
+	labels := filepath.Join(bench, "labels.jsonl")
+	all, _ := os.ReadFile(labels)
+	if err := os.Remove(labels); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	out, e, code := run("calibrate", "example", "--plan", "--half-width", "0.3", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	for _, want := range []string{"labelling plan for a corrected rate within ±30 points", "m01", "m02", "more label(s) in all", "assumed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
+		}
+	}
+	if after := snapshot(t, dir); !sameFiles(before, after) {
+		t.Error("--plan changed files")
+	}
+	js, _, code := run("calibrate", "example", "--plan", "--half-width", "0.3", "--json", "-q")
+	var plan struct {
+		Judge     string  `json:"judge"`
+		HalfWidth float64 `json:"half_width"`
+		More      int     `json:"more_labels"`
+		Metrics   map[string]struct {
+			RowsPresent     int `json:"rows_present"`
+			LabelledPresent int `json:"labelled_present"`
+			MorePresent     int `json:"more_present"`
+			MoreAbsent      int `json:"more_absent"`
+		} `json:"metrics"`
+	}
+	if code != 0 || json.Unmarshal([]byte(js), &plan) != nil || plan.Judge != "offline-judge" || plan.HalfWidth != 0.3 || len(plan.Metrics) != 2 {
+		t.Fatalf("--plan --json: exit %d\n%s", code, js)
+	}
+	for m, mp := range plan.Metrics {
+		if mp.LabelledPresent != 0 || mp.MorePresent < min(10, mp.RowsPresent) || mp.MoreAbsent < 1 {
+			t.Errorf("%s: no labels yet, plan %+v: want at least the minimum of each verdict", m, mp)
+		}
+	}
+	if plan.More < 20 {
+		t.Errorf("plan asks for %d labels in all, want at least 10 per verdict and metric", plan.More)
+	}
+	if err := os.WriteFile(labels, all, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code = run("calibrate", "example", "--plan", "--half-width", "0.9", "-q")
+	if code != 0 || !strings.Contains(out, "0 more label(s) in all") {
+		t.Errorf("every row labelled, a loose target: want nothing more:\n%s", out)
+	}
+	if _, e, code := run("calibrate", "example", "--plan", "--half-width", "2", "-q"); code != ExitUsage || !strings.Contains(e, "--half-width") {
+		t.Errorf("bad --half-width: exit %d %q", code, e)
+	}
+}

@@ -32,7 +32,13 @@ func dec2(x float64) string {
 
 func statText(s results.Statistic) string {
 	if s.Estimate == nil {
+		if s.Reason != "" {
+			return "n/a (" + s.Reason + ")"
+		}
 		return "n/a"
+	}
+	if s.Hits != nil {
+		return fmt.Sprintf("%s [%s, %s] raw %d/%d", dec2(*s.Estimate), dec2(*s.Low), dec2(*s.High), *s.Hits, s.N)
 	}
 	return fmt.Sprintf("%s [%s, %s] n=%d", dec2(*s.Estimate), dec2(*s.Low), dec2(*s.High), s.N)
 }
@@ -52,8 +58,8 @@ func assertCalibrationSection(t *testing.T, ctx context.Context, res []results.M
 		var next = tr.nextElementSibling, w = next && next.classList.contains('sub') ? next.textContent : '—';
 		return [...tr.cells].map(c => c.textContent).concat([w]) })`)
 	jc := resultOf(t, res, "careful").JudgeCalibration
-	if len(rows) != 15 {
-		t.Fatalf("careful calibration rows: %d, want 5 judges × 3 metrics", len(rows))
+	if len(rows) != 16 {
+		t.Fatalf("careful calibration rows: %d, want 5 judges × 3 metrics and the main judge over all metrics", len(rows))
 	}
 	for _, row := range rows {
 		e, ok := jc.Judges.Get(row[0])
@@ -61,6 +67,9 @@ func assertCalibrationSection(t *testing.T, ctx context.Context, res []results.M
 			t.Fatalf("row %q: judge not in results.json", row)
 		}
 		mc, _ := e.ByMetric.Get(row[2])
+		if row[2] == "all metrics" {
+			mc = *e.AllMetrics
+		}
 		want := []string{row[0], row[1], row[2], fmt.Sprint(mc.N), statText(mc.Sensitivity), statText(mc.Specificity), statText(mc.Kappa)}
 		if strings.Join(row[3:7], "|") != strings.Join(want[3:], "|") {
 			t.Errorf("%s %s: %q, want %q", row[0], row[2], row[3:7], want[3:])
@@ -68,27 +77,36 @@ func assertCalibrationSection(t *testing.T, ctx context.Context, res []results.M
 		if row[8] != fmt.Sprintf("%d / %d", mc.NHumanPresent, mc.NHumanAbsent) || row[9] != fmt.Sprintf("%d / %d", mc.NJudgePresent, mc.NJudgeAbsent) {
 			t.Errorf("%s %s counts %q %q", row[0], row[2], row[8], row[9])
 		}
+		if mc.Agreement != nil && row[7] != pctText(mc.Agreement)+fmt.Sprintf(" (raw %d/%d)", mc.NAgree, mc.N) {
+			t.Errorf("%s %s agreement %q: the weighted share with its raw count", row[0], row[2], row[7])
+		}
 		wantWarn := "—"
 		if mc.Warning != "" {
 			wantWarn = "⚠ " + mc.Warning
 		}
-		if row[11] != wantWarn {
-			t.Errorf("%s %s warning %q, want %q", row[0], row[2], row[11], wantWarn)
+		if row[13] != wantWarn {
+			t.Errorf("%s %s warning %q, want %q", row[0], row[2], row[13], wantWarn)
 		}
 	}
-	if rows[0][0] != "panel" || rows[0][1] != "main" || rows[14][0] != altJudge || rows[14][1] != "alternate" {
-		t.Errorf("judge rows: first %q, last %q", rows[0][:2], rows[14][:2])
+	if rows[0][0] != "panel" || rows[0][1] != "main" || rows[3][2] != "all metrics" || rows[15][0] != altJudge || rows[15][1] != "alternate" {
+		t.Errorf("judge rows: first %q, all metrics %q, last %q", rows[0][:2], rows[3][:3], rows[15][:2])
 	}
-	// judge-3 contradicts the panel: uninformative, said so.
-	if r := rows[9]; r[0] != "judge-3" || r[10] != "no" || !strings.Contains(r[11], "uninformative") {
+	if !strings.HasPrefix(rows[0][12], "differs: p ") || rows[0][11] != "all targets (3)" {
+		t.Errorf("panel m01: labels of %q, by-target test %q", rows[0][11], rows[0][12])
+	}
+	// judge-3 contradicts the panel on careful's rows only: over every
+	// target it is informative, and the by-target test says its error
+	// differs.
+	if r := rows[10]; r[0] != "judge-3" || r[10] != "yes" || !strings.HasPrefix(r[12], "differs: ") {
 		t.Errorf("judge-3 row %q", r)
 	}
 	txt := evalJS[string](t, ctx, `document.getElementById('calibration').textContent`)
 	for _, want := range []string{
-		"72 labelled conversations (78 label lines, 2 labelers, 1 tie between labelers left out, 0 not judged yet)",
-		"12 labelled conversations (12 label lines, 1 labeler, 0 ties",
+		"This model: 144 labelled conversations (150 label lines, 2 labelers, 1 tie between labelers left out, 0 not judged yet)",
+		"This model: 144 labelled conversations (144 label lines, 1 labeler, 0 ties",
+		"All targets: 432 labelled conversations (438 label lines, 2 labelers, 1 tie",
 		"Agreement between labelers", "Judge self-consistency (evaluate --repeats)",
-		"thinly labelled: ",
+		"The main judge on this model’s labels alone", "differs by target",
 	} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("calibration section lacks %q", want)
@@ -98,15 +116,21 @@ func assertCalibrationSection(t *testing.T, ctx context.Context, res []results.M
 	if strings.Join(lab, "|") != "m01|6|5|"+num3(resultOf(t, res, "careful").JudgeCalibration.LabelerAgreement[0].Value.Alpha)+"|12" {
 		t.Errorf("labeler row %q", lab)
 	}
-	// The thinly labelled model's corrected rates are warnings, not numbers.
-	thin := evalJS[[][]string](t, ctx, `[...document.querySelectorAll('[data-testid="corrected"][data-model="thin"] tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))`)
-	if len(thin) != 5 {
-		t.Fatalf("thin corrected rows %q", thin)
+	// The model the judge cannot read: its corrected rates are warnings,
+	// not numbers.
+	opaque := evalJS[[][]string](t, ctx, `[...document.querySelectorAll('[data-testid="corrected"][data-model="opaque"] tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))`)
+	if len(opaque) != 5 {
+		t.Fatalf("opaque corrected rows %q", opaque)
 	}
-	for _, r := range thin {
-		if r[2] != "⚠ not corrected" || !strings.HasPrefix(r[6], "⚠ ") || strings.Contains(r[2], "%") {
-			t.Errorf("thin corrected row %q", r)
+	for _, r := range opaque {
+		if r[2] != "⚠ not corrected" || !strings.HasPrefix(r[6], "⚠ ") || strings.Contains(r[2], "%") || r[7] != "—" {
+			t.Errorf("opaque corrected row %q", r)
 		}
+	}
+	// careful's are corrected with its own labels, and say so.
+	own := evalJS[[][]string](t, ctx, `[...document.querySelectorAll('[data-testid="corrected"][data-model="careful"] tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))`)
+	if len(own) != 5 || own[2][7] != "target" || !strings.HasPrefix(own[2][6], "ⓘ the judge's error on m01 differs by target") {
+		t.Errorf("careful corrected rows %q", own)
 	}
 	flip := evalJS[[]string](t, ctx, `[...document.querySelector('[data-testid="consistency"] tbody tr').cells].map(c => c.textContent)`)
 	f, _ := resultOf(t, res, "careful").JudgeConsistency.Judges[0].Value.Get("m01")
@@ -138,7 +162,7 @@ func assertCorrectedToggle(t *testing.T, ctx context.Context, res []results.Mode
 		t.Errorf("observed header %q", h)
 	}
 	obs := leaderboardCells(t, ctx)
-	if got := obs[0][1] + "," + obs[1][1] + "," + obs[2][1]; got != "careful,thin,sloppy" {
+	if got := obs[0][1] + "," + obs[1][1] + "," + obs[2][1]; got != "careful,opaque,sloppy" {
 		t.Errorf("observed order %s", got)
 	}
 	clickSel(t, ctx, "#lb-mode-corrected")
@@ -153,8 +177,8 @@ func assertCorrectedToggle(t *testing.T, ctx context.Context, res []results.Mode
 		t.Errorf("mode note %q", note)
 	}
 	rows := leaderboardCells(t, ctx)
-	// Ordered by corrected score; thin, without one, last with its warning.
-	if got := rows[0][1] + "," + rows[1][1] + "," + rows[2][1]; got != "careful,sloppy,thin" {
+	// Ordered by corrected score; opaque, without one, last with its warning.
+	if got := rows[0][1] + "," + rows[1][1] + "," + rows[2][1]; got != "careful,sloppy,opaque" {
 		t.Errorf("corrected order %s", got)
 	}
 	for _, row := range rows {
@@ -191,10 +215,10 @@ func assertCorrectedToggle(t *testing.T, ctx context.Context, res []results.Mode
 	if shot := os.Getenv("IMPACTBENCH_CALIB_SHOT"); shot != "" {
 		screenshot(t, ctx, "#leaderboard", shot+"-leaderboard.png")
 		screenshot(t, ctx, `[data-testid="calibration"][data-model="careful"]`, shot+"-calibration.png")
-		screenshot(t, ctx, `[data-testid="corrected"][data-model="thin"]`, shot+"-thin.png")
+		screenshot(t, ctx, `[data-testid="corrected"][data-model="opaque"]`, shot+"-opaque.png")
 	}
 	clickSel(t, ctx, "#lb-mode-observed")
-	if h := head(); h != "Score (observed)" || leaderboardCells(t, ctx)[1][1] != "thin" {
+	if h := head(); h != "Score (observed)" || leaderboardCells(t, ctx)[1][1] != "opaque" {
 		t.Errorf("back to observed: header %q", h)
 	}
 }

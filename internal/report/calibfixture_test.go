@@ -27,21 +27,27 @@ const altJudge = `alt<img src=x onerror="window.__xss=1">`
 //   - "careful" and "sloppy": every row labelled; the humans disagree with
 //     the panel on every 7th row, so the panel is informative but not
 //     perfect and every rate gets a corrected number. careful's judge-3
-//     contradicts the panel on every 3rd row, a second labeler re-labels
+//     contradicts the panel on every 3rd row (careful's only, so its error
+//     differs by target), a second labeler re-labels
 //     six m01 rows (disagreeing on one: a tie), careful has an alternate judge and
 //     one evaluate --repeats pass that flips every 5th verdict.
-//   - "thin": four labels per metric, too few to correct: every corrected
-//     rate and its leaderboard score are a warning, not a number.
+//   - "opaque": every row labelled, and the humans disagree with the panel
+//     on every other one: the judge cannot read this target. The labels of
+//     every target are pooled per metric, the by-target test says the
+//     error differs, so each target is corrected with its own labels:
+//     careful's and sloppy's give numbers, opaque's show an uninformative
+//     judge — every corrected rate of opaque and its leaderboard score are
+//     a warning, not a number.
 func calibBench(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	writeSynth(t, dir, synthSpec{
-		Targets: []string{"careful", "sloppy", "thin"}, Care: []float64{0.8, 0.5, 0.6},
-		Metrics: 3, Bases: 6, Samples: 2, Turns: 2, UserLen: 60, AsstLen: 120, Seed: 13,
+		Targets: []string{"careful", "sloppy", "opaque"}, Care: []float64{0.8, 0.5, 0.6},
+		Metrics: 3, Bases: 12, Samples: 2, Turns: 2, UserLen: 60, AsstLen: 120, Seed: 13,
 		Axes: [][2]any{{"age", []string{"Child or teenager (6-17)", "Adult (18+)"}}},
 	})
 	scores := map[string][]artifacts.Score{}
-	for _, target := range []string{"careful", "sloppy", "thin"} {
+	for _, target := range []string{"careful", "sloppy", "opaque"} {
 		scores[target] = readScores(t, dir, target)
 	}
 	// careful's judge-3 dissents on every 3rd row; the majority stands.
@@ -70,12 +76,8 @@ func calibBench(t testing.TB) string {
 			m01++
 		}
 	}
-	perMetric := map[string]int{}
-	for _, s := range scores["thin"] {
-		if perMetric[s.MetricID] < 4 {
-			perMetric[s.MetricID]++
-			label(s, *s.Present, "ana")
-		}
+	for i, s := range scores["opaque"] {
+		label(s, *s.Present != (i%2 == 0), "ana")
 	}
 	alt := slices.Clone(scores["careful"])
 	for i := range alt {
@@ -149,12 +151,17 @@ func TestCalibrationFixture(t *testing.T) {
 			t.Errorf("%s: leaderboard.corrected %+v, want a number", m, lb)
 		}
 	}
-	thin := resultOf(t, res, "thin")
-	if lb := thin.Leaderboard.Corrected; lb == nil || lb.Score != nil || !strings.HasPrefix(lb.Warning, "not corrected") {
-		t.Errorf("thin: leaderboard.corrected %+v, want a warning", lb)
+	opaque := resultOf(t, res, "opaque")
+	if lb := opaque.Leaderboard.Corrected; lb == nil || lb.Score != nil || !strings.HasPrefix(lb.Warning, "not corrected") {
+		t.Errorf("opaque: leaderboard.corrected %+v, want a warning", lb)
 	}
-	if c := thin.PositiveCorrected; c == nil || c.Estimate != nil {
-		t.Errorf("thin positive_corrected %+v", c)
+	if c := opaque.PositiveCorrected; c == nil || c.Estimate != nil {
+		t.Errorf("opaque positive_corrected %+v", c)
+	}
+	for _, m := range []string{"careful", "sloppy"} {
+		if c := resultOf(t, res, m).PositiveCorrected; c == nil || c.Level != "target" {
+			t.Errorf("%s positive_corrected %+v, want its own calibration (the error differs by target)", m, c)
+		}
 	}
 	jc := resultOf(t, res, "careful").JudgeCalibration
 	if got := fmt.Sprint(jc.Judges.Keys()); got != "[panel judge-1 judge-2 judge-3 "+altJudge+"]" {
@@ -190,8 +197,8 @@ func TestSummaryCalibration(t *testing.T) {
 			t.Errorf("%s: corrected tracks %+v %+v", r.Model, c.Pos, c.Neg)
 		}
 	}
-	if thin := rowOf(t, s.Leaderboard.Rows, "thin").Corr; thin.Score != nil || thin.Warn == "" || thin.Pos.Rate != nil || thin.Pos.Warn == "" {
-		t.Errorf("thin: a number where a warning belongs: %+v %+v", thin, thin.Pos)
+	if opaque := rowOf(t, s.Leaderboard.Rows, "opaque").Corr; opaque.Score != nil || opaque.Warn == "" || opaque.Pos.Rate != nil || opaque.Pos.Warn == "" {
+		t.Errorf("opaque: a number where a warning belongs: %+v %+v", opaque, opaque.Pos)
 	}
 
 	cal := s.Calibration
@@ -199,29 +206,39 @@ func TestSummaryCalibration(t *testing.T) {
 	for _, m := range cal.Models {
 		models = append(models, m.Model)
 	}
-	// Leaderboard (observed score) order: careful, thin, sloppy.
+	// Leaderboard (observed score) order: careful, opaque, sloppy.
 	if got := strings.Join(models, ","); got != strings.Join(s.Models, ",") || len(models) != 3 {
 		t.Fatalf("calibration models %s, want all three in leaderboard order %v", got, s.Models)
 	}
 	careful := cal.Models[0]
 	jc := resultOf(t, res, "careful").JudgeCalibration
-	if careful.Labels != jc.Labels || careful.MinPerClass != 10 || careful.Conf != 0.95 || careful.Weighting != jc.Weighting {
+	if careful.Labels != jc.Labels || careful.AllTargets == nil || *careful.AllTargets != *jc.AllTargets || careful.MinPerClass != 10 || careful.Conf != 0.95 || careful.Weighting != jc.Weighting {
 		t.Errorf("careful header %+v", careful)
 	}
-	if len(careful.Judges) != 5*3 {
-		t.Fatalf("%d judge rows, want 5 judges × 3 metrics", len(careful.Judges))
+	if len(careful.Judges) != 5*3+1 {
+		t.Fatalf("%d judge rows, want 5 judges × 3 metrics and the main judge over all metrics", len(careful.Judges))
 	}
 	for _, row := range careful.Judges {
 		e, _ := jc.Judges.Get(row.Judge)
-		mc, _ := e.ByMetric.Get(row.Metric)
+		mc, ok := e.ByMetric.Get(row.Metric)
+		if row.Metric == "all metrics" {
+			mc, ok = *e.AllMetrics, e.AllMetrics != nil
+		}
+		if !ok {
+			t.Fatalf("row %s %s not in results.json", row.Judge, row.Metric)
+		}
 		if row.Role != e.Role || row.N != mc.N || row.HumanPresent != mc.NHumanPresent || row.JudgeAbsent != mc.NJudgeAbsent ||
 			!samePtr(row.Se.Est, mc.Sensitivity.Estimate) || !samePtr(row.Sp.Lo, mc.Specificity.Low) || !samePtr(row.Kappa.Hi, mc.Kappa.High) ||
-			row.Se.N != mc.Sensitivity.N || row.Warn != mc.Warning || !samePtr(row.Agreement, mc.Agreement) {
+			row.Se.N != mc.Sensitivity.N || row.Warn != mc.Warning || !samePtr(row.Agreement, mc.Agreement) ||
+			!row.Se.Weighted || row.Se.Hits == nil || mc.Sensitivity.Hits == nil || *row.Se.Hits != *mc.Sensitivity.Hits || row.Scope != mc.Scope || row.NAgree != mc.NAgree {
 			t.Errorf("careful %s %s: %+v, want %+v", row.Judge, row.Metric, row, mc)
 		}
 	}
 	if r := careful.Judges[0]; r.Judge != "panel" || r.Role != "main" || careful.Judges[len(careful.Judges)-1].Judge != altJudge {
 		t.Errorf("judge order: first %s (%s), last %s", r.Judge, r.Role, careful.Judges[len(careful.Judges)-1].Judge)
+	}
+	if len(careful.Own) != 3 || careful.Own[0].Scope != "target" {
+		t.Errorf("careful's own calibration rows %+v", careful.Own)
 	}
 	if len(careful.Labelers) != 1 || careful.Labelers[0] != (labelerRow{Metric: "m01", Rows: 6, Unanimous: 5, Alpha: careful.Labelers[0].Alpha, Values: 12}) {
 		t.Errorf("labelers %+v", careful.Labelers)
@@ -234,7 +251,7 @@ func TestSummaryCalibration(t *testing.T) {
 		t.Errorf("corrected rows %v", keys)
 	}
 	if m02 := careful.Corrected[3]; !samePtr(m02.Observed, mustMetric(t, resultOf(t, res, "careful"), "m02").PassRate) ||
-		!samePtr(m02.Corr.Rate, mustMetric(t, resultOf(t, res, "careful"), "m02").Corrected.Estimate) || m02.Corr.Se == nil {
+		!samePtr(m02.Corr.Rate, mustMetric(t, resultOf(t, res, "careful"), "m02").Corrected.Estimate) || m02.Corr.Se == nil || m02.Corr.Level != "target" || m02.Corr.Note == "" {
 		t.Errorf("careful m02 corrected row %+v", m02)
 	}
 	// Flip rates: careful only (the panel and its three members × 3 metrics).

@@ -22,14 +22,22 @@ type calibrationView struct {
 
 // modelCalibration is one model's judge_calibration block.
 type modelCalibration struct {
-	Model       string               `json:"model"`
-	Labels      results.LabelSummary `json:"labels"`
-	MinPerClass int                  `json:"min_per_class"`
-	Conf        float64              `json:"conf"`
-	Weighting   string               `json:"weighting"`
+	Model  string               `json:"model"`
+	Labels results.LabelSummary `json:"labels"`
+	// AllTargets counts every target's labels (the calibration pools
+	// them); Pooling says how.
+	AllTargets  *results.LabelSummary `json:"labels_all,omitempty"`
+	Pooling     string                `json:"pooling,omitempty"`
+	MinPerClass int                   `json:"min_per_class"`
+	Conf        float64               `json:"conf"`
+	Weighting   string                `json:"weighting"`
 	// Judges has one row per judge and metric, judges in results.json's
-	// order (main first, then panel members, then alternates).
-	Judges   []judgeCalRow `json:"judges"`
+	// order (main first, then panel members, then alternates), the main
+	// judge's all-metrics row after its metrics.
+	Judges []judgeCalRow `json:"judges"`
+	// Own lists the main judge on this model's labels alone, for the
+	// metrics whose by-target test says its error differs.
+	Own      []judgeCalRow `json:"own"`
 	Labelers []labelerRow  `json:"labelers"`
 	// Corrected lists the corrected rates: the tracks, then each metric.
 	Corrected []correctedRow `json:"corrected"`
@@ -48,9 +56,25 @@ type judgeCalRow struct {
 	Se           statView `json:"se"`
 	Sp           statView `json:"sp"`
 	Kappa        statView `json:"kappa"`
+	Youden       statView `json:"youden"`
 	Agreement    *float64 `json:"agree"`
+	NAgree       int      `json:"n_agree"`
 	Informative  *bool    `json:"informative"`
 	Warn         string   `json:"warn,omitempty"`
+	// Scope and Targets: whose labels (all targets, target, all metrics);
+	// Test is the by-target test, nil when not run.
+	Scope   string    `json:"scope"`
+	Targets int       `json:"targets"`
+	Test    *testView `json:"test,omitempty"`
+}
+
+// testView is the by-target test of a judge's error on a metric.
+type testView struct {
+	P       *float64 `json:"p"`
+	PAdj    *float64 `json:"p_adj"`
+	Differs bool     `json:"differs"`
+	Reason  string   `json:"reason,omitempty"`
+	Method  string   `json:"method"`
 }
 
 // statView is an estimate with its interval and n; Est is nil when the
@@ -61,6 +85,11 @@ type statView struct {
 	Hi     *float64 `json:"hi"`
 	N      int      `json:"n"`
 	Method string   `json:"method,omitempty"`
+	// Weighted estimates carry their raw count (Hits of N); a null one
+	// its Reason.
+	Weighted bool   `json:"weighted,omitempty"`
+	Hits     *int   `json:"hits,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 // labelerRow is agreement between people on one metric.
@@ -93,6 +122,10 @@ type corrRate struct {
 	Sp      *float64 `json:"sp,omitempty"`
 	NLabels int      `json:"n_labels"`
 	Warn    string   `json:"warn,omitempty"`
+	// Level names whose calibration corrected it; Note why, when it is not
+	// the pooled one.
+	Level string `json:"level,omitempty"`
+	Note  string `json:"note,omitempty"`
 }
 
 // flipRow is one judge's self-consistency on one metric of one model.
@@ -139,7 +172,8 @@ func corrOf(c *results.Corrected) *corrRate {
 	if c == nil {
 		return nil
 	}
-	return &corrRate{Rate: c.Estimate, Lo: c.Low, Hi: c.High, Judge: c.Judge, Method: c.Method, Se: c.Se, Sp: c.Sp, NLabels: c.NLabels, Warn: c.Warning}
+	return &corrRate{Rate: c.Estimate, Lo: c.Low, Hi: c.High, Judge: c.Judge, Method: c.Method, Se: c.Se, Sp: c.Sp, NLabels: c.NLabels, Warn: c.Warning,
+		Level: c.Level, Note: c.LevelNote}
 }
 
 // buildCalibration collects every model's calibration and flip rates in
@@ -163,14 +197,17 @@ func buildCalibration(in *Input, order []string) calibrationView {
 
 func modelCalibrationOf(r *results.ModelResult) modelCalibration {
 	jc := r.JudgeCalibration
-	m := modelCalibration{Model: r.TargetModel, Labels: jc.Labels, MinPerClass: jc.MinLabelsPerClass, Conf: jc.Conf, Weighting: jc.Weighting}
+	m := modelCalibration{Model: r.TargetModel, Labels: jc.Labels, AllTargets: jc.AllTargets, Pooling: jc.Pooling,
+		MinPerClass: jc.MinLabelsPerClass, Conf: jc.Conf, Weighting: jc.Weighting}
 	for _, j := range jc.Judges {
 		for _, e := range j.Value.ByMetric {
-			c := e.Value
-			m.Judges = append(m.Judges, judgeCalRow{Judge: j.Key, Role: j.Value.Role, Metric: e.Key, N: c.N,
-				HumanPresent: c.NHumanPresent, HumanAbsent: c.NHumanAbsent, JudgePresent: c.NJudgePresent, JudgeAbsent: c.NJudgeAbsent,
-				Se: statOf(c.Sensitivity), Sp: statOf(c.Specificity), Kappa: statOf(c.Kappa),
-				Agreement: c.Agreement, Informative: c.Informative, Warn: c.Warning})
+			m.Judges = append(m.Judges, judgeRow(j.Key, j.Value.Role, e.Key, e.Value))
+		}
+		if a := j.Value.AllMetrics; a != nil {
+			m.Judges = append(m.Judges, judgeRow(j.Key, j.Value.Role, "all metrics", *a))
+		}
+		for _, e := range j.Value.ThisTarget {
+			m.Own = append(m.Own, judgeRow(j.Key, j.Value.Role, e.Key, e.Value))
 		}
 	}
 	for _, e := range jc.LabelerAgreement {
@@ -179,12 +216,24 @@ func modelCalibrationOf(r *results.ModelResult) modelCalibration {
 	}
 	m.Corrected = correctedRows(r)
 	m.Judges = nonNil(m.Judges)
+	m.Own = nonNil(m.Own)
 	m.Labelers = nonNil(m.Labelers)
 	return m
 }
 
+func judgeRow(judge, role, metric string, c results.MetricCalibration) judgeCalRow {
+	row := judgeCalRow{Judge: judge, Role: role, Metric: metric, N: c.N,
+		HumanPresent: c.NHumanPresent, HumanAbsent: c.NHumanAbsent, JudgePresent: c.NJudgePresent, JudgeAbsent: c.NJudgeAbsent,
+		Se: statOf(c.Sensitivity), Sp: statOf(c.Specificity), Kappa: statOf(c.Kappa), Youden: statOf(c.Youden),
+		Agreement: c.Agreement, NAgree: c.NAgree, Informative: c.Informative, Warn: c.Warning, Scope: c.Scope, Targets: c.NTargets}
+	if t := c.ByTarget; t != nil {
+		row.Test = &testView{P: t.P, PAdj: t.PAdjusted, Differs: t.Differs, Reason: t.Reason, Method: t.Method}
+	}
+	return row
+}
+
 func statOf(s results.Statistic) statView {
-	return statView{Est: s.Estimate, Lo: s.Low, Hi: s.High, N: s.N, Method: s.Method}
+	return statView{Est: s.Estimate, Lo: s.Low, Hi: s.High, N: s.N, Method: s.Method, Weighted: s.Weighted, Hits: s.Hits, Reason: s.Reason}
 }
 
 // correctedRows lists r's tracks and then its metrics, each observed rate

@@ -136,9 +136,9 @@ func TestStatusCorrected(t *testing.T) {
 		}
 	}
 	want := []string{
-		"corrected for judge error: careful 63.4% [23.8, 88.9] (Rogan–Gladen, judge panel; positive 68.4% [30.0, 87.9], negative 58.3% [17.6, 90.0])",
-		"corrected for judge error: thin not corrected: no corrected rate for the positive and negative tracks",
-		"corrected for judge error: sloppy 54.2% [23.6, 82.0] (Rogan–Gladen, judge panel; positive 54.2% [26.2, 77.3], negative 54.2% [21.2, 86.6])",
+		"corrected for judge error: careful 67.1% [12.1, 93.7] (Rogan–Gladen, judge panel; positive 73.9% [24.2, 92.7], negative 60.4% [0.0, 94.6])",
+		"corrected for judge error: opaque not corrected: no corrected rate for the positive and negative tracks",
+		"corrected for judge error: sloppy 49.5% [17.8, 79.0] (Rogan–Gladen, judge panel; positive 51.0% [21.2, 77.0], negative 47.9% [14.5, 81.1])",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("corrected lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

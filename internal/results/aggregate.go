@@ -205,7 +205,7 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 
 	out := make([]ModelResult, 0, len(order))
 	var clusters []*modelClusters
-	var cals []*calibrationOf
+	var targets []targetRows
 	for _, target := range order {
 		all := groups[target]
 		rows := all
@@ -215,7 +215,10 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 		m := upstreamModel(target, rows)
 		if !opts.UpstreamOnly {
 			clusters = append(clusters, addExtensions(&m, rows, all, demo, opts))
-			cals = append(cals, addCalibration(&m, rows, calIn, opts))
+			if calIn != nil {
+				m.JudgeConsistency = judgeConsistency(target, rows, calIn, opts.Conf)
+			}
+			targets = append(targets, targetRows{target, rows})
 			m.VarianceComponents = varianceComponents(target, rows, calIn, opts)
 			m.Fingerprint = opts.Fingerprint.For(target)
 		}
@@ -223,8 +226,9 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 	}
 	if !opts.UpstreamOnly {
 		finishFile(out, clusters, opts)
-		for i := range out {
-			out[i].Leaderboard.Corrected = cals[i].leaderboardCorrected(out[i].Leaderboard)
+		for i, cal := range calibrateFile(targets, calIn, opts) {
+			addCalibration(&out[i], cal)
+			out[i].Leaderboard.Corrected = cal.leaderboardCorrected(out[i].Leaderboard)
 		}
 	}
 	// Python: sorted(..., key=lambda r: r["positive_pass_rate"] or 0, reverse=True)
@@ -278,16 +282,10 @@ func groupByTarget(rows []row, runDirs []string, types map[string]config.MetricT
 	return order, groups, anyValidity, nil
 }
 
-// addCalibration adds judge_calibration, the corrected rates and
-// judge_consistency to m when in has labels or repeats for it.
-func addCalibration(m *ModelResult, rows []row, in *CalibrationInput, opts Options) *calibrationOf {
-	if in == nil {
-		return nil
-	}
-	m.JudgeConsistency = judgeConsistency(m.TargetModel, rows, in, opts.Conf)
-	cal := calibrateTarget(m.TargetModel, rows, in, opts)
+// addCalibration adds judge_calibration and the corrected rates to m.
+func addCalibration(m *ModelResult, cal *calibrationOf) {
 	if cal == nil {
-		return nil
+		return
 	}
 	m.JudgeCalibration = cal.block
 	for i := range m.ByMetric {
@@ -295,7 +293,6 @@ func addCalibration(m *ModelResult, rows []row, in *CalibrationInput, opts Optio
 	}
 	m.PositiveCorrected = cal.tracks[config.Positive]
 	m.NegativeCorrected = cal.tracks[config.Negative]
-	return cal
 }
 
 func orZero(p *float64) float64 {

@@ -8,21 +8,36 @@ import (
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
-	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/labels"
 	"github.com/impactbench/impactbench/internal/stats"
 )
 
+// Judge calibration, pooled where the data is.
+//
+// A judge's errors are a property of the judge on a metric: its
+// sensitivity and specificity are the same whichever target wrote the
+// transcript (the assumption; tested per metric, below). So every judge is
+// calibrated per metric on the labels of every target together, and each
+// target's pass rate is corrected with those pooled values (Rogan–Gladen
+// on the target's own observed rate). Where the test says the error does
+// differ by target, a target with enough labels of its own is corrected
+// with its own; where a metric is too thinly labelled, the judge's values
+// over every metric of the benchmark stand in, and the correction says so.
+
 // MinLabelsPerClass is the fewest labelled rows of each judge verdict
-// (present, absent) on a metric before its pass rate is corrected: the
-// correction rests on the humans' verdicts within each judge verdict, and
-// with fewer than 10 a single label moves it by 10 points or more. A
-// verdict with fewer rows in the whole study than this needs every such
-// row labelled. TestCorrectPrevalenceCoverage checks coverage from 10 up.
+// (present, absent) on a metric — pooled over targets — before the metric
+// gets its own calibration: with fewer, one label moves the correction by
+// 10 points or more. A verdict with fewer rows in the whole study than
+// this needs every such row labelled. Below it the metric borrows the
+// judge's calibration over all metrics.
 const MinLabelsPerClass = 10
 
-// calibrationReps is the number of bootstrap replicates behind κ.
-const calibrationReps = 2000
+// calibrationReps is the number of bootstrap replicates behind κ;
+// heterogeneityReps the permutations behind the by-target test.
+const (
+	calibrationReps   = 2000
+	heterogeneityReps = 1999
+)
 
 // Judge roles in judge_calibration.
 const (
@@ -31,8 +46,18 @@ const (
 	roleAlternate = "alternate"
 )
 
+// Scopes of a calibration and levels of a correction.
+const (
+	scopeTargets = "all targets"
+	scopeTarget  = "target"
+	scopeMetrics = "all metrics"
+)
+
 // weighting documents how labelled rows are weighted.
-const weighting = "each labelled row stands for the rows of the study with the same main verdict (present, absent, none) on its metric: weight = those rows / labelled ones (post-stratification); exact for random samples within verdicts, as the viewer's calibration queue draws"
+const weighting = "each labelled row stands for the rows of the study (every target) with the same main verdict (present, absent, none) on its metric: weight = those rows / labelled ones (post-stratification; a target's own calibration uses its own rows); exact for random samples within verdicts, as the viewer's calibration queue draws. Sensitivity, specificity, κ and agreement are weighted; hits/n beside them are the raw counts"
+
+// pooling documents the pooling.
+const pooling = "per judge × metric, the labels of every target pooled (a judge's error is a property of the judge on a metric); by_target tests whether it differs by target (Holm over the judge's metrics): where it does, a target with 10+ labels of each verdict of its own is corrected with its own calibration. A metric with fewer than 10 labels of a verdict is corrected with the judge's calibration over all metrics of the benchmark (assumes the judge errs alike on every metric). Each corrected rate names its level"
 
 // correctedLeaderboardMethod says how the corrected leaderboard is made.
 const correctedLeaderboardMethod = "mean of the corrected track rates; interval: mean of their limits (conservative)"
@@ -74,186 +99,336 @@ type verdictKey struct {
 
 func vkOf(s artifacts.Score) verdictKey { return verdictKey{s.ID, s.MetricID, s.Sample} }
 
-// labelled is one labelled row of a target.
-type labelled struct {
-	idx   int // into rows
-	human bool
+// targetRows is one target's rows, as aggregated.
+type targetRows struct {
+	name string
+	rows []row
 }
 
-// calibrationOf is one target's calibration: the judge_calibration block,
-// the corrected rates (by metric and track) and what the leaderboard needs.
-type calibrationOf struct {
-	block    *JudgeCalibration
-	byMetric map[string]*Corrected
-	tracks   map[config.MetricType]*Corrected
-	// raw track corrections for the leaderboard (nil without a number).
-	trackRaw map[config.MetricType]*stats.Corrected
-	judge    string
+// labRow is one labelled row with a human majority and a score row.
+type labRow struct {
+	t, idx int // target, row within it
+	human  bool
 }
 
-// calibrateTarget measures every judge of a target against the labels of
-// its conversations and corrects its pass rates with the main verdict's
-// calibration. It returns nil when no label concerns this target.
-func calibrateTarget(target string, rows []row, in *CalibrationInput, opts Options) *calibrationOf {
-	rowOf := make(map[labels.Key]int, len(rows))
-	for i, r := range rows {
-		rowOf[r.convKey()] = i
+// strataCounts are rows per main-verdict stratum (absent, present, none).
+type strataCounts map[string]*[3]int
+
+func (sc strataCounts) add(metric string, s int) {
+	if sc[metric] == nil {
+		sc[metric] = &[3]int{}
 	}
-	var mine []labels.Label
-	for _, l := range in.Labels {
-		if _, ok := rowOf[l.Key()]; ok || targetOfConv(l.ConvID) == target {
-			mine = append(mine, l)
-		}
+	sc[metric][s]++
+}
+
+func (sc strataCounts) get(metric string, s int) int {
+	if c := sc[metric]; c != nil {
+		return c[s]
 	}
-	if len(mine) == 0 {
+	return 0
+}
+
+// labelPool is every labelled row of the benchmark, with the counts the
+// weights and sufficiency rules need.
+type labelPool struct {
+	targets []targetRows
+	labs    []labRow
+	metrics []string // with labelled rows, sorted
+	// study and labelled: rows per metric and stratum over every target;
+	// studyOf and labelledOf: the same per target.
+	study, labelled     strataCounts
+	studyOf, labelledOf []strataCounts
+	// deff: per metric, the design effect of the main verdict's share over
+	// base scenarios (every target); deffOf per target.
+	deff      map[string]float64
+	deffOf    []map[string]float64
+	summaries []LabelSummary // per target
+	all       LabelSummary
+	agreement Keyed[LabelerAgreement]
+	mainJudge string
+	opts      Options
+	in        *CalibrationInput
+}
+
+// newLabelPool matches the labels to the targets' rows; nil without labels.
+func newLabelPool(targets []targetRows, in *CalibrationInput, opts Options) *labelPool {
+	if in == nil || len(in.Labels) == 0 {
 		return nil
 	}
-	block := &JudgeCalibration{MinLabelsPerClass: MinLabelsPerClass, Conf: opts.Conf, Weighting: weighting,
-		Judges: Keyed[JudgeCalibrationEntry]{}}
-	block.Labels.NLines = len(mine)
-	people := map[string]bool{}
-	for _, l := range mine {
-		people[l.Labeler] = true
+	p := &labelPool{targets: targets, in: in, opts: opts, study: strataCounts{}, labelled: strataCounts{}, deff: map[string]float64{}}
+	type at struct{ t, idx int }
+	rowOf := map[labels.Key]at{}
+	for ti, tr := range targets {
+		for i, r := range tr.rows {
+			rowOf[r.convKey()] = at{ti, i}
+		}
 	}
-	block.Labels.NLabelers = len(people)
-	cons := labels.Consensuses(mine)
-	block.Labels.NRows = len(cons)
-	var labs []labelled
+	// Per target label summaries: labels whose row (or conv_id) is the target's.
+	targetOf := func(k labels.Key) int {
+		if a, ok := rowOf[k]; ok {
+			return a.t
+		}
+		name := targetOfConv(k.ConvID)
+		for ti, tr := range targets {
+			if tr.name == name {
+				return ti
+			}
+		}
+		return -1
+	}
+	p.summaries = make([]LabelSummary, len(targets))
+	people := make([]map[string]bool, len(targets))
+	allPeople := map[string]bool{}
+	for _, l := range in.Labels {
+		allPeople[l.Labeler] = true
+		if ti := targetOf(l.Key()); ti >= 0 {
+			p.summaries[ti].NLines++
+			if people[ti] == nil {
+				people[ti] = map[string]bool{}
+			}
+			people[ti][l.Labeler] = true
+		}
+	}
+	p.all = LabelSummary{NLines: len(in.Labels), NLabelers: len(allPeople)}
+	for ti := range targets {
+		p.summaries[ti].NLabelers = len(people[ti])
+	}
+	cons := labels.Consensuses(in.Labels)
+	p.all.NRows = len(cons)
 	for _, c := range cons {
-		i, ok := rowOf[c.Key]
+		a, ok := rowOf[c.Key]
+		ti := targetOf(c.Key)
+		if ti >= 0 {
+			p.summaries[ti].NRows++
+		}
 		switch {
 		case !ok:
-			block.Labels.NUnjudged++
+			p.all.NUnjudged++
+			if ti >= 0 {
+				p.summaries[ti].NUnjudged++
+			}
 		case c.Present == nil:
-			block.Labels.NTies++
+			p.all.NTies++
+			p.summaries[ti].NTies++
 		default:
-			labs = append(labs, labelled{i, *c.Present})
+			p.labs = append(p.labs, labRow{a.t, a.idx, *c.Present})
 		}
 	}
-	block.LabelerAgreement = labelerAgreement(cons)
-
-	w := designWeights(rows, labs)
-	judges := judgesOf(target, rows, in)
-	out := &calibrationOf{block: block}
-	for _, j := range judges {
-		e := JudgeCalibrationEntry{Role: j.role, ByMetric: Keyed[MetricCalibration]{}}
-		for _, metric := range metricsOf(rows, labs) {
-			var items []stats.CalibItem
-			for _, lb := range labs {
-				r := rows[lb.idx]
-				v := j.verdict(lb.idx)
-				if r.metricKey() != metric || v == nil {
-					continue
-				}
-				s := stratum(r.Present)
-				items = append(items, stats.CalibItem{Human: lb.human, Judge: *v, Weight: w.of(metric, s), Stratum: s})
-			}
-			if len(items) == 0 {
+	p.agreement = labelerAgreement(cons)
+	p.studyOf, p.labelledOf, p.deffOf = make([]strataCounts, len(targets)), make([]strataCounts, len(targets)), make([]map[string]float64, len(targets))
+	byMetric := map[string]*clusterSet{}
+	for ti, tr := range targets {
+		p.studyOf[ti], p.labelledOf[ti], p.deffOf[ti] = strataCounts{}, strataCounts{}, map[string]float64{}
+		own := map[string]*clusterSet{}
+		for _, r := range tr.rows {
+			m, s := r.metricKey(), stratum(r.Present)
+			p.study.add(m, s)
+			p.studyOf[ti].add(m, s)
+			if r.Present == nil {
 				continue
 			}
-			seed := testSeed(opts.Seed, "calibration", target, j.name, metric)
-			e.ByMetric = append(e.ByMetric, Entry[MetricCalibration]{metric, metricCalibration(items, opts.Conf, seed)})
+			for _, cs := range []map[string]*clusterSet{byMetric, own} {
+				if cs[m] == nil {
+					cs[m] = newClusterSet()
+				}
+			}
+			k := keyOf(r)
+			byMetric[m].add(clusterKey{metric: m, base: tr.name + "\x00" + k.base}, *r.Present)
+			own[m].add(k, *r.Present)
 		}
-		block.Judges = append(block.Judges, Entry[JudgeCalibrationEntry]{j.name, e})
-		if j.role == roleMain {
-			out.judge = j.name
-			out.correct(rows, labs, e, opts.Conf)
+		for m, cs := range own {
+			p.deffOf[ti][m] = designEffect(cs)
 		}
 	}
-	return out
+	for m, cs := range byMetric {
+		p.deff[m] = designEffect(cs)
+	}
+	for _, lb := range p.labs {
+		r := p.row(lb)
+		m, s := r.metricKey(), stratum(r.Present)
+		p.labelled.add(m, s)
+		p.labelledOf[lb.t].add(m, s)
+		if !slices.Contains(p.metrics, m) {
+			p.metrics = append(p.metrics, m)
+		}
+	}
+	sort.Strings(p.metrics)
+	var all []row
+	for _, tr := range targets {
+		if len(tr.rows) > 0 {
+			all = tr.rows
+			if mainJudgeName(all, in) == "panel" {
+				break
+			}
+		}
+	}
+	p.mainJudge = mainJudgeName(all, in)
+	return p
 }
 
-// judge is one verdict source on a target's rows.
+func (p *labelPool) row(lb labRow) row { return p.targets[lb.t].rows[lb.idx] }
+
+// designEffect is the design effect of a share over clusters (1 when it
+// cannot be estimated).
+func designEffect(cs *clusterSet) float64 {
+	r := stats.ClusterRate(cs.sums(func(clusterKey) bool { return true }), 0.95)
+	if math.IsNaN(r.DesignEffect) || r.DesignEffect < 1 {
+		return 1
+	}
+	return r.DesignEffect
+}
+
+// judge is one verdict source on every target's rows.
 type judge struct {
 	name, role string
-	verdict    func(i int) *bool
+	verdict    func(t, i int) *bool
 }
 
-// judgesOf lists the main verdict, the main panel's members and the
-// alternate judges of a target.
-func judgesOf(target string, rows []row, in *CalibrationInput) []judge {
-	prs, names := panelRows(rows)
-	main := mainJudgeName(rows, in)
-	out := []judge{{main, roleMain, func(i int) *bool { return rows[i].Present }}}
-	if len(prs) > 0 {
-		// Per row, each member's verdict under its panel name.
-		byRow := make(map[int]map[string]*bool, len(prs))
+// judges lists the main verdict, the main panel's members and the
+// alternate judges, over every target.
+func (p *labelPool) judges() []judge {
+	out := []judge{{p.mainJudge, roleMain, func(t, i int) *bool { return p.targets[t].rows[i].Present }}}
+	// Panel members: per target, per row, each member's verdict by name.
+	var names []string
+	members := make([]map[int]map[string]*bool, len(p.targets))
+	for ti, tr := range p.targets {
+		prs, ns := panelRows(tr.rows)
+		for _, n := range ns {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
 		at := map[verdictKey]int{}
-		for i, r := range rows {
+		for i, r := range tr.rows {
 			at[r.key()] = i
 		}
+		members[ti] = map[int]map[string]*bool{}
 		for _, pr := range prs {
-			i := at[pr.row.key()]
 			m := map[string]*bool{}
 			for k, n := range pr.names {
 				m[n] = pr.votes[k]
 			}
-			byRow[i] = m
-		}
-		for _, n := range names {
-			out = append(out, judge{n, rolePanel, func(i int) *bool { return byRow[i][n] }})
+			members[ti][at[pr.row.key()]] = m
 		}
 	}
-	for _, a := range in.Alternates {
-		if a.Target != target {
+	for _, n := range names {
+		out = append(out, judge{n, rolePanel, func(t, i int) *bool { return members[t][i][n] }})
+	}
+	// Alternates: judge name → target → verdicts.
+	var alts []string
+	altOf := map[string][]map[verdictKey]*bool{}
+	for _, a := range p.in.Alternates {
+		ti := slices.IndexFunc(p.targets, func(tr targetRows) bool { return tr.name == a.Target })
+		if ti < 0 {
 			continue
 		}
-		vs := make(map[verdictKey]*bool, len(a.Scores))
+		if altOf[a.Judge] == nil {
+			altOf[a.Judge] = make([]map[verdictKey]*bool, len(p.targets))
+			alts = append(alts, a.Judge)
+		}
+		vs := map[verdictKey]*bool{}
 		for _, s := range a.Scores {
 			vs[vkOf(s)] = s.Present
 		}
-		out = append(out, judge{a.Judge, roleAlternate, func(i int) *bool { return vs[rows[i].key()] }})
+		altOf[a.Judge][ti] = vs
+	}
+	for _, n := range alts {
+		byT := altOf[n]
+		out = append(out, judge{n, roleAlternate, func(t, i int) *bool {
+			if byT[t] == nil {
+				return nil
+			}
+			return byT[t][p.targets[t].rows[i].key()]
+		}})
 	}
 	return out
 }
 
-// metricsOf lists the metrics with labelled rows, sorted.
-func metricsOf(rows []row, labs []labelled) []string {
-	var ms []string
-	for _, lb := range labs {
-		if m := rows[lb.idx].metricKey(); !slices.Contains(ms, m) {
-			ms = append(ms, m)
+// calibSet is the labelled rows one calibration uses.
+type calibSet struct {
+	items   []stats.CalibItem
+	targets []int // target of each item
+	deff    float64
+}
+
+// itemsOf collects judge j's labelled rows accepted by keep, weighted by
+// weight(metric, stratum) and stratified by stratumKey.
+func (p *labelPool) itemsOf(j judge, keep func(labRow) bool, weight func(t int, metric string, s int) float64, stratumKey func(metric string, s int) int) calibSet {
+	var out calibSet
+	for _, lb := range p.labs {
+		if !keep(lb) {
+			continue
+		}
+		v := j.verdict(lb.t, lb.idx)
+		if v == nil {
+			continue
+		}
+		r := p.row(lb)
+		m, s := r.metricKey(), stratum(r.Present)
+		out.items = append(out.items, stats.CalibItem{Human: lb.human, Judge: *v, Weight: weight(lb.t, m, s), Stratum: stratumKey(m, s)})
+		out.targets = append(out.targets, lb.t)
+	}
+	return out
+}
+
+// pooledWeight: the study's rows of the stratum (every target) over its
+// labelled rows.
+func (p *labelPool) pooledWeight(_ int, m string, s int) float64 {
+	if l := p.labelled.get(m, s); l > 0 {
+		return float64(p.study.get(m, s)) / float64(l)
+	}
+	return 0
+}
+
+// ownWeight: the same within the row's target.
+func (p *labelPool) ownWeight(t int, m string, s int) float64 {
+	if l := p.labelledOf[t].get(m, s); l > 0 {
+		return float64(p.studyOf[t].get(m, s)) / float64(l)
+	}
+	return 0
+}
+
+// calib is one judge's calibration on one set of labels, kept with the
+// raw stats the corrections need.
+type calib struct {
+	mc  MetricCalibration
+	raw stats.Calibration
+	// enough: labelled rows of each main verdict suffice for a correction
+	// at this scope (only meaningful for the main judge).
+	enough bool
+}
+
+func (p *labelPool) calibrate(set calibSet, scope, judgeName, key string, enough bool) calib {
+	seed := testSeed(p.opts.Seed, "calibration", scope, judgeName, key)
+	raw := stats.Calibrate(set.items, stats.CalibOptions{Conf: p.opts.Conf, Reps: calibrationReps, Seed: seed, StudyDeff: set.deff})
+	mc := metricCalibration(set.items, raw)
+	mc.Scope = scope
+	ts := map[int]bool{}
+	for _, t := range set.targets {
+		ts[t] = true
+	}
+	mc.NTargets = len(ts)
+	return calib{mc: mc, raw: raw, enough: enough}
+}
+
+// enoughLabels: MinLabelsPerClass labelled rows of each main verdict (or
+// every row of a verdict the study has fewer of), given per-verdict counts.
+func enoughLabels(labelled, study func(s int) int) bool {
+	for s := range 2 {
+		l, n := labelled(s), study(s)
+		if n == 0 {
+			continue
+		}
+		if !(l >= MinLabelsPerClass || (l == n && l > 0)) {
+			return false
 		}
 	}
-	sort.Strings(ms)
-	return ms
-}
-
-// weights are the design weights per metric and main-verdict stratum:
-// study rows / labelled rows.
-type weights struct {
-	study, labelled map[string]*[3]int
-}
-
-func designWeights(rows []row, labs []labelled) weights {
-	w := weights{study: map[string]*[3]int{}, labelled: map[string]*[3]int{}}
-	count := func(m map[string]*[3]int, r row) {
-		k := r.metricKey()
-		if m[k] == nil {
-			m[k] = &[3]int{}
-		}
-		m[k][stratum(r.Present)]++
-	}
-	for _, r := range rows {
-		count(w.study, r)
-	}
-	for _, lb := range labs {
-		count(w.labelled, rows[lb.idx])
-	}
-	return w
-}
-
-func (w weights) of(metric string, s int) float64 {
-	l := w.labelled[metric]
-	if l == nil || l[s] == 0 {
-		return 0
-	}
-	return float64(w.study[metric][s]) / float64(l[s])
+	return labelled(0)+labelled(1) > 0
 }
 
 // metricCalibration turns stats.Calibrate into results.json's entry.
-func metricCalibration(items []stats.CalibItem, conf float64, seed uint64) MetricCalibration {
-	mc := MetricCalibration{N: len(items)}
+func metricCalibration(items []stats.CalibItem, c stats.Calibration) MetricCalibration {
+	mc := MetricCalibration{N: len(items), NAgree: c.AgreeHits}
 	for _, it := range items {
 		if it.Human {
 			mc.NHumanPresent++
@@ -266,32 +441,53 @@ func metricCalibration(items []stats.CalibItem, conf float64, seed uint64) Metri
 			mc.NJudgeAbsent++
 		}
 	}
-	c := stats.Calibrate(items, conf, calibrationReps, seed)
-	share := func(s stats.Share) Statistic {
-		st := Statistic{N: s.N, Method: stats.MethodCalibrationWilson}
-		if s.N > 0 {
-			st.Estimate, st.Low, st.High = finite(s.Estimate), finite(s.Lo), finite(s.Hi)
+	share := func(s stats.Share, none string) Statistic {
+		st := Statistic{N: s.N, Hits: ptr(s.Hits), Weighted: true, Method: stats.MethodCalibrationRatio}
+		if math.IsNaN(s.Estimate) {
+			st.Hits, st.Reason = nil, none
+			return st
 		}
+		st.Estimate, st.Low, st.High = finite(s.Estimate), finite(s.Lo), finite(s.Hi)
 		return st
 	}
-	mc.Sensitivity, mc.Specificity = share(c.Sensitivity), share(c.Specificity)
-	mc.Kappa = Statistic{Estimate: finite(c.Kappa), Low: finite(c.KappaLo), High: finite(c.KappaHi), N: c.KappaN, Method: stats.MethodKappaBootstrap}
-	mc.Agreement = finite(c.Agreement)
-	// Informative needs the data to show Se + Sp > 1, not just the point
-	// estimates: a coin-flip judge lands above 1 half the time. κ has the
-	// sign of Se + Sp − 1, and its (conservative) interval must exclude 0.
-	if mc.NHumanPresent > 0 && mc.NHumanAbsent > 0 && !math.IsNaN(c.KappaLo) {
-		mc.Informative = ptr(c.Sensitivity.Estimate+c.Specificity.Estimate > 1 && c.KappaLo > 0)
+	mc.Sensitivity = share(c.Sensitivity, "no labelled row the humans call present")
+	mc.Specificity = share(c.Specificity, "no labelled row the humans call absent")
+	mc.Kappa = Statistic{Estimate: finite(c.Kappa), Low: finite(c.KappaLo), High: finite(c.KappaHi), N: c.KappaN, Weighted: true,
+		Method: stats.MethodKappaBootstrap, Reason: c.KappaWhy}
+	if mc.Kappa.Estimate != nil {
+		mc.Kappa.Reason = ""
 	}
-	var warn []string
-	if mc.NHumanPresent < MinLabelsPerClass || mc.NHumanAbsent < MinLabelsPerClass {
-		warn = append(warn, fmt.Sprintf("only %d present and %d absent by the humans: %d+ of each recommended", mc.NHumanPresent, mc.NHumanAbsent, MinLabelsPerClass))
+	mc.Youden = Statistic{Estimate: finite(c.Youden), Low: finite(c.YoudenLo), High: finite(c.YoudenHi), N: len(items), Weighted: true,
+		Method: stats.MethodYoudenMOVER}
+	if mc.Youden.Estimate == nil {
+		mc.Youden.Reason = "needs labelled rows of both human answers"
+	}
+	mc.Agreement = finite(c.Agreement)
+	mc.YoudenLower = finite(c.YoudenLower)
+	if !math.IsNaN(c.Youden) {
+		mc.Informative = ptr(c.YoudenLower > 0)
+	}
+	return mc
+}
+
+// warnings fills mc.Warning: too few labels (for the main judge, by the
+// correction's rule; else as a recommendation), one human answer, an
+// uninformative judge.
+func (mc *MetricCalibration) warn(main, enough bool, nPresentVerdict, nAbsentVerdict int) {
+	var w []string
+	switch {
+	case main && !enough:
+		w = append(w, fmt.Sprintf("thinly labelled: %d rows the judge called present and %d it called absent are labelled; %d of each (or all of them) needed for this level's own correction", nPresentVerdict, nAbsentVerdict, MinLabelsPerClass))
+	case !main && (mc.NJudgePresent < MinLabelsPerClass || mc.NJudgeAbsent < MinLabelsPerClass):
+		w = append(w, fmt.Sprintf("only %d labelled rows the judge called present and %d it called absent: %d+ of each recommended", mc.NJudgePresent, mc.NJudgeAbsent, MinLabelsPerClass))
+	}
+	if mc.N > 0 && (mc.NHumanPresent == 0 || mc.NHumanAbsent == 0) {
+		w = append(w, fmt.Sprintf("the humans gave one answer only (%d present, %d absent): sensitivity or specificity, and κ, are undefined", mc.NHumanPresent, mc.NHumanAbsent))
 	}
 	if mc.Informative != nil && !*mc.Informative {
-		warn = append(warn, "uninformative: the labels do not show sensitivity + specificity > 1 (κ's interval reaches 0)")
+		w = append(w, "uninformative: the labels do not show sensitivity + specificity > 1 (Youden's J's one-sided 95 % lower limit is not above 0)")
 	}
-	mc.Warning = strings.Join(warn, "; ")
-	return mc
+	mc.Warning = strings.Join(w, "; ")
 }
 
 // labelerAgreement is, per metric, agreement between people on rows with
@@ -321,172 +517,5 @@ func labelerAgreement(cons []labels.Consensus) Keyed[LabelerAgreement] {
 		la.Alpha, la.NValues = finite(a), n
 		out = append(out, Entry[LabelerAgreement]{m, la})
 	}
-	return out
-}
-
-// ---- corrected pass rates ----
-
-// correct computes the main verdict's corrected rates per metric and per
-// track from its calibration entry e.
-func (c *calibrationOf) correct(rows []row, labs []labelled, e JudgeCalibrationEntry, conf float64) {
-	c.byMetric = map[string]*Corrected{}
-	c.tracks = map[config.MetricType]*Corrected{}
-	c.trackRaw = map[config.MetricType]*stats.Corrected{}
-	parts := map[string]stats.CorrectionPart{}
-	nLabels := map[string]int{}
-	types := map[string]config.MetricType{}
-	for _, r := range rows {
-		types[r.metricKey()] = r.typ
-	}
-	for metric, typ := range types {
-		if typ != config.Positive && typ != config.Negative {
-			continue
-		}
-		pt, n, warn := correctionPart(metric, rows, labs, e, conf)
-		cor := &Corrected{Method: stats.MethodCorrectedMOVER, Judge: c.judge, NLabels: n, Warning: warn}
-		if cal, ok := e.ByMetric.Get(metric); ok {
-			cor.Se, cor.Sp = cal.Sensitivity.Estimate, cal.Specificity.Estimate
-		}
-		if warn == "" {
-			parts[metric] = pt
-			setCorrected(cor, stats.CorrectPrevalence([]stats.CorrectionPart{pt}), typ)
-		}
-		nLabels[metric] = n
-		c.byMetric[metric] = cor
-	}
-	for _, tr := range tracks {
-		var ms []string
-		total := 0
-		for m, typ := range types {
-			if typ == tr.typ {
-				ms = append(ms, m)
-				total += parts[m].Observed.N
-			}
-		}
-		if len(ms) == 0 {
-			continue
-		}
-		sort.Strings(ms)
-		cor := &Corrected{Method: stats.MethodCorrectedMOVER, Judge: c.judge}
-		var missing []string
-		var ps []stats.CorrectionPart
-		n := 0
-		for _, m := range ms {
-			n += nLabels[m]
-			pt, ok := parts[m]
-			if !ok {
-				missing = append(missing, m)
-				continue
-			}
-			pt.Weight = float64(pt.Observed.N) / float64(total)
-			ps = append(ps, pt)
-		}
-		cor.NLabels = n
-		if len(missing) > 0 {
-			cor.Warning = "not corrected: no usable calibration for " + strings.Join(missing, ", ") + " (see by_metric)"
-		} else {
-			raw := stats.CorrectPrevalence(ps)
-			setCorrected(cor, raw, tr.typ)
-			c.trackRaw[tr.typ] = &raw
-		}
-		c.tracks[tr.typ] = cor
-	}
-}
-
-// setCorrected writes a corrected "present" share as the pass rate: the
-// share itself for a positive metric, 1 − share for a negative one.
-func setCorrected(cor *Corrected, c stats.Corrected, typ config.MetricType) {
-	est, lo, hi := c.Estimate, c.Lo, c.Hi
-	if typ == config.Negative {
-		est, lo, hi = 1-est, 1-hi, 1-lo
-	}
-	cor.Estimate, cor.Low, cor.High = finite(est), finite(lo), finite(hi)
-}
-
-// correctionPart builds one metric's stats.CorrectionPart from the main
-// verdicts (clustered by base scenario) and the labels split by verdict;
-// warn is non-empty when the metric cannot be corrected.
-func correctionPart(metric string, rows []row, labs []labelled, e JudgeCalibrationEntry, conf float64) (pt stats.CorrectionPart, nLabels int, warn string) {
-	obs := newClusterSet()
-	var study [2]int
-	for _, r := range rows {
-		if r.metricKey() == metric && r.Present != nil {
-			obs.add(keyOf(r), *r.Present)
-			study[b2i(*r.Present)]++
-		}
-	}
-	lab := [2]*clusterSet{newClusterSet(), newClusterSet()}
-	var got [2]int
-	for _, lb := range labs {
-		r := rows[lb.idx]
-		if r.metricKey() != metric || r.Present == nil {
-			continue
-		}
-		v := b2i(*r.Present)
-		lab[v].add(keyOf(r), lb.human)
-		got[v]++
-	}
-	nLabels = got[0] + got[1]
-	cal, ok := e.ByMetric.Get(metric)
-	switch {
-	case nLabels == 0 || !ok:
-		return pt, nLabels, "no labels: not corrected"
-	case !enough(got[1], study[1]) || !enough(got[0], study[0]):
-		return pt, nLabels, fmt.Sprintf("thinly labelled: %d rows the judge called present and %d it called absent are labelled; %d of each (or all of them) needed", got[1], got[0], MinLabelsPerClass)
-	case cal.Informative == nil:
-		return pt, nLabels, "the humans' labels hold only one answer: sensitivity or specificity unknown"
-	case !*cal.Informative:
-		return pt, nLabels, "uninformative judge: the labels do not show sensitivity + specificity > 1 (κ's interval reaches 0); no correction"
-	}
-	all := func(clusterKey) bool { return true }
-	pt = stats.CorrectionPart{
-		Weight:   1,
-		Observed: stats.ClusterRate(obs.sums(all), conf),
-		PPV:      stats.ClusterRate(lab[1].sums(all), conf),
-		FOR:      stats.ClusterRate(lab[0].sums(all), conf),
-	}
-	return pt, nLabels, ""
-}
-
-// enough: MinLabelsPerClass labelled rows, or every row of the verdict
-// when the study has fewer (but at least one).
-func enough(labelled, study int) bool {
-	return labelled >= MinLabelsPerClass || (labelled == study && labelled > 0)
-}
-
-// leaderboardCorrected is the mean of the corrected tracks the leaderboard
-// uses (all of them must be corrected).
-func (c *calibrationOf) leaderboardCorrected(lb *Leaderboard) *LeaderboardCorrected {
-	if c == nil || c.tracks == nil || lb == nil || len(lb.Tracks) == 0 {
-		return nil
-	}
-	out := &LeaderboardCorrected{Method: correctedLeaderboardMethod, Judge: c.judge}
-	var est, lo, hi float64
-	var missing []string
-	for _, tr := range tracks {
-		if !slices.Contains(lb.Tracks, tr.name) {
-			continue
-		}
-		cor := c.tracks[tr.typ]
-		if cor == nil || cor.Estimate == nil {
-			missing = append(missing, tr.name)
-			continue
-		}
-		raw := c.trackRaw[tr.typ]
-		e, l, h := raw.Estimate, raw.Lo, raw.Hi
-		if tr.typ == config.Negative {
-			e, l, h = 1-e, 1-h, 1-l
-		}
-		est, lo, hi = est+e, lo+l, hi+h
-	}
-	if len(missing) > 0 {
-		out.Warning = "not corrected: no corrected rate for the " + strings.Join(missing, " and ") + " track"
-		if len(missing) > 1 {
-			out.Warning += "s"
-		}
-		return out
-	}
-	k := float64(len(lb.Tracks))
-	out.Score, out.CILow, out.CIHigh = finite(est/k), finite(lo/k), finite(hi/k)
 	return out
 }

@@ -309,3 +309,164 @@ func TestCalibrationFieldsOnlyWithLabelsAndNeverUpstreamOnly(t *testing.T) {
 		t.Error("results with calibration do not survive a read and write")
 	}
 }
+
+// twoTargetScores is m01 (positive) and m02 (negative) for targets a and b:
+// 12 base scenarios × 4 variants each; flip[target] decides which rows the
+// judge gets wrong.
+func twoTargetScores(seed uint64, flip map[string]func(rng *rand.Rand, truth bool) bool) ([]artifacts.Score, map[string]bool) {
+	var scores []artifacts.Score
+	truth := map[string]bool{}
+	for _, target := range []string{"a", "b"} {
+		f := newCalibFixture(seed, flip[target])
+		for _, s := range f.scores {
+			s.TargetModel = target
+			s.ConvID = artifacts.ConvID(s.ID, target, 0)
+			truth[s.ConvID] = f.truth[artifacts.ConvID(s.ID, "a", 0)]
+			scores = append(scores, s)
+		}
+		seed++
+	}
+	return scores, truth
+}
+
+func labelsOf(scores []artifacts.Score, truth map[string]bool, keep func(s artifacts.Score) bool) []labels.Label {
+	var out []labels.Label
+	for _, s := range scores {
+		if keep(s) {
+			out = append(out, labels.Label{ConvID: s.ConvID, MetricID: s.MetricID, Present: truth[s.ConvID], Labeler: "ana", At: time.Unix(0, 0)})
+		}
+	}
+	return out
+}
+
+func aggregateAll(t *testing.T, scores []artifacts.Score, cal *CalibrationInput) map[string]ModelResult {
+	t.Helper()
+	res, err := Aggregate(Input{Metrics: calibMetrics, Scores: scores, Calibration: cal}, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]ModelResult{}
+	for _, m := range res {
+		out[m.TargetModel] = m
+	}
+	return out
+}
+
+// TestCalibrationPoolsTargets: labels on target a only; the judge errs
+// alike on both targets, so b is corrected with a's labels ("all targets").
+func TestCalibrationPoolsTargets(t *testing.T) {
+	same := func(rng *rand.Rand, _ bool) bool { return rng.Float64() < 0.1 }
+	scores, truth := twoTargetScores(3, map[string]func(*rand.Rand, bool) bool{"a": same, "b": same})
+	ls := labelsOf(scores, truth, func(s artifacts.Score) bool { return s.TargetModel == "a" })
+	res := aggregateAll(t, scores, &CalibrationInput{Labels: ls})
+	for _, target := range []string{"a", "b"} {
+		m := res[target]
+		r, _ := m.ByMetric.Get("m01")
+		if c := r.Corrected; c == nil || c.Estimate == nil || c.Level != "all targets" {
+			t.Fatalf("%s m01 corrected %+v, want a number from every target's labels", target, c)
+		}
+		jc := m.JudgeCalibration
+		if jc.AllTargets == nil || jc.AllTargets.NRows != 96 || jc.Pooling == "" {
+			t.Errorf("%s: labels_all_targets %+v", target, jc.AllTargets)
+		}
+		mc, _ := jc.Judges[0].Value.ByMetric.Get("m01")
+		if mc.Scope != "all targets" || mc.NTargets != 1 || mc.ByTarget == nil || mc.ByTarget.P != nil || mc.ByTarget.Reason == "" {
+			t.Errorf("%s m01 calibration scope %q targets %d test %+v", target, mc.Scope, mc.NTargets, mc.ByTarget)
+		}
+		if !mc.Sensitivity.Weighted || mc.Sensitivity.Hits == nil || *mc.Sensitivity.Hits > mc.Sensitivity.N || mc.NAgree == 0 {
+			t.Errorf("%s: the weighted sensitivity lacks its raw count: %+v", target, mc.Sensitivity)
+		}
+	}
+	if res["a"].JudgeCalibration.Labels.NRows != 96 || res["b"].JudgeCalibration.Labels.NRows != 0 {
+		t.Errorf("per-target label counts a %+v b %+v", res["a"].JudgeCalibration.Labels, res["b"].JudgeCalibration.Labels)
+	}
+}
+
+// TestCalibrationPerTargetWhenErrorDiffers: the judge is nearly right on
+// a and wrong on half of b's rows; every row labelled. The by-target test
+// says so, and each target is corrected with its own labels ("target"):
+// b's own judge is then uninformative, so b gets a warning, not a pooled
+// number that a's accuracy would flatter.
+func TestCalibrationPerTargetWhenErrorDiffers(t *testing.T) {
+	scores, truth := twoTargetScores(5, map[string]func(*rand.Rand, bool) bool{
+		"a": func(rng *rand.Rand, _ bool) bool { return rng.Float64() < 0.03 },
+		"b": func(rng *rand.Rand, _ bool) bool { return rng.Float64() < 0.5 },
+	})
+	ls := labelsOf(scores, truth, func(artifacts.Score) bool { return true })
+	res := aggregateAll(t, scores, &CalibrationInput{Labels: ls})
+	mc, _ := res["a"].JudgeCalibration.Judges[0].Value.ByMetric.Get("m01")
+	if mc.ByTarget == nil || mc.ByTarget.P == nil || !mc.ByTarget.Differs || mc.ByTarget.NTargets != 2 {
+		t.Fatalf("by-target test %+v, want a difference", mc.ByTarget)
+	}
+	ra, _ := res["a"].ByMetric.Get("m01")
+	rb, _ := res["b"].ByMetric.Get("m01")
+	if c := ra.Corrected; c.Estimate == nil || c.Level != "target" || !strings.Contains(c.LevelNote, "differs by target") {
+		t.Errorf("a m01 corrected %+v, want its own calibration", c)
+	}
+	if c := rb.Corrected; c.Estimate != nil || !strings.Contains(c.Warning, "uninformative") {
+		t.Errorf("b m01 corrected %+v, want a warning", c)
+	}
+	own := res["a"].JudgeCalibration.Judges[0].Value.ThisTarget
+	if oc, ok := own.Get("m01"); !ok || oc.Scope != "target" || oc.N != 48 {
+		t.Errorf("a's this_target %+v", own)
+	}
+}
+
+// TestCalibrationBorrowsAllMetricsForAThinMetric: m02 has 4 labels, m01
+// every row: m02 is corrected with the judge over all metrics, and says so.
+func TestCalibrationBorrowsAllMetricsForAThinMetric(t *testing.T) {
+	f := newCalibFixture(7, func(rng *rand.Rand, _ bool) bool { return rng.Float64() < 0.1 })
+	n02 := 0
+	ls := f.labels(func(_ int, s artifacts.Score) bool {
+		if s.MetricID == "m02" {
+			n02++
+			return n02 <= 4
+		}
+		return true
+	})
+	m := aggregateCalib(t, f.scores, &CalibrationInput{Labels: ls})
+	r2, _ := m.ByMetric.Get("m02")
+	c := r2.Corrected
+	if c.Estimate == nil || c.Level != "all metrics" || !strings.Contains(c.LevelNote, "over all 2 metrics") || !strings.Contains(c.LevelNote, "assumes") {
+		t.Fatalf("m02 corrected %+v, want the all-metrics level with its note", c)
+	}
+	all := m.JudgeCalibration.Judges[0].Value.AllMetrics
+	if all == nil || all.Scope != "all metrics" || all.N != 52 {
+		t.Errorf("all_metrics %+v", all)
+	}
+	if m.NegativeCorrected.Estimate == nil || m.NegativeCorrected.Level != "all metrics" {
+		t.Errorf("negative track %+v", m.NegativeCorrected)
+	}
+}
+
+// TestCalibrationNumbersYouCanCheck: κ is null with its reason when the
+// humans gave one answer, and no "thinly labelled" warning appears when
+// every row of a verdict is labelled.
+func TestCalibrationNumbersYouCanCheck(t *testing.T) {
+	f := newCalibFixture(2, func(*rand.Rand, bool) bool { return false })
+	// m01: the humans call every row absent.
+	for k := range f.truth {
+		if strings.HasPrefix(k, "m01") {
+			f.truth[k] = false
+		}
+	}
+	m := aggregateCalib(t, f.scores, &CalibrationInput{Labels: f.labels(func(_ int, s artifacts.Score) bool { return s.MetricID == "m01" })})
+	mc, _ := m.JudgeCalibration.Judges[0].Value.ByMetric.Get("m01")
+	if mc.Kappa.Estimate != nil || mc.Kappa.Low != nil || !strings.Contains(mc.Kappa.Reason, "one answer") {
+		t.Errorf("κ with one human answer: %+v, want null with the reason", mc.Kappa)
+	}
+	if mc.Sensitivity.Estimate != nil || mc.Sensitivity.Reason == "" || mc.Youden.Estimate != nil || mc.Informative != nil {
+		t.Errorf("sensitivity %+v youden %+v informative %v", mc.Sensitivity, mc.Youden, mc.Informative)
+	}
+	if strings.Contains(mc.Warning, "thinly") || !strings.Contains(mc.Warning, "one answer only") {
+		t.Errorf("warning %q: every row is labelled, so not thin; one human answer, so say that", mc.Warning)
+	}
+	b, _ := json.Marshal(mc.Kappa)
+	if !strings.Contains(string(b), `"estimate":null`) || strings.Contains(string(b), "-0") {
+		t.Errorf("κ JSON %s", b)
+	}
+	r1, _ := m.ByMetric.Get("m01")
+	if r1.Corrected.Estimate != nil || !strings.Contains(r1.Corrected.Warning, "one answer only") {
+		t.Errorf("m01 corrected %+v", r1.Corrected)
+	}
+}

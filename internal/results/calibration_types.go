@@ -51,12 +51,20 @@ type Corrected struct {
 	Method   string   `json:"method"`
 	// Judge is the judge_calibration entry the correction used.
 	Judge string `json:"judge"`
-	// Se and Sp are the judge's weighted sensitivity and specificity
+	// Level says whose labels the sensitivity and specificity come from:
+	// "all targets" (the judge on this metric, labels of every target
+	// pooled: the default), "target" (this target's labels only: the
+	// judge's error differs by target), "all metrics" (the judge over every
+	// metric of the benchmark: this metric is thinly labelled). A track
+	// lists the levels of its metrics. LevelNote says why, for the last two.
+	Level     string `json:"level,omitempty"`
+	LevelNote string `json:"level_note,omitempty"`
+	// Se and Sp are the judge's weighted sensitivity and specificity used
 	// (per-metric corrections only; a track combines several metrics).
 	Se *float64 `json:"se,omitempty"`
 	Sp *float64 `json:"sp,omitempty"`
 	// NLabels counts the labelled rows (human majority and judge verdict)
-	// behind the correction.
+	// behind the correction: of the level's pool.
 	NLabels int    `json:"n_labels"`
 	Warning string `json:"warning,omitempty"`
 }
@@ -71,24 +79,30 @@ type LeaderboardCorrected struct {
 	Warning string   `json:"warning,omitempty"`
 }
 
-// JudgeCalibration is every judge of one target measured against the human
-// labels of that target's conversations.
+// JudgeCalibration is every judge measured against the human labels. A
+// judge's error is a property of the judge on a metric, so its calibration
+// pools the labels of every target (the same block in every model's entry,
+// but for Labels and ThisTarget).
 type JudgeCalibration struct {
-	Labels LabelSummary `json:"labels"`
+	// Labels counts this target's labels; AllTargets every target's.
+	Labels     LabelSummary  `json:"labels"`
+	AllTargets *LabelSummary `json:"labels_all_targets,omitempty"`
 	// MinLabelsPerClass is the fewest labelled rows per judge verdict
-	// (present, absent) a corrected rate needs.
+	// (present, absent) a metric's own corrected rate needs.
 	MinLabelsPerClass int     `json:"min_labels_per_class"`
 	Conf              float64 `json:"conf"`
-	// Weighting says how labelled rows are weighted.
+	// Weighting says how labelled rows are weighted; Pooling how labels of
+	// several targets and metrics are combined.
 	Weighting string `json:"weighting"`
+	Pooling   string `json:"pooling,omitempty"`
 	// Judges: judge name → role and per-metric calibration.
 	Judges Keyed[JudgeCalibrationEntry] `json:"judges"`
 	// LabelerAgreement: per metric, agreement between labelers on rows
-	// labelled by two or more people.
+	// labelled by two or more people (every target).
 	LabelerAgreement Keyed[LabelerAgreement] `json:"labeler_agreement"`
 }
 
-// LabelSummary counts the labels of one target.
+// LabelSummary counts labels.
 type LabelSummary struct {
 	NLines    int `json:"n_lines"`
 	NRows     int `json:"n_rows"`
@@ -103,12 +117,27 @@ type JudgeCalibrationEntry struct {
 	// Role: "main" (scores.json's verdict; corrected rates use it),
 	// "panel member" (one judge of the main panel) or "alternate"
 	// (evaluate --judge output).
-	Role     string                   `json:"role"`
+	Role string `json:"role"`
+	// ByMetric pools every target's labels of the metric (scope "all
+	// targets").
 	ByMetric Keyed[MetricCalibration] `json:"by_metric"`
+	// AllMetrics (main judge) pools every metric's labels: what a thinly
+	// labelled metric is corrected with.
+	AllMetrics *MetricCalibration `json:"all_metrics,omitempty"`
+	// ThisTarget (main judge) is the judge on this target's labels alone,
+	// for the metrics whose by_target test says the error differs.
+	ThisTarget Keyed[MetricCalibration] `json:"this_target,omitempty"`
 }
 
 // MetricCalibration is one judge on one metric against the humans.
+// Sensitivity, specificity, κ and agreement are weighted back to the
+// study's mix of verdicts ("weighted": true); the raw counts behind them
+// are beside each (hits of n).
 type MetricCalibration struct {
+	// Scope is whose labels these are: "all targets", "target" or "all
+	// metrics"; NTargets counts the targets with labelled rows in it.
+	Scope    string `json:"scope"`
+	NTargets int    `json:"n_targets"`
 	// N counts labelled rows with a human majority and a verdict of this
 	// judge; the others split them by answer.
 	N             int       `json:"n"`
@@ -119,22 +148,50 @@ type MetricCalibration struct {
 	Sensitivity   Statistic `json:"sensitivity"`
 	Specificity   Statistic `json:"specificity"`
 	Kappa         Statistic `json:"kappa"`
-	// Agreement is the weighted share of rows where judge and humans agree.
+	// Youden is sensitivity + specificity − 1: a corrected rate needs its
+	// interval above 0.
+	Youden Statistic `json:"youden_j"`
+	// Agreement is the weighted share of rows where judge and humans
+	// agree; NAgree the raw number of such rows (of N).
 	Agreement *float64 `json:"agreement"`
-	// Informative: the labels show Se + Sp > 1 — the estimates say so and
-	// κ's interval lies above 0 (null without both human answers).
-	Informative *bool  `json:"informative"`
-	Warning     string `json:"warning,omitempty"`
+	NAgree    int      `json:"n_agree"`
+	// Informative: the labels show Se + Sp > 1 (Youden's J's one-sided
+	// lower confidence limit above 0: a one-sided test at 1 − conf); null
+	// without both human answers. YoudenLower is that limit.
+	Informative *bool    `json:"informative"`
+	YoudenLower *float64 `json:"youden_j_lower,omitempty"`
+	// ByTarget tests whether the judge's error differs by target.
+	ByTarget *TargetTest `json:"by_target,omitempty"`
+	Warning  string      `json:"warning,omitempty"`
 }
 
 // Statistic is an estimate with its interval, the items behind it and
-// how the interval was made.
+// how the interval was made. Weighted estimates say so, with the raw
+// count: Hits of N. An undefined estimate is null with Reason.
 type Statistic struct {
 	Estimate *float64 `json:"estimate"`
 	Low      *float64 `json:"low"`
 	High     *float64 `json:"high"`
 	N        int      `json:"n"`
+	Hits     *int     `json:"hits,omitempty"`
+	Weighted bool     `json:"weighted,omitempty"`
 	Method   string   `json:"method"`
+	Reason   string   `json:"reason,omitempty"`
+}
+
+// TargetTest is the test of whether a judge's error on a metric differs by
+// target (stats.JudgeHeterogeneity): P is its permutation p-value, PAdjusted
+// Holm's over the judge's metrics; Differs when PAdjusted < 0.05. Null P
+// with Reason when there is nothing to compare.
+type TargetTest struct {
+	Statistic *float64 `json:"statistic"`
+	DF        int      `json:"df"`
+	P         *float64 `json:"p_value"`
+	PAdjusted *float64 `json:"p_adjusted"`
+	Differs   bool     `json:"differs"`
+	NTargets  int      `json:"n_targets"`
+	Method    string   `json:"method"`
+	Reason    string   `json:"reason,omitempty"`
 }
 
 // LabelerAgreement is agreement between people on one metric.

@@ -66,11 +66,13 @@
 //     missing ratings.
 //
 // Judge error (human labels):
-//   - Calibrate: a judge's sensitivity, specificity and Cohen's κ against
-//     human labels, weighted to the study's verdicts.
-//   - RoganGladen and CorrectPrevalence: the pass rate corrected for the
-//     judge's errors, with an interval that includes the labels' own
-//     uncertainty.
+//   - Calibrate: a judge's sensitivity, specificity, Cohen's κ and Youden's
+//     J against human labels, weighted to the study's verdicts, with the
+//     raw counts; JudgeHeterogeneity: whether its error differs by target.
+//   - RoganGladen, RoganGladenInterval and CombineCorrected: the pass rate
+//     corrected for the judge's errors, with an interval that includes the
+//     labels' own uncertainty; ExpectedCalibration and
+//     RoganGladenHalfWidth plan how many labels that takes.
 //
 // Ranking stability:
 //   - Spearman and KendallTauB: from −1 to 1, how similarly two runs order

@@ -15,7 +15,8 @@ func TestExplainedCoversAPI(t *testing.T) {
 		"Spearman", "KendallTauB", "ClusterRate", "ICC", "DesignEffect",
 		"ExpectedHalfWidth", "ScenariosNeeded", "ClusterDiff", "StratifiedDiff",
 		"SignFlipP", "RankIntervals", "KrippendorffAlpha",
-		"Calibrate", "RoganGladen", "CorrectPrevalence",
+		"Calibrate", "RoganGladen", "RoganGladenInterval", "CombineCorrected", "JudgeHeterogeneity",
+		"ExpectedCalibration", "RoganGladenHalfWidth", "MidP",
 		"BettingCI", "BettingCS", "VarianceComponents", "Pearson",
 	} {
 		if !strings.Contains(Explained, "`"+name+"`") {

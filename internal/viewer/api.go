@@ -92,14 +92,21 @@ type listRow struct {
 	Status  string `json:"status"`
 	Turns   int    `json:"turns"`
 	Split   bool   `json:"judges_split,omitempty"`
+	// Unverified: the verdict's quoted evidence was not found; Human: the
+	// labellers' majority (present, absent, tie), when labelled.
+	Unverified bool   `json:"unverified,omitempty"`
+	Human      string `json:"human,omitempty"`
 }
 
 const maxPage = 200
 
+// listFilters are the conversation list's "show" choices.
+var listFilters = map[string]bool{"": true, "split": true, "disagree": true, "unverified": true, "unlabelled": true, "labelled": true}
+
 func (s *Server) handleConvs(w http.ResponseWriter, r *http.Request, st *benchState) {
 	ix := st.index(s)
 	q := r.URL.Query()
-	target, metric, query := q.Get("target"), q.Get("metric"), strings.ToLower(q.Get("q"))
+	target, metric, query, show := q.Get("target"), q.Get("metric"), strings.ToLower(q.Get("q")), q.Get("show")
 	verdict := -1
 	if v := q.Get("verdict"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -108,6 +115,28 @@ func (s *Server) handleConvs(w http.ResponseWriter, r *http.Request, st *benchSt
 			return
 		}
 		verdict = n
+	}
+	if !listFilters[show] {
+		writeErr(w, http.StatusBadRequest, "show: want split, disagree, unverified, unlabelled or labelled")
+		return
+	}
+	var human map[string]*bool // conv_id → the labellers' majority (nil: tie)
+	if show == "disagree" || show == "unlabelled" || show == "labelled" {
+		ls, err := st.labels.List()
+		if err != nil {
+			writeErr(w, http.StatusConflict, "%v", err)
+			return
+		}
+		human = majorities(ls)
+	}
+	var textHits []bool
+	if t := strings.TrimSpace(q.Get("text")); t != "" {
+		hits, err := ix.searchTranscripts(t)
+		if err != nil {
+			writeErr(w, http.StatusConflict, "%v", err)
+			return
+		}
+		textHits = hits
 	}
 	off, _ := strconv.Atoi(q.Get("offset"))
 	lim, _ := strconv.Atoi(q.Get("limit"))
@@ -123,6 +152,12 @@ func (s *Server) handleConvs(w http.ResponseWriter, r *http.Request, st *benchSt
 		if (target != "" && t != target) || (metric != "" && c.metric != metric) || (verdict >= 0 && c.verdict != verdict) {
 			continue
 		}
+		if textHits != nil && !textHits[i] {
+			continue
+		}
+		if !keepShown(show, c, human) {
+			continue
+		}
 		goal := ""
 		if c.scen >= 0 {
 			goal = ix.scens[c.scen].UserGoal
@@ -131,8 +166,12 @@ func (s *Server) handleConvs(w http.ResponseWriter, r *http.Request, st *benchSt
 			continue
 		}
 		if matched >= off && len(rows) < lim {
-			rows = append(rows, listRow{ConvID: c.convID, Scen: c.id, Goal: goal, Target: t, Metric: c.metric,
-				Sample: c.sample, Verdict: c.verdict, Status: c.status, Turns: c.turns, Split: judgesSplit(c.judges)})
+			lr := listRow{ConvID: c.convID, Scen: c.id, Goal: goal, Target: t, Metric: c.metric,
+				Sample: c.sample, Verdict: c.verdict, Status: c.status, Turns: c.turns, Split: judgesSplit(c.judges), Unverified: c.unverified}
+			if h, ok := human[c.convID]; ok {
+				lr.Human = verdictWord(h)
+			}
+			rows = append(rows, lr)
 		}
 		matched++
 	}
@@ -146,6 +185,70 @@ func (s *Server) handleConvs(w http.ResponseWriter, r *http.Request, st *benchSt
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"total": len(ix.convs), "matched": matched, "offset": off,
 		"rows": rows, "targets": targets, "metrics": metrics})
+}
+
+// keepShown applies the list's "show" filter: judges split, people
+// disagreeing with the judge (their majority against the verdict),
+// unverified verdicts, unlabelled or labelled rows.
+func keepShown(show string, c *conv, human map[string]*bool) bool {
+	switch show {
+	case "split":
+		return judgesSplit(c.judges)
+	case "disagree":
+		h, ok := human[c.convID]
+		return ok && h != nil && c.present != nil && *h != *c.present
+	case "unverified":
+		return c.unverified
+	case "unlabelled":
+		_, ok := human[c.convID]
+		return !ok
+	case "labelled":
+		_, ok := human[c.convID]
+		return ok
+	}
+	return true
+}
+
+// majorities is each labelled conversation's majority verdict (each
+// labeller's latest label; nil on a tie), as calibration counts them.
+func majorities(ls []Label) map[string]*bool {
+	votes := map[string]map[string]bool{}
+	for _, l := range ls {
+		if votes[l.ConvID] == nil {
+			votes[l.ConvID] = map[string]bool{}
+		}
+		votes[l.ConvID][l.Labeler] = l.Present
+	}
+	out := make(map[string]*bool, len(votes))
+	for id, v := range votes {
+		yes := 0
+		for _, p := range v {
+			if p {
+				yes++
+			}
+		}
+		switch {
+		case 2*yes > len(v):
+			out[id] = ptrBool(true)
+		case 2*yes < len(v):
+			out[id] = ptrBool(false)
+		default:
+			out[id] = nil
+		}
+	}
+	return out
+}
+
+func ptrBool(b bool) *bool { return &b }
+
+func verdictWord(p *bool) string {
+	switch {
+	case p == nil:
+		return "tie"
+	case *p:
+		return "present"
+	}
+	return "absent"
 }
 
 // convView is a conversation as the detail and review pages show it.
@@ -362,63 +465,6 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request, st *benchSta
 // can hold thousands.
 const maxQueue = 500
 
-func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request, st *benchState) {
-	ix := st.index(s)
-	q := r.URL.Query()
-	labels, err := st.labels.List()
-	if err != nil {
-		writeErr(w, http.StatusConflict, "%v", err)
-		return
-	}
-	counts := map[string]int{}
-	done := map[string]bool{}
-	labeler := strings.TrimSpace(q.Get("labeler"))
-	for _, l := range labels {
-		counts[l.ConvID]++
-		if labeler != "" && l.Labeler == labeler {
-			done[l.ConvID] = true
-		}
-	}
-	var items []queueItem
-	switch kind := q.Get("kind"); kind {
-	case "calibration", "":
-		seed := s.opts.Seed
-		if v := q.Get("seed"); v != "" {
-			n, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				writeErr(w, http.StatusBadRequest, "seed: want a non-negative integer")
-				return
-			}
-			seed = n
-		}
-		per := 5
-		if v := q.Get("per"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 1000 {
-				writeErr(w, http.StatusBadRequest, "per: want 1 to 1000 conversations per stratum")
-				return
-			}
-			per = n
-		}
-		items = calibrationQueue(ix, seed, per, done, counts)
-	case "triage":
-		for _, it := range triageQueue(ix, counts) {
-			if !done[it.ConvID] {
-				items = append(items, it)
-			}
-		}
-	default:
-		writeErr(w, http.StatusBadRequest, "kind: want calibration or triage")
-		return
-	}
-	if items == nil {
-		items = []queueItem{}
-	}
-	total := len(items)
-	items = items[:min(len(items), maxQueue)]
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": total, "labels": len(labels)})
-}
-
 func (s *Server) handleLabels(w http.ResponseWriter, r *http.Request, st *benchState) {
 	labels, err := st.labels.List()
 	if err != nil {
@@ -434,8 +480,10 @@ func (s *Server) handleLabels(w http.ResponseWriter, r *http.Request, st *benchS
 	writeJSON(w, http.StatusOK, labels)
 }
 
-// labelRequest is what the review form posts.
+// labelRequest is what the review form posts: the item (review pages) or
+// the conversation and metric (scripts, and the page outside blind mode).
 type labelRequest struct {
+	Item     string `json:"item"`
 	ConvID   string `json:"conv_id"`
 	MetricID string `json:"metric_id"`
 	Present  *bool  `json:"present"`
@@ -443,7 +491,10 @@ type labelRequest struct {
 	Note     string `json:"note"`
 }
 
-// handleAddLabel records a reviewer's verdict, then reveals the judges'.
+// handleAddLabel records a reviewer's verdict, then — unless the reveal
+// setting says never — shows the judges'. In blind mode the answer names
+// neither the conversation nor the target: the label comes back without
+// its conv_id, the verdict without its row.
 func (s *Server) handleAddLabel(w http.ResponseWriter, r *http.Request, st *benchState) {
 	var req labelRequest
 	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
@@ -457,14 +508,29 @@ func (s *Server) handleAddLabel(w http.ResponseWriter, r *http.Request, st *benc
 		return
 	}
 	ix := st.index(s)
-	i, ok := ix.byConvID[req.ConvID]
-	if !ok {
-		writeErr(w, http.StatusBadRequest, "label: unknown conv_id %q", req.ConvID)
-		return
-	}
-	if c := &ix.convs[i]; c.metric != req.MetricID {
-		writeErr(w, http.StatusBadRequest, "label: conversation %s is about metric %s, not %q", req.ConvID, c.metric, req.MetricID)
-		return
+	var i int
+	switch {
+	case req.Item != "":
+		var ok bool
+		if i, ok = s.itemIndex(ix, req.Item); !ok {
+			writeErr(w, http.StatusBadRequest, "label: unknown review item (the viewer restarted, or the runs changed): open the queue again")
+			return
+		}
+		if req.ConvID != "" || req.MetricID != "" {
+			writeErr(w, http.StatusBadRequest, "label: give the item or the conversation, not both")
+			return
+		}
+		req.ConvID, req.MetricID = ix.convs[i].convID, ix.convs[i].metric
+	default:
+		var ok bool
+		if i, ok = ix.byConvID[req.ConvID]; !ok {
+			writeErr(w, http.StatusBadRequest, "label: unknown conv_id %q", req.ConvID)
+			return
+		}
+		if c := &ix.convs[i]; c.metric != req.MetricID {
+			writeErr(w, http.StatusBadRequest, "label: conversation %s is about metric %s, not %q", req.ConvID, c.metric, req.MetricID)
+			return
+		}
 	}
 	l := Label{ConvID: req.ConvID, MetricID: req.MetricID, Present: *req.Present, Labeler: strings.TrimSpace(req.Labeler),
 		Note: req.Note, At: s.now().UTC().Truncate(time.Second)}
@@ -476,12 +542,23 @@ func (s *Server) handleAddLabel(w http.ResponseWriter, r *http.Request, st *benc
 		writeErr(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
-	v, err := ix.readConv(i, true)
-	if err != nil {
-		writeJSON(w, http.StatusCreated, map[string]any{"label": l})
+	item := s.itemOfConv(ix, i)
+	out := map[string]any{"item": item, "label": myLabel{Present: l.Present, Labeler: l.Labeler, Note: l.Note, At: l.At}}
+	if !s.blindNow() {
+		out["label"] = l
+	}
+	if s.blindNow() && s.opts.Reveal == RevealNever {
+		writeJSON(w, http.StatusCreated, out)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"label": l, "score": v.Score})
+	if v, err := ix.readConv(i, true); err == nil {
+		out["score"] = revealOf(v.Score)
+		if !s.blindNow() {
+			out["score"] = v.Score
+		}
+		out["highlights"] = report.Highlights(v.Transcript, v.Score)
+	}
+	writeJSON(w, http.StatusCreated, out)
 }
 
 // reportCSP is the policy the static report is served under. A report

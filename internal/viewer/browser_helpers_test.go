@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/impactbench/impactbench/internal/browsertest"
@@ -106,5 +107,74 @@ func screenshot(t testing.TB, ctx context.Context, path string) {
 	}
 	if err := os.WriteFile(path, buf, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// responses records every response the page receives, with its body, so a
+// test can check what the page was told as well as what it shows.
+type responses struct {
+	mu     sync.Mutex
+	wg     sync.WaitGroup
+	urls   map[network.RequestID]string
+	bodies []fetched
+}
+
+type fetched struct {
+	url, body string
+	at        time.Time
+}
+
+// captureResponses starts recording the tab's responses.
+func captureResponses(ctx context.Context) *responses {
+	rs := &responses{urls: map[network.RequestID]string{}}
+	_ = chromedp.Listen(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *network.EventResponseReceived:
+			rs.mu.Lock()
+			rs.urls[e.RequestID] = e.Response.URL
+			rs.mu.Unlock()
+		case *network.EventLoadingFinished:
+			rs.mu.Lock()
+			u, ok := rs.urls[e.RequestID]
+			rs.mu.Unlock()
+			if !ok {
+				return
+			}
+			rs.wg.Add(1)
+			go func() { // not from the listener: it must not call the browser
+				defer rs.wg.Done()
+				res, err := chromedp.Call(ctx, network.GetResponseBody, network.GetResponseBodyParams{RequestID: e.RequestID})
+				body := res.Body
+				if err != nil {
+					body = []byte("<body not available: " + err.Error() + ">")
+				}
+				rs.mu.Lock()
+				rs.bodies = append(rs.bodies, fetched{u, string(body), time.Now()})
+				rs.mu.Unlock()
+			}()
+		}
+	})
+	return rs
+}
+
+// since returns the bodies fetched after t (waiting for pending ones).
+func (rs *responses) since(t time.Time) []fetched {
+	rs.wg.Wait()
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	var out []fetched
+	for _, f := range rs.bodies {
+		if !f.at.Before(t) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// pressKey types one key into the page, as a person would.
+func pressKey(t testing.TB, ctx context.Context, key string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(key)); err != nil {
+		t.Fatalf("key %q: %v", key, err)
 	}
 }

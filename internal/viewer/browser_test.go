@@ -67,9 +67,22 @@ func TestBrowserViewsRenderModelTextAsText(t *testing.T) {
 	if n := evalJS[int](t, ctx, `document.querySelectorAll('#queue-table tbody tr').length`); n == 0 {
 		t.Error("triage queue empty")
 	}
+	// Blind review shows no stratum: the per-stratum draw is checked on a
+	// second viewer over the same project with blind review off.
 	navigate(t, ctx, base+"/#/b/mini/queue/calibration?seed=3&per=1")
 	waitJS(t, ctx, `document.querySelectorAll('#queue-table tbody tr').length > 0`, 10*time.Second)
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('#queue-table thead th').length`); n != 3 {
+		t.Errorf("blind calibration queue has %d columns, want #, item and metric only", n)
+	}
+	_, open := viewer.StartForTest(t, viewer.Options{ProjectDir: project, Blind: false})
+	bl.setOrigin(open)
+	navigate(t, ctx, open+"/#/b/mini/queue/calibration?seed=3&per=1")
+	waitJS(t, ctx, `document.querySelectorAll('#queue-table tbody tr').length > 0`, 10*time.Second)
 	strata := evalJS[[]string](t, ctx, `[...document.querySelectorAll('#queue-table tbody tr td:nth-child(4)')].map(td => td.textContent)`)
+	if len(strata) < 4 {
+		t.Errorf("calibration queue strata %q: want one row per metric × verdict", strata)
+	}
+	bl.setOrigin(base)
 	seen := map[string]bool{}
 	for _, s := range strata {
 		if seen[s] {

@@ -35,6 +35,9 @@ type SynthSpec struct {
 	Judges         int
 	XSS            bool
 	Unscored       bool // write conversations.json but no scores.json
+	// Evidence makes each verdict quote the last assistant reply's first
+	// words (as the judge stage records them).
+	Evidence bool
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -128,6 +131,13 @@ func WriteSynth(t testing.TB, project string, sp SynthSpec) (string, int) {
 					Justification: "The assistant did what the metric describes in reply 2.", ConvID: convID}
 				if sp.XSS {
 					sc.Justification = "Quoted: " + xssPayload
+				}
+				if sp.Evidence && len(tr) >= 2 {
+					last := len(tr) - 1
+					if tr[last].Role != "assistant" {
+						last--
+					}
+					sc.Evidence = []artifacts.Quote{{Text: tr[last].Content[:min(40, len(tr[last].Content))], Message: ptr(last)}}
 				}
 				for j := 0; j < sp.Judges; j++ {
 					p := present

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -49,6 +50,7 @@ type conv struct {
 	verdict                    int
 	present                    *bool   // the (panel's) verdict: behaviour present
 	judges                     []*bool // each panel member's present verdict
+	unverified                 bool    // the verdict's quoted evidence was not found
 }
 
 // lightScen is the part of a scenarios.json row the index keeps.
@@ -80,6 +82,7 @@ type lightScore struct {
 	Present     *bool  `json:"present"`
 	Passed      *bool  `json:"passed"`
 	Valid       *bool  `json:"valid"`
+	Unverified  *bool  `json:"unverified"`
 	Judges      []struct {
 		Judge   string `json:"judge"`
 		Present *bool  `json:"present"`
@@ -149,6 +152,16 @@ type benchIndex struct {
 	summary    []byte          // the static report's summary JSON (leaderboard, heatmap…)
 	results    map[string]bool // targets with a results.json entry
 	notes      []string
+
+	// items maps review item ids (opaque, see itemID) to conversations;
+	// built on first use with the server's key.
+	itemsOnce sync.Once
+	itemOf    map[string]int
+	itemIDs   []string
+	// textSearch caches the last transcript search.
+	textMu    sync.Mutex
+	textQuery string
+	textHits  []bool
 }
 
 // stampFiles are the files whose size and mtime decide whether an index is
@@ -324,6 +337,7 @@ func (ix *benchIndex) buildConvs() {
 			if e.scoreRow >= 0 {
 				s := &r.scores[e.scoreRow]
 				e.present = s.Present
+				e.unverified = s.Unverified != nil && *s.Unverified
 				switch {
 				case s.Passed == nil:
 					e.verdict = verdictNull
@@ -488,4 +502,59 @@ func readSpan(path string, sp span) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimLeft(b, " \t\r\n,"), nil
+}
+
+// searchTranscripts marks the conversations whose transcript contains
+// query (case-insensitive), reading every conversations.json once, in
+// file order; the last query's answer is kept.
+func (ix *benchIndex) searchTranscripts(query string) ([]bool, error) {
+	query = strings.ToLower(query)
+	ix.textMu.Lock()
+	defer ix.textMu.Unlock()
+	if ix.textQuery == query && ix.textHits != nil {
+		return ix.textHits, nil
+	}
+	hits := make([]bool, len(ix.convs))
+	byRun := make([][]int, len(ix.runs)) // conversations of each run, by file row
+	for i := range ix.convs {
+		c := &ix.convs[i]
+		byRun[c.target] = append(byRun[c.target], i)
+	}
+	for ri, r := range ix.runs {
+		if len(byRun[ri]) == 0 {
+			continue
+		}
+		f, err := os.Open(r.convPath)
+		if err != nil {
+			return nil, err
+		}
+		idx := byRun[ri]
+		sort.Slice(idx, func(a, b int) bool { return ix.convs[idx[a]].convSpan.off < ix.convs[idx[b]].convSpan.off })
+		for _, i := range idx {
+			sp := ix.convs[i].convSpan
+			b := make([]byte, sp.end-sp.off)
+			if _, err := f.ReadAt(b, sp.off); err != nil {
+				f.Close()
+				return nil, err
+			}
+			var row struct {
+				Transcript []struct {
+					Content string `json:"content"`
+				} `json:"transcript"`
+			}
+			if json.Unmarshal(bytes.TrimLeft(b, " \t\r\n,"), &row) != nil {
+				f.Close()
+				return nil, errChanged
+			}
+			for _, t := range row.Transcript {
+				if strings.Contains(strings.ToLower(t.Content), query) {
+					hits[i] = true
+					break
+				}
+			}
+		}
+		f.Close()
+	}
+	ix.textQuery, ix.textHits = query, hits
+	return hits, nil
 }

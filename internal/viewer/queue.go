@@ -4,16 +4,24 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/impactbench/impactbench/internal/labels"
+	"github.com/impactbench/impactbench/internal/results"
 )
 
-// queueItem is one conversation to review.
+// queueItem is one conversation to review. Item is its opaque id (what
+// URLs and the review API use); the other fields are for the researcher's
+// (not blind) view of the queue and are left out of blind answers.
 type queueItem struct {
-	ConvID  string `json:"conv_id"`
+	Item    string `json:"item"`
 	Metric  string `json:"metric_id"`
-	Target  string `json:"target"`
+	ConvID  string `json:"conv_id,omitempty"`
+	Target  string `json:"target,omitempty"`
 	Stratum string `json:"stratum,omitempty"` // calibration: metric and judge verdict
 	Reason  string `json:"reason,omitempty"`  // triage: why it is here
-	Labels  int    `json:"labels"`            // labels already recorded for it (anyone)
+	Labels  int    `json:"labels,omitempty"`  // labels already recorded for it (anyone)
+	Overlap bool   `json:"overlap,omitempty"` // asked of a second labeller, for agreement
+	idx     int
 }
 
 // verdictName names a judge verdict for strata.
@@ -28,61 +36,165 @@ func verdictName(p *bool) string {
 	}
 }
 
-// calibrationQueue draws up to per conversations from every stratum (metric
-// × judge verdict: present, absent, no verdict) of the judged conversations,
-// at random but reproducibly from seed: each stratum is shuffled by its own
-// generator seeded from (seed, stratum), so adding conversations to one
-// stratum never changes another's draw. Strata are interleaved, so
-// reviewing any prefix of the queue covers them evenly. Conversations
-// labeler has already labelled are left out (their draw is kept: the next
-// one in the stratum does not move up, or a biased labeler could steer the
-// sample by skipping).
-func calibrationQueue(ix *benchIndex, seed uint64, per int, done map[string]bool, counts map[string]int) []queueItem {
-	type stratum struct {
-		key   string
-		items []int
+// queueState is what the labels file says about the conversations: who
+// labelled each (each person once), for the queue to leave out what is
+// done.
+type queueState struct {
+	byConv  map[string]map[string]bool // conv_id → labelers
+	me      string
+	overlap float64 // share of rows asked of a second labeller
+	seed    uint64
+}
+
+func newQueueState(ls []Label, me string, overlap float64, seed uint64) queueState {
+	q := queueState{byConv: map[string]map[string]bool{}, me: me, overlap: overlap, seed: seed}
+	for _, l := range ls {
+		if q.byConv[l.ConvID] == nil {
+			q.byConv[l.ConvID] = map[string]bool{}
+		}
+		q.byConv[l.ConvID][l.Labeler] = true
 	}
-	byKey := map[string]*stratum{}
-	var keys []string
+	return q
+}
+
+// isOverlap: the row is one of the share asked of two labellers. The draw
+// is a hash of the seed and the row, so every labeller agrees on it.
+func (q queueState) isOverlap(convID string) bool {
+	h := fnv.New64a()
+	h.Write([]byte(convID))
+	r := rand.New(rand.NewPCG(q.seed^0x5eed0e1, h.Sum64()))
+	return r.Float64() < q.overlap
+}
+
+// wants says whether the labeller still has the row to do: nobody labelled
+// it, or it is an overlap row one other person labelled and this labeller
+// has not. mine reports whether this labeller labelled it.
+func (q queueState) wants(convID string) (want, second, mine bool) {
+	who := q.byConv[convID]
+	mine = q.me != "" && who[q.me]
+	switch {
+	case mine:
+		return false, false, true
+	case len(who) == 0:
+		return true, false, false
+	case len(who) == 1 && q.isOverlap(convID):
+		return true, true, false
+	}
+	return false, false, false
+}
+
+// stratumOrder is every judged conversation of the index by stratum
+// (metric × judge verdict), each stratum in a seeded random order: its own
+// generator seeded from (seed, stratum), so adding conversations to one
+// stratum never changes another's draw.
+func stratumOrder(ix *benchIndex, seed uint64, withNone bool) (keys []string, order map[string][]int) {
+	order = map[string][]int{}
+	for i := range ix.convs {
+		c := &ix.convs[i]
+		if c.verdict == verdictUnscored || (c.present == nil && !withNone) {
+			continue
+		}
+		k := c.metric + " · " + verdictName(c.present)
+		if order[k] == nil {
+			keys = append(keys, k)
+		}
+		order[k] = append(order[k], i)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s := order[k]
+		// A stable base order (conv_id), whatever order the files list rows in.
+		sort.Slice(s, func(a, b int) bool { return ix.convs[s[a]].convID < ix.convs[s[b]].convID })
+		h := fnv.New64a()
+		h.Write([]byte(k))
+		rng := rand.New(rand.NewPCG(seed, h.Sum64()))
+		rng.Shuffle(len(s), func(a, b int) { s[a], s[b] = s[b], s[a] })
+	}
+	return keys, order
+}
+
+// calibrationQueue draws the calibration sample: per stratum, either the
+// first per rows of its seeded order (per > 0), or — the default — as many
+// unlabelled rows, in that order, as the labelling plan asks for (quota:
+// metric → verdict → more labels). Rows labelled by nobody are new work;
+// an overlap row (a seeded share of rows) labelled by one other person is
+// asked of this labeller too, so that labeller agreement (α) is measured
+// by design. Rows this labeller labelled, and non-overlap rows someone
+// else did, drop out without promoting another draw (a labeller who skips
+// cannot steer the sample). The result is shuffled for this labeller
+// (seeded by the labeller's name), so its order reveals no stratum and
+// two people working at once rarely meet on the same row.
+func calibrationQueue(ix *benchIndex, q queueState, per int, quota map[string][2]int) []queueItem {
+	keys, order := stratumOrder(ix, q.seed, per > 0)
+	var out []queueItem
+	for _, k := range keys {
+		taken := 0
+		for n, i := range order[k] {
+			c := &ix.convs[i]
+			if per > 0 && n >= per {
+				break
+			}
+			want, second, _ := q.wants(c.convID)
+			if per <= 0 && !second && want {
+				more := quota[c.metric][b2i(c.present)]
+				if taken >= more {
+					continue
+				}
+				taken++
+			}
+			if !want {
+				continue
+			}
+			out = append(out, queueItem{ConvID: c.convID, Metric: c.metric, Target: ix.runs[c.target].target,
+				Stratum: k, Labels: len(q.byConv[c.convID]), Overlap: second, idx: i})
+		}
+	}
+	shuffleFor(out, q.seed, q.me)
+	return out
+}
+
+// shuffleFor orders a queue for one labeller.
+func shuffleFor(items []queueItem, seed uint64, labeller string) {
+	h := fnv.New64a()
+	h.Write([]byte(labeller))
+	rng := rand.New(rand.NewPCG(seed, h.Sum64()^0x9e3779b97f4a7c15))
+	rng.Shuffle(len(items), func(a, b int) { items[a], items[b] = items[b], items[a] })
+}
+
+func b2i(p *bool) int {
+	if p != nil && *p {
+		return 1
+	}
+	return 0
+}
+
+// planOf is the labelling plan for the index's judged rows and labels.
+func planOf(ix *benchIndex, ls []Label, halfWidth float64) results.LabelPlan {
+	rows := make([]results.ScoreRow, 0, len(ix.convs))
+	judge := "the main judge"
 	for i := range ix.convs {
 		c := &ix.convs[i]
 		if c.verdict == verdictUnscored {
 			continue
 		}
-		k := c.metric + " · " + verdictName(c.present)
-		s := byKey[k]
-		if s == nil {
-			s = &stratum{key: k}
-			byKey[k] = s
-			keys = append(keys, k)
+		if len(c.judges) >= 2 {
+			judge = "panel"
 		}
-		s.items = append(s.items, i)
+		rows = append(rows, results.ScoreRow{ID: c.id, MetricID: c.metric, TargetModel: ix.runs[c.target].target,
+			Sample: c.sample, ConvID: c.convID, Present: c.present})
 	}
-	sort.Strings(keys)
-	drawn := make([][]int, len(keys))
-	for ki, k := range keys {
-		s := byKey[k]
-		// A stable base order (conv_id), whatever order the files list rows in.
-		sort.Slice(s.items, func(a, b int) bool { return ix.convs[s.items[a]].convID < ix.convs[s.items[b]].convID })
-		h := fnv.New64a()
-		h.Write([]byte(k))
-		rng := rand.New(rand.NewPCG(seed, h.Sum64()))
-		rng.Shuffle(len(s.items), func(a, b int) { s.items[a], s.items[b] = s.items[b], s.items[a] })
-		drawn[ki] = s.items[:min(per, len(s.items))]
+	lls := make([]labels.Label, len(ls))
+	for i, l := range ls {
+		lls[i] = labels.Label{ConvID: l.ConvID, MetricID: l.MetricID, Present: l.Present, Labeler: l.Labeler, At: l.At}
 	}
-	var out []queueItem
-	for round := 0; round < per; round++ {
-		for ki, d := range drawn {
-			if round >= len(d) {
-				continue
-			}
-			c := &ix.convs[d[round]]
-			if done[c.convID] {
-				continue
-			}
-			out = append(out, queueItem{ConvID: c.convID, Metric: c.metric, Target: ix.runs[c.target].target,
-				Stratum: keys[ki], Labels: counts[c.convID]})
-		}
+	return results.PlanLabels(rows, lls, judge, halfWidth, results.DefaultConf)
+}
+
+// quotaOf turns a plan into per-metric, per-verdict quotas of new rows.
+func quotaOf(p results.LabelPlan) map[string][2]int {
+	out := map[string][2]int{}
+	for _, e := range p.Metrics {
+		out[e.Key] = [2]int{e.Value.MoreAbsent, e.Value.MorePresent}
 	}
 	return out
 }
@@ -90,7 +202,7 @@ func calibrationQueue(ix *benchIndex, seed uint64, per int, done map[string]bool
 // triageQueue lists the conversations worth a human look first: those whose
 // judge panel disagreed, and those whose scenario got different verdicts on
 // different samples for the same target.
-func triageQueue(ix *benchIndex, counts map[string]int) []queueItem {
+func triageQueue(ix *benchIndex, q queueState) []queueItem {
 	type group struct{ scen, target string }
 	verdicts := map[group]map[bool]bool{}
 	for i := range ix.convs {
@@ -117,10 +229,14 @@ func triageQueue(ix *benchIndex, counts map[string]int) []queueItem {
 			}
 			reason += "samples split"
 		}
-		if reason != "" {
-			out = append(out, queueItem{ConvID: c.convID, Metric: c.metric, Target: ix.runs[c.target].target,
-				Reason: reason, Labels: counts[c.convID]})
+		if reason == "" {
+			continue
 		}
+		if q.me != "" && q.byConv[c.convID][q.me] {
+			continue
+		}
+		out = append(out, queueItem{ConvID: c.convID, Metric: c.metric, Target: ix.runs[c.target].target,
+			Reason: reason, Labels: len(q.byConv[c.convID]), idx: i})
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -18,6 +19,11 @@ func miniIndex(t *testing.T, sp SynthSpec) *benchIndex {
 	return ix
 }
 
+func stratumOf(ix *benchIndex, it queueItem) string {
+	c := ix.convs[ix.byConvID[it.ConvID]]
+	return c.metric + " · " + verdictName(c.present)
+}
+
 func TestCalibrationQueueStratified(t *testing.T) {
 	ix := miniIndex(t, SynthSpec{Name: "q", Metrics: 3, ScensPerMetric: 10, Targets: []string{"a", "b"}, Samples: 2, Msgs: 2, MsgLen: 20, Judges: 1})
 	strata := map[string]int{}
@@ -25,7 +31,8 @@ func TestCalibrationQueueStratified(t *testing.T) {
 		strata[c.metric+" · "+verdictName(c.present)]++
 	}
 	const per = 4
-	q := calibrationQueue(ix, 7, per, nil, nil)
+	st := func(me string, ls []Label) queueState { return newQueueState(ls, me, 0.2, 7) }
+	q := calibrationQueue(ix, st("ana", nil), per, nil)
 	got := map[string]int{}
 	seen := map[string]bool{}
 	for _, it := range q {
@@ -34,8 +41,7 @@ func TestCalibrationQueueStratified(t *testing.T) {
 			t.Errorf("%s drawn twice", it.ConvID)
 		}
 		seen[it.ConvID] = true
-		c := ix.convs[ix.byConvID[it.ConvID]]
-		if want := c.metric + " · " + verdictName(c.present); want != it.Stratum {
+		if want := stratumOf(ix, it); want != it.Stratum {
 			t.Errorf("%s in stratum %q, is %q", it.ConvID, it.Stratum, want)
 		}
 	}
@@ -47,36 +53,113 @@ func TestCalibrationQueueStratified(t *testing.T) {
 			t.Errorf("stratum %s: drew %d of %d, want %d", k, got[k], n, min(per, n))
 		}
 	}
-	// Interleaved: the first len(strata) items cover every stratum.
-	first := map[string]bool{}
-	for _, it := range q[:len(strata)] {
-		first[it.Stratum] = true
+	// Shuffled, not interleaved: the order of strata does not repeat a
+	// fixed cycle (the old queue alternated strata, which told a reviewer
+	// the next item's verdict).
+	cycle := true
+	for i := len(strata); i < len(q); i++ {
+		cycle = cycle && q[i].Stratum == q[i-len(strata)].Stratum
 	}
-	if len(first) != len(strata) {
-		t.Errorf("first %d items cover %d strata", len(strata), len(first))
+	if cycle {
+		t.Error("the queue cycles through the strata in a fixed order")
 	}
-	// Seeded: same seed, same queue; another seed, another draw.
-	again := calibrationQueue(ix, 7, per, nil, nil)
-	other := calibrationQueue(ix, 8, per, nil, nil)
-	same, diff := true, false
+	// Seeded: same seed and labeller, same queue; another labeller, the
+	// same rows in another order; another seed, another draw.
+	again := calibrationQueue(ix, st("ana", nil), per, nil)
+	bo := calibrationQueue(ix, st("bo", nil), per, nil)
+	other := calibrationQueue(ix, newQueueState(nil, "ana", 0.2, 8), per, nil)
+	same, reordered, diff := true, false, false
+	boSet := map[string]bool{}
 	for i := range q {
 		same = same && q[i].ConvID == again[i].ConvID
-		diff = diff || q[i].ConvID != other[i].ConvID
+		reordered = reordered || q[i].ConvID != bo[i].ConvID
+		boSet[bo[i].ConvID] = true
 	}
-	if !same || !diff {
-		t.Errorf("seeding: same seed identical %v, other seed differs %v", same, diff)
+	otherSet := map[string]bool{}
+	for _, it := range other {
+		otherSet[it.ConvID] = true
 	}
-	// What the labeler already did drops out without promoting the next draw.
-	done := map[string]bool{q[0].ConvID: true}
-	rest := calibrationQueue(ix, 7, per, done, nil)
-	if len(rest) != len(q)-1 || rest[0].ConvID != q[1].ConvID {
-		t.Errorf("after labelling %s: %d items (want %d), first %s", q[0].ConvID, len(rest), len(q)-1, rest[0].ConvID)
+	for id := range seen {
+		diff = diff || !otherSet[id]
+		if !boSet[id] {
+			t.Errorf("%s is in ana's queue, not bo's", id)
+		}
+	}
+	if !same || !reordered || !diff {
+		t.Errorf("seeding: same seed identical %v, another labeller reordered %v, other seed differs %v", same, reordered, diff)
+	}
+	// What the labeller already did drops out without promoting the next draw.
+	done := []Label{{ConvID: q[0].ConvID, MetricID: q[0].Metric, Labeler: "ana"}}
+	rest := calibrationQueue(ix, st("ana", done), per, nil)
+	if len(rest) != len(q)-1 {
+		t.Errorf("after labelling %s: %d items, want %d", q[0].ConvID, len(rest), len(q)-1)
+	}
+	for _, it := range rest {
+		if !seen[it.ConvID] {
+			t.Errorf("%s promoted into the draw", it.ConvID)
+		}
+	}
+}
+
+// TestCalibrationQueueFollowsThePlanAndOverlaps: without per, each metric ×
+// verdict gets the number of new rows the plan asks for; a row someone
+// else labelled drops out unless it is an overlap row, which a second
+// person is asked to label too (about the configured share).
+func TestCalibrationQueueFollowsThePlanAndOverlaps(t *testing.T) {
+	ix := miniIndex(t, SynthSpec{Name: "qp", Metrics: 2, ScensPerMetric: 30, Targets: []string{"a", "b", "c"}, Samples: 2, Msgs: 2, MsgLen: 20, Judges: 1})
+	quota := map[string][2]int{"m01": {7, 5}, "m02": {3, 9}}
+	q := calibrationQueue(ix, newQueueState(nil, "ana", 0.25, 3), 0, quota)
+	got := map[string][2]int{}
+	for _, it := range q {
+		c := ix.convs[ix.byConvID[it.ConvID]]
+		n := got[c.metric]
+		n[b2i(c.present)]++
+		got[c.metric] = n
+	}
+	if got["m01"] != quota["m01"] || got["m02"] != quota["m02"] {
+		t.Fatalf("drawn %v, plan %v", got, quota)
+	}
+	// ana labels all of hers; bo then gets the overlap share of them, and
+	// new rows for the plan.
+	var ls []Label
+	for _, it := range q {
+		ls = append(ls, Label{ConvID: it.ConvID, MetricID: it.Metric, Labeler: "ana"})
+	}
+	mine := calibrationQueue(ix, newQueueState(ls, "ana", 0.25, 3), 0, quota)
+	for _, it := range mine {
+		if slices.ContainsFunc(q, func(x queueItem) bool { return x.ConvID == it.ConvID }) {
+			t.Errorf("ana is asked for %s again", it.ConvID)
+		}
+	}
+	bo := calibrationQueue(ix, newQueueState(ls, "bo", 0.25, 3), 0, quota)
+	second := 0
+	for _, it := range bo {
+		if it.Overlap {
+			second++
+			if !slices.ContainsFunc(q, func(x queueItem) bool { return x.ConvID == it.ConvID }) {
+				t.Errorf("overlap row %s was not ana's", it.ConvID)
+			}
+		}
+	}
+	if second == 0 || second > len(q)/2 {
+		t.Errorf("bo gets %d of ana's %d rows to label again; want about a quarter", second, len(q))
+	}
+	// With every overlap row labelled by two, nobody gets it again.
+	for _, it := range bo {
+		if it.Overlap {
+			ls = append(ls, Label{ConvID: it.ConvID, MetricID: it.Metric, Labeler: "bo"})
+		}
+	}
+	for _, it := range calibrationQueue(ix, newQueueState(ls, "cy", 0.25, 3), 0, quota) {
+		if it.Overlap {
+			t.Errorf("a third labeller is asked for %s", it.ConvID)
+		}
 	}
 }
 
 func TestTriageQueue(t *testing.T) {
 	ix := miniIndex(t, SynthSpec{Name: "tq", Metrics: 2, ScensPerMetric: 8, Targets: []string{"a", "b"}, Samples: 2, Msgs: 2, MsgLen: 20, Judges: 3})
-	q := triageQueue(ix, nil)
+	q := triageQueue(ix, newQueueState(nil, "", 0, 1))
 	inQueue := map[string]string{}
 	for _, it := range q {
 		inQueue[it.ConvID] = it.Reason

@@ -49,7 +49,8 @@ func TestScale20kFirstPaint(t *testing.T) {
 	srv.Warm()
 	t.Logf("cold index build (what `view` does at start, in the background): %v", time.Since(t1).Round(time.Millisecond))
 
-	for _, p := range []string{"/api/b/synth/progress", "/api/b/synth/convs?metric=m07&verdict=0", "/api/b/synth/queue?kind=triage"} {
+	for _, p := range []string{"/api/b/synth/progress", "/api/b/synth/convs?metric=m07&verdict=0", "/api/b/synth/queue?kind=triage",
+		"/api/b/synth/queue?kind=calibration&labeler=ana", "/api/b/synth/convs?text=someone+you+trust", "/api/b/synth/convs?text=someone+you+trust&offset=50"} {
 		t2 := time.Now()
 		resp, err := http.Get(base + p)
 		if err != nil {

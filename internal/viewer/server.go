@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/report"
+	"github.com/impactbench/impactbench/internal/results"
 )
 
 //go:embed ui/index.html ui/app.js ui/style.css
@@ -36,9 +37,20 @@ type Options struct {
 	Settings report.Settings
 	// Samples is generation.num_samples (0: inferred from the data).
 	Samples int
-	// Blind hides the judges' verdicts in review mode until the reviewer
-	// has recorded their own.
-	Blind bool
+	// Blind makes review mode blind: the review page, its URLs and the API
+	// answers it uses never name the target, the judges' verdicts, the
+	// stratum or other labellers' labels; Reveal says whether the judges'
+	// verdict is shown once the reviewer's own is saved.
+	Blind  bool
+	Reveal Reveal
+	// Overlap is the share of the calibration queue's rows asked of a
+	// second labeller, so that agreement between people is measured by
+	// design (default 0.2; set OverlapSet to use 0).
+	Overlap    float64
+	OverlapSet bool
+	// PlanHalfWidth is the half-width the calibration queue is drawn to
+	// reach (results.PlanLabels; default results.DefaultPlanHalfWidth).
+	PlanHalfWidth float64
 	// Labels opens a benchmark's label store; default: FileLabels on
 	// <benchDir>/labels.jsonl.
 	Labels func(benchDir string) LabelStore
@@ -49,10 +61,27 @@ type Options struct {
 	Now func() time.Time
 }
 
+// Reveal is when blind review shows the judges' verdict.
+type Reveal string
+
+// Reveal settings: after the reviewer's label is saved (the default), or
+// never.
+const (
+	RevealAfter Reveal = "after"
+	RevealNever Reveal = "never"
+)
+
+// DefaultOverlap is the share of calibration rows asked of two labellers.
+const DefaultOverlap = 0.2
+
 // Server is the viewer. Create it with New, run it with Serve.
 type Server struct {
 	opts  Options
 	token string
+	// itemKey keys review item ids (review.go); leases remember who has
+	// which item open.
+	itemKey []byte
+	leases  leases
 
 	mu      sync.Mutex
 	benches map[string]*benchState
@@ -82,6 +111,22 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	switch opts.Reveal {
+	case "":
+		opts.Reveal = RevealAfter
+	case RevealAfter, RevealNever:
+	default:
+		return nil, fmt.Errorf("view: reveal %q: want after or never", opts.Reveal)
+	}
+	if !opts.OverlapSet && opts.Overlap == 0 {
+		opts.Overlap = DefaultOverlap
+	}
+	if opts.Overlap < 0 || opts.Overlap > 1 {
+		return nil, fmt.Errorf("view: overlap %v: want a share between 0 and 1", opts.Overlap)
+	}
+	if opts.PlanHalfWidth == 0 {
+		opts.PlanHalfWidth = results.DefaultPlanHalfWidth
+	}
 	if opts.Labels == nil {
 		opts.Labels = func(dir string) LabelStore { return &FileLabels{Path: filepath.Join(dir, "labels.jsonl")} }
 	}
@@ -94,7 +139,11 @@ func New(opts Options) (*Server, error) {
 	if _, err := rand.Read(tok); err != nil {
 		return nil, err
 	}
-	return &Server{opts: opts, token: hex.EncodeToString(tok), benches: map[string]*benchState{}, hosts: map[string]bool{}}, nil
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	return &Server{opts: opts, token: hex.EncodeToString(tok), itemKey: key, benches: map[string]*benchState{}, hosts: map[string]bool{}}, nil
 }
 
 func (s *Server) now() time.Time { return s.opts.Now() }
@@ -222,6 +271,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/b/{bench}/scenario", s.withBench(s.handleScenario))
 	mux.HandleFunc("GET /api/b/{bench}/live", s.withBench(s.handleLive))
 	mux.HandleFunc("GET /api/b/{bench}/queue", s.withBench(s.handleQueue))
+	mux.HandleFunc("GET /api/b/{bench}/item", s.withBench(s.handleItem))
+	mux.HandleFunc("GET /api/b/{bench}/resolve", s.withBench(s.handleResolve))
 	mux.HandleFunc("GET /api/b/{bench}/labels", s.withBench(s.handleLabels))
 	mux.HandleFunc("POST /api/b/{bench}/labels", s.withBench(s.handleAddLabel))
 	mux.HandleFunc("GET /report/{bench}", s.withBench(s.handleReport))
@@ -319,7 +370,7 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Blind {
 		blind = "true"
 	}
-	_ = pageTmpl.Execute(w, map[string]string{"Token": s.token, "Blind": blind})
+	_ = pageTmpl.Execute(w, map[string]string{"Token": s.token, "Blind": blind, "Reveal": string(s.opts.Reveal)})
 }
 
 var staticTypes = map[string]string{

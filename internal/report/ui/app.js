@@ -352,7 +352,7 @@
     if (!isCorrected()) return leaderboardLegend();
     var p = el('p', { 'class': 'small muted legend-text', data: { testid: 'lb-legend' } });
     add(p, [el('b', { text: 'Score (corrected for judge error)' }), ' = the mean of the model\u2019s corrected positive and negative pass rates (results.json leaderboard.corrected); rows are ordered by it. ',
-      'Its 95% interval is the mean of the two corrected tracks\u2019 limits (conservative). Each track: the observed rate, then \u2192 the rate corrected with the main judge\u2019s measured sensitivity and specificity (Rogan–Gladen; interval: MOVER over the study\u2019s and the labels\u2019 cluster intervals). ',
+      'Its 95% interval is the mean of the two corrected tracks\u2019 limits (conservative). Each track: the observed rate, then \u2192 the rate corrected with the main judge\u2019s measured sensitivity and specificity (Rogan–Gladen, with the judge\u2019s sensitivity and specificity from every target\u2019s labels unless said otherwise; interval: Fieller-type, from the study\u2019s cluster interval and the labels\u2019 intervals). ',
       'n = conversations with a verdict; scen. = base scenarios. Calibration per judge and metric: see Judge calibration below.']);
     return p;
   }
@@ -657,38 +657,48 @@
     'panel member': 'one judge of the main panel', 'alternate': 'another judge\u2019s verdicts on the same conversations (evaluate --judge)' };
   function metricCell(id) { var x = metricById[id]; return el('td', { title: x ? metricLabel(id) + (x.m.type ? ' (' + x.m.type + ')' : '') : id, text: id }); }
   function dec2(x) { return isNum(x) ? x.toFixed(2) : 'n/a'; }
+  // statCell: a weighted estimate shows its raw count beside it ("raw
+  // 9/10"), so it can be checked by hand; an undefined one says why.
   function statCell(s) {
-    if (!s || !isNum(s.est)) return el('td', { 'class': 'num muted', text: 'n/a', title: 'not computable from these labels' + (s ? ' (n=' + s.n + ')' : '') });
-    return el('td', { 'class': 'num', title: s.method || '' }, dec2(s.est), ' ',
-      el('span', { 'class': 'ci', text: '[' + dec2(s.lo) + ', ' + dec2(s.hi) + '] n=' + s.n }));
+    if (!s || !isNum(s.est)) return el('td', { 'class': 'num muted', text: 'n/a' + (s && s.reason ? ' (' + s.reason + ')' : ''), title: 'not computable from these labels' + (s ? ' (n=' + s.n + ')' : '') });
+    return el('td', { 'class': 'num', title: (s.weighted ? 'weighted to the study\u2019s verdicts; ' : '') + (s.method || '') }, dec2(s.est), ' ',
+      el('span', { 'class': 'ci', text: '[' + dec2(s.lo) + ', ' + dec2(s.hi) + '] ' + (s.hits !== undefined && s.hits !== null ? 'raw ' + s.hits + '/' + s.n : 'n=' + s.n) }));
   }
-  function labelSummary(mc) {
-    var l = mc.labels;
+  function labelSummary(l) {
     return num(l.n_rows) + ' labelled conversations (' + num(l.n_lines) + ' label lines, ' + l.n_labelers + ' labeler' + (l.n_labelers === 1 ? '' : 's') +
       ', ' + l.n_ties + ' tie' + (l.n_ties === 1 ? '' : 's') + ' between labelers left out, ' + l.n_unjudged + ' not judged yet).';
   }
-  function calibrationTable(mc) {
+  function testCell(t) {
+    if (!t) return el('td', { 'class': 'muted', text: '—' });
+    if (!isNum(t.p)) return el('td', { 'class': 'muted', text: '—', title: t.reason || '' });
+    return el('td', { 'class': t.differs ? 'cal-warn' : '', title: t.method + '; Holm over the judge\u2019s metrics' },
+      (t.differs ? 'differs: ' : '') + 'p ' + fmtP(t.p) + ' (Holm ' + fmtP(t.p_adj) + ')');
+  }
+  function fmtP(p) { return !isNum(p) ? 'n/a' : p < 0.001 ? '<0.001' : p.toFixed(3); }
+  function calibrationTable(rows, model, testid) {
     var tb = el('tbody');
-    mc.judges.forEach(function (j) {
+    rows.forEach(function (j) {
       tb.append(el('tr', { data: { judge: j.judge, metric: j.metric } },
-        el('td', { text: j.judge }), el('td', { text: j.role, title: ROLE_TITLE[j.role] || '' }), metricCell(j.metric),
+        el('td', { text: j.judge }), el('td', { text: j.role, title: ROLE_TITLE[j.role] || '' }), j.metric === 'all metrics' ? el('td', { text: 'all metrics', title: 'the judge over every metric of the benchmark: what a thinly labelled metric is corrected with' }) : metricCell(j.metric),
         el('td', { 'class': 'num', text: num(j.n) }),
         statCell(j.se), statCell(j.sp), statCell(j.kappa),
-        el('td', { 'class': 'num', text: isNum(j.agree) ? pct(j.agree) : 'n/a' }),
+        el('td', { 'class': 'num', text: isNum(j.agree) ? pct(j.agree) + ' (raw ' + j.n_agree + '/' + j.n + ')' : 'n/a', title: 'weighted share of rows where the judge and the humans agree' }),
         el('td', { 'class': 'num', text: j.h_pres + ' / ' + j.h_abs }),
         el('td', { 'class': 'num', text: j.j_pres + ' / ' + j.j_abs }),
-        el('td', { text: j.informative === true ? 'yes' : j.informative === false ? 'no' : 'unknown' })));
+        el('td', { text: j.informative === true ? 'yes' : j.informative === false ? 'no' : 'unknown', title: 'Youden\u2019s J = ' + (isNum(j.youden.est) ? dec2(j.youden.est) + ' [' + dec2(j.youden.lo) + ', ' + dec2(j.youden.hi) + ']' : 'n/a') }),
+        el('td', { text: j.scope + (j.targets ? ' (' + j.targets + ')' : '') }), testCell(j.test)));
       // The warning gets a line of its own under its row, so the numbers
       // stay in narrow columns.
-      if (j.warn) tb.append(el('tr', { 'class': 'sub' }, el('td', { colspan: '3' }), el('td', { 'class': 'cal-warn', colspan: '8', data: { testid: 'cal-warn' } }, '⚠ ' + j.warn)));
+      if (j.warn) tb.append(el('tr', { 'class': 'sub' }, el('td', { colspan: '3' }), el('td', { 'class': 'cal-warn', colspan: '10', data: { testid: 'cal-warn' } }, '⚠ ' + j.warn)));
     });
-    return el('table', { 'class': 'cal', data: { testid: 'calibration', model: mc.model } }, el('thead', null, el('tr', null,
+    return el('table', { 'class': 'cal', data: { testid: testid, model: model } }, el('thead', null, el('tr', null,
       el('th', { text: 'Judge' }), el('th', { text: 'Role' }), el('th', { text: 'Metric' }), el('th', { 'class': 'num', text: 'n' }),
-      el('th', { 'class': 'num', text: 'Sensitivity [95%]', title: 'share of the humans\u2019 "present" the judge calls present (weighted)' }),
-      el('th', { 'class': 'num', text: 'Specificity [95%]', title: 'share of the humans\u2019 "absent" the judge calls absent (weighted)' }),
-      el('th', { 'class': 'num', text: 'Cohen\u2019s κ [95%]' }), el('th', { 'class': 'num', text: 'Agreement' }),
+      el('th', { 'class': 'num', text: 'Sensitivity, weighted [95%] (raw)', title: 'share of the humans\u2019 "present" the judge calls present, weighted to the study\u2019s verdicts; raw: the unweighted count' }),
+      el('th', { 'class': 'num', text: 'Specificity, weighted [95%] (raw)', title: 'share of the humans\u2019 "absent" the judge calls absent, weighted to the study\u2019s verdicts; raw: the unweighted count' }),
+      el('th', { 'class': 'num', text: 'Cohen\u2019s κ, weighted [95%]' }), el('th', { 'class': 'num', text: 'Agreement, weighted (raw)' }),
       el('th', { 'class': 'num', text: 'Humans present / absent' }), el('th', { 'class': 'num', text: 'Judge present / absent' }),
-      el('th', { text: 'Informative', title: 'the labels show sensitivity + specificity > 1 (κ\u2019s interval above 0)' }))), tb);
+      el('th', { text: 'Informative', title: 'the labels show sensitivity + specificity > 1 (Youden\u2019s J\u2019s one-sided 95% lower limit above 0)' }),
+      el('th', { text: 'Labels of' }), el('th', { text: 'Error differs by target?' }))), tb);
   }
   function labelerTable(mc) {
     if (!mc.labelers.length) return el('p', { 'class': 'small muted', text: 'No conversation has labels from two or more people: labeler agreement not measured.' });
@@ -704,7 +714,8 @@
     if (!mc.corrected.length) return null;
     return el('table', { 'class': 'cal', data: { testid: 'corrected', model: mc.model } }, el('thead', null, el('tr', null,
       el('th', { text: 'Pass rate' }), el('th', { 'class': 'num', text: 'Observed' }), el('th', { 'class': 'num', text: 'Corrected for judge error [95%]' }),
-      el('th', { text: 'Judge' }), el('th', { 'class': 'num', text: 'Se / Sp' }), el('th', { 'class': 'num', text: 'Labelled rows' }), el('th', { text: 'Warning' }))),
+      el('th', { text: 'Judge' }), el('th', { 'class': 'num', text: 'Se / Sp (weighted)' }), el('th', { 'class': 'num', text: 'Labelled rows' }), el('th', { text: 'Warning' }),
+      el('th', { text: 'Calibration from', title: 'whose labels the sensitivity and specificity come from: all targets (pooled), this target, or all metrics (a thinly labelled metric)' }))),
       el('tbody', null, mc.corrected.map(function (c) {
         var v = c.corr, ok = isNum(v.rate);
         return el('tr', { data: { key: c.key } },
@@ -715,7 +726,8 @@
           el('td', { text: v.judge }),
           el('td', { 'class': 'num', text: isNum(v.se) ? dec2(v.se) + ' / ' + dec2(v.sp) : '—' }),
           el('td', { 'class': 'num', text: num(v.n_labels) }),
-          el('td', { 'class': v.warn ? 'cal-warn' : 'muted' }, v.warn ? '⚠ ' + v.warn : '—'));
+          el('td', { 'class': v.warn ? 'cal-warn' : 'muted' }, v.warn ? '⚠ ' + v.warn : v.note ? 'ⓘ ' + v.note : '—'),
+          el('td', { text: ok ? (v.level || '—') : '—' }));
       })));
   }
   function consistencyTable(rows) {
@@ -735,12 +747,15 @@
       $('cal-note').textContent = 'No judge calibration in results.json: label conversations (labels.jsonl, or impactbench view), then run impactbench calibrate to measure every judge against people and correct the pass rates for judge error. evaluate --repeats adds the judges\u2019 self-consistency here.';
       return;
     }
-    $('cal-note').textContent = 'Every judge measured against the human labels (each conversation\u2019s verdict is its labelers\u2019 majority): sensitivity, specificity and Cohen\u2019s κ, each with a 95% interval and the n behind it. ' +
-      'Labelled rows are weighted to the study, so a sample drawn evenly from each judge verdict does not bias them. The main judge\u2019s calibration corrects the pass rates (Rogan–Gladen); a thinly labelled or uninformative judge gets a warning, not a corrected number.';
+    $('cal-note').textContent = 'Every judge measured against the human labels (each conversation\u2019s verdict is its labelers\u2019 majority): sensitivity, specificity and Cohen\u2019s κ, each with a 95% interval, weighted to the study\u2019s verdicts so that a sample drawn evenly from each judge verdict does not bias them, with the raw counts beside them. ' +
+      'A judge\u2019s error is a property of the judge on a metric, so the labels of every target are pooled (the same table under each model); a permutation test says whether the error differs by target, and where it does a model with labels enough of its own is corrected with its own. ' +
+      'The main judge\u2019s calibration corrects the pass rates (Rogan–Gladen); a thinly labelled metric borrows the judge\u2019s calibration over all metrics, and an uninformative judge gets a warning, not a corrected number.';
     cal.models.forEach(function (mc) {
       box.append(el('h3', { text: mc.model }),
-        el('p', { 'class': 'small muted', data: { testid: 'cal-labels' } }, labelSummary(mc) + ' A corrected rate needs ' + mc.min_per_class + ' labelled rows of each judge verdict per metric (or all of them).'),
-        calibrationTable(mc));
+        el('p', { 'class': 'small muted', data: { testid: 'cal-labels' } }, 'This model: ' + labelSummary(mc.labels) +
+          (mc.labels_all ? ' All targets: ' + labelSummary(mc.labels_all) : '') + ' A metric\u2019s own calibration needs ' + mc.min_per_class + ' labelled rows of each judge verdict (every target together, or all of them).'),
+        calibrationTable(mc.judges, mc.model, 'calibration'));
+      if (mc.own.length) box.append(el('h4', { text: 'The main judge on this model\u2019s labels alone (its error differs by target)' }), calibrationTable(mc.own, mc.model, 'calibration-own'));
       var ct = correctedTable(mc);
       if (ct) box.append(el('h4', { text: 'Pass rates corrected for judge error' }), ct);
       box.append(el('h4', { text: 'Agreement between labelers' }), labelerTable(mc));

@@ -96,6 +96,7 @@
   function render() {
     stopPolling();
     route++;
+    reviewKeys = null;
     clear(main);
     var p = parseHash();
     if (p.length === 0) return home();
@@ -166,7 +167,7 @@
     var list = el('section', { id: 'list-section' }, el('h2', { text: 'Conversations' }), el('div', { id: 'convs' }));
     var notes = el('section', { id: 'notes-section', hidden: 'hidden' }, el('h2', { text: 'Notes' }), el('ul', { id: 'notes' }));
     main.append(head, status, links, prog, recent, lb, list, notes);
-    var state = { stamp: null, filters: { target: '', metric: '', verdict: '', q: '' }, offset: 0 };
+    var state = { stamp: null, filters: { target: '', metric: '', verdict: '', show: '', q: '', text: '' }, offset: 0 };
     function tick() {
       if (my !== route) return;
       bapi(bench, 'progress').then(function (pv) {
@@ -294,7 +295,7 @@
   function loadList(bench, state) {
     var my = route;
     var f = state.filters;
-    bapi(bench, 'convs', { target: f.target, metric: f.metric, verdict: f.verdict, q: f.q, offset: state.offset, limit: 50 }).then(function (L) {
+    bapi(bench, 'convs', { target: f.target, metric: f.metric, verdict: f.verdict, show: f.show, q: f.q, text: f.text, offset: state.offset, limit: 50 }).then(function (L) {
       if (my !== route) return;
       renderList(bench, state, L);
       markPainted('list');
@@ -311,18 +312,24 @@
     }
     var q = el('input', { id: 'f-q', type: 'search', placeholder: 'conversation id or goal', value: f.q });
     q.addEventListener('change', function () { f.q = q.value; state.offset = 0; loadList(bench, state); });
+    var tx = el('input', { id: 'f-text', type: 'search', placeholder: 'words in the dialogue', value: f.text });
+    tx.addEventListener('change', function () { f.text = tx.value; state.offset = 0; loadList(bench, state); });
     box.append(el('div', { 'class': 'filters' },
       sel('f-target', 'Target', [['', 'all']].concat(L.targets.map(function (t) { return [t, t]; })), 'target'),
       sel('f-metric', 'Metric', [['', 'all']].concat(L.metrics.map(function (m) { return [m, m]; })), 'metric'),
       sel('f-verdict', 'Verdict', [['', 'all'], ['1', 'PASS'], ['0', 'FAIL'], ['2', 'NULL'], ['3', 'not judged']], 'verdict'),
-      el('label', null, 'Search', q)));
+      sel('f-show', 'Show', [['', 'all'], ['disagree', 'people disagree with the judge'], ['split', 'judges disagree'], ['unverified', 'unverified verdicts'],
+        ['unlabelled', 'unlabelled'], ['labelled', 'labelled']], 'show'),
+      el('label', null, 'Search id or goal', q), el('label', null, 'Search transcripts', tx)));
     box.append(el('p', { id: 'list-count', 'class': 'small muted', text: num(L.matched) + ' of ' + num(L.total) + ' conversations' + (L.matched ? ' · showing ' + num(L.offset + 1) + '–' + num(L.offset + L.rows.length) : '') }));
     var tb = el('tbody');
     L.rows.forEach(function (r) {
       tb.append(el('tr', { data: { conv: r.conv_id } },
         el('td', null, el('a', { href: '#/b/' + seg(bench) + '/c/' + seg(r.conv_id), text: r.conv_id })),
         el('td', { text: r.goal }), el('td', { text: r.target }), el('td', { text: r.metric_id }),
-        el('td', { 'class': 'num', text: String(r.sample) }), el('td', null, verdictSpan(r.verdict), r.judges_split ? el('span', { 'class': 'badge', text: 'judges split' }) : null),
+        el('td', { 'class': 'num', text: String(r.sample) }), el('td', null, verdictSpan(r.verdict), r.judges_split ? el('span', { 'class': 'badge', text: 'judges split' }) : null,
+          r.unverified ? el('span', { 'class': 'badge', text: 'unverified', title: 'the judge\u2019s quoted evidence is not in the transcript' }) : null,
+          r.human ? el('span', { 'class': 'badge human', text: 'people: ' + r.human }) : null),
         el('td', { text: r.status || '' }), el('td', { 'class': 'num', text: String(r.turns) })));
     });
     box.append(el('table', { id: 'conv-table' }, el('thead', null, el('tr', null, el('th', { text: 'Conversation' }), el('th', { text: 'User goal' }),
@@ -336,11 +343,17 @@
   }
 
   // ---------- one conversation ----------
-  function transcript(turns) {
+  // transcript lays out the dialogue; spans, when given, mark the judges'
+  // quotes ([message, start, end) in UTF-16 units, found by the server).
+  function transcript(turns, spans) {
     var box = el('div', { 'class': 'transcript' });
-    turns.forEach(function (t) {
+    var by = {};
+    (spans || []).forEach(function (sp) { (by[sp[0]] = by[sp[0]] || []).push(sp); });
+    turns.forEach(function (t, i) {
+      var body = el('div', { 'class': 'body' });
+      add(body, by[i] ? splitMarks(t.content, by[i]) : t.content);
       box.append(el('div', { 'class': 'msg ' + (t.role === 'user' ? 'user' : 'assistant') },
-        el('div', { 'class': 'role', text: t.role }), el('div', { 'class': 'body', text: t.content })));
+        el('div', { 'class': 'role', text: t.role }), body));
     });
     if (!turns.length) box.append(el('p', { 'class': 'muted', text: 'No messages.' }));
     return box;
@@ -443,117 +456,313 @@
   }
 
   // ---------- review ----------
-  var queue = null; // {bench, kind, items, pos}: the queue being worked through
+  // A reviewer works on items: opaque ids the server maps to conversations
+  // (a conv_id holds the target's name). In blind mode nothing the page
+  // shows, links to or fetches names the target, the judges' verdicts, the
+  // stratum or anyone else's labels until the reviewer's own label is
+  // saved (and, with --reveal never, not then either). Keyboard first:
+  // 1/p present, 0/a absent, j/→ next, k/← back, s skip, u undo, n note,
+  // e the judges' quotes, l the last reply, ? help.
+  var REVEAL = meta('ib-reveal') || 'after';
+  var RV = null; // {bench, kind, params, items, skipped, saved: [item], history: [item]}
   function labeler() { try { return localStorage.getItem('ib-labeler') || ''; } catch (e) { return ''; } }
   function setLabeler(v) { try { localStorage.setItem('ib-labeler', v); } catch (e) { /* private mode */ } }
+  function saveRV() { try { sessionStorage.setItem('ib-review', JSON.stringify(RV)); } catch (e) { /* private mode */ } }
+  function loadRV(bench) {
+    if (RV && RV.bench === bench) return RV;
+    try { var x = JSON.parse(sessionStorage.getItem('ib-review') || 'null'); if (x && x.bench === bench) RV = x; } catch (e) { RV = null; }
+    return RV && RV.bench === bench ? RV : null;
+  }
+  function reviewHash(bench, item) { return '#/b/' + seg(bench) + '/review/' + seg(item); }
+  function queueParams(rv) {
+    var p = { kind: rv.kind, labeler: labeler() };
+    for (var k in (rv.params || {})) p[k] = rv.params[k];
+    return p;
+  }
+  // nextItem asks the server for the queue again (others may have taken
+  // rows, labels change the plan) and moves to its first item this
+  // session has not skipped or passed.
+  function nextItem(bench, current) {
+    var rv = loadRV(bench);
+    if (!rv) return Promise.resolve(null);
+    return bapi(bench, 'queue', queueParams(rv)).then(function (Q) {
+      rv.items = Q.items.map(function (it) { return it.item; });
+      rv.total = Q.total;
+      saveRV();
+      for (var i = 0; i < rv.items.length; i++) {
+        var it = rv.items[i];
+        if (it !== current && !rv.skipped[it]) return it;
+      }
+      return null;
+    });
+  }
+  function goNext(bench, current) {
+    var my = route;
+    nextItem(bench, current).then(function (it) {
+      if (my !== route) return;
+      if (it) { location.hash = reviewHash(bench, it); return; }
+      var box = $('after') || main;
+      var skipped = RV ? Object.keys(RV.skipped).length : 0;
+      box.append(el('p', { id: 'queue-done', text: 'End of the queue.' + (skipped ? ' ' + skipped + ' skipped: ' : '') },
+        skipped ? el('button', { type: 'button', id: 'revisit-skipped', text: 'Go back to them', onclick: function () { RV.skipped = {}; saveRV(); goNext(bench, ''); } }) : null));
+    }).catch(function (e) { showError($('review-msg') || main, e); });
+  }
 
   function reviewPage(bench, id) {
     var my = route;
     crumbs([['Benchmarks', '#/'], [bench, '#/b/' + seg(bench)], ['review']]);
     var sec = el('section', { id: 'review' });
     main.append(sec);
-    bapi(bench, 'conv', { id: id, review: '1' }).then(function (c) {
-      if (my !== route) return;
-      sec.dataset.conv = c.conv_id;
-      var name = el('input', { id: 'labeler', name: 'labeler', required: 'required', maxlength: '100', autocomplete: 'name', value: labeler() });
-      var yes = el('input', { type: 'radio', name: 'present', value: 'yes', id: 'present-yes' });
-      var no = el('input', { type: 'radio', name: 'present', value: 'no', id: 'present-no' });
-      var note = el('textarea', { id: 'note', rows: '3', maxlength: '4000' });
-      var submit = el('button', { type: 'submit', id: 'submit-label', 'class': 'primary', text: 'Record my verdict' });
-      var msg = el('p', { id: 'review-msg', 'class': 'error' });
-      var after = el('div', { id: 'after' });
-      var form = el('form', { 'class': 'review', id: 'review-form' },
-        el('label', null, 'Your name ', name),
-        el('fieldset', null, el('legend', { text: 'Is the behaviour described by the metric present in the assistant\u2019s replies?' }),
-          el('label', null, yes, ' Yes, present'), ' ', el('label', null, no, ' No, absent')),
-        el('label', null, 'Note (optional)', el('br'), note), submit, msg);
-      form.addEventListener('submit', function (ev) {
-        ev.preventDefault();
-        msg.textContent = '';
-        if (!name.value.trim()) { msg.textContent = 'Say who you are.'; return; }
-        if (!yes.checked && !no.checked) { msg.textContent = 'Choose present or absent.'; return; }
-        setLabeler(name.value.trim());
-        submit.disabled = true;
-        post('/api/b/' + seg(bench) + '/labels', { conv_id: c.conv_id, metric_id: c.metric.id, present: yes.checked, labeler: name.value.trim(), note: note.value })
-          .then(function (res) {
-            if (my !== route) return;
-            [name, yes, no, note].forEach(function (x) { x.disabled = true; });
-            var bn = $('blind-note');
-            if (bn) bn.hidden = true;
-            reveal(after, res, bench, c);
-          })
-          .catch(function (e) { submit.disabled = false; msg.textContent = String(e.message || e); });
+    // A conversation id (from a conversation page, or an old link) becomes
+    // its item, and the address bar stops naming it.
+    var start = id.indexOf('__') >= 0 || !/^r[a-z2-7]{16}$/.test(id)
+      ? bapi(bench, 'resolve', { conv: id }).then(function (r) { history.replaceState(null, '', reviewHash(bench, r.item)); return r.item; })
+      : Promise.resolve(id);
+    start.then(function (item) {
+      return bapi(bench, 'item', { id: item, labeler: labeler() }).then(function (c) {
+        if (my !== route) return;
+        renderReview(bench, sec, c);
       });
-      var side = el('div', null, el('h3', { text: 'What to judge' }), metricBox(c.metric), form, after);
-      if (!c.verdicts_hidden) side.append(el('h3', { text: 'Judges (shown before deciding: blind review is off)' }), verdictBox(c.score));
-      else side.append(el('p', { 'class': 'small muted', id: 'blind-note', text: 'Blind review: the judges\u2019 verdicts appear once you have recorded yours.' }));
-      // Blind review hides who answered too: knowing the target can anchor
-      // a reviewer as much as the judge's verdict.
-      sec.append(el('h2', { text: c.verdicts_hidden ? 'Review' : 'Review ' + c.conv_id }), queueLine(bench),
-        el('div', { 'class': 'review-grid' }, el('div', null, el('h3', { text: 'Transcript' }), transcript(c.transcript),
-          el('h3', { text: 'Scenario' }), scenarioBox(c.scenario)), side));
     }).catch(function (e) { showError(sec, e); });
   }
+
+  function renderReview(bench, sec, c) {
+    var my = route;
+    var rv = loadRV(bench);
+    if (rv) {
+      if (rv.history[rv.history.length - 1] !== c.item) rv.history.push(c.item);
+      saveRV();
+    }
+    sec.dataset.item = c.item;
+    if (!c.blind) sec.dataset.conv = c.conv_id;
+    var name = el('input', { id: 'labeler', name: 'labeler', required: 'required', maxlength: '100', autocomplete: 'name', value: labeler() });
+    var yes = el('input', { type: 'radio', name: 'present', value: 'yes', id: 'present-yes' });
+    var no = el('input', { type: 'radio', name: 'present', value: 'no', id: 'present-no' });
+    var note = el('textarea', { id: 'note', rows: '3', maxlength: '4000' });
+    var submit = el('button', { type: 'submit', id: 'submit-label', 'class': 'primary', text: 'Record my verdict (1 / 0)' });
+    var msg = el('p', { id: 'review-msg', 'class': 'error' });
+    var after = el('div', { id: 'after' });
+    var saved = false;
+    if (c.mine) {
+      (c.mine.present ? yes : no).checked = true;
+      note.value = c.mine.note || '';
+    }
+    var form = el('form', { 'class': 'review', id: 'review-form' },
+      el('label', null, 'Your name ', name),
+      el('fieldset', null, el('legend', { text: 'Is the behaviour described by the metric present in the assistant\u2019s replies?' }),
+        el('label', null, yes, ' Yes, present (1)'), ' ', el('label', null, no, ' No, absent (0)')),
+      el('label', null, 'Note (optional, n)', el('br'), note), submit, msg);
+    function record() {
+      msg.textContent = '';
+      if (!name.value.trim()) { msg.textContent = 'Say who you are.'; name.focus(); return; }
+      if (!yes.checked && !no.checked) { msg.textContent = 'Choose present or absent.'; return; }
+      setLabeler(name.value.trim());
+      submit.disabled = true;
+      post('/api/b/' + seg(bench) + '/labels', { item: c.item, present: yes.checked, labeler: name.value.trim(), note: note.value })
+        .then(function (res) {
+          if (my !== route) return;
+          saved = true;
+          [name, yes, no, note].forEach(function (x) { x.disabled = true; });
+          var bn = $('blind-note');
+          if (bn) bn.hidden = true;
+          var r = loadRV(bench);
+          if (r) { r.saved.push(c.item); delete r.skipped[c.item]; saveRV(); }
+          window.__viewer.labels = (window.__viewer.labels || 0) + 1;
+          if (res.highlights) markQuotes(res.highlights);
+          reveal(after, res, bench, c);
+          // Nothing to read after saving (no reveal, or the verdicts were
+          // shown already): straight on to the queue's next item.
+          if (r && (!c.blind || !res.score)) goNext(bench, c.item);
+        })
+        .catch(function (e) { submit.disabled = false; msg.textContent = String(e.message || e); });
+    }
+    form.addEventListener('submit', function (ev) { ev.preventDefault(); record(); });
+
+    var side = el('div', { 'class': 'review-side', id: 'review-side' }, el('h3', { text: 'What to judge' }), metricBox(c.metric));
+    if (c.mine) side.append(el('p', { id: 'relabel', 'class': 'small', text: 'You labelled this before: behaviour ' + presentText(c.mine.present) + '. A new label replaces it (your latest counts).' }));
+    side.append(form, after);
+    if (!c.blind) side.append(el('h3', { text: 'Judges (shown before deciding: blind review is off)' }), verdictBox(c.score));
+    else side.append(el('p', { 'class': 'small muted', id: 'blind-note', text: REVEAL === 'never'
+      ? 'Blind review: the judges\u2019 verdicts and which model answered are not shown.'
+      : 'Blind review: the judges\u2019 verdicts appear once you have recorded yours; which model answered is not shown.' }));
+    side.append(keyHelp());
+    var tbox = el('div', { 'class': 'transcript-box', id: 'transcript-box' },
+      el('div', { 'class': 'links small' },
+        el('button', { type: 'button', id: 'jump-last', text: 'Last reply (l)', onclick: jumpLast }),
+        el('button', { type: 'button', id: 'jump-evidence', text: 'Judges\u2019 quotes (e)', onclick: jumpEvidence, hidden: c.blind || !(c.highlights && c.highlights.length) ? 'hidden' : null })),
+      el('h3', { text: 'Transcript' }), transcript(c.transcript, c.highlights), el('h3', { text: 'Scenario' }), scenarioBox(c.scenario));
+    sec.append(el('h2', { text: c.blind ? 'Review' : 'Review ' + c.conv_id }), queueLine(bench),
+      el('div', { 'class': 'review-grid' }, tbox, side));
+    reviewKeys = function (ev) {
+      var k = ev.key, t = ev.target;
+      if (t && (t.tagName === 'TEXTAREA' || t.tagName === 'INPUT' && t.type !== 'radio')) {
+        if (k === 'Escape') t.blur();
+        if (k === 'Enter' && (ev.ctrlKey || ev.metaKey) && !saved) { ev.preventDefault(); record(); }
+        return;
+      }
+      if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+      switch (k) {
+        case '1': case 'p': if (!saved) { yes.checked = true; record(); } break;
+        case '0': case 'a': if (!saved) { no.checked = true; record(); } break;
+        case 'j': case 'ArrowRight': goNext(bench, c.item); break;
+        case 'Enter': if (saved) goNext(bench, c.item); else return; break;
+        case 'k': case 'ArrowLeft': goBack(bench, c.item); break;
+        case 's': if (!saved) { var r = loadRV(bench); if (r) { r.skipped[c.item] = true; saveRV(); } goNext(bench, c.item); } break;
+        case 'u': undo(bench, c.item, saved); break;
+        // The note takes focus when the key is released, so the n itself
+        // does not land in it.
+        case 'n': if (!saved) notePending = true; break;
+        case 'e': jumpEvidence(); break;
+        case 'l': jumpLast(); break;
+        case '?': var h = $('key-help'); if (h) h.open = !h.open; break;
+        default: return;
+      }
+      ev.preventDefault();
+    };
+  }
+  var reviewKeys = null, notePending = false;
+  document.addEventListener('keydown', function (ev) {
+    if (reviewKeys && $('review-form')) reviewKeys(ev);
+  });
+  document.addEventListener('keyup', function (ev) {
+    if (notePending && ev.key === 'n') {
+      notePending = false;
+      var n = $('note');
+      if (n && !n.disabled) n.focus();
+    }
+  });
+  function keyHelp() {
+    var rows = [['1 or p', 'present — record'], ['0 or a', 'absent — record'], ['j / →', 'next item (Enter too, once recorded)'], ['k / ←', 'previous item'],
+      ['s', 'skip (stays in the queue)'], ['u', 'undo: reopen your last label (a new one replaces it)'], ['n', 'write a note (Ctrl+Enter records, Esc leaves)'],
+      ['e', 'jump to the judges\u2019 quotes (once shown)'], ['l', 'jump to the last assistant reply'], ['?', 'this help']];
+    return el('details', { id: 'key-help', 'class': 'small' }, el('summary', { text: 'Keys (?)' }),
+      el('dl', { 'class': 'kv' }, rows.map(function (r) { return [el('dt', null, el('kbd', { text: r[0] })), el('dd', { text: r[1] })]; })));
+  }
+  function jumpLast() {
+    var ms = document.querySelectorAll('#transcript-box .msg.assistant');
+    if (ms.length) ms[ms.length - 1].scrollIntoView({ block: 'start' });
+  }
+  function jumpEvidence() {
+    var m = document.querySelector('#transcript-box mark.quote');
+    if (m) m.scrollIntoView({ block: 'center' });
+  }
+  function goBack(bench, current) {
+    var rv = loadRV(bench);
+    if (!rv) { history.back(); return; }
+    var i = rv.history.lastIndexOf(current);
+    if (i > 0) { rv.history.splice(i, 1); saveRV(); location.hash = reviewHash(bench, rv.history[i - 1]); }
+  }
+  // undo reopens the last label this session saved: its form is live again
+  // and a new answer replaces the old one (each person's latest line
+  // counts; the file is never rewritten).
+  function undo(bench, current, savedHere) {
+    var rv = loadRV(bench);
+    if (!rv || !rv.saved.length) return;
+    var last = rv.saved.pop();
+    saveRV();
+    if (last === current && savedHere) { render(); return; }
+    location.hash = reviewHash(bench, last);
+  }
   function queueLine(bench) {
-    if (!queue || queue.bench !== bench) return null;
-    return el('p', { 'class': 'muted', id: 'queue-pos', text: queue.kind + ' queue: item ' + (queue.pos + 1) + ' of ' + queue.items.length });
+    var rv = loadRV(bench);
+    if (!rv) return null;
+    var skipped = Object.keys(rv.skipped).length;
+    return el('p', { 'class': 'muted', id: 'queue-pos', text: rv.kind + ' queue: ' + num(rv.total || 0) + ' to go · ' + rv.saved.length + ' labelled this session' + (skipped ? ' · ' + skipped + ' skipped' : '') });
   }
   function reveal(box, res, bench, c) {
     clear(box);
     var l = res.label;
-    var r = el('div', { id: 'reveal' }, el('p', { id: 'recorded', text: 'Recorded: behaviour ' + presentText(l.present) + ' (' + l.labeler + ', ' + l.at + ').' }),
-      el('p', { 'class': 'muted', text: 'Conversation ' + c.conv_id + ' · target ' + c.target }));
+    var r = el('div', { id: 'reveal' }, el('p', { id: 'recorded', text: 'Recorded: behaviour ' + presentText(l.present) + ' (' + l.labeler + ', ' + l.at + ').' }));
+    if (!c.blind) r.append(el('p', { 'class': 'muted', text: 'Conversation ' + c.conv_id + ' · target ' + c.target }));
     if (res.score) {
       var agree = res.score.present === l.present;
       r.append(el('p', { 'class': res.score.present === null ? 'muted' : agree ? 'agree' : 'disagree',
         text: res.score.present === null ? 'The judge gave no verdict.' : agree ? 'You agree with the judge.' : 'You disagree with the judge.' }));
+      r.append(verdictBox(res.score));
+      var ej = $('jump-evidence');
+      if (ej && res.highlights && res.highlights.length) ej.hidden = false;
     }
-    r.append(verdictBox(res.score));
-    if (queue && queue.bench === bench && queue.pos + 1 < queue.items.length) {
-      r.append(el('button', { type: 'button', id: 'next-item', 'class': 'primary', text: 'Next in queue ›', onclick: function () {
-        queue.pos++;
-        location.hash = '#/b/' + seg(bench) + '/review/' + seg(queue.items[queue.pos].conv_id);
-      } }));
-    } else if (queue && queue.bench === bench) {
-      r.append(el('p', { id: 'queue-done', text: 'End of the queue.' }));
-    }
+    if (loadRV(bench)) r.append(el('button', { type: 'button', id: 'next-item', 'class': 'primary', text: 'Next in queue › (j)', onclick: function () { goNext(bench, c.item); } }));
     box.append(r);
+  }
+  // markQuotes marks the judges' quotes in the transcript shown: spans of
+  // [message, start, end) in UTF-16 units, as the server found them.
+  function markQuotes(spans) {
+    var msgs = document.querySelectorAll('#transcript-box .msg .body');
+    spans.forEach(function (sp) {
+      var b = msgs[sp[0]];
+      if (b && !b.dataset.marked) { b.dataset.marked = '1'; }
+    });
+    var by = {};
+    spans.forEach(function (sp) { (by[sp[0]] = by[sp[0]] || []).push(sp); });
+    Object.keys(by).forEach(function (i) {
+      var b = msgs[+i];
+      if (!b) return;
+      var text = b.textContent;
+      clear(b);
+      add(b, splitMarks(text, by[i]));
+    });
+  }
+  function splitMarks(text, spans) {
+    var out = [], at = 0;
+    spans.slice().sort(function (a, b) { return a[1] - b[1]; }).forEach(function (sp) {
+      if (sp[1] < at) return;
+      out.push(text.slice(at, sp[1]), el('mark', { 'class': 'quote', text: text.slice(sp[1], sp[2]) }));
+      at = sp[2];
+    });
+    out.push(text.slice(at));
+    return out;
   }
 
   function queuePage(bench, kind) {
     var my = route;
-    // Options ride in the fragment: #/b/<bench>/queue/calibration?seed=3&per=10.
+    // Options ride in the fragment: #/b/<bench>/queue/calibration?seed=3&per=10&overlap=0.3&width=0.15.
     var qs = (kind || '').split('?');
     kind = qs[0];
     crumbs([['Benchmarks', '#/'], [bench, '#/b/' + seg(bench)], [kind + ' queue']]);
     var sec = el('section', { id: 'queue' });
     main.append(sec);
     var who = labeler();
-    var params = { kind: kind, labeler: who };
+    var extra = {};
     (qs[1] || '').split('&').forEach(function (kv) {
-      var m = /^(seed|per)=(\d+)$/.exec(kv);
-      if (m) params[m[1]] = m[2];
+      var m = /^(seed|per|overlap|width)=([0-9.]+)$/.exec(kv);
+      if (m) extra[m[1]] = m[2];
     });
+    var params = { kind: kind, labeler: who };
+    for (var k in extra) params[k] = extra[k];
     bapi(bench, 'queue', params).then(function (Q) {
       if (my !== route) return;
-      queue = { bench: bench, kind: kind, items: Q.items, pos: 0 };
+      RV = { bench: bench, kind: kind, params: extra, items: Q.items.map(function (it) { return it.item; }), total: Q.total, skipped: {}, saved: [], history: [] };
+      saveRV();
       sec.append(el('h2', { text: kind === 'triage' ? 'Triage: judges disagree or samples split' : 'Calibration sample' }),
         el('p', { 'class': 'muted', text: kind === 'triage'
           ? 'Conversations whose judge panel split, or whose scenario got different verdicts on different samples.'
-          : 'A seeded random sample, stratified by metric and judge verdict, for measuring how often the judge is right.' + (who ? ' Conversations ' + who + ' already labelled are left out.' : '') }));
+          : 'Drawn at random within each metric \u00d7 judge verdict, as many as the labelling plan asks for' + (Q.half_width ? ' (a corrected rate within \u00b1' + Math.round(Q.half_width * 100) + ' points)' : '') +
+            '; ' + Math.round(Q.overlap * 100) + '% of rows are also asked of a second reviewer, so agreement between people is measured.' + (who ? ' Conversations ' + who + ' already labelled are left out.' : ' Give your name on the first item; what you label drops out.') }));
+      if (Q.plan && Q.plan.length) {
+        sec.append(el('ul', { id: 'queue-plan', 'class': 'plain small' }, Q.plan.map(function (p) {
+          return el('li', { data: { metric: p.metric_id } }, p.metric_id + ': ' + num(p.more) + ' more label' + (p.more === 1 ? '' : 's') +
+            (p.more_present !== undefined ? ' (' + p.more_present + ' of rows the judge called present, ' + p.more_absent + ' absent)' : '') +
+            (p.half_width_planned !== undefined ? ' → \u00b1' + (p.half_width_planned * 100).toFixed(0) + ' points expected' : '') + (p.reachable ? '' : ' (as narrow as labels can make it: more base scenarios would narrow it further)'));
+        })));
+      }
       if (!Q.items.length) { sec.append(el('p', { id: 'queue-empty', text: 'Nothing to review.' })); return; }
       if (Q.total > Q.items.length) sec.append(el('p', { 'class': 'small muted', text: 'Showing the first ' + num(Q.items.length) + ' of ' + num(Q.total) + '.' }));
       sec.append(el('button', { type: 'button', id: 'start-queue', 'class': 'primary', text: 'Start reviewing (' + Q.items.length + ')', onclick: function () {
-        location.hash = '#/b/' + seg(bench) + '/review/' + seg(Q.items[0].conv_id);
+        location.hash = reviewHash(bench, Q.items[0].item);
       } }));
       var tb = el('tbody');
       Q.items.forEach(function (it, i) {
-        tb.append(el('tr', { data: { conv: it.conv_id } }, el('td', { 'class': 'num', text: String(i + 1) }),
-          el('td', null, el('a', { href: '#/b/' + seg(bench) + '/review/' + seg(it.conv_id), text: it.conv_id, onclick: function () { queue.pos = i; } })),
-          el('td', { text: it.target }), el('td', { text: it.stratum || it.reason }), el('td', { 'class': 'num', text: String(it.labels) })));
+        var link = el('a', { href: reviewHash(bench, it.item), text: Q.blind ? 'item ' + (i + 1) : it.conv_id });
+        tb.append(Q.blind
+          ? el('tr', { data: { item: it.item } }, el('td', { 'class': 'num', text: String(i + 1) }), el('td', null, link), el('td', { text: it.metric_id }))
+          : el('tr', { data: { conv: it.conv_id, item: it.item } }, el('td', { 'class': 'num', text: String(i + 1) }), el('td', null, link),
+            el('td', { text: it.target }), el('td', { text: it.stratum || it.reason }), el('td', { 'class': 'num', text: String(it.labels || 0) + (it.overlap ? ' (second reviewer wanted)' : '') })));
       });
-      sec.append(el('table', { id: 'queue-table' }, el('thead', null, el('tr', null, el('th', { 'class': 'num', text: '#' }), el('th', { text: 'Conversation' }),
-        el('th', { text: 'Target' }), el('th', { text: kind === 'triage' ? 'Why' : 'Stratum' }), el('th', { 'class': 'num', text: 'Labels' }))), tb));
+      sec.append(el('table', { id: 'queue-table' }, el('thead', null, Q.blind
+        ? el('tr', null, el('th', { 'class': 'num', text: '#' }), el('th', { text: 'Item' }), el('th', { text: 'Metric' }))
+        : el('tr', null, el('th', { 'class': 'num', text: '#' }), el('th', { text: 'Conversation' }),
+          el('th', { text: 'Target' }), el('th', { text: kind === 'triage' ? 'Why' : 'Stratum' }), el('th', { 'class': 'num', text: 'Labels' }))), tb));
     }).catch(function (e) { showError(sec, e); });
   }
 

@@ -1,0 +1,351 @@
+package viewer
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base32"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/report"
+	"github.com/impactbench/impactbench/internal/results"
+)
+
+// Review items. A reviewer works on items, not conversations: an item id
+// is an HMAC of the conversation id under a key that never leaves the
+// server, so a review URL, a queue answer or a label request names a
+// conversation without saying which target answered it (a conv_id holds
+// the target's name). The server maps ids back; a changed key (a restart)
+// only means the page fetches its queue again.
+
+// itemIDLen is the length of an item id (base32 of 80 bits).
+const itemIDLen = 16
+
+var itemEnc = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// itemID is conversation convID's opaque id.
+func itemID(key []byte, bench, convID string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(bench))
+	m.Write([]byte{0})
+	m.Write([]byte(convID))
+	return "r" + strings.ToLower(itemEnc.EncodeToString(m.Sum(nil))[:itemIDLen])
+}
+
+// items builds the index's id maps once.
+func (ix *benchIndex) items(key []byte) {
+	ix.itemsOnce.Do(func() {
+		ix.itemOf = make(map[string]int, len(ix.convs))
+		ix.itemIDs = make([]string, len(ix.convs))
+		for i := range ix.convs {
+			id := itemID(key, ix.name, ix.convs[i].convID)
+			ix.itemOf[id] = i
+			ix.itemIDs[i] = id
+		}
+	})
+}
+
+// itemIndex resolves an item id; ok is false for an unknown one.
+func (s *Server) itemIndex(ix *benchIndex, id string) (int, bool) {
+	ix.items(s.itemKey)
+	i, ok := ix.itemOf[id]
+	return i, ok
+}
+
+func (s *Server) itemOfConv(ix *benchIndex, i int) string {
+	ix.items(s.itemKey)
+	return ix.itemIDs[i]
+}
+
+// leases remember who has an item open, so two people working through one
+// queue at once are not handed the same row (an overlap row excepted: it
+// is meant for two).
+type leases struct {
+	mu sync.Mutex
+	m  map[string]lease // bench + item → holder
+}
+
+type lease struct {
+	who   string
+	until time.Time
+}
+
+// leaseFor is how long an opened item stays someone's.
+const leaseFor = 10 * time.Minute
+
+func (l *leases) take(key, who string, now time.Time) {
+	if who == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string]lease{}
+	}
+	if cur, ok := l.m[key]; ok && cur.who != who && now.Before(cur.until) {
+		return // someone else's still
+	}
+	l.m[key] = lease{who, now.Add(leaseFor)}
+}
+
+// heldByOther reports whether someone other than who holds key now.
+func (l *leases) heldByOther(key, who string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cur, ok := l.m[key]
+	return ok && cur.who != who && now.Before(cur.until)
+}
+
+// reviewView is an item as the review page shows it. In blind mode it
+// carries nothing that names the target, the judges' verdicts or anyone
+// else's labels: the metric, the scenario (the same for every target) and
+// the transcript. Outside blind mode it also has the conversation's
+// identity, the judges and the labels, and where the judges' quotes are.
+type reviewView struct {
+	Item         string           `json:"item"`
+	Blind        bool             `json:"blind"`
+	Metric       metricView       `json:"metric"`
+	Status       string           `json:"status"`
+	StatusReason string           `json:"status_reason,omitempty"`
+	Transcript   []artifacts.Turn `json:"transcript"`
+	Scenario     *scenarioView    `json:"scenario,omitempty"`
+	// Mine is this labeller's own latest label on the item (to re-label).
+	Mine *myLabel `json:"mine,omitempty"`
+
+	ConvID     string           `json:"conv_id,omitempty"`
+	Target     string           `json:"target,omitempty"`
+	Sample     *int             `json:"sample,omitempty"`
+	Score      *revealScore     `json:"score,omitempty"`
+	Highlights [][3]int         `json:"highlights,omitempty"`
+	Labels     []Label          `json:"labels,omitempty"`
+	Raw        *artifacts.Score `json:"-"`
+}
+
+// myLabel is a label without the conversation's id.
+type myLabel struct {
+	Present bool      `json:"present"`
+	Labeler string    `json:"labeler"`
+	Note    string    `json:"note"`
+	At      time.Time `json:"at"`
+}
+
+// revealScore is the judges' verdict as a reviewer may see it: what they
+// said and quoted, not which target or row it was.
+type revealScore struct {
+	Present       *bool                    `json:"present"`
+	Passed        *bool                    `json:"passed"`
+	Justification string                   `json:"justification"`
+	NullReason    string                   `json:"null_reason,omitempty"`
+	Judges        []artifacts.JudgeVerdict `json:"judges,omitempty"`
+	Evidence      []artifacts.Quote        `json:"evidence,omitempty"`
+	Unverified    *bool                    `json:"unverified,omitempty"`
+}
+
+func revealOf(s *artifacts.Score) *revealScore {
+	if s == nil {
+		return nil
+	}
+	return &revealScore{Present: s.Present, Passed: s.Passed, Justification: s.Justification, NullReason: s.NullReason,
+		Judges: s.Judges, Evidence: s.Evidence, Unverified: s.Unverified}
+}
+
+// blindNow: the review API withholds verdicts, targets and others' labels.
+func (s *Server) blindNow() bool { return s.opts.Blind }
+
+// handleItem answers the review page: one item, as blind as the server is.
+func (s *Server) handleItem(w http.ResponseWriter, r *http.Request, st *benchState) {
+	ix := st.index(s)
+	id := r.URL.Query().Get("id")
+	i, ok := s.itemIndex(ix, id)
+	if !ok {
+		writeErr(w, http.StatusNotFound, "no such review item (the viewer restarted, or the runs changed): open the queue again")
+		return
+	}
+	blind := s.blindNow()
+	cv, err := ix.readConv(i, true)
+	if err != nil {
+		writeErr(w, http.StatusConflict, "%v", err)
+		return
+	}
+	who := strings.TrimSpace(r.URL.Query().Get("labeler"))
+	s.leases.take(st.name+"\x00"+id, who, s.now())
+	v := &reviewView{Item: id, Blind: blind, Metric: cv.Metric, Status: cv.Status, StatusReason: cv.StatusReason,
+		Transcript: cv.Transcript, Scenario: cv.Scenario}
+	ls, err := st.labels.List()
+	if err != nil {
+		writeErr(w, http.StatusConflict, "%v", err)
+		return
+	}
+	if who != "" {
+		for _, l := range ls {
+			if l.ConvID == cv.ConvID && l.Labeler == who {
+				v.Mine = &myLabel{Present: l.Present, Labeler: l.Labeler, Note: l.Note, At: l.At}
+			}
+		}
+	}
+	if !blind {
+		v.ConvID, v.Target, v.Sample = cv.ConvID, cv.Target, intPtr(cv.Sample)
+		v.Score = revealOf(cv.Score)
+		v.Highlights = report.Highlights(cv.Transcript, cv.Score)
+		v.Labels = labelsFor(ls, cv.ConvID)
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// handleResolve maps a conversation id to its review item (the way in
+// from a conversation page or an old link).
+func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request, st *benchState) {
+	ix := st.index(s)
+	i, ok := ix.byConvID[r.URL.Query().Get("conv")]
+	if !ok {
+		writeErr(w, http.StatusNotFound, "no such conversation")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"item": s.itemOfConv(ix, i)})
+}
+
+// queueParams are a queue request's options.
+type queueParams struct {
+	kind, labeler string
+	seed          uint64
+	per           int
+	overlap       float64
+	halfWidth     float64
+}
+
+func (s *Server) queueParams(r *http.Request) (queueParams, string) {
+	q := r.URL.Query()
+	p := queueParams{kind: q.Get("kind"), labeler: strings.TrimSpace(q.Get("labeler")), seed: s.opts.Seed,
+		overlap: s.opts.Overlap, halfWidth: s.opts.PlanHalfWidth}
+	if p.kind == "" {
+		p.kind = "calibration"
+	}
+	if p.kind != "calibration" && p.kind != "triage" {
+		return p, "kind: want calibration or triage"
+	}
+	if v := q.Get("seed"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return p, "seed: want a non-negative integer"
+		}
+		p.seed = n
+	}
+	if v := q.Get("per"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return p, "per: want 1 to 1000 conversations per stratum"
+		}
+		p.per = n
+	}
+	if v := q.Get("overlap"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1 {
+			return p, "overlap: want a share between 0 and 1"
+		}
+		p.overlap = f
+	}
+	if v := q.Get("width"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f > 0 && f < 1) {
+			return p, "width: want a half-width between 0 and 1 (0.1 = ±10 points)"
+		}
+		p.halfWidth = f
+	}
+	return p, ""
+}
+
+// planMetric is one metric's line of the queue's plan. In blind mode only
+// the total is given: the split by judge verdict is the researcher's.
+type planLine struct {
+	Metric      string   `json:"metric_id"`
+	More        int      `json:"more"`
+	MorePresent *int     `json:"more_present,omitempty"`
+	MoreAbsent  *int     `json:"more_absent,omitempty"`
+	Now         *float64 `json:"half_width_now,omitempty"`
+	Planned     *float64 `json:"half_width_planned,omitempty"`
+	Reachable   bool     `json:"reachable"`
+}
+
+// handleQueue answers a queue: its items for this labeller, and, for the
+// calibration queue, the plan it was drawn to reach.
+func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request, st *benchState) {
+	ix := st.index(s)
+	p, bad := s.queueParams(r)
+	if bad != "" {
+		writeErr(w, http.StatusBadRequest, "%s", bad)
+		return
+	}
+	ls, err := st.labels.List()
+	if err != nil {
+		writeErr(w, http.StatusConflict, "%v", err)
+		return
+	}
+	qs := newQueueState(ls, p.labeler, p.overlap, p.seed)
+	var items []queueItem
+	out := map[string]any{"kind": p.kind, "overlap": p.overlap, "blind": s.blindNow()}
+	if p.kind == "calibration" {
+		var quota map[string][2]int
+		if p.per == 0 {
+			plan := planOf(ix, ls, p.halfWidth)
+			quota = quotaOf(plan)
+			out["plan"] = planLines(plan, s.blindNow())
+			out["half_width"] = plan.HalfWidth
+		}
+		items = calibrationQueue(ix, qs, p.per, quota)
+	} else {
+		items = triageQueue(ix, qs)
+	}
+	// Leave out what someone else has open right now (not overlap rows:
+	// those are meant for two).
+	now := s.now()
+	kept := items[:0]
+	for _, it := range items {
+		it.Item = s.itemOfConv(ix, it.idx)
+		if !it.Overlap && s.leases.heldByOther(st.name+"\x00"+it.Item, p.labeler, now) {
+			continue
+		}
+		if s.blindNow() {
+			it = queueItem{Item: it.Item, Metric: it.Metric}
+		}
+		kept = append(kept, it)
+	}
+	items = kept
+	mine := 0
+	for _, who := range qs.byConv {
+		if p.labeler != "" && who[p.labeler] {
+			mine++
+		}
+	}
+	total := len(items)
+	if items == nil {
+		items = []queueItem{}
+	}
+	out["items"], out["total"], out["mine"] = items[:min(len(items), maxQueue)], total, mine
+	if !s.blindNow() {
+		out["labels"] = len(ls)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func planLines(plan results.LabelPlan, blind bool) []planLine {
+	var out []planLine
+	for _, e := range plan.Metrics {
+		m := e.Value
+		l := planLine{Metric: e.Key, More: m.MorePresent + m.MoreAbsent, Reachable: m.Reachable}
+		if !blind {
+			l.MorePresent, l.MoreAbsent = intPtr(m.MorePresent), intPtr(m.MoreAbsent)
+			l.Now, l.Planned = m.HalfWidthNow, m.HalfWidthPlanned
+		}
+		out = append(out, l)
+	}
+	if out == nil {
+		out = []planLine{}
+	}
+	return out
+}
+
+func intPtr(n int) *int { return &n }
