@@ -42,7 +42,7 @@ func FindStudyData() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("benchharness: the study preset needs ImpactBench's published data (taxonomy.json, metric-criteria.json): not found in ../" + studyDataRel + " of this or any parent directory; pass --study-data DIR")
+			return "", errors.New("benchharness: the study preset needs ImpactBench's published data (taxonomy.json, metric-criteria.json): not found in ../" + studyDataRel + " of this or any parent directory; pass --study DIR")
 		}
 		dir = parent
 	}
