@@ -23,6 +23,24 @@ func autoWorkerCeiling(cfg *config.Config) int {
 	return 2 * hi
 }
 
+// idleConnsPerHost sizes the shared HTTP client's idle pool: every model
+// of the run may talk to the same host (one provider, or a gateway), so the
+// pool must hold a connection for each call all of their pools may have in
+// flight at once. Sized to one model's concurrency, a study with four
+// targets, a user and a judge on one host closed and redialled a third of
+// its connections on every round of calls.
+func idleConnsPerHost(cfg *config.Config) int {
+	n := 0
+	for _, m := range allModels(cfg) {
+		if m.MaxConcurrency > 0 {
+			n += m.MaxConcurrency
+		} else {
+			n += ratelimit.DefaultMaxConcurrency
+		}
+	}
+	return max(256, n)
+}
+
 func allModels(cfg *config.Config) []config.ModelConfig {
 	ms := append([]config.ModelConfig{cfg.UserModel}, cfg.Targets...)
 	ms = append(ms, cfg.EvaluatorModels...)

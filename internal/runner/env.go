@@ -69,7 +69,7 @@ func newEnv(cfg *config.Config, opts Options) (*env, error) {
 	}
 	e := &env{
 		cfg: cfg, opts: opts, prompts: ps, log: opts.Logger, prog: opts.Progress,
-		http:        llm.NewHTTPClient(256),
+		http:        llm.NewHTTPClient(idleConnsPerHost(cfg)),
 		prices:      llm.DefaultPrices().WithOverrides(cfg.Pricing),
 		limits:      ratelimit.NewRegistry(ratelimit.Options{Logger: opts.Logger, LearnFraction: 0.99}),
 		clients:     map[string]llm.Client{},
