@@ -119,13 +119,8 @@ func (s *Store) Start(target string, sc artifacts.Scenario, player string, run a
 func (s *Store) Reply(target, convID string, at int, user, reply artifacts.Turn, truncated bool, usage llm.Usage, maxTurns int, now time.Time) (Conversation, error) {
 	var out Conversation
 	err := s.change(target, convID, func(c *Conversation) error {
-		switch {
-		case c.State != Playing:
-			return &StaleError{Msg: "the conversation has ended"}
-		case len(c.Transcript) != at:
-			return &StaleError{Msg: fmt.Sprintf("the conversation has %d messages, not %d: it moved on (in another tab?); reload it", len(c.Transcript), at)}
-		case c.Turns() >= maxTurns:
-			return &StaleError{Msg: fmt.Sprintf("the conversation has its %d turns; end it", maxTurns)}
+		if err := c.CanReply(at, maxTurns); err != nil {
+			return err
 		}
 		c.Transcript = append(c.Transcript, user, reply)
 		if truncated {
@@ -137,6 +132,20 @@ func (s *Store) Reply(target, convID string, at int, user, reply artifacts.Turn,
 		return nil
 	})
 	return out, err
+}
+
+// CanReply says whether a turn may be added to c by a page that shows at
+// messages: nil, or a *StaleError saying why not.
+func (c *Conversation) CanReply(at, maxTurns int) error {
+	switch {
+	case c.State != Playing:
+		return &StaleError{Msg: "the conversation has ended"}
+	case len(c.Transcript) != at:
+		return &StaleError{Msg: fmt.Sprintf("the conversation has %d messages, not %d: it moved on (in another tab?); reload it", len(c.Transcript), at)}
+	case c.Turns() >= maxTurns:
+		return &StaleError{Msg: fmt.Sprintf("the conversation has its %d turns; end it", maxTurns)}
+	}
+	return nil
 }
 
 // End finishes a conversation: status completed when it used all
