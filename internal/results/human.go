@@ -204,14 +204,24 @@ func humanWarning(hc *HumanComparison) string {
 }
 
 // HumanLine is printed under a model's summary lines when people played
-// against it: each track's human vs simulated pass rate on the base
-// scenarios both have, the difference with its interval, and the warning;
-// "" without a comparison.
+// against it (HumanText, indented; the warning on a line of its own); ""
+// without a comparison.
 func HumanLine(m ModelResult) string {
-	hc := m.HumanComparison
-	if hc == nil {
+	if m.HumanComparison == nil {
 		return ""
 	}
+	text, warning := HumanText(m.HumanComparison)
+	line := "    people vs simulated users: " + text
+	if warning != "" {
+		line += "\n    ! " + warning
+	}
+	return line
+}
+
+// HumanText is the comparison in a line: each track's human vs simulated
+// pass rate on the base scenarios both have and the difference with its
+// interval; and the comparison's warning.
+func HumanText(hc *HumanComparison) (text, warning string) {
 	var parts []string
 	for _, r := range hc.Rows {
 		if r.MetricID != nil || r.Diff == nil {
@@ -221,19 +231,16 @@ func HumanLine(m ModelResult) string {
 		if r.CILow != nil && r.CIHigh != nil {
 			iv = "[" + points(*r.CILow) + ", " + points(*r.CIHigh) + "]"
 		}
-		parts = append(parts, fmt.Sprintf("%s %s vs %s simulated (%s points %s, %d scenario(s))",
+		parts = append(parts, fmt.Sprintf("%s %s vs %s (%s points %s, %d scenario(s))",
 			r.Track, pct(*r.Human), pct(*r.Simulated), points(*r.Diff), iv, r.NScenarios))
 	}
-	line := fmt.Sprintf("    people vs simulated users (%d human-played conversation(s)): ", hc.NHuman)
+	text = fmt.Sprintf("%d human-played conversation(s); ", hc.NHuman)
 	if len(parts) == 0 {
-		line += "nothing to compare"
+		text += "nothing to compare"
 	} else {
-		line += strings.Join(parts, " · ")
+		text += strings.Join(parts, " · ")
 	}
-	if hc.Warning != "" {
-		line += "\n    ! " + hc.Warning
-	}
-	return line
+	return text, hc.Warning
 }
 
 // points is a difference of rates in percentage points, signed.
