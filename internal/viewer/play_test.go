@@ -71,7 +71,9 @@ func TestPlayAPI(t *testing.T) {
 	fp := &fakePlayer{}
 	s, base := StartForTest(t, Options{ProjectDir: project, Blind: true, Play: fp})
 	ok := writeHeaders(s, base)
-	post := func(path, body string) (int, string) { return do(t, base, req{"POST", "/api/b/mini/play/" + path, body, ok}) }
+	post := func(path, body string) (int, string) {
+		return do(t, base, req{"POST", "/api/b/mini/play/" + path, body, ok})
+	}
 
 	start := `{"target":"alpha","scenario":"m01_s001_v01","player":"ana"}`
 	for name, hdr := range map[string]map[string]string{
