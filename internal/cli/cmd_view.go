@@ -39,7 +39,12 @@ The calibration queue draws, at random within each metric × judge verdict, the 
 impactbench calibrate --plan says a corrected rate within --half-width needs, in an order of
 its own for each reviewer; --overlap of its rows are asked of two people, so agreement between
 labellers is measured. A triage queue lists conversations where judges disagree or samples
-split.
+split. On the Play page a person plays the user of a scenario against a
+target (its persona and goals as the brief, its landmarks at their turns,
+at most generation.turns turns); the conversation is stored in
+runs/<target>/human/, judged like the rest, and compared with the
+simulated users' on the same scenarios (results.json's human_comparison
+after aggregate).
 
 The viewer has no login: it binds only to loopback addresses and accepts writes only from its
 own page. Reach it from another machine through an SSH tunnel.`,
@@ -65,9 +70,15 @@ own page. Reach it from another machine through an SSH tunnel.`,
 			if !viewer.IsLoopback(o.Addr) {
 				return usagef("--addr %s: view has no login, so it binds only to a loopback address (127.0.0.1:PORT, [::1]:PORT, localhost:PORT); use an SSH tunnel to reach it from elsewhere", o.Addr)
 			}
+			// The Play page's target replies and verdicts go through the
+			// run's environment: clients, limits, cost ceiling, call store.
+			play, err := runner.NewPlayer(cfg, runner.Options{Logger: g.logger})
+			if err != nil {
+				return err
+			}
 			srv, err := viewer.New(viewer.Options{ProjectDir: cfg.Dir, Settings: runner.ReportOptionsFor(cfg).Settings,
 				Samples: cfg.Generation.NumSamples, Blind: o.Blind, Reveal: viewer.Reveal(o.Reveal), Overlap: o.Overlap, OverlapSet: true,
-				PlanHalfWidth: o.HalfWidth, Seed: cfg.Seed, Logger: g.logger})
+				PlanHalfWidth: o.HalfWidth, Seed: cfg.Seed, Play: play, Logger: g.logger})
 			if err != nil {
 				return err
 			}

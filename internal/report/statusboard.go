@@ -43,7 +43,23 @@ func writeStatusLeaderboard(w io.Writer, c colors, res []results.ModelResult, re
 	writeBoardTable(w, c, rows)
 	writeBoardNotes(w, c, rows)
 	writeCorrectedLines(w, c, rows)
+	writeHumanLines(w, c, res)
 	writePairs(w, c, rows, multiplicityOf(res))
+}
+
+// writeHumanLines prints, per model people played against, its pass rates
+// with people against those with simulated users (human_comparison).
+func writeHumanLines(w io.Writer, c colors, res []results.ModelResult) {
+	for _, r := range res {
+		if r.HumanComparison == nil {
+			continue
+		}
+		text, warning := results.HumanText(r.HumanComparison)
+		fmt.Fprintf(w, "people vs simulated users: %s %s\n", r.TargetModel, text)
+		if warning != "" {
+			fmt.Fprintf(w, "%s %s\n", c.yellow("!"), warning)
+		}
+	}
 }
 
 // boardRows converts results.json's entries and orders them by score.

@@ -25,6 +25,9 @@ type summary struct {
 	// Fidelity is the checks of the simulated user: the scorecard per user
 	// model × target and the "share failed by turn k" curves (fidelity.go).
 	Fidelity fidelityView `json:"fidelity"`
+	// Human is results.json's human_comparison per model: people playing
+	// the user against simulated users on the same scenarios (humanview.go).
+	Human []humanView `json:"human"`
 	// Variance is results.json's variance_components.
 	Variance varianceView `json:"variance"`
 	// Calibration is results.json's judge calibration and flip rates
@@ -103,6 +106,7 @@ func buildSummary(in *Input, now time.Time) summary {
 	s.Pairwise = buildPairwise(in, s.Models)
 	s.Reliability = buildReliability(in, s.Models, s.Metrics)
 	s.Fidelity = buildFidelity(in, s.Models)
+	s.Human = buildHuman(in, s.Models)
 	s.Variance = buildVariance(in, s.Models, s.Metrics)
 	s.Calibration = buildCalibration(in, s.Models)
 	s.Cost = buildCost(in)

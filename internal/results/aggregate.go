@@ -35,6 +35,10 @@ type Input struct {
 	// Calibration, when set, adds judge_calibration and corrected rates
 	// (with labels) and judge_consistency (with repeats).
 	Calibration *CalibrationInput
+	// Human are the rows of conversations people played against the
+	// targets (runs/<target>/human/scores.json), each naming its target:
+	// they add human_comparison and count in no other figure.
+	Human []ScoreRow
 }
 
 // ScenarioDemographic is the part of a scenario the additions use.
@@ -188,6 +192,7 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 		}
 	}
 	rows, runDirs, calIn := in.Rows, in.RunDirs, in.Calibration
+	people := humanByTarget(in.Human, types)
 	in = Input{} // the rows are grouped in place: let the input go
 	order, groups, anyValidity, err := groupByTarget(rows, runDirs, types)
 	if err != nil {
@@ -220,6 +225,9 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 			}
 			targets = append(targets, targetRows{target, rows})
 			m.VarianceComponents = varianceComponents(target, rows, calIn, opts)
+			if h := people[target]; len(h) > 0 {
+				m.HumanComparison = compareHuman(target, rows, h, opts)
+			}
 			m.Fingerprint = opts.Fingerprint.For(target)
 		}
 		out = append(out, m)
@@ -280,6 +288,16 @@ func groupByTarget(rows []row, runDirs []string, types map[string]config.MetricT
 		lo = hi
 	}
 	return order, groups, anyValidity, nil
+}
+
+// humanByTarget groups human-played rows by target, their types set.
+func humanByTarget(rows []ScoreRow, types map[string]config.MetricType) map[string][]row {
+	out := map[string][]row{}
+	for _, r := range rows {
+		r.typ = types[r.MetricID]
+		out[r.TargetModel] = append(out[r.TargetModel], r)
+	}
+	return out
 }
 
 // addCalibration adds judge_calibration and the corrected rates to m.

@@ -530,6 +530,10 @@ type ModelResult struct {
 	// VarianceComponents splits the pass rates' variance by source
 	// (present whenever a row has a verdict).
 	VarianceComponents *Variance `json:"variance_components"`
+	// HumanComparison is the target's simulated vs human-played pass
+	// rates, paired by base scenario (present when people played against
+	// it in the viewer).
+	HumanComparison *HumanComparison `json:"human_comparison"`
 	// Fingerprint is "sha256:…" over what the results were measured with
 	// (Options.Fingerprint); "" omits it.
 	Fingerprint string `json:"fingerprint"`
@@ -601,6 +605,9 @@ func (m ModelResult) PyValue() (any, error) {
 	}
 	if m.VarianceComponents != nil {
 		o = append(o, artifacts.Pair{Key: "variance_components", Value: m.VarianceComponents})
+	}
+	if m.HumanComparison != nil {
+		o = append(o, artifacts.Pair{Key: "human_comparison", Value: m.HumanComparison})
 	}
 	if m.Fingerprint != "" {
 		o = append(o, artifacts.Pair{Key: "fingerprint", Value: m.Fingerprint})

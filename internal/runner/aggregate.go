@@ -92,6 +92,9 @@ func (r *Runner) aggregateInput(ctx context.Context) (results.Input, error) {
 		if in.Calibration, err = r.calibrationInput(ctx); err != nil {
 			return results.Input{}, err
 		}
+		if in.Human, err = humanInput(dirs); err != nil {
+			return results.Input{}, err
+		}
 	}
 	// Reading left garbage several times the rows' size (decoded rows, the
 	// intern map); collect it before the statistics allocate, so the peak
@@ -125,6 +128,9 @@ func (r *Runner) writeResults(out string, res []results.ModelResult) error {
 			r.logf("%s", line)
 		}
 		if line := results.ValidityLine(m); line != "" {
+			r.logf("%s", line)
+		}
+		if line := results.HumanLine(m); line != "" {
 			r.logf("%s", line)
 		}
 	}

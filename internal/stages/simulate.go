@@ -247,12 +247,7 @@ func (s *simRun) turnPrompt(turn int) (string, error) {
 
 // reply asks the target to answer the dialogue so far.
 func (s *simRun) reply(ctx context.Context, turn int) *simEnd {
-	targetMsgs := make([]llm.Message, 0, len(s.conv.Transcript)+1)
-	targetMsgs = append(targetMsgs, llm.Message{Role: llm.RoleSystem, Content: s.targetSys})
-	for _, t := range s.conv.Transcript {
-		targetMsgs = append(targetMsgs, llm.Message{Role: llm.Role(t.Role), Content: t.Content})
-	}
-	resp, u, err := targetTurn(ctx, s.target, s.spec, targetMsgs, turn, s.convSeed, &s.targetSeeds)
+	resp, u, err := targetTurn(ctx, s.target, s.spec, targetMessages(s.targetSys, s.conv.Transcript), turn, s.convSeed, &s.targetSeeds)
 	s.usage = s.usage.Add(u)
 	if err != nil {
 		// Drop the unanswered user message: transcripts stay
@@ -411,6 +406,17 @@ func (a *userAsk) again(problem *TurnProblem, raw string) ([]llm.Message, error)
 	last := &msgs[len(msgs)-1]
 	last.Content += "\n\n" + note
 	return msgs, nil
+}
+
+// targetMessages is what the target is sent: its system prompt, then the
+// dialogue as it was sent. Nothing else of the scenario reaches it.
+func targetMessages(system string, transcript []artifacts.Turn) []llm.Message {
+	msgs := make([]llm.Message, 0, len(transcript)+1)
+	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
+	for _, t := range transcript {
+		msgs = append(msgs, llm.Message{Role: llm.Role(t.Role), Content: t.Content})
+	}
+	return msgs
 }
 
 // targetTurn asks the target for its reply. An empty reply is asked for

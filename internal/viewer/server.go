@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/impactbench/impactbench/internal/human"
 	"github.com/impactbench/impactbench/internal/report"
 	"github.com/impactbench/impactbench/internal/results"
 )
@@ -54,6 +55,10 @@ type Options struct {
 	// Labels opens a benchmark's label store; default: FileLabels on
 	// <benchDir>/labels.jsonl.
 	Labels func(benchDir string) LabelStore
+	// Play, when set, lets people play the user against a target (the
+	// Play page): it makes the target's replies and the verdicts
+	// (runner.Player). Nil: the page says playing is not available.
+	Play Player
 	// Seed is the calibration queue's default seed.
 	Seed   uint64
 	Logger *slog.Logger
@@ -82,6 +87,8 @@ type Server struct {
 	// which item open.
 	itemKey []byte
 	leases  leases
+	// busy: conversations of the Play page waiting for a model.
+	busy busySet
 
 	mu      sync.Mutex
 	benches map[string]*benchState
@@ -93,6 +100,7 @@ type benchState struct {
 	name, dir string
 	labels    LabelStore
 	dirs      dirCache
+	humans    *human.Store // conversations people played (Play page)
 
 	mu        sync.Mutex
 	ix        *benchIndex
@@ -234,7 +242,7 @@ func (s *Server) bench(name string) *benchState {
 	st := s.benches[name]
 	if st == nil {
 		dir := filepath.Join(s.opts.ProjectDir, "benchmarks", name)
-		st = &benchState{name: name, dir: dir, labels: s.opts.Labels(dir)}
+		st = &benchState{name: name, dir: dir, labels: s.opts.Labels(dir), humans: human.Open(dir)}
 		s.benches[name] = st
 	}
 	return st
@@ -275,6 +283,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/b/{bench}/resolve", s.withBench(s.handleResolve))
 	mux.HandleFunc("GET /api/b/{bench}/labels", s.withBench(s.handleLabels))
 	mux.HandleFunc("POST /api/b/{bench}/labels", s.withBench(s.handleAddLabel))
+	mux.HandleFunc("GET /api/b/{bench}/play", s.withBench(s.handlePlayInfo))
+	mux.HandleFunc("GET /api/b/{bench}/play/conv", s.withBench(s.handlePlayConv))
+	mux.HandleFunc("GET /api/b/{bench}/play/compare", s.withBench(s.handlePlayCompare))
+	mux.HandleFunc("POST /api/b/{bench}/play/start", s.withBench(s.handlePlayStart))
+	mux.HandleFunc("POST /api/b/{bench}/play/send", s.withBench(s.handlePlaySend))
+	mux.HandleFunc("POST /api/b/{bench}/play/end", s.withBench(s.handlePlayEnd))
 	mux.HandleFunc("GET /report/{bench}", s.withBench(s.handleReport))
 	return s.guard(mux)
 }

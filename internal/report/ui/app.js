@@ -616,6 +616,37 @@
       scales: { y: { min: 0, max: 100, title: { display: true, text: 'failed by turn k (%)' } } } } });
   }
 
+  // ---------- people vs simulated users ----------
+  // results.json's human_comparison: on the base scenarios people played
+  // (impactbench view's Play page) and the simulated users also did, each
+  // side's pass rate and the difference with its interval; nothing is
+  // recomputed here.
+  function renderHuman() {
+    var H = D.human || [];
+    if (!H.length) {
+      $('human-note').textContent = 'Nobody has played the user yet. On the Play page of impactbench view a person plays the user of a scenario against a target; once judged, aggregate compares their pass rates with the simulated users\u2019 here.';
+      return;
+    }
+    $('human-note').textContent = 'Per base scenario people played that the simulated users also did: the pass rate of the human-played conversations against that of the simulated conversations of the same variants. ' +
+      'Rates are means over those scenarios; the difference is people \u2212 simulated users in points, with a 95% interval from the sign-flip test over scenarios (with the binomial floor), which is wide with few scenarios. The same judges judged both, not told who played.';
+    var tb = el('tbody');
+    H.forEach(function (h) {
+      h.rows.forEach(function (r) {
+        tb.append(el('tr', { data: { model: h.model, track: r.track, metric: r.metric_id || '' } }, el('td', { text: h.model }),
+          el('td', { text: r.metric_id ? metricLabel(r.metric_id) : r.track + ' metrics' }),
+          el('td', { 'class': 'num', text: pct(r.simulated_pass_rate) }), el('td', { 'class': 'num', text: pct(r.human_pass_rate) }),
+          el('td', { 'class': 'num', data: { testid: 'human-gap' }, title: methodName(r.test), text: pp(r.diff) + (isNum(r.ci_low) ? ' ' + ppIv(r.ci_low, r.ci_high) : ' (no interval: one scenario)') }),
+          el('td', { 'class': 'num', text: num(r.n_scenarios) }), el('td', { 'class': 'num', text: num(r.n_simulated) + ' / ' + num(r.n_human) }),
+          el('td', { 'class': 'num', text: isNum(r.p_value) ? fmtP(r.p_value) : '\u2014' }), el('td', null, warnMark(r.warning))));
+      });
+      if (h.warning) tb.append(el('tr', null, el('td', { text: h.model }), el('td', { colspan: '8', 'class': 'small', text: '\u26a0 ' + h.warning })));
+    });
+    $('human-table').append(el('table', { data: { testid: 'human-compare' } }, el('thead', null, el('tr', null, el('th', { text: 'Model' }),
+      el('th', { text: 'Track / metric' }), el('th', { 'class': 'num', text: 'Simulated users' }), el('th', { 'class': 'num', text: 'People' }),
+      el('th', { 'class': 'num', text: 'People \u2212 simulated (points) [95% CI]' }), el('th', { 'class': 'num', text: 'Scenarios' }),
+      el('th', { 'class': 'num', text: 'Conversations (sim. / people)' }), el('th', { 'class': 'num', text: 'p' }), el('th', { text: '' }))), tb));
+  }
+
   // ---------- where the variance comes from ----------
   // results.json's variance_components (varianceview.go): each component's
   // share of a verdict's variance, its variance and bootstrap interval in
@@ -1276,6 +1307,7 @@
   guard('pairwise', renderPairwise);
   guard('reliability', renderReliability);
   guard('simulated users', renderFidelity);
+  guard('people vs simulated users', renderHuman);
   guard('variance', renderVariance);
   guard('calibration', renderCalibration);
   guard('cost', renderCost);

@@ -109,6 +109,7 @@
       case 's': return scenarioPage(bench, p[3]);
       case 'review': return reviewPage(bench, p[3]);
       case 'queue': return queuePage(bench, p[3]);
+      case 'play': return p[3] ? playConvPage(bench, p[3], p[4]) : playHome(bench);
     }
     notFound();
   }
@@ -159,6 +160,7 @@
     var links = el('div', { 'class': 'links' },
       el('a', { href: '#/b/' + seg(bench) + '/queue/calibration', text: 'Calibration queue' }),
       el('a', { href: '#/b/' + seg(bench) + '/queue/triage', text: 'Triage queue (judges disagree, samples split)' }),
+      el('a', { href: '#/b/' + seg(bench) + '/play', id: 'play-link', text: 'Play the user' }),
       el('a', { href: '/report/' + seg(bench), text: 'Full static report' }));
     var prog = el('section', { id: 'progress-section' }, el('h2', { text: 'Progress' }), el('div', { id: 'progress', 'class': 'scroll-x' }));
     var recent = el('section', { id: 'recent-section' }, el('h2', { text: 'Recently finished conversations' }), el('div', { id: 'recent' }));
@@ -764,6 +766,174 @@
         : el('tr', null, el('th', { 'class': 'num', text: '#' }), el('th', { text: 'Conversation' }),
           el('th', { text: 'Target' }), el('th', { text: kind === 'triage' ? 'Why' : 'Stratum' }), el('th', { 'class': 'num', text: 'Labels' }))), tb));
     }).catch(function (e) { showError(sec, e); });
+  }
+
+  // ---------- play the user ----------
+  // A person writes the user's messages of a scenario against a target.
+  // They see what the simulated user is told (persona, goals, the metric)
+  // and each turn's landmark; the target sees its system prompt and the
+  // dialogue only. Every reply is model text: shown with textContent.
+  function playHash(bench, target, conv) { return '#/b/' + seg(bench) + '/play/' + seg(target) + '/' + seg(conv); }
+  function playHome(bench) {
+    var my = route;
+    crumbs([['Benchmarks', '#/'], [bench, '#/b/' + seg(bench)], ['play']]);
+    var sec = el('section', { id: 'play' }, el('h2', { text: 'Play the user' }));
+    var list = el('section', { id: 'play-list-section' }, el('h2', { text: 'Conversations people played' }), el('div', { id: 'play-list' }));
+    var cmp = el('section', { id: 'play-compare-section' }, el('h2', { text: 'People vs simulated users' }), el('div', { id: 'play-compare' }));
+    main.append(sec, list, cmp);
+    bapi(bench, 'play').then(function (P) {
+      if (my !== route) return;
+      if (!P.enabled) { sec.append(el('p', { 'class': 'muted', text: 'Playing is not available in this viewer.' })); return; }
+      sec.append(el('p', { 'class': 'muted', text: 'Pick a scenario and a target, then write the user\u2019s messages yourself. You see what the simulated user is told \u2014 the persona, the goals and each turn\u2019s landmark \u2014 and the target sees only its system prompt and the dialogue, as in a simulated conversation. ' +
+        'At most ' + P.turns + ' turns; End finishes the conversation and has the benchmark\u2019s judges judge it (they are not told a person played).' }));
+      var tsel = el('select', { id: 'play-target' });
+      P.targets.forEach(function (t) { tsel.append(el('option', { value: t, text: t })); });
+      var ssel = el('select', { id: 'play-scenario' });
+      P.scenarios.forEach(function (s) {
+        var demo = s.demographic.map(function (d) { return d[1]; }).join(', ');
+        ssel.append(el('option', { value: s.id, text: s.id + (demo ? ' (' + demo + ')' : '') + ' \u00b7 ' + s.goal }));
+      });
+      var name = el('input', { id: 'play-name', maxlength: '100', autocomplete: 'name', value: labeler() });
+      var msg = el('p', { id: 'play-start-msg', 'class': 'error' });
+      var start = el('button', { type: 'button', id: 'play-start', 'class': 'primary', text: 'Start playing', onclick: function () {
+        msg.textContent = '';
+        if (!name.value.trim()) { msg.textContent = 'Say who you are.'; name.focus(); return; }
+        setLabeler(name.value.trim());
+        start.disabled = true;
+        post('/api/b/' + seg(bench) + '/play/start', { target: tsel.value, scenario: ssel.value, player: name.value.trim() })
+          .then(function (v) { location.hash = playHash(bench, v.target, v.conv_id); })
+          .catch(function (e) { start.disabled = false; msg.textContent = String(e.message || e); });
+      } });
+      if (!P.scenarios.length) start.disabled = true;
+      sec.append(el('div', { 'class': 'filters' }, el('label', null, 'Scenario', ssel), el('label', null, 'Target', tsel), el('label', null, 'Your name', name), start), msg);
+      renderPlayList(bench, P);
+    }).catch(function (e) { showError(sec, e); });
+    loadCompare(bench);
+  }
+  function renderPlayList(bench, P) {
+    var box = $('play-list');
+    clear(box);
+    P.notes.forEach(function (n) { box.append(el('p', { 'class': 'error', text: n })); });
+    if (!P.conversations.length) { box.append(el('p', { 'class': 'muted', text: 'Nobody has played yet.' })); return; }
+    var tb = el('tbody');
+    P.conversations.forEach(function (c) {
+      tb.append(el('tr', { data: { conv: c.conv_id } }, el('td', null, el('a', { href: playHash(bench, c.target, c.conv_id), text: c.conv_id })),
+        el('td', { text: c.target }), el('td', { text: c.metric_id }), el('td', { text: c.player }), el('td', { text: c.state }),
+        el('td', { 'class': 'num', text: String(c.turns) }), el('td', null, verdictSpan(c.verdict)), el('td', { text: c.started_at })));
+    });
+    box.append(el('table', { id: 'play-table' }, el('thead', null, el('tr', null, el('th', { text: 'Conversation' }), el('th', { text: 'Target' }),
+      el('th', { text: 'Metric' }), el('th', { text: 'Player' }), el('th', { text: 'State' }), el('th', { 'class': 'num', text: 'Turns' }),
+      el('th', { text: 'Verdict' }), el('th', { text: 'Started' }))), tb));
+  }
+  function pp(x) { return x === null || x === undefined ? '—' : (x >= 0 ? '+' : '\u2212') + Math.abs(x * 100).toFixed(1); }
+  function loadCompare(bench) {
+    var my = route;
+    bapi(bench, 'play/compare').then(function (L) {
+      if (my !== route) return;
+      var box = $('play-compare');
+      clear(box);
+      box.append(el('p', { 'class': 'muted', text: 'Per base scenario people played that has simulated verdicts: the human-played conversations\u2019 pass rate against that of the simulated conversations of the same variants; rates are means over those scenarios and the difference is human \u2212 simulated, in points, with a 95% interval from the sign-flip test over scenarios (with the binomial floor). ' +
+        'Computed now from scores.json and the human-played verdicts, as aggregate computes results.json\u2019s human_comparison (run impactbench aggregate to write it there).' }));
+      if (!L.length) { box.append(el('p', { id: 'compare-empty', 'class': 'muted', text: 'No judged human-played conversation yet.' })); return; }
+      var tb = el('tbody');
+      L.forEach(function (tc) {
+        var hc = tc.comparison;
+        hc.rows.forEach(function (r) {
+          tb.append(el('tr', { data: { target: tc.target, track: r.track, metric: r.metric_id || '' } }, el('td', { text: tc.target }),
+            el('td', { text: r.metric_id ? r.metric_id + ' (' + r.track + ')' : r.track + ' metrics' }),
+            el('td', { 'class': 'num', text: pct(r.simulated_pass_rate) }), el('td', { 'class': 'num', text: pct(r.human_pass_rate) }),
+            el('td', { 'class': 'num', data: { testid: 'gap' }, text: pp(r.diff) + (r.ci_low !== null ? ' [' + pp(r.ci_low) + ', ' + pp(r.ci_high) + ']' : ' (no interval)') }),
+            el('td', { 'class': 'num', text: String(r.n_scenarios) }), el('td', { 'class': 'num', text: r.n_simulated + ' / ' + r.n_human }),
+            el('td', { 'class': 'num', text: r.p_value === null ? '—' : r.p_value.toFixed(3) }), el('td', { 'class': 'small', text: r.warning || '' })));
+        });
+        if (hc.warning) tb.append(el('tr', null, el('td', { text: tc.target }), el('td', { colspan: '8', 'class': 'small warn', text: '\u26a0 ' + hc.warning })));
+      });
+      box.append(el('div', { 'class': 'scroll-x' }, el('table', { id: 'human-compare' }, el('thead', null, el('tr', null, el('th', { text: 'Target' }),
+        el('th', { text: 'Track / metric' }), el('th', { 'class': 'num', text: 'Simulated users' }), el('th', { 'class': 'num', text: 'People' }),
+        el('th', { 'class': 'num', text: 'People \u2212 simulated (points) [95% CI]' }), el('th', { 'class': 'num', text: 'Scenarios' }),
+        el('th', { 'class': 'num', text: 'Conversations (sim. / people)' }), el('th', { 'class': 'num', text: 'p' }), el('th', { text: 'Warning' }))), tb)));
+    }).catch(function (e) { showError($('play-compare'), e); });
+  }
+  function playConvPage(bench, target, id) {
+    var my = route;
+    crumbs([['Benchmarks', '#/'], [bench, '#/b/' + seg(bench)], ['play', '#/b/' + seg(bench) + '/play'], [id || '']]);
+    var sec = el('section', { id: 'play-conv' });
+    main.append(sec);
+    bapi(bench, 'play/conv', { target: target, id: id }).then(function (v) {
+      if (my === route) renderPlay(bench, sec, v);
+    }).catch(function (e) { showError(sec, e); });
+  }
+  function renderPlay(bench, sec, v) {
+    var my = route;
+    clear(sec);
+    sec.dataset.conv = v.conv_id;
+    sec.dataset.state = v.state;
+    sec.dataset.messages = String(v.transcript.length);
+    var err = el('p', { id: 'play-error', 'class': 'error' });
+    function act(what, body, btns) {
+      err.textContent = '';
+      btns.forEach(function (b) { b.disabled = true; });
+      var wait = el('p', { id: 'play-wait', 'class': 'muted', text: what === 'send' ? 'Waiting for the target\u2026' : 'Judging\u2026' });
+      sec.append(wait);
+      return post('/api/b/' + seg(bench) + '/play/' + what, body).then(function (nv) {
+        if (my === route) renderPlay(bench, sec, nv);
+      }).catch(function (e) {
+        if (my !== route) return;
+        wait.remove();
+        btns.forEach(function (b) { b.disabled = false; });
+        err.textContent = String(e.message || e);
+      });
+    }
+    var left = el('div', null, el('h3', { text: 'Dialogue' }), el('div', { id: 'play-transcript' }, transcript(v.transcript)));
+    if (v.state === 'playing') {
+      var box = el('textarea', { id: 'play-msg', rows: '4', maxlength: '20000', placeholder: 'Your message, as the user (Ctrl+Enter sends)' });
+      var send = el('button', { type: 'button', id: 'play-send', 'class': 'primary', text: 'Send' });
+      var end = el('button', { type: 'button', id: 'play-end', text: 'End and judge' });
+      var btns = [send, end];
+      var full = v.turn > v.turns;
+      send.addEventListener('click', function () {
+        if (!box.value.trim()) { err.textContent = 'Write a message first.'; return; }
+        act('send', { target: v.target, conv_id: v.conv_id, at: v.transcript.length, message: box.value }, btns);
+      });
+      end.addEventListener('click', function () { act('end', { target: v.target, conv_id: v.conv_id }, btns); });
+      box.addEventListener('keydown', function (ev) { if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); send.click(); } });
+      if (full) { box.disabled = true; send.disabled = true; }
+      if (!v.transcript.length) end.disabled = true;
+      left.append(el('p', { id: 'play-turn', 'class': 'small muted', text: full ? 'All ' + v.turns + ' turns played: end the conversation to have it judged.' : 'Turn ' + v.turn + ' of ' + v.turns }),
+        full ? null : el('div', { id: 'play-landmark', 'class': 'landmark' }, el('strong', { text: 'This turn\u2019s landmark: ' }),
+          v.landmark ? v.landmark : el('span', { 'class': 'muted', text: 'none \u2014 carry on as the persona would, towards the goals.' })),
+        box, el('div', { 'class': 'links' }, send, end), err);
+    } else {
+      left.append(err);
+    }
+    var right = el('div', null, el('h3', { text: 'Your brief' }), briefBox(v), el('h3', { text: 'What is tested' }), metricBox(v.metric));
+    if (v.state === 'ended') {
+      var vb = el('div', { id: 'play-verdict' }, el('p', { text: 'Ended: ' + (v.status || '') + '.' }));
+      if (v.score) vb.append(verdictBox(v.score));
+      else {
+        var again = el('button', { type: 'button', id: 'play-judge', text: 'Judge it' });
+        again.addEventListener('click', function () { act('end', { target: v.target, conv_id: v.conv_id }, [again]); });
+        vb.append(el('p', { 'class': 'muted', text: 'Not judged yet.' }), again);
+      }
+      vb.append(el('p', null, el('a', { href: '#/b/' + seg(bench) + '/play', id: 'play-back', text: 'Play another · people vs simulated users' })));
+      right.prepend(el('h3', { text: 'Verdict' }), vb);
+    }
+    sec.append(el('h2', { text: 'Playing ' + v.scenario_id + ' against ' + v.target }),
+      el('p', { 'class': 'muted', text: v.conv_id + ' \u00b7 played by ' + v.player + ' \u00b7 ' + v.state + ' \u00b7 started ' + v.started_at }),
+      el('div', { 'class': 'review-grid' }, left, right));
+    var ta = $('play-msg');
+    if (ta && !ta.disabled) ta.focus();
+  }
+  function briefBox(v) {
+    var b = v.brief;
+    if (!b) return el('p', { 'class': 'muted', text: 'Scenario not in scenarios.json.' });
+    var dl = el('dl', { 'class': 'kv', id: 'play-brief' });
+    function row(k, val) { if (val) dl.append(el('dt', { text: k }), el('dd', { text: val })); }
+    row('You are', b.persona);
+    row('Your goal', b.user_goal);
+    row('Your hidden goal', b.latent_goal);
+    b.demographic.forEach(function (d) { row(d[0], d[1]); });
+    return dl;
   }
 
   window.__viewer.scriptMs = performance.now() - T0;

@@ -1,0 +1,475 @@
+package viewer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/results"
+)
+
+// Player makes the target's replies and the verdicts of the conversations
+// people play on the Play page. runner.Player is the one the command
+// uses: the run's clients, limits, cost ceiling and call store.
+type Player interface {
+	// Targets lists the targets that can be played against.
+	Targets() []string
+	// Turns is the most user turns a conversation has.
+	Turns() int
+	TargetTurn(ctx context.Context, benchDir, target string, sc artifacts.Scenario, sample int, transcript []artifacts.Turn) (artifacts.Turn, bool, llm.Usage, error)
+	JudgeHuman(ctx context.Context, benchDir, target string, conv artifacts.Conversation) (artifacts.Score, error)
+}
+
+// maxMessage bounds one message a person sends (in characters): far above
+// anything typed in a chat, small enough that no request bloats a file.
+const maxMessage = 20000
+
+// busySet is the conversations waiting for a target's reply or a verdict:
+// a second request for one of them (another tab) is refused at once
+// rather than queued behind a model call.
+type busySet struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+func (b *busySet) claim(key string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = map[string]bool{}
+	}
+	if b.m[key] {
+		return false
+	}
+	b.m[key] = true
+	return true
+}
+
+func (b *busySet) release(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.m, key)
+}
+
+// playTarget returns target if people may play against it (it equals an
+// entry of the Player's list; nothing else reaches a path).
+func (s *Server) playTarget(target string) (string, bool) {
+	if s.opts.Play == nil {
+		return "", false
+	}
+	i := slices.Index(s.opts.Play.Targets(), target)
+	if i < 0 {
+		return "", false
+	}
+	return s.opts.Play.Targets()[i], true
+}
+
+// playScenario reads scenario id back from scenarios.json (the target's
+// system prompt may be the scenario's own).
+func (ix *benchIndex) playScenario(id string) (artifacts.Scenario, bool) {
+	i, ok := ix.scenByID[id]
+	if !ok {
+		return artifacts.Scenario{}, false
+	}
+	b, err := readSpan(filepath.Join(ix.dir, "scenarios.json"), ix.scenSpans[i])
+	var sc artifacts.Scenario
+	if err != nil || sc.UnmarshalJSON(b) != nil || sc.ID != id {
+		return artifacts.Scenario{}, false
+	}
+	return sc, true
+}
+
+// playView is a conversation as the Play page shows it: the brief (what
+// the simulated user is told: persona, goals, the metric), the landmark of
+// the next turn, the dialogue, and the verdict once judged.
+type playView struct {
+	ConvID     string           `json:"conv_id"`
+	Target     string           `json:"target"`
+	ScenarioID string           `json:"scenario_id"`
+	Player     string           `json:"player"`
+	State      string           `json:"state"`
+	Status     string           `json:"status,omitempty"`
+	Turn       int              `json:"turn"` // the next user turn (1-based)
+	Turns      int              `json:"turns"`
+	Transcript []artifacts.Turn `json:"transcript"`
+	Landmark   string           `json:"landmark"`
+	Brief      *playBrief       `json:"brief"`
+	Metric     metricView       `json:"metric"`
+	Score      *artifacts.Score `json:"score,omitempty"`
+	Started    string           `json:"started_at"`
+}
+
+func (s *Server) playViewOf(ix *benchIndex, target string, c human.Conversation, sc *human.Score) playView {
+	v := playView{ConvID: c.ConvID, Target: target, ScenarioID: c.ID, Player: c.Player, State: c.State, Status: c.Status,
+		Turn: c.Turns() + 1, Turns: s.opts.Play.Turns(), Transcript: c.Transcript, Metric: ix.metricView(c.MetricID),
+		Started: c.StartedAt.Format("2006-01-02T15:04:05Z")}
+	if sc != nil {
+		v.Score = &sc.Score
+	}
+	if scn, ok := ix.playScenario(c.ID); ok {
+		v.Brief = briefOf(scn)
+		var lms []string
+		for _, l := range scn.Landmarks {
+			if l.Turn == v.Turn {
+				lms = append(lms, l.Instruction)
+			}
+		}
+		v.Landmark = strings.Join(lms, "\n")
+	}
+	return v
+}
+
+// playBrief is what the simulated user is told of its scenario, and so
+// what a person playing it is shown: the persona it plays (the
+// demographic rewrite when there is one), the goals and the demographic.
+// The target's system prompt is not the user's to see.
+type playBrief struct {
+	Persona     string      `json:"persona"`
+	UserGoal    string      `json:"user_goal"`
+	LatentGoal  string      `json:"latent_goal"`
+	Demographic [][2]string `json:"demographic"`
+}
+
+func briefOf(sc artifacts.Scenario) *playBrief {
+	b := &playBrief{Persona: sc.SimPersona(), UserGoal: sc.UserGoal, LatentGoal: sc.LatentAdversarialGoal, Demographic: [][2]string{}}
+	for _, p := range sc.Demographic {
+		v, ok := p.Value.(string)
+		if !ok {
+			raw, _ := json.Marshal(p.Value)
+			v = string(raw)
+		}
+		b.Demographic = append(b.Demographic, [2]string{p.Key, v})
+	}
+	return b
+}
+
+// playRow is one conversation in the Play page's list.
+type playRow struct {
+	ConvID   string `json:"conv_id"`
+	Target   string `json:"target"`
+	Scenario string `json:"scenario_id"`
+	Metric   string `json:"metric_id"`
+	Player   string `json:"player"`
+	State    string `json:"state"`
+	Turns    int    `json:"turns"`
+	Verdict  int    `json:"verdict"`
+	Started  string `json:"started_at"`
+}
+
+// handlePlayInfo lists what can be played (targets, scenarios) and what
+// was played.
+func (s *Server) handlePlayInfo(w http.ResponseWriter, r *http.Request, st *benchState) {
+	ix := st.index(s)
+	out := map[string]any{"enabled": s.opts.Play != nil, "targets": []string{}, "scenarios": []map[string]any{}, "conversations": []playRow{}, "notes": []string{}}
+	if s.opts.Play == nil {
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	out["targets"], out["turns"] = s.opts.Play.Targets(), s.opts.Play.Turns()
+	scens := make([]map[string]any, 0, len(ix.scens))
+	for _, sc := range ix.scens {
+		demo := [][2]string{}
+		for _, av := range sc.Demographic {
+			demo = append(demo, [2]string{av.Axis, av.Value})
+		}
+		scens = append(scens, map[string]any{"id": sc.ID, "metric_id": sc.MetricID, "goal": sc.UserGoal, "demographic": demo})
+	}
+	out["scenarios"] = scens
+	rows, notes := []playRow{}, []string{}
+	for _, t := range s.opts.Play.Targets() {
+		convs, scores, err := st.humans.List(t)
+		if err != nil {
+			notes = append(notes, err.Error())
+			continue
+		}
+		for _, c := range convs {
+			pr := playRow{ConvID: c.ConvID, Target: t, Scenario: c.ID, Metric: c.MetricID, Player: c.Player, State: c.State,
+				Turns: c.Turns(), Verdict: verdictUnscored, Started: c.StartedAt.Format("2006-01-02T15:04:05Z")}
+			for _, sc := range scores {
+				if sc.ConvID == c.ConvID {
+					pr.Verdict = verdictOf(sc.Passed)
+				}
+			}
+			rows = append(rows, pr)
+		}
+	}
+	out["conversations"], out["notes"] = rows, notes
+	writeJSON(w, http.StatusOK, out)
+}
+
+func verdictOf(passed *bool) int {
+	switch {
+	case passed == nil:
+		return verdictNull
+	case *passed:
+		return verdictPass
+	}
+	return verdictFail
+}
+
+// decodeBody reads a JSON request body into v, refusing unknown fields.
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, 256<<10))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// playErr answers an error of the human store or the Player.
+func playErr(w http.ResponseWriter, err error) {
+	var stale *human.StaleError
+	var fe *artifacts.FileError
+	switch {
+	case errors.Is(err, human.ErrNotFound):
+		writeErr(w, http.StatusNotFound, "%v", err)
+	case errors.As(err, &stale):
+		writeErr(w, http.StatusConflict, "%v", err)
+	case errors.As(err, &fe):
+		writeErr(w, http.StatusConflict, "%v", err)
+	default:
+		writeErr(w, http.StatusBadGateway, "%v", err)
+	}
+}
+
+func (s *Server) handlePlayConv(w http.ResponseWriter, r *http.Request, st *benchState) {
+	target, ok := s.playTarget(r.URL.Query().Get("target"))
+	if !ok {
+		writeErr(w, http.StatusNotFound, "no such target to play against")
+		return
+	}
+	c, sc, err := st.humans.Get(target, r.URL.Query().Get("id"))
+	if err != nil {
+		playErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.playViewOf(st.index(s), target, c, sc))
+}
+
+type playStart struct {
+	Target   string `json:"target"`
+	Scenario string `json:"scenario"`
+	Player   string `json:"player"`
+}
+
+// handlePlayStart begins a conversation: a scenario of scenarios.json, a
+// target people may play against, and who plays.
+func (s *Server) handlePlayStart(w http.ResponseWriter, r *http.Request, st *benchState) {
+	var req playStart
+	if err := decodeBody(r, &req); err != nil {
+		writeErr(w, http.StatusBadRequest, "play: %v", err)
+		return
+	}
+	target, ok := s.playTarget(req.Target)
+	if !ok {
+		writeErr(w, http.StatusBadRequest, "play: target %q is not one of the configured targets", req.Target)
+		return
+	}
+	ix := st.index(s)
+	sc, ok := ix.playScenario(req.Scenario)
+	if !ok {
+		writeErr(w, http.StatusBadRequest, "play: scenario %q is not in scenarios.json", req.Scenario)
+		return
+	}
+	player := strings.TrimSpace(req.Player)
+	if p := human.CheckPlayer(player); p != "" {
+		writeErr(w, http.StatusBadRequest, "play: your name: %s", p)
+		return
+	}
+	run := artifacts.RunInfo{TargetModel: target, Turns: s.opts.Play.Turns(), Landmarks: true, Seed: s.opts.Settings.Seed}
+	for _, t := range s.opts.Settings.Targets {
+		if t.ID == target {
+			run.TargetModel = t.Model
+		}
+	}
+	c, err := st.humans.Start(target, sc, player, run, s.now())
+	if err != nil {
+		playErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, s.playViewOf(ix, target, c, nil))
+}
+
+type playSend struct {
+	Target  string `json:"target"`
+	ConvID  string `json:"conv_id"`
+	At      *int   `json:"at"`
+	Message string `json:"message"`
+}
+
+// handlePlaySend sends a person's message to the target and stores the
+// turn once the target has answered. at is the number of messages the
+// page shows: a page that has not seen the last turn (another tab) is
+// refused, as is a second send while the target is answering.
+func (s *Server) handlePlaySend(w http.ResponseWriter, r *http.Request, st *benchState) {
+	var req playSend
+	if err := decodeBody(r, &req); err != nil {
+		writeErr(w, http.StatusBadRequest, "play: %v", err)
+		return
+	}
+	target, ok := s.playTarget(req.Target)
+	msg := strings.TrimSpace(req.Message)
+	switch {
+	case !ok:
+		writeErr(w, http.StatusBadRequest, "play: target %q is not one of the configured targets", req.Target)
+		return
+	case req.At == nil:
+		writeErr(w, http.StatusBadRequest, "play: at (the messages the page shows) is required")
+		return
+	case msg == "" || !utf8.ValidString(msg) || utf8.RuneCountInString(msg) > maxMessage:
+		writeErr(w, http.StatusBadRequest, "play: the message must be 1 to %d characters of text", maxMessage)
+		return
+	}
+	key := st.name + "\x00" + target + "\x00" + req.ConvID
+	if !s.busy.claim(key) {
+		writeErr(w, http.StatusConflict, "play: this conversation is waiting for the target (another tab?)")
+		return
+	}
+	defer s.busy.release(key)
+	c, _, err := st.humans.Get(target, req.ConvID)
+	if err == nil {
+		err = c.CanReply(*req.At, s.opts.Play.Turns()) // checked again when the turn is stored
+	}
+	if err != nil {
+		playErr(w, err)
+		return
+	}
+	ix := st.index(s)
+	sc, ok := ix.playScenario(c.ID)
+	if !ok {
+		writeErr(w, http.StatusConflict, "play: scenario %s is no longer in scenarios.json", c.ID)
+		return
+	}
+	user := artifacts.Turn{Role: string(llm.RoleUser), Content: msg}
+	// The reply is stored even if the page goes away meanwhile: the call
+	// is paid for, and the person finds it when they come back.
+	ctx := context.WithoutCancel(r.Context())
+	reply, truncated, usage, err := s.opts.Play.TargetTurn(ctx, st.dir, target, sc, c.Sample, append(slices.Clip(c.Transcript), user))
+	if err != nil {
+		writeErr(w, http.StatusBadGateway, "the target did not answer: %v", err)
+		return
+	}
+	c, err = st.humans.Reply(target, req.ConvID, *req.At, user, reply, truncated, usage, s.opts.Play.Turns(), s.now())
+	if err != nil {
+		playErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.playViewOf(ix, target, c, nil))
+}
+
+type playEnd struct {
+	Target string `json:"target"`
+	ConvID string `json:"conv_id"`
+}
+
+// handlePlayEnd ends a conversation and judges it as every conversation
+// is judged. Asked again (the judge failed, or another tab), it judges
+// an ended conversation that has no verdict yet and returns the one that
+// has.
+func (s *Server) handlePlayEnd(w http.ResponseWriter, r *http.Request, st *benchState) {
+	var req playEnd
+	if err := decodeBody(r, &req); err != nil {
+		writeErr(w, http.StatusBadRequest, "play: %v", err)
+		return
+	}
+	target, ok := s.playTarget(req.Target)
+	if !ok {
+		writeErr(w, http.StatusBadRequest, "play: target %q is not one of the configured targets", req.Target)
+		return
+	}
+	key := st.name + "\x00" + target + "\x00" + req.ConvID
+	if !s.busy.claim(key) {
+		writeErr(w, http.StatusConflict, "play: this conversation is waiting for the target or the judges (another tab?)")
+		return
+	}
+	defer s.busy.release(key)
+	c, err := st.humans.End(target, req.ConvID, s.opts.Play.Turns(), s.now())
+	if err != nil {
+		playErr(w, err)
+		return
+	}
+	_, sc, err := st.humans.Get(target, req.ConvID)
+	if err != nil {
+		playErr(w, err)
+		return
+	}
+	if sc == nil {
+		score, err := s.opts.Play.JudgeHuman(context.WithoutCancel(r.Context()), st.dir, target, c.Conversation)
+		if err != nil {
+			writeErr(w, http.StatusBadGateway, "the conversation ended, but the judges gave no verdict: %v (end it again to retry)", err)
+			return
+		}
+		sc = &human.Score{Score: score, User: human.User, Player: c.Player, JudgedAt: s.now().UTC().Truncate(time.Second)}
+		if err := st.humans.SetScore(target, *sc); err != nil {
+			playErr(w, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, s.playViewOf(st.index(s), target, c, sc))
+}
+
+// targetCompare is one target's comparison on the Play page.
+type targetCompare struct {
+	Target     string                   `json:"target"`
+	Comparison *results.HumanComparison `json:"comparison"`
+}
+
+// handlePlayCompare is the simulated-vs-human comparison as it stands:
+// results.CompareHuman (aggregate's computation) over the verdicts in
+// scores.json and the human-played ones, before aggregate writes it to
+// results.json.
+func (s *Server) handlePlayCompare(w http.ResponseWriter, r *http.Request, st *benchState) {
+	out := []targetCompare{}
+	if s.opts.Play == nil {
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	ix := st.index(s)
+	var metrics []config.Metric
+	for _, m := range ix.bench.Metrics {
+		metrics = append(metrics, config.Metric{ID: m.ID, Type: config.MetricType(m.Type)})
+	}
+	for _, t := range s.opts.Play.Targets() {
+		_, scores, err := st.humans.List(t)
+		if err != nil {
+			writeErr(w, http.StatusConflict, "%v", err)
+			return
+		}
+		if len(scores) == 0 {
+			continue
+		}
+		people := make([]results.ScoreRow, len(scores))
+		for i, sc := range scores {
+			people[i] = results.RowOf(sc.Score)
+		}
+		hc := results.CompareHuman(t, ix.simRows(t), people, metrics, results.Options{Seed: s.opts.Settings.Seed})
+		if hc != nil {
+			out = append(out, targetCompare{Target: t, Comparison: hc})
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// simRows are target's judged conversations in the index, as the
+// comparison reads them.
+func (ix *benchIndex) simRows(target string) []results.ScoreRow {
+	var out []results.ScoreRow
+	for i := range ix.convs {
+		c := &ix.convs[i]
+		if ix.runs[c.target].target != target || c.verdict > verdictPass {
+			continue
+		}
+		out = append(out, results.ScoreRow{ID: c.id, MetricID: c.metric, TargetModel: target, Sample: c.sample, Passed: ptrBool(c.verdict == verdictPass)})
+	}
+	return out
+}
