@@ -26,14 +26,20 @@ type Price struct {
 // when a price does not name its cache-write rate.
 const CacheWriteMultiplier = 1.25
 
+// CacheWriteLongMultiplier is Anthropic's one-hour cache-write price, a
+// multiple of the input price.
+const CacheWriteLongMultiplier = 2.0
+
 // Cost returns the USD cost of u. InputTokens includes cached reads and cache
 // writes; each part is charged at its own rate. batch halves the result (the
 // batch APIs of OpenAI, Anthropic and Google all cost 50%).
 func (p Price) Cost(u Usage, batch bool) float64 {
 	uncached := max(u.InputTokens-u.CachedInputTokens-u.CacheWriteTokens, 0)
+	long := min(u.CacheWriteLongTokens, u.CacheWriteTokens)
 	c := float64(uncached)*p.Input +
 		float64(u.CachedInputTokens)*p.CachedInput +
-		float64(u.CacheWriteTokens)*p.CacheWrite +
+		float64(u.CacheWriteTokens-long)*p.CacheWrite +
+		float64(long)*p.Input*CacheWriteLongMultiplier +
 		float64(u.OutputTokens)*p.Output
 	c /= 1e6
 	if batch {

@@ -234,7 +234,7 @@ func userTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Messag
 			Messages:  slices.Clip(msgs),
 			MaxTokens: orDefault(spec.UserMaxTokens, defaultMaxTokens),
 			Seed:      seed,
-			CacheHint: len(msgs) - 1,
+			Cache:     llm.Conversation(msgs, turn == spec.Turns),
 			Meta:      meta,
 		})
 		usage = usage.Add(callUsage(resp, err))
@@ -277,7 +277,7 @@ func targetTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Mess
 			Messages:  msgs,
 			MaxTokens: orDefault(spec.TargetMaxTokens, defaultMaxTokens),
 			Seed:      seed,
-			CacheHint: len(msgs) - 1,
+			Cache:     llm.Conversation(msgs, turn == spec.Turns),
 		})
 		usage = usage.Add(callUsage(resp, err))
 		seeds.add(resp, err)
