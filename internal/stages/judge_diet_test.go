@@ -189,18 +189,18 @@ func TestJudgeDietKeepsVerdicts(t *testing.T) {
 	t.Logf("%d conversations, %d present; old/new agreement %.0f %%", len(cases), present, 100*agreement(readOld, readNow))
 }
 
-// The check above can fail: a prompt that drops the transcript's last
-// message changes what the prompt-reading judge decides on some rows.
+// The check above can fail: a prompt that shows only the transcript's
+// first exchange changes what the prompt-reading judge decides on some rows.
 func TestPromptReaderSeesALostMessage(t *testing.T) {
-	cases := dietCases(t)[:24]
+	cases := dietCases(t)
 	judge := offline.New(config.ModelConfig{Model: "diet-judge", Source: "offline"}, 7)
 	p := loadPrompts(t)
 	truncated := make([]dietCase, len(cases))
 	for i, c := range cases {
-		c.conv.Transcript = c.conv.Transcript[:len(c.conv.Transcript)-2]
+		c.conv.Transcript = c.conv.Transcript[:2]
 		truncated[i] = c
 	}
 	if a := agreement(verdicts(t, cases, promptReader{judge}, p), verdicts(t, truncated, promptReader{judge}, p)); a == 1 {
-		t.Error("dropping the last exchange changed no verdict: the agreement check could not fail")
+		t.Error("showing only the first exchange changed no verdict: the agreement check could not fail")
 	}
 }
