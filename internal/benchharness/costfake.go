@@ -44,7 +44,7 @@ type costFake struct {
 
 	mu      sync.Mutex
 	now     time.Duration
-	inWave  bool // a batch is out whose results were not fetched yet
+	inWave  bool                               // a batch is out whose results were not fetched yet
 	caches  map[string]map[[32]byte]cacheEntry // role → prefix hash → entry
 	calls   []costCall
 	files   map[string][]byte
@@ -60,14 +60,14 @@ type cacheEntry struct {
 
 // costCall is one answered request as the fake billed it.
 type costCall struct {
-	Role       string `json:"role"`
-	Batch      bool   `json:"batch"`
-	Prompt     int    `json:"prompt_tokens"`
-	Read       int    `json:"cache_read_tokens"`
-	Write      int    `json:"cache_write_tokens"`
-	WriteLong  int    `json:"cache_write_1h_tokens"`
-	Output     int    `json:"output_tokens"`
-	Calls      int    `json:"calls"`
+	Role      string `json:"role"`
+	Batch     bool   `json:"batch"`
+	Prompt    int    `json:"prompt_tokens"`
+	Read      int    `json:"cache_read_tokens"`
+	Write     int    `json:"cache_write_tokens"`
+	WriteLong int    `json:"cache_write_1h_tokens"`
+	Output    int    `json:"output_tokens"`
+	Calls     int    `json:"calls"`
 }
 
 // costBatch is one submitted batch: its results, ready at once.
