@@ -88,6 +88,10 @@ type Usage struct {
 	CacheWriteLongTokens int     `json:"cache_write_1h_tokens,omitempty"`
 	ReasoningTokens      int     `json:"reasoning_tokens,omitempty"`
 	Cost                 float64 `json:"cost"`
+	// CacheSaving is the USD prompt caching saved on these calls: their
+	// input billed as plain input minus their cost (negative when cache
+	// writes were never paid back by reads).
+	CacheSaving float64 `json:"cache_saving,omitempty"`
 	// CostKnown is false when any counted call had no known price: the cost
 	// is then a lower bound and must be reported as unknown, not as $0.
 	CostKnown bool `json:"cost_known"`
@@ -111,6 +115,7 @@ func (u Usage) Add(o Usage) Usage {
 		CacheWriteLongTokens: u.CacheWriteLongTokens + o.CacheWriteLongTokens,
 		ReasoningTokens:      u.ReasoningTokens + o.ReasoningTokens,
 		Cost:                 u.Cost + o.Cost,
+		CacheSaving:          u.CacheSaving + o.CacheSaving,
 		CostKnown:            u.CostKnown && o.CostKnown,
 	}
 }

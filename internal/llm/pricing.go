@@ -48,6 +48,16 @@ func (p Price) Cost(u Usage, batch bool) float64 {
 	return c
 }
 
+// CacheSaving is what prompt caching saved on u at this price: the cost of
+// its input billed as plain input minus its cost as billed (cache reads
+// at the cached rate, writes at the write rate). It is negative when
+// writes cost more than reads saved.
+func (p Price) CacheSaving(u Usage, batch bool) float64 {
+	plain := u
+	plain.CachedInputTokens, plain.CacheWriteTokens, plain.CacheWriteLongTokens = 0, 0, 0
+	return p.Cost(plain, batch) - p.Cost(u, batch)
+}
+
 // PriceEntry is a price with optional cache rates, as written in prices.json
 // or config.yaml. Missing rates are filled by Resolve.
 type PriceEntry struct {
@@ -226,9 +236,10 @@ type costClient struct {
 }
 
 func (c *costClient) fill(u Usage) Usage {
-	u.Cost, u.CostKnown = 0, c.known
+	u.Cost, u.CostKnown, u.CacheSaving = 0, c.known, 0
 	if c.known {
 		u.Cost = c.price.Cost(u, false)
+		u.CacheSaving = c.price.CacheSaving(u, false)
 	}
 	return u
 }

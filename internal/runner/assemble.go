@@ -27,7 +27,10 @@ type convAssembler struct {
 	waiting  map[int]*artifacts.Conversation
 	next     int
 	total    llm.Usage
-	err      error
+	// user is the simulated user's part of total (rows that record it);
+	// read it after close.
+	user llm.Usage
+	err  error
 }
 
 type finishedConv struct {
@@ -81,6 +84,9 @@ func (a *convAssembler) write(c *artifacts.Conversation) {
 		c = &conv
 	}
 	a.total = a.total.Add(usageOf(c.Usage))
+	if c.UserUsage != nil {
+		a.user = a.user.Add(usageOf(*c.UserUsage))
+	}
 	if err := a.w.Write(c); err != nil {
 		a.err = err
 		return

@@ -94,18 +94,32 @@ func (r *Runner) saveMetrics(metrics []config.Metric) error {
 	return nil
 }
 
-// writeCost records a phase's usage in dir/cost.json (upstream's shape).
-func (r *Runner) writeCost(dir, phase string, u llm.Usage) error {
+// writeCost records a phase's usage in dir/cost.json: upstream's shape
+// (cost, input and output tokens, phase) and ours after it, including the
+// prompt cache's reads, writes and net saving and, when given, the split
+// by model.
+func (r *Runner) writeCost(dir, phase string, u llm.Usage, models ...byModel) error {
 	if r.opts.Shard.Active() {
 		phase = fmt.Sprintf("%s.shard-%d-of-%d", phase, r.opts.Shard.Index, r.opts.Shard.Count)
 	}
 	pc := artifacts.PhaseCost{
 		Cost: artifacts.Round(u.Cost, 6), InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Phase: phase,
 		CachedInputTokens: u.CachedInputTokens, ReasoningTokens: u.ReasoningTokens, Requests: u.Requests,
+		CacheWriteTokens: u.CacheWriteTokens, CacheSaving: artifacts.Round(u.CacheSaving, 6),
 	}
 	if u.Requests > 0 && !u.CostKnown {
 		f := false
 		pc.CostKnown = &f
+	}
+	for _, m := range models {
+		for label, mu := range m {
+			if pc.Models == nil {
+				pc.Models = map[string]artifacts.ModelCost{}
+			}
+			pc.Models[label] = artifacts.ModelCost{Requests: mu.Requests, Cost: artifacts.Round(mu.Cost, 6),
+				InputTokens: mu.InputTokens, OutputTokens: mu.OutputTokens, CachedInputTokens: mu.CachedInputTokens,
+				CacheWriteTokens: mu.CacheWriteTokens, CacheSaving: artifacts.Round(mu.CacheSaving, 6)}
+		}
 	}
 	return artifacts.UpdateCost(filepath.Join(dir, "cost.json"), phase, pc)
 }

@@ -255,6 +255,10 @@ func (j *judgeTarget) verdict(u *callstore.Unit, conv artifacts.Conversation, sc
 	if err == nil {
 		score.Valid = v.Valid
 	}
+	if lu.Requests > 0 {
+		ur := artifacts.UsageFrom(lu)
+		score.LandmarkUsage = &ur
+	}
 	return score, usage.Add(lu), err
 }
 

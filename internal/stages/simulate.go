@@ -89,7 +89,7 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 			TargetTemperature: artifacts.TemperatureOf(spec.TargetTemperature),
 		},
 	}
-	var usage llm.Usage
+	var usage, userUsage llm.Usage
 	var userSeeds, targetSeeds seedLog
 	var thoughts []string // the user's hidden reasoning, one per user message
 	end := func(status, reason string, err error) (artifacts.Conversation, error) {
@@ -98,6 +98,10 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 			conv.UserThoughts = thoughts
 		}
 		conv.Usage = artifacts.UsageFrom(usage)
+		if userUsage.Requests > 0 {
+			uu := artifacts.UsageFrom(userUsage)
+			conv.UserUsage = &uu
+		}
 		conv.Run.UserSeeds = userSeeds.record()
 		conv.Run.TargetSeeds = targetSeeds.record()
 		return conv, err
@@ -147,7 +151,7 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 		userMsgs = append(userMsgs, llm.Message{Role: llm.RoleUser, Content: turnPrompt})
 
 		ur, u, err := userTurn(ctx, user, spec, userMsgs, turn, byTurn[turn], convSeed, &userSeeds)
-		usage = usage.Add(u)
+		usage, userUsage = usage.Add(u), userUsage.Add(u)
 		if err != nil {
 			return fail("user model", turn, err)
 		}

@@ -175,9 +175,10 @@ type pricing struct {
 }
 
 func (p pricing) fill(u llm.Usage) llm.Usage {
-	u.Cost, u.CostKnown = 0, p.known
+	u.Cost, u.CostKnown, u.CacheSaving = 0, p.known, 0
 	if p.known {
 		u.Cost = p.price.Cost(u, true)
+		u.CacheSaving = p.price.CacheSaving(u, true)
 	}
 	return u
 }
