@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm/llmtest"
 )
 
@@ -62,5 +63,103 @@ func TestCostByModel(t *testing.T) {
 	note := CacheNote(r.Report.Spent)
 	if !strings.Contains(note, "net saving $") || !strings.Contains(note, "read from it") {
 		t.Errorf("summary note %q", note)
+	}
+}
+
+// TestDryRunCountsStoredAnswers: after a valid hand edit of one user_goal
+// in scenarios.json, the dry run says that only that scenario's
+// conversations and their verdicts would run now (the example:
+// it priced the whole simulate phase and called evaluate up to date), and
+// the run then does exactly that.
+func TestDryRunCountsStoredAnswers(t *testing.T) {
+	ctx := t.Context()
+	cfg, bench := project(t)
+	r := newRunner(t, cfg, bench, Options{})
+	if err := r.Run(ctx, r.Targets()); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	path := filepath.Join(bench, "scenarios.json")
+	scs, err := artifacts.ReadScenarios(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scs[3].UserGoal += " And quickly, please."
+	if err := artifacts.WriteScenarios(path, scs); err != nil {
+		t.Fatal(err)
+	}
+	samples, targets := cfg.Generation.NumSamples, len(cfg.Targets)
+
+	dry := newRunner(t, cfg, bench, Options{DryRun: true})
+	if err := dry.Run(ctx, dry.Targets()); err != nil {
+		t.Fatal(err)
+	}
+	dry.Close()
+	now := map[string]int{}
+	for _, p := range dry.Report.Plan {
+		name, _, _ := strings.Cut(p.Phase, " (")
+		now[name] += p.RowsNow
+		if p.RowsNow > 0 && p.CostNow < 0 {
+			t.Errorf("%s: cost now %v", p.Phase, p.CostNow)
+		}
+	}
+	// simulate has a user and a target row per target.
+	if now["simulate"] != 2*samples*targets || now["evaluate"] != samples*targets {
+		t.Errorf("dry run: rows that would run now %v, want simulate %d (user and target rows) and evaluate %d", now, 2*samples*targets, samples*targets)
+	}
+
+	run := newRunner(t, cfg, bench, Options{})
+	if err := run.Run(ctx, run.Targets()); err != nil {
+		t.Fatal(err)
+	}
+	ran := map[Stage]int{}
+	for _, p := range run.Report.Phases {
+		ran[p.Phase] += p.Rows - p.Reused
+	}
+	if ran[StageSimulate] != samples*targets || ran[StageEvaluate] != samples*targets {
+		t.Errorf("the run made %d conversations and %d verdicts, want %d each", ran[StageSimulate], ran[StageEvaluate], samples*targets)
+	}
+}
+
+// TestDryRunBill: the dry run prices every phase four ways (real time at
+// list prices, with prompt caching, through the batch APIs, as configured)
+// and says how long each takes; generation never batches.
+func TestDryRunBill(t *testing.T) {
+	cfg, bench := project(t)
+	cfg.Generation.Turns = 6
+	cfg.UserModel = config.ModelConfig{Model: "claude-sonnet-4-6", Source: "anthropic", APIKey: "k", Batch: true}
+	cfg.EvaluatorModels = []config.ModelConfig{{Model: "gpt-5.4-mini", Source: "openai", APIKey: "k", Batch: true}}
+	cfg.Targets = []config.ModelConfig{{ID: "t1", Model: "gpt-4o", Source: "openai", APIKey: "k"}}
+	r := newRunner(t, cfg, bench, Options{DryRun: true})
+	if err := r.Run(t.Context(), r.Targets()); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range r.Report.Plan {
+		gen := strings.HasPrefix(p.Phase, "gen_")
+		if gen != (p.CostBatch == nil) {
+			t.Errorf("%s: batch price %v (generation has none; simulate and evaluate do)", p.Phase, p.CostBatch)
+		}
+		if !p.CostKnown || p.CostList <= 0 || p.CostCached > p.CostList || (p.CostBatch != nil && *p.CostBatch >= p.CostCached) {
+			t.Errorf("%s: list $%.4f, cached $%.4f, batch %v", p.Phase, p.CostList, p.CostCached, p.CostBatch)
+		}
+		batched := strings.Contains(p.Phase, "user, batch") || strings.HasPrefix(p.Phase, "evaluate")
+		if batched && p.Cost != *p.CostBatch || !batched && p.Cost != p.CostCached {
+			t.Errorf("%s: as configured $%.4f", p.Phase, p.Cost)
+		}
+		if p.WallSecs <= 0 {
+			t.Errorf("%s: no wall time", p.Phase)
+		}
+	}
+	tot := TotalOf(r.Report.Plan)
+	if !(tot.ListUSD > tot.CachedUSD && tot.CachedUSD > tot.ConfigUSD && tot.ConfigUSD > tot.BatchUSD) {
+		t.Errorf("bill %+v", tot)
+	}
+	var out strings.Builder
+	PrintPlan(&out, r.Report)
+	for _, want := range []string{"real time, list prices", "with prompt caching", "with batch APIs", "as configured",
+		"(12 batches:", "(1 batch:", "what would run now"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

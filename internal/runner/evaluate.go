@@ -86,11 +86,9 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, j *judgeTarget) 
 	if skip {
 		return nil
 	}
-	if note != "" {
-		defer r.planNote(StageEvaluate, targetID, note)
-	}
 	if r.opts.DryRun {
 		r.planEvaluate(targetID, r.judges(), len(e.rows))
+		r.planEvaluateNow(targetID, e.convPath, note)
 		return nil
 	}
 	if err := r.guardRows(e.out, len(e.rows), "conversations.json has fewer rows"); err != nil {

@@ -175,6 +175,9 @@ func (r *Runner) simulate(t *simTarget) error {
 	}
 	if r.opts.DryRun {
 		r.planSimulate(t.id, t.model, len(rows))
+		if note == "" {
+			r.planPendingConversations(t, rows)
+		}
 		return nil
 	}
 	if err := r.guardSimulate(t, out, len(rows)); err != nil {

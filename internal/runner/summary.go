@@ -37,6 +37,8 @@ type Summary struct {
 	// aggregate) paid and replayed; tallies are the rows' counts.
 	direct, directSaved llm.Usage
 	tallies             map[laneKey]*tally
+	// turns is generation.turns, for the dry run's batch waves.
+	turns int
 }
 
 // PhaseReport is one phase (for one target).
