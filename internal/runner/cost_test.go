@@ -2,14 +2,17 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/llm/batch/fakebatch"
 	"github.com/impactbench/impactbench/internal/llm/llmtest"
 )
 
@@ -161,5 +164,72 @@ func TestDryRunBill(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("dry run output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestStudyAllBatched: `batch: true` on the simulated user, the target and
+// the judge in one study run: every benchmark's conversations go in batch
+// waves and its verdicts in one batch, nothing is submitted twice, and
+// every row is complete.
+func TestStudyAllBatched(t *testing.T) {
+	cfg, dirs := studyProject(t, "alpha", "beta")
+	gen := cfg.UserModel // offline: generation has no batch mode
+	cfg.GeneratorModel = &gen
+	cfg.Generation.Turns = simTurns
+	BatchPollInterval = 2 * time.Millisecond
+	// Answers differ by the request's seed, so two samples of a scenario
+	// are two conversations (and two verdicts), as with a real model.
+	seeded := func(answer func(llmtest.ChatRequest) string) func(llmtest.ChatRequest) string {
+		return func(req llmtest.ChatRequest) string { return answer(req) + fmt.Sprintf(" %d", *req.Seed) }
+	}
+	user := batchFake(t, seeded(fakeUser), userUsage, fakebatch.Options{PollsBeforeDone: 1})
+	target := batchFake(t, seeded(fakeTarget), targetUsage, fakebatch.Options{PollsBeforeDone: 1})
+	judge := fakebatch.NewOpenAI(t, fakebatch.Options{Answer: func(string, llmtest.ChatRequest) fakebatch.Outcome {
+		return fakebatch.Outcome{Reply: llmtest.Text(`{"justification": "j", "evidence": [], "present": false}`, llmtest.Usage{Input: 900, Output: 20})}
+	}})
+	cfg.UserModel = openAIModel("gpt-4o-mini", user.APIKey(), user.BaseURL(), true)
+	cfg.Targets = []config.ModelConfig{openAIModel("gpt-4o", target.APIKey(), target.BaseURL(), true)}
+	cfg.Targets[0].ID = "t1"
+	cfg.EvaluatorModels = []config.ModelConfig{openAIModel("gpt-4o-mini", judge.APIKey(), judge.BaseURL(), true)}
+	s, err := NewStudy(cfg, dirs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Run(t.Context(), nil); err != nil {
+		for _, b := range s.Summary().Benchmarks {
+			for _, p := range b.Phases {
+				t.Logf("%s %s %s: %s %v", b.Benchmark, p.Phase, p.Status, p.Reason, p.Failures)
+			}
+		}
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, d := range dirs {
+		convs, err := artifacts.ReadConversations(filepath.Join(d, "runs", "t1", "conversations.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkComplete(t, convs, len(convs))
+		scores, err := artifacts.ReadScores(filepath.Join(d, "runs", "t1", "scores.json"))
+		if err != nil || len(scores) != len(convs) {
+			t.Fatalf("%s: %d scores for %d conversations (%v)", d, len(scores), len(convs), err)
+		}
+		for _, sc := range scores {
+			if sc.Present == nil {
+				t.Errorf("%s %s: no verdict (%s)", d, sc.ConvID, sc.NullReason)
+			}
+		}
+		rows += len(convs)
+	}
+	// One submission per call: the copied benchmarks may send the same
+	// request (the same custom_id) in their own batches, each paid once.
+	for name, srv := range map[string]*fakebatch.Server{"user": user, "target": target} {
+		if n := srv.TotalSubmissions(); n != rows*simTurns {
+			t.Errorf("%s: %d requests submitted, want %d", name, n, rows*simTurns)
+		}
+	}
+	if n := judge.TotalSubmissions(); n != rows {
+		t.Errorf("judge: %d verdicts submitted, want %d", n, rows)
 	}
 }
