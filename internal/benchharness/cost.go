@@ -46,7 +46,7 @@ type CostOptions struct {
 	Variants           int `json:"variants"`             // demographic variants per base scenario, default 4
 	Targets            int `json:"targets"`              // default 2
 	Turns              int `json:"turns"`                // default 6
-	// Reply lengths in tokens (defaults 64 each: see DefaultCostReplyTokens).
+	// Reply lengths in tokens (defaults 60, 400 and 150, as every preset).
 	UserTokens   int `json:"user_tokens"`
 	TargetTokens int `json:"target_tokens"`
 	JudgeTokens  int `json:"judge_tokens"`
@@ -75,12 +75,6 @@ type CostOptions struct {
 	Stderr io.Writer `json:"-"`
 }
 
-// DefaultCostReplyTokens is every reply's length in the default workload:
-// short replies, so that the simulated user's prompt (re-sent every turn)
-// is most of the bill, as in the measurement the cost issue reports; the
-// docs also give a workload with 400-token target replies.
-const DefaultCostReplyTokens = 64
-
 func (o CostOptions) withDefaults() CostOptions {
 	def := func(v *int, d int) {
 		if *v <= 0 {
@@ -92,9 +86,9 @@ func (o CostOptions) withDefaults() CostOptions {
 	def(&o.Variants, 4)
 	def(&o.Targets, 2)
 	def(&o.Turns, 6)
-	def(&o.UserTokens, DefaultCostReplyTokens)
-	def(&o.TargetTokens, DefaultCostReplyTokens)
-	def(&o.JudgeTokens, DefaultCostReplyTokens)
+	def(&o.UserTokens, DefaultUserTokens)
+	def(&o.TargetTokens, DefaultTargetTokens)
+	def(&o.JudgeTokens, DefaultJudgeTokens)
 	def(&o.MinCacheTokens, 1024)
 	if o.OpenAITTL <= 0 {
 		o.OpenAITTL = 30 * time.Minute

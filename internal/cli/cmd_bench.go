@@ -42,12 +42,22 @@ limits, 64 conversations in flight (--concurrency; generation and evaluate keep 
 tool's defaults); T_min is max(critical path of generation + conversation + judge,
 calls × latency / conversations in flight), and the generator's steps are shown
 with the window in which each ran. --metrics, --scenarios-per-metric and
---demographics change its shape. Flags override a preset's values.`,
+--demographics change its shape. Flags override a preset's values.
+
+--preset cost is the cost benchmark: 3 metrics × 9 base scenarios × 4 variants, 2
+targets, 6 turns, pre-generated, run once per configuration (real time, judge
+batched, user and judge batched, all batched) and wire format (OpenAI, Anthropic)
+against a fake that bills prompt caching as the providers do; it prints tokens
+and dollars per conversation and per verdict and the ratio to the same workload
+sent the way upstream ImpactBench sends it. --before BINARY measures an earlier
+build next to this one; --long-system-prompt, --cache-min, --wave and the reply
+lengths change the workload (docs/performance.md).`,
 		Example: `  impactbench bench --preset small
   impactbench bench --preset rpm --configure-limits
   impactbench bench --preset pipeline --metrics 2 --scenarios-per-metric 3 --demographics 2
   impactbench bench --conversations 500 --turns 4 --latency 1s --rpm 600 --json
-  impactbench bench --caching`,
+  impactbench bench --caching
+  impactbench bench --preset cost --before ./impactbench-main`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if preset == "cost" {

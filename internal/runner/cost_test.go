@@ -160,7 +160,7 @@ func TestDryRunBill(t *testing.T) {
 	var out strings.Builder
 	PrintPlan(&out, r.Report)
 	for _, want := range []string{"real time, list prices", "with prompt caching", "with batch APIs", "as configured",
-		"(12 batches:", "(1 batch:", "what would run now"} {
+		"(12 batches:", "(1 batch:", "what would run now", "estimated cost"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("dry run output lacks %q:\n%s", want, out.String())
 		}

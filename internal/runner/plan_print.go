@@ -90,14 +90,14 @@ func printPlanTable(w io.Writer, plan []PlanRow) {
 		}
 		return planRank(a) < planRank(b)
 	})
-	fmt.Fprintln(tw, "phase\ttarget\tmodel\trows\tcalls\tinput tok\tof which cached\toutput tok\test. cost\trows now\tnote\t")
+	fmt.Fprintln(tw, "phase\ttarget\tmodel\trows\tcalls\tinput tok\toutput tok\test. cost\tcached input tok\trows now\tnote\t")
 	for _, p := range plan {
 		c := fmt.Sprintf("$%.4f", p.Cost)
 		if !p.CostKnown {
 			c = "unknown"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t\n", p.Phase, p.Target, p.Model, p.Rows, p.Calls,
-			p.InputTokens, p.CachedInputTokens, p.OutputTokens, c, p.RowsNow, p.Note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t\n", p.Phase, p.Target, p.Model, p.Rows, p.Calls,
+			p.InputTokens, p.OutputTokens, c, p.CachedInputTokens, p.RowsNow, p.Note)
 	}
 	tw.Flush()
 }
@@ -190,12 +190,17 @@ func billByPhase(plan []PlanRow, turns int) []phaseBill {
 // as configured, with the expected wall time of each way.
 func printBill(w io.Writer, plan []PlanRow, who string, turns int) {
 	t := TotalOf(plan)
-	phases := billByPhase(plan, turns)
+	unk := ""
+	if !t.Known {
+		unk = " (lower bounds: some model prices are unknown; add them under pricing: in config.yaml)"
+	}
+	fmt.Fprintf(w, "estimated cost of a fresh run: $%.4f as configured%s; real time at list prices $%.4f, with prompt caching $%.4f, with the batch APIs $%.4f\n",
+		t.ConfigUSD, unk, t.ListUSD, t.CachedUSD, t.BatchUSD)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "estimated bill of a fresh run	real time, list prices	with prompt caching	with batch APIs	as configured	\n")
+	fmt.Fprintf(tw, "phase\treal time, list prices\twith prompt caching\twith batch APIs\tas configured\t\n")
 	var wall, batchWall float64
 	waves := 0
-	for _, b := range phases {
+	for _, b := range billByPhase(plan, turns) {
 		fmt.Fprintf(tw, "%s\t$%.4f  ~%s\t$%.4f  ~%s\t$%.4f  %s\t$%.4f\t\n", b.name, b.list, dur(b.wall), b.cached, dur(b.wall), b.batch, batchDur(b), b.cfg)
 		wall += b.wall
 		if b.waves > 0 {
@@ -207,17 +212,13 @@ func printBill(w io.Writer, plan []PlanRow, who string, turns int) {
 	fmt.Fprintf(tw, "%s\t$%.4f  ~%s\t$%.4f  ~%s\t$%.4f  %s\t$%.4f\t\n", who, t.ListUSD, dur(wall), t.CachedUSD, dur(wall), t.BatchUSD,
 		batchDur(phaseBill{wall: batchWall, waves: waves}), t.ConfigUSD)
 	tw.Flush()
-	if !t.Known {
-		fmt.Fprintln(w, "  lower bounds: some model prices are unknown; add them under pricing: in config.yaml")
-	}
 	fmt.Fprintf(w, "  %d calls, %d input and %d output tokens. Caching: each call of a conversation reads the previous one's prompt where it reaches the model's cache minimum (cache_min_tokens). "+
 		"Batch APIs: every role whose provider has one, at half price, a batch per turn and role (here ~1 h each; 5 min to 24 h). "+
 		"Real-time wall times assume run.concurrency's calls in flight per phase (32 under auto, where its pools start) and 1.5 s + 60 output tokens/s a call, phases one after another (run overlaps them).\n",
 		t.Calls, t.InputTokens, t.OutputTokens)
-	now, rows, calls := 0.0, 0, 0
+	now, calls := 0.0, 0
 	for _, p := range plan {
 		now += p.CostNow
-		rows += p.RowsNow
 		if p.Rows > 0 {
 			calls += p.Calls * p.RowsNow / p.Rows
 		}

@@ -248,10 +248,12 @@ func TestUsageAndBatchPrice(t *testing.T) {
 			if got.CachedInputTokens == 0 || (tc.name == "openai" && got.ReasoningTokens == 0) || (tc.name == "anthropic" && got.CacheWriteTokens == 0) {
 				t.Errorf("usage details lost: %+v", got)
 			}
-			wantCost := want.Cost / 2
-			want.Cost = 0
-			gotCost := got.Cost
-			got.Cost = 0
+			wantCost, wantSaving := want.Cost/2, want.CacheSaving/2
+			gotCost, gotSaving := got.Cost, got.CacheSaving
+			want.Cost, want.CacheSaving, got.Cost, got.CacheSaving = 0, 0, 0, 0
+			if d := gotSaving - wantSaving; d > 1e-12 || d < -1e-12 || gotSaving <= 0 {
+				t.Errorf("batch cache saving %g, want half of real time = %g", gotSaving, wantSaving)
+			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("usage differs from real time (-realtime +batch):\n%s", d)
 			}
