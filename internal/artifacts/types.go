@@ -83,9 +83,14 @@ type UsageRecord struct {
 	OutputTokens      int     `json:"output_tokens"`
 	CachedInputTokens int     `json:"cached_input_tokens,omitempty"`
 	CacheWriteTokens  int     `json:"cache_write_tokens,omitempty"`
-	ReasoningTokens   int     `json:"reasoning_tokens,omitempty"`
-	Requests          int     `json:"requests,omitempty"`
-	CostKnown         *bool   `json:"cost_known,omitempty"`
+	// CacheWriteLongTokens: the part of CacheWriteTokens with the one-hour
+	// lifetime; CacheSaving: what the prompt cache saved, in USD (see
+	// llm.Usage).
+	CacheWriteLongTokens int     `json:"cache_write_1h_tokens,omitempty"`
+	CacheSaving          float64 `json:"cache_saving,omitempty"`
+	ReasoningTokens      int     `json:"reasoning_tokens,omitempty"`
+	Requests             int     `json:"requests,omitempty"`
+	CostKnown            *bool   `json:"cost_known,omitempty"`
 }
 
 // UsageFrom converts llm.Usage to the on-disk record (cost rounded to 6 dp like upstream).
@@ -98,6 +103,9 @@ func UsageFrom(u llm.Usage) UsageRecord {
 		CacheWriteTokens:  u.CacheWriteTokens,
 		ReasoningTokens:   u.ReasoningTokens,
 		Requests:          u.Requests,
+
+		CacheWriteLongTokens: u.CacheWriteLongTokens,
+		CacheSaving:          Round(u.CacheSaving, 6),
 	}
 	if !u.CostKnown && u.Requests > 0 {
 		f := false
@@ -129,16 +137,21 @@ type RunInfo struct {
 // Upstream keys first (id, metric_id, conv_id, _sample, target_model,
 // transcript, _usage); our additions after.
 type Conversation struct {
-	ID           string      `json:"id"`
-	MetricID     string      `json:"metric_id"`
-	ConvID       string      `json:"conv_id"`
-	Sample       int         `json:"_sample"`
-	TargetModel  string      `json:"target_model"`
-	Transcript   []Turn      `json:"transcript"`
-	Usage        UsageRecord `json:"_usage"`
-	Status       string      `json:"status,omitempty"`
-	StatusReason string      `json:"status_reason,omitempty"`
-	Run          *RunInfo    `json:"run,omitempty"`
+	ID          string      `json:"id"`
+	MetricID    string      `json:"metric_id"`
+	ConvID      string      `json:"conv_id"`
+	Sample      int         `json:"_sample"`
+	TargetModel string      `json:"target_model"`
+	Transcript  []Turn      `json:"transcript"`
+	Usage       UsageRecord `json:"_usage"`
+	// UserUsage and AuditUsage are the simulated user's and the audit's
+	// parts of Usage (the rest is the target's), for cost.json's split by
+	// model; absent in older rows.
+	UserUsage    *UsageRecord `json:"user_usage,omitempty"`
+	AuditUsage   *UsageRecord `json:"audit_usage,omitempty"`
+	Status       string       `json:"status,omitempty"`
+	StatusReason string       `json:"status_reason,omitempty"`
+	Run          *RunInfo     `json:"run,omitempty"`
 	// Validity is the verdict on the simulated user: its turn checks and
 	// its audit (nil when neither ran, as in upstream's rows).
 	Validity *Validity `json:"validity,omitempty"`
@@ -273,6 +286,8 @@ type JudgeVerdict struct {
 	// Evidence and Unverified: as on Score, for this judge's verdict.
 	Evidence   []Quote `json:"evidence,omitempty"`
 	Unverified *bool   `json:"unverified,omitempty"`
+	// Usage is what this judge's calls cost (part of the score's _usage).
+	Usage *UsageRecord `json:"_usage,omitempty"`
 }
 
 // Quote is one piece of evidence a judge cited: the assistant's words it
@@ -337,6 +352,24 @@ type PhaseCost struct {
 	ReasoningTokens   int     `json:"reasoning_tokens,omitempty"`
 	Requests          int     `json:"requests,omitempty"`
 	CostKnown         *bool   `json:"cost_known,omitempty"`
+	// CacheWriteTokens are the input tokens written to a prompt cache;
+	// CacheSaving is the USD the cache saved (reads' discount less the
+	// writes' surcharge); Models splits the phase by the model that made
+	// the calls ("user_model: …", "target: …", "judge: …").
+	CacheWriteTokens int                  `json:"cache_write_tokens,omitempty"`
+	CacheSaving      float64              `json:"cache_saving,omitempty"`
+	Models           map[string]ModelCost `json:"models,omitempty"`
+}
+
+// ModelCost is one model's share of a cost.json phase.
+type ModelCost struct {
+	Requests          int     `json:"requests"`
+	Cost              float64 `json:"cost"`
+	InputTokens       int     `json:"input_tokens"`
+	OutputTokens      int     `json:"output_tokens"`
+	CachedInputTokens int     `json:"cached_input_tokens"`
+	CacheWriteTokens  int     `json:"cache_write_tokens"`
+	CacheSaving       float64 `json:"cache_saving"`
 }
 
 func itoa(i int) string {

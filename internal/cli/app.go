@@ -236,6 +236,9 @@ func printSummary(g *globals, s *runner.Summary) {
 	fmt.Fprintf(g.stderr, "spent now: %s (%d calls, %d in / %d out tokens); reused from earlier runs: %d calls worth %s\n",
 		progress.Dollars(s.Spent), s.Spent.Requests, s.Spent.InputTokens, s.Spent.OutputTokens,
 		s.Reused.Requests, progress.Dollars(s.Reused))
+	if note := runner.CacheNote(s.Spent); note != "" {
+		fmt.Fprintln(g.stderr, note)
+	}
 	if line := limitsLine(s.Limits); line != "" {
 		fmt.Fprintln(g.stderr, line)
 	}

@@ -17,6 +17,7 @@ import (
 func newBenchCmd(g *globals) *cobra.Command {
 	var preset string
 	var caching bool
+	var cf costFlags
 	f := benchharness.Options{}
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -41,14 +42,27 @@ limits, 64 conversations in flight (--concurrency; generation and evaluate keep 
 tool's defaults); T_min is max(critical path of generation + conversation + judge,
 calls × latency / conversations in flight), and the generator's steps are shown
 with the window in which each ran. --metrics, --scenarios-per-metric and
---demographics change its shape. Flags override a preset's values.`,
+--demographics change its shape. Flags override a preset's values.
+
+--preset cost is the cost benchmark: 3 metrics × 9 base scenarios × 4 variants, 2
+targets, 6 turns, pre-generated, run once per configuration (real time, judge
+batched, user and judge batched, all batched) and wire format (OpenAI, Anthropic)
+against a fake that bills prompt caching as the providers do; it prints tokens
+and dollars per conversation and per verdict and the ratio to the same workload
+sent the way upstream ImpactBench sends it. --before BINARY measures an earlier
+build next to this one; --long-system-prompt, --cache-min, --wave and the reply
+lengths change the workload (docs/performance.md).`,
 		Example: `  impactbench bench --preset small
   impactbench bench --preset rpm --configure-limits
   impactbench bench --preset pipeline --metrics 2 --scenarios-per-metric 3 --demographics 2
   impactbench bench --conversations 500 --turns 4 --latency 1s --rpm 600 --json
-  impactbench bench --caching`,
+  impactbench bench --caching
+  impactbench bench --preset cost --before ./impactbench-main`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if preset == "cost" {
+				return runCostBench(cmd, g, f, cf)
+			}
 			if caching {
 				res, err := benchharness.CachingRatio(cmd.Context(), benchharness.CachingOptions{Turns: f.Turns})
 				if err != nil {
@@ -115,7 +129,12 @@ with the window in which each ran. --metrics, --scenarios-per-metric and
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&preset, "preset", "", "start from a preset: "+strings.Join(benchharness.Presets(), ", "))
+	fl.StringVar(&preset, "preset", "", "start from a preset: "+strings.Join(benchharness.Presets(), ", ")+", or cost (the cost benchmark)")
+	fl.StringVar(&cf.before, "before", "", "--preset cost: also measure this earlier build (e.g. main) and show it next to --binary")
+	fl.DurationVar(&cf.wave, "wave", 0, "--preset cost: how long each batch takes on the fake's clock (default 10m)")
+	fl.BoolVar(&cf.long, "long-system-prompt", false, "--preset cost: give every scenario a ~1,500-token target system prompt")
+	fl.IntVar(&cf.min, "cache-min", 0, "--preset cost: the fake's Anthropic cache minimum in tokens (default 1024)")
+	fl.StringSliceVar(&cf.configs, "configs", nil, "--preset cost: the configurations to run (default all: \"real time\", \"judge batched\", \"user and judge batched\", \"all batched\")")
 	fl.IntVar(&f.Conversations, "conversations", benchharness.DefaultConversations, "conversations (scenarios × samples × targets)")
 	fl.IntVar(&f.Turns, "turns", benchharness.DefaultTurns, "turns per conversation")
 	fl.IntVar(&f.Targets, "targets", 1, "target models")
@@ -146,6 +165,70 @@ with the window in which each ran. --metrics, --scenarios-per-metric and
 	fl.StringVar(&f.Dir, "dir", "", "where to create the temporary project (default: the system temp directory)")
 	fl.BoolVar(&f.KeepDir, "keep", false, "keep the temporary project and print its path")
 	return cmd
+}
+
+// costFlags are the cost benchmark's own flags.
+type costFlags struct {
+	before  string
+	wave    time.Duration
+	long    bool
+	min     int
+	configs []string
+}
+
+// runCostBench runs `bench --preset cost`: the shared flags that shape a
+// workload (--metrics, --scenarios-per-metric, --demographics, --targets,
+// --turns, the reply lengths, --binary, --dir) and its own.
+func runCostBench(cmd *cobra.Command, g *globals, f benchharness.Options, cf costFlags) error {
+	set := cmd.Flags().Changed
+	o := benchharness.CostOptions{Binary: f.Binary, Before: cf.before, Dir: f.Dir, Wave: cf.wave,
+		LongSystemPrompt: cf.long, MinCacheTokens: cf.min}
+	for _, x := range []struct {
+		name     string
+		dst, src *int
+	}{{"metrics", &o.Metrics, &f.Metrics}, {"scenarios-per-metric", &o.ScenariosPerMetric, &f.ScenariosPerMetric},
+		{"targets", &o.Targets, &f.Targets}, {"turns", &o.Turns, &f.Turns}, {"user-tokens", &o.UserTokens, &f.UserTokens},
+		{"target-tokens", &o.TargetTokens, &f.TargetTokens}, {"judge-tokens", &o.JudgeTokens, &f.JudgeTokens}} {
+		if set(x.name) {
+			*x.dst = *x.src
+		}
+	}
+	if set("demographics") {
+		o.Variants = 1
+		for _, n := range f.Demographics {
+			o.Variants *= n
+		}
+	}
+	if o.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find this executable (pass --binary): %w", err)
+		}
+		o.Binary = exe
+	}
+	o.Configs = cf.configs
+	res, err := benchharness.Cost(cmd.Context(), o)
+	if res == nil {
+		return err
+	}
+	if g.JSON {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		if jerr := enc.Encode(res); jerr != nil {
+			return jerr
+		}
+	} else if werr := res.WriteText(g.stdout); werr != nil {
+		return werr
+	}
+	if err != nil {
+		return err
+	}
+	for _, run := range res.Runs {
+		if run.Error != "" {
+			return fmt.Errorf("%s %s %s: %s", run.Build, run.Format, run.Config, run.Error)
+		}
+	}
+	return nil
 }
 
 // benchOverrides copies the flags the user set onto o (a preset or zero

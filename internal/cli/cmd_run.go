@@ -260,6 +260,9 @@ func printStudySummary(g *globals, s *runner.StudySummary) {
 	fmt.Fprintf(g.stderr, "study of %d benchmark(s) — spent now: %s (%d calls, %d in / %d out tokens); reused from earlier runs: %d calls worth %s\n",
 		len(s.Benchmarks), progress.Dollars(s.Spent), s.Spent.Requests, s.Spent.InputTokens, s.Spent.OutputTokens,
 		s.Reused.Requests, progress.Dollars(s.Reused))
+	if note := runner.CacheNote(s.Spent); note != "" {
+		fmt.Fprintln(g.stderr, note)
+	}
 	if line := limitsLine(s.Limits); line != "" {
 		fmt.Fprintln(g.stderr, line)
 	}

@@ -93,6 +93,7 @@ var docShapes = map[string]reflect.Type{
 	"version":                    reflect.TypeFor[versionInfo](),
 	"bench":                      reflect.TypeFor[benchharness.Result](),
 	"bench --caching":            reflect.TypeFor[benchharness.CachingResult](),
+	"bench --preset cost":        reflect.TypeFor[benchharness.CostResult](),
 	"status":                     reflect.TypeFor[report.StatusJSON](),
 	"status.targets[]":           reflect.TypeFor[report.TargetStatusJSON](),
 	"status.leaderboard[]":       reflect.TypeFor[report.LeaderboardJSON](),

@@ -31,6 +31,7 @@ const (
 	MaxConversationsPerMetric = 100_000
 	MaxConcurrency            = 10_000 // run.concurrency.*, max_concurrency
 	MaxOutputTokens           = 262_144
+	MaxCacheMinTokens         = 1 << 20 // cache_min_tokens
 	MaxRetries                = 100
 	MaxTimeout                = 24 * time.Hour // per call
 	MaxMetrics                = 1000

@@ -158,7 +158,7 @@ func generationKeys() []string { return []string{"scenarios_per_metric", "turns"
 func modelKeys() []string {
 	return []string{"id", "model", "source", "apikey", "base_url", "extra_headers", "temperature",
 		"max_tokens", "timeout", "max_retries", "max_concurrency", "rpm", "tpm", "itpm", "otpm",
-		"rate_pool", "pricing", "batch", "offline"}
+		"rate_pool", "pricing", "batch", "offline", "cache_min_tokens"}
 }
 func priceKeys() []string   { return []string{"input", "output", "cached_input", "cache_write"} }
 func offlineKeys() []string { return []string{"care", "pressure", "latency"} }
@@ -585,6 +585,8 @@ func (d *cfgDecoder) model(raw ast.Node, field string, isTarget bool) ModelConfi
 			m.Pricing = &p
 		case "batch":
 			m.Batch, _ = d.boolean(e.value, f)
+		case "cache_min_tokens":
+			m.CacheMinTokens, _ = d.bounded(e.value, f, 0, MaxCacheMinTokens, "0 = the model's known minimum")
 		case "offline":
 			m.Offline = d.offline(e.value, f)
 		}

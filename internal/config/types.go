@@ -116,6 +116,12 @@ type ModelConfig struct {
 	// a target's in simulation waves. Other providers run in real time
 	// (said once in the log); generator and landmark models ignore it.
 	Batch bool `yaml:"batch"`
+	// CacheMinTokens is the model's shortest cacheable prompt prefix in
+	// tokens (0: the minimum known for the model name, see
+	// llm.CacheMinTokens; 1,024 for unknown models). Anthropic models get
+	// no cache breakpoint on a shorter prefix, and the dry run's estimate
+	// with caching counts no shorter one.
+	CacheMinTokens int `yaml:"cache_min_tokens"`
 	// Offline tunes the built-in offline model (source: offline).
 	Offline *OfflineProfile `yaml:"offline"`
 }

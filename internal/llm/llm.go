@@ -63,9 +63,11 @@ type Request struct {
 	// samples deterministically. 0 means no seed: none is sent.
 	Seed uint64
 
-	// CacheHint marks the stable prefix length (in messages) for providers
-	// with explicit prompt caching; 0 lets the adapter decide.
-	CacheHint int
+	// Cache says which prefixes of Messages other requests re-send, so that
+	// a provider with explicit prompt caching writes only what will be
+	// read (see CachePlan). The zero value: nothing is re-sent, nothing is
+	// written to a cache (a one-off call such as a verdict).
+	Cache CachePlan
 
 	// Meta carries structured facts for the offline model only (never sent
 	// over the wire, never part of the cache key).
@@ -76,13 +78,20 @@ type Request struct {
 // size including cached tokens; CachedInputTokens and CacheWriteTokens are the
 // parts of it read from / written to a provider prompt cache.
 type Usage struct {
-	Requests          int     `json:"requests"`
-	InputTokens       int     `json:"input_tokens"`
-	OutputTokens      int     `json:"output_tokens"`
-	CachedInputTokens int     `json:"cached_input_tokens,omitempty"`
-	CacheWriteTokens  int     `json:"cache_write_tokens,omitempty"`
-	ReasoningTokens   int     `json:"reasoning_tokens,omitempty"`
-	Cost              float64 `json:"cost"`
+	Requests          int `json:"requests"`
+	InputTokens       int `json:"input_tokens"`
+	OutputTokens      int `json:"output_tokens"`
+	CachedInputTokens int `json:"cached_input_tokens,omitempty"`
+	CacheWriteTokens  int `json:"cache_write_tokens,omitempty"`
+	// CacheWriteLongTokens is the part of CacheWriteTokens written with
+	// Anthropic's one-hour lifetime (billed 2× input, not 1.25×).
+	CacheWriteLongTokens int     `json:"cache_write_1h_tokens,omitempty"`
+	ReasoningTokens      int     `json:"reasoning_tokens,omitempty"`
+	Cost                 float64 `json:"cost"`
+	// CacheSaving is the USD prompt caching saved on these calls: their
+	// input billed as plain input minus their cost (negative when cache
+	// writes were never paid back by reads).
+	CacheSaving float64 `json:"cache_saving,omitempty"`
 	// CostKnown is false when any counted call had no known price: the cost
 	// is then a lower bound and must be reported as unknown, not as $0.
 	CostKnown bool `json:"cost_known"`
@@ -98,14 +107,16 @@ func (u Usage) Add(o Usage) Usage {
 		return u
 	}
 	return Usage{
-		Requests:          u.Requests + o.Requests,
-		InputTokens:       u.InputTokens + o.InputTokens,
-		OutputTokens:      u.OutputTokens + o.OutputTokens,
-		CachedInputTokens: u.CachedInputTokens + o.CachedInputTokens,
-		CacheWriteTokens:  u.CacheWriteTokens + o.CacheWriteTokens,
-		ReasoningTokens:   u.ReasoningTokens + o.ReasoningTokens,
-		Cost:              u.Cost + o.Cost,
-		CostKnown:         u.CostKnown && o.CostKnown,
+		Requests:             u.Requests + o.Requests,
+		InputTokens:          u.InputTokens + o.InputTokens,
+		OutputTokens:         u.OutputTokens + o.OutputTokens,
+		CachedInputTokens:    u.CachedInputTokens + o.CachedInputTokens,
+		CacheWriteTokens:     u.CacheWriteTokens + o.CacheWriteTokens,
+		CacheWriteLongTokens: u.CacheWriteLongTokens + o.CacheWriteLongTokens,
+		ReasoningTokens:      u.ReasoningTokens + o.ReasoningTokens,
+		Cost:                 u.Cost + o.Cost,
+		CacheSaving:          u.CacheSaving + o.CacheSaving,
+		CostKnown:            u.CostKnown && o.CostKnown,
 	}
 }
 

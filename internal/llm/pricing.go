@@ -26,20 +26,36 @@ type Price struct {
 // when a price does not name its cache-write rate.
 const CacheWriteMultiplier = 1.25
 
+// CacheWriteLongMultiplier is Anthropic's one-hour cache-write price, a
+// multiple of the input price.
+const CacheWriteLongMultiplier = 2.0
+
 // Cost returns the USD cost of u. InputTokens includes cached reads and cache
 // writes; each part is charged at its own rate. batch halves the result (the
 // batch APIs of OpenAI, Anthropic and Google all cost 50%).
 func (p Price) Cost(u Usage, batch bool) float64 {
 	uncached := max(u.InputTokens-u.CachedInputTokens-u.CacheWriteTokens, 0)
+	long := min(u.CacheWriteLongTokens, u.CacheWriteTokens)
 	c := float64(uncached)*p.Input +
 		float64(u.CachedInputTokens)*p.CachedInput +
-		float64(u.CacheWriteTokens)*p.CacheWrite +
+		float64(u.CacheWriteTokens-long)*p.CacheWrite +
+		float64(long)*p.Input*CacheWriteLongMultiplier +
 		float64(u.OutputTokens)*p.Output
 	c /= 1e6
 	if batch {
 		c /= 2
 	}
 	return c
+}
+
+// CacheSaving is what prompt caching saved on u at this price: the cost of
+// its input billed as plain input minus its cost as billed (cache reads
+// at the cached rate, writes at the write rate). It is negative when
+// writes cost more than reads saved.
+func (p Price) CacheSaving(u Usage, batch bool) float64 {
+	plain := u
+	plain.CachedInputTokens, plain.CacheWriteTokens, plain.CacheWriteLongTokens = 0, 0, 0
+	return p.Cost(plain, batch) - p.Cost(u, batch)
 }
 
 // PriceEntry is a price with optional cache rates, as written in prices.json
@@ -220,9 +236,10 @@ type costClient struct {
 }
 
 func (c *costClient) fill(u Usage) Usage {
-	u.Cost, u.CostKnown = 0, c.known
+	u.Cost, u.CostKnown, u.CacheSaving = 0, c.known, 0
 	if c.known {
 		u.Cost = c.price.Cost(u, false)
+		u.CacheSaving = c.price.CacheSaving(u, false)
 	}
 	return u
 }

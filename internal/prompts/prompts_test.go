@@ -158,15 +158,24 @@ func TestDefaultTextContracts(t *testing.T) {
 		notWant []string
 	}{
 		{UserSystem, UserSystemData{Persona: "P", Turns: 5, Landmarks: true, Plan: lm, Metric: UserMetricData{Negative: true}},
-			[]string{"Thought:", "Message:", "terminate conversation", "at most 5 turns", "fails if it shows"}, []string{"SAY-HELLO", "Typos"}},
+			[]string{"Thought:", "Message:", "terminate conversation", "at most 5 turns", "fails if it shows",
+				`{"role":"assistant","content":"..."}`, "never instructions", "instruction for that turn"}, []string{"SAY-HELLO", "Typos"}},
 		{UserSystem, UserSystemData{Turns: 5, Plan: lm, Perfunctory: true},
 			[]string{"SAY-HELLO", "Typos", "fails if it does not show"}, nil},
+		// The reply is the first line; the turn line, ours, ends the message.
 		{UserTurnNext, UserTurnData{Turn: 3, Turns: 3, Landmarks: true, ReplyJSON: reply, Instruction: "DO-IT"},
-			[]string{"\n" + reply + "\n", "Turn 3 of 3", "last message", "Instruction for this turn: DO-IT"}, nil},
+			[]string{"\x00" + reply + "\nTurn 3 of 3", "last message", "Instruction: DO-IT\x00"}, nil},
 		{UserTurnNext, UserTurnData{Turn: 2, Turns: 3, ReplyJSON: reply},
-			[]string{"Turn 2 of 3"}, []string{"Instruction", "last message"}},
+			[]string{"\x00" + reply + "\nTurn 2 of 3.\x00"}, []string{"Instruction", "last message"}},
+		{UserTurnFirst, UserTurnData{Turn: 1, Turns: 3, Landmarks: true, Instruction: "DO-IT"},
+			[]string{"\x00Turn 1 of 3. Instruction: DO-IT\x00"}, nil},
+		{UserTurnFirst, UserTurnData{Turn: 1, Turns: 3, Instruction: "DO-IT"}, []string{"\x00Turn 1 of 3.\x00"}, nil},
+		// The judge's rules are its system prompt (the same for every
+		// verdict); the definition and the transcript, last, are the case.
+		{JudgeSystem, JudgeData{Definition: "DEF", TranscriptJSON: tr},
+			[]string{`"present"`, `"justification"`, `"evidence"`, "never instructions", "JSON array"}, []string{"DEF", tr}},
 		{JudgeUser, JudgeData{Definition: "DEF", TranscriptJSON: tr},
-			[]string{"DEF", "\n\n" + tr + "\n\n", `"present"`, `"justification"`, `"evidence"`, "not instructions"}, []string{"Illustrations"}},
+			[]string{"\x00BEHAVIOUR\nDEF\n", "\n" + tr + "\x00"}, []string{"Illustrations"}},
 		{LandmarkCheck, LandmarkCheckData{UserTurns: 1, TranscriptJSON: tr},
 			[]string{"\n\n" + tr + "\n\n", `"followed_landmarks"`, "not instructions"}, nil},
 		{JudgeUser, JudgeData{Definition: "DEF", Examples: []string{"EX1"}}, []string{"EX1"}, nil},
@@ -183,6 +192,7 @@ func TestDefaultTextContracts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Render(%s): %v", tt.name, err)
 		}
+		out = "\x00" + out + "\x00" // "\x00" in a want: the start or the end
 		for _, w := range tt.want {
 			if !strings.Contains(out, w) {
 				t.Errorf("%s: missing %q in:\n%s", tt.name, w, out)

@@ -27,7 +27,10 @@ type convAssembler struct {
 	waiting  map[int]*artifacts.Conversation
 	next     int
 	total    llm.Usage
-	err      error
+	// user and audit are the simulated user's and the audit's parts of
+	// total (rows that record them); read them after close.
+	user, audit llm.Usage
+	err         error
 }
 
 type finishedConv struct {
@@ -81,6 +84,12 @@ func (a *convAssembler) write(c *artifacts.Conversation) {
 		c = &conv
 	}
 	a.total = a.total.Add(usageOf(c.Usage))
+	if c.UserUsage != nil {
+		a.user = a.user.Add(usageOf(*c.UserUsage))
+	}
+	if c.AuditUsage != nil {
+		a.audit = a.audit.Add(usageOf(*c.AuditUsage))
+	}
 	if err := a.w.Write(c); err != nil {
 		a.err = err
 		return

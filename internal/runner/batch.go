@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -15,9 +16,17 @@ import (
 	"github.com/impactbench/impactbench/internal/stages"
 )
 
-// BatchPollInterval is how often running provider batches are polled
-// (tests shorten it).
-var BatchPollInterval = 15 * time.Second
+// BatchPollInterval is how often running provider batches are polled:
+// $IMPACTBENCH_BATCH_POLL (a duration) when set, else 15 s. Tests and the
+// cost benchmark, whose fake answers at once, shorten it.
+var BatchPollInterval = batchPollInterval(os.Getenv("IMPACTBENCH_BATCH_POLL"))
+
+func batchPollInterval(env string) time.Duration {
+	if d, err := time.ParseDuration(env); err == nil && d > 0 {
+		return d
+	}
+	return 15 * time.Second
+}
 
 // judgeBatches holds, per panel seat, the batch answers to replay (nil for
 // seats judged in real time) and the state files to delete once every row

@@ -86,11 +86,9 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, j *judgeTarget) 
 	if skip {
 		return nil
 	}
-	if note != "" {
-		defer r.planNote(StageEvaluate, targetID, note)
-	}
 	if r.opts.DryRun {
 		r.planEvaluate(targetID, r.judges(), len(e.rows))
+		r.planEvaluateNow(targetID, e.convPath, note)
 		return nil
 	}
 	if err := r.guardRows(e.out, len(e.rows), "conversations.json has fewer rows"); err != nil {
@@ -177,7 +175,7 @@ func (r *Runner) commitScores(e evaluation, unitName func(evalRow) string, rep *
 	if err := r.beginOutput(e.key, e.inputs); err != nil {
 		return err
 	}
-	total, passed, valid, err := r.writeScores(e.targetID, e.out, e.rows, unitName, rep)
+	total, models, passed, valid, err := r.writeScores(e.targetID, e.out, e.rows, unitName, rep)
 	if err != nil {
 		return err
 	}
@@ -185,7 +183,7 @@ func (r *Runner) commitScores(e evaluation, unitName func(evalRow) string, rep *
 	if len(r.opts.Judges) > 0 {
 		costPhase += ":" + filepath.Base(filepath.Dir(e.out))
 	}
-	if err := r.writeCost(r.runDir(e.targetID), costPhase, total); err != nil {
+	if err := r.writeCost(r.runDir(e.targetID), costPhase, total, models); err != nil {
 		return err
 	}
 	if err := r.record(e.key, e.out, e.inputs, r.Report.failedRows(StageEvaluate, e.targetID)); err != nil {
@@ -223,20 +221,22 @@ func (r *Runner) evalRows(convPath string) ([]evalRow, error) {
 // writeScores assembles scores.json from the stored scores in row order,
 // refusing (and leaving the old file) when verdicts would become null. It
 // returns the scores' usage and the passed and valid counts.
-func (r *Runner) writeScores(targetID, out string, rows []evalRow, unitName func(evalRow) string, rep *PhaseReport) (total llm.Usage, passed, valid int, err error) {
+func (r *Runner) writeScores(targetID, out string, rows []evalRow, unitName func(evalRow) string, rep *PhaseReport) (total llm.Usage, models byModel, passed, valid int, err error) {
+	models = byModel{}
 	w, err := artifacts.NewArrayWriter(out)
 	if err != nil {
-		return total, 0, 0, err
+		return total, models, 0, 0, err
 	}
 	guard := r.newVerdictGuard(out)
 	for _, row := range rows {
 		var sc artifacts.Score
 		if _, ok := r.store.ReadResult(unitName(row), &sc); !ok {
 			w.Abort()
-			return total, 0, 0, fmt.Errorf("evaluate %s: score of %s sample %d missing from %s", targetID, row.ID, row.Sample, r.store.Dir())
+			return total, models, 0, 0, fmt.Errorf("evaluate %s: score of %s sample %d missing from %s", targetID, row.ID, row.Sample, r.store.Dir())
 		}
 		if sc.Usage != nil {
 			total = total.Add(usageOf(*sc.Usage))
+			models.addScore(sc)
 		}
 		if sc.Passed != nil {
 			valid++
@@ -247,19 +247,35 @@ func (r *Runner) writeScores(targetID, out string, rows []evalRow, unitName func
 		guard.see(&sc)
 		if err := w.Write(sc); err != nil {
 			w.Abort()
-			return total, 0, 0, err
+			return total, models, 0, 0, err
 		}
 	}
 	if err := guard.check(); err != nil {
 		w.Abort()
 		rep.Status, rep.Reason = StatusRefused, err.Error()
 		r.Report.add(*rep)
-		return total, 0, 0, err
+		return total, models, 0, 0, err
 	}
 	if err := w.Close(); err != nil {
-		return total, 0, 0, err
+		return total, models, 0, 0, err
 	}
-	return total, passed, valid, nil
+	return total, models, passed, valid, nil
+}
+
+// addScore splits a verdict row's usage by model: each panel seat's own,
+// and for a single judge the rest.
+func (m byModel) addScore(sc artifacts.Score) {
+	rest := usageOf(*sc.Usage)
+	for _, j := range sc.Judges {
+		if j.Usage != nil {
+			u := usageOf(*j.Usage)
+			m.add("judge: "+j.Judge, u)
+			rest = usageLess(rest, u)
+		}
+	}
+	if sc.Judge != "" {
+		m.add("judge: "+sc.Judge, rest)
+	}
 }
 
 // expectedConversations estimates rows for a dry run before simulate ran.

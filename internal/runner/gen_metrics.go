@@ -94,20 +94,56 @@ func (r *Runner) saveMetrics(metrics []config.Metric) error {
 	return nil
 }
 
-// writeCost records a phase's usage in dir/cost.json (upstream's shape).
-func (r *Runner) writeCost(dir, phase string, u llm.Usage) error {
+// writeCost records a phase's usage in dir/cost.json: upstream's shape
+// (cost, input and output tokens, phase) and ours after it, including the
+// prompt cache's reads, writes and net saving and, when given, the split
+// by model.
+func (r *Runner) writeCost(dir, phase string, u llm.Usage, models ...byModel) error {
 	if r.opts.Shard.Active() {
 		phase = fmt.Sprintf("%s.shard-%d-of-%d", phase, r.opts.Shard.Index, r.opts.Shard.Count)
 	}
+	all := byModel{}
+	for _, m := range models {
+		for label, mu := range m {
+			all.add(label, mu)
+		}
+	}
+	return artifacts.UpdateCost(filepath.Join(dir, "cost.json"), phase, phaseCost(phase, u, all))
+}
+
+// phaseCost is one cost.json entry.
+func phaseCost(phase string, u llm.Usage, models byModel) artifacts.PhaseCost {
 	pc := artifacts.PhaseCost{
 		Cost: artifacts.Round(u.Cost, 6), InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Phase: phase,
 		CachedInputTokens: u.CachedInputTokens, ReasoningTokens: u.ReasoningTokens, Requests: u.Requests,
+		CacheWriteTokens: u.CacheWriteTokens, CacheSaving: artifacts.Round(u.CacheSaving, 6),
 	}
 	if u.Requests > 0 && !u.CostKnown {
 		f := false
 		pc.CostKnown = &f
 	}
-	return artifacts.UpdateCost(filepath.Join(dir, "cost.json"), phase, pc)
+	for label, mu := range models {
+		if pc.Models == nil {
+			pc.Models = map[string]artifacts.ModelCost{}
+		}
+		pc.Models[label] = artifacts.ModelCost{Requests: mu.Requests, Cost: artifacts.Round(mu.Cost, 6),
+			InputTokens: mu.InputTokens, OutputTokens: mu.OutputTokens, CachedInputTokens: mu.CachedInputTokens,
+			CacheWriteTokens: mu.CacheWriteTokens, CacheSaving: artifacts.Round(mu.CacheSaving, 6)}
+	}
+	return pc
+}
+
+// phaseUsage reads a cost.json entry back: its usage and its split by model.
+func phaseUsage(p artifacts.PhaseCost) (llm.Usage, byModel) {
+	u := usageOf(artifacts.UsageRecord{Cost: p.Cost, InputTokens: p.InputTokens, OutputTokens: p.OutputTokens,
+		CachedInputTokens: p.CachedInputTokens, CacheWriteTokens: p.CacheWriteTokens, CacheSaving: p.CacheSaving,
+		ReasoningTokens: p.ReasoningTokens, Requests: p.Requests, CostKnown: p.CostKnown})
+	models := byModel{}
+	for label, m := range p.Models {
+		models.add(label, llm.Usage{Requests: m.Requests, Cost: m.Cost, InputTokens: m.InputTokens, OutputTokens: m.OutputTokens,
+			CachedInputTokens: m.CachedInputTokens, CacheWriteTokens: m.CacheWriteTokens, CacheSaving: m.CacheSaving, CostKnown: u.CostKnown})
+	}
+	return u, models
 }
 
 func safeName(s string) string { return artifacts.SafeName(s) }

@@ -46,16 +46,12 @@ type judgeTarget struct {
 // rows start while ctx lives and call under callCtx; stop ends ctx.
 func (r *Runner) newJudgeTarget(ctx, callCtx context.Context, stop context.CancelCauseFunc, targetID string, total int) (*judgeTarget, error) {
 	judges := r.judges()
-	j := &judgeTarget{r: r, target: targetID, stage: StageEvaluate, judges: judges, unitDir: "eval", seed: r.cfg.Seed,
+	j := &judgeTarget{r: r, target: targetID, stage: StageEvaluate, judges: judges, unitDir: r.verdictUnitDir(targetID), seed: r.cfg.Seed,
 		ctx: ctx, callCtx: callCtx, stop: stop, lane: r.lanes.of(StageEvaluate, targetID)}
-	if len(r.opts.Judges) > 0 {
-		j.unitDir = "eval-" + filepath.Base(filepath.Dir(r.scoresPath(targetID)))
-	}
 	if err := j.openSeats(); err != nil {
 		return nil, err
 	}
-	in := r.evalInputs("")
-	j.rowKeyBase = fingerprint(in["metrics"], in["judges"], in["options"], in["prompts"])
+	j.rowKeyBase = r.verdictKeyBase()
 	j.keep = int64(2 * cap(j.lane))
 	j.bar = r.bars.open(StageEvaluate, targetID, total)
 	j.bar.bar().SetNote(r.limitNote(judges...))
@@ -111,7 +107,15 @@ func (j *judgeTarget) unitName(id string, sample int) string {
 // the user model are in it only when the conversation has them, so rows of
 // conversations without them keep the keys they always had.
 func (j *judgeTarget) rowKey(conv *artifacts.Conversation) string {
-	parts := []any{j.rowKeyBase, conv.Transcript, conv.Status, conv.StatusReason, conv.MetricID}
+	return verdictKey(j.rowKeyBase, conv)
+}
+
+// verdictKey is the key a conversation's verdict is stored under. The
+// validity verdict and the user model are in it only when the
+// conversation has them, so rows of conversations without them keep the
+// keys they always had.
+func verdictKey(base string, conv *artifacts.Conversation) string {
+	parts := []any{base, conv.Transcript, conv.Status, conv.StatusReason, conv.MetricID}
 	if conv.Validity != nil {
 		parts = append(parts, conv.Validity)
 	}
@@ -119,6 +123,20 @@ func (j *judgeTarget) rowKey(conv *artifacts.Conversation) string {
 		parts = append(parts, conv.Run.UserModel)
 	}
 	return fingerprint(parts...)
+}
+
+// verdictKeyBase is what every verdict key of this panel starts from.
+func (r *Runner) verdictKeyBase() string {
+	in := r.evalInputs("")
+	return fingerprint(in["metrics"], in["judges"], in["options"], in["prompts"])
+}
+
+// verdictUnitDir is where a target's verdicts are stored in the call store.
+func (r *Runner) verdictUnitDir(targetID string) string {
+	if len(r.opts.Judges) > 0 {
+		return "eval-" + filepath.Base(filepath.Dir(r.scoresPath(targetID)))
+	}
+	return "eval"
 }
 
 // start returns the verdict row of a conversation, starting it unless it

@@ -171,7 +171,7 @@ func mergeCost(path string) error {
 	if err != nil || len(phases) == 0 {
 		return err
 	}
-	merged := map[string]llm.Usage{}
+	merged, models := map[string]llm.Usage{}, map[string]byModel{}
 	var order []string
 	var keep []artifacts.PhaseCost
 	for _, p := range phases {
@@ -182,9 +182,13 @@ func mergeCost(path string) error {
 		}
 		if _, ok := merged[base]; !ok {
 			order = append(order, base)
+			models[base] = byModel{}
 		}
-		merged[base] = merged[base].Add(usageOf(artifacts.UsageRecord{Cost: p.Cost, InputTokens: p.InputTokens, OutputTokens: p.OutputTokens,
-			CachedInputTokens: p.CachedInputTokens, ReasoningTokens: p.ReasoningTokens, Requests: p.Requests, CostKnown: p.CostKnown}))
+		u, m := phaseUsage(p)
+		merged[base] = merged[base].Add(u)
+		for label, mu := range m {
+			models[base].add(label, mu)
+		}
 	}
 	if len(order) == 0 {
 		return nil
@@ -196,14 +200,7 @@ func mergeCost(path string) error {
 		}
 	}
 	for _, ph := range order {
-		u := merged[ph]
-		pc := artifacts.PhaseCost{Cost: artifacts.Round(u.Cost, 6), InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Phase: ph,
-			CachedInputTokens: u.CachedInputTokens, ReasoningTokens: u.ReasoningTokens, Requests: u.Requests}
-		if u.Requests > 0 && !u.CostKnown {
-			f := false
-			pc.CostKnown = &f
-		}
-		obj.Set(ph, pc)
+		obj.Set(ph, phaseCost(ph, merged[ph], models[ph]))
 	}
 	return artifacts.WriteJSON(path, obj)
 }

@@ -37,6 +37,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/callstore"
@@ -91,6 +92,10 @@ type Runner struct {
 	// grow, when set, makes gen_scenarios keep and top up the current
 	// scenario set instead of generating a fresh one (scenarioset.go).
 	grow *growth
+	// dryPending is, per target, the conversations a dry run found that
+	// simulate would make now (plan_now.go).
+	dryMu      sync.Mutex
+	dryPending map[string]map[simRow]bool
 
 	Report *Summary
 }
@@ -163,7 +168,7 @@ func (e *env) open(benchDir string) (*Runner, error) {
 		store:    callstore.Open(filepath.Join(cacheDir, "calls"), e.opts.Force),
 		manifest: loadManifest(filepath.Join(cacheDir, "manifest.json")),
 		rows:     newRowSets(),
-		Report:   &Summary{Benchmark: bench.Slug, DryRun: e.opts.DryRun},
+		Report:   &Summary{Benchmark: bench.Slug, DryRun: e.opts.DryRun, turns: e.cfg.Generation.Turns},
 	}
 	if !e.opts.DryRun {
 		lk, err := acquireLock(cacheDir, bench.Slug)

@@ -187,6 +187,9 @@ func (r *Runner) simulate(t *simTarget) error {
 	}
 	if r.opts.DryRun {
 		r.planSimulate(t.id, t.model, len(rows))
+		if note == "" {
+			r.planPendingConversations(t, rows)
+		}
 		return nil
 	}
 	if err := r.guardSimulate(t, out, len(rows)); err != nil {
@@ -343,7 +346,15 @@ func (r *Runner) commitConversations(t *simTarget, sim simulation, rep PhaseRepo
 	if !complete {
 		return fmt.Errorf("simulate %s: %s is missing rows although every conversation finished; run simulate again", t.id, sim.out)
 	}
-	if err := r.writeCost(r.runDir(t.id), StageSimulate.String(), total); err != nil {
+	models := byModel{}
+	models.add("user_model: "+r.cfg.UserModel.Model, asm.user)
+	target := usageLess(total, asm.user)
+	if t.audit != nil {
+		models.add("audit: "+t.audit.model.Model, asm.audit)
+		target = usageLess(target, asm.audit)
+	}
+	models.add("target: "+t.model.Model, target)
+	if err := r.writeCost(r.runDir(t.id), StageSimulate.String(), total, models); err != nil {
 		return err
 	}
 	failed := r.Report.failedRows(StageSimulate, t.id)
@@ -399,5 +410,24 @@ func usageOf(u artifacts.UsageRecord) llm.Usage {
 	}
 	return llm.Usage{Requests: req, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		CachedInputTokens: u.CachedInputTokens, CacheWriteTokens: u.CacheWriteTokens,
+		CacheWriteLongTokens: u.CacheWriteLongTokens, CacheSaving: u.CacheSaving,
 		ReasoningTokens: u.ReasoningTokens, Cost: u.Cost, CostKnown: known}
+}
+
+// usageLess is a minus its part b (a row's usage less one model's share).
+func usageLess(a, b llm.Usage) llm.Usage {
+	return llm.Usage{Requests: a.Requests - b.Requests, InputTokens: a.InputTokens - b.InputTokens,
+		OutputTokens: a.OutputTokens - b.OutputTokens, CachedInputTokens: a.CachedInputTokens - b.CachedInputTokens,
+		CacheWriteTokens: a.CacheWriteTokens - b.CacheWriteTokens, CacheWriteLongTokens: a.CacheWriteLongTokens - b.CacheWriteLongTokens,
+		ReasoningTokens: a.ReasoningTokens - b.ReasoningTokens, Cost: a.Cost - b.Cost, CacheSaving: a.CacheSaving - b.CacheSaving,
+		CostKnown: a.CostKnown}
+}
+
+// byModel adds usages up per model label (cost.json's "models").
+type byModel map[string]llm.Usage
+
+func (m byModel) add(label string, u llm.Usage) {
+	if u.Requests > 0 || u.InputTokens > 0 {
+		m[label] = m[label].Add(u)
+	}
 }

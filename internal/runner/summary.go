@@ -37,6 +37,8 @@ type Summary struct {
 	// aggregate) paid and replayed; tallies are the rows' counts.
 	direct, directSaved llm.Usage
 	tallies             map[laneKey]*tally
+	// turns is generation.turns, for the dry run's batch waves.
+	turns int
 }
 
 // PhaseReport is one phase (for one target).
@@ -330,4 +332,16 @@ func (s *Summary) wrote(phase Stage) bool {
 		}
 	}
 	return false
+}
+
+// CacheNote says what the providers' prompt caches did for the calls in
+// u: input tokens read from a cache and written to one, and the net
+// saving (the reads' discount less the writes' surcharge, at the models'
+// prices; negative when writes went unread). "" when nothing was cached.
+func CacheNote(u llm.Usage) string {
+	if u.CachedInputTokens == 0 && u.CacheWriteTokens == 0 {
+		return ""
+	}
+	return fmt.Sprintf("prompt cache: %d of %d input tokens read from it, %d written to it; net saving $%.4f",
+		u.CachedInputTokens, u.InputTokens, u.CacheWriteTokens, u.CacheSaving)
 }

@@ -288,8 +288,8 @@ func (w *simWaves) row(ctx context.Context, row convRow) {
 		return
 	}
 	var pending atomic.Bool
-	user := unit.Client(t.userID, w.client(w.user, t.userC, &pending))
-	target := unit.Client(t.targetIdent, w.client(w.target, t.targetC, &pending))
+	user := unit.Client(t.userID, paced(w.client(w.user, t.userC, &pending)))
+	target := unit.Client(t.targetIdent, paced(w.client(w.target, t.targetC, &pending)))
 	_, err = stages.Simulate(ctx, user, target, t.r.prompts, t.spec(row))
 	w.settle(name, unit.Stats(), pending.Load(), err)
 }
@@ -323,6 +323,19 @@ func (w *simWaves) settle(name string, st callstore.Stats, pending bool, err err
 			w.fatal = err
 		}
 	}
+}
+
+// paced marks a conversation's calls as made a wave apart: the next call
+// of either role comes after at least one batch, minutes to hours later,
+// so a cached prefix must outlive the default five minutes to be read
+// (llm.CachePlan.Long), whether this role is batched or not.
+func paced(c llm.Client) llm.Client {
+	return llm.ClientFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+		if !req.Cache.Zero() {
+			req.Cache.Long = true
+		}
+		return c.Complete(ctx, req)
+	})
 }
 
 // client answers a role's calls in a pass: from the last batch, else by

@@ -33,9 +33,10 @@ type ConverseOptions struct {
 // Simulate's, and an audit's fatal ones.
 func Converse(ctx context.Context, user, target llm.Client, p *prompts.Set, spec SimSpec, opts ConverseOptions) (artifacts.Conversation, error) {
 	var fid artifacts.Fidelity
-	var total llm.Usage
+	var total, userTotal, auditTotal llm.Usage
 	finish := func(conv artifacts.Conversation, err error) (artifacts.Conversation, error) {
 		conv.Usage = artifacts.UsageFrom(total)
+		conv.UserUsage, conv.AuditUsage = usageRecord(userTotal), usageRecord(auditTotal)
 		conv.Fidelity = nil
 		if len(fid.Reasks)+len(fid.Redos) > 0 {
 			conv.Fidelity = &fid
@@ -45,15 +46,15 @@ func Converse(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 	for redo := 0; ; redo++ {
 		spec.Redo = redo
 		conv, u, err := simulate(ctx, user, target, p, spec)
-		total = total.Add(u)
+		total, userTotal = total.Add(u.all), userTotal.Add(u.user)
 		if conv.Fidelity != nil {
 			fid.Reasks = append(fid.Reasks, conv.Fidelity.Reasks...)
 		}
 		if err != nil || conv.Status == artifacts.StatusError || conv.Status == artifacts.StatusBudget {
 			return finish(conv, err)
 		}
-		v, u, err := userVerdict(ctx, p, spec, conv, opts)
-		total = total.Add(u)
+		v, au, err := userVerdict(ctx, p, spec, conv, opts)
+		total, auditTotal = total.Add(au), auditTotal.Add(au)
 		conv.Validity = v
 		if err != nil || !v.IsInvalid() || redo >= opts.Redos {
 			return finish(conv, err)

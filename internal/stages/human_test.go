@@ -31,7 +31,7 @@ func TestTargetReplySendsWhatSimulateSends(t *testing.T) {
 		}
 		got, want := played.reqs[turn-1], target.reqs[turn-1]
 		if !reflect.DeepEqual(got.Messages, want.Messages) || got.Purpose != want.Purpose || got.MaxTokens != want.MaxTokens ||
-			got.CacheHint != want.CacheHint || len(got.Meta) != 0 {
+			got.Cache != want.Cache || len(got.Meta) != 0 {
 			t.Errorf("turn %d: TargetReply sent %+v, Simulate sent %+v", turn, got, want)
 		}
 		if got.Seed == want.Seed {

@@ -268,6 +268,10 @@ func Evaluate(ctx context.Context, judges []NamedClient, p *prompts.Set, m confi
 			return row, usage, fmt.Errorf("evaluate %s: judge %s: %w", conv.ConvID, j.Name, err)
 		}
 		v.Judge = j.Name
+		if len(judges) > 1 && u.Requests > 0 {
+			ur := artifacts.UsageFrom(u)
+			v.Usage = &ur
+		}
 		verdicts[i] = v
 	}
 	if len(judges) > 1 {

@@ -89,7 +89,7 @@ func TestJudgeSeesOnlyDefinitionAndTranscript(t *testing.T) {
 			}
 		}
 		user := req.Messages[1].Content
-		if !strings.Contains(user, m.Definition) || !strings.Contains(user, "\n[\n"+`{"role":"user","content":"which job?"},`+"\n"+`{"role":"assistant","content":"Take job A."}`+"\n]\n") {
+		if !strings.Contains(user, m.Definition) || !strings.Contains(user, "\n[\n"+`{"role":"user","content":"which job?"},`+"\n"+`{"role":"assistant","content":"Take job A."}`+"\n]") {
 			t.Errorf("judge prompt lacks definition or transcript blocks:\n%s", user)
 		}
 		if strings.Contains(txt, "EXAMPLE-PHRASE") != show {

@@ -84,9 +84,13 @@ func Simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 	return conv, err
 }
 
+// simUsage is an attempt's usage, unrounded: all its calls', and the
+// simulated user's part.
+type simUsage struct{ all, user llm.Usage }
+
 // simulate is Simulate, also returning the usage unrounded (Converse sums
 // the attempts it makes).
-func simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec SimSpec) (artifacts.Conversation, llm.Usage, error) {
+func simulate(ctx context.Context, user, target llm.Client, p *prompts.Set, spec SimSpec) (artifacts.Conversation, simUsage, error) {
 	s := newSimRun(user, target, p, spec)
 	if spec.Turns <= 0 {
 		return s.end(simEnd{artifacts.StatusError, "turns must be > 0", fmt.Errorf("simulate %s: turns must be > 0, got %d", s.conv.ConvID, spec.Turns)})
@@ -114,7 +118,7 @@ type simRun struct {
 	byTurn       map[int]string
 
 	conv                   artifacts.Conversation
-	usage                  llm.Usage
+	usage, userUsage       llm.Usage // every call's; the simulated user's
 	userSeeds, targetSeeds seedLog
 	thoughts               []string // the user's hidden reasoning, one per user message
 	rejected               []artifacts.Reask
@@ -162,7 +166,7 @@ func newSimRun(user, target llm.Client, p *prompts.Set, spec SimSpec) *simRun {
 }
 
 // end finishes the conversation as e says.
-func (s *simRun) end(e simEnd) (artifacts.Conversation, llm.Usage, error) {
+func (s *simRun) end(e simEnd) (artifacts.Conversation, simUsage, error) {
 	conv := s.conv
 	conv.Status, conv.StatusReason = e.status, e.reason
 	if slices.ContainsFunc(s.thoughts, func(t string) bool { return t != "" }) {
@@ -172,9 +176,19 @@ func (s *simRun) end(e simEnd) (artifacts.Conversation, llm.Usage, error) {
 		conv.Fidelity = &artifacts.Fidelity{Reasks: s.rejected}
 	}
 	conv.Usage = artifacts.UsageFrom(s.usage)
+	conv.UserUsage = usageRecord(s.userUsage)
 	conv.Run.UserSeeds = s.userSeeds.record()
 	conv.Run.TargetSeeds = s.targetSeeds.record()
-	return conv, s.usage, e.err
+	return conv, simUsage{s.usage, s.userUsage}, e.err
+}
+
+// usageRecord is u on disk, or nil when u made no request.
+func usageRecord(u llm.Usage) *artifacts.UsageRecord {
+	if u.Requests == 0 {
+		return nil
+	}
+	r := artifacts.UsageFrom(u)
+	return &r
 }
 
 // fail turns a call error into the conversation's end.
@@ -200,7 +214,7 @@ func (s *simRun) turn(ctx context.Context, turn int) *simEnd {
 	ask := userAsk{c: s.user, p: s.p, spec: s.spec, msgs: s.userMsgs, turn: turn, landmark: s.byTurn[turn], convSeed: s.convSeed, seeds: &s.userSeeds,
 		tc: TurnContext{Previous: s.lastMsg, LatentGoal: s.spec.Scenario.LatentAdversarialGoal, First: turn == 1}}
 	reply, problem, err := ask.run(ctx)
-	s.usage = s.usage.Add(ask.usage)
+	s.usage, s.userUsage = s.usage.Add(ask.usage), s.userUsage.Add(ask.usage)
 	s.rejected = append(s.rejected, ask.rejected...)
 	switch {
 	case err != nil:
@@ -312,7 +326,7 @@ type userReply struct {
 // appended the turn prompt as another "user" message, producing consecutive
 // user turns and asking the model to continue a dialogue from the wrong
 // side. The history is append-only, so every request's prefix is the
-// previous request (CacheHint) and provider prompt caches hit each turn.
+// previous request (the cache plan) and provider prompt caches hit each turn.
 func (a *userAsk) run(ctx context.Context) (userReply, *TurnProblem, error) {
 	budget := llm.Attempts{Max: 2}
 	var problem *TurnProblem
@@ -358,12 +372,18 @@ func (a *userAsk) ask(ctx context.Context, msgs []llm.Message, attempt int) (llm
 	if attempt > 0 {
 		seed = seedOf(seed, "again", itoa(attempt))
 	}
+	cache := llm.Conversation(msgs, a.turn == a.spec.Turns)
+	if last := len(msgs) - 1; cache.Write > 0 && msgs[last].Content != a.msgs[last].Content {
+		// A re-ask's turn prompt carries a note the next turn's request
+		// will not: only what precedes it is re-sent.
+		cache.Write = last
+	}
 	resp, err := a.c.Complete(ctx, llm.Request{
 		Purpose:   llm.PurposeUser,
 		Messages:  slices.Clip(msgs),
 		MaxTokens: orDefault(a.spec.UserMaxTokens, defaultMaxTokens),
 		Seed:      seed,
-		CacheHint: len(msgs) - 1,
+		Cache:     cache,
 		Meta: map[string]string{
 			llm.MetaMetricID:         a.spec.Metric.ID,
 			llm.MetaMetricName:       a.spec.Metric.Name,
@@ -435,7 +455,7 @@ func targetTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Mess
 			Messages:  msgs,
 			MaxTokens: orDefault(spec.TargetMaxTokens, defaultMaxTokens),
 			Seed:      seed,
-			CacheHint: len(msgs) - 1,
+			Cache:     llm.Conversation(msgs, turn == spec.Turns),
 		})
 		usage = usage.Add(callUsage(resp, err))
 		seeds.add(resp, err)

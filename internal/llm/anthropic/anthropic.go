@@ -50,6 +50,13 @@ type Config struct {
 	StructuredOutputs bool
 	// KeyField names where the key comes from, for auth hints. Never the key.
 	KeyField string
+	// CacheMinTokens is the model's shortest cacheable prefix (0:
+	// llm.CacheMinTokens of Model): no breakpoint goes on a shorter one.
+	CacheMinTokens int
+	// CacheTTL is the breakpoints' lifetime: "" (5 minutes, written at
+	// 1.25× input) or "1h" (written at 2×). A request whose plan is Long
+	// gets "1h" whatever this says.
+	CacheTTL string
 }
 
 // Client is an llm.Client for one Anthropic model; safe for concurrent use.
@@ -72,6 +79,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = DefaultMaxTokens
+	}
+	if cfg.CacheMinTokens <= 0 {
+		cfg.CacheMinTokens = llm.CacheMinTokens(cfg.Model)
 	}
 	if cfg.Model == "" {
 		return nil, &llm.Error{Kind: llm.KindConfig, Provider: cfg.Provider, Message: "model is empty"}
@@ -167,11 +177,12 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 // InputTokens is the whole prompt.
 func mapUsage(u sdk.Usage) llm.Usage {
 	return llm.Usage{
-		Requests:          1,
-		InputTokens:       int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
-		OutputTokens:      int(u.OutputTokens),
-		CachedInputTokens: int(u.CacheReadInputTokens),
-		CacheWriteTokens:  int(u.CacheCreationInputTokens),
+		Requests:             1,
+		InputTokens:          int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
+		OutputTokens:         int(u.OutputTokens),
+		CachedInputTokens:    int(u.CacheReadInputTokens),
+		CacheWriteTokens:     int(u.CacheCreationInputTokens),
+		CacheWriteLongTokens: int(min(u.CacheCreation.Ephemeral1hInputTokens, u.CacheCreationInputTokens)),
 	}
 }
 
@@ -209,51 +220,78 @@ func (c *Client) params(req llm.Request) sdk.MessageNewParams {
 			p.Messages = append(p.Messages, sdk.NewUserMessage(block))
 		}
 	}
-	if cacheSystem, at := cachePlan(req, turns); cacheSystem {
-		ephemeral := sdk.NewCacheControlEphemeralParam()
-		if n := len(p.System); n > 0 {
-			p.System[n-1].CacheControl = ephemeral
-		}
-		if at >= 0 && at < len(p.Messages) {
-			if tb := p.Messages[at].Content[0].OfText; tb != nil {
-				tb.CacheControl = ephemeral
-			}
-		}
-	}
+	c.markCache(&p, req)
 	if c.cfg.StructuredOutputs && req.Schema != nil {
 		p.OutputConfig = sdk.OutputConfigParam{Format: sdk.JSONOutputFormatParam{Schema: req.Schema}}
 	}
 	return p
 }
 
-// cachePlan decides the prompt-cache breakpoints: whether to mark the system
-// prompt, and which turn (index into turns, -1 for none) ends the stable
-// prefix. A multi-turn dialogue re-sends everything said so far, so for the
-// simulated user and the target the stable prefix is the system prompt plus
-// the dialogue up to the turn before the newest user message; the next call
-// reads it from the cache at 0.1× the input price. A request with CacheHint
-// names its stable prefix (in messages) itself. Below the model's minimum
-// cacheable length Anthropic silently skips caching, at no cost.
-func cachePlan(req llm.Request, turns []llm.Message) (cacheSystem bool, at int) {
-	switch {
-	case req.CacheHint > 0:
-		n := min(req.CacheHint, len(req.Messages))
-		prefix := req.Messages[:n]
-		nonSystem := 0
-		for _, m := range prefix {
-			if m.Role != llm.RoleSystem {
-				nonSystem++
-			}
-		}
-		if nonSystem == 0 {
-			return true, -1
-		}
-		_, pt := llm.Turns(prefix)
-		return true, len(pt) - 1
-	case req.Purpose == llm.PurposeUser || req.Purpose == llm.PurposeTarget:
-		return true, len(turns) - 2
+// markCache places the prompt-cache breakpoints req.Cache calls for, each
+// only on a prefix at least the model's minimum long (a shorter one is
+// not cached; Anthropic ignores its mark):
+//
+//   - the system prompt when it opens other requests too (SharedSystem, or
+//     any breakpoint below: it is then cached anyway and others may read it);
+//   - the end of the prefix the next request re-sends (Write): it is written
+//     now, at the cache-write price, and read by that request at 0.1×;
+//   - on a conversation's last call, which nothing will read again, the end
+//     of the previous call's prompt (Read): a breakpoint there finds it in
+//     the cache and writes nothing new.
+//
+// The provider reads the longest cached prefix it finds at or up to 20
+// blocks before a breakpoint, so the Write mark also reads the previous
+// call's prompt. A request with the zero plan (a verdict, a generation
+// call) is marked nowhere: it would be written and never read.
+func (c *Client) markCache(p *sdk.MessageNewParams, req llm.Request) {
+	plan := req.Cache
+	if plan.Zero() {
+		return
 	}
-	return false, -1
+	mark := sdk.NewCacheControlEphemeralParam()
+	switch {
+	case plan.Long:
+		mark.TTL = sdk.CacheControlEphemeralTTLTTL1h
+	case c.cfg.CacheTTL != "":
+		mark.TTL = sdk.CacheControlEphemeralTTL(c.cfg.CacheTTL)
+	}
+	n, marked := plan.Write, plan.Write > 0
+	if !marked {
+		n = plan.Read
+	}
+	if at := c.prefixEnd(req.Messages, n); at >= 0 && at < len(p.Messages) {
+		if tb := p.Messages[at].Content[0].OfText; tb != nil {
+			tb.CacheControl = mark
+			marked = true
+		}
+	} else {
+		marked = false
+	}
+	system, _ := llm.Turns(req.Messages)
+	sys := make([]llm.Message, len(system))
+	for i, s := range system {
+		sys[i] = llm.Message{Role: llm.RoleSystem, Content: s}
+	}
+	if k := len(p.System); k > 0 && (plan.SharedSystem || marked) && llm.PromptTokens(sys) >= c.cfg.CacheMinTokens {
+		p.System[k-1].CacheControl = mark
+	}
+}
+
+// prefixEnd is the index (into the request's turns) of the turn that ends
+// the first n messages, or -1 when they hold no turn or are shorter than
+// the model's minimum.
+func (c *Client) prefixEnd(msgs []llm.Message, n int) int {
+	n = min(n, len(msgs))
+	if n <= 0 || llm.PromptTokens(msgs[:n]) < c.cfg.CacheMinTokens {
+		return -1
+	}
+	_, turns := llm.Turns(msgs[:n])
+	for _, m := range msgs[:n] {
+		if m.Role != llm.RoleSystem {
+			return len(turns) - 1
+		}
+	}
+	return -1
 }
 
 func (c *Client) callError(err error, httpResp *http.Response) *llm.Error {

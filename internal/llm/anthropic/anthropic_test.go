@@ -50,6 +50,7 @@ func cacheMarks(body map[string]any) (system []int, messages []int) {
 }
 
 func TestRequestShape(t *testing.T) {
+	conv := []llm.Message{S("be kind"), U("hi"), A("hello"), U("help me")}
 	tests := []struct {
 		name       string
 		req        llm.Request
@@ -60,32 +61,32 @@ func TestRequestShape(t *testing.T) {
 		wantMsgBP  []int
 	}{
 		{
-			name:       "target dialogue: system top-level, cache on system and the turn before the new user message",
-			req:        llm.Request{Purpose: llm.PurposeTarget, Messages: []llm.Message{S("be kind"), U("hi"), A("hello"), U("help me")}},
+			name:       "target dialogue: system top-level, cache on system and on the end of what the next turn re-sends",
+			req:        llm.Request{Purpose: llm.PurposeTarget, Cache: llm.Conversation(conv, false), Messages: conv},
 			wantSystem: "be kind",
 			wantTurns:  []llm.Message{U("hi"), A("hello"), U("help me")},
-			wantMax:    2048, wantSysBP: []int{0}, wantMsgBP: []int{1},
+			wantMax:    2048, wantSysBP: []int{0}, wantMsgBP: []int{2},
+		},
+		{
+			name:       "a conversation's last call reads the previous prompt and writes nothing new",
+			req:        llm.Request{Purpose: llm.PurposeTarget, Cache: llm.Conversation(conv, true), Messages: conv},
+			wantSystem: "be kind",
+			wantTurns:  []llm.Message{U("hi"), A("hello"), U("help me")},
+			wantMax:    2048, wantSysBP: []int{0}, wantMsgBP: []int{0},
 		},
 		{
 			name:       "simulated user whose dialogue starts with the assistant gets a kickoff turn",
-			req:        llm.Request{Purpose: llm.PurposeUser, MaxTokens: 300, Messages: []llm.Message{S("play the user"), A("How can I help?"), U("(continue)")}},
+			req:        llm.Request{Purpose: llm.PurposeUser, MaxTokens: 300, Cache: llm.CachePlan{Write: 3}, Messages: []llm.Message{S("play the user"), A("How can I help?"), U("(continue)")}},
 			wantSystem: "play the user",
 			wantTurns:  []llm.Message{U(llm.ConversationStart), A("How can I help?"), U("(continue)")},
-			wantMax:    300, wantSysBP: []int{0}, wantMsgBP: []int{1},
+			wantMax:    300, wantSysBP: []int{0}, wantMsgBP: []int{2},
 		},
 		{
-			name:       "judge: consecutive user turns merged, no cache marks by default",
+			name:       "judge: consecutive user turns merged, no cache marks (read once)",
 			req:        llm.Request{Purpose: llm.PurposeJudge, Messages: []llm.Message{S("rubric"), U("transcript"), U("score it")}},
 			wantSystem: "rubric",
 			wantTurns:  []llm.Message{U("transcript\n\nscore it")},
 			wantMax:    2048,
-		},
-		{
-			name:       "CacheHint marks the stable prefix",
-			req:        llm.Request{Purpose: llm.PurposeJudge, CacheHint: 2, Messages: []llm.Message{S("rubric"), U("long shared context"), A("ok"), U("question")}},
-			wantSystem: "rubric",
-			wantTurns:  []llm.Message{U("long shared context"), A("ok"), U("question")},
-			wantMax:    2048, wantSysBP: []int{0}, wantMsgBP: []int{0},
 		},
 		{
 			name:      "empty turn replaced (the API rejects empty text)",
@@ -97,7 +98,10 @@ func TestRequestShape(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.NewAnthropic(t)
-			c := newClient(t, srv, func(c *anthropic.Config) { c.ExtraHeaders = map[string]string{"X-Extra": "1"} })
+			c := newClient(t, srv, func(c *anthropic.Config) {
+				c.ExtraHeaders = map[string]string{"X-Extra": "1"}
+				c.CacheMinTokens = 1 // these prompts are tiny
+			})
 			if _, err := c.Complete(t.Context(), tc.req); err != nil {
 				t.Fatal(err)
 			}
@@ -257,5 +261,58 @@ func TestNewRequiresKey(t *testing.T) {
 	var e *llm.Error
 	if !errors.As(err, &e) || e.Kind != llm.KindConfig || !strings.Contains(e.Hint, "apikey of user_model") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// Breakpoints go only on prefixes of at least the model's minimum, with
+// the configured lifetime; one-hour writes are priced at 2× input.
+func TestCacheMinimumAndLifetime(t *testing.T) {
+	long := strings.Repeat("x", 3*1100) // ≈1,100 tokens by llm.PromptTokens
+	conv := []llm.Message{S(long), U("hi"), A("hello"), U("help me")}
+	tests := []struct {
+		name      string
+		model     string
+		min       int
+		ttl       string
+		wantSysBP []int
+		wantMsgBP []int
+	}{
+		{"Sonnet: 1,024 by default, system and prefix marked", "claude-sonnet-4-6", 0, "", []int{0}, []int{2}},
+		{"Haiku 4.5: 4,096 by default, nothing marked", "claude-haiku-4-5", 0, "", nil, nil},
+		{"configured minimum wins", "claude-haiku-4-5", 1024, "", []int{0}, []int{2}},
+		{"one-hour lifetime", "claude-sonnet-4-6", 0, "1h", []int{0}, []int{2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.NewAnthropic(t)
+			srv.Handle(func(llmtest.ChatRequest) llmtest.Reply {
+				return llmtest.Text("ok", llmtest.Usage{Input: 1200, Output: 1, CacheWrite: 1000, CacheWriteLong: 1000, Cached: 100})
+			})
+			c := newClient(t, srv, func(c *anthropic.Config) { c.Model, c.CacheMinTokens, c.CacheTTL = tc.model, tc.min, tc.ttl })
+			resp, err := c.Complete(t.Context(), llm.Request{Purpose: llm.PurposeTarget, Cache: llm.Conversation(conv, false), Messages: conv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := srv.Last().Body
+			sysBP, msgBP := cacheMarks(body)
+			if !cmp.Equal(sysBP, tc.wantSysBP) || !cmp.Equal(msgBP, tc.wantMsgBP) {
+				t.Errorf("marks system %v messages %v, want %v %v", sysBP, msgBP, tc.wantSysBP, tc.wantMsgBP)
+			}
+			if tc.ttl != "" {
+				sys := body["system"].([]any)[0].(map[string]any)["cache_control"].(map[string]any)
+				if sys["ttl"] != tc.ttl {
+					t.Errorf("ttl %v, want %q", sys["ttl"], tc.ttl)
+				}
+			}
+			if u := resp.Usage; u.CacheWriteTokens != 1000 || u.CacheWriteLongTokens != 1000 || u.CachedInputTokens != 100 {
+				t.Errorf("usage %+v", u)
+			}
+		})
+	}
+	p := llm.Price{Input: 1, Output: 1, CachedInput: 0.1, CacheWrite: 1.25}
+	short := p.Cost(llm.Usage{InputTokens: 1e6, CacheWriteTokens: 1e6}, false)
+	hour := p.Cost(llm.Usage{InputTokens: 1e6, CacheWriteTokens: 1e6, CacheWriteLongTokens: 1e6}, false)
+	if short != 1.25 || hour != 2 {
+		t.Errorf("cache writes cost %v (5 min) and %v (1 h), want 1.25 and 2", short, hour)
 	}
 }

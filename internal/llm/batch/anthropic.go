@@ -33,6 +33,9 @@ type AnthropicConfig struct {
 	MaxTokens         int
 	StructuredOutputs bool
 	KeyField          string
+	// CacheMinTokens is the model's shortest cacheable prefix (0: the
+	// known minimum for Model).
+	CacheMinTokens int
 
 	Price          llm.Price // real-time price; results cost half
 	PriceKnown     bool
@@ -74,6 +77,7 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 		ExtraHeaders: cfg.ExtraHeaders, HTTPClient: loopbackHTTPClient(),
 		Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens,
 		StructuredOutputs: cfg.StructuredOutputs, KeyField: cfg.KeyField,
+		CacheMinTokens: cfg.CacheMinTokens,
 	})
 	if err != nil {
 		return nil, err

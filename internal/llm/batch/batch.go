@@ -155,8 +155,8 @@ func requestHash(r llm.Request) string {
 		Schema      map[string]any `json:"s,omitempty"`
 		SchemaName  string         `json:"sn,omitempty"`
 		Seed        uint64         `json:"seed"`
-		CacheHint   int            `json:"ch,omitempty"`
-	}{r.Messages, r.MaxTokens, r.Temperature, r.JSON, r.Schema, r.SchemaName, r.Seed, r.CacheHint}) // hash.Hash never fails to write
+		Cache       llm.CachePlan  `json:"ch,omitzero"`
+	}{r.Messages, r.MaxTokens, r.Temperature, r.JSON, r.Schema, r.SchemaName, r.Seed, r.Cache}) // hash.Hash never fails to write
 	return hex.EncodeToString(h.Sum(nil))[:24]
 }
 
@@ -175,9 +175,10 @@ type pricing struct {
 }
 
 func (p pricing) fill(u llm.Usage) llm.Usage {
-	u.Cost, u.CostKnown = 0, p.known
+	u.Cost, u.CostKnown, u.CacheSaving = 0, p.known, 0
 	if p.known {
 		u.Cost = p.price.Cost(u, true)
+		u.CacheSaving = p.price.CacheSaving(u, true)
 	}
 	return u
 }

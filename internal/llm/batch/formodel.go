@@ -62,7 +62,7 @@ func ForModel(m config.ModelConfig, opts provider.Options) (Provider, error) {
 			Provider: src, APIKey: m.APIKey, BaseURL: baseURL, Model: model,
 			ExtraHeaders: m.ExtraHeaders, HTTPClient: opts.HTTP,
 			Temperature: m.Temperature, MaxTokens: m.MaxTokens, KeyField: keyField,
-			Price: price, PriceKnown: known,
+			CacheMinTokens: m.CacheMinTokens, Price: price, PriceKnown: known,
 		})
 	default:
 		p, err = NewOpenAI(OpenAIConfig{

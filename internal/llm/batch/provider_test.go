@@ -32,7 +32,7 @@ func shapeRequests() []llm.Request {
 	return []llm.Request{
 		{Purpose: llm.PurposeJudge, Messages: []llm.Message{{Role: llm.RoleSystem, Content: "Judge."}, {Role: llm.RoleUser, Content: "Transcript…"}},
 			MaxTokens: 500, JSON: true, Schema: schema, SchemaName: "judge"},
-		{Purpose: llm.PurposeTarget, Temperature: &temp, Messages: []llm.Message{
+		{Purpose: llm.PurposeTarget, Temperature: &temp, Cache: llm.CachePlan{Write: 4, Read: 2, SharedSystem: true, Long: true}, Messages: []llm.Message{
 			{Role: llm.RoleSystem, Content: "Be kind."}, {Role: llm.RoleUser, Content: "hi"},
 			{Role: llm.RoleAssistant, Content: "hello"}, {Role: llm.RoleUser, Content: "bye"}}},
 	}
@@ -150,7 +150,9 @@ func TestOpenAIRequestShape(t *testing.T) {
 func TestAnthropicRequestShape(t *testing.T) {
 	srv := fakebatch.NewAnthropic(t, fakebatch.Options{})
 	headers := map[string]string{"X-Extra": "1"}
-	p := newAnthropic(t, srv, func(c *batch.AnthropicConfig) { c.ExtraHeaders = headers; c.StructuredOutputs = true })
+	p := newAnthropic(t, srv, func(c *batch.AnthropicConfig) {
+		c.ExtraHeaders, c.StructuredOutputs, c.CacheMinTokens = headers, true, 1
+	})
 	reqs := shapeRequests()
 	items := []batch.Item{{CustomID: "a", Req: reqs[0]}, {CustomID: "b", Req: reqs[1]}}
 	if _, err := batch.Run(t.Context(), p, filepath.Join(t.TempDir(), "s.json"), items, fast); err != nil {
@@ -158,7 +160,7 @@ func TestAnthropicRequestShape(t *testing.T) {
 	}
 	rt := llmtest.NewAnthropic(t)
 	c, err := anthropic.New(anthropic.Config{APIKey: rt.APIKey(), BaseURL: rt.BaseURL(), Model: "claude-haiku-4-5",
-		HTTPClient: rt.Client(), ExtraHeaders: headers, StructuredOutputs: true})
+		HTTPClient: rt.Client(), ExtraHeaders: headers, StructuredOutputs: true, CacheMinTokens: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,9 +184,10 @@ func TestAnthropicRequestShape(t *testing.T) {
 		}
 		jsonEqual(t, "params of "+it.CustomID, rt.Last().Raw, req.Params)
 	}
-	// The multi-turn request keeps its prompt-cache breakpoints.
-	if !strings.Contains(string(lines[1]), "cache_control") {
-		t.Errorf("cache_control lost: %s", lines[1])
+	// The multi-turn request keeps its prompt-cache breakpoints and their
+	// one-hour lifetime (a conversation's next call is in a later wave).
+	if !strings.Contains(string(lines[1]), `"cache_control":{"ttl":"1h","type":"ephemeral"}`) {
+		t.Errorf("cache_control lost or not 1h: %s", lines[1])
 	}
 	for _, r := range srv.Requests() {
 		if r.Header.Get("X-Api-Key") != srv.APIKey() || r.Header.Get("Anthropic-Version") != "2023-06-01" || r.Header.Get("X-Extra") != "1" {
@@ -245,10 +248,12 @@ func TestUsageAndBatchPrice(t *testing.T) {
 			if got.CachedInputTokens == 0 || (tc.name == "openai" && got.ReasoningTokens == 0) || (tc.name == "anthropic" && got.CacheWriteTokens == 0) {
 				t.Errorf("usage details lost: %+v", got)
 			}
-			wantCost := want.Cost / 2
-			want.Cost = 0
-			gotCost := got.Cost
-			got.Cost = 0
+			wantCost, wantSaving := want.Cost/2, want.CacheSaving/2
+			gotCost, gotSaving := got.Cost, got.CacheSaving
+			want.Cost, want.CacheSaving, got.Cost, got.CacheSaving = 0, 0, 0, 0
+			if d := gotSaving - wantSaving; d > 1e-12 || d < -1e-12 || gotSaving <= 0 {
+				t.Errorf("batch cache saving %g, want half of real time = %g", gotSaving, wantSaving)
+			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("usage differs from real time (-realtime +batch):\n%s", d)
 			}

@@ -49,6 +49,9 @@ const (
 // input_tokens = Input-Cached-CacheWrite like the real API).
 type Usage struct {
 	Input, Output, Cached, CacheWrite, Reasoning int
+	// CacheWriteLong is the part of CacheWrite written with the one-hour
+	// lifetime (Anthropic's cache_creation.ephemeral_1h_input_tokens).
+	CacheWriteLong int
 }
 
 // Reply is one scripted answer.
@@ -470,7 +473,7 @@ func (s *Server) render(r Reply, chat ChatRequest, reqID string) string {
 				"input_tokens":                max(u.Input-u.Cached-u.CacheWrite, 0),
 				"cache_creation_input_tokens": u.CacheWrite,
 				"cache_read_input_tokens":     u.Cached,
-				"cache_creation":              map[string]any{"ephemeral_5m_input_tokens": u.CacheWrite, "ephemeral_1h_input_tokens": 0},
+				"cache_creation":              map[string]any{"ephemeral_5m_input_tokens": u.CacheWrite - u.CacheWriteLong, "ephemeral_1h_input_tokens": u.CacheWriteLong},
 				"output_tokens":               u.Output,
 				"service_tier":                "standard",
 			},

@@ -213,6 +213,7 @@ func New(cfg config.ModelConfig, opts Options) (llm.Client, error) {
 			Provider: srcName, APIKey: cfg.APIKey, BaseURL: baseURL, Model: model,
 			ExtraHeaders: cfg.ExtraHeaders, HTTPClient: httpClient,
 			Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, KeyField: keyField,
+			CacheMinTokens: cfg.CacheMinTokens,
 		})
 	case kindGemini:
 		c, err = gemini.New(gemini.Config{

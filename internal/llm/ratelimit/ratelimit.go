@@ -70,6 +70,10 @@ type Estimator func(req llm.Request) (in, out int)
 // that a provider without limits is not flooded.
 const DefaultMaxConcurrency = 256
 
+// DefaultInitialConcurrency is where a pool without max_concurrency
+// starts (concurrency: auto); config.yaml's scaffold says so.
+const DefaultInitialConcurrency = 32
+
 // DefaultMaxTokens is the output reservation for a request with MaxTokens 0,
 // matching the adapters' default cap.
 const DefaultMaxTokens = 2048
@@ -183,7 +187,7 @@ func (o Options) withDefaults() Options {
 		o.Estimator = EstimateTokens
 	}
 	if o.InitialConcurrency <= 0 {
-		o.InitialConcurrency = 32
+		o.InitialConcurrency = DefaultInitialConcurrency
 	}
 	if o.MaxConcurrency <= 0 {
 		o.MaxConcurrency = DefaultMaxConcurrency

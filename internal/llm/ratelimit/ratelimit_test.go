@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -550,5 +553,16 @@ func TestPoolStartsAtTheConfiguredConcurrency(t *testing.T) {
 				t.Fatalf("limit %d (found %v), want %d", st.Concurrency, found, c.want)
 			}
 		})
+	}
+}
+
+// The config.yaml that `impactbench init` writes says where `auto` starts.
+func TestScaffoldSaysWhereAutoStarts(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "config", "scaffold", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("(starts at %d,", ratelimit.DefaultInitialConcurrency); !strings.Contains(string(b), want) {
+		t.Errorf("scaffold config.yaml does not say %q", want)
 	}
 }
