@@ -23,6 +23,45 @@ func autoWorkerCeiling(cfg *config.Config) int {
 	return 2 * hi
 }
 
+// laneCeiling is the most rows in flight of one auto lane (a stage of one
+// target): twice the highest concurrency its own pools may reach. Sized
+// from every model of the run instead, each target's lane of a study held
+// 512 conversations when its pools could use 128, and all of them
+// advanced turn by turn together, holding their transcripts to the end.
+func laneCeiling(cfg *config.Config, stage Stage, target string) int {
+	var ms []config.ModelConfig
+	switch stage {
+	case StageSimulate:
+		ms = append(ms, cfg.UserModel)
+		for _, t := range cfg.Targets {
+			if t.ID == target {
+				ms = append(ms, t)
+			}
+		}
+		if cfg.LandmarkModel != nil {
+			ms = append(ms, *cfg.LandmarkModel) // the audit's calls
+		} else if len(cfg.EvaluatorModels) > 0 {
+			ms = append(ms, cfg.EvaluatorModels[0])
+		}
+	case StageEvaluate, StageRepeats:
+		ms = cfg.EvaluatorModels
+	default:
+		return autoWorkerCeiling(cfg)
+	}
+	hi := 0
+	for _, m := range ms {
+		if m.MaxConcurrency > 0 {
+			hi = max(hi, m.MaxConcurrency)
+		} else {
+			hi = max(hi, ratelimit.DefaultMaxConcurrency)
+		}
+	}
+	if hi == 0 {
+		return autoWorkerCeiling(cfg)
+	}
+	return 2 * hi
+}
+
 // idleConnsPerHost sizes the shared HTTP client's idle pool: every model
 // of the run may talk to the same host (one provider, or a gateway), so the
 // pool must hold a connection for each call all of their pools may have in

@@ -13,6 +13,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/llm/ratelimit"
 )
 
 // TestModelsOnOneHostKeepTheirConnections: a study's user, four targets
@@ -66,5 +67,31 @@ func TestModelsOnOneHostKeepTheirConnections(t *testing.T) {
 	// old pool of 256 redialled 128 in every later round (768 in all).
 	if d := dials.Load(); d > inFlight+inFlight/10 {
 		t.Errorf("%d connections dialled for %d rounds of %d calls in flight; want about %d", d, rounds, inFlight, inFlight)
+	}
+}
+
+// TestLaneCeilingFollowsItsOwnPools: an auto lane holds twice what its own
+// pools may have in flight, not twice the largest pool of the run, so a
+// study's targets do not each hold hundreds of conversations at once.
+func TestLaneCeilingFollowsItsOwnPools(t *testing.T) {
+	cfg := &config.Config{
+		UserModel:       config.ModelConfig{Model: "u", MaxConcurrency: 64},
+		Targets:         []config.ModelConfig{{ID: "a", Model: "a", MaxConcurrency: 32}, {ID: "b", Model: "b", MaxConcurrency: 500}, {ID: "c", Model: "c"}},
+		EvaluatorModels: []config.ModelConfig{{Model: "j", MaxConcurrency: 16}},
+	}
+	for _, tc := range []struct {
+		stage  Stage
+		target string
+		want   int
+	}{
+		{StageSimulate, "a", 128},                                 // the user's 64 binds
+		{StageSimulate, "b", 1000},                                // the target's 500
+		{StageSimulate, "c", 2 * ratelimit.DefaultMaxConcurrency}, // unset: the default ceiling
+		{StageEvaluate, "a", 32},                                  // the judge's 16
+		{StageGenScenarios, "", 1000},                             // other stages: the run-wide ceiling
+	} {
+		if got := laneCeiling(cfg, tc.stage, tc.target); got != tc.want {
+			t.Errorf("laneCeiling(%s, %q) = %d, want %d", tc.stage, tc.target, got, tc.want)
+		}
 	}
 }

@@ -152,7 +152,11 @@ func (l *lanes) of(stage Stage, target string) chan struct{} {
 	if c, ok := l.m[k]; ok {
 		return c
 	}
-	c := make(chan struct{}, l.e.workers(l.configured(stage), math.MaxInt))
+	n := l.e.workers(l.configured(stage), math.MaxInt)
+	if l.configured(stage) <= 0 {
+		n = min(n, laneCeiling(l.e.cfg, stage, target))
+	}
+	c := make(chan struct{}, n)
 	l.m[k] = c
 	return c
 }

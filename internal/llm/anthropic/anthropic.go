@@ -161,9 +161,9 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 	return llm.Response{
 		Text:         reply,
 		Truncated:    cut || body.Cut("text"),
-		FinishReason: stop,
+		FinishReason: strings.Clone(stop), // the SDK's strings slice the whole body
 		RequestID:    reqID,
-		Model:        string(msg.Model),
+		Model:        strings.Clone(string(msg.Model)),
 		Usage:        usage,
 		Latency:      latency,
 		RateLimit:    rateLimit,

@@ -263,12 +263,14 @@ func (c *Client) complete(ctx context.Context, req llm.Request, seed *int64) (ll
 		return fail(llm.KindEmpty, 0, ch.FinishReason, fmt.Sprintf("empty content (finish_reason %q)", ch.FinishReason), ch.FinishReason)
 	}
 	text, cut := llm.BoundReply(content)
+	// The SDK's strings are slices of the whole response body; copies let
+	// the body go while the conversation keeps only its text.
 	return llm.Response{
-		Text:         text,
+		Text:         strings.Clone(text),
 		Truncated:    cut || body.Cut("content"),
-		FinishReason: ch.FinishReason,
+		FinishReason: strings.Clone(ch.FinishReason),
 		RequestID:    reqID,
-		Model:        comp.Model,
+		Model:        strings.Clone(comp.Model),
 		Usage:        usage,
 		Latency:      latency,
 		RateLimit:    rateLimit,
