@@ -35,7 +35,7 @@ type simTarget struct {
 	ctx     context.Context
 	callCtx context.Context
 	stop    context.CancelCauseFunc
-	lane    chan struct{}
+	lane    *lane
 	bar     *barPart
 	judge   *judgeTarget // nil: conversations are not judged as they end
 	// pipeline: conversations are judged as they end (run), by judge.

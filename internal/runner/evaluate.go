@@ -156,12 +156,17 @@ func (r *Runner) judgeRows(j *judgeTarget, convPath string, n int) (stored int, 
 			return j.ctx.Err()
 		}
 		wg.Add(1)
-		j.start(&c, true).onDone(func(o rowOut[artifacts.Score]) {
+		unit := j.unitName(c.ID, c.Sample)
+		st := j.start(&c, true)
+		st.onDone(func(o rowOut[artifacts.Score]) {
 			if o.stored {
 				mu.Lock()
 				stored++
 				mu.Unlock()
 			}
+			// The last to await a verdict (one judged while its
+			// conversation ended is found and awaited here too).
+			j.r.rows.verdicts.forget(unit, st)
 			wg.Done()
 		})
 		return nil

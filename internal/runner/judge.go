@@ -32,7 +32,7 @@ type judgeTarget struct {
 	ctx     context.Context
 	callCtx context.Context
 	stop    context.CancelCauseFunc
-	lane    chan struct{}
+	lane    *lane
 	bar     *barPart
 	rows    sync.WaitGroup
 	// held counts conversations kept in memory by verdict rows waiting for
@@ -52,7 +52,7 @@ func (r *Runner) newJudgeTarget(ctx, callCtx context.Context, stop context.Cance
 		return nil, err
 	}
 	j.rowKeyBase = r.verdictKeyBase()
-	j.keep = int64(2 * cap(j.lane))
+	j.keep = int64(2 * j.lane.cap())
 	j.bar = r.bars.open(StageEvaluate, targetID, total)
 	j.bar.bar().SetNote(r.limitNote(judges...))
 	return j, nil
@@ -160,6 +160,11 @@ func (j *judgeTarget) start(conv *artifacts.Conversation, wait bool) *rowState[a
 			j.held.Add(-1)
 		}
 		st.finish(j.run(st, unit, ref, held))
+		if !wait {
+			// Judged as its conversation ended: the evaluate pass
+			// that writes it needs only whether it is stored.
+			j.r.rows.verdicts.settle(unit, st)
+		}
 	}, func() {
 		defer j.rows.Done()
 		if held != nil && !wait {

@@ -90,6 +90,17 @@ func (s *rowState[T]) waitPrev() {
 type rowSet[T any] struct {
 	mu sync.Mutex
 	m  map[string]*rowState[T]
+	// settled are finished rows kept as what a later awaiter reads (its
+	// status and whether it is stored), not as the whole row: a study's
+	// verdicts made while their conversations ended wait for the
+	// evaluate pass that writes them, and 100,000 full rows were 40 MB.
+	settled map[string]settledRow
+}
+
+type settledRow struct {
+	key    string
+	status RowStatus
+	stored bool
 }
 
 // claim returns the row of unit made from key: the one already claimed,
@@ -99,6 +110,15 @@ func (s *rowSet[T]) claim(unit, key string) (st *rowState[T], created bool) {
 	defer s.mu.Unlock()
 	if s.m == nil {
 		s.m = map[string]*rowState[T]{}
+	}
+	if d, ok := s.settled[unit]; ok {
+		if d.key == key {
+			st = newRowState[T](key)
+			st.out = rowOut[T]{status: d.status, stored: d.stored}
+			close(st.done)
+			return st, false
+		}
+		delete(s.settled, unit)
 	}
 	old := s.m[unit]
 	if old != nil && old.key == key {
@@ -110,11 +130,31 @@ func (s *rowSet[T]) claim(unit, key string) (st *rowState[T], created bool) {
 	return st, true
 }
 
+// settle keeps a finished row only as its status and stored flag, for an
+// awaiter that needs no more (its cost is counted; its value is in the
+// call store).
+func (s *rowSet[T]) settle(unit string, st *rowState[T]) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m[unit] != st {
+		return
+	}
+	<-st.done
+	delete(s.m, unit)
+	if s.settled == nil {
+		s.settled = map[string]settledRow{}
+	}
+	s.settled[unit] = settledRow{key: st.key, status: st.out.status, stored: st.out.stored}
+}
+
 // forget drops a row its output has written, so its result can be freed.
 func (s *rowSet[T]) forget(unit string, st *rowState[T]) {
 	s.mu.Lock()
 	if s.m[unit] == st {
 		delete(s.m, unit)
+	}
+	if d, ok := s.settled[unit]; ok && d.key == st.key {
+		delete(s.settled, unit)
 	}
 	s.mu.Unlock()
 }
@@ -140,12 +180,12 @@ type laneKey struct {
 type lanes struct {
 	e  *env
 	mu sync.Mutex
-	m  map[laneKey]chan struct{}
+	m  map[laneKey]*lane
 }
 
-func newLanes(e *env) *lanes { return &lanes{e: e, m: map[laneKey]chan struct{}{}} }
+func newLanes(e *env) *lanes { return &lanes{e: e, m: map[laneKey]*lane{}} }
 
-func (l *lanes) of(stage Stage, target string) chan struct{} {
+func (l *lanes) of(stage Stage, target string) *lane {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := laneKey{stage, target}
@@ -156,7 +196,7 @@ func (l *lanes) of(stage Stage, target string) chan struct{} {
 	if l.configured(stage) <= 0 {
 		n = min(n, laneCeiling(l.e.cfg, stage, target))
 	}
-	c := make(chan struct{}, n)
+	c := newLane(n)
 	l.m[k] = c
 	return c
 }
@@ -174,34 +214,98 @@ func (l *lanes) configured(stage Stage) int {
 	return 0
 }
 
+// lane bounds the rows in flight of one stage and target. A row offered
+// without waiting for room (a verdict on a conversation just finished, a
+// conversation offered while scenarios are generated) queues here as a
+// closure until a row of the lane finishes and hands it its slot: a
+// goroutine per queued row cost a stack each, and a judge behind a fast
+// simulation queued 100,000 of them (1 GB).
+type lane struct {
+	slots chan struct{}
+	mu    sync.Mutex
+	queue []*queuedRow
+	head  int
+}
+
+type queuedRow struct {
+	run, cancelled func()
+	stop           func() bool // stops the cancellation hook
+	gone           bool        // cancelled or started (under lane.mu)
+}
+
+func newLane(n int) *lane { return &lane{slots: make(chan struct{}, n)} }
+
+// cap is how many rows of the lane run at once.
+func (l *lane) cap() int { return cap(l.slots) }
+
 // goRow runs a row in lane, in a goroutine of its own (the row's flow
 // waits for it). With wait, the caller waits for room first:
 // a feeder reading rows from a file then holds only the rows in flight.
-// Otherwise the row's goroutine waits (rows offered while scenarios are
-// generated, which are in memory anyway). When ctx ends before there is
-// room, cancelled runs instead of run. goRow reports whether the row was
-// handed on (false: ctx ended while the caller waited; nothing runs).
-func (e *env) goRow(ctx context.Context, lane chan struct{}, wait bool, run, cancelled func()) bool {
+// Otherwise the row queues in the lane until there is room. When ctx ends
+// before there is room, cancelled runs instead of run. goRow reports
+// whether the row was handed on (false: ctx ended while the caller
+// waited; nothing runs).
+func (e *env) goRow(ctx context.Context, l *lane, wait bool, run, cancelled func()) bool {
 	if wait {
 		select {
-		case lane <- struct{}{}:
+		case l.slots <- struct{}{}:
 		case <-ctx.Done():
 			return false
 		}
+		go l.runIn(run)
+		return true
 	}
-	go func() {
-		if !wait {
-			select {
-			case lane <- struct{}{}:
-			case <-ctx.Done():
-				cancelled()
-				return
-			}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case l.slots <- struct{}{}:
+		go l.runIn(run)
+		return true
+	default:
+	}
+	q := &queuedRow{run: run, cancelled: cancelled}
+	q.stop = context.AfterFunc(ctx, func() {
+		l.mu.Lock()
+		gone := q.gone
+		q.gone = true
+		l.mu.Unlock()
+		if !gone {
+			cancelled()
 		}
-		defer func() { <-lane }()
-		run()
-	}()
+	})
+	l.queue = append(l.queue, q)
 	return true
+}
+
+// runIn runs a row holding a slot, then hands the slot to the next queued
+// row or frees it.
+func (l *lane) runIn(run func()) {
+	for {
+		run()
+		if run = l.next(); run == nil {
+			return
+		}
+	}
+}
+
+// next takes the next queued row for the slot just freed, or frees it.
+func (l *lane) next() func() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.head < len(l.queue) {
+		q := l.queue[l.head]
+		l.queue[l.head] = nil
+		l.head++
+		if q.gone {
+			continue
+		}
+		q.gone = true
+		q.stop()
+		return q.run
+	}
+	l.queue, l.head = l.queue[:0], 0
+	<-l.slots
+	return nil
 }
 
 // bars are the study's progress bars, one per stage and target, shared by

@@ -245,7 +245,7 @@ func (r *Runner) writeConversations(t *simTarget, sim simulation, rep PhaseRepor
 	if err != nil {
 		return err
 	}
-	asm := startAssembler(w, len(sim.rows), 2*cap(t.lane), r.readConv(t, sim.rows))
+	asm := startAssembler(w, len(sim.rows), 2*t.lane.cap(), r.readConv(t, sim.rows))
 	defer asm.abort()
 	done, feedErr := r.feedConversations(t, sim.rows, asm)
 	return r.finishSimulate(t, sim, rep, asm, done, feedErr)
@@ -265,11 +265,17 @@ func (r *Runner) feedConversations(t *simTarget, rows []simRow, asm *convAssembl
 		k := i
 		i++
 		wg.Add(1)
-		t.start(row, true, true).onDone(func(o rowOut[artifacts.Conversation]) {
+		unit := t.unit(row.sc.ID, row.sample)
+		st := t.start(row, true, true)
+		st.onDone(func(o rowOut[artifacts.Conversation]) {
 			if o.stored {
 				done[k] = true
 				asm.add(k, o.val)
 			}
+			// The output has the row now: nothing else in this
+			// invocation awaits it (its verdict was handed the
+			// conversation when it ended), so it lets go of it.
+			t.r.rows.convs.forget(unit, st)
 			wg.Done()
 		})
 		return nil
