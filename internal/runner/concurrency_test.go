@@ -112,29 +112,7 @@ generation: {scenarios_per_metric: 12, turns: 2, num_samples: 2}
 targets:
   - {id: t1, model: target, source: vllm, base_url: "%[1]s/target/v1"}
 `, srv.URL)
-			if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(conf), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			bench := filepath.Join(dir, "benchmarks", "faults")
-			if err := os.MkdirAll(bench, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(bench, "benchmark.yaml"), []byte(faultBench), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := config.Load(filepath.Join(dir, "config.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := New(cfg, bench, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			if err := r.Run(t.Context(), r.Targets()); err != nil {
-				t.Fatal(err)
-			}
-			r.RecordLimits()
+			r := runFaultBench(t, dir, conf)
 			mu.Lock()
 			got := peak
 			mu.Unlock()
@@ -259,6 +237,22 @@ generation: {scenarios_per_metric: 12, turns: 2, num_samples: 2}
 targets:
   - {id: t1, model: target, source: vllm, base_url: %[1]q}
 `, srv.URL+"/v1")
+	r := runFaultBench(t, dir, conf)
+	if len(r.Report.Limits) != 1 {
+		t.Fatalf("limits %+v, want one pool for the server", r.Report.Limits)
+	}
+	l := r.Report.Limits[0]
+	mu.Lock()
+	defer mu.Unlock()
+	if want := strings.TrimPrefix(srv.URL, "http://") + "/v1"; l.Pool != want || int(l.Calls) < served || l.Concurrency > capacity+2 || l.RateLimited == 0 {
+		t.Errorf("pool %+v, want %s with all %d calls, ending near the server's %d after its 429s", l, want, served, capacity)
+	}
+}
+
+// runFaultBench runs the fault benchmark under conf in dir, to the end,
+// and records the pools' limits.
+func runFaultBench(t *testing.T, dir, conf string) *Runner {
+	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -277,18 +271,10 @@ targets:
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	t.Cleanup(func() { r.Close() })
 	if err := r.Run(t.Context(), r.Targets()); err != nil {
 		t.Fatal(err)
 	}
 	r.RecordLimits()
-	if len(r.Report.Limits) != 1 {
-		t.Fatalf("limits %+v, want one pool for the server", r.Report.Limits)
-	}
-	l := r.Report.Limits[0]
-	mu.Lock()
-	defer mu.Unlock()
-	if want := strings.TrimPrefix(srv.URL, "http://") + "/v1"; l.Pool != want || int(l.Calls) < served || l.Concurrency > capacity+2 || l.RateLimited == 0 {
-		t.Errorf("pool %+v, want %s with all %d calls, ending near the server's %d after its 429s", l, want, served, capacity)
-	}
+	return r
 }

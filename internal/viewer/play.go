@@ -256,6 +256,29 @@ func (s *Server) handlePlayConv(w http.ResponseWriter, r *http.Request, st *benc
 	writeJSON(w, http.StatusOK, s.playViewOf(st.index(s), target, c, sc))
 }
 
+// playRequest is a Play request body: each names the target played.
+type playRequest interface {
+	playStart | playSend | playEnd
+	targetName() string
+}
+
+func (p playStart) targetName() string { return p.Target }
+func (p playSend) targetName() string  { return p.Target }
+func (p playEnd) targetName() string   { return p.Target }
+
+// playBody decodes a Play request and resolves the target it names;
+// false: the error is answered.
+func playBody[T playRequest](s *Server, w http.ResponseWriter, r *http.Request) (req T, target string, ok bool) {
+	if err := decodeBody(r, &req); err != nil {
+		writeErr(w, http.StatusBadRequest, "play: %v", err)
+		return req, "", false
+	}
+	if target, ok = s.playTarget(req.targetName()); !ok {
+		writeErr(w, http.StatusBadRequest, "play: target %q is not one of the configured targets", req.targetName())
+	}
+	return req, target, ok
+}
+
 type playStart struct {
 	Target   string `json:"target"`
 	Scenario string `json:"scenario"`
@@ -265,14 +288,8 @@ type playStart struct {
 // handlePlayStart begins a conversation: a scenario of scenarios.json, a
 // target people may play against, and who plays.
 func (s *Server) handlePlayStart(w http.ResponseWriter, r *http.Request, st *benchState) {
-	var req playStart
-	if err := decodeBody(r, &req); err != nil {
-		writeErr(w, http.StatusBadRequest, "play: %v", err)
-		return
-	}
-	target, ok := s.playTarget(req.Target)
+	req, target, ok := playBody[playStart](s, w, r)
 	if !ok {
-		writeErr(w, http.StatusBadRequest, "play: target %q is not one of the configured targets", req.Target)
 		return
 	}
 	ix := st.index(s)
@@ -312,17 +329,12 @@ type playSend struct {
 // page shows: a page that has not seen the last turn (another tab) is
 // refused, as is a second send while the target is answering.
 func (s *Server) handlePlaySend(w http.ResponseWriter, r *http.Request, st *benchState) {
-	var req playSend
-	if err := decodeBody(r, &req); err != nil {
-		writeErr(w, http.StatusBadRequest, "play: %v", err)
+	req, target, ok := playBody[playSend](s, w, r)
+	if !ok {
 		return
 	}
-	target, ok := s.playTarget(req.Target)
 	msg := strings.TrimSpace(req.Message)
 	switch {
-	case !ok:
-		writeErr(w, http.StatusBadRequest, "play: target %q is not one of the configured targets", req.Target)
-		return
 	case req.At == nil:
 		writeErr(w, http.StatusBadRequest, "play: at (the messages the page shows) is required")
 		return
@@ -377,14 +389,8 @@ type playEnd struct {
 // an ended conversation that has no verdict yet and returns the one that
 // has.
 func (s *Server) handlePlayEnd(w http.ResponseWriter, r *http.Request, st *benchState) {
-	var req playEnd
-	if err := decodeBody(r, &req); err != nil {
-		writeErr(w, http.StatusBadRequest, "play: %v", err)
-		return
-	}
-	target, ok := s.playTarget(req.Target)
+	req, target, ok := playBody[playEnd](s, w, r)
 	if !ok {
-		writeErr(w, http.StatusBadRequest, "play: target %q is not one of the configured targets", req.Target)
 		return
 	}
 	key := st.name + "\x00" + target + "\x00" + req.ConvID
