@@ -95,3 +95,56 @@ func TestLaneCeilingFollowsItsOwnPools(t *testing.T) {
 		}
 	}
 }
+
+// TestLaneQueuesRowsInOrderAndCancelsThem: rows offered to a full lane wait
+// as queued closures, start in order as slots free, and when their context
+// ends before a slot frees, run their cancellation instead.
+func TestLaneQueuesRowsInOrderAndCancelsThem(t *testing.T) {
+	e := &env{}
+	l := newLane(1)
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var order []int
+	var wg sync.WaitGroup
+	wg.Add(1)
+	e.goRow(t.Context(), l, true, func() { defer wg.Done(); <-release }, wg.Done)
+	for i := range 2000 {
+		wg.Add(1)
+		e.goRow(t.Context(), l, false, func() {
+			defer wg.Done()
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+		}, func() { t.Errorf("row %d cancelled", i); wg.Done() })
+	}
+	close(release)
+	wg.Wait()
+	for i, v := range order {
+		if v != i {
+			t.Fatalf("row %d ran at position %d", v, i)
+		}
+	}
+	if len(order) != 2000 {
+		t.Fatalf("%d rows ran, want 2000", len(order))
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	block := make(chan struct{})
+	var ran, cancelled atomic.Int32
+	var wg2 sync.WaitGroup
+	wg2.Add(1)
+	e.goRow(ctx, l, true, func() { defer wg2.Done(); <-block }, wg2.Done)
+	for range 10 {
+		wg2.Add(1)
+		e.goRow(ctx, l, false, func() { ran.Add(1); wg2.Done() }, func() { cancelled.Add(1); wg2.Done() })
+	}
+	cancel()
+	for deadline := time.Now().Add(10 * time.Second); cancelled.Load() < 10 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond) // the hooks run on their own goroutines
+	}
+	close(block)
+	wg2.Wait()
+	if ran.Load() != 0 || cancelled.Load() != 10 {
+		t.Errorf("after cancel: %d ran, %d cancelled; want 0 and 10", ran.Load(), cancelled.Load())
+	}
+}
