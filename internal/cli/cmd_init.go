@@ -6,10 +6,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/study"
 )
 
 func newInitCmd(g *globals) *cobra.Command {
@@ -25,7 +28,8 @@ spelled so that it works whether or not impactbench is on your PATH.
 
 With --study it writes only a study's inputs into dir/benchmarks: taxonomy.json (areas →
 subareas → groups of metric keys), nutrition-label.json (label categories) and models.yaml
-(run directory → published model), over the example benchmark (docs/study.md).`,
+(run directory → published model), drafted from the project's own benchmarks and targets
+when it has any, else over the example benchmark (docs/study.md).`,
 		Example: `  impactbench init demo && cd demo && impactbench run example
   impactbench init --study && impactbench study && impactbench publish`,
 		Args: cobra.MaximumNArgs(1),
@@ -35,8 +39,17 @@ subareas → groups of metric keys), nutrition-label.json (label categories) and
 				dir = args[0]
 			}
 			scaffold := config.Scaffold
+			ownStudy := false
 			if forStudy {
 				scaffold = config.ScaffoldStudy
+				drafted, err := projectStudyScaffold(dir)
+				if err != nil {
+					return err
+				}
+				if drafted != nil {
+					ownStudy = true
+					scaffold = func(dir string, force bool) ([]string, error) { return config.WriteScaffold(dir, force, drafted) }
+				}
 			}
 			files, err := scaffold(dir, force)
 			if err != nil {
@@ -47,7 +60,7 @@ subareas → groups of metric keys), nutrition-label.json (label categories) and
 			cwd, _ := os.Getwd()
 			next := nextSteps(abs, nextEnv{lookPath: exec.LookPath, exe: exe, cwd: cwd})
 			if forStudy {
-				next = studySteps(next)
+				next = studySteps(next, ownStudy)
 			}
 			if g.JSON {
 				return writeJSON(g.stdout, initJSON{Command: "init", Dir: abs, Files: files, Next: next})
@@ -65,16 +78,50 @@ subareas → groups of metric keys), nutrition-label.json (label categories) and
 }
 
 // studySteps turns the example's next steps into a study's: run the
-// benchmark, score the study, publish it.
-func studySteps(next []string) []string {
+// benchmark (every benchmark, for a study drafted from the project's
+// own), score the study, publish it.
+func studySteps(next []string, all bool) []string {
 	var out []string
 	for _, l := range next {
-		out = append(out, l)
-		if cmd, ok := strings.CutSuffix(l, " run example"); ok && !strings.HasPrefix(l, "#") {
-			out = append(out, cmd+" study", cmd+" publish")
+		cmd, ok := strings.CutSuffix(l, " run example")
+		if !ok || strings.HasPrefix(l, "#") {
+			out = append(out, l)
+			continue
 		}
+		if all {
+			l = cmd + " run all"
+		}
+		out = append(out, l, cmd+" study", cmd+" publish")
 	}
 	return out
+}
+
+// projectStudyScaffold drafts a study's inputs from the project in dir when
+// it has benchmarks of its own (anything but the starter example alone):
+// their metrics in the taxonomy and the nutrition label, its targets in
+// models.yaml. nil: no such project, so the example's inputs are written.
+func projectStudyScaffold(dir string) ([]config.ScaffoldFile, error) {
+	cfgPath := filepath.Join(dir, "config.yaml")
+	if !fileExists(cfgPath) {
+		return nil, nil
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	dirs, err := runner.ListBenches(cfg)
+	if err != nil || len(dirs) == 0 || (len(dirs) == 1 && filepath.Base(dirs[0]) == "example") {
+		return nil, nil
+	}
+	benches := make([]*config.Benchmark, 0, len(dirs))
+	for _, d := range dirs {
+		b, err := config.LoadBenchmark(filepath.Join(d, "benchmark.yaml"))
+		if err != nil {
+			return nil, err
+		}
+		benches = append(benches, b)
+	}
+	return study.Scaffold(benches, cfg.Targets, time.Now().Year())
 }
 
 // initJSON is init's --json output.

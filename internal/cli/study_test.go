@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,5 +170,56 @@ func TestRunAllRefreshesStudy(t *testing.T) {
 	}
 	if code, _, _ := run(t, dir, "study"); code != ExitUsage {
 		t.Errorf("study with the broken taxonomy: exit %d, want 2", code)
+	}
+}
+
+// TestInitStudyDraftsFromTheProject: in a project with benchmarks of its
+// own, init --study places every metric of every benchmark in the
+// taxonomy and the nutrition label and every target in models.yaml, and
+// the drafted inputs score as they are; the next steps run all of them.
+func TestInitStudyDraftsFromTheProject(t *testing.T) {
+	dir := copyProject(t)
+	b, err := os.ReadFile(filepath.Join(dir, "benchmarks", "example", "benchmark.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := filepath.Join(dir, "benchmarks", "second")
+	if err := os.MkdirAll(second, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(second, "benchmark.yaml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, dir, "init", "--study", dir, "--json")
+	if code != 0 {
+		t.Fatalf("init --study: exit %d\n%s", code, errs)
+	}
+	var got struct {
+		Next []string `json:"next"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(got.Next, "\n"), " run all") {
+		t.Errorf("next steps %v do not run every benchmark", got.Next)
+	}
+	tax, _ := os.ReadFile(filepath.Join(dir, "benchmarks", "taxonomy.json"))
+	nut, _ := os.ReadFile(filepath.Join(dir, "benchmarks", "nutrition-label.json"))
+	models, _ := os.ReadFile(filepath.Join(dir, "benchmarks", "models.yaml"))
+	for _, key := range []string{"example__m01", "example__m02", "second__m01", "second__m02"} {
+		if !strings.Contains(string(tax), `"`+key+`"`) || !strings.Contains(string(nut), `"`+key+`"`) {
+			t.Errorf("%s missing from the drafted taxonomy or nutrition label", key)
+		}
+	}
+	for _, target := range []string{"offline-careful", "offline-careless"} {
+		if !strings.Contains(string(models), `run_dir: "`+target+`"`) {
+			t.Errorf("models.yaml has no entry for %s:\n%s", target, models)
+		}
+	}
+	if code, _, errs := run(t, dir, "run", "all"); code != 0 {
+		t.Fatalf("run all: exit %d\n%s", code, errs)
+	}
+	if code, _, errs := run(t, dir, "study"); code != 0 {
+		t.Fatalf("study on the drafted inputs: exit %d\n%s", code, errs)
 	}
 }

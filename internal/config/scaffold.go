@@ -56,7 +56,31 @@ func Scaffold(dir string, force bool) ([]string, error) {
 	return scaffold(dir, force, scaffoldFiles())
 }
 
+// ScaffoldFile is a file WriteScaffold writes: its path under the
+// project directory and its contents.
+type ScaffoldFile struct {
+	Path string
+	Data []byte
+}
+
+// WriteScaffold writes files into dir under Scaffold's rules: nothing
+// existing is overwritten unless force, and without force nothing at all
+// is written if any of them exists.
+func WriteScaffold(dir string, force bool, files []ScaffoldFile) ([]string, error) {
+	embedded := make([][2]string, len(files))
+	data := map[string][]byte{}
+	for i, f := range files {
+		embedded[i] = [2]string{f.Path, f.Path}
+		data[f.Path] = f.Data
+	}
+	return scaffoldWith(dir, force, embedded, func(name string) ([]byte, error) { return data[name], nil })
+}
+
 func scaffold(dir string, force bool, files [][2]string) ([]string, error) {
+	return scaffoldWith(dir, force, files, scaffoldFS.ReadFile)
+}
+
+func scaffoldWith(dir string, force bool, files [][2]string, read func(string) ([]byte, error)) ([]string, error) {
 	if !force {
 		var existing []string
 		for _, f := range files {
@@ -74,7 +98,7 @@ func scaffold(dir string, force bool, files [][2]string) ([]string, error) {
 	}
 	var written []string
 	for _, f := range files {
-		data, err := scaffoldFS.ReadFile(f[1])
+		data, err := read(f[1])
 		if err != nil {
 			return written, fmt.Errorf("init: %w", err)
 		}
