@@ -409,28 +409,9 @@ func TestKillNineAtRandomPoints(t *testing.T) {
 		chains++
 		p := newProject(t, killChainConfig)
 		p.addBench("qs", quickstartBench(t))
-		chainKills := 0
-		for finished := false; !finished; {
-			if chainKills > 20*killChainKills {
-				t.Fatalf("chain %d: still not finished after %d kills: the runs make no progress between kills", chains, chainKills)
-			}
-			b := p.start("run", "qs")
-			select {
-			case <-b.done:
-			case <-time.After(time.Duration(rng.Int64N(span))):
-				_ = b.cmd.Process.Kill()
-			}
-			r := b.wait(t)
-			if killedBySIGKILL(r.state) {
-				chainKills++
-				stages[killStage(t, p.benchDir("qs"))]++
-				continue
-			}
-			if r.code != 0 {
-				t.Fatalf("chain %d, after %d kills: run failed:\n%s", chains, chainKills, r)
-			}
-			finished = true
-		}
+		chainKills := killChain(t, p, rng, span, 20*killChainKills, func() {
+			stages[killStage(t, p.benchDir("qs"))]++
+		}, "run", "qs")
 		kills += chainKills
 		// Atomic writes cut by a kill leave their temporary file behind;
 		// harmless to results, but they pile up: say how many.
@@ -439,6 +420,35 @@ func TestKillNineAtRandomPoints(t *testing.T) {
 		sameFinalFiles(t, ref.benchDir("qs"), p.benchDir("qs"), killChainFiles)
 	}
 	t.Logf("%d kills in %d chain(s); what the files showed at the kills: %v", kills, chains, stages)
+}
+
+// killChain runs args in p again and again, each run SIGKILLed at a
+// random point within span unless it finishes first, until one ends on
+// its own; that one must succeed. afterKill checks the files after each
+// kill. It returns how many kills the chain took.
+func killChain(t *testing.T, p *project, rng *rand.Rand, span int64, maxKills int, afterKill func(), args ...string) int {
+	t.Helper()
+	for kills := 0; ; {
+		if kills > maxKills {
+			t.Fatalf("%v: still not finished after %d kills: the runs make no progress between kills", args, kills)
+		}
+		b := p.start(args...)
+		select {
+		case <-b.done:
+		case <-time.After(time.Duration(rng.Int64N(span))):
+			_ = b.cmd.Process.Kill()
+		}
+		r := b.wait(t)
+		if killedBySIGKILL(r.state) {
+			kills++
+			afterKill()
+			continue
+		}
+		if r.code != 0 {
+			t.Fatalf("%v failed after %d kills:\n%s", args, kills, r)
+		}
+		return kills
+	}
 }
 
 // killStage checks that every output under dir is whole and says how far
@@ -506,29 +516,10 @@ func TestKillNineStudyResumes(t *testing.T) {
 	for total < kills {
 		chains++
 		p := newStudy()
-		n := 0
-		for finished := false; !finished; {
-			if n > 20*kills {
-				t.Fatalf("chain %d: still not finished after %d kills: the runs make no progress between kills", chains, n)
-			}
-			b := p.start("run", "all")
-			select {
-			case <-b.done:
-			case <-time.After(time.Duration(rng.Int64N(span))):
-				_ = b.cmd.Process.Kill()
-			}
-			r := b.wait(t)
-			if killedBySIGKILL(r.state) {
-				n++
-				killStage(t, p.benchDir("qs"))
-				killStage(t, p.benchDir("qt"))
-				continue
-			}
-			if r.code != 0 {
-				t.Fatalf("chain %d, after %d kills: run all failed:\n%s", chains, n, r)
-			}
-			finished = true
-		}
+		n := killChain(t, p, rng, span, 20*kills, func() {
+			killStage(t, p.benchDir("qs"))
+			killStage(t, p.benchDir("qt"))
+		}, "run", "all")
 		total += n
 		for _, b := range []string{"qs", "qt"} {
 			sameFinalFiles(t, ref.benchDir(b), p.benchDir(b), killChainFiles)

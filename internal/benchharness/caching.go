@@ -417,7 +417,7 @@ func (f *cacheFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for _, hs := range hashes {
 			f.seen[hs] = true
 		}
-		writeJSONBody(w, map[string]any{
+		writeStatus(w, http.StatusOK, map[string]any{
 			"id": "chatcmpl-cache", "object": "chat.completion", "created": 0, "model": req.Model,
 			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "logprobs": nil,
 				"message": map[string]any{"role": "assistant", "content": reply, "refusal": nil}}},
@@ -452,7 +452,7 @@ func (f *cacheFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if last > hit {
 		write = cum[last] - read
 	}
-	writeJSONBody(w, map[string]any{
+	writeStatus(w, http.StatusOK, map[string]any{
 		"id": "msg_cache", "type": "message", "role": "assistant", "model": req.Model,
 		"content":     []any{map[string]any{"type": "text", "text": reply}},
 		"stop_reason": "end_turn", "stop_sequence": nil,
@@ -486,10 +486,4 @@ func replyText(model string, blocks []cacheBlock, n int) string {
 		b.WriteString(" ")
 	}
 	return strings.TrimSpace(b.String())
-}
-
-func writeJSONBody(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("request-id", "req_cache")
-	_ = json.NewEncoder(w).Encode(v)
 }

@@ -560,9 +560,10 @@ func openAIBatchObject(b *costBatch, ended bool) map[string]any {
 		"request_counts": map[string]any{"total": len(b.lines), "completed": len(b.lines), "failed": 0}, "metadata": nil}
 }
 
+// writeStatus answers v as JSON with status, as the fakes' providers do.
 func writeStatus(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("request-id", "req_cost")
+	w.Header().Set("request-id", "req_fake")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v) // the client may be gone
 }

@@ -120,6 +120,23 @@ func (u Usage) Add(o Usage) Usage {
 	}
 }
 
+// Sub returns u less its part o (a total less one model's share of it),
+// field by field as Add sums them; CostKnown stays u's.
+func (u Usage) Sub(o Usage) Usage {
+	return Usage{
+		Requests:             u.Requests - o.Requests,
+		InputTokens:          u.InputTokens - o.InputTokens,
+		OutputTokens:         u.OutputTokens - o.OutputTokens,
+		CachedInputTokens:    u.CachedInputTokens - o.CachedInputTokens,
+		CacheWriteTokens:     u.CacheWriteTokens - o.CacheWriteTokens,
+		CacheWriteLongTokens: u.CacheWriteLongTokens - o.CacheWriteLongTokens,
+		ReasoningTokens:      u.ReasoningTokens - o.ReasoningTokens,
+		Cost:                 u.Cost - o.Cost,
+		CacheSaving:          u.CacheSaving - o.CacheSaving,
+		CostKnown:            u.CostKnown,
+	}
+}
+
 // Response is the answer to one Request.
 type Response struct {
 	Text         string `json:"text"`

@@ -275,7 +275,7 @@ func (m byModel) addScore(sc artifacts.Score) {
 		if j.Usage != nil {
 			u := usageOf(*j.Usage)
 			m.add("judge: "+j.Judge, u)
-			rest = usageLess(rest, u)
+			rest = rest.Sub(u)
 		}
 	}
 	if sc.Judge != "" {

@@ -354,10 +354,10 @@ func (r *Runner) commitConversations(t *simTarget, sim simulation, rep PhaseRepo
 	}
 	models := byModel{}
 	models.add("user_model: "+r.cfg.UserModel.Model, asm.user)
-	target := usageLess(total, asm.user)
+	target := total.Sub(asm.user)
 	if t.audit != nil {
 		models.add("audit: "+t.audit.model.Model, asm.audit)
-		target = usageLess(target, asm.audit)
+		target = target.Sub(asm.audit)
 	}
 	models.add("target: "+t.model.Model, target)
 	if err := r.writeCost(r.runDir(t.id), StageSimulate.String(), total, models); err != nil {
@@ -418,15 +418,6 @@ func usageOf(u artifacts.UsageRecord) llm.Usage {
 		CachedInputTokens: u.CachedInputTokens, CacheWriteTokens: u.CacheWriteTokens,
 		CacheWriteLongTokens: u.CacheWriteLongTokens, CacheSaving: u.CacheSaving,
 		ReasoningTokens: u.ReasoningTokens, Cost: u.Cost, CostKnown: known}
-}
-
-// usageLess is a minus its part b (a row's usage less one model's share).
-func usageLess(a, b llm.Usage) llm.Usage {
-	return llm.Usage{Requests: a.Requests - b.Requests, InputTokens: a.InputTokens - b.InputTokens,
-		OutputTokens: a.OutputTokens - b.OutputTokens, CachedInputTokens: a.CachedInputTokens - b.CachedInputTokens,
-		CacheWriteTokens: a.CacheWriteTokens - b.CacheWriteTokens, CacheWriteLongTokens: a.CacheWriteLongTokens - b.CacheWriteLongTokens,
-		ReasoningTokens: a.ReasoningTokens - b.ReasoningTokens, Cost: a.Cost - b.Cost, CacheSaving: a.CacheSaving - b.CacheSaving,
-		CostKnown: a.CostKnown}
 }
 
 // byModel adds usages up per model label (cost.json's "models").
