@@ -166,7 +166,7 @@ func (r *Runner) judgeRows(j *judgeTarget, convPath string, n int) (stored int, 
 			}
 			// The last to await a verdict (one judged while its
 			// conversation ended is found and awaited here too).
-			j.r.rows.verdicts.forget(unit, st)
+			j.r.rows.verdicts.retire(unit, st)
 			wg.Done()
 		})
 		return nil

@@ -163,7 +163,7 @@ func (j *judgeTarget) start(conv *artifacts.Conversation, wait bool) *rowState[a
 		if !wait {
 			// Judged as its conversation ended: the evaluate pass
 			// that writes it needs only whether it is stored.
-			j.r.rows.verdicts.settle(unit, st)
+			j.r.rows.verdicts.retire(unit, st)
 		}
 	}, func() {
 		defer j.rows.Done()

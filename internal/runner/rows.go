@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"hash/maphash"
 	"math"
 	"sync"
 	"time"
@@ -90,15 +91,19 @@ func (s *rowState[T]) waitPrev() {
 type rowSet[T any] struct {
 	mu sync.Mutex
 	m  map[string]*rowState[T]
-	// settled are finished rows kept as what a later awaiter reads (its
-	// status and whether it is stored), not as the whole row: a study's
-	// verdicts made while their conversations ended wait for the
-	// evaluate pass that writes them, and 100,000 full rows were 40 MB.
-	settled map[string]settledRow
+	// retired are finished rows whose output has them, kept only as what
+	// a later awaiter reads (status and whether it is stored) under
+	// hashes of their unit and key: a row asked for again in this
+	// invocation (the next round of run --until, the evaluate pass after
+	// verdicts made while conversations ended) is found, not made and
+	// counted again, and 100,000 rows take a few MB, not their
+	// conversations.
+	retired map[uint64]retiredRow
+	seed    maphash.Seed
 }
 
-type settledRow struct {
-	key    string
+type retiredRow struct {
+	key    uint64
 	status RowStatus
 	stored bool
 }
@@ -110,15 +115,18 @@ func (s *rowSet[T]) claim(unit, key string) (st *rowState[T], created bool) {
 	defer s.mu.Unlock()
 	if s.m == nil {
 		s.m = map[string]*rowState[T]{}
+		s.retired = map[uint64]retiredRow{}
+		s.seed = maphash.MakeSeed()
 	}
-	if d, ok := s.settled[unit]; ok {
-		if d.key == key {
+	u := maphash.String(s.seed, unit)
+	if d, ok := s.retired[u]; ok {
+		if d.key == maphash.String(s.seed, key) {
 			st = newRowState[T](key)
 			st.out = rowOut[T]{status: d.status, stored: d.stored}
 			close(st.done)
 			return st, false
 		}
-		delete(s.settled, unit)
+		delete(s.retired, u)
 	}
 	old := s.m[unit]
 	if old != nil && old.key == key {
@@ -130,10 +138,9 @@ func (s *rowSet[T]) claim(unit, key string) (st *rowState[T], created bool) {
 	return st, true
 }
 
-// settle keeps a finished row only as its status and stored flag, for an
-// awaiter that needs no more (its cost is counted; its value is in the
-// call store).
-func (s *rowSet[T]) settle(unit string, st *rowState[T]) {
+// retire keeps a finished row only as its status and stored flag: its
+// value is in the call store and its cost is counted.
+func (s *rowSet[T]) retire(unit string, st *rowState[T]) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m[unit] != st {
@@ -141,22 +148,7 @@ func (s *rowSet[T]) settle(unit string, st *rowState[T]) {
 	}
 	<-st.done
 	delete(s.m, unit)
-	if s.settled == nil {
-		s.settled = map[string]settledRow{}
-	}
-	s.settled[unit] = settledRow{key: st.key, status: st.out.status, stored: st.out.stored}
-}
-
-// forget drops a row its output has written, so its result can be freed.
-func (s *rowSet[T]) forget(unit string, st *rowState[T]) {
-	s.mu.Lock()
-	if s.m[unit] == st {
-		delete(s.m, unit)
-	}
-	if d, ok := s.settled[unit]; ok && d.key == st.key {
-		delete(s.settled, unit)
-	}
-	s.mu.Unlock()
+	s.retired[maphash.String(s.seed, unit)] = retiredRow{key: maphash.String(s.seed, st.key), status: st.out.status, stored: st.out.stored}
 }
 
 // rowSets are a benchmark's rows in flight or finished in this invocation.

@@ -272,10 +272,10 @@ func (r *Runner) feedConversations(t *simTarget, rows []simRow, asm *convAssembl
 				done[k] = true
 				asm.add(k, o.val)
 			}
-			// The output has the row now: nothing else in this
-			// invocation awaits it (its verdict was handed the
-			// conversation when it ended), so it lets go of it.
-			t.r.rows.convs.forget(unit, st)
+			// The output has the conversation now (its verdict was
+			// handed it when it ended): the row lets go of it, and
+			// a later round finds the row by its outcome.
+			t.r.rows.convs.retire(unit, st)
 			wg.Done()
 		})
 		return nil
