@@ -35,9 +35,16 @@ type pool struct {
 	inFlight  int
 	queue     list.List // of *waiter, FIFO
 
-	pausedUntil  time.Time
-	lastDecrease time.Time // calls admitted before it cannot trigger another back-off
-	holdUntil    time.Time // no growth before it (Cooldown after a back-off)
+	pausedUntil time.Time
+	holdUntil   time.Time // no growth before it (Cooldown after a back-off)
+	// admitted numbers the calls admitted so far. Which calls were sent
+	// before or after a change of the limit is told by these numbers, not
+	// by clock readings: calls admitted together by one release share an
+	// instant, and a coarse clock gives many calls the same one.
+	admitted uint64
+	// decreaseAt is admitted at the last back-off: calls admitted up to it
+	// cannot trigger another back-off.
+	decreaseAt uint64
 
 	// Probing past the level of the last back-off (see AIMD).
 	ceiling   int // calls in flight when the last back-off happened; 0: none yet
@@ -59,20 +66,27 @@ type pool struct {
 	latBase  time.Duration
 	latLevel int // 0: no run under way
 	latPrev  time.Duration
-	// lastChange is when the limit last changed: only calls admitted since
-	// then tell what the current limit does to latency.
-	lastChange time.Time
+	// changeAt is admitted when the limit last changed: only calls
+	// admitted since then tell what the current limit does to latency.
+	changeAt uint64
 
 	st Stats
 }
 
 type waiter struct {
-	ready chan struct{} // buffered(1): "something changed, look again"
+	ready    chan struct{} // buffered(1): "something changed, look again"
+	in, out  int
+	enqueued time.Time
+	// granted: a slot was taken for this waiter (its ticket is t) by
+	// whoever freed it, so admissions never wait on a waiter's wake-up.
+	granted bool
+	t       ticket
 }
 
 // ticket remembers what a call was charged so release can reconcile it,
 // and when and at which level of in-flight calls it was admitted.
 type ticket struct {
+	seq               uint64 // the pool's admitted count with this call
 	start             time.Time
 	inFlight          int
 	req, tok, in, out float64
@@ -207,7 +221,8 @@ func (p *pool) delayLocked(now time.Time, in, out int) time.Duration {
 }
 
 func (p *pool) admitLocked(now time.Time, in, out int) ticket {
-	t := ticket{start: now}
+	p.admitted++
+	t := ticket{seq: p.admitted, start: now}
 	creq, ctok, cin, cout := charges(in, out)
 	if p.req != nil {
 		p.req.take(now, creq)
@@ -235,8 +250,11 @@ func (p *pool) admitLocked(now time.Time, in, out int) ticket {
 
 // acquire waits for a slot, for the buckets and for any pause, in FIFO order.
 // Only the head of the queue watches the clock; everyone behind it sleeps on
-// its channel until it becomes head, so a release or a refund wakes exactly
-// the one caller that can use it.
+// its channel. Whoever frees a slot admits the waiters it makes room for on
+// the spot (admitQueuedLocked), so refilling k slots takes one wake-up per
+// waiter in parallel, not a chain of k wake-ups one after another: on a
+// busy machine each wake-up waits for a processor, and the chain left a
+// pool's slots idle.
 func (p *pool) acquire(ctx context.Context, in, out int) (ticket, error) {
 	if err := ctx.Err(); err != nil {
 		return ticket{}, err
@@ -248,9 +266,8 @@ func (p *pool) acquire(ctx context.Context, in, out int) (ticket, error) {
 		p.mu.Unlock()
 		return t, nil
 	}
-	w := &waiter{ready: make(chan struct{}, 1)}
+	w := &waiter{ready: make(chan struct{}, 1), in: in, out: out, enqueued: now}
 	elem := p.queue.PushBack(w)
-	enqueued := now
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -259,26 +276,22 @@ func (p *pool) acquire(ctx context.Context, in, out int) (ticket, error) {
 	}()
 	for {
 		var wake <-chan time.Time
-		if p.queue.Front() == elem && p.inFlight < p.limit {
+		if !w.granted && p.queue.Front() == elem && p.inFlight < p.limit {
 			now = p.opts.Now()
-			d := p.delayLocked(now, in, out)
-			if d == 0 {
-				p.queue.Remove(elem)
-				t := p.admitLocked(now, in, out)
-				waited := now.Sub(enqueued)
-				p.st.Waited++
-				p.st.WaitTotal += waited
-				p.st.WaitMax = max(p.st.WaitMax, waited)
-				p.kickLocked() // the next caller may fit too
-				p.mu.Unlock()
-				return t, nil
-			}
-			if timer == nil {
-				timer = time.NewTimer(d)
+			if d := p.delayLocked(now, in, out); d > 0 {
+				if timer == nil {
+					timer = time.NewTimer(d)
+				} else {
+					timer.Reset(d)
+				}
+				wake = timer.C
 			} else {
-				timer.Reset(d)
+				p.admitQueuedLocked(now)
 			}
-			wake = timer.C
+		}
+		if w.granted {
+			p.mu.Unlock()
+			return w.t, nil
 		}
 		p.mu.Unlock()
 		select {
@@ -286,6 +299,12 @@ func (p *pool) acquire(ctx context.Context, in, out int) (ticket, error) {
 		case <-wake:
 		case <-ctx.Done():
 			p.mu.Lock()
+			if w.granted {
+				// Admitted as the context ended: the call goes on and
+				// ends at once, releasing its slot like any other.
+				p.mu.Unlock()
+				return w.t, nil
+			}
 			wasHead := p.queue.Front() == elem
 			p.queue.Remove(elem)
 			if wasHead {
@@ -296,6 +315,30 @@ func (p *pool) acquire(ctx context.Context, in, out int) (ticket, error) {
 		}
 		p.mu.Lock()
 	}
+}
+
+// admitQueuedLocked admits waiters from the head of the queue while there
+// is a free slot and nothing (a pause, a bucket) makes the head wait, and
+// tells each it was admitted; then it tells the new head, if any, to look
+// again (it may have to wait for a bucket).
+func (p *pool) admitQueuedLocked(now time.Time) {
+	for e := p.queue.Front(); e != nil && p.inFlight < p.limit; e = p.queue.Front() {
+		w := e.Value.(*waiter)
+		if p.delayLocked(now, w.in, w.out) > 0 {
+			break
+		}
+		p.queue.Remove(e)
+		w.t, w.granted = p.admitLocked(now, w.in, w.out), true
+		waited := now.Sub(w.enqueued)
+		p.st.Waited++
+		p.st.WaitTotal += waited
+		p.st.WaitMax = max(p.st.WaitMax, waited)
+		select {
+		case w.ready <- struct{}{}:
+		default:
+		}
+	}
+	p.kickLocked()
 }
 
 // kickLocked tells the head of the queue to look again.
@@ -317,7 +360,7 @@ func (p *pool) release(t ticket, resp *llm.Response, err error) {
 	p.inFlight--
 	p.reconcileLocked(now, t, resp, err)
 	p.observeLocked(now, t, resp, err)
-	p.kickLocked()
+	p.admitQueuedLocked(now)
 }
 
 func (p *pool) reconcileLocked(now time.Time, t ticket, resp *llm.Response, err error) {
@@ -365,7 +408,7 @@ func (p *pool) observeLocked(now time.Time, t ticket, resp *llm.Response, err er
 	if err == nil {
 		p.st.Succeeded++
 		p.winDone++
-		if !resp.Cached && !t.start.Before(p.lastChange) && len(p.winLat) < maxWindowSamples {
+		if !resp.Cached && t.seq > p.changeAt && len(p.winLat) < maxWindowSamples {
 			// A stored answer's latency says nothing about the provider,
 			// and a call sent under another limit nothing about this one.
 			p.winLat = append(p.winLat, now.Sub(t.start))
@@ -421,7 +464,7 @@ func (p *pool) observeErrorLocked(now time.Time, t ticket, err error) {
 // waits for the cooldown (or the provider's Retry-After, if longer).
 func (p *pool) backOffLocked(now time.Time, t ticket, hold time.Duration, reason string) {
 	p.slowStart = false
-	if t.start.Before(p.lastDecrease) {
+	if t.seq <= p.decreaseAt {
 		return
 	}
 	a := p.opts.AIMD
@@ -445,7 +488,7 @@ func (p *pool) backOffLocked(now time.Time, t ticket, hold time.Duration, reason
 	p.preProbe = 0
 	p.ceiling = level
 	p.probeStep = 1
-	p.lastDecrease = now
+	p.decreaseAt = p.admitted
 	p.holdUntil = now.Add(max(a.Cooldown, hold))
 	// Stay just below the ceiling a while before testing it again: each
 	// probe that fails costs a 429.
@@ -535,7 +578,7 @@ func (p *pool) latencyLocked(now time.Time, saturated bool) bool {
 			p.latPrev = med
 		}
 		// The level is the window's peak: what made the provider slow.
-		p.backOffLocked(now, ticket{start: now, inFlight: p.winPeak}, 0, "latency")
+		p.backOffLocked(now, ticket{seq: p.admitted + 1, start: now, inFlight: p.winPeak}, 0, "latency")
 		return true
 	}
 	p.latLevel, p.latPrev = 0, 0
@@ -568,7 +611,7 @@ func (p *pool) recordLocked(now time.Time, reason string) {
 		p.st.HistoryDropped += drop
 	}
 	p.st.History = append(p.st.History, LimitChange{At: now, Limit: p.limit, Reason: reason})
-	p.lastChange = now
+	p.changeAt = p.admitted
 	p.log.Debug("ratelimit: concurrency limit", "limit", p.limit, "reason", reason)
 }
 
