@@ -266,6 +266,25 @@ func TestControllerLatencyRebaselines(t *testing.T) {
 	}
 }
 
+// A configured max_concurrency is the owner's word for what the server
+// takes: slower calls do not cut below it, a 429 still does.
+func TestControllerConfiguredCapIgnoresLatency(t *testing.T) {
+	h := newCtl(t, Limits{MaxInFlight: 16}, Options{AIMD: AIMD{NoSlowStart: true}})
+	for range 3 {
+		h.full(100 * time.Millisecond)
+	}
+	for range 3 {
+		h.full(time.Second)
+	}
+	if h.limit() != 16 {
+		t.Fatalf("limit %d after slow windows, want the configured 16", h.limit())
+	}
+	h.window(16, 100*time.Millisecond, rl429())
+	if h.limit() >= 16 || h.lastReason() != "429" {
+		t.Fatalf("after a 429: limit %d (%s), want a cut by 429", h.limit(), h.lastReason())
+	}
+}
+
 func TestControllerLatencySignalOff(t *testing.T) {
 	h := newCtl(t, Limits{}, Options{AIMD: AIMD{NoSlowStart: true, LatencyFactor: -1}})
 	for range 3 {

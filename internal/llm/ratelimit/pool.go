@@ -557,9 +557,17 @@ func (p *pool) growLocked(now time.Time) {
 // where the rise began — the calls themselves got slower (longer replies,
 // another phase), not the provider busier, and the baseline moves to the
 // new level.
+//
+// A pool whose MaxInFlight is configured (max_concurrency) is not cut for
+// latency: its owner said how many calls the server takes, so calls slower
+// than usual are the server's or this process's hiccup, not our overshoot
+// (on a busy two-core machine, one burst of this process's own work made
+// every call of a window look twice as slow, and each such cut cost about
+// 10 s below the limit while the pool grew back). A 429 or an overloaded
+// answer still cuts it.
 func (p *pool) latencyLocked(now time.Time, saturated bool) bool {
 	a := p.opts.AIMD
-	if a.LatencyFactor < 0 || len(p.winLat) < minWindowSamples {
+	if a.LatencyFactor < 0 || p.configured.MaxInFlight > 0 || len(p.winLat) < minWindowSamples {
 		return false
 	}
 	med := median(p.winLat)
