@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -100,17 +101,16 @@ func TestLaneCeilingFollowsItsOwnPools(t *testing.T) {
 // as queued closures, start in order as slots free, and when their context
 // ends before a slot frees, run their cancellation instead.
 func TestLaneQueuesRowsInOrderAndCancelsThem(t *testing.T) {
-	e := &env{}
 	l := newLane(1)
 	release := make(chan struct{})
 	var mu sync.Mutex
 	var order []int
 	var wg sync.WaitGroup
 	wg.Add(1)
-	e.goRow(t.Context(), l, true, func() { defer wg.Done(); <-release }, wg.Done)
+	l.goRow(t.Context(), true, 0, func() { defer wg.Done(); <-release }, wg.Done)
 	for i := range 2000 {
 		wg.Add(1)
-		e.goRow(t.Context(), l, false, func() {
+		l.goRow(t.Context(), false, 0, func() {
 			defer wg.Done()
 			mu.Lock()
 			order = append(order, i)
@@ -133,10 +133,10 @@ func TestLaneQueuesRowsInOrderAndCancelsThem(t *testing.T) {
 	var ran, cancelled atomic.Int32
 	var wg2 sync.WaitGroup
 	wg2.Add(1)
-	e.goRow(ctx, l, true, func() { defer wg2.Done(); <-block }, wg2.Done)
+	l.goRow(ctx, true, 0, func() { defer wg2.Done(); <-block }, wg2.Done)
 	for range 10 {
 		wg2.Add(1)
-		e.goRow(ctx, l, false, func() { ran.Add(1); wg2.Done() }, func() { cancelled.Add(1); wg2.Done() })
+		l.goRow(ctx, false, 0, func() { ran.Add(1); wg2.Done() }, func() { cancelled.Add(1); wg2.Done() })
 	}
 	cancel()
 	for deadline := time.Now().Add(10 * time.Second); cancelled.Load() < 10 && time.Now().Before(deadline); {
@@ -146,5 +146,68 @@ func TestLaneQueuesRowsInOrderAndCancelsThem(t *testing.T) {
 	wg2.Wait()
 	if ran.Load() != 0 || cancelled.Load() != 10 {
 		t.Errorf("after cancel: %d ran, %d cancelled; want 0 and 10", ran.Load(), cancelled.Load())
+	}
+}
+
+// TestLaneStartsRowsByRank: rows waiting for room start by rank (a study's
+// earlier benchmark first), then in the order offered, whether their caller
+// waits (a feeder reading a file) or not; a waiting caller whose context
+// ends gets false and its row never runs.
+func TestLaneStartsRowsByRank(t *testing.T) {
+	l := newLane(1)
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	wg.Add(1)
+	l.goRow(t.Context(), true, 0, func() { defer wg.Done(); <-release }, wg.Done)
+	row := func(name string) func() {
+		return func() {
+			defer wg.Done()
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+		}
+	}
+	queued := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.queue.Len()
+	}
+	offer := func(rank int, name string, wait bool) {
+		wg.Add(1)
+		n := queued()
+		if wait {
+			go l.goRow(t.Context(), true, rank, row(name), func() { t.Errorf("%s cancelled", name) })
+			for queued() == n {
+				time.Sleep(time.Millisecond)
+			}
+			return
+		}
+		l.goRow(t.Context(), false, rank, row(name), func() { t.Errorf("%s cancelled", name) })
+	}
+	offer(2, "b2-first", false)
+	offer(1, "b1-feeder", true)
+	offer(2, "b2-second", true)
+	offer(0, "b0", false)
+	offer(1, "b1-offered", false)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	gave := make(chan bool)
+	go func() {
+		gave <- l.goRow(ctx, true, 0, func() { t.Error("a row whose caller gave up ran") }, func() { t.Error("cancelled ran for a waiting caller") })
+	}()
+	for queued() < 6 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if <-gave {
+		t.Error("a waiting caller whose context ended got true")
+	}
+	close(release)
+	wg.Wait()
+	want := []string{"b0", "b1-feeder", "b1-offered", "b2-first", "b2-second"}
+	if fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Errorf("rows started %v, want %v", order, want)
 	}
 }

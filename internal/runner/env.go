@@ -44,6 +44,8 @@ type env struct {
 	bars        *bars
 	// studySize is how many benchmarks share this environment.
 	studySize int
+	// opened counts the benchmarks opened so far: the next one's rank.
+	opened int
 }
 
 func newEnv(cfg *config.Config, opts Options) (*env, error) {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"container/heap"
 	"context"
 	"hash/maphash"
 	"math"
@@ -212,17 +213,47 @@ func (l *lanes) configured(stage Stage) int {
 // closure until a row of the lane finishes and hands it its slot: a
 // goroutine per queued row cost a stack each, and a judge behind a fast
 // simulation queued 100,000 of them (1 GB).
+//
+// Queued rows start by rank, then in the order they were offered. A
+// study ranks each benchmark's rows by the benchmark's place in it, so
+// its benchmarks finish one after another rather than all in the last
+// seconds: each writes its files and results while the next one's calls
+// keep the pools full, instead of every benchmark's output landing at
+// once while the last conversations wait for the processor.
 type lane struct {
 	slots chan struct{}
 	mu    sync.Mutex
-	queue []*queuedRow
-	head  int
+	queue rowQueue
+	seq   uint64
 }
 
 type queuedRow struct {
+	rank           int
+	seq            uint64
 	run, cancelled func()
-	stop           func() bool // stops the cancellation hook
-	gone           bool        // cancelled or started (under lane.mu)
+	stop           func() bool   // stops the cancellation hook (rows offered without waiting)
+	taken          chan struct{} // closed when the row starts (rows whose caller waits)
+	gone           bool          // cancelled or started (under lane.mu)
+}
+
+// rowQueue is a min-heap of queued rows by rank, then offer order.
+type rowQueue []*queuedRow
+
+func (q rowQueue) Len() int { return len(q) }
+func (q rowQueue) Less(i, j int) bool {
+	if q[i].rank != q[j].rank {
+		return q[i].rank < q[j].rank
+	}
+	return q[i].seq < q[j].seq
+}
+func (q rowQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *rowQueue) Push(x any)   { *q = append(*q, x.(*queuedRow)) }
+func (q *rowQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	return x
 }
 
 func newLane(n int) *lane { return &lane{slots: make(chan struct{}, n)} }
@@ -230,42 +261,62 @@ func newLane(n int) *lane { return &lane{slots: make(chan struct{}, n)} }
 // cap is how many rows of the lane run at once.
 func (l *lane) cap() int { return cap(l.slots) }
 
-// goRow runs a row in lane, in a goroutine of its own (the row's flow
-// waits for it). With wait, the caller waits for room first:
+// goRow runs a row of this benchmark in lane l (see lane.goRow), ranked by
+// the benchmark's place in the study.
+func (r *Runner) goRow(ctx context.Context, l *lane, wait bool, run, cancelled func()) bool {
+	return l.goRow(ctx, wait, r.rank, run, cancelled)
+}
+
+// goRow runs a row in the lane, in a goroutine of its own (the row's flow
+// waits for it). Rows waiting for room start by rank, then in the order
+// they were offered. With wait, the caller waits until its row starts:
 // a feeder reading rows from a file then holds only the rows in flight.
 // Otherwise the row queues in the lane until there is room. When ctx ends
-// before there is room, cancelled runs instead of run. goRow reports
-// whether the row was handed on (false: ctx ended while the caller
-// waited; nothing runs).
-func (e *env) goRow(ctx context.Context, l *lane, wait bool, run, cancelled func()) bool {
-	if wait {
-		select {
-		case l.slots <- struct{}{}:
-		case <-ctx.Done():
-			return false
-		}
-		go l.runIn(run)
-		return true
-	}
+// before there is room, a queued row's cancelled runs instead of run; a
+// waiting caller gets false and nothing runs. Otherwise goRow reports true.
+func (l *lane) goRow(ctx context.Context, wait bool, rank int, run, cancelled func()) bool {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	select {
 	case l.slots <- struct{}{}:
+		l.mu.Unlock()
 		go l.runIn(run)
 		return true
 	default:
 	}
-	q := &queuedRow{run: run, cancelled: cancelled}
-	q.stop = context.AfterFunc(ctx, func() {
-		l.mu.Lock()
-		gone := q.gone
-		q.gone = true
-		l.mu.Unlock()
-		if !gone {
-			cancelled()
-		}
-	})
-	l.queue = append(l.queue, q)
+	l.seq++
+	q := &queuedRow{rank: rank, seq: l.seq, run: run, cancelled: cancelled}
+	if wait {
+		q.taken = make(chan struct{})
+	} else {
+		q.stop = context.AfterFunc(ctx, func() {
+			if l.drop(q) {
+				cancelled()
+			}
+		})
+	}
+	heap.Push(&l.queue, q)
+	l.mu.Unlock()
+	if !wait {
+		return true
+	}
+	select {
+	case <-q.taken:
+		return true
+	case <-ctx.Done():
+		// Taken meanwhile: it runs, as if the slot had come first.
+		return !l.drop(q)
+	}
+}
+
+// drop marks a queued row gone unless it has started; it reports whether
+// it dropped it.
+func (l *lane) drop(q *queuedRow) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if q.gone {
+		return false
+	}
+	q.gone = true
 	return true
 }
 
@@ -284,23 +335,20 @@ func (l *lane) runIn(run func()) {
 func (l *lane) next() func() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for l.head < len(l.queue) {
-		q := l.queue[l.head]
-		l.queue[l.head] = nil
-		l.head++
-		if l.head > 1024 && 2*l.head > len(l.queue) {
-			// A queue that never empties (verdicts behind a long
-			// simulation) would otherwise only grow.
-			l.queue, l.head = append(l.queue[:0], l.queue[l.head:]...), 0
-		}
+	for l.queue.Len() > 0 {
+		q := heap.Pop(&l.queue).(*queuedRow)
 		if q.gone {
 			continue
 		}
 		q.gone = true
-		q.stop()
+		if q.stop != nil {
+			q.stop()
+		}
+		if q.taken != nil {
+			close(q.taken)
+		}
 		return q.run
 	}
-	l.queue, l.head = l.queue[:0], 0
 	<-l.slots
 	return nil
 }

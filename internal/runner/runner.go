@@ -89,6 +89,9 @@ type Runner struct {
 	manifest *manifest
 	lock     *lockFile
 	rows     *rowSets
+	// rank is the benchmark's place in the study (0 for the first or
+	// only one): its queued rows start before those of later benchmarks.
+	rank int
 	// grow, when set, makes gen_scenarios keep and top up the current
 	// scenario set instead of generating a fresh one (scenarioset.go).
 	grow *growth
@@ -168,6 +171,7 @@ func (e *env) open(benchDir string) (*Runner, error) {
 		store:    callstore.Open(filepath.Join(cacheDir, "calls"), e.opts.Force),
 		manifest: loadManifest(filepath.Join(cacheDir, "manifest.json")),
 		rows:     newRowSets(),
+		rank:     e.opened,
 		Report:   &Summary{Benchmark: bench.Slug, DryRun: e.opts.DryRun, turns: e.cfg.Generation.Turns},
 	}
 	if !e.opts.DryRun {
@@ -180,6 +184,7 @@ func (e *env) open(benchDir string) (*Runner, error) {
 			r.log.Info("removed temp files left by an interrupted run", "count", n)
 		}
 	}
+	e.opened++
 	return r, nil
 }
 
