@@ -279,14 +279,16 @@ func TestPipelineBound(t *testing.T) {
 		gen, conv, judge    int
 		chain               int
 		critical, callBound time.Duration
-		floor               time.Duration
+		floor, rounds       time.Duration
 	}{
 		// Issue 15: 1 + 6 + 216 generator calls, 216 × 12 turns, 216 verdicts
 		// = 3,031 calls; 1 + 1 + 1 + 12 + 1 = 16 in a row.
 		{"preset", pipelineShape{Metrics: 6, PerMetric: 9, Axes: []int{2, 2}, Turns: 6, Samples: 1, Targets: 1}, same(200 * ms), 64,
-			223, 2592, 216, 16, 3200 * ms, 3031 * 200 * ms / 64, 600*ms + 2592*200*ms/64 + 200*ms},
+			223, 2592, 216, 16, 3200 * ms, 3031 * 200 * ms / 64, 600*ms + 2592*200*ms/64 + 200*ms,
+			// 216 conversations, 64 at a time: 4 rounds of 12 calls.
+			600*ms + 4*12*200*ms + 200*ms},
 		{"test", pipelineShape{Metrics: 2, PerMetric: 2, Axes: []int{2}, Turns: 2, Samples: 1, Targets: 1}, same(5 * ms), 8,
-			11, 32, 8, 8, 40 * ms, 31875 * time.Microsecond, 15*ms + 20*ms + 5*ms},
+			11, 32, 8, 8, 40 * ms, 31875 * time.Microsecond, 15*ms + 20*ms + 5*ms, 15*ms + 20*ms + 5*ms},
 		// Samples and targets multiply the conversations, not the generation:
 		// 1 metric × 1 base × 3 variants = 3 scenarios × 2 samples × 2 targets.
 		// Critical path 3 × 400 + 1 × (100 + 300) + 50 = 1,650ms; work
@@ -294,9 +296,9 @@ func TestPipelineBound(t *testing.T) {
 		// 12 × 400 / 4 + 50.
 		{"roles", pipelineShape{Metrics: 1, PerMetric: 1, Axes: []int{3}, Turns: 1, Samples: 2, Targets: 2},
 			pipelineLatency{Gen: 400 * ms, User: 100 * ms, Target: 300 * ms, Judge: 50 * ms}, 4,
-			5, 24, 12, 6, 1650 * ms, 1850 * ms, 2450 * ms},
+			5, 24, 12, 6, 1650 * ms, 1850 * ms, 2450 * ms, 2450 * ms},
 		{"no cap known", pipelineShape{Metrics: 1, PerMetric: 1, Axes: []int{1}, Turns: 1, Samples: 1, Targets: 1}, same(ms), 0,
-			3, 2, 1, 6, 6 * ms, 0, 0},
+			3, 2, 1, 6, 6 * ms, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.s.bound(tc.lat, tc.k)
@@ -304,16 +306,17 @@ func TestPipelineBound(t *testing.T) {
 				t.Errorf("calls gen %d, conversation %d, judge %d, chain %d; want %d, %d, %d, %d",
 					b.GenCalls, b.ConvCalls, b.JudgeCalls, b.ChainCalls, tc.gen, tc.conv, tc.judge, tc.chain)
 			}
-			if b.CriticalPath != tc.critical || b.CallBound != tc.callBound || b.Floor != tc.floor {
-				t.Errorf("critical path %v, calls × L / K %v, floor %v; want %v, %v, %v",
-					b.CriticalPath, b.CallBound, b.Floor, tc.critical, tc.callBound, tc.floor)
+			if b.CriticalPath != tc.critical || b.CallBound != tc.callBound || b.Floor != tc.floor || b.Rounds != tc.rounds {
+				t.Errorf("critical path %v, calls × L / K %v, floor %v, rounds %v; want %v, %v, %v, %v",
+					b.CriticalPath, b.CallBound, b.Floor, b.Rounds, tc.critical, tc.callBound, tc.floor, tc.rounds)
 			}
 		})
 	}
 }
 
-// Which term binds: the larger of the critical path, calls × L / K and any
-// pool's rate bound (fillFromFake's, already in the Result).
+// Which term binds: the larger of the critical path, calls × L / K, whole
+// conversations K at a time (only with simulate set) and any pool's rate
+// bound (fillFromFake's, already in the Result).
 func TestPipelineBinding(t *testing.T) {
 	o := Options{Pipeline: true, Metrics: 2, ScenariosPerMetric: 2, Demographics: []int{2}, Turns: 2,
 		Latency: 5 * time.Millisecond}.withDefaults()
@@ -329,6 +332,9 @@ func TestPipelineBinding(t *testing.T) {
 		// 8 calls of 5ms in a row; 51 calls × 5ms / K.
 		{"critical path", 64, 0, 0.040, "critical path", 8},
 		{"calls", 1, 0, 0.255, "calls × L / K", 1},
+		// 8 conversations 5 at a time are 2 rounds of 4 calls: 3 + 8 + 1
+		// calls of 5ms in a row (60ms) beat 51 × 5ms / 5 (51ms).
+		{"whole conversations", 5, 0, 0.060, "whole conversations, K at a time", 5},
 		{"auto", 0, 0, 0.040, "critical path", 8},
 		{"pool", 1, 10, 10, "requests (pool)", 1},
 	} {
