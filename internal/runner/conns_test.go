@@ -97,17 +97,23 @@ func TestLaneCeilingFollowsItsOwnPools(t *testing.T) {
 	}
 }
 
+// heldLane returns a lane of one slot, held by a row that runs until
+// release is closed (counted in wg).
+func heldLane(t *testing.T, wg *sync.WaitGroup) (*lane, chan struct{}) {
+	l, release := newLane(1), make(chan struct{})
+	wg.Add(1)
+	l.goRow(t.Context(), true, 0, func() { defer wg.Done(); <-release }, wg.Done)
+	return l, release
+}
+
 // TestLaneQueuesRowsInOrderAndCancelsThem: rows offered to a full lane wait
 // as queued closures, start in order as slots free, and when their context
 // ends before a slot frees, run their cancellation instead.
 func TestLaneQueuesRowsInOrderAndCancelsThem(t *testing.T) {
-	l := newLane(1)
-	release := make(chan struct{})
 	var mu sync.Mutex
 	var order []int
 	var wg sync.WaitGroup
-	wg.Add(1)
-	l.goRow(t.Context(), true, 0, func() { defer wg.Done(); <-release }, wg.Done)
+	l, release := heldLane(t, &wg)
 	for i := range 2000 {
 		wg.Add(1)
 		l.goRow(t.Context(), false, 0, func() {
@@ -154,13 +160,10 @@ func TestLaneQueuesRowsInOrderAndCancelsThem(t *testing.T) {
 // waits (a feeder reading a file) or not; a waiting caller whose context
 // ends gets false and its row never runs.
 func TestLaneStartsRowsByRank(t *testing.T) {
-	l := newLane(1)
-	release := make(chan struct{})
 	var mu sync.Mutex
 	var order []string
 	var wg sync.WaitGroup
-	wg.Add(1)
-	l.goRow(t.Context(), true, 0, func() { defer wg.Done(); <-release }, wg.Done)
+	l, release := heldLane(t, &wg)
 	row := func(name string) func() {
 		return func() {
 			defer wg.Done()
