@@ -72,6 +72,13 @@ type Request struct {
 	// Meta carries structured facts for the offline model only (never sent
 	// over the wire, never part of the cache key).
 	Meta map[string]string
+
+	// Priority orders calls waiting for room in a rate-limit pool: higher
+	// first, then in arrival order. A conversation's later turns go first,
+	// so conversations in flight finish before new ones advance (their
+	// verdicts then flow steadily instead of in waves). Never sent, never
+	// part of the cache key.
+	Priority int
 }
 
 // Usage counts tokens of one or more calls. InputTokens is the total prompt

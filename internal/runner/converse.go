@@ -194,7 +194,8 @@ func (t *simTarget) run(st *rowState[artifacts.Conversation], unit string, row c
 		o := rowOut[artifacts.Conversation]{status: RowReused, stored: true, val: &conv, took: time.Since(start)}
 		return t.done(row, o, conv.ConvID, keep, true)
 	}
-	conv, err = stages.Converse(t.callCtx, u.Client(t.userID, t.userC), u.Client(t.targetIdent, t.targetC), t.r.prompts, t.spec(row), t.converseOptions(u))
+	user, target := turnOrder{u.Client(t.userID, t.userC), t.lane}, turnOrder{u.Client(t.targetIdent, t.targetC), t.lane}
+	conv, err = stages.Converse(t.callCtx, user, target, t.r.prompts, t.spec(row), t.converseOptions(u))
 	s := t.waves.paidFor(unit, u.Stats())
 	out := rowOut[artifacts.Conversation]{spent: s.Spent, saved: s.Saved, took: time.Since(start)}
 	if err != nil {
@@ -320,4 +321,26 @@ func canonicalScenario(s artifacts.Scenario) (artifacts.Scenario, error) {
 	}
 	var out artifacts.Scenario
 	return out, out.UnmarshalJSON(b)
+}
+
+// turnOrder orders a conversation's calls among those waiting for a
+// provider pool. The stage gives each call its turn as Priority. While
+// rows wait for room in the conversation's lane, later turns go first, so
+// conversations in flight finish before new ones advance: verdicts and
+// output then flow steadily (with every conversation advancing turn by
+// turn together, a study's 512 conversations ended in waves every 2.4 s,
+// each a burst of judge calls and processor work that emptied the user's
+// pool). Once no row waits (the lane drains), earlier turns go first: the
+// last conversations, which have the most turns left, must not be the ones
+// kept waiting, or the run ends in a tail of half-empty pools.
+type turnOrder struct {
+	llm.Client
+	lane *lane
+}
+
+func (c turnOrder) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	if !c.lane.backlog() {
+		req.Priority = -req.Priority
+	}
+	return c.Client.Complete(ctx, req)
 }

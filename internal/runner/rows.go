@@ -320,6 +320,13 @@ func (l *lane) drop(q *queuedRow) bool {
 	return true
 }
 
+// backlog reports whether rows are waiting for room in the lane.
+func (l *lane) backlog() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.queue.Len() > 0
+}
+
 // runIn runs a row holding a slot, then hands the slot to the next queued
 // row or frees it.
 func (l *lane) runIn(run func()) {

@@ -384,6 +384,7 @@ func (a *userAsk) ask(ctx context.Context, msgs []llm.Message, attempt int) (llm
 		MaxTokens: orDefault(a.spec.UserMaxTokens, defaultMaxTokens),
 		Seed:      seed,
 		Cache:     cache,
+		Priority:  a.turn,
 		Meta: map[string]string{
 			llm.MetaMetricID:         a.spec.Metric.ID,
 			llm.MetaMetricName:       a.spec.Metric.Name,
@@ -456,6 +457,7 @@ func targetTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Mess
 			MaxTokens: orDefault(spec.TargetMaxTokens, defaultMaxTokens),
 			Seed:      seed,
 			Cache:     llm.Conversation(msgs, turn == spec.Turns),
+			Priority:  turn,
 		})
 		usage = usage.Add(callUsage(resp, err))
 		seeds.add(resp, err)

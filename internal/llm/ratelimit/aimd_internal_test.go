@@ -41,7 +41,7 @@ func (h *ctlHarness) admit(n int) []ticket {
 	ts := make([]ticket, n)
 	for i := range ts {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		tk, err := h.p.acquire(ctx, 10, 10)
+		tk, err := h.p.acquire(ctx, 10, 10, 0)
 		cancel()
 		if err != nil {
 			h.t.Fatalf("admit %d of %d at limit %d: %v", i+1, n, h.limit(), err)

@@ -1,7 +1,7 @@
 package ratelimit
 
 import (
-	"container/list"
+	"container/heap"
 	"context"
 	"errors"
 	"log/slog"
@@ -33,7 +33,8 @@ type pool struct {
 	maxLimit  int
 	slowStart bool
 	inFlight  int
-	queue     list.List // of *waiter, FIFO
+	queue     waitQueue // by priority, then arrival
+	arrivals  uint64    // numbers the waiters in arrival order
 
 	pausedUntil time.Time
 	holdUntil   time.Time // no growth before it (Cooldown after a back-off)
@@ -75,6 +76,9 @@ type pool struct {
 
 type waiter struct {
 	ready    chan struct{} // buffered(1): "something changed, look again"
+	prio     int           // llm.Request.Priority: higher goes first
+	seq      uint64        // arrival order among equal priorities
+	index    int           // place in the heap (container/heap keeps it)
 	in, out  int
 	enqueued time.Time
 	// granted: a slot was taken for this waiter (its ticket is t) by
@@ -255,7 +259,7 @@ func (p *pool) admitLocked(now time.Time, in, out int) ticket {
 // waiter in parallel, not a chain of k wake-ups one after another: on a
 // busy machine each wake-up waits for a processor, and the chain left a
 // pool's slots idle.
-func (p *pool) acquire(ctx context.Context, in, out int) (ticket, error) {
+func (p *pool) acquire(ctx context.Context, in, out, prio int) (ticket, error) {
 	if err := ctx.Err(); err != nil {
 		return ticket{}, err
 	}
@@ -266,8 +270,9 @@ func (p *pool) acquire(ctx context.Context, in, out int) (ticket, error) {
 		p.mu.Unlock()
 		return t, nil
 	}
-	w := &waiter{ready: make(chan struct{}, 1), in: in, out: out, enqueued: now}
-	elem := p.queue.PushBack(w)
+	p.arrivals++
+	w := &waiter{ready: make(chan struct{}, 1), prio: prio, seq: p.arrivals, in: in, out: out, enqueued: now}
+	heap.Push(&p.queue, w)
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -276,7 +281,7 @@ func (p *pool) acquire(ctx context.Context, in, out int) (ticket, error) {
 	}()
 	for {
 		var wake <-chan time.Time
-		if !w.granted && p.queue.Front() == elem && p.inFlight < p.limit {
+		if !w.granted && p.queue.head() == w && p.inFlight < p.limit {
 			now = p.opts.Now()
 			if d := p.delayLocked(now, in, out); d > 0 {
 				if timer == nil {
@@ -305,8 +310,8 @@ func (p *pool) acquire(ctx context.Context, in, out int) (ticket, error) {
 				p.mu.Unlock()
 				return w.t, nil
 			}
-			wasHead := p.queue.Front() == elem
-			p.queue.Remove(elem)
+			wasHead := p.queue.head() == w
+			heap.Remove(&p.queue, w.index)
 			if wasHead {
 				p.kickLocked()
 			}
@@ -322,12 +327,11 @@ func (p *pool) acquire(ctx context.Context, in, out int) (ticket, error) {
 // tells each it was admitted; then it tells the new head, if any, to look
 // again (it may have to wait for a bucket).
 func (p *pool) admitQueuedLocked(now time.Time) {
-	for e := p.queue.Front(); e != nil && p.inFlight < p.limit; e = p.queue.Front() {
-		w := e.Value.(*waiter)
+	for w := p.queue.head(); w != nil && p.inFlight < p.limit; w = p.queue.head() {
 		if p.delayLocked(now, w.in, w.out) > 0 {
 			break
 		}
-		p.queue.Remove(e)
+		heap.Pop(&p.queue)
 		w.t, w.granted = p.admitLocked(now, w.in, w.out), true
 		waited := now.Sub(w.enqueued)
 		p.st.Waited++
@@ -341,11 +345,47 @@ func (p *pool) admitQueuedLocked(now time.Time) {
 	p.kickLocked()
 }
 
+// waitQueue is the callers waiting for room: a heap by priority (higher
+// first), then arrival. Equal priorities are FIFO, as the queue always was.
+type waitQueue []*waiter
+
+func (q waitQueue) Len() int { return len(q) }
+func (q waitQueue) Less(i, j int) bool {
+	if q[i].prio != q[j].prio {
+		return q[i].prio > q[j].prio
+	}
+	return q[i].seq < q[j].seq
+}
+func (q waitQueue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].index, q[j].index = i, j
+}
+func (q *waitQueue) Push(x any) {
+	w := x.(*waiter)
+	w.index = len(*q)
+	*q = append(*q, w)
+}
+func (q *waitQueue) Pop() any {
+	old := *q
+	w := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	return w
+}
+
+// head is the waiter to admit next (nil: none).
+func (q waitQueue) head() *waiter {
+	if len(q) == 0 {
+		return nil
+	}
+	return q[0]
+}
+
 // kickLocked tells the head of the queue to look again.
 func (p *pool) kickLocked() {
-	if e := p.queue.Front(); e != nil {
+	if w := p.queue.head(); w != nil {
 		select {
-		case e.Value.(*waiter).ready <- struct{}{}:
+		case w.ready <- struct{}{}:
 		default:
 		}
 	}

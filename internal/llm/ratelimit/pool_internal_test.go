@@ -2,8 +2,11 @@ package ratelimit
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/llm"
@@ -73,7 +76,7 @@ func TestChargeAndReconcile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			p := newPool("p", tc.limits, Options{Now: func() time.Time { return now }}.withDefaults())
-			tk, err := p.acquire(context.Background(), tc.estIn, tc.estOut)
+			tk, err := p.acquire(context.Background(), tc.estIn, tc.estOut, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,4 +153,39 @@ func TestNearWall(t *testing.T) {
 			t.Errorf("nearWall(%d, %d, %v) = %v, want %v", tc.limit, tc.remaining, tc.reset, got, tc.want)
 		}
 	}
+}
+
+// Waiting calls are admitted by priority (a conversation's later turn
+// first), then in arrival order; whoever frees a slot admits the next.
+func TestQueueAdmitsByPriorityThenArrival(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPool("p", Limits{MaxInFlight: 1}, Options{}.withDefaults())
+		first, err := p.acquire(t.Context(), 1, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var order []string
+		for i, prio := range []int{0, 2, 1, 2, 0} {
+			name := fmt.Sprintf("priority %d #%d", prio, i)
+			go func() {
+				tk, err := p.acquire(t.Context(), 1, 1, prio)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				order = append(order, name)
+				mu.Unlock()
+				p.release(tk, &llm.Response{Text: "ok"}, nil)
+			}()
+			synctest.Wait() // queued before the next one arrives
+		}
+		p.release(first, &llm.Response{Text: "ok"}, nil)
+		synctest.Wait()
+		want := []string{"priority 2 #1", "priority 2 #3", "priority 1 #2", "priority 0 #0", "priority 0 #4"}
+		if fmt.Sprint(order) != fmt.Sprint(want) {
+			t.Errorf("admitted %v, want %v", order, want)
+		}
+	})
 }

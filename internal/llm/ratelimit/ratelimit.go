@@ -4,8 +4,8 @@
 // Every provider+model+key combination is a pool. All clients wrapped with the
 // same pool key share one limiter made of:
 //
-//   - an admission queue (FIFO, work-conserving: a finished call frees its
-//     slot at once, there are no rounds);
+//   - an admission queue (by llm.Request.Priority, then FIFO; work-conserving:
+//     a finished call frees its slot at once, there are no rounds);
 //   - a concurrency limit found by AIMD: it backs off on 429s, on 529/503
 //     overload answers and when calls get markedly slower than the pool's
 //     baseline latency, and grows while calls succeed, latency holds and the
@@ -292,7 +292,7 @@ type limitedClient struct {
 
 func (l *limitedClient) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	in, out := l.estimate(req)
-	t, err := l.p.acquire(ctx, in, out)
+	t, err := l.p.acquire(ctx, in, out, req.Priority)
 	if err != nil {
 		return llm.Response{}, err
 	}
