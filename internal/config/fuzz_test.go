@@ -48,21 +48,31 @@ func FuzzLoadConfig(f *testing.F) {
 		}
 		// ${VAR} references expand to nothing; .env is never exported.
 		cfg, err := LoadWithOptions(path, LoadOptions{AllowMissingEnv: true, LookupEnv: noEnv})
-		if err != nil {
-			var ce *Error
-			if !errors.As(err, &ce) || ce.File != path || len(ce.Problems) == 0 {
-				t.Fatalf("error does not name the file and a problem: %T %v", err, err)
-			}
-			return
+		if checkYAMLOutcome(t, path, src, err) {
+			checkConfigBounds(t, cfg)
 		}
-		if !utf8.Valid(src) {
-			t.Fatalf("accepted a file that is not UTF-8: %q", src)
-		}
-		if _, perr := parser.ParseBytes(src, 0); perr != nil {
-			t.Fatalf("accepted a file the YAML parser refuses (%v): %q", perr, src)
-		}
-		checkConfigBounds(t, cfg)
 	})
+}
+
+// checkYAMLOutcome checks what a loader made of src: a refusal must name
+// the file and a problem; an acceptance must be of valid UTF-8 that the
+// YAML parser reads too. It reports whether src was accepted.
+func checkYAMLOutcome(t *testing.T, file string, src []byte, err error) bool {
+	t.Helper()
+	if err != nil {
+		var ce *Error
+		if !errors.As(err, &ce) || ce.File != file || len(ce.Problems) == 0 {
+			t.Fatalf("error does not name the file and a problem: %T %v", err, err)
+		}
+		return false
+	}
+	if !utf8.Valid(src) {
+		t.Fatalf("accepted a file that is not UTF-8: %q", src)
+	}
+	if _, perr := parser.ParseBytes(src, 0); perr != nil {
+		t.Fatalf("accepted a file the YAML parser refuses (%v): %q", perr, src)
+	}
+	return true
 }
 
 // checkConfigBounds: what Load accepts is what the docs promise.
@@ -91,18 +101,8 @@ func FuzzLoadBenchmark(f *testing.F) {
 	const file = "benchmark.yaml"
 	f.Fuzz(func(t *testing.T, src []byte) {
 		b, ps := decodeBenchmark(file, src)
-		if err := ps.err(); err != nil {
-			var ce *Error
-			if !errors.As(err, &ce) || ce.File != file || len(ce.Problems) == 0 {
-				t.Fatalf("error does not name the file and a problem: %T %v", err, err)
-			}
+		if !checkYAMLOutcome(t, file, src, ps.err()) {
 			return
-		}
-		if !utf8.Valid(src) {
-			t.Fatalf("accepted a file that is not UTF-8: %q", src)
-		}
-		if _, perr := parser.ParseBytes(src, 0); perr != nil {
-			t.Fatalf("accepted a file the YAML parser refuses (%v): %q", perr, src)
 		}
 		if b.Name == "" || b.Description == "" {
 			t.Fatalf("accepted a benchmark without name or description: %q", src)

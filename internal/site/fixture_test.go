@@ -3,9 +3,7 @@ package site_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -54,13 +52,13 @@ func siteStudy(t testing.TB) (dir, out string) {
 		t.Fatal(err)
 	}
 	root := filepath.Join(dir, "benchmarks")
-	replaceIn(t, filepath.Join(root, study.ModelsFile), "name: Model A, provider: Lab One", fmt.Sprintf("name: %q, provider: %q", modelNameA, providerA))
-	replaceIn(t, filepath.Join(root, "alpha", "benchmark.yaml"), "  name: Encourages own judgement (alpha)\n", fmt.Sprintf("  name: %q\n", metricName))
-	replaceIn(t, filepath.Join(root, "alpha", "benchmark.yaml"), "  definition: Invites the user to weigh the options.\n  mattersBecause: Decisions stay with the user.\n",
+	studytest.Edit(t, filepath.Join(root, study.ModelsFile), "name: Model A, provider: Lab One", fmt.Sprintf("name: %q, provider: %q", modelNameA, providerA))
+	studytest.Edit(t, filepath.Join(root, "alpha", "benchmark.yaml"), "  name: Encourages own judgement (alpha)\n", fmt.Sprintf("  name: %q\n", metricName))
+	studytest.Edit(t, filepath.Join(root, "alpha", "benchmark.yaml"), "  definition: Invites the user to weigh the options.\n  mattersBecause: Decisions stay with the user.\n",
 		fmt.Sprintf("  definition: %q\n  mattersBecause: %q\n", metricDef, whyText))
-	replaceIn(t, filepath.Join(root, study.TaxonomyFile), `"name": "Mind"`, fmt.Sprintf("%q: %q", "name", areaName))
-	replaceIn(t, filepath.Join(root, study.TaxonomyFile), `"name": "Judgement"`, fmt.Sprintf("%q: %q", "name", groupName))
-	replaceIn(t, filepath.Join(root, study.NutritionFile), `"label": "Promotes Judgement"`, fmt.Sprintf("%q: %q", "label", categoryLbl))
+	studytest.Edit(t, filepath.Join(root, study.TaxonomyFile), `"name": "Mind"`, fmt.Sprintf("%q: %q", "name", areaName))
+	studytest.Edit(t, filepath.Join(root, study.TaxonomyFile), `"name": "Judgement"`, fmt.Sprintf("%q: %q", "name", groupName))
+	studytest.Edit(t, filepath.Join(root, study.NutritionFile), `"label": "Promotes Judgement"`, fmt.Sprintf("%q: %q", "label", categoryLbl))
 
 	alpha := filepath.Join(root, "alpha")
 	scen, err := artifacts.ReadScenarios(filepath.Join(alpha, "scenarios.json"))
@@ -128,20 +126,6 @@ func siteStudy(t testing.TB) (dir, out string) {
 		t.Fatal(err)
 	}
 	return dir, out
-}
-
-func replaceIn(t testing.TB, path, old, new string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), old) {
-		t.Fatalf("%s has no %q", path, old)
-	}
-	if err := os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -23,20 +23,6 @@ func small(t *testing.T) (project, bench string) {
 	return dir, filepath.Join(dir, "benchmarks")
 }
 
-func edit(t *testing.T, path, old, new string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), old) {
-		t.Fatalf("%s has no %q", path, old)
-	}
-	if err := os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestLoadRejectsBadInputs: every bad input is an error of a type the CLI
 // maps to exit 2, naming the file, the entry and the key.
 func TestLoadRejectsBadInputs(t *testing.T) {
@@ -47,31 +33,31 @@ func TestLoadRejectsBadInputs(t *testing.T) {
 		typ    string   // "input", "config", "file"
 	}{
 		{"taxonomy key no benchmark defines", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, study.TaxonomyFile), `"beta__m01"`, `"beta__m09"`)
+			studytest.Edit(t, filepath.Join(b, study.TaxonomyFile), `"beta__m01"`, `"beta__m09"`)
 		}, []string{"taxonomy.json:", "areas[0].subareas[0].groups[0].metric_ids[1]", `"beta__m09"`, "defines no metric m09 (it has m01, m02)"}, "input"},
 		{"taxonomy key of a missing benchmark", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, study.TaxonomyFile), `"gamma__m01"`, `"delta__m01"`)
+			studytest.Edit(t, filepath.Join(b, study.TaxonomyFile), `"gamma__m01"`, `"delta__m01"`)
 		}, []string{"taxonomy.json:", "areas[1].subareas[0].groups[0].metric_ids[1]", `"delta"`, "no benchmark delta"}, "input"},
 		{"badly spelt key", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, study.TaxonomyFile), `"alpha__m02"`, `"alpha-m02"`)
+			studytest.Edit(t, filepath.Join(b, study.TaxonomyFile), `"alpha__m02"`, `"alpha-m02"`)
 		}, []string{"metric_ids[0]", `"alpha-m02"`, "<benchmark>__<metric_id>"}, "input"},
 		{"duplicate subarea id", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, study.TaxonomyFile), `"relationships"`, `"autonomy"`)
+			studytest.Edit(t, filepath.Join(b, study.TaxonomyFile), `"relationships"`, `"autonomy"`)
 		}, []string{"areas[1].subareas[0].id", `"autonomy"`, "duplicate id (first at areas[0].subareas[0])"}, "input"},
 		{"unknown taxonomy key", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, study.TaxonomyFile), `"metric_ids"`, `"metrics_ids"`)
+			studytest.Edit(t, filepath.Join(b, study.TaxonomyFile), `"metric_ids"`, `"metrics_ids"`)
 		}, []string{"taxonomy.json:14: areas[0].subareas[0].groups[0]: unknown key \"metrics_ids\""}, "input"},
 		{"malformed taxonomy", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, study.TaxonomyFile), `"Mind",`, `"Mind"`)
+			studytest.Edit(t, filepath.Join(b, study.TaxonomyFile), `"Mind",`, `"Mind"`)
 		}, []string{"taxonomy.json:", "malformed JSON"}, "input"},
 		{"nutrition key no benchmark defines", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, study.NutritionFile), `"gamma__m02"`, `"gamma__m03"`)
+			studytest.Edit(t, filepath.Join(b, study.NutritionFile), `"gamma__m02"`, `"gamma__m03"`)
 		}, []string{"nutrition-label.json:", "[1].metrics[1]", `"gamma__m03"`, "defines no metric m03"}, "input"},
 		{"duplicate category id", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, study.NutritionFile), `"avoids-dependence"`, `"promotes-judgement"`)
+			studytest.Edit(t, filepath.Join(b, study.NutritionFile), `"avoids-dependence"`, `"promotes-judgement"`)
 		}, []string{"nutrition-label.json:", "[1].id", `"promotes-judgement"`, "duplicate category id"}, "input"},
 		{"label alias without a label benchmark", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, study.NutritionFile), `"gamma__m02"`, `{"id": "gamma__m02", "label_metric_id": "m01"}`)
+			studytest.Edit(t, filepath.Join(b, study.NutritionFile), `"gamma__m02"`, `{"id": "gamma__m02", "label_metric_id": "m01"}`)
 		}, []string{"nutrition-label.json:", "[1].metrics[1]", "no benchmark nutritional-label"}, "input"},
 		{"run directory without a models.yaml entry", func(t *testing.T, b string) {
 			if err := os.Rename(filepath.Join(b, "gamma", "runs", "model-c"), filepath.Join(b, "gamma", "runs", "model-d")); err != nil {
@@ -79,25 +65,25 @@ func TestLoadRejectsBadInputs(t *testing.T) {
 			}
 		}, []string{"models.yaml", "models", `"model-d"`, "no entry has run_dir", filepath.Join("gamma", "runs", "model-d", "scores.json")}, "input"},
 		{"duplicate model id", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, study.ModelsFile), "id: model-b", "id: model-a")
+			studytest.Edit(t, filepath.Join(b, study.ModelsFile), "id: model-b", "id: model-a")
 		}, []string{"models.yaml:3:", "models[1].id", `duplicate id "model-a" (first at line 2)`}, "config"},
 		{"duplicate run_dir", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, study.ModelsFile), "run_dir: model-c", "run_dir: model-b")
+			studytest.Edit(t, filepath.Join(b, study.ModelsFile), "run_dir: model-c", "run_dir: model-b")
 		}, []string{"models.yaml:4:", "models[2].run_dir", `duplicate run_dir "model-b"`}, "config"},
 		{"unknown surface", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, study.ModelsFile), "surfaces: [full]}\n  - {run_dir: model-b", "surfaces: [everywhere]}\n  - {run_dir: model-b")
+			studytest.Edit(t, filepath.Join(b, study.ModelsFile), "surfaces: [full]}\n  - {run_dir: model-b", "surfaces: [everywhere]}\n  - {run_dir: model-b")
 		}, []string{"models.yaml:2:", "models[0].surfaces[0]", `unknown surface "everywhere"`}, "config"},
 		{"id that is not a file name", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, study.ModelsFile), "id: model-b", "id: ../model-b")
+			studytest.Edit(t, filepath.Join(b, study.ModelsFile), "id: model-b", "id: ../model-b")
 		}, []string{"models.yaml:3:", "models[1].id", "not a plain file name"}, "config"},
 		{"age that is neither", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "beta", "scenarios.json"), `"Adult (18+)"`, `"Grown-up"`)
+			studytest.Edit(t, filepath.Join(b, "beta", "scenarios.json"), `"Adult (18+)"`, `"Grown-up"`)
 		}, []string{filepath.Join("beta", "scenarios.json"), "row 1", "demographic.age", `"Grown-up" is not recognisably`}, "file"},
 		{"no age axis", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "beta", "scenarios.json"), `"age": "Adult (18+)"`, `"gender": "woman"`)
+			studytest.Edit(t, filepath.Join(b, "beta", "scenarios.json"), `"age": "Adult (18+)"`, `"gender": "woman"`)
 		}, []string{filepath.Join("beta", "scenarios.json"), "row 1", "demographic.age", "missing"}, "file"},
 		{"score row of a scenario that does not exist", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "alpha", "runs", "model-b", "scores.json"), `"id": "m02_s003_v02"`, `"id": "m02_s009_v02"`)
+			studytest.Edit(t, filepath.Join(b, "alpha", "runs", "model-b", "scores.json"), `"id": "m02_s003_v02"`, `"id": "m02_s009_v02"`)
 		}, []string{filepath.Join("alpha", "runs", "model-b", "scores.json"), "row 11", `field "id"`, `scenario "m02_s009_v02" is not in`}, "file"},
 	}
 	for _, c := range cases {
