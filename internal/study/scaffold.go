@@ -17,33 +17,10 @@ import (
 // arrangement is a start to edit, not an editorial choice; the files load
 // as they are.
 func Scaffold(benches []*config.Benchmark, targets []config.ModelConfig, year int) ([]config.ScaffoldFile, error) {
-	type group struct {
-		Name      string   `json:"name"`
-		MetricIDs []string `json:"metric_ids"`
-	}
-	type subarea struct {
-		ID     string  `json:"id"`
-		Name   string  `json:"name"`
-		Icon   string  `json:"icon"`
-		Groups []group `json:"groups"`
-	}
-	type area struct {
-		ID       string    `json:"id"`
-		Name     string    `json:"name"`
-		Icon     string    `json:"icon"`
-		Color    string    `json:"color"`
-		Subareas []subarea `json:"subareas"`
-	}
-	type category struct {
-		ID          string   `json:"id"`
-		Label       string   `json:"label"`
-		Description string   `json:"description"`
-		Metrics     []string `json:"metrics"`
-	}
-	all := area{ID: "all", Name: "All benchmarks", Icon: "fa-layer-group", Color: "#2563eb"}
+	all := Area{ID: "all", Name: "All benchmarks", Icon: "fa-layer-group", Color: "#2563eb"}
 	byType := map[config.MetricType][]string{}
 	for _, b := range benches {
-		sa := subarea{ID: b.Slug, Name: b.Name, Icon: "fa-list"}
+		sa := Subarea{ID: b.Slug, Name: b.Name, Icon: "fa-list"}
 		if sa.Name == "" {
 			sa.Name = b.Slug
 		}
@@ -55,7 +32,7 @@ func Scaffold(benches []*config.Benchmark, targets []config.ModelConfig, year in
 				}
 			}
 			if len(ids) > 0 {
-				sa.Groups = append(sa.Groups, group{Name: typeGroupName(t), MetricIDs: ids})
+				sa.Groups = append(sa.Groups, Group{Name: typeGroupName(t), MetricIDs: ids})
 				byType[t] = append(byType[t], ids...)
 			}
 		}
@@ -66,14 +43,14 @@ func Scaffold(benches []*config.Benchmark, targets []config.ModelConfig, year in
 	if len(all.Subareas) == 0 {
 		return nil, fmt.Errorf("init --study: the project's benchmarks have no metrics yet (run gen-metrics first)")
 	}
-	var label []category
+	var label []Category
 	if ids := byType[config.Positive]; len(ids) > 0 {
-		label = append(label, category{ID: "shows-wanted-behaviours", Label: "Shows wanted behaviours", Description: "The positive metrics: behaviour that should be present.", Metrics: ids})
+		label = append(label, Category{ID: "shows-wanted-behaviours", Label: "Shows wanted behaviours", Description: "The positive metrics: behaviour that should be present.", Metrics: refs(ids)})
 	}
 	if ids := byType[config.Negative]; len(ids) > 0 {
-		label = append(label, category{ID: "avoids-harmful-behaviours", Label: "Avoids harmful behaviours", Description: "The negative metrics: behaviour that should be absent.", Metrics: ids})
+		label = append(label, Category{ID: "avoids-harmful-behaviours", Label: "Avoids harmful behaviours", Description: "The negative metrics: behaviour that should be absent.", Metrics: refs(ids)})
 	}
-	tax, err := json.MarshalIndent(map[string][]area{"areas": {all}}, "", "  ")
+	tax, err := json.MarshalIndent(Taxonomy{Areas: []Area{all}}, "", "  ")
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +63,15 @@ func Scaffold(benches []*config.Benchmark, targets []config.ModelConfig, year in
 		{Path: filepath.Join("benchmarks", NutritionFile), Data: append(nut, '\n')},
 		{Path: filepath.Join("benchmarks", ModelsFile), Data: scaffoldModels(targets, year)},
 	}, nil
+}
+
+// refs are metric keys as nutrition-label references (written as strings).
+func refs(keys []string) []CategoryRef {
+	out := make([]CategoryRef, len(keys))
+	for i, k := range keys {
+		out[i] = CategoryRef{ID: k}
+	}
+	return out
 }
 
 func typeGroupName(t config.MetricType) string {
