@@ -169,6 +169,30 @@ func TestControllerBacksOffOn429(t *testing.T) {
 	}
 }
 
+// Calls admitted in the same instant as a cut (a release admits every
+// waiter that fits at once, and a coarse clock gives many calls one
+// reading) are told apart from later ones by admission order, not time:
+// a 429 of a call sent before the cut is the same episode, a 429 of one
+// sent after it at the same instant cuts again.
+func TestControllerOrdersBackOffsByAdmissionNotClock(t *testing.T) {
+	h := newCtl(t, Limits{}, Options{})
+	before := h.admit(16)
+	h.finish(before[:1], rl429()) // same instant: cut to 14
+	if h.limit() != 14 {
+		t.Fatalf("after a 429 with 16 in flight: %d, want 14", h.limit())
+	}
+	h.finish(before[1:2], rl429())
+	if h.limit() != 14 {
+		t.Fatalf("a 429 of a call admitted before the cut, in the same instant, cut again: %d", h.limit())
+	}
+	h.finish(before[2:3], nil) // 13 in flight under the limit of 14
+	after := h.admit(1)        // still the same instant, but admitted after the cut
+	h.finish(after, rl429())
+	if h.limit() != 12 {
+		t.Fatalf("a 429 of a call admitted after the cut did not cut: %d, want 12 (0.9 × 14)", h.limit())
+	}
+}
+
 func TestControllerNeverBelowMin(t *testing.T) {
 	for _, minLimit := range []int{0, 3} { // 0: the default floor, 1
 		h := newCtl(t, Limits{}, Options{AIMD: AIMD{Min: minLimit}})

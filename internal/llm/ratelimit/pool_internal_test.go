@@ -189,3 +189,33 @@ func TestQueueAdmitsByPriorityThenArrival(t *testing.T) {
 		}
 	})
 }
+
+// A release admits the waiter it makes room for itself: the slot is taken
+// before the waiter's goroutine runs, so refilling slots never waits for
+// one wake-up after another.
+func TestReleaseAdmitsTheWaiterAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPool("p", Limits{MaxInFlight: 1}, Options{}.withDefaults())
+		first, err := p.acquire(t.Context(), 1, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan ticket, 1)
+		go func() {
+			tk, err := p.acquire(t.Context(), 1, 1, 0)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- tk
+		}()
+		synctest.Wait() // the second caller waits in the queue
+		p.release(first, &llm.Response{Text: "ok"}, nil)
+		p.mu.Lock()
+		inFlight, queued := p.inFlight, p.queue.Len()
+		p.mu.Unlock()
+		if inFlight != 1 || queued != 0 {
+			t.Errorf("right after the release: %d in flight, %d queued; want the waiter admitted (1, 0)", inFlight, queued)
+		}
+		p.release(<-got, &llm.Response{Text: "ok"}, nil)
+	})
+}
