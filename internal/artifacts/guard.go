@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
 )
 
@@ -485,3 +486,6 @@ func ReadObjectFile(path string, v any) error {
 func FieldErrorf(field, format string, args ...any) error {
 	return fieldErrf(field, format, args...)
 }
+
+// FaultKind: a damaged input file is fixed in the file.
+func (e *FileError) FaultKind() fault.Kind { return fault.Input }

@@ -15,9 +15,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/plan"
 	"github.com/impactbench/impactbench/internal/progress"
 	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/sanitize"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // phaseFlags are the switches shared by the stage commands.
@@ -196,7 +200,7 @@ func (g *globals) finish(command string, r *runner.Runner, inv invocation, runEr
 	r.RecordLimits()
 	s := r.Report
 	if s.DryRun {
-		s.Precision = r.DryRunPrecision()
+		s.SetPrecision(plan.DryRunPrecision(r.Config(), r.Bench(), r.Layout().Results()))
 	}
 	if g.JSON {
 		if err := writeJSON(g.stdout, newRunJSON(command, r, inv, runErr)); err != nil {
@@ -205,9 +209,9 @@ func (g *globals) finish(command string, r *runner.Runner, inv invocation, runEr
 		return runErr
 	}
 	if s.DryRun {
-		runner.PrintPlan(g.stdout, s)
+		printDryRun(g.stdout, s)
 		fmt.Fprintln(g.stdout)
-		runner.PrintPrecision(g.stdout, s.Precision)
+		printPrecision(g.stdout, s.Precision)
 		return runErr
 	}
 	if !g.Quiet {
@@ -227,7 +231,7 @@ func withFailedRows(r *runner.Runner, runErr error) error {
 	return runErr
 }
 
-func printSummary(g *globals, s *runner.Summary) {
+func printSummary(g *globals, s *summary.Summary) {
 	printPhaseProblems(g, s.Phases, "")
 	if s.Budget != nil {
 		fmt.Fprintf(g.stderr, "cost ceiling $%.4f: spent $%.4f this run; %d row(s) not done — raise --max-cost and rerun to finish them\n",
@@ -236,7 +240,7 @@ func printSummary(g *globals, s *runner.Summary) {
 	fmt.Fprintf(g.stderr, "spent now: %s (%d calls, %d in / %d out tokens); reused from earlier runs: %d calls worth %s\n",
 		progress.Dollars(s.Spent), s.Spent.Requests, s.Spent.InputTokens, s.Spent.OutputTokens,
 		s.Reused.Requests, progress.Dollars(s.Reused))
-	if note := runner.CacheNote(s.Spent); note != "" {
+	if note := summary.CacheNote(s.Spent); note != "" {
 		fmt.Fprintln(g.stderr, note)
 	}
 	if line := limitsLine(s.Limits); line != "" {
@@ -246,16 +250,16 @@ func printSummary(g *globals, s *runner.Summary) {
 
 // printPhaseProblems lists the failed and stopped phases, each label
 // prefixed (a study names the benchmark).
-func printPhaseProblems(g *globals, phases []runner.PhaseReport, prefix string) {
+func printPhaseProblems(g *globals, phases []summary.PhaseReport, prefix string) {
 	for _, p := range phases {
-		if p.Status != runner.StatusFailed && p.Status != runner.StatusStopped {
+		if p.Status != phase.StatusFailed && p.Status != phase.StatusStopped {
 			continue
 		}
 		label := prefix + p.Phase.String()
 		if p.Target != "" {
 			label += " " + p.Target
 		}
-		if p.Status == runner.StatusStopped && p.Failed == 0 {
+		if p.Status == phase.StatusStopped && p.Failed == 0 {
 			// Nothing failed: the phase was cut short (Ctrl-C, cost ceiling).
 			fmt.Fprintf(g.stderr, "%s: stopped — %s\n", sanitize.Line(label), sanitize.Line(p.Reason))
 			continue
@@ -271,7 +275,7 @@ func printPhaseProblems(g *globals, phases []runner.PhaseReport, prefix string) 
 
 // limitsLine says how many calls in flight each provider pool ended at,
 // e.g. "concurrency learned: gpt-4o 48 of ≤256 (peak 52, 3 back-offs, 7 × 429)".
-func limitsLine(ls []runner.PoolLimit) string {
+func limitsLine(ls []summary.PoolLimit) string {
 	if len(ls) == 0 {
 		return ""
 	}
@@ -308,7 +312,7 @@ func benchArgs(withTargets bool) cobra.PositionalArgs {
 func flagError(_ *cobra.Command, err error) error {
 	var ive *pflag.InvalidValueError
 	if !errors.As(err, &ive) {
-		return &usageError{err.Error() + " (see --help)"}
+		return &fault.Error{Kind: fault.Usage, Msg: err.Error() + " (see --help)", Err: err}
 	}
 	f := ive.GetFlag()
 	want := map[string]string{

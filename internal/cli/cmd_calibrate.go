@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/sanitize"
@@ -78,7 +79,7 @@ func runCalibrate(ctx context.Context, g *globals, benchArg string) error {
 		return err
 	}
 	if len(ls) == 0 {
-		return &runner.InputError{Msg: fmt.Sprintf("no labels in %s: add human verdicts (one JSON object per line; see docs/statistics.md, \"Human labels and judge calibration\") or record them in `impactbench view` (`impactbench calibrate %s --plan` says how many)", r.LabelsPath(), r.Bench().Slug)}
+		return fault.Inputf("no labels in %s: add human verdicts (one JSON object per line; see docs/statistics.md, \"Human labels and judge calibration\") or record them in `impactbench view` (`impactbench calibrate %s --plan` says how many)", r.LabelsPath(), r.Bench().Slug)
 	}
 	if err := r.Aggregate(ctx); err != nil {
 		return err
@@ -125,7 +126,7 @@ func runCalibratePlan(ctx context.Context, g *globals, benchArg string, o calibr
 		}
 	}
 	if len(rows) == 0 {
-		return &runner.InputError{Msg: fmt.Sprintf("no judged conversations in %s: run evaluate first; the plan is drawn from the judge's verdicts", r.OutDir())}
+		return fault.Inputf("no judged conversations in %s: run evaluate first; the plan is drawn from the judge's verdicts", r.OutDir())
 	}
 	cfg, err := g.loadConfig()
 	if err != nil {

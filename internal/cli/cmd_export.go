@@ -9,6 +9,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/export"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/runner"
 )
@@ -131,7 +132,7 @@ func openExport(g *globals, benchArg string, messages bool) (export.Rows, error)
 func exportErr(err error) error {
 	var ie *export.InputError
 	if errors.As(err, &ie) {
-		return &runner.InputError{Msg: ie.Error()}
+		return &fault.Error{Kind: fault.Input, Msg: ie.Error()}
 	}
 	return err
 }

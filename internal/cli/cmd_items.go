@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/runner"
 )
@@ -180,7 +181,7 @@ func itemInput(dir string, metrics []config.Metric) (results.Input, error) {
 		return in, err
 	}
 	if len(in.Scores) == 0 {
-		return in, &runner.InputError{Msg: fmt.Sprintf("%s has no scored conversations yet: run `impactbench evaluate %s` first", dir, filepath.Base(dir))}
+		return in, fault.Inputf("%s has no scored conversations yet: run `impactbench evaluate %s` first", dir, filepath.Base(dir))
 	}
 	reps, err := results.LoadRepeats(dir)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/runner"
 )
 
@@ -33,7 +34,7 @@ files are identical to what one machine would have written), then aggregates.`,
 					return err
 				}
 				if len(reps) == 0 {
-					return &runner.InputError{Msg: "no shard files found under runs/*/ (written by --shard i/K runs)"}
+					return &fault.Error{Kind: fault.Input, Msg: "no shard files found under runs/*/ (written by --shard i/K runs)"}
 				}
 				inv.merged = reps
 				for _, m := range reps {

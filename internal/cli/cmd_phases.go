@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/report"
 	"github.com/impactbench/impactbench/internal/runner"
 )
@@ -131,13 +132,13 @@ func (k phaseKind) flags() phaseFlagSet {
 	return withForce | withDryRun | withMaxCost | withShard
 }
 
-func (k phaseKind) stage() runner.Stage {
-	return map[phaseKind]runner.Stage{
-		phaseGenMetrics:   runner.StageGenMetrics,
-		phaseGenScenarios: runner.StageGenScenarios,
-		phaseSimulate:     runner.StageSimulate,
-		phaseEvaluate:     runner.StageEvaluate,
-		phaseAggregate:    runner.StageAggregate,
+func (k phaseKind) stage() phase.Stage {
+	return map[phaseKind]phase.Stage{
+		phaseGenMetrics:   phase.StageGenMetrics,
+		phaseGenScenarios: phase.StageGenScenarios,
+		phaseSimulate:     phase.StageSimulate,
+		phaseEvaluate:     phase.StageEvaluate,
+		phaseAggregate:    phase.StageAggregate,
 	}[k]
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/plan"
 	"github.com/impactbench/impactbench/internal/runner"
 )
 
@@ -18,7 +19,7 @@ type planOptions struct {
 }
 
 func newPlanCmd(g *globals) *cobra.Command {
-	o := planOptions{ICC: runner.DefaultPlanICC, Rate: runner.DefaultPlanRate, HalfWidth: runner.DefaultPlanHalfWidth}
+	o := planOptions{ICC: plan.DefaultPlanICC, Rate: plan.DefaultPlanRate, HalfWidth: plan.DefaultPlanHalfWidth}
 	cmd := &cobra.Command{
 		Use:   "plan <benchmark>",
 		Short: "Expected interval width for the configured design, and the base scenarios a target width needs",
@@ -58,13 +59,13 @@ func runPlan(g *globals, benchArg string, o planOptions) error {
 	if err != nil {
 		return err
 	}
-	plan, err := runner.PlanPrecision(cfg, bench, runner.PrecisionOptions{ICC: o.ICC, Rate: o.Rate, HalfWidth: o.HalfWidth, Pilot: o.Pilot})
+	plan, err := plan.PlanPrecision(cfg, bench, plan.PrecisionOptions{ICC: o.ICC, Rate: o.Rate, HalfWidth: o.HalfWidth, Pilot: o.Pilot})
 	if err != nil {
 		return err
 	}
 	if g.JSON {
 		return writeJSON(g.stdout, plan)
 	}
-	runner.PrintPrecision(g.stdout, plan)
+	printPrecision(g.stdout, plan)
 	return nil
 }

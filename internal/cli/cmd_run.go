@@ -11,9 +11,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/progress"
 	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/study"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -89,7 +91,7 @@ func (g *globals) runUntil(ctx context.Context, dir string, targets []string, pf
 		if err := r.RunUntil(ctx, targets, o); err != nil {
 			return err
 		}
-		if noReport || !r.Report.Ran(runner.StageAggregate) {
+		if noReport || !r.Report.Ran(phase.StageAggregate) {
 			return nil
 		}
 		return writeReport(ctx, g, r, inv)
@@ -160,7 +162,7 @@ func (g *globals) runOne(ctx context.Context, dir string, targets []string, pf *
 		if err := r.Run(ctx, targets); err != nil {
 			return err
 		}
-		if noReport || pf.DryRun || !r.Report.Ran(runner.StageAggregate) {
+		if noReport || pf.DryRun || !r.Report.Ran(phase.StageAggregate) {
 			return nil // no new results.json: the report would only restate old files
 		}
 		return writeReport(ctx, g, r, inv)
@@ -185,7 +187,7 @@ func (g *globals) runStudy(ctx context.Context, cfg *config.Config, dirs, target
 	runErr := s.Run(ctx, targets)
 	invs := make([]invocation, len(s.Benchmarks()))
 	for i, r := range s.Benchmarks() {
-		if noReport || pf.DryRun || !r.Report.Ran(runner.StageAggregate) || ctx.Err() != nil {
+		if noReport || pf.DryRun || !r.Report.Ran(phase.StageAggregate) || ctx.Err() != nil {
 			continue
 		}
 		if err := writeReport(ctx, g, r, &invs[i]); err != nil {
@@ -201,7 +203,7 @@ func (g *globals) runStudy(ctx context.Context, cfg *config.Config, dirs, target
 
 func anyAggregated(s *runner.Study) bool {
 	for _, r := range s.Benchmarks() {
-		if r.Report.Ran(runner.StageAggregate) {
+		if r.Report.Ran(phase.StageAggregate) {
 			return true
 		}
 	}
@@ -238,7 +240,7 @@ func (g *globals) finishStudy(s *runner.Study, invs []invocation, runErr error) 
 		return writeJSON(g.stdout, newRunStudyJSON(s, sum, invs, runErr))
 	}
 	if sum.DryRun {
-		runner.PrintStudyPlan(g.stdout, sum.Benchmarks)
+		printStudyPlan(g.stdout, sum.Benchmarks)
 		return runErr
 	}
 	if !g.Quiet {
@@ -249,7 +251,7 @@ func (g *globals) finishStudy(s *runner.Study, invs []invocation, runErr error) 
 
 // printStudySummary is printSummary over a study: each benchmark's failed
 // and stopped phases, named, then one line of what the study spent.
-func printStudySummary(g *globals, s *runner.StudySummary) {
+func printStudySummary(g *globals, s *summary.StudySummary) {
 	for _, b := range s.Benchmarks {
 		printPhaseProblems(g, b.Phases, b.Benchmark+": ")
 	}
@@ -260,7 +262,7 @@ func printStudySummary(g *globals, s *runner.StudySummary) {
 	fmt.Fprintf(g.stderr, "study of %d benchmark(s) — spent now: %s (%d calls, %d in / %d out tokens); reused from earlier runs: %d calls worth %s\n",
 		len(s.Benchmarks), progress.Dollars(s.Spent), s.Spent.Requests, s.Spent.InputTokens, s.Spent.OutputTokens,
 		s.Reused.Requests, progress.Dollars(s.Reused))
-	if note := runner.CacheNote(s.Spent); note != "" {
+	if note := summary.CacheNote(s.Spent); note != "" {
 		fmt.Fprintln(g.stderr, note)
 	}
 	if line := limitsLine(s.Limits); line != "" {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/compare"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/publish"
-	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/study"
 )
 
@@ -215,7 +215,7 @@ func statusStudy(g *globals) error {
 	path := filepath.Join(dir, study.ResultFile)
 	res, err := study.ReadResult(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &runner.InputError{Msg: fmt.Sprintf("%s not found: run `impactbench study` (or publish) first", path)}
+		return fault.Inputf("%s not found: run `impactbench study` (or publish) first", path)
 	}
 	if err != nil {
 		return err
@@ -235,7 +235,7 @@ func studyFile(arg string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", &runner.InputError{Msg: fmt.Sprintf("no study.json at %s (nor in it, nor in its benchmarks/): run `impactbench study` there first", arg)}
+	return "", fault.Inputf("no study.json at %s (nor in it, nor in its benchmarks/): run `impactbench study` there first", arg)
 }
 
 // compareStudies is `compare --study A B`.

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/impactbench/impactbench/internal/compare"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/runner"
 )
 
@@ -135,16 +136,16 @@ built from the two scores' intervals (MOVER), and how many changed beyond it.`,
 func compareReport(dirA, dirB, labelA, labelB string, opts compare.Options, out string) (*compare.Report, error) {
 	a, err := compare.LoadRun(dirA, labelA)
 	if err != nil {
-		return nil, &runner.InputError{Msg: err.Error()}
+		return nil, fault.AsInput(err)
 	}
 	b, err := compare.LoadRun(dirB, labelB)
 	if err != nil {
-		return nil, &runner.InputError{Msg: err.Error()}
+		return nil, fault.AsInput(err)
 	}
 	rep, err := compare.Compare(a, b, opts)
 	if err != nil {
 		if compare.IsNotComparable(err) {
-			return nil, &runner.InputError{Msg: err.Error()}
+			return nil, fault.AsInput(err)
 		}
 		return nil, err
 	}

@@ -7,53 +7,39 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/impactbench/impactbench/internal/artifacts"
-	"github.com/impactbench/impactbench/internal/config"
-	"github.com/impactbench/impactbench/internal/llm"
-	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/sanitize"
-	"github.com/impactbench/impactbench/internal/study"
 )
 
 // Exit codes (documented in docs/commands.md, the README and `impactbench help exit-codes`).
 const (
 	ExitOK          = 0   // success
 	ExitFailure     = 1   // run failure: rows failed, provider errors, lock held
-	ExitUsage       = 2   // bad usage or bad input (flags, config, benchmark files), or a refused overwrite (see runner.RefusedError)
+	ExitUsage       = 2   // bad usage or bad input (flags, config, benchmark files), or a refused overwrite (see phase.RefusedError)
 	ExitInterrupted = 130 // interrupted (Ctrl-C / SIGTERM); everything completed is saved
 )
 
-// usageError is a command-line mistake.
-type usageError struct{ msg string }
+// usagef is a command-line mistake (exit 2, kind "usage").
+func usagef(format string, args ...any) error { return fault.Usagef(format, args...) }
 
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
-
-// exitCode maps an error to the process exit code — the one place that does.
+// exitCode maps an error to the process exit code — the one place that
+// does, from the error's kind alone (package fault).
 func exitCode(err error) int {
 	if err == nil {
 		return ExitOK
 	}
-	var ue *usageError
-	var ce *config.Error
-	var ie *runner.InputError
-	var re *runner.RefusedError
-	var fe *artifacts.FileError
-	var se *study.InputError
-	switch {
-	case errors.Is(err, context.Canceled):
+	switch fault.KindOf(err) {
+	case fault.Interrupted:
 		return ExitInterrupted
-	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ie), errors.As(err, &re), errors.As(err, &fe), errors.As(err, &se):
-		return ExitUsage
-	case llm.KindOf(err) == llm.KindConfig:
+	case fault.Usage, fault.Config, fault.Input, fault.Refused:
 		return ExitUsage
 	}
 	return ExitFailure
 }
 
-// Error kinds: the "kind" of a --json error object (docs/json.md). Each
-// names what to do about it, finer than the exit code.
+// Error kinds: the "kind" of a --json error object (docs/json.md), each
+// the name of a fault.Kind. Each names what to do about it, finer than
+// the exit code; every kind maps to exactly one code (exitCode).
 const (
 	KindUsage       = "usage"       // flags or arguments: fix the command line
 	KindConfig      = "config"      // config.yaml, a missing key or ${VAR}
@@ -66,38 +52,8 @@ const (
 	KindFailure     = "failure"     // anything else
 )
 
-// errorKind classifies err for --json; exitCode stays the one mapping to
-// exit codes, and every kind maps to exactly one code.
-func errorKind(err error) string {
-	var ue *usageError
-	var ce *config.Error
-	var ie *runner.InputError
-	var fe *artifacts.FileError
-	var re *runner.RefusedError
-	var pe *runner.PartialError
-	var le *runner.ErrLocked
-	var lle *llm.Error
-	var se *study.InputError
-	switch {
-	case errors.Is(err, context.Canceled):
-		return KindInterrupted
-	case errors.As(err, &ue):
-		return KindUsage
-	case errors.As(err, &re):
-		return KindRefused
-	case errors.As(err, &ce), llm.KindOf(err) == llm.KindConfig:
-		return KindConfig
-	case errors.As(err, &ie), errors.As(err, &fe), errors.As(err, &se):
-		return KindInput
-	case errors.As(err, &pe):
-		return KindPartial
-	case errors.As(err, &le):
-		return KindLocked
-	case errors.As(err, &lle):
-		return KindProvider
-	}
-	return KindFailure
-}
+// errorKind classifies err for --json.
+func errorKind(err error) string { return fault.KindOf(err).String() }
 
 // errorJSON is what a failing command writes on stderr under --json: one
 // line, the last stderr writes.

@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/runner"
 )
 
@@ -24,10 +26,10 @@ func TestExitCodeMapping(t *testing.T) {
 		{"nil", nil, ExitOK},
 		{"usage", usagef("bad"), ExitUsage},
 		{"config", &config.Error{File: "config.yaml"}, ExitUsage},
-		{"input", &runner.InputError{Msg: "x"}, ExitUsage},
-		{"wrapped input", fmt.Errorf("ctx: %w", &runner.InputError{Msg: "x"}), ExitUsage},
+		{"input", &fault.Error{Kind: fault.Input, Msg: "x"}, ExitUsage},
+		{"wrapped input", fmt.Errorf("ctx: %w", &fault.Error{Kind: fault.Input, Msg: "x"}), ExitUsage},
 		{"missing env at call", &llm.Error{Kind: llm.KindConfig}, ExitUsage},
-		{"refused overwrite", fmt.Errorf("evaluate: %w", &runner.RefusedError{File: "scores.json"}), ExitUsage},
+		{"refused overwrite", fmt.Errorf("evaluate: %w", &phase.RefusedError{File: "scores.json"}), ExitUsage},
 		{"partial", &runner.PartialError{Failed: 2}, ExitFailure},
 		{"auth", &llm.Error{Kind: llm.KindAuth}, ExitFailure},
 		{"locked", &runner.ErrLocked{Bench: "b"}, ExitFailure},
@@ -60,6 +62,9 @@ func TestCommandLine(t *testing.T) {
 	}{
 		{[]string{"--version"}, 0, "impactbench "},
 		{[]string{"bogus"}, ExitUsage, "unknown command"},
+		{[]string{"rn"}, ExitUsage, "Did you mean this?\n\trun"},
+		{[]string{"completion", "bash", "extra"}, ExitUsage, "unknown command \"extra\""},
+		{[]string{"run", "example", "--max-cost", "x"}, ExitUsage, "--max-cost"},
 		{[]string{"run"}, ExitUsage, "expected a benchmark name (a directory under benchmarks/), e.g. `impactbench run example`"},
 		{[]string{"run", "example", "--nope"}, ExitUsage, "unknown flag"},
 		{[]string{"run", "all", "nope"}, ExitUsage, "target \"nope\" is not in"},

@@ -15,9 +15,9 @@ import (
 
 	"github.com/impactbench/impactbench/internal/benchharness"
 	"github.com/impactbench/impactbench/internal/compare"
+	"github.com/impactbench/impactbench/internal/plan"
 	"github.com/impactbench/impactbench/internal/report"
 	"github.com/impactbench/impactbench/internal/results"
-	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/study"
 )
 
@@ -100,7 +100,7 @@ var docShapes = map[string]reflect.Type{
 	"status.simulated_users[]":   reflect.TypeFor[report.ScorecardRow](),
 	"status all":                 reflect.TypeFor[report.StudyStatusJSON](),
 	"status all.totals":          reflect.TypeFor[report.StudyTotalsJSON](),
-	"plan":                       reflect.TypeFor[runner.PrecisionPlan](),
+	"plan":                       reflect.TypeFor[plan.PrecisionPlan](),
 	"items":                      reflect.TypeFor[itemsJSON](),
 	"items.items[]":              reflect.TypeFor[results.Item](),
 	"calibrate[]":                reflect.TypeFor[calibrationEntry](),

@@ -3,9 +3,13 @@ package cli
 import (
 	"errors"
 
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/plan"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // The --json shapes, one per command. docs/json.md documents every field
@@ -21,16 +25,16 @@ type runJSON struct {
 	DryRun    bool                  `json:"dry_run"`
 	ExitCode  int                   `json:"exit_code"`
 	Error     *string               `json:"error"`
-	Phases    []runner.PhaseReport  `json:"phases"`
+	Phases    []summary.PhaseReport `json:"phases"`
 	Spent     llm.Usage             `json:"spent"`
 	Reused    llm.Usage             `json:"reused"`
-	Budget    *runner.BudgetReport  `json:"budget"`
-	Plan      []runner.PlanRow      `json:"plan"`
+	Budget    *summary.BudgetReport `json:"budget"`
+	Plan      []plan.Row            `json:"plan"`
 	Results   []modelJSON           `json:"results"`
 	Report    *string               `json:"report"`
 	Merged    []runner.MergeReport  `json:"merged"`
-	Precision *runner.PrecisionPlan `json:"precision"`
-	Limits    []runner.PoolLimit    `json:"limits"`
+	Precision *plan.PrecisionPlan   `json:"precision"`
+	Limits    []summary.PoolLimit   `json:"limits"`
 }
 
 // modelJSON is one model's pass rates from results.json, with the
@@ -55,7 +59,7 @@ func newRunJSON(command string, r *runner.Runner, inv invocation, runErr error) 
 		Merged: inv.merged, Precision: s.Precision, Limits: s.Limits,
 	}
 	if out.Phases == nil {
-		out.Phases = []runner.PhaseReport{}
+		out.Phases = []summary.PhaseReport{}
 	}
 	if runErr != nil {
 		msg := runErr.Error()
@@ -64,7 +68,7 @@ func newRunJSON(command string, r *runner.Runner, inv invocation, runErr error) 
 	if inv.report != "" {
 		out.Report = &inv.report
 	}
-	if !s.DryRun && s.Ran(runner.StageAggregate) {
+	if !s.DryRun && s.Ran(phase.StageAggregate) {
 		out.Results = s.Results
 	}
 	return out
@@ -74,7 +78,7 @@ func newRunJSON(command string, r *runner.Runner, inv invocation, runErr error) 
 func readModels(path string) ([]modelJSON, error) {
 	rs, err := results.ReadResults(path)
 	if err != nil {
-		return nil, &runner.InputError{Msg: err.Error()}
+		return nil, fault.AsInput(err)
 	}
 	out := make([]modelJSON, len(rs))
 	for i, m := range rs {
@@ -86,19 +90,19 @@ func readModels(path string) ([]modelJSON, error) {
 // runStudyJSON is the output of `run` over several benchmarks (`run all`,
 // `run b1 b2 …`): each benchmark's run object and the study's totals.
 type runStudyJSON struct {
-	Command    string               `json:"command"`
-	DryRun     bool                 `json:"dry_run"`
-	ExitCode   int                  `json:"exit_code"`
-	Error      *string              `json:"error"`
-	Benchmarks []runJSON            `json:"benchmarks"`
-	Spent      llm.Usage            `json:"spent"`
-	Reused     llm.Usage            `json:"reused"`
-	Budget     *runner.BudgetReport `json:"budget"`
-	Plan       *runner.PlanTotal    `json:"plan"`
-	Limits     []runner.PoolLimit   `json:"limits"`
+	Command    string                `json:"command"`
+	DryRun     bool                  `json:"dry_run"`
+	ExitCode   int                   `json:"exit_code"`
+	Error      *string               `json:"error"`
+	Benchmarks []runJSON             `json:"benchmarks"`
+	Spent      llm.Usage             `json:"spent"`
+	Reused     llm.Usage             `json:"reused"`
+	Budget     *summary.BudgetReport `json:"budget"`
+	Plan       *plan.Total           `json:"plan"`
+	Limits     []summary.PoolLimit   `json:"limits"`
 }
 
-func newRunStudyJSON(s *runner.Study, sum *runner.StudySummary, invs []invocation, runErr error) runStudyJSON {
+func newRunStudyJSON(s *runner.Study, sum *summary.StudySummary, invs []invocation, runErr error) runStudyJSON {
 	out := runStudyJSON{Command: "run", DryRun: sum.DryRun, ExitCode: exitCode(runErr),
 		Spent: sum.Spent, Reused: sum.Reused, Budget: sum.Budget, Plan: sum.Plan, Limits: sum.Limits}
 	if runErr != nil {

@@ -9,8 +9,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/sanitize"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // safeAttr is the log handler's ReplaceAttr: every string value (the
@@ -77,9 +77,9 @@ var turnRE = regexp.MustCompile(`\bturn \d+\b`)
 // printFailures lists a phase's failed rows, one line per distinct reason
 // with how many rows failed for it: an unreachable provider fails every
 // row alike, and one line says so better than one per row.
-func printFailures(w io.Writer, fs []runner.RowFailure) {
+func printFailures(w io.Writer, fs []summary.RowFailure) {
 	type group struct {
-		first  runner.RowFailure
+		first  summary.RowFailure
 		n      int
 		reason string
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // TestDevNullIsNoTerminal: /dev/null is a character device, but no terminal
@@ -33,16 +33,16 @@ func TestDevNullIsNoTerminal(t *testing.T) {
 // alike; the summary says so in one line with the count, whatever turn
 // each row reached.
 func TestFailuresSaidOncePerReason(t *testing.T) {
-	var fs []runner.RowFailure
+	var fs []summary.RowFailure
 	for i := range 72 {
 		turn := "1"
 		if i%3 == 0 {
 			turn = "2"
 		}
-		fs = append(fs, runner.RowFailure{Row: "m01_s001_v01__t__s" + strconv.Itoa(i),
+		fs = append(fs, summary.RowFailure{Row: "m01_s001_v01__t__s" + strconv.Itoa(i),
 			Reason: "target model, turn " + turn + `: openai gpt: connection: Post "http://h/v1/chat/completions": dial tcp: connect: connection refused (gave up after 5 attempts)`})
 	}
-	fs = append(fs, runner.RowFailure{Row: "m02_s001_v01__t__s0", Reason: "user model, turn 1: openai gpt: bad_request: \x1b]0;pwned\x07 no"})
+	fs = append(fs, summary.RowFailure{Row: "m02_s001_v01__t__s0", Reason: "user model, turn 1: openai gpt: bad_request: \x1b]0;pwned\x07 no"})
 	var buf bytes.Buffer
 	printFailures(&buf, fs)
 	out := buf.String()

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/progress"
 )
 
@@ -114,13 +115,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// cobra adds its help and completion commands when the tree runs (the
+	// completion commands write where the root writes when they are
+	// made): add them now, so their argument checks are typed too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	typedUsage(root)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		// cobra's own flag/arg errors are usage errors.
-		var ue *usageError
-		if !errors.As(err, &ue) && isCobraUsage(err) {
-			err = &usageError{err.Error() + " (see --help)"}
-		}
 		if g.JSON || wantsJSON(args) {
 			printErrorJSON(stderr, err)
 		} else {
@@ -144,14 +146,43 @@ func wantsJSON(args []string) bool {
 	return false
 }
 
-func isCobraUsage(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "flag needs an argument", "invalid argument", "arg(s)"} {
-		if strings.Contains(s, p) {
-			return true
-		}
+// typedUsage makes every argument check of the command tree return a
+// usage error (exit 2, kind "usage"), recognised by its type: each
+// command's own validator is wrapped, and a command without one gets
+// cobra's default rule (a command with subcommands takes no other
+// arguments: "unknown command", with cobra's suggestions). Flag errors go
+// through flagError. Called once the tree is built.
+func typedUsage(c *cobra.Command) {
+	check := c.Args
+	if check == nil {
+		check = unknownCommand
 	}
-	return false
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		err := check(cmd, args)
+		if err == nil || fault.KindOf(err) == fault.Usage {
+			return err
+		}
+		return &fault.Error{Kind: fault.Usage, Msg: err.Error() + " (see --help)", Err: err}
+	}
+	for _, sub := range c.Commands() {
+		typedUsage(sub)
+	}
+}
+
+// unknownCommand is cobra's rule for a command without an argument check:
+// a command that has subcommands takes no other arguments.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if !cmd.HasSubCommands() || len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+	}
+	return errors.New(msg)
 }
 
 // exitGrace bounds how long an interrupted process may take to stop. The
@@ -245,7 +276,10 @@ never pays twice for the same call.`,
   impactbench run example --dry-run  # rows, calls and estimated cost; no calls
   impactbench status example
   impactbench report example         # writes benchmarks/example/report.html`,
-		Version:       Version(),
+		Version: Version(),
+		// Runnable, so that an unknown command is refused by the typed
+		// argument check (typedUsage) rather than answered with help.
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/fault"
 )
 
 // Tracks: rows of positive metrics, of negative metrics, and of both.
@@ -177,3 +178,6 @@ func (e *NotComparableError) Error() string {
 	return fmt.Sprintf("%s and %s are not comparable: they measure different things:\n  %s\n(allow a component explicitly if the difference is intended)",
 		e.A, e.B, strings.Join(e.Lines, "\n  "))
 }
+
+// FaultKind: runs that measure different things are an input problem.
+func (e *NotComparableError) FaultKind() fault.Kind { return fault.Input }

@@ -27,6 +27,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/ids"
 )
@@ -507,3 +508,6 @@ func Consensuses(ls []Label) []Consensus {
 	}
 	return out
 }
+
+// FaultKind: bad label lines are fixed in the file.
+func (e *Error) FaultKind() fault.Kind { return fault.Input }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
@@ -104,3 +105,12 @@ func IsRetryable(err error) bool {
 // ErrBudgetExceeded is returned when a call was not made because it would
 // push spending past the configured ceiling.
 var ErrBudgetExceeded = errors.New("budget ceiling reached: call not made")
+
+// FaultKind is what a person does about a provider error: fix config.yaml
+// (a missing variable, an unknown source), else see the provider.
+func (e *Error) FaultKind() fault.Kind {
+	if e.Kind == KindConfig {
+		return fault.Config
+	}
+	return fault.Provider
+}

@@ -4,21 +4,25 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime/debug"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/clientset"
+	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/results"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // Aggregate reads every runs/*/scores.json and writes results.json. It is
 // never skipped (upstream: always recomputed; it is cheap).
 func (r *Runner) Aggregate(ctx context.Context) error {
 	out := filepath.Join(r.outDir, "results.json")
-	rep := PhaseReport{Phase: StageAggregate, Output: out}
+	rep := summary.PhaseReport{Phase: phase.StageAggregate, Output: out}
 	if r.opts.DryRun {
 		r.logf("[dry-run] aggregate %s → %s (no model calls)", r.bench.Slug, out)
 		return nil
@@ -47,8 +51,8 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 	if err := r.writeResults(out, res); err != nil {
 		return err
 	}
-	rep.Status, rep.Rows = StatusRan, rows
-	r.Report.add(rep)
+	rep.Status, rep.Rows = phase.StatusRan, rows
+	r.Report.Add(rep)
 	return nil
 }
 
@@ -79,7 +83,7 @@ func (r *Runner) aggregateInput(ctx context.Context) (results.Input, error) {
 		}
 	}
 	if len(in.Rows) == 0 {
-		return results.Input{}, &InputError{Msg: fmt.Sprintf("no scores to aggregate under %s: run `impactbench evaluate %s` first", filepath.Join(r.outDir, "runs"), r.bench.Slug)}
+		return results.Input{}, fault.Inputf("no scores to aggregate under %s: run `impactbench evaluate %s` first", filepath.Join(r.outDir, "runs"), r.bench.Slug)
 	}
 	err = artifacts.EachScenarioDemographic(filepath.Join(r.outDir, "scenarios.json"), func(_ int, id string, d artifacts.Demographic) error {
 		in.Demographics = append(in.Demographics, slim.demographic(id, d))
@@ -107,7 +111,7 @@ func (r *Runner) aggregateInput(ctx context.Context) (results.Input, error) {
 // writeResults writes results.json (unless it would lose models or rows)
 // and run_manifest.json, and keeps each model's headline for the summary.
 func (r *Runner) writeResults(out string, res []results.ModelResult) error {
-	if err := r.guardResults(out, res); err != nil {
+	if err := phase.GuardResults(r.opts.Force, out, res); err != nil {
 		return err
 	}
 	if err := results.WriteResults(out, res); err != nil {
@@ -147,18 +151,18 @@ func (r *Runner) Fingerprint() results.Fingerprint {
 	scSHA, _ := fileSHA(filepath.Join(r.outDir, "scenarios.json"))
 	judges := make([]any, 0, len(r.cfg.EvaluatorModels))
 	for _, j := range r.judges() {
-		judges = append(judges, identity(j))
+		judges = append(judges, clientset.Identity(j))
 	}
 	targets := map[string]string{}
 	for _, t := range r.cfg.Targets {
-		targets[t.ID] = fingerprint(identity(t))
+		targets[t.ID] = fingerprint(clientset.Identity(t))
 	}
 	return results.Fingerprint{
 		Metrics:   fingerprint(r.bench.Metrics),
 		Scenarios: scSHA,
 		Prompts:   r.prompts.Hash(),
-		UserModel: fingerprint(identity(r.cfg.UserModel)),
-		Generator: fingerprint(identity(r.cfg.Generator())),
+		UserModel: fingerprint(clientset.Identity(r.cfg.UserModel)),
+		Generator: fingerprint(clientset.Identity(r.cfg.Generator())),
 		Judges:    fingerprint(judges...),
 		Settings: fingerprint(r.cfg.Generation, r.cfg.Landmarks, r.cfg.Perfunctory, r.cfg.Seed,
 			r.cfg.Judge, r.cfg.Validity),
@@ -183,8 +187,8 @@ type runManifest struct {
 	// ItemSet is the version of the scenario set the results rest on,
 	// when it was changed (sets/sets.json: a grown set, or weak items
 	// replaced); 0 (omitted) for a set never changed.
-	ItemSet     int         `json:"item_set,omitempty"`
-	Concurrency []PoolLimit `json:"concurrency,omitempty"`
+	ItemSet     int                 `json:"item_set,omitempty"`
+	Concurrency []summary.PoolLimit `json:"concurrency,omitempty"`
 }
 
 // writeRunManifest writes run_manifest.json. An invocation that called no
@@ -192,7 +196,7 @@ type runManifest struct {
 // the earlier run recorded for the same measurement.
 func (r *Runner) writeRunManifest() error {
 	path := filepath.Join(r.outDir, "run_manifest.json")
-	m := runManifest{Fingerprint: r.Fingerprint(), Concurrency: r.poolLimits()}
+	m := runManifest{Fingerprint: r.Fingerprint(), Concurrency: r.models.PoolLimits()}
 	if vs, err := ItemSet(r.outDir); err == nil && len(vs) > 0 {
 		m.ItemSet = currentSet(vs)
 	}
@@ -210,7 +214,7 @@ func writeJSONFile(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, append(b, '\n'))
+	return fsx.WriteFile(path, append(b, '\n'), fsx.Shared)
 }
 
 // slimmer keeps of score and scenario rows only what results.Aggregate

@@ -64,7 +64,7 @@ func TestConvAssemblerWritesRowOrderWhateverTheFinishOrder(t *testing.T) {
 			}
 			var mu sync.Mutex
 			reads := 0
-			a := startAssembler(w, n, tc.keep, func(i int) (artifacts.Conversation, error) {
+			a := startConvFile(w, n, tc.keep, func(i int) (artifacts.Conversation, error) {
 				mu.Lock()
 				reads++
 				mu.Unlock()
@@ -121,7 +121,7 @@ func TestConvAssemblerLeavesTheOldFileWhenRowsAreMissingOrUnreadable(t *testing.
 			if err != nil {
 				t.Fatal(err)
 			}
-			a := startAssembler(w, 3, 0, func(i int) (artifacts.Conversation, error) {
+			a := startConvFile(w, 3, 0, func(i int) (artifacts.Conversation, error) {
 				if tc.readErr != nil {
 					return artifacts.Conversation{}, tc.readErr
 				}

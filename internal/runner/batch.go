@@ -9,10 +9,10 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/batch"
-	"github.com/impactbench/impactbench/internal/llm/provider"
 	"github.com/impactbench/impactbench/internal/stages"
 )
 
@@ -52,7 +52,7 @@ func (r *Runner) runJudgeBatches(ctx context.Context, j *judgeTarget, convPath s
 	collectors := make([]*batch.Collector, len(j.judges))
 	any := false
 	for k, jm := range j.judges {
-		id := identity(jm)
+		id := clientset.Identity(jm)
 		jb.keys[k] = func(req llm.Request) string { return callstore.Key(id, req) }
 		if jm.Batch {
 			collectors[k] = batch.NewCollector(jb.keys[k], judgePlaceholder)
@@ -124,19 +124,19 @@ func (r *Runner) sendJudgeBatch(ctx context.Context, targetID string, jm config.
 	if len(items) == 0 {
 		return nil, nil
 	}
-	p, err := batch.ForModel(jm, provider.Options{HTTP: r.http, Prices: r.prices, Pricing: r.cfg.Pricing, Role: "evaluator_model"})
+	p, err := batch.ForModel(jm, r.models.ProviderOptions("evaluator_model"))
 	if err != nil {
 		r.logf("evaluate %s: judge %s: %v — judging in real time instead", targetID, JudgeLabel(jm), err)
 		return nil, nil
 	}
 	release := func(float64) {}
-	if r.budget != nil {
+	if r.models.Budget() != nil {
 		// A batch commits its whole cost at once: reserve it up front.
-		est, price := 0.0, r.estimateCost(jm)
+		est, price := 0.0, r.models.EstimateCost(jm)
 		for _, it := range items {
 			est += price(it.Req) / 2
 		}
-		if release, err = r.budget.Reserve(est); err != nil {
+		if release, err = r.models.Budget().Reserve(est); err != nil {
 			r.logf("evaluate %s: the batch of %d judge calls (≈$%.4f) would pass the cost ceiling; judging in real time up to the ceiling", targetID, len(items), est)
 			return nil, nil
 		}

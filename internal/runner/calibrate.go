@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/labels"
 	"github.com/impactbench/impactbench/internal/results"
 )
@@ -47,7 +47,7 @@ func (r *Runner) KnownConversations(ctx context.Context) (labels.Known, error) {
 			return nil
 		})
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return known, &InputError{Msg: err.Error()}
+			return known, fault.AsInput(err)
 		}
 		err = artifacts.EachScore(filepath.Join(dir, "scores.json"), func(_ int, s artifacts.Score) error {
 			t := s.TargetModel
@@ -58,7 +58,7 @@ func (r *Runner) KnownConversations(ctx context.Context) (labels.Known, error) {
 			return nil
 		})
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return known, &InputError{Msg: err.Error()}
+			return known, fault.AsInput(err)
 		}
 	}
 	return known, nil
@@ -87,7 +87,7 @@ func (r *Runner) ReadLabels(ctx context.Context) ([]labels.Label, error) {
 	if err != nil {
 		var le *labels.Error
 		if errors.As(err, &le) {
-			return nil, &InputError{Msg: err.Error()}
+			return nil, fault.AsInput(err)
 		}
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func readAlternates(target, dir string) ([]results.AlternateScores, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, &InputError{Msg: err.Error()}
+			return nil, fault.AsInput(err)
 		}
 		out = append(out, a)
 	}
@@ -176,11 +176,11 @@ func readRepeats(path string) ([]results.RepeatRow, error) {
 	}
 	var rows []results.RepeatRow
 	if err := json.Unmarshal(data, &rows); err != nil {
-		return nil, &InputError{Msg: fmt.Sprintf("%s: %v; rerun `impactbench evaluate --repeats K` to rebuild it", path, err)}
+		return nil, fault.Inputf("%s: %v; rerun `impactbench evaluate --repeats K` to rebuild it", path, err)
 	}
 	for i, rr := range rows {
 		if rr.Repeat < 1 || rr.ID == "" {
-			return nil, &InputError{Msg: fmt.Sprintf("%s: row %d: want repeat ≥ 1 and an id; rerun `impactbench evaluate --repeats K` to rebuild it", path, i)}
+			return nil, fault.Inputf("%s: row %d: want repeat ≥ 1 and an id; rerun `impactbench evaluate --repeats K` to rebuild it", path, i)
 		}
 	}
 	return rows, nil

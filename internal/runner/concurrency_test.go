@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 func TestWorkers(t *testing.T) {
@@ -54,10 +56,10 @@ func TestWorkers(t *testing.T) {
 		}
 	}
 	cfg := &config.Config{Targets: []config.ModelConfig{{MaxConcurrency: 1000}}}
-	if got := autoWorkerCeiling(cfg); got != 2000 {
+	if got := clientset.AutoWorkerCeiling(cfg); got != 2000 {
 		t.Errorf("ceiling with max_concurrency 1000: %d, want 2000", got)
 	}
-	if got := autoWorkerCeiling(&config.Config{}); got != 512 {
+	if got := clientset.AutoWorkerCeiling(&config.Config{}); got != 512 {
 		t.Errorf("default ceiling: %d, want 512", got)
 	}
 }
@@ -120,7 +122,7 @@ targets:
 			if got < tc.atLeast || got > tc.atMost {
 				t.Errorf("peak target calls in flight %d, want %d..%d; limits %+v", got, tc.atLeast, tc.atMost, r.Report.Limits)
 			}
-			byPool := map[string]PoolLimit{}
+			byPool := map[string]summary.PoolLimit{}
 			for _, l := range r.Report.Limits {
 				byPool[strings.TrimPrefix(l.Pool, strings.TrimPrefix(srv.URL, "http://"))] = l
 			}
@@ -191,7 +193,7 @@ func TestStartConcurrencyFollowsThePhaseOfTheRole(t *testing.T) {
 		"user_model": 64, "targets[2]": 64, "evaluator_model": 20, "evaluator_models[1]": 20,
 		"generator_model": 8, "": 0, "landmark_model": 0,
 	} {
-		if got := r.startConcurrency(role); got != want {
+		if got := clientset.StartConcurrency(r.cfg, role); got != want {
 			t.Errorf("startConcurrency(%q) = %d, want %d", role, got, want)
 		}
 	}

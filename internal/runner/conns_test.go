@@ -12,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/ratelimit"
+	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/schedule"
 )
 
 // TestModelsOnOneHostKeepTheirConnections: a study's user, four targets
@@ -29,7 +32,7 @@ func TestModelsOnOneHostKeepTheirConnections(t *testing.T) {
 		EvaluatorModels: []config.ModelConfig{m("judge")},
 	}
 	const inFlight = 6 * 64
-	if got := idleConnsPerHost(cfg); got < inFlight {
+	if got := clientset.IdleConnsPerHost(cfg); got < inFlight {
 		t.Fatalf("idle pool %d < %d calls the pools may have in flight", got, inFlight)
 	}
 
@@ -46,7 +49,7 @@ func TestModelsOnOneHostKeepTheirConnections(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 
-	client := llm.NewHTTPClient(idleConnsPerHost(cfg))
+	client := llm.NewHTTPClient(clientset.IdleConnsPerHost(cfg))
 	const rounds = 4
 	for range rounds {
 		var wg sync.WaitGroup
@@ -81,138 +84,29 @@ func TestLaneCeilingFollowsItsOwnPools(t *testing.T) {
 		EvaluatorModels: []config.ModelConfig{{Model: "j", MaxConcurrency: 16}},
 	}
 	for _, tc := range []struct {
-		stage  Stage
+		stage  phase.Stage
 		target string
 		want   int
 	}{
-		{StageSimulate, "a", 128},                                 // the user's 64 binds
-		{StageSimulate, "b", 1000},                                // the target's 500
-		{StageSimulate, "c", 2 * ratelimit.DefaultMaxConcurrency}, // unset: the default ceiling
-		{StageEvaluate, "a", 32},                                  // the judge's 16
-		{StageGenScenarios, "", 1000},                             // other stages: the run-wide ceiling
+		{phase.StageSimulate, "a", 128},                                 // the user's 64 binds
+		{phase.StageSimulate, "b", 1000},                                // the target's 500
+		{phase.StageSimulate, "c", 2 * ratelimit.DefaultMaxConcurrency}, // unset: the default ceiling
+		{phase.StageEvaluate, "a", 32},                                  // the judge's 16
+		{phase.StageGenScenarios, "", 1000},                             // other stages: the run-wide ceiling
 	} {
-		if got := laneCeiling(cfg, tc.stage, tc.target); got != tc.want {
-			t.Errorf("laneCeiling(%s, %q) = %d, want %d", tc.stage, tc.target, got, tc.want)
+		if got := clientset.LaneCeiling(cfg, tc.stage, tc.target); got != tc.want {
+			t.Errorf("clientset.LaneCeiling(%s, %q) = %d, want %d", tc.stage, tc.target, got, tc.want)
 		}
 	}
 }
 
 // heldLane returns a lane of one slot, held by a row that runs until
 // release is closed (counted in wg).
-func heldLane(t *testing.T, wg *sync.WaitGroup) (*lane, chan struct{}) {
-	l, release := newLane(1), make(chan struct{})
+func heldLane(t *testing.T, wg *sync.WaitGroup) (*schedule.Lane, chan struct{}) {
+	l, release := schedule.NewLane(1), make(chan struct{})
 	wg.Add(1)
-	l.goRow(t.Context(), true, 0, func() { defer wg.Done(); <-release }, wg.Done)
+	l.Go(t.Context(), true, 0, func() { defer wg.Done(); <-release }, wg.Done)
 	return l, release
-}
-
-// TestLaneQueuesRowsInOrderAndCancelsThem: rows offered to a full lane wait
-// as queued closures, start in order as slots free, and when their context
-// ends before a slot frees, run their cancellation instead.
-func TestLaneQueuesRowsInOrderAndCancelsThem(t *testing.T) {
-	var mu sync.Mutex
-	var order []int
-	var wg sync.WaitGroup
-	l, release := heldLane(t, &wg)
-	for i := range 2000 {
-		wg.Add(1)
-		l.goRow(t.Context(), false, 0, func() {
-			defer wg.Done()
-			mu.Lock()
-			order = append(order, i)
-			mu.Unlock()
-		}, func() { t.Errorf("row %d cancelled", i); wg.Done() })
-	}
-	close(release)
-	wg.Wait()
-	for i, v := range order {
-		if v != i {
-			t.Fatalf("row %d ran at position %d", v, i)
-		}
-	}
-	if len(order) != 2000 {
-		t.Fatalf("%d rows ran, want 2000", len(order))
-	}
-
-	ctx, cancel := context.WithCancel(t.Context())
-	block := make(chan struct{})
-	var ran, cancelled atomic.Int32
-	var wg2 sync.WaitGroup
-	wg2.Add(1)
-	l.goRow(ctx, true, 0, func() { defer wg2.Done(); <-block }, wg2.Done)
-	for range 10 {
-		wg2.Add(1)
-		l.goRow(ctx, false, 0, func() { ran.Add(1); wg2.Done() }, func() { cancelled.Add(1); wg2.Done() })
-	}
-	cancel()
-	for deadline := time.Now().Add(10 * time.Second); cancelled.Load() < 10 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond) // the hooks run on their own goroutines
-	}
-	close(block)
-	wg2.Wait()
-	if ran.Load() != 0 || cancelled.Load() != 10 {
-		t.Errorf("after cancel: %d ran, %d cancelled; want 0 and 10", ran.Load(), cancelled.Load())
-	}
-}
-
-// TestLaneStartsRowsByRank: rows waiting for room start by rank (a study's
-// earlier benchmark first), then in the order offered, whether their caller
-// waits (a feeder reading a file) or not; a waiting caller whose context
-// ends gets false and its row never runs.
-func TestLaneStartsRowsByRank(t *testing.T) {
-	var mu sync.Mutex
-	var order []string
-	var wg sync.WaitGroup
-	l, release := heldLane(t, &wg)
-	row := func(name string) func() {
-		return func() {
-			defer wg.Done()
-			mu.Lock()
-			order = append(order, name)
-			mu.Unlock()
-		}
-	}
-	queued := func() int {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return l.queue.Len()
-	}
-	offer := func(rank int, name string, wait bool) {
-		wg.Add(1)
-		n := queued()
-		if wait {
-			go l.goRow(t.Context(), true, rank, row(name), func() { t.Errorf("%s cancelled", name) })
-			for queued() == n {
-				time.Sleep(time.Millisecond)
-			}
-			return
-		}
-		l.goRow(t.Context(), false, rank, row(name), func() { t.Errorf("%s cancelled", name) })
-	}
-	offer(2, "b2-first", false)
-	offer(1, "b1-feeder", true)
-	offer(2, "b2-second", true)
-	offer(0, "b0", false)
-	offer(1, "b1-offered", false)
-
-	ctx, cancel := context.WithCancel(t.Context())
-	gave := make(chan bool)
-	go func() {
-		gave <- l.goRow(ctx, true, 0, func() { t.Error("a row whose caller gave up ran") }, func() { t.Error("cancelled ran for a waiting caller") })
-	}()
-	for queued() < 6 {
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
-	if <-gave {
-		t.Error("a waiting caller whose context ended got true")
-	}
-	close(release)
-	wg.Wait()
-	want := []string{"b0", "b1-feeder", "b1-offered", "b2-first", "b2-second"}
-	if fmt.Sprint(order) != fmt.Sprint(want) {
-		t.Errorf("rows started %v, want %v", order, want)
-	}
 }
 
 // recordPriority is a client that records the priority of each call.
@@ -233,7 +127,7 @@ func TestTurnOrderFlipsWhenTheLaneDrains(t *testing.T) {
 	c := turnOrder{rec, l}
 	c.Complete(t.Context(), llm.Request{Priority: 3}) // nothing waits yet
 	wg.Add(1)
-	l.goRow(t.Context(), false, 0, wg.Done, func() { t.Error("cancelled"); wg.Done() })
+	l.Go(t.Context(), false, 0, wg.Done, func() { t.Error("cancelled"); wg.Done() })
 	c.Complete(t.Context(), llm.Request{Priority: 3}) // a row waits
 	close(release)
 	wg.Wait()

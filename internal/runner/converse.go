@@ -9,8 +9,11 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/schedule"
 	"github.com/impactbench/impactbench/internal/stages"
 )
 
@@ -35,7 +38,7 @@ type simTarget struct {
 	ctx     context.Context
 	callCtx context.Context
 	stop    context.CancelCauseFunc
-	lane    *lane
+	lane    *schedule.Lane
 	bar     *barPart
 	judge   *judgeTarget // nil: conversations are not judged as they end
 	// pipeline: conversations are judged as they end (run), by judge.
@@ -56,21 +59,21 @@ func (r *Runner) newSimTarget(ctx context.Context, targetID string) (*simTarget,
 	in := r.simInputs(target, "")
 	t := &simTarget{
 		r: r, id: targetID, model: target,
-		userID: identity(r.cfg.UserModel), targetIdent: identity(target),
+		userID: clientset.Identity(r.cfg.UserModel), targetIdent: clientset.Identity(target),
 		rowKeyBase: fingerprint(in["metrics"], in["target_prompt"], in["settings"], in["user_model"], in["target_model"], in["prompts"], in["validity"]),
 		callCtx:    ctx,
-		lane:       r.lanes.of(StageSimulate, targetID),
+		lane:       r.lanes.Of(laneKey{phase.StageSimulate, targetID}),
 	}
 	t.ctx, t.stop = context.WithCancelCause(ctx)
 	if r.opts.DryRun {
 		return t, nil // a plan calls nothing: keys may still be missing
 	}
-	if t.userC, err = r.modelClient("user_model", r.cfg.UserModel); err != nil {
+	if t.userC, err = r.models.Model("user_model", r.cfg.UserModel); err != nil {
 		t.stop(nil)
 		return nil, err
 	}
 	tf, _ := r.cfg.TargetField(targetID)
-	if t.targetC, err = r.modelClient(tf, target); err != nil {
+	if t.targetC, err = r.models.Model(tf, target); err != nil {
 		t.stop(nil)
 		return nil, err
 	}
@@ -113,11 +116,11 @@ func (r *Runner) openAudit() (*auditSeat, error) {
 	if !ok {
 		return nil, nil
 	}
-	c, err := r.modelClient(field, m)
+	c, err := r.models.Model(field, m)
 	if err != nil {
 		return nil, err
 	}
-	return &auditSeat{model: m, id: identity(m), c: c}, nil
+	return &auditSeat{model: m, id: clientset.Identity(m), c: c}, nil
 }
 
 // attachJudge makes t judge each conversation as soon as it is stored,
@@ -139,7 +142,7 @@ func (t *simTarget) attachJudge(total int) error {
 func (t *simTarget) close() {
 	t.stop(nil)
 	t.rows.Wait()
-	t.bar.close()
+	t.bar.Close()
 	if t.judge != nil {
 		t.judge.close()
 	}
@@ -159,45 +162,45 @@ func (t *simTarget) unit(id string, sample int) string {
 // started already. With wait the caller waits for room in the lane. keep
 // says whether the row keeps its conversation for whoever awaits it (a row
 // offered before its output exists stores it and lets it go).
-func (t *simTarget) start(row convRow, wait, keep bool) *rowState[artifacts.Conversation] {
+func (t *simTarget) start(row convRow, wait, keep bool) *schedule.Row[artifacts.Conversation] {
 	unit := t.unit(row.sc.ID, row.sample)
-	st, created := t.r.rows.convs.claim(unit, fingerprint(t.rowKeyBase, row.sc, row.sample))
+	st, created := t.r.rows.convs.Claim(unit, fingerprint(t.rowKeyBase, row.sc, row.sample))
 	if !created {
 		return st
 	}
 	t.rows.Add(1)
 	ok := t.r.goRow(t.ctx, t.lane, wait, func() {
 		defer t.rows.Done()
-		st.finish(t.run(st, unit, row, keep))
+		st.Finish(t.run(st, unit, row, keep))
 	}, func() {
 		defer t.rows.Done()
-		st.finish(rowOut[artifacts.Conversation]{status: RowStopped})
+		st.Finish(schedule.Outcome[artifacts.Conversation]{Status: schedule.Stopped})
 	})
 	if !ok {
 		t.rows.Done()
-		st.finish(rowOut[artifacts.Conversation]{status: RowStopped})
+		st.Finish(schedule.Outcome[artifacts.Conversation]{Status: schedule.Stopped})
 	}
 	return st
 }
 
 // run makes one conversation, or replays the stored one, and stores it.
-func (t *simTarget) run(st *rowState[artifacts.Conversation], unit string, row convRow, keep bool) rowOut[artifacts.Conversation] {
-	st.waitPrev()
+func (t *simTarget) run(st *schedule.Row[artifacts.Conversation], unit string, row convRow, keep bool) schedule.Outcome[artifacts.Conversation] {
+	st.WaitPrev()
 	start := time.Now()
 	u, err := t.r.store.Unit(unit)
 	if err != nil {
-		return t.done(row, rowOut[artifacts.Conversation]{status: RowFailed, reason: err.Error()}, row.sc.ID, keep, false)
+		return t.done(row, schedule.Outcome[artifacts.Conversation]{Status: schedule.Failed, Reason: err.Error()}, row.sc.ID, keep, false)
 	}
 	defer u.Close()
 	var conv artifacts.Conversation
-	if u.Result(st.key, &conv) && conv.Status != artifacts.StatusError && !auditFailed(conv) {
-		o := rowOut[artifacts.Conversation]{status: RowReused, stored: true, val: &conv, took: time.Since(start)}
+	if u.Result(st.Key(), &conv) && conv.Status != artifacts.StatusError && !auditFailed(conv) {
+		o := schedule.Outcome[artifacts.Conversation]{Status: schedule.Reused, Stored: true, Val: &conv, Took: time.Since(start)}
 		return t.done(row, o, conv.ConvID, keep, true)
 	}
 	user, target := turnOrder{u.Client(t.userID, t.userC), t.lane}, turnOrder{u.Client(t.targetIdent, t.targetC), t.lane}
 	conv, err = stages.Converse(t.callCtx, user, target, t.r.prompts, t.spec(row), t.converseOptions(u))
 	s := t.waves.paidFor(unit, u.Stats())
-	out := rowOut[artifacts.Conversation]{spent: s.Spent, saved: s.Saved, took: time.Since(start)}
+	out := schedule.Outcome[artifacts.Conversation]{Spent: s.Spent, Saved: s.Saved, Took: time.Since(start)}
 	if err != nil {
 		// Cancelled or stopped by the ceiling: the calls made so far are
 		// stored; the row is simply not finished. A fatal provider error
@@ -205,21 +208,21 @@ func (t *simTarget) run(st *rowState[artifacts.Conversation], unit string, row c
 		if fatalErr(err) {
 			t.stop(err)
 		}
-		out.status = RowStopped
+		out.Status = schedule.Stopped
 		return t.done(row, out, "", keep, false)
 	}
-	if err := u.SetResult(convResultKey(st.key, conv), conv); err != nil {
-		out.status, out.reason = RowFailed, err.Error()
+	if err := u.SetResult(convResultKey(st.Key(), conv), conv); err != nil {
+		out.Status, out.Reason = schedule.Failed, err.Error()
 		return t.done(row, out, conv.ConvID, keep, false)
 	}
-	out.val, out.stored, out.status = &conv, true, RowDone
+	out.Val, out.Stored, out.Status = &conv, true, schedule.Done
 	switch {
 	case conv.Status == artifacts.StatusError:
-		out.status, out.reason = RowFailed, conv.StatusReason
+		out.Status, out.Reason = schedule.Failed, conv.StatusReason
 	case auditFailed(conv):
-		out.status, out.reason = RowFailed, "audit: "+conv.Validity.Error
+		out.Status, out.Reason = schedule.Failed, "audit: "+conv.Validity.Error
 	case s.Misses == 0:
-		out.status = RowReused
+		out.Status = schedule.Reused
 	}
 	return t.done(row, out, conv.ConvID, keep, false)
 }
@@ -242,27 +245,27 @@ func (t *simTarget) converseOptions(u *callstore.Unit) stages.ConverseOptions {
 // done counts a finished row in the summary and on the bar, hands a
 // stored conversation to its judge, and returns the outcome. replayed: the
 // conversation was stored by an earlier run (not shown turn by turn again).
-func (t *simTarget) done(row convRow, o rowOut[artifacts.Conversation], name string, keep, replayed bool) rowOut[artifacts.Conversation] {
+func (t *simTarget) done(row convRow, o schedule.Outcome[artifacts.Conversation], name string, keep, replayed bool) schedule.Outcome[artifacts.Conversation] {
 	r := t.r
-	r.Report.count(StageSimulate, t.id, name, o.status, o.reason, o.spent, o.saved)
+	r.Report.Count(phase.StageSimulate, t.id, name, o.Status, o.Reason, o.Spent, o.Saved)
 	if b := t.bar; b != nil {
-		if o.status == RowStopped {
-			b.bar().Unfinished(o.spent)
+		if o.Status == schedule.Stopped {
+			b.Bar().Unfinished(o.Spent)
 		} else {
-			b.bar().Done(o.status == RowFailed, o.status == RowReused || o.spent.Requests == 0, o.spent, o.took)
+			b.Bar().Done(o.Status == schedule.Failed, o.Status == schedule.Reused || o.Spent.Requests == 0, o.Spent, o.Took)
 		}
 	}
-	if o.val == nil {
+	if o.Val == nil {
 		return o
 	}
 	if r.cfg.Run.Verbose && !replayed {
-		r.printTurns(*o.val)
+		r.printTurns(*o.Val)
 	}
 	if t.judge != nil {
-		t.judge.start(o.val, false)
+		t.judge.start(o.Val, false)
 	}
 	if !keep {
-		o.val = nil // stored: whoever needs it reads it back
+		o.Val = nil // stored: whoever needs it reads it back
 	}
 	return o
 }
@@ -335,11 +338,11 @@ func canonicalScenario(s artifacts.Scenario) (artifacts.Scenario, error) {
 // kept waiting, or the run ends in a tail of half-empty pools.
 type turnOrder struct {
 	llm.Client
-	lane *lane
+	lane *schedule.Lane
 }
 
 func (c turnOrder) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
-	if !c.lane.backlog() {
+	if !c.lane.Backlog() {
 		req.Priority = -req.Priority
 	}
 	return c.Client.Complete(ctx, req)

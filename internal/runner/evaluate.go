@@ -11,7 +11,11 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/schedule"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // judges returns the evaluator panel of this invocation.
@@ -50,7 +54,7 @@ type evalRow struct {
 // Evaluate judges runs/<target>/conversations.json and writes scores.json.
 func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
 	err := r.evaluate(ctx, targetID, nil)
-	r.Report.settle()
+	r.Report.Settle()
 	return err
 }
 
@@ -67,13 +71,13 @@ type evaluation struct {
 // their rows are found, not judged (or counted) again.
 func (r *Runner) evaluate(ctx context.Context, targetID string, j *judgeTarget) error {
 	e := evaluation{targetID: targetID, convPath: filepath.Join(r.runDir(targetID), "conversations"+r.shardSuffix()+".json"), out: r.scoresPath(targetID)}
-	rep := PhaseReport{Phase: StageEvaluate, Target: targetID, Output: e.out}
+	rep := summary.PhaseReport{Phase: phase.StageEvaluate, Target: targetID, Output: e.out}
 	if _, err := os.Stat(e.convPath); err != nil {
 		if r.opts.DryRun {
 			r.planEvaluate(targetID, r.judges(), r.expectedConversations())
 			return nil
 		}
-		return &InputError{Msg: fmt.Sprintf("%s does not exist: run `impactbench simulate %s %s` first", e.convPath, r.bench.Slug, targetID)}
+		return fault.Inputf("%s does not exist: run `impactbench simulate %s %s` first", e.convPath, r.bench.Slug, targetID)
 	}
 	var err error
 	if e.rows, err = r.evalRows(e.convPath); err != nil {
@@ -81,8 +85,8 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, j *judgeTarget) 
 	}
 	convSHA, _ := fileSHA(e.convPath)
 	e.inputs = r.evalInputs(convSHA)
-	e.key = StageEvaluate.String() + "/" + targetID + r.shardSuffix() + "/" + rel(r.runDir(targetID), e.out)
-	skip, note := r.checkSkip(StageEvaluate, targetID, e.key, e.out, e.inputs, rep)
+	e.key = phase.StageEvaluate.String() + "/" + targetID + r.shardSuffix() + "/" + relPath(r.runDir(targetID), e.out)
+	skip, note := r.checkSkip(phase.StageEvaluate, targetID, e.key, e.out, e.inputs, rep)
 	if skip {
 		return nil
 	}
@@ -102,13 +106,13 @@ func (r *Runner) evaluate(ctx context.Context, targetID string, j *judgeTarget) 
 		}
 		defer j.close()
 	}
-	j.bar.setTotal(len(e.rows))
+	j.bar.SetTotal(len(e.rows))
 	return r.judgeAll(ctx, e, j, rep)
 }
 
 // judgeAll sends the batch judges' calls (if any), makes every verdict row
 // and writes scores.json once each row has a stored score.
-func (r *Runner) judgeAll(ctx context.Context, e evaluation, j *judgeTarget, rep PhaseReport) error {
+func (r *Runner) judgeAll(ctx context.Context, e evaluation, j *judgeTarget, rep summary.PhaseReport) error {
 	unitName := func(row evalRow) string { return j.unitName(row.ID, row.Sample) }
 	jb, err := r.runJudgeBatches(ctx, j, e.convPath)
 	if err != nil {
@@ -120,22 +124,22 @@ func (r *Runner) judgeAll(ctx context.Context, e evaluation, j *judgeTarget, rep
 	stored, feedErr := r.judgeRows(j, e.convPath, len(e.rows))
 	rep.Rows = len(e.rows)
 	if cause := context.Cause(j.ctx); cause != nil && fatalErr(cause) {
-		r.Report.add(rep)
+		r.Report.Add(rep)
 		return cause
 	}
 	if feedErr != nil && !errors.Is(feedErr, context.Canceled) && !errors.Is(feedErr, context.DeadlineExceeded) {
 		return feedErr
 	}
 	if err := ctx.Err(); err != nil {
-		rep.Status, rep.Reason = StatusStopped, "interrupted; the verdicts given so far are saved"
-		r.Report.add(rep)
+		rep.Status, rep.Reason = phase.StatusStopped, "interrupted; the verdicts given so far are saved"
+		r.Report.Add(rep)
 		return err
 	}
 	if notRun := len(e.rows) - stored; notRun > 0 {
-		rep.Status = StatusStopped
+		rep.Status = phase.StatusStopped
 		rep.Reason = fmt.Sprintf("%d of %d conversations not judged (cost ceiling); judged rows are saved", notRun, len(e.rows))
 		r.noteRemaining(notRun)
-		r.Report.add(rep)
+		r.Report.Add(rep)
 		return nil
 	}
 	if err := r.commitScores(e, unitName, &rep); err != nil {
@@ -158,15 +162,15 @@ func (r *Runner) judgeRows(j *judgeTarget, convPath string, n int) (stored int, 
 		wg.Add(1)
 		unit := j.unitName(c.ID, c.Sample)
 		st := j.start(&c, true)
-		st.onDone(func(o rowOut[artifacts.Score]) {
-			if o.stored {
+		st.OnDone(func(o schedule.Outcome[artifacts.Score]) {
+			if o.Stored {
 				mu.Lock()
 				stored++
 				mu.Unlock()
 			}
 			// The last to await a verdict (one judged while its
 			// conversation ended is found and awaited here too).
-			j.r.rows.verdicts.retire(unit, st)
+			j.r.rows.verdicts.Retire(unit, st)
 			wg.Done()
 		})
 		return nil
@@ -176,7 +180,7 @@ func (r *Runner) judgeRows(j *judgeTarget, convPath string, n int) (stored int, 
 }
 
 // commitScores writes scores.json, its cost and its phase record.
-func (r *Runner) commitScores(e evaluation, unitName func(evalRow) string, rep *PhaseReport) error {
+func (r *Runner) commitScores(e evaluation, unitName func(evalRow) string, rep *summary.PhaseReport) error {
 	if err := r.beginOutput(e.key, e.inputs); err != nil {
 		return err
 	}
@@ -184,19 +188,19 @@ func (r *Runner) commitScores(e evaluation, unitName func(evalRow) string, rep *
 	if err != nil {
 		return err
 	}
-	costPhase := StageEvaluate.String()
+	costPhase := phase.StageEvaluate.String()
 	if len(r.opts.Judges) > 0 {
 		costPhase += ":" + filepath.Base(filepath.Dir(e.out))
 	}
 	if err := r.writeCost(r.runDir(e.targetID), costPhase, total, models); err != nil {
 		return err
 	}
-	if err := r.record(e.key, e.out, e.inputs, r.Report.failedRows(StageEvaluate, e.targetID)); err != nil {
+	if err := r.record(e.key, e.out, e.inputs, r.Report.FailedRows(phase.StageEvaluate, e.targetID)); err != nil {
 		return err
 	}
-	rep.Status = StatusRan
+	rep.Status = phase.StatusRan
 	r.logf("evaluated %d conversations → %d scores (%d/%d passed) for %s", len(e.rows), len(e.rows), passed, valid, e.targetID)
-	r.Report.add(*rep)
+	r.Report.Add(*rep)
 	return nil
 }
 
@@ -214,11 +218,11 @@ func (r *Runner) evalRows(convPath string) ([]evalRow, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, &InputError{Msg: err.Error()}
+		return nil, fault.AsInput(err)
 	}
 	if len(missing) > 0 {
-		return nil, &InputError{Msg: fmt.Sprintf("%s: %d conversation(s) refer to metrics that are not in %s (known: %s); fix the metric ids or restore the metrics:\n  %s",
-			convPath, len(missing), r.bench.Path, r.metricIDs(), strings.Join(firstN(missing, 10), "\n  "))}
+		return nil, fault.Inputf("%s: %d conversation(s) refer to metrics that are not in %s (known: %s); fix the metric ids or restore the metrics:\n  %s",
+			convPath, len(missing), r.bench.Path, r.metricIDs(), strings.Join(firstN(missing, 10), "\n  "))
 	}
 	return rows, nil
 }
@@ -226,13 +230,13 @@ func (r *Runner) evalRows(convPath string) ([]evalRow, error) {
 // writeScores assembles scores.json from the stored scores in row order,
 // refusing (and leaving the old file) when verdicts would become null. It
 // returns the scores' usage and the passed and valid counts.
-func (r *Runner) writeScores(targetID, out string, rows []evalRow, unitName func(evalRow) string, rep *PhaseReport) (total llm.Usage, models byModel, passed, valid int, err error) {
+func (r *Runner) writeScores(targetID, out string, rows []evalRow, unitName func(evalRow) string, rep *summary.PhaseReport) (total llm.Usage, models byModel, passed, valid int, err error) {
 	models = byModel{}
 	w, err := artifacts.NewArrayWriter(out)
 	if err != nil {
 		return total, models, 0, 0, err
 	}
-	guard := r.newVerdictGuard(out)
+	guard := phase.NewVerdictGuard(r.opts.Force, out)
 	for _, row := range rows {
 		var sc artifacts.Score
 		if _, ok := r.store.ReadResult(unitName(row), &sc); !ok {
@@ -249,16 +253,16 @@ func (r *Runner) writeScores(targetID, out string, rows []evalRow, unitName func
 				passed++
 			}
 		}
-		guard.see(&sc)
+		guard.See(&sc)
 		if err := w.Write(sc); err != nil {
 			w.Abort()
 			return total, models, 0, 0, err
 		}
 	}
-	if err := guard.check(); err != nil {
+	if err := guard.Check(); err != nil {
 		w.Abort()
-		rep.Status, rep.Reason = StatusRefused, err.Error()
-		r.Report.add(*rep)
+		rep.Status, rep.Reason = phase.StatusRefused, err.Error()
+		r.Report.Add(*rep)
 		return total, models, 0, 0, err
 	}
 	if err := w.Close(); err != nil {

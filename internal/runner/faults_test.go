@@ -33,7 +33,7 @@ import (
 // fault decides, for one request, whether and how it is broken. n is how
 // many times this exact request has arrived (1 for the first), seq its
 // arrival index in the run.
-type fault struct {
+type injectedFault struct {
 	name      string
 	transient bool // the run's own retries get past it: no row may fail
 	share     byte // breaks requests whose selector starts below this hex digit ('4' when zero: a quarter)
@@ -60,7 +60,7 @@ func writeErr(w http.ResponseWriter, status int, typ, code, msg string) {
 
 func isJSONRole(role string) bool { return role == "gen" || role == "judge" }
 
-var faults = []fault{
+var faults = []injectedFault{
 	{name: "500", apply: func(w http.ResponseWriter, _ *http.Request, _, _ string, _, _ int, hit bool) bool {
 		if hit {
 			writeErr(w, 500, "server_error", "", "internal error")
@@ -160,7 +160,7 @@ type faultServer struct {
 	srv *httptest.Server
 
 	mu      sync.Mutex
-	fault   *fault
+	fault   *injectedFault
 	seq     int
 	seen    map[string]int // arrivals per request
 	valid   map[string]int // valid answers per request, over every run
@@ -175,7 +175,7 @@ func newFaultServer(t *testing.T) *faultServer {
 }
 
 // phase switches to fault (nil: healthy) and returns the counts so far.
-func (f *faultServer) set(fl *fault) {
+func (f *faultServer) set(fl *injectedFault) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fault, f.seq, f.seen = fl, 0, map[string]int{}
@@ -305,7 +305,7 @@ type faultRow struct {
 }
 
 // runFaultCase runs one fault: a first run with the fault, a rerun healthy.
-func runFaultCase(t *testing.T, srv *faultServer, fl *fault) faultRow {
+func runFaultCase(t *testing.T, srv *faultServer, fl *injectedFault) faultRow {
 	dir := t.TempDir()
 	base := srv.srv.URL + "/v1"
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(fmt.Sprintf(faultConfig, base)), 0o644); err != nil {

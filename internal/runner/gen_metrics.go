@@ -7,9 +7,12 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/stages"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // GenMetrics writes metrics into benchmark.yaml (kept as the user wrote it
@@ -20,46 +23,46 @@ func (r *Runner) GenMetrics(ctx context.Context) error { return r.genMetrics(ctx
 // when regenerate is set. `run` never sets it: metrics may be hand-written,
 // and its --force is about scenarios and runs.
 func (r *Runner) genMetrics(ctx context.Context, regenerate bool) error {
-	rep := PhaseReport{Phase: StageGenMetrics, Output: r.bench.Path}
+	rep := summary.PhaseReport{Phase: phase.StageGenMetrics, Output: r.bench.Path}
 	gen := r.cfg.Generator()
 	skip := !r.genMetricsWillRun(regenerate)
 	if r.opts.DryRun {
-		r.planRow(StageGenMetrics, "", "", gen, 1, 1, 1500, 1500)
+		r.planRow(phase.StageGenMetrics, "", "", gen, 1, 1, 1500, 1500)
 		if skip {
-			r.planNote(StageGenMetrics, "", "skip: metrics exist")
+			r.planNote(phase.StageGenMetrics, "", "skip: metrics exist")
 		}
 		return nil
 	}
 	if skip {
-		rep.Status, rep.Reason = StatusSkipped, fmt.Sprintf("benchmark.yaml already has %d metrics; kept (`impactbench gen-metrics %s --force` replaces them, keeping a backup)", len(r.bench.Metrics), r.bench.Slug)
+		rep.Status, rep.Reason = phase.StatusSkipped, fmt.Sprintf("benchmark.yaml already has %d metrics; kept (`impactbench gen-metrics %s --force` replaces them, keeping a backup)", len(r.bench.Metrics), r.bench.Slug)
 		r.logf("[skip] gen_metrics %s — %s", r.bench.Slug, rep.Reason)
-		r.Report.add(rep)
+		r.Report.Add(rep)
 		return nil
 	}
-	c, err := r.modelClient(r.generatorField(), gen)
+	c, err := r.models.Model(r.generatorField(), gen)
 	if err != nil {
 		return err
 	}
-	bar := r.bars.open(StageGenMetrics, "", 1)
-	defer bar.close()
+	bar := r.openBar(phase.StageGenMetrics, "", 1)
+	defer bar.Close()
 	start := time.Now()
 	unit, err := r.store.Unit("gen_metrics/metrics")
 	if err != nil {
 		return err
 	}
 	defer unit.Close()
-	metrics, usage, err := stages.GenMetrics(ctx, unit.Client(identity(gen), c), r.prompts, r.bench, stages.GenOptions{Seed: r.cfg.Seed})
+	metrics, usage, err := stages.GenMetrics(ctx, unit.Client(clientset.Identity(gen), c), r.prompts, r.bench, stages.GenOptions{Seed: r.cfg.Seed})
 	st := unit.Stats()
-	bar.bar().Done(err != nil, st.Misses == 0, st.Spent, time.Since(start))
+	bar.Bar().Done(err != nil, st.Misses == 0, st.Spent, time.Since(start))
 	rep.Rows, rep.Calls, rep.Spent = 1, st.Spent.Requests, st.Spent
-	r.Report.addReused(st.Saved)
+	r.Report.AddReused(st.Saved)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		rep.Status, rep.Failed = StatusFailed, 1
-		rep.Failures = []RowFailure{{Row: "metrics", Reason: err.Error()}}
-		r.Report.add(rep)
+		rep.Status, rep.Failed = phase.StatusFailed, 1
+		rep.Failures = []summary.RowFailure{{Row: "metrics", Reason: err.Error()}}
+		r.Report.Add(rep)
 		return nil
 	}
 	if err := r.saveMetrics(metrics); err != nil {
@@ -68,12 +71,12 @@ func (r *Runner) genMetrics(ctx context.Context, regenerate bool) error {
 	if err := unit.SetResult("done", len(metrics)); err != nil {
 		return err
 	}
-	if err := r.writeCost(r.outDir, StageGenMetrics.String(), usage); err != nil {
+	if err := r.writeCost(r.outDir, phase.StageGenMetrics.String(), usage); err != nil {
 		return err
 	}
-	rep.Status = StatusRan
+	rep.Status = phase.StatusRan
 	r.logf("generated %d metrics", len(metrics))
-	r.Report.add(rep)
+	r.Report.Add(rep)
 	return nil
 }
 

@@ -12,9 +12,14 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/schedule"
 	"github.com/impactbench/impactbench/internal/stages"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // scenarioInputs are the fingerprints scenarios.json depends on.
@@ -24,7 +29,7 @@ func (r *Runner) scenarioInputs() map[string]string {
 		"metrics":      fingerprint(r.bench.Metrics),
 		"generation":   fingerprint(r.cfg.Generation.ScenariosPerMetric, r.cfg.Generation.Turns),
 		"demographics": fingerprint(r.cfg.Demographics),
-		"generator":    fingerprint(identity(r.cfg.Generator())),
+		"generator":    fingerprint(clientset.Identity(r.cfg.Generator())),
 		"prompts":      r.prompts.Hash(),
 	}
 	switch {
@@ -34,7 +39,7 @@ func (r *Runner) scenarioInputs() map[string]string {
 		// A set grown or with items replaced stays the set later runs
 		// use: they carry its identity, so only another change of input
 		// regenerates it.
-		if rec, ok := r.manifest.get(StageGenScenarios.String()); ok && rec.Inputs["set"] != "" {
+		if rec, ok := r.records.Get(phase.StageGenScenarios.String()); ok && rec.Inputs["set"] != "" {
 			in["set"] = rec.Inputs["set"]
 		}
 	}
@@ -63,22 +68,22 @@ func (o *offers) offer(vs []artifacts.Scenario) {
 // off as soon as they exist.
 func (r *Runner) genScenarios(ctx context.Context, off *offers) error {
 	out := filepath.Join(r.outDir, "scenarios.json")
-	rep := PhaseReport{Phase: StageGenScenarios, Output: out}
+	rep := summary.PhaseReport{Phase: phase.StageGenScenarios, Output: out}
 	if len(r.bench.Metrics) == 0 && !r.opts.DryRun {
-		return &InputError{Msg: fmt.Sprintf("%s has no metrics: run `impactbench gen-metrics` first or write them by hand", r.bench.Path)}
+		return fault.Inputf("%s has no metrics: run `impactbench gen-metrics` first or write them by hand", r.bench.Path)
 	}
 	combos, err := stages.Combos(r.cfg.Demographics)
 	if err != nil {
-		return &InputError{Msg: fmt.Sprintf("%s: demographics: %v", r.cfg.Path, err)}
+		return fault.Inputf("%s: demographics: %v", r.cfg.Path, err)
 	}
 	inputs := r.scenarioInputs()
 	n := r.cfg.Generation.ScenariosPerMetric
-	skip, note := r.checkSkip(StageGenScenarios, "", StageGenScenarios.String(), out, inputs, rep)
+	skip, note := r.checkSkip(phase.StageGenScenarios, "", phase.StageGenScenarios.String(), out, inputs, rep)
 	if skip {
 		return nil
 	}
 	if note != "" {
-		defer r.planNote(StageGenScenarios, "", note)
+		defer r.planNote(phase.StageGenScenarios, "", note)
 	}
 	if r.opts.DryRun {
 		r.planGenScenarios(n, len(combos))
@@ -89,7 +94,7 @@ func (r *Runner) genScenarios(ctx context.Context, off *offers) error {
 	}
 	res, err := r.metricRows(ctx, combos, fingerprint(inputs), off)
 	rep.Rows, rep.Spent, rep.Calls = len(r.bench.Metrics), res.spent, res.spent.Requests
-	r.Report.addReused(res.saved)
+	r.Report.AddReused(res.saved)
 	if err != nil && !budgetStopped(err) {
 		return err
 	}
@@ -125,9 +130,9 @@ func (r *Runner) planGenScenarios(n, combos int) {
 		nm = 5
 	}
 	gen := r.cfg.Generator()
-	r.planRow(StageGenScenarios, "", "", gen, nm, nm, 1800, 350*n)
+	r.planRow(phase.StageGenScenarios, "", "", gen, nm, nm, 1800, 350*n)
 	if len(r.cfg.Demographics) > 0 {
-		r.planRow(StageGenScenarios, "demographic rewrite", "", gen, nm*n*combos, nm*n*combos, 900, 400)
+		r.planRow(phase.StageGenScenarios, "demographic rewrite", "", gen, nm*n*combos, nm*n*combos, 900, 400)
 	}
 }
 
@@ -142,18 +147,18 @@ type generated struct {
 // variants, in the metric's call-store unit), at most the gen_scenarios
 // lane's worth at once across the study.
 func (r *Runner) metricRows(ctx context.Context, combos []artifacts.Demographic, resKey string, off *offers) (generated, error) {
-	c, err := r.modelClient(r.generatorField(), r.cfg.Generator())
+	c, err := r.models.Model(r.generatorField(), r.cfg.Generator())
 	if err != nil {
 		return generated{}, err
 	}
 	metrics := r.bench.Metrics
 	g := generated{metrics: make([]metricScenarios, len(metrics))}
-	bar := r.bars.open(StageGenScenarios, "", len(metrics))
-	defer bar.close()
-	bar.bar().SetNote(off.note(r.limitNote(r.cfg.Generator())))
+	bar := r.openBar(phase.StageGenScenarios, "", len(metrics))
+	defer bar.Close()
+	bar.Bar().SetNote(off.note(r.models.LimitNote(r.cfg.Generator())))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	lane := r.lanes.of(StageGenScenarios, "")
+	lane := r.lanes.Of(laneKey{phase.StageGenScenarios, ""})
 	for i := range metrics {
 		wg.Add(1)
 		ok := r.goRow(ctx, lane, true, func() {
@@ -164,7 +169,7 @@ func (r *Runner) metricRows(ctx context.Context, combos []artifacts.Demographic,
 			g.spent, g.saved, g.total = g.spent.Add(st.Spent), g.saved.Add(st.Saved), g.total.Add(u)
 			g.metrics[i] = res
 			mu.Unlock()
-			bar.bar().Done(res.err != nil || len(res.problems) > 0, st.Misses == 0, st.Spent, time.Since(start))
+			bar.Bar().Done(res.err != nil || len(res.problems) > 0, st.Misses == 0, st.Spent, time.Since(start))
 		}, wg.Done)
 		if !ok {
 			wg.Done()
@@ -195,7 +200,7 @@ func (o *offers) note(base func() string) func() string {
 
 // writeScenarios writes the variants of every metric, in order, and
 // reports the shortfall of metrics that got fewer base scenarios.
-func (r *Runner) writeScenarios(out string, inputs map[string]string, g generated, rep PhaseReport, combos int) error {
+func (r *Runner) writeScenarios(out string, inputs map[string]string, g generated, rep summary.PhaseReport, combos int) error {
 	var all []artifacts.Scenario
 	bases := 0
 	for i, res := range g.metrics {
@@ -207,7 +212,7 @@ func (r *Runner) writeScenarios(out string, inputs map[string]string, g generate
 		}
 		if len(res.problems) > 0 {
 			rep.Failed++
-			rep.Failures = append(rep.Failures, RowFailure{Row: r.bench.Metrics[i].ID,
+			rep.Failures = append(rep.Failures, summary.RowFailure{Row: r.bench.Metrics[i].ID,
 				Reason: fmt.Sprintf("%d of %d scenarios: %s", res.bases, r.basesOf(r.bench.Metrics[i].ID), strings.Join(res.problems, "; "))})
 		}
 		bases += res.bases
@@ -215,25 +220,25 @@ func (r *Runner) writeScenarios(out string, inputs map[string]string, g generate
 	}
 	if len(all) == 0 {
 		// Nothing valid at all: there is nothing for later phases to use.
-		rep.Status = StatusFailed
-		r.Report.add(rep)
+		rep.Status = phase.StatusFailed
+		r.Report.Add(rep)
 		return nil
 	}
 	if err := r.commitScenarios(out, inputs, all, g.total, rep.Failed); err != nil {
 		return err
 	}
-	rep.Status = StatusRan
+	rep.Status = phase.StatusRan
 	if rep.Failed > 0 {
 		// Fail last: the valid scenarios are written and later phases use
 		// them; the shortfall is reported (exit 1) and the next run tops the
 		// short metrics up with fresh attempts, keeping the valid ones and
 		// their ids.
-		rep.Status, rep.Partial = StatusFailed, true
+		rep.Status, rep.Partial = phase.StatusFailed, true
 		rep.Reason = fmt.Sprintf("(%s holds %d of %d base scenarios; later phases use them; run the same command again to top up the rest)",
-			rel(r.outDir, out), bases, r.plannedBases())
+			relPath(r.outDir, out), bases, r.plannedBases())
 	}
 	r.logf("generated %d scenarios (%d metrics, %d base scenarios × %d variants)", len(all), len(r.bench.Metrics), bases, combos)
-	r.Report.add(rep)
+	r.Report.Add(rep)
 	return nil
 }
 
@@ -242,7 +247,7 @@ func (r *Runner) commitScenarios(out string, inputs map[string]string, all []art
 	if err := r.guardRows(out, len(all), "the generator returned fewer scenarios"); err != nil {
 		return err
 	}
-	key := StageGenScenarios.String()
+	key := phase.StageGenScenarios.String()
 	if err := r.beginOutput(key, inputs); err != nil {
 		return err
 	}
@@ -276,7 +281,7 @@ func (r *Runner) genMetricScenarios(ctx context.Context, c llm.Client, m config.
 		return res, callstore.Stats{}, llm.Usage{}
 	}
 	defer unit.Close()
-	cl := unit.Client(identity(r.cfg.Generator()), c)
+	cl := unit.Client(clientset.Identity(r.cfg.Generator()), c)
 	n, existing, next := r.cfg.Generation.ScenariosPerMetric, []artifacts.Scenario(nil), 0
 	if g := r.grow; g != nil {
 		n, existing, next = g.target[m.ID], g.keep[m.ID], g.next[m.ID]
@@ -333,7 +338,7 @@ func (r *Runner) expandAll(ctx context.Context, c llm.Client, base []artifacts.S
 		vars[i], usages[i], errs[i] = make([]artifacts.Scenario, nc), make([]llm.Usage, nc), make([]error, nc)
 		left[i].Store(int32(nc))
 	}
-	perr := forEach(ctx, len(base)*nc, r.expandWorkers(len(base)*nc), func(ctx context.Context, k int) {
+	perr := schedule.ForEach(ctx, len(base)*nc, r.expandWorkers(len(base)*nc), func(ctx context.Context, k int) {
 		i, v := k/nc, k%nc
 		vars[i][v], usages[i][v], errs[i][v] = stages.ExpandVariant(ctx, c, r.prompts, base[i], combos, v, r.cfg.Generation.Turns, stages.GenOptions{Seed: r.cfg.Seed})
 		if left[i].Add(-1) == 0 && firstErr(errs[i]) == nil {

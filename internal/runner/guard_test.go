@@ -13,6 +13,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
 )
 
 // finishedRun runs the scaffold project to the end on the offline models.
@@ -58,7 +59,7 @@ func TestNullVerdictsNeverReplaceVerdicts(t *testing.T) {
 			var calls atomic.Int64
 			r := newRunner(t, cfg, bench, Options{Clients: pricedClients(0, &calls, tc.fail)})
 			err = r.Evaluate(ctx, "offline-careful")
-			var re *RefusedError
+			var re *phase.RefusedError
 			if !errors.As(err, &re) {
 				t.Fatalf("evaluate with a failing judge: %v, want a RefusedError", err)
 			}
@@ -169,7 +170,7 @@ func TestGuardRows(t *testing.T) {
 	for _, tc := range cases {
 		r := &Runner{env: &env{opts: Options{Force: tc.force}}}
 		err := r.guardRows(tc.path, tc.newRows, "why")
-		var re *RefusedError
+		var re *phase.RefusedError
 		if got := errors.As(err, &re); got != tc.refused {
 			t.Errorf("%s: refused=%v (%v), want %v", tc.name, got, err, tc.refused)
 		}
@@ -207,7 +208,7 @@ func TestRunRefusesBeforeAnyTargetPays(t *testing.T) {
 	var calls atomic.Int64
 	r := newRunner(t, cfg, bench, Options{Clients: pricedClients(0, &calls, nil)})
 	err := r.Run(ctx, r.Targets())
-	var re *RefusedError
+	var re *phase.RefusedError
 	if !errors.As(err, &re) || re.File != careful || !strings.Contains(err.Error(), "it holds 24 rows, the new one would hold 16") {
 		t.Fatalf("run: %v, want offline-careful's conversations.json refused with its counts", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/offline"
+	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // rewriting returns offline clients whose answers pass through edit (which
@@ -30,13 +32,13 @@ func rewriting(calls *atomic.Int64, edit func(req llm.Request, text string) stri
 	}
 }
 
-func phase(r *Runner, name Stage) PhaseReport {
+func phaseOf(r *Runner, name phase.Stage) summary.PhaseReport {
 	for _, p := range r.Report.Phases {
 		if p.Phase == name {
 			return p
 		}
 	}
-	return PhaseReport{}
+	return summary.PhaseReport{}
 }
 
 // simulated prepares a project whose scenarios and conversations of target
@@ -77,7 +79,7 @@ func TestInvalidJudgeAnswersHealOnRerun(t *testing.T) {
 			if err := r.Evaluate(ctx, "offline-careful"); err != nil {
 				t.Fatal(err)
 			}
-			first := phase(r, StageEvaluate)
+			first := phaseOf(r, phase.StageEvaluate)
 			if first.Failed != 8 { // m01's 2 scenarios × 2 variants × 2 samples
 				t.Fatalf("first run: %d failed rows, want the 8 of m01 (a null verdict must not pass for a result): %+v", first.Failed, first)
 			}
@@ -88,7 +90,7 @@ func TestInvalidJudgeAnswersHealOnRerun(t *testing.T) {
 			if err := r2.Evaluate(ctx, "offline-careful"); err != nil {
 				t.Fatal(err)
 			}
-			second := phase(r2, StageEvaluate)
+			second := phaseOf(r2, phase.StageEvaluate)
 			if second.Failed != 0 || calls2.Load() != 8 || second.Reused != 8 {
 				t.Fatalf("rerun: %d failed, %d calls, %d rows reused; want 0 failed, one fresh call per failed row (8), the 8 others reused", second.Failed, calls2.Load(), second.Reused)
 			}
@@ -163,11 +165,11 @@ func TestShortMetricDoesNotBlockTheRun(t *testing.T) {
 	if err := r.Run(ctx, []string{"offline-careful"}); err != nil {
 		t.Fatalf("run stopped: %v", err)
 	}
-	gen := phase(r, StageGenScenarios)
+	gen := phaseOf(r, phase.StageGenScenarios)
 	if gen.Failed != 1 || len(gen.Failures) != 1 || gen.Failures[0].Row != "m02" || !strings.Contains(gen.Failures[0].Reason, "1 of 2 scenarios") {
 		t.Fatalf("gen_scenarios report: %+v, want m02 short by one (1 of 2)", gen)
 	}
-	if sim := phase(r, StageSimulate); sim.Status != StatusRan || sim.Rows != 3*2*2 {
+	if sim := phaseOf(r, phase.StageSimulate); sim.Status != phase.StatusRan || sim.Rows != 3*2*2 {
 		t.Fatalf("simulate: %+v, want it to run on the 3 valid base scenarios (12 conversations)", sim)
 	}
 	scs, err := artifacts.ReadScenarios(filepath.Join(bench, "scenarios.json"))
@@ -223,7 +225,7 @@ func TestShortMetricDoesNotBlockTheRun(t *testing.T) {
 			t.Errorf("%s lost on the rerun", id)
 		}
 	}
-	if sim := phase(r2, StageSimulate); sim.Reused != 12 || sim.Rows != 16 {
+	if sim := phaseOf(r2, phase.StageSimulate); sim.Reused != 12 || sim.Rows != 16 {
 		t.Errorf("rerun simulate: %d of %d rows reused, want the 12 simulated before", sim.Reused, sim.Rows)
 	}
 }

@@ -2,16 +2,19 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/human"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/stages"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // Player is the runner's side of the viewer's Play page, where a person
@@ -59,8 +62,8 @@ func (p *Player) bench(benchDir string) (*Runner, error) {
 	}
 	cacheDir := CacheDir(p.e.cfg, bench.Dir)
 	return &Runner{env: p.e, bench: bench, outDir: benchDir, cacheDir: cacheDir,
-		store: callstore.Open(filepath.Join(cacheDir, "calls"), false), rows: newRowSets(),
-		Report: &Summary{Benchmark: bench.Slug}}, nil
+		store: callstore.Open(filepath.Join(cacheDir, "calls"), false), rows: &rowSets{},
+		Report: summary.New(bench.Slug, false, 0)}, nil
 }
 
 // TargetTurn is target's reply to the dialogue a person is playing in
@@ -77,7 +80,7 @@ func (p *Player) TargetTurn(ctx context.Context, benchDir, target string, sc art
 		return artifacts.Turn{}, false, llm.Usage{}, err
 	}
 	field, _ := r.cfg.TargetField(target)
-	c, err := r.modelClient(field, m)
+	c, err := r.models.Model(field, m)
 	if err != nil {
 		return artifacts.Turn{}, false, llm.Usage{}, err
 	}
@@ -90,7 +93,7 @@ func (p *Player) TargetTurn(ctx context.Context, benchDir, target string, sc art
 	// a new execution of it, and a result would prune the earlier turns'.
 	spec := stages.SimSpec{Bench: r.bench, Scenario: sc, TargetID: target, TargetModel: m.Model, Sample: sample,
 		Turns: r.cfg.Generation.Turns, Seed: r.cfg.Seed, TargetTemperature: m.Temperature}
-	return stages.TargetReply(ctx, u.Client(identity(m), c), spec, transcript)
+	return stages.TargetReply(ctx, u.Client(clientset.Identity(m), c), spec, transcript)
 }
 
 // JudgeHuman judges a conversation a person played as every conversation
@@ -108,9 +111,9 @@ func (p *Player) JudgeHuman(ctx context.Context, benchDir, target string, conv a
 		return artifacts.Score{}, err
 	}
 	if _, ok := r.bench.MetricByID(conv.MetricID); !ok {
-		return artifacts.Score{}, &InputError{Msg: fmt.Sprintf("metric %q of %s is not in %s", conv.MetricID, conv.ConvID, r.bench.Path)}
+		return artifacts.Score{}, fault.Inputf("metric %q of %s is not in %s", conv.MetricID, conv.ConvID, r.bench.Path)
 	}
-	j := &judgeTarget{r: r, target: target, stage: StageEvaluate, judges: r.judges(), seed: r.cfg.Seed, callCtx: ctx}
+	j := &judgeTarget{r: r, target: target, stage: phase.StageEvaluate, judges: r.judges(), seed: r.cfg.Seed, callCtx: ctx}
 	if err := j.openSeats(); err != nil {
 		return artifacts.Score{}, err
 	}

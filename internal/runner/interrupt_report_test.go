@@ -8,6 +8,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
 )
 
 // TestInterruptedSimulateReportsWhatItPaid: Ctrl-C in the middle of
@@ -50,7 +51,7 @@ func TestInterruptedSimulateReportsWhatItPaid(t *testing.T) {
 	}
 	var stopped bool
 	for _, p := range r.Report.Phases {
-		if p.Phase == StageSimulate && p.Status == StatusStopped {
+		if p.Phase == phase.StageSimulate && p.Status == phase.StatusStopped {
 			stopped = true
 		}
 	}

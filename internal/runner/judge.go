@@ -10,8 +10,11 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/schedule"
 	"github.com/impactbench/impactbench/internal/stages"
 )
 
@@ -22,7 +25,7 @@ import (
 type judgeTarget struct {
 	r          *Runner
 	target     string
-	stage      Stage // evaluate, or evaluate-repeats
+	stage      phase.Stage // evaluate, or evaluate-repeats
 	judges     []config.ModelConfig
 	seats      []llm.Client // one per judge; batch replay when the judge batches
 	rowKeyBase string
@@ -32,7 +35,7 @@ type judgeTarget struct {
 	ctx     context.Context
 	callCtx context.Context
 	stop    context.CancelCauseFunc
-	lane    *lane
+	lane    *schedule.Lane
 	bar     *barPart
 	rows    sync.WaitGroup
 	// held counts conversations kept in memory by verdict rows waiting for
@@ -46,15 +49,15 @@ type judgeTarget struct {
 // rows start while ctx lives and call under callCtx; stop ends ctx.
 func (r *Runner) newJudgeTarget(ctx, callCtx context.Context, stop context.CancelCauseFunc, targetID string, total int) (*judgeTarget, error) {
 	judges := r.judges()
-	j := &judgeTarget{r: r, target: targetID, stage: StageEvaluate, judges: judges, unitDir: r.verdictUnitDir(targetID), seed: r.cfg.Seed,
-		ctx: ctx, callCtx: callCtx, stop: stop, lane: r.lanes.of(StageEvaluate, targetID)}
+	j := &judgeTarget{r: r, target: targetID, stage: phase.StageEvaluate, judges: judges, unitDir: r.verdictUnitDir(targetID), seed: r.cfg.Seed,
+		ctx: ctx, callCtx: callCtx, stop: stop, lane: r.lanes.Of(laneKey{phase.StageEvaluate, targetID})}
 	if err := j.openSeats(); err != nil {
 		return nil, err
 	}
 	j.rowKeyBase = r.verdictKeyBase()
-	j.keep = int64(2 * j.lane.cap())
-	j.bar = r.bars.open(StageEvaluate, targetID, total)
-	j.bar.bar().SetNote(r.limitNote(judges...))
+	j.keep = int64(2 * j.lane.Cap())
+	j.bar = r.openBar(phase.StageEvaluate, targetID, total)
+	j.bar.Bar().SetNote(r.models.LimitNote(judges...))
 	return j, nil
 }
 
@@ -67,7 +70,7 @@ func (j *judgeTarget) openSeats() error {
 	}
 	j.seats = make([]llm.Client, len(j.judges))
 	for i, m := range j.judges {
-		c, err := r.modelClient(judgeField, m)
+		c, err := r.models.Model(judgeField, m)
 		if err != nil {
 			return err
 		}
@@ -80,7 +83,7 @@ func (j *judgeTarget) openSeats() error {
 func (j *judgeTarget) close() {
 	j.stop(nil)
 	j.rows.Wait()
-	j.bar.close()
+	j.bar.Close()
 }
 
 // evalInputs are what a scores file depends on (convSHA: conversations.json's).
@@ -88,7 +91,7 @@ func (r *Runner) evalInputs(convSHA string) map[string]string {
 	judges := r.judges()
 	jids := make([]any, len(judges))
 	for i, j := range judges {
-		jids[i] = identity(j)
+		jids[i] = clientset.Identity(j)
 	}
 	return map[string]string{
 		"conversations.json": convSHA,
@@ -141,9 +144,9 @@ func (r *Runner) verdictUnitDir(targetID string) string {
 
 // start returns the verdict row of a conversation, starting it unless it
 // was started already. With wait the caller waits for room in the lane.
-func (j *judgeTarget) start(conv *artifacts.Conversation, wait bool) *rowState[artifacts.Score] {
+func (j *judgeTarget) start(conv *artifacts.Conversation, wait bool) *schedule.Row[artifacts.Score] {
 	unit := j.unitName(conv.ID, conv.Sample)
-	st, created := j.r.rows.verdicts.claim(unit, j.rowKey(conv))
+	st, created := j.r.rows.verdicts.Claim(unit, j.rowKey(conv))
 	if !created {
 		return st
 	}
@@ -159,22 +162,22 @@ func (j *judgeTarget) start(conv *artifacts.Conversation, wait bool) *rowState[a
 		if held != nil && !wait {
 			j.held.Add(-1)
 		}
-		st.finish(j.run(st, unit, ref, held))
+		st.Finish(j.run(st, unit, ref, held))
 		if !wait {
 			// Judged as its conversation ended: the evaluate pass
 			// that writes it needs only whether it is stored.
-			j.r.rows.verdicts.retire(unit, st)
+			j.r.rows.verdicts.Retire(unit, st)
 		}
 	}, func() {
 		defer j.rows.Done()
 		if held != nil && !wait {
 			j.held.Add(-1)
 		}
-		st.finish(rowOut[artifacts.Score]{status: RowStopped})
+		st.Finish(schedule.Outcome[artifacts.Score]{Status: schedule.Stopped})
 	})
 	if !ok {
 		j.rows.Done()
-		st.finish(rowOut[artifacts.Score]{status: RowStopped})
+		st.Finish(schedule.Outcome[artifacts.Score]{Status: schedule.Stopped})
 	}
 	return st
 }
@@ -188,13 +191,13 @@ type convRef struct {
 // run judges one conversation (or replays the stored verdict) and stores
 // the score. A judge that fails records a null verdict with its reason,
 // retried by the next run; a fatal provider error stops the target's rows.
-func (j *judgeTarget) run(st *rowState[artifacts.Score], unit string, ref convRef, conv *artifacts.Conversation) rowOut[artifacts.Score] {
-	st.waitPrev()
+func (j *judgeTarget) run(st *schedule.Row[artifacts.Score], unit string, ref convRef, conv *artifacts.Conversation) schedule.Outcome[artifacts.Score] {
+	st.WaitPrev()
 	start := time.Now()
 	if conv == nil {
 		c, err := j.readConv(ref)
 		if err != nil {
-			return j.done(rowOut[artifacts.Score]{status: RowFailed, reason: err.Error()}, ref.id)
+			return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Failed, Reason: err.Error()}, ref.id)
 		}
 		conv = &c
 	}
@@ -203,40 +206,40 @@ func (j *judgeTarget) run(st *rowState[artifacts.Score], unit string, ref convRe
 	}
 	u, err := j.r.store.Unit(unit)
 	if err != nil {
-		return j.done(rowOut[artifacts.Score]{status: RowFailed, reason: err.Error()}, conv.ConvID)
+		return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Failed, Reason: err.Error()}, conv.ConvID)
 	}
 	defer u.Close()
 	var score artifacts.Score
-	if u.Result(st.key, &score) {
-		return j.done(rowOut[artifacts.Score]{status: RowReused, stored: true, took: time.Since(start)}, conv.ConvID)
+	if u.Result(st.Key(), &score) {
+		return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Reused, Stored: true, Took: time.Since(start)}, conv.ConvID)
 	}
 	score, usage, err := j.verdict(u, *conv)
 	s := u.Stats()
-	out := rowOut[artifacts.Score]{spent: s.Spent, saved: s.Saved}
+	out := schedule.Outcome[artifacts.Score]{Spent: s.Spent, Saved: s.Saved}
 	switch {
 	case err != nil && fatalErr(err):
 		j.stop(err)
-		out.status = RowStopped
+		out.Status = schedule.Stopped
 	case err != nil && (j.callCtx.Err() != nil || budgetStopped(err)):
-		out.status = RowStopped
+		out.Status = schedule.Stopped
 	case err != nil:
 		// Recorded as a null verdict with its reason; retried next run.
 		score = artifacts.Score{ID: conv.ID, MetricID: conv.MetricID, TargetModel: j.target, Sample: conv.Sample,
 			ConvID: conv.ConvID, NullReason: "judge failed: " + err.Error()}
-		out.stored = u.SetResult(errorKey(st.key), score) == nil
-		out.status, out.reason = RowFailed, err.Error()
+		out.Stored = u.SetResult(errorKey(st.Key()), score) == nil
+		out.Status, out.Reason = schedule.Failed, err.Error()
 	default:
-		out.status = RowDone
+		out.Status = schedule.Done
 		if s.Misses == 0 {
-			out.status = RowReused
+			out.Status = schedule.Reused
 		}
-		if err := j.keepScore(u, st.key, score, usage); err != nil {
-			out.status, out.reason = RowFailed, err.Error()
+		if err := j.keepScore(u, st.Key(), score, usage); err != nil {
+			out.Status, out.Reason = schedule.Failed, err.Error()
 		} else {
-			out.stored = true
+			out.Stored = true
 		}
 	}
-	out.took = time.Since(start)
+	out.Took = time.Since(start)
 	return j.done(out, conv.ConvID)
 }
 
@@ -256,18 +259,18 @@ func (j *judgeTarget) verdict(u *callstore.Unit, conv artifacts.Conversation) (a
 	m, _ := r.bench.MetricByID(conv.MetricID)
 	panel := make([]stages.NamedClient, len(j.judges))
 	for k, jm := range j.judges {
-		panel[k] = stages.NamedClient{Name: JudgeLabel(jm), Client: u.Client(identity(jm), j.seats[k])}
+		panel[k] = stages.NamedClient{Name: JudgeLabel(jm), Client: u.Client(clientset.Identity(jm), j.seats[k])}
 	}
 	return stages.Evaluate(j.callCtx, panel, r.prompts, m, conv, stages.JudgeOptions{ShowExamples: r.cfg.Judge.ShowExamples, Seed: j.seed})
 }
 
 // done counts a finished verdict row in the summary and on the bar.
-func (j *judgeTarget) done(o rowOut[artifacts.Score], name string) rowOut[artifacts.Score] {
-	j.r.Report.count(j.stage, j.target, name, o.status, o.reason, o.spent, o.saved)
-	if o.status == RowStopped {
-		j.bar.bar().Unfinished(o.spent)
+func (j *judgeTarget) done(o schedule.Outcome[artifacts.Score], name string) schedule.Outcome[artifacts.Score] {
+	j.r.Report.Count(j.stage, j.target, name, o.Status, o.Reason, o.Spent, o.Saved)
+	if o.Status == schedule.Stopped {
+		j.bar.Bar().Unfinished(o.Spent)
 	} else {
-		j.bar.bar().Done(o.status == RowFailed, o.status == RowReused || o.spent.Requests == 0, o.spent, o.took)
+		j.bar.Bar().Done(o.Status == schedule.Failed, o.Status == schedule.Reused || o.Spent.Requests == 0, o.Spent, o.Took)
 	}
 	return o
 }

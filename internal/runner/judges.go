@@ -1,10 +1,10 @@
 package runner
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
 )
 
 // resolveJudges turns `--judge NAME` values into full model configs. NAME
@@ -40,7 +40,7 @@ func resolveJudges(cfg *config.Config, judges []config.ModelConfig) ([]config.Mo
 			continue
 		}
 		if j.Source == "" {
-			return nil, &InputError{Msg: fmt.Sprintf("--judge %q: not a target id or configured model; write it as source/model (e.g. openai/gpt-5-mini)", name)}
+			return nil, fault.Inputf("--judge %q: not a target id or configured model; write it as source/model (e.g. openai/gpt-5-mini)", name)
 		}
 		m := config.ModelConfig{Source: j.Source, Model: j.Model, MaxRetries: 4}
 		for _, k := range known {

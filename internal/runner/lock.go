@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
 )
 
@@ -16,6 +17,9 @@ type ErrLocked struct {
 	Bench  string
 	Holder string // what the other process wrote into the lock file
 }
+
+// FaultKind: another process holds the benchmark.
+func (e *ErrLocked) FaultKind() fault.Kind { return fault.Locked }
 
 func (e *ErrLocked) Error() string {
 	return fmt.Sprintf("benchmark %s is being run by another impactbench process (%s); wait for it to finish or stop it — two runs on one benchmark would overwrite each other's files",

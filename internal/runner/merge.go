@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/llm"
 )
 
@@ -58,7 +59,7 @@ func (r *Runner) Merge(ctx context.Context, targets []string) ([]MergeReport, er
 			i, _ := strconv.Atoi(m[2])
 			k, _ := strconv.Atoi(m[3])
 			if count != 0 && k != count {
-				return reps, &InputError{Msg: fmt.Sprintf("%s: shard files of different splits (%d and %d shards); remove the stale ones", dir, count, k)}
+				return reps, fault.Inputf("%s: shard files of different splits (%d and %d shards); remove the stale ones", dir, count, k)
 			}
 			count = k
 			if files[m[1]] == nil {
@@ -85,8 +86,8 @@ func (r *Runner) Merge(ctx context.Context, targets []string) ([]MergeReport, er
 				paths[i] = p
 			}
 			if len(missing) > 0 {
-				return reps, &InputError{Msg: fmt.Sprintf("%s: %s shard(s) %s of %d missing: run those shards (--shard i/%d) before merging",
-					dir, kind, strings.Join(missing, ", "), count, count)}
+				return reps, fault.Inputf("%s: %s shard(s) %s of %d missing: run those shards (--shard i/%d) before merging",
+					dir, kind, strings.Join(missing, ", "), count, count)
 			}
 			n, err := mergeKind(ctx, kind, paths, filepath.Join(dir, kind+".json"), pos)
 			if err != nil {
@@ -148,7 +149,7 @@ func mergeKind(ctx context.Context, kind string, paths []string, out string, pos
 	})
 	for i := 1; i < len(rows); i++ {
 		if rows[i].pos == rows[i-1].pos && rows[i].sample == rows[i-1].sample {
-			return 0, &InputError{Msg: fmt.Sprintf("%s: the same row appears in two shards (scenario position %d, sample %d); were shards run with different --shard counts?", out, rows[i].pos, rows[i].sample)}
+			return 0, fault.Inputf("%s: the same row appears in two shards (scenario position %d, sample %d); were shards run with different --shard counts?", out, rows[i].pos, rows[i].sample)
 		}
 	}
 	w, err := artifacts.NewArrayWriter(out)

@@ -12,6 +12,8 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/offline"
+	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // callLog records the purpose of every call in the order calls were made.
@@ -100,13 +102,13 @@ func TestRunJudgesConversationsWhileOthersAreSimulated(t *testing.T) {
 		t.Fatalf("the first judge call (#%d) came after the last simulation call (#%d): evaluate waited for simulate", firstJudge, lastSim)
 	}
 	for _, tg := range r.Targets() {
-		var ev *PhaseReport
+		var ev *summary.PhaseReport
 		for i, p := range r.Report.Phases {
-			if p.Phase == StageEvaluate && p.Target == tg {
+			if p.Phase == phase.StageEvaluate && p.Target == tg {
 				ev = &r.Report.Phases[i]
 			}
 		}
-		if ev == nil || ev.Status != StatusRan || ev.Rows != 16 || ev.Reused != 0 || ev.Calls != 16 {
+		if ev == nil || ev.Status != phase.StatusRan || ev.Rows != 16 || ev.Reused != 0 || ev.Calls != 16 {
 			t.Errorf("%s: evaluate report %+v, want ran, 16 rows, 16 judge calls, none reused", tg, ev)
 		}
 	}
@@ -221,7 +223,7 @@ func TestRatePoolSharesLimitsAcrossModels(t *testing.T) {
 		}
 		var targetPools []string
 		var calls int64
-		for _, st := range r.limits.Stats() {
+		for _, st := range r.models.Stats() {
 			if strings.Contains(st.Pool, "offline-care") || strings.Contains(st.Pool, "pool:family") {
 				targetPools = append(targetPools, st.Pool)
 				calls += st.Calls

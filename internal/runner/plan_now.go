@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/plan"
 )
 
 // What a dry run would run now. A phase that is not up to date does not
@@ -38,7 +40,7 @@ func (r *Runner) planPendingConversations(t *simTarget, rows []simRow) {
 	}
 	r.dryPending[t.id] = pending
 	r.dryMu.Unlock()
-	r.planShare(StageSimulate, t.id, len(pending))
+	r.planShare(phase.StageSimulate, t.id, len(pending))
 }
 
 // planPendingVerdicts counts the verdicts evaluate would make now: those
@@ -74,8 +76,8 @@ func (r *Runner) planPendingVerdicts(targetID, convPath string) int {
 
 // planShare sets how many of a phase's plan rows would run now, and
 // their share of the cost.
-func (r *Runner) planShare(stage Stage, target string, rowsNow int) {
-	r.planRows(stage, target, func(p *PlanRow) {
+func (r *Runner) planShare(stage phase.Stage, target string, rowsNow int) {
+	r.Report.EditPlan(stage, target, func(p *plan.Row) {
 		if p.Note != "" || p.Rows == 0 {
 			return
 		}
@@ -91,10 +93,10 @@ func (r *Runner) planEvaluateNow(targetID, convPath, note string) {
 	n := r.planPendingVerdicts(targetID, convPath)
 	switch {
 	case n > 0:
-		r.planShare(StageEvaluate, targetID, n)
+		r.planShare(phase.StageEvaluate, targetID, n)
 	case note != "":
-		r.planNote(StageEvaluate, targetID, note)
+		r.planNote(phase.StageEvaluate, targetID, note)
 	case n == 0:
-		r.planShare(StageEvaluate, targetID, 0)
+		r.planShare(phase.StageEvaluate, targetID, 0)
 	}
 }

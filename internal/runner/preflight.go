@@ -1,15 +1,15 @@
 package runner
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/phase"
 )
 
 // need is what an invocation will do: the phases that will run (not the
@@ -33,18 +33,18 @@ type usedModel struct {
 // named on the command line exist, and the scenarios are not empty. Every
 // failure is an input or config error (exit 2) and nothing has been
 // written or paid for. Run does the same for all stages.
-func (r *Runner) Preflight(stage Stage, targets []string) error {
+func (r *Runner) Preflight(stage phase.Stage, targets []string) error {
 	n := need{targets: targets}
 	switch stage {
-	case StageGenMetrics:
+	case phase.StageGenMetrics:
 		n.genMetrics = r.genMetricsWillRun(r.opts.Force)
-	case StageGenScenarios:
+	case phase.StageGenScenarios:
 		n.genScenarios = r.genScenariosWillRun()
-	case StageSimulate:
+	case phase.StageSimulate:
 		n.simulate = true
-	case StageEvaluate:
+	case phase.StageEvaluate:
 		n.evaluate = true
-	case StageAggregate:
+	case phase.StageAggregate:
 		return nil // reads finished runs; calls no model
 	}
 	return r.preflight(n)
@@ -124,8 +124,8 @@ func (r *Runner) checkTargetNames(n need) error {
 	if len(unknown) == 0 {
 		return nil
 	}
-	return &InputError{Msg: fmt.Sprintf("target %s is not in %s (targets: %s)",
-		strings.Join(unknown, ", "), r.cfg.Path, strings.Join(r.Targets(), ", "))}
+	return fault.Inputf("target %s is not in %s (targets: %s)",
+		strings.Join(unknown, ", "), r.cfg.Path, strings.Join(r.Targets(), ", "))
 }
 
 // checkScenariosNotEmpty refuses a scenarios.json with no rows: simulate
@@ -133,7 +133,7 @@ func (r *Runner) checkTargetNames(n need) error {
 // A missing file is left to simulate, which says to run gen-scenarios.
 func (r *Runner) checkScenariosNotEmpty() error {
 	path := filepath.Join(r.outDir, "scenarios.json")
-	n, err := countRows(path)
+	n, err := phase.CountRows(path)
 	if err != nil || n > 0 {
 		return nil
 	}
@@ -141,7 +141,7 @@ func (r *Runner) checkScenariosNotEmpty() error {
 }
 
 func emptyScenariosError(path, slug string) error {
-	return &InputError{Msg: fmt.Sprintf("%s holds no scenarios (an empty list): there is nothing to simulate, and simulating it would empty every target's conversations and scores; restore the file or regenerate it with `impactbench gen-scenarios %s --force`", path, slug)}
+	return fault.Inputf("%s holds no scenarios (an empty list): there is nothing to simulate, and simulating it would empty every target's conversations and scores; restore the file or regenerate it with `impactbench gen-scenarios %s --force`", path, slug)
 }
 
 // usedModels lists every model the phases in n will call, with its field.
@@ -207,7 +207,7 @@ func (r *Runner) checkEnvOf(used []usedModel) error {
 func (r *Runner) buildClients(used []usedModel) error {
 	var errs []error
 	for _, u := range used {
-		if _, err := r.clientRole(u.field, u.m); err != nil {
+		if err := r.models.Build(u.field, u.m); err != nil {
 			if u.field != "" {
 				err = fmt.Errorf("%s: %s: %w", r.cfg.Path, u.field, err)
 			}
@@ -226,15 +226,8 @@ func (r *Runner) genMetricsWillRun(regenerate bool) bool {
 
 // genScenariosWillRun mirrors GenScenarios' skip rule.
 func (r *Runner) genScenariosWillRun() bool {
-	upToDate, _ := r.upToDate(StageGenScenarios.String(), filepath.Join(r.outDir, "scenarios.json"), r.scenarioInputs())
+	upToDate, _ := r.upToDate(phase.StageGenScenarios.String(), filepath.Join(r.outDir, "scenarios.json"), r.scenarioInputs())
 	return !upToDate
-}
-
-// countRows counts the rows of a JSON array file without decoding them.
-func countRows(path string) (int, error) {
-	n := 0
-	err := artifacts.EachRawRow(path, func(int, json.RawMessage) error { n++; return nil })
-	return n, err
 }
 
 func exists(path string) bool {

@@ -10,7 +10,10 @@ import (
 	"strconv"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/results"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // Repeat re-judges targetID's stored transcripts k times (evaluate
@@ -25,19 +28,19 @@ import (
 // for the new repeats.
 func (r *Runner) Repeat(ctx context.Context, targetID string, k int) error {
 	err := r.repeat(ctx, targetID, k)
-	r.Report.settle()
+	r.Report.Settle()
 	return err
 }
 
 func (r *Runner) repeat(ctx context.Context, targetID string, k int) error {
 	if k < 1 {
-		return &InputError{Msg: fmt.Sprintf("--repeats %d: want 1 or more re-judgements", k)}
+		return fault.Inputf("--repeats %d: want 1 or more re-judgements", k)
 	}
 	convPath := filepath.Join(r.runDir(targetID), "conversations"+r.shardSuffix()+".json")
 	scoresPath := r.scoresPath(targetID)
 	out := r.RepeatsPath(targetID)
 	if _, err := os.Stat(scoresPath); err != nil {
-		return &InputError{Msg: fmt.Sprintf("%s does not exist: run `impactbench evaluate %s %s` first (repeats are compared with its verdicts)", scoresPath, r.bench.Slug, targetID)}
+		return fault.Inputf("%s does not exist: run `impactbench evaluate %s %s` first (repeats are compared with its verdicts)", scoresPath, r.bench.Slug, targetID)
 	}
 	rows, err := r.evalRows(convPath)
 	if err != nil {
@@ -47,7 +50,7 @@ func (r *Runner) repeat(ctx context.Context, targetID string, k int) error {
 		r.planEvaluate(targetID, r.judges(), len(rows)*k)
 		return nil
 	}
-	rep := PhaseReport{Phase: StageRepeats, Target: targetID, Output: out, Rows: len(rows) * k}
+	rep := summary.PhaseReport{Phase: phase.StageRepeats, Target: targetID, Output: out, Rows: len(rows) * k}
 	passes := make([]*judgeTarget, 0, k)
 	for n := 1; n <= k; n++ {
 		j, err := r.judgeRepeat(ctx, targetID, convPath, n, len(rows))
@@ -55,7 +58,7 @@ func (r *Runner) repeat(ctx context.Context, targetID string, k int) error {
 			passes = append(passes, j)
 		}
 		if err != nil {
-			r.Report.add(rep)
+			r.Report.Add(rep)
 			return err
 		}
 	}
@@ -63,11 +66,11 @@ func (r *Runner) repeat(ctx context.Context, targetID string, k int) error {
 	if err != nil {
 		return err
 	}
-	if err := r.writeCost(r.runDir(targetID), "evaluate:repeats", r.Report.spentOn(StageRepeats, targetID)); err != nil {
+	if err := r.writeCost(r.runDir(targetID), "evaluate:repeats", r.Report.SpentOn(phase.StageRepeats, targetID)); err != nil {
 		return err
 	}
-	rep.Status = StatusRan
-	r.Report.add(rep)
+	rep.Status = phase.StatusRan
+	r.Report.Add(rep)
 	return r.logFlipRates(targetID, scoresPath, written)
 }
 
@@ -80,7 +83,7 @@ func (r *Runner) judgeRepeat(ctx context.Context, targetID, convPath string, n, 
 	if err != nil {
 		return nil, err
 	}
-	j.stage, j.lane = StageRepeats, r.lanes.of(StageRepeats, targetID)
+	j.stage, j.lane = phase.StageRepeats, r.lanes.Of(laneKey{phase.StageRepeats, targetID})
 	j.seed = repeatSeed(r.cfg.Seed, n)
 	j.unitDir += "-repeat" + strconv.Itoa(n)
 	j.rowKeyBase = fingerprint(j.rowKeyBase, "repeat", n, j.seed)
@@ -131,7 +134,7 @@ func (r *Runner) logFlipRates(targetID, scoresPath string, reps []results.Repeat
 		scores = append(scores, s)
 		return nil
 	}); err != nil {
-		return &InputError{Msg: err.Error()}
+		return fault.AsInput(err)
 	}
 	main := ""
 	if js := r.judges(); len(js) == 1 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/offline"
 	"github.com/impactbench/impactbench/internal/results"
@@ -140,7 +141,7 @@ func TestRepeatsNeedScoresAndAPositiveK(t *testing.T) {
 	}
 	for _, k := range []int{0, -1, 2} {
 		err := r.Repeat(t.Context(), "offline-careful", k)
-		if _, ok := err.(*InputError); !ok {
+		if fault.KindOf(err) != fault.Input {
 			t.Errorf("k=%d without scores: err = %v, want an input error", k, err)
 		}
 	}

@@ -3,12 +3,13 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/stages"
 )
 
@@ -20,7 +21,7 @@ import (
 // file is still written whole, in its order, by its own writer.
 func (r *Runner) Run(ctx context.Context, targets []string) error {
 	err := r.run(ctx, targets)
-	r.Report.settle()
+	r.Report.Settle()
 	return err
 }
 
@@ -45,7 +46,7 @@ func (r *Runner) run(ctx context.Context, targets []string) error {
 	// A metric short of scenarios does not hold up the others: when
 	// scenarios.json was written with the valid ones, the run goes on (and
 	// still exits 1 for the shortfall).
-	if err := r.stopIfFailed(); err != nil && !r.Report.onlyPartial() {
+	if err := r.stopIfFailed(); err != nil && !r.Report.OnlyPartial() {
 		return err
 	}
 	if err := r.guardTargets(targets); err != nil {
@@ -63,7 +64,7 @@ func (r *Runner) checkRun(targets []string) error {
 		// Shards on different machines must share one scenario set; with a
 		// real generator each shard would write its own. Generate first.
 		if _, err := os.Stat(filepath.Join(r.outDir, "scenarios.json")); err != nil {
-			return &InputError{Msg: fmt.Sprintf("sharded runs need scenarios.json first: run `impactbench gen-scenarios %s` once, then start the shards", r.bench.Slug)}
+			return fault.Inputf("sharded runs need scenarios.json first: run `impactbench gen-scenarios %s` once, then start the shards", r.bench.Slug)
 		}
 	}
 	return r.PreflightRun(targets)
@@ -116,7 +117,7 @@ func (r *Runner) speculate(flows []*simTarget) *offers {
 	for _, t := range flows {
 		if r.startsEarly(t, rows) {
 			t.started = &off.started
-			t.bar = r.bars.open(StageSimulate, t.id, rows)
+			t.bar = r.openBar(phase.StageSimulate, t.id, rows)
 			_ = t.attachJudge(rows) // without a judge, evaluate judges them later
 			to = append(to, t)
 		}
@@ -143,7 +144,7 @@ func (r *Runner) startsEarly(t *simTarget, rows int) bool {
 		return false
 	}
 	out := filepath.Join(r.runDir(t.id), "conversations.json")
-	if upToDate, _ := r.upToDate(StageSimulate.String()+"/"+t.id, out, r.simInputs(t.model, "(being generated)")); upToDate {
+	if upToDate, _ := r.upToDate(phase.StageSimulate.String()+"/"+t.id, out, r.simInputs(t.model, "(being generated)")); upToDate {
 		return false
 	}
 	return r.guardRows(out, rows, "") == nil && r.guardRows(r.scoresPath(t.id), rows, "") == nil
@@ -179,7 +180,7 @@ func (r *Runner) runTarget(t *simTarget) error {
 	if err := r.simulate(t); err != nil {
 		return err
 	}
-	if r.Report.stopped(StageSimulate, t.id) && !r.opts.DryRun {
+	if r.Report.Stopped(phase.StageSimulate, t.id) && !r.opts.DryRun {
 		return nil
 	}
 	return r.evaluate(t.callCtx, t.id, t.judge)
@@ -195,8 +196,8 @@ func (r *Runner) finishRun(ctx context.Context) error {
 		return nil
 	}
 	if err := r.Aggregate(ctx); err != nil {
-		var ie *InputError
-		if !errors.As(err, &ie) {
+		var fe *fault.Error
+		if !errors.As(err, &fe) || fe.Kind != fault.Input {
 			return err
 		}
 		r.logf("aggregate skipped: %v", err)

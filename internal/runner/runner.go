@@ -25,7 +25,7 @@
 // pools, lanes, cost ceiling and progress; a benchmark that fails does not
 // stop the others. Rows count themselves into their benchmark's Summary
 // (summary.go), which settles every phase's counts once the rows end.
-// Stage logic itself lives in package stages as plain functions.
+// phase.Stage logic itself lives in package stages as plain functions.
 package runner
 
 import (
@@ -42,8 +42,12 @@ import (
 
 	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/progress"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // Options are the per-invocation switches (CLI flags win over config run:).
@@ -86,7 +90,7 @@ type Runner struct {
 	outDir   string // where scenarios.json, runs/, results.json go
 	cacheDir string
 	store    *callstore.Store
-	manifest *manifest
+	records  *phase.Records
 	lock     *lockFile
 	rows     *rowSets
 	// rank is the benchmark's place in the study (0 for the first or
@@ -100,7 +104,7 @@ type Runner struct {
 	dryMu      sync.Mutex
 	dryPending map[string]map[simRow]bool
 
-	Report *Summary
+	Report *summary.Summary
 }
 
 // ResolveBench finds a benchmark: a path to a directory or benchmark.yaml, or
@@ -122,8 +126,8 @@ func ResolveBench(cfg *config.Config, arg string) (string, error) {
 			return filepath.Abs(filepath.Dir(c))
 		}
 	}
-	return "", &InputError{Msg: fmt.Sprintf("benchmark %q not found: looked for %s and %s (a directory holding benchmark.yaml)",
-		arg, filepath.Join(arg, "benchmark.yaml"), filepath.Join(cfg.Dir, "benchmarks", arg, "benchmark.yaml"))}
+	return "", fault.Inputf("benchmark %q not found: looked for %s and %s (a directory holding benchmark.yaml)",
+		arg, filepath.Join(arg, "benchmark.yaml"), filepath.Join(cfg.Dir, "benchmarks", arg, "benchmark.yaml"))
 }
 
 // ListBenches returns every directory under benchmarks/ holding a benchmark.yaml, sorted.
@@ -131,7 +135,7 @@ func ListBenches(cfg *config.Config) ([]string, error) {
 	root := filepath.Join(cfg.Dir, "benchmarks")
 	ents, err := os.ReadDir(root)
 	if err != nil {
-		return nil, &InputError{Msg: fmt.Sprintf("no benchmarks directory at %s: create one or run `impactbench init`", root)}
+		return nil, fault.Inputf("no benchmarks directory at %s: create one or run `impactbench init`", root)
 	}
 	var out []string
 	for _, e := range ents {
@@ -168,11 +172,11 @@ func (e *env) open(benchDir string) (*Runner, error) {
 	}
 	r := &Runner{
 		env: e, bench: bench, outDir: out, cacheDir: cacheDir,
-		store:    callstore.Open(filepath.Join(cacheDir, "calls"), e.opts.Force),
-		manifest: loadManifest(filepath.Join(cacheDir, "manifest.json")),
-		rows:     newRowSets(),
-		rank:     e.opened,
-		Report:   &Summary{Benchmark: bench.Slug, DryRun: e.opts.DryRun, turns: e.cfg.Generation.Turns},
+		store:   callstore.Open(filepath.Join(cacheDir, "calls"), e.opts.Force),
+		records: phase.LoadRecords(filepath.Join(cacheDir, "manifest.json")),
+		rows:    &rowSets{},
+		rank:    e.opened,
+		Report:  summary.New(bench.Slug, e.opts.DryRun, e.cfg.Generation.Turns),
 	}
 	if !e.opts.DryRun {
 		lk, err := acquireLock(cacheDir, bench.Slug)
@@ -200,6 +204,12 @@ func (r *Runner) Close() { r.lock.release() }
 // Bench returns the loaded benchmark (metrics reflect gen_metrics once run).
 func (r *Runner) Bench() *config.Benchmark { return r.bench }
 
+// Config is the run's configuration.
+func (r *Runner) Config() *config.Config { return r.cfg }
+
+// Layout is where this benchmark's outputs and cache are.
+func (r *Runner) Layout() layout.Bench { return layout.Bench{Dir: r.outDir, Cache: r.cacheDir} }
+
 // OutDir is where outputs are written.
 func (r *Runner) OutDir() string { return r.outDir }
 
@@ -217,17 +227,15 @@ func promptDir(cfg *config.Config) string {
 	return ""
 }
 
-// InputError is bad input (files, arguments): the CLI exits 2.
-type InputError struct{ Msg string }
-
-func (e *InputError) Error() string { return e.Msg }
-
 // PartialError says some rows failed after their retries; outputs hold what
 // succeeded and a rerun redoes only the failed rows. The CLI exits 1.
 type PartialError struct {
 	Failed int
 	Phases []string
 }
+
+// FaultKind: failed rows are retried by running the command again.
+func (e *PartialError) FaultKind() fault.Kind { return fault.Partial }
 
 func (e *PartialError) Error() string {
 	return fmt.Sprintf("%d row(s) failed in %s; completed rows are saved — run the same command again to retry only the failed ones",

@@ -14,6 +14,8 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/offline"
+	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // project scaffolds the `impactbench init` project (offline models) in a temp dir.
@@ -141,7 +143,7 @@ func TestBudgetCeilingStopsSchedulingAndRerunFinishesWithoutRepaying(t *testing.
 	if err := r.Simulate(ctx, "offline-careful"); err != nil {
 		t.Fatal(err)
 	}
-	spent := r.budget.Spent()
+	spent := r.models.Budget().Spent()
 	// The ceiling can be passed only by the estimate error of calls already
 	// in flight. The offline model's estimated price is $0 while this fake
 	// charges $0.01, so the bound is one call per simulate worker.
@@ -155,13 +157,13 @@ func TestBudgetCeilingStopsSchedulingAndRerunFinishesWithoutRepaying(t *testing.
 	if calls.Load() >= 127 {
 		t.Fatalf("%d calls: the ceiling stopped nothing", calls.Load())
 	}
-	var stopped *PhaseReport
+	var stopped *summary.PhaseReport
 	for i, p := range r.Report.Phases {
-		if p.Phase == StageSimulate {
+		if p.Phase == phase.StageSimulate {
 			stopped = &r.Report.Phases[i]
 		}
 	}
-	if stopped == nil || stopped.Status != StatusStopped || r.Report.Budget == nil || r.Report.Budget.Remaining == 0 {
+	if stopped == nil || stopped.Status != phase.StatusStopped || r.Report.Budget == nil || r.Report.Budget.Remaining == 0 {
 		t.Fatalf("phase not reported as stopped with work remaining: %+v / %+v", stopped, r.Report.Budget)
 	}
 	if r.Report.Budget.Spent != spent || spent == 0 {
@@ -257,13 +259,13 @@ func TestFailedRowsAreRecordedAndOnlyThoseRetried(t *testing.T) {
 	if err := r2.Simulate(ctx, "offline-careful"); err != nil {
 		t.Fatal(err)
 	}
-	var rep PhaseReport
+	var rep summary.PhaseReport
 	for _, p := range r2.Report.Phases {
-		if p.Phase == StageSimulate {
+		if p.Phase == phase.StageSimulate {
 			rep = p
 		}
 	}
-	if rep.Status != StatusRan || rep.Failed != 0 {
+	if rep.Status != phase.StatusRan || rep.Failed != 0 {
 		t.Fatalf("rerun: %+v", rep)
 	}
 	if rep.Reused != 16-errRows {

@@ -13,8 +13,11 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/clientset"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
 )
 
 // A scenario set changes in two ways besides a fresh generation: it grows
@@ -91,7 +94,7 @@ var errNotStored = errors.New("not in the call store")
 func (r *Runner) replayBases(ctx context.Context, metricID string, count int) ([]artifacts.Scenario, error) {
 	m, ok := r.bench.MetricByID(metricID)
 	if !ok {
-		return nil, &InputError{Msg: fmt.Sprintf("scenarios.json: metric %q is not in %s", metricID, r.bench.Path)}
+		return nil, fault.Inputf("scenarios.json: metric %q is not in %s", metricID, r.bench.Path)
 	}
 	unit, err := r.store.Unit("gen_scenarios/" + safeName(metricID))
 	if err != nil {
@@ -99,7 +102,7 @@ func (r *Runner) replayBases(ctx context.Context, metricID string, count int) ([
 	}
 	defer unit.Close()
 	none := llm.ClientFunc(func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{}, errNotStored })
-	bases, _, err := genBases(ctx, r, unit.Client(identity(r.cfg.Generator()), none), m, count, nil, 0)
+	bases, _, err := genBases(ctx, r, unit.Client(clientset.Identity(r.cfg.Generator()), none), m, count, nil, 0)
 	if err != nil {
 		return nil, fmt.Errorf("the base scenarios of %s cannot be kept: their generation is not in the call store (%s); regenerate the set with `impactbench gen-scenarios %s --force`", metricID, r.store.Dir(), r.bench.Slug)
 	}
@@ -171,7 +174,7 @@ func ItemSet(benchDir string) ([]SetVersion, error) {
 	}
 	var vs []SetVersion
 	if err := json.Unmarshal(b, &vs); err != nil {
-		return nil, &InputError{Msg: fmt.Sprintf("%s: %v", path, err)}
+		return nil, fault.Inputf("%s: %v", path, err)
 	}
 	return vs, nil
 }
@@ -284,7 +287,7 @@ func (r *Runner) ReplaceWeak(ctx context.Context, weak []ReplacedItem) error {
 	if err := r.genScenarios(ctx, nil); err != nil {
 		return err
 	}
-	if !r.Report.wrote(StageGenScenarios) {
+	if !r.Report.Wrote(phase.StageGenScenarios) {
 		return nil // nothing written: the failure is in the summary
 	}
 	if err := r.recordSet(vs, sb); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
 )
 
 // gen-scenarios --replace weak: the weak base scenarios are replaced by
@@ -75,7 +76,7 @@ func TestReplaceWeakKeepsTheRestAndRecordsTheLineage(t *testing.T) {
 	// quarter of each target's 16 conversations and verdicts; every other
 	// row is reused, nothing paid again.
 	for _, p := range r3.Report.Phases {
-		if (p.Phase == StageSimulate || p.Phase == StageEvaluate) && (p.Rows != 16 || p.Reused != 12) {
+		if (p.Phase == phase.StageSimulate || p.Phase == phase.StageEvaluate) && (p.Rows != 16 || p.Reused != 12) {
 			t.Errorf("%s %s after the replacement: %d rows, %d reused; want 16 and 12", p.Phase, p.Target, p.Rows, p.Reused)
 		}
 	}

@@ -11,8 +11,13 @@ import (
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/schedule"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // runDir is runs/<target> under the output directory.
@@ -66,17 +71,17 @@ func (r *Runner) scanScenarios(fn func(artifacts.Scenario)) error {
 		return nil
 	})
 	if errors.Is(err, os.ErrNotExist) {
-		return &InputError{Msg: fmt.Sprintf("%s does not exist: run `impactbench gen-scenarios %s` first", path, r.bench.Slug)}
+		return fault.Inputf("%s does not exist: run `impactbench gen-scenarios %s` first", path, r.bench.Slug)
 	}
 	if err != nil {
-		return &InputError{Msg: err.Error()}
+		return fault.AsInput(err)
 	}
 	if total == 0 {
 		return emptyScenariosError(path, r.bench.Slug)
 	}
 	if len(missing) > 0 {
-		return &InputError{Msg: fmt.Sprintf("%s: %d scenario(s) refer to metrics that are not in %s (known: %s):\n  %s",
-			path, len(missing), r.bench.Path, r.metricIDs(), strings.Join(firstN(missing, 10), "\n  "))}
+		return fault.Inputf("%s: %d scenario(s) refer to metrics that are not in %s (known: %s):\n  %s",
+			path, len(missing), r.bench.Path, r.metricIDs(), strings.Join(firstN(missing, 10), "\n  "))
 	}
 	return nil
 }
@@ -103,7 +108,7 @@ func (r *Runner) targetConfig(id string) (config.ModelConfig, error) {
 		for i, t := range r.cfg.Targets {
 			ids[i] = t.ID
 		}
-		return t, &InputError{Msg: fmt.Sprintf("target %q is not in %s (targets: %s)", id, r.cfg.Path, strings.Join(ids, ", "))}
+		return t, fault.Inputf("target %q is not in %s (targets: %s)", id, r.cfg.Path, strings.Join(ids, ", "))
 	}
 	return t, nil
 }
@@ -114,8 +119,8 @@ func (r *Runner) simInputs(target config.ModelConfig, scenariosSHA string) map[s
 		"metrics":        fingerprint(r.bench.Metrics),
 		"target_prompt":  fingerprint(r.bench.Scenario.UserContext, r.bench.Scenario.TargetSystemPrompt),
 		"settings":       fingerprint(r.cfg.Generation.Turns, r.cfg.Generation.NumSamples, r.cfg.Landmarks, r.cfg.Perfunctory, r.cfg.Seed),
-		"user_model":     fingerprint(identity(r.cfg.UserModel)),
-		"target_model":   fingerprint(identity(target)),
+		"user_model":     fingerprint(clientset.Identity(r.cfg.UserModel)),
+		"target_model":   fingerprint(clientset.Identity(target)),
 		"prompts":        r.prompts.Hash(),
 		"validity":       r.validityInput(),
 	}
@@ -127,7 +132,7 @@ func (r *Runner) validityInput() string {
 	v := r.cfg.Validity
 	var audit any
 	if m, _, ok := r.auditModel(); ok {
-		audit = identity(m)
+		audit = clientset.Identity(m)
 	}
 	return fingerprint(v.Audit, v.TurnChecks, v.Reasks, v.Redos, audit)
 }
@@ -142,7 +147,7 @@ type simRow struct {
 // runs/<target>/conversations.json.
 func (r *Runner) Simulate(ctx context.Context, targetID string) error {
 	err := r.simulateOnly(ctx, targetID)
-	r.Report.settle()
+	r.Report.Settle()
 	return err
 }
 
@@ -175,15 +180,15 @@ func (r *Runner) simulate(t *simTarget) error {
 		return err
 	}
 	out := filepath.Join(r.runDir(t.id), "conversations"+r.shardSuffix()+".json")
-	rep := PhaseReport{Phase: StageSimulate, Target: t.id, Output: out}
+	rep := summary.PhaseReport{Phase: phase.StageSimulate, Target: t.id, Output: out}
 	scSHA, _ := fileSHA(filepath.Join(r.outDir, "scenarios.json"))
-	sim := simulation{out: out, key: StageSimulate.String() + "/" + t.id + r.shardSuffix(), inputs: r.simInputs(t.model, scSHA), rows: rows}
-	skip, note := r.checkSkip(StageSimulate, t.id, sim.key, out, sim.inputs, rep)
+	sim := simulation{out: out, key: phase.StageSimulate.String() + "/" + t.id + r.shardSuffix(), inputs: r.simInputs(t.model, scSHA), rows: rows}
+	skip, note := r.checkSkip(phase.StageSimulate, t.id, sim.key, out, sim.inputs, rep)
 	if skip {
 		return nil
 	}
 	if note != "" {
-		defer r.planNote(StageSimulate, t.id, note)
+		defer r.planNote(phase.StageSimulate, t.id, note)
 	}
 	if r.opts.DryRun {
 		r.planSimulate(t.id, t.model, len(rows))
@@ -196,10 +201,10 @@ func (r *Runner) simulate(t *simTarget) error {
 		return err
 	}
 	if t.bar == nil {
-		t.bar = r.bars.open(StageSimulate, t.id, len(rows))
+		t.bar = r.openBar(phase.StageSimulate, t.id, len(rows))
 	}
-	t.bar.setTotal(len(rows))
-	t.bar.bar().SetNote(r.limitNote(t.model, r.cfg.UserModel))
+	t.bar.SetTotal(len(rows))
+	t.bar.Bar().SetNote(r.models.LimitNote(t.model, r.cfg.UserModel))
 	if err := t.batchWaves(rep, rows); err != nil {
 		return err
 	}
@@ -240,12 +245,12 @@ func (r *Runner) guardSimulate(t *simTarget, out string, rows int) error {
 
 // writeConversations makes every row, writing conversations.json in row
 // order as they finish, and reports the phase.
-func (r *Runner) writeConversations(t *simTarget, sim simulation, rep PhaseReport) error {
+func (r *Runner) writeConversations(t *simTarget, sim simulation, rep summary.PhaseReport) error {
 	w, err := artifacts.NewArrayWriter(sim.out)
 	if err != nil {
 		return err
 	}
-	asm := startAssembler(w, len(sim.rows), 2*t.lane.cap(), r.readConv(t, sim.rows))
+	asm := startConvFile(w, len(sim.rows), 2*t.lane.Cap(), r.readConv(t, sim.rows))
 	defer asm.abort()
 	done, feedErr := r.feedConversations(t, sim.rows, asm)
 	return r.finishSimulate(t, sim, rep, asm, done, feedErr)
@@ -254,7 +259,7 @@ func (r *Runner) writeConversations(t *simTarget, sim simulation, rep PhaseRepor
 // feedConversations starts the rows in order, waiting for room in the
 // lane so that only the rows in flight are in memory, and waits for them.
 // done reports, by row, which conversations are stored.
-func (r *Runner) feedConversations(t *simTarget, rows []simRow, asm *convAssembler) (done []bool, feedErr error) {
+func (r *Runner) feedConversations(t *simTarget, rows []simRow, asm *convFile) (done []bool, feedErr error) {
 	done = make([]bool, len(rows))
 	var wg sync.WaitGroup
 	i := 0
@@ -267,15 +272,15 @@ func (r *Runner) feedConversations(t *simTarget, rows []simRow, asm *convAssembl
 		wg.Add(1)
 		unit := t.unit(row.sc.ID, row.sample)
 		st := t.start(row, true, true)
-		st.onDone(func(o rowOut[artifacts.Conversation]) {
-			if o.stored {
+		st.OnDone(func(o schedule.Outcome[artifacts.Conversation]) {
+			if o.Stored {
 				done[k] = true
-				asm.add(k, o.val)
+				asm.add(k, o.Val)
 			}
 			// The output has the conversation now (its verdict was
 			// handed it when it ended): the row lets go of it, and
 			// a later round finds the row by its outcome.
-			t.r.rows.convs.retire(unit, st)
+			t.r.rows.convs.Retire(unit, st)
 			wg.Done()
 		})
 		return nil
@@ -309,7 +314,7 @@ func (r *Runner) eachRow(rows []simRow, fn func(convRow) error) error {
 // finishSimulate reports the phase and, when every row finished, completes
 // conversations.json and records it; a fatal provider error, a stop by the
 // ceiling or an interruption leaves the old file in place.
-func (r *Runner) finishSimulate(t *simTarget, sim simulation, rep PhaseReport, asm *convAssembler, done []bool, feedErr error) error {
+func (r *Runner) finishSimulate(t *simTarget, sim simulation, rep summary.PhaseReport, asm *convFile, done []bool, feedErr error) error {
 	rep.Rows = len(sim.rows)
 	notRun := 0
 	for _, ok := range done {
@@ -318,7 +323,7 @@ func (r *Runner) finishSimulate(t *simTarget, sim simulation, rep PhaseReport, a
 		}
 	}
 	if cause := context.Cause(t.ctx); cause != nil && fatalErr(cause) {
-		r.Report.add(rep)
+		r.Report.Add(rep)
 		return cause
 	}
 	if err := t.callCtx.Err(); err != nil || feedErr != nil && !errors.Is(feedErr, context.Canceled) {
@@ -326,22 +331,22 @@ func (r *Runner) finishSimulate(t *simTarget, sim simulation, rep PhaseReport, a
 			err = feedErr
 		}
 		// Interrupted: what this invocation paid still goes in the summary.
-		rep.Status, rep.Reason = StatusStopped, fmt.Sprintf("interrupted; %d of %d conversations finished, and the calls of the others so far are saved", len(sim.rows)-notRun, len(sim.rows))
-		r.Report.add(rep)
+		rep.Status, rep.Reason = phase.StatusStopped, fmt.Sprintf("interrupted; %d of %d conversations finished, and the calls of the others so far are saved", len(sim.rows)-notRun, len(sim.rows))
+		r.Report.Add(rep)
 		return err
 	}
 	if notRun > 0 {
-		rep.Status = StatusStopped
+		rep.Status = phase.StatusStopped
 		rep.Reason = fmt.Sprintf("%d of %d conversations not finished (cost ceiling or interruption); their completed turns are saved", notRun, len(sim.rows))
 		r.noteRemaining(notRun)
-		r.Report.add(rep)
+		r.Report.Add(rep)
 		return nil
 	}
 	return r.commitConversations(t, sim, rep, asm)
 }
 
 // commitConversations completes conversations.json, its cost and its record.
-func (r *Runner) commitConversations(t *simTarget, sim simulation, rep PhaseReport, asm *convAssembler) error {
+func (r *Runner) commitConversations(t *simTarget, sim simulation, rep summary.PhaseReport, asm *convFile) error {
 	if err := r.beginOutput(sim.key, sim.inputs); err != nil {
 		return err
 	}
@@ -360,17 +365,17 @@ func (r *Runner) commitConversations(t *simTarget, sim simulation, rep PhaseRepo
 		target = target.Sub(asm.audit)
 	}
 	models.add("target: "+t.model.Model, target)
-	if err := r.writeCost(r.runDir(t.id), StageSimulate.String(), total, models); err != nil {
+	if err := r.writeCost(r.runDir(t.id), phase.StageSimulate.String(), total, models); err != nil {
 		return err
 	}
-	failed := r.Report.failedRows(StageSimulate, t.id)
+	failed := r.Report.FailedRows(phase.StageSimulate, t.id)
 	if err := r.record(sim.key, sim.out, sim.inputs, failed); err != nil {
 		return err
 	}
-	rep.Status = StatusRan
+	rep.Status = phase.StatusRan
 	samples := r.cfg.Generation.NumSamples
 	r.logf("simulated %d conversations (%d sample(s) × %d scenarios) for %s; %d failed", len(sim.rows), samples, len(sim.rows)/max(samples, 1), t.id, failed)
-	r.Report.add(rep)
+	r.Report.Add(rep)
 	return nil
 }
 
@@ -400,11 +405,11 @@ func (r *Runner) printTurns(c artifacts.Conversation) {
 
 // noteRemaining adds n rows left undone to the summary's budget line.
 func (r *Runner) noteRemaining(n int) {
-	var b budgetView
-	if r.budget != nil {
-		b = r.budget
+	var b summary.BudgetView
+	if r.models.Budget() != nil {
+		b = r.models.Budget()
 	}
-	r.Report.noteRemaining(n, b)
+	r.Report.NoteRemaining(n, b)
 }
 
 // usageOf converts an on-disk usage record back (for phase totals).

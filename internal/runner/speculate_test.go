@@ -11,6 +11,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
 )
 
 // firstMetricName generates the project's metrics and returns the first's name.
@@ -89,7 +90,7 @@ func TestRunSimulatesVariantsWhileOtherMetricsAreGenerated(t *testing.T) {
 		t.Errorf("the first judge call (#%d) came after the last generation call (#%d): early conversations waited for gen_scenarios to be judged", firstJudge, lastGen)
 	}
 	for _, p := range r.Report.Phases {
-		if p.Phase == StageEvaluate && (p.Status != StatusRan || p.Reused != 0 || p.Rows != 16 || p.Calls != log.count(llm.PurposeJudge)/2) {
+		if p.Phase == phase.StageEvaluate && (p.Status != phase.StatusRan || p.Reused != 0 || p.Rows != 16 || p.Calls != log.count(llm.PurposeJudge)/2) {
 			t.Errorf("evaluate %s: %+v, want ran, 16 rows, none reused, %d judge calls", p.Target, p, log.count(llm.PurposeJudge)/2)
 		}
 	}
@@ -98,9 +99,9 @@ func TestRunSimulatesVariantsWhileOtherMetricsAreGenerated(t *testing.T) {
 	sims := log.count(llm.PurposeUser) + log.count(llm.PurposeTarget) + log.count(llm.PurposeLandmark)
 	calls, reports := 0, 0
 	for _, p := range r.Report.Phases {
-		if p.Phase == StageSimulate {
+		if p.Phase == phase.StageSimulate {
 			reports++
-			if p.Status != StatusRan || p.Reused != 0 || p.Rows != 16 {
+			if p.Status != phase.StatusRan || p.Reused != 0 || p.Rows != 16 {
 				t.Errorf("simulate %s: %+v, want ran, 16 rows, none reused", p.Target, p)
 			}
 			calls += p.Calls
@@ -169,13 +170,13 @@ func TestEarlyConversationsOfAStoppedRunAreKept(t *testing.T) {
 	judgeCalls, simCalls := 0, 0
 	for _, p := range r.Report.Phases {
 		switch p.Phase {
-		case StageSimulate:
-			if p.Status != StatusStopped || p.Calls == 0 || p.Spent.Requests != p.Calls {
+		case phase.StageSimulate:
+			if p.Status != phase.StatusStopped || p.Calls == 0 || p.Spent.Requests != p.Calls {
 				t.Errorf("simulate of the early conversations: %+v, want stopped, with what it paid", p)
 			}
 			simCalls += p.Calls
-		case StageEvaluate:
-			if p.Status != StatusStopped {
+		case phase.StageEvaluate:
+			if p.Status != phase.StatusStopped {
 				t.Errorf("evaluate of the early conversations: %+v, want stopped", p)
 			}
 			judgeCalls += p.Calls
@@ -258,43 +259,5 @@ func TestNoEarlySimulationWhenScenariosAreUpToDate(t *testing.T) {
 	defer closeTargets(flows)
 	if off := r.speculate(flows); off != nil {
 		t.Fatal("conversations start early although gen_scenarios has nothing to do")
-	}
-}
-
-// Rows that end after their phase was reported (a judge still at work
-// when simulate stopped) are this run's spending too: settling counts
-// them, once, however often it runs.
-func TestRowsThatEndAfterTheirReportAreCounted(t *testing.T) {
-	s := &Summary{}
-	paid := func(n int) llm.Usage { return llm.Usage{Requests: n, Cost: 0.01 * float64(n), CostKnown: true} }
-	s.count(StageEvaluate, "t1", "r1", RowDone, "", paid(2), llm.Usage{})
-	s.add(PhaseReport{Phase: StageEvaluate, Target: "t1", Status: StatusStopped})
-	s.count(StageEvaluate, "t1", "r2", RowDone, "", paid(3), llm.Usage{}) // a judge still at work
-	s.count(StageSimulate, "t1", "r1", RowDone, "", paid(4), llm.Usage{}) // a phase that never reported
-	s.settle()
-	s.settle()
-	if got := s.Spent.Requests; got != 9 {
-		t.Errorf("the summary counts %d calls, want all 9", got)
-	}
-	var eval, sim *PhaseReport
-	for i, p := range s.Phases {
-		switch p.Phase {
-		case StageEvaluate:
-			if eval != nil {
-				t.Errorf("evaluate reported twice")
-			}
-			eval = &s.Phases[i]
-		case StageSimulate:
-			if sim != nil {
-				t.Errorf("simulate reported twice")
-			}
-			sim = &s.Phases[i]
-		}
-	}
-	if eval == nil || eval.Calls != 5 || eval.Status != StatusStopped {
-		t.Errorf("evaluate reported as %+v, want stopped with 5 calls", eval)
-	}
-	if sim == nil || sim.Calls != 4 || sim.Status != StatusStopped || sim.Rows != 1 {
-		t.Errorf("simulate reported as %+v, want stopped with 1 row and 4 calls", sim)
 	}
 }

@@ -7,7 +7,8 @@ import (
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/config"
-	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/plan"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // Study is several benchmarks run as one schedule of rows. Every
@@ -78,7 +79,7 @@ func (s *Study) Run(ctx context.Context, targets []string) error {
 				ts = r.Targets()
 			}
 			err := r.run(ctx, ts)
-			r.Report.settle()
+			r.Report.Settle()
 			if n, ph := r.Report.Failed(); err == nil && n > 0 {
 				err = &PartialError{Failed: n, Phases: ph}
 			}
@@ -100,41 +101,27 @@ type BenchError struct {
 func (e *BenchError) Error() string { return fmt.Sprintf("%s: %v", e.Bench, e.Err) }
 func (e *BenchError) Unwrap() error { return e.Err }
 
-// StudySummary is what a study invocation did: each benchmark's summary,
-// and what the study spent, replayed and learned as a whole.
-type StudySummary struct {
-	DryRun     bool
-	Benchmarks []*Summary
-	Spent      llm.Usage // paid in this invocation, every benchmark together
-	Reused     llm.Usage
-	Budget     *BudgetReport // the one ceiling of the study (nil: none)
-	Limits     []PoolLimit
-	Plan       *PlanTotal // --dry-run: the study's bill
-}
-
 // Summary settles and returns the study's summary. Call it after Run.
-func (s *Study) Summary() *StudySummary {
-	out := &StudySummary{DryRun: s.env.opts.DryRun, Limits: s.env.poolLimits()}
-	var plan []PlanRow
+func (s *Study) Summary() *summary.StudySummary {
+	out := &summary.StudySummary{DryRun: s.env.opts.DryRun, Limits: s.env.models.PoolLimits()}
+	var rows []plan.Row
 	remaining, capped := 0, false
 	for _, r := range s.benches {
-		r.Report.settle()
-		r.Report.mu.Lock()
-		out.Spent, out.Reused = out.Spent.Add(r.Report.Spent), out.Reused.Add(r.Report.Reused)
-		plan = append(plan, r.Report.Plan...)
-		if r.Report.Budget != nil {
-			remaining += r.Report.Budget.Remaining
+		spent, reused, p, budget := r.Report.Totals()
+		out.Spent, out.Reused = out.Spent.Add(spent), out.Reused.Add(reused)
+		rows = append(rows, p...)
+		if budget != nil {
+			remaining += budget.Remaining
 			capped = true
 		}
-		r.Report.Limits = out.Limits
-		r.Report.mu.Unlock()
+		r.Report.SetLimits(out.Limits)
 		out.Benchmarks = append(out.Benchmarks, r.Report)
 	}
-	if b := s.env.budget; b != nil && capped {
-		out.Budget = &BudgetReport{Max: b.Max(), Spent: b.Spent(), Stopped: b.Exhausted(), Remaining: remaining}
+	if b := s.env.models.Budget(); b != nil && capped {
+		out.Budget = &summary.BudgetReport{Max: b.Max(), Spent: b.Spent(), Stopped: b.Exhausted(), Remaining: remaining}
 	}
 	if out.DryRun {
-		t := TotalOf(plan)
+		t := plan.TotalOf(rows)
 		out.Plan = &t
 	}
 	return out

@@ -11,7 +11,9 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
 )
 
 // studyProject is the scaffolded project with the example benchmark copied
@@ -72,8 +74,7 @@ func TestStudyFinishesWhatItCanAndNamesEachFailure(t *testing.T) {
 		}
 	}
 	var pe *PartialError
-	var ie *InputError
-	if !errors.As(runErr, &pe) || errors.As(runErr, &ie) {
+	if !errors.As(runErr, &pe) || fault.KindOf(runErr) == fault.Input {
 		t.Errorf("study error %v is not a failure of rows alone (exit 1)", runErr)
 	}
 	sum := s.Summary()
@@ -82,14 +83,14 @@ func TestStudyFinishesWhatItCanAndNamesEachFailure(t *testing.T) {
 		if b.Benchmark != name {
 			t.Fatalf("summary %d is %s, want %s", i, b.Benchmark, name)
 		}
-		failed := map[string]Status{}
+		failed := map[string]phase.Status{}
 		for _, p := range b.Phases {
 			if p.Failed > 0 {
 				failed[p.Phase.String()+" "+p.Target] = p.Status
 			}
 		}
 		if name == "broken" {
-			if failed["gen_scenarios "] != StatusFailed || len(failed) != 1 {
+			if failed["gen_scenarios "] != phase.StatusFailed || len(failed) != 1 {
 				t.Errorf("broken: failed phases %v, want only gen_scenarios", failed)
 			}
 			if _, err := os.Stat(filepath.Join(dirs[i], "results.json")); err == nil {
@@ -97,7 +98,7 @@ func TestStudyFinishesWhatItCanAndNamesEachFailure(t *testing.T) {
 			}
 			continue
 		}
-		if failed["simulate offline-careless"] != StatusFailed || len(failed) != 1 {
+		if failed["simulate offline-careless"] != phase.StatusFailed || len(failed) != 1 {
 			t.Errorf("%s: failed phases %v, want only simulate offline-careless", name, failed)
 		}
 		res, err := os.ReadFile(filepath.Join(dirs[i], "results.json"))

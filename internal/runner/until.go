@@ -12,7 +12,9 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/stats"
 )
 
@@ -77,13 +79,13 @@ const untilMethod = "betting confidence sequence over base scenarios (Waudby-Smi
 // within ±HalfWidth (see the comment above).
 func (r *Runner) RunUntil(ctx context.Context, targets []string, o UntilOptions) error {
 	err := r.runUntil(ctx, targets, o)
-	r.Report.settle()
+	r.Report.Settle()
 	return err
 }
 
 func (r *Runner) runUntil(ctx context.Context, targets []string, o UntilOptions) error {
 	if !(o.HalfWidth > 0 && o.HalfWidth < 0.5) {
-		return &InputError{Msg: fmt.Sprintf("--until ±%v: the target half-width is a fraction between 0 and 0.5 (0.05 = ±5 points)", o.HalfWidth)}
+		return fault.Inputf("--until ±%v: the target half-width is a fraction between 0 and 0.5 (0.05 = ±5 points)", o.HalfWidth)
 	}
 	if o.MaxRounds <= 0 {
 		o.MaxRounds = DefaultUntilRounds
@@ -118,7 +120,7 @@ func (r *Runner) untilRound(ctx context.Context, targets []string, st *UntilStat
 		}
 	}
 	err := r.run(ctx, targets)
-	grew := r.grow != nil && r.Report.wrote(StageGenScenarios)
+	grew := r.grow != nil && r.Report.Wrote(phase.StageGenScenarios)
 	r.grow = nil
 	if err != nil {
 		return err
@@ -175,7 +177,7 @@ func (r *Runner) untilLook(st *UntilState, o UntilOptions) (want map[string]int,
 		st.Stopped = "no scores"
 	case len(wide) == 0:
 		st.Stopped = "met"
-	case r.budget != nil && r.budget.Exhausted():
+	case r.models.Budget() != nil && r.models.Budget().Exhausted():
 		st.Stopped = "cost ceiling"
 	case len(st.Rounds) >= o.MaxRounds:
 		st.Stopped = "round limit"
@@ -339,7 +341,7 @@ func (r *Runner) readUntil(half float64) (*UntilState, error) {
 	}
 	var old UntilState
 	if err := json.Unmarshal(b, &old); err != nil {
-		return nil, &InputError{Msg: fmt.Sprintf("%s: %v (delete it to start the rounds again)", path, err)}
+		return nil, fault.Inputf("%s: %v (delete it to start the rounds again)", path, err)
 	}
 	st.Rounds = old.Rounds
 	return st, nil

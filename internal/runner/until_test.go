@@ -26,7 +26,7 @@ func TestRunUntilGrowsTheSetUntilPrecise(t *testing.T) {
 	}
 	// Rows of an earlier round are this invocation's own: found again,
 	// never replayed and counted as reused from earlier runs.
-	r.Report.settle()
+	r.Report.Settle()
 	for _, p := range r.Report.Phases {
 		if p.Reused != 0 {
 			t.Errorf("%s %s: %d rows reused on a fresh project", p.Phase, p.Target, p.Reused)

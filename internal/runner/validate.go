@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
 )
 
@@ -23,12 +24,12 @@ func ParseSwap(s string) (Swap, error) {
 	role, model, ok := strings.Cut(s, "=")
 	role = strings.TrimSpace(role)
 	if !ok || model == "" {
-		return Swap{}, &InputError{Msg: fmt.Sprintf("--swap %q: want ROLE=MODEL, e.g. --swap user=anthropic/claude-haiku-4-5", s)}
+		return Swap{}, fault.Inputf("--swap %q: want ROLE=MODEL, e.g. --swap user=anthropic/claude-haiku-4-5", s)
 	}
 	switch role {
 	case "generator", "user", "judge":
 	default:
-		return Swap{}, &InputError{Msg: fmt.Sprintf("--swap %q: role must be generator, user or judge", s)}
+		return Swap{}, fault.Inputf("--swap %q: role must be generator, user or judge", s)
 	}
 	return Swap{Role: role, Model: strings.TrimSpace(model)}, nil
 }
@@ -76,7 +77,7 @@ func PrepareValidation(cfg *config.Config, benchDir string, s Swap) (*config.Con
 		c.EvaluatorModels = []config.ModelConfig{m}
 	}
 	if _, err := os.Stat(filepath.Join(benchDir, "results.json")); err != nil {
-		return nil, "", &InputError{Msg: fmt.Sprintf("%s has no results.json: run `impactbench run %s` first — a validation run is compared against the main run", benchDir, filepath.Base(benchDir))}
+		return nil, "", fault.Inputf("%s has no results.json: run `impactbench run %s` first — a validation run is compared against the main run", benchDir, filepath.Base(benchDir))
 	}
 	out := ValidationDir(benchDir, s)
 	if err := os.MkdirAll(out, 0o755); err != nil {

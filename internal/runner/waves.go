@@ -17,8 +17,10 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/batch"
-	"github.com/impactbench/impactbench/internal/llm/provider"
+	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/schedule"
 	"github.com/impactbench/impactbench/internal/stages"
+	"github.com/impactbench/impactbench/internal/summary"
 )
 
 // Batch-wave simulation (`batch: true` on user_model and/or a target).
@@ -123,7 +125,7 @@ type simWaves struct {
 // means the waves stopped (interrupted, a fatal provider error, an
 // untrustworthy batch state file); the phase is reported stopped, and a
 // rerun resumes.
-func (t *simTarget) batchWaves(rep PhaseReport, rows []simRow) error {
+func (t *simTarget) batchWaves(rep summary.PhaseReport, rows []simRow) error {
 	w := t.newSimWaves(rows)
 	if w == nil {
 		return nil
@@ -137,13 +139,13 @@ func (t *simTarget) batchWaves(rep PhaseReport, rows []simRow) error {
 	for _, p := range w.paid {
 		paid = paid.Add(p.Spent)
 	}
-	t.r.Report.count(StageSimulate, t.id, "", RowStopped, "", paid, llm.Usage{})
-	rep.Status, rep.Rows = StatusStopped, len(rows)
+	t.r.Report.Count(phase.StageSimulate, t.id, "", schedule.Stopped, "", paid, llm.Usage{})
+	rep.Status, rep.Rows = phase.StatusStopped, len(rows)
 	rep.Reason = "stopped during the batch waves; the answers stored so far and the batches already submitted are kept: run the same command again to resume"
 	if fatalErr(err) {
 		rep.Reason = err.Error()
 	}
-	t.r.Report.add(rep)
+	t.r.Report.Add(rep)
 	return fmt.Errorf("simulate %s: batch waves: %w", t.id, err)
 }
 
@@ -170,7 +172,7 @@ func (t *simTarget) waveRole(name, field string, m config.ModelConfig, id callst
 	if !m.Batch {
 		return nil
 	}
-	p, err := batch.ForModel(m, provider.Options{HTTP: r.http, Prices: r.prices, Pricing: r.cfg.Pricing, Role: field})
+	p, err := batch.ForModel(m, r.models.ProviderOptions(field))
 	if err != nil {
 		r.logf("simulate %s: %s: %v — its turns run in real time instead", t.id, field, err)
 		return nil
@@ -384,14 +386,14 @@ func (w *simWaves) answersStored() error {
 func (w *simWaves) send(ctx context.Context) (ok bool, err error) {
 	r, roles := w.t.r, w.roles()
 	releases := make([]func(float64), len(roles))
-	if r.budget != nil {
+	if r.models.Budget() != nil {
 		for k, role := range roles {
 			// A batch commits its whole cost at once: reserve it up front.
-			est, price := 0.0, r.estimateCost(role.model)
+			est, price := 0.0, r.models.EstimateCost(role.model)
 			for _, it := range role.items {
 				est += price(it.Req) / 2
 			}
-			rel, err := r.budget.Reserve(est)
+			rel, err := r.models.Budget().Reserve(est)
 			if err != nil {
 				for _, rel := range releases[:k] {
 					rel(0)
@@ -529,6 +531,6 @@ func (r *env) batchWaves(m config.ModelConfig) bool {
 	if !m.Batch {
 		return false
 	}
-	_, err := batch.ForModel(m, provider.Options{HTTP: r.http, Prices: r.prices, Pricing: r.cfg.Pricing})
+	_, err := batch.ForModel(m, r.models.ProviderOptions(""))
 	return err == nil
 }

@@ -1,20 +1,15 @@
-package runner
+package schedule
 
 import (
 	"context"
 	"sync"
 )
 
-// forEach runs fn(i) for i in [0, n) on up to workers goroutines. A row's
-// failure is the row's business (fn records it); forEach stops handing out
+// ForEach runs fn(i) for i in [0, n) on up to workers goroutines. A row's
+// failure is the row's business (fn records it); ForEach stops handing out
 // rows only when ctx is done, and returns ctx.Err() in that case.
-func forEach(ctx context.Context, n, workers int, fn func(ctx context.Context, i int)) error {
-	if workers < 1 {
-		workers = 1
-	}
-	if workers > n {
-		workers = n
-	}
+func ForEach(ctx context.Context, n, workers int, fn func(ctx context.Context, i int)) error {
+	workers = max(1, min(workers, n))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range workers {

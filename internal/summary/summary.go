@@ -1,12 +1,25 @@
-package runner
+// Package summary is what an invocation did, for people and for --json:
+// per benchmark, every phase's report (its rows counted as they end), what
+// was paid and replayed, the cost ceiling, the dry run's plan and the
+// provider pools' limits; per study, the same added up.
+//
+// Rows count themselves in (Count) as they end; an output adds its phase's
+// report (Add) when it is written, skipped or stopped; Settle fills the
+// counts of every report from its rows once every row has ended, so a row
+// that ends late is never missed or counted twice.
+package summary
 
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/plan"
 	"github.com/impactbench/impactbench/internal/results"
+	"github.com/impactbench/impactbench/internal/schedule"
 )
 
 // Summary is what an invocation did to one benchmark, for people and for
@@ -22,9 +35,9 @@ type Summary struct {
 	Spent     llm.Usage     `json:"spent"`  // paid in this invocation
 	Reused    llm.Usage     `json:"reused"` // stored answers replayed instead of paid again
 	Budget    *BudgetReport `json:"budget,omitempty"`
-	Plan      []PlanRow     `json:"plan,omitempty"` // dry-run estimates
+	Plan      []plan.Row    `json:"plan,omitempty"` // dry-run estimates
 	// Precision is the dry run's precision plan (precision.go).
-	Precision *PrecisionPlan `json:"precision,omitempty"`
+	Precision *plan.PrecisionPlan `json:"precision,omitempty"`
 	// Limits is each provider pool's concurrency at the end (see RecordLimits).
 	Limits []PoolLimit `json:"limits,omitempty"`
 	// Results is the headline of each model aggregate wrote in this
@@ -36,16 +49,16 @@ type Summary struct {
 	// direct is what phases without rows of their own (generation,
 	// aggregate) paid and replayed; tallies are the rows' counts.
 	direct, directSaved llm.Usage
-	tallies             map[laneKey]*tally
-	// turns is generation.turns, for the dry run's batch waves.
-	turns int
+	tallies             map[key]*tally
+	// Turns is generation.turns, for the dry run's batch waves.
+	Turns int `json:"-"`
 }
 
 // PhaseReport is one phase (for one target).
 type PhaseReport struct {
-	Phase    Stage        `json:"phase"`
+	Phase    phase.Stage  `json:"phase"`
 	Target   string       `json:"target,omitempty"`
-	Status   Status       `json:"status"`
+	Status   phase.Status `json:"status"`
 	Reason   string       `json:"reason,omitempty"`
 	Rows     int          `json:"rows"`
 	Failed   int          `json:"failed"`
@@ -84,14 +97,14 @@ type tally struct {
 
 const maxListedFailures = 20
 
-// count adds one row's outcome to its phase's tally.
-func (s *Summary) count(stage Stage, target, row string, status RowStatus, reason string, spent, saved llm.Usage) {
+// Count adds one row's outcome to its phase's tally.
+func (s *Summary) Count(stage phase.Stage, target, row string, status schedule.Status, reason string, spent, saved llm.Usage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tallies == nil {
-		s.tallies = map[laneKey]*tally{}
+		s.tallies = map[key]*tally{}
 	}
-	k := laneKey{stage, target}
+	k := key{stage, target}
 	t := s.tallies[k]
 	if t == nil {
 		t = &tally{}
@@ -99,59 +112,54 @@ func (s *Summary) count(stage Stage, target, row string, status RowStatus, reaso
 	}
 	t.spent, t.saved = t.spent.Add(spent), t.saved.Add(saved)
 	switch status {
-	case RowStopped:
+	case schedule.Stopped:
 		t.stopped++
 		return
-	case RowReused:
+	case schedule.Reused:
 		t.reused++
-	case RowFailed:
+	case schedule.Failed:
 		t.failed++
 		t.failures = append(t.failures, RowFailure{Row: row, Reason: reason})
 	}
 	t.rows++
 }
 
-// add records a phase's report. The report of a stage made of counted
+// Add records a phase's report. The report of a stage made of counted
 // rows (simulate, evaluate, repeats) takes its counts from them when the
 // summary is settled; any other brings what it spent.
-func (s *Summary) add(p PhaseReport) {
+func (s *Summary) Add(p PhaseReport) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p.tallied = p.Phase.tallied()
+	p.tallied = p.Phase.Tallied()
 	s.Phases = append(s.Phases, p)
 	if !p.tallied {
 		s.direct = s.direct.Add(p.Spent)
-		s.Spent = s.Spent.Add(p.Spent) // settle totals it again with the rows
+		s.Spent = s.Spent.Add(p.Spent) // Settle totals it again with the rows
 	}
 }
 
-// tallied reports whether the stage's rows count themselves (Summary.count).
-func (s Stage) tallied() bool {
-	return s == StageSimulate || s == StageEvaluate || s == StageRepeats
-}
-
-func (s *Summary) addReused(u llm.Usage) {
+func (s *Summary) AddReused(u llm.Usage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.directSaved = s.directSaved.Add(u)
 	s.Reused = s.Reused.Add(u)
 }
 
-// settle fills every tallied report's counts from its rows, adds a stopped
+// Settle fills every tallied report's counts from its rows, adds a stopped
 // report for rows whose phase never reported (a run that stopped before
 // their output was due), and totals what was spent and replayed. Call it
 // once every row has ended; it may be called again.
-func (s *Summary) settle() {
+func (s *Summary) Settle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.Spent, s.Reused = s.direct, s.directSaved
-	seen := map[laneKey]bool{}
+	seen := map[key]bool{}
 	for i := range s.Phases {
 		p := &s.Phases[i]
 		if !p.tallied {
 			continue
 		}
-		k := laneKey{p.Phase, p.Target}
+		k := key{p.Phase, p.Target}
 		seen[k] = true
 		if t := s.tallies[k]; t != nil {
 			p.fill(t)
@@ -163,8 +171,8 @@ func (s *Summary) settle() {
 		if seen[k] || (t.spent.Requests == 0 && t.failed == 0 && t.rows == 0) {
 			continue
 		}
-		p := PhaseReport{Phase: k.stage, Target: k.target, Status: StatusStopped, Rows: t.rows, tallied: true,
-			Reason: fmt.Sprintf("the run stopped before %s was written; %d row(s) finished meanwhile are stored for the next run", outputName(k.stage), t.rows)}
+		p := PhaseReport{Phase: k.stage, Target: k.target, Status: phase.StatusStopped, Rows: t.rows, tallied: true,
+			Reason: fmt.Sprintf("the run stopped before %s was written; %d row(s) finished meanwhile are stored for the next run", k.stage.OutputName(), t.rows)}
 		p.fill(t)
 		s.Phases = append(s.Phases, p)
 	}
@@ -186,17 +194,17 @@ func (p *PhaseReport) fill(t *tally) {
 	if len(p.Failures) > maxListedFailures {
 		p.Failures = p.Failures[:maxListedFailures]
 	}
-	if p.Status == StatusRan && t.failed > 0 {
-		p.Status = StatusFailed
+	if p.Status == phase.StatusRan && t.failed > 0 {
+		p.Status = phase.StatusFailed
 	}
 }
 
-func sortedKeys(m map[laneKey]*tally) []laneKey {
-	ks := make([]laneKey, 0, len(m))
+func sortedKeys(m map[key]*tally) []key {
+	ks := make([]key, 0, len(m))
 	for k := range m {
 		ks = append(ks, k)
 	}
-	slices.SortFunc(ks, func(a, b laneKey) int {
+	slices.SortFunc(ks, func(a, b key) int {
 		if a.target != b.target {
 			if a.target < b.target {
 				return -1
@@ -208,28 +216,13 @@ func sortedKeys(m map[laneKey]*tally) []laneKey {
 	return ks
 }
 
-// outputName is the file a stage's rows are written to.
-func outputName(s Stage) string {
-	switch s {
-	case StageSimulate:
-		return "conversations.json"
-	case StageEvaluate:
-		return "scores.json"
-	case StageRepeats:
-		return "repeats.json"
-	case StageGenScenarios:
-		return "scenarios.json"
-	}
-	return s.String()
-}
-
 // Ran reports whether phase ran (was not skipped, refused or stopped) for
 // any target in this invocation.
-func (s *Summary) Ran(phase Stage) bool {
+func (s *Summary) Ran(stage phase.Stage) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range s.Phases {
-		if p.Phase == phase && p.Status == StatusRan {
+		if p.Phase == stage && p.Status == phase.StatusRan {
 			return true
 		}
 	}
@@ -253,9 +246,9 @@ func (s *Summary) Failed() (n int, phases []string) {
 	return n, phases
 }
 
-// onlyPartial reports whether every failed phase still wrote its output
+// OnlyPartial reports whether every failed phase still wrote its output
 // (so the phases after it can go on with the rows that succeeded).
-func (s *Summary) onlyPartial() bool {
+func (s *Summary) OnlyPartial() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range s.Phases {
@@ -266,20 +259,20 @@ func (s *Summary) onlyPartial() bool {
 	return true
 }
 
-// stopped reports whether phase stopped for target.
-func (s *Summary) stopped(phase Stage, target string) bool {
+// Stopped reports whether phase stopped for target.
+func (s *Summary) Stopped(stage phase.Stage, target string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range s.Phases {
-		if p.Phase == phase && p.Target == target && p.Status == StatusStopped {
+		if p.Phase == stage && p.Target == target && p.Status == phase.StatusStopped {
 			return true
 		}
 	}
 	return false
 }
 
-// noteRemaining adds n rows the cost ceiling (or an interruption) left undone.
-func (s *Summary) noteRemaining(n int, b budgetView) {
+// NoteRemaining adds n rows the cost ceiling (or an interruption) left undone.
+func (s *Summary) NoteRemaining(n int, b BudgetView) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.Budget == nil && b != nil {
@@ -294,40 +287,40 @@ func (s *Summary) noteRemaining(n int, b budgetView) {
 	}
 }
 
-// budgetView is the cost ceiling as a summary reads it.
-type budgetView interface {
+// BudgetView is the cost ceiling as a summary reads it.
+type BudgetView interface {
 	Max() float64
 	Spent() float64
 	Exhausted() bool
 }
 
-// failedRows is how many rows of stage and target failed in this invocation.
-func (s *Summary) failedRows(stage Stage, target string) int {
+// FailedRows is how many rows of stage and target failed in this invocation.
+func (s *Summary) FailedRows(stage phase.Stage, target string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t := s.tallies[laneKey{stage, target}]; t != nil {
+	if t := s.tallies[key{stage, target}]; t != nil {
 		return t.failed
 	}
 	return 0
 }
 
-// spentOn is what the rows of stage and target paid in this invocation.
-func (s *Summary) spentOn(stage Stage, target string) llm.Usage {
+// SpentOn is what the rows of stage and target paid in this invocation.
+func (s *Summary) SpentOn(stage phase.Stage, target string) llm.Usage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t := s.tallies[laneKey{stage, target}]; t != nil {
+	if t := s.tallies[key{stage, target}]; t != nil {
 		return t.spent
 	}
 	return llm.Usage{}
 }
 
-// wrote reports whether phase wrote its output in this invocation (with
+// Wrote reports whether phase wrote its output in this invocation (with
 // every row, or with the rows that succeeded).
-func (s *Summary) wrote(phase Stage) bool {
+func (s *Summary) Wrote(stage phase.Stage) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range s.Phases {
-		if p.Phase == phase && (p.Status == StatusRan || p.Status == StatusFailed && p.Partial) {
+		if p.Phase == stage && (p.Status == phase.StatusRan || p.Status == phase.StatusFailed && p.Partial) {
 			return true
 		}
 	}
@@ -344,4 +337,65 @@ func CacheNote(u llm.Usage) string {
 	}
 	return fmt.Sprintf("prompt cache: %d of %d input tokens read from it, %d written to it; net saving $%.4f",
 		u.CachedInputTokens, u.InputTokens, u.CacheWriteTokens, u.CacheSaving)
+}
+
+// key is a tally's stage and target.
+type key struct {
+	stage  phase.Stage
+	target string
+}
+
+// New is the summary of one benchmark (slug) in an invocation.
+func New(slug string, dryRun bool, turns int) *Summary {
+	return &Summary{Benchmark: slug, DryRun: dryRun, Turns: turns}
+}
+
+// AddPlan adds dry-run estimates.
+func (s *Summary) AddPlan(rows ...plan.Row) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Plan = append(s.Plan, rows...)
+}
+
+// EditPlan applies fn to the plan rows of stage and target.
+func (s *Summary) EditPlan(stage phase.Stage, target string, fn func(*plan.Row)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name := stage.String()
+	for i := range s.Plan {
+		p := &s.Plan[i]
+		if (p.Phase == name || strings.HasPrefix(p.Phase, name+" ")) && p.Target == target {
+			fn(p)
+		}
+	}
+}
+
+// SetPrecision records the dry run's precision plan.
+func (s *Summary) SetPrecision(p *plan.PrecisionPlan) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Precision = p
+}
+
+// SetLimits records the provider pools' limits at the end.
+func (s *Summary) SetLimits(l []PoolLimit) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Limits = l
+}
+
+// SetResults records the headlines aggregate wrote.
+func (s *Summary) SetResults(h []results.Headline) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Results = h
+}
+
+// Totals settles the summary and returns what it paid and replayed, its
+// plan and its cost ceiling's report, for a study's totals.
+func (s *Summary) Totals() (spent, reused llm.Usage, rows []plan.Row, budget *BudgetReport) {
+	s.Settle()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Spent, s.Reused, slices.Clone(s.Plan), s.Budget
 }

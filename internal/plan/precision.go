@@ -1,17 +1,17 @@
-package runner
+package plan
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/stats"
 )
@@ -148,11 +148,11 @@ func PlanPrecision(cfg *config.Config, bench *config.Benchmark, opts PrecisionOp
 func checkPrecisionOptions(o PrecisionOptions) error {
 	switch {
 	case !(o.ICC >= 0 && o.ICC <= 1):
-		return &InputError{Msg: fmt.Sprintf("--icc %v: an intra-class correlation is between 0 and 1", o.ICC)}
+		return fault.Inputf("--icc %v: an intra-class correlation is between 0 and 1", o.ICC)
 	case !(o.Rate > 0 && o.Rate < 1):
-		return &InputError{Msg: fmt.Sprintf("--rate %v: the assumed pass rate must be between 0 and 1 (exclusive)", o.Rate)}
+		return fault.Inputf("--rate %v: the assumed pass rate must be between 0 and 1 (exclusive)", o.Rate)
 	case !(o.HalfWidth > 0 && o.HalfWidth < 1):
-		return &InputError{Msg: fmt.Sprintf("--half-width %v: the target half-width is a fraction between 0 and 1 (0.10 = ±10 points)", o.HalfWidth)}
+		return fault.Inputf("--half-width %v: the target half-width is a fraction between 0 and 1 (0.10 = ±10 points)", o.HalfWidth)
 	}
 	return nil
 }
@@ -230,14 +230,14 @@ func pilotICCs(opts PrecisionOptions) (*pilot, error) {
 	}
 	path := opts.Pilot
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, "results.json")
+		path = filepath.Join(path, layout.ResultsFile)
 	}
 	res, err := results.ReadResults(path)
 	if err != nil {
 		if opts.PilotOptional && errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
-		return nil, &InputError{Msg: fmt.Sprintf("pilot %s: %v", path, err)}
+		return nil, fault.Inputf("pilot %s: %v", path, err)
 	}
 	pl := &pilot{path: path, res: res, icc: map[string]float64{}, source: map[string]string{"positive": "pilot", "negative": "pilot"}}
 	take := func(track string, ci *results.ClusterCI) {
@@ -262,60 +262,21 @@ func pilotICCs(opts PrecisionOptions) (*pilot, error) {
 		if opts.PilotOptional {
 			return nil, nil
 		}
-		return nil, &InputError{Msg: fmt.Sprintf("pilot %s has no track ICC (positive_ci.icc / negative_ci.icc): run aggregate on it again, or give --icc", path)}
+		return nil, fault.Inputf("pilot %s has no track ICC (positive_ci.icc / negative_ci.icc): run aggregate on it again, or give --icc", path)
 	}
 	return pl, nil
 }
 
-// PrintPrecision writes the plan as a short table.
-func PrintPrecision(w io.Writer, p *PrecisionPlan) {
-	fmt.Fprintf(w, "Precision (%.0f%% intervals, pass rate near %.2f): %d scenario(s) per metric × %d demographic variant(s) × %d sample(s) = %d conversations per base scenario\n",
-		p.Conf*100, p.Rate, p.ScenariosPerMetric, p.Variants, p.Samples, p.M)
-	if p.Pilot != "" {
-		fmt.Fprintf(w, "ICC from the pilot %s (largest over its models; assumed %.2f where it has none)\n", p.Pilot, p.AssumedICC)
-	} else {
-		fmt.Fprintf(w, "ICC assumed %.2f (--icc; or --pilot results.json for a previous run's)\n", p.AssumedICC)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "scope\tmetrics\tbase scenarios\tICC\texpected ±half-width\tbase scenarios for ±%s\tper metric\n", pts(p.TargetHalfWidth))
-	for _, s := range p.Scopes {
-		hw := "n/a (< 2 scenarios)"
-		switch {
-		case s.HalfWidthOK && s.HalfWidth >= 0.5:
-			hw = "≥ ±50 pt (uninformative)" // the interval spans most of 0–100%
-		case s.HalfWidthOK:
-			hw = "±" + pts(s.HalfWidth)
-		}
-		need, per := "> 1,000,000", "—"
-		if s.Needed > 0 {
-			need, per = fmt.Sprint(s.Needed), fmt.Sprint(s.PerMetric)
-		}
-		icc := fmt.Sprintf("%.2f", s.ICC)
-		if s.ICCSource != "assumed" {
-			icc += " (" + s.ICCSource + ")"
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\n", s.Scope, s.Metrics, s.G, icc, hw, need, per)
-	}
-	tw.Flush()
-	for _, n := range p.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
-	}
-	fmt.Fprintln(w, "More base scenarios narrow the interval far more than more samples per scenario when the ICC is high.")
-}
-
-// pts formats a fraction as percentage points ("10.0 pt").
-func pts(x float64) string { return fmt.Sprintf("%.1f pt", x*100) }
-
 // DryRunPrecision is the plan --dry-run prints: the default assumptions,
-// with the benchmark's own results.json as the pilot when it has track
-// ICCs (a previous run of the same design).
-func (r *Runner) DryRunPrecision() *PrecisionPlan {
+// with the benchmark's own results.json (resultsPath) as the pilot when it
+// has track ICCs (a previous run of the same design).
+func DryRunPrecision(cfg *config.Config, bench *config.Benchmark, resultsPath string) *PrecisionPlan {
 	opts := PrecisionOptions{ICC: DefaultPlanICC, Rate: DefaultPlanRate, HalfWidth: DefaultPlanHalfWidth,
-		Pilot: filepath.Join(r.outDir, "results.json"), PilotOptional: true}
-	p, err := PlanPrecision(r.cfg, r.bench, opts)
+		Pilot: resultsPath, PilotOptional: true}
+	p, err := PlanPrecision(cfg, bench, opts)
 	if err != nil {
 		opts.Pilot = ""
-		p, _ = PlanPrecision(r.cfg, r.bench, opts) // the defaults are valid
+		p, _ = PlanPrecision(cfg, bench, opts) // the defaults are valid
 		p.Notes = append(p.Notes, "not used as a pilot: "+err.Error())
 	}
 	return p

@@ -1,4 +1,4 @@
-package runner
+package plan
 
 import (
 	"path/filepath"

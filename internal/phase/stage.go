@@ -1,4 +1,4 @@
-package runner
+package phase
 
 import "fmt"
 
@@ -52,14 +52,24 @@ const (
 	StatusRefused Status = "refused" // not written: it would have been worse than the old one
 )
 
-// RowStatus is how one row (a base scenario's metric, a conversation, a
-// verdict) ended in an invocation.
-type RowStatus int
+// Tallied reports whether the stage's rows count themselves into a
+// summary (simulate, evaluate, repeats); the other stages report what
+// they spent as a whole.
+func (s Stage) Tallied() bool {
+	return s == StageSimulate || s == StageEvaluate || s == StageRepeats
+}
 
-// The row statuses.
-const (
-	RowDone    RowStatus = iota // made now, with calls paid
-	RowReused                   // replayed from the call store, nothing paid
-	RowFailed                   // stored with its failure (retried by the next run)
-	RowStopped                  // not finished: interrupted, cost ceiling, provider error
-)
+// OutputName is the file a stage's rows are written to.
+func (s Stage) OutputName() string {
+	switch s {
+	case StageSimulate:
+		return "conversations.json"
+	case StageEvaluate:
+		return "scores.json"
+	case StageRepeats:
+		return "repeats.json"
+	case StageGenScenarios:
+		return "scenarios.json"
+	}
+	return s.String()
+}

@@ -1,0 +1,165 @@
+package phase
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/fsx"
+)
+
+// Records are a benchmark's phase records (.cache/<bench>/manifest.json):
+// per output, the fingerprints of the inputs it was made from, so a rerun
+// can skip an up-to-date phase (upstream's semantics) yet notice — and
+// say — when an input changed underneath it.
+type Records struct {
+	path string
+	mu   sync.Mutex
+	m    map[string]Record
+}
+
+// Record is one output's phase record.
+type Record struct {
+	Inputs   map[string]string `json:"inputs"`
+	Output   string            `json:"output_sha256"`
+	Failed   int               `json:"failed"`
+	Finished time.Time         `json:"finished"`
+	// Pending marks an output being replaced (see Begin).
+	Pending bool `json:"pending,omitempty"`
+}
+
+// LoadRecords reads the records at path; an unreadable file is treated as
+// empty: its phases just rerun (free through the call store).
+func LoadRecords(path string) *Records {
+	rs := &Records{path: path, m: map[string]Record{}}
+	if b, err := os.ReadFile(path); err == nil {
+		_ = json.Unmarshal(b, &rs.m)
+	}
+	return rs
+}
+
+// Get is key's record.
+func (rs *Records) Get(key string) (Record, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	r, ok := rs.m[key]
+	return r, ok
+}
+
+// Put replaces key's record and writes the file. The file is private like
+// the rest of the call store beside it: it names every input's fingerprint.
+func (rs *Records) Put(key string, r Record) error {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.m[key] = r
+	b, err := json.MarshalIndent(rs.m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return fsx.WriteFile(rs.path, b, fsx.Private)
+}
+
+// UpToDate decides whether a phase whose output exists may be skipped:
+// only when its recorded inputs match (outputs made elsewhere — e.g. by
+// upstream — have no record and are trusted, as upstream does). It
+// returns a reason, with output's path relative to base. force never
+// skips.
+func (rs *Records) UpToDate(force bool, key, base, output string, inputs map[string]string) (bool, string) {
+	if force {
+		return false, "forced"
+	}
+	if _, err := os.Stat(output); err != nil {
+		return false, ""
+	}
+	name := rel(base, output)
+	rec, ok := rs.Get(key)
+	if !ok {
+		return true, fmt.Sprintf("%s exists (use --force to redo)", name)
+	}
+	if rec.Pending {
+		return false, fmt.Sprintf("the last run stopped while writing %s; redoing it from stored calls", name)
+	}
+	if sha, err := FileSHA(output); err == nil && rec.Output != "" && sha != rec.Output {
+		return true, fmt.Sprintf("%s exists and was edited by hand; keeping it (use --force to redo)", name)
+	}
+	if ch := ChangedInputs(rec.Inputs, inputs); len(ch) > 0 {
+		return false, fmt.Sprintf("inputs changed since %s was made: %v", name, ch)
+	}
+	if rec.Failed > 0 {
+		return false, fmt.Sprintf("%d row(s) failed last time; retrying them", rec.Failed)
+	}
+	return true, fmt.Sprintf("%s is up to date (use --force to redo)", name)
+}
+
+// Begin marks key's output as being replaced, before it is written. A
+// process killed after the output is in place but before cost.json and the
+// record are would otherwise leave an output that the next run trusts as
+// made elsewhere (no record) or as edited by hand (the old record's hash):
+// it would skip the phase, and cost.json would lack its entry for good.
+func (rs *Records) Begin(key string, inputs map[string]string) error {
+	return rs.Put(key, Record{Inputs: inputs, Pending: true, Finished: time.Now().UTC()})
+}
+
+// Done records key's output as made from inputs, with failed rows.
+func (rs *Records) Done(key, output string, inputs map[string]string, failed int) error {
+	sha, err := FileSHA(output)
+	if err != nil {
+		return err
+	}
+	return rs.Put(key, Record{Inputs: inputs, Output: sha, Failed: failed, Finished: time.Now().UTC()})
+}
+
+// ChangedInputs names the inputs whose fingerprints differ (sorted).
+func ChangedInputs(old, cur map[string]string) []string {
+	var out []string
+	for k, v := range cur {
+		if old[k] != v {
+			out = append(out, k)
+		}
+	}
+	for k := range old {
+		if _, ok := cur[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Fingerprint hashes any JSON-encodable values.
+func Fingerprint(vs ...any) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, v := range vs {
+		_ = enc.Encode(v)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// FileSHA is the fingerprint of a file's bytes.
+func FileSHA(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hash %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32], nil
+}
+
+func rel(base, p string) string {
+	if s, err := filepath.Rel(base, p); err == nil {
+		return s
+	}
+	return p
+}
