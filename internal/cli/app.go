@@ -16,6 +16,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/plan"
 	"github.com/impactbench/impactbench/internal/progress"
@@ -77,16 +78,16 @@ func (v *usdValue) Set(s string) error {
 	return nil
 }
 
-func (f *phaseFlags) shard() (runner.Shard, error) {
+func (f *phaseFlags) shard() (layout.Shard, error) {
 	if f.Shard == "" {
-		return runner.Shard{}, nil
+		return layout.Shard{}, nil
 	}
-	var s runner.Shard
+	var s layout.Shard
 	if _, err := fmt.Sscanf(f.Shard, "%d/%d", &s.Index, &s.Count); err != nil || s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
 		return s, usagef("--shard %q: want i/K with 0 ≤ i < K, e.g. --shard 0/4", f.Shard)
 	}
 	if s.Count == 1 {
-		return runner.Shard{}, nil
+		return layout.Shard{}, nil
 	}
 	return s, nil
 }

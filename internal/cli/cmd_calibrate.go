@@ -14,8 +14,8 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/results"
-	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/sanitize"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 // calibrateOptions are calibrate's flags.
@@ -149,7 +149,7 @@ func mainJudgeName(cfg *config.Config, rows []results.ScoreRow) string {
 		}
 	}
 	if len(cfg.EvaluatorModels) == 1 {
-		return runner.JudgeLabel(cfg.EvaluatorModels[0])
+		return work.JudgeLabel(cfg.EvaluatorModels[0])
 	}
 	return "judge"
 }

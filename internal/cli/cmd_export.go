@@ -12,6 +12,7 @@ import (
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 // exportOptions are export's flags.
@@ -113,7 +114,7 @@ func openExport(g *globals, benchArg string, messages bool) (export.Rows, error)
 	}
 	src := export.Source{Dir: dir, Metrics: bench.Metrics, Models: map[string]string{}}
 	for _, m := range cfg.EvaluatorModels {
-		src.Judges = append(src.Judges, runner.JudgeLabel(m))
+		src.Judges = append(src.Judges, work.JudgeLabel(m))
 	}
 	for _, t := range cfg.Targets {
 		src.Models[t.ID] = t.Model

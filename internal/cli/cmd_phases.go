@@ -179,7 +179,7 @@ func writeReport(ctx context.Context, g *globals, r *runner.Runner, inv *invocat
 	if r.Report.DryRun {
 		return nil
 	}
-	path, err := report.WriteFile(ctx, r.OutDir(), r.ReportOptions())
+	path, err := report.WriteFile(ctx, r.OutDir(), report.OptionsFor(r.Config()))
 	if err != nil {
 		return err
 	}

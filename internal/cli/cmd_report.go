@@ -32,7 +32,7 @@ All model and user text is shown as text, never executed.`,
 			if err != nil {
 				return err
 			}
-			path, err := report.WriteFile(cmd.Context(), dir, runner.ReportOptionsFor(cfg))
+			path, err := report.WriteFile(cmd.Context(), dir, report.OptionsFor(cfg))
 			if err != nil {
 				return err
 			}

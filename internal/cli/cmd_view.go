@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/impactbench/impactbench/internal/report"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/viewer"
@@ -76,7 +77,7 @@ own page. Reach it from another machine through an SSH tunnel.`,
 			if err != nil {
 				return err
 			}
-			srv, err := viewer.New(viewer.Options{ProjectDir: cfg.Dir, Settings: runner.ReportOptionsFor(cfg).Settings,
+			srv, err := viewer.New(viewer.Options{ProjectDir: cfg.Dir, Settings: report.OptionsFor(cfg).Settings,
 				Samples: cfg.Generation.NumSamples, Blind: o.Blind, Reveal: viewer.Reveal(o.Reveal), Overlap: o.Overlap, OverlapSet: true,
 				PlanHalfWidth: o.HalfWidth, Seed: cfg.Seed, Play: play, Logger: g.logger})
 			if err != nil {

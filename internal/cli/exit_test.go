@@ -15,6 +15,7 @@ import (
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 func TestExitCodeMapping(t *testing.T) {
@@ -32,7 +33,7 @@ func TestExitCodeMapping(t *testing.T) {
 		{"refused overwrite", fmt.Errorf("evaluate: %w", &phase.RefusedError{File: "scores.json"}), ExitUsage},
 		{"partial", &runner.PartialError{Failed: 2}, ExitFailure},
 		{"auth", &llm.Error{Kind: llm.KindAuth}, ExitFailure},
-		{"locked", &runner.ErrLocked{Bench: "b"}, ExitFailure},
+		{"locked", &work.ErrLocked{Bench: "b"}, ExitFailure},
 		{"interrupted", fmt.Errorf("simulate: %w", context.Canceled), ExitInterrupted},
 		{"other", errors.New("boom"), ExitFailure},
 	}

@@ -12,19 +12,19 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/fault"
-	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/summary"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 // Aggregate reads every runs/*/scores.json and writes results.json. It is
 // never skipped (upstream: always recomputed; it is cheap).
 func (r *Runner) Aggregate(ctx context.Context) error {
-	out := filepath.Join(r.outDir, "results.json")
+	out := filepath.Join(r.b.Files.Dir, "results.json")
 	rep := summary.PhaseReport{Phase: phase.StageAggregate, Output: out}
-	if r.opts.DryRun {
-		r.logf("[dry-run] aggregate %s → %s (no model calls)", r.bench.Slug, out)
+	if r.b.Opts.DryRun {
+		r.b.Logf("[dry-run] aggregate %s → %s (no model calls)", r.b.Spec.Slug, out)
 		return nil
 	}
 	// Aggregate's live heap is every row at once, and reading them makes
@@ -39,9 +39,9 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 	}
 	rows := len(in.Rows)
 	res, err := results.Aggregate(handOff(&in), results.Options{
-		Seed:         r.cfg.Seed,
-		ValidOnly:    r.cfg.Validity.ValidOnly,
-		UpstreamOnly: r.opts.UpstreamOnly,
+		Seed:         r.b.Cfg.Seed,
+		ValidOnly:    r.b.Cfg.Validity.ValidOnly,
+		UpstreamOnly: r.b.Opts.UpstreamOnly,
 		Fingerprint:  r.Fingerprint(),
 	})
 	if err != nil {
@@ -59,11 +59,11 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 // aggregateInput reads what results.Aggregate needs: every score row,
 // slimmed, the scenarios' demographics and the calibration labels.
 func (r *Runner) aggregateInput(ctx context.Context) (results.Input, error) {
-	dirs, err := artifacts.ListRunDirs(r.outDir)
+	dirs, err := artifacts.ListRunDirs(r.b.Files.Dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return results.Input{}, err
 	}
-	in := results.Input{Metrics: r.bench.Metrics}
+	in := results.Input{Metrics: r.b.Spec.Metrics}
 	slim := newSlimmer()
 	for _, d := range dirs {
 		path := filepath.Join(d, "scores.json")
@@ -83,16 +83,16 @@ func (r *Runner) aggregateInput(ctx context.Context) (results.Input, error) {
 		}
 	}
 	if len(in.Rows) == 0 {
-		return results.Input{}, fault.Inputf("no scores to aggregate under %s: run `impactbench evaluate %s` first", filepath.Join(r.outDir, "runs"), r.bench.Slug)
+		return results.Input{}, fault.Inputf("no scores to aggregate under %s: run `impactbench evaluate %s` first", filepath.Join(r.b.Files.Dir, "runs"), r.b.Spec.Slug)
 	}
-	err = artifacts.EachScenarioDemographic(filepath.Join(r.outDir, "scenarios.json"), func(_ int, id string, d artifacts.Demographic) error {
+	err = artifacts.EachScenarioDemographic(filepath.Join(r.b.Files.Dir, "scenarios.json"), func(_ int, id string, d artifacts.Demographic) error {
 		in.Demographics = append(in.Demographics, slim.demographic(id, d))
 		return nil
 	})
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return results.Input{}, err
 	}
-	if !r.opts.UpstreamOnly {
+	if !r.b.Opts.UpstreamOnly {
 		if in.Calibration, err = r.calibrationInput(ctx); err != nil {
 			return results.Input{}, err
 		}
@@ -111,7 +111,7 @@ func (r *Runner) aggregateInput(ctx context.Context) (results.Input, error) {
 // writeResults writes results.json (unless it would lose models or rows)
 // and run_manifest.json, and keeps each model's headline for the summary.
 func (r *Runner) writeResults(out string, res []results.ModelResult) error {
-	if err := phase.GuardResults(r.opts.Force, out, res); err != nil {
+	if err := phase.GuardResults(r.b.Opts.Force, out, res); err != nil {
 		return err
 	}
 	if err := results.WriteResults(out, res); err != nil {
@@ -119,7 +119,7 @@ func (r *Runner) writeResults(out string, res []results.ModelResult) error {
 	}
 	// run_manifest.json records what defines this measurement, component by
 	// component, so `impactbench compare` can say what differs between runs.
-	if !r.opts.UpstreamOnly {
+	if !r.b.Opts.UpstreamOnly {
 		if err := r.writeRunManifest(); err != nil {
 			return err
 		}
@@ -127,15 +127,15 @@ func (r *Runner) writeResults(out string, res []results.ModelResult) error {
 	r.Report.Results = r.Report.Results[:0]
 	for _, m := range res {
 		r.Report.Results = append(r.Report.Results, m.Headline())
-		r.logf("%s", results.SummaryLine(m))
+		r.b.Logf("%s", results.SummaryLine(m))
 		if line := results.IntervalLine(m); line != "" {
-			r.logf("%s", line)
+			r.b.Logf("%s", line)
 		}
 		if line := results.ValidityLine(m); line != "" {
-			r.logf("%s", line)
+			r.b.Logf("%s", line)
 		}
 		if line := results.HumanLine(m); line != "" {
-			r.logf("%s", line)
+			r.b.Logf("%s", line)
 		}
 	}
 	return nil
@@ -148,24 +148,24 @@ const aggregateGCPercent = 40
 // scenarios, prompts, models and settings. Two runs are comparable only when
 // the parts that matter agree.
 func (r *Runner) Fingerprint() results.Fingerprint {
-	scSHA, _ := fileSHA(filepath.Join(r.outDir, "scenarios.json"))
-	judges := make([]any, 0, len(r.cfg.EvaluatorModels))
-	for _, j := range r.judges() {
+	scSHA, _ := phase.FileSHA(filepath.Join(r.b.Files.Dir, "scenarios.json"))
+	judges := make([]any, 0, len(r.b.Cfg.EvaluatorModels))
+	for _, j := range r.b.Judges() {
 		judges = append(judges, clientset.Identity(j))
 	}
 	targets := map[string]string{}
-	for _, t := range r.cfg.Targets {
-		targets[t.ID] = fingerprint(clientset.Identity(t))
+	for _, t := range r.b.Cfg.Targets {
+		targets[t.ID] = phase.Fingerprint(clientset.Identity(t))
 	}
 	return results.Fingerprint{
-		Metrics:   fingerprint(r.bench.Metrics),
+		Metrics:   phase.Fingerprint(r.b.Spec.Metrics),
 		Scenarios: scSHA,
-		Prompts:   r.prompts.Hash(),
-		UserModel: fingerprint(clientset.Identity(r.cfg.UserModel)),
-		Generator: fingerprint(clientset.Identity(r.cfg.Generator())),
-		Judges:    fingerprint(judges...),
-		Settings: fingerprint(r.cfg.Generation, r.cfg.Landmarks, r.cfg.Perfunctory, r.cfg.Seed,
-			r.cfg.Judge, r.cfg.Validity),
+		Prompts:   r.b.Prompts.Hash(),
+		UserModel: phase.Fingerprint(clientset.Identity(r.b.Cfg.UserModel)),
+		Generator: phase.Fingerprint(clientset.Identity(r.b.Cfg.Generator())),
+		Judges:    phase.Fingerprint(judges...),
+		Settings: phase.Fingerprint(r.b.Cfg.Generation, r.b.Cfg.Landmarks, r.b.Cfg.Perfunctory, r.b.Cfg.Seed,
+			r.b.Cfg.Judge, r.b.Cfg.Validity),
 		Targets: targets,
 	}
 }
@@ -195,9 +195,9 @@ type runManifest struct {
 // provider (everything reused, or aggregate alone) keeps the concurrency
 // the earlier run recorded for the same measurement.
 func (r *Runner) writeRunManifest() error {
-	path := filepath.Join(r.outDir, "run_manifest.json")
-	m := runManifest{Fingerprint: r.Fingerprint(), Concurrency: r.models.PoolLimits()}
-	if vs, err := ItemSet(r.outDir); err == nil && len(vs) > 0 {
+	path := filepath.Join(r.b.Files.Dir, "run_manifest.json")
+	m := runManifest{Fingerprint: r.Fingerprint(), Concurrency: r.b.Models.PoolLimits()}
+	if vs, err := ItemSet(r.b.Files.Dir); err == nil && len(vs) > 0 {
 		m.ItemSet = currentSet(vs)
 	}
 	if len(m.Concurrency) == 0 {
@@ -206,15 +206,7 @@ func (r *Runner) writeRunManifest() error {
 			m.Concurrency = old.Concurrency
 		}
 	}
-	return writeJSONFile(path, m)
-}
-
-func writeJSONFile(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return fsx.WriteFile(path, append(b, '\n'), fsx.Shared)
+	return work.WriteJSON(path, m)
 }
 
 // slimmer keeps of score and scenario rows only what results.Aggregate

@@ -13,6 +13,7 @@ import (
 	"github.com/impactbench/impactbench/internal/llm/batch/fakebatch"
 	"github.com/impactbench/impactbench/internal/llm/llmtest"
 	"github.com/impactbench/impactbench/internal/prompts"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 // A batch judge: evaluate collects every judge call, submits it as one
@@ -20,7 +21,7 @@ import (
 // batch runs — the next run resumes polling the same batch instead of
 // submitting (and paying for) it again.
 func TestBatchJudgeResumesWithoutResubmitting(t *testing.T) {
-	BatchPollInterval = 5 * time.Millisecond
+	work.BatchPollInterval = 5 * time.Millisecond
 	ctx := t.Context()
 	cfg, bench := project(t)
 	r := newRunner(t, cfg, bench, Options{})

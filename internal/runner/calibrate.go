@@ -13,23 +13,24 @@ import (
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/labels"
 	"github.com/impactbench/impactbench/internal/results"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 // LabelsPath is the benchmark's human labels file (labels.jsonl).
-func (r *Runner) LabelsPath() string { return labels.Path(r.outDir) }
+func (r *Runner) LabelsPath() string { return labels.Path(r.b.Files.Dir) }
 
 // RepeatsPath is where evaluate --repeats writes a target's re-judged rows:
 // repeats.json next to the scores it repeats (runs/<target>/repeats.json,
 // or runs/<target>/judges/<label>/repeats.json with --judge).
 func (r *Runner) RepeatsPath(target string) string {
-	return filepath.Join(filepath.Dir(r.scoresPath(target)), "repeats.json")
+	return filepath.Join(filepath.Dir(r.b.Scores(target)), "repeats.json")
 }
 
 // KnownConversations maps every conv_id of the benchmark's runs (from
 // conversations.json and scores.json) to its metric: what labels may name.
 func (r *Runner) KnownConversations(ctx context.Context) (labels.Known, error) {
 	known := labels.Known{Conversations: map[string]string{}}
-	ents, err := os.ReadDir(filepath.Join(r.outDir, "runs"))
+	ents, err := os.ReadDir(filepath.Join(r.b.Files.Dir, "runs"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return known, err
 	}
@@ -38,7 +39,7 @@ func (r *Runner) KnownConversations(ctx context.Context) (labels.Known, error) {
 			continue
 		}
 		target := e.Name()
-		dir := filepath.Join(r.outDir, "runs", target)
+		dir := filepath.Join(r.b.Files.Dir, "runs", target)
 		err := artifacts.EachConversation(filepath.Join(dir, "conversations.json"), func(_ int, c artifacts.Conversation) error {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -102,10 +103,10 @@ func (r *Runner) calibrationInput(ctx context.Context) (*results.CalibrationInpu
 		return nil, err
 	}
 	in := &results.CalibrationInput{Labels: ls}
-	if ev := r.cfg.EvaluatorModels; len(ev) == 1 {
-		in.MainJudge = JudgeLabel(ev[0])
+	if ev := r.b.Cfg.EvaluatorModels; len(ev) == 1 {
+		in.MainJudge = work.JudgeLabel(ev[0])
 	}
-	dirs, err := artifacts.ListRunDirs(r.outDir)
+	dirs, err := artifacts.ListRunDirs(r.b.Files.Dir)
 	if err != nil {
 		return nil, err
 	}

@@ -15,54 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/summary"
 )
-
-func TestWorkers(t *testing.T) {
-	r := &Runner{
-		env:   &env{autoWorkers: 512, cfg: &config.Config{}},
-		bench: &config.Benchmark{Metrics: make([]config.Metric, 4)},
-	}
-	for _, tc := range []struct {
-		name             string
-		configured, rows int
-		want             int
-	}{
-		{"auto: every row", 0, 40, 40},
-		{"auto: up to the ceiling", 0, 5000, 512},
-		{"auto: at least one", 0, 0, 1},
-		{"a number is a cap", 10, 5000, 10},
-		{"a number stays even above the rows", 20, 5, 20}, // the pools cap at rows themselves
-	} {
-		if got := r.workers(tc.configured, tc.rows); got != tc.want {
-			t.Errorf("%s: workers(%d, %d) = %d, want %d", tc.name, tc.configured, tc.rows, got, tc.want)
-		}
-	}
-	for _, tc := range []struct {
-		name string
-		cc   config.Concurrency
-		base int
-		want int
-	}{
-		{"auto: every rewrite at once", config.Concurrency{}, 30, 30},
-		{"upstream: expand over gen_scenarios workers", config.Concurrency{GenScenarios: 5, GenScenariosExpand: 10}, 30, 2},
-		{"expand a number, gen_scenarios auto (4 metrics)", config.Concurrency{GenScenariosExpand: 10}, 30, 3},
-	} {
-		r.cfg.Run.Concurrency = tc.cc
-		if got := r.expandWorkers(tc.base); got != tc.want {
-			t.Errorf("%s: expandWorkers(%d) = %d, want %d", tc.name, tc.base, got, tc.want)
-		}
-	}
-	cfg := &config.Config{Targets: []config.ModelConfig{{MaxConcurrency: 1000}}}
-	if got := clientset.AutoWorkerCeiling(cfg); got != 2000 {
-		t.Errorf("ceiling with max_concurrency 1000: %d, want 2000", got)
-	}
-	if got := clientset.AutoWorkerCeiling(&config.Config{}); got != 512 {
-		t.Errorf("default ceiling: %d, want 512", got)
-	}
-}
 
 // A real run through the provider limiter against a local server: with
 // concurrency unset (auto) the simulate workers no longer cap the target's
@@ -182,20 +137,6 @@ func TestRunManifestRecordsLearnedConcurrency(t *testing.T) {
 	r2.Close()
 	if again := read(); !reflect.DeepEqual(again, m) {
 		t.Errorf("aggregate alone rewrote run_manifest.json as %+v, want the run's record %+v", again, m)
-	}
-}
-
-func TestStartConcurrencyFollowsThePhaseOfTheRole(t *testing.T) {
-	cfg := &config.Config{}
-	cfg.Run.Concurrency.Simulate, cfg.Run.Concurrency.Evaluate, cfg.Run.Concurrency.GenScenariosExpand = 64, 20, 8
-	r := &env{cfg: cfg}
-	for role, want := range map[string]int{
-		"user_model": 64, "targets[2]": 64, "evaluator_model": 20, "evaluator_models[1]": 20,
-		"generator_model": 8, "": 0, "landmark_model": 0,
-	} {
-		if got := clientset.StartConcurrency(r.cfg, role); got != want {
-			t.Errorf("startConcurrency(%q) = %d, want %d", role, got, want)
-		}
 	}
 }
 

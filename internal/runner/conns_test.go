@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,9 +14,6 @@ import (
 	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
-	"github.com/impactbench/impactbench/internal/llm/ratelimit"
-	"github.com/impactbench/impactbench/internal/phase"
-	"github.com/impactbench/impactbench/internal/schedule"
 )
 
 // TestModelsOnOneHostKeepTheirConnections: a study's user, four targets
@@ -71,68 +67,5 @@ func TestModelsOnOneHostKeepTheirConnections(t *testing.T) {
 	// old pool of 256 redialled 128 in every later round (768 in all).
 	if d := dials.Load(); d > inFlight+inFlight/10 {
 		t.Errorf("%d connections dialled for %d rounds of %d calls in flight; want about %d", d, rounds, inFlight, inFlight)
-	}
-}
-
-// TestLaneCeilingFollowsItsOwnPools: an auto lane holds twice what its own
-// pools may have in flight, not twice the largest pool of the run, so a
-// study's targets do not each hold hundreds of conversations at once.
-func TestLaneCeilingFollowsItsOwnPools(t *testing.T) {
-	cfg := &config.Config{
-		UserModel:       config.ModelConfig{Model: "u", MaxConcurrency: 64},
-		Targets:         []config.ModelConfig{{ID: "a", Model: "a", MaxConcurrency: 32}, {ID: "b", Model: "b", MaxConcurrency: 500}, {ID: "c", Model: "c"}},
-		EvaluatorModels: []config.ModelConfig{{Model: "j", MaxConcurrency: 16}},
-	}
-	for _, tc := range []struct {
-		stage  phase.Stage
-		target string
-		want   int
-	}{
-		{phase.StageSimulate, "a", 128},                                 // the user's 64 binds
-		{phase.StageSimulate, "b", 1000},                                // the target's 500
-		{phase.StageSimulate, "c", 2 * ratelimit.DefaultMaxConcurrency}, // unset: the default ceiling
-		{phase.StageEvaluate, "a", 32},                                  // the judge's 16
-		{phase.StageGenScenarios, "", 1000},                             // other stages: the run-wide ceiling
-	} {
-		if got := clientset.LaneCeiling(cfg, tc.stage, tc.target); got != tc.want {
-			t.Errorf("clientset.LaneCeiling(%s, %q) = %d, want %d", tc.stage, tc.target, got, tc.want)
-		}
-	}
-}
-
-// heldLane returns a lane of one slot, held by a row that runs until
-// release is closed (counted in wg).
-func heldLane(t *testing.T, wg *sync.WaitGroup) (*schedule.Lane, chan struct{}) {
-	l, release := schedule.NewLane(1), make(chan struct{})
-	wg.Add(1)
-	l.Go(t.Context(), true, 0, func() { defer wg.Done(); <-release }, wg.Done)
-	return l, release
-}
-
-// recordPriority is a client that records the priority of each call.
-type recordPriority struct{ got []int }
-
-func (c *recordPriority) Complete(_ context.Context, req llm.Request) (llm.Response, error) {
-	c.got = append(c.got, req.Priority)
-	return llm.Response{Text: "ok"}, nil
-}
-
-// TestTurnOrderFlipsWhenTheLaneDrains: while rows wait for room in the
-// lane, a conversation's later turns go first (the stage's Priority as it
-// is); once none wait, earlier turns go first (negated).
-func TestTurnOrderFlipsWhenTheLaneDrains(t *testing.T) {
-	var wg sync.WaitGroup
-	l, release := heldLane(t, &wg)
-	rec := &recordPriority{}
-	c := turnOrder{rec, l}
-	c.Complete(t.Context(), llm.Request{Priority: 3}) // nothing waits yet
-	wg.Add(1)
-	l.Go(t.Context(), false, 0, wg.Done, func() { t.Error("cancelled"); wg.Done() })
-	c.Complete(t.Context(), llm.Request{Priority: 3}) // a row waits
-	close(release)
-	wg.Wait()
-	c.Complete(t.Context(), llm.Request{Priority: 3}) // drained
-	if fmt.Sprint(rec.got) != fmt.Sprint([]int{-3, 3, -3}) {
-		t.Errorf("priorities sent %v, want [-3 3 -3]", rec.got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/plan"
 	"github.com/impactbench/impactbench/internal/summary"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 // TestCostByModel: cost.json records, per phase and per model, the tokens
@@ -171,7 +172,7 @@ func TestStudyAllBatched(t *testing.T) {
 	gen := cfg.UserModel // offline: generation has no batch mode
 	cfg.GeneratorModel = &gen
 	cfg.Generation.Turns = simTurns
-	BatchPollInterval = 2 * time.Millisecond
+	work.BatchPollInterval = 2 * time.Millisecond
 	// Answers differ by the request's seed, so two samples of a scenario
 	// are two conversations (and two verdicts), as with a real model.
 	seeded := func(answer func(llmtest.ChatRequest) string) func(llmtest.ChatRequest) string {

@@ -6,44 +6,45 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/simulate"
 )
 
 // guardRows refuses to replace path (a JSON array) with newRows rows when
 // it holds more (phase.GuardRows), unless forced.
 func (r *Runner) guardRows(path string, newRows int, why string) error {
-	return phase.GuardRows(r.opts.Force, path, newRows, why)
+	return phase.GuardRows(r.b.Opts.Force, path, newRows, why)
 }
 
 // guardTargets applies simulate's row-count rule to every target before any
 // of them starts: targets run concurrently, and one target's refusal must
 // not come after the others have paid for their conversations.
 func (r *Runner) guardTargets(targets []string) error {
-	if r.opts.DryRun || r.opts.Force {
+	if r.b.Opts.DryRun || r.b.Opts.Force {
 		return nil
 	}
 	rows := 0
-	if err := r.scanScenarios(func(sc artifacts.Scenario) {
-		if r.inShard(sc.ID) {
-			rows += r.cfg.Generation.NumSamples
+	if err := r.b.ScanScenarios(func(sc artifacts.Scenario) {
+		if r.b.InShard(sc.ID) {
+			rows += r.b.Cfg.Generation.NumSamples
 		}
 	}); err != nil {
 		return err
 	}
-	scSHA, _ := fileSHA(filepath.Join(r.outDir, "scenarios.json"))
+	scSHA, _ := phase.FileSHA(filepath.Join(r.b.Files.Dir, "scenarios.json"))
 	var errs []error
 	for _, id := range targets {
-		t, err := r.targetConfig(id)
+		t, err := r.b.TargetConfig(id)
 		if err != nil {
 			return err
 		}
-		out := filepath.Join(r.runDir(id), "conversations"+r.shardSuffix()+".json")
-		if upToDate, _ := r.upToDate(phase.StageSimulate.String()+"/"+id+r.shardSuffix(), out, r.simInputs(t, scSHA)); upToDate {
+		out := filepath.Join(r.b.Files.RunDir(id), "conversations"+r.b.Opts.Shard.Suffix()+".json")
+		if upToDate, _ := r.b.UpToDate(phase.StageSimulate.String()+"/"+id+r.b.Opts.Shard.Suffix(), out, simulate.Inputs(r.b, t, scSHA)); upToDate {
 			continue
 		}
 		why := "scenarios.json or generation.num_samples shrank"
-		if err := r.guardRows(out, rows, why); err != nil {
+		if err := r.b.GuardRows(out, rows, why); err != nil {
 			errs = append(errs, err)
-		} else if err := r.guardRows(r.scoresPath(id), rows, why); err != nil {
+		} else if err := r.b.GuardRows(r.b.Scores(id), rows, why); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -168,8 +168,7 @@ func TestGuardRows(t *testing.T) {
 		{"truncated old file: nothing to protect", truncated, 0, false, false},
 	}
 	for _, tc := range cases {
-		r := &Runner{env: &env{opts: Options{Force: tc.force}}}
-		err := r.guardRows(tc.path, tc.newRows, "why")
+		err := phase.GuardRows(tc.force, tc.path, tc.newRows, "why")
 		var re *phase.RefusedError
 		if got := errors.As(err, &re); got != tc.refused {
 			t.Errorf("%s: refused=%v (%v), want %v", tc.name, got, err, tc.refused)

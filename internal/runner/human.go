@@ -5,16 +5,16 @@ import (
 	"path/filepath"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
-	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/evaluate"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
-	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/stages"
-	"github.com/impactbench/impactbench/internal/summary"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 // Player is the runner's side of the viewer's Play page, where a person
@@ -29,12 +29,12 @@ import (
 // of its own (<target>/human/<conv_id> for the target's replies,
 // <target>/human-eval/<conv_id> for verdicts), never a phase's output,
 // and sweeps nothing.
-type Player struct{ e *env }
+type Player struct{ e *work.Env }
 
 // NewPlayer returns a Player over cfg. It calls nothing until asked.
 func NewPlayer(cfg *config.Config, opts Options) (*Player, error) {
 	opts.Force, opts.DryRun, opts.Judges, opts.OutDir = false, false, nil, ""
-	e, err := newEnv(cfg, opts)
+	e, err := work.NewEnv(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -43,56 +43,47 @@ func NewPlayer(cfg *config.Config, opts Options) (*Player, error) {
 
 // Targets lists the targets a person can play against, in config order.
 func (p *Player) Targets() []string {
-	out := make([]string, len(p.e.cfg.Targets))
-	for i, t := range p.e.cfg.Targets {
+	out := make([]string, len(p.e.Cfg.Targets))
+	for i, t := range p.e.Cfg.Targets {
 		out[i] = t.ID
 	}
 	return out
 }
 
 // Turns is the most user turns a conversation has (generation.turns).
-func (p *Player) Turns() int { return p.e.cfg.Generation.Turns }
+func (p *Player) Turns() int { return p.e.Cfg.Generation.Turns }
 
 // bench loads benchDir's benchmark over p's environment — afresh each
 // time, since gen_metrics may rewrite its metrics while the viewer runs.
-func (p *Player) bench(benchDir string) (*Runner, error) {
-	bench, err := config.LoadBenchmark(filepath.Join(benchDir, "benchmark.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	cacheDir := CacheDir(p.e.cfg, bench.Dir)
-	return &Runner{env: p.e, bench: bench, outDir: benchDir, cacheDir: cacheDir,
-		store: callstore.Open(filepath.Join(cacheDir, "calls"), false), rows: &rowSets{},
-		Report: summary.New(bench.Slug, false, 0)}, nil
-}
+func (p *Player) bench(benchDir string) (*work.Bench, error) { return p.e.Peek(benchDir) }
 
 // TargetTurn is target's reply to the dialogue a person is playing in
 // scenario sc (their conversation number sample; see human.ConvID): the
 // request a simulated conversation's turn sends (stages.TargetReply), made
 // through the call store unit of that conversation.
 func (p *Player) TargetTurn(ctx context.Context, benchDir, target string, sc artifacts.Scenario, sample int, transcript []artifacts.Turn) (artifacts.Turn, bool, llm.Usage, error) {
-	r, err := p.bench(benchDir)
+	b, err := p.bench(benchDir)
 	if err != nil {
 		return artifacts.Turn{}, false, llm.Usage{}, err
 	}
-	m, err := r.targetConfig(target)
+	m, err := b.TargetConfig(target)
 	if err != nil {
 		return artifacts.Turn{}, false, llm.Usage{}, err
 	}
-	field, _ := r.cfg.TargetField(target)
-	c, err := r.models.Model(field, m)
+	field, _ := b.Cfg.TargetField(target)
+	c, err := b.Models.Model(field, m)
 	if err != nil {
 		return artifacts.Turn{}, false, llm.Usage{}, err
 	}
-	u, err := r.store.Unit(humanUnit(target, "human", human.ConvID(sc.ID, target, sample)))
+	u, err := b.Store.Unit(layout.HumanUnit(target, human.ConvID(sc.ID, target, sample)))
 	if err != nil {
 		return artifacts.Turn{}, false, llm.Usage{}, err
 	}
 	defer u.Close()
 	// The unit keeps its journal of calls and never a result: each turn is
 	// a new execution of it, and a result would prune the earlier turns'.
-	spec := stages.SimSpec{Bench: r.bench, Scenario: sc, TargetID: target, TargetModel: m.Model, Sample: sample,
-		Turns: r.cfg.Generation.Turns, Seed: r.cfg.Seed, TargetTemperature: m.Temperature}
+	spec := stages.SimSpec{Bench: b.Spec, Scenario: sc, TargetID: target, TargetModel: m.Model, Sample: sample,
+		Turns: b.Cfg.Generation.Turns, Seed: b.Cfg.Seed, TargetTemperature: m.Temperature}
 	return stages.TargetReply(ctx, u.Client(clientset.Identity(m), c), spec, transcript)
 }
 
@@ -103,45 +94,17 @@ func (p *Player) TargetTurn(ctx context.Context, benchDir, target string, sc art
 // again. The judges see the metric and the transcript only, so they are
 // not told a person played.
 func (p *Player) JudgeHuman(ctx context.Context, benchDir, target string, conv artifacts.Conversation) (artifacts.Score, error) {
-	r, err := p.bench(benchDir)
+	b, err := p.bench(benchDir)
 	if err != nil {
 		return artifacts.Score{}, err
 	}
-	if _, err := r.targetConfig(target); err != nil {
+	if _, err := b.TargetConfig(target); err != nil {
 		return artifacts.Score{}, err
 	}
-	if _, ok := r.bench.MetricByID(conv.MetricID); !ok {
-		return artifacts.Score{}, fault.Inputf("metric %q of %s is not in %s", conv.MetricID, conv.ConvID, r.bench.Path)
+	if _, ok := b.Spec.MetricByID(conv.MetricID); !ok {
+		return artifacts.Score{}, fault.Inputf("metric %q of %s is not in %s", conv.MetricID, conv.ConvID, b.Spec.Path)
 	}
-	j := &judgeTarget{r: r, target: target, stage: phase.StageEvaluate, judges: r.judges(), seed: r.cfg.Seed, callCtx: ctx}
-	if err := j.openSeats(); err != nil {
-		return artifacts.Score{}, err
-	}
-	in := r.evalInputs("")
-	j.rowKeyBase = fingerprint(in["metrics"], in["judges"], in["options"], in["prompts"])
-	u, err := r.store.Unit(humanUnit(target, "human-eval", conv.ConvID))
-	if err != nil {
-		return artifacts.Score{}, err
-	}
-	defer u.Close()
-	key := j.rowKey(&conv)
-	var score artifacts.Score
-	if u.Result(key, &score) {
-		return score, nil
-	}
-	score, usage, err := j.verdict(u, conv)
-	if err != nil {
-		return artifacts.Score{}, err
-	}
-	if err := j.keepScore(u, key, score, usage); err != nil {
-		return artifacts.Score{}, err
-	}
-	u.Result(key, &score) // as stored: with its usage
-	return score, nil
-}
-
-func humanUnit(target, dir, convID string) string {
-	return safeName(target) + "/" + dir + "/" + safeName(convID)
+	return evaluate.JudgeOne(ctx, b, target, layout.HumanEvalUnit(target, conv.ConvID), conv)
 }
 
 // humanInput reads the verdicts on conversations people played

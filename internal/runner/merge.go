@@ -14,6 +14,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 var shardFileRE = regexp.MustCompile(`^(conversations|scores)\.shard-(\d+)-of-(\d+)\.json$`)
@@ -31,7 +32,7 @@ type MergeReport struct {
 // row order an unsharded run writes, so the result is byte-identical to it.
 // Every shard 0..K-1 must be present for each file kind.
 func (r *Runner) Merge(ctx context.Context, targets []string) ([]MergeReport, error) {
-	scs, err := r.loadScenarios()
+	scs, err := r.b.LoadScenarios()
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +42,7 @@ func (r *Runner) Merge(ctx context.Context, targets []string) ([]MergeReport, er
 	}
 	var reps []MergeReport
 	for _, t := range targets {
-		dir := r.runDir(t)
+		dir := r.b.Files.RunDir(t)
 		ents, err := os.ReadDir(dir)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
@@ -172,7 +173,7 @@ func mergeCost(path string) error {
 	if err != nil || len(phases) == 0 {
 		return err
 	}
-	merged, models := map[string]llm.Usage{}, map[string]byModel{}
+	merged, models := map[string]llm.Usage{}, map[string]work.ByModel{}
 	var order []string
 	var keep []artifacts.PhaseCost
 	for _, p := range phases {
@@ -183,12 +184,12 @@ func mergeCost(path string) error {
 		}
 		if _, ok := merged[base]; !ok {
 			order = append(order, base)
-			models[base] = byModel{}
+			models[base] = work.ByModel{}
 		}
-		u, m := phaseUsage(p)
+		u, m := work.PhaseUsage(p)
 		merged[base] = merged[base].Add(u)
 		for label, mu := range m {
-			models[base].add(label, mu)
+			models[base].Add(label, mu)
 		}
 	}
 	if len(order) == 0 {
@@ -201,7 +202,7 @@ func mergeCost(path string) error {
 		}
 	}
 	for _, ph := range order {
-		obj.Set(ph, phaseCost(ph, merged[ph], models[ph]))
+		obj.Set(ph, work.PhaseCost(ph, merged[ph], models[ph]))
 	}
 	return artifacts.WriteJSON(path, obj)
 }

@@ -223,7 +223,7 @@ func TestRatePoolSharesLimitsAcrossModels(t *testing.T) {
 		}
 		var targetPools []string
 		var calls int64
-		for _, st := range r.models.Stats() {
+		for _, st := range r.b.Models.Stats() {
 			if strings.Contains(st.Pool, "offline-care") || strings.Contains(st.Pool, "pool:family") {
 				targetPools = append(targetPools, st.Pool)
 				calls += st.Calls

@@ -9,6 +9,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/generate"
 	"github.com/impactbench/impactbench/internal/phase"
 )
 
@@ -37,9 +38,9 @@ func (r *Runner) Preflight(stage phase.Stage, targets []string) error {
 	n := need{targets: targets}
 	switch stage {
 	case phase.StageGenMetrics:
-		n.genMetrics = r.genMetricsWillRun(r.opts.Force)
+		n.genMetrics = generate.MetricsWillRun(r.b, r.b.Opts.Force)
 	case phase.StageGenScenarios:
-		n.genScenarios = r.genScenariosWillRun()
+		n.genScenarios = generate.ScenariosWillRun(r.b, r.grow)
 	case phase.StageSimulate:
 		n.simulate = true
 	case phase.StageEvaluate:
@@ -56,8 +57,8 @@ func (r *Runner) Preflight(stage phase.Stage, targets []string) error {
 // first one runs.
 func (r *Runner) PreflightRun(targets []string) error {
 	return r.preflight(need{
-		genMetrics:   r.genMetricsWillRun(false),
-		genScenarios: r.genMetricsWillRun(false) || r.genScenariosWillRun(),
+		genMetrics:   generate.MetricsWillRun(r.b, false),
+		genScenarios: generate.MetricsWillRun(r.b, false) || generate.ScenariosWillRun(r.b, r.grow),
 		simulate:     true,
 		evaluate:     true,
 		targets:      targets,
@@ -65,7 +66,7 @@ func (r *Runner) PreflightRun(targets []string) error {
 }
 
 func (r *Runner) preflight(n need) error {
-	if err := r.cfg.Require(n.roles(r)...); err != nil {
+	if err := r.b.Cfg.Require(n.roles(r)...); err != nil {
 		return err
 	}
 	if err := r.checkTargetNames(n); err != nil {
@@ -76,7 +77,7 @@ func (r *Runner) preflight(n need) error {
 			return err
 		}
 	}
-	if r.opts.DryRun {
+	if r.b.Opts.DryRun {
 		return nil // a plan calls nothing: keys may still be missing
 	}
 	used := r.usedModels(n)
@@ -95,7 +96,7 @@ func (n need) roles(r *Runner) []config.Role {
 	if n.simulate {
 		roles = append(roles, config.RoleUser)
 	}
-	if n.evaluate && len(r.opts.Judges) == 0 {
+	if n.evaluate && len(r.b.Opts.Judges) == 0 {
 		roles = append(roles, config.RoleJudge)
 	}
 	if (n.simulate || n.evaluate) && len(n.targets) == 0 {
@@ -113,10 +114,10 @@ func (r *Runner) checkTargetNames(n need) error {
 	}
 	var unknown []string
 	for _, t := range n.targets {
-		if _, ok := r.cfg.Target(t); ok {
+		if _, ok := r.b.Cfg.Target(t); ok {
 			continue
 		}
-		if !n.simulate && exists(filepath.Join(r.runDir(t), "conversations"+r.shardSuffix()+".json")) {
+		if !n.simulate && exists(filepath.Join(r.b.Files.RunDir(t), "conversations"+r.b.Opts.Shard.Suffix()+".json")) {
 			continue
 		}
 		unknown = append(unknown, fmt.Sprintf("%q", t))
@@ -125,19 +126,19 @@ func (r *Runner) checkTargetNames(n need) error {
 		return nil
 	}
 	return fault.Inputf("target %s is not in %s (targets: %s)",
-		strings.Join(unknown, ", "), r.cfg.Path, strings.Join(r.Targets(), ", "))
+		strings.Join(unknown, ", "), r.b.Cfg.Path, strings.Join(r.Targets(), ", "))
 }
 
 // checkScenariosNotEmpty refuses a scenarios.json with no rows: simulate
 // would write empty conversations and scores over every target's results.
 // A missing file is left to simulate, which says to run gen-scenarios.
 func (r *Runner) checkScenariosNotEmpty() error {
-	path := filepath.Join(r.outDir, "scenarios.json")
+	path := filepath.Join(r.b.Files.Dir, "scenarios.json")
 	n, err := phase.CountRows(path)
 	if err != nil || n > 0 {
 		return nil
 	}
-	return emptyScenariosError(path, r.bench.Slug)
+	return emptyScenariosError(path, r.b.Spec.Slug)
 }
 
 func emptyScenariosError(path, slug string) error {
@@ -148,23 +149,23 @@ func emptyScenariosError(path, slug string) error {
 func (r *Runner) usedModels(n need) []usedModel {
 	var used []usedModel
 	if n.genMetrics || n.genScenarios {
-		used = append(used, usedModel{r.generatorField(), r.cfg.Generator()})
+		used = append(used, usedModel{r.b.GeneratorField(), r.b.Cfg.Generator()})
 	}
 	if n.simulate {
-		used = append(used, usedModel{"user_model", r.cfg.UserModel})
+		used = append(used, usedModel{"user_model", r.b.Cfg.UserModel})
 		for _, id := range n.targetsOr(r) {
-			if t, ok := r.cfg.Target(id); ok {
-				f, _ := r.cfg.TargetField(id)
+			if t, ok := r.b.Cfg.Target(id); ok {
+				f, _ := r.b.Cfg.TargetField(id)
 				used = append(used, usedModel{f, t})
 			}
 		}
 	}
 	if n.evaluate {
 		field := "evaluator_model"
-		if len(r.opts.Judges) > 0 {
+		if len(r.b.Opts.Judges) > 0 {
 			field = ""
 		}
-		judges := r.judges()
+		judges := r.b.Judges()
 		for i, j := range judges {
 			f := field
 			if f != "" && len(judges) > 1 {
@@ -173,7 +174,7 @@ func (r *Runner) usedModels(n need) []usedModel {
 			used = append(used, usedModel{f, j})
 		}
 	}
-	if m, field, ok := r.auditModel(); ok && n.simulate {
+	if m, field, ok := r.b.AuditModel(); ok && n.simulate {
 		used = append(used, usedModel{field, m})
 	}
 	return used
@@ -197,7 +198,7 @@ func (r *Runner) checkEnvOf(used []usedModel) error {
 	if len(fields) == 0 {
 		return nil
 	}
-	return r.cfg.CheckEnv(fields...)
+	return r.b.Cfg.CheckEnv(fields...)
 }
 
 // buildClients constructs every used model's client now, so a missing key
@@ -207,27 +208,14 @@ func (r *Runner) checkEnvOf(used []usedModel) error {
 func (r *Runner) buildClients(used []usedModel) error {
 	var errs []error
 	for _, u := range used {
-		if err := r.models.Build(u.field, u.m); err != nil {
+		if err := r.b.Models.Build(u.field, u.m); err != nil {
 			if u.field != "" {
-				err = fmt.Errorf("%s: %s: %w", r.cfg.Path, u.field, err)
+				err = fmt.Errorf("%s: %s: %w", r.b.Cfg.Path, u.field, err)
 			}
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// genMetricsWillRun: gen_metrics writes metrics only into a benchmark that
-// has none, or when regenerate (gen-metrics --force) asks for it. `run`
-// never regenerates metrics a person may have written.
-func (r *Runner) genMetricsWillRun(regenerate bool) bool {
-	return len(r.bench.Metrics) == 0 || regenerate
-}
-
-// genScenariosWillRun mirrors GenScenarios' skip rule.
-func (r *Runner) genScenariosWillRun() bool {
-	upToDate, _ := r.upToDate(phase.StageGenScenarios.String(), filepath.Join(r.outDir, "scenarios.json"), r.scenarioInputs())
-	return !upToDate
 }
 
 func exists(path string) bool {

@@ -8,9 +8,12 @@ import (
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/evaluate"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/generate"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/phase"
-	"github.com/impactbench/impactbench/internal/stages"
+	"github.com/impactbench/impactbench/internal/simulate"
 )
 
 // Run runs the five stages of this benchmark for targets: gen_metrics,
@@ -29,7 +32,7 @@ func (r *Runner) run(ctx context.Context, targets []string) error {
 	if err := r.checkRun(targets); err != nil {
 		return err
 	}
-	if err := r.genMetrics(ctx, false); err != nil {
+	if err := generate.Metrics(ctx, r.b, false); err != nil {
 		return err
 	}
 	if err := r.stopIfFailed(); err != nil {
@@ -40,7 +43,7 @@ func (r *Runner) run(ctx context.Context, targets []string) error {
 		return err
 	}
 	defer closeTargets(flows)
-	if err := r.genScenarios(ctx, r.speculate(flows)); err != nil {
+	if err := generate.Scenarios(ctx, r.b, r.grow, r.speculate(flows)); err != nil {
 		return err
 	}
 	// A metric short of scenarios does not hold up the others: when
@@ -60,11 +63,11 @@ func (r *Runner) run(ctx context.Context, targets []string) error {
 
 // checkRun is what `run` checks before anything is spent.
 func (r *Runner) checkRun(targets []string) error {
-	if r.opts.Shard.Active() {
+	if r.b.Opts.Shard.Active() {
 		// Shards on different machines must share one scenario set; with a
 		// real generator each shard would write its own. Generate first.
-		if _, err := os.Stat(filepath.Join(r.outDir, "scenarios.json")); err != nil {
-			return fault.Inputf("sharded runs need scenarios.json first: run `impactbench gen-scenarios %s` once, then start the shards", r.bench.Slug)
+		if _, err := os.Stat(r.b.Files.Scenarios()); err != nil {
+			return fault.Inputf("sharded runs need scenarios.json first: run `impactbench gen-scenarios %s` once, then start the shards", r.b.Spec.Slug)
 		}
 	}
 	return r.PreflightRun(targets)
@@ -72,23 +75,24 @@ func (r *Runner) checkRun(targets []string) error {
 
 // openTargets opens every target's clients; in `run` each stored
 // conversation is judged at once (judges that batch wait for the file).
-func (r *Runner) openTargets(ctx context.Context, targets []string) ([]*simTarget, error) {
-	flows := make([]*simTarget, 0, len(targets))
+func (r *Runner) openTargets(ctx context.Context, targets []string) ([]*simulate.Target, error) {
+	flows := make([]*simulate.Target, 0, len(targets))
 	for _, id := range targets {
-		t, err := r.newSimTarget(ctx, id)
+		t, err := simulate.NewTarget(ctx, r.b, id)
 		if err != nil {
 			closeTargets(flows)
 			return nil, err
 		}
-		t.pipeline = !r.opts.DryRun && !r.batchJudges()
+		t.Pipeline = !r.b.Opts.DryRun && !r.batchJudges()
+		t.NewJudge = r.judgeFor(t)
 		flows = append(flows, t)
 	}
 	return flows, nil
 }
 
-func closeTargets(flows []*simTarget) {
+func closeTargets(flows []*simulate.Target) {
 	for _, t := range flows {
-		t.close()
+		t.Close()
 	}
 }
 
@@ -96,7 +100,7 @@ func closeTargets(flows []*simTarget) {
 // batch: its point is one batch after the simulation, so nothing is judged
 // while conversations are being made.
 func (r *Runner) batchJudges() bool {
-	for _, jm := range r.judges() {
+	for _, jm := range r.b.Judges() {
 		if jm.Batch {
 			return true
 		}
@@ -107,27 +111,27 @@ func (r *Runner) batchJudges() bool {
 // speculate returns where gen_scenarios hands each base scenario's
 // variants: to every target whose conversations will be made anyway
 // (nil when nothing will be generated, so nothing starts early).
-func (r *Runner) speculate(flows []*simTarget) *offers {
-	rows := r.expectedScenarios() * r.cfg.Generation.NumSamples
-	if r.opts.DryRun || r.opts.Shard.Active() || rows == 0 || !r.genScenariosWillRun() {
+func (r *Runner) speculate(flows []*simulate.Target) *generate.Offers {
+	rows := r.b.ExpectedScenarios() * r.b.Cfg.Generation.NumSamples
+	if r.b.Opts.DryRun || r.b.Opts.Shard.Active() || rows == 0 || !generate.ScenariosWillRun(r.b, r.grow) {
 		return nil
 	}
-	off := &offers{}
-	var to []*simTarget
+	off := &generate.Offers{}
+	var to []*simulate.Target
 	for _, t := range flows {
 		if r.startsEarly(t, rows) {
-			t.started = &off.started
-			t.bar = r.openBar(phase.StageSimulate, t.id, rows)
-			_ = t.attachJudge(rows) // without a judge, evaluate judges them later
+			t.Started = &off.Started
+			t.Bar = r.b.OpenBar(phase.StageSimulate, t.ID(), rows)
+			_ = t.AttachJudge(rows) // without a judge, evaluate judges them later
 			to = append(to, t)
 		}
 	}
 	if len(to) == 0 {
 		return nil
 	}
-	off.to = func(vs []artifacts.Scenario) {
+	off.To = func(vs []artifacts.Scenario) {
 		for _, t := range to {
-			t.offer(vs)
+			t.Offer(vs)
 		}
 	}
 	return off
@@ -139,30 +143,32 @@ func (r *Runner) speculate(flows []*simTarget) *offers {
 // not run for it anyway (its conversations.json is kept as made elsewhere
 // or edited by hand) or would refuse to (fewer rows than the file holds):
 // money spent early there would buy nothing.
-func (r *Runner) startsEarly(t *simTarget, rows int) bool {
-	if r.batchWaves(r.cfg.UserModel) || r.batchWaves(t.model) {
+func (r *Runner) startsEarly(t *simulate.Target, rows int) bool {
+	if simulate.BatchWaves(r.b, r.b.Cfg.UserModel) || simulate.BatchWaves(r.b, t.Model()) {
 		return false
 	}
-	out := filepath.Join(r.runDir(t.id), "conversations.json")
-	if upToDate, _ := r.upToDate(phase.StageSimulate.String()+"/"+t.id, out, r.simInputs(t.model, "(being generated)")); upToDate {
+	out := r.b.Conversations(t.ID())
+	if upToDate, _ := r.b.UpToDate(simulate.PhaseKey(r.b, t.ID()), out, simulate.Inputs(r.b, t.Model(), "(being generated)")); upToDate {
 		return false
 	}
-	return r.guardRows(out, rows, "") == nil && r.guardRows(r.scoresPath(t.id), rows, "") == nil
+	return r.b.GuardRows(out, rows, "") == nil && r.b.GuardRows(r.b.Scores(t.ID()), rows, "") == nil
 }
 
-// expectedScenarios is how many variants gen_scenarios writes when every
-// metric gets all its scenarios (0 when that cannot be known).
-func (r *Runner) expectedScenarios() int {
-	combos, err := stages.Combos(r.cfg.Demographics)
-	if err != nil {
-		return 0
+// judgeFor makes the judge a target's conversations are handed to as they
+// are stored (simulate.Target.NewJudge).
+func (r *Runner) judgeFor(t *simulate.Target) func(ctx, callCtx context.Context, stop context.CancelCauseFunc, total int) (simulate.Judge, error) {
+	return func(ctx, callCtx context.Context, stop context.CancelCauseFunc, total int) (simulate.Judge, error) {
+		j, err := evaluate.NewTarget(ctx, callCtx, stop, r.b, t.ID(), total)
+		if err != nil {
+			return nil, err
+		}
+		return j, nil
 	}
-	return len(r.bench.Metrics) * r.cfg.Generation.ScenariosPerMetric * len(combos)
 }
 
 // runTargets simulates and evaluates every target at once, so one slow
 // provider does not idle the others.
-func (r *Runner) runTargets(flows []*simTarget) error {
+func (r *Runner) runTargets(flows []*simulate.Target) error {
 	errs := make([]error, len(flows))
 	var wg sync.WaitGroup
 	for i, t := range flows {
@@ -176,23 +182,24 @@ func (r *Runner) runTargets(flows []*simTarget) error {
 	return errors.Join(errs...)
 }
 
-func (r *Runner) runTarget(t *simTarget) error {
-	if err := r.simulate(t); err != nil {
+func (r *Runner) runTarget(t *simulate.Target) error {
+	if err := simulate.Phase(r.b, t); err != nil {
 		return err
 	}
-	if r.Report.Stopped(phase.StageSimulate, t.id) && !r.opts.DryRun {
+	if r.Report.Stopped(phase.StageSimulate, t.ID()) && !r.b.Opts.DryRun {
 		return nil
 	}
-	return r.evaluate(t.callCtx, t.id, t.judge)
+	j, _ := t.Judge().(*evaluate.Target)
+	return evaluate.Phase(t.Context(), r.b, t.ID(), j)
 }
 
 // finishRun aggregates the scores (a shard only says how to merge).
 func (r *Runner) finishRun(ctx context.Context) error {
-	if r.opts.Shard.Active() {
-		r.logf("shard %d/%d done; when every shard has finished run `impactbench merge %s`", r.opts.Shard.Index, r.opts.Shard.Count, r.bench.Slug)
+	if r.b.Opts.Shard.Active() {
+		r.b.Logf("shard %d/%d done; when every shard has finished run `impactbench merge %s`", r.b.Opts.Shard.Index, r.b.Opts.Shard.Count, r.b.Spec.Slug)
 		return nil
 	}
-	if !r.anyScores() && r.opts.DryRun {
+	if !r.anyScores() && r.b.Opts.DryRun {
 		return nil
 	}
 	if err := r.Aggregate(ctx); err != nil {
@@ -200,7 +207,7 @@ func (r *Runner) finishRun(ctx context.Context) error {
 		if !errors.As(err, &fe) || fe.Kind != fault.Input {
 			return err
 		}
-		r.logf("aggregate skipped: %v", err)
+		r.b.Logf("aggregate skipped: %v", err)
 	}
 	return nil
 }
@@ -215,9 +222,9 @@ func (r *Runner) stopIfFailed() error {
 }
 
 func (r *Runner) anyScores() bool {
-	dirs, _ := artifacts.ListRunDirs(r.outDir)
+	dirs, _ := artifacts.ListRunDirs(r.b.Files.Dir)
 	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "scores.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(d, layout.ScoresFile)); err == nil {
 			return true
 		}
 	}
@@ -226,8 +233,8 @@ func (r *Runner) anyScores() bool {
 
 // Targets returns all target ids in config order.
 func (r *Runner) Targets() []string {
-	ids := make([]string, len(r.cfg.Targets))
-	for i, t := range r.cfg.Targets {
+	ids := make([]string, len(r.b.Cfg.Targets))
+	for i, t := range r.b.Cfg.Targets {
 		ids[i] = t.ID
 	}
 	return ids

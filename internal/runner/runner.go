@@ -29,80 +29,28 @@
 package runner
 
 import (
-	"errors"
-	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
-	"sync"
-	"time"
 
-	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/generate"
 	"github.com/impactbench/impactbench/internal/layout"
-	"github.com/impactbench/impactbench/internal/llm"
-	"github.com/impactbench/impactbench/internal/phase"
-	"github.com/impactbench/impactbench/internal/progress"
 	"github.com/impactbench/impactbench/internal/summary"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
-// Options are the per-invocation switches (CLI flags win over config run:).
-type Options struct {
-	Force   bool    // redo the phases this invocation runs, ignoring stored answers
-	DryRun  bool    // plan only: rows, calls, token and cost estimates; no calls
-	MaxCost float64 // USD ceiling for this invocation (0: config max_cost, else none)
-	// Judges overrides evaluator_model (evaluate --judge); scores then go to
-	// runs/<target>/judges/<label>/scores.json so the main scores stay intact.
-	Judges []config.ModelConfig
-	// OutDir, when set, writes every output there instead of the benchmark
-	// directory (validation runs); benchmark.yaml is still read from Bench.
-	OutDir string
-	// UpstreamOnly writes results.json with upstream's fields only, byte for
-	// byte what upstream ImpactBench writes.
-	UpstreamOnly bool
-	// Shard runs only rows whose shard index (hash of the row id) equals
-	// Shard.Index, writing shard files for `impactbench merge`.
-	Shard Shard
+// Options are the per-invocation switches (package work).
+type Options = work.Options
 
-	Progress *progress.Tracker
-	Logger   *slog.Logger
-	Stderr   io.Writer
-
-	// Clients, when set, replaces provider construction (tests).
-	Clients func(m config.ModelConfig) (llm.Client, error)
-}
-
-// Shard selects a deterministic slice of rows: 0/0 means "all".
-type Shard struct{ Index, Count int }
-
-// Active reports whether sharding is on.
-func (s Shard) Active() bool { return s.Count > 1 }
-
-// Runner is one benchmark of a study: its files, call store, phase records
-// and lock, over the environment every benchmark of the study shares.
+// Runner is one benchmark of a study: the stages' rows (packages generate,
+// simulate, evaluate) wired into runs over its state (work.Bench).
 type Runner struct {
-	*env
-	bench    *config.Benchmark
-	outDir   string // where scenarios.json, runs/, results.json go
-	cacheDir string
-	store    *callstore.Store
-	records  *phase.Records
-	lock     *lockFile
-	rows     *rowSets
-	// rank is the benchmark's place in the study (0 for the first or
-	// only one): its queued rows start before those of later benchmarks.
-	rank int
+	b *work.Bench
 	// grow, when set, makes gen_scenarios keep and top up the current
 	// scenario set instead of generating a fresh one (scenarioset.go).
-	grow *growth
-	// dryPending is, per target, the conversations a dry run found that
-	// simulate would make now (plan_now.go).
-	dryMu      sync.Mutex
-	dryPending map[string]map[simRow]bool
+	grow *generate.Growth
 
 	Report *summary.Summary
 }
@@ -152,115 +100,30 @@ func ListBenches(cfg *config.Config) ([]string, error) {
 // New prepares a study of one benchmark (the one in benchDir) and returns
 // it, holding the benchmark's lock.
 func New(cfg *config.Config, benchDir string, opts Options) (*Runner, error) {
-	e, err := newEnv(cfg, opts)
+	e, err := work.NewEnv(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	return e.open(benchDir)
+	return open(e, benchDir)
 }
 
-// open loads the benchmark in benchDir into the environment and, unless
-// this is a dry run, takes its lock and sweeps what a killed run left.
-func (e *env) open(benchDir string) (*Runner, error) {
-	bench, err := config.LoadBenchmark(filepath.Join(benchDir, "benchmark.yaml"))
+// open loads the benchmark in benchDir into the environment (work.Env.Open).
+func open(e *work.Env, benchDir string) (*Runner, error) {
+	b, err := e.Open(benchDir)
 	if err != nil {
 		return nil, err
 	}
-	out, cacheDir := benchDir, CacheDir(e.cfg, bench.Dir)
-	if e.opts.OutDir != "" {
-		out, cacheDir = e.opts.OutDir, filepath.Join(e.opts.OutDir, ".cache")
-	}
-	r := &Runner{
-		env: e, bench: bench, outDir: out, cacheDir: cacheDir,
-		store:   callstore.Open(filepath.Join(cacheDir, "calls"), e.opts.Force),
-		records: phase.LoadRecords(filepath.Join(cacheDir, "manifest.json")),
-		rows:    &rowSets{},
-		rank:    e.opened,
-		Report:  summary.New(bench.Slug, e.opts.DryRun, e.cfg.Generation.Turns),
-	}
-	if !e.opts.DryRun {
-		lk, err := acquireLock(cacheDir, bench.Slug)
-		if err != nil {
-			return nil, err
-		}
-		r.lock = lk
-		if n := sweepTemps(time.Now(), r.tempDirs()...); n > 0 {
-			r.log.Info("removed temp files left by an interrupted run", "count", n)
-		}
-	}
-	e.opened++
-	return r, nil
+	return &Runner{b: b, Report: b.Report}, nil
 }
 
 // CacheDir is where the benchmark in benchDir keeps its call store, phase
-// manifest and lock: <config dir>/.cache/<benchmark directory name>.
+// records and lock: <config dir>/.cache/<benchmark directory name>.
 func CacheDir(cfg *config.Config, benchDir string) string {
-	return filepath.Join(cfg.Dir, ".cache", filepath.Base(benchDir))
+	return layout.CacheDir(cfg.Dir, benchDir)
 }
 
 // Close releases the lock.
-func (r *Runner) Close() { r.lock.release() }
+func (r *Runner) Close() { r.b.Close() }
 
-// Bench returns the loaded benchmark (metrics reflect gen_metrics once run).
-func (r *Runner) Bench() *config.Benchmark { return r.bench }
-
-// Config is the run's configuration.
-func (r *Runner) Config() *config.Config { return r.cfg }
-
-// Layout is where this benchmark's outputs and cache are.
-func (r *Runner) Layout() layout.Bench { return layout.Bench{Dir: r.outDir, Cache: r.cacheDir} }
-
-// OutDir is where outputs are written.
-func (r *Runner) OutDir() string { return r.outDir }
-
-func promptDir(cfg *config.Config) string {
-	if cfg.Prompts != "" {
-		if filepath.IsAbs(cfg.Prompts) {
-			return cfg.Prompts
-		}
-		return filepath.Join(cfg.Dir, cfg.Prompts)
-	}
-	d := filepath.Join(cfg.Dir, "prompts")
-	if st, err := os.Stat(d); err == nil && st.IsDir() {
-		return d
-	}
-	return ""
-}
-
-// PartialError says some rows failed after their retries; outputs hold what
-// succeeded and a rerun redoes only the failed rows. The CLI exits 1.
-type PartialError struct {
-	Failed int
-	Phases []string
-}
-
-// FaultKind: failed rows are retried by running the command again.
-func (e *PartialError) FaultKind() fault.Kind { return fault.Partial }
-
-func (e *PartialError) Error() string {
-	return fmt.Sprintf("%d row(s) failed in %s; completed rows are saved — run the same command again to retry only the failed ones",
-		e.Failed, strings.Join(e.Phases, ", "))
-}
-
-// fatalErr reports errors that no other row can escape either (a refused
-// key, exhausted quota, a config mistake): the phase stops at once instead
-// of sending the same doomed request for every row.
-func fatalErr(err error) bool {
-	switch llm.KindOf(err) {
-	case llm.KindAuth, llm.KindQuota, llm.KindConfig:
-		return true
-	}
-	return false
-}
-
-// budgetStopped reports whether err stems from the cost ceiling.
-func budgetStopped(err error) bool { return errors.Is(err, llm.ErrBudgetExceeded) }
-
-// logf prints a human line through the progress tracker (never tears bars).
-// In a study of several benchmarks each line names its benchmark.
-func (r *Runner) logf(format string, args ...any) {
-	if r.studySize > 1 {
-		format = r.bench.Slug + ": " + format
-	}
-	r.prog.Printf(format, args...)
-}
+// PartialError says some rows failed after their retries (work.PartialError).
+type PartialError = work.PartialError

@@ -12,10 +12,12 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/offline"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/summary"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 // project scaffolds the `impactbench init` project (offline models) in a temp dir.
@@ -59,7 +61,7 @@ func TestShardsMergeIntoOutputsIdenticalToUnshardedRun(t *testing.T) {
 	rB.Close()
 	const K = 3
 	for i := range K {
-		r := newRunner(t, cfgB, benchB, Options{Shard: Shard{Index: i, Count: K}})
+		r := newRunner(t, cfgB, benchB, Options{Shard: layout.Shard{Index: i, Count: K}})
 		if err := r.Run(ctx, r.Targets()); err != nil {
 			t.Fatalf("shard %d: %v", i, err)
 		}
@@ -91,20 +93,6 @@ func TestShardsMergeIntoOutputsIdenticalToUnshardedRun(t *testing.T) {
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s differs between the unsharded and the merged sharded run", f)
 		}
-	}
-}
-
-func TestShardPartitionIsDeterministicAndComplete(t *testing.T) {
-	ids := []string{"m01_s001", "m01_s002", "m02_s001", "m02_s002", "m03_s010"}
-	for _, id := range ids {
-		a, b := ShardOf(id, 4), ShardOf(id, 4)
-		if a != b || a < 0 || a >= 4 {
-			t.Fatalf("ShardOf(%q) = %d, %d", id, a, b)
-		}
-	}
-	r := &Runner{env: &env{opts: Options{Shard: Shard{Index: 1, Count: 3}}}}
-	if r.inShard("m01_s001_v01") != r.inShard("m01_s001_v02") {
-		t.Error("variants of one base scenario landed in different shards")
 	}
 }
 
@@ -143,7 +131,7 @@ func TestBudgetCeilingStopsSchedulingAndRerunFinishesWithoutRepaying(t *testing.
 	if err := r.Simulate(ctx, "offline-careful"); err != nil {
 		t.Fatal(err)
 	}
-	spent := r.models.Budget().Spent()
+	spent := r.b.Models.Budget().Spent()
 	// The ceiling can be passed only by the estimate error of calls already
 	// in flight. The offline model's estimated price is $0 while this fake
 	// charges $0.01, so the bound is one call per simulate worker.
@@ -283,7 +271,7 @@ func TestSecondProcessIsLockedOut(t *testing.T) {
 	cfg, bench := project(t)
 	r1 := newRunner(t, cfg, bench, Options{})
 	_, err := New(cfg, bench, Options{})
-	var le *ErrLocked
+	var le *work.ErrLocked
 	if !errors.As(err, &le) || !strings.Contains(err.Error(), "another impactbench process") {
 		t.Fatalf("second runner: %v", err)
 	}

@@ -8,15 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/impactbench/impactbench/internal/artifacts"
-	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
-	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/generate"
 	"github.com/impactbench/impactbench/internal/phase"
 )
 
@@ -28,114 +24,6 @@ import (
 // replay from the call store for free), new ones get ids never used
 // before, and the new set is recorded as a version with its lineage in
 // sets/sets.json, the old set's files kept under sets/v<N>/.
-
-// growth is how gen_scenarios changes the set: per metric, the base
-// scenarios kept (in order), how many the metric should have, and the
-// number of its first new id.
-type growth struct {
-	keep   map[string][]artifacts.Scenario
-	target map[string]int
-	next   map[string]int
-}
-
-// metricResult is what a gen_scenarios row stores: its variants' count
-// and its base scenarios, so a later top-up can keep them exactly.
-type metricResult struct {
-	Variants int                  `json:"variants"`
-	Bases    []artifacts.Scenario `json:"bases"`
-}
-
-// setBases are the base scenarios of the current scenarios.json, per
-// metric in file order, and each metric's largest id number.
-type setBases struct {
-	ids    map[string][]string // metric → base ids
-	maxNum map[string]int
-	order  []string // metrics
-}
-
-func (r *Runner) readSetBases() (*setBases, error) {
-	sb := &setBases{ids: map[string][]string{}, maxNum: map[string]int{}}
-	seen := map[string]bool{}
-	err := r.scanScenarios(func(s artifacts.Scenario) {
-		b := s.BaseID()
-		if seen[b] {
-			return
-		}
-		seen[b] = true
-		if _, ok := sb.ids[s.MetricID]; !ok {
-			sb.order = append(sb.order, s.MetricID)
-		}
-		sb.ids[s.MetricID] = append(sb.ids[s.MetricID], b)
-		if i := strings.LastIndex(b, "_s"); i >= 0 {
-			if n, err := strconv.Atoi(b[i+2:]); err == nil {
-				sb.maxNum[s.MetricID] = max(sb.maxNum[s.MetricID], n)
-			}
-		}
-	})
-	return sb, err
-}
-
-// storedBases reads the base scenarios a metric's gen_scenarios row stored.
-// Rows stored before bases were kept hold only a count: their bases are
-// replayed from the call store instead (replayBases).
-func (r *Runner) storedBases(ctx context.Context, metricID string, count int) ([]artifacts.Scenario, error) {
-	var mr metricResult
-	if _, ok := r.store.ReadResult("gen_scenarios/"+safeName(metricID), &mr); ok && len(mr.Bases) > 0 {
-		return mr.Bases, nil
-	}
-	return r.replayBases(ctx, metricID, count)
-}
-
-// errNotStored answers a call the top-up needed from the store but did not find.
-var errNotStored = errors.New("not in the call store")
-
-// replayBases replays a metric's first generation from the call store
-// (never calling the provider): the same request gives the same bases.
-func (r *Runner) replayBases(ctx context.Context, metricID string, count int) ([]artifacts.Scenario, error) {
-	m, ok := r.bench.MetricByID(metricID)
-	if !ok {
-		return nil, fault.Inputf("scenarios.json: metric %q is not in %s", metricID, r.bench.Path)
-	}
-	unit, err := r.store.Unit("gen_scenarios/" + safeName(metricID))
-	if err != nil {
-		return nil, err
-	}
-	defer unit.Close()
-	none := llm.ClientFunc(func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{}, errNotStored })
-	bases, _, err := genBases(ctx, r, unit.Client(clientset.Identity(r.cfg.Generator()), none), m, count, nil, 0)
-	if err != nil {
-		return nil, fmt.Errorf("the base scenarios of %s cannot be kept: their generation is not in the call store (%s); regenerate the set with `impactbench gen-scenarios %s --force`", metricID, r.store.Dir(), r.bench.Slug)
-	}
-	return bases, nil
-}
-
-// growthFor builds the growth that keeps every base scenario of the set
-// except drop, and gives each metric want[metric] base scenarios (absent:
-// as many as it has now).
-func (r *Runner) growthFor(ctx context.Context, sb *setBases, drop map[string]bool, want map[string]int) (*growth, error) {
-	g := &growth{keep: map[string][]artifacts.Scenario{}, target: map[string]int{}, next: map[string]int{}}
-	for _, metric := range sb.order {
-		bases, err := r.storedBases(ctx, metric, len(sb.ids[metric]))
-		if err != nil {
-			return nil, err
-		}
-		inSet := map[string]bool{}
-		for _, id := range sb.ids[metric] {
-			inSet[id] = true
-		}
-		for _, b := range bases {
-			if inSet[b.ID] && !drop[b.ID] {
-				g.keep[metric] = append(g.keep[metric], b)
-			}
-		}
-		g.target[metric] = len(sb.ids[metric])
-		if n, ok := want[metric]; ok {
-			g.target[metric] = n
-		}
-		g.next[metric] = sb.maxNum[metric] + 1
-	}
-	return g, nil
-}
 
 // setsFile is the lineage of a benchmark's scenario sets.
 const setsFile = "sets.json"
@@ -183,7 +71,7 @@ func ItemSet(benchDir string) ([]SetVersion, error) {
 // target's conversations and scores) under sets/v<N>/ before a new version
 // replaces them, and returns the lineage with the new version appended.
 func (r *Runner) keepSet(how string, replaced []ReplacedItem) ([]SetVersion, error) {
-	vs, err := ItemSet(r.outDir)
+	vs, err := ItemSet(r.b.Files.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -193,13 +81,13 @@ func (r *Runner) keepSet(how string, replaced []ReplacedItem) ([]SetVersion, err
 	cur := &vs[len(vs)-1]
 	cur.Files = filepath.Join("sets", fmt.Sprintf("v%d", cur.Version))
 	files := []string{"scenarios.json", "results.json", "run_manifest.json"}
-	runs, _ := filepath.Glob(filepath.Join(r.outDir, "runs", "*", "*.json"))
+	runs, _ := filepath.Glob(filepath.Join(r.b.Files.Dir, "runs", "*", "*.json"))
 	for _, f := range runs {
-		rel, _ := filepath.Rel(r.outDir, f)
+		rel, _ := filepath.Rel(r.b.Files.Dir, f)
 		files = append(files, rel)
 	}
 	for _, rel := range files {
-		if err := copyInto(filepath.Join(r.outDir, rel), filepath.Join(r.outDir, cur.Files, rel)); err != nil {
+		if err := copyInto(filepath.Join(r.b.Files.Dir, rel), filepath.Join(r.b.Files.Dir, cur.Files, rel)); err != nil {
 			return nil, err
 		}
 	}
@@ -220,20 +108,20 @@ func copyInto(src, dst string) error {
 }
 
 // recordSet writes the lineage, with the ids the new version added.
-func (r *Runner) recordSet(vs []SetVersion, before *setBases) error {
-	after, err := r.readSetBases()
+func (r *Runner) recordSet(vs []SetVersion, before *generate.SetBases) error {
+	after, err := generate.ReadSetBases(r.b)
 	if err != nil {
 		return err
 	}
 	old := map[string]bool{}
-	for _, ids := range before.ids {
+	for _, ids := range before.IDs {
 		for _, id := range ids {
 			old[id] = true
 		}
 	}
 	last := &vs[len(vs)-1]
-	for _, m := range after.order {
-		for _, id := range after.ids[m] {
+	for _, m := range after.Order {
+		for _, id := range after.IDs[m] {
 			if !old[id] {
 				last.Added = append(last.Added, id)
 			}
@@ -243,7 +131,7 @@ func (r *Runner) recordSet(vs []SetVersion, before *setBases) error {
 	if err != nil {
 		return err
 	}
-	return fsx.WriteFile(filepath.Join(r.outDir, "sets", setsFile), append(b, '\n'), fsx.Shared)
+	return fsx.WriteFile(filepath.Join(r.b.Files.Dir, "sets", setsFile), append(b, '\n'), fsx.Shared)
 }
 
 // currentSet is the version of the scenario set now in use (1 when it
@@ -263,10 +151,10 @@ func currentSet(vs []SetVersion) int {
 // records the lineage. `run` then pays only for the new scenarios' rows.
 func (r *Runner) ReplaceWeak(ctx context.Context, weak []ReplacedItem) error {
 	if len(weak) == 0 {
-		r.logf("no weak base scenarios: the set is kept as it is")
+		r.b.Logf("no weak base scenarios: the set is kept as it is")
 		return nil
 	}
-	sb, err := r.readSetBases()
+	sb, err := generate.ReadSetBases(r.b)
 	if err != nil {
 		return err
 	}
@@ -274,7 +162,7 @@ func (r *Runner) ReplaceWeak(ctx context.Context, weak []ReplacedItem) error {
 	for _, w := range weak {
 		drop[w.ID] = true
 	}
-	g, err := r.growthFor(ctx, sb, drop, nil)
+	g, err := generate.GrowthFor(ctx, r.b, sb, drop, nil)
 	if err != nil {
 		return err
 	}
@@ -284,7 +172,7 @@ func (r *Runner) ReplaceWeak(ctx context.Context, weak []ReplacedItem) error {
 	}
 	r.grow = g
 	defer func() { r.grow = nil }()
-	if err := r.genScenarios(ctx, nil); err != nil {
+	if err := generate.Scenarios(ctx, r.b, r.grow, nil); err != nil {
 		return err
 	}
 	if !r.Report.Wrote(phase.StageGenScenarios) {
@@ -293,7 +181,7 @@ func (r *Runner) ReplaceWeak(ctx context.Context, weak []ReplacedItem) error {
 	if err := r.recordSet(vs, sb); err != nil {
 		return err
 	}
-	r.logf("scenario set v%d: %d weak base scenario(s) replaced; v%d's files are kept in %s; run `impactbench run %s` to simulate and judge the new ones",
-		vs[len(vs)-1].Version, len(weak), vs[len(vs)-2].Version, vs[len(vs)-2].Files, r.bench.Slug)
+	r.b.Logf("scenario set v%d: %d weak base scenario(s) replaced; v%d's files are kept in %s; run `impactbench run %s` to simulate and judge the new ones",
+		vs[len(vs)-1].Version, len(weak), vs[len(vs)-2].Version, vs[len(vs)-2].Files, r.b.Spec.Slug)
 	return nil
 }

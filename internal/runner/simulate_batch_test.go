@@ -27,6 +27,7 @@ import (
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/progress"
 	"github.com/impactbench/impactbench/internal/summary"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 const simTurns = 3
@@ -71,7 +72,7 @@ func openAIModel(model, key, baseURL string, batched bool) config.ModelConfig {
 // simulate target "t1" (the first target) in simTurns turns.
 func simProject(t *testing.T) (*config.Config, string) {
 	t.Helper()
-	BatchPollInterval = 2 * time.Millisecond
+	work.BatchPollInterval = 2 * time.Millisecond
 	cfg, bench := project(t)
 	r := newRunner(t, cfg, bench, Options{})
 	if err := r.GenScenarios(t.Context()); err != nil {
@@ -204,7 +205,7 @@ func TestBatchWavesMatchRealTime(t *testing.T) {
 	if ph.Status != phase.StatusRan || ph.Calls != 2*rows*simTurns+rows || !near(ph.Spent.Cost, gotCost) || r.Report.Reused.Requests != 0 || ph.Reused != 0 {
 		t.Errorf("simulate report: %s, %d calls, spent $%.6f (want %d calls, $%.6f), reused %+v / %d rows", ph.Status, ph.Calls, ph.Spent.Cost, 2*rows*simTurns+rows, gotCost, r.Report.Reused, ph.Reused)
 	}
-	if _, err := os.Stat(filepath.Join(r.store.Dir(), "t1", "sim-batch", "user.json")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(r.b.Store.Dir(), "t1", "sim-batch", "user.json")); !os.IsNotExist(err) {
 		t.Errorf("the batch state outlives the stored answers: %v", err)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/simulate"
 )
 
 // firstMetricName generates the project's metrics and returns the first's name.
@@ -222,11 +223,11 @@ func TestNoEarlyConversationsWithBatchWaves(t *testing.T) {
 	cfg, bench := project(t)
 	r := newRunner(t, cfg, bench, Options{})
 	defer r.Close()
-	tg, err := r.newSimTarget(t.Context(), cfg.Targets[0].ID)
+	tg, err := simulate.NewTarget(t.Context(), r.b, cfg.Targets[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tg.close()
+	defer tg.Close()
 	if !r.startsEarly(tg, 8) {
 		t.Fatal("a real-time target gets no early conversations")
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/plan"
 	"github.com/impactbench/impactbench/internal/summary"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 // Study is several benchmarks run as one schedule of rows. Every
@@ -16,20 +17,20 @@ import (
 // cost ceiling and one progress display, so no pool idles between
 // benchmarks; a benchmark that fails does not stop the others.
 type Study struct {
-	env     *env
+	env     *work.Env
 	benches []*Runner
 }
 
 // NewStudy loads the benchmarks in benchDirs and takes each one's lock.
 func NewStudy(cfg *config.Config, benchDirs []string, opts Options) (*Study, error) {
-	e, err := newEnv(cfg, opts)
+	e, err := work.NewEnv(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
 	s := &Study{env: e}
-	e.studySize = len(benchDirs)
+	e.StudySize = len(benchDirs)
 	for _, d := range benchDirs {
-		r, err := e.open(d)
+		r, err := open(e, d)
 		if err != nil {
 			s.Close()
 			return nil, err
@@ -84,7 +85,7 @@ func (s *Study) Run(ctx context.Context, targets []string) error {
 				err = &PartialError{Failed: n, Phases: ph}
 			}
 			if err != nil {
-				errs[i] = &BenchError{Bench: r.bench.Slug, Err: err}
+				errs[i] = &BenchError{Bench: r.b.Spec.Slug, Err: err}
 			}
 		}()
 	}
@@ -103,7 +104,7 @@ func (e *BenchError) Unwrap() error { return e.Err }
 
 // Summary settles and returns the study's summary. Call it after Run.
 func (s *Study) Summary() *summary.StudySummary {
-	out := &summary.StudySummary{DryRun: s.env.opts.DryRun, Limits: s.env.models.PoolLimits()}
+	out := &summary.StudySummary{DryRun: s.env.Opts.DryRun, Limits: s.env.Models.PoolLimits()}
 	var rows []plan.Row
 	remaining, capped := 0, false
 	for _, r := range s.benches {
@@ -117,7 +118,7 @@ func (s *Study) Summary() *summary.StudySummary {
 		r.Report.SetLimits(out.Limits)
 		out.Benchmarks = append(out.Benchmarks, r.Report)
 	}
-	if b := s.env.models.Budget(); b != nil && capped {
+	if b := s.env.Models.Budget(); b != nil && capped {
 		out.Budget = &summary.BudgetReport{Max: b.Max(), Spent: b.Spent(), Stopped: b.Exhausted(), Remaining: remaining}
 	}
 	if out.DryRun {

@@ -14,6 +14,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/generate"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/stats"
 )
@@ -111,7 +112,7 @@ func (r *Runner) runUntil(ctx context.Context, targets []string, o UntilOptions)
 // untilRound runs one round (a normal run over the current set; with a
 // growth prepared, the set grows first) and records its new bases.
 func (r *Runner) untilRound(ctx context.Context, targets []string, st *UntilState) error {
-	before, _ := r.readSetBases() // nil before the first generation
+	before, _ := generate.ReadSetBases(r.b) // nil before the first generation
 	var lineage []SetVersion
 	if r.grow != nil {
 		var err error
@@ -136,7 +137,7 @@ func (r *Runner) untilRound(ctx context.Context, targets []string, st *UntilStat
 // noteRoundBases records, as a new round, the base scenarios of the set
 // that no earlier round has.
 func (r *Runner) noteRoundBases(st *UntilState) error {
-	sb, err := r.readSetBases()
+	sb, err := generate.ReadSetBases(r.b)
 	if err != nil {
 		return err
 	}
@@ -147,8 +148,8 @@ func (r *Runner) noteRoundBases(st *UntilState) error {
 		}
 	}
 	var added []string
-	for _, m := range sb.order {
-		for _, id := range sb.ids[m] {
+	for _, m := range sb.Order {
+		for _, id := range sb.IDs[m] {
 			if !seen[id] {
 				added = append(added, id)
 			}
@@ -166,7 +167,7 @@ func (r *Runner) untilLook(st *UntilState, o UntilOptions) (want map[string]int,
 	st.Intervals = r.untilIntervals(st)
 	wide := map[string]float64{} // track → the widest of its models' widths
 	for _, iv := range st.Intervals {
-		r.logf("round %d: %s %s %.1f%% [%.1f, %.1f] over %d base scenarios (anytime-valid)%s", len(st.Rounds), iv.Model, iv.Track,
+		r.b.Logf("round %d: %s %s %.1f%% [%.1f, %.1f] over %d base scenarios (anytime-valid)%s", len(st.Rounds), iv.Model, iv.Track,
 			100*iv.Estimate, 100*iv.Low, 100*iv.High, iv.Scenarios, map[bool]string{true: "", false: fmt.Sprintf(" — wider than ±%.1f pt", 100*o.HalfWidth)}[iv.Met])
 		if !iv.Met {
 			wide[iv.Track] = max(wide[iv.Track], iv.High-iv.Low)
@@ -177,14 +178,14 @@ func (r *Runner) untilLook(st *UntilState, o UntilOptions) (want map[string]int,
 		st.Stopped = "no scores"
 	case len(wide) == 0:
 		st.Stopped = "met"
-	case r.models.Budget() != nil && r.models.Budget().Exhausted():
+	case r.b.Models.Budget() != nil && r.b.Models.Budget().Exhausted():
 		st.Stopped = "cost ceiling"
 	case len(st.Rounds) >= o.MaxRounds:
 		st.Stopped = "round limit"
 	default:
 		return r.growthWanted(wide, o.HalfWidth), false
 	}
-	r.logf("run --until: stopped after %d round(s): %s", len(st.Rounds), st.Stopped)
+	r.b.Logf("run --until: stopped after %d round(s): %s", len(st.Rounds), st.Stopped)
 	return nil, true
 }
 
@@ -192,14 +193,14 @@ func (r *Runner) untilLook(st *UntilState, o UntilOptions) (want map[string]int,
 // scenarios the width says it needs (width ∝ 1/√scenarios), at most
 // twice what it has, at least one more.
 func (r *Runner) growthWanted(wide map[string]float64, half float64) map[string]int {
-	sb, err := r.readSetBases()
+	sb, err := generate.ReadSetBases(r.b)
 	if err != nil {
 		return nil
 	}
 	want := map[string]int{}
-	for _, m := range r.bench.Metrics {
+	for _, m := range r.b.Spec.Metrics {
 		w, ok := wide[string(m.Type)]
-		have := len(sb.ids[m.ID])
+		have := len(sb.IDs[m.ID])
 		if !ok || have == 0 {
 			continue
 		}
@@ -218,11 +219,11 @@ func grownSize(have int, width, half float64) int {
 
 // prepareGrowth sets the growth the next round's gen_scenarios makes.
 func (r *Runner) prepareGrowth(ctx context.Context, want map[string]int, st *UntilState) error {
-	sb, err := r.readSetBases()
+	sb, err := generate.ReadSetBases(r.b)
 	if err != nil {
 		return err
 	}
-	g, err := r.growthFor(ctx, sb, nil, want)
+	g, err := generate.GrowthFor(ctx, r.b, sb, nil, want)
 	if err != nil {
 		return err
 	}
@@ -234,7 +235,7 @@ func (r *Runner) prepareGrowth(ctx context.Context, want map[string]int, st *Unt
 // sequence over the rounds' base scenarios, from every target's scores.
 func (r *Runner) untilIntervals(st *UntilState) []UntilInterval {
 	types := map[string]config.MetricType{}
-	for _, m := range r.bench.Metrics {
+	for _, m := range r.b.Spec.Metrics {
 		types[m.ID] = m.Type
 	}
 	sums := r.baseSums()
@@ -281,7 +282,7 @@ func untilInterval(st *UntilState, sums map[string]stats.ClusterSum, types map[s
 // scenario's verdicts (passed of those with a verdict).
 func (r *Runner) baseSums() map[string]map[string]stats.ClusterSum {
 	out := map[string]map[string]stats.ClusterSum{}
-	dirs, _ := artifacts.ListRunDirs(r.outDir)
+	dirs, _ := artifacts.ListRunDirs(r.b.Files.Dir)
 	for _, d := range dirs {
 		_ = artifacts.EachScore(filepath.Join(d, "scores.json"), func(_ int, s artifacts.Score) error {
 			if s.Passed == nil {
@@ -330,7 +331,7 @@ func mapKeys[V any](m map[string]V) []string {
 // starts one. A different target starts the rounds' looks anew over the
 // same scenarios.
 func (r *Runner) readUntil(half float64) (*UntilState, error) {
-	path := filepath.Join(r.outDir, UntilFile)
+	path := filepath.Join(r.b.Files.Dir, UntilFile)
 	st := &UntilState{HalfWidth: half, Conf: untilConf, Method: untilMethod}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -352,5 +353,5 @@ func (r *Runner) writeUntil(st *UntilState) error {
 	if err != nil {
 		return err
 	}
-	return fsx.WriteFile(filepath.Join(r.outDir, UntilFile), append(b, '\n'), fsx.Shared)
+	return fsx.WriteFile(filepath.Join(r.b.Files.Dir, UntilFile), append(b, '\n'), fsx.Shared)
 }

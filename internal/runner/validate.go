@@ -11,6 +11,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 // Swap is one validation run's role swap: generator, user or judge.
@@ -110,7 +111,7 @@ func resolveModel(cfg *config.Config, name string) (config.ModelConfig, error) {
 	if i := strings.Index(name, "/"); i > 0 {
 		j.Source, j.Model = name[:i], name[i+1:]
 	}
-	ms, err := resolveJudges(cfg, []config.ModelConfig{j})
+	ms, err := work.ResolveJudges(cfg, []config.ModelConfig{j})
 	if err != nil {
 		return config.ModelConfig{}, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/impactbench/impactbench/internal/cli"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/report"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/viewer"
@@ -42,7 +43,7 @@ func TestBrowserPlayTheUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, base := viewer.StartForTest(t, viewer.Options{ProjectDir: dir, Blind: true, Settings: runner.ReportOptionsFor(cfg).Settings,
+	_, base := viewer.StartForTest(t, viewer.Options{ProjectDir: dir, Blind: true, Settings: report.OptionsFor(cfg).Settings,
 		Samples: cfg.Generation.NumSamples, Seed: cfg.Seed, Play: play})
 	ctx, bl := newBrowser(t, base, 1400, 1000)
 	const target, scenario = "offline-careless", "m01_s001_v01"

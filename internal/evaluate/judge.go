@@ -1,4 +1,4 @@
-package runner
+package evaluate
 
 import (
 	"context"
@@ -12,18 +12,20 @@ import (
 	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/schedule"
 	"github.com/impactbench/impactbench/internal/stages"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
-// judgeTarget is one target's verdicts in one benchmark: the judge panel's
+// Target is one target's verdicts in one benchmark: the judge panel's
 // clients, the fingerprint the row keys start from,
 // and the seed of the judge calls (a repeat's own for evaluate --repeats).
 // Its rows start while ctx lives and call under callCtx (see simTarget).
-type judgeTarget struct {
-	r          *Runner
+type Target struct {
+	b          *work.Bench
 	target     string
 	stage      phase.Stage // evaluate, or evaluate-repeats
 	judges     []config.ModelConfig
@@ -36,7 +38,7 @@ type judgeTarget struct {
 	callCtx context.Context
 	stop    context.CancelCauseFunc
 	lane    *schedule.Lane
-	bar     *barPart
+	bar     *work.BarPart
 	rows    sync.WaitGroup
 	// held counts conversations kept in memory by verdict rows waiting for
 	// the lane; past keep they are read back from the call store instead,
@@ -45,32 +47,32 @@ type judgeTarget struct {
 	keep int64
 }
 
-// newJudgeTarget builds targetID's judge panel; total sizes its bar. Its
-// rows start while ctx lives and call under callCtx; stop ends ctx.
-func (r *Runner) newJudgeTarget(ctx, callCtx context.Context, stop context.CancelCauseFunc, targetID string, total int) (*judgeTarget, error) {
-	judges := r.judges()
-	j := &judgeTarget{r: r, target: targetID, stage: phase.StageEvaluate, judges: judges, unitDir: r.verdictUnitDir(targetID), seed: r.cfg.Seed,
-		ctx: ctx, callCtx: callCtx, stop: stop, lane: r.lanes.Of(laneKey{phase.StageEvaluate, targetID})}
+// NewTarget builds targetID's judge panel; total sizes its bar. Its rows
+// start while ctx lives and call under callCtx; stop ends ctx.
+func NewTarget(ctx, callCtx context.Context, stop context.CancelCauseFunc, b *work.Bench, targetID string, total int) (*Target, error) {
+	judges := b.Judges()
+	j := &Target{b: b, target: targetID, stage: phase.StageEvaluate, judges: judges, unitDir: verdictUnitDir(b, targetID), seed: b.Cfg.Seed,
+		ctx: ctx, callCtx: callCtx, stop: stop, lane: b.Lane(phase.StageEvaluate, targetID)}
 	if err := j.openSeats(); err != nil {
 		return nil, err
 	}
-	j.rowKeyBase = r.verdictKeyBase()
+	j.rowKeyBase = verdictKeyBase(b)
 	j.keep = int64(2 * j.lane.Cap())
-	j.bar = r.openBar(phase.StageEvaluate, targetID, total)
-	j.bar.Bar().SetNote(r.models.LimitNote(judges...))
+	j.bar = b.OpenBar(phase.StageEvaluate, targetID, total)
+	j.bar.Bar().SetNote(b.Models.LimitNote(judges...))
 	return j, nil
 }
 
 // openSeats builds the panel's clients.
-func (j *judgeTarget) openSeats() error {
-	r := j.r
+func (j *Target) openSeats() error {
+	b := j.b
 	judgeField := "evaluator_model"
-	if len(r.opts.Judges) > 0 {
+	if len(b.Opts.Judges) > 0 {
 		judgeField = ""
 	}
 	j.seats = make([]llm.Client, len(j.judges))
 	for i, m := range j.judges {
-		c, err := r.models.Model(judgeField, m)
+		c, err := b.Models.Model(judgeField, m)
 		if err != nil {
 			return err
 		}
@@ -79,37 +81,37 @@ func (j *judgeTarget) openSeats() error {
 	return nil
 }
 
-// close stops new rows and waits for the rows this target started.
-func (j *judgeTarget) close() {
+// Close stops new rows and waits for the rows this target started.
+func (j *Target) Close() {
 	j.stop(nil)
 	j.rows.Wait()
 	j.bar.Close()
 }
 
 // evalInputs are what a scores file depends on (convSHA: conversations.json's).
-func (r *Runner) evalInputs(convSHA string) map[string]string {
-	judges := r.judges()
+func evalInputs(b *work.Bench, convSHA string) map[string]string {
+	judges := b.Judges()
 	jids := make([]any, len(judges))
 	for i, j := range judges {
 		jids[i] = clientset.Identity(j)
 	}
 	return map[string]string{
 		"conversations.json": convSHA,
-		"metrics":            fingerprint(r.bench.Metrics),
-		"judges":             fingerprint(jids...),
-		"options":            fingerprint(r.cfg.Judge, r.cfg.Validity),
-		"prompts":            r.prompts.Hash(),
+		"metrics":            phase.Fingerprint(b.Spec.Metrics),
+		"judges":             phase.Fingerprint(jids...),
+		"options":            phase.Fingerprint(b.Cfg.Judge, b.Cfg.Validity),
+		"prompts":            b.Prompts.Hash(),
 	}
 }
 
-func (j *judgeTarget) unitName(id string, sample int) string {
-	return fmt.Sprintf("%s/%s/%s__s%d", safeName(j.target), j.unitDir, safeName(id), sample)
+func (j *Target) unitName(id string, sample int) string {
+	return fmt.Sprintf("%s/%s/%s__s%d", layout.SafeName(j.target), j.unitDir, layout.SafeName(id), sample)
 }
 
 // rowKey hashes what a verdict row is made from. The validity verdict and
 // the user model are in it only when the conversation has them, so rows of
 // conversations without them keep the keys they always had.
-func (j *judgeTarget) rowKey(conv *artifacts.Conversation) string {
+func (j *Target) rowKey(conv *artifacts.Conversation) string {
 	return verdictKey(j.rowKeyBase, conv)
 }
 
@@ -125,28 +127,32 @@ func verdictKey(base string, conv *artifacts.Conversation) string {
 	if conv.Run != nil {
 		parts = append(parts, conv.Run.UserModel)
 	}
-	return fingerprint(parts...)
+	return phase.Fingerprint(parts...)
 }
 
 // verdictKeyBase is what every verdict key of this panel starts from.
-func (r *Runner) verdictKeyBase() string {
-	in := r.evalInputs("")
-	return fingerprint(in["metrics"], in["judges"], in["options"], in["prompts"])
+func verdictKeyBase(b *work.Bench) string {
+	in := evalInputs(b, "")
+	return phase.Fingerprint(in["metrics"], in["judges"], in["options"], in["prompts"])
 }
 
 // verdictUnitDir is where a target's verdicts are stored in the call store.
-func (r *Runner) verdictUnitDir(targetID string) string {
-	if len(r.opts.Judges) > 0 {
-		return "eval-" + filepath.Base(filepath.Dir(r.scoresPath(targetID)))
+func verdictUnitDir(b *work.Bench, targetID string) string {
+	if len(b.Opts.Judges) > 0 {
+		return "eval-" + filepath.Base(filepath.Dir(b.Scores(targetID)))
 	}
 	return "eval"
 }
 
+// Offer starts the verdict of a stored conversation without waiting for
+// room in the lane (simulate.Judge).
+func (j *Target) Offer(conv *artifacts.Conversation) { j.start(conv, false) }
+
 // start returns the verdict row of a conversation, starting it unless it
 // was started already. With wait the caller waits for room in the lane.
-func (j *judgeTarget) start(conv *artifacts.Conversation, wait bool) *schedule.Row[artifacts.Score] {
+func (j *Target) start(conv *artifacts.Conversation, wait bool) *schedule.Row[artifacts.Score] {
 	unit := j.unitName(conv.ID, conv.Sample)
-	st, created := j.r.rows.verdicts.Claim(unit, j.rowKey(conv))
+	st, created := j.b.Verdicts.Claim(unit, j.rowKey(conv))
 	if !created {
 		return st
 	}
@@ -157,7 +163,7 @@ func (j *judgeTarget) start(conv *artifacts.Conversation, wait bool) *schedule.R
 	}
 	ref := convRef{id: conv.ID, sample: conv.Sample}
 	j.rows.Add(1)
-	ok := j.r.goRow(j.ctx, j.lane, wait, func() {
+	ok := j.b.Go(j.ctx, j.lane, wait, func() {
 		defer j.rows.Done()
 		if held != nil && !wait {
 			j.held.Add(-1)
@@ -166,7 +172,7 @@ func (j *judgeTarget) start(conv *artifacts.Conversation, wait bool) *schedule.R
 		if !wait {
 			// Judged as its conversation ended: the evaluate pass
 			// that writes it needs only whether it is stored.
-			j.r.rows.verdicts.Retire(unit, st)
+			j.b.Verdicts.Retire(unit, st)
 		}
 	}, func() {
 		defer j.rows.Done()
@@ -191,7 +197,7 @@ type convRef struct {
 // run judges one conversation (or replays the stored verdict) and stores
 // the score. A judge that fails records a null verdict with its reason,
 // retried by the next run; a fatal provider error stops the target's rows.
-func (j *judgeTarget) run(st *schedule.Row[artifacts.Score], unit string, ref convRef, conv *artifacts.Conversation) schedule.Outcome[artifacts.Score] {
+func (j *Target) run(st *schedule.Row[artifacts.Score], unit string, ref convRef, conv *artifacts.Conversation) schedule.Outcome[artifacts.Score] {
 	st.WaitPrev()
 	start := time.Now()
 	if conv == nil {
@@ -204,7 +210,7 @@ func (j *judgeTarget) run(st *schedule.Row[artifacts.Score], unit string, ref co
 	if conv.ConvID == "" {
 		conv.ConvID = artifacts.ConvID(conv.ID, j.target, conv.Sample)
 	}
-	u, err := j.r.store.Unit(unit)
+	u, err := j.b.Store.Unit(unit)
 	if err != nil {
 		return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Failed, Reason: err.Error()}, conv.ConvID)
 	}
@@ -217,16 +223,16 @@ func (j *judgeTarget) run(st *schedule.Row[artifacts.Score], unit string, ref co
 	s := u.Stats()
 	out := schedule.Outcome[artifacts.Score]{Spent: s.Spent, Saved: s.Saved}
 	switch {
-	case err != nil && fatalErr(err):
+	case err != nil && work.Fatal(err):
 		j.stop(err)
 		out.Status = schedule.Stopped
-	case err != nil && (j.callCtx.Err() != nil || budgetStopped(err)):
+	case err != nil && (j.callCtx.Err() != nil || work.BudgetStopped(err)):
 		out.Status = schedule.Stopped
 	case err != nil:
 		// Recorded as a null verdict with its reason; retried next run.
 		score = artifacts.Score{ID: conv.ID, MetricID: conv.MetricID, TargetModel: j.target, Sample: conv.Sample,
 			ConvID: conv.ConvID, NullReason: "judge failed: " + err.Error()}
-		out.Stored = u.SetResult(errorKey(st.Key()), score) == nil
+		out.Stored = u.SetResult(work.ErrorKey(st.Key()), score) == nil
 		out.Status, out.Reason = schedule.Failed, err.Error()
 	default:
 		out.Status = schedule.Done
@@ -244,7 +250,7 @@ func (j *judgeTarget) run(st *schedule.Row[artifacts.Score], unit string, ref co
 }
 
 // keepScore stores a verdict with its usage.
-func (j *judgeTarget) keepScore(u *callstore.Unit, key string, score artifacts.Score, usage llm.Usage) error {
+func (j *Target) keepScore(u *callstore.Unit, key string, score artifacts.Score, usage llm.Usage) error {
 	ur := artifacts.UsageFrom(usage)
 	score.Usage = &ur
 	if score.TargetModel == "" {
@@ -254,19 +260,19 @@ func (j *judgeTarget) keepScore(u *callstore.Unit, key string, score artifacts.S
 }
 
 // verdict asks the panel about one conversation.
-func (j *judgeTarget) verdict(u *callstore.Unit, conv artifacts.Conversation) (artifacts.Score, llm.Usage, error) {
-	r := j.r
-	m, _ := r.bench.MetricByID(conv.MetricID)
+func (j *Target) verdict(u *callstore.Unit, conv artifacts.Conversation) (artifacts.Score, llm.Usage, error) {
+	b := j.b
+	m, _ := b.Spec.MetricByID(conv.MetricID)
 	panel := make([]stages.NamedClient, len(j.judges))
 	for k, jm := range j.judges {
-		panel[k] = stages.NamedClient{Name: JudgeLabel(jm), Client: u.Client(clientset.Identity(jm), j.seats[k])}
+		panel[k] = stages.NamedClient{Name: work.JudgeLabel(jm), Client: u.Client(clientset.Identity(jm), j.seats[k])}
 	}
-	return stages.Evaluate(j.callCtx, panel, r.prompts, m, conv, stages.JudgeOptions{ShowExamples: r.cfg.Judge.ShowExamples, Seed: j.seed})
+	return stages.Evaluate(j.callCtx, panel, b.Prompts, m, conv, stages.JudgeOptions{ShowExamples: b.Cfg.Judge.ShowExamples, Seed: j.seed})
 }
 
 // done counts a finished verdict row in the summary and on the bar.
-func (j *judgeTarget) done(o schedule.Outcome[artifacts.Score], name string) schedule.Outcome[artifacts.Score] {
-	j.r.Report.Count(j.stage, j.target, name, o.Status, o.Reason, o.Spent, o.Saved)
+func (j *Target) done(o schedule.Outcome[artifacts.Score], name string) schedule.Outcome[artifacts.Score] {
+	j.b.Report.Count(j.stage, j.target, name, o.Status, o.Reason, o.Spent, o.Saved)
 	if o.Status == schedule.Stopped {
 		j.bar.Bar().Unfinished(o.Spent)
 	} else {
@@ -276,11 +282,41 @@ func (j *judgeTarget) done(o schedule.Outcome[artifacts.Score], name string) sch
 }
 
 // readConv reads a conversation back from the call store.
-func (j *judgeTarget) readConv(ref convRef) (artifacts.Conversation, error) {
+func (j *Target) readConv(ref convRef) (artifacts.Conversation, error) {
 	var conv artifacts.Conversation
-	unit := fmt.Sprintf("%s/sim/%s__s%d", safeName(j.target), safeName(ref.id), ref.sample)
-	if _, ok := j.r.store.ReadResult(unit, &conv); !ok {
-		return conv, fmt.Errorf("conversation %s sample %d missing from %s", ref.id, ref.sample, j.r.store.Dir())
+	unit := fmt.Sprintf("%s/sim/%s__s%d", layout.SafeName(j.target), layout.SafeName(ref.id), ref.sample)
+	if _, ok := j.b.Store.ReadResult(unit, &conv); !ok {
+		return conv, fmt.Errorf("conversation %s sample %d missing from %s", ref.id, ref.sample, j.b.Store.Dir())
 	}
 	return conv, nil
+}
+
+// JudgeOne judges one conversation outside any output (a person's game,
+// judged by the same panel as simulated users' conversations), stored in
+// the call store under unit and replayed from it when asked again.
+func JudgeOne(ctx context.Context, b *work.Bench, target, unit string, conv artifacts.Conversation) (artifacts.Score, error) {
+	j := &Target{b: b, target: target, stage: phase.StageEvaluate, judges: b.Judges(), seed: b.Cfg.Seed, callCtx: ctx}
+	if err := j.openSeats(); err != nil {
+		return artifacts.Score{}, err
+	}
+	j.rowKeyBase = verdictKeyBase(b)
+	u, err := b.Store.Unit(unit)
+	if err != nil {
+		return artifacts.Score{}, err
+	}
+	defer u.Close()
+	key := j.rowKey(&conv)
+	var score artifacts.Score
+	if u.Result(key, &score) {
+		return score, nil
+	}
+	score, usage, err := j.verdict(u, conv)
+	if err != nil {
+		return artifacts.Score{}, err
+	}
+	if err := j.keepScore(u, key, score, usage); err != nil {
+		return artifacts.Score{}, err
+	}
+	u.Result(key, &score) // as stored: with its usage
+	return score, nil
 }

@@ -1,16 +1,15 @@
-package runner
+package work
 
 import (
-	"path/filepath"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/fsx"
 )
 
-// staleTempAge is how old a temp file must be before a run removes it. Every
+// StaleTempAge is how old a temp file must be before a run removes it. Every
 // impactbench writer that can run beside a locked run (report, export) uses
 // a temp file for seconds at most, so a minute-old one is a crash's leftover.
-const staleTempAge = time.Minute
+const StaleTempAge = time.Minute
 
 // sweepTemps removes temp files left behind by a process killed in the middle
 // of an atomic write (temp file written, not yet renamed into place), at any
@@ -19,13 +18,5 @@ const staleTempAge = time.Minute
 // benchmark lock held, so no other run is writing them; it only looks where
 // the tool writes and only at its own temp names.
 func sweepTemps(now time.Time, dirs ...string) (removed int) {
-	return fsx.SweepTemps(now.Add(-staleTempAge), dirs...)
-}
-
-// tempDirs lists where outputs of this benchmark are written atomically:
-// the benchmark directory (runs/<target>/…, judges/<label>/…, validation
-// copies) and its cache directory (the call store's calls/<target>/sim/…,
-// eval/…, batch state, the phase manifest). The sweep walks them whole.
-func (r *Runner) tempDirs() []string {
-	return []string{r.outDir, r.bench.Dir, r.cacheDir, filepath.Join(r.cacheDir, "calls")}
+	return fsx.SweepTemps(now.Add(-StaleTempAge), dirs...)
 }

@@ -1,4 +1,4 @@
-package runner
+package evaluate
 
 import (
 	"context"
@@ -10,40 +10,13 @@ import (
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
-	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/schedule"
 	"github.com/impactbench/impactbench/internal/summary"
+	"github.com/impactbench/impactbench/internal/work"
 )
-
-// judges returns the evaluator panel of this invocation.
-func (r *Runner) judges() []config.ModelConfig {
-	if len(r.opts.Judges) > 0 {
-		return r.opts.Judges
-	}
-	return r.cfg.EvaluatorModels
-}
-
-// JudgeLabel names a judge in score rows and directories.
-func JudgeLabel(m config.ModelConfig) string {
-	if m.ID != "" {
-		return m.ID
-	}
-	return m.Model
-}
-
-func (r *Runner) scoresPath(target string) string {
-	if len(r.opts.Judges) > 0 {
-		labels := make([]string, len(r.opts.Judges))
-		for i, j := range r.opts.Judges {
-			labels[i] = safeName(JudgeLabel(j))
-		}
-		return filepath.Join(r.runDir(target), "judges", strings.Join(labels, "+"), "scores"+r.shardSuffix()+".json")
-	}
-	return filepath.Join(r.runDir(target), "scores"+r.shardSuffix()+".json")
-}
 
 type evalRow struct {
 	ID     string
@@ -52,9 +25,9 @@ type evalRow struct {
 }
 
 // Evaluate judges runs/<target>/conversations.json and writes scores.json.
-func (r *Runner) Evaluate(ctx context.Context, targetID string) error {
-	err := r.evaluate(ctx, targetID, nil)
-	r.Report.Settle()
+func Evaluate(ctx context.Context, b *work.Bench, targetID string) error {
+	err := Phase(ctx, b, targetID, nil)
+	b.Report.Settle()
 	return err
 }
 
@@ -69,62 +42,62 @@ type evaluation struct {
 // conversations.json, in its order. j, when not nil, is the target's judge
 // that `run` already handed conversations to as simulate stored them:
 // their rows are found, not judged (or counted) again.
-func (r *Runner) evaluate(ctx context.Context, targetID string, j *judgeTarget) error {
-	e := evaluation{targetID: targetID, convPath: filepath.Join(r.runDir(targetID), "conversations"+r.shardSuffix()+".json"), out: r.scoresPath(targetID)}
+func Phase(ctx context.Context, b *work.Bench, targetID string, j *Target) error {
+	e := evaluation{targetID: targetID, convPath: filepath.Join(b.Files.RunDir(targetID), "conversations"+b.Opts.Shard.Suffix()+".json"), out: b.Scores(targetID)}
 	rep := summary.PhaseReport{Phase: phase.StageEvaluate, Target: targetID, Output: e.out}
 	if _, err := os.Stat(e.convPath); err != nil {
-		if r.opts.DryRun {
-			r.planEvaluate(targetID, r.judges(), r.expectedConversations())
+		if b.Opts.DryRun {
+			b.PlanEvaluate(targetID, b.ExpectedConversations())
 			return nil
 		}
-		return fault.Inputf("%s does not exist: run `impactbench simulate %s %s` first", e.convPath, r.bench.Slug, targetID)
+		return fault.Inputf("%s does not exist: run `impactbench simulate %s %s` first", e.convPath, b.Spec.Slug, targetID)
 	}
 	var err error
-	if e.rows, err = r.evalRows(e.convPath); err != nil {
+	if e.rows, err = evalRows(b, e.convPath); err != nil {
 		return err
 	}
-	convSHA, _ := fileSHA(e.convPath)
-	e.inputs = r.evalInputs(convSHA)
-	e.key = phase.StageEvaluate.String() + "/" + targetID + r.shardSuffix() + "/" + relPath(r.runDir(targetID), e.out)
-	skip, note := r.checkSkip(phase.StageEvaluate, targetID, e.key, e.out, e.inputs, rep)
+	convSHA, _ := phase.FileSHA(e.convPath)
+	e.inputs = evalInputs(b, convSHA)
+	e.key = phase.StageEvaluate.String() + "/" + targetID + b.Opts.Shard.Suffix() + "/" + work.RelPath(b.Files.RunDir(targetID), e.out)
+	skip, note := b.CheckSkip(rep, e.key, e.inputs)
 	if skip {
 		return nil
 	}
-	if r.opts.DryRun {
-		r.planEvaluate(targetID, r.judges(), len(e.rows))
-		r.planEvaluateNow(targetID, e.convPath, note)
+	if b.Opts.DryRun {
+		b.PlanEvaluate(targetID, len(e.rows))
+		planEvaluateNow(b, targetID, e.convPath, note)
 		return nil
 	}
-	if err := r.guardRows(e.out, len(e.rows), "conversations.json has fewer rows"); err != nil {
+	if err := b.GuardRows(e.out, len(e.rows), "conversations.json has fewer rows"); err != nil {
 		return err
 	}
 	if j == nil {
 		rowCtx, stop := context.WithCancelCause(ctx)
 		defer stop(nil)
-		if j, err = r.newJudgeTarget(rowCtx, ctx, stop, targetID, len(e.rows)); err != nil {
+		if j, err = NewTarget(rowCtx, ctx, stop, b, targetID, len(e.rows)); err != nil {
 			return err
 		}
-		defer j.close()
+		defer j.Close()
 	}
 	j.bar.SetTotal(len(e.rows))
-	return r.judgeAll(ctx, e, j, rep)
+	return judgeAll(ctx, b, e, j, rep)
 }
 
 // judgeAll sends the batch judges' calls (if any), makes every verdict row
 // and writes scores.json once each row has a stored score.
-func (r *Runner) judgeAll(ctx context.Context, e evaluation, j *judgeTarget, rep summary.PhaseReport) error {
+func judgeAll(ctx context.Context, b *work.Bench, e evaluation, j *Target, rep summary.PhaseReport) error {
 	unitName := func(row evalRow) string { return j.unitName(row.ID, row.Sample) }
-	jb, err := r.runJudgeBatches(ctx, j, e.convPath)
+	jb, err := runJudgeBatches(ctx, b, j, e.convPath)
 	if err != nil {
 		return err
 	}
 	for k := range j.seats {
 		j.seats[k] = jb.client(k, j.seats[k])
 	}
-	stored, feedErr := r.judgeRows(j, e.convPath, len(e.rows))
+	stored, feedErr := judgeRows(b, j, e.convPath, len(e.rows))
 	rep.Rows = len(e.rows)
-	if cause := context.Cause(j.ctx); cause != nil && fatalErr(cause) {
-		r.Report.Add(rep)
+	if cause := context.Cause(j.ctx); cause != nil && work.Fatal(cause) {
+		b.Report.Add(rep)
 		return cause
 	}
 	if feedErr != nil && !errors.Is(feedErr, context.Canceled) && !errors.Is(feedErr, context.DeadlineExceeded) {
@@ -132,17 +105,17 @@ func (r *Runner) judgeAll(ctx context.Context, e evaluation, j *judgeTarget, rep
 	}
 	if err := ctx.Err(); err != nil {
 		rep.Status, rep.Reason = phase.StatusStopped, "interrupted; the verdicts given so far are saved"
-		r.Report.Add(rep)
+		b.Report.Add(rep)
 		return err
 	}
 	if notRun := len(e.rows) - stored; notRun > 0 {
 		rep.Status = phase.StatusStopped
 		rep.Reason = fmt.Sprintf("%d of %d conversations not judged (cost ceiling); judged rows are saved", notRun, len(e.rows))
-		r.noteRemaining(notRun)
-		r.Report.Add(rep)
+		b.NoteRemaining(notRun)
+		b.Report.Add(rep)
 		return nil
 	}
-	if err := r.commitScores(e, unitName, &rep); err != nil {
+	if err := commitScores(b, e, unitName, &rep); err != nil {
 		return err
 	}
 	jb.cleanup()
@@ -152,7 +125,7 @@ func (r *Runner) judgeAll(ctx context.Context, e evaluation, j *judgeTarget, rep
 // judgeRows makes the verdict row of every row of conversations.json,
 // streaming the file so that only the rows in flight are in memory, and
 // waits for them. It returns how many now have a stored score.
-func (r *Runner) judgeRows(j *judgeTarget, convPath string, n int) (stored int, feedErr error) {
+func judgeRows(b *work.Bench, j *Target, convPath string, n int) (stored int, feedErr error) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	feedErr = artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
@@ -170,7 +143,7 @@ func (r *Runner) judgeRows(j *judgeTarget, convPath string, n int) (stored int, 
 			}
 			// The last to await a verdict (one judged while its
 			// conversation ended is found and awaited here too).
-			j.r.rows.verdicts.Retire(unit, st)
+			j.b.Verdicts.Retire(unit, st)
 			wg.Done()
 		})
 		return nil
@@ -180,38 +153,38 @@ func (r *Runner) judgeRows(j *judgeTarget, convPath string, n int) (stored int, 
 }
 
 // commitScores writes scores.json, its cost and its phase record.
-func (r *Runner) commitScores(e evaluation, unitName func(evalRow) string, rep *summary.PhaseReport) error {
-	if err := r.beginOutput(e.key, e.inputs); err != nil {
+func commitScores(b *work.Bench, e evaluation, unitName func(evalRow) string, rep *summary.PhaseReport) error {
+	if err := b.BeginOutput(e.key, e.inputs); err != nil {
 		return err
 	}
-	total, models, passed, valid, err := r.writeScores(e.targetID, e.out, e.rows, unitName, rep)
+	total, models, passed, valid, err := writeScores(b, e.targetID, e.out, e.rows, unitName, rep)
 	if err != nil {
 		return err
 	}
 	costPhase := phase.StageEvaluate.String()
-	if len(r.opts.Judges) > 0 {
+	if len(b.Opts.Judges) > 0 {
 		costPhase += ":" + filepath.Base(filepath.Dir(e.out))
 	}
-	if err := r.writeCost(r.runDir(e.targetID), costPhase, total, models); err != nil {
+	if err := b.WriteCost(b.Files.RunDir(e.targetID), costPhase, total, models); err != nil {
 		return err
 	}
-	if err := r.record(e.key, e.out, e.inputs, r.Report.FailedRows(phase.StageEvaluate, e.targetID)); err != nil {
+	if err := b.Record(e.key, e.out, e.inputs, b.Report.FailedRows(phase.StageEvaluate, e.targetID)); err != nil {
 		return err
 	}
 	rep.Status = phase.StatusRan
-	r.logf("evaluated %d conversations → %d scores (%d/%d passed) for %s", len(e.rows), len(e.rows), passed, valid, e.targetID)
-	r.Report.Add(*rep)
+	b.Logf("evaluated %d conversations → %d scores (%d/%d passed) for %s", len(e.rows), len(e.rows), passed, valid, e.targetID)
+	b.Report.Add(*rep)
 	return nil
 }
 
 // evalRows is the first pass: every row's metric is checked before
 // anything is spent; a missing metric is an input error, never a silently
 // dropped row.
-func (r *Runner) evalRows(convPath string) ([]evalRow, error) {
+func evalRows(b *work.Bench, convPath string) ([]evalRow, error) {
 	var rows []evalRow
 	var missing []string
 	err := artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
-		if _, ok := r.bench.MetricByID(c.MetricID); !ok {
+		if _, ok := b.Spec.MetricByID(c.MetricID); !ok {
 			missing = append(missing, fmt.Sprintf("row %d (%s): metric_id %q", i, c.ID, c.MetricID))
 		}
 		rows = append(rows, evalRow{c.ID, c.Sample, c.MetricID})
@@ -222,7 +195,7 @@ func (r *Runner) evalRows(convPath string) ([]evalRow, error) {
 	}
 	if len(missing) > 0 {
 		return nil, fault.Inputf("%s: %d conversation(s) refer to metrics that are not in %s (known: %s); fix the metric ids or restore the metrics:\n  %s",
-			convPath, len(missing), r.bench.Path, r.metricIDs(), strings.Join(firstN(missing, 10), "\n  "))
+			convPath, len(missing), b.Spec.Path, b.MetricIDs(), strings.Join(work.FirstN(missing, 10), "\n  "))
 	}
 	return rows, nil
 }
@@ -230,22 +203,22 @@ func (r *Runner) evalRows(convPath string) ([]evalRow, error) {
 // writeScores assembles scores.json from the stored scores in row order,
 // refusing (and leaving the old file) when verdicts would become null. It
 // returns the scores' usage and the passed and valid counts.
-func (r *Runner) writeScores(targetID, out string, rows []evalRow, unitName func(evalRow) string, rep *summary.PhaseReport) (total llm.Usage, models byModel, passed, valid int, err error) {
-	models = byModel{}
+func writeScores(b *work.Bench, targetID, out string, rows []evalRow, unitName func(evalRow) string, rep *summary.PhaseReport) (total llm.Usage, models work.ByModel, passed, valid int, err error) {
+	models = work.ByModel{}
 	w, err := artifacts.NewArrayWriter(out)
 	if err != nil {
 		return total, models, 0, 0, err
 	}
-	guard := phase.NewVerdictGuard(r.opts.Force, out)
+	guard := phase.NewVerdictGuard(b.Opts.Force, out)
 	for _, row := range rows {
 		var sc artifacts.Score
-		if _, ok := r.store.ReadResult(unitName(row), &sc); !ok {
+		if _, ok := b.Store.ReadResult(unitName(row), &sc); !ok {
 			w.Abort()
-			return total, models, 0, 0, fmt.Errorf("evaluate %s: score of %s sample %d missing from %s", targetID, row.ID, row.Sample, r.store.Dir())
+			return total, models, 0, 0, fmt.Errorf("evaluate %s: score of %s sample %d missing from %s", targetID, row.ID, row.Sample, b.Store.Dir())
 		}
 		if sc.Usage != nil {
-			total = total.Add(usageOf(*sc.Usage))
-			models.addScore(sc)
+			total = total.Add(work.UsageOf(*sc.Usage))
+			addScore(models, sc)
 		}
 		if sc.Passed != nil {
 			valid++
@@ -262,7 +235,7 @@ func (r *Runner) writeScores(targetID, out string, rows []evalRow, unitName func
 	if err := guard.Check(); err != nil {
 		w.Abort()
 		rep.Status, rep.Reason = phase.StatusRefused, err.Error()
-		r.Report.Add(*rep)
+		b.Report.Add(*rep)
 		return total, models, 0, 0, err
 	}
 	if err := w.Close(); err != nil {
@@ -273,34 +246,16 @@ func (r *Runner) writeScores(targetID, out string, rows []evalRow, unitName func
 
 // addScore splits a verdict row's usage by model: each panel seat's own,
 // and for a single judge the rest.
-func (m byModel) addScore(sc artifacts.Score) {
-	rest := usageOf(*sc.Usage)
+func addScore(m work.ByModel, sc artifacts.Score) {
+	rest := work.UsageOf(*sc.Usage)
 	for _, j := range sc.Judges {
 		if j.Usage != nil {
-			u := usageOf(*j.Usage)
-			m.add("judge: "+j.Judge, u)
+			u := work.UsageOf(*j.Usage)
+			m.Add("judge: "+j.Judge, u)
 			rest = rest.Sub(u)
 		}
 	}
 	if sc.Judge != "" {
-		m.add("judge: "+sc.Judge, rest)
+		m.Add("judge: "+sc.Judge, rest)
 	}
-}
-
-// expectedConversations estimates rows for a dry run before simulate ran.
-func (r *Runner) expectedConversations() int {
-	if scs, err := r.loadScenarios(); err == nil {
-		n := 0
-		for _, s := range scs {
-			if r.inShard(s.ID) {
-				n++
-			}
-		}
-		return n * r.cfg.Generation.NumSamples
-	}
-	nm := len(r.bench.Metrics)
-	if nm == 0 {
-		nm = 5
-	}
-	return nm * r.cfg.Generation.ScenariosPerMetric * r.cfg.Demographics.Size() * r.cfg.Generation.NumSamples
 }

@@ -1,4 +1,4 @@
-package runner
+package evaluate
 
 import (
 	"context"
@@ -11,9 +11,11 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/summary"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 // Repeat re-judges targetID's stored transcripts k times (evaluate
@@ -26,70 +28,70 @@ import (
 // whose verdicts are not unanimous) is logged and, after aggregate, in
 // results.json's judge_consistency. Rerunning with a larger K pays only
 // for the new repeats.
-func (r *Runner) Repeat(ctx context.Context, targetID string, k int) error {
-	err := r.repeat(ctx, targetID, k)
-	r.Report.Settle()
+func Repeat(ctx context.Context, b *work.Bench, targetID string, k int) error {
+	err := repeat(ctx, b, targetID, k)
+	b.Report.Settle()
 	return err
 }
 
-func (r *Runner) repeat(ctx context.Context, targetID string, k int) error {
+func repeat(ctx context.Context, b *work.Bench, targetID string, k int) error {
 	if k < 1 {
 		return fault.Inputf("--repeats %d: want 1 or more re-judgements", k)
 	}
-	convPath := filepath.Join(r.runDir(targetID), "conversations"+r.shardSuffix()+".json")
-	scoresPath := r.scoresPath(targetID)
-	out := r.RepeatsPath(targetID)
+	convPath := filepath.Join(b.Files.RunDir(targetID), "conversations"+b.Opts.Shard.Suffix()+".json")
+	scoresPath := b.Scores(targetID)
+	out := layout.Repeats(b.Scores(targetID))
 	if _, err := os.Stat(scoresPath); err != nil {
-		return fault.Inputf("%s does not exist: run `impactbench evaluate %s %s` first (repeats are compared with its verdicts)", scoresPath, r.bench.Slug, targetID)
+		return fault.Inputf("%s does not exist: run `impactbench evaluate %s %s` first (repeats are compared with its verdicts)", scoresPath, b.Spec.Slug, targetID)
 	}
-	rows, err := r.evalRows(convPath)
+	rows, err := evalRows(b, convPath)
 	if err != nil {
 		return err
 	}
-	if r.opts.DryRun {
-		r.planEvaluate(targetID, r.judges(), len(rows)*k)
+	if b.Opts.DryRun {
+		b.PlanEvaluate(targetID, len(rows)*k)
 		return nil
 	}
 	rep := summary.PhaseReport{Phase: phase.StageRepeats, Target: targetID, Output: out, Rows: len(rows) * k}
-	passes := make([]*judgeTarget, 0, k)
+	passes := make([]*Target, 0, k)
 	for n := 1; n <= k; n++ {
-		j, err := r.judgeRepeat(ctx, targetID, convPath, n, len(rows))
+		j, err := judgeRepeat(ctx, b, targetID, convPath, n, len(rows))
 		if j != nil {
 			passes = append(passes, j)
 		}
 		if err != nil {
-			r.Report.Add(rep)
+			b.Report.Add(rep)
 			return err
 		}
 	}
-	written, err := r.writeRepeats(out, rows, passes)
+	written, err := writeRepeats(b, out, rows, passes)
 	if err != nil {
 		return err
 	}
-	if err := r.writeCost(r.runDir(targetID), "evaluate:repeats", r.Report.SpentOn(phase.StageRepeats, targetID)); err != nil {
+	if err := b.WriteCost(b.Files.RunDir(targetID), "evaluate:repeats", b.Report.SpentOn(phase.StageRepeats, targetID)); err != nil {
 		return err
 	}
 	rep.Status = phase.StatusRan
-	r.Report.Add(rep)
-	return r.logFlipRates(targetID, scoresPath, written)
+	b.Report.Add(rep)
+	return logFlipRates(b, targetID, scoresPath, written)
 }
 
 // judgeRepeat runs repeat n over every conversation. It returns the pass
 // (for its unit names) even when it stopped early.
-func (r *Runner) judgeRepeat(ctx context.Context, targetID, convPath string, n, total int) (*judgeTarget, error) {
+func judgeRepeat(ctx context.Context, b *work.Bench, targetID, convPath string, n, total int) (*Target, error) {
 	rowCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	j, err := r.newJudgeTarget(rowCtx, ctx, stop, targetID, total)
+	j, err := NewTarget(rowCtx, ctx, stop, b, targetID, total)
 	if err != nil {
 		return nil, err
 	}
-	j.stage, j.lane = phase.StageRepeats, r.lanes.Of(laneKey{phase.StageRepeats, targetID})
-	j.seed = repeatSeed(r.cfg.Seed, n)
+	j.stage, j.lane = phase.StageRepeats, b.Lane(phase.StageRepeats, targetID)
+	j.seed = repeatSeed(b.Cfg.Seed, n)
 	j.unitDir += "-repeat" + strconv.Itoa(n)
-	j.rowKeyBase = fingerprint(j.rowKeyBase, "repeat", n, j.seed)
-	_, feedErr := r.judgeRows(j, convPath, total)
-	j.close()
-	if cause := context.Cause(rowCtx); cause != nil && fatalErr(cause) {
+	j.rowKeyBase = phase.Fingerprint(j.rowKeyBase, "repeat", n, j.seed)
+	_, feedErr := judgeRows(b, j, convPath, total)
+	j.Close()
+	if cause := context.Cause(rowCtx); cause != nil && work.Fatal(cause) {
 		return j, cause
 	}
 	if feedErr != nil && !errors.Is(feedErr, context.Canceled) {
@@ -109,26 +111,26 @@ func repeatSeed(master uint64, n int) uint64 {
 // writeRepeats writes every stored repeat verdict, repeat by repeat in
 // conversations.json's order; rows a repeat could not judge (cost ceiling)
 // are left out.
-func (r *Runner) writeRepeats(out string, rows []evalRow, passes []*judgeTarget) ([]results.RepeatRow, error) {
+func writeRepeats(b *work.Bench, out string, rows []evalRow, passes []*Target) ([]results.RepeatRow, error) {
 	all := make([]results.RepeatRow, 0, len(rows)*len(passes))
 	for n, j := range passes {
 		for _, row := range rows {
 			var sc artifacts.Score
-			if _, ok := r.store.ReadResult(j.unitName(row.ID, row.Sample), &sc); !ok {
+			if _, ok := b.Store.ReadResult(j.unitName(row.ID, row.Sample), &sc); !ok {
 				continue
 			}
 			sc.Usage = nil // cost is in cost.json; keep the file about verdicts
 			all = append(all, results.RepeatRow{Repeat: n + 1, Score: sc})
 		}
 	}
-	if err := writeJSONFile(out, all); err != nil {
+	if err := work.WriteJSON(out, all); err != nil {
 		return nil, err
 	}
 	return all, nil
 }
 
 // logFlipRates prints each metric's flip rate against scores.json.
-func (r *Runner) logFlipRates(targetID, scoresPath string, reps []results.RepeatRow) error {
+func logFlipRates(b *work.Bench, targetID, scoresPath string, reps []results.RepeatRow) error {
 	var scores []artifacts.Score
 	if err := artifacts.EachScore(scoresPath, func(_ int, s artifacts.Score) error {
 		scores = append(scores, s)
@@ -137,8 +139,8 @@ func (r *Runner) logFlipRates(targetID, scoresPath string, reps []results.Repeat
 		return fault.AsInput(err)
 	}
 	main := ""
-	if js := r.judges(); len(js) == 1 {
-		main = JudgeLabel(js[0])
+	if js := b.Judges(); len(js) == 1 {
+		main = work.JudgeLabel(js[0])
 	}
 	jc := results.Consistency(targetID, scores, reps, main)
 	if jc == nil {
@@ -151,7 +153,7 @@ func (r *Runner) logFlipRates(targetID, scoresPath string, reps []results.Repeat
 			if f.Rate != nil {
 				rate = fmt.Sprintf("%.1f%%", 100**f.Rate)
 			}
-			r.logf("  %s %s %s: flip rate %s (%d of %d rows changed verdict over %d repeats)", targetID, e.Key, m.Key, rate, f.NFlipped, f.NRows, jc.Repeats)
+			b.Logf("  %s %s %s: flip rate %s (%d of %d rows changed verdict over %d repeats)", targetID, e.Key, m.Key, rate, f.NFlipped, f.NRows, jc.Repeats)
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package runner
+package simulate
 
 import (
 	"context"
@@ -11,20 +11,22 @@ import (
 	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/schedule"
 	"github.com/impactbench/impactbench/internal/stages"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
-// simTarget is one target's conversations in one benchmark: the clients
+// Target is one target's conversations in one benchmark: the clients
 // and identities its rows share, the fingerprint their row keys start
 // from, and what becomes of a conversation once it is stored (judged at
 // once, in `run`). Its rows start while ctx lives; a fatal provider error
 // (quota, auth) ends ctx so no new row starts, while calls already on the
 // wire finish under callCtx and are stored, not paid again next run.
-type simTarget struct {
-	r           *Runner
+type Target struct {
+	b           *work.Bench
 	id          string
 	model       config.ModelConfig
 	userC       llm.Client
@@ -39,45 +41,72 @@ type simTarget struct {
 	callCtx context.Context
 	stop    context.CancelCauseFunc
 	lane    *schedule.Lane
-	bar     *barPart
-	judge   *judgeTarget // nil: conversations are not judged as they end
-	// pipeline: conversations are judged as they end (run), by judge.
-	pipeline bool
+	// Bar is the target's share of the simulate bar (nil: not open yet).
+	Bar *work.BarPart
+	// Pipeline: conversations are judged as they end (run), by a judge
+	// NewJudge makes.
+	Pipeline bool
+	// NewJudge makes the judge of the target's conversations when it
+	// pipelines; total sizes its bar. The judge shares the rows' context:
+	// its fatal error stops the conversations too.
+	NewJudge func(ctx, callCtx context.Context, stop context.CancelCauseFunc, total int) (Judge, error)
+	judge    Judge     // nil: conversations are not judged as they end
 	waves    *simWaves // nil: no role of this target is sent in batch waves
 	rows     sync.WaitGroup
-	// started counts the conversations started from offered variants
+	// Started counts the conversations started from offered variants
 	// (before scenarios.json exists), for the gen_scenarios note.
-	started *atomic.Int64
+	Started *atomic.Int64
 }
 
-// newSimTarget opens a target's clients. Its rows run under ctx (see simTarget).
-func (r *Runner) newSimTarget(ctx context.Context, targetID string) (*simTarget, error) {
-	target, err := r.targetConfig(targetID)
+// Judge judges a target's conversations as they are stored.
+type Judge interface {
+	// Offer starts the verdict of a stored conversation (the judge may
+	// read it back from the call store later).
+	Offer(conv *artifacts.Conversation)
+	// Close stops new verdicts and waits for those started.
+	Close()
+}
+
+// ID is the target's id.
+func (t *Target) ID() string { return t.id }
+
+// Model is the target's model.
+func (t *Target) Model() config.ModelConfig { return t.model }
+
+// Judge is the judge attached to the target (nil: none).
+func (t *Target) Judge() Judge { return t.judge }
+
+// Context is the context the target's calls run under.
+func (t *Target) Context() context.Context { return t.callCtx }
+
+// newSimTarget opens a target's clients. Its rows run under ctx (see Target).
+func NewTarget(ctx context.Context, b *work.Bench, targetID string) (*Target, error) {
+	target, err := b.TargetConfig(targetID)
 	if err != nil {
 		return nil, err
 	}
-	in := r.simInputs(target, "")
-	t := &simTarget{
-		r: r, id: targetID, model: target,
-		userID: clientset.Identity(r.cfg.UserModel), targetIdent: clientset.Identity(target),
-		rowKeyBase: fingerprint(in["metrics"], in["target_prompt"], in["settings"], in["user_model"], in["target_model"], in["prompts"], in["validity"]),
+	in := Inputs(b, target, "")
+	t := &Target{
+		b: b, id: targetID, model: target,
+		userID: clientset.Identity(b.Cfg.UserModel), targetIdent: clientset.Identity(target),
+		rowKeyBase: phase.Fingerprint(in["metrics"], in["target_prompt"], in["settings"], in["user_model"], in["target_model"], in["prompts"], in["validity"]),
 		callCtx:    ctx,
-		lane:       r.lanes.Of(laneKey{phase.StageSimulate, targetID}),
+		lane:       b.Lane(phase.StageSimulate, targetID),
 	}
 	t.ctx, t.stop = context.WithCancelCause(ctx)
-	if r.opts.DryRun {
+	if b.Opts.DryRun {
 		return t, nil // a plan calls nothing: keys may still be missing
 	}
-	if t.userC, err = r.models.Model("user_model", r.cfg.UserModel); err != nil {
+	if t.userC, err = b.Models.Model("user_model", b.Cfg.UserModel); err != nil {
 		t.stop(nil)
 		return nil, err
 	}
-	tf, _ := r.cfg.TargetField(targetID)
-	if t.targetC, err = r.models.Model(tf, target); err != nil {
+	tf, _ := b.Cfg.TargetField(targetID)
+	if t.targetC, err = b.Models.Model(tf, target); err != nil {
 		t.stop(nil)
 		return nil, err
 	}
-	if t.audit, err = r.openAudit(); err != nil {
+	if t.audit, err = openAudit(b); err != nil {
 		t.stop(nil)
 		return nil, err
 	}
@@ -91,46 +120,27 @@ type auditSeat struct {
 	c     llm.Client
 }
 
-// auditModel is the model that audits conversations, and the config field
-// it comes from: landmark_model, else the first evaluator (ok false when
-// validity.audit is off).
-func (r *env) auditModel() (m config.ModelConfig, field string, ok bool) {
-	switch {
-	case !r.cfg.Validity.Audit:
-		return m, "", false
-	case r.cfg.LandmarkModel != nil:
-		return *r.cfg.LandmarkModel, "landmark_model", true
-	case len(r.cfg.EvaluatorModels) > 0:
-		field = "evaluator_model"
-		if len(r.cfg.EvaluatorModels) > 1 {
-			field += "[0]"
-		}
-		return r.cfg.EvaluatorModels[0], field, true
-	}
-	return m, "", false
-}
-
 // openAudit opens the audit's client (nil when the audit is off).
-func (r *Runner) openAudit() (*auditSeat, error) {
-	m, field, ok := r.auditModel()
+func openAudit(b *work.Bench) (*auditSeat, error) {
+	m, field, ok := b.AuditModel()
 	if !ok {
 		return nil, nil
 	}
-	c, err := r.models.Model(field, m)
+	c, err := b.Models.Model(field, m)
 	if err != nil {
 		return nil, err
 	}
 	return &auditSeat{model: m, id: clientset.Identity(m), c: c}, nil
 }
 
-// attachJudge makes t judge each conversation as soon as it is stored,
+// AttachJudge makes t judge each conversation as soon as it is stored,
 // when it pipelines (run); total sizes the evaluate bar. The judge shares
 // t's rows' context: a judge's fatal error stops the conversations too.
-func (t *simTarget) attachJudge(total int) error {
-	if !t.pipeline || t.judge != nil {
+func (t *Target) AttachJudge(total int) error {
+	if !t.Pipeline || t.judge != nil || t.NewJudge == nil {
 		return nil
 	}
-	j, err := t.r.newJudgeTarget(t.ctx, t.callCtx, t.stop, t.id, total)
+	j, err := t.NewJudge(t.ctx, t.callCtx, t.stop, total)
 	if err != nil {
 		return err
 	}
@@ -138,13 +148,13 @@ func (t *simTarget) attachJudge(total int) error {
 	return nil
 }
 
-// close stops new rows and waits for the rows this target started.
-func (t *simTarget) close() {
+// Close stops new rows and waits for the rows this target started.
+func (t *Target) Close() {
 	t.stop(nil)
 	t.rows.Wait()
-	t.bar.Close()
+	t.Bar.Close()
 	if t.judge != nil {
-		t.judge.close()
+		t.judge.Close()
 	}
 }
 
@@ -154,22 +164,22 @@ type convRow struct {
 	sample int
 }
 
-func (t *simTarget) unit(id string, sample int) string {
-	return fmt.Sprintf("%s/sim/%s__s%d", safeName(t.id), safeName(id), sample)
+func (t *Target) unit(id string, sample int) string {
+	return fmt.Sprintf("%s/sim/%s__s%d", layout.SafeName(t.id), layout.SafeName(id), sample)
 }
 
 // start returns the row of a conversation, starting it unless it was
 // started already. With wait the caller waits for room in the lane. keep
 // says whether the row keeps its conversation for whoever awaits it (a row
 // offered before its output exists stores it and lets it go).
-func (t *simTarget) start(row convRow, wait, keep bool) *schedule.Row[artifacts.Conversation] {
+func (t *Target) start(row convRow, wait, keep bool) *schedule.Row[artifacts.Conversation] {
 	unit := t.unit(row.sc.ID, row.sample)
-	st, created := t.r.rows.convs.Claim(unit, fingerprint(t.rowKeyBase, row.sc, row.sample))
+	st, created := t.b.Convs.Claim(unit, phase.Fingerprint(t.rowKeyBase, row.sc, row.sample))
 	if !created {
 		return st
 	}
 	t.rows.Add(1)
-	ok := t.r.goRow(t.ctx, t.lane, wait, func() {
+	ok := t.b.Go(t.ctx, t.lane, wait, func() {
 		defer t.rows.Done()
 		st.Finish(t.run(st, unit, row, keep))
 	}, func() {
@@ -184,10 +194,10 @@ func (t *simTarget) start(row convRow, wait, keep bool) *schedule.Row[artifacts.
 }
 
 // run makes one conversation, or replays the stored one, and stores it.
-func (t *simTarget) run(st *schedule.Row[artifacts.Conversation], unit string, row convRow, keep bool) schedule.Outcome[artifacts.Conversation] {
+func (t *Target) run(st *schedule.Row[artifacts.Conversation], unit string, row convRow, keep bool) schedule.Outcome[artifacts.Conversation] {
 	st.WaitPrev()
 	start := time.Now()
-	u, err := t.r.store.Unit(unit)
+	u, err := t.b.Store.Unit(unit)
 	if err != nil {
 		return t.done(row, schedule.Outcome[artifacts.Conversation]{Status: schedule.Failed, Reason: err.Error()}, row.sc.ID, keep, false)
 	}
@@ -198,14 +208,14 @@ func (t *simTarget) run(st *schedule.Row[artifacts.Conversation], unit string, r
 		return t.done(row, o, conv.ConvID, keep, true)
 	}
 	user, target := turnOrder{u.Client(t.userID, t.userC), t.lane}, turnOrder{u.Client(t.targetIdent, t.targetC), t.lane}
-	conv, err = stages.Converse(t.callCtx, user, target, t.r.prompts, t.spec(row), t.converseOptions(u))
+	conv, err = stages.Converse(t.callCtx, user, target, t.b.Prompts, t.spec(row), t.converseOptions(u))
 	s := t.waves.paidFor(unit, u.Stats())
 	out := schedule.Outcome[artifacts.Conversation]{Spent: s.Spent, Saved: s.Saved, Took: time.Since(start)}
 	if err != nil {
 		// Cancelled or stopped by the ceiling: the calls made so far are
 		// stored; the row is simply not finished. A fatal provider error
 		// stops this target's rows.
-		if fatalErr(err) {
+		if work.Fatal(err) {
 			t.stop(err)
 		}
 		out.Status = schedule.Stopped
@@ -234,10 +244,10 @@ func auditFailed(conv artifacts.Conversation) bool {
 
 // converseOptions are the checks of a row's conversation beyond its turns:
 // the audit through the row's call store, and the redos.
-func (t *simTarget) converseOptions(u *callstore.Unit) stages.ConverseOptions {
-	o := stages.ConverseOptions{Redos: t.r.cfg.Validity.Redos}
+func (t *Target) converseOptions(u *callstore.Unit) stages.ConverseOptions {
+	o := stages.ConverseOptions{Redos: t.b.Cfg.Validity.Redos}
 	if a := t.audit; a != nil {
-		o.Audit = &stages.NamedClient{Name: JudgeLabel(a.model), Client: u.Client(a.id, a.c)}
+		o.Audit = &stages.NamedClient{Name: work.JudgeLabel(a.model), Client: u.Client(a.id, a.c)}
 	}
 	return o
 }
@@ -245,10 +255,10 @@ func (t *simTarget) converseOptions(u *callstore.Unit) stages.ConverseOptions {
 // done counts a finished row in the summary and on the bar, hands a
 // stored conversation to its judge, and returns the outcome. replayed: the
 // conversation was stored by an earlier run (not shown turn by turn again).
-func (t *simTarget) done(row convRow, o schedule.Outcome[artifacts.Conversation], name string, keep, replayed bool) schedule.Outcome[artifacts.Conversation] {
-	r := t.r
-	r.Report.Count(phase.StageSimulate, t.id, name, o.Status, o.Reason, o.Spent, o.Saved)
-	if b := t.bar; b != nil {
+func (t *Target) done(row convRow, o schedule.Outcome[artifacts.Conversation], name string, keep, replayed bool) schedule.Outcome[artifacts.Conversation] {
+	b := t.b
+	b.Report.Count(phase.StageSimulate, t.id, name, o.Status, o.Reason, o.Spent, o.Saved)
+	if b := t.Bar; b != nil {
 		if o.Status == schedule.Stopped {
 			b.Bar().Unfinished(o.Spent)
 		} else {
@@ -258,11 +268,11 @@ func (t *simTarget) done(row convRow, o schedule.Outcome[artifacts.Conversation]
 	if o.Val == nil {
 		return o
 	}
-	if r.cfg.Run.Verbose && !replayed {
-		r.printTurns(*o.Val)
+	if b.Cfg.Run.Verbose && !replayed {
+		printTurns(b, *o.Val)
 	}
 	if t.judge != nil {
-		t.judge.start(o.Val, false)
+		t.judge.Offer(o.Val)
 	}
 	if !keep {
 		o.Val = nil // stored: whoever needs it reads it back
@@ -272,16 +282,16 @@ func (t *simTarget) done(row convRow, o schedule.Outcome[artifacts.Conversation]
 
 // spec describes one row's conversation (batch waves run it too: the same
 // spec, so the same requests and call-store keys).
-func (t *simTarget) spec(row convRow) stages.SimSpec {
-	r := t.r
-	m, _ := r.bench.MetricByID(row.sc.MetricID)
+func (t *Target) spec(row convRow) stages.SimSpec {
+	b := t.b
+	m, _ := b.Spec.MetricByID(row.sc.MetricID)
 	return stages.SimSpec{
-		Bench: r.bench, Scenario: row.sc, Metric: m,
-		TargetID: t.id, TargetModel: t.model.Model, UserModel: r.cfg.UserModel.Model,
-		Sample: row.sample, Turns: r.cfg.Generation.Turns,
-		Landmarks: r.cfg.Landmarks, Perfunctory: r.cfg.Perfunctory, Seed: r.cfg.Seed,
-		UserTemperature: r.cfg.UserModel.Temperature, TargetTemperature: t.model.Temperature,
-		TurnChecks: r.cfg.Validity.TurnChecks, Reasks: r.cfg.Validity.Reasks,
+		Bench: b.Spec, Scenario: row.sc, Metric: m,
+		TargetID: t.id, TargetModel: t.model.Model, UserModel: b.Cfg.UserModel.Model,
+		Sample: row.sample, Turns: b.Cfg.Generation.Turns,
+		Landmarks: b.Cfg.Landmarks, Perfunctory: b.Cfg.Perfunctory, Seed: b.Cfg.Seed,
+		UserTemperature: b.Cfg.UserModel.Temperature, TargetTemperature: t.model.Temperature,
+		TurnChecks: b.Cfg.Validity.TurnChecks, Reasks: b.Cfg.Validity.Reasks,
 	}
 }
 
@@ -291,27 +301,25 @@ func (t *simTarget) spec(row convRow) stages.SimSpec {
 // retries the row (its calls replayed from the store).
 func convResultKey(rowKey string, conv artifacts.Conversation) string {
 	if conv.Status == artifacts.StatusError || auditFailed(conv) {
-		return errorKey(rowKey)
+		return work.ErrorKey(rowKey)
 	}
 	return rowKey
 }
 
-func errorKey(rowKey string) string { return "error:" + rowKey }
-
-// offer starts the conversations of a base scenario's variants (every
+// Offer starts the conversations of a base scenario's variants (every
 // sample) as soon as generation has them, before scenarios.json exists:
 // the row keys hash the scenario as simulate reads it back from the file,
 // which a JSON round trip gives exactly.
-func (t *simTarget) offer(variants []artifacts.Scenario) {
+func (t *Target) Offer(variants []artifacts.Scenario) {
 	for _, v := range variants {
 		sc, err := canonicalScenario(v)
 		if err != nil {
 			continue // simulate starts it from the file
 		}
-		for smp := range t.r.cfg.Generation.NumSamples {
+		for smp := range t.b.Cfg.Generation.NumSamples {
 			t.start(convRow{sc, smp}, false, false)
-			if t.started != nil {
-				t.started.Add(1)
+			if t.Started != nil {
+				t.Started.Add(1)
 			}
 		}
 	}

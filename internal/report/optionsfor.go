@@ -1,16 +1,15 @@
-package runner
+package report
 
 import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/config"
-	"github.com/impactbench/impactbench/internal/report"
 )
 
-// ReportOptionsFor describes a config's run settings for report.html.
-func ReportOptionsFor(cfg *config.Config) report.Options {
+// OptionsFor describes a config's run settings for report.html.
+func OptionsFor(cfg *config.Config) Options {
 	landmarks, perfunctory := cfg.Landmarks, cfg.Perfunctory
-	s := report.Settings{
+	s := Settings{
 		Generated:          time.Now().UTC(),
 		UserModel:          cfg.UserModel.Label(),
 		GeneratorModel:     cfg.Generator().Label(),
@@ -25,13 +24,7 @@ func ReportOptionsFor(cfg *config.Config) report.Options {
 		s.JudgeModels = append(s.JudgeModels, j.Label())
 	}
 	for _, t := range cfg.Targets {
-		s.Targets = append(s.Targets, report.TargetSetting{ID: t.ID, Model: t.Provider() + "/" + t.Model})
+		s.Targets = append(s.Targets, TargetSetting{ID: t.ID, Model: t.Provider() + "/" + t.Model})
 	}
-	return report.Options{Settings: s}
+	return Options{Settings: s}
 }
-
-// ReportOptions describes this run's settings for report.html.
-func (r *Runner) ReportOptions() report.Options { return ReportOptionsFor(r.cfg) }
-
-// Logf prints a human line through the progress tracker.
-func (r *Runner) Logf(format string, args ...any) { r.logf(format, args...) }

@@ -1,4 +1,4 @@
-package runner
+package simulate
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/schedule"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 // convFile is conversations.json being written in row order by a
@@ -28,12 +29,12 @@ func startConvFile(w *artifacts.ArrayWriter, n, keep int, read func(i int) (arti
 }
 
 func (f *convFile) write(c *artifacts.Conversation) error {
-	f.total = f.total.Add(usageOf(c.Usage))
+	f.total = f.total.Add(work.UsageOf(c.Usage))
 	if c.UserUsage != nil {
-		f.user = f.user.Add(usageOf(*c.UserUsage))
+		f.user = f.user.Add(work.UsageOf(*c.UserUsage))
 	}
 	if c.AuditUsage != nil {
-		f.audit = f.audit.Add(usageOf(*c.AuditUsage))
+		f.audit = f.audit.Add(work.UsageOf(*c.AuditUsage))
 	}
 	return f.w.Write(c)
 }
@@ -64,11 +65,11 @@ func (f *convFile) abort() {
 }
 
 // readConv is the assembler's read for simulate: the row's stored result.
-func (r *Runner) readConv(t *simTarget, rows []simRow) func(i int) (artifacts.Conversation, error) {
+func readConv(b *work.Bench, t *Target, rows []simRow) func(i int) (artifacts.Conversation, error) {
 	return func(i int) (artifacts.Conversation, error) {
 		var conv artifacts.Conversation
-		if _, ok := r.store.ReadResult(t.unit(rows[i].id, rows[i].sample), &conv); !ok {
-			return conv, fmt.Errorf("simulate %s: result of %s sample %d missing from %s", t.id, rows[i].id, rows[i].sample, r.store.Dir())
+		if _, ok := b.Store.ReadResult(t.unit(rows[i].id, rows[i].sample), &conv); !ok {
+			return conv, fmt.Errorf("simulate %s: result of %s sample %d missing from %s", t.id, rows[i].id, rows[i].sample, b.Store.Dir())
 		}
 		return conv, nil
 	}

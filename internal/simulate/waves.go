@@ -1,4 +1,4 @@
-package runner
+package simulate
 
 import (
 	"context"
@@ -15,12 +15,14 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/batch"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/schedule"
 	"github.com/impactbench/impactbench/internal/stages"
 	"github.com/impactbench/impactbench/internal/summary"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 // Batch-wave simulation (`batch: true` on user_model and/or a target).
@@ -108,7 +110,7 @@ func turnOf(req llm.Request) int {
 
 // simWaves is one target's batch-wave simulation.
 type simWaves struct {
-	t            *simTarget
+	t            *Target
 	rows         []simRow
 	user, target *waveRole // nil: that role runs in real time
 
@@ -125,7 +127,7 @@ type simWaves struct {
 // means the waves stopped (interrupted, a fatal provider error, an
 // untrustworthy batch state file); the phase is reported stopped, and a
 // rerun resumes.
-func (t *simTarget) batchWaves(rep summary.PhaseReport, rows []simRow) error {
+func (t *Target) batchWaves(rep summary.PhaseReport, rows []simRow) error {
 	w := t.newSimWaves(rows)
 	if w == nil {
 		return nil
@@ -139,22 +141,22 @@ func (t *simTarget) batchWaves(rep summary.PhaseReport, rows []simRow) error {
 	for _, p := range w.paid {
 		paid = paid.Add(p.Spent)
 	}
-	t.r.Report.Count(phase.StageSimulate, t.id, "", schedule.Stopped, "", paid, llm.Usage{})
+	t.b.Report.Count(phase.StageSimulate, t.id, "", schedule.Stopped, "", paid, llm.Usage{})
 	rep.Status, rep.Rows = phase.StatusStopped, len(rows)
 	rep.Reason = "stopped during the batch waves; the answers stored so far and the batches already submitted are kept: run the same command again to resume"
-	if fatalErr(err) {
+	if work.Fatal(err) {
 		rep.Reason = err.Error()
 	}
-	t.r.Report.Add(rep)
+	t.b.Report.Add(rep)
 	return fmt.Errorf("simulate %s: batch waves: %w", t.id, err)
 }
 
 // newSimWaves returns the wave driver, or nil when no role is batched.
-func (t *simTarget) newSimWaves(rows []simRow) *simWaves {
-	r := t.r
-	tf, _ := r.cfg.TargetField(t.id)
+func (t *Target) newSimWaves(rows []simRow) *simWaves {
+	b := t.b
+	tf, _ := b.Cfg.TargetField(t.id)
 	w := &simWaves{t: t, rows: rows,
-		user:   t.waveRole("user", "user_model", r.cfg.UserModel, t.userID),
+		user:   t.waveRole("user", "user_model", b.Cfg.UserModel, t.userID),
 		target: t.waveRole("target", tf, t.model, t.targetIdent),
 	}
 	if w.user == nil && w.target == nil {
@@ -167,17 +169,17 @@ func (t *simTarget) newSimWaves(rows []simRow) *simWaves {
 
 // waveRole returns the batched role, or nil when the model runs in real
 // time (no `batch: true`, or no batch API for its provider: said once).
-func (t *simTarget) waveRole(name, field string, m config.ModelConfig, id callstore.Identity) *waveRole {
-	r := t.r
+func (t *Target) waveRole(name, field string, m config.ModelConfig, id callstore.Identity) *waveRole {
+	b := t.b
 	if !m.Batch {
 		return nil
 	}
-	p, err := batch.ForModel(m, r.models.ProviderOptions(field))
+	p, err := batch.ForModel(m, b.Models.ProviderOptions(field))
 	if err != nil {
-		r.logf("simulate %s: %s: %v — its turns run in real time instead", t.id, field, err)
+		b.Logf("simulate %s: %s: %v — its turns run in real time instead", t.id, field, err)
 		return nil
 	}
-	state := filepath.Join(r.store.Dir(), safeName(t.id), "sim-batch", name+r.shardSuffix()+".json")
+	state := filepath.Join(b.Store.Dir(), layout.SafeName(t.id), "sim-batch", name+b.Opts.Shard.Suffix()+".json")
 	return &waveRole{name: name, model: m, id: id, prov: p, state: state}
 }
 
@@ -196,8 +198,8 @@ func (w *simWaves) roles() []*waveRole {
 // without a message is asked again with another seed); anything still
 // waiting after the bound is left to the real-time pass.
 func (w *simWaves) run(ctx context.Context) error {
-	r := w.t.r
-	if r.opts.Force {
+	b := w.t.b
+	if b.Opts.Force {
 		// Like the store, a forced run ignores earlier invocations' batches.
 		for _, role := range w.roles() {
 			if err := batch.Remove(role.state); err != nil {
@@ -205,7 +207,7 @@ func (w *simWaves) run(ctx context.Context) error {
 			}
 		}
 	}
-	maxWaves := 4*r.cfg.Generation.Turns + 8
+	maxWaves := 4*b.Cfg.Generation.Turns + 8
 	for wave := 1; ; wave++ {
 		if err := w.pass(ctx); err != nil {
 			return err
@@ -217,7 +219,7 @@ func (w *simWaves) run(ctx context.Context) error {
 			return err
 		}
 		if w.budget {
-			r.logf("simulate %s: the cost ceiling stopped a real-time call; the batch waves end here", w.t.id)
+			b.Logf("simulate %s: the cost ceiling stopped a real-time call; the batch waves end here", w.t.id)
 			return nil
 		}
 		pending := 0
@@ -228,7 +230,7 @@ func (w *simWaves) run(ctx context.Context) error {
 			return nil
 		}
 		if wave > maxWaves {
-			r.logf("simulate %s: %d calls still wait after %d batch waves (replies asked again); they run in real time", w.t.id, pending, maxWaves)
+			b.Logf("simulate %s: %d calls still wait after %d batch waves (replies asked again); they run in real time", w.t.id, pending, maxWaves)
 			return nil
 		}
 		if ok, err := w.send(ctx); err != nil || !ok {
@@ -245,12 +247,12 @@ func (w *simWaves) pass(ctx context.Context) error {
 	}
 	t := w.t
 	var wg sync.WaitGroup
-	err := t.r.eachRow(w.rows, func(row convRow) error {
+	err := eachRow(t.b, w.rows, func(row convRow) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		wg.Add(1)
-		if !t.r.goRow(ctx, t.lane, true, func() { defer wg.Done(); w.row(ctx, row) }, wg.Done) {
+		if !t.b.Go(ctx, t.lane, true, func() { defer wg.Done(); w.row(ctx, row) }, wg.Done) {
 			wg.Done()
 			return ctx.Err()
 		}
@@ -262,7 +264,7 @@ func (w *simWaves) pass(ctx context.Context) error {
 	}
 	for _, role := range w.roles() {
 		if n := role.fallback.Load(); n > 0 {
-			t.r.logf("simulate %s: %d %s call(s) the batch could not answer were sent in real time", t.id, n, role.name)
+			t.b.Logf("simulate %s: %d %s call(s) the batch could not answer were sent in real time", t.id, n, role.name)
 		}
 	}
 	return nil
@@ -278,21 +280,21 @@ func (w *simWaves) row(ctx context.Context, row convRow) {
 	if done {
 		return
 	}
-	unit, err := t.r.store.Unit(name)
+	unit, err := t.b.Store.Unit(name)
 	if err != nil {
 		w.markDone(name) // the real-time pass reports it
 		return
 	}
 	defer unit.Close()
 	var conv artifacts.Conversation
-	if unit.Result(fingerprint(t.rowKeyBase, row.sc, row.sample), &conv) && conv.Status != artifacts.StatusError && !auditFailed(conv) {
+	if unit.Result(phase.Fingerprint(t.rowKeyBase, row.sc, row.sample), &conv) && conv.Status != artifacts.StatusError && !auditFailed(conv) {
 		w.markDone(name)
 		return
 	}
 	var pending atomic.Bool
 	user := unit.Client(t.userID, paced(w.client(w.user, t.userC, &pending)))
 	target := unit.Client(t.targetIdent, paced(w.client(w.target, t.targetC, &pending)))
-	_, err = stages.Simulate(ctx, user, target, t.r.prompts, t.spec(row))
+	_, err = stages.Simulate(ctx, user, target, t.b.Prompts, t.spec(row))
 	w.settle(name, unit.Stats(), pending.Load(), err)
 }
 
@@ -320,7 +322,7 @@ func (w *simWaves) settle(name string, st callstore.Stats, pending bool, err err
 	case errors.Is(err, llm.ErrBudgetExceeded):
 		w.done[name] = true
 		w.budget = true
-	case fatalErr(err):
+	case work.Fatal(err):
 		if w.fatal == nil {
 			w.fatal = err
 		}
@@ -384,21 +386,21 @@ func (w *simWaves) answersStored() error {
 // answers. ok is false when the cost ceiling leaves no room for a wave: the
 // real-time pass then goes on up to the ceiling.
 func (w *simWaves) send(ctx context.Context) (ok bool, err error) {
-	r, roles := w.t.r, w.roles()
+	b, roles := w.t.b, w.roles()
 	releases := make([]func(float64), len(roles))
-	if r.models.Budget() != nil {
+	if b.Models.Budget() != nil {
 		for k, role := range roles {
 			// A batch commits its whole cost at once: reserve it up front.
-			est, price := 0.0, r.models.EstimateCost(role.model)
+			est, price := 0.0, b.Models.EstimateCost(role.model)
 			for _, it := range role.items {
 				est += price(it.Req) / 2
 			}
-			rel, err := r.models.Budget().Reserve(est)
+			rel, err := b.Models.Budget().Reserve(est)
 			if err != nil {
 				for _, rel := range releases[:k] {
 					rel(0)
 				}
-				r.logf("simulate %s: the next batch wave (≈$%.4f) would pass the cost ceiling; the rest runs in real time up to the ceiling", w.t.id, est)
+				b.Logf("simulate %s: the next batch wave (≈$%.4f) would pass the cost ceiling; the rest runs in real time up to the ceiling", w.t.id, est)
 				return false, nil
 			}
 			releases[k] = rel
@@ -420,7 +422,7 @@ func (w *simWaves) send(ctx context.Context) (ok bool, err error) {
 
 // sendRole runs one role's batch of this wave.
 func (w *simWaves) sendRole(ctx context.Context, role *waveRole, release func(float64)) error {
-	r, target := w.t.r, w.t.id
+	b, target := w.t.b, w.t.id
 	if len(role.items) == 0 {
 		if release != nil {
 			release(0)
@@ -428,16 +430,16 @@ func (w *simWaves) sendRole(ctx context.Context, role *waveRole, release func(fl
 		return nil
 	}
 	wave, waves := w.waveNumber(role)
-	r.logf("simulate %s: wave %d/%d (%s %s): %d requests sent as a provider batch (50%% price; usually done within an hour, at most 24 h; safe to interrupt and rerun)",
+	b.Logf("simulate %s: wave %d/%d (%s %s): %d requests sent as a provider batch (50%% price; usually done within an hour, at most 24 h; safe to interrupt and rerun)",
 		target, wave, waves, role.name, turnLabel(role.turns), len(role.items))
 	last := time.Time{}
 	res, err := batch.Run(ctx, role.prov, role.state, role.items, batch.Options{
-		PollInterval: BatchPollInterval,
-		Logger:       r.log,
+		PollInterval: work.BatchPollInterval,
+		Logger:       b.Log,
 		OnProgress: func(pr batch.Progress) {
 			if time.Since(last) > time.Minute || pr.Succeeded+pr.Failed == pr.Items {
 				last = time.Now()
-				r.logf("simulate %s batch (%s): %d/%d answered, %d failed, %d in %d running batch(es)", target, role.name, pr.Succeeded, pr.Items, pr.Failed, pr.InFlight, pr.Batches)
+				b.Logf("simulate %s batch (%s): %d/%d answered, %d failed, %d in %d running batch(es)", target, role.name, pr.Succeeded, pr.Items, pr.Failed, pr.InFlight, pr.Batches)
 			}
 		},
 	})
@@ -470,7 +472,7 @@ func (w *simWaves) waveNumber(role *waveRole) (wave, waves int) {
 	for _, t := range role.turns {
 		first = min(first, t)
 	}
-	return (first-1)*perTurn + pos, w.t.r.cfg.Generation.Turns * perTurn
+	return (first-1)*perTurn + pos, w.t.b.Cfg.Generation.Turns * perTurn
 }
 
 // turnLabel says which turns a batch holds: "turn 2", or "turns 2, 3"
@@ -525,12 +527,12 @@ func usageMinus(u, o llm.Usage) llm.Usage {
 	return d
 }
 
-// batchWaves reports whether simulate sends m's turns in batch waves
+// BatchWaves reports whether simulate sends m's turns in batch waves
 // (`batch: true` and a provider with a batch API).
-func (r *env) batchWaves(m config.ModelConfig) bool {
+func BatchWaves(b *work.Bench, m config.ModelConfig) bool {
 	if !m.Batch {
 		return false
 	}
-	_, err := batch.ForModel(m, r.models.ProviderOptions(""))
+	_, err := batch.ForModel(m, b.Models.ProviderOptions(""))
 	return err == nil
 }

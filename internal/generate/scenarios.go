@@ -1,10 +1,9 @@
-package runner
+package generate
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,124 +14,124 @@ import (
 	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/schedule"
 	"github.com/impactbench/impactbench/internal/stages"
 	"github.com/impactbench/impactbench/internal/summary"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 // scenarioInputs are the fingerprints scenarios.json depends on.
-func (r *Runner) scenarioInputs() map[string]string {
+func scenarioInputs(b *work.Bench, grow *Growth) map[string]string {
 	in := map[string]string{
-		"benchmark":    fingerprint(r.bench.Name, r.bench.Description, r.bench.Scenario),
-		"metrics":      fingerprint(r.bench.Metrics),
-		"generation":   fingerprint(r.cfg.Generation.ScenariosPerMetric, r.cfg.Generation.Turns),
-		"demographics": fingerprint(r.cfg.Demographics),
-		"generator":    fingerprint(clientset.Identity(r.cfg.Generator())),
-		"prompts":      r.prompts.Hash(),
+		"benchmark":    phase.Fingerprint(b.Spec.Name, b.Spec.Description, b.Spec.Scenario),
+		"metrics":      phase.Fingerprint(b.Spec.Metrics),
+		"generation":   phase.Fingerprint(b.Cfg.Generation.ScenariosPerMetric, b.Cfg.Generation.Turns),
+		"demographics": phase.Fingerprint(b.Cfg.Demographics),
+		"generator":    phase.Fingerprint(clientset.Identity(b.Cfg.Generator())),
+		"prompts":      b.Prompts.Hash(),
 	}
 	switch {
-	case r.grow != nil:
-		in["set"] = fingerprint(r.grow.target, r.grow.keep)
+	case grow != nil:
+		in["set"] = phase.Fingerprint(grow.target, grow.keep)
 	default:
 		// A set grown or with items replaced stays the set later runs
 		// use: they carry its identity, so only another change of input
 		// regenerates it.
-		if rec, ok := r.records.Get(phase.StageGenScenarios.String()); ok && rec.Inputs["set"] != "" {
+		if rec, ok := b.Records.Get(phase.StageGenScenarios.String()); ok && rec.Inputs["set"] != "" {
 			in["set"] = rec.Inputs["set"]
 		}
 	}
 	return in
 }
 
-// GenScenarios writes scenarios.json: n base scenarios per metric, each
-// expanded into one variant per demographic combination.
-func (r *Runner) GenScenarios(ctx context.Context) error { return r.genScenarios(ctx, nil) }
-
-// offers hands a base scenario's variants, the moment its last rewrite is
+// Offers hands a base scenario's variants, the moment its last rewrite is
 // done, to whatever starts rows from them (conversations, in `run`), and
 // counts the rows started for the progress note.
-type offers struct {
-	to      func([]artifacts.Scenario)
-	started atomic.Int64
+type Offers struct {
+	To      func([]artifacts.Scenario)
+	Started atomic.Int64
 }
 
-func (o *offers) offer(vs []artifacts.Scenario) {
-	if o != nil && o.to != nil {
-		o.to(vs)
+func (o *Offers) offer(vs []artifacts.Scenario) {
+	if o != nil && o.To != nil {
+		o.To(vs)
 	}
 }
 
-// genScenarios is GenScenarios, handing each base scenario's variants to
-// off as soon as they exist.
-func (r *Runner) genScenarios(ctx context.Context, off *offers) error {
-	out := filepath.Join(r.outDir, "scenarios.json")
+// Scenarios writes scenarios.json: n base scenarios per metric, each
+// expanded into one variant per demographic combination, or the set g
+// makes of the current one (nil: a fresh set). Each base scenario's
+// variants are handed to off the moment they exist (nil: to no one).
+func Scenarios(ctx context.Context, b *work.Bench, grow *Growth, off *Offers) error {
+	out := b.Files.Scenarios()
 	rep := summary.PhaseReport{Phase: phase.StageGenScenarios, Output: out}
-	if len(r.bench.Metrics) == 0 && !r.opts.DryRun {
-		return fault.Inputf("%s has no metrics: run `impactbench gen-metrics` first or write them by hand", r.bench.Path)
+	if len(b.Spec.Metrics) == 0 && !b.Opts.DryRun {
+		return fault.Inputf("%s has no metrics: run `impactbench gen-metrics` first or write them by hand", b.Spec.Path)
 	}
-	combos, err := stages.Combos(r.cfg.Demographics)
+	combos, err := stages.Combos(b.Cfg.Demographics)
 	if err != nil {
-		return fault.Inputf("%s: demographics: %v", r.cfg.Path, err)
+		return fault.Inputf("%s: demographics: %v", b.Cfg.Path, err)
 	}
-	inputs := r.scenarioInputs()
-	n := r.cfg.Generation.ScenariosPerMetric
-	skip, note := r.checkSkip(phase.StageGenScenarios, "", phase.StageGenScenarios.String(), out, inputs, rep)
+	inputs := scenarioInputs(b, grow)
+	n := b.Cfg.Generation.ScenariosPerMetric
+	skip, note := b.CheckSkip(rep, phase.StageGenScenarios.String(), inputs)
 	if skip {
 		return nil
 	}
 	if note != "" {
-		defer r.planNote(phase.StageGenScenarios, "", note)
+		defer b.PlanNote(phase.StageGenScenarios, "", note)
 	}
-	if r.opts.DryRun {
-		r.planGenScenarios(n, len(combos))
+	if b.Opts.DryRun {
+		planGenScenarios(b, n, len(combos))
 		return nil
 	}
-	if err := r.guardRows(out, r.plannedBases()*len(combos), "fewer metrics, scenarios_per_metric or demographic values"); err != nil {
+	if err := b.GuardRows(out, plannedBases(b, grow)*len(combos), "fewer metrics, scenarios_per_metric or demographic values"); err != nil {
 		return err
 	}
-	res, err := r.metricRows(ctx, combos, fingerprint(inputs), off)
-	rep.Rows, rep.Spent, rep.Calls = len(r.bench.Metrics), res.spent, res.spent.Requests
-	r.Report.AddReused(res.saved)
-	if err != nil && !budgetStopped(err) {
+	res, err := metricRows(ctx, b, grow, combos, phase.Fingerprint(inputs), off)
+	rep.Rows, rep.Spent, rep.Calls = len(b.Spec.Metrics), res.spent, res.spent.Requests
+	b.Report.AddReused(res.saved)
+	if err != nil && !work.BudgetStopped(err) {
 		return err
 	}
-	return r.writeScenarios(out, inputs, res, rep, len(combos))
+	return writeScenarios(b, grow, out, inputs, res, rep, len(combos))
 }
 
 // basesOf is how many base scenarios gen_scenarios is to write for metric.
-func (r *Runner) basesOf(metric string) int {
-	if r.grow == nil {
-		return r.cfg.Generation.ScenariosPerMetric
+func basesOf(b *work.Bench, grow *Growth, metric string) int {
+	if grow == nil {
+		return b.Cfg.Generation.ScenariosPerMetric
 	}
-	return r.grow.target[metric]
+	return grow.target[metric]
 }
 
 // plannedBases is how many base scenarios gen_scenarios is to write:
 // scenarios_per_metric for every metric, or a changed set's own counts.
-func (r *Runner) plannedBases() int {
-	if r.grow == nil {
-		return len(r.bench.Metrics) * r.cfg.Generation.ScenariosPerMetric
+func plannedBases(b *work.Bench, grow *Growth) int {
+	if grow == nil {
+		return len(b.Spec.Metrics) * b.Cfg.Generation.ScenariosPerMetric
 	}
 	n := 0
-	for _, m := range r.bench.Metrics {
-		n += r.grow.target[m.ID]
+	for _, m := range b.Spec.Metrics {
+		n += grow.target[m.ID]
 	}
 	return n
 }
 
 // planGenScenarios adds gen_scenarios to a dry run's plan.
-func (r *Runner) planGenScenarios(n, combos int) {
-	nm := len(r.bench.Metrics)
+func planGenScenarios(b *work.Bench, n, combos int) {
+	nm := len(b.Spec.Metrics)
 	if nm == 0 {
-		r.logf("[dry-run] gen_scenarios: metrics are not generated yet; estimating with 5 metrics")
+		b.Logf("[dry-run] gen_scenarios: metrics are not generated yet; estimating with 5 metrics")
 		nm = 5
 	}
-	gen := r.cfg.Generator()
-	r.planRow(phase.StageGenScenarios, "", "", gen, nm, nm, 1800, 350*n)
-	if len(r.cfg.Demographics) > 0 {
-		r.planRow(phase.StageGenScenarios, "demographic rewrite", "", gen, nm*n*combos, nm*n*combos, 900, 400)
+	gen := b.Cfg.Generator()
+	b.PlanRow(phase.StageGenScenarios, "", "", gen, nm, nm, 1800, 350*n)
+	if len(b.Cfg.Demographics) > 0 {
+		b.PlanRow(phase.StageGenScenarios, "demographic rewrite", "", gen, nm*n*combos, nm*n*combos, 900, 400)
 	}
 }
 
@@ -146,25 +145,25 @@ type generated struct {
 // metricRows runs one row per metric (its base scenarios and their
 // variants, in the metric's call-store unit), at most the gen_scenarios
 // lane's worth at once across the study.
-func (r *Runner) metricRows(ctx context.Context, combos []artifacts.Demographic, resKey string, off *offers) (generated, error) {
-	c, err := r.models.Model(r.generatorField(), r.cfg.Generator())
+func metricRows(ctx context.Context, b *work.Bench, grow *Growth, combos []artifacts.Demographic, resKey string, off *Offers) (generated, error) {
+	c, err := b.Models.Model(b.GeneratorField(), b.Cfg.Generator())
 	if err != nil {
 		return generated{}, err
 	}
-	metrics := r.bench.Metrics
+	metrics := b.Spec.Metrics
 	g := generated{metrics: make([]metricScenarios, len(metrics))}
-	bar := r.openBar(phase.StageGenScenarios, "", len(metrics))
+	bar := b.OpenBar(phase.StageGenScenarios, "", len(metrics))
 	defer bar.Close()
-	bar.Bar().SetNote(off.note(r.models.LimitNote(r.cfg.Generator())))
+	bar.Bar().SetNote(off.note(b.Models.LimitNote(b.Cfg.Generator())))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	lane := r.lanes.Of(laneKey{phase.StageGenScenarios, ""})
+	lane := b.Lane(phase.StageGenScenarios, "")
 	for i := range metrics {
 		wg.Add(1)
-		ok := r.goRow(ctx, lane, true, func() {
+		ok := b.Go(ctx, lane, true, func() {
 			defer wg.Done()
 			start := time.Now()
-			res, st, u := r.genMetricScenarios(ctx, c, metrics[i], combos, resKey, off)
+			res, st, u := genMetricScenarios(ctx, b, grow, c, metrics[i], combos, resKey, off)
 			mu.Lock()
 			g.spent, g.saved, g.total = g.spent.Add(st.Spent), g.saved.Add(st.Saved), g.total.Add(u)
 			g.metrics[i] = res
@@ -182,12 +181,12 @@ func (r *Runner) metricRows(ctx context.Context, combos []artifacts.Demographic,
 
 // note adds the conversations started so far to a progress note, so the
 // gen_scenarios line shows that simulation is already under way.
-func (o *offers) note(base func() string) func() string {
-	if o == nil || o.to == nil {
+func (o *Offers) note(base func() string) func() string {
+	if o == nil || o.To == nil {
 		return base
 	}
 	return func() string {
-		b, n := base(), o.started.Load()
+		b, n := base(), o.Started.Load()
 		if n == 0 {
 			return b
 		}
@@ -200,7 +199,7 @@ func (o *offers) note(base func() string) func() string {
 
 // writeScenarios writes the variants of every metric, in order, and
 // reports the shortfall of metrics that got fewer base scenarios.
-func (r *Runner) writeScenarios(out string, inputs map[string]string, g generated, rep summary.PhaseReport, combos int) error {
+func writeScenarios(b *work.Bench, grow *Growth, out string, inputs map[string]string, g generated, rep summary.PhaseReport, combos int) error {
 	var all []artifacts.Scenario
 	bases := 0
 	for i, res := range g.metrics {
@@ -212,8 +211,8 @@ func (r *Runner) writeScenarios(out string, inputs map[string]string, g generate
 		}
 		if len(res.problems) > 0 {
 			rep.Failed++
-			rep.Failures = append(rep.Failures, summary.RowFailure{Row: r.bench.Metrics[i].ID,
-				Reason: fmt.Sprintf("%d of %d scenarios: %s", res.bases, r.basesOf(r.bench.Metrics[i].ID), strings.Join(res.problems, "; "))})
+			rep.Failures = append(rep.Failures, summary.RowFailure{Row: b.Spec.Metrics[i].ID,
+				Reason: fmt.Sprintf("%d of %d scenarios: %s", res.bases, basesOf(b, grow, b.Spec.Metrics[i].ID), strings.Join(res.problems, "; "))})
 		}
 		bases += res.bases
 		all = append(all, res.variants...)
@@ -221,10 +220,10 @@ func (r *Runner) writeScenarios(out string, inputs map[string]string, g generate
 	if len(all) == 0 {
 		// Nothing valid at all: there is nothing for later phases to use.
 		rep.Status = phase.StatusFailed
-		r.Report.Add(rep)
+		b.Report.Add(rep)
 		return nil
 	}
-	if err := r.commitScenarios(out, inputs, all, g.total, rep.Failed); err != nil {
+	if err := commitScenarios(b, out, inputs, all, g.total, rep.Failed); err != nil {
 		return err
 	}
 	rep.Status = phase.StatusRan
@@ -235,29 +234,29 @@ func (r *Runner) writeScenarios(out string, inputs map[string]string, g generate
 		// their ids.
 		rep.Status, rep.Partial = phase.StatusFailed, true
 		rep.Reason = fmt.Sprintf("(%s holds %d of %d base scenarios; later phases use them; run the same command again to top up the rest)",
-			relPath(r.outDir, out), bases, r.plannedBases())
+			work.RelPath(b.Files.Dir, out), bases, plannedBases(b, grow))
 	}
-	r.logf("generated %d scenarios (%d metrics, %d base scenarios × %d variants)", len(all), len(r.bench.Metrics), bases, combos)
-	r.Report.Add(rep)
+	b.Logf("generated %d scenarios (%d metrics, %d base scenarios × %d variants)", len(all), len(b.Spec.Metrics), bases, combos)
+	b.Report.Add(rep)
 	return nil
 }
 
 // commitScenarios writes scenarios.json, its cost and its phase record.
-func (r *Runner) commitScenarios(out string, inputs map[string]string, all []artifacts.Scenario, total llm.Usage, failed int) error {
-	if err := r.guardRows(out, len(all), "the generator returned fewer scenarios"); err != nil {
+func commitScenarios(b *work.Bench, out string, inputs map[string]string, all []artifacts.Scenario, total llm.Usage, failed int) error {
+	if err := b.GuardRows(out, len(all), "the generator returned fewer scenarios"); err != nil {
 		return err
 	}
 	key := phase.StageGenScenarios.String()
-	if err := r.beginOutput(key, inputs); err != nil {
+	if err := b.BeginOutput(key, inputs); err != nil {
 		return err
 	}
 	if err := artifacts.WriteScenarios(out, all); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)
 	}
-	if err := r.writeCost(r.outDir, key, total); err != nil {
+	if err := b.WriteCost(b.Files.Dir, key, total); err != nil {
 		return err
 	}
-	return r.record(key, out, inputs, failed)
+	return b.Record(key, out, inputs, failed)
 }
 
 // metricScenarios is one metric's outcome: the variants of every base
@@ -273,20 +272,20 @@ type metricScenarios struct {
 // call-store unit. A base scenario whose expansion fails is left out (its
 // variants come together or not at all) and reported; its id stays
 // reserved, so a rerun fills the gap without renumbering the others.
-func (r *Runner) genMetricScenarios(ctx context.Context, c llm.Client, m config.Metric, combos []artifacts.Demographic, resKey string, off *offers) (metricScenarios, callstore.Stats, llm.Usage) {
+func genMetricScenarios(ctx context.Context, b *work.Bench, grow *Growth, c llm.Client, m config.Metric, combos []artifacts.Demographic, resKey string, off *Offers) (metricScenarios, callstore.Stats, llm.Usage) {
 	var res metricScenarios
-	unit, err := r.store.Unit("gen_scenarios/" + safeName(m.ID))
+	unit, err := b.Store.Unit("gen_scenarios/" + layout.SafeName(m.ID))
 	if err != nil {
 		res.err = err
 		return res, callstore.Stats{}, llm.Usage{}
 	}
 	defer unit.Close()
-	cl := unit.Client(clientset.Identity(r.cfg.Generator()), c)
-	n, existing, next := r.cfg.Generation.ScenariosPerMetric, []artifacts.Scenario(nil), 0
-	if g := r.grow; g != nil {
+	cl := unit.Client(clientset.Identity(b.Cfg.Generator()), c)
+	n, existing, next := b.Cfg.Generation.ScenariosPerMetric, []artifacts.Scenario(nil), 0
+	if g := grow; g != nil {
 		n, existing, next = g.target[m.ID], g.keep[m.ID], g.next[m.ID]
 	}
-	base, usage, err := genBases(ctx, r, cl, m, n, existing, next)
+	base, usage, err := genBases(ctx, b, cl, m, n, existing, next)
 	var sf *stages.ShortfallError
 	switch {
 	case errors.As(err, &sf):
@@ -298,7 +297,7 @@ func (r *Runner) genMetricScenarios(ctx context.Context, c llm.Client, m config.
 		res.err = err
 		return res, unit.Stats(), usage
 	}
-	vars, u2, failed := r.expandAll(ctx, cl, base, combos, off)
+	vars, u2, failed := expandAll(ctx, b, cl, base, combos, off)
 	usage = usage.Add(u2)
 	res.variants, res.bases = vars, len(base)-len(failed)
 	for _, f := range failed {
@@ -315,9 +314,9 @@ func (r *Runner) genMetricScenarios(ctx context.Context, c llm.Client, m config.
 
 // genBases writes a metric's n base scenarios, keeping existing ones
 // (a grown or replaced set) and numbering new ones from next.
-func genBases(ctx context.Context, r *Runner, c llm.Client, m config.Metric, n int, existing []artifacts.Scenario, next int) ([]artifacts.Scenario, llm.Usage, error) {
-	opts := stages.GenOptions{Seed: r.cfg.Seed, Existing: existing, NextID: next}
-	return stages.GenBaseScenarios(ctx, c, r.prompts, r.bench, m, n, r.cfg.Generation.Turns, opts)
+func genBases(ctx context.Context, b *work.Bench, c llm.Client, m config.Metric, n int, existing []artifacts.Scenario, next int) ([]artifacts.Scenario, llm.Usage, error) {
+	opts := stages.GenOptions{Seed: b.Cfg.Seed, Existing: existing, NextID: next}
+	return stages.GenBaseScenarios(ctx, c, b.Prompts, b.Spec, m, n, b.Cfg.Generation.Turns, opts)
 }
 
 // expandAll rewrites one metric's base scenarios into their variants, every
@@ -328,7 +327,7 @@ func genBases(ctx context.Context, r *Runner, c llm.Client, m config.Metric, n i
 // total number of rewrites in flight at run.concurrency.gen_scenarios_expand.
 // It returns the variants of the base scenarios that expanded fully and an
 // error for each one that did not.
-func (r *Runner) expandAll(ctx context.Context, c llm.Client, base []artifacts.Scenario, combos []artifacts.Demographic, off *offers) ([]artifacts.Scenario, llm.Usage, []error) {
+func expandAll(ctx context.Context, b *work.Bench, c llm.Client, base []artifacts.Scenario, combos []artifacts.Demographic, off *Offers) ([]artifacts.Scenario, llm.Usage, []error) {
 	nc := len(combos)
 	vars := make([][]artifacts.Scenario, len(base))
 	usages := make([][]llm.Usage, len(base))
@@ -338,9 +337,9 @@ func (r *Runner) expandAll(ctx context.Context, c llm.Client, base []artifacts.S
 		vars[i], usages[i], errs[i] = make([]artifacts.Scenario, nc), make([]llm.Usage, nc), make([]error, nc)
 		left[i].Store(int32(nc))
 	}
-	perr := schedule.ForEach(ctx, len(base)*nc, r.expandWorkers(len(base)*nc), func(ctx context.Context, k int) {
+	perr := schedule.ForEach(ctx, len(base)*nc, expandWorkers(b, len(base)*nc), func(ctx context.Context, k int) {
 		i, v := k/nc, k%nc
-		vars[i][v], usages[i][v], errs[i][v] = stages.ExpandVariant(ctx, c, r.prompts, base[i], combos, v, r.cfg.Generation.Turns, stages.GenOptions{Seed: r.cfg.Seed})
+		vars[i][v], usages[i][v], errs[i][v] = stages.ExpandVariant(ctx, c, b.Prompts, base[i], combos, v, b.Cfg.Generation.Turns, stages.GenOptions{Seed: b.Cfg.Seed})
 		if left[i].Add(-1) == 0 && firstErr(errs[i]) == nil {
 			off.offer(vars[i]) // its variants are final
 		}
@@ -371,4 +370,17 @@ func firstErr(errs []error) error {
 		}
 	}
 	return nil
+}
+
+// expandWorkers is how many of one metric's demographic rewrites (of all
+// its base scenarios) run at once. A configured gen_scenarios_expand is the
+// total over the gen_scenarios workers, so each gets its share; auto
+// rewrites them all at once.
+func expandWorkers(b *work.Bench, rewrites int) int {
+	cc := b.Cfg.Run.Concurrency
+	if cc.GenScenariosExpand <= 0 {
+		return b.Workers(0, rewrites)
+	}
+	gs := b.Workers(cc.GenScenarios, len(b.Spec.Metrics))
+	return max(1, (cc.GenScenariosExpand+gs-1)/gs)
 }

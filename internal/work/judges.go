@@ -1,4 +1,4 @@
-package runner
+package work
 
 import (
 	"strings"
@@ -7,12 +7,12 @@ import (
 	"github.com/impactbench/impactbench/internal/fault"
 )
 
-// resolveJudges turns `--judge NAME` values into full model configs. NAME
+// ResolveJudges turns `--judge NAME` values into full model configs. NAME
 // may be a target id, the model name of any configured model, or
 // "source/model"; in the last case the API key, base URL and headers come
 // from a configured model of the same provider, so no key is ever typed on
 // the command line.
-func resolveJudges(cfg *config.Config, judges []config.ModelConfig) ([]config.ModelConfig, error) {
+func ResolveJudges(cfg *config.Config, judges []config.ModelConfig) ([]config.ModelConfig, error) {
 	known := append([]config.ModelConfig{cfg.UserModel}, cfg.EvaluatorModels...)
 	if cfg.GeneratorModel != nil {
 		known = append(known, *cfg.GeneratorModel)

@@ -1,9 +1,8 @@
-package runner
+package evaluate
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -11,22 +10,12 @@ import (
 	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/batch"
 	"github.com/impactbench/impactbench/internal/stages"
+	"github.com/impactbench/impactbench/internal/work"
 )
-
-// BatchPollInterval is how often running provider batches are polled:
-// $IMPACTBENCH_BATCH_POLL (a duration) when set, else 15 s. Tests and the
-// cost benchmark, whose fake answers at once, shorten it.
-var BatchPollInterval = batchPollInterval(os.Getenv("IMPACTBENCH_BATCH_POLL"))
-
-func batchPollInterval(env string) time.Duration {
-	if d, err := time.ParseDuration(env); err == nil && d > 0 {
-		return d
-	}
-	return 15 * time.Second
-}
 
 // judgeBatches holds, per panel seat, the batch answers to replay (nil for
 // seats judged in real time) and the state files to delete once every row
@@ -47,7 +36,7 @@ type judgeBatches struct {
 // Batch ids are persisted as soon as a batch is created, so a killed process
 // resumes polling instead of resubmitting. Requests the batch did not answer
 // (failed items, a validation retry) go to the real-time client.
-func (r *Runner) runJudgeBatches(ctx context.Context, j *judgeTarget, convPath string) (*judgeBatches, error) {
+func runJudgeBatches(ctx context.Context, b *work.Bench, j *Target, convPath string) (*judgeBatches, error) {
 	jb := &judgeBatches{results: make([][]batch.Result, len(j.judges)), keys: make([]func(llm.Request) string, len(j.judges)), states: make([]string, len(j.judges))}
 	collectors := make([]*batch.Collector, len(j.judges))
 	any := false
@@ -62,15 +51,15 @@ func (r *Runner) runJudgeBatches(ctx context.Context, j *judgeTarget, convPath s
 	if !any {
 		return jb, nil
 	}
-	if err := r.collectJudgeCalls(ctx, j, convPath, collectors); err != nil {
+	if err := collectJudgeCalls(ctx, b, j, convPath, collectors); err != nil {
 		return nil, err
 	}
 	for k, jm := range j.judges {
 		if collectors[k] == nil {
 			continue
 		}
-		jb.states[k] = filepath.Join(r.store.Dir(), safeName(j.target), j.unitDir+"-batch", safeName(JudgeLabel(jm))+r.shardSuffix()+".json")
-		res, err := r.sendJudgeBatch(ctx, j.target, jm, jb.states[k], collectors[k].Items())
+		jb.states[k] = filepath.Join(b.Store.Dir(), layout.SafeName(j.target), j.unitDir+"-batch", layout.SafeName(work.JudgeLabel(jm))+b.Opts.Shard.Suffix()+".json")
+		res, err := sendJudgeBatch(ctx, b, j.target, jm, jb.states[k], collectors[k].Items())
 		if err != nil {
 			return nil, err
 		}
@@ -85,7 +74,7 @@ const judgePlaceholder = `{"justification": "", "present": false}`
 
 // collectJudgeCalls runs the judges over every conversation not judged yet
 // with the batch judges' collectors, recording the calls they make.
-func (r *Runner) collectJudgeCalls(ctx context.Context, j *judgeTarget, convPath string, collectors []*batch.Collector) error {
+func collectJudgeCalls(ctx context.Context, b *work.Bench, j *Target, convPath string, collectors []*batch.Collector) error {
 	fixed := llm.ClientFunc(func(context.Context, llm.Request) (llm.Response, error) {
 		return llm.Response{Text: judgePlaceholder}, nil
 	})
@@ -97,26 +86,26 @@ func (r *Runner) collectJudgeCalls(ctx context.Context, j *judgeTarget, convPath
 			conv.ConvID = artifacts.ConvID(conv.ID, j.target, conv.Sample)
 		}
 		var done artifacts.Score
-		if key, ok := r.store.ReadResult(j.unitName(conv.ID, conv.Sample), &done); ok && key == j.rowKey(&conv) && !r.opts.Force {
+		if key, ok := b.Store.ReadResult(j.unitName(conv.ID, conv.Sample), &done); ok && key == j.rowKey(&conv) && !b.Opts.Force {
 			return nil
 		}
 		panel := make([]stages.NamedClient, len(j.judges))
 		for k, jm := range j.judges {
-			panel[k] = stages.NamedClient{Name: JudgeLabel(jm), Client: fixed}
+			panel[k] = stages.NamedClient{Name: work.JudgeLabel(jm), Client: fixed}
 			if collectors[k] != nil {
 				panel[k].Client = collectors[k]
 			}
 		}
-		m, _ := r.bench.MetricByID(conv.MetricID)
-		_, _, err := stages.Evaluate(ctx, panel, r.prompts, m, conv, stages.JudgeOptions{ShowExamples: r.cfg.Judge.ShowExamples, Seed: r.cfg.Seed})
+		m, _ := b.Spec.MetricByID(conv.MetricID)
+		_, _, err := stages.Evaluate(ctx, panel, b.Prompts, m, conv, stages.JudgeOptions{ShowExamples: b.Cfg.Judge.ShowExamples, Seed: b.Cfg.Seed})
 		return err
 	})
 }
 
 // sendJudgeBatch sends one judge's collected calls as a provider batch and
 // waits for the answers (nil: none to send, or they go in real time).
-func (r *Runner) sendJudgeBatch(ctx context.Context, targetID string, jm config.ModelConfig, state string, items []batch.Item) ([]batch.Result, error) {
-	if r.opts.Force {
+func sendJudgeBatch(ctx context.Context, b *work.Bench, targetID string, jm config.ModelConfig, state string, items []batch.Item) ([]batch.Result, error) {
+	if b.Opts.Force {
 		if err := batch.Remove(state); err != nil {
 			return nil, err
 		}
@@ -124,32 +113,32 @@ func (r *Runner) sendJudgeBatch(ctx context.Context, targetID string, jm config.
 	if len(items) == 0 {
 		return nil, nil
 	}
-	p, err := batch.ForModel(jm, r.models.ProviderOptions("evaluator_model"))
+	p, err := batch.ForModel(jm, b.Models.ProviderOptions("evaluator_model"))
 	if err != nil {
-		r.logf("evaluate %s: judge %s: %v — judging in real time instead", targetID, JudgeLabel(jm), err)
+		b.Logf("evaluate %s: judge %s: %v — judging in real time instead", targetID, work.JudgeLabel(jm), err)
 		return nil, nil
 	}
 	release := func(float64) {}
-	if r.models.Budget() != nil {
+	if b.Models.Budget() != nil {
 		// A batch commits its whole cost at once: reserve it up front.
-		est, price := 0.0, r.models.EstimateCost(jm)
+		est, price := 0.0, b.Models.EstimateCost(jm)
 		for _, it := range items {
 			est += price(it.Req) / 2
 		}
-		if release, err = r.models.Budget().Reserve(est); err != nil {
-			r.logf("evaluate %s: the batch of %d judge calls (≈$%.4f) would pass the cost ceiling; judging in real time up to the ceiling", targetID, len(items), est)
+		if release, err = b.Models.Budget().Reserve(est); err != nil {
+			b.Logf("evaluate %s: the batch of %d judge calls (≈$%.4f) would pass the cost ceiling; judging in real time up to the ceiling", targetID, len(items), est)
 			return nil, nil
 		}
 	}
-	r.logf("evaluate %s: %d judge calls for %s sent as a provider batch (50%% price; results can take up to 24 h; safe to interrupt and rerun)", targetID, len(items), JudgeLabel(jm))
+	b.Logf("evaluate %s: %d judge calls for %s sent as a provider batch (50%% price; results can take up to 24 h; safe to interrupt and rerun)", targetID, len(items), work.JudgeLabel(jm))
 	last := time.Time{}
 	res, err := batch.Run(ctx, p, state, items, batch.Options{
-		PollInterval: BatchPollInterval,
-		Logger:       r.log,
+		PollInterval: work.BatchPollInterval,
+		Logger:       b.Log,
 		OnProgress: func(pr batch.Progress) {
 			if time.Since(last) > time.Minute || pr.Succeeded+pr.Failed == pr.Items {
 				last = time.Now()
-				r.logf("evaluate %s batch: %d/%d answered, %d failed, %d in %d running batch(es)", targetID, pr.Succeeded, pr.Items, pr.Failed, pr.InFlight, pr.Batches)
+				b.Logf("evaluate %s batch: %d/%d answered, %d failed, %d in %d running batch(es)", targetID, pr.Succeeded, pr.Items, pr.Failed, pr.InFlight, pr.Batches)
 			}
 		},
 	})

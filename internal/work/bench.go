@@ -1,0 +1,191 @@
+package work
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/layout"
+	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/schedule"
+	"github.com/impactbench/impactbench/internal/summary"
+)
+
+// Bench is one benchmark of a study being run, over the environment every
+// benchmark of the study shares.
+type Bench struct {
+	*Env
+	Spec    *config.Benchmark // benchmark.yaml (metrics reflect gen_metrics once run)
+	Files   layout.Bench      // where its outputs and cache are
+	Store   *callstore.Store
+	Records *phase.Records
+	Report  *summary.Summary
+	// Convs and Verdicts are its conversation and verdict rows in flight
+	// or finished in this invocation.
+	Convs    schedule.Set[artifacts.Conversation]
+	Verdicts schedule.Set[artifacts.Score]
+	// Rank is the benchmark's place in the study (0 for the first or only
+	// one): its queued rows start before those of later benchmarks.
+	Rank int
+	// Pending is what a dry run found simulate would make now.
+	Pending DryPending
+
+	lock *lockFile
+}
+
+// Open loads the benchmark in benchDir into the environment and, unless
+// this is a dry run, takes its lock and sweeps what a killed run left.
+func (e *Env) Open(benchDir string) (*Bench, error) {
+	spec, err := config.LoadBenchmark(layout.BenchmarkPath(benchDir))
+	if err != nil {
+		return nil, err
+	}
+	files := layout.ForProject(e.Cfg.Dir, spec.Dir)
+	if e.Opts.OutDir != "" {
+		files = layout.InDir(e.Opts.OutDir)
+	}
+	b := &Bench{
+		Env: e, Spec: spec, Files: files,
+		Store:   callstore.Open(files.Calls(), e.Opts.Force),
+		Records: phase.LoadRecords(files.Records()),
+		Report:  summary.New(spec.Slug, e.Opts.DryRun, e.Cfg.Generation.Turns),
+		Rank:    e.opened,
+	}
+	if !e.Opts.DryRun {
+		lk, err := acquireLock(files.Cache, spec.Slug)
+		if err != nil {
+			return nil, err
+		}
+		b.lock = lk
+		if n := sweepTemps(time.Now(), b.tempDirs()...); n > 0 {
+			b.Log.Info("removed temp files left by an interrupted run", "count", n)
+		}
+	}
+	e.opened++
+	return b, nil
+}
+
+// Close releases the benchmark's lock.
+func (b *Bench) Close() { b.lock.release() }
+
+// Logf prints a human line through the progress tracker (never tears
+// bars). In a study of several benchmarks each line names its benchmark.
+func (b *Bench) Logf(format string, args ...any) {
+	if b.StudySize > 1 {
+		format = b.Spec.Slug + ": " + format
+	}
+	b.Prog.Printf(format, args...)
+}
+
+// Go runs a row of this benchmark in lane l (schedule.Lane.Go), ranked by
+// the benchmark's place in the study.
+func (b *Bench) Go(ctx context.Context, l *schedule.Lane, wait bool, run, cancelled func()) bool {
+	return l.Go(ctx, wait, b.Rank, run, cancelled)
+}
+
+// Conversations is a target's conversations file (this shard's).
+func (b *Bench) Conversations(target string) string {
+	return b.Files.Conversations(target, b.Opts.Shard)
+}
+
+// Scores is a target's scores file (this shard's, this panel's).
+func (b *Bench) Scores(target string) string {
+	return b.Files.Scores(target, b.PanelDirs(), b.Opts.Shard)
+}
+
+// TargetConfig is a target's model, or an input error naming the targets.
+func (b *Bench) TargetConfig(id string) (config.ModelConfig, error) {
+	t, ok := b.Cfg.Target(id)
+	if !ok {
+		ids := make([]string, len(b.Cfg.Targets))
+		for i, t := range b.Cfg.Targets {
+			ids[i] = t.ID
+		}
+		return t, fault.Inputf("target %q is not in %s (targets: %s)", id, b.Cfg.Path, strings.Join(ids, ", "))
+	}
+	return t, nil
+}
+
+// MetricIDs lists the benchmark's metric ids, for messages.
+func (b *Bench) MetricIDs() string {
+	ids := make([]string, len(b.Spec.Metrics))
+	for i, m := range b.Spec.Metrics {
+		ids[i] = m.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+// NoteRemaining adds n rows left undone to the summary's budget line.
+func (b *Bench) NoteRemaining(n int) {
+	var v summary.BudgetView
+	if bg := b.Models.Budget(); bg != nil {
+		v = bg
+	}
+	b.Report.NoteRemaining(n, v)
+}
+
+// tempDirs lists where outputs of this benchmark are written atomically:
+// the benchmark directory (runs/<target>/…, judges/<label>/…, validation
+// copies) and its cache directory (the call store's units, batch state,
+// the phase records). The sweep walks them whole.
+func (b *Bench) tempDirs() []string {
+	return []string{b.Files.Dir, b.Spec.Dir, b.Files.Cache, b.Files.Calls()}
+}
+
+// FirstN keeps the first n of s, saying how many more there were.
+func FirstN(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], fmt.Sprintf("… and %d more", len(s)-n))
+	}
+	return s
+}
+
+// DryPending is, per target, the conversations a dry run found that
+// simulate would make now (for evaluate's estimate).
+type DryPending struct {
+	mu sync.Mutex
+	m  map[string]map[Row]bool
+}
+
+// Row names one conversation: a scenario variant and a sample (the row
+// order of conversations.json).
+type Row struct {
+	ID     string
+	Sample int
+}
+
+// Set records target's pending conversations.
+func (d *DryPending) Set(target string, rows map[Row]bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.m == nil {
+		d.m = map[string]map[Row]bool{}
+	}
+	d.m[target] = rows
+}
+
+// Of is target's pending conversations.
+func (d *DryPending) Of(target string) map[Row]bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.m[target]
+}
+
+// Peek opens the benchmark in benchDir without its lock or phase records,
+// to add rows beside a run that may hold it (people's games on the Play
+// page: their own units, never a phase's output).
+func (e *Env) Peek(benchDir string) (*Bench, error) {
+	spec, err := config.LoadBenchmark(layout.BenchmarkPath(benchDir))
+	if err != nil {
+		return nil, err
+	}
+	files := layout.ForProject(e.Cfg.Dir, spec.Dir)
+	return &Bench{Env: e, Spec: spec, Files: files, Store: callstore.Open(files.Calls(), false),
+		Report: summary.New(spec.Slug, false, 0)}, nil
+}
