@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/impactbench/impactbench/internal/aggregate"
+	"github.com/impactbench/impactbench/internal/calibrate"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/results"
@@ -74,14 +76,14 @@ func runCalibrate(ctx context.Context, g *globals, benchArg string) error {
 	defer r.Close()
 	closeTracker := sync.OnceFunc(tr.Close) // bars end before the table prints
 	defer closeTracker()
-	ls, err := r.ReadLabels(ctx)
+	ls, err := calibrate.ReadLabels(ctx, r.Layout())
 	if err != nil {
 		return err
 	}
 	if len(ls) == 0 {
-		return fault.Inputf("no labels in %s: add human verdicts (one JSON object per line; see docs/statistics.md, \"Human labels and judge calibration\") or record them in `impactbench view` (`impactbench calibrate %s --plan` says how many)", r.LabelsPath(), r.Bench().Slug)
+		return fault.Inputf("no labels in %s: add human verdicts (one JSON object per line; see docs/statistics.md, \"Human labels and judge calibration\") or record them in `impactbench view` (`impactbench calibrate %s --plan` says how many)", r.Layout().Labels(), r.Bench().Slug)
 	}
-	if err := r.Aggregate(ctx); err != nil {
+	if err := aggregate.Run(ctx, r.Work()); err != nil {
 		return err
 	}
 	res, err := results.ReadResults(filepath.Join(r.OutDir(), "results.json"))
@@ -95,7 +97,7 @@ func runCalibrate(ctx context.Context, g *globals, benchArg string) error {
 	if g.JSON {
 		return writeJSON(g.stdout, calibrationJSON(res))
 	}
-	printCalibration(g.stdout, r.LabelsPath(), res)
+	printCalibration(g.stdout, r.Layout().Labels(), res)
 	return nil
 }
 
@@ -110,7 +112,7 @@ func runCalibratePlan(ctx context.Context, g *globals, benchArg string, o calibr
 	}
 	defer r.Close()
 	tr.Close()
-	ls, err := r.ReadLabels(ctx)
+	ls, err := calibrate.ReadLabels(ctx, r.Layout())
 	if err != nil {
 		return err
 	}
@@ -136,7 +138,7 @@ func runCalibratePlan(ctx context.Context, g *globals, benchArg string, o calibr
 	if g.JSON {
 		return writeJSON(g.stdout, plan)
 	}
-	printPlan(g.stdout, r.LabelsPath(), plan)
+	printPlan(g.stdout, r.Layout().Labels(), plan)
 	return nil
 }
 

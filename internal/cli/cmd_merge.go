@@ -5,7 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/impactbench/impactbench/internal/aggregate"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/merge"
 	"github.com/impactbench/impactbench/internal/runner"
 )
 
@@ -29,7 +31,7 @@ files are identical to what one machine would have written), then aggregates.`,
 				if len(targets) == 0 {
 					targets = r.Targets()
 				}
-				reps, err := r.Merge(ctx, targets)
+				reps, err := merge.Run(ctx, r.Work(), targets)
 				if err != nil {
 					return err
 				}
@@ -43,7 +45,7 @@ files are identical to what one machine would have written), then aggregates.`,
 				if noAggregate {
 					return nil
 				}
-				if err := r.Aggregate(ctx); err != nil {
+				if err := aggregate.Run(ctx, r.Work()); err != nil {
 					return err
 				}
 				return writeReport(ctx, g, r, inv)

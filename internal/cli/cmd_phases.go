@@ -6,10 +6,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/impactbench/impactbench/internal/aggregate"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/report"
 	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/scenarioset"
 )
 
 type phaseKind int
@@ -91,7 +93,7 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 					}
 					return forTargets(ctx, targets, r.Evaluate)
 				default:
-					if err := r.Aggregate(ctx); err != nil {
+					if err := aggregate.Run(ctx, r.Work()); err != nil {
 						return err
 					}
 					return writeReport(ctx, g, r, inv)
@@ -213,11 +215,11 @@ func replaceWeak(ctx context.Context, r *runner.Runner, what string) error {
 	if err != nil {
 		return err
 	}
-	var weak []runner.ReplacedItem
+	var weak []scenarioset.ReplacedItem
 	for _, it := range items {
 		if len(it.Weak) > 0 {
-			weak = append(weak, runner.ReplacedItem{ID: it.Base, Reasons: it.Weak})
+			weak = append(weak, scenarioset.ReplacedItem{ID: it.Base, Reasons: it.Weak})
 		}
 	}
-	return r.ReplaceWeak(ctx, weak)
+	return scenarioset.ReplaceWeak(ctx, r.Work(), weak)
 }

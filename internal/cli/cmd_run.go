@@ -16,12 +16,13 @@ import (
 	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/study"
 	"github.com/impactbench/impactbench/internal/summary"
+	"github.com/impactbench/impactbench/internal/until"
 )
 
 func newRunCmd(g *globals) *cobra.Command {
 	pf := &phaseFlags{}
 	var noReport bool
-	var until untilValue
+	var untilW untilValue
 	var rounds int
 	cmd := &cobra.Command{
 		Use:   "run <benchmark…|all> [target…]",
@@ -59,11 +60,11 @@ gen-metrics --force for that.`,
 			if err != nil {
 				return err
 			}
-			if until > 0 && study {
+			if untilW > 0 && study {
 				return usagef("--until runs one benchmark in rounds; name one benchmark")
 			}
-			if until > 0 {
-				return g.runUntil(cmd.Context(), dirs[0], targets, pf, noReport, runner.UntilOptions{HalfWidth: float64(until), MaxRounds: rounds})
+			if untilW > 0 {
+				return g.runUntil(cmd.Context(), dirs[0], targets, pf, noReport, until.Options{HalfWidth: float64(untilW), MaxRounds: rounds})
 			}
 			if !study {
 				return g.runOne(cmd.Context(), dirs[0], targets, pf, noReport)
@@ -73,14 +74,14 @@ gen-metrics --force for that.`,
 	}
 	pf.add(cmd, withForce|withDryRun|withMaxCost|withShard)
 	cmd.Flags().BoolVar(&noReport, "no-report", false, "do not write report.html at the end")
-	cmd.Flags().Var(&until, "until", "run in rounds, adding base scenarios where the intervals are widest, until every model's positive and negative rate is within ±`W` (e.g. ±0.05, 5%) by an anytime-valid interval; with --max-cost, or at --rounds, it stops there (until.json says why)")
-	cmd.Flags().IntVar(&rounds, "rounds", runner.DefaultUntilRounds, "with --until: the most rounds")
+	cmd.Flags().Var(&untilW, "until", "run in rounds, adding base scenarios where the intervals are widest, until every model's positive and negative rate is within ±`W` (e.g. ±0.05, 5%) by an anytime-valid interval; with --max-cost, or at --rounds, it stops there (until.json says why)")
+	cmd.Flags().IntVar(&rounds, "rounds", until.DefaultRounds, "with --until: the most rounds")
 	return cmd
 }
 
 // runUntil runs one benchmark in rounds until its intervals are precise
 // enough (--until), and writes its report.
-func (g *globals) runUntil(ctx context.Context, dir string, targets []string, pf *phaseFlags, noReport bool, o runner.UntilOptions) error {
+func (g *globals) runUntil(ctx context.Context, dir string, targets []string, pf *phaseFlags, noReport bool, o until.Options) error {
 	if pf.DryRun {
 		return usagef("--until with --dry-run: a round's size depends on the last round's results; plan the first round with `impactbench run --dry-run` and `impactbench plan`")
 	}
@@ -88,7 +89,7 @@ func (g *globals) runUntil(ctx context.Context, dir string, targets []string, pf
 		if len(targets) == 0 {
 			targets = r.Targets()
 		}
-		if err := r.RunUntil(ctx, targets, o); err != nil {
+		if err := until.Run(ctx, r, targets, o); err != nil {
 			return err
 		}
 		if noReport || !r.Report.Ran(phase.StageAggregate) {

@@ -9,6 +9,7 @@ import (
 	"github.com/impactbench/impactbench/internal/compare"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/validation"
 )
 
 func newValidateCmd(g *globals) *cobra.Command {
@@ -37,7 +38,7 @@ pair of models changes order beyond its uncertainty (validation.json + a table).
 			if swapArg == "" {
 				return usagef("--swap ROLE=MODEL is required (role: generator, user or judge)")
 			}
-			swap, err := runner.ParseSwap(swapArg)
+			swap, err := validation.ParseSwap(swapArg)
 			if err != nil {
 				return err
 			}
@@ -49,7 +50,7 @@ pair of models changes order beyond its uncertainty (validation.json + a table).
 			if err != nil {
 				return err
 			}
-			vcfg, outDir, err := runner.PrepareValidation(cfg, benchDir, swap)
+			vcfg, outDir, err := validation.PrepareValidation(cfg, benchDir, swap)
 			if err != nil {
 				return err
 			}
@@ -185,7 +186,7 @@ type validateJSON struct {
 	ValidationFile *string         `json:"validation_file"`
 }
 
-func writeValidateJSON(g *globals, r *runner.Runner, swap runner.Swap, rep *compare.Report, written string, runErr error) error {
+func writeValidateJSON(g *globals, r *runner.Runner, swap validation.Swap, rep *compare.Report, written string, runErr error) error {
 	run := newRunJSON("validate", r, invocation{}, runErr)
 	out := validateJSON{Command: "validate", Benchmark: run.Benchmark, Swap: swap.Role + "=" + swap.Model,
 		ExitCode: run.ExitCode, Error: run.Error, Run: run, Comparison: rep}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/merge"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/plan"
 	"github.com/impactbench/impactbench/internal/results"
@@ -32,7 +33,7 @@ type runJSON struct {
 	Plan      []plan.Row            `json:"plan"`
 	Results   []modelJSON           `json:"results"`
 	Report    *string               `json:"report"`
-	Merged    []runner.MergeReport  `json:"merged"`
+	Merged    []merge.Report        `json:"merged"`
 	Precision *plan.PrecisionPlan   `json:"precision"`
 	Limits    []summary.PoolLimit   `json:"limits"`
 }
@@ -45,8 +46,8 @@ type modelJSON = results.Headline
 // invocation is what one benchmark's run adds to its runJSON besides the
 // runner's summary; the command's steps fill it in.
 type invocation struct {
-	report string               // report.html written
-	merged []runner.MergeReport // merge only
+	report string         // report.html written
+	merged []merge.Report // merge only
 }
 
 // newRunJSON builds the output of one benchmark's run; runErr is the

@@ -203,7 +203,7 @@ func (j *Target) run(st *schedule.Row[artifacts.Score], unit string, ref convRef
 	if conv == nil {
 		c, err := j.readConv(ref)
 		if err != nil {
-			return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Failed, Reason: err.Error()}, ref.id)
+			return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Failed, Reason: err.Error()}, work.Paid{}, ref.id)
 		}
 		conv = &c
 	}
@@ -212,16 +212,17 @@ func (j *Target) run(st *schedule.Row[artifacts.Score], unit string, ref convRef
 	}
 	u, err := j.b.Store.Unit(unit)
 	if err != nil {
-		return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Failed, Reason: err.Error()}, conv.ConvID)
+		return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Failed, Reason: err.Error()}, work.Paid{}, conv.ConvID)
 	}
 	defer u.Close()
 	var score artifacts.Score
 	if u.Result(st.Key(), &score) {
-		return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Reused, Stored: true, Took: time.Since(start)}, conv.ConvID)
+		return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Reused, Stored: true, Took: time.Since(start)}, work.Paid{}, conv.ConvID)
 	}
 	score, usage, err := j.verdict(u, *conv)
 	s := u.Stats()
-	out := schedule.Outcome[artifacts.Score]{Spent: s.Spent, Saved: s.Saved}
+	out := schedule.Outcome[artifacts.Score]{}
+	paid := work.Paid{Spent: s.Spent, Saved: s.Saved}
 	switch {
 	case err != nil && work.Fatal(err):
 		j.stop(err)
@@ -246,7 +247,7 @@ func (j *Target) run(st *schedule.Row[artifacts.Score], unit string, ref convRef
 		}
 	}
 	out.Took = time.Since(start)
-	return j.done(out, conv.ConvID)
+	return j.done(out, paid, conv.ConvID)
 }
 
 // keepScore stores a verdict with its usage.
@@ -271,12 +272,12 @@ func (j *Target) verdict(u *callstore.Unit, conv artifacts.Conversation) (artifa
 }
 
 // done counts a finished verdict row in the summary and on the bar.
-func (j *Target) done(o schedule.Outcome[artifacts.Score], name string) schedule.Outcome[artifacts.Score] {
-	j.b.Report.Count(j.stage, j.target, name, o.Status, o.Reason, o.Spent, o.Saved)
+func (j *Target) done(o schedule.Outcome[artifacts.Score], paid work.Paid, name string) schedule.Outcome[artifacts.Score] {
+	j.b.Report.Count(j.stage, j.target, name, o.Status, o.Reason, paid.Spent, paid.Saved)
 	if o.Status == schedule.Stopped {
-		j.bar.Bar().Unfinished(o.Spent)
+		j.bar.Bar().Unfinished(paid.Spent)
 	} else {
-		j.bar.Bar().Done(o.Status == schedule.Failed, o.Status == schedule.Reused || o.Spent.Requests == 0, o.Spent, o.Took)
+		j.bar.Bar().Done(o.Status == schedule.Failed, o.Status == schedule.Reused || paid.Spent.Requests == 0, paid.Spent, o.Took)
 	}
 	return o
 }

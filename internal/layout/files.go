@@ -23,7 +23,11 @@ const (
 	// RunsDirName holds one directory per target; JudgesDirName, in a run
 	// directory, one per alternative judge panel; HumanDirName the
 	// conversations people played.
-	RunsDirName   = "runs"
+	RunsDirName = "runs"
+	// SetsDirName holds a benchmark's scenario-set lineage (SetsFile) and
+	// the files of every earlier set version (v<N>/).
+	SetsDirName   = "sets"
+	SetsFile      = "sets.json"
 	JudgesDirName = "judges"
 	HumanDirName  = "human"
 	// CacheDirName is the project's cache directory (beside config.yaml):
@@ -70,6 +74,13 @@ func (b Bench) Cost() string        { return filepath.Join(b.Dir, CostFile) }
 func (b Bench) Labels() string      { return filepath.Join(b.Dir, LabelsFile) }
 func (b Bench) Until() string       { return filepath.Join(b.Dir, UntilFile) }
 func (b Bench) RunsDir() string     { return filepath.Join(b.Dir, RunsDirName) }
+
+// Sets is sets/sets.json, the lineage of the benchmark's scenario sets.
+func (b Bench) Sets() string { return filepath.Join(b.Dir, SetsDirName, SetsFile) }
+
+// SetVersionDir is where version v's files are kept once a later version
+// replaces it, relative to the benchmark directory: sets/v<v>.
+func SetVersionDir(v int) string { return filepath.Join(SetsDirName, fmt.Sprintf("v%d", v)) }
 
 // RunDir is runs/<target>.
 func (b Bench) RunDir(target string) string { return filepath.Join(b.Dir, RunsDirName, target) }

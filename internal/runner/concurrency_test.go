@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/impactbench/impactbench/internal/aggregate"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/summary"
 )
@@ -109,9 +110,9 @@ func TestRunManifestRecordsLearnedConcurrency(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	read := func() runManifest {
+	read := func() aggregate.RunManifest {
 		t.Helper()
-		var m runManifest
+		var m aggregate.RunManifest
 		b, err := os.ReadFile(filepath.Join(bench, "run_manifest.json"))
 		if err != nil {
 			t.Fatal(err)
@@ -131,7 +132,7 @@ func TestRunManifestRecordsLearnedConcurrency(t *testing.T) {
 		}
 	}
 	r2 := newRunner(t, cfg, bench, Options{})
-	if err := r2.Aggregate(ctx); err != nil {
+	if err := aggregate.Run(ctx, r2.Work()); err != nil {
 		t.Fatal(err)
 	}
 	r2.Close()

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/impactbench/impactbench/internal/aggregate"
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
@@ -454,7 +455,7 @@ func checkResultsRestOnValid(t *testing.T, bench string) {
 // settings say so, and compare refuses them unless allowed.
 func TestFingerprintCoversTheChecksOfTheSimulatedUser(t *testing.T) {
 	cfg, bench := project(t)
-	base := newRunner(t, cfg, bench, Options{}).Fingerprint().Settings
+	base := aggregate.Fingerprint(newRunner(t, cfg, bench, Options{}).Work()).Settings
 	for name, change := range map[string]func(*config.ValidityConfig){
 		"audit off":       func(v *config.ValidityConfig) { v.Audit = false },
 		"turn checks off": func(v *config.ValidityConfig) { v.TurnChecks = false },
@@ -462,7 +463,7 @@ func TestFingerprintCoversTheChecksOfTheSimulatedUser(t *testing.T) {
 	} {
 		c2, b2 := project(t)
 		change(&c2.Validity)
-		if got := newRunner(t, c2, b2, Options{}).Fingerprint().Settings; got == base {
+		if got := aggregate.Fingerprint(newRunner(t, c2, b2, Options{}).Work()).Settings; got == base {
 			t.Errorf("%s: the settings fingerprint did not change", name)
 		}
 	}

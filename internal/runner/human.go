@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"path/filepath"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/clientset"
@@ -12,7 +11,6 @@ import (
 	"github.com/impactbench/impactbench/internal/human"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
-	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/stages"
 	"github.com/impactbench/impactbench/internal/work"
 )
@@ -105,22 +103,4 @@ func (p *Player) JudgeHuman(ctx context.Context, benchDir, target string, conv a
 		return artifacts.Score{}, fault.Inputf("metric %q of %s is not in %s", conv.MetricID, conv.ConvID, b.Spec.Path)
 	}
 	return evaluate.JudgeOne(ctx, b, target, layout.HumanEvalUnit(target, conv.ConvID), conv)
-}
-
-// humanInput reads the verdicts on conversations people played
-// (runs/<target>/human/scores.json of each run directory) for aggregate's
-// human_comparison. A damaged file is an input error naming it.
-func humanInput(runDirs []string) ([]results.ScoreRow, error) {
-	var out []results.ScoreRow
-	for _, d := range runDirs {
-		target := filepath.Base(d)
-		scores, err := human.ReadScores(filepath.Join(human.Dir(d), human.ScoresFile), target)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range scores {
-			out = append(out, results.RowOf(s.Score))
-		}
-	}
-	return out, nil
 }

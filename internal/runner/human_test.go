@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/impactbench/impactbench/internal/aggregate"
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/human"
 	"github.com/impactbench/impactbench/internal/llm"
@@ -139,7 +140,7 @@ func TestAggregateComparesPeopleWithSimulatedUsers(t *testing.T) {
 			t.Errorf("runs/%s/%s changed", target, f)
 		}
 	}
-	if err := r.Aggregate(ctx); err != nil {
+	if err := aggregate.Run(ctx, r.Work()); err != nil {
 		t.Fatal(err)
 	}
 	res, err := results.ReadResults(filepath.Join(bench, "results.json"))
@@ -166,7 +167,7 @@ func TestAggregateComparesPeopleWithSimulatedUsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var fe *artifacts.FileError
-	if err := r.Aggregate(ctx); !errors.As(err, &fe) || fe.Path != hs || fe.Field != "user" {
+	if err := aggregate.Run(ctx, r.Work()); !errors.As(err, &fe) || fe.Path != hs || fe.Field != "user" {
 		t.Errorf("damaged human scores: %v", err)
 	}
 	if after, _ := os.ReadFile(filepath.Join(bench, "results.json")); !bytes.Equal(after, good) {

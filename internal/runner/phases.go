@@ -8,6 +8,7 @@ import (
 	"github.com/impactbench/impactbench/internal/generate"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/simulate"
+	"github.com/impactbench/impactbench/internal/work"
 )
 
 // The single-stage commands: each runs one stage's rows, with the rows of
@@ -59,3 +60,15 @@ func (r *Runner) OutDir() string { return r.b.Files.Dir }
 
 // Logf prints a human line through the progress tracker.
 func (r *Runner) Logf(format string, args ...any) { r.b.Logf(format, args...) }
+
+// RunRound runs the benchmark over the scenario set g grows the current
+// one into (nil: the current set), as run --until's rounds do.
+func (r *Runner) RunRound(ctx context.Context, targets []string, g *generate.Growth) error {
+	r.grow = g
+	defer func() { r.grow = nil }()
+	return r.run(ctx, targets)
+}
+
+// Work is the benchmark's state, for the features that work on it
+// (until, scenarioset, merge, aggregate, calibrate).
+func (r *Runner) Work() *work.Bench { return r.b }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/impactbench/impactbench/internal/aggregate"
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
@@ -100,7 +101,7 @@ func TestRepeatsMeasureAKnownFlipRate(t *testing.T) {
 			if err := r.Repeat(ctx, "offline-careful", K); err != nil || calls.Load() != n {
 				t.Errorf("rerun: %v, %d new calls", err, calls.Load()-n)
 			}
-			if err := r.Aggregate(ctx); err != nil {
+			if err := aggregate.Run(ctx, r.Work()); err != nil {
 				t.Fatal(err)
 			}
 			res, err := results.ReadResults(filepath.Join(bench, "results.json"))

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/impactbench/impactbench/internal/aggregate"
+
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/evaluate"
 	"github.com/impactbench/impactbench/internal/fault"
@@ -202,7 +204,7 @@ func (r *Runner) finishRun(ctx context.Context) error {
 	if !r.anyScores() && r.b.Opts.DryRun {
 		return nil
 	}
-	if err := r.Aggregate(ctx); err != nil {
+	if err := aggregate.Run(ctx, r.b); err != nil {
 		var fe *fault.Error
 		if !errors.As(err, &fe) || fe.Kind != fault.Input {
 			return err

@@ -10,11 +10,13 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/impactbench/impactbench/internal/aggregate"
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/offline"
+	"github.com/impactbench/impactbench/internal/merge"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/summary"
 	"github.com/impactbench/impactbench/internal/work"
@@ -68,14 +70,14 @@ func TestShardsMergeIntoOutputsIdenticalToUnshardedRun(t *testing.T) {
 		r.Close()
 	}
 	rM := newRunner(t, cfgB, benchB, Options{})
-	reps, err := rM.Merge(ctx, rM.Targets())
+	reps, err := merge.Run(ctx, rM.Work(), rM.Targets())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(reps) != 2 || reps[0].Shards != K {
 		t.Fatalf("merge reports = %+v", reps)
 	}
-	if err := rM.Aggregate(ctx); err != nil {
+	if err := aggregate.Run(ctx, rM.Work()); err != nil {
 		t.Fatal(err)
 	}
 	files := []string{"scenarios.json", "results.json"}

@@ -11,6 +11,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/scenarioset"
 )
 
 // gen-scenarios --replace weak: the weak base scenarios are replaced by
@@ -31,8 +32,8 @@ func TestReplaceWeakKeepsTheRestAndRecordsTheLineage(t *testing.T) {
 
 	var gen callLog
 	r2 := newRunner(t, cfg, bench, Options{Clients: gen.clients(nil)})
-	weak := []ReplacedItem{{ID: "m01_s002", Reasons: []string{"does not separate the models"}}}
-	if err := r2.ReplaceWeak(ctx, weak); err != nil {
+	weak := []scenarioset.ReplacedItem{{ID: "m01_s002", Reasons: []string{"does not separate the models"}}}
+	if err := scenarioset.ReplaceWeak(ctx, r2.Work(), weak); err != nil {
 		t.Fatal(err)
 	}
 	r2.Close()
@@ -56,7 +57,7 @@ func TestReplaceWeakKeepsTheRestAndRecordsTheLineage(t *testing.T) {
 	if n := gen.count(llm.PurposeGenScenarios); n != 1 {
 		t.Errorf("%d gen_scenarios calls, want one for the missing scenario of m01", n)
 	}
-	vs, err := ItemSet(bench)
+	vs, err := scenarioset.ItemSet(bench)
 	if err != nil || len(vs) != 2 || vs[1].Version != 2 || !reflect.DeepEqual(vs[1].Added, []string{"m01_s003"}) || vs[1].Replaced[0].ID != "m01_s002" {
 		t.Fatalf("lineage %+v (%v)", vs, err)
 	}

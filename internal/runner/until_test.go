@@ -2,14 +2,15 @@ package runner
 
 import (
 	"encoding/json"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
-	"github.com/impactbench/impactbench/internal/stats"
+	"github.com/impactbench/impactbench/internal/scenarioset"
+	"github.com/impactbench/impactbench/internal/until"
 )
 
 // run --until grows the set round by round where the intervals are wide
@@ -21,7 +22,7 @@ func TestRunUntilGrowsTheSetUntilPrecise(t *testing.T) {
 	cfg, bench := project(t)
 	var first callLog
 	r := newRunner(t, cfg, bench, Options{Clients: first.clients(nil)})
-	if err := r.RunUntil(ctx, r.Targets(), UntilOptions{HalfWidth: 0.3, MaxRounds: 6}); err != nil {
+	if err := until.Run(ctx, r, r.Targets(), until.Options{HalfWidth: 0.3, MaxRounds: 6}); err != nil {
 		t.Fatal(err)
 	}
 	// Rows of an earlier round are this invocation's own: found again,
@@ -42,7 +43,7 @@ func TestRunUntilGrowsTheSetUntilPrecise(t *testing.T) {
 			t.Errorf("interval %+v at the stop, want within ±0.30 around its estimate", iv)
 		}
 	}
-	vs, err := ItemSet(bench)
+	vs, err := scenarioset.ItemSet(bench)
 	if err != nil || len(vs) != len(st.Rounds) {
 		t.Fatalf("%d set versions for %d rounds (%v)", len(vs), len(st.Rounds), err)
 	}
@@ -54,7 +55,7 @@ func TestRunUntilGrowsTheSetUntilPrecise(t *testing.T) {
 
 	var again callLog
 	r2 := newRunner(t, cfg, bench, Options{Clients: again.clients(nil)})
-	if err := r2.RunUntil(ctx, r2.Targets(), UntilOptions{HalfWidth: 0.3, MaxRounds: 6}); err != nil {
+	if err := until.Run(ctx, r2, r2.Targets(), until.Options{HalfWidth: 0.3, MaxRounds: 6}); err != nil {
 		t.Fatal(err)
 	}
 	r2.Close()
@@ -69,10 +70,10 @@ func TestRunUntilGrowsTheSetUntilPrecise(t *testing.T) {
 	}
 }
 
-func readUntilFile(t *testing.T, bench string) UntilState {
+func readUntilFile(t *testing.T, bench string) until.State {
 	t.Helper()
-	var st UntilState
-	b, err := os.ReadFile(filepath.Join(bench, UntilFile))
+	var st until.State
+	b, err := os.ReadFile(filepath.Join(bench, layout.UntilFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,68 +81,4 @@ func readUntilFile(t *testing.T, bench string) UntilState {
 		t.Fatal(err)
 	}
 	return st
-}
-
-// The rule run --until follows — look after each round, stop when the
-// confidence sequence is within ±half, else grow by grownSize — keeps its
-// coverage at the data-dependent stop, also when a few "hot" scenarios
-// carry the behaviour (seeded simulation, 400 runs per cell).
-func TestRunUntilRuleCoversAtTheStop(t *testing.T) {
-	type cell struct {
-		name      string
-		hot       float64 // share of hot scenarios
-		pHot, p   float64 // their rate, the others'
-		m         int     // conversations per scenario
-		half      float64
-		truth     float64
-		startSize int
-	}
-	cells := []cell{
-		{"10% hot, m=12, ±0.10", 0.10, 0.95, 0.02, 12, 0.10, 0, 6},
-		{"5% hot, m=12, ±0.075", 0.05, 0.95, 0.02, 12, 0.075, 0, 6},
-		{"50% at 0.3/0.7, m=4, ±0.10", 0.5, 0.7, 0.3, 4, 0.10, 0, 3},
-	}
-	for ci, c := range cells {
-		c.truth = c.hot*c.pHot + (1-c.hot)*c.p
-		rng := rand.New(rand.NewPCG(20261126, uint64(ci)))
-		const reps, maxG = 400, 400
-		covered, rounds, size := 0, 0, 0
-		for range reps {
-			cs := stats.NewBettingCS(untilConf, c.m)
-			have, added := 0, c.startSize
-			var lo, hi float64
-			for {
-				round := make([]stats.ClusterSum, added)
-				for i := range round {
-					p := c.p
-					if rng.Float64() < c.hot {
-						p = c.pHot
-					}
-					passed := 0
-					for range c.m {
-						if rng.Float64() < p {
-							passed++
-						}
-					}
-					round[i] = stats.Binary(passed, c.m)
-				}
-				have += added
-				lo, hi = cs.Add(round...)
-				rounds++
-				if hi-lo <= 2*c.half || have >= maxG {
-					break
-				}
-				added = min(grownSize(have, hi-lo, c.half), maxG) - have
-			}
-			size += have
-			if lo <= c.truth && c.truth <= hi {
-				covered++
-			}
-		}
-		cov := float64(covered) / reps
-		t.Logf("%s: covers %.1f%% at the stop, %.1f rounds and %.0f base scenarios on average", c.name, 100*cov, float64(rounds)/reps, float64(size)/reps)
-		if cov < 0.93 {
-			t.Errorf("%s: coverage at the stop %.3f, want ≥ 0.93", c.name, cov)
-		}
-	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/stats"
+	"github.com/impactbench/impactbench/internal/validation"
 )
 
 // The issue-4 acceptance run: num_samples 3, a two-judge panel, two
@@ -185,12 +186,12 @@ func TestPublishableNumbersOnOfflineRun(t *testing.T) {
 	}
 
 	// Validation run: a different simulated user, same scenarios, own directory.
-	swap, err := ParseSwap("user=offline/offline-user-b")
+	swap, err := validation.ParseSwap("user=offline/offline-user-b")
 	if err != nil {
 		t.Fatal(err)
 	}
 	mainResults, _ := os.ReadFile(filepath.Join(bench, "results.json"))
-	vcfg, out, err := PrepareValidation(cfg, bench, swap)
+	vcfg, out, err := validation.PrepareValidation(cfg, bench, swap)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,5 @@
 // not know): rows offered while it is full queue there as closures and
 // start by rank, then in the order they were offered. An Assembler writes
 // rows that finish out of order to an output in row order, keeping only a
-// bounded number in memory. ForEach is the plain worker pool; Bars are the
-// progress bars of lanes that several outputs share.
+// bounded number in memory. ForEach is the plain worker pool.
 package schedule

@@ -4,8 +4,6 @@ import (
 	"hash/maphash"
 	"sync"
 	"time"
-
-	"github.com/impactbench/impactbench/internal/llm"
 )
 
 // Status is how one row ended in an invocation.
@@ -19,14 +17,12 @@ const (
 	Stopped               // not finished: interrupted, cost ceiling, provider error
 )
 
-// Outcome is how a row ended and what it cost in this invocation.
+// Outcome is how a row ended in this invocation.
 type Outcome[T any] struct {
 	Status Status
-	Stored bool   // the row's result is in the call store (a failed row's too)
+	Stored bool   // the row's result is stored (a failed row's too)
 	Val    *T     // the row's result, when the row keeps it for its awaiters
 	Reason string // why it failed (Failed)
-	Spent  llm.Usage
-	Saved  llm.Usage
 	Took   time.Duration
 }
 

@@ -199,18 +199,19 @@ func (t *Target) run(st *schedule.Row[artifacts.Conversation], unit string, row 
 	start := time.Now()
 	u, err := t.b.Store.Unit(unit)
 	if err != nil {
-		return t.done(row, schedule.Outcome[artifacts.Conversation]{Status: schedule.Failed, Reason: err.Error()}, row.sc.ID, keep, false)
+		return t.done(row, schedule.Outcome[artifacts.Conversation]{Status: schedule.Failed, Reason: err.Error()}, work.Paid{}, row.sc.ID, keep, false)
 	}
 	defer u.Close()
 	var conv artifacts.Conversation
 	if u.Result(st.Key(), &conv) && conv.Status != artifacts.StatusError && !auditFailed(conv) {
 		o := schedule.Outcome[artifacts.Conversation]{Status: schedule.Reused, Stored: true, Val: &conv, Took: time.Since(start)}
-		return t.done(row, o, conv.ConvID, keep, true)
+		return t.done(row, o, work.Paid{}, conv.ConvID, keep, true)
 	}
 	user, target := turnOrder{u.Client(t.userID, t.userC), t.lane}, turnOrder{u.Client(t.targetIdent, t.targetC), t.lane}
 	conv, err = stages.Converse(t.callCtx, user, target, t.b.Prompts, t.spec(row), t.converseOptions(u))
 	s := t.waves.paidFor(unit, u.Stats())
-	out := schedule.Outcome[artifacts.Conversation]{Spent: s.Spent, Saved: s.Saved, Took: time.Since(start)}
+	out := schedule.Outcome[artifacts.Conversation]{Took: time.Since(start)}
+	paid := work.Paid{Spent: s.Spent, Saved: s.Saved}
 	if err != nil {
 		// Cancelled or stopped by the ceiling: the calls made so far are
 		// stored; the row is simply not finished. A fatal provider error
@@ -219,11 +220,11 @@ func (t *Target) run(st *schedule.Row[artifacts.Conversation], unit string, row 
 			t.stop(err)
 		}
 		out.Status = schedule.Stopped
-		return t.done(row, out, "", keep, false)
+		return t.done(row, out, paid, "", keep, false)
 	}
 	if err := u.SetResult(convResultKey(st.Key(), conv), conv); err != nil {
 		out.Status, out.Reason = schedule.Failed, err.Error()
-		return t.done(row, out, conv.ConvID, keep, false)
+		return t.done(row, out, paid, conv.ConvID, keep, false)
 	}
 	out.Val, out.Stored, out.Status = &conv, true, schedule.Done
 	switch {
@@ -234,7 +235,7 @@ func (t *Target) run(st *schedule.Row[artifacts.Conversation], unit string, row 
 	case s.Misses == 0:
 		out.Status = schedule.Reused
 	}
-	return t.done(row, out, conv.ConvID, keep, false)
+	return t.done(row, out, paid, conv.ConvID, keep, false)
 }
 
 // auditFailed: the audit gave no answer (asked again next run).
@@ -255,14 +256,14 @@ func (t *Target) converseOptions(u *callstore.Unit) stages.ConverseOptions {
 // done counts a finished row in the summary and on the bar, hands a
 // stored conversation to its judge, and returns the outcome. replayed: the
 // conversation was stored by an earlier run (not shown turn by turn again).
-func (t *Target) done(row convRow, o schedule.Outcome[artifacts.Conversation], name string, keep, replayed bool) schedule.Outcome[artifacts.Conversation] {
+func (t *Target) done(row convRow, o schedule.Outcome[artifacts.Conversation], paid work.Paid, name string, keep, replayed bool) schedule.Outcome[artifacts.Conversation] {
 	b := t.b
-	b.Report.Count(phase.StageSimulate, t.id, name, o.Status, o.Reason, o.Spent, o.Saved)
+	b.Report.Count(phase.StageSimulate, t.id, name, o.Status, o.Reason, paid.Spent, paid.Saved)
 	if b := t.Bar; b != nil {
 		if o.Status == schedule.Stopped {
-			b.Bar().Unfinished(o.Spent)
+			b.Bar().Unfinished(paid.Spent)
 		} else {
-			b.Bar().Done(o.Status == schedule.Failed, o.Status == schedule.Reused || o.Spent.Requests == 0, o.Spent, o.Took)
+			b.Bar().Done(o.Status == schedule.Failed, o.Status == schedule.Reused || paid.Spent.Requests == 0, paid.Spent, o.Took)
 		}
 	}
 	if o.Val == nil {

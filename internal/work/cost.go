@@ -82,3 +82,7 @@ func (m ByModel) Add(label string, u llm.Usage) {
 		m[label] = m[label].Add(u)
 	}
 }
+
+// Paid is what a row paid in this invocation and what it replayed from
+// the call store instead of paying again.
+type Paid struct{ Spent, Saved llm.Usage }

@@ -57,7 +57,7 @@ type LaneKey struct {
 }
 
 // BarPart is one output's share of a lane's progress bar.
-type BarPart = schedule.BarPart[LaneKey]
+type BarPart = BarPartOf[LaneKey]
 
 // Env is what every benchmark of a study shares.
 type Env struct {
@@ -68,7 +68,7 @@ type Env struct {
 	Prog    *progress.Tracker
 	Models  *clientset.Set
 	Lanes   *schedule.Lanes[LaneKey]
-	Bars    *schedule.Bars[LaneKey]
+	Bars    *Bars[LaneKey]
 	// StudySize is how many benchmarks share this environment.
 	StudySize int
 
@@ -108,7 +108,7 @@ func NewEnv(cfg *config.Config, opts Options) (*Env, error) {
 		Cfg: cfg, Opts: opts, Prompts: ps, Log: opts.Logger, Prog: opts.Progress,
 		Models:      clientset.New(cfg, clientset.Options{DryRun: opts.DryRun, MaxCost: maxCost, Logger: opts.Logger, Clients: opts.Clients}),
 		autoWorkers: clientset.AutoWorkerCeiling(cfg),
-		Bars:        schedule.NewBars[LaneKey](opts.Progress),
+		Bars:        NewBars[LaneKey](opts.Progress),
 	}
 	e.Lanes = schedule.NewLanes(e.laneSize)
 	return e, nil

@@ -1,4 +1,4 @@
-package runner
+package aggregate
 
 import (
 	"context"
@@ -10,21 +10,24 @@ import (
 	"runtime/debug"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/calibrate"
 	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/human"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/results"
+	"github.com/impactbench/impactbench/internal/scenarioset"
 	"github.com/impactbench/impactbench/internal/summary"
 	"github.com/impactbench/impactbench/internal/work"
 )
 
-// Aggregate reads every runs/*/scores.json and writes results.json. It is
+// Run reads every runs/*/scores.json and writes results.json. It is
 // never skipped (upstream: always recomputed; it is cheap).
-func (r *Runner) Aggregate(ctx context.Context) error {
-	out := filepath.Join(r.b.Files.Dir, "results.json")
+func Run(ctx context.Context, b *work.Bench) error {
+	out := filepath.Join(b.Files.Dir, "results.json")
 	rep := summary.PhaseReport{Phase: phase.StageAggregate, Output: out}
-	if r.b.Opts.DryRun {
-		r.b.Logf("[dry-run] aggregate %s → %s (no model calls)", r.b.Spec.Slug, out)
+	if b.Opts.DryRun {
+		b.Logf("[dry-run] aggregate %s → %s (no model calls)", b.Spec.Slug, out)
 		return nil
 	}
 	// Aggregate's live heap is every row at once, and reading them makes
@@ -33,37 +36,37 @@ func (r *Runner) Aggregate(ctx context.Context) error {
 	// of a whole run. A tighter target costs a few more collections in a
 	// phase of seconds.
 	defer debug.SetGCPercent(debug.SetGCPercent(aggregateGCPercent))
-	in, err := r.aggregateInput(ctx)
+	in, err := aggregateInput(ctx, b)
 	if err != nil {
 		return err
 	}
 	rows := len(in.Rows)
 	res, err := results.Aggregate(handOff(&in), results.Options{
-		Seed:         r.b.Cfg.Seed,
-		ValidOnly:    r.b.Cfg.Validity.ValidOnly,
-		UpstreamOnly: r.b.Opts.UpstreamOnly,
-		Fingerprint:  r.Fingerprint(),
+		Seed:         b.Cfg.Seed,
+		ValidOnly:    b.Cfg.Validity.ValidOnly,
+		UpstreamOnly: b.Opts.UpstreamOnly,
+		Fingerprint:  Fingerprint(b),
 	})
 	if err != nil {
 		return err
 	}
 	debug.FreeOSMemory()
-	if err := r.writeResults(out, res); err != nil {
+	if err := writeResults(b, out, res); err != nil {
 		return err
 	}
 	rep.Status, rep.Rows = phase.StatusRan, rows
-	r.Report.Add(rep)
+	b.Report.Add(rep)
 	return nil
 }
 
 // aggregateInput reads what results.Aggregate needs: every score row,
 // slimmed, the scenarios' demographics and the calibration labels.
-func (r *Runner) aggregateInput(ctx context.Context) (results.Input, error) {
-	dirs, err := artifacts.ListRunDirs(r.b.Files.Dir)
+func aggregateInput(ctx context.Context, b *work.Bench) (results.Input, error) {
+	dirs, err := artifacts.ListRunDirs(b.Files.Dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return results.Input{}, err
 	}
-	in := results.Input{Metrics: r.b.Spec.Metrics}
+	in := results.Input{Metrics: b.Spec.Metrics}
 	slim := newSlimmer()
 	for _, d := range dirs {
 		path := filepath.Join(d, "scores.json")
@@ -83,17 +86,17 @@ func (r *Runner) aggregateInput(ctx context.Context) (results.Input, error) {
 		}
 	}
 	if len(in.Rows) == 0 {
-		return results.Input{}, fault.Inputf("no scores to aggregate under %s: run `impactbench evaluate %s` first", filepath.Join(r.b.Files.Dir, "runs"), r.b.Spec.Slug)
+		return results.Input{}, fault.Inputf("no scores to aggregate under %s: run `impactbench evaluate %s` first", filepath.Join(b.Files.Dir, "runs"), b.Spec.Slug)
 	}
-	err = artifacts.EachScenarioDemographic(filepath.Join(r.b.Files.Dir, "scenarios.json"), func(_ int, id string, d artifacts.Demographic) error {
+	err = artifacts.EachScenarioDemographic(filepath.Join(b.Files.Dir, "scenarios.json"), func(_ int, id string, d artifacts.Demographic) error {
 		in.Demographics = append(in.Demographics, slim.demographic(id, d))
 		return nil
 	})
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return results.Input{}, err
 	}
-	if !r.b.Opts.UpstreamOnly {
-		if in.Calibration, err = r.calibrationInput(ctx); err != nil {
+	if !b.Opts.UpstreamOnly {
+		if in.Calibration, err = calibrate.Input(ctx, b.Files, mainJudge(b)); err != nil {
 			return results.Input{}, err
 		}
 		if in.Human, err = humanInput(dirs); err != nil {
@@ -110,8 +113,8 @@ func (r *Runner) aggregateInput(ctx context.Context) (results.Input, error) {
 
 // writeResults writes results.json (unless it would lose models or rows)
 // and run_manifest.json, and keeps each model's headline for the summary.
-func (r *Runner) writeResults(out string, res []results.ModelResult) error {
-	if err := phase.GuardResults(r.b.Opts.Force, out, res); err != nil {
+func writeResults(b *work.Bench, out string, res []results.ModelResult) error {
+	if err := phase.GuardResults(b.Opts.Force, out, res); err != nil {
 		return err
 	}
 	if err := results.WriteResults(out, res); err != nil {
@@ -119,23 +122,23 @@ func (r *Runner) writeResults(out string, res []results.ModelResult) error {
 	}
 	// run_manifest.json records what defines this measurement, component by
 	// component, so `impactbench compare` can say what differs between runs.
-	if !r.b.Opts.UpstreamOnly {
-		if err := r.writeRunManifest(); err != nil {
+	if !b.Opts.UpstreamOnly {
+		if err := writeRunManifest(b); err != nil {
 			return err
 		}
 	}
-	r.Report.Results = r.Report.Results[:0]
+	b.Report.Results = b.Report.Results[:0]
 	for _, m := range res {
-		r.Report.Results = append(r.Report.Results, m.Headline())
-		r.b.Logf("%s", results.SummaryLine(m))
+		b.Report.Results = append(b.Report.Results, m.Headline())
+		b.Logf("%s", results.SummaryLine(m))
 		if line := results.IntervalLine(m); line != "" {
-			r.b.Logf("%s", line)
+			b.Logf("%s", line)
 		}
 		if line := results.ValidityLine(m); line != "" {
-			r.b.Logf("%s", line)
+			b.Logf("%s", line)
 		}
 		if line := results.HumanLine(m); line != "" {
-			r.b.Logf("%s", line)
+			b.Logf("%s", line)
 		}
 	}
 	return nil
@@ -147,25 +150,25 @@ const aggregateGCPercent = 40
 // Fingerprint identifies what defines the measurement: metric definitions,
 // scenarios, prompts, models and settings. Two runs are comparable only when
 // the parts that matter agree.
-func (r *Runner) Fingerprint() results.Fingerprint {
-	scSHA, _ := phase.FileSHA(filepath.Join(r.b.Files.Dir, "scenarios.json"))
-	judges := make([]any, 0, len(r.b.Cfg.EvaluatorModels))
-	for _, j := range r.b.Judges() {
+func Fingerprint(b *work.Bench) results.Fingerprint {
+	scSHA, _ := phase.FileSHA(filepath.Join(b.Files.Dir, "scenarios.json"))
+	judges := make([]any, 0, len(b.Cfg.EvaluatorModels))
+	for _, j := range b.Judges() {
 		judges = append(judges, clientset.Identity(j))
 	}
 	targets := map[string]string{}
-	for _, t := range r.b.Cfg.Targets {
+	for _, t := range b.Cfg.Targets {
 		targets[t.ID] = phase.Fingerprint(clientset.Identity(t))
 	}
 	return results.Fingerprint{
-		Metrics:   phase.Fingerprint(r.b.Spec.Metrics),
+		Metrics:   phase.Fingerprint(b.Spec.Metrics),
 		Scenarios: scSHA,
-		Prompts:   r.b.Prompts.Hash(),
-		UserModel: phase.Fingerprint(clientset.Identity(r.b.Cfg.UserModel)),
-		Generator: phase.Fingerprint(clientset.Identity(r.b.Cfg.Generator())),
+		Prompts:   b.Prompts.Hash(),
+		UserModel: phase.Fingerprint(clientset.Identity(b.Cfg.UserModel)),
+		Generator: phase.Fingerprint(clientset.Identity(b.Cfg.Generator())),
 		Judges:    phase.Fingerprint(judges...),
-		Settings: phase.Fingerprint(r.b.Cfg.Generation, r.b.Cfg.Landmarks, r.b.Cfg.Perfunctory, r.b.Cfg.Seed,
-			r.b.Cfg.Judge, r.b.Cfg.Validity),
+		Settings: phase.Fingerprint(b.Cfg.Generation, b.Cfg.Landmarks, b.Cfg.Perfunctory, b.Cfg.Seed,
+			b.Cfg.Judge, b.Cfg.Validity),
 		Targets: targets,
 	}
 }
@@ -179,10 +182,10 @@ func handOff(in *results.Input) results.Input {
 	return out
 }
 
-// runManifest is run_manifest.json: the fingerprint (what defines the
+// RunManifest is run_manifest.json: the fingerprint (what defines the
 // measurement, which compare reads) and the concurrency each provider pool
 // ran at (how it was measured, which compare ignores).
-type runManifest struct {
+type RunManifest struct {
 	results.Fingerprint
 	// ItemSet is the version of the scenario set the results rest on,
 	// when it was changed (sets/sets.json: a grown set, or weak items
@@ -194,14 +197,14 @@ type runManifest struct {
 // writeRunManifest writes run_manifest.json. An invocation that called no
 // provider (everything reused, or aggregate alone) keeps the concurrency
 // the earlier run recorded for the same measurement.
-func (r *Runner) writeRunManifest() error {
-	path := filepath.Join(r.b.Files.Dir, "run_manifest.json")
-	m := runManifest{Fingerprint: r.Fingerprint(), Concurrency: r.b.Models.PoolLimits()}
-	if vs, err := ItemSet(r.b.Files.Dir); err == nil && len(vs) > 0 {
-		m.ItemSet = currentSet(vs)
+func writeRunManifest(b *work.Bench) error {
+	path := filepath.Join(b.Files.Dir, "run_manifest.json")
+	m := RunManifest{Fingerprint: Fingerprint(b), Concurrency: b.Models.PoolLimits()}
+	if vs, err := scenarioset.ItemSet(b.Files.Dir); err == nil && len(vs) > 0 {
+		m.ItemSet = scenarioset.Current(vs)
 	}
 	if len(m.Concurrency) == 0 {
-		var old runManifest
+		var old RunManifest
 		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &old) == nil && reflect.DeepEqual(old.Fingerprint, m.Fingerprint) {
 			m.Concurrency = old.Concurrency
 		}
@@ -259,4 +262,31 @@ func (s *slimmer) demographic(id string, d artifacts.Demographic) results.Scenar
 		s.demos[string(key)] = d
 	}
 	return results.ScenarioDemographic{ID: s.str(id), Demographic: shared}
+}
+
+// mainJudge is the configured judge's label when there is one judge (a
+// panel has none).
+func mainJudge(b *work.Bench) string {
+	if ev := b.Cfg.EvaluatorModels; len(ev) == 1 {
+		return work.JudgeLabel(ev[0])
+	}
+	return ""
+}
+
+// humanInput reads the verdicts on conversations people played
+// (runs/<target>/human/scores.json of each run directory) for aggregate's
+// human_comparison. A damaged file is an input error naming it.
+func humanInput(runDirs []string) ([]results.ScoreRow, error) {
+	var out []results.ScoreRow
+	for _, d := range runDirs {
+		target := filepath.Base(d)
+		scores, err := human.ReadScores(filepath.Join(human.Dir(d), human.ScoresFile), target)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range scores {
+			out = append(out, results.RowOf(s.Score))
+		}
+	}
+	return out, nil
 }

@@ -1,10 +1,18 @@
-package runner
+// Package scenarioset keeps the versions of a benchmark's scenario set. A
+// set changes in two ways besides a fresh generation: it grows (run
+// --until adds base scenarios where the intervals are widest), and its
+// weak items are replaced (gen-scenarios --replace weak). Either way the
+// base scenarios a metric keeps are kept exactly (the same ids, persona,
+// goals and landmarks, so their variants, conversations and verdicts
+// replay from the call store for free), new ones get ids never used
+// before, and the new set is recorded as a version with its lineage in
+// sets/sets.json, the old set's files kept under sets/v<N>/.
+package scenarioset
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,20 +21,10 @@ import (
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/generate"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/work"
 )
-
-// A scenario set changes in two ways besides a fresh generation: it grows
-// (run --until adds base scenarios where the intervals are widest), and its
-// weak items are replaced (gen-scenarios --replace weak). Either way the
-// base scenarios a metric keeps are kept exactly (the same ids, persona,
-// goals and landmarks, so their variants, conversations and verdicts
-// replay from the call store for free), new ones get ids never used
-// before, and the new set is recorded as a version with its lineage in
-// sets/sets.json, the old set's files kept under sets/v<N>/.
-
-// setsFile is the lineage of a benchmark's scenario sets.
-const setsFile = "sets.json"
 
 // SetVersion is one version of a benchmark's scenario set.
 type SetVersion struct {
@@ -52,8 +50,8 @@ type ReplacedItem struct {
 // ItemSet reads the benchmark's scenario-set lineage (nil: one set, never
 // changed).
 func ItemSet(benchDir string) ([]SetVersion, error) {
-	path := filepath.Join(benchDir, "sets", setsFile)
-	b, err := os.ReadFile(path)
+	path := layout.Bench{Dir: benchDir}.Sets()
+	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -61,17 +59,17 @@ func ItemSet(benchDir string) ([]SetVersion, error) {
 		return nil, err
 	}
 	var vs []SetVersion
-	if err := json.Unmarshal(b, &vs); err != nil {
+	if err := json.Unmarshal(data, &vs); err != nil {
 		return nil, fault.Inputf("%s: %v", path, err)
 	}
 	return vs, nil
 }
 
-// keepSet copies the current set's files (scenarios, results and every
+// Keep copies the current set's files (scenarios, results and every
 // target's conversations and scores) under sets/v<N>/ before a new version
 // replaces them, and returns the lineage with the new version appended.
-func (r *Runner) keepSet(how string, replaced []ReplacedItem) ([]SetVersion, error) {
-	vs, err := ItemSet(r.b.Files.Dir)
+func Keep(files layout.Bench, how string, replaced []ReplacedItem) ([]SetVersion, error) {
+	vs, err := ItemSet(files.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -79,15 +77,15 @@ func (r *Runner) keepSet(how string, replaced []ReplacedItem) ([]SetVersion, err
 		vs = []SetVersion{{Version: 1, Created: time.Now().UTC()}}
 	}
 	cur := &vs[len(vs)-1]
-	cur.Files = filepath.Join("sets", fmt.Sprintf("v%d", cur.Version))
-	files := []string{"scenarios.json", "results.json", "run_manifest.json"}
-	runs, _ := filepath.Glob(filepath.Join(r.b.Files.Dir, "runs", "*", "*.json"))
+	cur.Files = layout.SetVersionDir(cur.Version)
+	kept := []string{layout.ScenariosFile, layout.ResultsFile, layout.RunManifestFile}
+	runs, _ := filepath.Glob(filepath.Join(files.RunsDir(), "*", "*.json"))
 	for _, f := range runs {
-		rel, _ := filepath.Rel(r.b.Files.Dir, f)
-		files = append(files, rel)
+		rel, _ := filepath.Rel(files.Dir, f)
+		kept = append(kept, rel)
 	}
-	for _, rel := range files {
-		if err := copyInto(filepath.Join(r.b.Files.Dir, rel), filepath.Join(r.b.Files.Dir, cur.Files, rel)); err != nil {
+	for _, rel := range kept {
+		if err := copyInto(filepath.Join(files.Dir, rel), filepath.Join(files.Dir, cur.Files, rel)); err != nil {
 			return nil, err
 		}
 	}
@@ -97,22 +95,19 @@ func (r *Runner) keepSet(how string, replaced []ReplacedItem) ([]SetVersion, err
 
 // copyInto copies a file if it exists (a set has no results yet, say).
 func copyInto(src, dst string) error {
-	b, err := os.ReadFile(src)
+	data, err := os.ReadFile(src)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	return fsx.WriteFile(dst, b, fsx.Shared)
+	return fsx.WriteFile(dst, data, fsx.Shared)
 }
 
-// recordSet writes the lineage, with the ids the new version added.
-func (r *Runner) recordSet(vs []SetVersion, before *generate.SetBases) error {
-	after, err := generate.ReadSetBases(r.b)
-	if err != nil {
-		return err
-	}
+// Record writes the lineage, with the ids the new version added (after:
+// the new set's bases, before: the old one's).
+func Record(files layout.Bench, vs []SetVersion, before, after *generate.SetBases) error {
 	old := map[string]bool{}
 	for _, ids := range before.IDs {
 		for _, id := range ids {
@@ -127,16 +122,16 @@ func (r *Runner) recordSet(vs []SetVersion, before *generate.SetBases) error {
 			}
 		}
 	}
-	b, err := json.MarshalIndent(vs, "", "  ")
+	data, err := json.MarshalIndent(vs, "", "  ")
 	if err != nil {
 		return err
 	}
-	return fsx.WriteFile(filepath.Join(r.b.Files.Dir, "sets", setsFile), append(b, '\n'), fsx.Shared)
+	return fsx.WriteFile(files.Sets(), append(data, '\n'), fsx.Shared)
 }
 
-// currentSet is the version of the scenario set now in use (1 when it
+// Current is the version of the scenario set now in use (1 when it
 // never changed).
-func currentSet(vs []SetVersion) int {
+func Current(vs []SetVersion) int {
 	if len(vs) == 0 {
 		return 1
 	}
@@ -149,12 +144,12 @@ func currentSet(vs []SetVersion) int {
 // rows replay from the call store) and gives each metric as many base
 // scenarios as before, the new ones with ids never used; sets/sets.json
 // records the lineage. `run` then pays only for the new scenarios' rows.
-func (r *Runner) ReplaceWeak(ctx context.Context, weak []ReplacedItem) error {
+func ReplaceWeak(ctx context.Context, b *work.Bench, weak []ReplacedItem) error {
 	if len(weak) == 0 {
-		r.b.Logf("no weak base scenarios: the set is kept as it is")
+		b.Logf("no weak base scenarios: the set is kept as it is")
 		return nil
 	}
-	sb, err := generate.ReadSetBases(r.b)
+	sb, err := generate.ReadSetBases(b)
 	if err != nil {
 		return err
 	}
@@ -162,26 +157,28 @@ func (r *Runner) ReplaceWeak(ctx context.Context, weak []ReplacedItem) error {
 	for _, w := range weak {
 		drop[w.ID] = true
 	}
-	g, err := generate.GrowthFor(ctx, r.b, sb, drop, nil)
+	g, err := generate.GrowthFor(ctx, b, sb, drop, nil)
 	if err != nil {
 		return err
 	}
-	vs, err := r.keepSet("replace weak", weak)
+	vs, err := Keep(b.Files, "replace weak", weak)
 	if err != nil {
 		return err
 	}
-	r.grow = g
-	defer func() { r.grow = nil }()
-	if err := generate.Scenarios(ctx, r.b, r.grow, nil); err != nil {
+	if err := generate.Scenarios(ctx, b, g, nil); err != nil {
 		return err
 	}
-	if !r.Report.Wrote(phase.StageGenScenarios) {
+	if !b.Report.Wrote(phase.StageGenScenarios) {
 		return nil // nothing written: the failure is in the summary
 	}
-	if err := r.recordSet(vs, sb); err != nil {
+	after, err := generate.ReadSetBases(b)
+	if err != nil {
 		return err
 	}
-	r.b.Logf("scenario set v%d: %d weak base scenario(s) replaced; v%d's files are kept in %s; run `impactbench run %s` to simulate and judge the new ones",
-		vs[len(vs)-1].Version, len(weak), vs[len(vs)-2].Version, vs[len(vs)-2].Files, r.b.Spec.Slug)
+	if err := Record(b.Files, vs, sb, after); err != nil {
+		return err
+	}
+	b.Logf("scenario set v%d: %d weak base scenario(s) replaced; v%d's files are kept in %s; run `impactbench run %s` to simulate and judge the new ones",
+		vs[len(vs)-1].Version, len(weak), vs[len(vs)-2].Version, vs[len(vs)-2].Files, b.Spec.Slug)
 	return nil
 }

@@ -1,4 +1,4 @@
-package schedule
+package work
 
 import (
 	"sync"
@@ -27,8 +27,8 @@ func NewBars[K comparable](p *progress.Tracker) *Bars[K] {
 	return &Bars[K]{prog: p, m: map[K]*sharedBar[K]{}}
 }
 
-// BarPart is one output's share of a bar.
-type BarPart[K comparable] struct {
+// BarPartOf is one output's share of a bar.
+type BarPartOf[K comparable] struct {
 	b   *Bars[K]
 	s   *sharedBar[K]
 	n   int
@@ -37,7 +37,7 @@ type BarPart[K comparable] struct {
 
 // Open adds an output's n rows to the bar of k, labelled label when it is
 // new.
-func (b *Bars[K]) Open(k K, label string, n int) *BarPart[K] {
+func (b *Bars[K]) Open(k K, label string, n int) *BarPartOf[K] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.m[k]
@@ -48,11 +48,11 @@ func (b *Bars[K]) Open(k K, label string, n int) *BarPart[K] {
 	s.parts++
 	s.total += n
 	s.bar.SetTotal(s.total)
-	return &BarPart[K]{b: b, s: s, n: n}
+	return &BarPartOf[K]{b: b, s: s, n: n}
 }
 
 // SetTotal changes this part's row count (the rows became known).
-func (p *BarPart[K]) SetTotal(n int) {
+func (p *BarPartOf[K]) SetTotal(n int) {
 	p.b.mu.Lock()
 	defer p.b.mu.Unlock()
 	p.s.total += n - p.n
@@ -62,7 +62,7 @@ func (p *BarPart[K]) SetTotal(n int) {
 
 // Close ends this part; the bar ends with its last part. A nil part is
 // closed already.
-func (p *BarPart[K]) Close() {
+func (p *BarPartOf[K]) Close() {
 	if p == nil {
 		return
 	}
@@ -80,4 +80,4 @@ func (p *BarPart[K]) Close() {
 }
 
 // Bar is the shared bar this part feeds.
-func (p *BarPart[K]) Bar() *progress.Bar { return p.s.bar }
+func (p *BarPartOf[K]) Bar() *progress.Bar { return p.s.bar }

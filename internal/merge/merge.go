@@ -1,4 +1,4 @@
-package runner
+package merge
 
 import (
 	"context"
@@ -19,20 +19,20 @@ import (
 
 var shardFileRE = regexp.MustCompile(`^(conversations|scores)\.shard-(\d+)-of-(\d+)\.json$`)
 
-// MergeReport says what Merge combined.
-type MergeReport struct {
+// Report says what Merge combined.
+type Report struct {
 	Target        string `json:"target"`
 	Shards        int    `json:"shards"`
 	Conversations int    `json:"conversations"`
 	Scores        int    `json:"scores"`
 }
 
-// Merge combines the shard files written by `--shard i/K` runs into the
+// Run combines the shard files written by `--shard i/K` runs into the
 // normal runs/<target>/conversations.json, scores.json and cost.json, in the
 // row order an unsharded run writes, so the result is byte-identical to it.
 // Every shard 0..K-1 must be present for each file kind.
-func (r *Runner) Merge(ctx context.Context, targets []string) ([]MergeReport, error) {
-	scs, err := r.b.LoadScenarios()
+func Run(ctx context.Context, b *work.Bench, targets []string) ([]Report, error) {
+	scs, err := b.LoadScenarios()
 	if err != nil {
 		return nil, err
 	}
@@ -40,9 +40,9 @@ func (r *Runner) Merge(ctx context.Context, targets []string) ([]MergeReport, er
 	for i, s := range scs {
 		pos[s.ID] = i
 	}
-	var reps []MergeReport
+	var reps []Report
 	for _, t := range targets {
-		dir := r.b.Files.RunDir(t)
+		dir := b.Files.RunDir(t)
 		ents, err := os.ReadDir(dir)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
@@ -71,7 +71,7 @@ func (r *Runner) Merge(ctx context.Context, targets []string) ([]MergeReport, er
 		if count == 0 {
 			continue
 		}
-		rep := MergeReport{Target: t, Shards: count}
+		rep := Report{Target: t, Shards: count}
 		for _, kind := range []string{"conversations", "scores"} {
 			got := files[kind]
 			if len(got) == 0 {

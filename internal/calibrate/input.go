@@ -1,4 +1,7 @@
-package runner
+// Package calibrate gathers what judge calibration reads beside the
+// scores: people's labels (labels.jsonl, checked against the benchmark's
+// conversations), alternative judges' scores and evaluate --repeats rows.
+package calibrate
 
 import (
 	"context"
@@ -12,25 +15,15 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/labels"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/results"
-	"github.com/impactbench/impactbench/internal/work"
 )
-
-// LabelsPath is the benchmark's human labels file (labels.jsonl).
-func (r *Runner) LabelsPath() string { return labels.Path(r.b.Files.Dir) }
-
-// RepeatsPath is where evaluate --repeats writes a target's re-judged rows:
-// repeats.json next to the scores it repeats (runs/<target>/repeats.json,
-// or runs/<target>/judges/<label>/repeats.json with --judge).
-func (r *Runner) RepeatsPath(target string) string {
-	return filepath.Join(filepath.Dir(r.b.Scores(target)), "repeats.json")
-}
 
 // KnownConversations maps every conv_id of the benchmark's runs (from
 // conversations.json and scores.json) to its metric: what labels may name.
-func (r *Runner) KnownConversations(ctx context.Context) (labels.Known, error) {
+func KnownConversations(ctx context.Context, files layout.Bench) (labels.Known, error) {
 	known := labels.Known{Conversations: map[string]string{}}
-	ents, err := os.ReadDir(filepath.Join(r.b.Files.Dir, "runs"))
+	ents, err := os.ReadDir(files.RunsDir())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return known, err
 	}
@@ -39,8 +32,8 @@ func (r *Runner) KnownConversations(ctx context.Context) (labels.Known, error) {
 			continue
 		}
 		target := e.Name()
-		dir := filepath.Join(r.b.Files.Dir, "runs", target)
-		err := artifacts.EachConversation(filepath.Join(dir, "conversations.json"), func(_ int, c artifacts.Conversation) error {
+		dir := files.RunDir(target)
+		err := artifacts.EachConversation(filepath.Join(dir, layout.ConversationsFile), func(_ int, c artifacts.Conversation) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -50,7 +43,7 @@ func (r *Runner) KnownConversations(ctx context.Context) (labels.Known, error) {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return known, fault.AsInput(err)
 		}
-		err = artifacts.EachScore(filepath.Join(dir, "scores.json"), func(_ int, s artifacts.Score) error {
+		err = artifacts.EachScore(filepath.Join(dir, layout.ScoresFile), func(_ int, s artifacts.Score) error {
 			t := s.TargetModel
 			if t == "" {
 				t = target
@@ -75,12 +68,12 @@ func convIDOf(convID, id, target string, sample int) string {
 // ReadLabels reads labels.jsonl checked against the benchmark's
 // conversations: nil without a file; a bad line is an InputError (exit 2)
 // naming the line and field.
-func (r *Runner) ReadLabels(ctx context.Context) ([]labels.Label, error) {
-	path := r.LabelsPath()
+func ReadLabels(ctx context.Context, files layout.Bench) ([]labels.Label, error) {
+	path := files.Labels()
 	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
 		return nil, nil
 	}
-	known, err := r.KnownConversations(ctx)
+	known, err := KnownConversations(ctx, files)
 	if err != nil {
 		return nil, err
 	}
@@ -95,24 +88,22 @@ func (r *Runner) ReadLabels(ctx context.Context) ([]labels.Label, error) {
 	return ls, nil
 }
 
-// calibrationInput gathers labels, alternate judges' scores and repeats
-// for results.Aggregate; nil when there is none of them.
-func (r *Runner) calibrationInput(ctx context.Context) (*results.CalibrationInput, error) {
-	ls, err := r.ReadLabels(ctx)
+// Input gathers labels, alternate judges' scores and repeats for
+// results.Aggregate; nil when there is none of them. mainJudge is the
+// configured judge's label when there is one judge ("" for a panel).
+func Input(ctx context.Context, files layout.Bench, mainJudge string) (*results.CalibrationInput, error) {
+	ls, err := ReadLabels(ctx, files)
 	if err != nil {
 		return nil, err
 	}
-	in := &results.CalibrationInput{Labels: ls}
-	if ev := r.b.Cfg.EvaluatorModels; len(ev) == 1 {
-		in.MainJudge = work.JudgeLabel(ev[0])
-	}
-	dirs, err := artifacts.ListRunDirs(r.b.Files.Dir)
+	in := &results.CalibrationInput{Labels: ls, MainJudge: mainJudge}
+	dirs, err := artifacts.ListRunDirs(files.Dir)
 	if err != nil {
 		return nil, err
 	}
 	for _, d := range dirs {
 		target := filepath.Base(d)
-		reps, err := readRepeats(filepath.Join(d, "repeats.json"))
+		reps, err := readRepeats(filepath.Join(d, layout.RepeatsFile))
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +113,7 @@ func (r *Runner) calibrationInput(ctx context.Context) (*results.CalibrationInpu
 		if len(ls) == 0 {
 			continue // alternates only matter for calibration
 		}
-		alts, err := readAlternates(target, filepath.Join(d, "judges"))
+		alts, err := readAlternates(target, filepath.Join(d, layout.JudgesDirName))
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +137,7 @@ func readAlternates(target, dir string) ([]results.AlternateScores, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		if _, err := os.Stat(filepath.Join(dir, e.Name(), "scores.json")); e.IsDir() && err == nil {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), layout.ScoresFile)); e.IsDir() && err == nil {
 			names = append(names, e.Name())
 		}
 	}
@@ -154,7 +145,7 @@ func readAlternates(target, dir string) ([]results.AlternateScores, error) {
 	var out []results.AlternateScores
 	for _, n := range names {
 		a := results.AlternateScores{Target: target, Judge: n}
-		err := artifacts.EachScore(filepath.Join(dir, n, "scores.json"), func(_ int, s artifacts.Score) error {
+		err := artifacts.EachScore(filepath.Join(dir, n, layout.ScoresFile), func(_ int, s artifacts.Score) error {
 			a.Scores = append(a.Scores, artifacts.Score{ID: s.ID, MetricID: s.MetricID, Sample: s.Sample, Present: s.Present})
 			return nil
 		})
