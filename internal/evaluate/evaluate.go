@@ -72,9 +72,7 @@ func Phase(ctx context.Context, b *work.Bench, targetID string, j *Target) error
 		return err
 	}
 	if j == nil {
-		rowCtx, stop := context.WithCancelCause(ctx)
-		defer stop(nil)
-		if j, err = NewTarget(rowCtx, ctx, stop, b, targetID, len(e.rows)); err != nil {
+		if j, err = NewTarget(nil, b, targetID, len(e.rows)); err != nil {
 			return err
 		}
 		defer j.Close()
@@ -94,9 +92,9 @@ func judgeAll(ctx context.Context, b *work.Bench, e evaluation, j *Target, rep s
 	for k := range j.seats {
 		j.seats[k] = jb.client(k, j.seats[k])
 	}
-	stored, feedErr := judgeRows(b, j, e.convPath, len(e.rows))
+	stored, feedErr := judgeRows(ctx, b, j, e.convPath, len(e.rows))
 	rep.Rows = len(e.rows)
-	if cause := context.Cause(j.ctx); cause != nil && work.Fatal(cause) {
+	if cause := j.halt.Err(); cause != nil && work.Fatal(cause) {
 		b.Report.Add(rep)
 		return cause
 	}
@@ -125,16 +123,19 @@ func judgeAll(ctx context.Context, b *work.Bench, e evaluation, j *Target, rep s
 // judgeRows makes the verdict row of every row of conversations.json,
 // streaming the file so that only the rows in flight are in memory, and
 // waits for them. It returns how many now have a stored score.
-func judgeRows(b *work.Bench, j *Target, convPath string, n int) (stored int, feedErr error) {
+func judgeRows(ctx context.Context, b *work.Bench, j *Target, convPath string, n int) (stored int, feedErr error) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	feedErr = artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
-		if j.ctx.Err() != nil {
-			return j.ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if j.halt.Err() != nil {
+			return context.Canceled // the judge stopped; judgeAll says why
 		}
 		wg.Add(1)
 		unit := j.unitName(c.ID, c.Sample)
-		st := j.start(&c, true)
+		st := j.start(ctx, &c, true)
 		st.OnDone(func(o schedule.Outcome[artifacts.Score]) {
 			if o.Stored {
 				mu.Lock()

@@ -34,10 +34,8 @@ type Target struct {
 	unitDir    string
 	seed       uint64
 
-	ctx     context.Context
-	callCtx context.Context
-	stop    context.CancelCauseFunc
-	lane    *schedule.Lane
+	halt *schedule.Halt
+	lane *schedule.Lane
 	bar     *work.BarPart
 	rows    sync.WaitGroup
 	// held counts conversations kept in memory by verdict rows waiting for
@@ -48,11 +46,16 @@ type Target struct {
 }
 
 // NewTarget builds targetID's judge panel; total sizes its bar. Its rows
-// start while ctx lives and call under callCtx; stop ends ctx.
-func NewTarget(ctx, callCtx context.Context, stop context.CancelCauseFunc, b *work.Bench, targetID string, total int) (*Target, error) {
+// run under the context of whoever starts them; a fatal provider error
+// halts them through halt, which it may share with the target's
+// conversations (nil: a halt of its own).
+func NewTarget(halt *schedule.Halt, b *work.Bench, targetID string, total int) (*Target, error) {
+	if halt == nil {
+		halt = &schedule.Halt{}
+	}
 	judges := b.Judges()
 	j := &Target{b: b, target: targetID, stage: phase.StageEvaluate, judges: judges, unitDir: verdictUnitDir(b, targetID), seed: b.Cfg.Seed,
-		ctx: ctx, callCtx: callCtx, stop: stop, lane: b.Lane(phase.StageEvaluate, targetID)}
+		halt: halt, lane: b.Lane(phase.StageEvaluate, targetID)}
 	if err := j.openSeats(); err != nil {
 		return nil, err
 	}
@@ -83,7 +86,7 @@ func (j *Target) openSeats() error {
 
 // Close stops new rows and waits for the rows this target started.
 func (j *Target) Close() {
-	j.stop(nil)
+	j.halt.Stop(nil)
 	j.rows.Wait()
 	j.bar.Close()
 }
@@ -146,11 +149,11 @@ func verdictUnitDir(b *work.Bench, targetID string) string {
 
 // Offer starts the verdict of a stored conversation without waiting for
 // room in the lane (simulate.Judge).
-func (j *Target) Offer(conv *artifacts.Conversation) { j.start(conv, false) }
+func (j *Target) Offer(ctx context.Context, conv *artifacts.Conversation) { j.start(ctx, conv, false) }
 
 // start returns the verdict row of a conversation, starting it unless it
 // was started already. With wait the caller waits for room in the lane.
-func (j *Target) start(conv *artifacts.Conversation, wait bool) *schedule.Row[artifacts.Score] {
+func (j *Target) start(ctx context.Context, conv *artifacts.Conversation, wait bool) *schedule.Row[artifacts.Score] {
 	unit := j.unitName(conv.ID, conv.Sample)
 	st, created := j.b.Verdicts.Claim(unit, j.rowKey(conv))
 	if !created {
@@ -163,12 +166,16 @@ func (j *Target) start(conv *artifacts.Conversation, wait bool) *schedule.Row[ar
 	}
 	ref := convRef{id: conv.ID, sample: conv.Sample}
 	j.rows.Add(1)
-	ok := j.b.Go(j.ctx, j.lane, wait, func() {
+	ok := j.halt.Err() == nil && j.b.Go(ctx, j.lane, wait, func() {
 		defer j.rows.Done()
 		if held != nil && !wait {
 			j.held.Add(-1)
 		}
-		st.Finish(j.run(st, unit, ref, held))
+		if j.halt.Err() != nil { // halted while it waited for room
+			st.Finish(schedule.Outcome[artifacts.Score]{Status: schedule.Stopped})
+		} else {
+			st.Finish(j.run(ctx, st, unit, ref, held))
+		}
 		if !wait {
 			// Judged as its conversation ended: the evaluate pass
 			// that writes it needs only whether it is stored.
@@ -197,7 +204,7 @@ type convRef struct {
 // run judges one conversation (or replays the stored verdict) and stores
 // the score. A judge that fails records a null verdict with its reason,
 // retried by the next run; a fatal provider error stops the target's rows.
-func (j *Target) run(st *schedule.Row[artifacts.Score], unit string, ref convRef, conv *artifacts.Conversation) schedule.Outcome[artifacts.Score] {
+func (j *Target) run(ctx context.Context, st *schedule.Row[artifacts.Score], unit string, ref convRef, conv *artifacts.Conversation) schedule.Outcome[artifacts.Score] {
 	st.WaitPrev()
 	start := time.Now()
 	if conv == nil {
@@ -219,15 +226,15 @@ func (j *Target) run(st *schedule.Row[artifacts.Score], unit string, ref convRef
 	if u.Result(st.Key(), &score) {
 		return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Reused, Stored: true, Took: time.Since(start)}, work.Paid{}, conv.ConvID)
 	}
-	score, usage, err := j.verdict(u, *conv)
+	score, usage, err := j.verdict(ctx, u, *conv)
 	s := u.Stats()
 	out := schedule.Outcome[artifacts.Score]{}
 	paid := work.Paid{Spent: s.Spent, Saved: s.Saved}
 	switch {
 	case err != nil && work.Fatal(err):
-		j.stop(err)
+		j.halt.Stop(err)
 		out.Status = schedule.Stopped
-	case err != nil && (j.callCtx.Err() != nil || work.BudgetStopped(err)):
+	case err != nil && (ctx.Err() != nil || work.BudgetStopped(err)):
 		out.Status = schedule.Stopped
 	case err != nil:
 		// Recorded as a null verdict with its reason; retried next run.
@@ -261,14 +268,14 @@ func (j *Target) keepScore(u *callstore.Unit, key string, score artifacts.Score,
 }
 
 // verdict asks the panel about one conversation.
-func (j *Target) verdict(u *callstore.Unit, conv artifacts.Conversation) (artifacts.Score, llm.Usage, error) {
+func (j *Target) verdict(ctx context.Context, u *callstore.Unit, conv artifacts.Conversation) (artifacts.Score, llm.Usage, error) {
 	b := j.b
 	m, _ := b.Spec.MetricByID(conv.MetricID)
 	panel := make([]stages.NamedClient, len(j.judges))
 	for k, jm := range j.judges {
 		panel[k] = stages.NamedClient{Name: work.JudgeLabel(jm), Client: u.Client(clientset.Identity(jm), j.seats[k])}
 	}
-	return stages.Evaluate(j.callCtx, panel, b.Prompts, m, conv, stages.JudgeOptions{ShowExamples: b.Cfg.Judge.ShowExamples, Seed: j.seed})
+	return stages.Evaluate(ctx, panel, b.Prompts, m, conv, stages.JudgeOptions{ShowExamples: b.Cfg.Judge.ShowExamples, Seed: j.seed})
 }
 
 // done counts a finished verdict row in the summary and on the bar.
@@ -296,7 +303,7 @@ func (j *Target) readConv(ref convRef) (artifacts.Conversation, error) {
 // judged by the same panel as simulated users' conversations), stored in
 // the call store under unit and replayed from it when asked again.
 func JudgeOne(ctx context.Context, b *work.Bench, target, unit string, conv artifacts.Conversation) (artifacts.Score, error) {
-	j := &Target{b: b, target: target, stage: phase.StageEvaluate, judges: b.Judges(), seed: b.Cfg.Seed, callCtx: ctx}
+	j := &Target{b: b, target: target, stage: phase.StageEvaluate, judges: b.Judges(), seed: b.Cfg.Seed}
 	if err := j.openSeats(); err != nil {
 		return artifacts.Score{}, err
 	}
@@ -311,7 +318,7 @@ func JudgeOne(ctx context.Context, b *work.Bench, target, unit string, conv arti
 	if u.Result(key, &score) {
 		return score, nil
 	}
-	score, usage, err := j.verdict(u, conv)
+	score, usage, err := j.verdict(ctx, u, conv)
 	if err != nil {
 		return artifacts.Score{}, err
 	}

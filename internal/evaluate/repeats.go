@@ -79,9 +79,7 @@ func repeat(ctx context.Context, b *work.Bench, targetID string, k int) error {
 // judgeRepeat runs repeat n over every conversation. It returns the pass
 // (for its unit names) even when it stopped early.
 func judgeRepeat(ctx context.Context, b *work.Bench, targetID, convPath string, n, total int) (*Target, error) {
-	rowCtx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	j, err := NewTarget(rowCtx, ctx, stop, b, targetID, total)
+	j, err := NewTarget(nil, b, targetID, total)
 	if err != nil {
 		return nil, err
 	}
@@ -89,9 +87,9 @@ func judgeRepeat(ctx context.Context, b *work.Bench, targetID, convPath string, 
 	j.seed = repeatSeed(b.Cfg.Seed, n)
 	j.unitDir += "-repeat" + strconv.Itoa(n)
 	j.rowKeyBase = phase.Fingerprint(j.rowKeyBase, "repeat", n, j.seed)
-	_, feedErr := judgeRows(b, j, convPath, total)
+	_, feedErr := judgeRows(ctx, b, j, convPath, total)
 	j.Close()
-	if cause := context.Cause(rowCtx); cause != nil && work.Fatal(cause) {
+	if cause := j.halt.Err(); cause != nil && work.Fatal(cause) {
 		return j, cause
 	}
 	if feedErr != nil && !errors.Is(feedErr, context.Canceled) {

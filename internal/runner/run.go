@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/aggregate"
+	"github.com/impactbench/impactbench/internal/schedule"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/evaluate"
@@ -40,12 +41,12 @@ func (r *Runner) run(ctx context.Context, targets []string) error {
 	if err := r.stopIfFailed(); err != nil {
 		return err
 	}
-	flows, err := r.openTargets(ctx, targets)
+	flows, err := r.openTargets(targets)
 	if err != nil {
 		return err
 	}
 	defer closeTargets(flows)
-	if err := generate.Scenarios(ctx, r.b, r.grow, r.speculate(flows)); err != nil {
+	if err := generate.Scenarios(ctx, r.b, r.grow, r.speculate(ctx, flows)); err != nil {
 		return err
 	}
 	// A metric short of scenarios does not hold up the others: when
@@ -57,7 +58,7 @@ func (r *Runner) run(ctx context.Context, targets []string) error {
 	if err := r.guardTargets(targets); err != nil {
 		return err
 	}
-	if err := r.runTargets(flows); err != nil {
+	if err := r.runTargets(ctx, flows); err != nil {
 		return err
 	}
 	return r.finishRun(ctx)
@@ -77,10 +78,10 @@ func (r *Runner) checkRun(targets []string) error {
 
 // openTargets opens every target's clients; in `run` each stored
 // conversation is judged at once (judges that batch wait for the file).
-func (r *Runner) openTargets(ctx context.Context, targets []string) ([]*simulate.Target, error) {
+func (r *Runner) openTargets(targets []string) ([]*simulate.Target, error) {
 	flows := make([]*simulate.Target, 0, len(targets))
 	for _, id := range targets {
-		t, err := simulate.NewTarget(ctx, r.b, id)
+		t, err := simulate.NewTarget(r.b, id)
 		if err != nil {
 			closeTargets(flows)
 			return nil, err
@@ -113,7 +114,7 @@ func (r *Runner) batchJudges() bool {
 // speculate returns where gen_scenarios hands each base scenario's
 // variants: to every target whose conversations will be made anyway
 // (nil when nothing will be generated, so nothing starts early).
-func (r *Runner) speculate(flows []*simulate.Target) *generate.Offers {
+func (r *Runner) speculate(ctx context.Context, flows []*simulate.Target) *generate.Offers {
 	rows := r.b.ExpectedScenarios() * r.b.Cfg.Generation.NumSamples
 	if r.b.Opts.DryRun || r.b.Opts.Shard.Active() || rows == 0 || !generate.ScenariosWillRun(r.b, r.grow) {
 		return nil
@@ -133,7 +134,7 @@ func (r *Runner) speculate(flows []*simulate.Target) *generate.Offers {
 	}
 	off.To = func(vs []artifacts.Scenario) {
 		for _, t := range to {
-			t.Offer(vs)
+			t.Offer(ctx, vs)
 		}
 	}
 	return off
@@ -158,9 +159,9 @@ func (r *Runner) startsEarly(t *simulate.Target, rows int) bool {
 
 // judgeFor makes the judge a target's conversations are handed to as they
 // are stored (simulate.Target.NewJudge).
-func (r *Runner) judgeFor(t *simulate.Target) func(ctx, callCtx context.Context, stop context.CancelCauseFunc, total int) (simulate.Judge, error) {
-	return func(ctx, callCtx context.Context, stop context.CancelCauseFunc, total int) (simulate.Judge, error) {
-		j, err := evaluate.NewTarget(ctx, callCtx, stop, r.b, t.ID(), total)
+func (r *Runner) judgeFor(t *simulate.Target) func(halt *schedule.Halt, total int) (simulate.Judge, error) {
+	return func(halt *schedule.Halt, total int) (simulate.Judge, error) {
+		j, err := evaluate.NewTarget(halt, r.b, t.ID(), total)
 		if err != nil {
 			return nil, err
 		}
@@ -170,29 +171,29 @@ func (r *Runner) judgeFor(t *simulate.Target) func(ctx, callCtx context.Context,
 
 // runTargets simulates and evaluates every target at once, so one slow
 // provider does not idle the others.
-func (r *Runner) runTargets(flows []*simulate.Target) error {
+func (r *Runner) runTargets(ctx context.Context, flows []*simulate.Target) error {
 	errs := make([]error, len(flows))
 	var wg sync.WaitGroup
 	for i, t := range flows {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = r.runTarget(t)
+			errs[i] = r.runTarget(ctx, t)
 		}()
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
-func (r *Runner) runTarget(t *simulate.Target) error {
-	if err := simulate.Phase(r.b, t); err != nil {
+func (r *Runner) runTarget(ctx context.Context, t *simulate.Target) error {
+	if err := simulate.Phase(ctx, r.b, t); err != nil {
 		return err
 	}
 	if r.Report.Stopped(phase.StageSimulate, t.ID()) && !r.b.Opts.DryRun {
 		return nil
 	}
 	j, _ := t.Judge().(*evaluate.Target)
-	return evaluate.Phase(t.Context(), r.b, t.ID(), j)
+	return evaluate.Phase(ctx, r.b, t.ID(), j)
 }
 
 // finishRun aggregates the scores (a shard only says how to merge).

@@ -223,7 +223,7 @@ func TestNoEarlyConversationsWithBatchWaves(t *testing.T) {
 	cfg, bench := project(t)
 	r := newRunner(t, cfg, bench, Options{})
 	defer r.Close()
-	tg, err := simulate.NewTarget(t.Context(), r.b, cfg.Targets[0].ID)
+	tg, err := simulate.NewTarget(r.b, cfg.Targets[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,12 +253,12 @@ func TestNoEarlySimulationWhenScenariosAreUpToDate(t *testing.T) {
 	r0.Close()
 	r := newRunner(t, cfg, bench, Options{})
 	defer r.Close()
-	flows, err := r.openTargets(ctx, r.Targets())
+	flows, err := r.openTargets(r.Targets())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeTargets(flows)
-	if off := r.speculate(flows); off != nil {
+	if off := r.speculate(ctx, flows); off != nil {
 		t.Fatal("conversations start early although gen_scenarios has nothing to do")
 	}
 }

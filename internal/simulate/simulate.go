@@ -62,12 +62,12 @@ func Simulate(ctx context.Context, b *work.Bench, targetID string) error {
 }
 
 func simulateOnly(ctx context.Context, b *work.Bench, targetID string) error {
-	t, err := NewTarget(ctx, b, targetID)
+	t, err := NewTarget(b, targetID)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	return Phase(b, t)
+	return Phase(ctx, b, t)
 }
 
 // simulation is one conversations file being made.
@@ -80,7 +80,7 @@ type simulation struct {
 // Phase writes t's conversations.json: every scenario × sample, streamed
 // from scenarios.json in order, each row made (or found, when it was
 // started while scenarios were generated) and written as it finishes.
-func Phase(b *work.Bench, t *Target) error {
+func Phase(ctx context.Context, b *work.Bench, t *Target) error {
 	rows, err := simRows(b)
 	if err != nil {
 		if b.Opts.DryRun {
@@ -115,13 +115,13 @@ func Phase(b *work.Bench, t *Target) error {
 	}
 	t.Bar.SetTotal(len(rows))
 	t.Bar.Bar().SetNote(b.Models.LimitNote(t.model, b.Cfg.UserModel))
-	if err := t.batchWaves(rep, rows); err != nil {
+	if err := t.batchWaves(ctx, rep, rows); err != nil {
 		return err
 	}
 	if err := t.AttachJudge(len(rows)); err != nil {
 		return err
 	}
-	return writeConversations(b, t, sim, rep)
+	return writeConversations(ctx, b, t, sim, rep)
 }
 
 // simRows is the first pass over scenarios.json: the rows of this shard
@@ -155,33 +155,36 @@ func guardSimulate(b *work.Bench, t *Target, out string, rows int) error {
 
 // writeConversations makes every row, writing conversations.json in row
 // order as they finish, and reports the phase.
-func writeConversations(b *work.Bench, t *Target, sim simulation, rep summary.PhaseReport) error {
+func writeConversations(ctx context.Context, b *work.Bench, t *Target, sim simulation, rep summary.PhaseReport) error {
 	w, err := artifacts.NewArrayWriter(sim.out)
 	if err != nil {
 		return err
 	}
 	asm := startConvFile(w, len(sim.rows), 2*t.lane.Cap(), readConv(b, t, sim.rows))
 	defer asm.abort()
-	done, feedErr := feedConversations(b, t, sim.rows, asm)
-	return finishSimulate(b, t, sim, rep, asm, done, feedErr)
+	done, feedErr := feedConversations(ctx, b, t, sim.rows, asm)
+	return finishSimulate(ctx, b, t, sim, rep, asm, done, feedErr)
 }
 
 // feedConversations starts the rows in order, waiting for room in the
 // lane so that only the rows in flight are in memory, and waits for them.
 // done reports, by row, which conversations are stored.
-func feedConversations(b *work.Bench, t *Target, rows []simRow, asm *convFile) (done []bool, feedErr error) {
+func feedConversations(ctx context.Context, b *work.Bench, t *Target, rows []simRow, asm *convFile) (done []bool, feedErr error) {
 	done = make([]bool, len(rows))
 	var wg sync.WaitGroup
 	i := 0
 	feedErr = eachRow(b, rows, func(row convRow) error {
-		if err := t.ctx.Err(); err != nil {
+		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if t.halt.Err() != nil {
+			return context.Canceled // the target stopped; finishSimulate says why
 		}
 		k := i
 		i++
 		wg.Add(1)
 		unit := t.unit(row.sc.ID, row.sample)
-		st := t.start(row, true, true)
+		st := t.start(ctx, row, true, true)
 		st.OnDone(func(o schedule.Outcome[artifacts.Conversation]) {
 			if o.Stored {
 				done[k] = true
@@ -224,7 +227,7 @@ func eachRow(b *work.Bench, rows []simRow, fn func(convRow) error) error {
 // finishSimulate reports the phase and, when every row finished, completes
 // conversations.json and records it; a fatal provider error, a stop by the
 // ceiling or an interruption leaves the old file in place.
-func finishSimulate(b *work.Bench, t *Target, sim simulation, rep summary.PhaseReport, asm *convFile, done []bool, feedErr error) error {
+func finishSimulate(ctx context.Context, b *work.Bench, t *Target, sim simulation, rep summary.PhaseReport, asm *convFile, done []bool, feedErr error) error {
 	rep.Rows = len(sim.rows)
 	notRun := 0
 	for _, ok := range done {
@@ -232,11 +235,11 @@ func finishSimulate(b *work.Bench, t *Target, sim simulation, rep summary.PhaseR
 			notRun++
 		}
 	}
-	if cause := context.Cause(t.ctx); cause != nil && work.Fatal(cause) {
+	if cause := t.halt.Err(); cause != nil && work.Fatal(cause) {
 		b.Report.Add(rep)
 		return cause
 	}
-	if err := t.callCtx.Err(); err != nil || feedErr != nil && !errors.Is(feedErr, context.Canceled) {
+	if err := ctx.Err(); err != nil || feedErr != nil && !errors.Is(feedErr, context.Canceled) {
 		if err == nil {
 			err = feedErr
 		}

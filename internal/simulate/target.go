@@ -22,9 +22,10 @@ import (
 // Target is one target's conversations in one benchmark: the clients
 // and identities its rows share, the fingerprint their row keys start
 // from, and what becomes of a conversation once it is stored (judged at
-// once, in `run`). Its rows start while ctx lives; a fatal provider error
-// (quota, auth) ends ctx so no new row starts, while calls already on the
-// wire finish under callCtx and are stored, not paid again next run.
+// once, in `run`). Its rows run under the context of whoever starts them;
+// a fatal provider error (quota, auth) halts the target so no new row
+// starts, while calls already on the wire finish and are stored, not paid
+// again next run.
 type Target struct {
 	b           *work.Bench
 	id          string
@@ -37,19 +38,17 @@ type Target struct {
 	// audit is the conversation audit's model (nil: validity.audit is off).
 	audit *auditSeat
 
-	ctx     context.Context
-	callCtx context.Context
-	stop    context.CancelCauseFunc
-	lane    *schedule.Lane
+	halt *schedule.Halt
+	lane *schedule.Lane
 	// Bar is the target's share of the simulate bar (nil: not open yet).
 	Bar *work.BarPart
 	// Pipeline: conversations are judged as they end (run), by a judge
 	// NewJudge makes.
 	Pipeline bool
 	// NewJudge makes the judge of the target's conversations when it
-	// pipelines; total sizes its bar. The judge shares the rows' context:
+	// pipelines; total sizes its bar. The judge shares the target's halt:
 	// its fatal error stops the conversations too.
-	NewJudge func(ctx, callCtx context.Context, stop context.CancelCauseFunc, total int) (Judge, error)
+	NewJudge func(halt *schedule.Halt, total int) (Judge, error)
 	judge    Judge     // nil: conversations are not judged as they end
 	waves    *simWaves // nil: no role of this target is sent in batch waves
 	rows     sync.WaitGroup
@@ -60,9 +59,9 @@ type Target struct {
 
 // Judge judges a target's conversations as they are stored.
 type Judge interface {
-	// Offer starts the verdict of a stored conversation (the judge may
-	// read it back from the call store later).
-	Offer(conv *artifacts.Conversation)
+	// Offer starts the verdict of a stored conversation under ctx (the
+	// judge may read it back from the call store later).
+	Offer(ctx context.Context, conv *artifacts.Conversation)
 	// Close stops new verdicts and waits for those started.
 	Close()
 }
@@ -76,11 +75,9 @@ func (t *Target) Model() config.ModelConfig { return t.model }
 // Judge is the judge attached to the target (nil: none).
 func (t *Target) Judge() Judge { return t.judge }
 
-// Context is the context the target's calls run under.
-func (t *Target) Context() context.Context { return t.callCtx }
 
 // newSimTarget opens a target's clients. Its rows run under ctx (see Target).
-func NewTarget(ctx context.Context, b *work.Bench, targetID string) (*Target, error) {
+func NewTarget(b *work.Bench, targetID string) (*Target, error) {
 	target, err := b.TargetConfig(targetID)
 	if err != nil {
 		return nil, err
@@ -90,24 +87,20 @@ func NewTarget(ctx context.Context, b *work.Bench, targetID string) (*Target, er
 		b: b, id: targetID, model: target,
 		userID: clientset.Identity(b.Cfg.UserModel), targetIdent: clientset.Identity(target),
 		rowKeyBase: phase.Fingerprint(in["metrics"], in["target_prompt"], in["settings"], in["user_model"], in["target_model"], in["prompts"], in["validity"]),
-		callCtx:    ctx,
+		halt:       &schedule.Halt{},
 		lane:       b.Lane(phase.StageSimulate, targetID),
 	}
-	t.ctx, t.stop = context.WithCancelCause(ctx)
 	if b.Opts.DryRun {
 		return t, nil // a plan calls nothing: keys may still be missing
 	}
 	if t.userC, err = b.Models.Model("user_model", b.Cfg.UserModel); err != nil {
-		t.stop(nil)
 		return nil, err
 	}
 	tf, _ := b.Cfg.TargetField(targetID)
 	if t.targetC, err = b.Models.Model(tf, target); err != nil {
-		t.stop(nil)
 		return nil, err
 	}
 	if t.audit, err = openAudit(b); err != nil {
-		t.stop(nil)
 		return nil, err
 	}
 	return t, nil
@@ -140,7 +133,7 @@ func (t *Target) AttachJudge(total int) error {
 	if !t.Pipeline || t.judge != nil || t.NewJudge == nil {
 		return nil
 	}
-	j, err := t.NewJudge(t.ctx, t.callCtx, t.stop, total)
+	j, err := t.NewJudge(t.halt, total)
 	if err != nil {
 		return err
 	}
@@ -150,7 +143,7 @@ func (t *Target) AttachJudge(total int) error {
 
 // Close stops new rows and waits for the rows this target started.
 func (t *Target) Close() {
-	t.stop(nil)
+	t.halt.Stop(nil)
 	t.rows.Wait()
 	t.Bar.Close()
 	if t.judge != nil {
@@ -172,16 +165,20 @@ func (t *Target) unit(id string, sample int) string {
 // started already. With wait the caller waits for room in the lane. keep
 // says whether the row keeps its conversation for whoever awaits it (a row
 // offered before its output exists stores it and lets it go).
-func (t *Target) start(row convRow, wait, keep bool) *schedule.Row[artifacts.Conversation] {
+func (t *Target) start(ctx context.Context, row convRow, wait, keep bool) *schedule.Row[artifacts.Conversation] {
 	unit := t.unit(row.sc.ID, row.sample)
 	st, created := t.b.Convs.Claim(unit, phase.Fingerprint(t.rowKeyBase, row.sc, row.sample))
 	if !created {
 		return st
 	}
 	t.rows.Add(1)
-	ok := t.b.Go(t.ctx, t.lane, wait, func() {
+	ok := t.halt.Err() == nil && t.b.Go(ctx, t.lane, wait, func() {
 		defer t.rows.Done()
-		st.Finish(t.run(st, unit, row, keep))
+		if t.halt.Err() != nil { // halted while it waited for room
+			st.Finish(schedule.Outcome[artifacts.Conversation]{Status: schedule.Stopped})
+			return
+		}
+		st.Finish(t.run(ctx, st, unit, row, keep))
 	}, func() {
 		defer t.rows.Done()
 		st.Finish(schedule.Outcome[artifacts.Conversation]{Status: schedule.Stopped})
@@ -194,21 +191,21 @@ func (t *Target) start(row convRow, wait, keep bool) *schedule.Row[artifacts.Con
 }
 
 // run makes one conversation, or replays the stored one, and stores it.
-func (t *Target) run(st *schedule.Row[artifacts.Conversation], unit string, row convRow, keep bool) schedule.Outcome[artifacts.Conversation] {
+func (t *Target) run(ctx context.Context, st *schedule.Row[artifacts.Conversation], unit string, row convRow, keep bool) schedule.Outcome[artifacts.Conversation] {
 	st.WaitPrev()
 	start := time.Now()
 	u, err := t.b.Store.Unit(unit)
 	if err != nil {
-		return t.done(row, schedule.Outcome[artifacts.Conversation]{Status: schedule.Failed, Reason: err.Error()}, work.Paid{}, row.sc.ID, keep, false)
+		return t.done(ctx, row, schedule.Outcome[artifacts.Conversation]{Status: schedule.Failed, Reason: err.Error()}, work.Paid{}, row.sc.ID, keep, false)
 	}
 	defer u.Close()
 	var conv artifacts.Conversation
 	if u.Result(st.Key(), &conv) && conv.Status != artifacts.StatusError && !auditFailed(conv) {
 		o := schedule.Outcome[artifacts.Conversation]{Status: schedule.Reused, Stored: true, Val: &conv, Took: time.Since(start)}
-		return t.done(row, o, work.Paid{}, conv.ConvID, keep, true)
+		return t.done(ctx, row, o, work.Paid{}, conv.ConvID, keep, true)
 	}
 	user, target := turnOrder{u.Client(t.userID, t.userC), t.lane}, turnOrder{u.Client(t.targetIdent, t.targetC), t.lane}
-	conv, err = stages.Converse(t.callCtx, user, target, t.b.Prompts, t.spec(row), t.converseOptions(u))
+	conv, err = stages.Converse(ctx, user, target, t.b.Prompts, t.spec(row), t.converseOptions(u))
 	s := t.waves.paidFor(unit, u.Stats())
 	out := schedule.Outcome[artifacts.Conversation]{Took: time.Since(start)}
 	paid := work.Paid{Spent: s.Spent, Saved: s.Saved}
@@ -217,14 +214,14 @@ func (t *Target) run(st *schedule.Row[artifacts.Conversation], unit string, row 
 		// stored; the row is simply not finished. A fatal provider error
 		// stops this target's rows.
 		if work.Fatal(err) {
-			t.stop(err)
+			t.halt.Stop(err)
 		}
 		out.Status = schedule.Stopped
-		return t.done(row, out, paid, "", keep, false)
+		return t.done(ctx, row, out, paid, "", keep, false)
 	}
 	if err := u.SetResult(convResultKey(st.Key(), conv), conv); err != nil {
 		out.Status, out.Reason = schedule.Failed, err.Error()
-		return t.done(row, out, paid, conv.ConvID, keep, false)
+		return t.done(ctx, row, out, paid, conv.ConvID, keep, false)
 	}
 	out.Val, out.Stored, out.Status = &conv, true, schedule.Done
 	switch {
@@ -235,7 +232,7 @@ func (t *Target) run(st *schedule.Row[artifacts.Conversation], unit string, row 
 	case s.Misses == 0:
 		out.Status = schedule.Reused
 	}
-	return t.done(row, out, paid, conv.ConvID, keep, false)
+	return t.done(ctx, row, out, paid, conv.ConvID, keep, false)
 }
 
 // auditFailed: the audit gave no answer (asked again next run).
@@ -256,7 +253,7 @@ func (t *Target) converseOptions(u *callstore.Unit) stages.ConverseOptions {
 // done counts a finished row in the summary and on the bar, hands a
 // stored conversation to its judge, and returns the outcome. replayed: the
 // conversation was stored by an earlier run (not shown turn by turn again).
-func (t *Target) done(row convRow, o schedule.Outcome[artifacts.Conversation], paid work.Paid, name string, keep, replayed bool) schedule.Outcome[artifacts.Conversation] {
+func (t *Target) done(ctx context.Context, row convRow, o schedule.Outcome[artifacts.Conversation], paid work.Paid, name string, keep, replayed bool) schedule.Outcome[artifacts.Conversation] {
 	b := t.b
 	b.Report.Count(phase.StageSimulate, t.id, name, o.Status, o.Reason, paid.Spent, paid.Saved)
 	if b := t.Bar; b != nil {
@@ -273,7 +270,7 @@ func (t *Target) done(row convRow, o schedule.Outcome[artifacts.Conversation], p
 		printTurns(b, *o.Val)
 	}
 	if t.judge != nil {
-		t.judge.Offer(o.Val)
+		t.judge.Offer(ctx, o.Val)
 	}
 	if !keep {
 		o.Val = nil // stored: whoever needs it reads it back
@@ -311,14 +308,14 @@ func convResultKey(rowKey string, conv artifacts.Conversation) string {
 // sample) as soon as generation has them, before scenarios.json exists:
 // the row keys hash the scenario as simulate reads it back from the file,
 // which a JSON round trip gives exactly.
-func (t *Target) Offer(variants []artifacts.Scenario) {
+func (t *Target) Offer(ctx context.Context, variants []artifacts.Scenario) {
 	for _, v := range variants {
 		sc, err := canonicalScenario(v)
 		if err != nil {
 			continue // simulate starts it from the file
 		}
 		for smp := range t.b.Cfg.Generation.NumSamples {
-			t.start(convRow{sc, smp}, false, false)
+			t.start(ctx, convRow{sc, smp}, false, false)
 			if t.Started != nil {
 				t.Started.Add(1)
 			}

@@ -127,13 +127,13 @@ type simWaves struct {
 // means the waves stopped (interrupted, a fatal provider error, an
 // untrustworthy batch state file); the phase is reported stopped, and a
 // rerun resumes.
-func (t *Target) batchWaves(rep summary.PhaseReport, rows []simRow) error {
+func (t *Target) batchWaves(ctx context.Context, rep summary.PhaseReport, rows []simRow) error {
 	w := t.newSimWaves(rows)
 	if w == nil {
 		return nil
 	}
 	t.waves = w
-	err := w.run(t.ctx)
+	err := w.run(ctx)
 	if err == nil {
 		return nil
 	}
@@ -250,6 +250,9 @@ func (w *simWaves) pass(ctx context.Context) error {
 	err := eachRow(t.b, w.rows, func(row convRow) error {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if t.halt.Err() != nil {
+			return context.Canceled // the target stopped
 		}
 		wg.Add(1)
 		if !t.b.Go(ctx, t.lane, true, func() { defer wg.Done(); w.row(ctx, row) }, wg.Done) {
