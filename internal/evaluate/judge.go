@@ -36,8 +36,8 @@ type Target struct {
 
 	halt *schedule.Halt
 	lane *schedule.Lane
-	bar     *work.BarPart
-	rows    sync.WaitGroup
+	bar  *work.BarPart
+	rows sync.WaitGroup
 	// held counts conversations kept in memory by verdict rows waiting for
 	// the lane; past keep they are read back from the call store instead,
 	// so a judge far behind the simulation costs no memory worth counting.

@@ -75,7 +75,6 @@ func (t *Target) Model() config.ModelConfig { return t.model }
 // Judge is the judge attached to the target (nil: none).
 func (t *Target) Judge() Judge { return t.judge }
 
-
 // newSimTarget opens a target's clients. Its rows run under ctx (see Target).
 func NewTarget(b *work.Bench, targetID string) (*Target, error) {
 	target, err := b.TargetConfig(targetID)
