@@ -121,6 +121,9 @@ func (d *benchDecoder) decode(body ast.Node) {
 			return
 		}
 		entries, _ = d.mapping(body, "")
+		if d.foreign(entries, benchTopKeys(), "benchmark.yaml") {
+			return
+		}
 	}
 	seen := map[string]bool{}
 	misspelt := map[string]bool{}

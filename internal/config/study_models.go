@@ -103,6 +103,9 @@ func (d *studyModelsDecoder) decode(body ast.Node) {
 		}
 		return
 	}
+	if d.foreign(entries, []string{"models"}, "models.yaml") {
+		return
+	}
 	found := false
 	for _, e := range entries {
 		if e.key != "models" {

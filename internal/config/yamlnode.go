@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -336,7 +337,9 @@ func (t *tree) typeProblem(raw ast.Node, field, want string) {
 	n := t.deref(raw)
 	line, col := nodePos(raw)
 	got := describe(n)
-	if !isSecretField(field) {
+	// The whole file (field "") is never quoted: a file that is not a
+	// mapping is not the file expected at all (a link to .env, say).
+	if field != "" && !isSecretField(field) {
 		got = describeValue(n)
 	}
 	t.ps.add(line, col, field, "expected %s, got %s", want, got)
@@ -541,6 +544,27 @@ func (t *tree) value(raw ast.Node, field string, depth int) (any, bool) {
 	}
 	t.typeProblem(raw, field, "a YAML value")
 	return nil, false
+}
+
+// foreign reports whether a file's top-level keys show it is not the kind
+// of file expected (what, e.g. "models.yaml") — none of them is a known key
+// or a near miss of one — and then records one problem that quotes none
+// of them: such a file may be anything, such as a .env full of keys that a
+// link put in the place of models.yaml. Keys starting with "x-" count as
+// known (config.yaml's anchor holders).
+func (t *tree) foreign(entries []entry, known []string, what string) bool {
+	if len(entries) == 0 {
+		return false
+	}
+	for _, e := range entries {
+		if slices.Contains(known, e.key) || strings.HasPrefix(e.key, "x-") || suggest(e.key, known) != "" {
+			return false
+		}
+	}
+	line, col := entries[0].line(), entries[0].col()
+	t.ps.add(line, col, "", "this is not a %s: none of its %d top-level keys is one of %s (the file's content is not shown)",
+		what, len(entries), strings.Join(known, ", "))
+	return true
 }
 
 // joinField builds key paths: joinField("run", "force") = "run.force".
