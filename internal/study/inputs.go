@@ -386,6 +386,10 @@ func checkKeySpelling(ps *problems, file string, lines jsonLines, entry, key str
 	}
 }
 
+// idsProblem is what keeps name from being a benchmark folder's name in
+// a metric key ("" when it is one).
+func idsProblem(name string) string { return ids.Problem(name, ids.MaxName) }
+
 // SplitKey splits "<benchmark>__<metric_id>".
 func SplitKey(key string) (bench, metric string, ok bool) {
 	i := strings.LastIndex(key, "__")
