@@ -76,6 +76,9 @@ func TestLoadRejectsBadInputs(t *testing.T) {
 		{"id that is not a file name", func(t *testing.T, b string) {
 			studytest.Edit(t, filepath.Join(b, study.ModelsFile), "id: model-b", "id: ../model-b")
 		}, []string{"models.yaml:3:", "models[1].id", "not a plain file name"}, "config"},
+		{"model id too long for a file name", func(t *testing.T, b string) {
+			studytest.Edit(t, filepath.Join(b, study.ModelsFile), "id: model-b", "id: "+strings.Repeat("b", 300))
+		}, []string{"models.yaml:3:", "models[1].id", "longer than 100 characters"}, "config"},
 		{"age that is neither", func(t *testing.T, b string) {
 			studytest.Edit(t, filepath.Join(b, "beta", "scenarios.json"), `"Adult (18+)"`, `"Grown-up"`)
 		}, []string{filepath.Join("beta", "scenarios.json"), "row 1", "demographic.age", `"Grown-up" is not recognisably`}, "file"},
