@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/site"
@@ -46,7 +47,25 @@ type Report struct {
 
 // Publish writes s (scored as res) under opts.Out. Model text goes into
 // JSON strings only (escaped as Python's json.dumps does), never into HTML.
+//
+// All or nothing: a first pass builds every file and checks every path,
+// the manifest and the output directory (ids, lengths, links) and reads
+// every input, writing nothing; only when it passes does the second pass
+// write. A refused input leaves the output directory byte for byte as it
+// was. The second pass first removes the temp files a killed publish left.
 func Publish(ctx context.Context, s *study.Study, res *study.Result, opts Options) (*Report, error) {
+	if _, err := publish(ctx, s, res, opts, check); err != nil {
+		return nil, err
+	}
+	m := write
+	if opts.DryRun {
+		m = dry
+	}
+	return publish(ctx, s, res, opts, m)
+}
+
+// publish is one pass of Publish.
+func publish(ctx context.Context, s *study.Study, res *study.Result, opts Options, m mode) (*Report, error) {
 	if len(s.Models) == 0 {
 		return nil, &study.InputError{Problems: []study.Problem{{File: s.Inputs.ModelsPath(), Msg: "no model has score rows in the study's benchmarks: nothing to publish (run the benchmarks first)"}}}
 	}
@@ -54,7 +73,10 @@ func Publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 		return nil, err
 	}
 	rep := &Report{Out: opts.Out, DryRun: opts.DryRun, Written: []string{}, Removed: []string{}, Warnings: []string{}, Models: len(s.Models)}
-	w := newWriter(opts.Out, opts.DryRun, rep)
+	w := newWriter(opts.Out, m, rep)
+	if m == write {
+		w.sweepTemps(time.Now())
+	}
 	scores := scoresData(s)
 	for _, f := range []struct {
 		name    string
@@ -221,13 +243,18 @@ func checkFileNames(s *study.Study) error {
 	var ps []study.Problem
 	for _, b := range s.Benchmarks {
 		for _, id := range b.Order {
-			if !fileName.MatchString(id) || strings.Contains(id, "..") {
+			if !fileName.MatchString(id) || strings.Contains(id, "..") || !isID(id) {
 				ps = append(ps, study.Problem{File: artifacts.BenchPaths(b.Dir).Scenarios(), Entry: "id", Key: id,
 					Msg: "is not a plain file name (letters, digits, '.', '_', '-'): publish writes it as scenarios/<benchmark>/<model>/<id>.json"})
 			}
 		}
-		if !fileName.MatchString(b.Slug) {
+		if !fileName.MatchString(b.Slug) || !isID(b.Slug) {
 			ps = append(ps, study.Problem{File: b.Dir, Key: b.Slug, Msg: "a benchmark directory name must be a plain file name"})
+		}
+	}
+	for _, m := range s.Models {
+		if !isID(m.ID) {
+			ps = append(ps, study.Problem{File: s.Inputs.ModelsPath(), Line: m.Line, Entry: "id", Key: m.ID, Msg: "is not an id: publish writes it as scenarios/<benchmark>/<model>/…"})
 		}
 	}
 	if len(ps) > 0 {
