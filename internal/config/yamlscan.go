@@ -38,7 +38,7 @@ const (
 	MaxYAMLPathBytes = 8 << 20
 	// MaxYAMLExpanded bounds the nodes the decoder visits, an alias
 	// counting as every node it stands for ("billion laughs").
-	MaxYAMLExpanded = 200_000
+	MaxYAMLExpanded = 100_000
 )
 
 // countMarks checks MaxYAMLMarks on the raw bytes and returns the line
