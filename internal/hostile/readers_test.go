@@ -11,6 +11,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/hostile"
 	"github.com/impactbench/impactbench/internal/labels"
+	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/study"
 )
 
@@ -115,6 +116,10 @@ func jsonCases() []hostile.Case {
 		eachRow("scores.json", func(p string) error {
 			return artifacts.EachScore(p, func(int, artifacts.Score) error { return nil })
 		}))...)
+	out = append(out, sorted("results.json", hostile.JSONShapes("", ""), one("results.json"),
+		eachRow("results.json", func(p string) error { _, err := results.ReadResults(p); return err }))...)
+	out = append(out, sorted("study.json", hostile.JSONShapes(`{"version": 1, "nodes": `, "}"), one("study.json"),
+		eachRow("study.json", func(p string) error { _, err := study.ReadResult(p); return err }))...)
 	lbl := hostile.JSONShapes(`{"conv_id": "m01_s001_v01__t__s0", "metric_id": "m01", "note": `, "}\n")
 	lbl["many bad lines"] = func() []byte { return []byte(strings.Repeat("{}\n", hostile.MaxInput/3)) }
 	out = append(out, sorted("labels.jsonl", lbl, one("labels.jsonl"), eachRow("labels.jsonl", func(p string) error {
