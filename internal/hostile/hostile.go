@@ -70,6 +70,9 @@ func Run(t *testing.T, testName string, cases []Case) []Result {
 	if testing.Short() {
 		t.Skip("hostile inputs are measured in child processes: not in -short")
 	}
+	if raceBuild {
+		t.Skip("the race detector multiplies memory and time: peaks are measured without -race")
+	}
 	var out []Result
 	for _, c := range cases {
 		r := runParent(t, testName, c)
@@ -90,8 +93,6 @@ func Check(t *testing.T, results []Result) {
 			t.Errorf("%s: the input is %d bytes, over the %d the goal is for", r.Case, r.Bytes, MaxInput)
 		case r.RSS == 0:
 			t.Logf("%s: peak memory not measured on this system", r.Case)
-		case raceBuild:
-			// -race multiplies memory: run without it to judge the peaks.
 		case r.RSS > MaxRSS:
 			t.Errorf("%s: peak memory %.1f MB, over %d MB", r.Case, float64(r.RSS)/(1<<20), MaxRSS>>20)
 		}

@@ -118,8 +118,9 @@ func jsonCases() []hostile.Case {
 		}))...)
 	out = append(out, sorted("results.json", hostile.JSONShapes("", ""), one("results.json"),
 		eachRow("results.json", func(p string) error { _, err := results.ReadResults(p); return err }))...)
-	out = append(out, sorted("study.json", hostile.JSONShapes(`{"version": 1, "nodes": `, "}"), one("study.json"),
-		eachRow("study.json", func(p string) error { _, err := study.ReadResult(p); return err }))...)
+	readStudy := eachRow("study.json", func(p string) error { _, err := study.ReadResult(p); return err })
+	out = append(out, sorted("study.json", hostile.JSONShapes(`{"version": 1, "nodes": `, "}"), one("study.json"), readStudy)...)
+	out = append(out, sorted("study.json cells", hostile.JSONShapes(`{"version": 1, "cells": `, "}"), one("study.json"), readStudy)...)
 	lbl := hostile.JSONShapes(`{"conv_id": "m01_s001_v01__t__s0", "metric_id": "m01", "note": `, "}\n")
 	lbl["many bad lines"] = func() []byte { return []byte(strings.Repeat("{}\n", hostile.MaxInput/3)) }
 	out = append(out, sorted("labels.jsonl", lbl, one("labels.jsonl"), eachRow("labels.jsonl", func(p string) error {
