@@ -74,6 +74,9 @@ func publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 	}
 	rep := &Report{Out: opts.Out, DryRun: opts.DryRun, Written: []string{}, Removed: []string{}, Warnings: []string{}, Models: len(s.Models)}
 	w := newWriter(opts.Out, m, rep)
+	for _, model := range s.Models {
+		w.models = append(w.models, model.ID)
+	}
 	if m == write {
 		w.sweepTemps(time.Now())
 	}
@@ -211,6 +214,12 @@ func runFiles(ctx context.Context, path string, want map[convKey][]target, w *wr
 		}
 		found++
 		for _, t := range ts {
+			if w.mode == check {
+				if err := w.checkOnly(t, sb); err != nil {
+					return err
+				}
+				continue
+			}
 			data, err := encode(newScenarioFile(c, t.row.Scenario, t.verdict.Justification), false)
 			if err != nil {
 				return err
@@ -232,6 +241,19 @@ func runFiles(ctx context.Context, path string, want map[convKey][]target, w *wr
 		w.rep.Warnings = append(w.rep.Warnings, fmt.Sprintf("%s: %d judged conversation(s) are missing; their transcripts are not published", path, missing))
 	}
 	return nil
+}
+
+// checkOnly is runFiles's first pass: the conversation was read (so its
+// file is whole and valid); its scenario file's path, and with the site
+// its transcript file's, are checked, without building either.
+func (w *writer) checkOnly(t target, sb *site.Builder) error {
+	if err := w.emit(t.rel, nil); err != nil {
+		return err
+	}
+	if sb == nil {
+		return nil
+	}
+	return w.checkPath(site.TranscriptPath(t.row.Bench, w.models[t.model]))
 }
 
 // fileName is what a path segment of a published file may be.

@@ -49,10 +49,11 @@ const (
 // removes is one publish would generate (generated), and no directory on
 // the way to it under out may be a symbolic link.
 type writer struct {
-	out  string
-	mode mode
-	rep  *Report
-	seen map[string]bool
+	out    string
+	mode   mode
+	rep    *Report
+	seen   map[string]bool
+	models []string // the study's model ids, by index
 }
 
 func newWriter(out string, m mode, rep *Report) *writer {
@@ -71,17 +72,13 @@ func (w *writer) emit(rel string, data []byte) error {
 	}
 	w.seen[rel] = true
 	w.rep.Files++
-	if !generated(rel) {
-		return &artifacts.FileError{Path: filepath.Join(w.out, filepath.FromSlash(rel)), Row: -1,
-			Err: errors.New("is not a path publish writes: an id in it is not an id, or a name is too long")}
-	}
-	path := filepath.Join(w.out, filepath.FromSlash(rel))
-	if err := noLinks(w.out, rel); err != nil {
+	if err := w.checkPath(rel); err != nil {
 		return err
 	}
 	if w.mode == check {
 		return nil
 	}
+	path := filepath.Join(w.out, filepath.FromSlash(rel))
 	if same(path, data) {
 		w.rep.Unchanged++
 		return nil
@@ -91,6 +88,16 @@ func (w *writer) emit(rel string, data []byte) error {
 		return nil
 	}
 	return replaceFile(path, data)
+}
+
+// checkPath refuses rel unless publish generates it and nothing on its
+// way under out is a link.
+func (w *writer) checkPath(rel string) error {
+	if !generated(rel) {
+		return &artifacts.FileError{Path: filepath.Join(w.out, filepath.FromSlash(rel)), Row: -1,
+			Err: errors.New("is not a path publish writes: an id in it is not an id, or a name is too long")}
+	}
+	return noLinks(w.out, rel)
 }
 
 // emitAll emits the site's files.
