@@ -265,5 +265,5 @@ func compareStudies(g *globals, argA, argB, out string) error {
 	if g.JSON {
 		return writeJSON(g.stdout, rep)
 	}
-	return rep.WriteTable(g.stdout)
+	return rep.WriteTable(sanitize.NewTextWriter(g.stdout)) // names come from both files
 }

@@ -9,7 +9,8 @@ import (
 
 // TestStudyPrintsNamesAsText: a benchmark folder whose name holds
 // terminal escape sequences, and taxonomy names holding them, reach
-// neither stdout nor stderr of study, status --study or publish as
+// neither stdout nor stderr of study, status --study, publish or
+// compare --study as
 // control characters; init --study refuses to draft keys from such a
 // folder (exit 2 naming it).
 func TestStudyPrintsNamesAsText(t *testing.T) {
@@ -59,11 +60,25 @@ func TestStudyPrintsNamesAsText(t *testing.T) {
 			t.Errorf("%v: the warning about the folder is missing:\n%s", args, errs)
 		}
 	}
+	// compare --study prints the levels and models of two study.json files
+	// from anywhere.
+	sj := filepath.Join(dir, "benchmarks", "study.json")
+	b, err = os.ReadFile(sj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sj, []byte(strings.ReplaceAll(string(b), `"overall"`, `"overall\u001b]0;t\u0007"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, dir, "compare", "--study", dir, dir)
+	if code != 0 || !strings.Contains(out, "overall]0;t") || strings.ContainsAny(out+errs, "\x1b\x07") {
+		t.Errorf("compare --study: exit %d\n%q\n%s", code, out, errs)
+	}
 	yaml := "name: evil\ndescription: d\nmetrics:\n  - {id: m01, name: M, type: positive, definition: d, examples: [e]}\n"
 	if err := os.WriteFile(filepath.Join(dir, "benchmarks", evil, "benchmark.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs := run(t, dir, "init", "--study", dir, "--force")
+	code, _, errs = run(t, dir, "init", "--study", dir, "--force")
 	if code != ExitUsage || !strings.Contains(errs, "rename the folder") || strings.ContainsAny(errs, "\x1b\x07") {
 		t.Errorf("init --study over a folder named with escapes: exit %d\n%q", code, errs)
 	}
