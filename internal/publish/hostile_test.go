@@ -182,6 +182,9 @@ func TestRefusedPublishWritesNothing(t *testing.T) {
 		"over-long model id": func(t *testing.T, _ string, s *study.Study) {
 			s.Models[len(s.Models)-1].ID = strings.Repeat("m", 300)
 		},
+		"a file where a folder goes": func(t *testing.T, dir string, s *study.Study) {
+			writeFile(t, filepath.Join(dir, "out", "scenarios"), "mine\n")
+		},
 		"damaged conversations of the last model": func(t *testing.T, dir string, s *study.Study) {
 			b := s.Benchmarks[len(s.Benchmarks)-1]
 			r := b.Runs[len(b.Runs)-1]
@@ -207,5 +210,26 @@ func TestRefusedPublishWritesNothing(t *testing.T) {
 				t.Errorf("a refused publish changed --out: %d entries added, e.g. %v", len(added), added[:min(3, len(added))])
 			}
 		})
+	}
+}
+
+// --out naming a file, or a file in the way of a folder publish writes,
+// is an input error (exit 2) naming it, and nothing changes.
+func TestFilesInTheWayAreInputErrors(t *testing.T) {
+	dir, s := smallStudy(t)
+	file := filepath.Join(dir, "notes.txt")
+	writeFile(t, file, "mine\n")
+	out := filepath.Join(dir, "out")
+	writeFile(t, filepath.Join(out, "data"), "mine\n")
+	for _, o := range []string{file, out} {
+		before := tree(t, dir)
+		err := publishErr(s, o)
+		var fe *artifacts.FileError
+		if !errors.As(err, &fe) {
+			t.Errorf("--out %s: want a *FileError, got %T %v", o, err, err)
+		}
+		if after := tree(t, dir); !maps.Equal(before, after) {
+			t.Errorf("--out %s: a refused publish changed files", o)
+		}
 	}
 }

@@ -3,7 +3,9 @@ package publish
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -71,6 +73,9 @@ func publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 	}
 	if err := checkFileNames(s); err != nil {
 		return nil, err
+	}
+	if st, err := os.Stat(opts.Out); err == nil && !st.IsDir() {
+		return nil, &artifacts.FileError{Path: opts.Out, Row: -1, Err: errors.New("is not a directory: publish writes a folder of files there")}
 	}
 	rep := &Report{Out: opts.Out, DryRun: opts.DryRun, Written: []string{}, Removed: []string{}, Warnings: []string{}, Models: len(s.Models)}
 	w := newWriter(opts.Out, m, rep)

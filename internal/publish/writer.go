@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -121,6 +122,9 @@ func noLinks(out, rel string) error {
 		st, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
+		}
+		if errors.Is(err, syscall.ENOTDIR) {
+			return &artifacts.FileError{Path: p, Row: -1, Err: fmt.Errorf("a file is in the way of %s, which publish writes; remove it", rel)}
 		}
 		if err != nil {
 			return fmt.Errorf("publish: %w", err)
