@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/impactbench/impactbench/internal/compare"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/publish"
+	"github.com/impactbench/impactbench/internal/sanitize"
 	"github.com/impactbench/impactbench/internal/study"
 )
 
@@ -54,7 +56,7 @@ func (g *globals) loadStudy() (*study.Study, *study.Result, string, error) {
 	}
 	if !g.Quiet {
 		for _, w := range s.Warnings {
-			fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", w)
+			fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", sanitize.Terminal(w))
 		}
 	}
 	return s, s.Compute(), dir, nil
@@ -88,7 +90,7 @@ rank intervals, and how many base scenarios it rests on. Writes benchmarks/study
 			if g.JSON {
 				return writeJSON(g.stdout, studyJSON{Command: "study", Summary: sum})
 			}
-			return sum.WriteText(g.stdout)
+			return sum.WriteText(sanitize.NewTextWriter(g.stdout)) // names come from files
 		},
 	}
 }
@@ -157,30 +159,32 @@ from any static host. Publishing without --site later removes it.`,
 // printPublish prints what publish did; a dry run lists every change (up
 // to maxListed, then per directory).
 func printPublish(g *globals, rep *publish.Report) {
+	// Paths and warnings carry names from files and folders.
+	out := sanitize.NewTextWriter(g.stdout)
 	verb, rm := "wrote", "removed"
 	if rep.DryRun {
 		verb, rm = "would write", "would remove"
 	}
-	fmt.Fprintf(g.stdout, "%s: %d models, %d metrics, %d scenarios, %d conversations; %d files: %s %d, %d unchanged, %s %d\n",
+	fmt.Fprintf(out, "%s: %d models, %d metrics, %d scenarios, %d conversations; %d files: %s %d, %d unchanged, %s %d\n",
 		rep.Out, rep.Models, rep.Metrics, rep.Scenarios, rep.Conversations, rep.Files, verb, len(rep.Written), rep.Unchanged, rm, len(rep.Removed))
 	if rep.DryRun {
-		listFiles(g, verb, rep.Written)
-		listFiles(g, rm, rep.Removed)
+		listFiles(out, verb, rep.Written)
+		listFiles(out, rm, rep.Removed)
 	}
 	if rep.Site != "" && !rep.DryRun {
-		fmt.Fprintf(g.stdout, "site: open %s (from disk or any static host)\n", rep.Site)
+		fmt.Fprintf(out, "site: open %s (from disk or any static host)\n", rep.Site)
 	}
 	for _, w := range rep.Warnings {
-		fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", w)
+		fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", sanitize.Terminal(w))
 	}
 }
 
 const maxListed = 40
 
-func listFiles(g *globals, verb string, files []string) {
+func listFiles(out io.Writer, verb string, files []string) {
 	if len(files) <= maxListed {
 		for _, f := range files {
-			fmt.Fprintf(g.stdout, "  %s %s\n", verb, f)
+			fmt.Fprintf(out, "  %s %s\n", verb, f)
 		}
 		return
 	}
@@ -199,9 +203,9 @@ func listFiles(g *globals, verb string, files []string) {
 	sort.Strings(keys)
 	for _, d := range keys {
 		if strings.HasSuffix(d, "/") {
-			fmt.Fprintf(g.stdout, "  %s %s (%d files)\n", verb, d, dirs[d])
+			fmt.Fprintf(out, "  %s %s (%d files)\n", verb, d, dirs[d])
 		} else {
-			fmt.Fprintf(g.stdout, "  %s %s\n", verb, d)
+			fmt.Fprintf(out, "  %s %s\n", verb, d)
 		}
 	}
 }
@@ -224,7 +228,7 @@ func statusStudy(g *globals) error {
 	if g.JSON {
 		return writeJSON(g.stdout, studyJSON{Command: "status", Summary: sum})
 	}
-	return sum.WriteText(g.stdout)
+	return sum.WriteText(sanitize.NewTextWriter(g.stdout)) // names come from files
 }
 
 // studyFile finds a study.json from a compare argument: the file, a
@@ -261,5 +265,5 @@ func compareStudies(g *globals, argA, argB, out string) error {
 	if g.JSON {
 		return writeJSON(g.stdout, rep)
 	}
-	return rep.WriteTable(g.stdout)
+	return rep.WriteTable(sanitize.NewTextWriter(g.stdout)) // names come from both files
 }

@@ -57,6 +57,24 @@ func LoadBenchmark(path string) (*Benchmark, error) {
 	return b, nil
 }
 
+// BenchmarkName is the name: of the benchmark.yaml at path (the file or
+// its directory), read with every bound LoadBenchmark applies, or "" when
+// the file is missing, refused or has no name. It is for displays that show
+// what they can of a half-finished benchmark (status): a problem elsewhere
+// in the file does not lose the name.
+func BenchmarkName(path string) string {
+	file, err := benchmarkFile(path)
+	if err != nil {
+		return ""
+	}
+	src, err := readCapped(file, MaxBenchmarkBytes)
+	if err != nil {
+		return ""
+	}
+	b, _ := decodeBenchmark(file, src)
+	return b.Name
+}
+
 // benchmarkFile turns a benchmark directory into its benchmark.yaml.
 func benchmarkFile(path string) (string, error) {
 	st, err := os.Stat(path)
@@ -103,6 +121,9 @@ func (d *benchDecoder) decode(body ast.Node) {
 			return
 		}
 		entries, _ = d.mapping(body, "")
+		if d.foreign(entries, benchTopKeys(), "benchmark.yaml") {
+			return
+		}
 	}
 	seen := map[string]bool{}
 	misspelt := map[string]bool{}

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"regexp"
 	"strings"
 
@@ -88,12 +88,12 @@ func missingVarMsg(name string) string {
 // error. Parse errors are reported by line only: godotenv's own messages
 // quote the rest of the file, which may contain keys.
 func readDotEnv(path string) (map[string]string, error) {
-	src, err := os.ReadFile(path)
+	src, err := readDotEnvFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err
 	}
 	m, err := godotenv.UnmarshalBytes(src)
 	if err == nil {
@@ -102,6 +102,27 @@ func readDotEnv(path string) (map[string]string, error) {
 	ps := &problems{file: path}
 	ps.add(dotEnvErrorLine(src), 0, "", "malformed line: expected KEY=value (quote values that contain spaces, # or quotes; close every quote)")
 	return nil, ps.err()
+}
+
+// readDotEnvFile reads .env, refusing a file that is not a regular one (a
+// named pipe would block) or is over MaxConfigBytes. Nothing of its
+// content is quoted in the refusal: it holds the keys.
+func readDotEnvFile(path string) ([]byte, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(src) > MaxConfigBytes {
+		ps := &problems{file: path}
+		ps.add(0, 0, "", "file is larger than the %s limit", mib(MaxConfigBytes))
+		return nil, ps.err()
+	}
+	return src, nil
 }
 
 // dotEnvErrorLine finds the statement godotenv rejects: the longest prefix

@@ -87,9 +87,14 @@ func (e problemError) Unwrap() error { return e.p.Err }
 type problems struct {
 	file string
 	list []Problem
+	// closed: a bound stopped the walk; later findings are not reported.
+	closed bool
 }
 
 func (ps *problems) add(line, col int, field, format string, args ...any) {
+	if ps.closed {
+		return
+	}
 	ps.list = append(ps.list, Problem{Line: line, Col: col, Field: field, Msg: fmt.Sprintf(format, args...)})
 }
 

@@ -4,19 +4,24 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/parser"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/impactbench/impactbench/internal/hostile"
 )
 
 // config.yaml and benchmark.yaml are the files a user writes by hand (and
 // a benchmark folder may come from someone else), fuzzed. Seeds: every
 // YAML file under testdata and the scaffold, and testdata/fuzz/<Fuzz…>/,
 // which holds the files of cmd/impactbench's bad-input corpus and every
-// regression the fuzzers found. Properties: no input panics; a file that
+// regression the fuzzers found, and the hostile shapes of internal/hostile
+// (alias bombs, deep nesting, huge lists). Properties: no input allocates
+// more than maxFuzzAlloc in all; no input panics; a file that
 // is not UTF-8 or not YAML is an error naming the file; what is accepted
 // meets the documented bounds; and (benchmark.yaml) SaveMetrics writes the
 // metrics read back as exactly those metrics, the rest unchanged.
@@ -38,8 +43,30 @@ func addYAMLSeeds(f *testing.F, globs ...string) {
 	}
 }
 
+// addHostileSeeds adds the hostile shapes of TestHostileYAMLIsBounded.
+func addHostileSeeds(f *testing.F, head, free, mapKey, anyKey string) {
+	for _, gen := range hostile.YAMLShapes(head, free, mapKey, anyKey) {
+		f.Add(gen())
+	}
+}
+
+// maxFuzzAlloc bounds what one load may allocate in all (TotalAlloc):
+// generous, far below what a reader without bounds takes on the hostile
+// seeds (gigabytes).
+const maxFuzzAlloc = 512 << 20
+
+// allocated runs f and returns the bytes it allocated.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
 func FuzzLoadConfig(f *testing.F) {
 	addYAMLSeeds(f, "testdata/good/*.yaml", "testdata/bad/*.yaml", "testdata/dotenv/config.yaml", "testdata/upstream-config.yaml", "scaffold/config.yaml")
+	addHostileSeeds(f, "", "x-", "user_model", "")
 	dir := f.TempDir()
 	path := filepath.Join(dir, "config.yaml")
 	f.Fuzz(func(t *testing.T, src []byte) {
@@ -47,7 +74,11 @@ func FuzzLoadConfig(f *testing.F) {
 			t.Fatal(err)
 		}
 		// ${VAR} references expand to nothing; .env is never exported.
-		cfg, err := LoadWithOptions(path, LoadOptions{AllowMissingEnv: true, LookupEnv: noEnv})
+		var cfg *Config
+		var err error
+		if n := allocated(func() { cfg, err = LoadWithOptions(path, LoadOptions{AllowMissingEnv: true, LookupEnv: noEnv}) }); n > maxFuzzAlloc {
+			t.Fatalf("loading %d bytes allocated %d MB", len(src), n>>20)
+		}
 		if checkYAMLOutcome(t, path, src, err) {
 			checkConfigBounds(t, cfg)
 		}
@@ -98,9 +129,14 @@ func checkConfigBounds(t *testing.T, cfg *Config) {
 func FuzzLoadBenchmark(f *testing.F) {
 	addYAMLSeeds(f, "testdata/good/bench-*.yaml", "testdata/benchbad/*.yaml", "testdata/commented/*.yaml",
 		"testdata/humanebench/*.yaml", "testdata/save/*.in.yaml", "scaffold/benchmarks/*/benchmark.yaml")
+	addHostileSeeds(f, "name: n\ndescription: d\n", "", "scenario", "lol")
 	const file = "benchmark.yaml"
 	f.Fuzz(func(t *testing.T, src []byte) {
-		b, ps := decodeBenchmark(file, src)
+		var b *Benchmark
+		var ps *problems
+		if n := allocated(func() { b, ps = decodeBenchmark(file, src) }); n > maxFuzzAlloc {
+			t.Fatalf("decoding %d bytes allocated %d MB", len(src), n>>20)
+		}
 		if !checkYAMLOutcome(t, file, src, ps.err()) {
 			return
 		}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // Bounds on what config.yaml and benchmark.yaml may ask for. A value
@@ -46,9 +49,12 @@ const (
 
 // readCapped reads a YAML file, refusing one over limit bytes with the
 // line (and key) of the overlong value when one line is longer than
-// MaxStringBytes, which is how such files come about.
+// MaxStringBytes, which is how such files come about. Anything but a
+// regular file (a named pipe, which would block the read forever, a
+// device, a directory) is refused before a byte is read; links are
+// followed (a benchmark folder may link to a shared benchmark.yaml).
 func readCapped(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +97,18 @@ func longLine(src []byte) (line int, key string) {
 		return n, key
 	}
 	return 0, ""
+}
+
+// openRegular opens path for reading with fsx.Open, turning its refusal
+// of a non-regular file into an *Error naming the file (exit 2).
+func openRegular(path string) (*os.File, error) {
+	f, err := fsx.Open(path)
+	var nr *fsx.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, &Error{File: path, Problems: []Problem{{
+			Msg: fmt.Sprintf("is %s, not a regular file: impactbench reads only regular files", nr.What), Err: err}}}
+	}
+	return f, err
 }
 
 func mib(n int) string {

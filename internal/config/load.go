@@ -243,6 +243,9 @@ func (d *cfgDecoder) decode(body ast.Node) {
 		return
 	}
 	entries, _ := d.mapping(body, "")
+	if d.foreign(entries, topKeys(), "config.yaml") {
+		return
+	}
 	cfg := d.cfg
 	var landmarksAt, pinpointAt *entry
 	for _, e := range entries {

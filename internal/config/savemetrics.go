@@ -46,7 +46,7 @@ func SaveMetrics(path string, metrics []Metric) error {
 		}
 		return err
 	}
-	src, err := os.ReadFile(file)
+	src, err := readCapped(file, MaxBenchmarkBytes)
 	if err != nil {
 		return fmt.Errorf("save metrics: %w", err)
 	}
@@ -281,7 +281,7 @@ func BackupFile(path string, now time.Time) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	src, err := os.ReadFile(file)
+	src, err := readCapped(file, MaxBenchmarkBytes)
 	if err != nil {
 		return "", err
 	}

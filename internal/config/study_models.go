@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/impactbench/impactbench/internal/ids"
 )
 
 // Surfaces a study model can appear on (impactbench-web's ModelSurface):
@@ -103,6 +105,9 @@ func (d *studyModelsDecoder) decode(body ast.Node) {
 		}
 		return
 	}
+	if d.foreign(entries, []string{"models"}, "models.yaml") {
+		return
+	}
 	found := false
 	for _, e := range entries {
 		if e.key != "models" {
@@ -182,7 +187,9 @@ func (d *studyModelsDecoder) model(raw ast.Node, field string) (StudyModel, metr
 		case "run_dir", "id":
 			s, _ := d.scalarText(e.value, f)
 			if s != "" && (!studyIDPattern.MatchString(s) || strings.Contains(s, "..")) {
-				d.ps.add(vl, vc, f, "%q is not a plain file name (letters, digits, '.', '_', '-'; it names a directory)", s)
+				d.ps.add(vl, vc, f, "%s is not a plain file name (letters, digits, '.', '_', '-'; it names a directory)", ids.Quote(s))
+			} else if p := ids.Problem(s, ids.MaxName); s != "" && p != "" {
+				d.ps.add(vl, vc, f, "%s is not an id: %s (it names a directory and published files)", ids.Quote(s), p)
 			}
 			if e.key == "id" {
 				m.ID = s

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 )
@@ -27,6 +29,8 @@ type tree struct {
 	ps      *problems
 	anchors map[string]ast.Node
 	bad     map[string]bool // fields that already have a type problem
+	// reads counts node reads, aliases expanded (see spend).
+	reads int
 	// textProblem: a value was refused as not UTF-8 or too long.
 	textProblem bool
 	// fieldOnLine remembers which field each line's value belongs to, so a
@@ -69,7 +73,15 @@ func parseYAML(src []byte, ps *problems) (ast.Node, *tree, bool) {
 	// to LF in values anyway, and the line count is unchanged, so positions
 	// still match the original file.
 	src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
-	f, err := parser.ParseBytes(src, 0)
+	if line := countMarks(src); line > 0 {
+		ps.add(line, 0, "", "the file has more than %d punctuation marks and lines: over the limit for one file", MaxYAMLMarks)
+		return nil, t, false
+	}
+	tokens := lexer.Tokenize(string(src))
+	if !checkShape(tokens, ps) {
+		return nil, t, false
+	}
+	f, err := parser.Parse(tokens, 0)
 	if err != nil {
 		var ye yaml.Error
 		if errors.As(err, &ye) {
@@ -136,7 +148,15 @@ func (t *tree) collectAnchors(n ast.Node, depth int) {
 }
 
 // deref follows anchors, aliases and tags to the node holding the value.
+// Every read of a node goes through it, so it is where the reads are
+// counted: past MaxYAMLExpanded (aliases of aliases of lists can stand for
+// billions of values in a few lines) it records one problem, stops the
+// file's problem list, and returns nil for every node, so that the rest of
+// the walk ends at once.
 func (t *tree) deref(n ast.Node) ast.Node {
+	if !t.spend(n) {
+		return nil
+	}
 	for range maxDepth {
 		switch v := n.(type) {
 		case *ast.AnchorNode:
@@ -157,6 +177,21 @@ func (t *tree) deref(n ast.Node) ast.Node {
 		}
 	}
 	return nil
+}
+
+// spend counts one read of n against MaxYAMLExpanded.
+func (t *tree) spend(n ast.Node) bool {
+	if t.reads > MaxYAMLExpanded {
+		return false
+	}
+	t.reads++
+	if t.reads <= MaxYAMLExpanded {
+		return true
+	}
+	line, col := nodePos(n)
+	t.ps.add(line, col, "", "aliases make the file stand for more than %d values (an alias counts as every value it stands for): over the limit for one file", MaxYAMLExpanded)
+	t.ps.closed = true // what the truncated walk would add is noise
+	return false
 }
 
 func tokenPos(tk *token.Token) (int, int) {
@@ -336,7 +371,9 @@ func (t *tree) typeProblem(raw ast.Node, field, want string) {
 	n := t.deref(raw)
 	line, col := nodePos(raw)
 	got := describe(n)
-	if !isSecretField(field) {
+	// The whole file (field "") is never quoted: a file that is not a
+	// mapping is not the file expected at all (a link to .env, say).
+	if field != "" && !isSecretField(field) {
 		got = describeValue(n)
 	}
 	t.ps.add(line, col, field, "expected %s, got %s", want, got)
@@ -541,6 +578,27 @@ func (t *tree) value(raw ast.Node, field string, depth int) (any, bool) {
 	}
 	t.typeProblem(raw, field, "a YAML value")
 	return nil, false
+}
+
+// foreign reports whether a file's top-level keys show it is not the kind
+// of file expected (what, e.g. "models.yaml") — none of them is a known key
+// or a near miss of one — and then records one problem that quotes none
+// of them: such a file may be anything, such as a .env full of keys that a
+// link put in the place of models.yaml. Keys starting with "x-" count as
+// known (config.yaml's anchor holders).
+func (t *tree) foreign(entries []entry, known []string, what string) bool {
+	if len(entries) == 0 {
+		return false
+	}
+	for _, e := range entries {
+		if slices.Contains(known, e.key) || strings.HasPrefix(e.key, "x-") || suggest(e.key, known) != "" {
+			return false
+		}
+	}
+	line, col := entries[0].line(), entries[0].col()
+	t.ps.add(line, col, "", "this is not a %s: none of its %d top-level keys is one of %s (the file's content is not shown)",
+		what, len(entries), strings.Join(known, ", "))
+	return true
 }
 
 // joinField builds key paths: joinField("run", "force") = "run.force".

@@ -3,10 +3,13 @@ package publish
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/site"
@@ -46,15 +49,42 @@ type Report struct {
 
 // Publish writes s (scored as res) under opts.Out. Model text goes into
 // JSON strings only (escaped as Python's json.dumps does), never into HTML.
+//
+// All or nothing: a first pass builds every file and checks every path,
+// the manifest and the output directory (ids, lengths, links) and reads
+// every input, writing nothing; only when it passes does the second pass
+// write. A refused input leaves the output directory byte for byte as it
+// was. The second pass first removes the temp files a killed publish left.
 func Publish(ctx context.Context, s *study.Study, res *study.Result, opts Options) (*Report, error) {
+	if _, err := publish(ctx, s, res, opts, check); err != nil {
+		return nil, err
+	}
+	m := write
+	if opts.DryRun {
+		m = dry
+	}
+	return publish(ctx, s, res, opts, m)
+}
+
+// publish is one pass of Publish.
+func publish(ctx context.Context, s *study.Study, res *study.Result, opts Options, m mode) (*Report, error) {
 	if len(s.Models) == 0 {
 		return nil, &study.InputError{Problems: []study.Problem{{File: s.Inputs.ModelsPath(), Msg: "no model has score rows in the study's benchmarks: nothing to publish (run the benchmarks first)"}}}
 	}
 	if err := checkFileNames(s); err != nil {
 		return nil, err
 	}
+	if st, err := os.Stat(opts.Out); err == nil && !st.IsDir() {
+		return nil, &artifacts.FileError{Path: opts.Out, Row: -1, Err: errors.New("is not a directory: publish writes a folder of files there")}
+	}
 	rep := &Report{Out: opts.Out, DryRun: opts.DryRun, Written: []string{}, Removed: []string{}, Warnings: []string{}, Models: len(s.Models)}
-	w := newWriter(opts.Out, opts.DryRun, rep)
+	w := newWriter(opts.Out, m, rep)
+	for _, model := range s.Models {
+		w.models = append(w.models, model.ID)
+	}
+	if m == write {
+		w.sweepTemps(time.Now())
+	}
 	scores := scoresData(s)
 	for _, f := range []struct {
 		name    string
@@ -189,6 +219,12 @@ func runFiles(ctx context.Context, path string, want map[convKey][]target, w *wr
 		}
 		found++
 		for _, t := range ts {
+			if w.mode == check {
+				if err := w.checkOnly(t, sb); err != nil {
+					return err
+				}
+				continue
+			}
 			data, err := encode(newScenarioFile(c, t.row.Scenario, t.verdict.Justification), false)
 			if err != nil {
 				return err
@@ -212,6 +248,19 @@ func runFiles(ctx context.Context, path string, want map[convKey][]target, w *wr
 	return nil
 }
 
+// checkOnly is runFiles's first pass: the conversation was read (so its
+// file is whole and valid); its scenario file's path, and with the site
+// its transcript file's, are checked, without building either.
+func (w *writer) checkOnly(t target, sb *site.Builder) error {
+	if err := w.emit(t.rel, nil); err != nil {
+		return err
+	}
+	if sb == nil {
+		return nil
+	}
+	return w.checkPath(site.TranscriptPath(t.row.Bench, w.models[t.model]))
+}
+
 // fileName is what a path segment of a published file may be.
 var fileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
@@ -221,13 +270,18 @@ func checkFileNames(s *study.Study) error {
 	var ps []study.Problem
 	for _, b := range s.Benchmarks {
 		for _, id := range b.Order {
-			if !fileName.MatchString(id) || strings.Contains(id, "..") {
+			if !fileName.MatchString(id) || strings.Contains(id, "..") || !isID(id) {
 				ps = append(ps, study.Problem{File: artifacts.BenchPaths(b.Dir).Scenarios(), Entry: "id", Key: id,
 					Msg: "is not a plain file name (letters, digits, '.', '_', '-'): publish writes it as scenarios/<benchmark>/<model>/<id>.json"})
 			}
 		}
-		if !fileName.MatchString(b.Slug) {
+		if !fileName.MatchString(b.Slug) || !isID(b.Slug) {
 			ps = append(ps, study.Problem{File: b.Dir, Key: b.Slug, Msg: "a benchmark directory name must be a plain file name"})
+		}
+	}
+	for _, m := range s.Models {
+		if !isID(m.ID) {
+			ps = append(ps, study.Problem{File: s.Inputs.ModelsPath(), Line: m.Line, Entry: "id", Key: m.ID, Msg: "is not an id: publish writes it as scenarios/<benchmark>/<model>/…"})
 		}
 	}
 	if len(ps) > 0 {

@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fsx"
@@ -21,21 +25,40 @@ import (
 // (and never anything else).
 const ManifestFile = ".impactbench-publish.json"
 
+// maxManifestBytes bounds the manifest (a study of tens of thousands of
+// files lists a few MB).
+const maxManifestBytes = 64 << 20
+
 type manifest struct {
 	Files []string `json:"files"`
 }
 
+// mode is what a writer does with the files it is given.
+type mode int
+
+const (
+	// check validates every path (and the manifest) and writes nothing:
+	// the pass Publish makes before touching the output directory, so a
+	// refused input leaves it as it was.
+	check mode = iota
+	dry        // compare with what is there and list, write nothing
+	write
+)
+
 // writer puts files under out, leaving alone those whose bytes would not
-// change.
+// change. It owns only what publish generates: every path it writes or
+// removes is one publish would generate (generated), and no directory on
+// the way to it under out may be a symbolic link.
 type writer struct {
 	out    string
-	dryRun bool
+	mode   mode
 	rep    *Report
 	seen   map[string]bool
+	models []string // the study's model ids, by index
 }
 
-func newWriter(out string, dryRun bool, rep *Report) *writer {
-	return &writer{out: out, dryRun: dryRun, rep: rep, seen: map[string]bool{}}
+func newWriter(out string, m mode, rep *Report) *writer {
+	return &writer{out: out, mode: m, rep: rep, seen: map[string]bool{}}
 }
 
 // emit writes data to rel (a slash path under out) unless the file already
@@ -50,16 +73,32 @@ func (w *writer) emit(rel string, data []byte) error {
 	}
 	w.seen[rel] = true
 	w.rep.Files++
+	if err := w.checkPath(rel); err != nil {
+		return err
+	}
+	if w.mode == check {
+		return nil
+	}
 	path := filepath.Join(w.out, filepath.FromSlash(rel))
 	if same(path, data) {
 		w.rep.Unchanged++
 		return nil
 	}
 	w.rep.Written = append(w.rep.Written, rel)
-	if w.dryRun {
+	if w.mode == dry {
 		return nil
 	}
 	return replaceFile(path, data)
+}
+
+// checkPath refuses rel unless publish generates it and nothing on its
+// way under out is a link.
+func (w *writer) checkPath(rel string) error {
+	if !generated(rel) {
+		return &artifacts.FileError{Path: filepath.Join(w.out, filepath.FromSlash(rel)), Row: -1,
+			Err: errors.New("is not a path publish writes: an id in it is not an id, or a name is too long")}
+	}
+	return noLinks(w.out, rel)
 }
 
 // emitAll emits the site's files.
@@ -72,13 +111,48 @@ func (w *writer) emitAll(files []site.File) error {
 	return nil
 }
 
-// same reports whether path holds exactly data.
+// noLinks refuses rel when a directory on its way under out is a
+// symbolic link or not a directory, or when rel itself is a directory:
+// publish never writes or removes through a link someone planted there.
+func noLinks(out, rel string) error {
+	parts := strings.Split(rel, "/")
+	p := out
+	for i, part := range parts {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if errors.Is(err, syscall.ENOTDIR) {
+			return &artifacts.FileError{Path: p, Row: -1, Err: fmt.Errorf("a file is in the way of %s, which publish writes; remove it", rel)}
+		}
+		if err != nil {
+			return fmt.Errorf("publish: %w", err)
+		}
+		last := i == len(parts)-1
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0 && !last:
+			return &artifacts.FileError{Path: p, Row: -1, Err: errors.New("is a symbolic link: publish does not write through links in its output directory; remove it")}
+		case !last && !st.IsDir(), last && st.IsDir():
+			return &artifacts.FileError{Path: p, Row: -1, Err: fmt.Errorf("is in the way of %s, which publish writes; remove it", rel)}
+		}
+	}
+	return nil
+}
+
+// same reports whether path is a regular file (not a link) holding
+// exactly data.
 func same(path string, data []byte) bool {
-	st, err := os.Stat(path)
+	st, err := os.Lstat(path)
 	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(data)) {
 		return false
 	}
-	old, err := os.ReadFile(path)
+	f, err := fsx.OpenNoFollow(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	old, err := io.ReadAll(io.LimitReader(f, int64(len(data))+1))
 	return err == nil && bytes.Equal(old, data)
 }
 
@@ -93,23 +167,46 @@ func replaceFile(path string, data []byte) error {
 }
 
 // finish removes the files the previous publish wrote that this one did
-// not (listed in its manifest), then records this publish's files.
+// not (listed in its manifest), then records this publish's files. A
+// manifest entry that is not a path publish generates is an error, not an
+// instruction (a planted manifest naming README.md or .git/config).
 func (w *writer) finish() error {
 	mpath := filepath.Join(w.out, ManifestFile)
-	var old manifest
-	if data, err := os.ReadFile(mpath); err == nil {
-		if err := json.Unmarshal(data, &old); err != nil {
-			return &artifacts.FileError{Path: mpath, Row: -1, Err: fmt.Errorf("not a publish manifest: %w", err), Hint: " (delete it: publish then removes no stale files)"}
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("publish: %w", err)
+	old, err := readManifest(mpath)
+	if err != nil {
+		return err
 	}
-	for _, rel := range old.Files {
-		if w.seen[rel] || !safeRel(rel) {
-			continue
+	var stale []string
+	for i, rel := range old.Files {
+		if !generated(rel) {
+			return &artifacts.FileError{Path: mpath, Row: i, Field: "files",
+				Err: fmt.Errorf("%s is not a path publish writes: the manifest is not publish's own (delete it: publish then removes no stale files)", quote(rel))}
 		}
+		if err := noLinks(w.out, rel); err != nil {
+			return err
+		}
+		if !w.seen[rel] {
+			stale = append(stale, rel)
+		}
+	}
+	if err := noLinks(w.out, ManifestFile); err != nil {
+		return err
+	}
+	if w.mode == check {
+		return nil
+	}
+	if err := w.removeStale(stale); err != nil {
+		return err
+	}
+	return w.writeManifest(mpath)
+}
+
+// removeStale removes the files the last publish wrote and this one does
+// not, and the directories they leave empty.
+func (w *writer) removeStale(stale []string) error {
+	for _, rel := range stale {
 		w.rep.Removed = append(w.rep.Removed, rel)
-		if w.dryRun {
+		if w.mode == dry {
 			continue
 		}
 		path := filepath.Join(w.out, filepath.FromSlash(rel))
@@ -119,6 +216,10 @@ func (w *writer) finish() error {
 		pruneEmpty(w.out, filepath.Dir(path))
 	}
 	slices.Sort(w.rep.Removed)
+	return nil
+}
+
+func (w *writer) writeManifest(mpath string) error {
 	files := make([]string, 0, len(w.seen))
 	for rel := range w.seen {
 		files = append(files, rel)
@@ -128,15 +229,41 @@ func (w *writer) finish() error {
 	if err != nil {
 		return err
 	}
-	if w.dryRun || same(mpath, data) {
+	if w.mode == dry || same(mpath, data) {
 		return nil
 	}
 	return fsx.WriteFile(mpath, data, fsx.Shared)
 }
 
-// safeRel accepts a manifest entry only inside the output directory.
-func safeRel(rel string) bool {
-	return rel != "" && !strings.HasPrefix(rel, "/") && !slices.Contains(strings.Split(rel, "/"), "..")
+// readManifest reads the last publish's manifest (none: empty), refusing
+// a link, anything but a regular file, and a file that is not one.
+func readManifest(path string) (manifest, error) {
+	var m manifest
+	f, err := fsx.OpenNoFollow(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	var nr *fsx.NotRegularError
+	if errors.As(err, &nr) {
+		return m, &artifacts.FileError{Path: path, Row: -1, Err: errors.New("is " + nr.What + ", not publish's manifest (a regular file): remove it")}
+	}
+	if err != nil {
+		return m, fmt.Errorf("publish: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
+	if err != nil {
+		return m, fmt.Errorf("publish: %w", err)
+	}
+	if len(data) > maxManifestBytes {
+		return m, &artifacts.FileError{Path: path, Row: -1, Err: fmt.Errorf("larger than %s: not a publish manifest", artifacts.FormatBytes(maxManifestBytes))}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return m, &artifacts.FileError{Path: path, Row: -1, Err: fmt.Errorf("not a publish manifest: %w", err), Hint: " (delete it: publish then removes no stale files)"}
+	}
+	return m, nil
 }
 
 // pruneEmpty removes dir and its empty parents up to (not including) root.
@@ -146,5 +273,55 @@ func pruneEmpty(root, dir string) {
 		if os.Remove(d) != nil {
 			return
 		}
+	}
+}
+
+// tempName is the name of an atomic write's temp file (fsx): the target's
+// name, ".tmp-" and 16 hex digits.
+var tempName = regexp.MustCompile(`^\.(.+)\.tmp-[0-9a-f]{16}$`)
+
+// staleTemp is how old a temp file must be before it is taken for one a
+// killed publish left (a running publish's are seconds old).
+const staleTemp = time.Minute
+
+// sweepTemps removes the temp files a killed publish left: only those
+// of files publish generates (or of its manifest), in the directories it
+// writes, over a minute old. Links are not followed.
+func (w *writer) sweepTemps(now time.Time) {
+	visit := func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		m := tempName.FindStringSubmatch(d.Name())
+		if m == nil || !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(w.out, filepath.Join(filepath.Dir(path), m[1]))
+		if err != nil {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if !generated(rel) && rel != ManifestFile {
+			return nil
+		}
+		if info, err := d.Info(); err == nil && now.Sub(info.ModTime()) > staleTemp {
+			_ = os.Remove(path)
+		}
+		return nil
+	}
+	if entries, err := os.ReadDir(w.out); err == nil {
+		for _, e := range entries {
+			_ = visit(filepath.Join(w.out, e.Name()), e, nil)
+		}
+	}
+	for _, sub := range []string{"data", "scenarios", site.Dir} {
+		root := filepath.Join(w.out, sub)
+		if st, err := os.Lstat(root); err != nil || !st.IsDir() {
+			continue // missing, or a link: not publish's
+		}
+		_ = filepath.WalkDir(root, visit)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/results"
 )
 
@@ -39,6 +40,30 @@ type Benchmark struct {
 	Name        string   `yaml:"name"`
 	Description string   `yaml:"description"`
 	Metrics     []Metric `yaml:"metrics"`
+}
+
+// benchmarkOf is the part of a loaded benchmark.yaml the report shows.
+// It is taken from config's bounded, checked reading rather than a second
+// parse of the file, which could differ from it (or change in between).
+func benchmarkOf(b *config.Benchmark) Benchmark {
+	out := Benchmark{Name: b.Name, Description: b.Description}
+	for _, m := range b.Metrics {
+		out.Metrics = append(out.Metrics, Metric{ID: m.ID, Name: m.Name, Type: string(m.Type), Definition: m.Definition,
+			Examples: m.Examples, MattersBecause: extraString(m.Extra, "mattersBecause"), Contributor: extraString(m.Extra, "contributor")})
+	}
+	return out
+}
+
+// extraString is the string value of an unknown metric key, "" when it is
+// absent or not a string.
+func extraString(kv []config.KV, key string) string {
+	for _, p := range kv {
+		if p.Key == key {
+			s, _ := p.Value.(string)
+			return s
+		}
+	}
+	return ""
 }
 
 // Metric is one benchmark.yaml metric. MattersBecause and Contributor are

@@ -13,8 +13,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/results"
@@ -39,16 +37,11 @@ func Load(benchDir string, settings Settings) (Input, error) {
 	if _, err := os.Stat(bp); err == nil {
 		// The same checks as every other command; the report then reads
 		// only the fields it shows.
-		if _, err := config.LoadBenchmark(bp); err != nil {
-			return Input{}, err
-		}
-		b, err := os.ReadFile(bp)
+		cb, err := config.LoadBenchmark(bp)
 		if err != nil {
 			return Input{}, err
 		}
-		if err := yaml.Unmarshal(b, &in.Benchmark); err != nil {
-			return Input{}, fmt.Errorf("%s: %w", bp, err)
-		}
+		in.Benchmark = benchmarkOf(cb)
 	}
 	if in.Benchmark.Name == "" {
 		in.Benchmark.Name = filepath.Base(filepath.Clean(benchDir))

@@ -9,9 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/sanitize"
 )
@@ -106,11 +105,7 @@ func loadStatus(benchDir string, targets []string, opts StatusOptions) *benchSta
 	if opts.CacheDir != "" {
 		bs.live = ReadLive(benchDir, opts.CacheDir)
 	}
-	var bench Benchmark
-	if b, err := os.ReadFile(filepath.Join(benchDir, "benchmark.yaml")); err == nil {
-		_ = yaml.Unmarshal(b, &bench) // a broken yaml only loses the name here
-	}
-	bs.name = bench.Name
+	bs.name = config.BenchmarkName(benchDir) // a broken benchmark.yaml only loses the name here
 	if bs.name == "" {
 		bs.name = filepath.Base(filepath.Clean(benchDir))
 	}

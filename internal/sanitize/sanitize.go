@@ -216,3 +216,33 @@ func SecretName(name string) bool {
 	}
 	return false
 }
+
+// NewTextWriter returns a writer that passes everything written to w
+// through Terminal: for output that has no escape sequences of its own
+// but carries names and text from files (the study's leaderboards and
+// warnings). A character split across two writes is held until it is
+// whole, so it is not taken for invalid UTF-8.
+func NewTextWriter(w io.Writer) io.Writer { return &textWriter{w: w} }
+
+type textWriter struct {
+	w     io.Writer
+	carry []byte // the start of a character cut by the end of a write
+}
+
+func (t *textWriter) Write(p []byte) (int, error) {
+	b := append(t.carry, p...)
+	cut := len(b)
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	t.carry = append([]byte(nil), b[cut:]...)
+	if _, err := io.WriteString(t.w, Terminal(string(b[:cut]))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

@@ -147,3 +147,16 @@ func FuzzTerminal(f *testing.F) {
 		}
 	})
 }
+
+func TestTextWriter(t *testing.T) {
+	var b strings.Builder
+	w := NewTextWriter(&b)
+	for _, part := range []string{"a\x1b]0;x\x07b", "\xc3", "\xa9\r\n", "\u009b2J\tz\n"} {
+		if n, err := w.Write([]byte(part)); err != nil || n != len(part) {
+			t.Fatalf("Write(%q) = %d, %v", part, n, err)
+		}
+	}
+	if got, want := b.String(), "a]0;xbé\n2J\tz\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}

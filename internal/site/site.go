@@ -162,6 +162,13 @@ func (b *Builder) Finish() ([]File, error) {
 	return out, nil
 }
 
+// TranscriptPath is the file of a benchmark's transcripts of one model
+// (relative to the publish directory), which ModelFiles returns when the
+// model has a published conversation of the benchmark.
+func TranscriptPath(bench, model string) string {
+	return path.Join(Dir, "data", trName(bench, model)+".js")
+}
+
 // trName is the chunk of a benchmark's transcripts of one model.
 func trName(bench, model string) string { return "tr/" + bench + "/" + model }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/impactbench/impactbench/internal/ids"
 )
 
 // InputError reports every problem found in the study's inputs
@@ -37,7 +39,8 @@ func (p Problem) String() string {
 		b.WriteString(": ")
 	}
 	if p.Key != "" {
-		fmt.Fprintf(&b, "%q: ", p.Key)
+		b.WriteString(ids.Quote(p.Key)) // quoted and cut: it comes from a file
+		b.WriteString(": ")
 	}
 	b.WriteString(p.Msg)
 	return b.String()

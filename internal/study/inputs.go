@@ -12,6 +12,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/ids"
 )
 
 // The study's input files, in the benchmarks directory beside the
@@ -199,8 +200,9 @@ func readJSONInput(path string, v any, lines *jsonLines, ps *problems) error {
 		return errBadInput
 	}
 	idx, err := indexJSON(data)
-	if err != nil {
-		ps.add(path, 0, "", "", "%v", err)
+	var le *lineError
+	if errors.As(err, &le) {
+		ps.add(path, le.line, "", "", "%s", le.msg)
 		return errBadInput
 	}
 	*lines = idx
@@ -366,12 +368,28 @@ func (in *Inputs) requireID(ps *problems, file string, lines jsonLines, entry, i
 	}
 }
 
-// checkKeySpelling checks that key looks like <benchmark>__<metric_id>.
+// checkKeySpelling checks that key looks like <benchmark>__<metric_id>
+// and that both halves are ids (internal/ids): the benchmark half becomes
+// a directory name under benchmarks/, so "../../outside/x__m01" must never
+// reach a path.
 func checkKeySpelling(ps *problems, file string, lines jsonLines, entry, key string) {
-	if _, _, ok := SplitKey(key); !ok {
+	bench, metric, ok := SplitKey(key)
+	if !ok {
 		ps.add(file, lines.line(entry), entry, key, "a metric key is <benchmark>__<metric_id>, e.g. humanebench__m01")
+		return
+	}
+	if p := idsProblem(bench); p != "" {
+		ps.add(file, lines.line(entry), entry, key, "the benchmark half of a metric key is a benchmark folder's name in benchmarks/, but %s", p)
+	}
+	if p := ids.Problem(metric, ids.MaxName); p != "" {
+		ps.add(file, lines.line(entry), entry, key, "the metric half of a metric key is a metric id, but %s", p)
 	}
 }
+
+// idsProblem is what keeps name from being a benchmark folder's name in
+// a metric key ("" when it is one). Folder names are longer than metric
+// ids: the July 2026 study has one of 115 characters.
+func idsProblem(name string) string { return ids.Problem(name, ids.MaxScenario) }
 
 // SplitKey splits "<benchmark>__<metric_id>".
 func SplitKey(key string) (bench, metric string, ok bool) {
@@ -388,16 +406,16 @@ func Key(bench, metric string) string { return bench + "__" + metric }
 // checkNutrition checks the label's own shape.
 func (in *Inputs) checkNutrition(ps *problems) {
 	file := in.NutritionPath()
-	ids := map[string]string{}
+	catIDs := map[string]string{}
 	for i, c := range in.Nutrition {
 		ce := indexPath("", i)
 		switch {
 		case strings.TrimSpace(c.ID) == "":
 			ps.add(file, in.nutLines.line(ce), joinPath(ce, "id"), "", "required")
-		case ids[c.ID] != "":
-			ps.add(file, in.nutLines.line(joinPath(ce, "id")), joinPath(ce, "id"), c.ID, "duplicate category id (first at %s)", ids[c.ID])
+		case catIDs[c.ID] != "":
+			ps.add(file, in.nutLines.line(joinPath(ce, "id")), joinPath(ce, "id"), c.ID, "duplicate category id (first at %s)", catIDs[c.ID])
 		default:
-			ids[c.ID] = ce
+			catIDs[c.ID] = ce
 		}
 		if strings.TrimSpace(c.Label) == "" {
 			ps.add(file, in.nutLines.line(ce), joinPath(ce, "label"), "", "required")
@@ -406,7 +424,11 @@ func (in *Inputs) checkNutrition(ps *problems) {
 			ps.add(file, in.nutLines.line(ce), joinPath(ce, "metrics"), "", "empty category: list its metric keys")
 		}
 		for k, r := range c.Metrics {
-			checkKeySpelling(ps, file, in.nutLines, indexPath(joinPath(ce, "metrics"), k), r.ID)
+			e := indexPath(joinPath(ce, "metrics"), k)
+			checkKeySpelling(ps, file, in.nutLines, e, r.ID)
+			if p := ids.Problem(r.LabelMetricID, ids.MaxName); r.LabelMetricID != "" && p != "" {
+				ps.add(file, in.nutLines.line(e), e+".label_metric_id", r.LabelMetricID, "a label_metric_id is a metric id of the nutritional-label benchmark, but %s", p)
+			}
 		}
 	}
 }

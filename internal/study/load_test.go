@@ -76,12 +76,39 @@ func TestLoadRejectsBadInputs(t *testing.T) {
 		{"id that is not a file name", func(t *testing.T, b string) {
 			studytest.Edit(t, filepath.Join(b, study.ModelsFile), "id: model-b", "id: ../model-b")
 		}, []string{"models.yaml:3:", "models[1].id", "not a plain file name"}, "config"},
+		{"model id too long for a file name", func(t *testing.T, b string) {
+			studytest.Edit(t, filepath.Join(b, study.ModelsFile), "id: model-b", "id: "+strings.Repeat("b", 300))
+		}, []string{"models.yaml:3:", "models[1].id", "longer than 100 characters"}, "config"},
 		{"age that is neither", func(t *testing.T, b string) {
 			studytest.Edit(t, filepath.Join(b, "beta", "scenarios.json"), `"Adult (18+)"`, `"Grown-up"`)
 		}, []string{filepath.Join("beta", "scenarios.json"), "row 1", "demographic.age", `"Grown-up" is not recognisably`}, "file"},
 		{"no age axis", func(t *testing.T, b string) {
 			studytest.Edit(t, filepath.Join(b, "beta", "scenarios.json"), `"age": "Adult (18+)"`, `"gender": "woman"`)
 		}, []string{filepath.Join("beta", "scenarios.json"), "row 1", "demographic.age", "missing"}, "file"},
+		{"taxonomy key naming a benchmark outside the project", func(t *testing.T, b string) {
+			outside := filepath.Join(b, "..", "..", "outside", "secretbench")
+			if err := os.MkdirAll(outside, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			yaml := "name: secret\ndescription: outside the project\nmetrics:\n  - {id: m01, name: M, type: positive, definition: d, examples: [e]}\n"
+			if err := os.WriteFile(filepath.Join(outside, "benchmark.yaml"), []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			studytest.Edit(t, filepath.Join(b, study.TaxonomyFile), `"gamma__m01"`, `"../../outside/secretbench__m01"`)
+		}, []string{"taxonomy.json:", "areas[1].subareas[0].groups[0].metric_ids[1]", `"../../outside/secretbench__m01"`, "benchmark folder", "path separator"}, "input"},
+		{"nutrition key with a control character", func(t *testing.T, b string) {
+			studytest.Edit(t, filepath.Join(b, study.NutritionFile), `"beta__m01"`, `"beta__m01\u001b[2J"`)
+		}, []string{"nutrition-label.json:", "[0].metrics[1]", `"beta__m01\x1b[2J"`, "metric half", "control characters"}, "input"},
+		{"duplicate key in the taxonomy", func(t *testing.T, b string) {
+			studytest.Edit(t, filepath.Join(b, study.TaxonomyFile), `"name": "Mind",`, `"name": "Mind", "name": "Body",`)
+		}, []string{"taxonomy.json:5:", `duplicate key "name" in areas[0] (first at line 5)`}, "input"},
+		{"duplicate key in the nutrition label", func(t *testing.T, b string) {
+			studytest.Edit(t, filepath.Join(b, study.NutritionFile), `"label": "Promotes Judgement",`, `"label": "Promotes Judgement",
+    "label": "Other",`)
+		}, []string{"nutrition-label.json:5:", `duplicate key "label" in [0] (first at line 4)`}, "input"},
+		{"taxonomy that is not UTF-8", func(t *testing.T, b string) {
+			studytest.Edit(t, filepath.Join(b, study.TaxonomyFile), `"Mind"`, "\"Mi\xffnd\"")
+		}, []string{"taxonomy.json:5:", "not UTF-8"}, "input"},
 		{"score row of a scenario that does not exist", func(t *testing.T, b string) {
 			studytest.Edit(t, filepath.Join(b, "alpha", "runs", "model-b", "scores.json"), `"id": "m02_s003_v02"`, `"id": "m02_s009_v02"`)
 		}, []string{filepath.Join("alpha", "runs", "model-b", "scores.json"), "row 11", `field "id"`, `scenario "m02_s009_v02" is not in`}, "file"},

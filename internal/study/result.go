@@ -184,7 +184,7 @@ func ReadResult(path string) (*Result, error) {
 		return nil, err
 	}
 	var r Result
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := decodeResult(data, &r); err != nil {
 		return nil, &artifacts.FileError{Path: path, Row: -1, Err: fmt.Errorf("not a study.json: %w", err), Hint: " (rewrite it with `impactbench study`)"}
 	}
 	if r.Version != ResultVersion {

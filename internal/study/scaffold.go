@@ -20,6 +20,10 @@ func Scaffold(benches []*config.Benchmark, targets []config.ModelConfig, year in
 	all := Area{ID: "all", Name: "All benchmarks", Icon: "fa-layer-group", Color: "#2563eb"}
 	byType := map[config.MetricType][]string{}
 	for _, b := range benches {
+		if p := idsProblem(b.Slug); p != "" {
+			return nil, &InputError{Problems: []Problem{{File: b.Dir, Key: b.Slug,
+				Msg: "a benchmark folder's name becomes the first half of its metric keys and a published path, but " + p + "; rename the folder"}}}
+		}
 		sa := Subarea{ID: b.Slug, Name: b.Name, Icon: "fa-list"}
 		if sa.Name == "" {
 			sa.Name = b.Slug
