@@ -139,6 +139,11 @@ func TestRunFileModesAndSweep(t *testing.T) {
 			if store < 10 {
 				t.Errorf("only %d call-store entries checked", store)
 			}
+			// The phase records beside the store fingerprint every input:
+			// private like the store, whatever the umask.
+			if st, err := os.Stat(filepath.Join(cache, "manifest.json")); err != nil || st.Mode().Perm() != 0o600 {
+				t.Errorf("umask %s: manifest.json: %v, mode %v, want 0600", umask, err, st.Mode().Perm())
+			}
 		})
 	}
 }

@@ -35,11 +35,15 @@ type Record struct {
 	Pending bool `json:"pending,omitempty"`
 }
 
-// LoadRecords reads the records at path; an unreadable file is treated as
-// empty: its phases just rerun (free through the call store).
+// maxRecordsBytes bounds the records file: a few hundred bytes per output.
+const maxRecordsBytes = 64 << 20
+
+// LoadRecords reads the records at path (a regular file, bounded: a pipe
+// or a huge file there is not waited for); an unreadable file is treated
+// as empty: its phases just rerun (free through the call store).
 func LoadRecords(path string) *Records {
 	rs := &Records{path: path, m: map[string]Record{}}
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := fsx.ReadFile(path, maxRecordsBytes); err == nil {
 		_ = json.Unmarshal(b, &rs.m)
 	}
 	return rs
