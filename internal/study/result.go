@@ -35,6 +35,8 @@ type Methods struct {
 	Pairs    string `json:"pairs"`
 	Ranks    string `json:"ranks"`
 	Thin     string `json:"thin"`
+	// ByPlacement says how an area cell's by_placement is made.
+	ByPlacement string `json:"by_placement"`
 }
 
 // ModelInfo is one model of the study.
@@ -51,7 +53,7 @@ type Cell struct {
 	Node  string   `json:"node"`
 	Age   string   `json:"age"`
 	Model string   `json:"model"`
-	Score *float64 `json:"score"` // mean of the metrics' pass rates (exact rates; the site averages them rounded to 4 dp)
+	Score *float64 `json:"score"` // mean of the metrics' pass rates: the float64 nearest the exact fraction, unrounded
 	Lo    *float64 `json:"lo"`
 	Hi    *float64 `json:"hi"`
 	SE    *float64 `json:"se"`
@@ -72,25 +74,45 @@ type Cell struct {
 	Rank   *int `json:"rank"`
 	RankLo *int `json:"rank_lo"`
 	RankHi *int `json:"rank_hi"`
-	// TiedWith lists the ranked models whose paired difference with this
-	// one has a 95 % interval holding 0 (not at metric nodes).
+	// ByPlacement (area cells) is the score as impactbench-web's area card
+	// computes it: every placement of a metric in the area's subareas
+	// counts (Node.Placements weighs them), with its interval. Score is
+	// the site's leaderboard rule (each metric once), and ranks use it.
+	ByPlacement *Estimate `json:"by_placement,omitempty"`
+	// TiedWith lists the ranked models this one is not shown to differ
+	// from: their pair's Holm-adjusted p-value is not below Alpha (not at
+	// metric nodes).
 	TiedWith []string `json:"tied_with,omitempty"`
+}
+
+// Estimate is a score under another rule, with its interval (unrounded).
+type Estimate struct {
+	Score float64  `json:"score"`
+	Lo    float64  `json:"lo"`
+	Hi    float64  `json:"hi"`
+	SE    float64  `json:"se"`
+	DF    *float64 `json:"df"` // null: infinite
 }
 
 // Pair is a paired difference A − B of two models at one node and age,
 // over the metrics and base scenarios both have.
 type Pair struct {
-	Node      string   `json:"node"`
-	Age       string   `json:"age"`
-	A         string   `json:"a"`
-	B         string   `json:"b"`
-	Diff      float64  `json:"diff"`
-	Lo        float64  `json:"lo"`
-	Hi        float64  `json:"hi"`
-	P         float64  `json:"p"`
-	DF        *float64 `json:"df"`
-	Metrics   int      `json:"metrics"`
-	Scenarios int      `json:"scenarios"`
+	Node string  `json:"node"`
+	Age  string  `json:"age"`
+	A    string  `json:"a"`
+	B    string  `json:"b"`
+	Diff float64 `json:"diff"`
+	Lo   float64 `json:"lo"`
+	Hi   float64 `json:"hi"`
+	P    float64 `json:"p"`
+	// PAdjusted is Holm's adjusted p-value over every pair of ranked
+	// models at the same node and age; Significant is PAdjusted < Alpha
+	// (and tied_with its negation).
+	PAdjusted   float64  `json:"p_adjusted"`
+	Significant bool     `json:"significant"`
+	DF          *float64 `json:"df"`
+	Metrics     int      `json:"metrics"`
+	Scenarios   int      `json:"scenarios"`
 }
 
 // Cell returns the cell of a model at a node and age.
