@@ -238,6 +238,18 @@ func studyFile(arg string) (string, error) {
 	return "", &runner.InputError{Msg: fmt.Sprintf("no study.json at %s (nor in it, nor in its benchmarks/): run `impactbench study` there first", arg)}
 }
 
+// studyHint is what compare without --study adds when arg is (or holds)
+// a study.json rather than a run: "" otherwise.
+func studyHint(arg string) string {
+	if st, err := os.Stat(arg); err == nil && st.IsDir() && fileExists(filepath.Join(arg, "results.json")) {
+		return ""
+	}
+	if p, err := studyFile(arg); err == nil {
+		return fmt.Sprintf(" (%s is a study: compare two studies with `impactbench compare --study A B`)", p)
+	}
+	return ""
+}
+
 // compareStudies is `compare --study A B`.
 func compareStudies(g *globals, argA, argB, out string) error {
 	var res [2]*study.Result
@@ -252,7 +264,14 @@ func compareStudies(g *globals, argA, argB, out string) error {
 		}
 		paths[i] = p
 	}
-	rep := compare.CompareStudies(res[0], res[1], paths[0], paths[1])
+	rep, err := compare.CompareStudies(res[0], res[1], paths[0], paths[1])
+	var nc *compare.NoCommonModelsError
+	if errors.As(err, &nc) {
+		return &runner.InputError{Msg: err.Error()}
+	}
+	if err != nil {
+		return err
+	}
 	if out != "" {
 		if err := artifacts.WriteJSON(out, rep); err != nil {
 			return err

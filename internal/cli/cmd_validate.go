@@ -135,11 +135,11 @@ built from the two scores' intervals (MOVER), and how many changed beyond it.`,
 func compareReport(dirA, dirB, labelA, labelB string, opts compare.Options, out string) (*compare.Report, error) {
 	a, err := compare.LoadRun(dirA, labelA)
 	if err != nil {
-		return nil, &runner.InputError{Msg: err.Error()}
+		return nil, &runner.InputError{Msg: err.Error() + studyHint(dirA)}
 	}
 	b, err := compare.LoadRun(dirB, labelB)
 	if err != nil {
-		return nil, &runner.InputError{Msg: err.Error()}
+		return nil, &runner.InputError{Msg: err.Error() + studyHint(dirB)}
 	}
 	rep, err := compare.Compare(a, b, opts)
 	if err != nil {

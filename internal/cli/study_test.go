@@ -223,3 +223,31 @@ func TestInitStudyDraftsFromTheProject(t *testing.T) {
 		t.Fatalf("study on the drafted inputs: exit %d\n%s", code, errs)
 	}
 }
+
+// TestCompareStudyRefusals: compare --study on two studies without a
+// model in common is exit 2 naming both sides' models (not an empty
+// table), and compare without --study on study files is exit 2 with a
+// hint to use --study.
+func TestCompareStudyRefusals(t *testing.T) {
+	dir := copyProject(t)
+	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
+		t.Fatalf("init --study: %s", errs)
+	}
+	if code, _, errs := run(t, dir, "study"); code != 0 {
+		t.Fatalf("study: %s", errs)
+	}
+	studyFile := filepath.Join(dir, "benchmarks", "study.json")
+	other := filepath.Join(t.TempDir(), "study.json")
+	renamed := strings.NewReplacer(`"offline-careful"`, `"model-x"`, `"offline-careless"`, `"model-y"`).Replace(string(readBytes(t, studyFile)))
+	if err := os.WriteFile(other, []byte(renamed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, dir, "compare", "--study", studyFile, other)
+	if code != ExitUsage || out != "" || !strings.Contains(errs, "no model in common") || !strings.Contains(errs, "offline-careful") || !strings.Contains(errs, "model-x") {
+		t.Errorf("compare --study without common models: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	code, _, errs = run(t, dir, "compare", studyFile, other)
+	if code != ExitUsage || !strings.Contains(errs, "compare --study") {
+		t.Errorf("compare of two study files without --study: exit %d, want a hint at --study:\n%s", code, errs)
+	}
+}
