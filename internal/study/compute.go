@@ -41,8 +41,8 @@ const (
 // Compute scores every model at every node and age group (see Result).
 func (s *Study) Compute() *Result {
 	r := &Result{Version: ResultVersion, Conf: Conf, Ages: slices.Clone(s.Ages),
-		Methods:  Methods{Score: methodScore, Interval: stats.MethodStratifiedCluster, Pairs: methodPairs, Ranks: stats.MethodTestedRanks, Thin: methodThin, ByPlacement: methodByPlacement},
-		Warnings: slices.Clone(s.Warnings)}
+		Methods:    Methods{Score: methodScore, Interval: stats.MethodStratifiedCluster, Pairs: methodPairs, Ranks: stats.MethodTestedRanks, Thin: methodThin, ByPlacement: methodByPlacement},
+		JudgeError: s.judgeErrorNote(), Warnings: slices.Clone(s.Warnings)}
 	if r.Ages == nil {
 		r.Ages = []string{}
 	}
@@ -111,6 +111,7 @@ func (s *Study) computeNode(n *Node, ai int, age string) ([]Cell, []Pair) {
 		if n.Placements != nil {
 			c.ByPlacement = s.byPlacement(n, mi, ai)
 		}
+		c.Corrected = s.corrected(n, mi, ai)
 		if n.Ranked == "all" || m.HasSurface(config.SurfaceFull) {
 			ranked = append(ranked, rankedModel{model: mi, cell: len(cells), score: exact})
 		}

@@ -36,6 +36,8 @@ type Study struct {
 	// obs[model][age][metric] has one ClusterSum per Metric.Bases entry
 	// (N = 0 where the model has no judged row of that base scenario).
 	obs [][][][]stats.ClusterSum
+	// calib is the judge calibration of each model's metrics (calib.go).
+	calib calibState
 }
 
 // Bench is one benchmark of the study.
@@ -169,6 +171,9 @@ func Load(dir string) (*Study, error) {
 		return nil, err
 	}
 	if err := s.loadScores(); err != nil {
+		return nil, err
+	}
+	if err := s.loadCalibration(); err != nil {
 		return nil, err
 	}
 	s.finish()

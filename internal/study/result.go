@@ -17,15 +17,19 @@ const ResultVersion = 1
 // with intervals, paired differences and rank intervals
 // (docs/study.md#studyjson describes every field).
 type Result struct {
-	Version  int         `json:"version"`
-	Conf     float64     `json:"conf"`
-	Methods  Methods     `json:"methods"`
-	Ages     []string    `json:"ages"`
-	Models   []ModelInfo `json:"models"`
-	Nodes    []*Node     `json:"nodes"`
-	Cells    []Cell      `json:"cells"`
-	Pairs    []Pair      `json:"pairs"`
-	Warnings []string    `json:"warnings"`
+	Version int         `json:"version"`
+	Conf    float64     `json:"conf"`
+	Methods Methods     `json:"methods"`
+	Ages    []string    `json:"ages"`
+	Models  []ModelInfo `json:"models"`
+	Nodes   []*Node     `json:"nodes"`
+	Cells   []Cell      `json:"cells"`
+	Pairs   []Pair      `json:"pairs"`
+	// JudgeError says whether the scores account for the judges' errors:
+	// which models' cells carry a corrected score, and that the others'
+	// intervals leave judge error out.
+	JudgeError string   `json:"judge_error"`
+	Warnings   []string `json:"warnings"`
 }
 
 // Methods says how each number was made.
@@ -79,6 +83,10 @@ type Cell struct {
 	// counts (Node.Placements weighs them), with its interval. Score is
 	// the site's leaderboard rule (each metric once), and ranks use it.
 	ByPlacement *Estimate `json:"by_placement,omitempty"`
+	// Corrected (models with judge calibration in results.json) is the
+	// score corrected for the judge's errors, with its wider interval
+	// (calib.go); Result.JudgeError says what the other cells leave out.
+	Corrected *Corrected `json:"corrected,omitempty"`
 	// TiedWith lists the ranked models this one is not shown to differ
 	// from: their pair's Holm-adjusted p-value is not below Alpha (not at
 	// metric nodes).
@@ -179,6 +187,7 @@ func (r *Result) Encode(w io.Writer) error {
 		func() error { return lines("nodes", len(r.Nodes), func(i int) any { return r.Nodes[i] }, false) },
 		func() error { return lines("cells", len(r.Cells), func(i int) any { return r.Cells[i] }, false) },
 		func() error { return lines("pairs", len(r.Pairs), func(i int) any { return r.Pairs[i] }, false) },
+		func() error { return field("judge_error", r.JudgeError, false) },
 		func() error { return field("warnings", warnings, true) },
 	} {
 		if err := step(); err != nil {
