@@ -77,7 +77,7 @@ func (s *Study) byPlacement(n *Node, mi, ai int) *Estimate {
 	for j, k := range n.idx {
 		strata[j] = stats.Stratum{Weight: float64(n.Placements[j]), Clusters: s.obs[mi][ai][k]}
 		if r, ok := exactRate(s.obs[mi][ai][k]); ok {
-			m.add(big.NewRat(int64(n.Placements[j]), 1), r)
+			m.add(frac{int64(n.Placements[j]), 1}, r)
 		}
 	}
 	iv := stats.StratifiedMean(strata, Conf)

@@ -42,8 +42,8 @@ type Node struct {
 	// cell also has that score (by_placement).
 	Placements []int `json:"placements,omitempty"`
 
-	idx []int      // metric indexes in Study.Metrics
-	rw  []*big.Rat // the exact weights (nil: equal)
+	idx []int  // metric indexes in Study.Metrics
+	rw  []frac // the exact weights (nil: equal)
 }
 
 // Nodes lists every level of the study: overall, then each area with its
@@ -160,7 +160,7 @@ func (s *Study) labelNodes() []*Node {
 		}
 	}
 	for _, i := range label.idx {
-		label.rw = append(label.rw, weight[i])
+		label.rw = append(label.rw, reduce(weight[i].Num().Int64(), weight[i].Denom().Int64()))
 		label.Weights = append(label.Weights, float(weight[i]))
 	}
 	return append([]*Node{label}, cats...)
