@@ -42,7 +42,7 @@ const (
 func (s *Study) Compute() *Result {
 	r := &Result{Version: ResultVersion, Conf: Conf, Ages: slices.Clone(s.Ages),
 		Methods:    Methods{Score: methodScore, Interval: stats.MethodStratifiedCluster, Pairs: methodPairs, Ranks: stats.MethodTestedRanks, Thin: methodThin, ByPlacement: methodByPlacement},
-		JudgeError: s.judgeErrorNote(), Warnings: slices.Clone(s.Warnings)}
+		JudgeError: s.judgeErrorNote(), Warnings: append(slices.Clone(s.Warnings), s.SiteWarnings()...)}
 	if r.Ages == nil {
 		r.Ages = []string{}
 	}
