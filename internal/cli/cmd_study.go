@@ -42,7 +42,8 @@ func (g *globals) studyDir() (string, error) {
 	return filepath.Join(cfg.Dir, "benchmarks"), nil
 }
 
-// loadStudy reads and scores the study, printing its warnings.
+// loadStudy reads and scores the study, printing its warnings (loading's
+// and what impactbench-web would drop) on stderr.
 func (g *globals) loadStudy() (*study.Study, *study.Result, string, error) {
 	dir, err := g.studyDir()
 	if err != nil {
@@ -52,12 +53,22 @@ func (g *globals) loadStudy() (*study.Study, *study.Result, string, error) {
 	if err != nil {
 		return nil, nil, "", err
 	}
-	if !g.Quiet {
-		for _, w := range s.Warnings {
-			fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", w)
-		}
+	res := s.Compute()
+	g.warnStudy(res.Warnings)
+	if len(s.Models) == 0 && !g.Quiet {
+		fmt.Fprintf(g.stderr, "impactbench: warning: no model of %s has judged rows yet: the study is empty (run the benchmarks first, e.g. `impactbench run all`)\n", study.ModelsFile)
 	}
-	return s, s.Compute(), dir, nil
+	return s, res, dir, nil
+}
+
+// warnStudy prints a study's warnings on stderr.
+func (g *globals) warnStudy(warnings []string) {
+	if g.Quiet {
+		return
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", w)
+	}
 }
 
 func newStudyCmd(g *globals) *cobra.Command {
@@ -221,6 +232,15 @@ func statusStudy(g *globals) error {
 		return err
 	}
 	sum := study.Summarize(res, path)
+	stale, err := study.Stale(dir, path)
+	if err != nil {
+		return err
+	}
+	sum.Stale = stale
+	g.warnStudy(sum.Warnings)
+	if len(stale) > 0 && !g.Quiet {
+		fmt.Fprintf(g.stderr, "impactbench: warning: %s is stale: %s changed since it was written; run `impactbench study` to refresh it\n", path, study.DescribeStale(stale))
+	}
 	if g.JSON {
 		return writeJSON(g.stdout, studyJSON{Command: "status", Summary: sum})
 	}
