@@ -105,8 +105,8 @@ rank intervals, and how many base scenarios it rests on. Writes benchmarks/study
 }
 
 func newPublishCmd(g *globals) *cobra.Command {
-	var out string
-	var dry, withSite bool
+	var out, addr string
+	var dry, withSite, serve bool
 	cmd := &cobra.Command{
 		Use:   "publish",
 		Short: "Write the study's website data (impactbench-web's data/ and scenarios/ files)",
@@ -125,11 +125,17 @@ removed. Also refreshes benchmarks/study.json.
 with intervals, rank intervals and tie groups; the taxonomy down to each transcript with the
 judge's evidence marked; the nutrition label; model vs model; what is thin and what judge
 calibration corrected). It makes no network request and works opened from disk (file://) or
-from any static host. Publishing without --site later removes it.`,
+from any static host. Publishing without --site later removes it.
+
+--serve then serves DIR on loopback (--addr, default 127.0.0.1:8080) with the CORS header
+impactbench-web needs to load the files from its own origin (a plain static server such as
+python3 -m http.server sends none, and the site then loads nothing), until Ctrl-C: run the
+site with PUBLIC_DATA_BASE=http://127.0.0.1:8080. The site opens on the model
+claude-haiku-4-5 (hard-coded); a study without it shows no scores until a model is picked.`,
 		Example: `  impactbench publish --out site-data
   impactbench publish --site --out study-site   # then open study-site/index.html
   impactbench publish --dry-run          # list what would change; write nothing
-  (cd site-data && python3 -m http.server 8080)   # then PUBLIC_DATA_BASE=http://localhost:8080`,
+  impactbench publish --out site-data --serve   # then run impactbench-web with PUBLIC_DATA_BASE=http://127.0.0.1:8080`,
 		GroupID: "results",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -153,15 +159,30 @@ from any static host. Publishing without --site later removes it.`,
 				written = &path
 			}
 			if g.JSON {
-				return writeJSON(g.stdout, publishJSON{Command: "publish", Study: written, Report: *rep})
+				if err := writeJSON(g.stdout, publishJSON{Command: "publish", Study: written, Report: *rep}); err != nil {
+					return err
+				}
+			} else {
+				printPublish(g, rep)
 			}
-			printPublish(g, rep)
-			return nil
+			if !serve || dry {
+				return nil
+			}
+			err = publish.Serve(cmd.Context(), out, addr, func(base string) {
+				fmt.Fprintf(g.stderr, "serving %s at %s (Access-Control-Allow-Origin: *) until Ctrl-C: run impactbench-web with PUBLIC_DATA_BASE=%s\n", out, base, base)
+			})
+			var nl *publish.NotLoopbackError
+			if errors.As(err, &nl) {
+				return &runner.InputError{Msg: err.Error()}
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "output `DIR` (default: published/ beside config.yaml)")
 	cmd.Flags().BoolVarP(&dry, "dry-run", "n", false, "list the files that would be written or removed; write nothing")
 	cmd.Flags().BoolVar(&withSite, "site", false, "also write the static study site (DIR/index.html, DIR/site/): works from file:// and any static host")
+	cmd.Flags().BoolVar(&serve, "serve", false, "then serve DIR on loopback with the CORS header impactbench-web needs, until Ctrl-C")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "the loopback `HOST:PORT` --serve listens on")
 	return cmd
 }
 

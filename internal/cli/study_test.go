@@ -331,3 +331,22 @@ func studytestEdit(t *testing.T, path, old, new string) {
 		t.Fatal(err)
 	}
 }
+
+// TestPublishServeRefusesANetworkAddress: publish --serve serves only on
+// loopback (its files go to any origin): another address is exit 2 after
+// publishing, naming the flag (the serving itself is
+// publish.TestServeSendsTheCORSHeader).
+func TestPublishServeRefusesANetworkAddress(t *testing.T) {
+	dir := copyProject(t)
+	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
+		t.Fatalf("init --study: %s", errs)
+	}
+	site := filepath.Join(dir, "site")
+	code, _, errs := run(t, dir, "publish", "--out", site, "--serve", "--addr", "0.0.0.0:0")
+	if code != ExitUsage || !strings.Contains(errs, "--addr 0.0.0.0:0") || !strings.Contains(errs, "loopback") {
+		t.Errorf("publish --serve --addr 0.0.0.0:0: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(site, "data", "models.json")); err != nil {
+		t.Errorf("publish before serving: %v", err)
+	}
+}
