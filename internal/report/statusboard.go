@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/results"
 )
 
@@ -312,11 +313,14 @@ func signedPP(x float64) string {
 	return fmt.Sprintf("%+.1f", v)
 }
 
+// fmtP prints a p-value with 3 decimals, never across 0.05 (0.04996 is
+// "0.04996", not "0.050": the row's "significant" and its p must read
+// alike); tiny ones in exponent form.
 func fmtP(p float64) string {
 	if p < 0.001 {
 		return fmt.Sprintf("%.1e", p)
 	}
-	return fmt.Sprintf("%.3f", p)
+	return artifacts.PValue(p, 0.05, 3)
 }
 
 // writeCorrectedLines prints, per model with leaderboard.corrected, its
