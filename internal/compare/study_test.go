@@ -67,3 +67,14 @@ func TestStudyTableRoundsOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestRatesPrintRoundedOnce: a rate of 4 of 21 prints 19.0 % (its value,
+// 19.05 %, rounded once), not 19.1 % via the 4-place 0.1905.
+func TestRatesPrintRoundedOnce(t *testing.T) {
+	r := Rate{Rate: ptrTo(0.1905), Passed: 4, Total: 21}
+	if got := count(r); got != "19.0% (4/21)" {
+		t.Errorf("count: %q", got)
+	}
+}
+
+func ptrTo(x float64) *float64 { return &x }
