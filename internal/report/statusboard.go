@@ -207,7 +207,7 @@ func writeBoardNotes(w io.Writer, c colors, rows []boardRow) {
 	if local {
 		fmt.Fprintln(w, "(mean): results.json has no leaderboard block, so no score interval, rank interval or ties; run aggregate again.")
 	} else {
-		fmt.Fprintln(w, "Rank [95%]: middle 95% of ranks when base scenarios are redrawn (descriptive). Tied: the paired score difference is not significant.")
+		fmt.Fprintln(w, "Rank [95%]: 1 + the models significantly better to the count minus those significantly worse (the same Holm-adjusted tests as Tied; all intervals hold together at 95%). Tied: the paired score difference is not significant.")
 	}
 	if len(ms) > 0 {
 		fmt.Fprintf(w, "Intervals: %s. N = conversations with a verdict; SCEN. = base scenarios, the unit of evidence.\n", strings.Join(ms, ", "))
