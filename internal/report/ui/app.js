@@ -507,6 +507,12 @@
 
   // ---------- judges and agreement ----------
   function num3(x) { return x === null || x === undefined ? 'n/a' : x.toFixed(3); }
+  // p3 is a p-value with 3 decimals, never printed on the other side of
+  // 0.05 from its value (0.049996 stays 0.049996), as Go's artifacts.PValue.
+  function p3(p) {
+    for (var d = 3; d <= 17; d++) { var t = p.toFixed(d); if ((Number(t) < 0.05) === (p < 0.05)) return t; }
+    return String(p);
+  }
   function renderReliability() {
     var rel = D.reliability;
     rel.identical.forEach(function (id) {
@@ -705,7 +711,7 @@
     return el('td', { 'class': t.differs ? 'cal-warn' : '', title: t.method + '; Holm over the judge\u2019s metrics' },
       (t.differs ? 'differs: ' : '') + 'p ' + fmtP(t.p) + ' (Holm ' + fmtP(t.p_adj) + ')');
   }
-  function fmtP(p) { return !isNum(p) ? 'n/a' : p < 0.001 ? '<0.001' : p.toFixed(3); }
+  function fmtP(p) { return !isNum(p) ? 'n/a' : p < 0.001 ? '<0.001' : p3(p); }
   function calibrationTable(rows, model, testid) {
     var tb = el('tbody');
     rows.forEach(function (j) {
@@ -891,7 +897,7 @@
     box.append(el('table', { 'class': 'demo' }, el('thead', null, head), tb));
     box.append(gapTestsTable(dm.rows.filter(function (r) { return r.axis === axis.name && (!model || r.model === model) && (!flagged || r.flag); })));
   }
-  function fmtP(p) { return p === null || p === undefined ? '—' : (p < 0.001 ? p.toExponential(1) : p.toFixed(3)); }
+  function fmtP(p) { return p === null || p === undefined ? '—' : (p < 0.001 ? p.toExponential(1) : p3(p)); }
 
   // ---------- cost and settings ----------
   function renderCost() {
