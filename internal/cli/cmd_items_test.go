@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/results"
+	"github.com/impactbench/impactbench/internal/study/studytest"
 )
 
 // TestItemsCommand: on the finished example project, items lists every
@@ -74,4 +75,74 @@ func TestItemsBadRepeats(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, "repeats.json row 1") || !strings.Contains(errs, "repeat") {
 		t.Errorf("exit %d, stderr %s", code, errs)
 	}
+}
+
+// TestItemsOnEveryJulyBenchmark: items runs on each of the 17 benchmarks
+// of the rebuilt July 2026 study, with the label-only models' verdicts in
+// the benchmarks that hold them (as the published index has them): a
+// target with rows on some metrics and none on the others, which used to
+// panic in the item-total correlation on the 13 benchmarks that have
+// label metrics.
+func TestItemsOnEveryJulyBenchmark(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rebuilds the 16-model July study")
+	}
+	dir, pub := julyProject(t)
+	if err := pub.WriteLabelRunsInSources(dir); err != nil {
+		t.Fatal(err)
+	}
+	benches := map[string]bool{}
+	withLabel := map[string]bool{}
+	for _, rows := range pub.ScenarioIndex {
+		for _, r := range rows {
+			benches[r.Benchmark] = true
+			if len(r.Verdicts) > 14 {
+				withLabel[r.Benchmark] = true
+			}
+		}
+	}
+	if len(withLabel) != 13 {
+		t.Errorf("%d benchmarks with label-only verdicts, want 13", len(withLabel))
+	}
+	if len(benches) != 17 {
+		t.Fatalf("%d July benchmarks, want 17", len(benches))
+	}
+	for b := range benches {
+		code, out, errs := run(t, dir, "items", b, "--all", "--json")
+		if code != 0 {
+			t.Errorf("items %s: exit %d\n%s", b, code, errs)
+			continue
+		}
+		var got itemsJSON
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("items %s: %v", b, err)
+		}
+		want := 14
+		if withLabel[b] {
+			want = 16
+		}
+		if got.NItems == 0 || len(got.Items) != got.NItems || len(got.Targets) != want {
+			t.Errorf("items %s: %d items (%d listed) over %d targets, want every base scenario over %d targets", b, got.NItems, len(got.Items), len(got.Targets), want)
+		}
+	}
+}
+
+// julyProject rebuilds the July 2026 study (internal/study/studytest) in
+// a temporary directory, in memory when the machine has /dev/shm.
+func julyProject(t *testing.T) (string, *studytest.Published) {
+	t.Helper()
+	base := ""
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		base = "/dev/shm"
+	}
+	dir, err := os.MkdirTemp(base, "impactbench-cli-july-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	pub, err := studytest.WriteDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, pub
 }

@@ -197,7 +197,9 @@ func (g *globals) runStudy(ctx context.Context, cfg *config.Config, dirs, target
 	}
 	g.stopTracker(ctx, tr)
 	if !pf.DryRun && ctx.Err() == nil && anyAggregated(s) {
-		g.refreshStudy(cfg)
+		if err := g.refreshStudy(cfg); err != nil {
+			runErr = errors.Join(runErr, err)
+		}
 	}
 	return g.finishStudy(s, invs, runErr)
 }
@@ -213,24 +215,29 @@ func anyAggregated(s *runner.Study) bool {
 
 // refreshStudy rewrites benchmarks/study.json after a study run when the
 // project has a study's inputs (benchmarks/taxonomy.json). A problem with
-// them is a warning, not a failure: the runs themselves are done, and
-// `impactbench study` says the same with exit 2.
-func (g *globals) refreshStudy(cfg *config.Config) {
+// them fails the command (the error keeps its kind: a bad input is exit
+// 2): the runs themselves are done and stay, but study.json is left as it
+// was, now stale, and `status --study` says so.
+func (g *globals) refreshStudy(cfg *config.Config) error {
 	dir := filepath.Join(cfg.Dir, "benchmarks")
+	path := filepath.Join(dir, study.ResultFile)
 	if !fileExists(filepath.Join(dir, study.TaxonomyFile)) {
-		return
+		return nil
 	}
 	s, err := study.Load(dir)
 	if err == nil {
-		err = s.Compute().WriteFile(filepath.Join(dir, study.ResultFile))
+		res := s.Compute()
+		if err = res.WriteFile(path); err == nil && !g.JSON {
+			g.warnStudy(res.Warnings)
+		}
 	}
 	if err != nil {
-		fmt.Fprintf(g.stderr, "impactbench: warning: %s not refreshed: %v\n", study.ResultFile, err)
-		return
+		return fmt.Errorf("the benchmarks ran, but %s was not refreshed and is now stale (fix the cause, then run `impactbench study`): %w", path, err)
 	}
 	if !g.Quiet && !g.JSON {
-		fmt.Fprintf(g.stderr, "study: %s\n", filepath.Join(dir, study.ResultFile))
+		fmt.Fprintf(g.stderr, "study: %s\n", path)
 	}
+	return nil
 }
 
 // finishStudy prints the study's plan or summary (with --json, one

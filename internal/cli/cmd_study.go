@@ -44,7 +44,8 @@ func (g *globals) studyDir() (string, error) {
 	return filepath.Join(cfg.Dir, "benchmarks"), nil
 }
 
-// loadStudy reads and scores the study, printing its warnings.
+// loadStudy reads and scores the study, printing its warnings (loading's
+// and what impactbench-web would drop) on stderr.
 func (g *globals) loadStudy() (*study.Study, *study.Result, string, error) {
 	dir, err := g.studyDir()
 	if err != nil {
@@ -54,12 +55,23 @@ func (g *globals) loadStudy() (*study.Study, *study.Result, string, error) {
 	if err != nil {
 		return nil, nil, "", err
 	}
-	if !g.Quiet {
-		for _, w := range s.Warnings {
-			fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", sanitize.Terminal(w))
-		}
+	res := s.Compute()
+	g.warnStudy(res.Warnings)
+	if len(s.Models) == 0 && !g.Quiet {
+		fmt.Fprintf(g.stderr, "impactbench: warning: no model of %s has judged rows yet: the study is empty (run the benchmarks first, e.g. `impactbench run all`)\n", study.ModelsFile)
 	}
-	return s, s.Compute(), dir, nil
+	return s, res, dir, nil
+}
+
+// warnStudy prints a study's warnings on stderr, as text (folder names
+// and keys come from files).
+func (g *globals) warnStudy(warnings []string) {
+	if g.Quiet {
+		return
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", sanitize.Terminal(w))
+	}
 }
 
 func newStudyCmd(g *globals) *cobra.Command {
@@ -96,8 +108,8 @@ rank intervals, and how many base scenarios it rests on. Writes benchmarks/study
 }
 
 func newPublishCmd(g *globals) *cobra.Command {
-	var out string
-	var dry, withSite bool
+	var out, addr string
+	var dry, withSite, serve bool
 	cmd := &cobra.Command{
 		Use:   "publish",
 		Short: "Write the study's website data (impactbench-web's data/ and scenarios/ files)",
@@ -116,11 +128,17 @@ removed. Also refreshes benchmarks/study.json.
 with intervals, rank intervals and tie groups; the taxonomy down to each transcript with the
 judge's evidence marked; the nutrition label; model vs model; what is thin and what judge
 calibration corrected). It makes no network request and works opened from disk (file://) or
-from any static host. Publishing without --site later removes it.`,
+from any static host. Publishing without --site later removes it.
+
+--serve then serves DIR on loopback (--addr, default 127.0.0.1:8080) with the CORS header
+impactbench-web needs to load the files from its own origin (a plain static server such as
+python3 -m http.server sends none, and the site then loads nothing), until Ctrl-C: run the
+site with PUBLIC_DATA_BASE=http://127.0.0.1:8080. The site opens on the model
+claude-haiku-4-5 (hard-coded); a study without it shows no scores until a model is picked.`,
 		Example: `  impactbench publish --out site-data
   impactbench publish --site --out study-site   # then open study-site/index.html
   impactbench publish --dry-run          # list what would change; write nothing
-  (cd site-data && python3 -m http.server 8080)   # then PUBLIC_DATA_BASE=http://localhost:8080`,
+  impactbench publish --out site-data --serve   # then run impactbench-web with PUBLIC_DATA_BASE=http://127.0.0.1:8080`,
 		GroupID: "results",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -144,15 +162,30 @@ from any static host. Publishing without --site later removes it.`,
 				written = &path
 			}
 			if g.JSON {
-				return writeJSON(g.stdout, publishJSON{Command: "publish", Study: written, Report: *rep})
+				if err := writeJSON(g.stdout, publishJSON{Command: "publish", Study: written, Report: *rep}); err != nil {
+					return err
+				}
+			} else {
+				printPublish(g, rep)
 			}
-			printPublish(g, rep)
-			return nil
+			if !serve || dry {
+				return nil
+			}
+			err = publish.Serve(cmd.Context(), out, addr, func(base string) {
+				fmt.Fprintf(g.stderr, "serving %s at %s (Access-Control-Allow-Origin: *) until Ctrl-C: run impactbench-web with PUBLIC_DATA_BASE=%s\n", out, base, base)
+			})
+			var nl *publish.NotLoopbackError
+			if errors.As(err, &nl) {
+				return fault.AsInput(err)
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "output `DIR` (default: published/ beside config.yaml)")
 	cmd.Flags().BoolVarP(&dry, "dry-run", "n", false, "list the files that would be written or removed; write nothing")
 	cmd.Flags().BoolVar(&withSite, "site", false, "also write the static study site (DIR/index.html, DIR/site/): works from file:// and any static host")
+	cmd.Flags().BoolVar(&serve, "serve", false, "then serve DIR on loopback with the CORS header impactbench-web needs, until Ctrl-C")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "the loopback `HOST:PORT` --serve listens on")
 	return cmd
 }
 
@@ -225,6 +258,15 @@ func statusStudy(g *globals) error {
 		return err
 	}
 	sum := study.Summarize(res, path)
+	stale, err := study.Stale(dir, path)
+	if err != nil {
+		return err
+	}
+	sum.Stale = stale
+	g.warnStudy(sum.Warnings)
+	if len(stale) > 0 && !g.Quiet {
+		fmt.Fprintf(g.stderr, "impactbench: warning: %s is stale: %s changed since it was written; run `impactbench study` to refresh it\n", path, study.DescribeStale(stale))
+	}
 	if g.JSON {
 		return writeJSON(g.stdout, studyJSON{Command: "status", Summary: sum})
 	}
@@ -242,6 +284,18 @@ func studyFile(arg string) (string, error) {
 	return "", fault.Inputf("no study.json at %s (nor in it, nor in its benchmarks/): run `impactbench study` there first", arg)
 }
 
+// studyHint is what compare without --study adds when arg is (or holds)
+// a study.json rather than a run: "" otherwise.
+func studyHint(arg string) string {
+	if st, err := os.Stat(arg); err == nil && st.IsDir() && fileExists(filepath.Join(arg, "results.json")) {
+		return ""
+	}
+	if p, err := studyFile(arg); err == nil {
+		return fmt.Sprintf(" (%s is a study: compare two studies with `impactbench compare --study A B`)", p)
+	}
+	return ""
+}
+
 // compareStudies is `compare --study A B`.
 func compareStudies(g *globals, argA, argB, out string) error {
 	var res [2]*study.Result
@@ -256,7 +310,14 @@ func compareStudies(g *globals, argA, argB, out string) error {
 		}
 		paths[i] = p
 	}
-	rep := compare.CompareStudies(res[0], res[1], paths[0], paths[1])
+	rep, err := compare.CompareStudies(res[0], res[1], paths[0], paths[1])
+	var nc *compare.NoCommonModelsError
+	if errors.As(err, &nc) {
+		return fault.AsInput(err)
+	}
+	if err != nil {
+		return err
+	}
 	if out != "" {
 		if err := artifacts.WriteJSON(out, rep); err != nil {
 			return err

@@ -137,11 +137,11 @@ built from the two scores' intervals (MOVER), and how many changed beyond it.`,
 func compareReport(dirA, dirB, labelA, labelB string, opts compare.Options, out string) (*compare.Report, error) {
 	a, err := compare.LoadRun(dirA, labelA)
 	if err != nil {
-		return nil, fault.AsInput(err)
+		return nil, &fault.Error{Kind: fault.Input, Msg: err.Error() + studyHint(dirA), Err: err}
 	}
 	b, err := compare.LoadRun(dirB, labelB)
 	if err != nil {
-		return nil, fault.AsInput(err)
+		return nil, &fault.Error{Kind: fault.Input, Msg: err.Error() + studyHint(dirB), Err: err}
 	}
 	rep, err := compare.Compare(a, b, opts)
 	if err != nil {

@@ -34,7 +34,7 @@ func TestFlagsPerCommand(t *testing.T) {
 		"compare":       {"allow", "force", "output", "seed", "study"},
 		"status":        {"study"},
 		"study":         {},
-		"publish":       {"dry-run", "out", "site"},
+		"publish":       {"addr", "dry-run", "out", "serve", "site"},
 		"version":       {},
 	}
 	root := newRootCmd(&globals{})

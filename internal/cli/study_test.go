@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -145,8 +146,10 @@ func TestStudyBadInputLeavesFiles(t *testing.T) {
 }
 
 // `run all` over a project with a study's inputs leaves study.json
-// scored from what it just ran; a broken input is a warning there (the
-// runs are done), and `impactbench study` still says it with exit 2.
+// scored from what it just ran; when the refresh fails (a broken input)
+// the command fails too, naming the cause (exit 2 for a bad input), leaves
+// study.json as it was, and `status --study` then says it is stale and
+// why.
 func TestRunAllRefreshesStudy(t *testing.T) {
 	dir := copyProject(t)
 	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
@@ -156,20 +159,33 @@ func TestRunAllRefreshesStudy(t *testing.T) {
 	if code, _, errs := run(t, dir, "run", "all"); code != 0 || !strings.Contains(errs, "study: "+studyFile) {
 		t.Fatalf("run all: exit %d, want study.json refreshed:\n%s", code, errs)
 	}
+	code, out, errs := run(t, dir, "status", "--study", "--json")
+	if code != 0 || strings.Contains(errs, "stale") || !strings.Contains(out, `"stale": []`) {
+		t.Fatalf("status --study after a refresh: exit %d, stale? %s\n%s", code, errs, out)
+	}
 	before := readBytes(t, studyFile)
 	tax := filepath.Join(dir, "benchmarks", "taxonomy.json")
 	if err := os.WriteFile(tax, []byte(strings.Replace(string(readBytes(t, tax)), "example__m01", "example__m99", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs := run(t, dir, "run", "all", "--force")
-	if code != 0 || !strings.Contains(errs, "warning: study.json not refreshed") || !strings.Contains(errs, "example__m99") {
-		t.Fatalf("run all with a broken taxonomy: exit %d, want a warning naming the key:\n%s", code, errs)
+	code, _, errs = run(t, dir, "run", "all", "--force")
+	if code != ExitUsage || !strings.Contains(errs, "not refreshed") || !strings.Contains(errs, "example__m99") {
+		t.Fatalf("run all with a broken taxonomy: exit %d, want 2 naming the key:\n%s", code, errs)
 	}
 	if !bytes.Equal(before, readBytes(t, studyFile)) {
 		t.Error("a broken taxonomy changed study.json")
 	}
 	if code, _, _ := run(t, dir, "study"); code != ExitUsage {
 		t.Errorf("study with the broken taxonomy: exit %d, want 2", code)
+	}
+	code, out, errs = run(t, dir, "status", "--study")
+	if code != 0 || !strings.Contains(errs, studyFile+" is stale") || !strings.Contains(errs, filepath.Join("benchmarks", "taxonomy.json")) || strings.Contains(out, "stale") {
+		t.Errorf("status --study of the stale study: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	_, out, _ = run(t, dir, "status", "--study", "--json")
+	var sum struct{ Stale []string }
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || !slices.Contains(sum.Stale, filepath.Join("benchmarks", "taxonomy.json")) {
+		t.Errorf("status --study --json: stale %v (%v)", sum.Stale, err)
 	}
 }
 
@@ -211,6 +227,17 @@ func TestInitStudyDraftsFromTheProject(t *testing.T) {
 			t.Errorf("%s missing from the drafted taxonomy or nutrition label", key)
 		}
 	}
+	// Every drafted category is one impactbench-web shows: it lists only
+	// labels starting "Avoids" or "Promotes".
+	var cats []struct{ Label string }
+	if err := json.Unmarshal(nut, &cats); err != nil || len(cats) != 2 {
+		t.Fatalf("drafted nutrition label: %v %s", err, nut)
+	}
+	for _, c := range cats {
+		if !strings.HasPrefix(c.Label, "Avoids ") && !strings.HasPrefix(c.Label, "Promotes ") {
+			t.Errorf("drafted category %q: impactbench-web drops it", c.Label)
+		}
+	}
 	for _, target := range []string{"offline-careful", "offline-careless"} {
 		if !strings.Contains(string(models), `run_dir: "`+target+`"`) {
 			t.Errorf("models.yaml has no entry for %s:\n%s", target, models)
@@ -221,5 +248,105 @@ func TestInitStudyDraftsFromTheProject(t *testing.T) {
 	}
 	if code, _, errs := run(t, dir, "study"); code != 0 {
 		t.Fatalf("study on the drafted inputs: exit %d\n%s", code, errs)
+	}
+}
+
+// TestCompareStudyRefusals: compare --study on two studies without a
+// model in common is exit 2 naming both sides' models (not an empty
+// table), and compare without --study on study files is exit 2 with a
+// hint to use --study.
+func TestCompareStudyRefusals(t *testing.T) {
+	dir := copyProject(t)
+	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
+		t.Fatalf("init --study: %s", errs)
+	}
+	if code, _, errs := run(t, dir, "study"); code != 0 {
+		t.Fatalf("study: %s", errs)
+	}
+	studyFile := filepath.Join(dir, "benchmarks", "study.json")
+	other := filepath.Join(t.TempDir(), "study.json")
+	renamed := strings.NewReplacer(`"offline-careful"`, `"model-x"`, `"offline-careless"`, `"model-y"`).Replace(string(readBytes(t, studyFile)))
+	if err := os.WriteFile(other, []byte(renamed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, dir, "compare", "--study", studyFile, other)
+	if code != ExitUsage || out != "" || !strings.Contains(errs, "no model in common") || !strings.Contains(errs, "offline-careful") || !strings.Contains(errs, "model-x") {
+		t.Errorf("compare --study without common models: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	code, _, errs = run(t, dir, "compare", studyFile, other)
+	if code != ExitUsage || !strings.Contains(errs, "compare --study") {
+		t.Errorf("compare of two study files without --study: exit %d, want a hint at --study:\n%s", code, errs)
+	}
+}
+
+// TestStudyMessagesGoToStderr: study prints its results on stdout and
+// every warning on stderr: a nutrition category impactbench-web will drop
+// (its label starts neither "Avoids" nor "Promotes") and a study without
+// the model the site opens on (claude-haiku-4-5), also from publish.
+func TestStudyMessagesGoToStderr(t *testing.T) {
+	dir := copyProject(t)
+	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
+		t.Fatalf("init --study: %s", errs)
+	}
+	studytestEdit(t, filepath.Join(dir, "benchmarks", "nutrition-label.json"), `"label": "Promotes Agency"`, `"label": "Shows wanted behaviours"`)
+	for _, args := range [][]string{{"study"}, {"publish", "--out", filepath.Join(dir, "site")}} {
+		code, out, errs := run(t, dir, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, errs)
+		}
+		for _, want := range []string{`"Shows wanted behaviours"`, "will drop this one", `no model has id "claude-haiku-4-5"`} {
+			if !strings.Contains(errs, want) {
+				t.Errorf("%v: stderr lacks %q:\n%s", args, want, errs)
+			}
+		}
+		if strings.Contains(out, "warning") {
+			t.Errorf("%v: a warning on stdout:\n%s", args, out)
+		}
+	}
+}
+
+// TestStudyBeforeAnyRun: in a new project, study writes an empty study and
+// says so (exit 0).
+func TestStudyBeforeAnyRun(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := run(t, dir, "init", dir); code != 0 {
+		t.Fatalf("init: %s", errs)
+	}
+	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
+		t.Fatalf("init --study: %s", errs)
+	}
+	code, out, errs := run(t, dir, "study")
+	if code != 0 || !strings.Contains(errs, "the study is empty") || !strings.Contains(out, "0 models") {
+		t.Errorf("study before any run: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+}
+
+func studytestEdit(t *testing.T, path, old, new string) {
+	t.Helper()
+	b := readBytes(t, path)
+	if !strings.Contains(string(b), old) {
+		t.Fatalf("%s lacks %q", path, old)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPublishServeRefusesANetworkAddress: publish --serve serves only on
+// loopback (its files go to any origin): another address is exit 2 after
+// publishing, naming the flag (the serving itself is
+// publish.TestServeSendsTheCORSHeader).
+func TestPublishServeRefusesANetworkAddress(t *testing.T) {
+	dir := copyProject(t)
+	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
+		t.Fatalf("init --study: %s", errs)
+	}
+	site := filepath.Join(dir, "site")
+	code, _, errs := run(t, dir, "publish", "--out", site, "--serve", "--addr", "0.0.0.0:0")
+	if code != ExitUsage || !strings.Contains(errs, "--addr 0.0.0.0:0") || !strings.Contains(errs, "loopback") {
+		t.Errorf("publish --serve --addr 0.0.0.0:0: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(site, "data", "models.json")); err != nil {
+		t.Errorf("publish before serving: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -49,8 +50,29 @@ type StudyRow struct {
 
 const studyCompareMethod = MethodMOVER + " on the two cells' " + stats.MethodStratifiedCluster + " intervals (independent studies; conservative when they share scenarios)"
 
-// CompareStudies compares study B with study A.
-func CompareStudies(a, b *study.Result, labelA, labelB string) *StudyReport {
+// NoCommonModelsError is CompareStudies' refusal: the two studies share
+// no model, so there is nothing to compare (an empty table would read as
+// "nothing changed").
+type NoCommonModelsError struct {
+	A, B             string
+	ModelsA, ModelsB []string
+}
+
+func (e *NoCommonModelsError) Error() string {
+	return fmt.Sprintf("%s and %s have no model in common (%s: %s; %s: %s): nothing to compare; compare two publishes of the same study",
+		e.A, e.B, e.A, listOrNone(e.ModelsA), e.B, listOrNone(e.ModelsB))
+}
+
+func listOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "no models"
+	}
+	return strings.Join(xs, ", ")
+}
+
+// CompareStudies compares study B with study A; a *NoCommonModelsError
+// when they share no model.
+func CompareStudies(a, b *study.Result, labelA, labelB string) (*StudyReport, error) {
 	rep := &StudyReport{A: labelA, B: labelB, Conf: study.Conf, Method: studyCompareMethod,
 		Models: []string{}, OnlyInA: []string{}, OnlyInB: []string{}, Rows: []StudyRow{}, Notes: []string{}}
 	inA, inB := map[string]bool{}, map[string]bool{}
@@ -70,6 +92,9 @@ func CompareStudies(a, b *study.Result, labelA, labelB string) *StudyReport {
 			rep.OnlyInA = append(rep.OnlyInA, m.ID)
 		}
 	}
+	if len(rep.Models) == 0 {
+		return nil, &NoCommonModelsError{A: labelA, B: labelB, ModelsA: rep.OnlyInA, ModelsB: rep.OnlyInB}
+	}
 	kind := map[string]string{}
 	for _, n := range a.Nodes {
 		kind[n.ID] = n.Kind
@@ -86,7 +111,7 @@ func CompareStudies(a, b *study.Result, labelA, labelB string) *StudyReport {
 		}
 		est, lo, hi := moverDiff(asRate(cb), asRate(ca))
 		row := StudyRow{Node: ca.Node, Kind: kind[ca.Node], Age: ca.Age, Model: ca.Model, ScoreA: *ca.Score, ScoreB: *cb.Score,
-			Diff: artifacts.Round(est, 4), Lo: artifacts.Round(lo, 4), Hi: artifacts.Round(hi, 4), Significant: lo > 0 || hi < 0,
+			Diff: est, Lo: lo, Hi: hi, Significant: lo > 0 || hi < 0,
 			MetricsA: ca.Metrics, MetricsB: cb.Metrics}
 		if row.Significant {
 			rep.Changed++
@@ -97,7 +122,7 @@ func CompareStudies(a, b *study.Result, labelA, labelB string) *StudyReport {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the studies' intervals are at different levels (%v and %v)", a.Conf, b.Conf))
 	}
 	rep.Notes = append(rep.Notes, "each row is one comparison at 95 %; with thousands of rows, some intervals exclude 0 by chance (about 5 % of the unchanged ones)")
-	return rep
+	return rep, nil
 }
 
 func asRate(c study.Cell) stats.RateInterval {
@@ -122,7 +147,11 @@ func (r *StudyReport) WriteTable(w io.Writer) error {
 		if row.Significant {
 			mark = "*"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.3f\t%+.3f\t[%+.3f, %+.3f]\t%s\n", row.Node, row.Age, row.Model, row.ScoreA, row.ScoreB, row.Diff, row.Lo, row.Hi, mark)
+		// Rounded once, from the unrounded values; a limit that is not 0
+		// never prints as 0 (an interval marked * visibly excludes 0).
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t[%s, %s]\t%s\n", row.Node, row.Age, row.Model,
+			artifacts.Fixed(row.ScoreA, 3, false), artifacts.Fixed(row.ScoreB, 3, false), artifacts.Fixed(row.Diff, 3, true),
+			artifacts.Limit(row.Lo, 3, true), artifacts.Limit(row.Hi, 3, true), mark)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

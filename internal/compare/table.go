@@ -223,7 +223,21 @@ func pct(p *float64) string {
 }
 
 func count(r Rate) string {
-	return fmt.Sprintf("%s (%d/%d)", pct(r.Rate), r.Passed, r.Total)
+	return fmt.Sprintf("%s (%d/%d)", exactPct(r), r.Passed, r.Total)
+}
+
+// exactPct is the rate rounded once, from its counts: Rate is rounded to
+// 4 places as in results.json, and printing that with one decimal of a
+// percent rounds twice (4/21 = 19.05 % via 0.1905 printed 19.1 %).
+func exactPct(r Rate) string {
+	if r.Rate == nil || r.Total == 0 {
+		return pct(r.Rate)
+	}
+	exact := float64(r.Passed) / float64(r.Total)
+	if math.Abs(exact-*r.Rate) > 0.00005 {
+		return pct(r.Rate) // not the pooled rate of its counts
+	}
+	return fmt.Sprintf("%.1f%%", 100*exact)
 }
 
 // rateCI is a rate with its interval, "!" when it rests on few scenarios.
@@ -231,7 +245,7 @@ func rateCI(r Rate) string {
 	if r.Rate == nil {
 		return "n/a"
 	}
-	s := pct(r.Rate) + " " + interval(r.Lo, r.Hi, pct1)
+	s := exactPct(r) + " " + interval(r.Lo, r.Hi, pct1)
 	if r.Warning != "" {
 		s += " !"
 	}

@@ -177,3 +177,8 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// Suggest is the known word closest to s when it is close enough to be a
+// typo, or "": the did-you-mean of config errors, for other inputs (a
+// study's taxonomy.json) to say the same way.
+func Suggest(s string, known []string) string { return suggest(s, known) }

@@ -165,8 +165,9 @@ func TestRepublishRewritesOnlyWhatChanged(t *testing.T) {
 
 // TestRepublishSiteRewritesOnlyWhatChanged: with --site, one changed
 // verdict of one benchmark rewrites that benchmark's data and transcript
-// chunks, the changed model's pair chunks and the aggregates (the core
-// chunk and the page naming its version), and nothing else; the site's
+// chunks, the pair chunks of the levels it changed at (Holm adjusts a
+// level's pairs together, so every pair there moves) and the aggregates
+// (the core chunk and the page naming its version), and nothing else; the site's
 // script, style, the other benchmarks' chunks and the calibration chunk
 // keep their inodes. Publishing without --site removes the site.
 func TestRepublishSiteRewritesOnlyWhatChanged(t *testing.T) {
@@ -203,6 +204,9 @@ func TestRepublishSiteRewritesOnlyWhatChanged(t *testing.T) {
 	want := []string{"data/benchmark-data.json", "data/nutrition.json", "data/scenario-index.json", "data/uncertainty.json",
 		"index.html", "scenarios/beta/model-a/m01_s002_v02.json",
 		"site/data/bench/beta.js", "site/data/core.js", "site/data/pairs/model-a/model-b.js", "site/data/pairs/model-a/model-c.js",
+		// model-b vs model-c: Holm adjusts a level's pairs together, so
+		// their adjusted p-values move with model-a's.
+		"site/data/pairs/model-b/model-c.js",
 		"site/data/tr/beta/model-a.js"}
 	if got := touched(s0, snapshot(t, out)); !slices.Equal(got, want) {
 		t.Errorf("after one verdict of beta changed, replaced %v; want %v", got, want)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/results"
 )
 
@@ -206,7 +207,7 @@ func writeBoardNotes(w io.Writer, c colors, rows []boardRow) {
 	if local {
 		fmt.Fprintln(w, "(mean): results.json has no leaderboard block, so no score interval, rank interval or ties; run aggregate again.")
 	} else {
-		fmt.Fprintln(w, "Rank [95%]: middle 95% of ranks when base scenarios are redrawn (descriptive). Tied: the paired score difference is not significant.")
+		fmt.Fprintln(w, "Rank [95%]: 1 + the models significantly better to the count minus those significantly worse (the same Holm-adjusted tests as Tied; all intervals hold together at 95%). Tied: the paired score difference is not significant.")
 	}
 	if len(ms) > 0 {
 		fmt.Fprintf(w, "Intervals: %s. N = conversations with a verdict; SCEN. = base scenarios, the unit of evidence.\n", strings.Join(ms, ", "))
@@ -312,11 +313,14 @@ func signedPP(x float64) string {
 	return fmt.Sprintf("%+.1f", v)
 }
 
+// fmtP prints a p-value with 3 decimals, never across 0.05 (0.04996 is
+// "0.04996", not "0.050": the row's "significant" and its p must read
+// alike); tiny ones in exponent form.
 func fmtP(p float64) string {
 	if p < 0.001 {
 		return fmt.Sprintf("%.1e", p)
 	}
-	return fmt.Sprintf("%.3f", p)
+	return artifacts.PValue(p, 0.05, 3)
 }
 
 // writeCorrectedLines prints, per model with leaderboard.corrected, its

@@ -3,9 +3,7 @@ package results
 import (
 	"cmp"
 	"math"
-	"slices"
 	"sort"
-	"strings"
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/stats"
@@ -53,7 +51,7 @@ func finishFile(models []ModelResult, mcs []*modelClusters, opts Options) {
 		}
 	}
 	// After the adjustment: ties are the pairs that are not significant.
-	rankModels(models, mcs, opts)
+	rankModels(models, mcs)
 }
 
 // leaderboardOf is the mean of the model's track rates with the mean of
@@ -210,93 +208,68 @@ func pairwiseEntries(otherOfA, otherOfB string, c comparison, d stats.DiffResult
 
 // ---- ranks ----
 
-// rankModels sets each leaderboard's rank (1 = highest score; equal scores
-// share the better rank), its bootstrap rank interval (base scenarios
-// redrawn within each track), and the models it is tied with: those whose
-// paired leaderboard difference is not significant (after Holm within the
-// pairwise:leaderboard family), so tied_with and significant never
-// disagree. Run it after adjustFamilies.
-func rankModels(models []ModelResult, mcs []*modelClusters, opts Options) {
-	scores := make([]float64, len(models))
-	for i, mc := range mcs {
-		scores[i] = mc.rawScore()
+// sameScore is the tolerance within which two leaderboard scores are
+// equal. Scores are means of pass rates, fractions of small integers; the
+// same fraction summed in another order can differ in the last bits
+// (~1e-16), and would otherwise split a tie. Two different fractions of a
+// benchmark's counts differ by far more than 1e-12 (that would need
+// denominators above 10^12).
+const sameScore = 1e-12
+
+// compareScores compares two leaderboard scores with that tolerance.
+func compareScores(a, b float64) int {
+	if math.Abs(a-b) <= sameScore*max(1, math.Abs(a), math.Abs(b)) {
+		return 0
 	}
-	for i := range models {
-		if math.IsNaN(scores[i]) {
-			continue
+	return cmp.Compare(a, b)
+}
+
+// rankModels sets each leaderboard's rank (1 = highest score; equal
+// scores, within sameScore, share the better rank), its rank interval and
+// the models it is tied with, all from the same decisions: the paired
+// leaderboard differences after Holm within the pairwise:leaderboard
+// family (stats.TestedRanks). tied_with lists the pairs that are not
+// significant, so tied_with, significant and the rank intervals never
+// disagree. Run it after adjustFamilies.
+func rankModels(models []ModelResult, mcs []*modelClusters) {
+	var idx []int // models with a score
+	scores := make([]float64, 0, len(models))
+	for i, mc := range mcs {
+		if sc := mc.rawScore(); !math.IsNaN(sc) {
+			idx = append(idx, i)
+			scores = append(scores, sc)
 		}
-		rank := 1
-		for j := range models {
-			if !math.IsNaN(scores[j]) && scores[j] > scores[i] {
-				rank++
+	}
+	pos := map[string]int{} // target → position in idx
+	for k, i := range idx {
+		pos[models[i].TargetModel] = k
+	}
+	decided := map[[2]int]int{}
+	for k, i := range idx {
+		for _, p := range models[i].Pairwise {
+			j, ok := pos[p.Other]
+			if !ok || p.Track != trackLeaderboard || p.MetricID != nil || !p.Significant || p.Diff == nil {
+				continue
+			}
+			if *p.Diff > 0 {
+				decided[[2]int{k, j}] = 1
+			} else if *p.Diff < 0 {
+				decided[[2]int{k, j}] = -1
 			}
 		}
-		models[i].Leaderboard.Rank = ptr(rank)
 	}
-	lo, hi := rankIntervals(mcs, opts)
+	rank, lo, hi := stats.TestedRanks(len(idx), func(a, b int) int { return compareScores(scores[a], scores[b]) },
+		func(a, b int) int { return decided[[2]int{a, b}] })
+	for k, i := range idx {
+		lb := models[i].Leaderboard
+		lb.Rank, lb.RankCILow, lb.RankCIHigh = ptr(rank[k]), ptr(lo[k]), ptr(hi[k])
+	}
 	for i := range models {
 		lb := models[i].Leaderboard
-		if !math.IsNaN(lo[i]) {
-			lb.RankCILow, lb.RankCIHigh = ptr(int(lo[i])), ptr(int(hi[i]))
-		}
 		for _, p := range models[i].Pairwise {
 			if p.Track == trackLeaderboard && p.MetricID == nil && !p.Significant {
 				lb.TiedWith = append(lb.TiedWith, p.Other)
 			}
 		}
 	}
-}
-
-// rankIntervals bootstraps base scenarios within each track (the union
-// over models) and ranks the models' leaderboard scores per replicate.
-func rankIntervals(mcs []*modelClusters, opts Options) (lo, hi []float64) {
-	type trackData struct {
-		passed, total [][]int // [model][cluster]
-	}
-	var data []trackData
-	var strata []int
-	for _, tr := range tracks {
-		var keys []clusterKey
-		seen := map[clusterKey]bool{}
-		for _, mc := range mcs {
-			for _, k := range mc.keys {
-				if mc.types[k.metric] == tr.typ && !seen[k] {
-					seen[k] = true
-					keys = append(keys, k)
-				}
-			}
-		}
-		slices.SortFunc(keys, func(a, b clusterKey) int {
-			return cmp.Or(strings.Compare(a.metric, b.metric), strings.Compare(a.base, b.base))
-		})
-		td := trackData{passed: make([][]int, len(mcs)), total: make([][]int, len(mcs))}
-		for i, mc := range mcs {
-			td.passed[i], td.total[i] = make([]int, len(keys)), make([]int, len(keys))
-			for c, k := range keys {
-				t := mc.get(k)
-				td.passed[i][c], td.total[i][c] = t.passed, t.total
-			}
-		}
-		data = append(data, td)
-		strata = append(strata, len(keys))
-	}
-	return stats.RankIntervals(strata, len(mcs), opts.BootstrapReps, opts.Conf, opts.Seed, func(idx [][]int, out []float64) {
-		for i := range mcs {
-			sum, k := 0.0, 0
-			for t, td := range data {
-				p, n := 0, 0
-				for _, c := range idx[t] {
-					p += td.passed[i][c]
-					n += td.total[i][c]
-				}
-				if n > 0 {
-					sum += float64(p) / float64(n)
-					k++
-				}
-			}
-			if k > 0 {
-				out[i] = sum / float64(k)
-			}
-		}
-	})
 }

@@ -237,11 +237,16 @@ func itemTotals(out []Item, items map[clusterKey]*itemTally, keys []clusterKey, 
 	for i, k := range keys {
 		var x, y []float64
 		for _, target := range order {
+			// A target with no verdict on this item (it has rows on
+			// other items of the metric only) is left out, not subtracted.
 			t, ok := items[k].byTarget[target]
+			if !ok || t.total == 0 {
+				continue
+			}
 			rest := totals[k.metric][target]
 			rest.passed -= t.passed
 			rest.total -= t.total
-			if !ok || t.total == 0 || rest.total == 0 {
+			if rest.total == 0 {
 				continue
 			}
 			x = append(x, float64(t.passed)/float64(t.total))

@@ -158,3 +158,68 @@ func TestGoldenTiesMatchSignificance(t *testing.T) {
 		t.Errorf("three models: %d pair sides, %d significant pairs; want 6 and 2 (A and B each beat C)", pairs, sig)
 	}
 }
+
+// TestEqualLeaderboardScoresShareARank: X passes 1 and 7 of 10 base
+// scenarios on its two tracks, Y 3 and 5: both score 0.4, but summed in
+// floating point 0.1 + 0.7 = 0.7999999999999999 and 0.3 + 0.5 = 0.8, which
+// split the tie before. Equal scores share the better rank.
+func TestEqualLeaderboardScoresShareARank(t *testing.T) {
+	var rows []artifacts.Score
+	add := func(target, mid string, passes int) {
+		for b := range 10 {
+			rows = append(rows, artifacts.Score{ID: fmt.Sprintf("%s_s%03d_v01", mid, b+1), MetricID: mid, TargetModel: target, Passed: ptr(b < passes)})
+		}
+	}
+	add("X", "m01", 1)
+	add("X", "m02", 7)
+	add("Y", "m01", 3)
+	add("Y", "m02", 5)
+	res, err := Aggregate(Input{Metrics: metrics, Scores: rows}, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := res[0].Leaderboard, res[1].Leaderboard
+	if *x.Rank != 1 || *y.Rank != 1 {
+		t.Errorf("ranks %d and %d for scores %v and %v, want both 1", *x.Rank, *y.Rank, *x.Score, *y.Score)
+	}
+}
+
+// TestRankIntervalsComeFromTheTiesTests: in 60 random results files, each
+// model's rank interval is 1 + the models significantly better (Holm,
+// pairwise:leaderboard) to the count minus those significantly worse —
+// the same decisions as tied_with and significant.
+func TestRankIntervalsComeFromTheTiesTests(t *testing.T) {
+	rng := rand.New(rand.NewPCG(36, 2026))
+	checked := 0
+	for study := range 60 {
+		ms, scen, rows := randomStudy(rng)
+		res, err := Aggregate(Input{Metrics: ms, Scores: rows, Scenarios: scen}, Options{Seed: uint64(study)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range res {
+			lb := m.Leaderboard
+			if lb == nil || lb.Rank == nil {
+				continue
+			}
+			better, worse := 0, 0
+			for _, p := range m.Pairwise {
+				if p.Track != trackLeaderboard || p.MetricID != nil || !p.Significant {
+					continue
+				}
+				if *p.Diff < 0 {
+					better++
+				} else if *p.Diff > 0 {
+					worse++
+				}
+			}
+			if *lb.RankCILow != 1+better || *lb.RankCIHigh != len(res)-worse || *lb.Rank < *lb.RankCILow || *lb.Rank > *lb.RankCIHigh {
+				t.Errorf("study %d %s: rank %d [%d, %d] with %d significantly better and %d worse of %d", study, m.TargetModel, *lb.Rank, *lb.RankCILow, *lb.RankCIHigh, better, worse, len(res))
+			}
+			checked++
+		}
+	}
+	if checked < 100 {
+		t.Errorf("checked %d models", checked)
+	}
+}

@@ -3,6 +3,7 @@ package site_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,8 +15,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/browsertest"
 	"github.com/impactbench/impactbench/internal/study"
+	"github.com/impactbench/impactbench/internal/study/studytest"
 )
 
 // page is one open site in one browser tab.
@@ -164,8 +167,13 @@ func TestSite(t *testing.T) {
 				}
 				order = append(order, id)
 				row := fmt.Sprintf(`table.board tr[data-model=%q] `, id)
-				if got, want := p.text(row+"td.score"), f3(*c.Score)+" ["+f3(*c.Lo)+", "+f3(*c.Hi)+"]"; got != want {
+				if got, want := p.text(row+"td.score"), f3(*c.Score)+" ["+f3(*c.Lo)+", "+f3(*c.Hi)+"]"; !strings.HasPrefix(got, want) {
 					t.Errorf("%s %s: score %q, want %q", age, id, got, want)
+				}
+				// model-a has judge calibration on alpha only: its overall
+				// score is not corrected, and says so.
+				if got, corr := p.text(row+"td.score .corr"), c.Corrected; (corr == nil) != (got == "<missing>") || corr != nil && corr.Score == nil && got != "not corrected for judge error" {
+					t.Errorf("%s %s: correction %q for %+v", age, id, got, corr)
 				}
 				wantRank := fmt.Sprintf("%d (%d–%d)", *c.Rank, *c.RankLo, *c.RankHi)
 				if *c.RankLo == *c.RankHi {
@@ -218,6 +226,27 @@ func TestSite(t *testing.T) {
 		p.click(`table.kids a[href*="area%2Fmind"], table.kids a[href*="area/mind"]`)
 		if got := p.text("h1"); got != "Area "+areaName {
 			t.Errorf("area page: %q", got)
+		}
+		// The area's leaderboard: score with each metric once, the area
+		// card's with every placement (alpha__m01 is in two of its
+		// subareas), and the grade word from the area card's interval.
+		placed := 0
+		for _, id := range studytest.SmallModels {
+			c, _ := res.Cell("area/mind", "adult", id)
+			row := fmt.Sprintf(`table.board tr[data-model=%q] `, id)
+			if got, want := p.text(row+"td.place"), f3(c.ByPlacement.Score)+" ["+f3(c.ByPlacement.Lo)+", "+f3(c.ByPlacement.Hi)+"]"; got != want {
+				t.Errorf("area card of %s: %q, want %q", id, got, want)
+			}
+			g := eval[string](p, fmt.Sprintf(`document.querySelector(%q).dataset.grade`, row+"[data-grade]"))
+			if want := word(c.ByPlacement.Lo, c.ByPlacement.Hi); g != want {
+				t.Errorf("area grade of %s: %q, want %q (the area card's interval)", id, g, want)
+			}
+			if c.ByPlacement.Score != *c.Score {
+				placed++
+			}
+		}
+		if placed == 0 {
+			t.Error("the fixture's area card and leaderboard scores should differ for some model")
 		}
 		p.click(`table.kids a`) // the subarea
 		p.click(`table.kids a`) // its first group
@@ -311,9 +340,24 @@ func TestSite(t *testing.T) {
 			}
 			want = append(want, pr.Node)
 			// The page shows B − A here: the pair's negation.
-			got := p.text(fmt.Sprintf(`table.pairs tr[data-node=%q] td.diff`, pr.Node))
-			if w := signed(-pr.Diff) + " [" + signed(-pr.Hi) + ", " + signed(-pr.Lo) + "]"; got != w {
-				t.Errorf("%s: %q, want %q", pr.Node, got, w)
+			tr := fmt.Sprintf(`table.pairs tr[data-node=%q] `, pr.Node)
+			if w := signed(-pr.Diff) + " [" + lim(-pr.Hi) + ", " + lim(-pr.Lo) + "]"; p.text(tr+"td.diff") != w {
+				t.Errorf("%s: %q, want %q", pr.Node, p.text(tr+"td.diff"), w)
+			}
+			// The reading is study.json's Holm-adjusted decision; p and
+			// p adj. never print across 0.05.
+			reading := "not shown different"
+			if pr.Significant {
+				reading = modelNameA + " higher"
+				if pr.Diff < 0 {
+					reading = "Model B higher"
+				}
+			}
+			if got := p.text(tr + "td.reading"); got != reading {
+				t.Errorf("%s: reading %q, want %q", pr.Node, got, reading)
+			}
+			if got, want := p.text(tr+"td.p")+"|"+p.text(tr+"td.padj"), artifacts.PValue(pr.P, 0.05, 3)+"|"+artifacts.PValue(pr.PAdjusted, 0.05, 3); got != want {
+				t.Errorf("%s: p %q, want %q", pr.Node, got, want)
 			}
 		}
 		if !slices.Equal(rows, want) || len(want) == 0 {
@@ -384,6 +428,19 @@ func (p *page) waitFor(cond string) {
 	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 		p.t.Fatalf("wait for %s: %v", cond, err)
 	}
+}
+
+// lim is the page's interval limit: signed, and a limit that is not 0
+// never printed as 0 (artifacts.Limit).
+func lim(x float64) string {
+	if x == 0 || strings.Trim(f3(math.Abs(x)), "0.") != "" {
+		return signed(x)
+	}
+	s := artifacts.Limit(math.Abs(x), 3, false)
+	if x < 0 {
+		return "−" + s
+	}
+	return "+" + s
 }
 
 func signed(x float64) string {

@@ -83,6 +83,8 @@ type pairData struct {
 	Lo        float64  `json:"lo"`
 	Hi        float64  `json:"hi"`
 	P         float64  `json:"p"`
+	PAdjusted float64  `json:"pa"`  // Holm over the level's pairs
+	Sig       int      `json:"sig"` // 1: significant after Holm (not tied)
 	DF        *float64 `json:"df"`
 	Metrics   int      `json:"k"`
 	Scenarios int      `json:"n"`
@@ -106,7 +108,11 @@ func (b *Builder) pairChunks() ([]File, error) {
 			byPair[k] = ch
 			order = append(order, k)
 		}
-		ch.Rows = append(ch.Rows, pairData{Node: ni, Age: p.Age, Diff: p.Diff, Lo: p.Lo, Hi: p.Hi, P: p.P, DF: p.DF, Metrics: p.Metrics, Scenarios: p.Scenarios})
+		sig := 0
+		if p.Significant {
+			sig = 1
+		}
+		ch.Rows = append(ch.Rows, pairData{Node: ni, Age: p.Age, Diff: p.Diff, Lo: p.Lo, Hi: p.Hi, P: p.P, PAdjusted: p.PAdjusted, Sig: sig, DF: p.DF, Metrics: p.Metrics, Scenarios: p.Scenarios})
 	}
 	var out []File
 	for _, k := range order {

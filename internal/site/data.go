@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/study"
 )
@@ -16,20 +17,23 @@ import (
 // pages, the nutrition label and the thin page need, and where every other
 // chunk is. Metric cells are in their benchmark's chunk.
 type coreChunk struct {
-	Version  int               `json:"v"`
-	Conf     float64           `json:"conf"`
-	Methods  study.Methods     `json:"methods"`
-	Ages     []string          `json:"ages"`
-	Models   []modelData       `json:"models"`
-	Nodes    []nodeData        `json:"nodes"`
-	Metrics  []metricData      `json:"metrics"`
-	Benches  []benchData       `json:"benches"`
-	Scales   []scale           `json:"scales"`
-	Levels   []levelRow        `json:"levels"`
-	Thin     thinSummary       `json:"thin"`
-	Calib    int               `json:"calib"` // models × benchmarks with calibration in results.json
-	Files    map[string]string `json:"files"` // chunk name → content hash (site/data/<name>.js?v=<hash>)
-	Warnings []string          `json:"warnings"`
+	Version int           `json:"v"`
+	Conf    float64       `json:"conf"`
+	Methods study.Methods `json:"methods"`
+	Ages    []string      `json:"ages"`
+	Models  []modelData   `json:"models"`
+	Nodes   []nodeData    `json:"nodes"`
+	Metrics []metricData  `json:"metrics"`
+	Benches []benchData   `json:"benches"`
+	Scales  []scale       `json:"scales"`
+	Levels  []levelRow    `json:"levels"`
+	Thin    thinSummary   `json:"thin"`
+	Calib   int           `json:"calib"` // models × benchmarks with calibration in results.json
+	// JudgeError is study.json's judge_error: which scores leave judge
+	// error out.
+	JudgeError string            `json:"judge_error"`
+	Files      map[string]string `json:"files"` // chunk name → content hash (site/data/<name>.js?v=<hash>)
+	Warnings   []string          `json:"warnings"`
 	// CellWarnings are the cells' warnings (study.json's "warning"), once
 	// each; a cell names one by index.
 	CellWarnings []string `json:"cell_warnings"`
@@ -100,13 +104,21 @@ type cellData struct {
 	Grade        string
 	GradeFrom    string
 	GradeTo      string
+	// Place (area cells) is the area card's score, every placement of a
+	// metric counted (study.json's by_placement): impactbench-web grades
+	// an area by it, so Grade is from its interval there.
+	Place *study.Estimate
+	// Corr is the score corrected for judge error, or why there is none
+	// (models with judge calibration only).
+	Corr *study.Corrected
 }
 
 // MarshalJSON writes [model, score, lo, hi, scenarios, min_scenarios,
 // metrics, metrics_expected, thin (0/1), rank, rank_lo, rank_hi (0: not
 // ranked), tie letters ("a,b"), grade, grade_from, grade_to (band indexes
-// in the node's scale, -1: none), warning (-1: none)]; app.js reads it
-// back in cell().
+// in the node's scale, -1: none), warning (-1: none), area card
+// ([score, lo, hi] or 0), judge-error-corrected score ([score, lo, hi],
+// the reason it is missing, or 0)]; app.js reads it back in cell().
 func (c cellData) MarshalJSON() ([]byte, error) {
 	deref := func(p *int) int {
 		if p == nil {
@@ -118,9 +130,22 @@ func (c cellData) MarshalJSON() ([]byte, error) {
 	if c.Thin {
 		thin = 1
 	}
-	return json.Marshal([]any{c.Model, c.Score, c.Lo, c.Hi, c.Scenarios, c.MinScenarios, c.Metrics, c.Expected, thin,
+	// The page prints 3 decimals: rounded here, once, from study.json's
+	// unrounded numbers (grades and the level table use those).
+	r3 := func(x float64) float64 { return artifacts.Round(x, 3) }
+	var place, corr any = 0, 0
+	if c.Place != nil {
+		place = []float64{r3(c.Place.Score), r3(c.Place.Lo), r3(c.Place.Hi)}
+	}
+	switch {
+	case c.Corr != nil && c.Corr.Score != nil:
+		corr = []float64{r3(*c.Corr.Score), r3(*c.Corr.Lo), r3(*c.Corr.Hi)}
+	case c.Corr != nil:
+		corr = c.Corr.Warning
+	}
+	return json.Marshal([]any{c.Model, r3(c.Score), r3(c.Lo), r3(c.Hi), c.Scenarios, c.MinScenarios, c.Metrics, c.Expected, thin,
 		deref(c.Rank), deref(c.RankLo), deref(c.RankHi), strings.Join(c.Ties, ","),
-		c.scale.index(c.Grade), c.scale.index(c.GradeFrom), c.scale.index(c.GradeTo), c.Warning})
+		c.scale.index(c.Grade), c.scale.index(c.GradeFrom), c.scale.index(c.GradeTo), c.Warning, place, corr})
 }
 
 // levelRow summarises one kind of node over the ranked models' cells.
@@ -165,13 +190,17 @@ func (b *Builder) cellsByNode() []map[string][]cellData {
 		n := b.res.Nodes[ni]
 		cd := cellData{Model: mi, Score: *c.Score, Lo: *c.Lo, Hi: *c.Hi, Scenarios: c.Scenarios, MinScenarios: c.MinScenarios,
 			Metrics: c.Metrics, Expected: c.MetricsExpected, Thin: c.Thin, Warning: b.warning(c.Warning),
-			Rank: c.Rank, RankLo: c.RankLo, RankHi: c.RankHi, scale: scaleFor(n.Kind)}
+			Rank: c.Rank, RankLo: c.RankLo, RankHi: c.RankHi, scale: scaleFor(n.Kind), Place: c.ByPlacement, Corr: c.Corrected}
 		for _, t := range c.TiedWith {
 			if j, ok := b.model[t]; ok {
 				cd.TiedWith = append(cd.TiedWith, j)
 			}
 		}
-		cd.Grade, cd.GradeFrom, cd.GradeTo = cd.scale.grade(cd.Lo, cd.Hi)
+		if cd.Place != nil {
+			cd.Grade, cd.GradeFrom, cd.GradeTo = cd.scale.grade(cd.Place.Lo, cd.Place.Hi)
+		} else {
+			cd.Grade, cd.GradeFrom, cd.GradeTo = cd.scale.grade(cd.Lo, cd.Hi)
+		}
 		if out[ni] == nil {
 			out[ni] = map[string][]cellData{}
 		}
@@ -220,7 +249,7 @@ func letterTies(cells []cellData) {
 func (b *Builder) core() coreChunk {
 	s, res := b.s, b.res
 	c := coreChunk{Version: 1, Conf: res.Conf, Methods: res.Methods, Ages: res.Ages, Files: b.files,
-		Scales: []scale{wordScale, letterScale, stepScale}, Calib: len(b.calib), Warnings: res.Warnings}
+		Scales: []scale{wordScale, letterScale, stepScale}, Calib: len(b.calib), JudgeError: res.JudgeError, Warnings: res.Warnings}
 	if c.Warnings == nil {
 		c.Warnings = []string{}
 	}

@@ -59,6 +59,10 @@ func siteStudy(t testing.TB) (dir, out string) {
 	studytest.Edit(t, filepath.Join(root, study.TaxonomyFile), `"name": "Mind"`, fmt.Sprintf("%q: %q", "name", areaName))
 	studytest.Edit(t, filepath.Join(root, study.TaxonomyFile), `"name": "Judgement"`, fmt.Sprintf("%q: %q", "name", groupName))
 	studytest.Edit(t, filepath.Join(root, study.NutritionFile), `"label": "Promotes Judgement"`, fmt.Sprintf("%q: %q", "label", categoryLbl))
+	// A second subarea of the area that lists alpha__m01 again: the area
+	// card (every placement) and the leaderboard (each metric once) differ.
+	studytest.Edit(t, filepath.Join(root, study.TaxonomyFile), "\"alpha__m02\"\n              ]\n            }\n          ]\n        }",
+		"\"alpha__m02\"\n              ]\n            }\n          ]\n        },\n        {\"id\": \"reflection\", \"name\": \"Reflection\", \"icon\": \"fa-scale-balanced\", \"groups\": [{\"name\": \"Weighing\", \"metric_ids\": [\"alpha__m01\", \"gamma__m01\"]}]}")
 
 	alpha := filepath.Join(root, "alpha")
 	scen, err := artifacts.ReadScenarios(filepath.Join(alpha, "scenarios.json"))

@@ -49,8 +49,9 @@
 //     simulation from 1 to 360 metrics of 3 scenarios each.
 //   - StratifiedPairedDiff: two models on the same scenarios, with the
 //     p-value from the same t.
-//   - PairwiseRankIntervals: rank intervals from Bonferroni-adjusted paired
-//     comparisons, holding the true rank with probability ≥ 95%.
+//   - TestedRanks: rank intervals from one family's Holm-adjusted paired
+//     comparisons (the decisions "tied with" uses), all holding the true
+//     ranks together with probability ≥ 95%.
 //   - McNemarExact / SignTest: whether two variants differ, using only the
 //     pairs where their outcomes differ; treats pairs as independent, so it
 //     overstates with clustered data (kept for reference).

@@ -197,3 +197,52 @@ func RankIntervals(strata []int, items, reps int, conf float64, seed uint64, sco
 	}
 	return lo, hi
 }
+
+// MethodTestedRanks names TestedRanks' method as study.json and
+// results.json use it: the decisions are the family's Holm-adjusted paired
+// tests.
+const MethodTestedRanks = "holm-tested (rank interval from the same Holm-adjusted paired tests as tied_with: lo = 1 + the models significantly better, hi = K - those significantly worse; all K intervals hold together with probability >= 95 %)"
+
+// TestedRanks gives each of k items (models) a rank and a rank interval
+// from one family's pairwise decisions. cmp(i, j) compares the estimates
+// (> 0: i's is higher); it should compare exact values, so that equal
+// scores tie: they share the better rank (1 = highest). decided(i, j) is
+// +1 when the family's test shows i better than j, −1 when it shows j
+// better than i, and 0 when it does not decide (or the two cannot be
+// compared), and
+//
+//	lo = 1 + #{j : j shown better than i}
+//	hi = k − #{j : j shown worse than i}
+//
+// When the decisions control the family-wise error rate at α (Holm over
+// every pair of the family), all k intervals hold the true ranks together
+// with probability ≥ 1 − α: whenever no decision is wrong, every model
+// shown better is better and every one shown worse is worse (the joint
+// rank intervals of Klein, Wright & Wieczorek 2020, J. R. Stat. Soc. C
+// 69:917, from Holm's tests). The same decisions give "tied with" (not
+// shown different), so a rank interval and the ties never disagree.
+// Checked by TestTestedRanksCoverage.
+func TestedRanks(k int, cmp func(i, j int) int, decided func(i, j int) int) (rank, lo, hi []int) {
+	rank, lo, hi = make([]int, k), make([]int, k), make([]int, k)
+	for i := range k {
+		rank[i], lo[i], hi[i] = 1, 1, k
+		for j := range k {
+			if j != i && cmp(j, i) > 0 {
+				rank[i]++
+			}
+		}
+	}
+	for i := range k {
+		for j := i + 1; j < k; j++ {
+			switch decided(i, j) {
+			case 1: // i better than j
+				lo[j]++
+				hi[i]--
+			case -1: // j better than i
+				lo[i]++
+				hi[j]--
+			}
+		}
+	}
+	return rank, lo, hi
+}

@@ -344,7 +344,7 @@ func StratifiedDiff(strata [][]PairedCluster, conf float64, reps int, seed uint6
 	if total < 2 {
 		return r
 	}
-	alpha := 1 - conf
+	alpha := alphaOf(conf)
 	sf := newSignFlip(d, w, reps, seed)
 	r.PSignFlip = sf.p(0)
 	r.SignFlipLo, r.SignFlipHi = sf.interval(alpha)

@@ -14,9 +14,6 @@ import (
 // correction and a floor, Welch–Satterthwaite degrees of freedom.
 const MethodStratifiedCluster = "stratified-cluster-t (linearised cluster variance per stratum, G/(G-1) correction, binomial floor on the effective n, Satterthwaite df)"
 
-// MethodPairwiseRanks names PairwiseRankIntervals' method.
-const MethodPairwiseRanks = "pairwise-bonferroni (rank interval from the paired differences with every other item, each at level 1 - alpha/(K-1))"
-
 // Stratum is one fixed stratum of a stratified mean — in a study, one metric
 // of a model at one age — with its weight and its clusters (base
 // scenarios). Weights need not sum to 1: they are renormalised over the
@@ -266,15 +263,6 @@ func StratifiedPairedDiff(strata []PairedStratum, conf float64) StratifiedInterv
 	return out
 }
 
-// significantAt reports whether 0 is outside the interval at level
-// 1 − alpha: |estimate| > t_{1−alpha/2, ⌊df⌋}·SE.
-func (s StratifiedInterval) significantAt(alpha float64) bool {
-	if math.IsNaN(s.Estimate) || s.Estimate == 0 {
-		return false
-	}
-	return math.Abs(s.Estimate) > tHalf(1-alpha, s.DF, s.SE)
-}
-
 // tTwoSidedP is the two-sided p-value of est/se under t(df).
 func tTwoSidedP(est, se, df float64) float64 {
 	if se == 0 {
@@ -288,59 +276,4 @@ func tTwoSidedP(est, se, df float64) float64 {
 		return 2 * distuv.UnitNormal.Survival(t)
 	}
 	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: max(1, math.Floor(df))}.Survival(t)
-}
-
-// PairwiseRankIntervals gives each of k items (models) a rank (1 = highest
-// estimate; equal estimates share the better rank) and a rank interval from
-// its paired differences with every other item: diff(i, j) is the paired
-// difference item i − item j (StratifiedPairedDiff), ok false when the two
-// cannot be compared. Each of the k − 1 comparisons of an item is made at
-// level 1 − (1 − conf)/(k − 1) (Bonferroni), and
-//
-//	lo = 1 + #{j : j is better than i at that level}
-//	hi = k − #{j : j is worse than i at that level}
-//
-// (decided from the p-value of the same t, which is the same decision)
-// so the interval holds the item's true rank whenever all of its k − 1
-// comparisons are right, which happens with probability ≥ conf (the
-// marginal version of the joint rank intervals of Klein, Wright & Wieczorek
-// 2020, J. R. Stat. Soc. C 69:917). Items that cannot be compared with j
-// count j as possibly better and possibly worse. Checked by
-// TestPairwiseRankIntervalsCoverage.
-func PairwiseRankIntervals(est []float64, conf float64, diff func(i, j int) (StratifiedInterval, bool)) (rank, lo, hi []int) {
-	checkConf("PairwiseRankIntervals", conf)
-	k := len(est)
-	rank, lo, hi = make([]int, k), make([]int, k), make([]int, k)
-	level := conf
-	if k > 2 {
-		level = 1 - (1-conf)/float64(k-1)
-	}
-	for i := range k {
-		rank[i], lo[i], hi[i] = 1, 1, k
-		for j := range k {
-			if j != i && est[j] > est[i] {
-				rank[i]++
-			}
-		}
-	}
-	for i := range k {
-		for j := i + 1; j < k; j++ {
-			d, ok := diff(i, j)
-			if !ok || math.IsNaN(d.Estimate) {
-				continue
-			}
-			if !d.significantAt(1 - level) {
-				continue
-			}
-			switch {
-			case d.Estimate > 0: // i better than j
-				lo[j]++
-				hi[i]--
-			case d.Estimate < 0: // j better than i
-				lo[i]++
-				hi[j]--
-			}
-		}
-	}
-	return rank, lo, hi
 }

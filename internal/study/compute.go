@@ -3,6 +3,7 @@ package study
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -10,14 +11,25 @@ import (
 	"github.com/impactbench/impactbench/internal/stats"
 )
 
-// Conf is the confidence level of every interval in study.json.
-const Conf = 0.95
+// Conf is the confidence level of every interval in study.json, and
+// Alpha the significance level of every test: written as 0.05, not
+// computed as 1 − Conf (which is 0.050000000000000044 in floating point,
+// and would let p = 0.05 count as significant).
+const (
+	Conf  = 0.95
+	Alpha = 0.05
+)
 
 // Method texts of study.json's "methods".
 const (
-	methodScore = "mean over the node's metrics (each once; the nutrition label's overall: the mean of its categories) of each metric's pass rate, the share of the model's judged rows of that metric and age group that passed (every sample counts). Metrics are fixed, not sampled"
-	methodPairs = "paired difference A - B over the metrics and base scenarios both models have (" + stats.MethodStratifiedCluster + "); p from the same t, so p < 0.05 exactly when the 95 % interval excludes 0; per comparison, not adjusted across the file"
+	methodScore = "mean over the node's metrics (each once; the nutrition label's overall: the mean of its categories) of each metric's pass rate, the share of the model's judged rows of that metric and age group that passed (every sample counts). Metrics are fixed, not sampled. Computed as an exact fraction (ranks and ties are decided on it) and stored unrounded"
+	methodPairs = "paired difference A - B over the metrics and base scenarios both models have (" + stats.MethodStratifiedCluster + "); p from the same t, so p < 0.05 exactly when the 95 % interval excludes 0. p_adjusted: Holm over every pair of ranked models at the same level and age group (one family per question 'which models differ here?'); significant (p_adjusted < 0.05) and tied_with (not significant) come from it"
 	methodThin  = "thin: fewer than 10 base scenarios in the cell, or a metric on fewer than 3"
+	// impactbench-web has two rules for an area: its leaderboard, in an
+	// area's context, averages the area's metrics each once (score); its
+	// area card, the card's grade word and the sunburst average every
+	// placement (by_placement).
+	methodByPlacement = "areas only: the mean over every placement of a metric in the area's subareas (a metric listed under two subareas counts twice; the node's placements), as impactbench-web's area card, its grade word and the sunburst compute it; interval as for score, each metric weighted by its placements. score is the site's leaderboard rule (each metric once)"
 )
 
 // thinScenarios and thinPerMetric are the thin-cell thresholds.
@@ -29,8 +41,8 @@ const (
 // Compute scores every model at every node and age group (see Result).
 func (s *Study) Compute() *Result {
 	r := &Result{Version: ResultVersion, Conf: Conf, Ages: slices.Clone(s.Ages),
-		Methods:  Methods{Score: methodScore, Interval: stats.MethodStratifiedCluster, Pairs: methodPairs, Ranks: stats.MethodPairwiseRanks, Thin: methodThin},
-		Warnings: slices.Clone(s.Warnings)}
+		Methods:    Methods{Score: methodScore, Interval: stats.MethodStratifiedCluster, Pairs: methodPairs, Ranks: stats.MethodTestedRanks, Thin: methodThin, ByPlacement: methodByPlacement},
+		JudgeError: s.judgeErrorNote(), Warnings: append(slices.Clone(s.Warnings), s.SiteWarnings()...)}
 	if r.Ages == nil {
 		r.Ages = []string{}
 	}
@@ -57,13 +69,34 @@ func (n *Node) weight(i int) float64 {
 	return 1
 }
 
+// byPlacement is model mi's score at area node n weighing each metric by
+// its placements (Node.Placements), with its interval.
+func (s *Study) byPlacement(n *Node, mi, ai int) *Estimate {
+	strata := make([]stats.Stratum, len(n.idx))
+	var m weightedMean
+	for j, k := range n.idx {
+		strata[j] = stats.Stratum{Weight: float64(n.Placements[j]), Clusters: s.obs[mi][ai][k]}
+		if r, ok := exactRate(s.obs[mi][ai][k]); ok {
+			m.add(frac{int64(n.Placements[j]), 1}, r)
+		}
+	}
+	iv := stats.StratifiedMean(strata, Conf)
+	score := float(m.value())
+	return &Estimate{Score: score, Lo: min(iv.Lo, score), Hi: max(iv.Hi, score), SE: iv.SE, DF: finiteDF(iv.DF)}
+}
+
+// rankedModel is a model ranked at a node and age: its index, its cell's
+// and its exact score.
+type rankedModel struct {
+	model, cell int
+	score       *big.Rat
+}
+
 // computeNode scores every model with data at one node and age, ranks
 // the node's ranked models and lists their paired differences.
 func (s *Study) computeNode(n *Node, ai int, age string) ([]Cell, []Pair) {
 	var cells []Cell
-	var ranked []int     // model indexes
-	var rankedCell []int // their cells
-	var raw []float64    // their unrounded scores (rounded ones would tie models that differ in the fifth decimal)
+	var ranked []rankedModel
 	for mi, m := range s.Models {
 		strata := make([]stats.Stratum, len(n.idx))
 		for j, k := range n.idx {
@@ -73,48 +106,98 @@ func (s *Study) computeNode(n *Node, ai int, age string) ([]Cell, []Pair) {
 		if iv.Strata == 0 {
 			continue
 		}
-		c := newCell(n, age, m.ID, iv)
+		exact := s.exactScore(n, mi, ai)
+		c := newCell(n, age, m.ID, float(exact), iv)
+		if n.Placements != nil {
+			c.ByPlacement = s.byPlacement(n, mi, ai)
+		}
+		c.Corrected = s.corrected(n, mi, ai)
 		if n.Ranked == "all" || m.HasSurface(config.SurfaceFull) {
-			ranked = append(ranked, mi)
-			rankedCell = append(rankedCell, len(cells))
-			raw = append(raw, iv.Estimate)
+			ranked = append(ranked, rankedModel{model: mi, cell: len(cells), score: exact})
 		}
 		cells = append(cells, c)
 	}
 	if len(ranked) < 2 {
 		return cells, nil
 	}
-	diffs := make(map[[2]int]stats.StratifiedInterval)
-	for i := range ranked {
-		for j := i + 1; j < len(ranked); j++ {
-			diffs[[2]int{i, j}] = s.pairedDiff(n, ai, ranked[i], ranked[j])
-		}
-	}
-	rank, lo, hi := stats.PairwiseRankIntervals(raw, Conf, func(i, j int) (stats.StratifiedInterval, bool) {
-		d := diffs[[2]int{i, j}]
-		return d, !math.IsNaN(d.Estimate)
-	})
-	var pairs []Pair
-	for i := range ranked {
-		c := &cells[rankedCell[i]]
+	fam := s.family(n, ai, ranked)
+	rank, lo, hi := stats.TestedRanks(len(ranked), func(i, j int) int { return ranked[i].score.Cmp(ranked[j].score) }, fam.decided)
+	for i, rm := range ranked {
+		c := &cells[rm.cell]
 		c.Rank, c.RankLo, c.RankHi = ptr(rank[i]), ptr(lo[i]), ptr(hi[i])
-		for j := i + 1; j < len(ranked); j++ {
-			d := diffs[[2]int{i, j}]
-			if math.IsNaN(d.Estimate) {
-				continue
-			}
-			a, b := s.Models[ranked[i]].ID, s.Models[ranked[j]].ID
-			if n.Kind != KindMetric {
-				pairs = append(pairs, newPair(n, age, a, b, d))
-				if d.Lo <= 0 && d.Hi >= 0 {
-					c.TiedWith = append(c.TiedWith, b)
-					cj := &cells[rankedCell[j]]
-					cj.TiedWith = append(cj.TiedWith, a)
-				}
-			}
+	}
+	if n.Kind == KindMetric {
+		return cells, nil // a metric's pairs are not stored (3 base scenarios each)
+	}
+	var pairs []Pair
+	for _, t := range fam.tests {
+		a, b := s.Models[ranked[t.i].model].ID, s.Models[ranked[t.j].model].ID
+		pairs = append(pairs, newPair(n, age, a, b, t))
+		if !t.significant {
+			ci, cj := &cells[ranked[t.i].cell], &cells[ranked[t.j].cell]
+			ci.TiedWith = append(ci.TiedWith, b)
+			cj.TiedWith = append(cj.TiedWith, a)
 		}
 	}
 	return cells, pairs
+}
+
+// pairTest is one paired comparison of a node's family: ranked models i
+// and j (i < j), the difference i − j (exact, and its interval and raw
+// p-value), Holm's adjusted p-value over the family and the decision.
+type pairTest struct {
+	i, j        int
+	diff        *big.Rat
+	iv          stats.StratifiedInterval
+	pAdjusted   float64
+	significant bool
+}
+
+// pairFamily is every comparable pair of a node's ranked models at one
+// age: one family of tests, adjusted together.
+type pairFamily struct {
+	tests []pairTest
+	index map[[2]int]int
+}
+
+// family compares every pair of ranked models at node n, age ai, and
+// adjusts the p-values with Holm over the pairs that could be compared.
+func (s *Study) family(n *Node, ai int, ranked []rankedModel) pairFamily {
+	f := pairFamily{index: map[[2]int]int{}}
+	for i := range ranked {
+		for j := i + 1; j < len(ranked); j++ {
+			a, b := ranked[i].model, ranked[j].model
+			d := s.pairedDiff(n, ai, a, b)
+			exact := s.exactDiff(n, ai, a, b)
+			if math.IsNaN(d.Estimate) || exact == nil {
+				continue // no shared base scenario: not comparable
+			}
+			f.index[[2]int{i, j}] = len(f.tests)
+			f.tests = append(f.tests, pairTest{i: i, j: j, diff: exact, iv: d})
+		}
+	}
+	ps := make([]float64, len(f.tests))
+	for k, t := range f.tests {
+		ps[k] = t.iv.P
+	}
+	for k, adj := range stats.Holm(ps) {
+		f.tests[k].pAdjusted = adj
+		// An exact difference of 0 is never a finding, whatever the
+		// variance estimate says.
+		f.tests[k].significant = adj < Alpha && f.tests[k].diff.Sign() != 0
+	}
+	return f
+}
+
+// decided is the family's decision on ranked models i and j (i < j): +1
+// when i is shown better, −1 when j is, 0 when not shown different or not
+// compared.
+func (f pairFamily) decided(i, j int) int {
+	k, ok := f.index[[2]int{i, j}]
+	if !ok || !f.tests[k].significant {
+		return 0
+	}
+	return f.tests[k].diff.Sign()
 }
 
 // pairedDiff is model a − model b at node n, age ai, on the base scenarios
@@ -135,9 +218,13 @@ func (s *Study) pairedDiff(n *Node, ai, a, b int) stats.StratifiedInterval {
 	return stats.StratifiedPairedDiff(strata, Conf)
 }
 
-func newCell(n *Node, age, model string, iv stats.StratifiedInterval) Cell {
+// newCell is a model's cell: score the exact score (as a float64), the
+// interval and its standard error unrounded, so a reader rounds once.
+func newCell(n *Node, age, model string, score float64, iv stats.StratifiedInterval) Cell {
 	c := Cell{Node: n.ID, Age: age, Model: model,
-		Score: ptr(round4(iv.Estimate)), Lo: ptr(round4(iv.Lo)), Hi: ptr(round4(iv.Hi)), SE: ptr(round4(iv.SE)), DF: finiteDF(iv.DF),
+		// An exact score and its floating-point interval can disagree in
+		// the last bit when the interval has zero width.
+		Score: ptr(score), Lo: ptr(min(iv.Lo, score)), Hi: ptr(max(iv.Hi, score)), SE: ptr(iv.SE), DF: finiteDF(iv.DF),
 		Metrics: iv.Strata, MetricsExpected: len(n.idx), Complete: iv.Strata == len(n.idx),
 		Scenarios: iv.Clusters, MinScenarios: iv.MinClusters, Conversations: iv.N}
 	c.Thin = c.Scenarios < thinScenarios || c.MinScenarios < thinPerMetric
@@ -157,23 +244,15 @@ func newCell(n *Node, age, model string, iv stats.StratifiedInterval) Cell {
 	return c
 }
 
-func newPair(n *Node, age, a, b string, d stats.StratifiedInterval) Pair {
-	return Pair{Node: n.ID, Age: age, A: a, B: b, Diff: round4(d.Estimate), Lo: round4(d.Lo), Hi: round4(d.Hi),
-		P: roundSig(d.P), DF: finiteDF(d.DF), Metrics: d.Strata, Scenarios: d.Clusters}
+func newPair(n *Node, age, a, b string, t pairTest) Pair {
+	d := t.iv
+	diff := float(t.diff)
+	return Pair{Node: n.ID, Age: age, A: a, B: b, Diff: diff, Lo: min(d.Lo, diff), Hi: max(d.Hi, diff),
+		P: d.P, PAdjusted: t.pAdjusted, Significant: t.significant,
+		DF: finiteDF(d.DF), Metrics: d.Strata, Scenarios: d.Clusters}
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func round4(x float64) float64 { return artifacts.Round(x, 4) }
-
-// roundSig keeps 4 significant digits (small p-values stay readable).
-func roundSig(p float64) float64 {
-	if p == 0 || math.IsNaN(p) {
-		return p
-	}
-	d := 3 - int(math.Floor(math.Log10(math.Abs(p))))
-	return artifacts.Round(p, max(d, 4))
-}
 
 func finiteDF(df float64) *float64 {
 	if math.IsInf(df, 0) || math.IsNaN(df) {

@@ -217,7 +217,7 @@ func readJSONInput(path string, v any, lines *jsonLines, ps *problems) error {
 			msg = fmt.Sprintf("expected %s, got JSON %s", goTypeName(te.Type.String()), te.Value)
 		} else if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
 			entry = unknownKeyPath(data, f)
-			msg = "unknown key " + f
+			msg = "unknown key " + f + didYouMean(strings.Trim(f, `"`), jsonKeys)
 		}
 		ps.add(path, idx.line(entry), entry, "", "%s", msg)
 		return errBadInput

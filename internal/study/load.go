@@ -36,6 +36,8 @@ type Study struct {
 	// obs[model][age][metric] has one ClusterSum per Metric.Bases entry
 	// (N = 0 where the model has no judged row of that base scenario).
 	obs [][][][]stats.ClusterSum
+	// calib is the judge calibration of each model's metrics (calib.go).
+	calib calibState
 }
 
 // Bench is one benchmark of the study.
@@ -171,6 +173,9 @@ func Load(dir string) (*Study, error) {
 	if err := s.loadScores(); err != nil {
 		return nil, err
 	}
+	if err := s.loadCalibration(); err != nil {
+		return nil, err
+	}
 	s.finish()
 	return s, nil
 }
@@ -242,7 +247,7 @@ func (s *Study) loadBenchmarks(refs map[string][]ref, ps *problems) error {
 		bdir := filepath.Join(s.Dir, slug)
 		if _, err := os.Stat(filepath.Join(bdir, "benchmark.yaml")); errors.Is(err, fs.ErrNotExist) {
 			r := need[slug][0]
-			ps.add(r.file, r.line, r.entry, slug, "no benchmark %s (%s has no benchmark.yaml)", slug, bdir)
+			ps.add(r.file, r.line, r.entry, slug, "no benchmark %s (%s has no benchmark.yaml)%s", slug, bdir, didYouMean(slug, benchmarkDirs(s.Dir)))
 			continue
 		}
 		cfg, err := config.LoadBenchmark(bdir)
@@ -283,7 +288,7 @@ func (s *Study) resolveMetrics(refs map[string][]ref, ps *problems) {
 		bm, ok := b.Config.MetricByID(id)
 		if !ok {
 			for _, r := range refs[m.Key] {
-				ps.add(r.file, r.line, r.entry, m.Key, "%s defines no metric %s (it has %s)", b.Config.Path, id, metricIDs(b.Config))
+				ps.add(r.file, r.line, r.entry, m.Key, "%s defines no metric %s (it has %s)%s", b.Config.Path, id, metricIDs(b.Config), didYouMean(id, benchMetricIDs(b.Config)))
 			}
 			continue
 		}

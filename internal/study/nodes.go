@@ -1,6 +1,7 @@
 package study
 
 import (
+	"math/big"
 	"strconv"
 
 	"github.com/impactbench/impactbench/internal/config"
@@ -34,8 +35,15 @@ type Node struct {
 	// Weights, when set, are each metric's weight (the label's overall
 	// weighs a metric by the categories it is in); nil: equal weights.
 	Weights []float64 `json:"weights,omitempty"`
+	// Placements (areas only) counts each metric's placements in the
+	// area: the subareas it is listed under. impactbench-web's area card,
+	// its grade word and the sunburst average an area over every
+	// placement (a metric in two subareas counts twice), so each area
+	// cell also has that score (by_placement).
+	Placements []int `json:"placements,omitempty"`
 
-	idx []int // metric indexes in Study.Metrics
+	idx []int  // metric indexes in Study.Metrics
+	rw  []frac // the exact weights (nil: equal)
 }
 
 // Nodes lists every level of the study: overall, then each area with its
@@ -62,7 +70,11 @@ func (s *Study) Nodes() []*Node {
 		for _, sub := range a.Subareas {
 			keys = append(keys, sub.Keys()...)
 		}
-		add(&Node{ID: aid, Kind: KindArea, Name: a.Name, Parent: KindOverall, Ranked: config.SurfaceFull}, keys)
+		area := &Node{ID: aid, Kind: KindArea, Name: a.Name, Parent: KindOverall, Ranked: config.SurfaceFull}
+		if s.fill(area, keys) {
+			area.Placements = placements(area.Metrics, keys)
+			out = append(out, area)
+		}
 		for _, sub := range a.Subareas {
 			sid := KindSubarea + "/" + sub.ID
 			add(&Node{ID: sid, Kind: KindSubarea, Name: sub.Name, Parent: aid, Ranked: config.SurfaceFull}, sub.Keys())
@@ -85,6 +97,20 @@ func (s *Study) Nodes() []*Node {
 		if m.Type != "" {
 			add(&Node{ID: KindMetric + "/" + m.Key, Kind: KindMetric, Name: m.Name, Ranked: s.metricRanked(m.Key)}, []string{m.Key})
 		}
+	}
+	return out
+}
+
+// placements counts how often each of metrics occurs in keys (an area's
+// subareas' metric lists, one after the other).
+func placements(metrics, keys []string) []int {
+	count := map[string]int{}
+	for _, k := range keys {
+		count[k]++
+	}
+	out := make([]int, len(metrics))
+	for i, m := range metrics {
+		out[i] = count[m]
 	}
 	return out
 }
@@ -122,18 +148,20 @@ func (s *Study) labelNodes() []*Node {
 		return nil
 	}
 	label := &Node{ID: KindLabel, Kind: KindLabel, Name: "Nutrition label", Ranked: "all"}
-	weight := map[int]float64{}
+	weight := map[int]*big.Rat{}
 	for _, n := range cats {
 		for _, i := range n.idx {
 			if _, ok := weight[i]; !ok {
 				label.idx = append(label.idx, i)
 				label.Metrics = append(label.Metrics, s.Metrics[i].Key)
+				weight[i] = new(big.Rat)
 			}
-			weight[i] += 1 / float64(len(cats)*len(n.idx))
+			weight[i].Add(weight[i], big.NewRat(1, int64(len(cats)*len(n.idx))))
 		}
 	}
 	for _, i := range label.idx {
-		label.Weights = append(label.Weights, weight[i])
+		label.rw = append(label.rw, reduce(weight[i].Num().Int64(), weight[i].Denom().Int64()))
+		label.Weights = append(label.Weights, float(weight[i]))
 	}
 	return append([]*Node{label}, cats...)
 }

@@ -17,15 +17,19 @@ const ResultVersion = 1
 // with intervals, paired differences and rank intervals
 // (docs/study.md#studyjson describes every field).
 type Result struct {
-	Version  int         `json:"version"`
-	Conf     float64     `json:"conf"`
-	Methods  Methods     `json:"methods"`
-	Ages     []string    `json:"ages"`
-	Models   []ModelInfo `json:"models"`
-	Nodes    []*Node     `json:"nodes"`
-	Cells    []Cell      `json:"cells"`
-	Pairs    []Pair      `json:"pairs"`
-	Warnings []string    `json:"warnings"`
+	Version int         `json:"version"`
+	Conf    float64     `json:"conf"`
+	Methods Methods     `json:"methods"`
+	Ages    []string    `json:"ages"`
+	Models  []ModelInfo `json:"models"`
+	Nodes   []*Node     `json:"nodes"`
+	Cells   []Cell      `json:"cells"`
+	Pairs   []Pair      `json:"pairs"`
+	// JudgeError says whether the scores account for the judges' errors:
+	// which models' cells carry a corrected score, and that the others'
+	// intervals leave judge error out.
+	JudgeError string   `json:"judge_error"`
+	Warnings   []string `json:"warnings"`
 }
 
 // Methods says how each number was made.
@@ -35,6 +39,8 @@ type Methods struct {
 	Pairs    string `json:"pairs"`
 	Ranks    string `json:"ranks"`
 	Thin     string `json:"thin"`
+	// ByPlacement says how an area cell's by_placement is made.
+	ByPlacement string `json:"by_placement"`
 }
 
 // ModelInfo is one model of the study.
@@ -51,7 +57,7 @@ type Cell struct {
 	Node  string   `json:"node"`
 	Age   string   `json:"age"`
 	Model string   `json:"model"`
-	Score *float64 `json:"score"` // mean of the metrics' pass rates (exact rates; the site averages them rounded to 4 dp)
+	Score *float64 `json:"score"` // mean of the metrics' pass rates: the float64 nearest the exact fraction, unrounded
 	Lo    *float64 `json:"lo"`
 	Hi    *float64 `json:"hi"`
 	SE    *float64 `json:"se"`
@@ -72,25 +78,49 @@ type Cell struct {
 	Rank   *int `json:"rank"`
 	RankLo *int `json:"rank_lo"`
 	RankHi *int `json:"rank_hi"`
-	// TiedWith lists the ranked models whose paired difference with this
-	// one has a 95 % interval holding 0 (not at metric nodes).
+	// ByPlacement (area cells) is the score as impactbench-web's area card
+	// computes it: every placement of a metric in the area's subareas
+	// counts (Node.Placements weighs them), with its interval. Score is
+	// the site's leaderboard rule (each metric once), and ranks use it.
+	ByPlacement *Estimate `json:"by_placement,omitempty"`
+	// Corrected (models with judge calibration in results.json) is the
+	// score corrected for the judge's errors, with its wider interval
+	// (calib.go); Result.JudgeError says what the other cells leave out.
+	Corrected *Corrected `json:"corrected,omitempty"`
+	// TiedWith lists the ranked models this one is not shown to differ
+	// from: their pair's Holm-adjusted p-value is not below Alpha (not at
+	// metric nodes).
 	TiedWith []string `json:"tied_with,omitempty"`
+}
+
+// Estimate is a score under another rule, with its interval (unrounded).
+type Estimate struct {
+	Score float64  `json:"score"`
+	Lo    float64  `json:"lo"`
+	Hi    float64  `json:"hi"`
+	SE    float64  `json:"se"`
+	DF    *float64 `json:"df"` // null: infinite
 }
 
 // Pair is a paired difference A − B of two models at one node and age,
 // over the metrics and base scenarios both have.
 type Pair struct {
-	Node      string   `json:"node"`
-	Age       string   `json:"age"`
-	A         string   `json:"a"`
-	B         string   `json:"b"`
-	Diff      float64  `json:"diff"`
-	Lo        float64  `json:"lo"`
-	Hi        float64  `json:"hi"`
-	P         float64  `json:"p"`
-	DF        *float64 `json:"df"`
-	Metrics   int      `json:"metrics"`
-	Scenarios int      `json:"scenarios"`
+	Node string  `json:"node"`
+	Age  string  `json:"age"`
+	A    string  `json:"a"`
+	B    string  `json:"b"`
+	Diff float64 `json:"diff"`
+	Lo   float64 `json:"lo"`
+	Hi   float64 `json:"hi"`
+	P    float64 `json:"p"`
+	// PAdjusted is Holm's adjusted p-value over every pair of ranked
+	// models at the same node and age; Significant is PAdjusted < Alpha
+	// (and tied_with its negation).
+	PAdjusted   float64  `json:"p_adjusted"`
+	Significant bool     `json:"significant"`
+	DF          *float64 `json:"df"`
+	Metrics     int      `json:"metrics"`
+	Scenarios   int      `json:"scenarios"`
 }
 
 // Cell returns the cell of a model at a node and age.
@@ -157,6 +187,7 @@ func (r *Result) Encode(w io.Writer) error {
 		func() error { return lines("nodes", len(r.Nodes), func(i int) any { return r.Nodes[i] }, false) },
 		func() error { return lines("cells", len(r.Cells), func(i int) any { return r.Cells[i] }, false) },
 		func() error { return lines("pairs", len(r.Pairs), func(i int) any { return r.Pairs[i] }, false) },
+		func() error { return field("judge_error", r.JudgeError, false) },
 		func() error { return field("warnings", warnings, true) },
 	} {
 		if err := step(); err != nil {

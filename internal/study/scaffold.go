@@ -49,7 +49,7 @@ func Scaffold(benches []*config.Benchmark, targets []config.ModelConfig, year in
 	}
 	var label []Category
 	if ids := byType[config.Positive]; len(ids) > 0 {
-		label = append(label, Category{ID: "shows-wanted-behaviours", Label: "Shows wanted behaviours", Description: "The positive metrics: behaviour that should be present.", Metrics: refs(ids)})
+		label = append(label, Category{ID: "promotes-wanted-behaviours", Label: "Promotes wanted behaviours", Description: "The positive metrics: behaviour that should be present.", Metrics: refs(ids)})
 	}
 	if ids := byType[config.Negative]; len(ids) > 0 {
 		label = append(label, Category{ID: "avoids-harmful-behaviours", Label: "Avoids harmful behaviours", Description: "The negative metrics: behaviour that should be absent.", Metrics: refs(ids)})

@@ -35,6 +35,9 @@ type Summary struct {
 	Leaderboard []LeaderRow `json:"leaderboard"`
 	Label       []LeaderRow `json:"label"`
 	Warnings    []string    `json:"warnings"`
+	// Stale lists the inputs that changed after the file was written
+	// (status --study; empty: it is up to date).
+	Stale []string `json:"stale"`
 }
 
 // LeaderRow is one ranked model at one age.
@@ -56,7 +59,7 @@ type LeaderRow struct {
 // Summarize condenses r; file is where r is.
 func Summarize(r *Result, file string) Summary {
 	s := Summary{File: file, Models: len(r.Models), Nodes: len(r.Nodes), Cells: len(r.Cells), Pairs: len(r.Pairs),
-		Leaderboard: []LeaderRow{}, Label: []LeaderRow{}, Warnings: r.Warnings}
+		Leaderboard: []LeaderRow{}, Label: []LeaderRow{}, Warnings: r.Warnings, Stale: []string{}}
 	if s.Warnings == nil {
 		s.Warnings = []string{}
 	}
@@ -101,7 +104,8 @@ func Summarize(r *Result, file string) Summary {
 	return s
 }
 
-// WriteText prints the summary for a terminal.
+// WriteText prints the summary for a terminal: the results only (the
+// command prints Warnings as messages, on stderr).
 func (s Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "%s: %d models, %d metrics; %d levels, %d cells (%d thin), %d model pairs\n",
 		s.File, s.Models, s.Metrics, s.Nodes, s.Cells, s.ThinCells, s.Pairs)
@@ -136,9 +140,6 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	if s.MetricCells > 0 {
 		fmt.Fprintf(w, "\nPer-metric scores: %d of %d have a 95%% interval narrower than ±%.2f.\n", s.MetricCellsNarrow, s.MetricCells, NarrowHalfWidth)
-	}
-	for _, warn := range s.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 	return nil
 }

@@ -251,7 +251,7 @@
     var s = r.score || {};
     if (!s.rank) return el('td', { 'class': 'num muted', text: '—' });
     var iv = s.rank_lo ? (s.rank_lo === s.rank_hi ? ' [' + s.rank_lo + ']' : ' [' + s.rank_lo + '–' + s.rank_hi + ']') : '';
-    return el('td', { 'class': 'num', title: 'rank by score; brackets: middle 95% of ranks when base scenarios are redrawn (descriptive)' },
+    return el('td', { 'class': 'num', title: 'rank by score; brackets: the 95% rank interval, from the same Holm-adjusted paired tests as the ties' },
       String(s.rank), el('span', { 'class': 'ci', text: iv }));
   }
   function trackCell(v, cls) {
@@ -275,7 +275,7 @@
     add(p, [el('b', { text: 'Score' }), ' = the mean of the model\u2019s positive and negative pass rates (results.json leaderboard.score); rows are ordered by it. ',
       'Its 95% interval is the mean of the two tracks\u2019 interval limits (conservative). ']);
     if (local) add(p, 'Rows marked "(mean)" come from a results.json without a leaderboard block: their score is the plain mean, without an interval. ');
-    if (ranked) add(p, ['Rank [95%]: the middle 95% of the model\u2019s ranks when base scenarios are redrawn (descriptive; too narrow with few scenarios). ',
+    if (ranked) add(p, ['Rank [95%]: 1 + the models significantly better, to the number of models minus those significantly worse, from the same Holm-adjusted paired tests as the ties (all the intervals hold the true ranks together with 95% confidence). ',
       el('b', { text: 'Statistically tied' }), ' (=): the paired difference in score on the same base scenarios is not significant (Holm within every pair of models). ']);
     add(p, 'n = conversations with a verdict; scen. = base scenarios, the unit of evidence. Interval method: ' +
       (Object.keys(methods).map(methodName).join('; ') || 'none') + '.');
@@ -507,6 +507,12 @@
 
   // ---------- judges and agreement ----------
   function num3(x) { return x === null || x === undefined ? 'n/a' : x.toFixed(3); }
+  // p3 is a p-value with 3 decimals, never printed on the other side of
+  // 0.05 from its value (0.049996 stays 0.049996), as Go's artifacts.PValue.
+  function p3(p) {
+    for (var d = 3; d <= 17; d++) { var t = p.toFixed(d); if ((Number(t) < 0.05) === (p < 0.05)) return t; }
+    return String(p);
+  }
   function renderReliability() {
     var rel = D.reliability;
     rel.identical.forEach(function (id) {
@@ -705,7 +711,7 @@
     return el('td', { 'class': t.differs ? 'cal-warn' : '', title: t.method + '; Holm over the judge\u2019s metrics' },
       (t.differs ? 'differs: ' : '') + 'p ' + fmtP(t.p) + ' (Holm ' + fmtP(t.p_adj) + ')');
   }
-  function fmtP(p) { return !isNum(p) ? 'n/a' : p < 0.001 ? '<0.001' : p.toFixed(3); }
+  function fmtP(p) { return !isNum(p) ? 'n/a' : p < 0.001 ? '<0.001' : p3(p); }
   function calibrationTable(rows, model, testid) {
     var tb = el('tbody');
     rows.forEach(function (j) {
@@ -891,7 +897,7 @@
     box.append(el('table', { 'class': 'demo' }, el('thead', null, head), tb));
     box.append(gapTestsTable(dm.rows.filter(function (r) { return r.axis === axis.name && (!model || r.model === model) && (!flagged || r.flag); })));
   }
-  function fmtP(p) { return p === null || p === undefined ? '—' : (p < 0.001 ? p.toExponential(1) : p.toFixed(3)); }
+  function fmtP(p) { return p === null || p === undefined ? '—' : (p < 0.001 ? p.toExponential(1) : p3(p)); }
 
   // ---------- cost and settings ----------
   function renderCost() {

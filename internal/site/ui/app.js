@@ -59,7 +59,23 @@
   function f3(x) { return x === null || x === undefined ? '—' : x.toFixed(3); }
   function ivText(c) { return '[' + f3(c.lo) + ', ' + f3(c.hi) + ']'; }
   function signed(x) { return (x > 0 ? '+' : x < 0 ? '−' : '±') + Math.abs(x).toFixed(3); }
-  function pText(p) { return p < 0.001 ? '< 0.001' : p.toFixed(3); }
+  // lim is a difference's interval limit: one that is not 0 never prints
+  // as 0, so an interval that excludes 0 visibly does (as Go's
+  // artifacts.Limit: two significant digits).
+  function lim(x) {
+    var t = signed(x);
+    if (x === 0 || Math.abs(x).toFixed(3).replace(/[0.]/g, '') !== '') return t;
+    var d = 4;
+    while (Math.abs(x).toFixed(d).replace(/[0.]/g, '') === '') d++;
+    return (x > 0 ? '+' : '−') + Math.abs(x).toFixed(d + 1);
+  }
+  // pText never prints a p-value on the other side of 0.05 from its
+  // value (0.049996 is "0.049996", not "0.050"), as artifacts.PValue.
+  function pText(p) {
+    if (p < 0.001) return '< 0.001';
+    for (var d = 3; d <= 17; d++) { var t = p.toFixed(d); if ((Number(t) < 0.05) === (p < 0.05)) return t; }
+    return String(p);
+  }
   function num(n) { return (n || 0).toLocaleString('en-US'); }
   function cap(x) { return x.charAt(0).toUpperCase() + x.slice(1); }
   function ageName(a) { return a === 'child' ? 'Child/teen (6–17)' : a === 'adult' ? 'Adult (18+)' : a; }
@@ -79,7 +95,9 @@
     var band = function (i) { return i >= 0 ? sc.bands[i].name : ''; };
     return { m: a[0], s: a[1], lo: a[2], hi: a[3], n: a[4], mn: a[5], k: a[6], ke: a[7], thin: a[8] === 1,
       r: a[9] || undefined, rl: a[10], rh: a[11], t: a[12] ? a[12].split(',') : [],
-      g: band(a[13]), gf: band(a[14]), gt: band(a[15]), w: a[16] >= 0 ? C.cell_warnings[a[16]] : '' };
+      g: band(a[13]), gf: band(a[14]), gt: band(a[15]), w: a[16] >= 0 ? C.cell_warnings[a[16]] : '',
+      pl: Array.isArray(a[17]) ? { s: a[17][0], lo: a[17][1], hi: a[17][2] } : null,
+      cr: Array.isArray(a[18]) ? { s: a[18][0], lo: a[18][1], hi: a[18][2] } : null, crw: typeof a[18] === 'string' ? a[18] : '' };
   }
   function cells(byAge, sc) {
     var out = {};
@@ -180,7 +198,20 @@
     return b;
   }
   function scoreCell(c, extra) {
-    return el('td', { 'class': 'score' }, el('b', { text: f3(c.s) }), ' ', el('span', { 'class': 'iv-text', text: ivText(c) }), extra);
+    return el('td', { 'class': 'score' }, el('b', { text: f3(c.s) }), ' ', el('span', { 'class': 'iv-text', text: ivText(c) }), extra, corrEl(c));
+  }
+  // corrEl is the score corrected for judge error (models with human
+  // labels), or why it is missing.
+  function corrEl(c) {
+    if (c.cr) return el('span', { 'class': 'corr', title: 'corrected for the judge\'s errors (sensitivity and specificity measured against people\'s labels); the wider interval counts the calibration\'s uncertainty' }, el('br'), 'judge-corrected ' + f3(c.cr.s) + ' ' + ivText(c.cr));
+    if (c.crw) return el('span', { 'class': 'corr muted small', title: c.crw }, el('br'), 'not corrected for judge error');
+    return null;
+  }
+  // placeCell is an area's score as impactbench-web's area card computes
+  // it: every placement of a metric in the area's subareas counts.
+  function placeCell(c) {
+    if (!c || !c.pl) return el('td', { 'class': 'muted', text: '—' });
+    return el('td', { 'class': 'score place', title: 'the area card\'s score: each metric counted once per subarea it is listed under, as impactbench-web averages an area (and grades it)' }, el('b', { text: f3(c.pl.s) }), ' ', el('span', { 'class': 'iv-text', text: ivText(c.pl) }));
   }
   function gradeEl(c, scaleID) {
     var sc = scaleById.get(scaleID);
@@ -204,12 +235,13 @@
     opts = opts || {};
     var ranked = cells.filter(function (c) { return c.r !== undefined; }).sort(function (a, b) { return a.r - b.r || b.s - a.s; });
     var rest = cells.filter(function (c) { return c.r === undefined; }).sort(function (a, b) { return b.s - a.s; });
-    var hasTies = node.kind !== 'metric';
-    var head = el('tr', null, el('th', { text: 'Rank', title: 'rank by score; in brackets the 95 % rank interval (from paired differences with every other ranked model, Bonferroni)' }),
-      hasTies ? el('th', { text: 'Tie group', title: 'models sharing a letter are not distinguishable: their paired 95 % interval holds 0' }) : null,
+    var hasTies = node.kind !== 'metric', area = node.kind === 'area';
+    var head = el('tr', null, el('th', { text: 'Rank', title: 'rank by score (equal scores share a rank); in brackets the 95 % rank interval, from the same Holm-adjusted paired tests as the tie groups' }),
+      hasTies ? el('th', { text: 'Tie group', title: 'models sharing a letter are not shown to differ: their paired difference is not significant after Holm over every pair at this level' }) : null,
       el('th', { text: 'Model' }), el('th', { text: 'Provider' }),
-      el('th', { 'class': 'num', text: 'Score [95 % interval]' }), el('th', { text: '' }),
-      el('th', { text: cap(scaleById.get(scaleID).title) }), el('th', { 'class': 'num', text: 'Base scenarios' }));
+      el('th', { 'class': 'num', text: 'Score [95 % interval]', title: area ? 'each metric once, as impactbench-web\'s leaderboard averages an area' : null }), el('th', { text: '' }),
+      area ? el('th', { 'class': 'num', text: 'Area card [95 %]', title: 'every placement of a metric counted, as impactbench-web\'s area card and grade word average an area' }) : null,
+      el('th', { text: cap(scaleById.get(scaleID).title) + (area ? ' (area card)' : '') }), el('th', { 'class': 'num', text: 'Base scenarios' }));
     var body = el('tbody');
     ranked.concat(rest).forEach(function (c) {
       var m = C.models[c.m];
@@ -220,10 +252,11 @@
         el('td', { 'class': 'model' }, el('a', { href: opts.modelLink ? opts.modelLink(m) : link(R.page, R.args, { model: m.id }), text: m.name })),
         el('td', { 'class': 'muted', text: m.provider }),
         scoreCell(c), el('td', null, bar(c.lo, c.hi, c.s)),
-        el('td', null, gradeEl(c, scaleID)),
+        area ? placeCell(c) : null,
+        el('td', null, gradeEl(c.pl ? Object.assign({}, c, { lo: c.pl.lo, hi: c.pl.hi }) : c, scaleID)),
         el('td', { 'class': 'num' }, nText(c), thinEl(c))));
     });
-    if (!ranked.length && !rest.length) add(body, el('tr', null, el('td', { colspan: '8', 'class': 'muted', text: 'No model has scores here at this age.' })));
+    if (!ranked.length && !rest.length) add(body, el('tr', null, el('td', { colspan: area ? '9' : '8', 'class': 'muted', text: 'No model has scores here at this age.' })));
     return el('table', { 'class': 'board', data: { node: node.id } }, el('thead', null, head), body);
   }
   function cellsAt(node) { return node.cells && node.cells[age()] || []; }
@@ -270,14 +303,15 @@
     var n = C.nodes[ni];
     var cells = cellsAt(n);
     add(main, el('h1', { text: 'Leaderboard — ' + ageName(age()) }),
-      p('lead', 'Overall score: the mean of ' + num(n.metrics.length) + ' metrics\' pass rates, with its 95 % interval, the 95 % interval of each model\'s rank, and tie groups. Models sharing a tie-group letter are not distinguishable at 95 %; a single rank number is not supported where its interval spans several places.'),
+      p('lead', 'Overall score: the mean of ' + num(n.metrics.length) + ' metrics\' pass rates, with its 95 % interval, the 95 % interval of each model\'s rank, and tie groups. Models sharing a tie-group letter are not shown to differ (Holm over every pair); a single rank number is not supported where its interval spans several places.'),
+      p('muted small judge-error', 'Judge error: ' + C.judge_error + '.'),
       board(n, cells, n.scale, { modelLink: function (m) { return link('node', ['overall'], { model: m.id }); } }),
       methodsBlock());
   }
   function methodsBlock() {
     var m = C.methods;
     return el('details', { 'class': 'methods' }, el('summary', { text: 'How these numbers are made' }),
-      el('dl', null, [['Score', m.score], ['Interval', m.interval], ['Paired differences', m.pairs], ['Rank intervals', m.ranks], ['Thin', m.thin]].map(function (r) {
+      el('dl', null, [['Score', m.score], ['Interval', m.interval], ['Paired differences', m.pairs], ['Rank intervals', m.ranks], ['Area card', m.by_placement], ['Thin', m.thin]].map(function (r) {
         return [el('dt', { text: r[0] }), el('dd', { text: r[1] })];
       })));
   }
@@ -318,9 +352,9 @@
       var c = r.cell;
       add(body, el('tr', { data: { kind: kind } },
         el('td', null, el('a', { href: r.href, text: r.name }), r.type ? el('span', { 'class': 'type ' + r.type, text: r.type === 'positive' ? ' promote' : ' avoid', title: r.type === 'positive' ? 'a behaviour to promote: pass = present' : 'a behaviour to avoid: pass = absent' }) : null),
-        c ? scoreCell(c) : el('td', { 'class': 'muted', text: 'no score' }),
+        c ? scoreCell(c, c.pl ? el('span', { 'class': 'place muted small', title: 'the area card\'s score: every placement of a metric counted, as impactbench-web averages and grades an area' }, el('br'), 'area card ' + f3(c.pl.s) + ' ' + ivText(c.pl)) : null) : el('td', { 'class': 'muted', text: 'no score' }),
         el('td', null, c ? bar(c.lo, c.hi, c.s) : null),
-        el('td', null, c ? gradeEl(c, r.scale) : null),
+        el('td', null, c ? gradeEl(c.pl ? Object.assign({}, c, { lo: c.pl.lo, hi: c.pl.hi }) : c, r.scale) : null),
         el('td', { 'class': 'num' }, c ? [nText(c), thinEl(c)] : null)));
     });
     return el('table', { 'class': 'kids' }, el('thead', null, el('tr', null, el('th', { text: 'Name' }), el('th', { 'class': 'num', text: 'Score [95 % interval]' }), el('th'), el('th', { text: 'Grade' }), el('th', { 'class': 'num', text: 'Base scenarios' }))), body);
@@ -498,7 +532,7 @@
     if (b === undefined || b === a) b = a === 0 ? Math.min(1, C.models.length - 1) : 0;
     controls([ageToggle(), ' A: ', modelPicker('a', a), ' B: ', modelPicker('b', b)]);
     add(main, el('h1', { text: modelName(a) + ' vs ' + modelName(b) }),
-      p('lead', 'Paired differences A − B at every level (over the metrics and base scenarios both models have; the scenario\'s difficulty cancels), with 95 % intervals. Each is one comparison at 95 %, not adjusted across the page: read them as a screen. study.json keeps no paired differences per metric (three base scenarios each): a level\'s metrics unfold into both models\' scores with their intervals and verdicts, unpaired.'));
+      p('lead', 'Paired differences A − B at every level (over the metrics and base scenarios both models have; the scenario\'s difficulty cancels), with 95 % intervals and p-values. The reading says a model is higher only when the difference is significant after Holm\'s adjustment over every pair of models at that level and age (p adj. < 0.05), as the tie groups do; an interval that excludes 0 with an adjusted p at or above 0.05 is a lead, not a finding. study.json keeps no paired differences per metric (three base scenarios each): a level\'s metrics unfold into both models\' scores with their intervals and verdicts, unpaired.'));
     if (a === b) { add(main, p('muted', 'Pick two different models.')); return null; }
     var lo = Math.min(a, b), hi = Math.max(a, b), flip = a > b;
     var name = 'pairs/' + C.models[lo].id + '/' + C.models[hi].id;
@@ -513,22 +547,23 @@
         var n = C.nodes[r.node];
         var d = flip ? -r.d : r.d, l = flip ? -r.hi : r.lo, h = flip ? -r.lo : r.hi;
         var ca = cellOf(cellsAt(n), a), cb = cellOf(cellsAt(n), b);
-        var reading = l > 0 ? modelName(a) + ' higher' : h < 0 ? modelName(b) + ' higher' : 'no detectable difference';
+        var reading = r.sig !== 1 ? 'not shown different' : d > 0 ? modelName(a) + ' higher' : modelName(b) + ' higher';
         var leaf = n.kind === 'group' || n.kind === 'nutrition' || n.kind === 'benchmark' || (n.kind === 'subarea' && !(n.kids || []).length);
         var tr = el('tr', { data: { node: n.id }, 'class': 'depth' + depth(r.node) });
         add(body, tr);
         add(tr, el('td', null, el('span', { 'class': 'kind', text: KIND[n.kind] + ' ' }), el('a', { href: link('node', [n.id]), text: n.name }),
             leaf ? el('button', { type: 'button', 'class': 'expand', text: 'metrics ▸', title: 'each metric\'s scores for both models', onclick: function (ev) { expandMetrics(ev.currentTarget, tr, n, a, b); } }) : null),
           el('td', { 'class': 'num', text: ca ? f3(ca.s) : '—' }), el('td', { 'class': 'num', text: cb ? f3(cb.s) : '—' }),
-          el('td', { 'class': 'num diff' }, el('b', { text: signed(d) }), ' ', el('span', { 'class': 'iv-text', text: '[' + signed(l) + ', ' + signed(h) + ']' })),
+          el('td', { 'class': 'num diff' }, el('b', { text: signed(d) }), ' ', el('span', { 'class': 'iv-text', text: '[' + lim(l) + ', ' + lim(h) + ']' })),
           el('td', null, diffBar(l, h, d)),
-          el('td', { 'class': 'reading ' + (l > 0 || h < 0 ? 'sig' : 'muted'), text: reading }),
-          el('td', { 'class': 'num', text: pText(r.p) }),
+          el('td', { 'class': 'reading ' + (r.sig === 1 ? 'sig' : 'muted'), text: reading }),
+          el('td', { 'class': 'num p', text: pText(r.p) }), el('td', { 'class': 'num padj', text: pText(r.pa) }),
           el('td', { 'class': 'num', text: num(r.n) + ' (' + r.k + ')' }));
       });
-      if (!rows.length) add(body, el('tr', null, el('td', { colspan: '8', 'class': 'muted', text: 'No paired differences at this age.' })));
+      if (!rows.length) add(body, el('tr', null, el('td', { colspan: '9', 'class': 'muted', text: 'No paired differences at this age.' })));
       add(box, el('table', { 'class': 'pairs' }, el('thead', null, el('tr', null, el('th', { text: 'Level' }), el('th', { 'class': 'num', text: 'A' }), el('th', { 'class': 'num', text: 'B' }),
-        el('th', { 'class': 'num', text: 'A − B [95 % interval]' }), el('th'), el('th', { text: 'Reading' }), el('th', { 'class': 'num', text: 'p' }), el('th', { 'class': 'num', text: 'Shared base scenarios (metrics)' }))), body));
+        el('th', { 'class': 'num', text: 'A − B [95 % interval]' }), el('th'), el('th', { text: 'Reading' }), el('th', { 'class': 'num', text: 'p', title: 'this comparison alone: below 0.05 exactly when its 95 % interval excludes 0' }),
+        el('th', { 'class': 'num', text: 'p adj.', title: 'Holm over every pair of models at this level and age' }), el('th', { 'class': 'num', text: 'Shared base scenarios (metrics)' }))), body));
     });
   }
   // expandMetrics lists a level's metrics under its row: both models'
@@ -618,12 +653,12 @@
       unrankedPartial.size ? p('muted small', 'Not listed: ' + Array.from(unrankedPartial).map(modelName).join(', ') + ' — models not ranked at those levels (e.g. label-only models, which have only the nutrition label\'s metrics) — whose cells there average the metrics they have.') : null));
     var cal = el('div', null);
     add(main, section('What judge calibration corrected', cal));
-    if (!C.calib) { add(cal, p('muted', 'No benchmark\'s results.json has judge calibration: no conversations were labelled by people (labels.jsonl, then impactbench calibrate). The scores above are the judge\'s verdicts, uncorrected.')); return null; }
+    if (!C.calib) { add(cal, p('muted', 'No benchmark\'s results.json has judge calibration: no conversations were labelled by people (labels.jsonl, then impactbench calibrate). Every score on this site is the judges\' verdicts, uncorrected, and its interval leaves judge error out.')); return null; }
     add(cal, p('muted', 'Loading…'));
     return load('calib').then(function (ch) { clear(cal); calibTables(cal, ch); });
   }
   function calibTables(box, ch) {
-    add(box, p('lead', 'From each benchmark\'s results.json: pass rates corrected for the judge\'s errors (Rogan–Gladen, with the judge\'s sensitivity and specificity measured against people\'s labels). The study\'s scores above use the judge\'s verdicts as they are.'));
+    add(box, p('lead', 'From each benchmark\'s results.json: pass rates corrected for the judge\'s errors (Rogan–Gladen, with the judge\'s sensitivity and specificity measured against people\'s labels). The study\'s scores show the judge\'s verdicts and, for these models, the judge-corrected score with its wider interval beside them. ' + C.judge_error + '.'));
     ch.models.forEach(function (cm) {
       var bench = null;
       C.benches.forEach(function (b) { if (b.slug === cm.bench) bench = b; });

@@ -386,6 +386,38 @@ func (p *Published) writeInputs(root string, aliases []string) error {
 	return fsx.WriteFile(filepath.Join(root, study.ModelsFile), b.Bytes(), fsx.Shared)
 }
 
+// WriteLabelRunsInSources adds, to every published benchmark of the study
+// written in dir, a run of each label-only model over the rows it has a
+// verdict on in the published index (the label metrics' scenarios). The
+// website's index holds those verdicts under the source benchmarks, so
+// this is the July data as a benchmark sees it: targets that have rows on
+// some metrics only. The study itself reads them from the label
+// benchmark; this is for commands that read one benchmark (items).
+func (p *Published) WriteLabelRunsInSources(dir string) error {
+	types, _ := p.metricTypes()
+	_, label := p.modelSets()
+	byBench := map[string][]scenarioRow{}
+	keys := make([]string, 0, len(p.ScenarioIndex))
+	for key := range p.ScenarioIndex {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		b, mid, _ := study.SplitKey(key)
+		for _, r := range p.ScenarioIndex[key] {
+			byBench[b] = append(byBench[b], scenarioRow{id: r.ScenarioID, metric: mid, row: r})
+		}
+	}
+	for b, rows := range byBench {
+		for _, model := range label {
+			if err := writeRun(filepath.Join(dir, "benchmarks", b), model, rows, types); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // WriteDir is Load followed by Write: the rebuilt study in dir.
 func WriteDir(dir string) (*Published, error) {
 	p, err := Load()

@@ -1,0 +1,78 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// NotLoopbackError refuses to serve a study's files beyond this machine:
+// the preview answers any origin (the CORS header the site needs), which
+// is fine on loopback and not on a network.
+type NotLoopbackError struct{ Addr string }
+
+func (e *NotLoopbackError) Error() string {
+	return fmt.Sprintf("--addr %s: the preview serves on loopback only (127.0.0.1, ::1 or localhost); use a static host for anything else", e.Addr)
+}
+
+// Serve serves dir (what publish wrote) over HTTP at addr, a loopback
+// address, until ctx ends: GET and HEAD of its files with
+// "Access-Control-Allow-Origin: *", which impactbench-web needs to fetch
+// them from its own origin (a plain static server such as `python3 -m
+// http.server` sends no such header, and the browser then refuses the
+// site every file). ready is called with the base URL once it listens.
+func Serve(ctx context.Context, dir, addr string, ready func(base string)) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %s: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return &NotLoopbackError{Addr: addr}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: corsFiles(dir), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if ready != nil {
+		ready("http://" + ln.Addr().String())
+	}
+	err = srv.Serve(ln)
+	<-done
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// corsFiles serves dir's files (no directory listings) to any origin.
+func corsFiles(dir string) http.Handler {
+	files := http.FileServer(http.Dir(dir))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+		switch {
+		case r.Method == http.MethodOptions:
+			w.WriteHeader(http.StatusNoContent)
+		case r.Method != http.MethodGet && r.Method != http.MethodHead:
+			http.Error(w, "read-only", http.StatusMethodNotAllowed)
+		case strings.HasSuffix(r.URL.Path, "/"):
+			http.NotFound(w, r)
+		default:
+			files.ServeHTTP(w, r)
+		}
+	})
+}
