@@ -476,6 +476,58 @@ func compactJSON(t *testing.T, raw json.RawMessage) string {
 	return b.String()
 }
 
+// servePreview runs a README line that serves until Ctrl-C (publish
+// --serve) on a free loopback port: it must print where it serves, answer
+// a published file with the CORS header impactbench-web needs, and stop
+// cleanly on an interrupt.
+func servePreview(t *testing.T, dir, binDir, line string) string {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "exec "+line+" --addr 127.0.0.1:0")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "NO_COLOR=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() { _ = cmd.Process.Kill(); <-done }()
+	var out strings.Builder
+	base := regexp.MustCompile(`PUBLIC_DATA_BASE=(http://127\.0\.0\.1:\d+)`)
+	sc := bufio.NewScanner(stderr)
+	url := ""
+	for url == "" && sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
+		if m := base.FindStringSubmatch(sc.Text()); m != nil {
+			url = m[1]
+		}
+	}
+	if url == "" {
+		t.Fatalf("README command %q never said where it serves:\n%s", line, out.String())
+	}
+	resp, err := http.Get(url + "/data/benchmark-data.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("README command %q: GET data/benchmark-data.json: %s, CORS %q", line, resp.Status, resp.Header.Get("Access-Control-Allow-Origin"))
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		done <- err // for the deferred wait
+	case <-time.After(10 * time.Second):
+		t.Errorf("README command %q did not stop on Ctrl-C", line)
+	}
+	return out.String()
+}
+
 // TestREADMEStudy follows the README's study section on a fresh project
 // with two benchmarks: every command works and leaves what it promises.
 func TestREADMEStudy(t *testing.T) {
@@ -497,6 +549,10 @@ func TestREADMEStudy(t *testing.T) {
 	outs := map[string]string{}
 	for _, ln := range lines {
 		s := strings.TrimSpace(ln)
+		if strings.Contains(s, "--serve") {
+			outs[s] = servePreview(t, project, bin, s)
+			continue
+		}
 		outs[s] = shell(t, project, bin, s)
 	}
 	for _, p := range []string{"benchmarks/study.json", "benchmarks/example/results.json", "benchmarks/second/results.json", "site-data/data/benchmark-data.json"} {
