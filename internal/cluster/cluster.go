@@ -1,0 +1,203 @@
+// Package cluster finds a worker's place in a study run by a cluster's own
+// scheduler: which slice of the rows it runs (its shard: an index and a
+// count) and how many workers run at once (which divides every provider
+// limit). A Kubernetes Indexed Job, a Slurm job array and an AWS Batch
+// array job each tell a process its index in an environment variable; the
+// count and the parallelism come from the command line or impactbench's
+// own variables where the scheduler does not say them. Nothing here
+// schedules anything: the cluster's scheduler hands out the indexes,
+// and over-partitioning (more indexes than workers running at once) is
+// how it balances the load.
+package cluster
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/layout"
+)
+
+// The variables impactbench reads: the schedulers' own, and its own for
+// what they do not say.
+const (
+	EnvShards  = "IMPACTBENCH_SHARDS"  // the shard count (the Job's completions, the array's size)
+	EnvWorkers = "IMPACTBENCH_WORKERS" // workers running at once (the Job's parallelism, the array's %N)
+
+	EnvK8sIndex   = "JOB_COMPLETION_INDEX"
+	EnvSlurmID    = "SLURM_ARRAY_TASK_ID"
+	EnvSlurmCount = "SLURM_ARRAY_TASK_COUNT"
+	EnvSlurmMin   = "SLURM_ARRAY_TASK_MIN"
+	EnvSlurmStep  = "SLURM_ARRAY_TASK_STEP"
+	EnvAWSIndex   = "AWS_BATCH_JOB_ARRAY_INDEX"
+	EnvAWSSize    = "AWS_BATCH_JOB_ARRAY_SIZE"
+)
+
+// Flags are the command line's say: --shard i/K (Shard), --shards N and
+// --workers K (0: not given).
+type Flags struct {
+	Shard   string
+	Shards  int
+	Workers int
+}
+
+// Worker is this process's place in the study.
+type Worker struct {
+	Shard layout.Shard // the rows it runs (the zero Shard: every row)
+	// Workers is how many workers run at once; each takes 1/Workers of
+	// every provider limit (1: alone).
+	Workers int
+	// From names where the index came from ("--shard", a variable, or ""
+	// for an unsharded run).
+	From string
+	// Note says what the worker assumed (workers unknown), for the log.
+	Note string
+}
+
+// Detect finds the worker's place from the flags and, when --shard is
+// absent, from the scheduler's variables (getenv: os.Getenv). A bad value
+// is a usage error naming the flag or variable, before anything runs.
+func Detect(f Flags, getenv func(string) string) (Worker, error) {
+	var w Worker
+	var err error
+	switch {
+	case f.Shard != "":
+		w.Shard, err = ParseShard(f.Shard)
+		w.From = "--shard"
+	case getenv(EnvK8sIndex) != "":
+		w, err = fromIndex(f, getenv, EnvK8sIndex, "")
+	case getenv(EnvSlurmID) != "":
+		w, err = fromSlurm(f, getenv)
+	case getenv(EnvAWSIndex) != "":
+		w, err = fromIndex(f, getenv, EnvAWSIndex, EnvAWSSize)
+	case f.Shards > 0:
+		err = fault.Usagef("--shards %d names a count but no index: give --shard i/%d, or run under a scheduler that sets %s, %s or %s", f.Shards, f.Shards, EnvK8sIndex, EnvSlurmID, EnvAWSIndex)
+	}
+	if err != nil {
+		return Worker{}, err
+	}
+	if w.Shard.Count > 0 && f.Shards > 0 && f.Shards != w.Shard.Count {
+		return Worker{}, fault.Usagef("--shards %d disagrees with %s's count %d: one study has one count", f.Shards, w.From, w.Shard.Count)
+	}
+	return workers(w, f, getenv)
+}
+
+// ParseShard reads --shard's "i/K" (0 ≤ i < K).
+func ParseShard(s string) (layout.Shard, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	k, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || k < 1 || i < 0 || i >= k {
+		return layout.Shard{}, fault.Usagef("--shard %q: want i/K with 0 ≤ i < K, e.g. 0/4", s)
+	}
+	return layout.Shard{Index: i, Count: k}, nil
+}
+
+// fromIndex is a scheduler that says the index in index and, maybe, the
+// count in size; else the count is --shards or IMPACTBENCH_SHARDS.
+func fromIndex(f Flags, getenv func(string) string, index, size string) (Worker, error) {
+	i, err := number(getenv, index)
+	if err != nil {
+		return Worker{}, err
+	}
+	count, from := f.Shards, "--shards"
+	if count == 0 && size != "" && getenv(size) != "" {
+		if count, err = number(getenv, size); err != nil {
+			return Worker{}, err
+		}
+		from = size
+	}
+	if count == 0 && getenv(EnvShards) != "" {
+		if count, err = number(getenv, EnvShards); err != nil {
+			return Worker{}, err
+		}
+		from = EnvShards
+	}
+	if count == 0 {
+		return Worker{}, fault.Usagef("%s=%d is set but the shard count is not: give --shards N or %s (the Job's completions, the array's size)", index, i, EnvShards)
+	}
+	return shardOf(index, i, from, count)
+}
+
+// fromSlurm reads a Slurm array task: its index is the task id's place in
+// the array (id − min) / step, its count the array's.
+func fromSlurm(f Flags, getenv func(string) string) (Worker, error) {
+	id, err := number(getenv, EnvSlurmID)
+	if err != nil {
+		return Worker{}, err
+	}
+	lo, step := 0, 1
+	if getenv(EnvSlurmMin) != "" {
+		if lo, err = number(getenv, EnvSlurmMin); err != nil {
+			return Worker{}, err
+		}
+	}
+	if getenv(EnvSlurmStep) != "" {
+		if step, err = number(getenv, EnvSlurmStep); err != nil || step < 1 {
+			return Worker{}, fault.Usagef("%s=%q: want a step of at least 1", EnvSlurmStep, getenv(EnvSlurmStep))
+		}
+	}
+	if id < lo || (id-lo)%step != 0 {
+		return Worker{}, fault.Usagef("%s=%d is not a task of an array starting at %s=%d with %s=%d", EnvSlurmID, id, EnvSlurmMin, lo, EnvSlurmStep, step)
+	}
+	count, from := f.Shards, "--shards"
+	if getenv(EnvSlurmCount) != "" {
+		if count, err = number(getenv, EnvSlurmCount); err != nil {
+			return Worker{}, err
+		}
+		from = EnvSlurmCount
+	}
+	if count == 0 {
+		return Worker{}, fault.Usagef("%s=%d is set but %s is not: give --shards N", EnvSlurmID, id, EnvSlurmCount)
+	}
+	return shardOf(EnvSlurmID, (id-lo)/step, from, count)
+}
+
+func shardOf(from string, index int, countFrom string, count int) (Worker, error) {
+	if count < 1 {
+		return Worker{}, fault.Usagef("%s: the shard count %d must be at least 1", countFrom, count)
+	}
+	if index >= count {
+		return Worker{}, fault.Usagef("%s: index %d is not below the shard count %d (%s)", from, index, count, countFrom)
+	}
+	return Worker{Shard: layout.Shard{Index: index, Count: count}, From: from}, nil
+}
+
+// workers sets how many workers run at once: --workers, else
+// IMPACTBENCH_WORKERS, else every shard at once (the safe share when the
+// parallelism is not said), else 1 for an unsharded run.
+func workers(w Worker, f Flags, getenv func(string) string) (Worker, error) {
+	n, from := f.Workers, "--workers"
+	if n == 0 && getenv(EnvWorkers) != "" {
+		var err error
+		if n, err = number(getenv, EnvWorkers); err != nil {
+			return Worker{}, err
+		}
+		from = EnvWorkers
+	}
+	switch {
+	case n < 0:
+		return Worker{}, fault.Usagef("%s %d: want the number of workers running at once (≥ 1)", from, n)
+	case n > 0 && w.Shard.Count > 0 && n > w.Shard.Count:
+		return Worker{}, fault.Usagef("%s %d is more than the %d shards: at most one worker runs a shard", from, n, w.Shard.Count)
+	case n > 0:
+		w.Workers = n
+	case w.Shard.Active():
+		w.Workers = w.Shard.Count
+		w.Note = fmt.Sprintf("workers running at once not given (--workers or %s): assuming all %d shards at once, so each takes 1/%d of every provider limit", EnvWorkers, w.Shard.Count, w.Shard.Count)
+	default:
+		w.Workers = 1
+	}
+	return w, nil
+}
+
+// number reads variable name as a whole number ≥ 0.
+func number(getenv func(string) string, name string) (int, error) {
+	v := strings.TrimSpace(getenv(name))
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fault.Usagef("%s=%q: want a whole number ≥ 0", name, getenv(name))
+	}
+	return n, nil
+}

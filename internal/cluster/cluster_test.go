@@ -1,0 +1,101 @@
+package cluster
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/layout"
+)
+
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestDetect(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		flags   Flags
+		env     func(string) string
+		shard   layout.Shard
+		workers int
+		from    string
+	}{
+		{"alone", Flags{}, env(), layout.Shard{}, 1, ""},
+		{"--shard", Flags{Shard: "2/8", Workers: 4}, env(), layout.Shard{2, 8}, 4, "--shard"},
+		{"--shard wins over the scheduler", Flags{Shard: "1/2"}, env(EnvK8sIndex, "5"), layout.Shard{1, 2}, 2, "--shard"},
+		{"kubernetes, count from the flag", Flags{Shards: 128, Workers: 16}, env(EnvK8sIndex, "127"), layout.Shard{127, 128}, 16, EnvK8sIndex},
+		{"kubernetes, count and workers from impactbench's variables", Flags{}, env(EnvK8sIndex, "3", EnvShards, "128", EnvWorkers, "16"), layout.Shard{3, 128}, 16, EnvK8sIndex},
+		{"slurm --array=0-127%16", Flags{}, env(EnvSlurmID, "40", EnvSlurmCount, "128", EnvSlurmMin, "0", EnvWorkers, "16"), layout.Shard{40, 128}, 16, EnvSlurmID},
+		{"slurm --array=1-8 counts from its minimum", Flags{}, env(EnvSlurmID, "1", EnvSlurmCount, "8", EnvSlurmMin, "1"), layout.Shard{0, 8}, 8, EnvSlurmID},
+		{"slurm --array=0-14:2", Flags{}, env(EnvSlurmID, "6", EnvSlurmCount, "8", EnvSlurmMin, "0", EnvSlurmStep, "2"), layout.Shard{3, 8}, 8, EnvSlurmID},
+		{"aws batch", Flags{Shards: 10}, env(EnvAWSIndex, "9"), layout.Shard{9, 10}, 10, EnvAWSIndex},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := Detect(c.flags, c.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Shard != c.shard || w.Workers != c.workers || w.From != c.from {
+				t.Errorf("got %+v, want shard %v, %d workers, from %q", w, c.shard, c.workers, c.from)
+			}
+			if c.flags.Workers == 0 && w.Shard.Active() && c.env(EnvWorkers) == "" && !strings.Contains(w.Note, "assuming all") {
+				t.Errorf("workers were assumed without a note: %+v", w)
+			}
+		})
+	}
+}
+
+// Bad values are usage errors (exit 2) naming the flag or variable, before
+// anything runs.
+func TestDetectRefusesBadValues(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		flags Flags
+		env   func(string) string
+		want  string
+	}{
+		{"index not a number", Flags{Shards: 4}, env(EnvK8sIndex, "two"), EnvK8sIndex},
+		{"index past the count", Flags{Shards: 4}, env(EnvK8sIndex, "4"), "not below the shard count 4"},
+		{"no count", Flags{}, env(EnvK8sIndex, "1"), EnvShards},
+		{"count not a number", Flags{}, env(EnvK8sIndex, "1", EnvShards, "lots"), EnvShards},
+		{"slurm task past its array", Flags{}, env(EnvSlurmID, "9", EnvSlurmCount, "8"), "not below the shard count 8"},
+		{"slurm task not in its array", Flags{}, env(EnvSlurmID, "3", EnvSlurmCount, "8", EnvSlurmMin, "4"), EnvSlurmMin},
+		{"two counts", Flags{Shards: 16}, env(EnvSlurmID, "3", EnvSlurmCount, "8"), "disagrees"},
+		{"--shards without an index", Flags{Shards: 8}, env(), "no index"},
+		{"bad --shard", Flags{Shard: "4/4"}, env(), "--shard"},
+		{"workers not a number", Flags{Shard: "0/4"}, env(EnvWorkers, "x"), EnvWorkers},
+		{"more workers than shards", Flags{Shard: "0/4", Workers: 8}, env(), "more than the 4 shards"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Detect(c.flags, c.env)
+			if err == nil || fault.KindOf(err) != fault.Usage || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v (kind %v), want a usage error naming %q", err, fault.KindOf(err), c.want)
+			}
+		})
+	}
+}
+
+// 128 indexes run by 16 workers at a time cover every shard once: the
+// split the scheduler hands out is the one merge expects.
+func TestManyMoreIndexesThanWorkers(t *testing.T) {
+	seen := map[int]bool{}
+	for id := range 128 {
+		w, err := Detect(Flags{}, env(EnvSlurmID, strconv.Itoa(id), EnvSlurmCount, "128", EnvWorkers, "16"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[w.Shard.Index] || w.Shard.Count != 128 || w.Workers != 16 {
+			t.Fatalf("task %d: %+v", id, w)
+		}
+		seen[w.Shard.Index] = true
+	}
+	if len(seen) != 128 {
+		t.Errorf("%d shards covered, want 128", len(seen))
+	}
+}
