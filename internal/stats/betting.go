@@ -323,3 +323,52 @@ func checkClusterSum(fn string, i int, c ClusterSum) {
 		panic(fmt.Sprintf("stats: %s: cluster %d has invalid sums %+v", fn, i, c))
 	}
 }
+
+// StratifiedBettingCI is the betting interval (BettingCI) for a weighted
+// mean Σ w_m·μ_m of fixed strata, μ_m the mean rate of stratum m's
+// clusters: the any-mix bound of StratifiedRate. Block j takes the j-th
+// cluster (with observations) of every stratum, Y_j = Σ w_m·x_{m,j} with x
+// a cluster's rate Sum/N and the weights renormalised, so the blocks are
+// independent draws in [0, 1] whose mean is exactly the stratified mean
+// whatever the strata's rates (pooling the strata instead would bet on a
+// population the design did not sample). Blocks run to the smallest
+// stratum's number of clusters; a larger stratum's further clusters are
+// left out, which keeps the guarantee at some cost in width. Strata with
+// zero weight or no observation are left out; with none it returns [0, 1].
+func StratifiedBettingCI(strata []Stratum, conf float64) (lo, hi float64) {
+	checkConf("StratifiedBettingCI", conf)
+	type stratum struct {
+		w     float64
+		rates []float64
+	}
+	var ss []stratum
+	wsum, blocks := 0.0, math.MaxInt
+	for _, st := range strata {
+		var rates []float64
+		for i, c := range st.Clusters {
+			checkClusterSum("StratifiedBettingCI", i, c)
+			if c.N > 0 {
+				rates = append(rates, clamp01(c.Sum/float64(c.N)))
+			}
+		}
+		if len(rates) == 0 || !(st.Weight > 0) {
+			continue
+		}
+		ss = append(ss, stratum{st.Weight, rates})
+		wsum += st.Weight
+		blocks = min(blocks, len(rates))
+	}
+	if len(ss) == 0 {
+		return 0, 1
+	}
+	ys := make([]ClusterSum, blocks)
+	for j := range ys {
+		y := 0.0
+		for _, s := range ss {
+			y += s.w / wsum * s.rates[j]
+		}
+		y = clamp01(y)
+		ys[j] = ClusterSum{N: 1, Sum: y, SumSq: y * y}
+	}
+	return BettingCI(ys, conf)
+}
