@@ -78,9 +78,11 @@ type bettingTerm struct{ x, w, stake float64 }
 // BettingCI is the hedged-capital betting interval for the pooled rate of
 // clustered observations in [0, 1] (see the choices above), at confidence
 // level conf. It is valid whatever the distribution of the clusters' rates,
-// given independent clusters, and adapts to their spread: close to a t
-// interval's width when the rates agree (about 1.3× at 30–50 scenarios),
-// wide when a few clusters could be carrying the behaviour. The capital is
+// given independent clusters, and adapts to their spread: in the interval
+// grid (TestIntervalGrid) 1.26–6.15× the cluster-score interval's width at
+// 30 scenarios (median 1.40×; widest where the rate is near 0 and the
+// scenarios agree, because it cannot know that no scenario is hot), wide
+// when a few clusters could be carrying the behaviour. The capital is
 // averaged over bettingPerms fixed random orders of the clusters.
 //
 // Clusters with N = 0 are skipped. With no observations it returns [0, 1].

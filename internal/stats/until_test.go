@@ -198,7 +198,7 @@ func TestUntilStratifiedSimulation(t *testing.T) {
 			return r.Lo, r.Hi
 		})
 		excess := blocks/float64(fixBet) - 1
-		fmt.Fprintf(&log, "%s, ±%.2f: stratified sequence stops at %.1f scenarios per metric (%.1f rounds), covers %.1f%%; fixed-n betting needs %d (+%.0f%%), fixed-n cluster-score %d (×%.2f); pooled sequence %.1f (×%.1f of the stratified), covers %.1f%%\n",
+		fmt.Fprintf(&log, "%s, ±%.2f: stratified sequence stops at %.1f scenarios per metric (%.1f rounds), covers %.1f%%; fixed-n betting needs %d (%+.0f%%), fixed-n cluster-score %d (×%.2f); pooled sequence %.1f (×%.1f of the stratified), covers %.1f%%\n",
 			c.w.name, c.half, blocks, rounds, 100*covered, fixBet, 100*excess, fixNom, blocks/float64(fixNom), pooledN, pooledN/blocks, 100*pooledCov)
 		if covered < 0.95 {
 			t.Errorf("%s: coverage at the stop %.3f < 0.95", c.w.name, covered)
