@@ -116,14 +116,17 @@ func TestVarianceComponentsByHand(t *testing.T) {
 // estimates are heavy-tailed; the reported, truncated ones are biased
 // upward where a component is small for its noise). The 95 % intervals'
 // coverage is measured beside that of the percentile bootstrap they
-// replace and asserted at what the docs state: every component ≥ 88 % from
-// 30 scenarios and ≥ 80 % with 10 (the percentile interval: 47 % for a
+// replace and asserted at what the docs state: every component ≥ 89 % from
+// 30 scenarios and ≥ 82 % with 10 (the percentile interval: 42 % for a
 // small variant term with 10). IMPACTBENCH_VARIANCE_SIM=full runs 1,000
-// studies per row (the table in docs/statistics.md); CI runs 200.
+// studies per row and 100 scenarios too (the numbers in
+// docs/statistics.md); CI runs 150 studies of 10 and 30.
 func TestVarianceComponentsCoverage(t *testing.T) {
-	studies := 200
+	// CI's floors allow for 150 studies' noise (2.5 points); the full run
+	// asserts what docs/statistics.md states.
+	studies, gs, floor10, floor30 := 150, []int{10, 30}, 0.78, 0.85
 	if os.Getenv("IMPACTBENCH_VARIANCE_SIM") == "full" {
-		studies = 1000
+		studies, gs, floor10, floor30 = 1000, []int{10, 30, 100}, 0.82, 0.89
 	}
 	const reps = 400
 	worlds := []nestedWorld{{mu: 0.4, rhoA: 0.3, c: 0.5, f: 0.1}, {mu: 0.2, rhoA: 0.1, c: 0.8, f: 0.05}, {mu: 0.5, rhoA: 0.5, c: 0.3, f: 0.15}}
@@ -135,7 +138,7 @@ func TestVarianceComponentsCoverage(t *testing.T) {
 		rng := newRand(20261130 + uint64(wi))
 		fmt.Fprintf(&log, "world %d (rate %.1f, ICC %.1f, variant ×%.1f, judge flips %.0f%%): truth scenario %.4f variant %.4f sample %.4f judge %.4f\n",
 			wi+1, w.mu, w.rhoA, w.c, 100*w.f, ta, tb, ts, tj)
-		for _, g := range []int{10, 30, 100} {
+		for _, g := range gs {
 			var sum, sumSq, covered, pctCovered [5]float64
 			for range studies {
 				study := w.draw(rng, g, 2, 2, 2)
@@ -168,9 +171,9 @@ func TestVarianceComponentsCoverage(t *testing.T) {
 				if math.Abs(mean-truth[k]) > 4*se {
 					t.Errorf("world %d G=%d %s: mean estimate %.4f, truth %.4f (se %.4f)", wi+1, g, names[k], mean, truth[k], se)
 				}
-				floor := 0.88
+				floor := floor30
 				if g < 30 {
-					floor = 0.80
+					floor = floor10
 				}
 				if cov < floor {
 					t.Errorf("world %d G=%d %s: coverage %.3f < %.2f", wi+1, g, names[k], cov, floor)
