@@ -112,31 +112,12 @@ type RateInterval struct {
 // bettingStack clusters.
 func ClusterRate(cs []ClusterSum, conf float64) RateInterval {
 	checkConf("ClusterRate", conf)
-	r := RateInterval{Method: MethodClusterScore, TLo: math.NaN(), THi: math.NaN(), Phi: math.NaN(), Nu: math.NaN()}
-	var sumN2 float64
-	for i, c := range cs {
-		checkClusterSum("ClusterRate", i, c)
-		if c.N == 0 {
-			continue
-		}
-		r.Clusters++
-		r.N += c.N
-		r.Sum += c.Sum
-		sumN2 += float64(c.N) * float64(c.N)
-	}
-	r.Warning = ClusterWarning(r.Clusters)
+	r, _ := clusterBasics("ClusterRate", cs)
+	r.Method = MethodClusterScore
 	if r.N == 0 {
-		r.Estimate, r.Lo, r.Hi, r.WilsonLo, r.WilsonHi, r.BettingLo, r.BettingHi = math.NaN(), 0, 1, 0, 1, 0, 1
-		r.ICC, r.DesignEffect = math.NaN(), math.NaN()
 		return r
 	}
-	n := float64(r.N)
-	p := r.Sum / n
-	r.Estimate = p
-	r.Strata = 1
-	r.ICC, r.ICCUpper = anovaICC(cs, r.Clusters, n, r.Sum, sumN2, ICCUpperLevel)
-	r.DesignEffect = 1 + (sumN2/n-1)*r.ICCUpper
-	r.EffectiveN = n / r.DesignEffect
+	n, p := float64(r.N), r.Estimate
 	r.WilsonLo, r.WilsonHi = WilsonReal(p, r.EffectiveN, conf)
 	r.BettingLo, r.BettingHi = BettingCI(cs, conf)
 	part, _ := scorePartOf(cs, 1)
@@ -156,6 +137,37 @@ func ClusterRate(cs []ClusterSum, conf float64) RateInterval {
 		r.TLo, r.THi = max(0, p-half), min(1, p+half)
 	}
 	return r
+}
+
+// clusterBasics is what every clustered statistic needs from the clusters
+// (fn names the caller in panics): the counts, the pooled rate, the ICC and
+// its ICCUpperLevel bound, the design effect and effective sample size,
+// and the few-clusters warning; the intervals are NaN (t) or [0, 1]. The
+// stratified statistics take this alone, not ClusterRate's intervals.
+func clusterBasics(fn string, cs []ClusterSum) (r RateInterval, sumN2 float64) {
+	r = RateInterval{TLo: math.NaN(), THi: math.NaN(), Phi: math.NaN(), Nu: math.NaN(), Lo: 0, Hi: 1, WilsonLo: 0, WilsonHi: 1, BettingLo: 0, BettingHi: 1}
+	for i, c := range cs {
+		checkClusterSum(fn, i, c)
+		if c.N == 0 {
+			continue
+		}
+		r.Clusters++
+		r.N += c.N
+		r.Sum += c.Sum
+		sumN2 += float64(c.N) * float64(c.N)
+	}
+	r.Warning = ClusterWarning(r.Clusters)
+	if r.N == 0 {
+		r.Estimate, r.ICC, r.DesignEffect = math.NaN(), math.NaN(), math.NaN()
+		return r, 0
+	}
+	n := float64(r.N)
+	r.Estimate = r.Sum / n
+	r.Strata = 1
+	r.ICC, r.ICCUpper = anovaICC(cs, r.Clusters, n, r.Sum, sumN2, ICCUpperLevel)
+	r.DesignEffect = 1 + (sumN2/n-1)*r.ICCUpper
+	r.EffectiveN = n / r.DesignEffect
+	return r, sumN2
 }
 
 // fewClusterWarnings holds ClusterWarning's texts, so ClusterRate can
