@@ -192,9 +192,11 @@ func (mc *modelClusters) metricCI(metric string, conf float64) *ClusterCI {
 	return toClusterCI(stats.ClusterRate(mc.sums(func(k clusterKey) bool { return k.metric == metric }), conf), conf)
 }
 
-// clusterCIOf is the interval of a clusterSet's observations.
+// clusterCIOf is the interval of a clusterSet's observations (a track's, in
+// the judge panel and by_demographic), its metrics fixed strata as in
+// trackCI.
 func clusterCIOf(c *clusterSet, conf float64) *ClusterCI {
-	return toClusterCI(stats.ClusterRate(c.sums(func(clusterKey) bool { return true }), conf), conf)
+	return toClusterCI(stats.StratifiedRate(c.strata(func(clusterKey) bool { return true }), conf), conf)
 }
 
 // toClusterCI rounds a stats.RateInterval for results.json (undefined
