@@ -53,7 +53,7 @@ func (o Options) normalize() (Options, error) {
 }
 
 // Method is recorded in Report.Method.
-const Method = "rates: " + stats.MethodClusterBetting + " interval per run over base scenarios (stats.ClusterRate: a base scenario's variants and samples are one unit); " +
+const Method = "rates: " + stats.MethodClusterScore + " interval per run over base scenarios, a track's metrics as fixed strata (stats.StratifiedRate; a base scenario's variants and samples are one unit); " +
 	"differences: " + MethodMOVER + " from the two rates' intervals; rank correlations: cluster bootstrap over base scenarios, percentile intervals"
 
 // Compare compares run a with run b. It refuses (*NotComparableError) when
@@ -62,9 +62,10 @@ const Method = "rates: " + stats.MethodClusterBetting + " interval per run over 
 // The unit of evidence is the base scenario: its demographic variants and
 // repeated samples share a persona and a goal, so they pass or fail
 // together and are not independent evidence. Every rate (each run, model,
-// track and metric) gets stats.ClusterRate's interval over its base
-// scenarios, the one results.json uses, which keeps its coverage with few
-// scenarios where a percentile bootstrap falls to ~83% with 5. A
+// track and metric) gets the interval results.json uses over its base
+// scenarios (stats.StratifiedRate: a track's metrics are fixed strata;
+// stats.ClusterRate for a metric), sized for its level in simulation where
+// a percentile bootstrap falls to ~83% with 5 scenarios. A
 // difference of two rates (B − A, and the gaps between two models within a
 // run) gets the MOVER interval built from the two rates' intervals
 // (moverDiff). It treats the two rates as independent; runs or models on
@@ -388,22 +389,26 @@ func (d *data) replicates(opts Options) *replicates {
 	return r
 }
 
-// clusterRate is stats.ClusterRate of one run's, model's and track's rate
-// over the base scenarios.
+// clusterRate is one run's, model's and track's rate over the base
+// scenarios, its metrics fixed strata (stats.StratifiedRate, the interval
+// results.json gives a track; one metric: stats.ClusterRate).
 func (d *data) clusterRate(run, model, track int, conf float64) stats.RateInterval {
-	cs := make([]stats.ClusterSum, len(d.clusters))
-	for c := range d.clusters {
-		var t tally
-		switch track {
-		case tAll:
-			t.add(*d.cell(run, model, c, tPos))
-			t.add(*d.cell(run, model, c, tNeg))
-		default:
-			t = *d.cell(run, model, c, track)
+	M := len(d.models)
+	var strata []stats.Stratum
+	for _, mi := range d.metrics {
+		if track != tAll && mi.track != track {
+			continue
 		}
-		cs[c] = stats.Binary(t.passed, t.total)
+		C := len(mi.clusters)
+		var st stats.Stratum
+		for c := range C {
+			t := mi.cells[(run*M+model)*C+c]
+			st.Clusters = append(st.Clusters, stats.Binary(t.passed, t.total))
+			st.Weight += float64(t.total)
+		}
+		strata = append(strata, st)
 	}
-	return stats.ClusterRate(cs, conf)
+	return stats.StratifiedRate(strata, conf)
 }
 
 func (d *data) modelTracks(conf float64) []ModelTrack {

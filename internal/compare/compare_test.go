@@ -163,16 +163,19 @@ func TestCompareFarSwap(t *testing.T) {
 		t.Fatalf("OrderChanges = %+v, want alpha/beta on each track", r.OrderChanges)
 	}
 	// Every base scenario: alpha 2/2, beta 1/2, a gap of +0.5. The
-	// bootstrap called that +0.5 [+0.5, +0.5] — certain — from 4
-	// scenarios. Honestly, 8 scenarios (the all track) are enough to be
-	// sure of the order; 4 (one track, one metric) are not.
+	// bootstrap called that +0.5 [+0.5, +0.5] — certain, zero width — from
+	// 4 scenarios. The intervals now have width; and since the
+	// cluster-score interval is sized for 95 % rather than the ~99.9 % of
+	// the betting hull before it (which left 4 scenarios "not sure"),
+	// alpha's 8 passes of 8 over 4 scenarios ([65, 100] %) against beta's
+	// 4 of 8 ([22, 78] %) separate on every track, one metric of 4
+	// scenarios included, with the few-scenarios warning beside them.
 	for _, o := range r.OrderChanges {
 		if f(o.GapA.Value) != 0.5 || f(o.GapB.Value) != -0.5 || !(f(o.GapA.Lo) < 0.5 && f(o.GapA.Hi) > 0.5) {
 			t.Errorf("%s: gaps A %+v, B %+v, want +0.5 and −0.5 with intervals of some width", o.Track, o.GapA, o.GapB)
 		}
-		want := o.Track == TrackAll
-		if o.BeyondUncertainty != want || o.GapA.Significant != want || o.GapB.Significant != want {
-			t.Errorf("%s: %+v, want beyond uncertainty: %v", o.Track, o, want)
+		if !o.BeyondUncertainty || !o.GapA.Significant || !o.GapB.Significant || (o.Track != TrackAll && o.GapA.Warning == "") {
+			t.Errorf("%s: %+v, want beyond uncertainty, with the few-scenarios warning on one track", o.Track, o)
 		}
 	}
 	m := findRate(r, "alpha", TrackAll)
@@ -180,8 +183,8 @@ func TestCompareFarSwap(t *testing.T) {
 		t.Errorf("alpha all diff = %+v, want −0.5 [<0, <0] significant", m.Diff)
 	}
 	for _, md := range r.MetricDiffs {
-		if md.Model == "alpha" && (f(md.Diff.Value) != -0.5 || md.Diff.Significant || md.Diff.Warning == "") {
-			t.Errorf("alpha %s diff = %+v, want −0.5, not significant over 4 scenarios, with a warning", md.MetricID, md.Diff)
+		if md.Model == "alpha" && (f(md.Diff.Value) != -0.5 || !md.Diff.Significant || md.Diff.Warning == "") {
+			t.Errorf("alpha %s diff = %+v, want −0.5, significant over 4 scenarios, with a warning", md.MetricID, md.Diff)
 		}
 	}
 	if ra := findRank(r, TrackAll); f(ra.KendallTauB.Value) != 0.3333 || f(ra.Spearman.Value) != 0.5 {

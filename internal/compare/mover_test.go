@@ -11,7 +11,7 @@ import (
 	"github.com/impactbench/impactbench/internal/stats"
 )
 
-// TestMOVERCoverage proves compare's interval for a difference of two
+// TestMOVERCoverage checks compare's interval for a difference of two
 // rates (moverDiff over two stats.ClusterRate intervals) by simulation with
 // known truth: 3, 5, 10 and 30 base scenarios of 4 conversations, ICC 0,
 // 0.3 and 0.6, 1,000 seeded studies per cell. "independent": two runs on

@@ -54,7 +54,7 @@ func (r *Report) writeHeader(w *errWriter) {
 		w.printf("  %s\n", l)
 	}
 	w.printf("Intervals (%s): each rate %s over its base scenarios (%d in all; n and scenarios per row), B-A and gaps %s from the two rates' intervals;\n",
-		confPct(r.Conf), stats.MethodClusterBetting, r.Clusters, MethodMOVER)
+		confPct(r.Conf), stats.MethodClusterScore, r.Clusters, MethodMOVER)
 	w.printf("  rank correlations: cluster bootstrap, %d replicates, seed %d\n", r.Reps, r.Seed)
 	if r.Warning != "" {
 		w.printf("Warning: %s\n", r.Warning)

@@ -80,12 +80,13 @@ func TestWriteTableSections(t *testing.T) {
 	}{
 		{"far swap", far,
 			// Was +50.0 [+50.0, +50.0] on every track: a zero-width bootstrap
-			// interval from 4 scenarios. Now only the all track's 8 scenarios
-			// establish the order (with the betting part of the rates'
-			// intervals, just).
-			[]string{"all       alpha  beta  +50.0 [+0.8, +72.4]   -50.0 [-72.4, -0.8]   yes",
-				"positive  alpha  beta  +50.0 [-26.4, +87.0]  -50.0 [-87.0, +26.4]  no",
-				"alpha  all       100.0% [56.1, 100.0] !  16 (8)     50.0% [27.6, 72.4] !    16 (8)     -50.0  [-72.4, -0.8] *",
+			// interval from 4 scenarios; then, with the betting hull, only the
+			// all track's 8 scenarios established the order. With intervals
+			// sized for 95 % (cluster-score, the track's two metrics as
+			// strata), every track does, marked as resting on few scenarios.
+			[]string{"all       alpha  beta  +50.0 [+19.6, +72.0]  -50.0 [-72.0, -19.6]  yes",
+				"positive  alpha  beta  +50.0 [+5.1, +78.5]   -50.0 [-78.5, -5.1]   yes",
+				"alpha  all       100.0% [79.0, 100.0] !  16 (8)     50.0% [28.0, 72.0] !    16 (8)     -50.0  [-72.0, -19.6] *",
 				"Warning: only 8 base scenarios"},
 			[]string{"none beyond uncertainty"}},
 		{"identical", same, []string{"Order changes", "  none\n", "1.000 [1.000, 1.000]"}, []string{"beyond uncertainty"}},

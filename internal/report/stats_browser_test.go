@@ -111,7 +111,7 @@ func assertStatsLeaderboard(t *testing.T, ctx context.Context, res []results.Mod
 	}
 	legend := evalJS[string](t, ctx, `document.querySelector('[data-testid="lb-legend"]').textContent`)
 	for _, want := range []string{"Score = the mean of the model’s positive and negative pass rates (results.json leaderboard.score); rows are ordered by it",
-		"Statistically tied", "betting interval on scenario rates ∪ cluster t ∪ Wilson on effective n"} {
+		"Statistically tied", "cluster-score interval, the track’s metrics as fixed strata", "cluster-score interval (base scenario = unit; sized for 95 % in simulation"} {
 		if !strings.Contains(legend, want) {
 			t.Errorf("legend lacks %q: %s", want, legend)
 		}
@@ -133,7 +133,7 @@ func assertFewClustersWarning(t *testing.T, ctx context.Context) {
 	}
 	// Each headline cell names n and scenarios and carries the mark.
 	cell := evalJS[[]string](t, ctx, `(function(){var r=document.querySelector('#lb-table tr[data-model="steady"]'); return [r.cells[6].textContent, r.cells[7].textContent, r.cells[6].title]})()`)
-	if !strings.HasSuffix(cell[0], "⚠") || cell[1] != "16 (4)" || !strings.Contains(cell[2], stats.MethodClusterBetting) || !strings.Contains(cell[2], "4 base scenarios") {
+	if !strings.HasSuffix(cell[0], "⚠") || cell[1] != "16 (4)" || !strings.Contains(cell[2], stats.MethodClusterScore) || !strings.Contains(cell[2], "4 base scenarios") {
 		t.Errorf("steady negative cell %q", cell)
 	}
 }

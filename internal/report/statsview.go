@@ -70,7 +70,7 @@ func clusterWarning(ci *results.ClusterCI) string {
 	if ci.Warning != "" {
 		return ci.Warning
 	}
-	current := ci.Method == stats.MethodClusterBetting || ci.Method == stats.MethodClusterTWilson
+	current := ci.Method == stats.MethodClusterScore || ci.Method == stats.MethodStratifiedScore || ci.Method == stats.MethodClusterBetting || ci.Method == stats.MethodClusterTWilson
 	if !current && ci.Clusters > 0 && ci.Clusters < stats.FewClusters {
 		return legacyFewClusters(ci.Clusters)
 	}

@@ -114,7 +114,7 @@ func TestStatusStatistics(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"Statistical ties: steady = middling; middling = lopsided", "Differences beyond chance: steady > lopsided; steady > wobbly",
-		"! only 4 base scenarios: the interval is wide", "Intervals: cluster-betting+t+wilson-eff.", "Holm-adjusted within the 6 pairs of models (family pairwise:leaderboard)"} {
+		"! only 4 base scenarios: the interval is wide", "Intervals: cluster-score, stratified-cluster-score.", "Holm-adjusted within the 6 pairs of models (family pairwise:leaderboard)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("status lacks %q", want)
 		}
@@ -136,9 +136,9 @@ func TestStatusCorrected(t *testing.T) {
 		}
 	}
 	want := []string{
-		"corrected for judge error: careful 67.1% [12.1, 93.7] (Rogan–Gladen, judge panel; positive 73.9% [24.2, 92.7], negative 60.4% [0.0, 94.6])",
+		"corrected for judge error: careful 67.1% [16.2, 88.1] (Rogan–Gladen, judge panel; positive 73.9% [27.7, 91.0], negative 60.4% [4.7, 85.1])",
 		"corrected for judge error: opaque not corrected: no corrected rate for the positive and negative tracks",
-		"corrected for judge error: sloppy 49.5% [17.8, 79.0] (Rogan–Gladen, judge panel; positive 51.0% [21.2, 77.0], negative 47.9% [14.5, 81.1])",
+		"corrected for judge error: sloppy 49.5% [24.1, 73.6] (Rogan–Gladen, judge panel; positive 51.0% [27.7, 72.0], negative 47.9% [20.6, 75.3])",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("corrected lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -223,12 +223,14 @@ func TestAggregate_NoDemographics(t *testing.T) {
 	}
 	// One conversation in one cluster: ICC unknown → 1, so Wilson on 1
 	// ([0.2065, 1]); one scenario cannot bound the rate of others, so the
-	// betting part, and the hull, is [0, 1].
-	if !strings.Contains(s, `"n_null":0`) || !strings.Contains(s, `"positive_ci":{"n":1,"n_passed":1,"estimate":1.0,"low":0.0,"high":1.0,"method":"cluster-betting+t+wilson-eff","clusters":1,"conf":0.95,"df":0,`) ||
-		!strings.Contains(s, `"wilson_low":0.2065,"wilson_high":1.0,"betting_low":0.0,"betting_high":1.0,`) {
+	// betting part is [0, 1]. The cluster-score interval is the binomial
+	// one for a single pass, with the exact Poisson lower limit for one
+	// event: [0.0253, 1].
+	if !strings.Contains(s, `"n_null":0`) || !strings.Contains(s, `"positive_ci":{"n":1,"n_passed":1,"estimate":1.0,"low":0.0253,"high":1.0,"method":"cluster-score","clusters":1,"conf":0.95,"df":0,`) ||
+		!strings.Contains(s, `"wilson_low":0.2065,"wilson_high":1.0,"betting_low":0.0,"betting_high":1.0,"dispersion":1.0,`) {
 		t.Errorf("model-level additions: %s", s)
 	}
-	if !strings.Contains(s, `"negative_ci":{"n":0,"n_passed":0,"estimate":null,"low":null,"high":null,"method":"cluster-betting+t+wilson-eff","clusters":0,"conf":0.95,"df":0,"icc":null,`) {
+	if !strings.Contains(s, `"negative_ci":{"n":0,"n_passed":0,"estimate":null,"low":null,"high":null,"method":"cluster-score","clusters":0,"conf":0.95,"df":0,"icc":null,`) {
 		t.Errorf("empty negative_ci: %s", s)
 	}
 }
@@ -389,12 +391,13 @@ func TestAggregate_DemographicGaps(t *testing.T) {
 		t.Errorf("value order (-want +got)\n%s", d)
 	}
 	// 8 base scenarios, each 2/4 passed: the bootstrap gave [0.5, 0.5].
-	// No spread between scenarios → t collapses, ICC bound 0 → Wilson 16/32;
-	// 8 scenarios cannot rule out unseen ones that differ, so the betting
-	// part is wider and sets the hull.
+	// No spread between scenarios → t collapses, ICC bound 0 → Wilson 16/32,
+	// which is also the cluster-score interval (design effect 1, normal
+	// quantile); 8 scenarios cannot rule out unseen ones that differ, so
+	// the betting part, the any-mix bound, is wider.
 	lo, hi := wilson(16, 32, 0.95)
 	if ci := res[0].PositiveCI; ci.Clusters != 8 || *ci.WilsonLow != *lo || *ci.WilsonHigh != *hi || *ci.TLow != 0.5 || ci.Warning == "" ||
-		*ci.Low != *ci.BettingLow || *ci.High != *ci.BettingHigh || !(*ci.BettingLow < *lo && *ci.BettingHigh > *hi) {
+		*ci.Low != *lo || *ci.High != *hi || !(*ci.BettingLow < *lo && *ci.BettingHigh > *hi) {
 		t.Errorf("positive_ci = %s", compact(t, ci))
 	}
 }

@@ -17,7 +17,7 @@ const (
 )
 
 // leaderboardMethod says how Leaderboard's score and interval are made.
-const leaderboardMethod = "mean of the track pass rates; interval: mean of the tracks' " + stats.MethodClusterBetting + " limits (conservative)"
+const leaderboardMethod = "mean of the track pass rates; interval: mean of the tracks' " + stats.MethodStratifiedScore + " limits (conservative)"
 
 // tracks pairs each metric type with its name.
 var tracks = []struct {

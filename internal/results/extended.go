@@ -130,6 +130,27 @@ func (c *clusterSet) sums(keep func(clusterKey) bool) []stats.ClusterSum {
 	return out
 }
 
+// strata groups the clusters accepted by keep by metric (in first-appearance
+// order), each weighted by its observations.
+func (c *clusterSet) strata(keep func(clusterKey) bool) []stats.Stratum {
+	var out []stats.Stratum
+	at := map[string]int{}
+	for i, k := range c.keys {
+		if !keep(k) {
+			continue
+		}
+		j, ok := at[k.metric]
+		if !ok {
+			j = len(out)
+			at[k.metric] = j
+			out = append(out, stats.Stratum{})
+		}
+		out[j].Clusters = append(out[j].Clusters, stats.Binary(c.tall[i].passed, c.tall[i].total))
+		out[j].Weight += float64(c.tall[i].total)
+	}
+	return out
+}
+
 // modelClusters is one model's verdicts by cluster, with each metric's type.
 type modelClusters struct {
 	*clusterSet
@@ -153,8 +174,12 @@ func (mc *modelClusters) inTrack(typ config.MetricType) func(clusterKey) bool {
 	return func(k clusterKey) bool { return mc.types[k.metric] == typ }
 }
 
+// trackCI is a track's interval with its metrics as fixed strata (every
+// run has all of them; only each metric's base scenarios are sampled),
+// each weighted by its observations so the estimate is the track's pooled
+// pass rate (stats.StratifiedRate).
 func (mc *modelClusters) trackCI(typ config.MetricType, conf float64) *ClusterCI {
-	iv := stats.ClusterRate(mc.sums(mc.inTrack(typ)), conf)
+	iv := stats.StratifiedRate(mc.strata(mc.inTrack(typ)), conf)
 	if typ == config.Positive {
 		mc.pos = iv
 	} else {
@@ -167,9 +192,11 @@ func (mc *modelClusters) metricCI(metric string, conf float64) *ClusterCI {
 	return toClusterCI(stats.ClusterRate(mc.sums(func(k clusterKey) bool { return k.metric == metric }), conf), conf)
 }
 
-// clusterCIOf is the interval of a clusterSet's observations.
+// clusterCIOf is the interval of a clusterSet's observations (a track's, in
+// the judge panel and by_demographic), its metrics fixed strata as in
+// trackCI.
 func clusterCIOf(c *clusterSet, conf float64) *ClusterCI {
-	return toClusterCI(stats.ClusterRate(c.sums(func(clusterKey) bool { return true }), conf), conf)
+	return toClusterCI(stats.StratifiedRate(c.strata(func(clusterKey) bool { return true }), conf), conf)
 }
 
 // toClusterCI rounds a stats.RateInterval for results.json (undefined
@@ -188,6 +215,10 @@ func toClusterCI(iv stats.RateInterval, conf float64) *ClusterCI {
 	ci.TLow, ci.THigh = finite(iv.TLo), finite(iv.THi)
 	ci.WilsonLow, ci.WilsonHigh = finite(iv.WilsonLo), finite(iv.WilsonHi)
 	ci.BettingLow, ci.BettingHigh = finite(iv.BettingLo), finite(iv.BettingHi)
+	ci.Dispersion, ci.QuantileDF = finite(iv.Phi), finite(iv.Nu)
+	if iv.Strata > 1 {
+		ci.Strata = iv.Strata
+	}
 	return ci
 }
 

@@ -164,15 +164,28 @@ type ClusterCI struct {
 	ICCUpper     *float64 `json:"icc_upper"`
 	DesignEffect *float64 `json:"design_effect"`
 	EffectiveN   *float64 `json:"effective_n"`
-	// The intervals whose hull is [Low, High] (the betting part is absent
-	// from files written before it).
+	// Reference intervals beside [Low, High]: the t interval on the pooled
+	// rate, Wilson on EffectiveN, and the betting interval — the any-mix
+	// bound, valid whatever the mix of scenario rates (absent from files
+	// written before it). Files written before the cluster-score interval
+	// (method cluster-betting+t+wilson-eff) have [Low, High] = their hull.
 	TLow        *float64 `json:"t_low"`
 	THigh       *float64 `json:"t_high"`
 	WilsonLow   *float64 `json:"wilson_low"`
 	WilsonHigh  *float64 `json:"wilson_high"`
 	BettingLow  *float64 `json:"betting_low,omitempty"`
 	BettingHigh *float64 `json:"betting_high,omitempty"`
-	Warning     string   `json:"warning,omitempty"`
+	// Dispersion is the design effect [Low, High] rests on (cluster-score:
+	// the cluster-robust variance over the binomial one, at least 1) and
+	// QuantileDF the degrees of freedom of its t quantile (absent: normal
+	// quantile); both absent from files written before the cluster-score
+	// interval.
+	Dispersion *float64 `json:"dispersion,omitempty"`
+	QuantileDF *float64 `json:"quantile_df,omitempty"`
+	// Strata is the number of metrics a track's interval treats as fixed
+	// strata (absent for a single metric).
+	Strata  int    `json:"strata,omitempty"`
+	Warning string `json:"warning,omitempty"`
 	// Reps and Seed belong to the cluster bootstrap of older files; they
 	// are read, never written.
 	Reps int    `json:"reps,omitempty"`

@@ -100,6 +100,11 @@ func varianceComponents(target string, rows []row, cal *CalibrationInput, opts O
 		if len(rs) == 0 {
 			return nil
 		}
+		// A track of one metric is that metric: the same bootstrap draws, so
+		// the same intervals (they depend on the draws' spread).
+		if m := rs[0].metricKey(); allRows(rs, func(r *row) bool { return r.metricKey() == m }) {
+			name = m
+		}
 		return splitOf(rs, repeats, source, opts, testSeed(opts.Seed, "variance", target, name))
 	}
 	v := &Variance{Positive: split(trackPositive, byTrack[config.Positive]), Negative: split(trackNegative, byTrack[config.Negative]), ByMetric: Keyed[VarianceSplit]{}}
@@ -112,6 +117,16 @@ func varianceComponents(target string, rows []row, cal *CalibrationInput, opts O
 		v.ByMetric = append(v.ByMetric, Entry[VarianceSplit]{m, *split(m, byMetric[m])})
 	}
 	return v
+}
+
+// allRows reports whether keep holds for every row.
+func allRows(rs []*row, keep func(*row) bool) bool {
+	for _, r := range rs {
+		if !keep(r) {
+			return false
+		}
+	}
+	return true
 }
 
 func anyPanel(rows []row) bool {

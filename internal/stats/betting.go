@@ -78,9 +78,11 @@ type bettingTerm struct{ x, w, stake float64 }
 // BettingCI is the hedged-capital betting interval for the pooled rate of
 // clustered observations in [0, 1] (see the choices above), at confidence
 // level conf. It is valid whatever the distribution of the clusters' rates,
-// given independent clusters, and adapts to their spread: close to a t
-// interval's width when the rates agree (about 1.3× at 30–50 scenarios),
-// wide when a few clusters could be carrying the behaviour. The capital is
+// given independent clusters, and adapts to their spread: in the interval
+// grid (TestIntervalGrid) 1.26–6.15× the cluster-score interval's width at
+// 30 scenarios (median 1.40×; widest where the rate is near 0 and the
+// scenarios agree, because it cannot know that no scenario is hot), wide
+// when a few clusters could be carrying the behaviour. The capital is
 // averaged over bettingPerms fixed random orders of the clusters.
 //
 // Clusters with N = 0 are skipped. With no observations it returns [0, 1].
@@ -322,4 +324,53 @@ func checkClusterSum(fn string, i int, c ClusterSum) {
 	if c.N < 0 || c.Sum < -1e-9 || c.Sum > float64(c.N)+1e-9 || c.SumSq > c.Sum+1e-9 {
 		panic(fmt.Sprintf("stats: %s: cluster %d has invalid sums %+v", fn, i, c))
 	}
+}
+
+// StratifiedBettingCI is the betting interval (BettingCI) for a weighted
+// mean Σ w_m·μ_m of fixed strata, μ_m the mean rate of stratum m's
+// clusters: the any-mix bound of StratifiedRate. Block j takes the j-th
+// cluster (with observations) of every stratum, Y_j = Σ w_m·x_{m,j} with x
+// a cluster's rate Sum/N and the weights renormalised, so the blocks are
+// independent draws in [0, 1] whose mean is exactly the stratified mean
+// whatever the strata's rates (pooling the strata instead would bet on a
+// population the design did not sample). Blocks run to the smallest
+// stratum's number of clusters; a larger stratum's further clusters are
+// left out, which keeps the guarantee at some cost in width. Strata with
+// zero weight or no observation are left out; with none it returns [0, 1].
+func StratifiedBettingCI(strata []Stratum, conf float64) (lo, hi float64) {
+	checkConf("StratifiedBettingCI", conf)
+	type stratum struct {
+		w     float64
+		rates []float64
+	}
+	var ss []stratum
+	wsum, blocks := 0.0, math.MaxInt
+	for _, st := range strata {
+		var rates []float64
+		for i, c := range st.Clusters {
+			checkClusterSum("StratifiedBettingCI", i, c)
+			if c.N > 0 {
+				rates = append(rates, clamp01(c.Sum/float64(c.N)))
+			}
+		}
+		if len(rates) == 0 || !(st.Weight > 0) {
+			continue
+		}
+		ss = append(ss, stratum{st.Weight, rates})
+		wsum += st.Weight
+		blocks = min(blocks, len(rates))
+	}
+	if len(ss) == 0 {
+		return 0, 1
+	}
+	ys := make([]ClusterSum, blocks)
+	for j := range ys {
+		y := 0.0
+		for _, s := range ss {
+			y += s.w / wsum * s.rates[j]
+		}
+		y = clamp01(y)
+		ys[j] = ClusterSum{N: 1, Sum: y, SumSq: y * y}
+	}
+	return BettingCI(ys, conf)
 }

@@ -36,7 +36,7 @@ const MethodKappaBootstrap = "stratified-bootstrap-bc+se-sp-box"
 const MethodYoudenMOVER = "mover (sum of the se and sp intervals, with their correlation)"
 
 // MethodRoganGladenFieller names RoganGladenInterval's interval.
-const MethodRoganGladenFieller = "rogan-gladen; fieller-type interval: observed share (" + MethodClusterBetting + ") and se/sp (" + "weighted ratio" + "), combined by mover"
+const MethodRoganGladenFieller = "rogan-gladen; fieller-type interval: observed share (" + MethodClusterScore + ") and se/sp (" + "weighted ratio" + "), combined by mover"
 
 // CalibItem is one labelled row: the humans' verdict, the judge's, and its
 // design weight and stratum (the labels were drawn at random within strata).

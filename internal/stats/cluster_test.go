@@ -69,20 +69,27 @@ func TestClusterRate(t *testing.T) {
 		// [75, 75]. The t interval collapses (no spread between clusters);
 		// the ICC bound is 0 (F = 0), so the Wilson part on all 16 gives
 		// 50.5–89.8; two scenarios cannot rule out a population whose other
-		// scenarios look nothing like these, so the betting part (and the
-		// hull) spans everything.
+		// scenarios look nothing like these: the betting part spans nearly
+		// everything, and the cluster-score interval takes a t quantile
+		// with one degree of freedom (12.7 instead of 1.96) on Wilson's
+		// 16 conversations: 0.38 effective conversations, whose limits are
+		// the exact Poisson ones — about [0, 1].
 		iv := ClusterRate([]ClusterSum{Binary(6, 8), Binary(6, 8)}, 0.95)
 		if !approx(iv.WilsonLo, 0.5050, 1e-4) || !approx(iv.WilsonHi, 0.8982, 1e-4) || iv.TLo != 0.75 || iv.THi != 0.75 {
 			t.Errorf("interval %+v, want Wilson 16 [0.5050, 0.8982] and a t interval [0.75, 0.75]", iv)
 		}
-		if iv.BettingLo > 0.05 || iv.BettingHi < 0.95 || iv.Lo != iv.BettingLo || iv.Hi != iv.BettingHi {
-			t.Errorf("interval %+v, want the betting part near [0, 1] as the hull", iv)
+		z, q := ZQuantile(0.975), TQuantile(0.975, 1)
+		neff := 16 * (z / q) * (z / q)
+		lo, hi := WilsonReal(0.75, neff, 0.95)
+		lo, hi = poissonLimits(0.75, neff, 0.95, lo, hi)
+		if iv.BettingLo > 0.05 || iv.BettingHi < 0.95 || iv.Nu != 1 || iv.Phi != 1 || !approx(iv.Lo, lo, 1e-12) || !approx(iv.Hi, hi, 1e-12) || iv.Lo > 0.2 || iv.Hi < 0.95 {
+			t.Errorf("interval %+v, want betting near [0, 1] and Poisson limits on 16·(z/t₁)² [%v, %v]", iv, lo, hi)
 		}
 		if !strings.Contains(iv.Warning, "only 2 base scenario(s)") || iv.Clusters != 2 || iv.N != 16 || iv.DF != 1 {
 			t.Errorf("warning/counts: %+v", iv)
 		}
 	})
-	t.Run("3 agreeing clusters: the ICC bound widens the floor", func(t *testing.T) {
+	t.Run("3 agreeing clusters: the ICC bound sets the degrees of freedom", func(t *testing.T) {
 		// 4/4, 4/4, 3/4: the ICC estimate is 0 (MSB = MSW = 1/12), but with
 		// F = 1 its 90% upper bound is (1/F_q − 1)/(1/F_q + 3) with F_q
 		// the 0.1-quantile of F(2, 9); DEFF = 1 + 3·bound.
@@ -91,7 +98,6 @@ func TestClusterRate(t *testing.T) {
 		fq := fQuantile(0.1, 2, 9)
 		bound := (1/fq - 1) / (1/fq + 3)
 		deff := 1 + 3*bound
-		wlo, _ := WilsonReal(11.0/12, 12/deff, 0.95)
 		if !approx(iv.ICC, 0, 1e-12) || !approx(iv.ICCUpper, bound, 1e-12) || !approx(iv.DesignEffect, deff, 1e-12) {
 			t.Errorf("ICC %v / %v / DEFF %v, want 0 / %v / %v", iv.ICC, iv.ICCUpper, iv.DesignEffect, bound, deff)
 		}
@@ -101,8 +107,17 @@ func TestClusterRate(t *testing.T) {
 		if !approx(iv.THi, 1, 1e-12) || !approx(iv.TLo, 11.0/12-half, 1e-12) {
 			t.Errorf("t interval [%v, %v], want [%v, 1]", iv.TLo, iv.THi, 11.0/12-half)
 		}
-		if !approx(iv.Lo, min(wlo, iv.TLo, iv.BettingLo), 1e-12) || iv.Hi != 1 || iv.Lo > 0.5 {
-			t.Errorf("hull [%v, %v], want [%v, 1] reaching below 0.5", iv.Lo, iv.Hi, min(wlo, iv.TLo, iv.BettingLo))
+		// Cluster-score by hand: φ̂ = 3/2 · (2/3) / (12 · 11/12 · 1/12) =
+		// 12/11 > 1, so the logit form; ν = φ_U²·2/(φ_U − 1)² with φ_U the
+		// larger of φ̂ and DEFF.
+		p, phi := 11.0/12, 12.0/11
+		phiU := max(phi, deff)
+		nu := phiU * phiU * 2 / ((phiU - 1) * (phiU - 1))
+		h := tQuantileCached(0.975, nu) * math.Sqrt(phi*p*(1-p)/12) / (p * (1 - p))
+		l := math.Log(p / (1 - p))
+		lo, hi := 1/(1+math.Exp(h-l)), 1/(1+math.Exp(-l-h))
+		if !approx(iv.Phi, phi, 1e-12) || !approx(iv.Nu, nu, 1e-9) || !approx(iv.Lo, lo, 1e-12) || !approx(iv.Hi, hi, 1e-12) || iv.Lo > 0.6 {
+			t.Errorf("interval [%v, %v] φ %v ν %v, want [%v, %v] φ %v ν %v reaching below 0.6", iv.Lo, iv.Hi, iv.Phi, iv.Nu, lo, hi, phi, nu)
 		}
 	})
 	t.Run("all pass over many clusters: never zero-width, no warning", func(t *testing.T) {
@@ -112,17 +127,24 @@ func TestClusterRate(t *testing.T) {
 		}
 		iv := ClusterRate(cs, 0.95)
 		// Nothing varies: the ICC is unknown and its bound taken as 1, so
-		// the Wilson part is Wilson on 12 scenarios. The betting part
-		// reaches lower: any valid interval for the mean of 12 draws that
-		// all came out 1 must reach down to 0.025^(1/12) = 0.736 (a
+		// the Wilson part is Wilson on 12 scenarios. The cluster-score
+		// interval assumes ICC 0.1 (φ = 1.3) and is Wilson on 48/1.3
+		// conversations at a t quantile. The betting part reaches lower:
+		// any interval valid for every mix of scenario rates must reach
+		// down to 0.025^(1/12) = 0.736 for 12 draws that all came out 1 (a
 		// two-point population with that share of 1s produces such a
 		// sample 2.5% of the time).
 		lo, _ := Wilson(12, 12, 0.95)
 		if iv.Hi != 1 || !approx(iv.WilsonLo, lo, 1e-12) || iv.Warning != "" || !math.IsNaN(iv.ICC) || iv.ICCUpper != 1 {
 			t.Errorf("interval %+v, want Wilson [%v, 1] and no warning", iv, lo)
 		}
-		if floor := math.Pow(0.025, 1.0/12); iv.Lo > floor || iv.Lo != min(iv.WilsonLo, iv.BettingLo) {
-			t.Errorf("interval %+v, want the hull reaching below %v", iv, floor)
+		z, q := ZQuantile(0.975), TQuantile(0.975, math.Floor(1.3*1.3*11/0.09))
+		slo, _ := WilsonReal(1, 48/1.3*(z/q)*(z/q), 0.95)
+		if !approx(iv.Phi, 1.3, 1e-12) || !approx(iv.Lo, slo, 1e-12) || !(iv.Lo < 1) {
+			t.Errorf("interval %+v, want [%v, 1]", iv, slo)
+		}
+		if floor := math.Pow(0.025, 1.0/12); iv.BettingLo > floor {
+			t.Errorf("betting part %v, want it reaching below %v", iv.BettingLo, floor)
 		}
 	})
 	t.Run("fractional values (panel shares)", func(t *testing.T) {

@@ -11,17 +11,26 @@
 //     independent conversations; unlike "±2 standard errors" it stays within
 //     0–100% and is honest for small samples.
 //   - ClusterRate: the headline interval, with the base scenario as the
-//     unit: the hull of a betting interval on scenario rates (BettingCI,
-//     valid for any spread of rates), a t interval on scenario rates
-//     (G−1 df) and Wilson on the effective sample size (design effect from
-//     the ICC's upper bound). Coverage ≥ 98% in simulation from 3 scenarios
-//     up, hot/cold mixtures included; a warning below FewClusters.
-//     MeanOfRates combines independent tracks.
+//     unit: the cluster-score interval (ScoreInterval: the design effect
+//     from the cluster-robust variance, Wilson's score form when scenarios
+//     vary no more than chance, a logit t interval when they do), sized
+//     for its level in simulation (TestIntervalGrid: 94–97 % in most cells
+//     of 3–30 scenarios × 1–16 conversations; docs/statistics.md lists
+//     where not). Beside it the betting interval on scenario rates
+//     (BettingCI), valid for any spread of rates with a finite-sample
+//     guarantee — the any-mix bound, 1.3–4× as wide — and, for planning, a
+//     t interval and Wilson on the effective sample size (design effect
+//     from the ICC's upper bound); a warning below FewClusters.
+//     StratifiedRate is the same interval for a rate over fixed strata (a
+//     track's metrics), StratifiedBettingCI its any-mix bound; MeanOfRates
+//     combines independent tracks.
 //   - BettingCS: an anytime-valid confidence sequence for scenarios added
-//     in rounds (optional stopping).
+//     in rounds (optional stopping); UntilLook, its stratified form for
+//     run --until (blocks of one scenario per metric, round-robin growth).
 //   - VarianceComponents: the split of a pass rate's variance into
 //     scenario, variant, sample and judge.
-//   - ICC, DesignEffect, ExpectedHalfWidth, ScenariosNeeded: planning.
+//   - ICC, DesignEffect, ExpectedHalfWidth, ScenariosNeeded: planning
+//     (the cluster-score interval's expected half-width).
 //   - ClusterBootstrap: the percentile cluster bootstrap; too narrow with
 //     few scenarios, kept for compatibility.
 //   - BootstrapStat and PairedBootstrap: the same resampling idea for any

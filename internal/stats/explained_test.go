@@ -18,6 +18,7 @@ func TestExplainedCoversAPI(t *testing.T) {
 		"Calibrate", "RoganGladen", "RoganGladenInterval", "CombineCorrected", "JudgeHeterogeneity",
 		"ExpectedCalibration", "RoganGladenHalfWidth", "MidP",
 		"BettingCI", "BettingCS", "VarianceComponents", "Pearson",
+		"ScoreInterval", "StratifiedRate", "UntilLook",
 	} {
 		if !strings.Contains(Explained, "`"+name+"`") {
 			t.Errorf("EXPLAINED.md does not mention `%s`", name)

@@ -15,23 +15,21 @@ func TestDesignEffect(t *testing.T) {
 }
 
 func TestExpectedHalfWidth(t *testing.T) {
-	// The t part by hand: DEFF = 1 + 3·0.3 = 1.9; √(0.25·1.9/40) =
-	// 0.108972…; × t₉ (2.262157…) = 0.246513…
-	tPart := 2.2621571627 * math.Sqrt(0.25*1.9/40)
-	if got := tHalfWidth(10, 4, 0.5, 0.3, 0.95); !approx(got, tPart, 1e-8) {
-		t.Errorf("t half-width = %v, want %v", got, tPart)
+	// By hand: DEFF = 1 + 3·0.3 = 1.9; √(0.25·1.9/40) = 0.108972…;
+	// × z (1.959964…) = 0.213582…
+	want := 1.959963985 * math.Sqrt(0.25*1.9/40)
+	if got := ExpectedHalfWidth(10, 4, 0.5, 0.3, 0.95); !approx(got, want, 1e-8) {
+		t.Errorf("ExpectedHalfWidth = %v, want %v", got, want)
 	}
-	// The betting part is wider at 10 scenarios (about 1.15×), and the plan
-	// is the wider of the two.
-	bet := typicalBettingHalfWidth(10, 4, 0.5, 0.3, 0.95)
-	if got := ExpectedHalfWidth(10, 4, 0.5, 0.3, 0.95); got != max(tPart, bet) || !(bet > tPart && bet < 1.3*tPart) {
-		t.Errorf("ExpectedHalfWidth = %v; t part %v, betting part %v", got, tPart, bet)
+	// No spread at all (p = 0): the t formula says 0, but a study that
+	// never passes gets [0, U] — half of it is the plan.
+	cs := make([]ClusterSum, 10)
+	for i := range cs {
+		cs[i] = Binary(0, 4)
 	}
-	// No spread at all (p = 0): the t formula says 0, but 10 scenarios
-	// that never pass cannot exclude a rate of 0.1 (a population where one
-	// scenario in ten always passes gives such a sample 35% of the time).
-	if got := ExpectedHalfWidth(10, 4, 0, 0.3, 0.95); !(got > 0.05) {
-		t.Errorf("p = 0: half-width %v, want the betting part's", got)
+	_, _, hi := ScoreInterval(cs, 0.95)
+	if got := ExpectedHalfWidth(10, 4, 0, 0.3, 0.95); !approx(got, hi/2, 1e-9) || !(got > 0.02) {
+		t.Errorf("p = 0: half-width %v, want half of the all-fail interval's %v", got, hi)
 	}
 	if !math.IsInf(ExpectedHalfWidth(1, 4, 0.5, 0.3, 0.95), 1) {
 		t.Error("one scenario has a finite half-width")
@@ -59,14 +57,15 @@ func TestScenariosNeeded(t *testing.T) {
 	if saved(0.6) >= saved(0) {
 		t.Errorf("extra samples saved %d scenarios at ICC 0.6, %d at ICC 0", saved(0.6), saved(0))
 	}
-	// The README's example: ±10 % at rate 0.5, ICC 0.3, 4 per scenario
-	// (49 with the t formula alone, which the interval no longer is).
-	if g := ScenariosNeeded(0.1, 4, 0.5, 0.3, 0.95); g != 87 {
-		t.Errorf("README example: %d scenarios, want 87", g)
+	// The README's example: ±10 % at rate 0.5, ICC 0.3, 4 per scenario:
+	// 1.96² · 0.25 · 1.9 / (4 · 0.01) = 45.6 (87 with the betting hull the
+	// interval was before the cluster-score method).
+	if g := ScenariosNeeded(0.1, 4, 0.5, 0.3, 0.95); g != 46 {
+		t.Errorf("README example: %d scenarios, want 46", g)
 	}
-	// p = 0: ±30 % needs the few scenarios that rule out a hidden share of
-	// passing ones.
-	if g := ScenariosNeeded(0.3, 4, 0, 0.3, 0.95); g < 3 || g > 12 {
+	// p = 0 is not free: an all-fail study's interval [0, U] must shrink
+	// to ±10 %, which takes several scenarios.
+	if g := ScenariosNeeded(0.1, 4, 0, 0.3, 0.95); g < 4 || g > 12 {
 		t.Errorf("p = 0: %d scenarios", g)
 	}
 	mustPanic(t, "h = 0", func() { ScenariosNeeded(0, 4, 0.5, 0.3, 0.95) })
@@ -77,7 +76,7 @@ func TestScenariosNeeded(t *testing.T) {
 // that design (beta-binomial, equal sizes). From 10 scenarios up the plan
 // must be within 10% of what users will see; below, it may overstate by up
 // to 30% (intervals clipped at 0 or 1 are narrower) or understate by 20%.
-// (Measured: within 2% from 10 scenarios up; ×0.84–1.00 at 5.)
+// (Measured: ×0.94–1.02 at 5, 10 and 30 scenarios.)
 func TestExpectedHalfWidthAgainstSimulation(t *testing.T) {
 	rng := newRand(99)
 	cs := make([]ClusterSum, 30)

@@ -124,7 +124,7 @@ func StratifiedMean(strata []Stratum, conf float64) StratifiedInterval {
 	out := StratifiedInterval{Method: MethodStratifiedCluster, P: math.NaN()}
 	parts := make([]stratumPart, 0, len(strata))
 	for _, st := range strata {
-		r := ClusterRate(st.Clusters, conf)
+		r, _ := clusterBasics("StratifiedMean", st.Clusters)
 		if r.N == 0 {
 			out.Missing++
 			continue
@@ -240,7 +240,8 @@ func StratifiedPairedDiff(strata []PairedStratum, conf float64) StratifiedInterv
 			out.Missing++
 			continue
 		}
-		ra, rb := ClusterRate(a, conf), ClusterRate(b, conf)
+		ra, _ := clusterBasics("StratifiedPairedDiff", a)
+		rb, _ := clusterBasics("StratifiedPairedDiff", b)
 		v := 0.0
 		if len(a) >= 2 {
 			na, nb := float64(ra.N), float64(rb.N)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -105,58 +107,111 @@ func TestVarianceComponentsByHand(t *testing.T) {
 	mustPanic(t, "verdict", func() { VarianceComponents([]ScenarioVerdicts{{Variants: []VerdictCell{{2}}}}, 0.95, 10, 1) })
 }
 
-// TestVarianceComponentsCoverage: studies from a world with known
-// components (scenario ICC 0.3, variants halving the rate half the time, a
-// judge that flips 10% of verdicts, re-judged twice). The method-of-moments
-// estimates before truncation at 0 must be unbiased (mean within 3
-// standard errors of the truth; the reported, truncated ones are biased
-// upward where a component is small for its noise) and the
-// 95% bootstrap intervals' coverage is measured and asserted at what they
-// achieve from 30 scenarios (≥ 90%); below, the bootstrap is logged as
-// descriptive, like every percentile bootstrap over few clusters.
+// TestVarianceComponentsCoverage: studies from three worlds with known
+// components (scenario ICC 0.1–0.5; variants scaling the rate by 0.3–0.8
+// half the time; a judge that flips 5–15 % of verdicts; every transcript
+// judged three times; 2 variants × 2 samples). The method-of-moments
+// estimates before truncation at 0 must be unbiased (mean within 4
+// standard errors of the truth — 45 checks, and a tiny variant term's
+// estimates are heavy-tailed; the reported, truncated ones are biased
+// upward where a component is small for its noise). The 95 % intervals'
+// coverage is measured beside that of the percentile bootstrap they
+// replace and asserted at what the docs state: every component ≥ 89 % from
+// 30 scenarios and ≥ 82 % with 10 (the percentile interval: 42 % for a
+// small variant term with 10). IMPACTBENCH_VARIANCE_SIM=full runs 1,000
+// studies per row and 100 scenarios too (the numbers in
+// docs/statistics.md); CI runs 150 studies of 10 and 30.
 func TestVarianceComponentsCoverage(t *testing.T) {
-	w := nestedWorld{mu: 0.4, rhoA: 0.3, c: 0.5, f: 0.1}
-	ta, tb, ts, tj := w.truth()
-	truth := [5]float64{ta, tb, ts, tj, ts + tj}
+	// CI's floors allow for 150 studies' noise (2.5 points); the full run
+	// asserts what docs/statistics.md states.
+	studies, gs, floor10, floor30 := 150, []int{10, 30}, 0.78, 0.85
+	if os.Getenv("IMPACTBENCH_VARIANCE_SIM") == "full" {
+		studies, gs, floor10, floor30 = 1000, []int{10, 30, 100}, 0.82, 0.89
+	}
+	const reps = 400
+	worlds := []nestedWorld{{mu: 0.4, rhoA: 0.3, c: 0.5, f: 0.1}, {mu: 0.2, rhoA: 0.1, c: 0.8, f: 0.05}, {mu: 0.5, rhoA: 0.5, c: 0.3, f: 0.15}}
 	names := [5]string{"scenario", "variant", "sample", "judge", "residual"}
-	const studies, reps = 300, 400
-	rng := newRand(20261130)
 	var log strings.Builder
-	fmt.Fprintf(&log, "truth: scenario %.4f variant %.4f sample %.4f judge %.4f\n", ta, tb, ts, tj)
-	for _, g := range []int{10, 30, 100} {
-		var sum, sumSq, covered [5]float64
-		for range studies {
-			study := w.draw(rng, g, 2, 2, 2)
-			v := VarianceComponents(study, 0.95, reps, rng.Uint64())
-			per := make([]scenarioStats, len(study))
-			for i, s := range study {
-				per[i], _ = summarise(i, s)
-			}
-			raw := components(per, false)
-			for k, c := range []Component{v.Scenario, v.Variant, v.Sample, v.Judge, v.Residual} {
-				sum[k] += raw[k]
-				sumSq[k] += raw[k] * raw[k]
-				if c.Lo <= truth[k] && truth[k] <= c.Hi {
-					covered[k]++
+	for wi, w := range worlds {
+		ta, tb, ts, tj := w.truth()
+		truth := [5]float64{ta, tb, ts, tj, ts + tj}
+		rng := newRand(20261130 + uint64(wi))
+		fmt.Fprintf(&log, "world %d (rate %.1f, ICC %.1f, variant ×%.1f, judge flips %.0f%%): truth scenario %.4f variant %.4f sample %.4f judge %.4f\n",
+			wi+1, w.mu, w.rhoA, w.c, 100*w.f, ta, tb, ts, tj)
+		for _, g := range gs {
+			var sum, sumSq, covered, pctCovered [5]float64
+			for range studies {
+				study := w.draw(rng, g, 2, 2, 2)
+				seed := rng.Uint64()
+				v := VarianceComponents(study, 0.95, reps, seed)
+				per := make([]scenarioStats, len(study))
+				for i, s := range study {
+					per[i], _ = summarise(i, s)
+				}
+				raw := components(per, false)
+				pct := percentileIntervals(per, reps, seed)
+				for k, c := range []Component{v.Scenario, v.Variant, v.Sample, v.Judge, v.Residual} {
+					sum[k] += raw[k]
+					sumSq[k] += raw[k] * raw[k]
+					if c.Lo <= truth[k] && truth[k] <= c.Hi {
+						covered[k]++
+					}
+					if pct[k][0] <= truth[k] && truth[k] <= pct[k][1] {
+						pctCovered[k]++
+					}
 				}
 			}
-		}
-		fmt.Fprintf(&log, "G=%3d:", g)
-		for k := range names {
-			mean := sum[k] / studies
-			se := math.Sqrt((sumSq[k]/studies - mean*mean) / studies)
-			cov := covered[k] / studies
-			fmt.Fprintf(&log, "  %s %.4f (cov %.1f%%)", names[k], mean, 100*cov)
-			if math.Abs(mean-truth[k]) > 3*se {
-				t.Errorf("G=%d %s: mean estimate %.4f, truth %.4f (se %.4f)", g, names[k], mean, truth[k], se)
+			fmt.Fprintf(&log, "  G=%3d:", g)
+			n := float64(studies)
+			for k := range names {
+				mean := sum[k] / n
+				se := math.Sqrt((sumSq[k]/n - mean*mean) / n)
+				cov := covered[k] / n
+				fmt.Fprintf(&log, "  %s %.4f %.1f%% (percentile %.1f%%)", names[k], mean, 100*cov, 100*pctCovered[k]/n)
+				if math.Abs(mean-truth[k]) > 4*se {
+					t.Errorf("world %d G=%d %s: mean estimate %.4f, truth %.4f (se %.4f)", wi+1, g, names[k], mean, truth[k], se)
+				}
+				floor := floor30
+				if g < 30 {
+					floor = floor10
+				}
+				if cov < floor {
+					t.Errorf("world %d G=%d %s: coverage %.3f < %.2f", wi+1, g, names[k], cov, floor)
+				}
 			}
-			if g >= 30 && cov < 0.9 {
-				t.Errorf("G=%d %s: bootstrap coverage %.3f < 0.90", g, names[k], cov)
-			}
+			log.WriteString("\n")
 		}
-		log.WriteString("\n")
 	}
-	t.Logf("%d studies per row, 2 variants × 2 samples, each transcript judged 3 times:\n%s", studies, log.String())
+	t.Logf("%d studies per row, 2 variants × 2 samples, each transcript judged 3 times; coverage of the 95%% intervals (and of the percentile bootstrap before them):\n%s", studies, log.String())
+}
+
+// percentileIntervals is the interval VarianceComponents gave before: the
+// percentile bootstrap of the truncated estimates, the same draws.
+func percentileIntervals(per []scenarioStats, reps int, seed uint64) [5][2]float64 {
+	rng := newRand(seed)
+	sample := make([]scenarioStats, len(per))
+	vals := make([][]float64, 5)
+	for range reps {
+		for i := range sample {
+			sample[i] = per[rng.IntN(len(per))]
+		}
+		d := components(sample, true)
+		for k := range d {
+			if !math.IsNaN(d[k]) {
+				vals[k] = append(vals[k], d[k])
+			}
+		}
+	}
+	var out [5][2]float64
+	for k, v := range vals {
+		if len(v) == 0 {
+			out[k] = [2]float64{math.NaN(), math.NaN()}
+			continue
+		}
+		slices.Sort(v)
+		out[k] = [2]float64{quantileSorted(v, 0.025), quantileSorted(v, 0.975)}
+	}
+	return out
 }
 
 func TestVarianceSplitPlanning(t *testing.T) {

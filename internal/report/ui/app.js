@@ -227,7 +227,9 @@
   // Everything here reads results.json's clustered statistics as prepared
   // by statsview.go; nothing is recomputed in the page.
   var METHOD_NAMES = {
-    'cluster-betting+t+wilson-eff': 'betting interval on scenario rates ∪ cluster t ∪ Wilson on effective n (base scenario = unit; valid for any mix of scenarios)',
+    'cluster-score': 'cluster-score interval (base scenario = unit; sized for 95 % in simulation; results.json betting_low–betting_high is the any-mix bound)',
+    'stratified-cluster-score': 'cluster-score interval, the track’s metrics as fixed strata (base scenario = unit; sized for 95 % in simulation)',
+    'cluster-betting+t+wilson-eff': 'betting interval on scenario rates ∪ cluster t ∪ Wilson on effective n (base scenario = unit; older results.json)',
     'cluster-t+wilson-eff': 'cluster t + Wilson on effective n (base scenario = unit; older results.json)',
     'cluster bootstrap': 'cluster bootstrap (older results.json; too narrow with few scenarios)',
     'Wilson': 'Wilson (conversations as independent)',
