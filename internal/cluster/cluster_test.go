@@ -27,14 +27,14 @@ func TestDetect(t *testing.T) {
 		from    string
 	}{
 		{"alone", Flags{}, env(), layout.Shard{}, 1, ""},
-		{"--shard", Flags{Shard: "2/8", Workers: 4}, env(), layout.Shard{2, 8}, 4, "--shard"},
-		{"--shard wins over the scheduler", Flags{Shard: "1/2"}, env(EnvK8sIndex, "5"), layout.Shard{1, 2}, 2, "--shard"},
-		{"kubernetes, count from the flag", Flags{Shards: 128, Workers: 16}, env(EnvK8sIndex, "127"), layout.Shard{127, 128}, 16, EnvK8sIndex},
-		{"kubernetes, count and workers from impactbench's variables", Flags{}, env(EnvK8sIndex, "3", EnvShards, "128", EnvWorkers, "16"), layout.Shard{3, 128}, 16, EnvK8sIndex},
-		{"slurm --array=0-127%16", Flags{}, env(EnvSlurmID, "40", EnvSlurmCount, "128", EnvSlurmMin, "0", EnvWorkers, "16"), layout.Shard{40, 128}, 16, EnvSlurmID},
-		{"slurm --array=1-8 counts from its minimum", Flags{}, env(EnvSlurmID, "1", EnvSlurmCount, "8", EnvSlurmMin, "1"), layout.Shard{0, 8}, 8, EnvSlurmID},
-		{"slurm --array=0-14:2", Flags{}, env(EnvSlurmID, "6", EnvSlurmCount, "8", EnvSlurmMin, "0", EnvSlurmStep, "2"), layout.Shard{3, 8}, 8, EnvSlurmID},
-		{"aws batch", Flags{Shards: 10}, env(EnvAWSIndex, "9"), layout.Shard{9, 10}, 10, EnvAWSIndex},
+		{"--shard", Flags{Shard: "2/8", Workers: 4}, env(), layout.Shard{Index: 2, Count: 8}, 4, "--shard"},
+		{"--shard wins over the scheduler", Flags{Shard: "1/2"}, env(EnvK8sIndex, "5"), layout.Shard{Index: 1, Count: 2}, 2, "--shard"},
+		{"kubernetes, count from the flag", Flags{Shards: 128, Workers: 16}, env(EnvK8sIndex, "127"), layout.Shard{Index: 127, Count: 128}, 16, EnvK8sIndex},
+		{"kubernetes, count and workers from impactbench's variables", Flags{}, env(EnvK8sIndex, "3", EnvShards, "128", EnvWorkers, "16"), layout.Shard{Index: 3, Count: 128}, 16, EnvK8sIndex},
+		{"slurm --array=0-127%16", Flags{}, env(EnvSlurmID, "40", EnvSlurmCount, "128", EnvSlurmMin, "0", EnvWorkers, "16"), layout.Shard{Index: 40, Count: 128}, 16, EnvSlurmID},
+		{"slurm --array=1-8 counts from its minimum", Flags{}, env(EnvSlurmID, "1", EnvSlurmCount, "8", EnvSlurmMin, "1"), layout.Shard{Index: 0, Count: 8}, 8, EnvSlurmID},
+		{"slurm --array=0-14:2", Flags{}, env(EnvSlurmID, "6", EnvSlurmCount, "8", EnvSlurmMin, "0", EnvSlurmStep, "2"), layout.Shard{Index: 3, Count: 8}, 8, EnvSlurmID},
+		{"aws batch", Flags{Shards: 10}, env(EnvAWSIndex, "9"), layout.Shard{Index: 9, Count: 10}, 10, EnvAWSIndex},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, err := Detect(c.flags, c.env)

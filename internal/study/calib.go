@@ -189,9 +189,11 @@ func (s *Study) corrected(n *Node, mi, ai int) *Corrected {
 
 // correctMetric is one metric's corrected pass rate at one age: its
 // observed "present" share (the pass rate of a positive metric, 1 − it of
-// a negative one) with its cluster interval, corrected with c.
+// a negative one) with the interval the study gives the metric's own cell
+// (the stratified interval of one stratum), corrected with c: so the
+// corrected interval is never narrower than the raw one beside it.
 func (s *Study) correctMetric(cs []stats.ClusterSum, c *metricCal, k int, w float64) stats.CorrectedPart {
-	r := stats.ClusterRate(cs, Conf)
+	r := stats.StratifiedMean([]stats.Stratum{{Weight: 1, Clusters: cs}}, Conf)
 	p, lo, hi := r.Estimate, r.Lo, r.Hi
 	negative := s.Metrics[k].Type == string(config.Negative)
 	if negative {
