@@ -3,7 +3,9 @@ package runner
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/callstore"
@@ -26,7 +28,17 @@ import (
 // of its own (<target>/human/<conv_id> for the target's replies,
 // <target>/human-eval/<conv_id> for verdicts), never a phase's output,
 // and sweeps nothing.
-type Player struct{ e *env }
+//
+// config.yaml is read again when it changes, so a target added while the
+// viewer runs can be played at once; the new environment keeps the old
+// one's cost ceiling, rate limits and HTTP client, so those span the
+// Player's lifetime whatever the file says meanwhile.
+type Player struct {
+	mu    sync.Mutex
+	e     *env
+	opts  Options
+	stamp string // config.yaml's size and modification time when e was made
+}
 
 // NewPlayer returns a Player over cfg. It calls nothing until asked.
 func NewPlayer(cfg *config.Config, opts Options) (*Player, error) {
@@ -35,20 +47,60 @@ func NewPlayer(cfg *config.Config, opts Options) (*Player, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Player{e: e}, nil
+	return &Player{e: e, opts: opts, stamp: fileStamp(cfg.Path)}, nil
 }
 
-// Targets lists the targets a person can play against, in config order.
+// env is the environment of config.yaml as it is now. A file that no
+// longer loads keeps the last good one (and says so in the log).
+func (p *Player) env() *env {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := fileStamp(p.e.cfg.Path)
+	if st == p.stamp || st == "" {
+		return p.e
+	}
+	p.stamp = st
+	cfg, err := config.LoadWithOptions(p.e.cfg.Path, config.LoadOptions{AllowMissingEnv: true})
+	if err != nil {
+		p.e.log.Warn("play: config.yaml changed but does not load; playing with the last good one", "err", err)
+		return p.e
+	}
+	ne, err := newEnv(cfg, p.opts)
+	if err != nil {
+		p.e.log.Warn("play: config.yaml changed but cannot be used; playing with the last good one", "err", err)
+		return p.e
+	}
+	ne.http, ne.limits = p.e.http, p.e.limits
+	if p.e.budget != nil {
+		ne.budget = p.e.budget
+	}
+	p.e = ne
+	return ne
+}
+
+// fileStamp is a file's size and modification time ("" when it cannot be
+// read).
+func fileStamp(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d", st.Size(), st.ModTime().UnixNano())
+}
+
+// Targets lists the targets a person can play against, in config order
+// (config.yaml as it is now).
 func (p *Player) Targets() []string {
-	out := make([]string, len(p.e.cfg.Targets))
-	for i, t := range p.e.cfg.Targets {
+	e := p.env()
+	out := make([]string, len(e.cfg.Targets))
+	for i, t := range e.cfg.Targets {
 		out[i] = t.ID
 	}
 	return out
 }
 
 // Turns is the most user turns a conversation has (generation.turns).
-func (p *Player) Turns() int { return p.e.cfg.Generation.Turns }
+func (p *Player) Turns() int { return p.env().cfg.Generation.Turns }
 
 // bench loads benchDir's benchmark over p's environment — afresh each
 // time, since gen_metrics may rewrite its metrics while the viewer runs.
@@ -57,8 +109,9 @@ func (p *Player) bench(benchDir string) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	cacheDir := CacheDir(p.e.cfg, bench.Dir)
-	return &Runner{env: p.e, bench: bench, outDir: benchDir, cacheDir: cacheDir,
+	e := p.env()
+	cacheDir := CacheDir(e.cfg, bench.Dir)
+	return &Runner{env: e, bench: bench, outDir: benchDir, cacheDir: cacheDir,
 		store: callstore.Open(filepath.Join(cacheDir, "calls"), false), rows: newRowSets(),
 		Report: &Summary{Benchmark: bench.Slug}}, nil
 }
