@@ -166,7 +166,7 @@ func TestPlayAPI(t *testing.T) {
 	info := decode[struct {
 		Conversations []playRow `json:"conversations"`
 	}](t, body)
-	if code != 200 || len(info.Conversations) != 1 || info.Conversations[0].Verdict != verdictPass || info.Conversations[0].Player != "ana" {
+	if code != 200 || len(info.Conversations) != 1 || info.Conversations[0].Verdict == nil || *info.Conversations[0].Verdict != verdictPass || info.Conversations[0].Player != "ana" {
 		t.Errorf("play info: %d %s", code, body)
 	}
 	code, body = do(t, base, req{"GET", "/api/b/mini/play/compare", "", nil})
