@@ -361,7 +361,10 @@ func playBody[T playRequest](s *Server, w http.ResponseWriter, r *http.Request, 
 		return req, "", false
 	}
 	if target, ok = s.playTarget(whoOf(r), st.name, req.targetName()); !ok {
-		writeErr(w, http.StatusBadRequest, "play: target %s is not one of the targets to play against", ids.Quote(req.targetName()))
+		// Not echoed: a reviewer's request naming a real target must not
+		// get it back in an answer (it proves nothing to them, but a page
+		// could show it).
+		writeErr(w, http.StatusBadRequest, "play: not one of the targets to play against (the Play page lists them)")
 	}
 	return req, target, ok
 }
