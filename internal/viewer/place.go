@@ -61,11 +61,14 @@ func (ps *places) of(who string) *place {
 	return p
 }
 
-// view copies who's place.
+// view copies who's place (reading one creates nothing).
 func (ps *places) view(who string) placeView {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	p := ps.of(who)
+	p := ps.m[who]
+	if p == nil {
+		p = &place{}
+	}
 	v := placeView{Current: p.current, Skipped: []string{}, History: slices.Clone(p.history), Saved: slices.Clone(p.saved)}
 	for it := range p.skipped {
 		v.Skipped = append(v.Skipped, it)
@@ -85,8 +88,10 @@ func (ps *places) skippedSet(who string) map[string]bool {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	out := map[string]bool{}
-	for it := range ps.of(who).skipped {
-		out[it] = true
+	if p := ps.m[who]; p != nil {
+		for it := range p.skipped {
+			out[it] = true
+		}
 	}
 	return out
 }

@@ -187,8 +187,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.hosts[addr] = true
 	s.hosts[net.JoinHostPort("localhost", port)] = true
 	s.mu.Unlock()
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+	// A request's headers and body must arrive within these times (a
+	// client trickling a body cannot hold a connection open for ever);
+	// writes are not bounded, since a Play reply waits for a model.
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

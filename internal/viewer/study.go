@@ -79,6 +79,9 @@ type unreachableLine struct {
 func labellerOf(p principal, given string) (string, error) {
 	given = strings.TrimSpace(given)
 	if !p.reviewer() {
+		if why := CheckReviewerName(given); given != "" && why != "" {
+			return "", fmt.Errorf("labeler: %s", why)
+		}
 		return given, nil
 	}
 	if given != "" && given != p.name {

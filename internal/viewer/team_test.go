@@ -245,10 +245,24 @@ func send(t testing.TB, base string, pr Probe, hdr map[string]string) (int, stri
 	return resp.StatusCode, string(b) + "\x00" + h.String()
 }
 
-// ProbeValuesOf gathers the real values to probe a team server with.
-func ProbeValuesOf(t testing.TB, s *Server, base, reviewer, other string) ProbeValues {
+// Trim keeps the first n of each list of values (a smaller probe set).
+func (v ProbeValues) Trim(n int) ProbeValues {
+	cut := func(s []string) []string { return s[:min(n, len(s))] }
+	v.Items, v.Convs, v.Scenarios, v.Aliases, v.PlayIDs = cut(v.Items), cut(v.Convs), cut(v.Scenarios), cut(v.Aliases), cut(v.PlayIDs)
+	return v
+}
+
+// ReviewerToken is the token of reviewer name (exported for the browser tests).
+func ReviewerToken(t testing.TB, s *Server, name string) string { return tokenOf(t, s, name) }
+
+// ResearcherRoute reports whether pattern is the researcher's only.
+func ResearcherRoute(s *Server, pattern string) bool { return routeAccess(s, pattern) == researcher }
+
+// ProbeValuesOf gathers the real values to probe a team server with, for
+// reviewer (other is another reviewer's name; targets the run's targets).
+func ProbeValuesOf(t testing.TB, s *Server, reviewer, other string, targets []string) ProbeValues {
 	t.Helper()
-	v := ProbeValues{Token: tokenOf(t, s, reviewer), Other: other, Targets: teamTargets}
+	v := ProbeValues{Token: tokenOf(t, s, reviewer), Other: other, Targets: targets}
 	for _, b := range s.benchNames() {
 		v.Benches = append(v.Benches, b)
 		st := s.bench(b)
@@ -258,7 +272,7 @@ func ProbeValuesOf(t testing.TB, s *Server, base, reviewer, other string) ProbeV
 			v.Convs = append(v.Convs, ix.convs[i].convID)
 		}
 		v.Scenarios = append(v.Scenarios, ix.convs[0].id)
-		for _, tg := range teamTargets {
+		for _, tg := range targets {
 			v.Aliases = append(v.Aliases, s.playAlias(b, tg))
 			convs, _, _ := st.humans.List(tg)
 			for _, c := range convs {
@@ -294,7 +308,7 @@ func TestReviewerLinkReachesNoTargetNorVerdict(t *testing.T) {
 	}
 	for _, who := range []string{"ana-reviewer", "bo-reviewer"} {
 		other := map[string]string{"ana-reviewer": "bo-reviewer", "bo-reviewer": "ana-reviewer"}[who]
-		v := ProbeValuesOf(t, s, base, who, other)
+		v := ProbeValuesOf(t, s, who, other, teamTargets)
 		secrets := append(slices.Clone(teamTargets), research, "__s0", "__s1", "judge-a", "judge-b", "Judge a:", "did what the metric describes", "VERDICT-WORDS")
 		if who == "ana-reviewer" {
 			secrets = append(secrets, "NOTE-OF-BO", "bo-reviewer", tokenOf(t, s, "bo-reviewer"))

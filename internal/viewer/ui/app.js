@@ -528,7 +528,12 @@
   var LAST = { left: null, skipped: 0 }; // the last answer of next/skip
   function showNext(ans) {
     LAST = { left: ans.left, skipped: ans.skipped };
-    if (ans.item) { location.hash = reviewHash(ans.item); return; }
+    if (ans.item) {
+      // The same item again (the one open, skipped, is all that is left):
+      // no hashchange, so render it afresh.
+      if (location.hash === reviewHash(ans.item)) render(); else location.hash = reviewHash(ans.item);
+      return;
+    }
     var box = $('after') || main;
     box.append(el('p', { id: 'queue-done', text: 'End of the queue.' + (ans.skipped ? ' ' + ans.skipped + ' skipped: ' : '') },
       ans.skipped ? el('button', { type: 'button', id: 'revisit-skipped', text: 'Go back to them', onclick: function () { placePost('unskip', {}); } }) : null));
