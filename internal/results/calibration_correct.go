@@ -18,9 +18,9 @@ import (
 
 // choice is the calibration a metric's correction uses, or why none.
 type choice struct {
-	c     *calib
-	level string
-	why   string
+	c           *calib
+	level, note string
+	why         string
 }
 
 // chooseCalib picks target t's calibration for metric m: its own labels,
@@ -45,7 +45,11 @@ func (f *fileCalibration) chooseCalib(t int, m string) choice {
 	case !*own.mc.Informative:
 		return choice{why: fmt.Sprintf("uninformative judge on this target's %d labelled rows of %s: the labels do not show sensitivity + specificity > 1 (Youden's J's one-sided 95 %% lower limit is not above 0); no correction", own.mc.N, m)}
 	}
-	return choice{c: own, level: scopeTarget}
+	ch := choice{c: own, level: scopeTarget}
+	if test := f.tests[m]; test != nil && test.Differs {
+		ch.note = fmt.Sprintf("the judge's error on %s differs by target (%s): this target's own %d labelled rows, which its correction always uses, are what make the number valid", m, describeP(test), own.mc.N)
+	}
+	return ch
 }
 
 // askFor says how many more of a target's rows of each judge verdict its
@@ -115,7 +119,7 @@ func (f *fileCalibration) correctTarget(t int) *calibrationOf {
 			cor.Warning = ch.why
 			continue
 		}
-		cor.Level, cor.NLabels = ch.level, ch.c.mc.N
+		cor.Level, cor.LevelNote, cor.NLabels = ch.level, ch.note, ch.c.mc.N
 		cor.Se, cor.Sp = ch.c.mc.Sensitivity.Estimate, ch.c.mc.Specificity.Estimate
 		raw := stats.RoganGladenInterval(o.Estimate, o.Lo, o.Hi, ch.c.raw.Sensitivity, ch.c.raw.Specificity, ch.c.raw.SeSpCorr)
 		setCorrected(cor, raw, typ)
