@@ -73,6 +73,18 @@ type LeaderboardJSON struct {
 	NegativeCI       *results.ClusterCI   `json:"negative_ci"`
 	NTotal           int                  `json:"n_total"`
 	Leaderboard      *results.Leaderboard `json:"leaderboard"`
+	// Corrected is the pass rates corrected for judge error (with human
+	// labels; omitted without): per track and per metric, each with a
+	// number or the warning saying why not.
+	Corrected *CorrectedJSON `json:"corrected,omitempty"`
+}
+
+// CorrectedJSON is a model's pass rates corrected for judge error, as
+// results.json has them.
+type CorrectedJSON struct {
+	Positive *results.Corrected            `json:"positive"`
+	Negative *results.Corrected            `json:"negative"`
+	ByMetric map[string]*results.Corrected `json:"by_metric"`
 }
 
 // WriteStatusJSON writes `status --json` for the benchmark in benchDir.
@@ -145,10 +157,19 @@ func totalCost(bs *benchStatus) (usd float64, unknown int) {
 func leaderboardJSON(res []results.ModelResult) []LeaderboardJSON {
 	out := make([]LeaderboardJSON, 0, len(res))
 	for _, m := range res {
-		out = append(out, LeaderboardJSON{
+		l := LeaderboardJSON{
 			Model: m.TargetModel, PositivePassRate: m.PositivePassRate, PositiveCI: m.PositiveCI,
 			NegativePassRate: m.NegativePassRate, NegativeCI: m.NegativeCI, NTotal: m.NTotal, Leaderboard: m.Leaderboard,
-		})
+		}
+		if m.JudgeCalibration != nil {
+			l.Corrected = &CorrectedJSON{Positive: m.PositiveCorrected, Negative: m.NegativeCorrected, ByMetric: map[string]*results.Corrected{}}
+			for _, e := range m.ByMetric {
+				if e.Value.Corrected != nil {
+					l.Corrected.ByMetric[e.Key] = e.Value.Corrected
+				}
+			}
+		}
+		out = append(out, l)
 	}
 	score := func(l LeaderboardJSON) float64 {
 		if l.Leaderboard == nil || l.Leaderboard.Score == nil {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/results"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -150,5 +153,41 @@ func TestStatusCorrected(t *testing.T) {
 	}
 	if strings.Contains(buf.String(), "corrected for judge error") {
 		t.Error("a corrected line without judge calibration")
+	}
+}
+
+// TestStatusShowsTheCorrectedRatesThatExist: a model whose score cannot be
+// corrected still shows each metric's corrected rate that exists (a
+// clipped one with its unclipped value), and status --json carries them.
+func TestStatusShowsTheCorrectedRatesThatExist(t *testing.T) {
+	one, lo, hi, raw := 1.0, 0.8, 1.0, 1.116
+	half := 0.5
+	row := boardRow{model: "m", corr: &correctedScore{Warn: "not corrected: no corrected rate for the negative track"},
+		metrics: results.Keyed[*results.Corrected]{
+			{Key: "m01", Value: &results.Corrected{Estimate: &one, Low: &lo, High: &hi, Unclipped: &raw, ClipNote: "clipped"}},
+			{Key: "m02", Value: &results.Corrected{Estimate: &half, Low: &lo, High: &hi}},
+			{Key: "m03", Value: &results.Corrected{Warning: "thinly labelled"}},
+		}}
+	var buf bytes.Buffer
+	writeCorrectedLines(&buf, colors(false), []boardRow{row})
+	want := "corrected for judge error: m not corrected: no corrected rate for the negative track\n  by metric: m01 100.0% [80.0, 100.0] (clipped from 1.116); m02 50.0% [80.0, 100.0]; m03 —\n"
+	if buf.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	var js bytes.Buffer
+	if err := WriteStatusJSON(&js, calibBench(t), nil, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var st StatusJSON
+	if err := json.Unmarshal(js.Bytes(), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range st.Leaderboard {
+		if l.Corrected == nil || len(l.Corrected.ByMetric) != 3 || l.Corrected.Positive == nil {
+			t.Errorf("%s: corrected %+v", l.Model, l.Corrected)
+		}
+		if m, ok := l.Corrected.ByMetric["m01"]; l.Model == "careful" && (!ok || m.Estimate == nil) {
+			t.Errorf("careful m01 corrected %+v", m)
+		}
 	}
 }

@@ -697,7 +697,8 @@
   }
   function labelSummary(l) {
     return num(l.n_rows) + ' labelled conversations (' + num(l.n_lines) + ' label lines, ' + l.n_labelers + ' labeler' + (l.n_labelers === 1 ? '' : 's') +
-      ', ' + l.n_ties + ' tie' + (l.n_ties === 1 ? '' : 's') + ' between labelers left out, ' + l.n_unjudged + ' not judged yet).';
+      ', ' + l.n_ties + ' tie' + (l.n_ties === 1 ? '' : 's') + ' between labelers left out, ' + l.n_unjudged + ' not judged yet' +
+      (l.n_after_reveal ? ', ' + num(l.n_after_reveal) + ' given after the judges\u2019 verdict was shown left out' : '') + ').';
   }
   function testCell(t) {
     if (!t) return el('td', { 'class': 'muted', text: '—' });
@@ -737,8 +738,9 @@
       el('th', { text: 'Metric' }), el('th', { 'class': 'num', text: 'Rows with several labelers' }), el('th', { 'class': 'num', text: 'Unanimous' }),
       el('th', { 'class': 'num', text: 'Krippendorff\u2019s α' }), el('th', { 'class': 'num', text: 'Labels' }))),
       el('tbody', null, mc.labelers.map(function (a) {
-        return el('tr', null, metricCell(a.metric), el('td', { 'class': 'num', text: num(a.rows) }),
-          el('td', { 'class': 'num', text: num(a.unanimous) }), el('td', { 'class': 'num', text: num3(a.alpha) }), el('td', { 'class': 'num', text: num(a.values) }));
+        return [el('tr', null, metricCell(a.metric), el('td', { 'class': 'num', text: num(a.rows) }),
+          el('td', { 'class': 'num', text: num(a.unanimous) }), el('td', { 'class': 'num', text: num3(a.alpha) + (a.note ? ' \u24d8' : ''), title: a.note || null }), el('td', { 'class': 'num', text: num(a.values) })),
+          a.note ? el('tr', null, el('td', { colspan: '5', 'class': 'small muted', data: { testid: 'alpha-note' }, text: '\u24d8 ' + a.note })) : null];
       })));
   }
   function correctedTable(mc) {
