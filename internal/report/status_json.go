@@ -47,6 +47,9 @@ type TargetStatusJSON struct {
 	CostUSD       *float64       `json:"cost_usd"`      // null: no cost.json or no price
 	HasResults    bool           `json:"has_results"`
 	Failures      map[string]int `json:"failures"`
+	// Human counts the conversations people played against the target
+	// (runs/<target>/human/); omitted when there are none.
+	Human *HumanCountJSON `json:"human,omitempty"`
 }
 
 // CountJSON counts a target's conversations (Expected 0: scenarios unknown).
@@ -120,7 +123,7 @@ func statusJSON(bs *benchStatus) StatusJSON {
 
 func targetJSON(r *targetStatus, bs *benchStatus) TargetStatusJSON {
 	_, live := bs.live.Targets[r.target]
-	t := TargetStatusJSON{Target: r.target, Started: r.hasDir || live, HasResults: r.hasResult, Failures: r.failures}
+	t := TargetStatusJSON{Target: r.target, Started: r.hasDir || live, HasResults: r.hasResult, Failures: r.failures, Human: r.human}
 	if r.hasConvs {
 		t.Conversations = &CountJSON{N: r.convs, OK: r.ok, Failed: r.failed}
 		if bs.hasScens {

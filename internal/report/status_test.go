@@ -10,7 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/results"
 )
 
@@ -189,5 +193,56 @@ func TestStatusShowsTheCorrectedRatesThatExist(t *testing.T) {
 		if m, ok := l.Corrected.ByMetric["m01"]; l.Model == "careful" && (!ok || m.Estimate == nil) {
 			t.Errorf("careful m01 corrected %+v", m)
 		}
+	}
+}
+
+// TestStatusCountsPeoplesConversations: status and status --json count the
+// conversations people played against each target, drafts included.
+func TestStatusCountsPeoplesConversations(t *testing.T) {
+	dir := statsBench(t)
+	st := human.Open(dir)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	target := "steady"
+	sc := artifacts.Scenario{ID: "m01_s001_v01", MetricID: "m01"}
+	run := artifacts.RunInfo{TargetModel: target, Turns: 2}
+	for _, who := range []string{"ana", "bo"} {
+		c, err := st.Start(target, sc, who, run, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Reply(target, c.ConvID, 0, artifacts.Turn{Role: "user", Content: "hi"}, artifacts.Turn{Role: "assistant", Content: "ok"}, false, llm.Usage{}, 2, now); err != nil {
+			t.Fatal(err)
+		}
+		if who == "ana" {
+			if _, err := st.End(target, c.ConvID, 2, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var js bytes.Buffer
+	if err := WriteStatusJSON(&js, dir, nil, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var s StatusJSON
+	if err := json.Unmarshal(js.Bytes(), &s); err != nil {
+		t.Fatal(err)
+	}
+	var h *HumanCountJSON
+	for _, tg := range s.Targets {
+		if tg.Target == target {
+			h = tg.Human
+		} else if tg.Human != nil {
+			t.Errorf("%s: human %+v", tg.Target, tg.Human)
+		}
+	}
+	if h == nil || h.Conversations != 2 || h.Drafts != 1 || h.Ended != 1 || h.Judged != 0 {
+		t.Errorf("human counts %+v", h)
+	}
+	var buf bytes.Buffer
+	if err := Status(&buf, dir, nil, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "played by people: " + target + ": 2 conversation(s), 0 judged, 1 ended without a verdict yet, 1 draft(s) still being played"; !strings.Contains(buf.String(), want) {
+		t.Errorf("status lacks %q", want)
 	}
 }
