@@ -460,6 +460,12 @@ func (s *Server) handlePlaySend(w http.ResponseWriter, r *http.Request, st *benc
 		writeErr(w, http.StatusConflict, "play: scenario %s is no longer in scenarios.json", ids.Quote(c.ID))
 		return
 	}
+	// The simulated user's turn checks, as its re-ask: the message does
+	// not reach the target, the person rephrases.
+	if p := human.CheckMessage(&c, msg, sc.LatentAdversarialGoal); p != nil {
+		writeErr(w, http.StatusUnprocessableEntity, "play: a simulated user's reply like this would be asked again (%s: %s); rephrase it as the user would", p.Check, p.Detail)
+		return
+	}
 	user := artifacts.Turn{Role: string(llm.RoleUser), Content: msg}
 	// The reply is stored even if the page goes away meanwhile: the call
 	// is paid for, and the person finds it when they come back.
