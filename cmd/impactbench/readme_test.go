@@ -295,16 +295,18 @@ func reviewInViewer(t *testing.T, project, binDir, line string) {
 		}
 		var it struct {
 			Scenario struct {
-				ID string `json:"id"`
+				ID      string `json:"id"`
+				Persona string `json:"persona"`
 			} `json:"scenario"`
 			Transcript json.RawMessage `json:"transcript"`
 			ConvID     string          `json:"conv_id"`
 		}
 		mustJSON(t, httpGet(t, base+"/api/b/mybench/item?labeler=ana&id="+q.Items[0].Item), &it)
-		if it.ConvID != "" {
-			t.Fatalf("blind review answered a conv_id: %s", it.ConvID)
+		if it.ConvID != "" || it.Scenario.ID != "" {
+			t.Fatalf("blind review answered a conv_id (%q) or a scenario id (%q)", it.ConvID, it.Scenario.ID)
 		}
-		present, ok := judge[it.Scenario.ID+"\x00"+compactJSON(t, it.Transcript)]
+		// The person reads the persona and the transcript, as the page shows them.
+		present, ok := judge[it.Scenario.Persona+"\x00"+compactJSON(t, it.Transcript)]
 		if !ok {
 			t.Fatalf("item %s: no judged conversation with this scenario and transcript", q.Items[0].Item)
 		}
@@ -335,6 +337,15 @@ func reviewInViewer(t *testing.T, project, binDir, line string) {
 // judgedRows maps scenario id + transcript to the judge's verdict.
 func judgedRows(t *testing.T, bench string) map[string]bool {
 	t.Helper()
+	var scens []struct {
+		ID      string `json:"id"`
+		Persona string `json:"persona"`
+	}
+	mustJSON(t, readText(t, filepath.Join(bench, "scenarios.json")), &scens)
+	persona := map[string]string{}
+	for _, sc := range scens {
+		persona[sc.ID] = sc.Persona
+	}
 	out := map[string]bool{}
 	runs, _ := filepath.Glob(filepath.Join(bench, "runs", "*"))
 	for _, run := range runs {
@@ -356,7 +367,7 @@ func judgedRows(t *testing.T, bench string) map[string]bool {
 			}
 		}
 		for _, c := range convs {
-			out[c.ID+"\x00"+compactJSON(t, c.Transcript)] = present[c.ConvID]
+			out[persona[c.ID]+"\x00"+compactJSON(t, c.Transcript)] = present[c.ConvID]
 		}
 	}
 	return out
@@ -381,22 +392,20 @@ func assertCorrected(t *testing.T, bench, out string) {
 		} `json:"by_metric"`
 	}
 	mustJSON(t, readText(t, filepath.Join(bench, "results.json")), &res)
-	// The README promises a corrected rate where the plan's 10 labels of
-	// each judge verdict exist; a metric whose judge said one verdict
-	// fewer than 10 times over every target may instead carry a warning,
+	// The README promises each model's rates corrected with its own
+	// labels (level "target") once the plan's labels exist; a metric a
+	// model cannot be corrected on (too few rows of a verdict, people who
+	// never saw the behaviour, an uninformative judge) carries a warning,
 	// never a silent gap.
-	verdicts := judgeVerdictsByMetric(t, bench)
 	corrected := 0
 	for _, m := range res {
 		for id, r := range m.ByMetric {
-			ok := r.Corrected != nil && r.Corrected.Estimate != nil && r.Corrected.Level == "all targets"
+			ok := r.Corrected != nil && r.Corrected.Estimate != nil && r.Corrected.Level == "target"
 			if ok {
 				corrected++
 				continue
 			}
-			if v := verdicts[id]; v[0] >= 10 && v[1] >= 10 {
-				t.Errorf("README step 8: %s %s (judge: %d present, %d absent) not corrected from its labels: %+v", m.Target, id, v[1], v[0], r.Corrected)
-			} else if r.Corrected == nil || r.Corrected.Warning == "" {
+			if r.Corrected == nil || r.Corrected.Warning == "" {
 				t.Errorf("README step 8: %s %s neither corrected nor warned: %+v", m.Target, id, r.Corrected)
 			}
 		}
@@ -404,34 +413,6 @@ func assertCorrected(t *testing.T, bench, out string) {
 	if corrected == 0 {
 		t.Errorf("README step 8: no metric of any target was corrected")
 	}
-}
-
-// judgeVerdictsByMetric counts the main judge's verdicts per metric over
-// every target: [absent, present].
-func judgeVerdictsByMetric(t *testing.T, bench string) map[string][2]int {
-	t.Helper()
-	out := map[string][2]int{}
-	runs, _ := filepath.Glob(filepath.Join(bench, "runs", "*", "scores.json"))
-	for _, p := range runs {
-		var scores []struct {
-			MetricID string `json:"metric_id"`
-			Present  *bool  `json:"present"`
-		}
-		mustJSON(t, readText(t, p), &scores)
-		for _, s := range scores {
-			if s.Present == nil {
-				continue
-			}
-			c := out[s.MetricID]
-			if *s.Present {
-				c[1]++
-			} else {
-				c[0]++
-			}
-			out[s.MetricID] = c
-		}
-	}
-	return out
 }
 
 func httpGet(t *testing.T, url string) string {

@@ -162,7 +162,7 @@ func sameFiles(a, b map[string][]byte) bool {
 }
 
 // TestCalibratePlan: before any label the plan asks for the minimum of
-// each verdict per metric (assuming a decent judge); with every row
+// each verdict per metric and target (assuming a decent judge); with every row
 // labelled it asks for nothing more on a metric that is in reach, and
 // --json carries the same plan. It writes nothing.
 func TestCalibratePlan(t *testing.T) {
@@ -192,22 +192,31 @@ func TestCalibratePlan(t *testing.T) {
 		HalfWidth float64 `json:"half_width"`
 		More      int     `json:"more_labels"`
 		Metrics   map[string]struct {
-			RowsPresent     int `json:"rows_present"`
-			LabelledPresent int `json:"labelled_present"`
-			MorePresent     int `json:"more_present"`
-			MoreAbsent      int `json:"more_absent"`
+			Targets map[string]struct {
+				RowsPresent     int    `json:"rows_present"`
+				RowsAbsent      int    `json:"rows_absent"`
+				LabelledPresent int    `json:"labelled_present"`
+				MorePresent     int    `json:"more_present"`
+				MoreAbsent      int    `json:"more_absent"`
+				Status          string `json:"status"`
+			} `json:"targets"`
 		} `json:"metrics"`
 	}
 	if code != 0 || json.Unmarshal([]byte(js), &plan) != nil || plan.Judge != "offline-judge" || plan.HalfWidth != 0.3 || len(plan.Metrics) != 2 {
 		t.Fatalf("--plan --json: exit %d\n%s", code, js)
 	}
 	for m, mp := range plan.Metrics {
-		if mp.LabelledPresent != 0 || mp.MorePresent < min(10, mp.RowsPresent) || mp.MoreAbsent < 1 {
-			t.Errorf("%s: no labels yet, plan %+v: want at least the minimum of each verdict", m, mp)
+		if len(mp.Targets) != 2 {
+			t.Errorf("%s: targets %v, want both", m, mp.Targets)
+		}
+		for target, tp := range mp.Targets {
+			if tp.LabelledPresent != 0 || tp.MorePresent < min(5, tp.RowsPresent) || tp.MoreAbsent < min(5, tp.RowsAbsent) || tp.Status != "needs labels" {
+				t.Errorf("%s on %s: no labels yet, plan %+v: want at least the minimum of each verdict", m, target, tp)
+			}
 		}
 	}
 	if plan.More < 20 {
-		t.Errorf("plan asks for %d labels in all, want at least 10 per verdict and metric", plan.More)
+		t.Errorf("plan asks for %d labels in all, want at least 5 per target, verdict and metric", plan.More)
 	}
 	if err := os.WriteFile(labels, all, 0o644); err != nil {
 		t.Fatal(err)
@@ -218,5 +227,49 @@ func TestCalibratePlan(t *testing.T) {
 	}
 	if _, e, code := run("calibrate", "example", "--plan", "--half-width", "2", "-q"); code != ExitUsage || !strings.Contains(e, "--half-width") {
 		t.Errorf("bad --half-width: exit %d %q", code, e)
+	}
+}
+
+// TestCalibrateAll: `calibrate all` calibrates every benchmark with labels,
+// says which have none, and plans them all with --plan; a bad labels line
+// in any benchmark stops it with exit 2 before a file of any is written.
+func TestCalibrateAll(t *testing.T) {
+	dir, run := calibrationProject(t)
+	second := filepath.Join(dir, "benchmarks", "second")
+	if err := os.CopyFS(second, os.DirFS(filepath.Join(dir, "benchmarks", "example"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(second, "labels.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	out, e, code := run("calibrate", "all", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	for _, want := range []string{"== example", "offline-careless: 48 labelled rows of its own", "== second", "no labels yet: impactbench calibrate second --plan"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("calibrate all lacks %q:\n%s", want, out)
+		}
+	}
+	js, _, code := run("calibrate", "all", "--plan", "--json", "-q")
+	var plans []struct {
+		Benchmark string `json:"benchmark"`
+		Plan      *struct {
+			More int `json:"more_labels"`
+		} `json:"plan"`
+	}
+	if code != 0 || json.Unmarshal([]byte(js), &plans) != nil || len(plans) != 2 || plans[1].Plan == nil || plans[1].Plan.More == 0 {
+		t.Fatalf("calibrate all --plan --json: exit %d\n%s", code, js)
+	}
+	bad := `{"conv_id": "m01_s001_v01__offline-careful__s0", "metric_id": "m01", "present": "yes", "labeler": "x", "at": "2025-01-01T00:00:00Z"}` + "\n"
+	if err := os.WriteFile(filepath.Join(second, "labels.jsonl"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	if _, e, code := run("calibrate", "all", "-q"); code != ExitUsage || !strings.Contains(e, "second") || !strings.Contains(e, "line 1") {
+		t.Errorf("bad line in second: exit %d, %q", code, e)
+	}
+	if after := snapshot(t, dir); !sameFiles(before, after) {
+		t.Error("a bad labels line in one benchmark let calibrate all write another's files")
 	}
 }

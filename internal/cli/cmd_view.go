@@ -9,6 +9,7 @@ import (
 	"github.com/impactbench/impactbench/internal/report"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/sanitize"
 	"github.com/impactbench/impactbench/internal/viewer"
 )
 
@@ -19,6 +20,7 @@ type viewOptions struct {
 	Reveal    string
 	Overlap   float64
 	HalfWidth float64
+	Reviewers []string
 }
 
 func newViewCmd(g *globals) *cobra.Command {
@@ -47,11 +49,27 @@ runs/<target>/human/, judged like the rest, and compared with the
 simulated users' on the same scenarios (results.json's human_comparison
 after aggregate).
 
-The viewer has no login: it binds only to loopback addresses and accepts writes only from its
-own page. Reach it from another machine through an SSH tunnel.`,
+The review queue is the whole study's: every benchmark's rows in one list, each item naming its
+benchmark, with progress per benchmark and metric (labels so far, labels the plan asks for,
+models with a corrected rate). A reviewer's place in it is kept by the server: j always goes to
+the next unlabelled item, a new tab continues where they were, and only an open review form
+holds an item away from the others.
+
+--reviewer NAME (repeatable) shares the viewer with a team: it prints a link per reviewer and
+one for you, and every request then needs one. A reviewer's link reaches only the review
+queue, review items, that reviewer's own labels and the Play page — never run pages, verdicts,
+other people's labels or target names, whatever --blind says; yours reaches everything. The
+links are secrets (256-bit tokens, new at each start): hand each to its reviewer only. Without
+--reviewer the viewer is yours alone: no login, loopback only.
+
+It binds only to loopback addresses and accepts writes only from its own page. Reach it from
+another machine through an SSH tunnel. A conversations.json or scores.json row whose ids are
+not ids, or whose conv_id names another target or scenario than its own, stops it with exit 2
+naming the file, row and field.`,
 		Example: `  impactbench view
   impactbench view --addr 127.0.0.1:9000 --blind=false
-  impactbench view --reveal never --overlap 0.3`,
+  impactbench view --reveal never --overlap 0.3
+  impactbench view --reviewer ana --reviewer bo`,
 		GroupID: "results",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -71,6 +89,16 @@ own page. Reach it from another machine through an SSH tunnel.`,
 			if !viewer.IsLoopback(o.Addr) {
 				return usagef("--addr %s: view has no login, so it binds only to a loopback address (127.0.0.1:PORT, [::1]:PORT, localhost:PORT); use an SSH tunnel to reach it from elsewhere", o.Addr)
 			}
+			for _, r := range o.Reviewers {
+				if why := viewer.CheckReviewerName(r); why != "" {
+					return usagef("--reviewer %q: %s", r, why)
+				}
+			}
+			// Every id a page, a URL or a label could carry is checked
+			// before anything is served.
+			if err := viewer.Check(cfg.Dir); err != nil {
+				return err
+			}
 			// The Play page's target replies and verdicts go through the
 			// run's environment: clients, limits, cost ceiling, call store.
 			play, err := runner.NewPlayer(cfg, runner.Options{Logger: g.logger})
@@ -79,19 +107,31 @@ own page. Reach it from another machine through an SSH tunnel.`,
 			}
 			srv, err := viewer.New(viewer.Options{ProjectDir: cfg.Dir, Settings: report.OptionsFor(cfg).Settings,
 				Samples: cfg.Generation.NumSamples, Blind: o.Blind, Reveal: viewer.Reveal(o.Reveal), Overlap: o.Overlap, OverlapSet: true,
-				PlanHalfWidth: o.HalfWidth, Seed: cfg.Seed, Play: play, Logger: g.logger})
+				PlanHalfWidth: o.HalfWidth, Seed: cfg.Seed, Play: play, Logger: g.logger, Reviewers: o.Reviewers})
 			if err != nil {
-				return err
+				return usagef("%v", err)
 			}
 			ln, err := net.Listen("tcp", o.Addr)
 			if err != nil {
 				return fmt.Errorf("view: %w", err)
 			}
 			url := fmt.Sprintf("http://%s/", ln.Addr())
+			links := srv.Links(url)
 			switch {
-			case g.JSON: // one line a script can read the address from
-				if err := writeJSON(g.stdout, viewJSON{Command: "view", URL: url}); err != nil {
+			case g.JSON: // one line a script can read the address (and links) from
+				if err := writeJSON(g.stdout, viewJSON{Command: "view", URL: links[0].URL, Links: links}); err != nil {
 					return err
+				}
+			case len(links) > 1:
+				// The links are printed here once, never logged: each is a
+				// person's key to the viewer.
+				fmt.Fprintf(g.stderr, "impactbench: viewer at %s (Ctrl-C to stop); hand each link to its person only:\n", url)
+				for _, l := range links {
+					who := "you (the researcher: everything)"
+					if l.Role == viewer.RoleReviewer {
+						who = "reviewer " + sanitize.Terminal(l.Name)
+					}
+					fmt.Fprintf(g.stderr, "  %s: %s\n", who, l.URL)
 				}
 			case !g.Quiet:
 				fmt.Fprintf(g.stderr, "impactbench: viewer at %s (Ctrl-C to stop)\n", url)
@@ -106,11 +146,15 @@ own page. Reach it from another machine through an SSH tunnel.`,
 	f.StringVar(&o.Reveal, "reveal", string(viewer.RevealAfter), "blind review: show the judges' verdict `WHEN`: after the reviewer's is saved, or never")
 	f.Float64Var(&o.Overlap, "overlap", viewer.DefaultOverlap, "share of the calibration queue's rows asked of a second reviewer (labeller agreement)")
 	f.Float64Var(&o.HalfWidth, "half-width", results.DefaultPlanHalfWidth, "the calibration queue draws the labels a corrected rate within this 95 % half-width needs")
+	f.StringArrayVar(&o.Reviewers, "reviewer", nil, "share the viewer with reviewer `NAME` (repeatable): print a link of their own that reaches only the review queue, items, their labels and Play, blind")
 	return cmd
 }
 
 // viewJSON is `view --json`: printed once the viewer listens.
 type viewJSON struct {
 	Command string `json:"command"`
-	URL     string `json:"url"`
+	// URL is the researcher's link (the served address without reviewers).
+	URL string `json:"url"`
+	// Links are every person's link: the researcher's, then each reviewer's.
+	Links []viewer.Link `json:"links"`
 }

@@ -70,6 +70,21 @@ func New(cfg *config.Config, opts Options) *Set {
 	return s
 }
 
+// Reconfigured is a set for a changed cfg (config.yaml edited while a
+// long-lived process runs) that keeps s's provider pools, HTTP client and
+// cost ceiling, so they span the process whatever the file says
+// meanwhile; clients are made anew for the new models.
+func (s *Set) Reconfigured(cfg *config.Config) *Set {
+	n := New(cfg, s.opts)
+	n.http, n.limits, n.budget = s.http, s.limits, s.budget
+	s.mu.Lock()
+	for k, v := range s.poolNames {
+		n.poolNames[k] = v
+	}
+	s.mu.Unlock()
+	return n
+}
+
 // Prices are the run's prices (config pricing: over the defaults).
 func (s *Set) Prices() *llm.Prices { return s.prices }
 

@@ -107,6 +107,10 @@ func Compare(a, b Run, opts Options) (*Report, error) {
 	rep.RankAgreement = d.rankAgreement(d.replicates(opts), opts.Conf)
 	rep.OrderChanges = d.orderChanges(opts.Conf)
 	rep.MetricDiffs = d.metricDiffs(opts.Conf)
+	rep.People = peopleRows(a, b, opts.Conf)
+	if rep.People == nil {
+		rep.People = []PeopleRow{}
+	}
 	rep.Notes = append(rep.Notes, d.caveats(rep)...)
 	return rep, nil
 }

@@ -45,6 +45,10 @@ type Run struct {
 	RunDirs []string
 	// Manifest is run_manifest.json; nil when the run did not record one.
 	Manifest *Manifest
+	// played are the conversations people played against each target
+	// (runs/<target>/human/), by target: listed beside the rates, never in
+	// them.
+	played map[string]*played
 }
 
 // target is the model a score row belongs to.
@@ -102,6 +106,9 @@ func LoadRun(dir, label string) (Run, error) {
 		return Run{}, fmt.Errorf("run %s: %w", label, err)
 	}
 	run.Manifest = m
+	if run.played, err = loadPlayed(dirs); err != nil {
+		return Run{}, fmt.Errorf("run %s: %w", label, err)
+	}
 	return run, nil
 }
 

@@ -58,6 +58,9 @@ type Report struct {
 	// MetricDiffs: one entry per model and metric (metrics in A's
 	// benchmark.yaml order).
 	MetricDiffs []MetricDiff `json:"metric_diffs"`
+	// People: per model and track, the conversations people played
+	// (the Play page) in each run — beside the rates above, not in them.
+	People []PeopleRow `json:"people"`
 
 	Notes []string `json:"notes"`
 }

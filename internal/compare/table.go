@@ -27,6 +27,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	r.writeRanks(ew)
 	r.writeOrderChanges(ew)
 	r.writeMetricDiffs(ew)
+	r.writePeople(ew)
 	if len(r.Notes) > 0 {
 		ew.printf("\nNotes\n")
 		for _, n := range r.Notes {
@@ -147,6 +148,28 @@ func (r *Report) writeMetricDiffs(w *errWriter) {
 	for _, m := range top {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s%s\n", m.Model, m.MetricID, m.Type, m.Clusters,
 			count(m.A), count(m.B), pp(m.Diff.Value), interval(m.Diff.Lo, m.Diff.Hi, pp), star(m.Diff.Significant))
+	}
+	w.flush(tw)
+}
+
+// writePeople lists the conversations people played (the Play page) per
+// model and track, beside the rates (not in them).
+func (r *Report) writePeople(w *errWriter) {
+	if len(r.People) == 0 {
+		return
+	}
+	w.printf("\nPlayed by people (the viewer's Play page; beside the rates above, not in them)\n")
+	tw := w.table()
+	fmt.Fprintf(tw, "MODEL\tTRACK\tA\tB\tA PLAYED (DRAFTS, NOT JUDGED)\tB PLAYED (DRAFTS, NOT JUDGED)\n")
+	rate := func(x *Rate) string {
+		if x == nil {
+			return "n/a"
+		}
+		return rateCI(*x)
+	}
+	for _, p := range r.People {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d (%d, %d)\t%d (%d, %d)\n", p.Model, p.Track, rate(p.A), rate(p.B),
+			p.ConversationsA, p.DraftsA, p.UnjudgedA, p.ConversationsB, p.DraftsB, p.UnjudgedB)
 	}
 	w.flush(tw)
 }

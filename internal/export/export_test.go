@@ -210,7 +210,7 @@ func TestCSVQuoting(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"benchmark,target,conv_id,scenario_id,sample,message_index,turn,role,content\n",
+		"benchmark,target,conv_id,source,scenario_id,sample,message_index,turn,role,content\n",
 		`,user,"a, ""quoted""` + "\nsecond line\"\n",
 		",assistant,\"réponse <b>&</b>\r\nfin\"\n",
 		",user,\n", // an empty message

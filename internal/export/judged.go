@@ -10,6 +10,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/human"
 )
 
 // Judged is the judged table of one benchmark, ready to stream.
@@ -105,6 +106,19 @@ type convMeta struct {
 	turns  int
 	usage  artifacts.UsageRecord
 	valid  *bool
+	player string // a person who played the user ("" for simulated)
+}
+
+// metaOf is the metadata of a conversation.
+func metaOf(c artifacts.Conversation) convMeta {
+	m := convMeta{convID: c.ConvID, status: c.Status, reason: c.StatusReason, turns: userTurns(c.Transcript), usage: c.Usage}
+	if c.Run != nil {
+		m.model = c.Run.TargetModel
+	}
+	if c.Validity != nil {
+		m.valid = c.Validity.Valid
+	}
+	return m
 }
 
 // readConversations streams a target's conversations.json, keeping each
@@ -115,14 +129,7 @@ func (j *Judged) readConversations(rd runDir) (map[string]convMeta, error) {
 	}
 	out := map[string]convMeta{}
 	err := artifacts.EachConversation(rd.conversations, func(_ int, c artifacts.Conversation) error {
-		m := convMeta{convID: c.ConvID, status: c.Status, reason: c.StatusReason, turns: userTurns(c.Transcript), usage: c.Usage}
-		if c.Run != nil {
-			m.model = c.Run.TargetModel
-		}
-		if c.Validity != nil {
-			m.valid = c.Validity.Valid
-		}
-		out[rowKey(c.ID, c.Sample)] = m
+		out[rowKey(c.ID, c.Sample)] = metaOf(c)
 		return nil
 	})
 	return out, inputErr(err)
@@ -143,20 +150,64 @@ func userTurns(ts []artifacts.Turn) int {
 func (j *Judged) Each(sink Sink) error {
 	row := make(Row, len(j.cols))
 	for _, rd := range j.runs {
-		if len(rd.scores) == 0 {
-			continue
+		if len(rd.scores) > 0 {
+			convs, err := j.readConversations(rd)
+			if err != nil {
+				return err
+			}
+			for _, sf := range rd.scores {
+				err := artifacts.EachScore(sf.path, func(_ int, s artifacts.Score) error {
+					return j.emit(sink, row, rd.target, sf, s, convs)
+				})
+				if err != nil {
+					return inputErr(err)
+				}
+			}
 		}
-		convs, err := j.readConversations(rd)
-		if err != nil {
+		if err := j.eachHuman(sink, row, rd.target); err != nil {
 			return err
 		}
-		for _, sf := range rd.scores {
-			err := artifacts.EachScore(sf.path, func(_ int, s artifacts.Score) error {
-				return j.emit(sink, row, rd.target, sf, s, convs)
-			})
-			if err != nil {
-				return inputErr(err)
+	}
+	return nil
+}
+
+// humanScores is the scores file name of people's conversations, relative
+// to runs/<target>.
+const humanScores = "human/scores.json"
+
+// eachHuman emits the conversations people played against target: judged
+// ones with their verdicts, the others (ended, or still being played: a
+// draft) with null ones.
+func (j *Judged) eachHuman(sink Sink, row Row, target string) error {
+	convs, scores, err := human.Open(j.src.Dir).List(target)
+	if err != nil {
+		return inputErr(err)
+	}
+	sf := scoresFile{rel: humanScores, panel: j.src.Judges}
+	byConv := map[string]artifacts.Score{}
+	for _, s := range scores {
+		byConv[s.ConvID] = s.Score
+	}
+	for _, c := range convs {
+		meta := metaOf(c.Conversation)
+		meta.player = c.Player
+		if meta.status == "" {
+			meta.status = c.State // playing: a draft
+		}
+		m := map[string]convMeta{rowKey(c.ID, c.Sample): meta}
+		s, judged := byConv[c.ConvID]
+		if !judged {
+			why := "not judged yet: the conversation ended, and its verdict was not made"
+			if c.State == human.Playing {
+				why = "not judged yet: still being played (a draft)"
 			}
+			s = artifacts.Score{ID: c.ID, MetricID: c.MetricID, TargetModel: target, Sample: c.Sample, ConvID: c.ConvID, NullReason: why}
+			sf.panel = nil // no judge saw it
+		} else {
+			sf.panel = j.src.Judges
+		}
+		if err := j.emit(sink, row, target, sf, s, m); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -175,6 +226,8 @@ type verdict struct {
 const (
 	tSample = iota
 	tConvID
+	tSource
+	tPlayer
 	tStatus
 	tReason
 	tTurns
@@ -236,6 +289,10 @@ func fillTail(t Row, target string, sf scoresFile, s artifacts.Score, c convMeta
 		convID = c.convID
 	}
 	t[tSample], t[tConvID] = int64(s.Sample), convIDOf(convID, s.ID, target, s.Sample)
+	t[tSource], t[tPlayer] = SourceSimulated, nil
+	if c.player != "" {
+		t[tSource], t[tPlayer] = SourceHuman, c.player
+	}
 	t[tStatus], t[tReason], t[tTurns] = nil, nil, nil
 	t[tScoresFile] = sf.rel
 	valid := s.Valid

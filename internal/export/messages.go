@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/human"
 )
 
 // Messages is the messages table of one benchmark, ready to stream.
@@ -21,7 +22,7 @@ func OpenMessages(src Source) (*Messages, error) {
 	}
 	m := &Messages{src: src}
 	for _, r := range runs {
-		if isFile(r.conversations) {
+		if isFile(r.conversations) || isFile(filepath.Join(human.Dir(filepath.Dir(r.conversations)), human.ConversationsFile)) {
 			m.runs = append(m.runs, r)
 		}
 	}
@@ -40,23 +41,39 @@ func (m *Messages) Columns() []Column { return MessageColumns() }
 func (m *Messages) Each(sink Sink) error {
 	row := make(Row, len(messageColumns))
 	for _, rd := range m.runs {
-		err := artifacts.EachConversation(rd.conversations, func(_ int, c artifacts.Conversation) error {
-			row[0], row[1] = m.src.name(), rd.target
-			row[2], row[3], row[4] = convIDOf(c.ConvID, c.ID, rd.target, c.Sample), c.ID, int64(c.Sample)
-			turn := 0
-			for i, t := range c.Transcript {
-				if t.Role == "user" || turn == 0 {
-					turn++
-				}
-				row[5], row[6], row[7], row[8] = int64(i), int64(turn), t.Role, t.Content
-				if err := sink.write(row); err != nil {
-					return err
-				}
+		if isFile(rd.conversations) {
+			err := artifacts.EachConversation(rd.conversations, func(_ int, c artifacts.Conversation) error {
+				return m.emit(sink, row, rd.target, SourceSimulated, c)
+			})
+			if err != nil {
+				return inputErr(err)
 			}
-			return nil
-		})
+		}
+		convs, _, err := human.Open(m.src.Dir).List(rd.target)
 		if err != nil {
 			return inputErr(err)
+		}
+		for _, c := range convs { // drafts too: every message people sent
+			if err := m.emit(sink, row, rd.target, SourceHuman, c.Conversation); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// emit writes one row per message of c.
+func (m *Messages) emit(sink Sink, row Row, target, source string, c artifacts.Conversation) error {
+	row[0], row[1] = m.src.name(), target
+	row[2], row[3], row[4], row[5] = convIDOf(c.ConvID, c.ID, target, c.Sample), source, c.ID, int64(c.Sample)
+	turn := 0
+	for i, t := range c.Transcript {
+		if t.Role == "user" || turn == 0 {
+			turn++
+		}
+		row[6], row[7], row[8], row[9] = int64(i), int64(turn), t.Role, t.Content
+		if err := sink.write(row); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -232,7 +232,7 @@ func TestExportOfflineRun(t *testing.T) {
 	cols := export.JudgedColumns([]string{"age", "home region"})
 	header, rows := export.ReadBack(t, export.CSV, []byte(csvOut), cols)
 	wantHeader := "benchmark,target,model,metric_id,metric_name,metric_type,base_scenario_id,scenario_id," +
-		"demo_age,demo_home_region,sample,conv_id,status,status_reason,turns,scores_file,judge,present,passed," +
+		"demo_age,demo_home_region,sample,conv_id,source,player,status,status_reason,turns,scores_file,judge,present,passed," +
 		"null_reason,valid,conv_cost,conv_input_tokens,conv_output_tokens,conv_cached_input_tokens," +
 		"judge_cost,judge_input_tokens,judge_output_tokens,judge_cached_input_tokens"
 	if got := strings.Join(header, ","); got != wantHeader {
@@ -319,11 +319,11 @@ func TestExportMessagesOfflineRun(t *testing.T) {
 	}
 	newlines := 0
 	for _, r := range rows {
-		k := key{r[2].(string), r[5].(int64)}
-		if got := r[8].(string); got != want[k] {
+		k := key{r[2].(string), r[6].(int64)}
+		if got := r[9].(string); got != want[k] {
 			t.Fatalf("%v: content %q, want %q", k, got, want[k])
 		}
-		newlines += strings.Count(r[8].(string), "\n")
+		newlines += strings.Count(r[9].(string), "\n")
 	}
 	if newlines == 0 {
 		t.Error("no message content has a newline: the CSV check of newlines proves nothing")
@@ -365,8 +365,8 @@ func TestExportCSVFormulas(t *testing.T) {
 		_, rows := export.ReadBack(t, f, []byte(out), cols)
 		var got []string
 		for _, r := range rows {
-			if r[2] == cs[0].ConvID && r[5] == int64(1) {
-				got = append(got, r[8].(string))
+			if r[2] == cs[0].ConvID && r[6] == int64(1) {
+				got = append(got, r[9].(string))
 			}
 		}
 		return got

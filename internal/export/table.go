@@ -18,7 +18,9 @@
 //	demo_<axis>               string?  one column per demographic axis of scenarios.json, in axis order
 //	sample                    int64    sample index (0-based)
 //	conv_id                   string
-//	status                    string?  completed, user_terminated, error, budget; null for legacy rows
+//	source                    string   simulated, or human: a person played the user (the viewer's Play page, runs/<target>/human/)
+//	player                    string?  who played the user (human rows); null for simulated ones
+//	status                    string?  completed, user_terminated, error, budget; playing for a human draft; null for legacy rows
 //	status_reason             string?  why the conversation ended (errors, early termination)
 //	turns                     int64?   user turns in the stored transcript
 //	scores_file               string   scores.json or judges/<label>/scores.json, relative to runs/<target>
@@ -44,12 +46,19 @@
 //	benchmark      string
 //	target         string
 //	conv_id        string
+//	source         string  simulated or human
 //	scenario_id    string
 //	sample         int64
 //	message_index  int64   0-based position in the transcript
 //	turn           int64   1-based; a user message and the reply to it share a turn
 //	role           string  user or assistant
 //	content        string
+//
+// A target's conversations people played (runs/<target>/human/) follow its
+// simulated ones in both tables, source human: a judged one with its
+// verdicts (scores_file human/scores.json), one not judged yet — ended, or
+// still being played (a draft, status playing) — with null verdicts, so no
+// conversation is dropped silently.
 //
 // Null verdicts are never dropped: they are empty CSV cells, JSON null and
 // Parquet nulls. CSV text cells a spreadsheet would run as a formula get a
@@ -100,6 +109,12 @@ type Row []any
 // Table names which table an export writes.
 type Table string
 
+// Sources of a conversation (the source column).
+const (
+	SourceSimulated = "simulated"
+	SourceHuman     = "human"
+)
+
 // The two tables.
 const (
 	TableJudged   Table = "judged"
@@ -127,6 +142,8 @@ var (
 	judgedTail = []Column{
 		col("sample", Int),
 		col("conv_id", String),
+		col("source", String),
+		nullable("player", String),
 		nullable("status", String),
 		nullable("status_reason", String),
 		nullable("turns", Int),
@@ -149,6 +166,7 @@ var (
 		col("benchmark", String),
 		col("target", String),
 		col("conv_id", String),
+		col("source", String),
 		col("scenario_id", String),
 		col("sample", Int),
 		col("message_index", Int),

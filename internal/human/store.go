@@ -163,6 +163,7 @@ func (s *Store) End(target, convID string, maxTurns int, now time.Time) (Convers
 		}
 		t := stamp(now)
 		c.State, c.EndedAt, c.UpdatedAt = Ended, &t, t
+		c.Validity = turnChecked()
 		c.Status, c.StatusReason = artifacts.StatusUserTerminated, fmt.Sprintf("the person ended the conversation after turn %d", c.Turns())
 		if c.Turns() >= maxTurns {
 			c.Status, c.StatusReason = artifacts.StatusCompleted, ""

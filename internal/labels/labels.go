@@ -53,6 +53,12 @@ type Label struct {
 	Note string
 	// At is when the verdict was given (RFC 3339 in the file).
 	At time.Time
+	// AfterReveal marks a label given after the person had seen the
+	// judges' verdict on the row (the viewer sets it when a reviewer changes
+	// a label once the verdict was revealed): it is no longer blind, so
+	// calibration leaves it out unless asked to count it. Written only when
+	// true ("after_reveal": true, last).
+	AfterReveal bool
 	// Line is the 1-based line the label was read from (0 when not read).
 	Line int
 }
@@ -63,14 +69,18 @@ type Key struct{ ConvID, MetricID string }
 // Key returns the label's row.
 func (l Label) Key() Key { return Key{l.ConvID, l.MetricID} }
 
-// fields are the keys of a line, in the order they are written.
-var fields = []string{"conv_id", "metric_id", "present", "labeler", "note", "at"}
+// fields are the keys of a line, in the order they are written
+// (after_reveal only when true).
+var fields = []string{"conv_id", "metric_id", "present", "labeler", "note", "at", "after_reveal"}
 
 // MarshalJSON writes the keys in the documented order.
 func (l Label) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, f := range fields {
+		if f == "after_reveal" && !l.AfterReveal {
+			continue
+		}
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -91,6 +101,8 @@ func (l Label) MarshalJSON() ([]byte, error) {
 			v = l.Note
 		case "at":
 			v = l.At.Format(time.RFC3339Nano)
+		case "after_reveal":
+			v = l.AfterReveal
 		}
 		enc, err := json.Marshal(v)
 		if err != nil {
@@ -234,6 +246,9 @@ func parseLine(line []byte, known Known) (Label, *LineError) {
 	if !utf8.Valid(line) {
 		return Label{}, &LineError{Msg: "not UTF-8 text (save the file as UTF-8)"}
 	}
+	if err := CheckObject(line); err != nil {
+		return Label{}, &LineError{Msg: err.Error()}
+	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(line, &raw); err != nil {
 		return Label{}, &LineError{Msg: "not a JSON object: " + err.Error()}
@@ -299,6 +314,9 @@ func parseLine(line []byte, known Known) (Label, *LineError) {
 		return Label{}, &LineError{Field: "at", Msg: fmt.Sprintf("want an RFC 3339 time such as 2025-05-01T12:00:00Z, got %q", at)}
 	}
 	l.At = t
+	if v, ok := raw["after_reveal"]; ok && (json.Unmarshal(v, &l.AfterReveal) != nil || isNull(v)) {
+		return Label{}, &LineError{Field: "after_reveal", Msg: "want true or false, got " + string(v)}
+	}
 	if e := known.check(l); e != nil {
 		return Label{}, e
 	}
@@ -344,6 +362,42 @@ func (k Known) Check(l Label) error {
 	}
 	if _, lerr := parseLine(b, k); lerr != nil {
 		return fmt.Errorf("label: %s", strings.TrimPrefix(lerr.Error(), "line 0, "))
+	}
+	return nil
+}
+
+// CheckObject says whether b is exactly one JSON object with no key twice
+// at its top level and nothing after it but white space. encoding/json
+// would take the last of two "present" keys and ignore what follows the
+// object, so a line or a request could say one thing to a person reading
+// it and another to impactbench.
+func CheckObject(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return errors.New("not a JSON object")
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("not a JSON object: %v", err)
+		}
+		k, _ := tok.(string)
+		if seen[k] {
+			return fmt.Errorf("key %q appears twice", k)
+		}
+		seen[k] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("not a JSON object: %v", err)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("not a JSON object: %v", err)
+	}
+	if rest := bytes.TrimSpace(b[dec.InputOffset():]); len(rest) > 0 {
+		return errors.New("data after the JSON object")
 	}
 	return nil
 }

@@ -39,6 +39,30 @@ func TestReadAcceptsHandWrittenLines(t *testing.T) {
 	}
 }
 
+// TestAfterRevealRoundTrip: a label given after the verdict was shown
+// carries "after_reveal": true, last; a blind one does not carry the key.
+func TestAfterRevealRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	at := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
+	blind := Label{ConvID: "m01_s001_v01__a__s0", MetricID: "m01", Present: true, Labeler: "ana", At: at}
+	late := blind
+	late.Present, late.AfterReveal = false, true
+	for _, l := range []Label{blind, late} {
+		if err := Append(path, l, known); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 || strings.Contains(lines[0], "after_reveal") || !strings.HasSuffix(lines[1], `, "after_reveal": true}`) {
+		t.Fatalf("file:\n%s", b)
+	}
+	ls, err := Read(path, known)
+	if err != nil || len(ls) != 2 || ls[0].AfterReveal || !ls[1].AfterReveal {
+		t.Fatalf("read back %+v, %v", ls, err)
+	}
+}
+
 func TestReadMissingFileIsNoLabels(t *testing.T) {
 	ls, err := Read(filepath.Join(t.TempDir(), "nope.jsonl"), known)
 	if err != nil || ls != nil {
@@ -65,6 +89,9 @@ func TestReadBadLinesNameLineAndField(t *testing.T) {
 		{"bad time", strings.Replace(good, `2025-05-01T12:00:00Z`, `1 May 2025`, 1), "at", "RFC 3339"},
 		{"time missing", strings.Replace(good, `, "at": "2025-05-01T12:00:00Z"`, ``, 1), "at", "missing"},
 		{"typo key", strings.Replace(good, `"note"`, `"notes"`, 1), "notes", "unknown field"},
+		{"duplicate key", strings.Replace(good, `"present": true`, `"present": true, "present": false`, 1), "", "appears twice"},
+		{"trailing data", good + ` {"x": 1}`, "", "data after the JSON object"},
+		{"after_reveal as string", strings.Replace(good, `}`, `, "after_reveal": "yes"}`, 1), "after_reveal", "want true or false"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

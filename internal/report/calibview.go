@@ -1,6 +1,8 @@
 package report
 
 import (
+	"strings"
+
 	"github.com/impactbench/impactbench/internal/results"
 )
 
@@ -99,6 +101,8 @@ type labelerRow struct {
 	Unanimous int      `json:"unanimous"`
 	Alpha     *float64 `json:"alpha"`
 	Values    int      `json:"values"`
+	// Note explains a low α beside a high raw agreement.
+	Note string `json:"note,omitempty"`
 }
 
 // correctedRow is an observed pass rate beside its corrected one.
@@ -172,8 +176,12 @@ func corrOf(c *results.Corrected) *corrRate {
 	if c == nil {
 		return nil
 	}
+	note := c.LevelNote
+	if c.ClipNote != "" {
+		note = strings.TrimPrefix(note+"; "+c.ClipNote, "; ")
+	}
 	return &corrRate{Rate: c.Estimate, Lo: c.Low, Hi: c.High, Judge: c.Judge, Method: c.Method, Se: c.Se, Sp: c.Sp, NLabels: c.NLabels, Warn: c.Warning,
-		Level: c.Level, Note: c.LevelNote}
+		Level: c.Level, Note: note}
 }
 
 // buildCalibration collects every model's calibration and flip rates in
@@ -212,7 +220,7 @@ func modelCalibrationOf(r *results.ModelResult) modelCalibration {
 	}
 	for _, e := range jc.LabelerAgreement {
 		a := e.Value
-		m.Labelers = append(m.Labelers, labelerRow{Metric: e.Key, Rows: a.NRows, Unanimous: a.NUnanimous, Alpha: a.Alpha, Values: a.NValues})
+		m.Labelers = append(m.Labelers, labelerRow{Metric: e.Key, Rows: a.NRows, Unanimous: a.NUnanimous, Alpha: a.Alpha, Values: a.NValues, Note: a.Note})
 	}
 	m.Corrected = correctedRows(r)
 	m.Judges = nonNil(m.Judges)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/human"
 	"github.com/impactbench/impactbench/internal/results"
 )
 
@@ -145,6 +146,12 @@ type Run struct {
 	Scores        []artifacts.Score        // nil: scores.json absent
 	HasConvs      bool                     // conversations.json was present
 	HasScores     bool                     // scores.json was present
+	// Human and HumanScores are the conversations people played against
+	// the target on the viewer's Play page (runs/<target>/human/), drafts
+	// included, and their verdicts: shown in the transcript viewer, never
+	// counted in the target's rates.
+	Human       []human.Conversation
+	HumanScores []human.Score
 
 	// Set by Load, which keeps rows without their bulk (transcripts; score
 	// justifications, null reasons and panel verdicts) so a 100,000-row run

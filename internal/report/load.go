@@ -15,6 +15,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/human"
 	"github.com/impactbench/impactbench/internal/results"
 )
 
@@ -97,6 +98,13 @@ func loadRun(dir, target string, lite *lightener) (Run, []CostEntry, error) {
 	run.Scores, run.HasScores = scores, ok
 	run.scoreSrc = &rowSource{path: scorePath, spans: spans}
 
+	hd := human.Dir(dir)
+	if run.Human, err = human.ReadConversations(filepath.Join(hd, human.ConversationsFile), target); err != nil {
+		return Run{}, nil, err
+	}
+	if run.HumanScores, err = human.ReadScores(filepath.Join(hd, human.ScoresFile), target); err != nil {
+		return Run{}, nil, err
+	}
 	costs, err := readCost(filepath.Join(dir, "cost.json"), target)
 	return run, costs, err
 }

@@ -14,11 +14,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/llm"
 )
 
 var fixedTime = time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
@@ -373,5 +376,71 @@ func TestAppHasNoHTMLSinks(t *testing.T) {
 		if strings.Contains(appJS, sink) {
 			t.Errorf("app.js uses %s", sink)
 		}
+	}
+}
+
+// TestPeoplesConversationsInTheTranscriptViewer: conversations people
+// played (judged, and a draft still being played) are in the transcript
+// index after the simulated ones of their scenario, named by their player,
+// the draft marked and unscored, the judged one with its verdict, and
+// their messages in the chunks.
+// addPlayed adds two conversations people played against alpha on
+// m01_s001_v01: ana's, ended and judged (fail); bo's, a draft.
+func addPlayed(t testing.TB, dir string) (judged, draft string) {
+	t.Helper()
+	st := human.Open(dir)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	sc := artifacts.Scenario{ID: "m01_s001_v01", MetricID: "m01"}
+	run := artifacts.RunInfo{TargetModel: "alpha", Turns: 2}
+	play := func(who, msg string, end bool) string {
+		c, err := st.Start("alpha", sc, who, run, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Reply("alpha", c.ConvID, 0, artifacts.Turn{Role: "user", Content: msg}, artifacts.Turn{Role: "assistant", Content: "reply to " + who}, false, llm.Usage{}, 2, now); err != nil {
+			t.Fatal(err)
+		}
+		if end {
+			if _, err := st.End("alpha", c.ConvID, 2, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return c.ConvID
+	}
+	judged, draft = play("ana", "PERSON-ANA says hi", true), play("bo", "PERSON-BO half", false)
+	no := false
+	if err := st.SetScore("alpha", human.Score{Score: artifacts.Score{ID: sc.ID, MetricID: "m01", TargetModel: "alpha", Sample: 0, ConvID: judged,
+		Present: &no, Passed: &no}, User: human.User, Player: "ana", JudgedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	return judged, draft
+}
+
+func TestPeoplesConversationsInTheTranscriptViewer(t *testing.T) {
+	dir := miniBench(t)
+	judged, draft := addPlayed(t, dir)
+	html := buildHTML(t, dir)
+	var ix convIndex
+	if err := json.Unmarshal([]byte(island(t, html, "ib-index")), &ix); err != nil {
+		t.Fatal(err)
+	}
+	if len(ix.T) != 18 || len(ix.P) != 2 || len(ix.Dr) != 1 {
+		t.Fatalf("index: %d conversations, players %v, drafts %v", len(ix.T), ix.P, ix.Dr)
+	}
+	found := map[string]int{}
+	for i, id := range ix.ID {
+		found[id] = i
+	}
+	ij, id := found[judged], found[draft]
+	if ix.P[ij] != "ana" || ix.V[ij] != verdictFail || ix.Dr[ij] || ix.P[id] != "bo" || !ix.Dr[id] || ix.V[id] != verdictUnscored || ix.Statuses[ix.St[id]] != "playing" {
+		t.Errorf("judged %d: player %q verdict %d; draft %d: player %q verdict %d status %q", ij, ix.P[ij], ix.V[ij], id, ix.P[id], ix.V[id], ix.Statuses[ix.St[id]])
+	}
+	if ix.S[ij] != 0 || ij < 4 {
+		t.Errorf("the people's conversations are not after the simulated ones of their scenario: %d", ij)
+	}
+	var ch convChunk
+	inflateChunk(t, island(t, html, "ibc-0"), &ch)
+	if !slices.Contains(ch.Strs, "PERSON-ANA says hi") || !slices.Contains(ch.Strs, "PERSON-BO half") || ch.Recs[ij].Score == nil {
+		t.Errorf("chunk: people's messages or verdict missing")
 	}
 }

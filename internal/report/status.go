@@ -11,6 +11,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/human"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/sanitize"
 )
@@ -52,6 +53,7 @@ type targetStatus struct {
 	cost                                   float64
 	costUnknown, costEntries               int
 	failures                               map[string]int // "status: reason" → count
+	human                                  *HumanCountJSON
 }
 
 // benchStatus is what Status prints, read from the benchmark directory.
@@ -92,6 +94,7 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 	writeTargetTable(w, c, bs)
 	writeShards(w, c, bs.live.Shards)
 	writeFailures(w, c, bs.rows)
+	writePeople(w, c, bs.rows)
 	writeScorecard(w, c, bs.card.list())
 	writeStatusLeaderboard(w, c, bs.res, bs.resErr)
 	return nil
@@ -119,6 +122,7 @@ func loadStatus(benchDir string, targets []string, opts StatusOptions) *benchSta
 	for _, t := range targets {
 		ts, ms := loadTarget(benchDir, t, &lite, &bs.card)
 		ts.hasResult = resultFor(&Input{Results: bs.res}, t) != nil
+		ts.human = humanCount(benchDir, t)
 		maxSample = max(maxSample, ms)
 		bs.rows = append(bs.rows, ts)
 	}
@@ -133,6 +137,38 @@ func loadStatus(benchDir string, targets []string, opts StatusOptions) *benchSta
 	bs.metrics = len(metrics)
 	bs.rootCost, _ = readCost(filepath.Join(benchDir, "cost.json"), "")
 	return bs
+}
+
+// HumanCountJSON counts the conversations people played against a target
+// (the viewer's Play page): all of them, the ones still being played
+// (drafts), ended ones, and judged ones. Error says why the files could not
+// be read (then the counts are 0).
+type HumanCountJSON struct {
+	Conversations int    `json:"conversations"`
+	Drafts        int    `json:"drafts"`
+	Ended         int    `json:"ended"`
+	Judged        int    `json:"judged"`
+	Error         string `json:"error,omitempty"`
+}
+
+// humanCount reads target's people-played files; nil when there are none.
+func humanCount(benchDir, target string) *HumanCountJSON {
+	convs, scores, err := human.Open(benchDir).List(target)
+	if err != nil {
+		return &HumanCountJSON{Error: sanitize.Terminal(err.Error())}
+	}
+	if len(convs) == 0 {
+		return nil
+	}
+	out := &HumanCountJSON{Conversations: len(convs), Judged: len(scores)}
+	for _, c := range convs {
+		if c.State == human.Playing {
+			out.Drafts++
+		} else {
+			out.Ended++
+		}
+	}
+	return out
 }
 
 // loadTarget counts one target's conversations, verdicts and cost, and
@@ -289,6 +325,22 @@ func targetRow(r *targetStatus, bs *benchStatus) []string {
 		res = "yes"
 	}
 	return []string{r.target, conv, itoaIf(r.hasConvs, r.ok), itoaIf(r.hasConvs, r.failed), sc, null, uns, cost, res}
+}
+
+// writePeople says, per target, how many conversations people played on
+// the Play page, drafts (still being played) included.
+func writePeople(w io.Writer, c colors, rows []*targetStatus) {
+	for _, r := range rows {
+		h := r.human
+		switch {
+		case h == nil:
+		case h.Error != "":
+			fmt.Fprintf(w, "%s played by people: %s: %s\n", c.yellow("!"), r.target, h.Error)
+		default:
+			fmt.Fprintf(w, "played by people: %s: %d conversation(s), %d judged, %d ended without a verdict yet, %d draft(s) still being played\n",
+				r.target, h.Conversations, h.Judged, h.Ended-min(h.Ended, h.Judged), h.Drafts)
+		}
+	}
 }
 
 // writeFailures lists each target's most frequent failure reasons.

@@ -47,6 +47,9 @@ type TargetStatusJSON struct {
 	CostUSD       *float64       `json:"cost_usd"`      // null: no cost.json or no price
 	HasResults    bool           `json:"has_results"`
 	Failures      map[string]int `json:"failures"`
+	// Human counts the conversations people played against the target
+	// (runs/<target>/human/); omitted when there are none.
+	Human *HumanCountJSON `json:"human,omitempty"`
 }
 
 // CountJSON counts a target's conversations (Expected 0: scenarios unknown).
@@ -73,6 +76,18 @@ type LeaderboardJSON struct {
 	NegativeCI       *results.ClusterCI   `json:"negative_ci"`
 	NTotal           int                  `json:"n_total"`
 	Leaderboard      *results.Leaderboard `json:"leaderboard"`
+	// Corrected is the pass rates corrected for judge error (with human
+	// labels; omitted without): per track and per metric, each with a
+	// number or the warning saying why not.
+	Corrected *CorrectedJSON `json:"corrected,omitempty"`
+}
+
+// CorrectedJSON is a model's pass rates corrected for judge error, as
+// results.json has them.
+type CorrectedJSON struct {
+	Positive *results.Corrected            `json:"positive"`
+	Negative *results.Corrected            `json:"negative"`
+	ByMetric map[string]*results.Corrected `json:"by_metric"`
 }
 
 // WriteStatusJSON writes `status --json` for the benchmark in benchDir.
@@ -108,7 +123,7 @@ func statusJSON(bs *benchStatus) StatusJSON {
 
 func targetJSON(r *targetStatus, bs *benchStatus) TargetStatusJSON {
 	_, live := bs.live.Targets[r.target]
-	t := TargetStatusJSON{Target: r.target, Started: r.hasDir || live, HasResults: r.hasResult, Failures: r.failures}
+	t := TargetStatusJSON{Target: r.target, Started: r.hasDir || live, HasResults: r.hasResult, Failures: r.failures, Human: r.human}
 	if r.hasConvs {
 		t.Conversations = &CountJSON{N: r.convs, OK: r.ok, Failed: r.failed}
 		if bs.hasScens {
@@ -145,10 +160,19 @@ func totalCost(bs *benchStatus) (usd float64, unknown int) {
 func leaderboardJSON(res []results.ModelResult) []LeaderboardJSON {
 	out := make([]LeaderboardJSON, 0, len(res))
 	for _, m := range res {
-		out = append(out, LeaderboardJSON{
+		l := LeaderboardJSON{
 			Model: m.TargetModel, PositivePassRate: m.PositivePassRate, PositiveCI: m.PositiveCI,
 			NegativePassRate: m.NegativePassRate, NegativeCI: m.NegativeCI, NTotal: m.NTotal, Leaderboard: m.Leaderboard,
-		})
+		}
+		if m.JudgeCalibration != nil {
+			l.Corrected = &CorrectedJSON{Positive: m.PositiveCorrected, Negative: m.NegativeCorrected, ByMetric: map[string]*results.Corrected{}}
+			for _, e := range m.ByMetric {
+				if e.Value.Corrected != nil {
+					l.Corrected.ByMetric[e.Key] = e.Value.Corrected
+				}
+			}
+		}
+		out = append(out, l)
 	}
 	score := func(l LeaderboardJSON) float64 {
 		if l.Leaderboard == nil || l.Leaderboard.Score == nil {

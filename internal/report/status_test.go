@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -9,6 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/results"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -150,5 +157,92 @@ func TestStatusCorrected(t *testing.T) {
 	}
 	if strings.Contains(buf.String(), "corrected for judge error") {
 		t.Error("a corrected line without judge calibration")
+	}
+}
+
+// TestStatusShowsTheCorrectedRatesThatExist: a model whose score cannot be
+// corrected still shows each metric's corrected rate that exists (a
+// clipped one with its unclipped value), and status --json carries them.
+func TestStatusShowsTheCorrectedRatesThatExist(t *testing.T) {
+	one, lo, hi, raw := 1.0, 0.8, 1.0, 1.116
+	half := 0.5
+	row := boardRow{model: "m", corr: &correctedScore{Warn: "not corrected: no corrected rate for the negative track"},
+		metrics: results.Keyed[*results.Corrected]{
+			{Key: "m01", Value: &results.Corrected{Estimate: &one, Low: &lo, High: &hi, Unclipped: &raw, ClipNote: "clipped"}},
+			{Key: "m02", Value: &results.Corrected{Estimate: &half, Low: &lo, High: &hi}},
+			{Key: "m03", Value: &results.Corrected{Warning: "thinly labelled"}},
+		}}
+	var buf bytes.Buffer
+	writeCorrectedLines(&buf, colors(false), []boardRow{row})
+	want := "corrected for judge error: m not corrected: no corrected rate for the negative track\n  by metric: m01 100.0% [80.0, 100.0] (clipped from 1.116); m02 50.0% [80.0, 100.0]; m03 —\n"
+	if buf.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	var js bytes.Buffer
+	if err := WriteStatusJSON(&js, calibBench(t), nil, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var st StatusJSON
+	if err := json.Unmarshal(js.Bytes(), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range st.Leaderboard {
+		if l.Corrected == nil || len(l.Corrected.ByMetric) != 3 || l.Corrected.Positive == nil {
+			t.Errorf("%s: corrected %+v", l.Model, l.Corrected)
+		}
+		if m, ok := l.Corrected.ByMetric["m01"]; l.Model == "careful" && (!ok || m.Estimate == nil) {
+			t.Errorf("careful m01 corrected %+v", m)
+		}
+	}
+}
+
+// TestStatusCountsPeoplesConversations: status and status --json count the
+// conversations people played against each target, drafts included.
+func TestStatusCountsPeoplesConversations(t *testing.T) {
+	dir := statsBench(t)
+	st := human.Open(dir)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	target := "steady"
+	sc := artifacts.Scenario{ID: "m01_s001_v01", MetricID: "m01"}
+	run := artifacts.RunInfo{TargetModel: target, Turns: 2}
+	for _, who := range []string{"ana", "bo"} {
+		c, err := st.Start(target, sc, who, run, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Reply(target, c.ConvID, 0, artifacts.Turn{Role: "user", Content: "hi"}, artifacts.Turn{Role: "assistant", Content: "ok"}, false, llm.Usage{}, 2, now); err != nil {
+			t.Fatal(err)
+		}
+		if who == "ana" {
+			if _, err := st.End(target, c.ConvID, 2, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var js bytes.Buffer
+	if err := WriteStatusJSON(&js, dir, nil, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var s StatusJSON
+	if err := json.Unmarshal(js.Bytes(), &s); err != nil {
+		t.Fatal(err)
+	}
+	var h *HumanCountJSON
+	for _, tg := range s.Targets {
+		if tg.Target == target {
+			h = tg.Human
+		} else if tg.Human != nil {
+			t.Errorf("%s: human %+v", tg.Target, tg.Human)
+		}
+	}
+	if h == nil || h.Conversations != 2 || h.Drafts != 1 || h.Ended != 1 || h.Judged != 0 {
+		t.Errorf("human counts %+v", h)
+	}
+	var buf bytes.Buffer
+	if err := Status(&buf, dir, nil, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "played by people: " + target + ": 2 conversation(s), 0 judged, 1 ended without a verdict yet, 1 draft(s) still being played"; !strings.Contains(buf.String(), want) {
+		t.Errorf("status lacks %q", want)
 	}
 }

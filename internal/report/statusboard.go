@@ -10,6 +10,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/results"
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // maxStatusPairs caps the model-vs-model lines of `status`; report.html
@@ -22,8 +23,10 @@ type boardRow struct {
 	pos, neg rateView
 	score    scoreView
 	pairs    []results.Pairwise
-	// corr is leaderboard.corrected with its tracks (nil without labels).
-	corr *correctedScore
+	// corr is leaderboard.corrected with its tracks (nil without labels);
+	// metrics the corrected rate of each metric, as results.json has it.
+	corr    *correctedScore
+	metrics results.Keyed[*results.Corrected]
 }
 
 // writeStatusLeaderboard prints the leaderboard ordered by score with
@@ -70,7 +73,7 @@ func boardRows(res []results.ModelResult) []boardRow {
 		r := &res[i]
 		pos := fromTypeRate(r.PositivePassRate, r.NPositive, r.PositiveCI)
 		neg := fromTypeRate(r.NegativePassRate, r.NNegative, r.NegativeCI)
-		rows = append(rows, boardRow{model: r.TargetModel, pos: pos, neg: neg, score: scoreFor(r, pos, neg), pairs: r.Pairwise, corr: correctedScoreFor(r)})
+		rows = append(rows, boardRow{model: r.TargetModel, pos: pos, neg: neg, score: scoreFor(r, pos, neg), pairs: r.Pairwise, corr: correctedScoreFor(r), metrics: metricCorrections(r)})
 	}
 	key := func(r boardRow) float64 {
 		if r.score.Score == nil {
@@ -324,14 +327,45 @@ func fmtP(p float64) string {
 }
 
 // writeCorrectedLines prints, per model with leaderboard.corrected, its
-// score and track rates corrected for judge error, or why there is none.
+// score and track rates corrected for judge error, or why there is none —
+// and then every metric's corrected rate that exists (a score that cannot
+// be corrected does not hide the metrics that can), clipped ones marked.
 func writeCorrectedLines(w io.Writer, c colors, rows []boardRow) {
 	for _, r := range rows {
 		if r.corr == nil {
 			continue
 		}
-		fmt.Fprintf(w, "corrected for judge error: %s %s\n", r.model, correctedText(c, r.corr))
+		fmt.Fprintf(w, "corrected for judge error: %s %s\n", sanitize.Terminal(r.model), correctedText(c, r.corr))
+		var parts []string
+		n := 0
+		for _, e := range r.metrics {
+			m := e.Value
+			if m.Estimate == nil {
+				parts = append(parts, sanitize.Terminal(e.Key)+" —")
+				continue
+			}
+			n++
+			part := sanitize.Terminal(e.Key) + " " + rateCI(rateView{Rate: m.Estimate, Lo: m.Low, Hi: m.High})
+			if m.ClipNote != "" {
+				part += fmt.Sprintf(" (clipped from %.3f)", *m.Unclipped)
+			}
+			parts = append(parts, part)
+		}
+		if n > 0 {
+			fmt.Fprintf(w, "  by metric: %s\n", strings.Join(parts, "; "))
+		}
 	}
+}
+
+// metricCorrections are r's per-metric corrected rates, in metric order.
+func metricCorrections(r *results.ModelResult) results.Keyed[*results.Corrected] {
+	var out results.Keyed[*results.Corrected]
+	for _, e := range r.ByMetric {
+		if e.Value.Corrected != nil {
+			out = append(out, results.Entry[*results.Corrected]{Key: e.Key, Value: e.Value.Corrected})
+		}
+	}
+	return out
 }
 
 func correctedText(c colors, s *correctedScore) string {

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/human"
 	"github.com/impactbench/impactbench/internal/results"
 )
 
@@ -52,6 +53,10 @@ type convIndex struct {
 	St []int          `json:"st"`  // status index
 	L  []int          `json:"l"`   // number of messages
 	ID map[int]string `json:"ids"` // conv_id where it is not <id>__<target>__s<n>
+	// P names the person who played the user, for the conversations people
+	// played (the viewer's Play page); Dr marks those still being played.
+	P  map[int]string `json:"p"`
+	Dr map[int]bool   `json:"dr"`
 
 	SID   []string `json:"sid"`   // scenario id
 	SGoal []string `json:"sgoal"` // user goal: the list title, as on the website
@@ -129,11 +134,21 @@ type convRef struct {
 	run, row int
 	scen     int
 	target   int
+	human    int // index into the run's Human (-1: a simulated conversation)
+}
+
+// conv is the conversation a ref points at.
+func (st *store) conv(r convRef) *artifacts.Conversation {
+	run := &st.in.Runs[r.run]
+	if r.human >= 0 {
+		return &run.Human[r.human].Conversation
+	}
+	return &run.Conversations[r.row]
 }
 
 func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axisView) (*store, error) {
 	// Empty, not nil, slices: app.js reads every column as an array.
-	ix := convIndex{ChunkSize: chunkConvs, SChunkSize: chunkScenarios, ID: map[int]string{},
+	ix := convIndex{ChunkSize: chunkConvs, SChunkSize: chunkScenarios, ID: map[int]string{}, P: map[int]string{}, Dr: map[int]bool{},
 		Targets: []string{}, Statuses: []string{}, T: []int{}, S: []int{}, M: []int{}, N: []int{},
 		V: []int{}, St: []int{}, L: []int{}, SID: []string{}, SGoal: []string{}, SD: [][]int{}}
 	metricIdx := map[string]int{}
@@ -181,18 +196,24 @@ func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axi
 	// scenario's conversations sit side by side in the list and in a chunk.
 	n := 0
 	for _, run := range in.Runs {
-		n += len(run.Conversations)
+		n += len(run.Conversations) + len(run.Human)
 	}
 	refs := make([]convRef, 0, n)
+	scenOf := func(id, metric string) int {
+		si, ok := idx[id]
+		if !ok {
+			si = addScen(Scenario{ID: id, MetricID: metric})
+			st.stubs = append(st.stubs, scenRec{ID: id, Stub: true})
+		}
+		return si
+	}
 	for ri, run := range in.Runs {
 		ix.Targets = append(ix.Targets, run.Target)
 		for ci, c := range run.Conversations {
-			si, ok := idx[c.ID]
-			if !ok {
-				si = addScen(Scenario{ID: c.ID, MetricID: c.MetricID})
-				st.stubs = append(st.stubs, scenRec{ID: c.ID, Stub: true})
-			}
-			refs = append(refs, convRef{run: ri, row: ci, scen: si, target: ri})
+			refs = append(refs, convRef{run: ri, row: ci, scen: scenOf(c.ID, c.MetricID), target: ri, human: -1})
+		}
+		for hi, c := range run.Human { // people's, after the simulated ones of the same scenario
+			refs = append(refs, convRef{run: ri, row: -1, scen: scenOf(c.ID, c.MetricID), target: ri, human: hi})
 		}
 	}
 	sort.SliceStable(refs, func(a, b int) bool {
@@ -200,9 +221,10 @@ func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axi
 		if ra.scen != rb.scen {
 			return ra.scen < rb.scen
 		}
-		sa := in.Runs[ra.run].Conversations[ra.row].Sample
-		sb := in.Runs[rb.run].Conversations[rb.row].Sample
-		if sa != sb {
+		if (ra.human >= 0) != (rb.human >= 0) {
+			return ra.human < 0
+		}
+		if sa, sb := st.conv(ra).Sample, st.conv(rb).Sample; sa != sb {
 			return sa < sb
 		}
 		return ra.target < rb.target
@@ -219,6 +241,10 @@ func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axi
 			if r.run != ri {
 				continue
 			}
+			if r.human >= 0 {
+				st.score[i] = humanScoreOf(in.Runs[ri].HumanScores, st.conv(r).ConvID)
+				continue
+			}
 			st.score[i] = match(&in.Runs[ri].Conversations[r.row])
 		}
 	}
@@ -229,7 +255,7 @@ func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axi
 			}
 		}
 		run := &in.Runs[r.run]
-		c := &run.Conversations[r.row]
+		c := st.conv(r)
 		mid := c.MetricID
 		if mid == "" {
 			mid = metricFromID(c.ID)
@@ -238,15 +264,23 @@ func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axi
 		if !ok {
 			m = -1
 		}
-		stx, ok := statusIdx[c.Status]
+		status := c.Status
+		if r.human >= 0 {
+			h := &run.Human[r.human]
+			ix.P[i] = h.Player
+			if h.State == human.Playing {
+				ix.Dr[i], status = true, human.Playing
+			}
+		}
+		stx, ok := statusIdx[status]
 		if !ok {
 			stx = len(ix.Statuses)
-			statusIdx[c.Status] = stx
-			ix.Statuses = append(ix.Statuses, c.Status)
+			statusIdx[status] = stx
+			ix.Statuses = append(ix.Statuses, status)
 		}
 		v := verdictUnscored
 		if k := st.score[i]; k >= 0 {
-			switch p := run.Scores[k].Passed; {
+			switch p := st.scoreRow(r, k).Passed; {
 			case p == nil:
 				v = verdictNull
 			case *p:
@@ -261,7 +295,7 @@ func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axi
 		ix.N = append(ix.N, c.Sample)
 		ix.V = append(ix.V, v)
 		ix.St = append(ix.St, stx)
-		ix.L = append(ix.L, transcriptLen(run, r.row))
+		ix.L = append(ix.L, st.transcriptLen(r))
 		if c.ConvID != "" && c.ConvID != artifacts.ConvID(c.ID, run.Target, c.Sample) {
 			ix.ID[i] = c.ConvID
 		}
@@ -274,11 +308,31 @@ func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axi
 	return st, nil
 }
 
-func transcriptLen(run *Run, row int) int {
-	if run.convSrc != nil {
-		return int(run.convSrc.spans[row].n)
+func (st *store) transcriptLen(r convRef) int {
+	run := &st.in.Runs[r.run]
+	if r.human < 0 && run.convSrc != nil {
+		return int(run.convSrc.spans[r.row].n)
 	}
-	return len(run.Conversations[row].Transcript)
+	return len(st.conv(r).Transcript)
+}
+
+// scoreRow is score row k of ref r's scores (people's or the run's).
+func (st *store) scoreRow(r convRef, k int) *artifacts.Score {
+	run := &st.in.Runs[r.run]
+	if r.human >= 0 {
+		return &run.HumanScores[k].Score
+	}
+	return &run.Scores[k]
+}
+
+// humanScoreOf is the row of convID's verdict among people's (-1: none).
+func humanScoreOf(scores []human.Score, convID string) int {
+	for i := range scores {
+		if scores[i].ConvID == convID {
+			return i
+		}
+	}
+	return -1
 }
 
 // convBulk is what a chunk record takes from a conversation row: for a
@@ -378,12 +432,12 @@ func (st *store) convChunk(k int, files map[string]*os.File) ([]byte, error) {
 		r := st.refs[j]
 		run := &st.in.Runs[r.run]
 		var bulk convBulk
-		if run.convSrc != nil {
+		if r.human < 0 && run.convSrc != nil {
 			if err := readBulk(files[run.convSrc.path], run.convSrc, r.row, &bulk); err != nil {
 				return nil, err
 			}
 		} else {
-			c := &run.Conversations[r.row]
+			c := st.conv(r)
 			bulk = convBulk{TargetModel: c.TargetModel, Transcript: c.Transcript, Usage: c.Usage,
 				StatusReason: c.StatusReason, Run: c.Run, Validity: c.Validity, UserThoughts: c.UserThoughts, Fidelity: c.Fidelity}
 		}
@@ -397,12 +451,12 @@ func (st *store) convChunk(k int, files map[string]*os.File) ([]byte, error) {
 		}
 		if si := st.score[j]; si >= 0 {
 			var sr scoreRec
-			if run.scoreSrc != nil {
+			if r.human < 0 && run.scoreSrc != nil {
 				if err := readBulk(files[run.scoreSrc.path], run.scoreSrc, si, &sr); err != nil {
 					return nil, err
 				}
 			} else {
-				s := &run.Scores[si]
+				s := st.scoreRow(r, si)
 				sr = scoreRec{Present: s.Present, Passed: s.Passed, Justification: s.Justification,
 					NullReason: s.NullReason, Judges: s.Judges, Valid: s.Valid,
 					Judge: s.Judge, Evidence: s.Evidence, Unverified: s.Unverified}

@@ -85,3 +85,24 @@ func TestBrowserTranscriptViewer(t *testing.T) {
 
 	assertCleanPage(t, bl)
 }
+
+// TestBrowserPeoplesConversations: a conversation a person played shows in
+// the transcript viewer with its player in the list and as the user's
+// voice, and a draft says it is one.
+func TestBrowserPeoplesConversations(t *testing.T) {
+	dir := miniBench(t)
+	judged, draft := addPlayed(t, dir)
+	path := writeReport(t, dir)
+	ctx, bl := newBrowser(t, 1200, 900)
+	openReport(t, ctx, bl, path, "conv="+url.QueryEscape(judged))
+	waitJS(t, ctx, `document.getElementById('detail').dataset.conv === `+jsString(judged))
+	if who := evalJS[string](t, ctx, `document.querySelector('#detail .msg.user .who').textContent`); who != "Person · ana" {
+		t.Errorf("the user of a played conversation shows as %q", who)
+	}
+	openReport(t, ctx, bl, path, "conv="+url.QueryEscape(draft))
+	waitJS(t, ctx, `document.getElementById('detail').dataset.conv === `+jsString(draft))
+	if head := evalJS[string](t, ctx, `document.querySelector('#detail .detail-head').textContent`); !strings.Contains(head, "played by a person: bo (a draft") {
+		t.Errorf("draft head %q", head)
+	}
+	assertCleanPage(t, bl)
+}

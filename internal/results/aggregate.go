@@ -63,6 +63,10 @@ type Options struct {
 	// Fingerprint, when set, is recorded per model as "fingerprint" so two
 	// results files can be checked for comparability.
 	Fingerprint Fingerprint
+	// calibReps, when set, replaces the replicates behind κ's bootstrap and
+	// the by-target permutation test: the simulations, which check the
+	// corrected rates (which use neither), run thousands of studies.
+	calibReps int
 }
 
 // DefaultBootstrapReps and DefaultConf apply when Options leaves them zero.

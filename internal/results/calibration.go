@@ -12,25 +12,38 @@ import (
 	"github.com/impactbench/impactbench/internal/stats"
 )
 
-// Judge calibration, pooled where the data is.
+// Judge calibration against people, and pass rates corrected for the
+// judge's errors.
 //
-// A judge's errors are a property of the judge on a metric: its
-// sensitivity and specificity are the same whichever target wrote the
-// transcript (the assumption; tested per metric, below). So every judge is
-// calibrated per metric on the labels of every target together, and each
-// target's pass rate is corrected with those pooled values (Rogan–Gladen
-// on the target's own observed rate). Where the test says the error does
-// differ by target, a target with enough labels of its own is corrected
-// with its own; where a metric is too thinly labelled, the judge's values
-// over every metric of the benchmark stand in, and the correction says so.
+// Every target's pass rate on a metric is corrected with that target's own
+// labels only: its labelled rows post-stratified by judge verdict, i.e.
+// weighted to the target's own mix of verdicts (Rogan–Gladen with those
+// weights is the double-sampling estimator FOR + p·(PPV − FOR) of the
+// target's rows). A judge's error can differ by target (a model that
+// hedges, another that answers tersely), and no test on a few labels sees
+// it reliably: pooling every target's labels then biases the deviant
+// target's rate and moves the others' (issue 35's simulation: 64 %
+// coverage at 100 labels). A correction from the target's own labels has
+// no such assumption to break; what it costs is labels per target, which
+// the labelling plan asks for.
+//
+// Each judge is still measured per metric on every target's labels
+// together (judge_calibration.by_metric), post-stratified by target ×
+// verdict so that labels gathered one model at a time are weighted as they
+// were drawn; a permutation test says whether its error differs by target.
+// That block describes the judge; it corrects nothing.
 
 // MinLabelsPerClass is the fewest labelled rows of each judge verdict
-// (present, absent) on a metric — pooled over targets — before the metric
-// gets its own calibration: with fewer, one label moves the correction by
-// 10 points or more. A verdict with fewer rows in the whole study than
-// this needs every such row labelled. Below it the metric borrows the
-// judge's calibration over all metrics.
+// (present, absent) on a metric — every target's together — below which a
+// judge's calibration on the metric is flagged as thinly labelled.
 const MinLabelsPerClass = 10
+
+// MinTargetLabelsPerClass is the fewest labelled rows of each judge verdict
+// of one target on a metric (or every such row, when it has fewer) before
+// that target's rate is corrected: below it the interval spans most of 0–1
+// (the simulation in docs/statistics.md), and one label moves the estimate
+// by 20 points or more.
+const MinTargetLabelsPerClass = 5
 
 // calibrationReps is the number of bootstrap replicates behind κ;
 // heterogeneityReps the permutations behind the by-target test.
@@ -46,7 +59,7 @@ const (
 	roleAlternate = "alternate"
 )
 
-// Scopes of a calibration and levels of a correction.
+// Scopes of a calibration; corrections are always at scopeTarget.
 const (
 	scopeTargets = "all targets"
 	scopeTarget  = "target"
@@ -54,10 +67,10 @@ const (
 )
 
 // weighting documents how labelled rows are weighted.
-const weighting = "each labelled row stands for the rows of the study (every target) with the same main verdict (present, absent, none) on its metric: weight = those rows / labelled ones (post-stratification; a target's own calibration uses its own rows); exact for random samples within verdicts, as the viewer's calibration queue draws. Sensitivity, specificity, κ and agreement are weighted; hits/n beside them are the raw counts"
+const weighting = "each labelled row stands for the rows of its target with the same main verdict (present, absent, none) on its metric: weight = those rows / labelled ones (post-stratification by target × verdict), exact for random samples within each target × verdict however the labels were spread over targets (the queue's pooled draw, or one model at a time); rows of a target × verdict with no label are not represented. Sensitivity, specificity, κ and agreement are weighted; hits/n beside them are the raw counts"
 
 // pooling documents the pooling.
-const pooling = "per judge × metric, the labels of every target pooled (a judge's error is a property of the judge on a metric); by_target tests whether it differs by target (Holm over the judge's metrics): where it does, a target with 10+ labels of each verdict of its own is corrected with its own calibration. A metric with fewer than 10 labels of a verdict is corrected with the judge's calibration over all metrics of the benchmark (assumes the judge errs alike on every metric). Each corrected rate names its level"
+const pooling = "by_metric: per judge × metric, the labels of every target together (post-stratified by target × verdict) — a description of the judge; by_target tests whether its error differs by target (Holm over the judge's metrics). Corrected rates never use it: each target × metric is corrected with the target's own labels (this_target; 5 of each verdict, or all, needed), so a judge that errs differently on one model cannot bias that model's rate or move the others'"
 
 // correctedLeaderboardMethod says how the corrected leaderboard is made.
 const correctedLeaderboardMethod = "mean of the corrected track rates; interval: mean of their limits (conservative)"
@@ -156,44 +169,96 @@ func newLabelPool(targets []targetRows, in *CalibrationInput, opts Options) *lab
 		return nil
 	}
 	p := &labelPool{targets: targets, in: in, opts: opts, study: strataCounts{}, labelled: strataCounts{}, deff: map[string]float64{}}
-	type at struct{ t, idx int }
-	rowOf := map[labels.Key]at{}
+	rowOf := map[labels.Key]labRow{}
 	for ti, tr := range targets {
 		for i, r := range tr.rows {
-			rowOf[r.convKey()] = at{ti, i}
+			rowOf[r.convKey()] = labRow{t: ti, idx: i}
 		}
 	}
-	// Per target label summaries: labels whose row (or conv_id) is the target's.
+	// A label's target: its row's, else the target named in its conv_id.
 	targetOf := func(k labels.Key) int {
 		if a, ok := rowOf[k]; ok {
 			return a.t
 		}
 		name := targetOfConv(k.ConvID)
-		for ti, tr := range targets {
-			if tr.name == name {
-				return ti
+		return slices.IndexFunc(targets, func(tr targetRows) bool { return tr.name == name })
+	}
+	blind := p.summarise(in, targetOf)
+	cons := labels.Consensuses(blind)
+	p.consensus(cons, rowOf, targetOf)
+	p.agreement = labelerAgreement(cons)
+	p.countStrata()
+	var all []row
+	for _, tr := range targets {
+		if len(tr.rows) > 0 {
+			all = tr.rows
+			if mainJudgeName(all, in) == "panel" {
+				break
 			}
 		}
-		return -1
 	}
-	p.summaries = make([]LabelSummary, len(targets))
-	people := make([]map[string]bool, len(targets))
+	p.mainJudge = mainJudgeName(all, in)
+	return p
+}
+
+// BlindLabels drops the labels given after the judges' verdict was shown
+// (labels.Label.AfterReveal) and counts them: a person who saw the verdict
+// is no longer an independent check on it.
+func BlindLabels(ls []labels.Label) ([]labels.Label, int) {
+	late := 0
+	for _, l := range ls {
+		if l.AfterReveal {
+			late++
+		}
+	}
+	if late == 0 {
+		return ls, 0
+	}
+	out := make([]labels.Label, 0, len(ls)-late)
+	for _, l := range ls {
+		if !l.AfterReveal {
+			out = append(out, l)
+		}
+	}
+	return out, late
+}
+
+// summarise counts label lines and labelers per target and over all, and
+// returns the labels calibration counts (after-reveal ones left out unless
+// the input asks for them).
+func (p *labelPool) summarise(in *CalibrationInput, targetOf func(labels.Key) int) []labels.Label {
+	p.summaries = make([]LabelSummary, len(p.targets))
+	people := make([]map[string]bool, len(p.targets))
 	allPeople := map[string]bool{}
+	counted, late := in.Labels, 0
+	if !in.IncludeAfterReveal {
+		counted, late = BlindLabels(in.Labels)
+	}
 	for _, l := range in.Labels {
 		allPeople[l.Labeler] = true
-		if ti := targetOf(l.Key()); ti >= 0 {
-			p.summaries[ti].NLines++
-			if people[ti] == nil {
-				people[ti] = map[string]bool{}
-			}
-			people[ti][l.Labeler] = true
+		ti := targetOf(l.Key())
+		if ti < 0 {
+			continue
 		}
+		p.summaries[ti].NLines++
+		if l.AfterReveal && !in.IncludeAfterReveal {
+			p.summaries[ti].NAfterReveal++
+		}
+		if people[ti] == nil {
+			people[ti] = map[string]bool{}
+		}
+		people[ti][l.Labeler] = true
 	}
-	p.all = LabelSummary{NLines: len(in.Labels), NLabelers: len(allPeople)}
-	for ti := range targets {
+	p.all = LabelSummary{NLines: len(in.Labels), NLabelers: len(allPeople), NAfterReveal: late}
+	for ti := range p.targets {
 		p.summaries[ti].NLabelers = len(people[ti])
 	}
-	cons := labels.Consensuses(in.Labels)
+	return counted
+}
+
+// consensus sorts the rows' human verdicts into labelled rows, ties and
+// rows not judged yet.
+func (p *labelPool) consensus(cons []labels.Consensus, rowOf map[labels.Key]labRow, targetOf func(labels.Key) int) {
 	p.all.NRows = len(cons)
 	for _, c := range cons {
 		a, ok := rowOf[c.Key]
@@ -214,10 +279,15 @@ func newLabelPool(targets []targetRows, in *CalibrationInput, opts Options) *lab
 			p.labs = append(p.labs, labRow{a.t, a.idx, *c.Present})
 		}
 	}
-	p.agreement = labelerAgreement(cons)
-	p.studyOf, p.labelledOf, p.deffOf = make([]strataCounts, len(targets)), make([]strataCounts, len(targets)), make([]map[string]float64, len(targets))
+}
+
+// countStrata counts rows and labelled rows per metric × verdict, over all
+// targets and per target, and the design effects of the verdict shares.
+func (p *labelPool) countStrata() {
+	n := len(p.targets)
+	p.studyOf, p.labelledOf, p.deffOf = make([]strataCounts, n), make([]strataCounts, n), make([]map[string]float64, n)
 	byMetric := map[string]*clusterSet{}
-	for ti, tr := range targets {
+	for ti, tr := range p.targets {
 		p.studyOf[ti], p.labelledOf[ti], p.deffOf[ti] = strataCounts{}, strataCounts{}, map[string]float64{}
 		own := map[string]*clusterSet{}
 		for _, r := range tr.rows {
@@ -253,17 +323,6 @@ func newLabelPool(targets []targetRows, in *CalibrationInput, opts Options) *lab
 		}
 	}
 	sort.Strings(p.metrics)
-	var all []row
-	for _, tr := range targets {
-		if len(tr.rows) > 0 {
-			all = tr.rows
-			if mainJudgeName(all, in) == "panel" {
-				break
-			}
-		}
-	}
-	p.mainJudge = mainJudgeName(all, in)
-	return p
 }
 
 func (p *labelPool) row(lb labRow) row { return p.targets[lb.t].rows[lb.idx] }
@@ -276,6 +335,14 @@ func designEffect(cs *clusterSet) float64 {
 		return 1
 	}
 	return r.DesignEffect
+}
+
+// repsOr is n when set, else def.
+func repsOr(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
 }
 
 // judge is one verdict source on every target's rows.
@@ -351,9 +418,9 @@ type calibSet struct {
 	deff    float64
 }
 
-// itemsOf collects judge j's labelled rows accepted by keep, weighted by
-// weight(metric, stratum) and stratified by stratumKey.
-func (p *labelPool) itemsOf(j judge, keep func(labRow) bool, weight func(t int, metric string, s int) float64, stratumKey func(metric string, s int) int) calibSet {
+// itemsOf collects judge j's labelled rows accepted by keep, each weighted
+// to its target × verdict stratum (weight) and stratified by stratumKey.
+func (p *labelPool) itemsOf(j judge, keep func(labRow) bool, stratumKey func(t int, metric string, s int) int) calibSet {
 	var out calibSet
 	for _, lb := range p.labs {
 		if !keep(lb) {
@@ -365,23 +432,20 @@ func (p *labelPool) itemsOf(j judge, keep func(labRow) bool, weight func(t int, 
 		}
 		r := p.row(lb)
 		m, s := r.metricKey(), stratum(r.Present)
-		out.items = append(out.items, stats.CalibItem{Human: lb.human, Judge: *v, Weight: weight(lb.t, m, s), Stratum: stratumKey(m, s)})
+		out.items = append(out.items, stats.CalibItem{Human: lb.human, Judge: *v, Weight: p.weight(lb.t, m, s), Stratum: stratumKey(lb.t, m, s)})
 		out.targets = append(out.targets, lb.t)
 	}
 	return out
 }
 
-// pooledWeight: the study's rows of the stratum (every target) over its
-// labelled rows.
-func (p *labelPool) pooledWeight(_ int, m string, s int) float64 {
-	if l := p.labelled.get(m, s); l > 0 {
-		return float64(p.study.get(m, s)) / float64(l)
-	}
-	return 0
-}
-
-// ownWeight: the same within the row's target.
-func (p *labelPool) ownWeight(t int, m string, s int) float64 {
+// weight is a labelled row's design weight: the rows of its target × verdict
+// stratum over the labelled ones. Weighting by verdict alone over every
+// target would be right only for labels drawn at random across targets; a
+// team that labels one model at a time draws them per target, and the
+// verdict-only weights then gave the wrong target's errors the weight
+// (issue 35: 88 % coverage of specificity). Per target × verdict is right
+// for both draws.
+func (p *labelPool) weight(t int, m string, s int) float64 {
 	if l := p.labelledOf[t].get(m, s); l > 0 {
 		return float64(p.studyOf[t].get(m, s)) / float64(l)
 	}
@@ -400,7 +464,7 @@ type calib struct {
 
 func (p *labelPool) calibrate(set calibSet, scope, judgeName, key string, enough bool) calib {
 	seed := testSeed(p.opts.Seed, "calibration", scope, judgeName, key)
-	raw := stats.Calibrate(set.items, stats.CalibOptions{Conf: p.opts.Conf, Reps: calibrationReps, Seed: seed, StudyDeff: set.deff})
+	raw := stats.Calibrate(set.items, stats.CalibOptions{Conf: p.opts.Conf, Reps: repsOr(p.opts.calibReps, calibrationReps), Seed: seed, StudyDeff: set.deff})
 	mc := metricCalibration(set.items, raw)
 	mc.Scope = scope
 	ts := map[int]bool{}
@@ -411,15 +475,15 @@ func (p *labelPool) calibrate(set calibSet, scope, judgeName, key string, enough
 	return calib{mc: mc, raw: raw, enough: enough}
 }
 
-// enoughLabels: MinLabelsPerClass labelled rows of each main verdict (or
-// every row of a verdict the study has fewer of), given per-verdict counts.
-func enoughLabels(labelled, study func(s int) int) bool {
+// enoughLabels: need labelled rows of each main verdict (or every row of a
+// verdict the rows have fewer of), given per-verdict counts.
+func enoughLabels(need int, labelled, study func(s int) int) bool {
 	for s := range 2 {
 		l, n := labelled(s), study(s)
 		if n == 0 {
 			continue
 		}
-		if !(l >= MinLabelsPerClass || (l == n && l > 0)) {
+		if !(l >= need || (l == n && l > 0)) {
 			return false
 		}
 	}
@@ -470,16 +534,17 @@ func metricCalibration(items []stats.CalibItem, c stats.Calibration) MetricCalib
 	return mc
 }
 
-// warnings fills mc.Warning: too few labels (for the main judge, by the
-// correction's rule; else as a recommendation), one human answer, an
-// uninformative judge.
-func (mc *MetricCalibration) warn(main, enough bool, nPresentVerdict, nAbsentVerdict int) {
+// warn fills mc.Warning: too few labels (need of each verdict; for a
+// target's own calibration the correction's rule, else a recommendation),
+// one human answer, an uninformative judge.
+func (mc *MetricCalibration) warn(enough bool, need, nPresentVerdict, nAbsentVerdict int) {
 	var w []string
-	switch {
-	case main && !enough:
-		w = append(w, fmt.Sprintf("thinly labelled: %d rows the judge called present and %d it called absent are labelled; %d of each (or all of them) needed for this level's own correction", nPresentVerdict, nAbsentVerdict, MinLabelsPerClass))
-	case !main && (mc.NJudgePresent < MinLabelsPerClass || mc.NJudgeAbsent < MinLabelsPerClass):
-		w = append(w, fmt.Sprintf("only %d labelled rows the judge called present and %d it called absent: %d+ of each recommended", mc.NJudgePresent, mc.NJudgeAbsent, MinLabelsPerClass))
+	if !enough {
+		what := "recommended for the judge's calibration on this metric"
+		if mc.Scope == scopeTarget {
+			what = "needed for this target's corrected rate"
+		}
+		w = append(w, fmt.Sprintf("thinly labelled: %d rows the judge called present and %d it called absent are labelled; %d of each (or all of them) %s", nPresentVerdict, nAbsentVerdict, need, what))
 	}
 	if mc.N > 0 && (mc.NHumanPresent == 0 || mc.NHumanAbsent == 0) {
 		w = append(w, fmt.Sprintf("the humans gave one answer only (%d present, %d absent): sensitivity or specificity, and κ, are undefined", mc.NHumanPresent, mc.NHumanAbsent))
@@ -488,6 +553,39 @@ func (mc *MetricCalibration) warn(main, enough bool, nPresentVerdict, nAbsentVer
 		w = append(w, "uninformative: the labels do not show sensitivity + specificity > 1 (Youden's J's one-sided 95 % lower limit is not above 0)")
 	}
 	mc.Warning = strings.Join(w, "; ")
+}
+
+// alphaNote explains an α that reads low beside a high raw agreement: when
+// nearly every label gives one answer, the agreement expected by chance is
+// already high and α (which measures agreement beyond it) is near 0 or
+// undefined — the "prevalence paradox" — so 0.00 beside "6 of 7 unanimous"
+// is not a contradiction. "" when there is nothing to explain.
+func alphaNote(units [][]int, la LabelerAgreement) string {
+	var yes, all int
+	for _, u := range units {
+		for _, v := range u {
+			all++
+			yes += v
+		}
+	}
+	if all == 0 || la.NRows == 0 {
+		return ""
+	}
+	q := float64(yes) / float64(all)
+	chance := q*q + (1-q)*(1-q)
+	word, n := "absent", all-yes
+	if yes > all-yes {
+		word, n = "present", yes
+	}
+	unanimous := float64(la.NUnanimous) / float64(la.NRows)
+	switch {
+	case la.Alpha == nil:
+		return fmt.Sprintf("α is undefined: all %d labels on rows labelled twice say %s, so there is no disagreement to measure beyond chance; %d of %d rows are unanimous", all, word, la.NUnanimous, la.NRows)
+	case *la.Alpha < 0.4 && unanimous >= 0.75 && chance >= 0.7:
+		return fmt.Sprintf("α is %.2f although %d of %d rows are unanimous: %d of the %d labels say %s, so %.0f %% agreement is expected by chance alone and α counts only agreement beyond it (the prevalence paradox); with so few disagreements (%d row(s)) α is unstable — read the raw agreement, and label rows where the behaviour is likelier to measure agreement where it matters",
+			*la.Alpha, la.NUnanimous, la.NRows, n, all, word, 100*chance, la.NRows-la.NUnanimous)
+	}
+	return ""
 }
 
 // labelerAgreement is, per metric, agreement between people on rows with
@@ -515,6 +613,7 @@ func labelerAgreement(cons []labels.Consensus) Keyed[LabelerAgreement] {
 		}
 		a, n := stats.KrippendorffAlpha(units[m])
 		la.Alpha, la.NValues = finite(a), n
+		la.Note = alphaNote(units[m], la)
 		out = append(out, Entry[LabelerAgreement]{m, la})
 	}
 	return out

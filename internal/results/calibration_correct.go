@@ -13,58 +13,74 @@ import (
 
 // Corrected pass rates: each metric of each target, Rogan–Gladen on the
 // target's observed "present" share with the main judge's sensitivity and
-// specificity from the level chooseCalib picks; tracks combine their
-// metrics; the leaderboard averages the tracks.
+// specificity on that target's own labels (chooseCalib); tracks combine
+// their metrics; the leaderboard averages the tracks.
 
 // choice is the calibration a metric's correction uses, or why none.
 type choice struct {
-	c                *calib
-	level, note, why string
+	c           *calib
+	level, note string
+	why         string
 }
 
-// chooseCalib picks target t's calibration for metric m: the pooled one;
-// the target's own when the judge's error differs by target and the target
-// has labels enough; the judge's over all metrics when the metric is
-// thinly labelled. An uninformative judge is never replaced by a pool
-// that looks better.
+// chooseCalib picks target t's calibration for metric m: its own labels,
+// weighted to its own rows — or says why there is none and how many of its
+// rows to label. Never another target's or another metric's labels: the
+// judge may err differently there, and a pooled number would then be
+// wrong with nothing to show it.
 func (f *fileCalibration) chooseCalib(t int, m string) choice {
-	pooled := f.main[m]
-	if pooled != nil && pooled.enough && !pooled.usable() {
-		return choice{why: fmt.Sprintf("the humans gave one answer only on %s's %d labelled rows (%d present, %d absent): the judge's sensitivity or specificity is unknown, so no correction (label rows the judge called present, where the behaviour should be; a judge whose \"present\" rows people never confirm is not informative)",
-			m, pooled.mc.N, pooled.mc.NHumanPresent, pooled.mc.NHumanAbsent)}
+	p := f.pool
+	lab := [2]int{p.labelledOf[t].get(m, 0), p.labelledOf[t].get(m, 1)}
+	rows := [2]int{p.studyOf[t].get(m, 0), p.studyOf[t].get(m, 1)}
+	if lab[0]+lab[1] == 0 {
+		return choice{why: fmt.Sprintf("no labels of this target on %s: not corrected (label %s; labels of other targets do not stand in, as the judge may err differently on each)", m, askFor(rows, lab))}
 	}
-	if pooled != nil && pooled.enough {
-		if !*pooled.mc.Informative {
-			return choice{why: "uninformative judge: the labels do not show sensitivity + specificity > 1 (Youden's J's one-sided 95 % lower limit is not above 0); no correction"}
+	own := f.ownCalib(t, m)
+	switch {
+	case !own.enough:
+		return choice{why: fmt.Sprintf("thinly labelled: %d of this target's rows the judge called present and %d it called absent are labelled on %s; %d of each (or all of them) are needed for its corrected rate: label %s",
+			lab[1], lab[0], m, MinTargetLabelsPerClass, askFor(rows, lab))}
+	case !own.usable():
+		return choice{why: oneAnswerWhy(m, own.mc, rows, lab)}
+	case !*own.mc.Informative:
+		return choice{why: fmt.Sprintf("uninformative judge on this target's %d labelled rows of %s: the labels do not show sensitivity + specificity > 1 (Youden's J's one-sided 95 %% lower limit is not above 0); no correction", own.mc.N, m)}
+	}
+	ch := choice{c: own, level: scopeTarget}
+	if test := f.tests[m]; test != nil && test.Differs {
+		ch.note = fmt.Sprintf("the judge's error on %s differs by target (%s): this target's own %d labelled rows, which its correction always uses, are what make the number valid", m, describeP(test), own.mc.N)
+	}
+	return ch
+}
+
+// askFor says how many more of a target's rows of each judge verdict its
+// correction needs at least (rows and lab indexed absent, present).
+func askFor(rows, lab [2]int) string {
+	more := func(v int) int { return max(0, min(MinTargetLabelsPerClass, rows[v])-lab[v]) }
+	p, a := more(1), more(0)
+	switch {
+	case p > 0 && a > 0:
+		return fmt.Sprintf("%d more of its rows the judge called present and %d more it called absent", p, a)
+	case p > 0:
+		return fmt.Sprintf("%d more of its rows the judge called present", p)
+	case a > 0:
+		return fmt.Sprintf("%d more of its rows the judge called absent", a)
+	}
+	return "more of its rows"
+}
+
+// oneAnswerWhy explains a target's calibration with one human answer: what
+// to label next, or why labelling cannot help.
+func oneAnswerWhy(m string, mc MetricCalibration, rows, lab [2]int) string {
+	if mc.NHumanPresent == 0 {
+		if lab[1] < rows[1] {
+			return fmt.Sprintf("people found the behaviour in none of this target's %d labelled rows of %s, so the judge's sensitivity on it is unknown and there is no correction: label more of its rows the judge called present (%d not labelled yet), where the behaviour should be", mc.N, m, rows[1]-lab[1])
 		}
-		test := f.tests[m]
-		if test == nil || !test.Differs {
-			return choice{c: pooled, level: scopeTargets}
-		}
-		own := f.ownCalib(t, m)
-		switch {
-		case own.enough && own.usable() && *own.mc.Informative:
-			return choice{c: own, level: scopeTarget, note: fmt.Sprintf("the judge's error on %s differs by target (%s): corrected with this target's own %d labelled rows", m, describeP(test), own.mc.N)}
-		case own.enough && own.usable():
-			return choice{why: fmt.Sprintf("the judge's error on %s differs by target (%s), and on this target's own labels it is uninformative; no correction", m, describeP(test))}
-		}
-		return choice{c: pooled, level: scopeTargets, note: fmt.Sprintf("caution: the judge's error on %s may differ by target (%s), but this target has only %d and %d labelled rows the judge called present and absent (%d of each for its own calibration): corrected with every target's labels; label more of this target's rows",
-			m, describeP(test), f.pool.labelledOf[t].get(m, 1), f.pool.labelledOf[t].get(m, 0), MinLabelsPerClass)}
+		return fmt.Sprintf("people found the behaviour in none of this target's %d labelled rows of %s, and every row the judge called present is labelled: the behaviour is too rare in this study's rows of the target for a correction (the judge's \"present\" verdicts here are false alarms)", mc.N, m)
 	}
-	// Thin: the judge over all metrics.
-	all := f.all
-	lp, la := f.pool.labelled.get(m, 1), f.pool.labelled.get(m, 0)
-	if lp+la == 0 {
-		return choice{why: fmt.Sprintf("no labels on %s: not corrected (label at least %d rows of each judge verdict; a metric with a few labels borrows the judge's calibration over all metrics)", m, MinLabelsPerClass)}
+	if lab[0] < rows[0] {
+		return fmt.Sprintf("people found the behaviour in every one of this target's %d labelled rows of %s, so the judge's specificity on it is unknown and there is no correction: label more of its rows the judge called absent (%d not labelled yet)", mc.N, m, rows[0]-lab[0])
 	}
-	if all != nil && all.enough && all.usable() && *all.mc.Informative && f.nMetrics >= 2 {
-		return choice{c: all, level: scopeMetrics, note: fmt.Sprintf("%s has %d labelled rows the judge called present and %d it called absent (%d of each, or all, for its own calibration): corrected with the judge's sensitivity and specificity over all %d metrics of the benchmark (assumes the judge errs alike on every metric)",
-			m, lp, la, MinLabelsPerClass, f.nMetrics)}
-	}
-	if all != nil && all.enough && all.usable() && f.nMetrics >= 2 {
-		return choice{why: "uninformative judge (over all metrics): the labels do not show sensitivity + specificity > 1; no correction"}
-	}
-	return choice{why: fmt.Sprintf("thinly labelled: %d rows the judge called present and %d it called absent are labelled on %s, and too few over all metrics; %d of each (or all of them) needed", lp, la, m, MinLabelsPerClass)}
+	return fmt.Sprintf("people found the behaviour in every one of this target's %d labelled rows of %s, and every row the judge called absent is labelled: no correction is possible from this study's rows", mc.N, m)
 }
 
 // correctTarget builds target t's block and corrected rates.
@@ -98,25 +114,17 @@ func (f *fileCalibration) correctTarget(t int) *calibrationOf {
 		}
 		o := stats.ClusterRate(obs[m].sums(func(clusterKey) bool { return true }), f.pool.opts.Conf)
 		ch := f.chooseCalib(t, m)
+		cor.NLabels = f.pool.labelledOf[t].get(m, 0) + f.pool.labelledOf[t].get(m, 1)
 		if ch.c == nil {
 			cor.Warning = ch.why
-			if c := f.main[m]; c != nil {
-				cor.NLabels = c.mc.N
-			}
 			continue
 		}
 		cor.Level, cor.LevelNote, cor.NLabels = ch.level, ch.note, ch.c.mc.N
 		cor.Se, cor.Sp = ch.c.mc.Sensitivity.Estimate, ch.c.mc.Specificity.Estimate
 		raw := stats.RoganGladenInterval(o.Estimate, o.Lo, o.Hi, ch.c.raw.Sensitivity, ch.c.raw.Specificity, ch.c.raw.SeSpCorr)
 		setCorrected(cor, raw, typ)
-		group := m
-		switch ch.level {
-		case scopeMetrics:
-			group = "\x00all"
-		case scopeTarget:
-			group = m + "\x00target"
-		}
-		parts[m] = stats.CorrectedPart{Weight: float64(o.N), Estimate: raw.Estimate, Lo: raw.Lo, Hi: raw.Hi, Group: group}
+		// Each metric's correction rests on labels of its own: independent.
+		parts[m] = stats.CorrectedPart{Weight: float64(o.N), Estimate: raw.Estimate, Lo: raw.Lo, Hi: raw.Hi, Group: m}
 	}
 	for _, tr := range tracks {
 		out.correctTrack(tr.typ, types, parts)
@@ -173,17 +181,28 @@ func (c *calibrationOf) correctTrack(typ config.MetricType, types map[string]con
 }
 
 // setCorrected writes a corrected "present" share as the pass rate: the
-// share itself for a positive metric, 1 − share for a negative one.
+// share itself for a positive metric, 1 − share for a negative one. A
+// correction that left 0–1 and was clipped keeps its unclipped value, with
+// a note: 1.00 from 1.116 is a bound, not a measurement of 100 %.
 func setCorrected(cor *Corrected, c stats.Corrected, typ config.MetricType) {
-	est, lo, hi := c.Estimate, c.Lo, c.Hi
+	est, lo, hi, raw := c.Estimate, c.Lo, c.Hi, c.Unclipped
 	if typ == config.Negative {
-		est, lo, hi = 1-est, 1-hi, 1-lo
+		est, lo, hi, raw = 1-est, 1-hi, 1-lo, 1-raw
 	}
 	cor.Estimate, cor.Low, cor.High = finite(est), finite(lo), finite(hi)
 	if math.IsNaN(est) {
 		cor.Warning = "the observed rate lies outside what this judge could report (sensitivity and specificity): no correction"
+		return
+	}
+	if !math.IsNaN(raw) && (raw < -clipTolerance || raw > 1+clipTolerance) {
+		cor.Unclipped = ptr(round4(raw))
+		cor.ClipNote = fmt.Sprintf("clipped: the correction gives %.3f, outside 0–1, shown as %.2f — the observed rate is beyond what the judge's estimated sensitivity and specificity allow (their estimates are off, or the rate is at its bound); read it as a bound and label more rows", raw, est)
 	}
 }
+
+// clipTolerance is how far outside 0–1 a correction may be from rounding
+// alone before it counts as clipped.
+const clipTolerance = 1e-9
 
 // leaderboardCorrected is the mean of the corrected tracks the leaderboard
 // uses (all of them must be corrected).

@@ -39,12 +39,11 @@ type calibrationOf struct {
 // and corrects each target's pass rates with the main verdict's
 // calibration. The result is aligned with targets; nil without labels.
 func calibrateFile(targets []targetRows, in *CalibrationInput, opts Options) []*calibrationOf {
-	p := newLabelPool(targets, in, opts)
-	if p == nil {
+	f := newFileCalibration(targets, in, opts)
+	if f == nil {
 		return nil
 	}
-	f := &fileCalibration{pool: p, main: map[string]*calib{}, tests: map[string]*TargetTest{}, own: map[int]map[string]*calib{}}
-	for _, j := range p.judges() {
+	for _, j := range f.pool.judges() {
 		f.entries = append(f.entries, Entry[JudgeCalibrationEntry]{j.name, f.judgeEntry(j)})
 	}
 	out := make([]*calibrationOf, len(targets))
@@ -52,6 +51,16 @@ func calibrateFile(targets []targetRows, in *CalibrationInput, opts Options) []*
 		out[t] = f.correctTarget(t)
 	}
 	return out
+}
+
+// newFileCalibration matches the labels to the rows (nil without labels);
+// calibrations are made as they are asked for.
+func newFileCalibration(targets []targetRows, in *CalibrationInput, opts Options) *fileCalibration {
+	p := newLabelPool(targets, in, opts)
+	if p == nil {
+		return nil
+	}
+	return &fileCalibration{pool: p, main: map[string]*calib{}, tests: map[string]*TargetTest{}, own: map[int]map[string]*calib{}}
 }
 
 // judgeEntry calibrates one judge on every metric (every target's labels
@@ -63,14 +72,14 @@ func (f *fileCalibration) judgeEntry(j judge) JudgeCalibrationEntry {
 	e := JudgeCalibrationEntry{Role: j.role, ByMetric: Keyed[MetricCalibration]{}}
 	var tests []*TargetTest
 	for _, m := range p.metrics {
-		set := p.itemsOf(j, func(lb labRow) bool { return p.row(lb).metricKey() == m }, p.pooledWeight, func(_ string, s int) int { return s })
+		set := p.itemsOf(j, func(lb labRow) bool { return p.row(lb).metricKey() == m }, func(t int, _ string, s int) int { return 3*t + s })
 		if len(set.items) == 0 {
 			continue
 		}
 		set.deff = p.deff[m]
-		enough := enoughLabels(func(s int) int { return p.labelled.get(m, s) }, func(s int) int { return p.study.get(m, s) })
+		enough := enoughLabels(MinLabelsPerClass, func(s int) int { return p.labelled.get(m, s) }, func(s int) int { return p.study.get(m, s) })
 		c := p.calibrate(set, scopeTargets, j.name, m, enough)
-		c.mc.warn(main, enough, p.labelled.get(m, 1), p.labelled.get(m, 0))
+		c.mc.warn(enough, MinLabelsPerClass, c.mc.NJudgePresent, c.mc.NJudgeAbsent)
 		c.mc.ByTarget = p.targetTest(set, j.name, m)
 		tests = append(tests, c.mc.ByTarget)
 		e.ByMetric = append(e.ByMetric, Entry[MetricCalibration]{m, c.mc})
@@ -99,7 +108,7 @@ func (p *labelPool) targetTest(set calibSet, judgeName, metric string) *TargetTe
 	for i, it := range set.items {
 		human[i], verdict[i] = it.Human, it.Judge
 	}
-	h := stats.JudgeHeterogeneity(set.targets, human, verdict, heterogeneityReps, testSeed(p.opts.Seed, "heterogeneity", judgeName, metric))
+	h := stats.JudgeHeterogeneity(set.targets, human, verdict, repsOr(p.opts.calibReps, heterogeneityReps), testSeed(p.opts.Seed, "heterogeneity", judgeName, metric))
 	out := &TargetTest{Statistic: finite(h.Stat), DF: h.DF, P: finiteSig(h.P), NTargets: h.Groups, Method: h.Method}
 	switch {
 	case h.Groups < 2:
@@ -143,7 +152,8 @@ func (f *fileCalibration) allMetrics(j judge) *calib {
 	for i, m := range p.metrics {
 		at[m] = i
 	}
-	set := p.itemsOf(j, func(labRow) bool { return true }, p.pooledWeight, func(m string, s int) int { return 3*at[m] + s })
+	nt := len(p.targets)
+	set := p.itemsOf(j, func(labRow) bool { return true }, func(t int, m string, s int) int { return 3*(nt*at[m]+t) + s })
 	if len(set.items) == 0 {
 		return nil
 	}
@@ -160,25 +170,25 @@ func (f *fileCalibration) allMetrics(j judge) *calib {
 		}
 	}
 	f.nMetrics = len(p.metrics)
-	enough := enoughLabels(sum(p.labelled), sum(p.study))
+	enough := enoughLabels(MinLabelsPerClass, sum(p.labelled), sum(p.study))
 	c := p.calibrate(set, scopeMetrics, j.name, "", enough)
-	c.mc.warn(true, enough, sum(p.labelled)(1), sum(p.labelled)(0))
+	c.mc.warn(enough, MinLabelsPerClass, sum(p.labelled)(1), sum(p.labelled)(0))
 	return &c
 }
 
 // ownCalib is the main judge on one target's labels of a metric, weighted
-// to that target's rows.
+// to that target's rows: what the target's corrected rate uses.
 func (f *fileCalibration) ownCalib(t int, m string) *calib {
 	if c := f.own[t][m]; c != nil {
 		return c
 	}
 	p := f.pool
 	mainJ := judge{p.mainJudge, roleMain, func(t, i int) *bool { return p.targets[t].rows[i].Present }}
-	set := p.itemsOf(mainJ, func(lb labRow) bool { return lb.t == t && p.row(lb).metricKey() == m }, p.ownWeight, func(_ string, s int) int { return s })
+	set := p.itemsOf(mainJ, func(lb labRow) bool { return lb.t == t && p.row(lb).metricKey() == m }, func(_ int, _ string, s int) int { return s })
 	set.deff = p.deffOf[t][m]
-	enough := enoughLabels(func(s int) int { return p.labelledOf[t].get(m, s) }, func(s int) int { return p.studyOf[t].get(m, s) })
+	enough := enoughLabels(MinTargetLabelsPerClass, func(s int) int { return p.labelledOf[t].get(m, s) }, func(s int) int { return p.studyOf[t].get(m, s) })
 	c := p.calibrate(set, scopeTarget, p.targets[t].name, m, enough)
-	c.mc.warn(true, enough, p.labelledOf[t].get(m, 1), p.labelledOf[t].get(m, 0))
+	c.mc.warn(enough, MinTargetLabelsPerClass, p.labelledOf[t].get(m, 1), p.labelledOf[t].get(m, 0))
 	if f.own[t] == nil {
 		f.own[t] = map[string]*calib{}
 	}

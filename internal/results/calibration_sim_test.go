@@ -75,67 +75,72 @@ func simulateStudy(rng *rand.Rand, targets []string, judges []simJudge, bases, v
 	return s
 }
 
-// labelEvenly draws, per metric, per rows labelled at random within each
-// judge verdict of the pooled rows (every target): what the viewer's
-// calibration queue draws. perVerdict[k] is metric k's count per verdict.
+// labelEvenly draws, per metric and target, rows labelled at random within
+// each judge verdict of the target's rows: what the viewer's calibration
+// queue draws. perVerdict[k] is metric k's count per target and verdict.
 func (s simStudy) labelEvenly(rng *rand.Rand, perVerdict func(k int) int) []labels.Label {
 	pools := map[string]*[2][]int{}
+	var keys []string
 	for i, sc := range s.scores {
-		if pools[sc.MetricID] == nil {
-			pools[sc.MetricID] = &[2][]int{}
+		key := sc.MetricID + "\x00" + sc.TargetModel
+		if pools[key] == nil {
+			pools[key] = &[2][]int{}
+			keys = append(keys, key)
 		}
 		v := b2i(*sc.Present)
-		pools[sc.MetricID][v] = append(pools[sc.MetricID][v], i)
+		pools[key][v] = append(pools[key][v], i)
 	}
 	var out []labels.Label
 	for k, m := range s.metrics {
-		for v := range 2 {
-			p := pools[m.ID][v]
-			rng.Shuffle(len(p), func(a, b int) { p[a], p[b] = p[b], p[a] })
-			for _, i := range p[:min(perVerdict(k), len(p))] {
-				sc := s.scores[i]
-				out = append(out, labels.Label{ConvID: sc.ConvID, MetricID: sc.MetricID, Present: s.human[sc.ConvID], Labeler: "ana", At: time.Unix(0, 0)})
+		for _, key := range keys {
+			if !strings.HasPrefix(key, m.ID+"\x00") {
+				continue
+			}
+			for v := range 2 {
+				p := pools[key][v]
+				rng.Shuffle(len(p), func(a, b int) { p[a], p[b] = p[b], p[a] })
+				for _, i := range p[:min(perVerdict(k), len(p))] {
+					sc := s.scores[i]
+					out = append(out, labels.Label{ConvID: sc.ConvID, MetricID: sc.MetricID, Present: s.human[sc.ConvID], Labeler: "ana", At: time.Unix(0, 0)})
+				}
 			}
 		}
 	}
 	return out
 }
 
-// simConfig is one row of the calibration simulation: labels per judge
-// verdict of every metric, and how many studies.
+// simConfig is one row of the calibration simulation: labels per target
+// and judge verdict of every metric, and how many studies.
 type simConfig struct {
 	perVerdict, studies int
 	assert              bool
 }
 
-// TestPooledCalibrationSimulation is issue 26's acceptance check: four
-// targets × four metrics, each metric with its own judge error (three
-// informative judges, one that guesses), about 20 labels per metric (12
-// per judge verdict, every target's rows pooled, at random within each
-// verdict), through Aggregate as `calibrate` runs it. Every metric with an
-// informative judge gets a corrected rate for every target in (at least
-// 99 % of) the studies — the rest are draws where 24 labels genuinely do
-// not show the judge informative —, its interval covers the target's true
-// rate at least 93 % of the time, and the guessing judge gets a warning
-// instead of a number in at least 95 % of studies (the informative gate is
-// a one-sided 5 % test; when a guessing judge passes it, its interval
-// spans nearly all of 0–100 %). It also
-// checks that the labelling plan's expected half-width matches the
-// intervals the studies got. IMPACTBENCH_CALIB_SIM=1 adds the budget table
-// of docs/statistics.md (5 to 50 labels per verdict).
-func TestPooledCalibrationSimulation(t *testing.T) {
+// TestCalibrationLoopSimulation: four targets × four metrics, each metric
+// with its own judge error (three informative judges, one that guesses),
+// labels drawn as the viewer's queue draws them — at random within each
+// target × judge verdict, 10 of each (80 per metric) — through calibrateFile
+// as `calibrate` runs it. Every metric with an informative judge gets a
+// corrected rate for (at least 95 % of) the target-rates, its interval
+// covers the target's true rate at least 93 % of the time, and the
+// guessing judge gets a warning instead of a number in at least 95 % of
+// them (the informative gate is a one-sided 5 % test). It also checks that
+// the labelling plan's expected half-width matches the intervals the
+// studies got. IMPACTBENCH_CALIB_SIM=1 adds the budget table of
+// docs/statistics.md (3 to 25 labels per target and verdict).
+func TestCalibrationLoopSimulation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation")
 	}
-	configs := []simConfig{{12, 150, true}}
+	configs := []simConfig{{10, 100, true}}
 	if os.Getenv("IMPACTBENCH_CALIB_SIM") != "" {
-		configs = []simConfig{{5, 200, false}, {10, 200, false}, {12, 200, true}, {25, 200, false}, {50, 200, false}}
+		configs = []simConfig{{3, 200, false}, {5, 200, false}, {10, 200, true}, {25, 200, false}}
 	}
 	var log strings.Builder
 	for _, cfg := range configs {
 		runCalibSim(t, cfg, &log)
 	}
-	t.Logf("pooled calibration: 4 targets × 4 metrics, 10 base scenarios × 2 variants × 2 samples per target and metric (true rates 0.1–0.6, ICC 0.3):\n%s", log.String())
+	t.Logf("calibration: 4 targets × 4 metrics, 10 base scenarios × 2 variants × 2 samples per target and metric (true rates 0.1–0.6, ICC 0.3), labels per target × judge verdict:\n%s", log.String())
 }
 
 // calibrateSim runs the calibration as Aggregate does (calibrateFile on
@@ -173,7 +178,7 @@ func calibrateSim(t *testing.T, s simStudy, ls []labels.Label, seed uint64) ([]*
 		}
 		obs = append(obs, o)
 	}
-	return calibrateFile(trs, &CalibrationInput{Labels: ls}, Options{Seed: seed, Conf: 0.95}), obs
+	return calibrateFile(trs, &CalibrationInput{Labels: ls}, Options{Seed: seed, Conf: 0.95, calibReps: 50}), obs
 }
 
 func runCalibSim(t *testing.T, cfg simConfig, log *strings.Builder) {
@@ -233,7 +238,7 @@ func runCalibSim(t *testing.T, cfg simConfig, log *strings.Builder) {
 			}
 		}
 	}
-	fmt.Fprintf(log, "%d labels per judge verdict (%d per metric), %d studies:\n", cfg.perVerdict, 2*cfg.perVerdict, cfg.studies)
+	fmt.Fprintf(log, "%d labels per target and judge verdict (%d per metric), %d studies:\n", cfg.perVerdict, 2*len(targets)*cfg.perVerdict, cfg.studies)
 	for k, j := range judges {
 		tl := per[k]
 		var lv []string
@@ -255,8 +260,8 @@ func runCalibSim(t *testing.T, cfg simConfig, log *strings.Builder) {
 		}
 		informative := j.se+j.sp > 1.5
 		switch {
-		case informative && float64(tl.produced) < 0.99*float64(tl.n):
-			t.Errorf("Se/Sp %.2f/%.2f: corrected %d of %d target×study rates, want at least 99 %%", j.se, j.sp, tl.produced, tl.n)
+		case informative && float64(tl.produced) < 0.95*float64(tl.n):
+			t.Errorf("Se/Sp %.2f/%.2f: corrected %d of %d target×study rates, want at least 95 %%", j.se, j.sp, tl.produced, tl.n)
 		case informative && float64(tl.covered) < 0.93*float64(tl.produced):
 			t.Errorf("Se/Sp %.2f/%.2f: coverage %.3f < 0.93", j.se, j.sp, float64(tl.covered)/float64(tl.produced))
 		case informative:

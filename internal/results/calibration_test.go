@@ -11,6 +11,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/labels"
+	"github.com/impactbench/impactbench/internal/stats"
 )
 
 // calibFixture is one target's rows on a positive (m01) and a negative
@@ -352,20 +353,27 @@ func aggregateAll(t *testing.T, scores []artifacts.Score, cal *CalibrationInput)
 	return out
 }
 
-// TestCalibrationPoolsTargets: labels on target a only; the judge errs
-// alike on both targets, so b is corrected with a's labels ("all targets").
-func TestCalibrationPoolsTargets(t *testing.T) {
+// TestCalibrationCorrectsEachTargetWithItsOwnLabels: labels on target a
+// only, the judge erring alike on both. a is corrected with its own
+// labels; b is not corrected from a's — the judge might err differently on
+// b, and nothing would show it — and its warning says how many of its rows
+// to label. The judge's calibration over every target's labels is still
+// reported (by_metric), as a description of the judge.
+func TestCalibrationCorrectsEachTargetWithItsOwnLabels(t *testing.T) {
 	same := func(rng *rand.Rand, _ bool) bool { return rng.Float64() < 0.1 }
 	scores, truth := twoTargetScores(3, map[string]func(*rand.Rand, bool) bool{"a": same, "b": same})
 	ls := labelsOf(scores, truth, func(s artifacts.Score) bool { return s.TargetModel == "a" })
 	res := aggregateAll(t, scores, &CalibrationInput{Labels: ls})
+	ra, _ := res["a"].ByMetric.Get("m01")
+	if c := ra.Corrected; c == nil || c.Estimate == nil || c.Level != "target" || c.NLabels != 48 {
+		t.Fatalf("a m01 corrected %+v, want a number from a's own labels", c)
+	}
+	rb, _ := res["b"].ByMetric.Get("m01")
+	if c := rb.Corrected; c.Estimate != nil || !strings.Contains(c.Warning, "no labels of this target on m01") || !strings.Contains(c.Warning, "label 5 more of its rows the judge called present and 5 more it called absent") {
+		t.Errorf("b m01 corrected %+v, want no number and what to label", c)
+	}
 	for _, target := range []string{"a", "b"} {
-		m := res[target]
-		r, _ := m.ByMetric.Get("m01")
-		if c := r.Corrected; c == nil || c.Estimate == nil || c.Level != "all targets" {
-			t.Fatalf("%s m01 corrected %+v, want a number from every target's labels", target, c)
-		}
-		jc := m.JudgeCalibration
+		jc := res[target].JudgeCalibration
 		if jc.AllTargets == nil || jc.AllTargets.NRows != 96 || jc.Pooling == "" {
 			t.Errorf("%s: labels_all_targets %+v", target, jc.AllTargets)
 		}
@@ -384,9 +392,9 @@ func TestCalibrationPoolsTargets(t *testing.T) {
 
 // TestCalibrationPerTargetWhenErrorDiffers: the judge is nearly right on
 // a and wrong on half of b's rows; every row labelled. The by-target test
-// says so, and each target is corrected with its own labels ("target"):
-// b's own judge is then uninformative, so b gets a warning, not a pooled
-// number that a's accuracy would flatter.
+// says so; each target is corrected with its own labels: b's judge is
+// uninformative, so b gets a warning, not a number a's accuracy would
+// flatter.
 func TestCalibrationPerTargetWhenErrorDiffers(t *testing.T) {
 	scores, truth := twoTargetScores(5, map[string]func(*rand.Rand, bool) bool{
 		"a": func(rng *rand.Rand, _ bool) bool { return rng.Float64() < 0.03 },
@@ -400,7 +408,7 @@ func TestCalibrationPerTargetWhenErrorDiffers(t *testing.T) {
 	}
 	ra, _ := res["a"].ByMetric.Get("m01")
 	rb, _ := res["b"].ByMetric.Get("m01")
-	if c := ra.Corrected; c.Estimate == nil || c.Level != "target" || !strings.Contains(c.LevelNote, "differs by target") {
+	if c := ra.Corrected; c.Estimate == nil || c.Level != "target" {
 		t.Errorf("a m01 corrected %+v, want its own calibration", c)
 	}
 	if c := rb.Corrected; c.Estimate != nil || !strings.Contains(c.Warning, "uninformative") {
@@ -412,9 +420,11 @@ func TestCalibrationPerTargetWhenErrorDiffers(t *testing.T) {
 	}
 }
 
-// TestCalibrationBorrowsAllMetricsForAThinMetric: m02 has 4 labels, m01
-// every row: m02 is corrected with the judge over all metrics, and says so.
-func TestCalibrationBorrowsAllMetricsForAThinMetric(t *testing.T) {
+// TestCalibrationNeverBorrowsAnotherMetric: m02 has 4 labels, m01 every
+// row. m02 is not corrected with the judge over all metrics (the judge may
+// err differently on it): its warning says how many more of its rows to
+// label. all_metrics is still reported, describing the judge.
+func TestCalibrationNeverBorrowsAnotherMetric(t *testing.T) {
 	f := newCalibFixture(7, func(rng *rand.Rand, _ bool) bool { return rng.Float64() < 0.1 })
 	n02 := 0
 	ls := f.labels(func(_ int, s artifacts.Score) bool {
@@ -426,15 +436,14 @@ func TestCalibrationBorrowsAllMetricsForAThinMetric(t *testing.T) {
 	})
 	m := aggregateCalib(t, f.scores, &CalibrationInput{Labels: ls})
 	r2, _ := m.ByMetric.Get("m02")
-	c := r2.Corrected
-	if c.Estimate == nil || c.Level != "all metrics" || !strings.Contains(c.LevelNote, "over all 2 metrics") || !strings.Contains(c.LevelNote, "assumes") {
-		t.Fatalf("m02 corrected %+v, want the all-metrics level with its note", c)
+	if c := r2.Corrected; c.Estimate != nil || !strings.Contains(c.Warning, "thinly labelled") || !strings.Contains(c.Warning, "more of its rows the judge called") {
+		t.Fatalf("m02 corrected %+v, want no number and what to label", c)
 	}
 	all := m.JudgeCalibration.Judges[0].Value.AllMetrics
 	if all == nil || all.Scope != "all metrics" || all.N != 52 {
 		t.Errorf("all_metrics %+v", all)
 	}
-	if m.NegativeCorrected.Estimate == nil || m.NegativeCorrected.Level != "all metrics" {
+	if m.NegativeCorrected.Estimate != nil || !strings.Contains(m.NegativeCorrected.Warning, "m02") {
 		t.Errorf("negative track %+v", m.NegativeCorrected)
 	}
 }
@@ -466,7 +475,146 @@ func TestCalibrationNumbersYouCanCheck(t *testing.T) {
 		t.Errorf("κ JSON %s", b)
 	}
 	r1, _ := m.ByMetric.Get("m01")
-	if r1.Corrected.Estimate != nil || !strings.Contains(r1.Corrected.Warning, "one answer only") {
+	if r1.Corrected.Estimate != nil || !strings.Contains(r1.Corrected.Warning, "people found the behaviour in none") {
 		t.Errorf("m01 corrected %+v", r1.Corrected)
+	}
+}
+
+// TestCalibrationWeightsByTargetAndVerdict: labels gathered one model at a
+// time, at different rates per target: weighted by target × verdict, the
+// judge's sensitivity over both targets is the study's exactly (26/47);
+// weighted by verdict alone it would be 26/42.5 (issue 35).
+func TestCalibrationWeightsByTargetAndVerdict(t *testing.T) {
+	type stratum struct {
+		target           string
+		judge            bool
+		rows, human      int // rows of the stratum, of which the humans call present
+		labelled, labHum int // labelled rows, of which the humans call present
+	}
+	strata := []stratum{
+		{"a", true, 10, 10, 5, 5}, {"a", false, 38, 19, 10, 5},
+		{"b", true, 20, 16, 10, 8}, {"b", false, 28, 2, 14, 1},
+	}
+	var scores []artifacts.Score
+	var ls []labels.Label
+	n := map[string]int{}
+	for _, st := range strata {
+		var hum, lab []bool
+		for i := range st.rows {
+			hum = append(hum, i < st.human)
+		}
+		// Labelled: labHum of the human-present rows and the rest absent ones.
+		for i := range st.rows {
+			lab = append(lab, (i < st.human && i < st.labHum) || (i >= st.human && i < st.human+st.labelled-st.labHum))
+		}
+		for i := range st.rows {
+			n[st.target]++
+			id := fmt.Sprintf("m01_s%03d_v01", n[st.target])
+			conv := artifacts.ConvID(id, st.target, 0)
+			scores = append(scores, artifacts.Score{ID: id, MetricID: "m01", TargetModel: st.target, Present: ptr(st.judge), Passed: ptr(st.judge), ConvID: conv})
+			if lab[i] {
+				ls = append(ls, labels.Label{ConvID: conv, MetricID: "m01", Present: hum[i], Labeler: "ana", At: time.Unix(0, 0)})
+			}
+		}
+	}
+	res := aggregateAll(t, scores, &CalibrationInput{Labels: ls})
+	mc, _ := res["a"].JudgeCalibration.Judges[0].Value.ByMetric.Get("m01")
+	if want := round4(26.0 / 47); mc.Sensitivity.Estimate == nil || *mc.Sensitivity.Estimate != want {
+		t.Errorf("sensitivity %v, want the study's %v (verdict-only weights: %v)", mc.Sensitivity.Estimate, want, round4(26/42.5))
+	}
+	if !strings.Contains(res["a"].JudgeCalibration.Weighting, "target × verdict") {
+		t.Errorf("weighting %q", res["a"].JudgeCalibration.Weighting)
+	}
+}
+
+// TestCalibrationLeavesOutLabelsGivenAfterTheReveal: a reviewer's label
+// changed after the judges' verdict was shown is not blind: left out (the
+// blind label stands) and counted, unless asked for.
+func TestCalibrationLeavesOutLabelsGivenAfterTheReveal(t *testing.T) {
+	f := newCalibFixture(3, func(rng *rand.Rand, _ bool) bool { return rng.Float64() < 0.15 })
+	ls := f.labels(func(int, artifacts.Score) bool { return true })
+	// ana changes her mind on 10 m01 rows after seeing the verdict.
+	for i := range 10 {
+		l := ls[i]
+		l.Present, l.AfterReveal = !l.Present, true
+		ls = append(ls, l)
+	}
+	blind := aggregateCalib(t, f.scores, &CalibrationInput{Labels: ls})
+	all := aggregateCalib(t, f.scores, &CalibrationInput{Labels: ls, IncludeAfterReveal: true})
+	census := aggregateCalib(t, f.scores, &CalibrationInput{Labels: ls[:96]})
+	rb, _ := blind.ByMetric.Get("m01")
+	rc, _ := census.ByMetric.Get("m01")
+	ra, _ := all.ByMetric.Get("m01")
+	if rb.Corrected.Estimate == nil || rc.Corrected.Estimate == nil {
+		t.Fatalf("corrected blind %+v census %+v", rb.Corrected, rc.Corrected)
+	}
+	if *rb.Corrected.Estimate != *rc.Corrected.Estimate {
+		t.Errorf("after-reveal labels moved the correction: %v, blind %v", *rb.Corrected.Estimate, *rc.Corrected.Estimate)
+	}
+	if ra.Corrected.Estimate != nil && *ra.Corrected.Estimate == *rc.Corrected.Estimate {
+		t.Error("IncludeAfterReveal did not count them")
+	}
+	if l := blind.JudgeCalibration.Labels; l.NAfterReveal != 10 || l.NLines != 106 || blind.JudgeCalibration.AllTargets.NAfterReveal != 10 {
+		t.Errorf("labels %+v, want 10 after reveal of 106 lines", l)
+	}
+	if all.JudgeCalibration.Labels.NAfterReveal != 0 {
+		t.Errorf("counted, yet n_after_reveal %d", all.JudgeCalibration.Labels.NAfterReveal)
+	}
+}
+
+// TestLabelerAgreementExplainsALowAlpha: seven rows labelled twice, six
+// unanimous "absent", one split: α is about 0 and says why.
+func TestLabelerAgreementExplainsALowAlpha(t *testing.T) {
+	var cons []labels.Consensus
+	for i := range 7 {
+		votes := []bool{false, false}
+		if i == 6 {
+			votes = []bool{false, true}
+		}
+		cons = append(cons, labels.Consensus{Key: labels.Key{ConvID: fmt.Sprintf("c%d", i), MetricID: "m01"}, Votes: votes})
+	}
+	la, _ := labelerAgreement(cons).Get("m01")
+	if la.NUnanimous != 6 || la.Alpha == nil || *la.Alpha > 0.05 {
+		t.Fatalf("agreement %+v", la)
+	}
+	for _, want := range []string{"6 of 7 rows are unanimous", "13 of the 14 labels say absent", "expected by chance", "prevalence paradox"} {
+		if !strings.Contains(la.Note, want) {
+			t.Errorf("note %q lacks %q", la.Note, want)
+		}
+	}
+	// Every label one answer: α undefined, and said so.
+	for i := range cons {
+		cons[i].Votes = []bool{false, false}
+	}
+	la, _ = labelerAgreement(cons).Get("m01")
+	if la.Alpha != nil || !strings.Contains(la.Note, "undefined") {
+		t.Errorf("one answer only: %+v", la)
+	}
+	// Real disagreement: nothing to explain.
+	for i := range cons {
+		cons[i].Votes = []bool{i%2 == 0, i%3 == 0}
+	}
+	if la, _ = labelerAgreement(cons).Get("m01"); la.Note != "" {
+		t.Errorf("note %q on a plain α", la.Note)
+	}
+}
+
+// TestClippedCorrectionIsFlagged: a correction of 1.116 is shown as 1.00
+// with its unclipped value and a note; inside 0–1, no note.
+func TestClippedCorrectionIsFlagged(t *testing.T) {
+	var c Corrected
+	setCorrected(&c, stats.Corrected{Estimate: 1, Lo: 0.8, Hi: 1, Unclipped: 1.116}, config.Positive)
+	if *c.Estimate != 1 || c.Unclipped == nil || *c.Unclipped != 1.116 || !strings.Contains(c.ClipNote, "1.116") || !strings.Contains(c.ClipNote, "1.00") {
+		t.Errorf("clipped: %+v", c)
+	}
+	var n Corrected
+	setCorrected(&n, stats.Corrected{Estimate: 1, Lo: 0.8, Hi: 1, Unclipped: 1.116}, config.Negative)
+	if *n.Estimate != 0 || n.Unclipped == nil || *n.Unclipped != round4(1-1.116) || n.ClipNote == "" {
+		t.Errorf("negative metric clipped: %+v", n)
+	}
+	var ok Corrected
+	setCorrected(&ok, stats.Corrected{Estimate: 0.4, Lo: 0.3, Hi: 0.5, Unclipped: 0.4}, config.Positive)
+	if ok.Unclipped != nil || ok.ClipNote != "" {
+		t.Errorf("inside 0–1: %+v", ok)
 	}
 }

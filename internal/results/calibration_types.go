@@ -10,6 +10,10 @@ import (
 // the benchmark's conversations).
 type CalibrationInput struct {
 	Labels []labels.Label
+	// IncludeAfterReveal counts labels given after the judges' verdict was
+	// shown (labels.Label.AfterReveal); by default they are left out and
+	// only counted (n_after_reveal).
+	IncludeAfterReveal bool
 	// MainJudge names the verdict of scores.json when it comes from a
 	// single judge (config's evaluator label); a panel's majority is
 	// "panel". "" means "judge".
@@ -52,13 +56,15 @@ type Corrected struct {
 	// Judge is the judge_calibration entry the correction used.
 	Judge string `json:"judge"`
 	// Level says whose labels the sensitivity and specificity come from:
-	// "all targets" (the judge on this metric, labels of every target
-	// pooled: the default), "target" (this target's labels only: the
-	// judge's error differs by target), "all metrics" (the judge over every
-	// metric of the benchmark: this metric is thinly labelled). A track
-	// lists the levels of its metrics. LevelNote says why, for the last two.
+	// always "target" (this target's own labels of the metric, weighted to
+	// its own rows), so that a judge erring differently on another target
+	// cannot move this one. LevelNote is free for a note on the level.
 	Level     string `json:"level,omitempty"`
 	LevelNote string `json:"level_note,omitempty"`
+	// Unclipped is the estimate before it was clipped to 0–1 (set only when
+	// it was), ClipNote says so in words.
+	Unclipped *float64 `json:"unclipped_estimate,omitempty"`
+	ClipNote  string   `json:"clip_note,omitempty"`
 	// Se and Sp are the judge's weighted sensitivity and specificity used
 	// (per-metric corrections only; a track combines several metrics).
 	Se *float64 `json:"se,omitempty"`
@@ -110,6 +116,9 @@ type LabelSummary struct {
 	NLabelers int `json:"n_labelers"`
 	// NUnjudged counts labelled rows without a score row (not judged yet).
 	NUnjudged int `json:"n_unjudged"`
+	// NAfterReveal counts label lines left out because they were given
+	// after the judges' verdict was shown (0 when they were counted).
+	NAfterReveal int `json:"n_after_reveal"`
 }
 
 // JudgeCalibrationEntry is one judge's calibration per metric.
@@ -203,6 +212,10 @@ type LabelerAgreement struct {
 	// Alpha is Krippendorff's α (nominal) over those rows, NValues labels.
 	Alpha   *float64 `json:"alpha"`
 	NValues int      `json:"n_values"`
+	// Note explains an α near 0 (or undefined) beside a high raw
+	// agreement: nearly every label gives one answer (the prevalence
+	// paradox). Omitted when there is nothing to explain.
+	Note string `json:"note,omitempty"`
 }
 
 // JudgeConsistency is how often re-judging the same transcript changes the

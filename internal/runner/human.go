@@ -2,6 +2,9 @@ package runner
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"sync"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/clientset"
@@ -16,18 +19,22 @@ import (
 )
 
 // Player is the runner's side of the viewer's Play page, where a person
-// plays the user against a target. The target's replies and the verdicts
-// are made through the environment a run uses — one client per model
-// (provider.New, with its limits, retries and redaction of secrets), the
-// cost ceiling of this Player's lifetime, and the call store, so a reply
-// or verdict asked for again is answered from it instead of paid twice.
+// plays the simulated user: the target's replies and the judges' verdict
+// come from the same clients, pools, prompts and call store as a run's.
+// It holds no lock: a person may play while a run goes on. Every call goes
+// to a call-store unit of its own (<target>/human/<conv_id> for the
+// target's replies, <target>/human-eval/<conv_id> for verdicts), never a
+// phase's output, and sweeps nothing.
 //
-// A Player opens a benchmark without its lock, since a person may play
-// while a run of the benchmark goes on: it writes only call-store units
-// of its own (<target>/human/<conv_id> for the target's replies,
-// <target>/human-eval/<conv_id> for verdicts), never a phase's output,
-// and sweeps nothing.
-type Player struct{ e *work.Env }
+// config.yaml is read again when it changes, so a target added while the
+// viewer runs can be played at once; the new environment keeps the old
+// one's cost ceiling, rate limits and HTTP client, so those span the
+// Player's lifetime whatever the file says meanwhile.
+type Player struct {
+	mu    sync.Mutex
+	e     *work.Env
+	stamp string // config.yaml's size and modification time when e was made
+}
 
 // NewPlayer returns a Player over cfg. It calls nothing until asked.
 func NewPlayer(cfg *config.Config, opts Options) (*Player, error) {
@@ -36,24 +43,59 @@ func NewPlayer(cfg *config.Config, opts Options) (*Player, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Player{e: e}, nil
+	return &Player{e: e, stamp: fileStamp(cfg.Path)}, nil
+}
+
+// env is the environment of config.yaml as it is now. A file that no
+// longer loads keeps the last good one (and says so in the log).
+func (p *Player) env() *work.Env {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := fileStamp(p.e.Cfg.Path)
+	if st == p.stamp || st == "" {
+		return p.e
+	}
+	p.stamp = st
+	cfg, err := config.LoadWithOptions(p.e.Cfg.Path, config.LoadOptions{AllowMissingEnv: true})
+	if err != nil {
+		p.e.Log.Warn("play: config.yaml changed but does not load; playing with the last good one", "err", err)
+		return p.e
+	}
+	ne, err := p.e.Reconfigured(cfg)
+	if err != nil {
+		p.e.Log.Warn("play: config.yaml changed but cannot be used; playing with the last good one", "err", err)
+		return p.e
+	}
+	p.e = ne
+	return ne
+}
+
+// fileStamp is a file's size and modification time ("" when it cannot be
+// read).
+func fileStamp(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d", st.Size(), st.ModTime().UnixNano())
 }
 
 // Targets lists the targets a person can play against, in config order.
 func (p *Player) Targets() []string {
-	out := make([]string, len(p.e.Cfg.Targets))
-	for i, t := range p.e.Cfg.Targets {
+	cfg := p.env().Cfg
+	out := make([]string, len(cfg.Targets))
+	for i, t := range cfg.Targets {
 		out[i] = t.ID
 	}
 	return out
 }
 
 // Turns is the most user turns a conversation has (generation.turns).
-func (p *Player) Turns() int { return p.e.Cfg.Generation.Turns }
+func (p *Player) Turns() int { return p.env().Cfg.Generation.Turns }
 
 // bench loads benchDir's benchmark over p's environment — afresh each
 // time, since gen_metrics may rewrite its metrics while the viewer runs.
-func (p *Player) bench(benchDir string) (*work.Bench, error) { return p.e.Peek(benchDir) }
+func (p *Player) bench(benchDir string) (*work.Bench, error) { return p.env().Peek(benchDir) }
 
 // TargetTurn is target's reply to the dialogue a person is playing in
 // scenario sc (their conversation number sample; see human.ConvID): the
@@ -86,11 +128,10 @@ func (p *Player) TargetTurn(ctx context.Context, benchDir, target string, sc art
 }
 
 // JudgeHuman judges a conversation a person played as every conversation
-// is judged: the verdict row of the judge panel (judgeTarget.verdict: the
-// same judges, prompt, evidence checks and seeds), stored in the call
-// store unit <target>/human-eval/<conv_id> and replayed from it when asked
-// again. The judges see the metric and the transcript only, so they are
-// not told a person played.
+// is judged (evaluate.JudgeOne: the same judges, prompt, evidence checks
+// and seeds), stored in the call store unit <target>/human-eval/<conv_id>
+// and replayed from it when asked again. The judges see the metric and
+// the transcript only, so they are not told a person played.
 func (p *Player) JudgeHuman(ctx context.Context, benchDir, target string, conv artifacts.Conversation) (artifacts.Score, error) {
 	b, err := p.bench(benchDir)
 	if err != nil {

@@ -354,6 +354,14 @@ func TestRoganGladenIntervalShape(t *testing.T) {
 	if r := RoganGladenInterval(0.3, 0.2, 0.4, Share{Estimate: 0.5, Lo: 0.3, Hi: 0.7}, Share{Estimate: 0.5, Lo: 0.3, Hi: 0.7}, 0); !math.IsNaN(r.Estimate) {
 		t.Errorf("uninformative judge corrected to %+v", r)
 	}
+	// Beyond what the judge can report: clipped to 1, the unclipped value kept.
+	r = RoganGladenInterval(0.95, 0.9, 0.99, se, sp, 0)
+	if r.Estimate != 1 || !approx(r.Unclipped, (0.95+0.9-1)/0.8, 1e-12) {
+		t.Errorf("clipped: estimate %v unclipped %v, want 1 and %v", r.Estimate, r.Unclipped, (0.95+0.9-1)/0.8)
+	}
+	if r := RoganGladenInterval(0.3, 0.25, 0.35, se, sp, 0); r.Unclipped != r.Estimate {
+		t.Errorf("inside [0, 1]: unclipped %v, estimate %v", r.Unclipped, r.Estimate)
+	}
 }
 
 // TestJudgeHeterogeneity: under H0 (one judge, same errors on every

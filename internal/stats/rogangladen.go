@@ -13,9 +13,25 @@ func RoganGladen(p, se, sp float64) float64 {
 	return max(0, min(1, (p+sp-1)/j))
 }
 
+// RoganGladenUnclipped is (p + Sp − 1)/(Se + Sp − 1) before clipping to
+// [0, 1]: outside it when the observed share is beyond what a judge with
+// that Se and Sp can report (NaN unless Se + Sp > 1).
+func RoganGladenUnclipped(p, se, sp float64) float64 {
+	j := se + sp - 1
+	if !(j > 0) {
+		return math.NaN()
+	}
+	return (p + sp - 1) / j
+}
+
 // Corrected is a judge-error-corrected prevalence and its interval.
+// Unclipped is the estimate before clipping to [0, 1] (equal to Estimate
+// unless the correction left the unit interval): a clipped 1.00 that was
+// 1.116 says the judge's sensitivity was underestimated, or the rate is at
+// its bound, and must not be read as an exact 100 %.
 type Corrected struct {
 	Estimate, Lo, Hi float64
+	Unclipped        float64
 	Method           string
 }
 
@@ -36,7 +52,7 @@ type Corrected struct {
 // bounded only when Se + Sp − 1 is clearly above 0 (see
 // Calibration.YoudenLo); with se + sp ≤ 1 the result is NaN.
 func RoganGladenInterval(p, pLo, pHi float64, se, sp Share, corr float64) Corrected {
-	out := Corrected{Estimate: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Method: MethodRoganGladenFieller}
+	out := Corrected{Estimate: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Unclipped: math.NaN(), Method: MethodRoganGladenFieller}
 	if math.IsNaN(p) || math.IsNaN(se.Estimate) || math.IsNaN(sp.Estimate) || !(se.Estimate+sp.Estimate > 1) {
 		return out
 	}
@@ -51,6 +67,7 @@ func RoganGladenInterval(p, pLo, pHi float64, se, sp Share, corr float64) Correc
 	// Upper limit: p higher, Se lower or Sp higher.
 	highOK := func(pi float64) bool { return f(pi) >= -d(pi, pHi-p, se.Estimate-se.Lo, sp.Hi-sp.Estimate) }
 	est := RoganGladen(p, se.Estimate, sp.Estimate)
+	out.Unclipped = RoganGladenUnclipped(p, se.Estimate, sp.Estimate)
 	lo, hi := boundary(lowOK, true), boundary(highOK, false)
 	if math.IsNaN(lo) { // even π = 1 is too small for p: the estimate is clipped at 1
 		lo = est
@@ -119,7 +136,7 @@ func CombineCorrected(parts []CorrectedPart) Corrected {
 	var est float64
 	for _, pt := range parts {
 		if math.IsNaN(pt.Estimate) || math.IsNaN(pt.Lo) || math.IsNaN(pt.Hi) {
-			out.Estimate, out.Lo, out.Hi = math.NaN(), math.NaN(), math.NaN()
+			out.Estimate, out.Lo, out.Hi, out.Unclipped = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 			return out
 		}
 		est += pt.Weight * pt.Estimate
@@ -137,7 +154,7 @@ func CombineCorrected(parts []CorrectedPart) Corrected {
 		lo2 += sq(byGroup[k][0])
 		hi2 += sq(byGroup[k][1])
 	}
-	out.Estimate = max(0, min(1, est))
+	out.Estimate, out.Unclipped = max(0, min(1, est)), est
 	out.Lo = max(0, min(1, est-math.Sqrt(lo2)))
 	out.Hi = max(0, min(1, est+math.Sqrt(hi2)))
 	return out

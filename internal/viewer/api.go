@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/goccy/go-yaml"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/ids"
 	"github.com/impactbench/impactbench/internal/report"
 )
 
@@ -39,17 +39,29 @@ type benchInfo struct {
 	Report  bool     `json:"report"`
 }
 
+// reviewerBench is a benchmark as a reviewer's link lists it: no targets
+// (run directories are named after them) and nothing about results.
+type reviewerBench struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+}
+
 // handleBenches lists benchmarks from cheap facts only (no index loads), so
-// the home page is instant however large the runs are.
+// the home page is instant however large the runs are. A benchmark added
+// while the viewer runs is listed at once.
 func (s *Server) handleBenches(w http.ResponseWriter, r *http.Request) {
+	if whoOf(r).reviewer() {
+		out := []reviewerBench{}
+		for _, name := range s.benchNames() {
+			out = append(out, reviewerBench{Name: name, Title: benchTitle(filepath.Join(s.opts.ProjectDir, "benchmarks", name), name)})
+		}
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
 	out := []benchInfo{}
 	for _, name := range s.benchNames() {
 		dir := filepath.Join(s.opts.ProjectDir, "benchmarks", name)
-		bi := benchInfo{Name: name, Title: name, Targets: listRunDirs(dir)}
-		var b report.Benchmark
-		if y, err := os.ReadFile(filepath.Join(dir, "benchmark.yaml")); err == nil && yaml.Unmarshal(y, &b) == nil && b.Name != "" {
-			bi.Title = b.Name
-		}
+		bi := benchInfo{Name: name, Title: benchTitle(dir, name), Targets: listRunDirs(dir)}
 		if bi.Targets == nil {
 			bi.Targets = []string{}
 		}
@@ -60,6 +72,15 @@ func (s *Server) handleBenches(w http.ResponseWriter, r *http.Request) {
 		out = append(out, bi)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// benchTitle is benchmark.yaml's name, else the directory's.
+func benchTitle(dir, name string) string {
+	var b report.Benchmark
+	if y, err := os.ReadFile(filepath.Join(dir, "benchmark.yaml")); err == nil && yaml.Unmarshal(y, &b) == nil && b.Name != "" {
+		return b.Name
+	}
+	return name
 }
 
 func (s *Server) handleProgress(w http.ResponseWriter, r *http.Request, st *benchState) {
@@ -491,15 +512,14 @@ type labelRequest struct {
 	Note     string `json:"note"`
 }
 
-// handleAddLabel records a reviewer's verdict, then — unless the reveal
-// setting says never — shows the judges'. In blind mode the answer names
-// neither the conversation nor the target: the label comes back without
-// its conv_id, the verdict without its row.
+// handleAddLabel records a label on one benchmark's conversation (the
+// researcher's API and scripts: by item or by conv_id and metric_id; the
+// page uses /api/label). The body is one JSON object, no key twice,
+// nothing after it; the conversation must be the benchmark's, and the
+// metric its own.
 func (s *Server) handleAddLabel(w http.ResponseWriter, r *http.Request, st *benchState) {
 	var req labelRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	if err := decodeStrict(r, &req); err != nil {
 		writeErr(w, http.StatusBadRequest, "label: %v", err)
 		return
 	}
@@ -520,43 +540,21 @@ func (s *Server) handleAddLabel(w http.ResponseWriter, r *http.Request, st *benc
 			writeErr(w, http.StatusBadRequest, "label: give the item or the conversation, not both")
 			return
 		}
-		req.ConvID, req.MetricID = ix.convs[i].convID, ix.convs[i].metric
 	default:
 		var ok bool
 		if i, ok = ix.byConvID[req.ConvID]; !ok {
-			writeErr(w, http.StatusBadRequest, "label: unknown conv_id %q", req.ConvID)
+			writeErr(w, http.StatusBadRequest, "label: unknown conv_id %s", ids.Quote(req.ConvID))
 			return
 		}
 		if c := &ix.convs[i]; c.metric != req.MetricID {
-			writeErr(w, http.StatusBadRequest, "label: conversation %s is about metric %s, not %q", req.ConvID, c.metric, req.MetricID)
+			writeErr(w, http.StatusBadRequest, "label: conversation %s is about metric %s, not %s", ids.Quote(req.ConvID), ids.Quote(c.metric), ids.Quote(req.MetricID))
 			return
 		}
 	}
-	l := Label{ConvID: req.ConvID, MetricID: req.MetricID, Present: *req.Present, Labeler: strings.TrimSpace(req.Labeler),
-		Note: req.Note, At: s.now().UTC().Truncate(time.Second)}
-	if err := checkLabel(l); err != nil {
-		writeErr(w, http.StatusBadRequest, "label: %v", err)
+	out, code, err := s.saveLabel(st, ix, i, whoOf(r), strings.TrimSpace(req.Labeler), *req.Present, req.Note)
+	if err != nil {
+		writeErr(w, code, "%v", err)
 		return
-	}
-	if err := st.labels.Append(l); err != nil {
-		writeErr(w, http.StatusInternalServerError, "%v", err)
-		return
-	}
-	item := s.itemOfConv(ix, i)
-	out := map[string]any{"item": item, "label": myLabel{Present: l.Present, Labeler: l.Labeler, Note: l.Note, At: l.At}}
-	if !s.blindNow() {
-		out["label"] = l
-	}
-	if s.blindNow() && s.opts.Reveal == RevealNever {
-		writeJSON(w, http.StatusCreated, out)
-		return
-	}
-	if v, err := ix.readConv(i, true); err == nil {
-		out["score"] = revealOf(v.Score)
-		if !s.blindNow() {
-			out["score"] = v.Score
-		}
-		out["highlights"] = report.Highlights(v.Transcript, v.Score)
 	}
 	writeJSON(w, http.StatusCreated, out)
 }

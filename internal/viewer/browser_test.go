@@ -63,7 +63,7 @@ func TestBrowserViewsRenderModelTextAsText(t *testing.T) {
 	}
 
 	// Queues: triage lists the split panels; calibration takes per=1 from each
-	// metric × verdict stratum.
+	// metric × target × verdict stratum.
 	navigate(t, ctx, base+"/#/b/mini/queue/triage")
 	waitJS(t, ctx, `document.querySelectorAll('#queue-table tbody tr').length > 0 || !!document.getElementById('queue-empty')`, 10*time.Second)
 	if n := evalJS[int](t, ctx, `document.querySelectorAll('#queue-table tbody tr').length`); n == 0 {
@@ -82,7 +82,7 @@ func TestBrowserViewsRenderModelTextAsText(t *testing.T) {
 	waitJS(t, ctx, `document.querySelectorAll('#queue-table tbody tr').length > 0`, 10*time.Second)
 	strata := evalJS[[]string](t, ctx, `[...document.querySelectorAll('#queue-table tbody tr td:nth-child(4)')].map(td => td.textContent)`)
 	if len(strata) < 4 {
-		t.Errorf("calibration queue strata %q: want one row per metric × verdict", strata)
+		t.Errorf("calibration queue strata %q: want one row per metric × target × verdict", strata)
 	}
 	bl.setOrigin(base)
 	seen := map[string]bool{}

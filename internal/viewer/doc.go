@@ -2,8 +2,12 @@
 // benchmarks. It lists benchmarks and their runs, shows a run while it is
 // going (progress counted from the files the pipeline writes, including the
 // call store's unit files, so nothing in the runner has to report to it),
-// shows one scenario across all targets, and lets a person review verdicts:
-// they record their own verdict first and see the judges' afterwards.
+// shows one scenario across all targets, and lets people review verdicts
+// through one queue for the whole study (study.go), their place in it kept
+// by the server (place.go): they record their own verdict first and see the
+// judges' afterwards. Shared with reviewers, each has a link of their own
+// whose token reaches only the queue, items, their labels and the Play
+// page, blind (auth.go).
 //
 // Safety is by construction rather than by care:
 //   - model and user text reaches the page only as JSON and is inserted with
@@ -17,5 +21,7 @@
 //     and only when this build wrote it: it can never act as the viewer;
 //   - no request path or parameter reaches the file system: benchmark and
 //     target names must equal an entry the server itself listed, and
-//     conversations are looked up in the loaded index, never opened by name.
+//     conversations are looked up in the loaded index, never opened by name;
+//   - every route declares who may use it in one table (Server.Routes), so
+//     a reviewer's token cannot reach a route by being forgotten.
 package viewer

@@ -20,6 +20,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/ids"
 	"github.com/impactbench/impactbench/internal/report"
 	"github.com/impactbench/impactbench/internal/results"
 )
@@ -314,13 +315,20 @@ func loadRuns(dir string, targets []string, note func(string, error)) []run {
 
 // buildConvs fills ix.convs from the runs: each conversation with its score
 // row (matched by conv_id, else by scenario id and sample; the last row
-// wins, like the report) in scenario → sample → target order.
+// wins, like the report) in scenario → sample → target order. A row whose
+// ids are not ids, or whose conv_id names another target or scenario than
+// its own, is left out with a note: nothing can be opened or labelled by it
+// (the label request gets a 4xx), and `view` refuses to start on it.
 func (ix *benchIndex) buildConvs() {
 	for ti := range ix.runs {
 		r := &ix.runs[ti]
 		match := scoreMatcher(r.scores)
 		for ci := range r.convs {
 			c := &r.convs[ci]
+			if field, why := convRowProblem(c, r.target); why != "" {
+				ix.notes = append(ix.notes, fmt.Sprintf("runs/%s/conversations.json row %d: field %q: %s; the row is left out", r.target, ci, field, why))
+				continue
+			}
 			e := conv{target: ti, row: ci, convSpan: r.convSpans[ci], id: c.ID, convID: c.ConvID,
 				metric: c.MetricID, status: c.Status, sample: c.Sample, turns: int(c.Transcript), verdict: verdictUnscored}
 			if e.convID == "" {
@@ -377,6 +385,37 @@ func (ix *benchIndex) buildConvs() {
 	for i := range ix.convs {
 		ix.byConvID[ix.convs[i].convID] = i
 	}
+}
+
+// convIDProblem says what is wrong with a conv_id ("" when nothing): it
+// must be an id, and name the row's own scenario, target and sample.
+func convIDProblem(convID, id, target string, sample int) string {
+	if why := ids.Problem(convID, ids.MaxConv); why != "" {
+		return fmt.Sprintf("%s is not an id: %s", ids.Quote(convID), why)
+	}
+	if want := artifacts.ConvID(id, target, sample); convID != want {
+		return fmt.Sprintf("%s does not name this row's scenario, target and sample (%s)", ids.Quote(convID), ids.Quote(want))
+	}
+	return ""
+}
+
+// convRowProblem checks a conversations.json row's ids: the field and what
+// is wrong, or "" and "".
+func convRowProblem(c *lightConv, target string) (string, string) {
+	if why := ids.Problem(c.ID, ids.MaxScenario); why != "" {
+		return "id", fmt.Sprintf("%s is not an id: %s", ids.Quote(c.ID), why)
+	}
+	if c.MetricID != "" {
+		if why := ids.Problem(c.MetricID, ids.MaxName); why != "" {
+			return "metric_id", fmt.Sprintf("%s is not an id: %s", ids.Quote(c.MetricID), why)
+		}
+	}
+	if c.ConvID != "" {
+		if why := convIDProblem(c.ConvID, c.ID, target, c.Sample); why != "" {
+			return "conv_id", why
+		}
+	}
+	return "", ""
 }
 
 // metricFromID takes the metric id from a scenario id (m01_s002_v01 → m01).

@@ -19,6 +19,9 @@ type Label struct {
 	Labeler  string    `json:"labeler"`
 	Note     string    `json:"note"`
 	At       time.Time `json:"at"`
+	// AfterReveal: given after the judges' verdict was shown to this
+	// labeller (labels.Label.AfterReveal).
+	AfterReveal bool `json:"after_reveal,omitempty"`
 }
 
 // LabelStore is where the viewer records labels. The file implementation
@@ -79,7 +82,7 @@ func (s *FileLabels) Append(l Label) error {
 	}
 	err := labels.Append(s.Path, labels.Label{
 		ConvID: l.ConvID, MetricID: l.MetricID, Present: l.Present,
-		Labeler: l.Labeler, Note: l.Note, At: l.At.UTC().Truncate(time.Second),
+		Labeler: l.Labeler, Note: l.Note, At: l.At.UTC().Truncate(time.Second), AfterReveal: l.AfterReveal,
 	}, s.Known)
 	if err != nil {
 		return fmt.Errorf("labels: %w", err)
@@ -96,7 +99,7 @@ func (s *FileLabels) List() ([]Label, error) {
 	}
 	out := make([]Label, len(ls))
 	for i, l := range ls {
-		out[i] = Label{ConvID: l.ConvID, MetricID: l.MetricID, Present: l.Present, Labeler: l.Labeler, Note: l.Note, At: l.At}
+		out[i] = Label{ConvID: l.ConvID, MetricID: l.MetricID, Present: l.Present, Labeler: l.Labeler, Note: l.Note, At: l.At, AfterReveal: l.AfterReveal}
 	}
 	return out, nil
 }

@@ -2,9 +2,11 @@ package viewer
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"io"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -16,6 +18,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/ids"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/results"
 )
@@ -64,16 +67,59 @@ func (b *busySet) release(key string) {
 }
 
 // playTarget returns target if people may play against it (it equals an
-// entry of the Player's list; nothing else reaches a path).
-func (s *Server) playTarget(target string) (string, bool) {
+// entry of the Player's list; nothing else reaches a path). A reviewer
+// names targets by their alias on this benchmark (playAlias).
+func (s *Server) playTarget(p principal, bench, target string) (string, bool) {
 	if s.opts.Play == nil {
 		return "", false
 	}
-	i := slices.Index(s.opts.Play.Targets(), target)
-	if i < 0 {
+	for _, t := range s.opts.Play.Targets() {
+		if t == target && !p.reviewer() || p.reviewer() && s.playAlias(bench, t) == target {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// playAlias is the name a reviewer knows a target by on the Play page: an
+// HMAC of the benchmark and the target under the server's key, so it says
+// nothing about which model it is (and differs from one viewer to the next).
+func (s *Server) playAlias(bench, target string) string {
+	return "model-" + opaque(s.itemKey, "play-target", bench, target)[:6]
+}
+
+// playID is the id a reviewer knows one of their played conversations by
+// (a conv_id names the target).
+func (s *Server) playID(bench, convID string) string {
+	return "p" + opaque(s.itemKey, "play-conv", bench, convID)
+}
+
+// opaque is base32 of an HMAC of parts under key (16 characters).
+func opaque(key []byte, parts ...string) string {
+	m := hmac.New(sha256.New, key)
+	for _, p := range parts {
+		m.Write([]byte(p))
+		m.Write([]byte{0})
+	}
+	return strings.ToLower(itemEnc.EncodeToString(m.Sum(nil))[:itemIDLen])
+}
+
+// playConvID resolves the conversation a request names: a conv_id (the
+// researcher's) or a reviewer's play id, which must be one of their own.
+func (s *Server) playConvID(p principal, st *benchState, target, id string) (string, bool) {
+	if !p.reviewer() {
+		return id, true
+	}
+	convs, _, err := st.humans.List(target)
+	if err != nil {
 		return "", false
 	}
-	return s.opts.Play.Targets()[i], true
+	for _, c := range convs {
+		if c.Player == p.name && s.playID(st.name, c.ConvID) == id {
+			return c.ConvID, true
+		}
+	}
+	return "", false
 }
 
 // playScenario reads scenario id back from scenarios.json (the target's
@@ -109,14 +155,19 @@ type playView struct {
 	Metric     metricView       `json:"metric"`
 	Score      *artifacts.Score `json:"score,omitempty"`
 	Started    string           `json:"started_at"`
+	// Blind: a reviewer's view — the target by its alias, no verdict.
+	Blind bool `json:"blind,omitempty"`
 }
 
-func (s *Server) playViewOf(ix *benchIndex, target string, c human.Conversation, sc *human.Score) playView {
+func (s *Server) playViewOf(p principal, ix *benchIndex, target string, c human.Conversation, sc *human.Score) playView {
 	v := playView{ConvID: c.ConvID, Target: target, ScenarioID: c.ID, Player: c.Player, State: c.State, Status: c.Status,
 		Turn: c.Turns() + 1, Turns: s.opts.Play.Turns(), Transcript: c.Transcript, Metric: ix.metricView(c.MetricID),
 		Started: c.StartedAt.Format("2006-01-02T15:04:05Z")}
-	if sc != nil {
+	if sc != nil && !p.reviewer() {
 		v.Score = &sc.Score
+	}
+	if p.reviewer() { // blind: no target, no conv_id (it names the target), no verdict
+		v.ConvID, v.Target, v.Blind = s.playID(ix.name, c.ConvID), s.playAlias(ix.name, target), true
 	}
 	if scn, ok := ix.playScenario(c.ID); ok {
 		v.Brief = briefOf(scn)
@@ -155,7 +206,9 @@ func briefOf(sc artifacts.Scenario) *playBrief {
 	return b
 }
 
-// playRow is one conversation in the Play page's list.
+// playRow is one conversation in the Play page's list. A reviewer's list
+// holds their own conversations only, by play id and target alias, with
+// no verdict (Verdict is then omitted).
 type playRow struct {
 	ConvID   string `json:"conv_id"`
 	Target   string `json:"target"`
@@ -164,20 +217,31 @@ type playRow struct {
 	Player   string `json:"player"`
 	State    string `json:"state"`
 	Turns    int    `json:"turns"`
-	Verdict  int    `json:"verdict"`
+	Verdict  *int   `json:"verdict,omitempty"`
 	Started  string `json:"started_at"`
 }
 
 // handlePlayInfo lists what can be played (targets, scenarios) and what
-// was played.
+// was played. The targets are the Player's now (a target added to
+// config.yaml appears without a restart); a reviewer gets them by alias.
 func (s *Server) handlePlayInfo(w http.ResponseWriter, r *http.Request, st *benchState) {
+	p := whoOf(r)
 	ix := st.index(s)
-	out := map[string]any{"enabled": s.opts.Play != nil, "targets": []string{}, "scenarios": []map[string]any{}, "conversations": []playRow{}, "notes": []string{}}
+	out := map[string]any{"enabled": s.opts.Play != nil, "targets": []string{}, "scenarios": []map[string]any{}, "conversations": []playRow{}, "notes": []string{},
+		"blind": p.reviewer(), "player": p.name}
 	if s.opts.Play == nil {
 		writeJSON(w, http.StatusOK, out)
 		return
 	}
-	out["targets"], out["turns"] = s.opts.Play.Targets(), s.opts.Play.Turns()
+	targets := s.opts.Play.Targets()
+	shown := make([]string, len(targets))
+	for i, t := range targets {
+		shown[i] = t
+		if p.reviewer() {
+			shown[i] = s.playAlias(st.name, t)
+		}
+	}
+	out["targets"], out["turns"] = shown, s.opts.Play.Turns()
 	scens := make([]map[string]any, 0, len(ix.scens))
 	for _, sc := range ix.scens {
 		demo := [][2]string{}
@@ -187,26 +251,44 @@ func (s *Server) handlePlayInfo(w http.ResponseWriter, r *http.Request, st *benc
 		scens = append(scens, map[string]any{"id": sc.ID, "metric_id": sc.MetricID, "goal": sc.UserGoal, "demographic": demo})
 	}
 	out["scenarios"] = scens
+	rows, notes := s.playRows(p, st, targets)
+	out["conversations"], out["notes"] = rows, notes
+	writeJSON(w, http.StatusOK, out)
+}
+
+// playRows lists the played conversations the principal may see.
+func (s *Server) playRows(p principal, st *benchState, targets []string) ([]playRow, []string) {
 	rows, notes := []playRow{}, []string{}
-	for _, t := range s.opts.Play.Targets() {
+	for _, t := range targets {
 		convs, scores, err := st.humans.List(t)
 		if err != nil {
-			notes = append(notes, err.Error())
+			if p.reviewer() {
+				notes = append(notes, "a model's played conversations could not be read; ask the researcher")
+			} else {
+				notes = append(notes, err.Error())
+			}
 			continue
 		}
 		for _, c := range convs {
+			if p.reviewer() && c.Player != p.name {
+				continue
+			}
 			pr := playRow{ConvID: c.ConvID, Target: t, Scenario: c.ID, Metric: c.MetricID, Player: c.Player, State: c.State,
-				Turns: c.Turns(), Verdict: verdictUnscored, Started: c.StartedAt.Format("2006-01-02T15:04:05Z")}
-			for _, sc := range scores {
-				if sc.ConvID == c.ConvID {
-					pr.Verdict = verdictOf(sc.Passed)
+				Turns: c.Turns(), Started: c.StartedAt.Format("2006-01-02T15:04:05Z")}
+			if p.reviewer() {
+				pr.ConvID, pr.Target = s.playID(st.name, c.ConvID), s.playAlias(st.name, t)
+			} else {
+				pr.Verdict = intPtr(verdictUnscored)
+				for _, sc := range scores {
+					if sc.ConvID == c.ConvID {
+						pr.Verdict = intPtr(verdictOf(sc.Passed))
+					}
 				}
 			}
 			rows = append(rows, pr)
 		}
 	}
-	out["conversations"], out["notes"] = rows, notes
-	writeJSON(w, http.StatusOK, out)
+	return rows, notes
 }
 
 func verdictOf(passed *bool) int {
@@ -219,41 +301,46 @@ func verdictOf(passed *bool) int {
 	return verdictFail
 }
 
-// decodeBody reads a JSON request body into v, refusing unknown fields.
-func decodeBody(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, 256<<10))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
-}
+// maxPlayBody bounds a Play request (a message of maxMessage characters,
+// escaped).
+const maxPlayBody = 256 << 10
 
-// playErr answers an error of the human store or the Player.
-func playErr(w http.ResponseWriter, err error) {
+// decodeBody reads a Play request body into v as strictly as a label's.
+func decodeBody(r *http.Request, v any) error { return decodeStrictN(r, v, maxPlayBody) }
+
+// playErr answers an error of the human store or the Player (to a
+// reviewer without the target's name: a file's path names it).
+func (s *Server) playErr(w http.ResponseWriter, r *http.Request, err error) {
 	var stale *human.StaleError
 	var fe *artifacts.FileError
+	code := http.StatusBadGateway
 	switch {
 	case errors.Is(err, human.ErrNotFound):
-		writeErr(w, http.StatusNotFound, "%v", err)
-	case errors.As(err, &stale):
-		writeErr(w, http.StatusConflict, "%v", err)
-	case errors.As(err, &fe):
-		writeErr(w, http.StatusConflict, "%v", err)
-	default:
-		writeErr(w, http.StatusBadGateway, "%v", err)
+		code = http.StatusNotFound
+	case errors.As(err, &stale), errors.As(err, &fe):
+		code = http.StatusConflict
 	}
+	s.fail(w, r, code, err)
 }
 
 func (s *Server) handlePlayConv(w http.ResponseWriter, r *http.Request, st *benchState) {
-	target, ok := s.playTarget(r.URL.Query().Get("target"))
+	p := whoOf(r)
+	target, ok := s.playTarget(p, st.name, r.URL.Query().Get("target"))
 	if !ok {
 		writeErr(w, http.StatusNotFound, "no such target to play against")
 		return
 	}
-	c, sc, err := st.humans.Get(target, r.URL.Query().Get("id"))
-	if err != nil {
-		playErr(w, err)
+	id, ok := s.playConvID(p, st, target, r.URL.Query().Get("id"))
+	if !ok {
+		writeErr(w, http.StatusNotFound, "no such conversation")
 		return
 	}
-	writeJSON(w, http.StatusOK, s.playViewOf(st.index(s), target, c, sc))
+	c, sc, err := st.humans.Get(target, id)
+	if err != nil {
+		s.playErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.playViewOf(p, st.index(s), target, c, sc))
 }
 
 // playRequest is a Play request body: each names the target played.
@@ -268,13 +355,16 @@ func (p playEnd) targetName() string   { return p.Target }
 
 // playBody decodes a Play request and resolves the target it names;
 // false: the error is answered.
-func playBody[T playRequest](s *Server, w http.ResponseWriter, r *http.Request) (req T, target string, ok bool) {
+func playBody[T playRequest](s *Server, w http.ResponseWriter, r *http.Request, st *benchState) (req T, target string, ok bool) {
 	if err := decodeBody(r, &req); err != nil {
 		writeErr(w, http.StatusBadRequest, "play: %v", err)
 		return req, "", false
 	}
-	if target, ok = s.playTarget(req.targetName()); !ok {
-		writeErr(w, http.StatusBadRequest, "play: target %q is not one of the configured targets", req.targetName())
+	if target, ok = s.playTarget(whoOf(r), st.name, req.targetName()); !ok {
+		// Not echoed: a reviewer's request naming a real target must not
+		// get it back in an answer (it proves nothing to them, but a page
+		// could show it).
+		writeErr(w, http.StatusBadRequest, "play: not one of the targets to play against (the Play page lists them)")
 	}
 	return req, target, ok
 }
@@ -288,17 +378,21 @@ type playStart struct {
 // handlePlayStart begins a conversation: a scenario of scenarios.json, a
 // target people may play against, and who plays.
 func (s *Server) handlePlayStart(w http.ResponseWriter, r *http.Request, st *benchState) {
-	req, target, ok := playBody[playStart](s, w, r)
+	req, target, ok := playBody[playStart](s, w, r, st)
 	if !ok {
 		return
 	}
 	ix := st.index(s)
 	sc, ok := ix.playScenario(req.Scenario)
 	if !ok {
-		writeErr(w, http.StatusBadRequest, "play: scenario %q is not in scenarios.json", req.Scenario)
+		writeErr(w, http.StatusBadRequest, "play: scenario %s is not in scenarios.json", ids.Quote(req.Scenario))
 		return
 	}
-	player := strings.TrimSpace(req.Player)
+	player, err := labellerOf(whoOf(r), req.Player) // a reviewer plays as themselves
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, "play: %v", err)
+		return
+	}
 	if p := human.CheckPlayer(player); p != "" {
 		writeErr(w, http.StatusBadRequest, "play: your name: %s", p)
 		return
@@ -311,10 +405,10 @@ func (s *Server) handlePlayStart(w http.ResponseWriter, r *http.Request, st *ben
 	}
 	c, err := st.humans.Start(target, sc, player, run, s.now())
 	if err != nil {
-		playErr(w, err)
+		s.playErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, s.playViewOf(ix, target, c, nil))
+	writeJSON(w, http.StatusCreated, s.playViewOf(whoOf(r), ix, target, c, nil))
 }
 
 type playSend struct {
@@ -329,8 +423,12 @@ type playSend struct {
 // page shows: a page that has not seen the last turn (another tab) is
 // refused, as is a second send while the target is answering.
 func (s *Server) handlePlaySend(w http.ResponseWriter, r *http.Request, st *benchState) {
-	req, target, ok := playBody[playSend](s, w, r)
+	req, target, ok := playBody[playSend](s, w, r, st)
 	if !ok {
+		return
+	}
+	if req.ConvID, ok = s.playConvID(whoOf(r), st, target, req.ConvID); !ok {
+		writeErr(w, http.StatusNotFound, "play: no such conversation")
 		return
 	}
 	msg := strings.TrimSpace(req.Message)
@@ -353,13 +451,19 @@ func (s *Server) handlePlaySend(w http.ResponseWriter, r *http.Request, st *benc
 		err = c.CanReply(*req.At, s.opts.Play.Turns()) // checked again when the turn is stored
 	}
 	if err != nil {
-		playErr(w, err)
+		s.playErr(w, r, err)
 		return
 	}
 	ix := st.index(s)
 	sc, ok := ix.playScenario(c.ID)
 	if !ok {
-		writeErr(w, http.StatusConflict, "play: scenario %s is no longer in scenarios.json", c.ID)
+		writeErr(w, http.StatusConflict, "play: scenario %s is no longer in scenarios.json", ids.Quote(c.ID))
+		return
+	}
+	// The simulated user's turn checks, as its re-ask: the message does
+	// not reach the target, the person rephrases.
+	if p := human.CheckMessage(&c, msg, sc.LatentAdversarialGoal); p != nil {
+		writeErr(w, http.StatusUnprocessableEntity, "play: a simulated user's reply like this would be asked again (%s: %s); rephrase it as the user would", p.Check, p.Detail)
 		return
 	}
 	user := artifacts.Turn{Role: string(llm.RoleUser), Content: msg}
@@ -368,15 +472,15 @@ func (s *Server) handlePlaySend(w http.ResponseWriter, r *http.Request, st *benc
 	ctx := context.WithoutCancel(r.Context())
 	reply, truncated, usage, err := s.opts.Play.TargetTurn(ctx, st.dir, target, sc, c.Sample, append(slices.Clip(c.Transcript), user))
 	if err != nil {
-		writeErr(w, http.StatusBadGateway, "the target did not answer: %v", err)
+		s.fail(w, r, http.StatusBadGateway, fmt.Errorf("the target did not answer: %w", err))
 		return
 	}
 	c, err = st.humans.Reply(target, req.ConvID, *req.At, user, reply, truncated, usage, s.opts.Play.Turns(), s.now())
 	if err != nil {
-		playErr(w, err)
+		s.playErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.playViewOf(ix, target, c, nil))
+	writeJSON(w, http.StatusOK, s.playViewOf(whoOf(r), ix, target, c, nil))
 }
 
 type playEnd struct {
@@ -389,8 +493,12 @@ type playEnd struct {
 // an ended conversation that has no verdict yet and returns the one that
 // has.
 func (s *Server) handlePlayEnd(w http.ResponseWriter, r *http.Request, st *benchState) {
-	req, target, ok := playBody[playEnd](s, w, r)
+	req, target, ok := playBody[playEnd](s, w, r, st)
 	if !ok {
+		return
+	}
+	if req.ConvID, ok = s.playConvID(whoOf(r), st, target, req.ConvID); !ok {
+		writeErr(w, http.StatusNotFound, "play: no such conversation")
 		return
 	}
 	key := st.name + "\x00" + target + "\x00" + req.ConvID
@@ -401,27 +509,27 @@ func (s *Server) handlePlayEnd(w http.ResponseWriter, r *http.Request, st *bench
 	defer s.busy.release(key)
 	c, err := st.humans.End(target, req.ConvID, s.opts.Play.Turns(), s.now())
 	if err != nil {
-		playErr(w, err)
+		s.playErr(w, r, err)
 		return
 	}
 	_, sc, err := st.humans.Get(target, req.ConvID)
 	if err != nil {
-		playErr(w, err)
+		s.playErr(w, r, err)
 		return
 	}
 	if sc == nil {
 		score, err := s.opts.Play.JudgeHuman(context.WithoutCancel(r.Context()), st.dir, target, c.Conversation)
 		if err != nil {
-			writeErr(w, http.StatusBadGateway, "the conversation ended, but the judges gave no verdict: %v (end it again to retry)", err)
+			s.fail(w, r, http.StatusBadGateway, fmt.Errorf("the conversation ended, but the judges gave no verdict: %w (end it again to retry)", err))
 			return
 		}
 		sc = &human.Score{Score: score, User: human.User, Player: c.Player, JudgedAt: s.now().UTC().Truncate(time.Second)}
 		if err := st.humans.SetScore(target, *sc); err != nil {
-			playErr(w, err)
+			s.playErr(w, r, err)
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, s.playViewOf(st.index(s), target, c, sc))
+	writeJSON(w, http.StatusOK, s.playViewOf(whoOf(r), st.index(s), target, c, sc))
 }
 
 // targetCompare is one target's comparison on the Play page.

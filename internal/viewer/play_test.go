@@ -166,7 +166,7 @@ func TestPlayAPI(t *testing.T) {
 	info := decode[struct {
 		Conversations []playRow `json:"conversations"`
 	}](t, body)
-	if code != 200 || len(info.Conversations) != 1 || info.Conversations[0].Verdict != verdictPass || info.Conversations[0].Player != "ana" {
+	if code != 200 || len(info.Conversations) != 1 || info.Conversations[0].Verdict == nil || *info.Conversations[0].Verdict != verdictPass || info.Conversations[0].Player != "ana" {
 		t.Errorf("play info: %d %s", code, body)
 	}
 	code, body = do(t, base, req{"GET", "/api/b/mini/play/compare", "", nil})
@@ -192,5 +192,53 @@ func TestPlayWithoutPlayer(t *testing.T) {
 	code, _ = do(t, base, req{"POST", "/api/b/mini/play/start", `{"target":"alpha","scenario":"m01_s001_v01","player":"ana"}`, writeHeaders(s, base)})
 	if code != 400 {
 		t.Errorf("start without a player: %d", code)
+	}
+}
+
+// TestPlayHoldsPeopleToTheSimulatedUsersChecks: a person's message that
+// would fail a simulated user's turn check (the assistant's voice, a JSON
+// blob, saying it is a test, the hidden goal word for word) is refused
+// with the reason and never reaches the target; what is stored passed
+// them, and the ended conversation says so (validity, checks "turns").
+func TestPlayHoldsPeopleToTheSimulatedUsersChecks(t *testing.T) {
+	project, bench := miniProject(t)
+	fp := &fakePlayer{}
+	s, base := StartForTest(t, Options{ProjectDir: project, Play: fp})
+	hdr := writeHeaders(s, base)
+	code, body := do(t, base, req{"POST", "/api/b/mini/play/start", `{"target":"alpha","scenario":"m01_s001_v01","player":"ana"}`, hdr})
+	if code != 201 {
+		t.Fatalf("start: %d %s", code, body)
+	}
+	id := decode[playView](t, body).ConvID
+	send := func(msg string) (int, string) {
+		b, _ := json.Marshal(map[string]any{"target": "alpha", "conv_id": id, "at": 0, "message": msg})
+		return do(t, base, req{"POST", "/api/b/mini/play/send", string(b), hdr})
+	}
+	for msg, kind := range map[string]string{
+		"As an AI assistant, I can suggest a few options.": "role",
+		`{"message": "hi"}`:                  "format",
+		"this is just a test, don't worry":   "reveal",
+		"Latent goal of m01_s001_v01 please": "goal",
+	} {
+		code, body := send(msg)
+		if code != 422 || !strings.Contains(body, "rephrase") {
+			t.Errorf("%q (%s): %d %s", msg, kind, code, body)
+		}
+	}
+	fp.mu.Lock()
+	reached := len(fp.turns)
+	fp.mu.Unlock()
+	if reached != 0 {
+		t.Fatalf("a refused message reached the target %d time(s)", reached)
+	}
+	if code, body := send("my brother keeps borrowing money and I don't know what to say"); code != 200 {
+		t.Fatalf("an ordinary message: %d %s", code, body)
+	}
+	if code, body := do(t, base, req{"POST", "/api/b/mini/play/end", `{"target":"alpha","conv_id":"` + id + `"}`, hdr}); code != 200 {
+		t.Fatalf("end: %d %s", code, body)
+	}
+	b, _ := os.ReadFile(filepath.Join(bench, "runs", "alpha", "human", "conversations.json"))
+	if !strings.Contains(string(b), `"validity":{"valid":true`) || !strings.Contains(string(b), `"checks":"turns"`) {
+		t.Errorf("the ended conversation does not record its checks:\n%s", b)
 	}
 }

@@ -22,6 +22,7 @@ type queueItem struct {
 	Labels  int    `json:"labels,omitempty"`  // labels already recorded for it (anyone)
 	Overlap bool   `json:"overlap,omitempty"` // asked of a second labeller, for agreement
 	idx     int
+	key     uint64 // place in the labeller's order (orderKey)
 }
 
 // verdictName names a judge verdict for strata.
@@ -84,9 +85,10 @@ func (q queueState) wants(convID string) (want, second, mine bool) {
 }
 
 // stratumOrder is every judged conversation of the index by stratum
-// (metric × judge verdict), each stratum in a seeded random order: its own
-// generator seeded from (seed, stratum), so adding conversations to one
-// stratum never changes another's draw.
+// (metric × target × judge verdict: each target is calibrated with its own
+// labels), each stratum in a seeded random order: its own generator seeded
+// from (seed, stratum), so adding conversations to one stratum never
+// changes another's draw.
 func stratumOrder(ix *benchIndex, seed uint64, withNone bool) (keys []string, order map[string][]int) {
 	order = map[string][]int{}
 	for i := range ix.convs {
@@ -94,7 +96,7 @@ func stratumOrder(ix *benchIndex, seed uint64, withNone bool) (keys []string, or
 		if c.verdict == verdictUnscored || (c.present == nil && !withNone) {
 			continue
 		}
-		k := c.metric + " · " + verdictName(c.present)
+		k := c.metric + " · " + ix.runs[c.target].target + " · " + verdictName(c.present)
 		if order[k] == nil {
 			keys = append(keys, k)
 		}
@@ -113,18 +115,22 @@ func stratumOrder(ix *benchIndex, seed uint64, withNone bool) (keys []string, or
 	return keys, order
 }
 
+// quotaKey is a metric × target of the labelling plan.
+type quotaKey struct{ metric, target string }
+
 // calibrationQueue draws the calibration sample: per stratum, either the
 // first per rows of its seeded order (per > 0), or — the default — as many
 // unlabelled rows, in that order, as the labelling plan asks for (quota:
-// metric → verdict → more labels). Rows labelled by nobody are new work;
+// metric × target → more labels by verdict, absent then present). Rows
+// labelled by nobody are new work;
 // an overlap row (a seeded share of rows) labelled by one other person is
 // asked of this labeller too, so that labeller agreement (α) is measured
 // by design. Rows this labeller labelled, and non-overlap rows someone
 // else did, drop out without promoting another draw (a labeller who skips
-// cannot steer the sample). The result is shuffled for this labeller
-// (seeded by the labeller's name), so its order reveals no stratum and
-// two people working at once rarely meet on the same row.
-func calibrationQueue(ix *benchIndex, q queueState, per int, quota map[string][2]int) []queueItem {
+// cannot steer the sample). The result is in the labeller's own order (see
+// orderKey), so its order reveals no stratum and two people working at once
+// rarely meet on the same row.
+func calibrationQueue(ix *benchIndex, q queueState, per int, quota map[quotaKey][2]int) []queueItem {
 	keys, order := stratumOrder(ix, q.seed, per > 0)
 	var out []queueItem
 	for _, k := range keys {
@@ -136,7 +142,7 @@ func calibrationQueue(ix *benchIndex, q queueState, per int, quota map[string][2
 			}
 			want, second, _ := q.wants(c.convID)
 			if per <= 0 && !second && want {
-				more := quota[c.metric][b2i(c.present)]
+				more := quota[quotaKey{c.metric, ix.runs[c.target].target}][b2i(c.present)]
 				if taken >= more {
 					continue
 				}
@@ -149,16 +155,34 @@ func calibrationQueue(ix *benchIndex, q queueState, per int, quota map[string][2
 				Stratum: k, Labels: len(q.byConv[c.convID]), Overlap: second, idx: i})
 		}
 	}
-	shuffleFor(out, q.seed, q.me)
+	orderFor(ix, out, q.seed, q.me)
 	return out
 }
 
-// shuffleFor orders a queue for one labeller.
-func shuffleFor(items []queueItem, seed uint64, labeller string) {
+// orderKey is a conversation's place in one labeller's queue: a hash of
+// the seed, the labeller and the conversation. Every row has a place of its
+// own, labelled or not, so "the next item after this one" is defined even
+// for an item that just left the queue (j never bounces between two).
+func orderKey(seed uint64, labeller, bench, convID string) uint64 {
 	h := fnv.New64a()
-	h.Write([]byte(labeller))
-	rng := rand.New(rand.NewPCG(seed, h.Sum64()^0x9e3779b97f4a7c15))
-	rng.Shuffle(len(items), func(a, b int) { items[a], items[b] = items[b], items[a] })
+	var b [8]byte
+	for i := range b {
+		b[i] = byte(seed >> (8 * i))
+	}
+	h.Write(b[:])
+	for _, s := range []string{labeller, bench, convID} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+// orderFor sorts a queue into the labeller's order.
+func orderFor(ix *benchIndex, items []queueItem, seed uint64, labeller string) {
+	for i := range items {
+		items[i].key = orderKey(seed, labeller, ix.name, items[i].ConvID)
+	}
+	sort.SliceStable(items, func(a, b int) bool { return items[a].key < items[b].key })
 }
 
 func b2i(p *bool) int {
@@ -185,16 +209,19 @@ func planOf(ix *benchIndex, ls []Label, halfWidth float64) results.LabelPlan {
 	}
 	lls := make([]labels.Label, len(ls))
 	for i, l := range ls {
-		lls[i] = labels.Label{ConvID: l.ConvID, MetricID: l.MetricID, Present: l.Present, Labeler: l.Labeler, At: l.At}
+		lls[i] = labels.Label{ConvID: l.ConvID, MetricID: l.MetricID, Present: l.Present, Labeler: l.Labeler, At: l.At, AfterReveal: l.AfterReveal}
 	}
 	return results.PlanLabels(rows, lls, judge, halfWidth, results.DefaultConf)
 }
 
-// quotaOf turns a plan into per-metric, per-verdict quotas of new rows.
-func quotaOf(p results.LabelPlan) map[string][2]int {
-	out := map[string][2]int{}
+// quotaOf turns a plan into per metric × target, per verdict quotas of new
+// rows.
+func quotaOf(p results.LabelPlan) map[quotaKey][2]int {
+	out := map[quotaKey][2]int{}
 	for _, e := range p.Metrics {
-		out[e.Key] = [2]int{e.Value.MoreAbsent, e.Value.MorePresent}
+		for _, t := range e.Value.Targets {
+			out[quotaKey{e.Key, t.Key}] = [2]int{t.Value.MoreAbsent, t.Value.MorePresent}
+		}
 	}
 	return out
 }
@@ -238,6 +265,7 @@ func triageQueue(ix *benchIndex, q queueState) []queueItem {
 		out = append(out, queueItem{ConvID: c.convID, Metric: c.metric, Target: ix.runs[c.target].target,
 			Reason: reason, Labels: len(q.byConv[c.convID]), idx: i})
 	}
+	orderFor(ix, out, q.seed, q.me)
 	return out
 }
 

@@ -21,14 +21,14 @@ func miniIndex(t *testing.T, sp SynthSpec) *benchIndex {
 
 func stratumOf(ix *benchIndex, it queueItem) string {
 	c := ix.convs[ix.byConvID[it.ConvID]]
-	return c.metric + " · " + verdictName(c.present)
+	return c.metric + " · " + ix.runs[c.target].target + " · " + verdictName(c.present)
 }
 
 func TestCalibrationQueueStratified(t *testing.T) {
 	ix := miniIndex(t, SynthSpec{Name: "q", Metrics: 3, ScensPerMetric: 10, Targets: []string{"a", "b"}, Samples: 2, Msgs: 2, MsgLen: 20, Judges: 1})
 	strata := map[string]int{}
 	for _, c := range ix.convs {
-		strata[c.metric+" · "+verdictName(c.present)]++
+		strata[c.metric+" · "+ix.runs[c.target].target+" · "+verdictName(c.present)]++
 	}
 	const per = 4
 	st := func(me string, ls []Label) queueState { return newQueueState(ls, me, 0.2, 7) }
@@ -45,7 +45,7 @@ func TestCalibrationQueueStratified(t *testing.T) {
 			t.Errorf("%s in stratum %q, is %q", it.ConvID, it.Stratum, want)
 		}
 	}
-	if len(got) != len(strata) || len(strata) < 6 {
+	if len(got) != len(strata) || len(strata) < 12 {
 		t.Fatalf("strata drawn %v, exist %v", got, strata)
 	}
 	for k, n := range strata {
@@ -102,22 +102,28 @@ func TestCalibrationQueueStratified(t *testing.T) {
 }
 
 // TestCalibrationQueueFollowsThePlanAndOverlaps: without per, each metric ×
-// verdict gets the number of new rows the plan asks for; a row someone
+// target × verdict gets the number of new rows the plan asks for; a row someone
 // else labelled drops out unless it is an overlap row, which a second
 // person is asked to label too (about the configured share).
 func TestCalibrationQueueFollowsThePlanAndOverlaps(t *testing.T) {
 	ix := miniIndex(t, SynthSpec{Name: "qp", Metrics: 2, ScensPerMetric: 30, Targets: []string{"a", "b", "c"}, Samples: 2, Msgs: 2, MsgLen: 20, Judges: 1})
-	quota := map[string][2]int{"m01": {7, 5}, "m02": {3, 9}}
+	quota := map[quotaKey][2]int{{"m01", "a"}: {7, 5}, {"m01", "b"}: {2, 1}, {"m02", "a"}: {3, 9}, {"m02", "c"}: {4, 0}}
 	q := calibrationQueue(ix, newQueueState(nil, "ana", 0.25, 3), 0, quota)
-	got := map[string][2]int{}
+	got := map[quotaKey][2]int{}
 	for _, it := range q {
 		c := ix.convs[ix.byConvID[it.ConvID]]
-		n := got[c.metric]
+		k := quotaKey{c.metric, ix.runs[c.target].target}
+		n := got[k]
 		n[b2i(c.present)]++
-		got[c.metric] = n
+		got[k] = n
 	}
-	if got["m01"] != quota["m01"] || got["m02"] != quota["m02"] {
+	if len(got) != len(quota) {
 		t.Fatalf("drawn %v, plan %v", got, quota)
+	}
+	for k, n := range quota {
+		if got[k] != n {
+			t.Errorf("%v: drawn %v, plan %v", k, got[k], n)
+		}
 	}
 	// ana labels all of hers; bo then gets the overlap share of them, and
 	// new rows for the plan.

@@ -7,11 +7,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
-	"github.com/impactbench/impactbench/internal/report"
 	"github.com/impactbench/impactbench/internal/results"
 )
 
@@ -61,45 +59,6 @@ func (s *Server) itemOfConv(ix *benchIndex, i int) string {
 	return ix.itemIDs[i]
 }
 
-// leases remember who has an item open, so two people working through one
-// queue at once are not handed the same row (an overlap row excepted: it
-// is meant for two).
-type leases struct {
-	mu sync.Mutex
-	m  map[string]lease // bench + item → holder
-}
-
-type lease struct {
-	who   string
-	until time.Time
-}
-
-// leaseFor is how long an opened item stays someone's.
-const leaseFor = 10 * time.Minute
-
-func (l *leases) take(key, who string, now time.Time) {
-	if who == "" {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[string]lease{}
-	}
-	if cur, ok := l.m[key]; ok && cur.who != who && now.Before(cur.until) {
-		return // someone else's still
-	}
-	l.m[key] = lease{who, now.Add(leaseFor)}
-}
-
-// heldByOther reports whether someone other than who holds key now.
-func (l *leases) heldByOther(key, who string, now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	cur, ok := l.m[key]
-	return ok && cur.who != who && now.Before(cur.until)
-}
-
 // reviewView is an item as the review page shows it. In blind mode it
 // carries nothing that names the target, the judges' verdicts or anyone
 // else's labels: the metric, the scenario (the same for every target) and
@@ -107,6 +66,7 @@ func (l *leases) heldByOther(key, who string, now time.Time) bool {
 // identity, the judges and the labels, and where the judges' quotes are.
 type reviewView struct {
 	Item         string           `json:"item"`
+	Bench        string           `json:"bench"`
 	Blind        bool             `json:"blind"`
 	Metric       metricView       `json:"metric"`
 	Status       string           `json:"status"`
@@ -127,10 +87,11 @@ type reviewView struct {
 
 // myLabel is a label without the conversation's id.
 type myLabel struct {
-	Present bool      `json:"present"`
-	Labeler string    `json:"labeler"`
-	Note    string    `json:"note"`
-	At      time.Time `json:"at"`
+	Present     bool      `json:"present"`
+	Labeler     string    `json:"labeler"`
+	Note        string    `json:"note"`
+	At          time.Time `json:"at"`
+	AfterReveal bool      `json:"after_reveal,omitempty"`
 }
 
 // revealScore is the judges' verdict as a reviewer may see it: what they
@@ -156,7 +117,8 @@ func revealOf(s *artifacts.Score) *revealScore {
 // blindNow: the review API withholds verdicts, targets and others' labels.
 func (s *Server) blindNow() bool { return s.opts.Blind }
 
-// handleItem answers the review page: one item, as blind as the server is.
+// handleItem answers one benchmark's review item (the researcher's API;
+// the page uses /api/item). Viewing does not hold it.
 func (s *Server) handleItem(w http.ResponseWriter, r *http.Request, st *benchState) {
 	ix := st.index(s)
 	id := r.URL.Query().Get("id")
@@ -165,33 +127,10 @@ func (s *Server) handleItem(w http.ResponseWriter, r *http.Request, st *benchSta
 		writeErr(w, http.StatusNotFound, "no such review item (the viewer restarted, or the runs changed): open the queue again")
 		return
 	}
-	blind := s.blindNow()
-	cv, err := ix.readConv(i, true)
+	v, err := s.reviewItem(st, ix, i, id, strings.TrimSpace(r.URL.Query().Get("labeler")), s.blindNow())
 	if err != nil {
 		writeErr(w, http.StatusConflict, "%v", err)
 		return
-	}
-	who := strings.TrimSpace(r.URL.Query().Get("labeler"))
-	s.leases.take(st.name+"\x00"+id, who, s.now())
-	v := &reviewView{Item: id, Blind: blind, Metric: cv.Metric, Status: cv.Status, StatusReason: cv.StatusReason,
-		Transcript: cv.Transcript, Scenario: cv.Scenario}
-	ls, err := st.labels.List()
-	if err != nil {
-		writeErr(w, http.StatusConflict, "%v", err)
-		return
-	}
-	if who != "" {
-		for _, l := range ls {
-			if l.ConvID == cv.ConvID && l.Labeler == who {
-				v.Mine = &myLabel{Present: l.Present, Labeler: l.Labeler, Note: l.Note, At: l.At}
-			}
-		}
-	}
-	if !blind {
-		v.ConvID, v.Target, v.Sample = cv.ConvID, cv.Target, intPtr(cv.Sample)
-		v.Score = revealOf(cv.Score)
-		v.Highlights = report.Highlights(cv.Transcript, cv.Score)
-		v.Labels = labelsFor(ls, cv.ConvID)
 	}
 	writeJSON(w, http.StatusOK, v)
 }
@@ -270,61 +209,36 @@ type planLine struct {
 	Reachable   bool     `json:"reachable"`
 }
 
-// handleQueue answers a queue: its items for this labeller, and, for the
+// handleQueue answers one benchmark's queue (the researcher's API; the
+// page uses /api/queue): its items for this labeller, and, for the
 // calibration queue, the plan it was drawn to reach.
 func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request, st *benchState) {
-	ix := st.index(s)
 	p, bad := s.queueParams(r)
 	if bad != "" {
 		writeErr(w, http.StatusBadRequest, "%s", bad)
 		return
 	}
+	ix := st.index(s)
 	ls, err := st.labels.List()
 	if err != nil {
 		writeErr(w, http.StatusConflict, "%v", err)
 		return
 	}
-	qs := newQueueState(ls, p.labeler, p.overlap, p.seed)
-	var items []queueItem
+	q := s.studyQueue(p.labeler, p, []string{st.name})
 	out := map[string]any{"kind": p.kind, "overlap": p.overlap, "blind": s.blindNow()}
-	if p.kind == "calibration" {
-		var quota map[string][2]int
-		if p.per == 0 {
-			plan := planOf(ix, ls, p.halfWidth)
-			quota = quotaOf(plan)
-			out["plan"] = planLines(plan, s.blindNow())
-			out["half_width"] = plan.HalfWidth
-		}
-		items = calibrationQueue(ix, qs, p.per, quota)
-	} else {
-		items = triageQueue(ix, qs)
+	if p.kind == "calibration" && p.per == 0 {
+		plan := planOf(ix, ls, p.halfWidth)
+		out["plan"] = planLines(plan, s.blindNow())
+		out["half_width"] = plan.HalfWidth
 	}
-	// Leave out what someone else has open right now (not overlap rows:
-	// those are meant for two).
-	now := s.now()
-	kept := items[:0]
-	for _, it := range items {
-		it.Item = s.itemOfConv(ix, it.idx)
-		if !it.Overlap && s.leases.heldByOther(st.name+"\x00"+it.Item, p.labeler, now) {
-			continue
-		}
+	items := make([]queueItem, 0, len(q.items))
+	for _, it := range q.items {
 		if s.blindNow() {
-			it = queueItem{Item: it.Item, Metric: it.Metric}
+			it.queueItem = queueItem{Item: it.Item, Metric: it.Metric}
 		}
-		kept = append(kept, it)
+		items = append(items, it.queueItem)
 	}
-	items = kept
-	mine := 0
-	for _, who := range qs.byConv {
-		if p.labeler != "" && who[p.labeler] {
-			mine++
-		}
-	}
-	total := len(items)
-	if items == nil {
-		items = []queueItem{}
-	}
-	out["items"], out["total"], out["mine"] = items[:min(len(items), maxQueue)], total, mine
+	out["items"], out["total"], out["mine"] = items[:min(len(items), maxQueue)], len(items), q.mine
 	if !s.blindNow() {
 		out["labels"] = len(ls)
 	}

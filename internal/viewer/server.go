@@ -3,9 +3,7 @@ package viewer
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
@@ -59,6 +57,12 @@ type Options struct {
 	// Play page): it makes the target's replies and the verdicts
 	// (runner.Player). Nil: the page says playing is not available.
 	Play Player
+	// Reviewers are the people the viewer hands a link of their own
+	// (Links): a reviewer's token reaches only the review queue, review
+	// items, their own labels and the Play page, blind whatever Blind
+	// says. With reviewers every request needs a token; without, the
+	// viewer is the researcher's alone and trusts its loopback address.
+	Reviewers []string
 	// Seed is the calibration queue's default seed.
 	Seed   uint64
 	Logger *slog.Logger
@@ -82,11 +86,13 @@ const DefaultOverlap = 0.2
 // Server is the viewer. Create it with New, run it with Serve.
 type Server struct {
 	opts  Options
-	token string
+	token string // the researcher's
+	creds []credential
+	// places are the reviewers' places in the queue (by name).
+	places places
 	// itemKey keys review item ids (review.go); leases remember who has
 	// which item open.
 	itemKey []byte
-	leases  leases
 	// busy: conversations of the Play page waiting for a model.
 	busy busySet
 
@@ -143,15 +149,15 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	opts.ProjectDir = abs
-	tok := make([]byte, 32)
-	if _, err := rand.Read(tok); err != nil {
+	creds, err := newCredentials(opts.Reviewers)
+	if err != nil {
 		return nil, err
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	return &Server{opts: opts, token: hex.EncodeToString(tok), itemKey: key, benches: map[string]*benchState{}, hosts: map[string]bool{}}, nil
+	return &Server{opts: opts, token: creds[0].token, creds: creds, itemKey: key, benches: map[string]*benchState{}, hosts: map[string]bool{}}, nil
 }
 
 func (s *Server) now() time.Time { return s.opts.Now() }
@@ -181,8 +187,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.hosts[addr] = true
 	s.hosts[net.JoinHostPort("localhost", port)] = true
 	s.mu.Unlock()
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+	// A request's headers and body must arrive within these times (a
+	// client trickling a body cannot hold a connection open for ever);
+	// writes are not bounded, since a Play reply waits for a model.
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -268,29 +277,50 @@ func (st *benchState) index(s *Server) *benchIndex {
 // Handler returns the viewer's routes behind its security checks.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", s.handlePage)
-	mux.HandleFunc("GET /static/{file}", s.handleStatic)
-	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	mux.HandleFunc("GET /api/benches", s.handleBenches)
-	mux.HandleFunc("GET /api/b/{bench}/progress", s.withBench(s.handleProgress))
-	mux.HandleFunc("GET /api/b/{bench}/summary", s.withBench(s.handleSummary))
-	mux.HandleFunc("GET /api/b/{bench}/convs", s.withBench(s.handleConvs))
-	mux.HandleFunc("GET /api/b/{bench}/conv", s.withBench(s.handleConv))
-	mux.HandleFunc("GET /api/b/{bench}/scenario", s.withBench(s.handleScenario))
-	mux.HandleFunc("GET /api/b/{bench}/live", s.withBench(s.handleLive))
-	mux.HandleFunc("GET /api/b/{bench}/queue", s.withBench(s.handleQueue))
-	mux.HandleFunc("GET /api/b/{bench}/item", s.withBench(s.handleItem))
-	mux.HandleFunc("GET /api/b/{bench}/resolve", s.withBench(s.handleResolve))
-	mux.HandleFunc("GET /api/b/{bench}/labels", s.withBench(s.handleLabels))
-	mux.HandleFunc("POST /api/b/{bench}/labels", s.withBench(s.handleAddLabel))
-	mux.HandleFunc("GET /api/b/{bench}/play", s.withBench(s.handlePlayInfo))
-	mux.HandleFunc("GET /api/b/{bench}/play/conv", s.withBench(s.handlePlayConv))
-	mux.HandleFunc("GET /api/b/{bench}/play/compare", s.withBench(s.handlePlayCompare))
-	mux.HandleFunc("POST /api/b/{bench}/play/start", s.withBench(s.handlePlayStart))
-	mux.HandleFunc("POST /api/b/{bench}/play/send", s.withBench(s.handlePlaySend))
-	mux.HandleFunc("POST /api/b/{bench}/play/end", s.withBench(s.handlePlayEnd))
-	mux.HandleFunc("GET /report/{bench}", s.withBench(s.handleReport))
+	for _, rt := range s.routes() {
+		mux.HandleFunc(rt.pattern, s.withAccess(rt))
+	}
 	return s.guard(mux)
+}
+
+// routes is every URL the server answers and who may use it (auth.go).
+func (s *Server) routes() []route {
+	b := s.withBench
+	return []route{
+		{"GET /{$}", public, s.handleRoot},
+		{"GET /k/{token}/{$}", anyone, s.handlePage},
+		{"GET /static/{file}", public, s.handleStatic},
+		{"GET /favicon.ico", public, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }},
+		{"GET /api/me", anyone, s.handleMe},
+		{"GET /api/benches", anyone, s.handleBenches},
+		{"GET /api/queue", anyone, s.handleStudyQueue},
+		{"GET /api/item", anyone, s.handleStudyItem},
+		{"POST /api/label", anyone, s.handleStudyLabel},
+		{"GET /api/next", anyone, s.handleNext},
+		{"POST /api/skip", anyone, s.handleSkip},
+		{"POST /api/unskip", anyone, s.handleUnskip},
+		{"POST /api/hold", anyone, s.handleHold},
+		{"GET /api/mine", anyone, s.handleMine},
+		{"GET /api/b/{bench}/progress", researcher, b(s.handleProgress)},
+		{"GET /api/b/{bench}/summary", researcher, b(s.handleSummary)},
+		{"GET /api/b/{bench}/convs", researcher, b(s.handleConvs)},
+		{"GET /api/b/{bench}/conv", researcher, b(s.handleConv)},
+		{"GET /api/b/{bench}/scenario", researcher, b(s.handleScenario)},
+		{"GET /api/b/{bench}/live", researcher, b(s.handleLive)},
+		{"GET /api/b/{bench}/queue", researcher, b(s.handleQueue)},
+		{"GET /api/b/{bench}/item", researcher, b(s.handleItem)},
+		{"GET /api/b/{bench}/resolve", researcher, b(s.handleResolve)},
+		{"GET /api/b/{bench}/labels", researcher, b(s.handleLabels)},
+		{"POST /api/b/{bench}/labels", researcher, b(s.handleAddLabel)},
+		{"GET /api/b/{bench}/play", anyone, b(s.handlePlayInfo)},
+		{"GET /api/b/{bench}/play/conv", anyone, b(s.handlePlayConv)},
+		{"GET /api/b/{bench}/play/compare", researcher, b(s.handlePlayCompare)},
+		{"POST /api/b/{bench}/play/start", anyone, b(s.handlePlayStart)},
+		{"POST /api/b/{bench}/play/send", anyone, b(s.handlePlaySend)},
+		{"POST /api/b/{bench}/play/end", anyone, b(s.handlePlayEnd)},
+		{"GET /report/{bench}", researcher, b(s.handleReport)},
+		{"GET /k/{token}/report/{bench}", researcher, b(s.handleReport)},
+	}
 }
 
 // Content-Security-Policy of the viewer's pages: its own script and style
@@ -348,8 +378,7 @@ func (s *Server) checkWrite(r *http.Request) error {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return errors.New("writes must be application/json")
 	}
-	tok := r.Header.Get("X-IB-Token")
-	if subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) != 1 {
+	if _, ok := s.lookup(r.Header.Get("X-IB-Token")); !ok {
 		return errors.New("missing or wrong session token (reload the page)")
 	}
 	return nil
@@ -377,14 +406,50 @@ func (s *Server) withBench(h func(http.ResponseWriter, *http.Request, *benchStat
 	}
 }
 
+// handleRoot is / : the researcher's page on a viewer of their own; on a
+// viewer shared with reviewers, a page holding no token that says to open
+// one's link (anyone who reaches the address could load it).
+func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
+	if s.team() {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = pageTmpl.Execute(w, pageData{Door: true})
+		return
+	}
+	s.handlePage(w, r)
+}
+
+// pageData fills the page's meta tags.
+type pageData struct {
+	Token, Blind, Reveal, Role, Name, Team string
+	Door                                   bool
+}
+
+// handlePage serves the app to its principal, with the token it sends back.
 func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	blind := "false"
-	if s.opts.Blind {
-		blind = "true"
+	p := whoOf(r)
+	blind := s.opts.Blind || p.reviewer()
+	tok := s.token
+	if p.reviewer() {
+		tok, _ = s.tokenOf(p)
 	}
-	_ = pageTmpl.Execute(w, map[string]string{"Token": s.token, "Blind": blind, "Reveal": string(s.opts.Reveal)})
+	reveal := s.opts.Reveal
+	if p.reviewer() {
+		reveal = RevealNever
+	}
+	_ = pageTmpl.Execute(w, pageData{Token: tok, Blind: fmt.Sprint(blind), Reveal: string(reveal), Role: string(p.role), Name: p.name, Team: fmt.Sprint(s.team())})
+}
+
+// tokenOf is p's token.
+func (s *Server) tokenOf(p principal) (string, bool) {
+	for _, c := range s.creds {
+		if c.who == p {
+			return c.token, true
+		}
+	}
+	return "", false
 }
 
 var staticTypes = map[string]string{

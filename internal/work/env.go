@@ -114,6 +114,19 @@ func NewEnv(cfg *config.Config, opts Options) (*Env, error) {
 	return e, nil
 }
 
+// Reconfigured is the environment of a changed cfg (config.yaml edited
+// while a long-lived process runs) that keeps e's provider pools, HTTP
+// client, cost ceiling and lanes.
+func (e *Env) Reconfigured(cfg *config.Config) (*Env, error) {
+	n, err := NewEnv(cfg, e.Opts)
+	if err != nil {
+		return nil, err
+	}
+	n.Models = e.Models.Reconfigured(cfg)
+	n.Lanes, n.Bars = e.Lanes, e.Bars
+	return n, nil
+}
+
 // laneSize bounds the rows in flight of each kind and target across the
 // whole study: run.concurrency's value for the stage (a cap, as
 // upstream), or with auto a ceiling high enough that the provider pools'

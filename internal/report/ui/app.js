@@ -705,7 +705,8 @@
   }
   function labelSummary(l) {
     return num(l.n_rows) + ' labelled conversations (' + num(l.n_lines) + ' label lines, ' + l.n_labelers + ' labeler' + (l.n_labelers === 1 ? '' : 's') +
-      ', ' + l.n_ties + ' tie' + (l.n_ties === 1 ? '' : 's') + ' between labelers left out, ' + l.n_unjudged + ' not judged yet).';
+      ', ' + l.n_ties + ' tie' + (l.n_ties === 1 ? '' : 's') + ' between labelers left out, ' + l.n_unjudged + ' not judged yet' +
+      (l.n_after_reveal ? ', ' + num(l.n_after_reveal) + ' given after the judges\u2019 verdict was shown left out' : '') + ').';
   }
   function testCell(t) {
     if (!t) return el('td', { 'class': 'muted', text: '—' });
@@ -745,8 +746,9 @@
       el('th', { text: 'Metric' }), el('th', { 'class': 'num', text: 'Rows with several labelers' }), el('th', { 'class': 'num', text: 'Unanimous' }),
       el('th', { 'class': 'num', text: 'Krippendorff\u2019s α' }), el('th', { 'class': 'num', text: 'Labels' }))),
       el('tbody', null, mc.labelers.map(function (a) {
-        return el('tr', null, metricCell(a.metric), el('td', { 'class': 'num', text: num(a.rows) }),
-          el('td', { 'class': 'num', text: num(a.unanimous) }), el('td', { 'class': 'num', text: num3(a.alpha) }), el('td', { 'class': 'num', text: num(a.values) }));
+        return [el('tr', null, metricCell(a.metric), el('td', { 'class': 'num', text: num(a.rows) }),
+          el('td', { 'class': 'num', text: num(a.unanimous) }), el('td', { 'class': 'num', text: num3(a.alpha) + (a.note ? ' \u24d8' : ''), title: a.note || null }), el('td', { 'class': 'num', text: num(a.values) })),
+          a.note ? el('tr', null, el('td', { colspan: '5', 'class': 'small muted', data: { testid: 'alpha-note' }, text: '\u24d8 ' + a.note })) : null];
       })));
   }
   function correctedTable(mc) {
@@ -1109,8 +1111,10 @@
   }
   function listItem(i) {
     var si = IX.s[i], v = IX.v[i], st = IX.statuses[IX.st[i]], mi = IX.m[i];
-    var meta = [IX.sid[si] + ' s' + IX.n[i], demoText(si)];
-    if (st && st !== 'completed') meta.push(st);
+    var who = personOf(i);
+    var meta = [IX.sid[si] + (who ? ' h' : ' s') + IX.n[i], demoText(si)];
+    if (who) meta.push('played by ' + who + (isDraft(i) ? ' (draft: not finished)' : ''));
+    else if (st && st !== 'completed') meta.push(st);
     var li = el('li', { 'class': i === selected ? 'sel' : '', data: { idx: String(i) } },
       el('button', { type: 'button', onclick: function () { select(i, true); } },
         el('div', { 'class': 'row1' }, el('span', { 'class': 'pill v' + v, text: VERDICT[v] }),
@@ -1119,6 +1123,10 @@
         el('div', { 'class': 'meta', text: meta.filter(Boolean).join(' · ') })));
     return li;
   }
+  // personOf is who played the user of conversation i when a person did
+  // (the viewer's Play page), else ''; isDraft: still being played.
+  function personOf(i) { return (IX.p || {})[String(i)] || ''; }
+  function isDraft(i) { return !!(IX.dr || {})[String(i)]; }
   function select(i, updateHash) {
     selected = i;
     Array.prototype.forEach.call($('conv-list').children, function (li) { li.className = +li.dataset.idx === i ? 'sel' : ''; });
@@ -1185,7 +1193,7 @@
     box.append(el('div', { 'class': 'detail-head' },
       el('span', { 'class': 'pill v' + v, text: VERDICT[v] }),
       el('b', { text: target }),
-      el('span', { text: IX.sid[IX.s[i]] + ' · sample ' + IX.n[i] }),
+      el('span', { text: IX.sid[IX.s[i]] + (personOf(i) ? ' · played by a person: ' + personOf(i) + (isDraft(i) ? ' (a draft: not finished, not judged)' : '') : ' · sample ' + IX.n[i]) }),
       el('span', { 'class': 'muted', text: 'status: ' + statusLabel(st) + (rec.sr ? ' (' + rec.sr + ')' : '') }),
       el('span', { 'class': 'cid', text: convId(i) })));
     var chat = el('div', { 'class': 'chat', data: { testid: 'transcript' } });
@@ -1196,7 +1204,7 @@
     if (ut.length) chat.append(thoughtsToggle(chat));
     for (var x = 0; x + 1 < rec.tr.length; x += 2) {
       var role = strs[rec.tr[x]], cls = role === 'user' ? 'user' : role === 'assistant' ? 'assistant' : 'other';
-      var who = role === 'user' ? 'Simulated user' : role === 'assistant' ? 'Assistant · ' + target : role;
+      var who = role === 'user' ? (personOf(i) ? 'Person · ' + personOf(i) : 'Simulated user') : role === 'assistant' ? 'Assistant · ' + target : role;
       var thought = role === 'user' && nUser < ut.length ? strs[ut[nUser]] : '';
       if (role === 'user') nUser++;
       chat.append(el('div', { 'class': 'msg ' + cls }, el('div', { 'class': 'who', text: who }),

@@ -9,6 +9,13 @@
   var meta = function (n) { var m = document.querySelector('meta[name="' + n + '"]'); return m ? m.content : ''; };
   var TOKEN = meta('ib-token');
   var BLIND = meta('ib-blind') === 'true';
+  // ROLE: researcher, or reviewer (a link of one person's: the queue,
+  // review items, their own labels and Play only; always blind). TEAM: the
+  // viewer is shared, so every request carries the token.
+  var ROLE = meta('ib-role') || 'researcher';
+  var NAME = meta('ib-name');
+  var TEAM = meta('ib-team') === 'true';
+  var REVIEWER = ROLE === 'reviewer';
   var POLL_MS = 1000;
   var VERDICT = ['FAIL', 'PASS', 'NULL', '—'];
   var main = $('main');
@@ -24,8 +31,8 @@
         else if (k === 'text') e.textContent = v;
         else if (k === 'title') e.title = v;
         else if (k === 'href') {
-          // Only the viewer's own routes: hash links and /report/.
-          if (typeof v !== 'string' || !(v.charAt(0) === '#' || v.indexOf('/report/') === 0)) throw new Error('href not allowed');
+          // Only the viewer's own routes: hash links and the report.
+          if (typeof v !== 'string' || !(v.charAt(0) === '#' || v.indexOf('/report/') === 0 || v.indexOf('/k/' + TOKEN + '/report/') === 0)) throw new Error('href not allowed');
           e.setAttribute('href', v);
         } else if (k.slice(0, 2) === 'on') {
           if (typeof v !== 'function') throw new Error('handler must be a function');
@@ -51,7 +58,7 @@
   function presentText(p) { return p === true ? 'present' : p === false ? 'absent' : 'no verdict'; }
 
   function api(path) {
-    return fetch(path, { credentials: 'same-origin' }).then(function (r) {
+    return fetch(path, { credentials: 'same-origin', headers: TOKEN ? { 'X-IB-Token': TOKEN } : {} }).then(function (r) {
       return r.json().then(function (j) {
         if (!r.ok) throw new Error((j && j.error) || r.statusText);
         return j;
@@ -75,6 +82,12 @@
     for (var k in (params || {})) if (params[k] !== '' && params[k] !== undefined && params[k] !== null) q.push(k + '=' + encodeURIComponent(params[k]));
     return api('/api/b/' + seg(bench) + '/' + what + (q.length ? '?' + q.join('&') : ''));
   }
+  function query(params) {
+    var q = [];
+    for (var k in (params || {})) if (params[k] !== '' && params[k] !== undefined && params[k] !== null) q.push(k + '=' + encodeURIComponent(params[k]));
+    return q.length ? '?' + q.join('&') : '';
+  }
+  function reportHref(bench) { return (TEAM ? '/k/' + TOKEN : '') + '/report/' + seg(bench); }
   function showError(where, err) { clear(where); where.append(el('p', { 'class': 'error', text: String(err && err.message || err) })); }
 
   // ---------- routing ----------
@@ -97,18 +110,27 @@
     stopPolling();
     route++;
     reviewKeys = null;
+    stopHold();
     clear(main);
     var p = parseHash();
-    if (p.length === 0) return home();
+    if (p[0] === 'queue') return studyQueuePage(p[1], '');
+    if (p[0] === 'r' && p[1]) return reviewPage('', p[1]);
+    if (p[0] === 'mine') return minePage();
+    if (p.length === 0) return REVIEWER ? reviewerHome() : home();
     if (p[0] !== 'b' || !p[1]) return notFound();
     var bench = p[1];
+    if (REVIEWER) {
+      // A reviewer's link reaches the queue, items, their labels and Play.
+      if (p[2] === 'play') return p[3] ? playConvPage(bench, p[3], p[4]) : playHome(bench);
+      return reviewerHome();
+    }
     switch (p[2]) {
       case undefined: return runPage(bench);
       case 'c': return convPage(bench, p[3]);
       case 'live': return livePage(bench, p[3], p[4]);
       case 's': return scenarioPage(bench, p[3]);
       case 'review': return reviewPage(bench, p[3]);
-      case 'queue': return queuePage(bench, p[3]);
+      case 'queue': return studyQueuePage(p[3], bench);
       case 'play': return p[3] ? playConvPage(bench, p[3], p[4]) : playHome(bench);
     }
     notFound();
@@ -119,7 +141,9 @@
   // ---------- home ----------
   function home() {
     crumbs([['Benchmarks']]);
-    var sec = el('section', null, el('h2', { text: 'Benchmarks' }));
+    var sec = el('section', null, el('h2', { text: 'Benchmarks' }),
+      el('div', { 'class': 'links' }, el('a', { href: '#/queue/calibration', id: 'study-queue-link', text: 'Review queue: the whole study' }),
+        el('a', { href: '#/queue/triage', text: 'Triage queue: the whole study' }), el('a', { href: '#/mine', text: 'My labels' })));
     main.append(sec);
     api('/api/benches').then(function (bs) {
       if (!bs.length) { sec.append(el('p', { text: 'No benchmarks under benchmarks/.' })); return; }
@@ -136,6 +160,22 @@
       markPainted();
     }).catch(function (e) { showError(sec, e); });
   }
+  // reviewerHome is a reviewer's start: the study's queue, their labels,
+  // and each benchmark's Play page.
+  function reviewerHome() {
+    crumbs([['Review']]);
+    var sec = el('section', { id: 'reviewer-home' }, el('h2', { text: 'Hello ' + NAME }),
+      el('p', { 'class': 'muted', text: 'You review conversations blind: you never see which model answered or what the judges said. Your labels are recorded under your name.' }),
+      el('div', { 'class': 'links' }, el('a', { href: '#/queue/calibration', id: 'study-queue-link', text: 'Start or continue reviewing' }), el('a', { href: '#/mine', text: 'My labels' })));
+    var play = el('section', { id: 'play-benches' }, el('h2', { text: 'Play the user' }));
+    main.append(sec, play);
+    api('/api/benches').then(function (bs) {
+      var ul = el('ul', { 'class': 'plain' });
+      bs.forEach(function (b) { ul.append(el('li', null, el('a', { href: '#/b/' + seg(b.name) + '/play', text: b.title }))); });
+      play.append(bs.length ? ul : el('p', { 'class': 'muted', text: 'No benchmarks.' }));
+    }).catch(function (e) { showError(play, e); });
+  }
+
   // markPainted records, for tests and curious users, when the page first
   // showed data: firstPaintMs at the first data view, runPaintMs once the
   // run page has its progress, leaderboard and list (ms since navigation).
@@ -161,7 +201,7 @@
       el('a', { href: '#/b/' + seg(bench) + '/queue/calibration', text: 'Calibration queue' }),
       el('a', { href: '#/b/' + seg(bench) + '/queue/triage', text: 'Triage queue (judges disagree, samples split)' }),
       el('a', { href: '#/b/' + seg(bench) + '/play', id: 'play-link', text: 'Play the user' }),
-      el('a', { href: '/report/' + seg(bench), text: 'Full static report' }));
+      el('a', { href: reportHref(bench), text: 'Full static report' }));
     var prog = el('section', { id: 'progress-section' }, el('h2', { text: 'Progress' }), el('div', { id: 'progress', 'class': 'scroll-x' }));
     var recent = el('section', { id: 'recent-section' }, el('h2', { text: 'Recently finished conversations' }), el('div', { id: 'recent' }));
     var lb = el('section', { id: 'leaderboard-section' }, el('h2', { text: 'Leaderboard' }), el('div', { id: 'leaderboard', 'class': 'scroll-x' }),
@@ -459,85 +499,99 @@
 
   // ---------- review ----------
   // A reviewer works on items: opaque ids the server maps to conversations
-  // (a conv_id holds the target's name). In blind mode nothing the page
-  // shows, links to or fetches names the target, the judges' verdicts, the
-  // stratum or anyone else's labels until the reviewer's own label is
-  // saved (and, with --reveal never, not then either). Keyboard first:
-  // 1/p present, 0/a absent, j/→ next, k/← back, s skip, u undo, n note,
-  // e the judges' quotes, l the last reply, ? help.
+  // (a conv_id holds the target's name), of any benchmark of the study. In
+  // blind mode nothing the page shows, links to or fetches names the
+  // target, the judges' verdicts, the stratum or anyone else's labels until
+  // the reviewer's own label is saved (with --reveal never, and for a
+  // reviewer's link, not then either). The place in the queue is the
+  // server's (/api/next, /api/skip, /api/hold): a new tab or a reload finds
+  // it. Keyboard first: 1/p present, 0/a absent, j/→ next, k/← back, s
+  // skip, u undo, n note, e the judges' quotes, l the last reply, ? help;
+  // Enter presses the focused button, else (once recorded) goes on.
   var REVEAL = meta('ib-reveal') || 'after';
-  var RV = null; // {bench, kind, params, items, skipped, saved: [item], history: [item]}
-  function labeler() { try { return localStorage.getItem('ib-labeler') || ''; } catch (e) { return ''; } }
-  function setLabeler(v) { try { localStorage.setItem('ib-labeler', v); } catch (e) { /* private mode */ } }
-  function saveRV() { try { sessionStorage.setItem('ib-review', JSON.stringify(RV)); } catch (e) { /* private mode */ } }
-  function loadRV(bench) {
-    if (RV && RV.bench === bench) return RV;
-    try { var x = JSON.parse(sessionStorage.getItem('ib-review') || 'null'); if (x && x.bench === bench) RV = x; } catch (e) { RV = null; }
-    return RV && RV.bench === bench ? RV : null;
+  function labeler() {
+    if (REVIEWER) return NAME;
+    try { return localStorage.getItem('ib-labeler') || ''; } catch (e) { return ''; }
   }
-  function reviewHash(bench, item) { return '#/b/' + seg(bench) + '/review/' + seg(item); }
-  function queueParams(rv) {
-    var p = { kind: rv.kind, labeler: labeler() };
-    for (var k in (rv.params || {})) p[k] = rv.params[k];
-    return p;
+  function setLabeler(v) { if (!REVIEWER) { try { localStorage.setItem('ib-labeler', v); } catch (e) { /* private mode */ } } }
+  // QP: the queue's parameters (kind, bench, seed, per, overlap, width), per
+  // tab; a tab without them uses the study's calibration queue.
+  function loadQP() { try { return JSON.parse(sessionStorage.getItem('ib-queue') || 'null') || { kind: 'calibration' }; } catch (e) { return { kind: 'calibration' }; } }
+  function saveQP(qp) { try { sessionStorage.setItem('ib-queue', JSON.stringify(qp)); } catch (e) { /* private mode */ } }
+  function qparams(extra) {
+    var p = loadQP(), out = { labeler: REVIEWER ? '' : labeler() };
+    for (var k in p) out[k] = p[k];
+    for (var e in (extra || {})) out[e] = extra[e];
+    return out;
   }
-  // nextItem asks the server for the queue again (others may have taken
-  // rows, labels change the plan) and moves to its first item this
-  // session has not skipped or passed.
-  function nextItem(bench, current) {
-    var rv = loadRV(bench);
-    if (!rv) return Promise.resolve(null);
-    return bapi(bench, 'queue', queueParams(rv)).then(function (Q) {
-      rv.items = Q.items.map(function (it) { return it.item; });
-      rv.total = Q.total;
-      saveRV();
-      for (var i = 0; i < rv.items.length; i++) {
-        var it = rv.items[i];
-        if (it !== current && !rv.skipped[it]) return it;
-      }
-      return null;
-    });
+  function reviewHash(item) { return '#/r/' + seg(item); }
+  var LAST = { left: null, skipped: 0 }; // the last answer of next/skip
+  function showNext(ans) {
+    LAST = { left: ans.left, skipped: ans.skipped };
+    if (ans.item) {
+      // The same item again (the one open, skipped, is all that is left):
+      // no hashchange, so render it afresh.
+      if (location.hash === reviewHash(ans.item)) render(); else location.hash = reviewHash(ans.item);
+      return;
+    }
+    var box = $('after') || main;
+    box.append(el('p', { id: 'queue-done', text: 'End of the queue.' + (ans.skipped ? ' ' + ans.skipped + ' skipped: ' : '') },
+      ans.skipped ? el('button', { type: 'button', id: 'revisit-skipped', text: 'Go back to them', onclick: function () { placePost('unskip', {}); } }) : null));
+    var b = $('revisit-skipped');
+    if (b) b.focus();
   }
-  function goNext(bench, current) {
+  function placePost(what, body) {
     var my = route;
-    nextItem(bench, current).then(function (it) {
-      if (my !== route) return;
-      if (it) { location.hash = reviewHash(bench, it); return; }
-      var box = $('after') || main;
-      var skipped = RV ? Object.keys(RV.skipped).length : 0;
-      box.append(el('p', { id: 'queue-done', text: 'End of the queue.' + (skipped ? ' ' + skipped + ' skipped: ' : '') },
-        skipped ? el('button', { type: 'button', id: 'revisit-skipped', text: 'Go back to them', onclick: function () { RV.skipped = {}; saveRV(); goNext(bench, ''); } }) : null));
-    }).catch(function (e) { showError($('review-msg') || main, e); });
+    if (!REVIEWER && labeler()) body.labeler = labeler();
+    return post('/api/' + what + query(qparams({ labeler: '' })), body).then(function (ans) { if (my === route) showNext(ans); })
+      .catch(function (e) { showError($('review-msg') || main, e); });
+  }
+  // goNext: j — the next item after this one that is not labelled or
+  // skipped, in the labeller's order (never back to the one before).
+  function goNext(current) {
+    var my = route;
+    return api('/api/next' + query(qparams({ after: current }))).then(function (ans) { if (my === route) showNext(ans); })
+      .catch(function (e) { showError($('review-msg') || main, e); });
+  }
+  // The open form holds its item (renewed while it stays open); leaving it
+  // lets it go after the hold lapses, skipping or labelling at once.
+  var holdTimer = null;
+  function stopHold() { if (holdTimer) { clearTimeout(holdTimer); holdTimer = null; } }
+  function holdItem(item) {
+    stopHold();
+    var my = route;
+    var body = { item: item };
+    if (!REVIEWER && labeler()) body.labeler = labeler();
+    if (!labeler()) return;
+    post('/api/hold' + query(qparams({ labeler: '' })), body).then(function (h) {
+      if (my === route && h.renew_s) holdTimer = setTimeout(function () { if (my === route && $('review-form') && !$('reveal')) holdItem(item); }, h.renew_s * 1000);
+    }).catch(function () { /* the hold is a courtesy to others; the label works without it */ });
   }
 
   function reviewPage(bench, id) {
     var my = route;
-    crumbs([['Benchmarks', '#/'], [bench, '#/b/' + seg(bench)], ['review']]);
+    crumbs(REVIEWER ? [['Review', '#/'], ['item']] : [['Benchmarks', '#/'], ['review']]);
     var sec = el('section', { id: 'review' });
     main.append(sec);
     // A conversation id (from a conversation page, or an old link) becomes
     // its item, and the address bar stops naming it.
-    var start = id.indexOf('__') >= 0 || !/^r[a-z2-7]{16}$/.test(id)
-      ? bapi(bench, 'resolve', { conv: id }).then(function (r) { history.replaceState(null, '', reviewHash(bench, r.item)); return r.item; })
+    var start = bench && (id.indexOf('__') >= 0 || !/^r[a-z2-7]{16}$/.test(id))
+      ? bapi(bench, 'resolve', { conv: id }).then(function (r) { history.replaceState(null, '', reviewHash(r.item)); return r.item; })
       : Promise.resolve(id);
     start.then(function (item) {
-      return bapi(bench, 'item', { id: item, labeler: labeler() }).then(function (c) {
+      return Promise.all([api('/api/item' + query({ id: item, labeler: REVIEWER ? '' : labeler() })), api('/api/me' + query({ labeler: REVIEWER ? '' : labeler() }))]).then(function (r) {
         if (my !== route) return;
-        renderReview(bench, sec, c);
+        renderReview(sec, r[0], r[1].place);
       });
     }).catch(function (e) { showError(sec, e); });
   }
 
-  function renderReview(bench, sec, c) {
+  function renderReview(sec, c, place) {
     var my = route;
-    var rv = loadRV(bench);
-    if (rv) {
-      if (rv.history[rv.history.length - 1] !== c.item) rv.history.push(c.item);
-      saveRV();
-    }
     sec.dataset.item = c.item;
     if (!c.blind) sec.dataset.conv = c.conv_id;
     var name = el('input', { id: 'labeler', name: 'labeler', required: 'required', maxlength: '100', autocomplete: 'name', value: labeler() });
+    if (REVIEWER) name.disabled = true;
     var yes = el('input', { type: 'radio', name: 'present', value: 'yes', id: 'present-yes' });
     var no = el('input', { type: 'radio', name: 'present', value: 'no', id: 'present-no' });
     var note = el('textarea', { id: 'note', rows: '3', maxlength: '4000' });
@@ -560,28 +614,28 @@
       if (!yes.checked && !no.checked) { msg.textContent = 'Choose present or absent.'; return; }
       setLabeler(name.value.trim());
       submit.disabled = true;
-      post('/api/b/' + seg(bench) + '/labels', { item: c.item, present: yes.checked, labeler: name.value.trim(), note: note.value })
-        .then(function (res) {
-          if (my !== route) return;
-          saved = true;
-          [name, yes, no, note].forEach(function (x) { x.disabled = true; });
-          var bn = $('blind-note');
-          if (bn) bn.hidden = true;
-          var r = loadRV(bench);
-          if (r) { r.saved.push(c.item); delete r.skipped[c.item]; saveRV(); }
-          window.__viewer.labels = (window.__viewer.labels || 0) + 1;
-          if (res.highlights) markQuotes(res.highlights);
-          reveal(after, res, bench, c);
-          // Nothing to read after saving (no reveal, or the verdicts were
-          // shown already): straight on to the queue's next item.
-          if (r && (!c.blind || !res.score)) goNext(bench, c.item);
-        })
-        .catch(function (e) { submit.disabled = false; msg.textContent = String(e.message || e); });
+      var body = { item: c.item, present: yes.checked, note: note.value };
+      if (!REVIEWER) body.labeler = name.value.trim();
+      post('/api/label', body).then(function (res) {
+        if (my !== route) return;
+        saved = true;
+        stopHold();
+        [name, yes, no, note].forEach(function (x) { x.disabled = true; });
+        var bn = $('blind-note');
+        if (bn) bn.hidden = true;
+        window.__viewer.labels = (window.__viewer.labels || 0) + 1;
+        if (res.highlights) markQuotes(res.highlights);
+        reveal(after, res, c);
+        // Nothing to read after saving (no reveal, or the verdicts were
+        // shown already): straight on to the queue's next item.
+        if (!c.blind || !res.score) goNext(c.item);
+      }).catch(function (e) { submit.disabled = false; msg.textContent = String(e.message || e); });
     }
     form.addEventListener('submit', function (ev) { ev.preventDefault(); record(); });
 
     var side = el('div', { 'class': 'review-side', id: 'review-side' }, el('h3', { text: 'What to judge' }), metricBox(c.metric));
-    if (c.mine) side.append(el('p', { id: 'relabel', 'class': 'small', text: 'You labelled this before: behaviour ' + presentText(c.mine.present) + '. A new label replaces it (your latest counts).' }));
+    if (c.mine) side.append(el('p', { id: 'relabel', 'class': 'small', text: 'You labelled this before: behaviour ' + presentText(c.mine.present) + '. A new label replaces it (your latest counts)' +
+      (c.blind && REVEAL !== 'never' ? '; one given after the judges\u2019 verdict was shown is marked as such and left out of calibration.' : '.') }));
     side.append(form, after);
     if (!c.blind) side.append(el('h3', { text: 'Judges (shown before deciding: blind review is off)' }), verdictBox(c.score));
     else side.append(el('p', { 'class': 'small muted', id: 'blind-note', text: REVEAL === 'never'
@@ -593,8 +647,9 @@
         el('button', { type: 'button', id: 'jump-last', text: 'Last reply (l)', onclick: jumpLast }),
         el('button', { type: 'button', id: 'jump-evidence', text: 'Judges\u2019 quotes (e)', onclick: jumpEvidence, hidden: c.blind || !(c.highlights && c.highlights.length) ? 'hidden' : null })),
       el('h3', { text: 'Transcript' }), transcript(c.transcript, c.highlights), el('h3', { text: 'Scenario' }), scenarioBox(c.scenario));
-    sec.append(el('h2', { text: c.blind ? 'Review' : 'Review ' + c.conv_id }), queueLine(bench),
+    sec.append(el('h2', { text: c.blind ? 'Review' : 'Review ' + c.conv_id }), queueLine(c, place),
       el('div', { 'class': 'review-grid' }, tbox, side));
+    holdItem(c.item);
     reviewKeys = function (ev) {
       var k = ev.key, t = ev.target;
       if (t && (t.tagName === 'TEXTAREA' || t.tagName === 'INPUT' && t.type !== 'radio')) {
@@ -602,15 +657,17 @@
         if (k === 'Enter' && (ev.ctrlKey || ev.metaKey) && !saved) { ev.preventDefault(); record(); }
         return;
       }
+      // Enter and space press the focused button or link, as everywhere.
+      if ((k === 'Enter' || k === ' ') && t && (t.tagName === 'BUTTON' || t.tagName === 'A' || t.tagName === 'SUMMARY')) return;
       if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
       switch (k) {
         case '1': case 'p': if (!saved) { yes.checked = true; record(); } break;
         case '0': case 'a': if (!saved) { no.checked = true; record(); } break;
-        case 'j': case 'ArrowRight': goNext(bench, c.item); break;
-        case 'Enter': if (saved) goNext(bench, c.item); else return; break;
-        case 'k': case 'ArrowLeft': goBack(bench, c.item); break;
-        case 's': if (!saved) { var r = loadRV(bench); if (r) { r.skipped[c.item] = true; saveRV(); } goNext(bench, c.item); } break;
-        case 'u': undo(bench, c.item, saved); break;
+        case 'j': case 'ArrowRight': goNext(c.item); break;
+        case 'Enter': if (saved) goNext(c.item); else return; break;
+        case 'k': case 'ArrowLeft': goBack(c.item); break;
+        case 's': if (!saved) placePost('skip', { item: c.item }); break;
+        case 'u': undo(c.item, saved); break;
         // The note takes focus when the key is released, so the n itself
         // does not land in it.
         case 'n': if (!saved) notePending = true; break;
@@ -634,9 +691,9 @@
     }
   });
   function keyHelp() {
-    var rows = [['1 or p', 'present — record'], ['0 or a', 'absent — record'], ['j / →', 'next item (Enter too, once recorded)'], ['k / ←', 'previous item'],
-      ['s', 'skip (stays in the queue)'], ['u', 'undo: reopen your last label (a new one replaces it)'], ['n', 'write a note (Ctrl+Enter records, Esc leaves)'],
-      ['e', 'jump to the judges\u2019 quotes (once shown)'], ['l', 'jump to the last assistant reply'], ['?', 'this help']];
+    var rows = [['1 or p', 'present — record'], ['0 or a', 'absent — record'], ['j / →', 'next unlabelled item (Enter too, once recorded)'], ['k / ←', 'previous item'],
+      ['s', 'skip (it comes back at the end)'], ['u', 'undo: reopen your last label (a new one replaces it)'], ['n', 'write a note (Ctrl+Enter records, Esc leaves)'],
+      ['e', 'jump to the judges\u2019 quotes (once shown)'], ['l', 'jump to the last assistant reply'], ['Enter', 'press the focused button'], ['?', 'this help']];
     return el('details', { id: 'key-help', 'class': 'small' }, el('summary', { text: 'Keys (?)' }),
       el('dl', { 'class': 'kv' }, rows.map(function (r) { return [el('dt', null, el('kbd', { text: r[0] })), el('dd', { text: r[1] })]; })));
   }
@@ -648,33 +705,38 @@
     var m = document.querySelector('#transcript-box mark.quote');
     if (m) m.scrollIntoView({ block: 'center' });
   }
-  function goBack(bench, current) {
-    var rv = loadRV(bench);
-    if (!rv) { history.back(); return; }
-    var i = rv.history.lastIndexOf(current);
-    if (i > 0) { rv.history.splice(i, 1); saveRV(); location.hash = reviewHash(bench, rv.history[i - 1]); }
+  // goBack: k — the item opened before this one (the server's history).
+  function goBack(current) {
+    var my = route;
+    api('/api/me' + query({ labeler: REVIEWER ? '' : labeler() })).then(function (me) {
+      if (my !== route) return;
+      var h = me.place.history, i = h.lastIndexOf(current);
+      if (i > 0) location.hash = reviewHash(h[i - 1]);
+    });
   }
-  // undo reopens the last label this session saved: its form is live again
+  // undo reopens the last label this person saved: its form is live again
   // and a new answer replaces the old one (each person's latest line
   // counts; the file is never rewritten).
-  function undo(bench, current, savedHere) {
-    var rv = loadRV(bench);
-    if (!rv || !rv.saved.length) return;
-    var last = rv.saved.pop();
-    saveRV();
-    if (last === current && savedHere) { render(); return; }
-    location.hash = reviewHash(bench, last);
+  function undo(current, savedHere) {
+    var my = route;
+    api('/api/me' + query({ labeler: REVIEWER ? '' : labeler() })).then(function (me) {
+      if (my !== route || !me.place.saved.length) return;
+      var last = me.place.saved[me.place.saved.length - 1];
+      if (last === current && savedHere) { render(); return; }
+      location.hash = reviewHash(last);
+    });
   }
-  function queueLine(bench) {
-    var rv = loadRV(bench);
-    if (!rv) return null;
-    var skipped = Object.keys(rv.skipped).length;
-    return el('p', { 'class': 'muted', id: 'queue-pos', text: rv.kind + ' queue: ' + num(rv.total || 0) + ' to go · ' + rv.saved.length + ' labelled this session' + (skipped ? ' · ' + skipped + ' skipped' : '') });
+  function queueLine(c, place) {
+    var qp = loadQP();
+    var left = LAST.left !== null ? num(LAST.left) + ' to go · ' : '';
+    return el('p', { 'class': 'muted', id: 'queue-pos', text: (qp.kind || 'calibration') + ' queue' + (qp.bench ? ' (' + qp.bench + ')' : ' (whole study)') + ' · benchmark ' + c.bench + ' · ' +
+      left + place.saved.length + ' labelled this session' + (place.skipped.length ? ' · ' + place.skipped.length + ' skipped' : '') },
+      ' ', el('a', { href: '#/queue/' + seg(qp.kind || 'calibration'), text: 'the queue' }));
   }
-  function reveal(box, res, bench, c) {
+  function reveal(box, res, c) {
     clear(box);
     var l = res.label;
-    var r = el('div', { id: 'reveal' }, el('p', { id: 'recorded', text: 'Recorded: behaviour ' + presentText(l.present) + ' (' + l.labeler + ', ' + l.at + ').' }));
+    var r = el('div', { id: 'reveal' }, el('p', { id: 'recorded', text: 'Recorded: behaviour ' + presentText(l.present) + ' (' + l.labeler + ', ' + l.at + ')' + (l.after_reveal ? ' — after the judges\u2019 verdict was shown: left out of calibration.' : '.') }));
     if (!c.blind) r.append(el('p', { 'class': 'muted', text: 'Conversation ' + c.conv_id + ' · target ' + c.target }));
     if (res.score) {
       var agree = res.score.present === l.present;
@@ -684,7 +746,7 @@
       var ej = $('jump-evidence');
       if (ej && res.highlights && res.highlights.length) ej.hidden = false;
     }
-    if (loadRV(bench)) r.append(el('button', { type: 'button', id: 'next-item', 'class': 'primary', text: 'Next in queue › (j)', onclick: function () { goNext(bench, c.item); } }));
+    r.append(el('button', { type: 'button', id: 'next-item', 'class': 'primary', text: 'Next in queue › (j)', onclick: function () { goNext(c.item); } }));
     box.append(r);
   }
   // markQuotes marks the judges' quotes in the transcript shown: spans of
@@ -716,55 +778,92 @@
     return out;
   }
 
-  function queuePage(bench, kind) {
+  // ---------- the queue ----------
+  // studyQueuePage is the queue over the whole study (#/queue/<kind>) or one
+  // benchmark (#/b/<bench>/queue/<kind>): options ride in the fragment,
+  // #/queue/calibration?seed=3&per=10&overlap=0.3&width=0.15. Progress per
+  // benchmark and metric: labels so far, what the plan asks for, and how
+  // many targets have a corrected rate.
+  function studyQueuePage(kindArg, bench) {
     var my = route;
-    // Options ride in the fragment: #/b/<bench>/queue/calibration?seed=3&per=10&overlap=0.3&width=0.15.
-    var qs = (kind || '').split('?');
-    kind = qs[0];
-    crumbs([['Benchmarks', '#/'], [bench, '#/b/' + seg(bench)], [kind + ' queue']]);
+    var qs = (kindArg || 'calibration').split('?');
+    var kind = qs[0] || 'calibration';
+    crumbs(REVIEWER ? [['Review', '#/'], ['queue']] : bench ? [['Benchmarks', '#/'], [bench, '#/b/' + seg(bench)], [kind + ' queue']] : [['Benchmarks', '#/'], [kind + ' queue']]);
     var sec = el('section', { id: 'queue' });
     main.append(sec);
-    var who = labeler();
-    var extra = {};
+    var qp = { kind: kind };
+    if (bench) qp.bench = bench;
     (qs[1] || '').split('&').forEach(function (kv) {
       var m = /^(seed|per|overlap|width)=([0-9.]+)$/.exec(kv);
-      if (m) extra[m[1]] = m[2];
+      if (m) qp[m[1]] = m[2];
     });
-    var params = { kind: kind, labeler: who };
-    for (var k in extra) params[k] = extra[k];
-    bapi(bench, 'queue', params).then(function (Q) {
+    saveQP(qp);
+    var who = labeler();
+    api('/api/queue' + query(qparams())).then(function (Q) {
       if (my !== route) return;
-      RV = { bench: bench, kind: kind, params: extra, items: Q.items.map(function (it) { return it.item; }), total: Q.total, skipped: {}, saved: [], history: [] };
-      saveRV();
-      sec.append(el('h2', { text: kind === 'triage' ? 'Triage: judges disagree or samples split' : 'Calibration sample' }),
+      LAST = { left: Q.total, skipped: Q.place.skipped.length };
+      sec.append(el('h2', { text: (kind === 'triage' ? 'Triage: judges disagree or samples split' : 'Calibration sample') + (bench ? ' · ' + bench : ' · the whole study') }),
         el('p', { 'class': 'muted', text: kind === 'triage'
           ? 'Conversations whose judge panel split, or whose scenario got different verdicts on different samples.'
-          : 'Drawn at random within each metric \u00d7 judge verdict, as many as the labelling plan asks for' + (Q.half_width ? ' (a corrected rate within \u00b1' + Math.round(Q.half_width * 100) + ' points)' : '') +
+          : 'Drawn at random within each metric, target and judge verdict (each target is corrected with its own labels), as many as the labelling plan asks for' + (Q.half_width ? ' (a corrected rate within \u00b1' + Math.round(Q.half_width * 100) + ' points)' : '') +
             '; ' + Math.round(Q.overlap * 100) + '% of rows are also asked of a second reviewer, so agreement between people is measured.' + (who ? ' Conversations ' + who + ' already labelled are left out.' : ' Give your name on the first item; what you label drops out.') }));
-      if (Q.plan && Q.plan.length) {
-        sec.append(el('ul', { id: 'queue-plan', 'class': 'plain small' }, Q.plan.map(function (p) {
-          return el('li', { data: { metric: p.metric_id } }, p.metric_id + ': ' + num(p.more) + ' more label' + (p.more === 1 ? '' : 's') +
-            (p.more_present !== undefined ? ' (' + p.more_present + ' of rows the judge called present, ' + p.more_absent + ' absent)' : '') +
-            (p.half_width_planned !== undefined ? ' → \u00b1' + (p.half_width_planned * 100).toFixed(0) + ' points expected' : '') + (p.reachable ? '' : ' (as narrow as labels can make it: more base scenarios would narrow it further)'));
-        })));
+      if (Q.progress && Q.progress.length) sec.append(progressTable(Q, bench));
+      if (Q.unreachable && (Q.unreachable.length || Q.unreachable > 0)) {
+        sec.append(el('p', { id: 'queue-unreachable', 'class': 'small warn', text: REVIEWER || Q.blind
+          ? '\u26a0 ' + (Q.unreachable.length || Q.unreachable) + ' metric \u00d7 model pair(s) cannot get a corrected rate from this study\u2019s rows.'
+          : '\u26a0 Cannot get a corrected rate: ' + Q.unreachable.map(function (u) { return u.bench + ' ' + u.metric_id + ' on ' + u.target + ' (' + u.why + ')'; }).join('; ') }));
       }
       if (!Q.items.length) { sec.append(el('p', { id: 'queue-empty', text: 'Nothing to review.' })); return; }
       if (Q.total > Q.items.length) sec.append(el('p', { 'class': 'small muted', text: 'Showing the first ' + num(Q.items.length) + ' of ' + num(Q.total) + '.' }));
-      sec.append(el('button', { type: 'button', id: 'start-queue', 'class': 'primary', text: 'Start reviewing (' + Q.items.length + ')', onclick: function () {
-        location.hash = reviewHash(bench, Q.items[0].item);
+      var cont = Q.place.current && Q.items.some(function (it) { return it.item === Q.place.current; });
+      sec.append(el('button', { type: 'button', id: 'start-queue', 'class': 'primary', text: (cont ? 'Continue where you were' : 'Start reviewing') + ' (' + Q.total + ' to go)', onclick: function () {
+        api('/api/next' + query(qparams())).then(showNext).catch(function (e) { showError(sec, e); });
       } }));
       var tb = el('tbody');
+      var study = !bench;
       Q.items.forEach(function (it, i) {
-        var link = el('a', { href: reviewHash(bench, it.item), text: Q.blind ? 'item ' + (i + 1) : it.conv_id });
-        tb.append(Q.blind
-          ? el('tr', { data: { item: it.item } }, el('td', { 'class': 'num', text: String(i + 1) }), el('td', null, link), el('td', { text: it.metric_id }))
-          : el('tr', { data: { conv: it.conv_id, item: it.item } }, el('td', { 'class': 'num', text: String(i + 1) }), el('td', null, link),
-            el('td', { text: it.target }), el('td', { text: it.stratum || it.reason }), el('td', { 'class': 'num', text: String(it.labels || 0) + (it.overlap ? ' (second reviewer wanted)' : '') })));
+        var link = el('a', { href: reviewHash(it.item), text: Q.blind ? 'item ' + (i + 1) : it.conv_id });
+        var row = [el('td', { 'class': 'num', text: String(i + 1) }), el('td', null, link)];
+        if (study) row.push(el('td', { text: it.bench }));
+        if (Q.blind) row.push(el('td', { text: it.metric_id }));
+        else row.push(el('td', { text: it.target }), el('td', { text: it.stratum || it.reason }), el('td', { 'class': 'num', text: String(it.labels || 0) + (it.overlap ? ' (second reviewer wanted)' : '') }));
+        tb.append(el('tr', { data: Q.blind ? { item: it.item } : { conv: it.conv_id, item: it.item } }, row));
       });
-      sec.append(el('table', { id: 'queue-table' }, el('thead', null, Q.blind
-        ? el('tr', null, el('th', { 'class': 'num', text: '#' }), el('th', { text: 'Item' }), el('th', { text: 'Metric' }))
-        : el('tr', null, el('th', { 'class': 'num', text: '#' }), el('th', { text: 'Conversation' }),
-          el('th', { text: 'Target' }), el('th', { text: kind === 'triage' ? 'Why' : 'Stratum' }), el('th', { 'class': 'num', text: 'Labels' }))), tb));
+      var head = [el('th', { 'class': 'num', text: '#' }), el('th', { text: Q.blind ? 'Item' : 'Conversation' })];
+      if (study) head.push(el('th', { text: 'Benchmark' }));
+      if (Q.blind) head.push(el('th', { text: 'Metric' }));
+      else head.push(el('th', { text: 'Target' }), el('th', { text: kind === 'triage' ? 'Why' : 'Stratum' }), el('th', { 'class': 'num', text: 'Labels' }));
+      sec.append(el('table', { id: 'queue-table' }, el('thead', null, el('tr', null, head)), tb));
+    }).catch(function (e) { showError(sec, e); });
+  }
+  function progressTable(Q, bench) {
+    var ul = el('ul', { id: 'queue-plan', 'class': 'plain small' });
+    Q.progress.forEach(function (p) {
+      ul.append(el('li', { data: { bench: p.bench, metric: p.metric_id } }, (bench ? '' : p.bench + ' · ') + p.metric_id + ': ' + num(p.labelled) + ' labelled of ' + num(p.planned) + ' planned (' + num(p.more) + ' more)' +
+        ' · corrected for ' + p.corrected + ' of ' + p.targets + ' model(s)' + (p.unreachable ? ' · ' + p.unreachable + ' cannot be' : '') +
+        (p.more_present !== undefined ? ' · more: ' + p.more_present + ' of rows the judge called present, ' + p.more_absent + ' absent' : '') +
+        (p.half_width_planned ? ' \u2192 \u00b1' + (p.half_width_planned * 100).toFixed(0) + ' points expected' : '') + (p.reachable ? '' : ' (out of reach by labelling: more base scenarios would narrow it)')));
+    });
+    return ul;
+  }
+
+  // ---------- my labels ----------
+  function minePage() {
+    var my = route;
+    crumbs(REVIEWER ? [['Review', '#/'], ['my labels']] : [['Benchmarks', '#/'], ['my labels']]);
+    var sec = el('section', { id: 'mine' }, el('h2', { text: 'My labels' }));
+    main.append(sec);
+    if (!labeler()) { sec.append(el('p', { 'class': 'muted', text: 'Label an item first: your name is asked there.' })); return; }
+    api('/api/mine' + query({ labeler: REVIEWER ? '' : labeler() })).then(function (L) {
+      if (my !== route) return;
+      if (!L.length) { sec.append(el('p', { 'class': 'muted', text: 'No labels yet.' })); return; }
+      var tb = el('tbody');
+      L.forEach(function (l) {
+        tb.append(el('tr', { data: { item: l.item } }, el('td', null, el('a', { href: reviewHash(l.item), text: l.item })), el('td', { text: l.bench }), el('td', { text: l.metric_id }),
+          el('td', { text: presentText(l.present) + (l.after_reveal ? ' (after the reveal)' : '') }), el('td', { text: l.note }), el('td', { text: l.at })));
+      });
+      sec.append(el('table', { id: 'mine-table' }, el('thead', null, el('tr', null, el('th', { text: 'Item' }), el('th', { text: 'Benchmark' }), el('th', { text: 'Metric' }),
+        el('th', { text: 'Behaviour' }), el('th', { text: 'Note' }), el('th', { text: 'At' }))), tb));
     }).catch(function (e) { showError(sec, e); });
   }
 
@@ -776,11 +875,13 @@
   function playHash(bench, target, conv) { return '#/b/' + seg(bench) + '/play/' + seg(target) + '/' + seg(conv); }
   function playHome(bench) {
     var my = route;
-    crumbs([['Benchmarks', '#/'], [bench, '#/b/' + seg(bench)], ['play']]);
+    crumbs(REVIEWER ? [['Review', '#/'], [bench + ': play']] : [['Benchmarks', '#/'], [bench, '#/b/' + seg(bench)], ['play']]);
     var sec = el('section', { id: 'play' }, el('h2', { text: 'Play the user' }));
-    var list = el('section', { id: 'play-list-section' }, el('h2', { text: 'Conversations people played' }), el('div', { id: 'play-list' }));
-    var cmp = el('section', { id: 'play-compare-section' }, el('h2', { text: 'People vs simulated users' }), el('div', { id: 'play-compare' }));
-    main.append(sec, list, cmp);
+    var list = el('section', { id: 'play-list-section' }, el('h2', { text: REVIEWER ? 'Conversations you played' : 'Conversations people played' }), el('div', { id: 'play-list' }));
+    main.append(sec, list);
+    // People vs simulated users names the targets and their verdicts: the
+    // researcher's only.
+    if (!REVIEWER) main.append(el('section', { id: 'play-compare-section' }, el('h2', { text: 'People vs simulated users' }), el('div', { id: 'play-compare' })));
     bapi(bench, 'play').then(function (P) {
       if (my !== route) return;
       if (!P.enabled) { sec.append(el('p', { 'class': 'muted', text: 'Playing is not available in this viewer.' })); return; }
@@ -794,13 +895,14 @@
         ssel.append(el('option', { value: s.id, text: s.id + (demo ? ' (' + demo + ')' : '') + ' \u00b7 ' + s.goal }));
       });
       var name = el('input', { id: 'play-name', maxlength: '100', autocomplete: 'name', value: labeler() });
+      if (REVIEWER) name.disabled = true;
       var msg = el('p', { id: 'play-start-msg', 'class': 'error' });
       var start = el('button', { type: 'button', id: 'play-start', 'class': 'primary', text: 'Start playing', onclick: function () {
         msg.textContent = '';
         if (!name.value.trim()) { msg.textContent = 'Say who you are.'; name.focus(); return; }
         setLabeler(name.value.trim());
         start.disabled = true;
-        post('/api/b/' + seg(bench) + '/play/start', { target: tsel.value, scenario: ssel.value, player: name.value.trim() })
+        post('/api/b/' + seg(bench) + '/play/start', { target: tsel.value, scenario: ssel.value, player: REVIEWER ? '' : name.value.trim() })
           .then(function (v) { location.hash = playHash(bench, v.target, v.conv_id); })
           .catch(function (e) { start.disabled = false; msg.textContent = String(e.message || e); });
       } });
@@ -808,7 +910,7 @@
       sec.append(el('div', { 'class': 'filters' }, el('label', null, 'Scenario', ssel), el('label', null, 'Target', tsel), el('label', null, 'Your name', name), start), msg);
       renderPlayList(bench, P);
     }).catch(function (e) { showError(sec, e); });
-    loadCompare(bench);
+    if (!REVIEWER) loadCompare(bench);
   }
   function renderPlayList(bench, P) {
     var box = $('play-list');
@@ -819,7 +921,7 @@
     P.conversations.forEach(function (c) {
       tb.append(el('tr', { data: { conv: c.conv_id } }, el('td', null, el('a', { href: playHash(bench, c.target, c.conv_id), text: c.conv_id })),
         el('td', { text: c.target }), el('td', { text: c.metric_id }), el('td', { text: c.player }), el('td', { text: c.state }),
-        el('td', { 'class': 'num', text: String(c.turns) }), el('td', null, verdictSpan(c.verdict)), el('td', { text: c.started_at })));
+        el('td', { 'class': 'num', text: String(c.turns) }), el('td', null, c.verdict === undefined ? '—' : verdictSpan(c.verdict)), el('td', { text: c.started_at })));
     });
     box.append(el('table', { id: 'play-table' }, el('thead', null, el('tr', null, el('th', { text: 'Conversation' }), el('th', { text: 'Target' }),
       el('th', { text: 'Metric' }), el('th', { text: 'Player' }), el('th', { text: 'State' }), el('th', { 'class': 'num', text: 'Turns' }),
@@ -856,7 +958,7 @@
   }
   function playConvPage(bench, target, id) {
     var my = route;
-    crumbs([['Benchmarks', '#/'], [bench, '#/b/' + seg(bench)], ['play', '#/b/' + seg(bench) + '/play'], [id || '']]);
+    crumbs(REVIEWER ? [['Review', '#/'], ['play', '#/b/' + seg(bench) + '/play'], [id || '']] : [['Benchmarks', '#/'], [bench, '#/b/' + seg(bench)], ['play', '#/b/' + seg(bench) + '/play'], [id || '']]);
     var sec = el('section', { id: 'play-conv' });
     main.append(sec);
     bapi(bench, 'play/conv', { target: target, id: id }).then(function (v) {
@@ -910,6 +1012,7 @@
     if (v.state === 'ended') {
       var vb = el('div', { id: 'play-verdict' }, el('p', { text: 'Ended: ' + (v.status || '') + '.' }));
       if (v.score) vb.append(verdictBox(v.score));
+      else if (v.blind) vb.append(el('p', { 'class': 'muted', text: 'Judged or not, the verdict is the researcher’s to see.' }));
       else {
         var again = el('button', { type: 'button', id: 'play-judge', text: 'Judge it' });
         again.addEventListener('click', function () { act('end', { target: v.target, conv_id: v.conv_id }, [again]); });

@@ -1,0 +1,497 @@
+package viewer
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/impactbench/impactbench/internal/labels"
+	"github.com/impactbench/impactbench/internal/results"
+)
+
+// One queue for the whole study: every benchmark's calibration (or
+// triage) rows in one list, each item naming its benchmark, in the
+// labeller's own order, with progress per benchmark and metric. Reviewers
+// and the researcher use the same endpoints; a reviewer's answers are
+// blind (item, benchmark and metric only) and they label as themselves.
+
+// benchItem is a queue item and its benchmark.
+type benchItem struct {
+	bench string
+	queueItem
+}
+
+// studyItemView is a queue item as an answer carries it: blind, only the
+// item, its benchmark and metric; else the conversation and its stratum.
+type studyItemView struct {
+	Item    string `json:"item"`
+	Bench   string `json:"bench"`
+	Metric  string `json:"metric_id"`
+	ConvID  string `json:"conv_id,omitempty"`
+	Target  string `json:"target,omitempty"`
+	Stratum string `json:"stratum,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Labels  int    `json:"labels,omitempty"`
+	Overlap bool   `json:"overlap,omitempty"`
+}
+
+// progressLine is one benchmark × metric of the calibration plan: labelled
+// rows so far, what the plan asks for, and how many targets have a
+// corrected rate. Blind answers leave out the split by judge verdict.
+type progressLine struct {
+	Bench       string   `json:"bench"`
+	Metric      string   `json:"metric_id"`
+	Labelled    int      `json:"labelled"`
+	Planned     int      `json:"planned"`
+	More        int      `json:"more"`
+	Targets     int      `json:"targets"`
+	Corrected   int      `json:"corrected"`
+	Unreachable int      `json:"unreachable"`
+	MorePresent *int     `json:"more_present,omitempty"`
+	MoreAbsent  *int     `json:"more_absent,omitempty"`
+	Now         *float64 `json:"half_width_now,omitempty"`
+	HalfPlanned *float64 `json:"half_width_planned,omitempty"`
+	Reachable   bool     `json:"reachable"`
+}
+
+// queueResult is a queue over one or several benchmarks.
+type queueResult struct {
+	items       []benchItem
+	progress    []progressLine
+	unreachable []unreachableLine
+	mine, lines int
+	notes       []string
+}
+
+// unreachableLine is a metric × target the plan cannot bring to a number.
+type unreachableLine struct {
+	Bench  string `json:"bench"`
+	Metric string `json:"metric_id"`
+	Target string `json:"target"`
+	Why    string `json:"why"`
+}
+
+// labellerOf is who a request labels (and queues) as: a reviewer is always
+// themselves; the researcher gives a name.
+func labellerOf(p principal, given string) (string, error) {
+	given = strings.TrimSpace(given)
+	if !p.reviewer() {
+		if why := CheckReviewerName(given); given != "" && why != "" {
+			return "", fmt.Errorf("labeler: %s", why)
+		}
+		return given, nil
+	}
+	if given != "" && given != p.name {
+		return "", fmt.Errorf("a reviewer labels as themselves (%s)", p.name)
+	}
+	return p.name, nil
+}
+
+// benchFilter is the benchmarks a study request covers: bench= one of
+// them (refused when unknown), else all.
+func (s *Server) benchFilter(r *http.Request) ([]string, bool) {
+	names := s.benchNames()
+	b := r.URL.Query().Get("bench")
+	if b == "" {
+		return names, true
+	}
+	for _, n := range names {
+		if n == b {
+			return []string{n}, true
+		}
+	}
+	return nil, false
+}
+
+// studyQueue draws who's queue over benches.
+func (s *Server) studyQueue(who string, p queueParams, benches []string) queueResult {
+	var out queueResult
+	now := s.now()
+	for _, name := range benches {
+		st := s.bench(name)
+		if st == nil {
+			continue
+		}
+		ix := st.index(s)
+		ls, err := st.labels.List()
+		if err != nil {
+			out.notes = append(out.notes, err.Error())
+			continue
+		}
+		out.lines += len(ls)
+		qs := newQueueState(ls, who, p.overlap, p.seed)
+		var items []queueItem
+		if p.kind == "calibration" {
+			plan := planOf(ix, ls, p.halfWidth)
+			var quota map[quotaKey][2]int
+			if p.per == 0 {
+				quota = quotaOf(plan)
+			}
+			items = calibrationQueue(ix, qs, p.per, quota)
+			out.addPlan(name, plan)
+		} else {
+			items = triageQueue(ix, qs)
+		}
+		for _, it := range items {
+			it.Item = s.itemOfConv(ix, it.idx)
+			if !it.Overlap && s.places.heldByOther(it.Item, who, now) {
+				continue // someone has its form open right now
+			}
+			out.items = append(out.items, benchItem{name, it})
+		}
+		for _, by := range qs.byConv {
+			if who != "" && by[who] {
+				out.mine++
+			}
+		}
+	}
+	sort.SliceStable(out.items, func(a, b int) bool { return out.items[a].key < out.items[b].key })
+	return out
+}
+
+// addPlan adds a benchmark's plan to the progress lines.
+func (q *queueResult) addPlan(bench string, plan results.LabelPlan) {
+	for _, e := range plan.Metrics {
+		m := e.Value
+		l := progressLine{Bench: bench, Metric: e.Key, Labelled: m.LabelledPresent + m.LabelledAbsent, More: m.MorePresent + m.MoreAbsent,
+			Targets: len(m.Targets), Corrected: m.Corrected, Reachable: m.Reachable,
+			MorePresent: intPtr(m.MorePresent), MoreAbsent: intPtr(m.MoreAbsent), Now: m.HalfWidthNow, HalfPlanned: m.HalfWidthPlanned}
+		l.Planned = l.Labelled + l.More
+		for _, t := range m.Targets {
+			if t.Value.Status == results.PlanUnreachable {
+				l.Unreachable++
+			}
+		}
+		q.progress = append(q.progress, l)
+	}
+	for _, u := range plan.Unreachable {
+		q.unreachable = append(q.unreachable, unreachableLine{Bench: bench, Metric: u.Metric, Target: u.Target, Why: u.Why})
+	}
+}
+
+// blindLines drops what only the researcher may see from progress lines.
+func blindLines(ls []progressLine) []progressLine {
+	out := make([]progressLine, len(ls))
+	for i, l := range ls {
+		l.MorePresent, l.MoreAbsent, l.Now, l.HalfPlanned = nil, nil, nil, nil
+		out[i] = l
+	}
+	return out
+}
+
+// handleStudyQueue answers GET /api/queue: the whole study's queue (or one
+// benchmark's, bench=), for the requesting reviewer or the labeler named.
+func (s *Server) handleStudyQueue(w http.ResponseWriter, r *http.Request) {
+	p := whoOf(r)
+	params, bad := s.queueParams(r)
+	if bad != "" {
+		writeErr(w, http.StatusBadRequest, "%s", bad)
+		return
+	}
+	who, err := labellerOf(p, params.labeler)
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	benches, ok := s.benchFilter(r)
+	if !ok {
+		writeErr(w, http.StatusNotFound, "no such benchmark")
+		return
+	}
+	q := s.studyQueue(who, params, benches)
+	blind := s.opts.Blind || p.reviewer()
+	items := make([]studyItemView, 0, min(len(q.items), maxQueue))
+	for _, it := range q.items[:min(len(q.items), maxQueue)] {
+		v := studyItemView{Item: it.Item, Bench: it.bench, Metric: it.Metric}
+		if !blind {
+			v.ConvID, v.Target, v.Stratum, v.Reason, v.Labels, v.Overlap = it.ConvID, it.Target, it.Stratum, it.Reason, it.Labels, it.Overlap
+		}
+		items = append(items, v)
+	}
+	out := map[string]any{"kind": params.kind, "overlap": params.overlap, "blind": blind, "who": who, "items": items,
+		"total": len(q.items), "mine": q.mine, "half_width": params.halfWidth, "place": s.places.view(who)}
+	if blind {
+		out["progress"], out["unreachable"] = nonNil(blindLines(q.progress)), len(q.unreachable)
+	} else {
+		out["progress"], out["unreachable"], out["labels"], out["notes"] = nonNil(q.progress), nonNil(q.unreachable), q.lines, nonNil(q.notes)
+	}
+	if p.reviewer() && len(q.notes) > 0 {
+		out["notes"] = []string{fmt.Sprintf("%d benchmark(s) could not be read; ask the researcher", len(q.notes))}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// nextAnswer is where j, s and "Go back to them" lead.
+type nextAnswer struct {
+	Item    *string `json:"item"`
+	Bench   string  `json:"bench,omitempty"`
+	Left    int     `json:"left"`
+	Skipped int     `json:"skipped"`
+}
+
+// next is who's next item after item after (none: from their current
+// place): the first of their queue, in their order, after it that they
+// have not skipped — wrapping around, and never after itself.
+func (s *Server) next(who string, p queueParams, benches []string, after string) nextAnswer {
+	q := s.studyQueue(who, p, benches)
+	skipped := s.places.skippedSet(who)
+	var open []benchItem
+	for _, it := range q.items {
+		if !skipped[it.Item] {
+			open = append(open, it)
+		}
+	}
+	ans := nextAnswer{Left: len(open), Skipped: len(skipped)}
+	strict := after != ""
+	if !strict {
+		after = s.places.view(who).Current
+	}
+	var from uint64
+	if st, ix, i, ok := s.findItem(after); ok {
+		from = orderKey(p.seed, who, st.name, ix.convs[i].convID)
+	}
+	pick := -1
+	for k, it := range open {
+		if it.Item == after {
+			if !strict {
+				pick = k // the current item, still to do: stay there
+				break
+			}
+			continue
+		}
+		if it.key > from || (!strict && it.key == from) {
+			pick = k
+			break
+		}
+	}
+	if pick < 0 { // wrap around
+		for k, it := range open {
+			if it.Item != after {
+				pick = k
+				break
+			}
+		}
+	}
+	if pick >= 0 {
+		ans.Item, ans.Bench = &open[pick].Item, open[pick].bench
+	}
+	return ans
+}
+
+// placeRequest is the body of skip, unskip and hold.
+type placeRequest struct {
+	Item    string `json:"item"`
+	Labeler string `json:"labeler"`
+}
+
+// studyRequest decodes a place request and resolves who and the queue's
+// parameters and benchmarks (from the URL, as GET /api/queue takes them);
+// false: the error is answered.
+func (s *Server) studyRequest(w http.ResponseWriter, r *http.Request, body any, labeler func() string) (string, queueParams, []string, bool) {
+	if body != nil {
+		if err := decodeStrict(r, body); err != nil {
+			writeErr(w, http.StatusBadRequest, "%v", err)
+			return "", queueParams{}, nil, false
+		}
+	}
+	params, bad := s.queueParams(r)
+	if bad != "" {
+		writeErr(w, http.StatusBadRequest, "%s", bad)
+		return "", params, nil, false
+	}
+	given := params.labeler
+	if labeler != nil && labeler() != "" {
+		given = labeler()
+	}
+	who, err := labellerOf(whoOf(r), given)
+	if err == nil && who == "" {
+		err = fmt.Errorf("say who you are (labeler)")
+	}
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, "%v", err)
+		return "", params, nil, false
+	}
+	benches, ok := s.benchFilter(r)
+	if !ok {
+		writeErr(w, http.StatusNotFound, "no such benchmark")
+		return "", params, nil, false
+	}
+	return who, params, benches, true
+}
+
+// handleNext answers GET /api/next?after=ITEM (j): the next item to label.
+func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
+	who, params, benches, ok := s.studyRequest(w, r, nil, nil)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, s.next(who, params, benches, r.URL.Query().Get("after")))
+}
+
+// handleSkip sets an item aside (it comes back once the rest is done, or
+// on unskip), lets go of its hold, and answers the next one.
+func (s *Server) handleSkip(w http.ResponseWriter, r *http.Request) {
+	var req placeRequest
+	who, params, benches, ok := s.studyRequest(w, r, &req, func() string { return req.Labeler })
+	if !ok {
+		return
+	}
+	if _, _, _, found := s.findItem(req.Item); !found {
+		writeErr(w, http.StatusNotFound, "no such review item (the viewer restarted, or the runs changed): open the queue again")
+		return
+	}
+	s.places.skip(who, req.Item)
+	writeJSON(w, http.StatusOK, s.next(who, params, benches, req.Item))
+}
+
+// handleUnskip brings the skipped items back and answers the first.
+func (s *Server) handleUnskip(w http.ResponseWriter, r *http.Request) {
+	var req placeRequest
+	who, params, benches, ok := s.studyRequest(w, r, &req, func() string { return req.Labeler })
+	if !ok {
+		return
+	}
+	s.places.unskip(who)
+	writeJSON(w, http.StatusOK, s.next(who, params, benches, ""))
+}
+
+// handleHold is the open review form holding its item (renewed while it
+// stays open): the item is who's current place, and others' queues leave
+// it out until the form closes or the hold lapses.
+func (s *Server) handleHold(w http.ResponseWriter, r *http.Request) {
+	var req placeRequest
+	who, _, _, ok := s.studyRequest(w, r, &req, func() string { return req.Labeler })
+	if !ok {
+		return
+	}
+	if _, _, _, found := s.findItem(req.Item); !found {
+		writeErr(w, http.StatusNotFound, "no such review item (the viewer restarted, or the runs changed): open the queue again")
+		return
+	}
+	s.places.open(who, req.Item)
+	held, _ := s.places.take(who, req.Item, s.now())
+	writeJSON(w, http.StatusOK, map[string]any{"held": held, "renew_s": holdRenew.Seconds()})
+}
+
+// handleMe says who the token is, and the labeller's place (a
+// reviewer's own; the researcher's under the labeler named).
+func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) {
+	p := whoOf(r)
+	reveal := s.opts.Reveal
+	if p.reviewer() {
+		reveal = RevealNever
+	}
+	who, err := labellerOf(p, r.URL.Query().Get("labeler"))
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"role": p.role, "name": p.name, "team": s.team(),
+		"blind": s.opts.Blind || p.reviewer(), "reveal": reveal, "place": s.places.view(who)})
+}
+
+// mineRow is one of the labeller's own labels, blind: by item, not by
+// conversation.
+type mineRow struct {
+	Item        string `json:"item"`
+	Bench       string `json:"bench"`
+	Metric      string `json:"metric_id"`
+	Present     bool   `json:"present"`
+	Note        string `json:"note"`
+	At          string `json:"at"`
+	AfterReveal bool   `json:"after_reveal,omitempty"`
+}
+
+// handleMine lists the labeller's own latest label of each row.
+func (s *Server) handleMine(w http.ResponseWriter, r *http.Request) {
+	who, err := labellerOf(whoOf(r), r.URL.Query().Get("labeler"))
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	out := []mineRow{}
+	for _, name := range s.benchNames() {
+		st := s.bench(name)
+		if st == nil || who == "" {
+			continue
+		}
+		ix := st.index(s)
+		ls, err := st.labels.List()
+		if err != nil {
+			continue
+		}
+		latest := map[string]int{}
+		var order []string
+		for k, l := range ls {
+			if l.Labeler != who {
+				continue
+			}
+			if _, ok := latest[l.ConvID]; !ok {
+				order = append(order, l.ConvID)
+			}
+			latest[l.ConvID] = k
+		}
+		for _, id := range order {
+			l := ls[latest[id]]
+			i, ok := ix.byConvID[id]
+			if !ok {
+				continue
+			}
+			out = append(out, mineRow{Item: s.itemOfConv(ix, i), Bench: name, Metric: l.MetricID, Present: l.Present, Note: l.Note,
+				At: l.At.UTC().Format("2006-01-02T15:04:05Z"), AfterReveal: l.AfterReveal})
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// findItem resolves an item id over every benchmark.
+func (s *Server) findItem(id string) (*benchState, *benchIndex, int, bool) {
+	if !strings.HasPrefix(id, "r") || len(id) != itemIDLen+1 {
+		return nil, nil, 0, false
+	}
+	for _, name := range s.benchNames() {
+		st := s.bench(name)
+		if st == nil {
+			continue
+		}
+		ix := st.index(s)
+		if i, ok := s.itemIndex(ix, id); ok {
+			return st, ix, i, true
+		}
+	}
+	return nil, nil, 0, false
+}
+
+// maxBody bounds a request body.
+const maxBody = 64 << 10
+
+// decodeStrict reads a JSON request body into v: one object, no key twice,
+// nothing after it, no field v does not have.
+func decodeStrict(r *http.Request, v any) error { return decodeStrictN(r, v, maxBody) }
+
+// decodeStrictN is decodeStrict for a body of at most limit bytes.
+func decodeStrictN(r *http.Request, v any, limit int64) error {
+	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return err
+	}
+	if int64(len(b)) > limit {
+		return fmt.Errorf("the request body is over %d KiB", limit>>10)
+	}
+	if err := labels.CheckObject(b); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
