@@ -339,4 +339,3 @@ func TestJournalHeldOpenStillRecordsEveryCall(t *testing.T) {
 		t.Errorf("%d calls sent, want 4", inner.n.Load())
 	}
 }
-
