@@ -111,6 +111,7 @@ type unitState struct {
 	calls  map[string]Entry // answers stored since the unit's latest reset
 	top    *event           // the latest event; nil when none
 	cursor int              // local store: records of the unit read so far
+	gen    int              // object store: the generation its calls are stored in
 }
 
 // backend is where a Store keeps its units: a directory of segment files
@@ -249,7 +250,7 @@ func (s *Store) OpenUnit(ctx context.Context, name string) (*Unit, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &Unit{store: s, name: name, stored: st.calls, used: map[string]bool{}, fresh: map[string]Entry{}, base: -1, seen: st.cursor}
+	u := &Unit{store: s, name: name, stored: st.calls, used: map[string]bool{}, fresh: map[string]Entry{}, base: -1, seen: st.cursor, gen: st.gen}
 	if u.stored == nil {
 		u.stored = map[string]Entry{}
 	}
@@ -280,6 +281,7 @@ type Unit struct {
 	// result lost a race.
 	base   int
 	seen   int // local store: how many of the unit's indexed records were read
+	gen    int // object store: the generation its calls are stored in
 	stats  Stats
 	closed bool
 }
