@@ -90,10 +90,18 @@ func (bb *blobBackend) read(ctx context.Context, key string) (data []byte, found
 	return data, true, nil
 }
 
-// top finds the unit's latest revision: the highest one listed, then the
-// exact keys above it until one is missing (a listing may lag behind).
+// top finds the unit's latest revision. Revisions are dense from 0, so a
+// unit without revision 0 has none (one request, the common case of a
+// unit not yet done); otherwise the highest one listed, then the exact
+// keys above it until one is missing (a listing may lag behind).
 func (bb *blobBackend) top(ctx context.Context, name string) (int, error) {
-	top := -1
+	if ok, err := bb.b.Exists(ctx, bb.eventKey(name, 0)); err != nil || !ok {
+		if err != nil {
+			return 0, fmt.Errorf("callstore: probe %s: %w", name, err)
+		}
+		return -1, nil
+	}
+	top := 0
 	it := bb.b.List(&blob.ListOptions{Prefix: bb.prefix + name + "/!r/"})
 	for {
 		obj, err := it.Next(ctx)

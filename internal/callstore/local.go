@@ -25,15 +25,17 @@ const segDirName = ".seg"
 // file per writing Store (see record.go) and an in-memory index of all of
 // them.
 type local struct {
-	root   string
-	opts   Options
-	writer writerName
+	root    string
+	opts    Options
+	writer  writerName
+	network bool // on a network file system: see Options.Sync and segDir.refresh
 
 	secureOnce sync.Once
 	secureErr  error
 
-	mu   sync.Mutex
-	dirs map[string]*segDir // by the units' directory, relative, '/'-separated
+	mu       sync.Mutex
+	dirs     map[string]*segDir // by the units' directory, relative, '/'-separated
+	openDirs atomic.Int64       // directories with files open
 }
 
 // writerName makes the names of a Store's segment files:
@@ -80,10 +82,9 @@ func parseSegName(name string) (host string, pid int, label string, ok bool) {
 }
 
 func newLocal(root string, o Options) *local {
-	if !o.Sync && fsx.IsNetworkFS(root) {
-		o.Sync = true
-	}
-	return &local{root: root, opts: o, writer: newWriterName(o.Writer), dirs: map[string]*segDir{}}
+	network := fsx.IsNetworkFS(root)
+	o.Sync = o.Sync || network
+	return &local{root: root, opts: o, network: network, writer: newWriterName(o.Writer), dirs: map[string]*segDir{}}
 }
 
 // secure creates the store's directory 0700, or makes an existing one
@@ -122,9 +123,6 @@ func (l *local) split(name string) (*segDir, string) {
 
 func (l *local) open(ctx context.Context, name string, reset bool) (unitState, error) {
 	d, base := l.split(name)
-	d.mu.Lock()
-	d.users++
-	d.mu.Unlock()
 	if reset {
 		if _, _, err := d.commit(base, name, -1, event{Kind: evReset, At: time.Now()}); err != nil {
 			return unitState{}, err
@@ -132,12 +130,21 @@ func (l *local) open(ctx context.Context, name string, reset bool) (unitState, e
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	st, err := d.load(name, base)
+	if err == nil {
+		d.users++
+	}
+	return st, err
+}
+
+// load reads a unit's state from the index and the files of earlier
+// versions (d.mu held).
+func (d *segDir) load(name, base string) (unitState, error) {
 	d.refresh(false, false)
 	ur := d.units[base]
 	var st unitState
-	legacyValid := ur == nil || ur.lastReset < 0
-	if legacyValid {
-		lg, err := readLegacy(l.root, name, false)
+	if le := d.legacyListing().units[base]; (le.file || le.journal) && (ur == nil || ur.lastReset < 0) {
+		lg, err := readLegacy(d.l.root, name, false)
 		if err != nil {
 			return unitState{}, err
 		}
@@ -257,9 +264,18 @@ func (l *local) release(u *Unit) {
 	defer d.mu.Unlock()
 	if d.users--; d.users <= 0 {
 		d.users = 0
-		d.closeFiles()
+		// A directory's files stay open for its next unit (opening a
+		// segment per unit would cost what it saves) unless many
+		// directories hold files open: then the idle one lets go.
+		if l.openDirs.Load() > maxOpenDirs {
+			d.closeFiles()
+		}
 	}
 }
+
+// maxOpenDirs bounds how many directories keep their files open while
+// none of their units is.
+const maxOpenDirs = 32
 
 func (l *local) close() error {
 	l.mu.Lock()

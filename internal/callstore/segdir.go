@@ -24,14 +24,15 @@ type segDir struct {
 	path    string // the units' directory
 	segPath string // its .seg directory
 
-	mu     sync.Mutex
-	listed bool      // .seg was read at least once
-	segMod time.Time // .seg's mtime when it was last read
-	segs   map[string]*segment
-	units  map[string]*unitRecs
-	w      *segWriter
-	users  int // open units: files are closed when none is left
-	legacy *legacyDir
+	mu        sync.Mutex
+	listed    bool      // .seg was read at least once
+	segMod    time.Time // .seg's mtime when it was last read
+	segs      map[string]*segment
+	units     map[string]*unitRecs
+	w         *segWriter
+	users     int  // open units
+	filesOpen bool // the segment or the lock file is open
+	legacy    *legacyDir
 
 	commitMu sync.Mutex // one commit at a time in this process; the lock file for others
 	lockF    *os.File
@@ -265,9 +266,21 @@ func (d *segDir) readEvent(r rec) (event, error) {
 	return event{}, fmt.Errorf("callstore: %s: a record indexed at %d can no longer be read", r.seg.path, r.off)
 }
 
+// noteOpen counts the directory among those with files open (d.mu held).
+func (d *segDir) noteOpen() {
+	if !d.filesOpen {
+		d.filesOpen = true
+		d.l.openDirs.Add(1)
+	}
+}
+
 // closeFiles closes this directory's open files (d.mu held); they are
 // opened again when needed.
 func (d *segDir) closeFiles() {
+	if d.filesOpen {
+		d.filesOpen = false
+		d.l.openDirs.Add(-1)
+	}
 	if d.w != nil && d.w.f != nil {
 		d.w.f.Close()
 		d.w.f = nil

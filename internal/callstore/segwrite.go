@@ -60,6 +60,7 @@ func (d *segDir) openWriter() error {
 	if d.w != nil && d.w.f != nil {
 		return nil
 	}
+	d.noteOpen()
 	if d.w != nil {
 		f, err := fsx.OpenAppend(d.w.seg.path, fsx.Private)
 		if err == nil {
@@ -111,9 +112,11 @@ func (d *segDir) commit(base, name string, known int, ev event) (event, bool, er
 	defer unlock()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.refresh(true, false)
+	// On a network file system a cached mtime could hide a new writer's
+	// segment: under the lock, the directory is listed afresh.
+	d.refresh(d.l.network, false)
 	top := -1
-	if _, err := os.Stat(filepath.Join(d.path, base+".json")); err == nil {
+	if d.legacyListing().units[base].file {
 		top = 0 // a unit file of an earlier version is revision 0
 	}
 	ur := d.units[base]
@@ -157,6 +160,9 @@ func (d *segDir) lock() (func(), error) {
 			return nil, fmt.Errorf("callstore: commit lock: %w", err)
 		}
 		d.lockF = f
+		d.mu.Lock()
+		d.noteOpen()
+		d.mu.Unlock()
 	}
 	if err := fsx.Lock(d.lockF); err != nil {
 		d.commitMu.Unlock()
