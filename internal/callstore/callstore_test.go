@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/impactbench/impactbench/internal/llm"
 )
@@ -337,5 +338,32 @@ func TestJournalHeldOpenStillRecordsEveryCall(t *testing.T) {
 	}
 	if inner.n.Load() != 4 {
 		t.Errorf("%d calls sent, want 4", inner.n.Load())
+	}
+}
+
+// TestCallsAndCommitsOfOneUnitAtOnce: a judge panel's calls may still be
+// storing while the unit commits; neither waits for the other forever.
+func TestCallsAndCommitsOfOneUnitAtOnce(t *testing.T) {
+	u, _ := Open(t.TempDir(), false).Unit("t/eval/row__s0")
+	defer u.Close()
+	inner := &counting{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for i := range 2000 {
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				u.Client(id, inner).Complete(context.Background(), req(fmt.Sprint("q", i), 0))
+			}()
+			go func() { defer wg.Done(); u.SetResult(fmt.Sprint("k", i), i) }()
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("calls and commits of one unit deadlocked")
 	}
 }

@@ -191,6 +191,10 @@ func (l *local) put(ctx context.Context, u *Unit, e Entry) (Entry, error) {
 	if err != nil {
 		return Entry{}, fmt.Errorf("callstore: encode call of %s: %w", u.name, err)
 	}
+	// u.mu before d.mu, never inside it: Commit holds u.mu while it takes d.mu.
+	u.mu.Lock()
+	b := u.base
+	u.mu.Unlock()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	// Another writer may have stored this call while it was being paid
@@ -200,9 +204,6 @@ func (l *local) put(ctx context.Context, u *Unit, e Entry) (Entry, error) {
 	if first, ok := d.scan(u, base, e.Key); ok {
 		return first, nil
 	}
-	u.mu.Lock()
-	b := u.base
-	u.mu.Unlock()
 	if _, err := d.append(callHeader(base, b, e.Key), body); err != nil {
 		return Entry{}, fmt.Errorf("callstore: store call of %s: %w", u.name, err)
 	}
