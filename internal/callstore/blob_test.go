@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -97,6 +98,8 @@ func TestOpenURLRefusesBadInput(t *testing.T) {
 		{"credential in the query", srv.URL("calls", "x") + "&aws_secret_access_key=" + secret, ErrBadURL, nil},
 		{"prefix climbing out", strings.Replace(srv.URL("calls", "x"), "/x?", "/a/../../x?", 1), ErrBadURL, nil},
 		{"no bucket", "s3:///x", ErrBadURL, nil},
+		{"empty", " ", ErrBadURL, nil},
+		{"file URL with a host", "file://host/x", ErrBadURL, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(objects(t, srv))
@@ -123,6 +126,20 @@ func TestOpenURLRefusesBadInput(t *testing.T) {
 				t.Error("a refused store wrote something")
 			}
 		})
+	}
+}
+
+// TestOpenURLLocal: a path, a Windows-style path and a file URL are the
+// local store.
+func TestOpenURLLocal(t *testing.T) {
+	dir := t.TempDir()
+	for _, raw := range []string{dir, "file://" + dir, filepath.Join(dir, `C:\x`)} {
+		s, err := OpenURL(t.Context(), raw, Options{})
+		if err != nil || s.Dir() == "" {
+			t.Errorf("OpenURL(%q): %v", raw, err)
+			continue
+		}
+		s.Close()
 	}
 }
 

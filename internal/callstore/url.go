@@ -69,13 +69,17 @@ func (e *URLError) Unwrap() error { return e.Err }
 func OpenURL(ctx context.Context, raw string, o Options) (*Store, error) {
 	shown := sanitize.URL(raw)
 	fail := func(kind, err error) error { return &URLError{Key: StoreKey, URL: shown, Kind: kind, Err: err} }
+	switch {
+	case strings.TrimSpace(raw) == "":
+		return nil, fail(ErrBadURL, errors.New("it is empty"))
+	case !strings.Contains(raw, "://"):
+		return OpenDir(raw, o), nil // a path (C:\… included), not a URL
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fail(ErrBadURL, errors.New("it does not parse as a URL"))
 	}
 	switch strings.ToLower(u.Scheme) {
-	case "":
-		return OpenDir(raw, o), nil
 	case "file":
 		if u.Host != "" && u.Host != "localhost" {
 			return nil, fail(ErrBadURL, errors.New("a file URL names no host: file:///path"))
