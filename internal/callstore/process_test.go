@@ -49,11 +49,16 @@ func TestHelperProcess(t *testing.T) {
 		})
 	}
 	switch mode {
-	case "race": // wait for the go file, then pay one call and commit
+	case "race": // open the unit, say so, wait for the go file, then pay one call and commit
+		u, err := s.Unit("t/sim/race__s0")
+		if err != nil {
+			os.Exit(4)
+		}
+		out.Encode(childReport{Unit: "ready"})
 		for _, err := os.Stat(os.Getenv("CALLSTORE_GO")); err != nil; _, err = os.Stat(os.Getenv("CALLSTORE_GO")) {
 			time.Sleep(time.Millisecond)
 		}
-		childUnit(s, out, model, "t/sim/race__s0", "hi")
+		runChildUnit(u, out, model, "hi")
 	case "run": // many units, until killed
 		for i := 0; ; i++ {
 			childUnit(s, out, model, fmt.Sprintf("t/sim/m01_s%03d__s0", i), "a", "b", "c")
@@ -67,6 +72,11 @@ func childUnit(s *Store, out *json.Encoder, model func(string) llm.Client, name 
 	if err != nil {
 		os.Exit(4)
 	}
+	runChildUnit(u, out, model, prompts...)
+}
+
+func runChildUnit(u *Unit, out *json.Encoder, model func(string) llm.Client, prompts ...string) {
+	name := u.Name()
 	var last string
 	for _, p := range prompts {
 		r, err := u.Client(id, model(name)).Complete(context.Background(), req(p, 0))
@@ -135,7 +145,11 @@ func TestTwoProcessesRaceOnOneUnit(t *testing.T) {
 				cmd, sc := child(t, "race", st[0], who, "CALLSTORE_GO="+goFile)
 				cmds, scans = append(cmds, cmd), append(scans, sc)
 			}
-			time.Sleep(300 * time.Millisecond) // both started and waiting
+			for _, sc := range scans { // both have opened the unit and wait
+				if !sc.Scan() || !strings.Contains(sc.Text(), `"ready"`) {
+					t.Fatalf("child not ready: %q", sc.Text())
+				}
+			}
 			os.WriteFile(goFile, nil, 0o600)
 			var results []childReport
 			for i, sc := range scans {
