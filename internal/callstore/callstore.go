@@ -1,28 +1,41 @@
 // Package callstore makes resume free: every completed model call is stored,
-// under a key derived from everything that determines its answer, in a small
-// file per unit of work (one conversation, one judged row, one metric's
-// scenarios). Rerunning a unit replays it through the store, so calls whose
-// answers are stored cost nothing, and a changed prompt or definition misses
-// exactly the calls whose messages changed.
+// under a key derived from everything that determines its answer, with the
+// unit of work it belongs to (one conversation, one judged row, one
+// metric's scenarios). Rerunning a unit replays it through the store, so
+// calls whose answers are stored cost nothing, and a changed prompt or
+// definition misses exactly the calls whose messages changed.
 //
-// Files are rewritten atomically after every fresh call, so a process killed
-// at any point (SIGKILL included) loses at most the call in flight.
+// Two stores share one model (see docs/reruns.md):
+//
+//   - on a file system (the default, also a shared one such as NFS), each
+//     writer appends records to its own segment file per unit directory
+//     (<dir>/.seg/<host>_<pid>_<start>_<n>.seg), indexed in memory by unit;
+//     no file is made per unit and no two processes append to one file.
+//     Units written by earlier versions (<unit>.json, <unit>.jsonl) are
+//     read as they are;
+//   - on object storage (s3://, gs://, azblob://), one object per stored
+//     call and one per result, each written create-once.
+//
+// A unit's results and resets (--force) are revisions 0, 1, 2…; each is
+// created once, so when two writers finish one unit at once (a duplicate
+// worker) the second adopts the first's result. A call's answer reaches the
+// store before it is handed out, so a process killed at any point (SIGKILL
+// included) loses at most its calls in flight, and a writer looks for an
+// answer another writer stored before it pays for a call.
 package callstore
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
-	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/ids"
 	"github.com/impactbench/impactbench/internal/llm"
 )
 
@@ -83,111 +96,112 @@ type Entry struct {
 	Response llm.Response `json:"response"`
 }
 
-type unitFile struct {
-	Version string          `json:"version"`
-	Calls   []Entry         `json:"calls"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	// ResultKey fingerprints the inputs the result was computed from.
-	ResultKey string `json:"result_key,omitempty"`
+// event is a unit's revision: its result, or a reset that forgets what was
+// stored before it (--force).
+type event struct {
+	Rev       int
+	Kind      byte // evResult or evReset
+	Result    json.RawMessage
+	ResultKey string
+	At        time.Time
 }
 
-// Store is a directory of unit files. They hold whole transcripts and the
-// simulated user's hidden thoughts, so the store is private to its owner:
-// 0600 files in 0700 directories, whatever the umask (package fsx), and a
-// store directory an earlier version made world-readable is closed to
-// others on its first write.
+// unitState is what a backend knows of a unit when it is opened.
+type unitState struct {
+	calls  map[string]Entry // answers stored since the unit's latest reset
+	top    *event           // the latest event; nil when none
+	cursor int              // local store: records of the unit read so far
+	gen    int              // object store: the generation its calls are stored in
+}
+
+// backend is where a Store keeps its units: a directory of segment files
+// or an object store.
+type backend interface {
+	// open reads unit name's state; with reset it first writes a reset
+	// after whatever is stored.
+	open(ctx context.Context, name string, reset bool) (unitState, error)
+	// probe looks for an answer to key stored since the unit was opened,
+	// by another writer, before the caller pays for it.
+	probe(ctx context.Context, u *Unit, key string) (Entry, bool, error)
+	// put stores e (made under the unit's latest event base). When another
+	// writer stored an answer for the key first, that answer is returned.
+	put(ctx context.Context, u *Unit, e Entry) (Entry, error)
+	// commit writes ev as the revision after base. When another writer's
+	// result is there already, it is returned with adopted set.
+	commit(ctx context.Context, u *Unit, base int, ev event) (event, bool, error)
+	// latest reads unit name's latest event from the store.
+	latest(ctx context.Context, name string) (*event, error)
+	list(ctx context.Context, dir string) (Listing, error)
+	release(u *Unit)
+	close() error
+}
+
+// Options configure a store.
+type Options struct {
+	// Force ignores answers and results stored before the store was
+	// opened, like upstream's run.force.
+	Force bool
+	// Writer names this process's part of the work (for example
+	// "shard-3-of-16"): it goes into the names of the segment files this
+	// store writes, and only writers with the same name (or none) are
+	// watched for answers before a call is paid. Letters, digits, '-',
+	// '_' and '.'.
+	Writer string
+	// Sync flushes every record to stable storage before its answer is
+	// handed out. Without it a record reaches the page cache (it survives
+	// the process being killed, not a power cut). It is on by itself on
+	// network file systems (NFS, SMB, Lustre…), where other machines see
+	// a record only once it is flushed.
+	Sync bool
+}
+
+// Store holds units. Its units may be used from many goroutines; many
+// processes (on one machine or many) may use one store at once.
 type Store struct {
-	dir   string
+	be    backend
+	dir   string // local root; "" for an object store
+	loc   string // where, for messages: dir, or the URL with secrets redacted
 	force bool
 	wiped sync.Map // unit names already opened under force
-
-	secureOnce sync.Once
-	secureErr  error
 }
 
-// secure creates the store's directory 0700, or makes an existing one
-// 0700, once per Store: everything below it is then private whatever the
-// modes of what is inside. The chmod is best effort (a directory another
-// user made cannot be changed, and the files written are 0600 anyway).
-func (s *Store) secure() error {
-	s.secureOnce.Do(func() {
-		if err := fsx.MkdirAll(s.dir, fsx.Private); err != nil {
-			s.secureErr = fmt.Errorf("callstore: %w", err)
-			return
-		}
-		_ = os.Chmod(s.dir, 0o700)
-	})
-	return s.secureErr
+// Open returns the local store rooted at dir (created on first write).
+// With force, answers stored before this store was opened are ignored,
+// like upstream's run.force; a unit opened again later in the same
+// invocation keeps what this invocation stored in it (a conversation
+// started while scenarios were still being written is taken over, not
+// paid for twice).
+func Open(dir string, force bool) *Store { return OpenDir(dir, Options{Force: force}) }
+
+// OpenDir is Open with options.
+func OpenDir(dir string, o Options) *Store {
+	return &Store{be: newLocal(dir, o), dir: dir, loc: dir, force: o.Force}
 }
 
-// Open returns a store rooted at dir. With force, answers stored before this
-// store was opened are ignored (and overwritten), like upstream's run.force;
-// a unit opened again later in the same invocation keeps what this
-// invocation stored in it (a conversation started while scenarios were
-// still being written is taken over, not paid for twice).
-func Open(dir string, force bool) *Store { return &Store{dir: dir, force: force} }
+// Dir is the store's root directory; "" for a store on object storage.
+func (s *Store) Dir() string { return s.dir }
 
-// trailer closes a unit file in journal form: the unit's result.
-type trailer struct {
-	Version   string          `json:"version"`
-	Result    json.RawMessage `json:"result"`
-	ResultKey string          `json:"result_key"`
-}
+// Location names the store for messages: its directory, or its URL with
+// credentials redacted.
+func (s *Store) Location() string { return s.loc }
 
-// journalLine is any line of a journal or of a unit file in journal form:
-// a call (Entry) or the closing trailer.
-type journalLine struct {
-	Entry
-	Version   string          `json:"version"`
-	Result    json.RawMessage `json:"result"`
-	ResultKey string          `json:"result_key"`
-}
+// Close releases what the store holds open (segment files, connections).
+// Units must not be used after it.
+func (s *Store) Close() error { return s.be.close() }
 
-// parseUnit reads a unit file in either of its forms: compact (one JSON
-// object, written when a unit is rewritten) or journal (one line per call
-// and a closing trailer: the unit's journal renamed into place when the
-// unit was completed in a single execution, which saves creating a second
-// file per unit). ok is false for an unreadable or foreign file. With
-// resultOnly, calls are not decoded.
-func parseUnit(b []byte, resultOnly bool) (f unitFile, ok bool) {
-	if json.Unmarshal(b, &f) == nil {
-		return f, f.Version == formatVersion
+// checkName refuses a unit name that is not a '/'-separated path of ids
+// (package ids): no empty element, no "." or "..", no absolute path, no
+// backslash, so a name can never reach outside the store.
+func checkName(name string) error {
+	if name == "" {
+		return fmt.Errorf("callstore: invalid unit name %q: it is empty", name)
 	}
-	f = unitFile{}
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if resultOnly && len(lines) > 0 {
-		lines = lines[len(lines)-1:]
-	}
-	for _, line := range lines {
-		var l journalLine
-		if len(line) == 0 || json.Unmarshal(line, &l) != nil {
-			continue // a torn line is a call whose answer was never handed out
-		}
-		switch {
-		case l.Key != "":
-			f.Calls = append(f.Calls, l.Entry)
-		case l.Version == formatVersion:
-			f.Version, f.Result, f.ResultKey = l.Version, l.Result, l.ResultKey
+	for _, el := range strings.Split(name, "/") {
+		if p := ids.Problem(el, ids.MaxConv); p != "" {
+			return fmt.Errorf("callstore: invalid unit name %s: %s", ids.Quote(name), p)
 		}
 	}
-	return f, f.Version == formatVersion
-}
-
-// ReadResult reads a unit's stored result from disk (also under force,
-// where Unit ignores stored state): phase outputs are assembled from it.
-func (s *Store) ReadResult(name string, out any) (inputKey string, ok bool) {
-	b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(name)+".json"))
-	if err != nil {
-		return "", false
-	}
-	f, ok := parseUnit(b, true)
-	if !ok || len(f.Result) == 0 {
-		return "", false
-	}
-	if json.Unmarshal(f.Result, out) != nil {
-		return "", false
-	}
-	return f.ResultKey, true
+	return nil
 }
 
 // firstOpen reports whether name is opened for the first time since the
@@ -197,33 +211,79 @@ func (s *Store) firstOpen(name string) bool {
 	return !seen
 }
 
-// Dir is the store's root directory.
-func (s *Store) Dir() string { return s.dir }
+// ReadResult reads a unit's stored result (also under force, where Unit
+// ignores what earlier invocations stored): phase outputs are assembled
+// from it. A unit without a readable result is (_, false).
+func (s *Store) ReadResult(name string, out any) (inputKey string, ok bool) {
+	key, ok, _ := s.LoadResult(context.Background(), name, out)
+	return key, ok
+}
+
+// LoadResult is ReadResult with a context and the error of a store that
+// could not be read (a missing or unreadable result is not an error).
+func (s *Store) LoadResult(ctx context.Context, name string, out any) (inputKey string, ok bool, err error) {
+	if err := checkName(name); err != nil {
+		return "", false, err
+	}
+	ev, err := s.be.latest(ctx, name)
+	if err != nil || ev == nil || ev.Kind != evResult || len(ev.Result) == 0 {
+		return "", false, err
+	}
+	if json.Unmarshal(ev.Result, out) != nil {
+		return "", false, nil
+	}
+	return ev.ResultKey, true, nil
+}
+
+// Unit opens (or creates) the unit name, a relative path of ids such as
+// "claude-haiku-4-5/sim/m01_s001_v01__s0". A damaged record is treated as
+// missing, never as fatal.
+func (s *Store) Unit(name string) (*Unit, error) { return s.OpenUnit(context.Background(), name) }
+
+// OpenUnit is Unit with a context (an object store is read on opening).
+func (s *Store) OpenUnit(ctx context.Context, name string) (*Unit, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	reset := s.force && s.firstOpen(name)
+	st, err := s.be.open(ctx, name, reset)
+	if err != nil {
+		return nil, err
+	}
+	u := &Unit{store: s, name: name, stored: st.calls, used: map[string]bool{}, fresh: map[string]Entry{}, base: -1, seen: st.cursor, gen: st.gen}
+	if u.stored == nil {
+		u.stored = map[string]Entry{}
+	}
+	if st.top != nil {
+		u.base = st.top.Rev
+		if st.top.Kind == evResult {
+			u.result, u.resKey = st.top.Result, st.top.ResultKey
+		}
+	}
+	return u, nil
+}
 
 // Unit is one unit of work's stored calls. Safe for concurrent use (a judge
 // panel may call several judges at once).
 type Unit struct {
 	store *Store
-	path  string
-	force bool
+	name  string
 
-	mu      sync.Mutex
-	stored  map[string]Entry // from disk
-	used    map[string]bool  // keys answered (stored or fresh) in this execution
-	order   []string         // keys in first-use order
-	fresh   map[string]Entry
-	result  json.RawMessage
-	resKey  string
-	dirty   bool
-	persist error
-	stats   Stats
-	// jf is the journal, held open between a unit's calls: opening a file
-	// per call was a fifth of the tool's CPU time in a 26,000-call run.
-	jf      *os.File
-	dirMade bool
-	// pristine: the unit had no file and no journal when opened (or force
-	// removed them), so its journal holds exactly the calls it used.
-	pristine bool
+	mu     sync.Mutex
+	stored map[string]Entry // answers stored before (or beside) this execution
+	used   map[string]bool  // keys answered (stored or fresh) in this execution
+	order  []string         // keys in first-use order
+	fresh  map[string]Entry
+	result json.RawMessage
+	resKey string
+	// base is the revision of the unit's latest event this Unit knows:
+	// records it writes are made under it, and a commit that finds a newer
+	// result lost a race.
+	base   int
+	seen   int // local store: how many of the unit's indexed records were read
+	gen    int // object store: the generation its calls are stored in
+	stats  Stats
+	closed bool
 }
 
 // Stats counts a unit's calls in this execution.
@@ -234,138 +294,19 @@ type Stats struct {
 	Saved  llm.Usage // usage of stored answers reused
 }
 
-// Unit opens (or creates) the unit file name (a relative path such as
-// "claude-haiku-4-5/sim/m01_s001_v01__s0"). A corrupt file is treated as
-// empty and replaced on the next write, never as fatal.
-func (s *Store) Unit(name string) (*Unit, error) {
-	if name == "" || strings.Contains(name, "..") {
-		return nil, fmt.Errorf("callstore: invalid unit name %q", name)
-	}
-	u := &Unit{
-		store:  s,
-		path:   filepath.Join(s.dir, filepath.FromSlash(name)+".json"),
-		stored: map[string]Entry{},
-		used:   map[string]bool{},
-		fresh:  map[string]Entry{},
-	}
-	if s.force && s.firstOpen(name) {
-		// Stored answers are to be ignored; a stale journal must not
-		// resurface in a later, unforced run.
-		for _, p := range []string{u.journal(), u.path} {
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("callstore: %w", err)
-			}
-		}
-		u.pristine, u.force = true, true
-		return u, nil
-	}
-	b, err := os.ReadFile(u.path)
-	switch {
-	case err == nil:
-		if f, ok := parseUnit(b, false); ok {
-			for _, e := range f.Calls {
-				u.stored[e.Key] = e
-			}
-			u.result, u.resKey = f.Result, f.ResultKey
-		} // else unreadable or old format: recompute, overwrite later
-	case !errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("callstore: read %s: %w", u.path, err)
-	}
-	hadJournal, jerr := u.readJournal()
-	if jerr != nil {
-		return nil, jerr
-	}
-	u.pristine = errors.Is(err, os.ErrNotExist) && !hadJournal
-	return u, nil
-}
+// Name is the unit's name.
+func (u *Unit) Name() string { return u.name }
 
-// journal is the unit's append-only log of calls answered since the unit
-// file was last compacted: one JSON line per call, so recording a call is a
-// single append instead of rewriting the unit (and its directory entry).
-func (u *Unit) journal() string { return strings.TrimSuffix(u.path, ".json") + ".jsonl" }
-
-// readJournal merges journaled calls. A torn last line (the process died
-// mid-append) is ignored: that call's answer was never handed out.
-func (u *Unit) readJournal() (exists bool, err error) {
-	b, err := os.ReadFile(u.journal())
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return true, fmt.Errorf("callstore: read %s: %w", u.journal(), err)
-	}
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		var e Entry
-		if len(line) == 0 || json.Unmarshal(line, &e) != nil || e.Key == "" {
-			continue
-		}
-		u.stored[e.Key] = e
-	}
-	return true, nil
-}
-
-// appendJournal durably-enough records one call: the write reaches the page
-// cache before the answer is returned, so it survives the process being
-// killed (not a power cut; phase outputs are fsynced).
-func (u *Unit) appendJournal(e Entry) error {
-	line, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("callstore: encode %s: %w", u.path, err)
-	}
-	return u.appendLine(append(line, '\n'))
-}
-
-// appendLine appends one line to the journal, opening it if needed.
-func (u *Unit) appendLine(line []byte) error {
-	if u.jf == nil {
-		if err := u.mkdir(); err != nil {
-			return err
-		}
-		f, err := fsx.OpenAppend(u.journal(), fsx.Private)
-		if err != nil {
-			return fmt.Errorf("callstore: %w", err)
-		}
-		u.jf = f
-	}
-	if _, err := u.jf.Write(line); err != nil {
-		return fmt.Errorf("callstore: append %s: %w", u.journal(), err)
-	}
-	return nil
-}
-
-func (u *Unit) mkdir() error {
-	if u.dirMade {
-		return nil
-	}
-	if err := u.store.secure(); err != nil {
-		return err
-	}
-	if err := fsx.MkdirAll(filepath.Dir(u.path), fsx.Private); err != nil {
-		return fmt.Errorf("callstore: %w", err)
-	}
-	u.dirMade = true
-	return nil
-}
-
-// closeJournal closes the journal file if it is open.
-func (u *Unit) closeJournal() error {
-	if u.jf == nil {
-		return nil
-	}
-	err := u.jf.Close()
-	u.jf = nil
-	if err != nil {
-		return fmt.Errorf("callstore: close %s: %w", u.journal(), err)
-	}
-	return nil
-}
-
-// Close releases the unit's open journal. The calls are already on disk;
-// Close only frees the file descriptor, and the unit stays usable.
+// Close releases what the unit holds open. Every call is already stored;
+// the unit stays usable (a later call opens what it needs again).
 func (u *Unit) Close() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.closeJournal()
+	if !u.closed {
+		u.closed = true
+		u.store.be.release(u)
+	}
+	return nil
 }
 
 // Result returns the stored result if it was computed from inputs with the
@@ -373,60 +314,55 @@ func (u *Unit) Close() error {
 func (u *Unit) Result(inputKey string, out any) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.force || len(u.result) == 0 || u.resKey != inputKey {
+	if len(u.result) == 0 || u.resKey != inputKey {
 		return false
 	}
 	return json.Unmarshal(u.result, out) == nil
 }
 
-// SetResult records the unit's result and persists the file (keeping only the
-// calls used in this execution, so stale answers of changed prompts are pruned).
+// SetResult records the unit's result (see Commit; when another writer
+// stored the unit's result first, that result is kept and adopted).
 func (u *Unit) SetResult(inputKey string, v any) error {
+	_, err := u.Commit(context.Background(), inputKey, v)
+	return err
+}
+
+// Committed is what Commit stored, or adopted.
+type Committed struct {
+	// Adopted: another writer (a duplicate worker) stored this unit's
+	// result first; ResultKey and Result are theirs, and the caller should
+	// use them instead of its own.
+	Adopted   bool
+	ResultKey string
+	Result    json.RawMessage
+}
+
+// Decode decodes the committed result into out.
+func (c Committed) Decode(out any) error { return json.Unmarshal(c.Result, out) }
+
+// Commit stores v as the unit's result, computed from inputs with the
+// fingerprint inputKey, as the revision after the latest this Unit knows.
+// Revisions are created once: when another writer stored one first, its
+// result is adopted (Committed.Adopted) and v is not stored; calling
+// Commit again then stores v after it.
+func (u *Unit) Commit(ctx context.Context, inputKey string, v any) (Committed, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("callstore: encode result: %w", err)
+		return Committed{}, fmt.Errorf("callstore: encode result of %s: %w", u.name, err)
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.result, u.resKey = b, inputKey
-	if u.pristine && u.persist == nil {
-		return u.commitJournalLocked()
-	}
-	if err := u.writeLocked(); err != nil {
-		return err
-	}
-	if err := u.closeJournal(); err != nil {
-		return err
-	}
-	// Everything the journal held is now in the compact file.
-	if err := os.Remove(u.journal()); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("callstore: %w", err)
-	}
-	return nil
-}
-
-// commitJournalLocked completes a pristine unit by closing its journal with
-// the result and renaming it into place: the journal already holds exactly
-// the calls the unit used, in order, so rewriting them would only cost a
-// second file creation (the dearest file operation on many file systems).
-func (u *Unit) commitJournalLocked() error {
-	line, err := json.Marshal(trailer{Version: formatVersion, Result: u.result, ResultKey: u.resKey})
+	ev := event{Kind: evResult, Result: b, ResultKey: inputKey, At: time.Now()}
+	got, adopted, err := u.store.be.commit(ctx, u, u.base, ev)
 	if err != nil {
-		return fmt.Errorf("callstore: encode %s: %w", u.path, err)
+		return Committed{}, err
 	}
-	if err := u.appendLine(append(line, '\n')); err != nil {
-		return err
+	u.base = got.Rev
+	u.result, u.resKey = nil, ""
+	if got.Kind == evResult {
+		u.result, u.resKey = got.Result, got.ResultKey
 	}
-	if err := u.closeJournal(); err != nil {
-		return err
-	}
-	if err := os.Rename(u.journal(), u.path); err != nil {
-		return fmt.Errorf("callstore: %w", err)
-	}
-	// From here on the unit has a file: a second SetResult or later calls
-	// take the general path, which keeps what the file holds.
-	u.pristine = false
-	return nil
+	return Committed{Adopted: adopted, ResultKey: u.resKey, Result: u.result}, nil
 }
 
 // Stats returns this execution's counts.
@@ -451,56 +387,77 @@ type memo struct {
 func (m *memo) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	key := Key(m.id, req)
 	u := m.u
-	u.mu.Lock()
-	if e, ok := u.fresh[key]; ok {
-		u.noteUse(key)
-		u.stats.Hits++
-		u.mu.Unlock()
-		// Bounded on the way out too: an answer stored by an earlier
-		// version that accepted replies of any size must not reach the
-		// result files, whose readers refuse values over 1 MiB.
-		r := llm.BoundResponse(e.Response)
-		r.Cached = true
+	if r, ok := u.lookup(key); ok {
 		return r, nil
 	}
-	if e, ok := u.stored[key]; ok && !u.force {
-		u.noteUse(key)
-		u.stats.Hits++
-		u.stats.Saved = u.stats.Saved.Add(e.Response.Usage)
+	// Another writer (a duplicate worker, or this process's other opening
+	// of the unit) may have stored the answer since the unit was opened.
+	if e, ok, err := u.store.be.probe(ctx, u, key); err != nil {
+		return llm.Response{}, err
+	} else if ok {
+		u.mu.Lock()
+		if _, had := u.stored[key]; !had {
+			u.stored[key] = e
+		}
 		u.mu.Unlock()
-		// Bounded on the way out too: an answer stored by an earlier
-		// version that accepted replies of any size must not reach the
-		// result files, whose readers refuse values over 1 MiB.
-		r := llm.BoundResponse(e.Response)
-		r.Cached = true
-		return r, nil
+		if r, ok := u.lookup(key); ok {
+			return r, nil
+		}
 	}
-	u.mu.Unlock()
-
 	resp, err := m.inner.Complete(ctx, req)
 	u.mu.Lock()
-	defer u.mu.Unlock()
 	u.stats.Misses++
 	if err != nil {
 		var le *llm.Error
 		if errors.As(err, &le) {
 			u.stats.Spent = u.stats.Spent.Add(le.Usage)
 		}
+		u.mu.Unlock()
 		return resp, err
 	}
 	u.stats.Spent = u.stats.Spent.Add(resp.Usage)
 	resp.Cached = false
 	resp = llm.BoundResponse(resp)
-	e := Entry{Key: key, Purpose: req.Purpose, Model: m.id.Model, Response: resp}
+	u.mu.Unlock()
+	// Persist before returning: once the caller sees an answer it must
+	// survive a kill, or it would be paid for again.
+	e, err := u.store.be.put(ctx, u, Entry{Key: key, Purpose: req.Purpose, Model: m.id.Model, Response: resp})
+	if err != nil {
+		return resp, err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if prev, ok := u.fresh[key]; ok {
+		e = prev // a concurrent call of this unit stored it first
+	}
 	u.fresh[key] = e
 	u.noteUse(key)
-	// Persist before returning: once the caller sees an answer it must
-	// survive a kill, or we would pay for it again.
-	if werr := u.appendJournal(e); werr != nil {
-		u.persist = werr
-		return resp, werr
+	// The stored answer is the one handed out: when another writer stored
+	// one first, this execution continues from theirs.
+	r := e.Response
+	r.Cached = false
+	return r, nil
+}
+
+// lookup answers key from this execution's answers or the stored ones.
+func (u *Unit) lookup(key string) (llm.Response, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	e, ok := u.fresh[key]
+	if !ok {
+		if e, ok = u.stored[key]; !ok {
+			return llm.Response{}, false
+		}
+		u.stats.Saved = u.stats.Saved.Add(e.Response.Usage)
 	}
-	return resp, nil
+	u.noteUse(key)
+	u.stats.Hits++
+	// Bounded on the way out too: an answer stored by an earlier version
+	// that accepted replies of any size must not reach the result files,
+	// whose readers refuse values over 1 MiB.
+	r := llm.BoundResponse(e.Response)
+	r.Cached = true
+	return r, true
 }
 
 func (u *Unit) noteUse(key string) {
@@ -508,28 +465,4 @@ func (u *Unit) noteUse(key string) {
 		u.used[key] = true
 		u.order = append(u.order, key)
 	}
-}
-
-// writeLocked compacts the unit into its file: the calls used in this
-// execution (stale answers of changed prompts are pruned) and the result.
-func (u *Unit) writeLocked() error {
-	f := unitFile{Version: formatVersion, Result: u.result, ResultKey: u.resKey}
-	for _, k := range u.order {
-		if e, ok := u.fresh[k]; ok {
-			f.Calls = append(f.Calls, e)
-		} else if e, ok := u.stored[k]; ok {
-			f.Calls = append(f.Calls, e)
-		}
-	}
-	b, err := json.Marshal(f)
-	if err != nil {
-		return fmt.Errorf("callstore: encode %s: %w", u.path, err)
-	}
-	if err := u.mkdir(); err != nil {
-		return err
-	}
-	if err := fsx.WriteFile(u.path, b, fsx.Private); err != nil {
-		return fmt.Errorf("callstore: %w", err)
-	}
-	return nil
 }

@@ -2,7 +2,6 @@ package callstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/impactbench/impactbench/internal/llm"
 )
@@ -145,7 +145,9 @@ func TestCorruptFileIsRecomputed(t *testing.T) {
 	}
 }
 
-func TestFinalWritePrunesStaleCalls(t *testing.T) {
+// A later result supersedes an earlier one; answers of a changed prompt
+// stay stored (a prompt changed back costs nothing).
+func TestNewResultSupersedesOld(t *testing.T) {
 	dir := t.TempDir()
 	inner := &counting{}
 	u, _ := Open(dir, false).Unit("u")
@@ -158,15 +160,19 @@ func TestFinalWritePrunesStaleCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	u3, _ := Open(dir, false).Unit("u")
-	if _, ok := u3.stored[Key(id, req("old prompt", 0))]; ok {
-		t.Error("stale call kept after the unit completed")
-	}
 	var got string
 	if !u3.Result("k2", &got) || got != "r2" {
 		t.Errorf("result = %q", got)
 	}
 	if u3.Result("k1", &got) {
 		t.Error("result returned for a different input key")
+	}
+	if key, ok := Open(dir, false).ReadResult("u", &got); !ok || key != "k2" || got != "r2" {
+		t.Errorf("ReadResult = %q %q %v", key, got, ok)
+	}
+	u3.Client(id, inner).Complete(t.Context(), req("old prompt", 0))
+	if inner.n.Load() != 2 {
+		t.Errorf("%d calls, want 2: the old prompt's answer was dropped", inner.n.Load())
 	}
 }
 
@@ -183,7 +189,7 @@ func TestFailedCallsAreNotStoredButCounted(t *testing.T) {
 	if u.Stats().Spent.Requests != 3 {
 		t.Errorf("failed attempts not counted: %+v", u.Stats())
 	}
-	if _, err := os.Stat(filepath.Join(dir, "u.json")); !errors.Is(err, os.ErrNotExist) {
+	if u2, _ := Open(dir, false).Unit("u"); len(u2.stored) != 0 {
 		t.Error("a failed call was persisted")
 	}
 }
@@ -219,36 +225,60 @@ func TestSecretHeaders(t *testing.T) {
 	}
 }
 
-func TestTornJournalLineIsIgnored(t *testing.T) {
+// A kill mid-append leaves half a record at the end of the writer's
+// segment: it is ignored, the records before it are replayed, and the
+// next writer (a new process, a new segment) is unaffected.
+func TestTornSegmentTailIsIgnored(t *testing.T) {
 	dir := t.TempDir()
 	inner := &counting{}
 	u, _ := Open(dir, false).Unit("u")
 	c := u.Client(id, inner)
 	c.Complete(t.Context(), req("a", 0))
 	c.Complete(t.Context(), req("b", 0))
-	// A kill mid-append leaves half a line at the end.
-	f, err := os.OpenFile(filepath.Join(dir, "u.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	segs := segFiles(t, dir)
+	if len(segs) != 1 {
+		t.Fatalf("segments %v, want 1", segs)
+	}
+	f, err := os.OpenFile(segs[0], os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString(`{"key":"abc","response":{"te`)
+	full := encodeLine(callHeader("u", -1, Key(id, req("c", 0))), []byte(`{"key":"x","response":{"text":"never handed out"}}`))
+	f.Write(full[:len(full)/2])
 	f.Close()
 	u2, err := Open(dir, false).Unit("u")
 	if err != nil {
 		t.Fatal(err)
 	}
 	c2 := u2.Client(id, inner)
-	c2.Complete(t.Context(), req("a", 0))
-	c2.Complete(t.Context(), req("b", 0))
-	if inner.n.Load() != 2 {
-		t.Fatalf("calls = %d, want 2: journaled answers lost after a torn line", inner.n.Load())
+	for _, p := range []string{"a", "b", "c"} {
+		if _, err := c2.Complete(t.Context(), req(p, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if inner.n.Load() != 3 {
+		t.Fatalf("calls = %d, want 3: the two stored answers replayed, the torn one paid", inner.n.Load())
 	}
 	if err := u2.SetResult("k", "done"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "u.jsonl")); !errors.Is(err, os.ErrNotExist) {
-		t.Error("journal kept after the unit was compacted")
+	var got string
+	if key, ok := Open(dir, false).ReadResult("u", &got); !ok || key != "k" || got != "done" {
+		t.Errorf("ReadResult after the torn tail = %q %q %v", key, got, ok)
 	}
+}
+
+// segFiles lists the segment files under dir.
+func segFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".seg") && !d.IsDir() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
 }
 
 func TestForceDropsOldJournal(t *testing.T) {
@@ -298,9 +328,6 @@ func TestJournalHeldOpenStillRecordsEveryCall(t *testing.T) {
 	if err := u.SetResult("k", "r"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "t", "judge", "row.jsonl")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("journal left after SetResult: %v", err)
-	}
 	c.Complete(t.Context(), req("d", 0))
 	visible("a", "b", "c", "d")
 	if err := u.Close(); err != nil {
@@ -314,115 +341,29 @@ func TestJournalHeldOpenStillRecordsEveryCall(t *testing.T) {
 	}
 }
 
-// A unit completed in one execution is committed as its journal plus a
-// result line; one resumed or rewritten is compact. Both forms read back the
-// same calls and result, and a journal left with its result line (killed
-// before the rename) still replays its calls.
-func TestUnitFileFormsReadBackAlike(t *testing.T) {
-	complete := func(t *testing.T, s *Store, inner llm.Client, prompts ...string) {
-		t.Helper()
-		u, err := s.Unit("u")
-		if err != nil {
-			t.Fatal(err)
+// TestCallsAndCommitsOfOneUnitAtOnce: a judge panel's calls may still be
+// storing while the unit commits; neither waits for the other forever.
+func TestCallsAndCommitsOfOneUnitAtOnce(t *testing.T) {
+	u, _ := Open(t.TempDir(), false).Unit("t/eval/row__s0")
+	defer u.Close()
+	inner := &counting{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for i := range 2000 {
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				u.Client(id, inner).Complete(context.Background(), req(fmt.Sprint("q", i), 0))
+			}()
+			go func() { defer wg.Done(); u.SetResult(fmt.Sprint("k", i), i) }()
 		}
-		defer u.Close()
-		for _, p := range prompts {
-			if _, err := u.Client(id, inner).Complete(t.Context(), req(p, 0)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := u.SetResult("k", map[string]string{"r": "ok"}); err != nil {
-			t.Fatal(err)
-		}
+		wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("calls and commits of one unit deadlocked")
 	}
-	form := func(t *testing.T, dir string) string {
-		b, err := os.ReadFile(filepath.Join(dir, "u.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "u.jsonl")); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("journal left beside the unit file: %v", err)
-		}
-		if b[0] == '{' && b[len(b)-1] == '}' && !strings.Contains(string(b), "\n") {
-			return "compact"
-		}
-		return "journal"
-	}
-	for _, tc := range []struct {
-		name     string
-		setup    func(t *testing.T, dir string, inner llm.Client)
-		wantForm string
-	}{
-		{"completed in one execution", func(t *testing.T, dir string, inner llm.Client) {
-			complete(t, Open(dir, false), inner, "a", "b")
-		}, "journal"},
-		{"forced", func(t *testing.T, dir string, inner llm.Client) {
-			complete(t, Open(dir, false), inner, "a", "b")
-			complete(t, Open(dir, true), inner, "a", "b")
-		}, "journal"},
-		{"resumed after a kill", func(t *testing.T, dir string, inner llm.Client) {
-			u, _ := Open(dir, false).Unit("u")
-			u.Client(id, inner).Complete(t.Context(), req("a", 0))
-			u.Close() // killed before SetResult
-			complete(t, Open(dir, false), inner, "a", "b")
-		}, "compact"},
-		{"result set twice", func(t *testing.T, dir string, inner llm.Client) {
-			u, _ := Open(dir, false).Unit("u")
-			defer u.Close()
-			u.Client(id, inner).Complete(t.Context(), req("a", 0))
-			u.SetResult("first", "x")
-			u.Client(id, inner).Complete(t.Context(), req("b", 0))
-			u.SetResult("k", map[string]string{"r": "ok"})
-		}, "compact"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			inner := &counting{}
-			tc.setup(t, dir, inner)
-			if got := form(t, dir); got != tc.wantForm {
-				t.Errorf("unit file in %s form, want %s", got, tc.wantForm)
-			}
-			var res map[string]string
-			if key, ok := Open(dir, false).ReadResult("u", &res); !ok || key != "k" || res["r"] != "ok" {
-				t.Errorf("ReadResult = %q %v %v", key, res, ok)
-			}
-			u, _ := Open(dir, false).Unit("u")
-			defer u.Close()
-			if !u.Result("k", &res) {
-				t.Error("Unit.Result missed the stored result")
-			}
-			calls := inner.n.Load()
-			for _, p := range []string{"a", "b"} {
-				if _, err := u.Client(id, inner).Complete(t.Context(), req(p, 0)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if n := inner.n.Load() - calls; n != 0 {
-				t.Errorf("replay made %d calls", n)
-			}
-		})
-	}
-
-	t.Run("killed between the result line and the rename", func(t *testing.T) {
-		dir := t.TempDir()
-		inner := &counting{}
-		complete(t, Open(dir, false), inner, "a", "b")
-		if err := os.Rename(filepath.Join(dir, "u.json"), filepath.Join(dir, "u.jsonl")); err != nil {
-			t.Fatal(err)
-		}
-		u, _ := Open(dir, false).Unit("u")
-		defer u.Close()
-		for _, p := range []string{"a", "b"} {
-			u.Client(id, inner).Complete(t.Context(), req(p, 0))
-		}
-		if inner.n.Load() != 2 {
-			t.Errorf("%d calls, want the 2 of the first execution only", inner.n.Load())
-		}
-		if err := u.SetResult("k", map[string]string{"r": "ok"}); err != nil {
-			t.Fatal(err)
-		}
-		if got := form(t, dir); got != "compact" {
-			t.Errorf("unit file in %s form after the resume, want compact", got)
-		}
-	})
 }

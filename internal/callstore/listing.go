@@ -1,43 +1,146 @@
 package callstore
 
 import (
+	"context"
 	"os"
+	"sort"
 	"strings"
 	"time"
 )
 
 // UnitFile is one completed unit of a directory listing.
 type UnitFile struct {
-	Name    string // the unit's name within the directory, without ".json"
-	ModTime time.Time
+	Name    string    // the unit's last name element (without ".json")
+	ModTime time.Time // when its result was stored
 }
 
-// ListUnits reads a directory of unit files as a reader outside the run
-// (status, the viewer) may: <unit>.json is a completed unit, <unit>.jsonl
-// the journal of one in progress. A unit with both is being redone and
-// counts as in progress only. Temp files are skipped; a missing directory
-// lists nothing.
+// Listing is what a directory of units holds, as a reader outside the run
+// (status, the viewer) sees it.
+type Listing struct {
+	Done       []UnitFile // completed units, newest first
+	InProgress int        // units with calls made since their latest result
+	// Changed is the latest write seen in the directory (a call or a
+	// result stored): a run that stops changing it is idle.
+	Changed time.Time
+}
+
+// ListUnits lists the units in dir (a directory of units: segments and
+// files of earlier versions alike). A unit stored and being redone counts
+// as in progress only; a missing directory lists nothing.
 func ListUnits(dir string) (done []UnitFile, inProgress int) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, 0
-	}
-	journals := map[string]bool{}
-	for _, e := range ents {
-		if n := e.Name(); !strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".jsonl") {
-			journals[strings.TrimSuffix(n, ".jsonl")] = true
+	l := newLocal(dir, Options{})
+	ls, _ := l.list(context.Background(), "")
+	return ls.Done, ls.InProgress
+}
+
+// List lists the units in the directory dir of the store (relative,
+// '/'-separated, e.g. "claude-haiku-4-5/sim"). On a local store it reads
+// only what was written since the last List of the same Store, so a
+// viewer may call it on every refresh.
+func (s *Store) List(ctx context.Context, dir string) (Listing, error) {
+	if dir != "" {
+		if err := checkName(dir); err != nil {
+			return Listing{}, err
 		}
 	}
+	return s.be.list(ctx, dir)
+}
+
+// legacyDir is the cached listing of a directory's unit files of earlier
+// versions, read again only when the directory's mtime changes.
+type legacyDir struct {
+	mod   time.Time
+	units map[string]legacyEntry
+}
+
+type legacyEntry struct {
+	file, journal bool
+	mod           time.Time // of the file
+}
+
+// legacyListing lists <unit>.json and <unit>.jsonl in d (d.mu held).
+func (d *segDir) legacyListing() *legacyDir {
+	st, err := os.Stat(d.path)
+	if err != nil {
+		return &legacyDir{}
+	}
+	if d.legacy != nil && d.legacy.mod.Equal(st.ModTime()) {
+		return d.legacy
+	}
+	ld := &legacyDir{mod: st.ModTime(), units: map[string]legacyEntry{}}
+	ents, _ := os.ReadDir(d.path)
 	for _, e := range ents {
 		n := e.Name()
-		if strings.HasPrefix(n, ".") || !strings.HasSuffix(n, ".json") || journals[strings.TrimSuffix(n, ".json")] {
+		if strings.HasPrefix(n, ".") || !e.Type().IsRegular() {
 			continue
 		}
-		info, err := e.Info()
-		if err != nil {
-			continue // removed since the listing
+		switch {
+		case strings.HasSuffix(n, ".jsonl"):
+			base := strings.TrimSuffix(n, ".jsonl")
+			le := ld.units[base]
+			le.journal = true
+			ld.units[base] = le
+		case strings.HasSuffix(n, ".json"):
+			base := strings.TrimSuffix(n, ".json")
+			le := ld.units[base]
+			le.file = true
+			if info, err := e.Info(); err == nil {
+				le.mod = info.ModTime()
+			}
+			ld.units[base] = le
 		}
-		done = append(done, UnitFile{Name: strings.TrimSuffix(n, ".json"), ModTime: info.ModTime()})
 	}
-	return done, len(journals)
+	d.legacy = ld
+	return ld
+}
+
+func (l *local) list(ctx context.Context, rel string) (Listing, error) {
+	d := l.dir(rel)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.refresh(false, false)
+	ld := d.legacyListing()
+	var ls Listing
+	ls.Changed = ld.mod
+	for _, s := range d.segs {
+		if s.mod.After(ls.Changed) {
+			ls.Changed = s.mod
+		}
+	}
+	for name, le := range ld.units {
+		if d.units[name] == nil {
+			ls.add(name, le, nil)
+		}
+	}
+	for name, ur := range d.units {
+		ls.add(name, ld.units[name], ur)
+	}
+	sort.SliceStable(ls.Done, func(i, j int) bool {
+		if !ls.Done[i].ModTime.Equal(ls.Done[j].ModTime) {
+			return ls.Done[i].ModTime.After(ls.Done[j].ModTime)
+		}
+		return ls.Done[i].Name < ls.Done[j].Name
+	})
+	return ls, nil
+}
+
+// add counts one unit: done when its latest revision is a result and no
+// call was made after it, in progress when calls were.
+func (ls *Listing) add(name string, le legacyEntry, ur *unitRecs) {
+	top, result, at := -1, false, time.Time{}
+	if le.file {
+		top, result, at = 0, true, le.mod
+	}
+	segEvents := ur != nil && ur.top >= 0
+	if segEvents {
+		r := ur.recs[ur.topIdx]
+		top, result, at = ur.top, r.ev == evResult, time.UnixMilli(r.at)
+	}
+	running := (ur != nil && ur.maxCallBase >= top) || (le.journal && !segEvents)
+	switch {
+	case running:
+		ls.InProgress++
+	case result:
+		ls.Done = append(ls.Done, UnitFile{Name: name, ModTime: at})
+	}
 }

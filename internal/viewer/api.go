@@ -14,7 +14,6 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
-	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/ids"
 	"github.com/impactbench/impactbench/internal/report"
@@ -461,12 +460,12 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request, st *benchSta
 		return
 	}
 	calls := s.callsDir(st.name)
-	if !st.dirs.list(filepath.Join(calls, safeName(target), "sim")).has(unit) {
+	if !st.dirs.list(calls, safeName(target)+"/sim").has(unit) {
 		writeErr(w, http.StatusNotFound, "no such finished conversation")
 		return
 	}
 	var c artifacts.Conversation
-	if _, ok := callstore.Open(calls, false).ReadResult(safeName(target)+"/sim/"+unit, &c); !ok {
+	if _, ok := st.dirs.open(calls).ReadResult(safeName(target)+"/sim/"+unit, &c); !ok {
 		writeErr(w, http.StatusNotFound, "conversation not readable yet")
 		return
 	}

@@ -1,9 +1,8 @@
 package viewer
 
 import (
-	"os"
+	"context"
 	"path/filepath"
-	"sort"
 	"sync"
 	"time"
 
@@ -11,12 +10,12 @@ import (
 	"github.com/impactbench/impactbench/internal/callstore"
 )
 
-// A run in progress has written nothing but call-store unit files yet:
+// A run in progress has written nothing but its call store yet:
 // conversations.json and scores.json appear when their phase ends. So live
-// progress counts units: .cache/<bench>/calls/<target>/sim/<row>.json is a
-// finished conversation (a unit file exists only once its result is set;
-// a unit still running is a .jsonl journal), and …/eval/<row>.json a judged
-// one. Units from an earlier run of the same rows count as done too, which
+// progress counts units of .cache/<bench>/calls (callstore.List): a unit of
+// <target>/sim with a stored result is a finished conversation, one with
+// calls made since is running, and a unit of <target>/eval with a result a
+// judged one. Units from an earlier run of the same rows count as done too, which
 // is what a resumed run will find as well.
 
 // activeWindow: a benchmark whose call store changed this recently is shown
@@ -65,37 +64,40 @@ type recentConv struct {
 
 func safeName(s string) string { return artifacts.SafeName(s) }
 
-// unitDir caches one call-store directory's listing; it is read again only
-// when the directory's mtime changes (a unit created or renamed into place).
+// unitDir is one call-store directory's listing.
 type unitDir struct {
-	mtime   time.Time
+	mtime   time.Time            // the latest write seen in it
 	done    []callstore.UnitFile // completed units, newest first
-	running int                  // *.jsonl
+	running int                  // units in progress
 }
 
+// dirCache reads a benchmark's call store for the live view through one
+// Store kept for the server's life, so each listing and result read only
+// reads what was written since the last (the store appends to segment
+// files: a directory's mtime no longer says that something changed).
 type dirCache struct {
-	mu sync.Mutex
-	m  map[string]*unitDir
+	mu    sync.Mutex
+	root  string
+	store *callstore.Store
 }
 
-func (c *dirCache) list(dir string) *unitDir {
-	st, err := os.Stat(dir)
+// open returns the Store of the call store at calls.
+func (c *dirCache) open(calls string) *callstore.Store {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.store == nil || c.root != calls {
+		c.store, c.root = callstore.Open(calls, false), calls
+	}
+	return c.store
+}
+
+// list lists the directory rel ('/'-separated) of the call store at calls.
+func (c *dirCache) list(calls, rel string) *unitDir {
+	ls, err := c.open(calls).List(context.Background(), rel)
 	if err != nil {
 		return &unitDir{}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]*unitDir{}
-	}
-	if u, ok := c.m[dir]; ok && u.mtime.Equal(st.ModTime()) {
-		return u
-	}
-	files, running := callstore.ListUnits(dir)
-	u := &unitDir{mtime: st.ModTime(), done: files, running: running}
-	sort.SliceStable(u.done, func(i, j int) bool { return u.done[i].ModTime.After(u.done[j].ModTime) })
-	c.m[dir] = u
-	return u
+	return &unitDir{mtime: ls.Changed, done: ls.Done, running: ls.InProgress}
 }
 
 // has reports whether name is a finished unit in dir: the only way a unit
@@ -157,18 +159,18 @@ func (s *Server) progress(st *benchState, ix *benchIndex) progressView {
 			newest = u.done[0].ModTime
 		}
 	}
-	gs := st.dirs.list(filepath.Join(calls, "gen_scenarios"))
+	gs := st.dirs.list(calls, "gen_scenarios")
 	note(gs)
 	pv.ScenUnits = len(gs.done)
 	runs := map[string]*run{}
 	for i := range ix.runs {
 		runs[ix.runs[i].target] = &ix.runs[i]
 	}
-	store := callstore.Open(calls, false)
+	store := st.dirs.open(calls)
 	for _, t := range s.liveTargets(ix) {
 		tp := targetProgress{Target: t, Expected: len(ix.scens) * pv.Samples, Recent: []recentConv{}}
-		sim := st.dirs.list(filepath.Join(calls, safeName(t), "sim"))
-		ev := st.dirs.list(filepath.Join(calls, safeName(t), "eval"))
+		sim := st.dirs.list(calls, safeName(t)+"/sim")
+		ev := st.dirs.list(calls, safeName(t)+"/eval")
 		note(sim)
 		note(ev)
 		tp.SimDone, tp.SimRunning, tp.EvalDone = len(sim.done), sim.running, len(ev.done)
