@@ -67,6 +67,12 @@ type pool struct {
 	latBase  time.Duration
 	latLevel int // 0: no run under way
 	latPrev  time.Duration
+	// fineLevel is the most calls in flight a clean, saturated window has
+	// had at normal latency: a level the provider is known to take. A
+	// slow window at or below it cannot be our overshoot (we sent no
+	// more than when it was fast), so it is the machine or the calls
+	// that got slower, never a reason to cut.
+	fineLevel int
 	// changeAt is admitted when the limit last changed: only calls
 	// admitted since then tell what the current limit does to latency.
 	changeAt uint64
@@ -551,14 +557,35 @@ func (p *pool) closeWindowLocked(now time.Time) {
 	}
 	a := p.opts.AIMD
 	saturated := float64(p.winPeak) >= a.Saturation*float64(p.limit)
-	if p.latencyLocked(now, saturated) {
+	switch p.latencyLocked(now, saturated) {
+	case latCut:
 		return // backed off; the window was reset
+	case latFine:
+		if !p.winDirty && saturated {
+			p.fineLevel = max(p.fineLevel, p.winPeak)
+		}
+	case latStalled:
+		// Slow at a level known to be fast: hold, or growth would go
+		// into the stall and the next window would look like our
+		// overshoot.
+		p.resetWindowLocked()
+		return
 	}
 	if !p.winDirty && saturated && !now.Before(p.holdUntil) && p.limit < p.maxLimit {
 		p.growLocked(now)
 	}
 	p.resetWindowLocked()
 }
+
+// latencyVerdict is what a window's latency says.
+type latencyVerdict int
+
+const (
+	latUnknown latencyVerdict = iota // too few samples, or the signal is off
+	latFine                          // at or near the baseline
+	latCut                           // congestion: the pool backed off
+	latStalled                       // slow at a level known to be fast: not ours
+)
 
 // growLocked raises the limit after a clean, saturated window: doubling in
 // slow start, else by Increase, but only to just below the ceiling; past
@@ -589,45 +616,57 @@ func (p *pool) growLocked(now time.Time) {
 
 // latencyLocked compares the median latency of the window's calls sent
 // under the current limit with the pool's baseline, and backs off when a
-// saturated window's median has passed LatencyFactor × baseline; it reports
-// whether it backed off. The baseline follows the medians of uncongested
-// windows, quickly down and slowly up (and not at all from windows close to
-// the threshold), so it stays near the provider's latency without load. When backing off does not help — the median did not
-// fall from one cut to the next, or the limit is down to half the level
-// where the rise began — the calls themselves got slower (longer replies,
-// another phase), not the provider busier, and the baseline moves to the
-// new level.
+// saturated window's median has passed LatencyFactor × baseline at a level
+// of calls in flight never measured fast before. The baseline follows the
+// medians of uncongested windows, quickly down and slowly up (and not at
+// all from windows close to the threshold), so it stays near the
+// provider's latency without load. When backing off does not help — the
+// median did not fall from one cut to the next, or the limit is down to
+// half the level where the rise began — the calls themselves got slower
+// (longer replies, another phase), not the provider busier, and the
+// baseline moves to the new level.
+//
+// A slow window at or below fineLevel is not congestion we caused: that
+// many calls in flight were fast before, and sending no more cannot have
+// made the provider queue. On a busy machine this process (or a server on
+// the same machine) stalls for a fraction of a second to a few seconds at
+// a time, every call of a window comes back two or three times slower, and
+// cutting for it cost a tenth of the limit each time while the ceiling
+// ratcheted down with every cut (auto-inflight: the user pool spent most
+// of a run at 31–40 of 48).
 //
 // A pool whose MaxInFlight is configured (max_concurrency) is not cut for
-// latency: its owner said how many calls the server takes, so calls slower
-// than usual are the server's or this process's hiccup, not our overshoot
-// (on a busy two-core machine, one burst of this process's own work made
-// every call of a window look twice as slow, and each such cut cost about
-// 10 s below the limit while the pool grew back). A 429 or an overloaded
-// answer still cuts it.
-func (p *pool) latencyLocked(now time.Time, saturated bool) bool {
+// latency at all: its owner said how many calls the server takes. A 429 or
+// an overloaded answer still cuts it.
+func (p *pool) latencyLocked(now time.Time, saturated bool) latencyVerdict {
 	a := p.opts.AIMD
 	if a.LatencyFactor < 0 || p.configured.MaxInFlight > 0 || len(p.winLat) < minWindowSamples {
-		return false
+		return latUnknown
 	}
 	med := median(p.winLat)
 	switch {
 	case p.latBase == 0:
 		p.latBase = med
-		return false
+		return latFine
 	case saturated && float64(med) > a.LatencyFactor*float64(p.latBase):
+		if p.winPeak <= p.fineLevel {
+			p.log.Debug("ratelimit: slow window at a level known to be fast; holding",
+				"median", med, "baseline", p.latBase, "in_flight", p.winPeak, "fine", p.fineLevel)
+			return latStalled
+		}
 		switch {
 		case p.latLevel == 0:
 			p.latLevel = p.winPeak // the first cut of a run
 		case (p.latPrev > 0 && med >= p.latPrev) || 2*p.limit <= p.latLevel:
 			p.latBase, p.latLevel, p.latPrev = med, 0, 0
-			return false
+			return latUnknown
 		default:
 			p.latPrev = med
 		}
+		p.log.Debug("ratelimit: latency above the baseline", "median", med, "baseline", p.latBase, "in_flight", p.winPeak)
 		// The level is the window's peak: what made the provider slow.
 		p.backOffLocked(now, ticket{seq: p.admitted + 1, start: now, inFlight: p.winPeak}, 0, "latency")
-		return true
+		return latCut
 	}
 	p.latLevel, p.latPrev = 0, 0
 	switch {
@@ -638,7 +677,7 @@ func (p *pool) latencyLocked(now time.Time, saturated bool) bool {
 		// baseline stays put, or growth would drag it along.
 		p.latBase += (med - p.latBase) / 20
 	}
-	return false
+	return latFine
 }
 
 // median sorts d in place and returns its middle value.
