@@ -125,17 +125,46 @@ func newPool(name string, lim Limits, opts Options) *pool {
 		slowStart:  !opts.AIMD.NoSlowStart,
 		probeStep:  1,
 	}
-	p.limit, p.maxLimit = opts.InitialConcurrency, opts.MaxConcurrency
+	k := opts.Workers
+	p.limit, p.maxLimit = ceilDiv(opts.InitialConcurrency, k), ceilDiv(opts.MaxConcurrency, k)
 	if start > 0 {
-		p.limit = min(start, p.maxLimit)
+		p.limit = min(ceilDiv(start, k), p.maxLimit)
 	}
 	if lim.MaxInFlight > 0 {
-		p.limit, p.maxLimit = lim.MaxInFlight, lim.MaxInFlight
+		p.limit = p.inFlightShare(lim.MaxInFlight)
+		p.maxLimit = p.limit
 	}
 	p.setBucketsLocked(now)
 	p.st.Pool = name
 	p.recordLocked(now, "initial")
 	return p
+}
+
+// ceilDiv is n/k rounded up, at least 1: a worker's share of a soft
+// number (where a pool starts, how far it may grow).
+func ceilDiv(n, k int) int { return max(1, (n+k-1)/k) }
+
+// inFlightShare is this worker's share of a hard cap on calls in flight:
+// rounded down so the workers together stay within it, but at least 1.
+func (p *pool) inFlightShare(n int) int { return max(1, n/p.opts.Workers) }
+
+// share is this worker's share of a per-minute limit.
+func (p *pool) share(perMinute int) float64 { return float64(perMinute) / float64(p.opts.Workers) }
+
+// shareLocked is the limits this worker's buckets and cap run at: its
+// share of the effective limits.
+func (p *pool) shareLocked() Limits {
+	if p.opts.Workers == 1 {
+		return p.effective
+	}
+	e := p.effective
+	div := func(n int) int {
+		if n == 0 {
+			return 0
+		}
+		return max(1, n/p.opts.Workers)
+	}
+	return Limits{MaxInFlight: div(e.MaxInFlight), RPM: div(e.RPM), TPM: div(e.TPM), ITPM: div(e.ITPM), OTPM: div(e.OTPM)}
 }
 
 func sanitize(l Limits) Limits {
@@ -147,9 +176,10 @@ func sanitize(l Limits) Limits {
 // setBucketsLocked makes the buckets match p.effective, keeping the tokens of
 // buckets that already exist.
 func (p *pool) setBucketsLocked(now time.Time) {
-	set := func(b **bucket, perMinute int, window time.Duration) {
+	set := func(b **bucket, limit int, window time.Duration) {
+		perMinute := p.share(limit)
 		switch {
-		case perMinute <= 0:
+		case limit <= 0:
 			*b = nil
 		case *b == nil:
 			*b = newBucket(now, perMinute, window)
@@ -200,7 +230,7 @@ func (p *pool) tighten(lim Limits) {
 	p.configured = n
 	p.setBucketsLocked(now)
 	if n.MaxInFlight > 0 {
-		p.maxLimit = n.MaxInFlight
+		p.maxLimit = p.inFlightShare(n.MaxInFlight)
 		if p.limit > p.maxLimit {
 			p.limit = p.maxLimit
 			p.recordLocked(now, "config")
@@ -778,6 +808,7 @@ func (p *pool) stats() Stats {
 	s := p.st
 	s.History = append([]LimitChange(nil), p.st.History...)
 	s.Configured, s.Effective = p.configured, p.effective
+	s.Workers, s.Share = p.opts.Workers, p.shareLocked()
 	s.Concurrency = p.limit
 	s.MaxConcurrency = p.maxLimit
 	s.Ceiling = p.ceiling

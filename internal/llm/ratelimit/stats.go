@@ -8,6 +8,10 @@ type Stats struct {
 	// Configured are the limits the pool was built with; Effective adds what
 	// response headers taught (learned or lowered limits).
 	Configured, Effective Limits
+	// Workers is Options.Workers; Share is this worker's part of Effective,
+	// what its buckets and cap run at (Effective when Workers is 1).
+	Workers int
+	Share   Limits
 	// Concurrency is the current AIMD limit (the learned one); History how
 	// it got there. MaxConcurrency is the ceiling it may grow to (the
 	// configured max_concurrency, or Options.MaxConcurrency).
