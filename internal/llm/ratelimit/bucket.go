@@ -71,3 +71,9 @@ func (b *bucket) take(now time.Time, n float64) {
 	b.advance(now)
 	b.tokens = math.Min(b.burst, b.tokens-n)
 }
+
+// forgiveDebt raises a negative level to 0.
+func (b *bucket) forgiveDebt(now time.Time) {
+	b.advance(now)
+	b.tokens = math.Max(b.tokens, 0)
+}

@@ -36,6 +36,13 @@ type pool struct {
 	queue     waitQueue // by priority, then arrival
 	arrivals  uint64    // numbers the waiters in arrival order
 
+	// The shared buckets (Options.Shared): whether the head waiter is
+	// asking them now, and while they fail, until when the pool keeps to
+	// its local buckets.
+	sharedBusy      bool
+	sharedDown      bool
+	sharedDownUntil time.Time
+
 	pausedUntil time.Time
 	holdUntil   time.Time // no growth before it (Cooldown after a back-off)
 	// admitted numbers the calls admitted so far. Which calls were sent
@@ -100,6 +107,7 @@ type ticket struct {
 	start             time.Time
 	inFlight          int
 	req, tok, in, out float64
+	shared            bool // charged to the shared buckets, not the local ones
 }
 
 // maxWindowSamples bounds the latencies a window keeps for its median.
@@ -245,10 +253,14 @@ func charges(in, out int) (req, tok, inTok, outTok float64) {
 }
 
 // delayLocked is how long the head of the queue must still wait for pauses
-// and buckets (0: go now).
+// and buckets (0: go now). With the shared buckets in use only the pause
+// is local.
 func (p *pool) delayLocked(now time.Time, in, out int) time.Duration {
 	creq, ctok, cin, cout := charges(in, out)
 	d := p.pausedUntil.Sub(now)
+	if p.usingSharedLocked(now) {
+		return max(d, 0)
+	}
 	for _, bc := range [...]struct {
 		b *bucket
 		n float64
@@ -260,10 +272,30 @@ func (p *pool) delayLocked(now time.Time, in, out int) time.Duration {
 	return max(d, 0)
 }
 
-func (p *pool) admitLocked(now time.Time, in, out int) ticket {
+// admitLocked takes a slot for a call and charges it: to the local
+// buckets, or, when shared is set, records what the shared buckets were
+// charged.
+func (p *pool) admitLocked(now time.Time, in, out int, shared *Charge) ticket {
 	p.admitted++
 	t := ticket{seq: p.admitted, start: now}
 	creq, ctok, cin, cout := charges(in, out)
+	p.chargeLocalLocked(now, &t, creq, ctok, cin, cout)
+	if shared != nil {
+		// The local buckets are charged too, though not consulted: if the
+		// shared ones fail, they say what this worker sent lately.
+		t.shared = true
+		t.req, t.tok, t.in, t.out = shared.Requests, shared.Tokens, shared.Input, shared.Output
+	}
+	p.inFlight++
+	t.inFlight = p.inFlight
+	p.st.Calls++
+	p.st.PeakInFlight = max(p.st.PeakInFlight, p.inFlight)
+	p.winPeak = max(p.winPeak, p.inFlight)
+	return t
+}
+
+// chargeLocalLocked charges the local buckets that exist and records it.
+func (p *pool) chargeLocalLocked(now time.Time, t *ticket, creq, ctok, cin, cout float64) {
 	if p.req != nil {
 		p.req.take(now, creq)
 		t.req = creq
@@ -280,12 +312,6 @@ func (p *pool) admitLocked(now time.Time, in, out int) ticket {
 		p.out.take(now, cout)
 		t.out = cout
 	}
-	p.inFlight++
-	t.inFlight = p.inFlight
-	p.st.Calls++
-	p.st.PeakInFlight = max(p.st.PeakInFlight, p.inFlight)
-	p.winPeak = max(p.winPeak, p.inFlight)
-	return t
 }
 
 // acquire waits for a slot, for the buckets and for any pause, in FIFO order.
@@ -301,8 +327,8 @@ func (p *pool) acquire(ctx context.Context, in, out, prio int) (ticket, error) {
 	}
 	p.mu.Lock()
 	now := p.opts.Now()
-	if p.queue.Len() == 0 && p.inFlight < p.limit && p.delayLocked(now, in, out) == 0 {
-		t := p.admitLocked(now, in, out)
+	if p.queue.Len() == 0 && p.inFlight < p.limit && !p.usingSharedLocked(now) && p.delayLocked(now, in, out) == 0 {
+		t := p.admitLocked(now, in, out, nil)
 		p.mu.Unlock()
 		return t, nil
 	}
@@ -315,19 +341,34 @@ func (p *pool) acquire(ctx context.Context, in, out, prio int) (ticket, error) {
 			timer.Stop()
 		}
 	}()
+	wait := func(d time.Duration) <-chan time.Time {
+		if timer == nil {
+			timer = time.NewTimer(d)
+		} else {
+			timer.Reset(d)
+		}
+		return timer.C
+	}
 	for {
 		var wake <-chan time.Time
 		if !w.granted && p.queue.head() == w && p.inFlight < p.limit {
 			now = p.opts.Now()
-			if d := p.delayLocked(now, in, out); d > 0 {
-				if timer == nil {
-					timer = time.NewTimer(d)
-				} else {
-					timer.Reset(d)
-				}
-				wake = timer.C
-			} else {
+			d := p.delayLocked(now, in, out)
+			switch {
+			case d > 0:
+				wake = wait(d)
+			case !p.usingSharedLocked(now):
 				p.admitQueuedLocked(now)
+			case !p.sharedBusy:
+				sd, err := p.takeSharedLocked(ctx, w)
+				if err != nil {
+					return ticket{}, p.abandonLocked(w, err)
+				}
+				if sd > 0 {
+					wake = wait(sd)
+				} else if !w.granted {
+					continue // the shared buckets failed: look again, locally
+				}
 			}
 		}
 		if w.granted {
@@ -346,39 +387,57 @@ func (p *pool) acquire(ctx context.Context, in, out, prio int) (ticket, error) {
 				p.mu.Unlock()
 				return w.t, nil
 			}
-			wasHead := p.queue.head() == w
-			heap.Remove(&p.queue, w.index)
-			if wasHead {
-				p.kickLocked()
-			}
-			p.mu.Unlock()
-			return ticket{}, ctx.Err()
+			return ticket{}, p.abandonLocked(w, ctx.Err())
 		}
 		p.mu.Lock()
 	}
+}
+
+// abandonLocked takes a waiter whose context ended out of the queue,
+// unlocks the pool and returns err.
+func (p *pool) abandonLocked(w *waiter, err error) error {
+	wasHead := p.queue.head() == w
+	heap.Remove(&p.queue, w.index)
+	if wasHead {
+		p.kickLocked()
+	}
+	p.mu.Unlock()
+	return err
 }
 
 // admitQueuedLocked admits waiters from the head of the queue while there
 // is a free slot and nothing (a pause, a bucket) makes the head wait, and
 // tells each it was admitted; then it tells the new head, if any, to look
 // again (it may have to wait for a bucket).
+//
+// With the shared buckets in use it only tells the head: each admission
+// then needs their answer, which the head asks for unlocked.
 func (p *pool) admitQueuedLocked(now time.Time) {
+	if p.usingSharedLocked(now) {
+		p.kickLocked()
+		return
+	}
 	for w := p.queue.head(); w != nil && p.inFlight < p.limit; w = p.queue.head() {
 		if p.delayLocked(now, w.in, w.out) > 0 {
 			break
 		}
 		heap.Pop(&p.queue)
-		w.t, w.granted = p.admitLocked(now, w.in, w.out), true
-		waited := now.Sub(w.enqueued)
-		p.st.Waited++
-		p.st.WaitTotal += waited
-		p.st.WaitMax = max(p.st.WaitMax, waited)
+		w.t, w.granted = p.admitLocked(now, w.in, w.out, nil), true
+		p.noteWaitLocked(now, w)
 		select {
 		case w.ready <- struct{}{}:
 		default:
 		}
 	}
 	p.kickLocked()
+}
+
+// noteWaitLocked counts how long an admitted waiter waited.
+func (p *pool) noteWaitLocked(now time.Time, w *waiter) {
+	waited := now.Sub(w.enqueued)
+	p.st.Waited++
+	p.st.WaitTotal += waited
+	p.st.WaitMax = max(p.st.WaitMax, waited)
 }
 
 // waitQueue is the callers waiting for room: a heap by priority (higher
@@ -431,21 +490,35 @@ func (p *pool) kickLocked() {
 // reported usage, feeds the outcome to AIMD and learns from headers.
 func (p *pool) release(t ticket, resp *llm.Response, err error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	now := p.opts.Now()
 	p.inFlight--
-	p.reconcileLocked(now, t, resp, err)
+	back, ok := p.reconcileLocked(t, resp, err)
+	var r SharedRates
+	if ok {
+		p.giveBackLocked(now, back)
+	}
+	if ok && t.shared {
+		r = p.sharedRatesLocked()
+		// A bucket learned during the call was charged nothing and now
+		// takes the full actual amount; one without a rate takes nothing.
+		back = sharedGiveBack(r, back)
+	}
 	p.observeLocked(now, t, resp, err)
 	p.admitQueuedLocked(now)
+	p.mu.Unlock()
+	if ok && t.shared && back != (Charge{}) {
+		p.adjustShared(r, Charge{Requests: -back.Requests, Tokens: -back.Tokens, Input: -back.Input, Output: -back.Output})
+	}
 }
 
-func (p *pool) reconcileLocked(now time.Time, t ticket, resp *llm.Response, err error) {
+// reconcileLocked is what a call's charge gives back, given what it
+// really used (negative: it used more); ok is false when nothing changes.
+func (p *pool) reconcileLocked(t ticket, resp *llm.Response, err error) (back Charge, ok bool) {
 	var u llm.Usage
 	if err == nil {
 		if resp.Cached {
 			// Answered from a local store below us: the provider saw nothing.
-			p.giveBackLocked(now, t.req, t.tok, t.in, t.out)
-			return
+			return Charge{Requests: t.req, Tokens: t.tok, Input: t.in, Output: t.out}, true
 		}
 		u = resp.Usage
 	} else if e := (*llm.Error)(nil); errors.As(err, &e) {
@@ -455,21 +528,34 @@ func (p *pool) reconcileLocked(now time.Time, t ticket, resp *llm.Response, err 
 		// Unknown usage (failed call, adapter without usage): keep the
 		// estimate charged. Over-charging during an error episode only slows
 		// us down when slowing down is the right thing to do.
-		return
+		return Charge{}, false
 	}
 	p.st.InputTokens += int64(u.InputTokens)
 	p.st.OutputTokens += int64(u.OutputTokens)
 	uncached := max(u.InputTokens-u.CachedInputTokens, 0)
-	p.giveBackLocked(now, 0,
-		t.tok-float64(u.InputTokens+u.OutputTokens),
-		t.in-float64(uncached),
-		t.out-float64(u.OutputTokens))
+	return Charge{
+		Tokens: t.tok - float64(u.InputTokens+u.OutputTokens),
+		Input:  t.in - float64(uncached),
+		Output: t.out - float64(u.OutputTokens),
+	}, true
+}
+
+// sharedGiveBack keeps the amounts of the shared buckets that have a rate.
+func sharedGiveBack(r SharedRates, c Charge) Charge {
+	keep := func(r Rate, n float64) float64 {
+		if r.PerSec > 0 {
+			return n
+		}
+		return 0
+	}
+	return Charge{Requests: keep(r.Requests, c.Requests), Tokens: keep(r.Tokens, c.Tokens), Input: keep(r.Input, c.Input), Output: keep(r.Output, c.Output)}
 }
 
 // giveBackLocked returns tokens to buckets (negative amounts charge extra,
 // as debt, so the caller never blocks). A bucket learned during the call was
 // charged nothing and now takes the full actual amount.
-func (p *pool) giveBackLocked(now time.Time, req, tok, in, out float64) {
+func (p *pool) giveBackLocked(now time.Time, c Charge) {
+	req, tok, in, out := c.Requests, c.Tokens, c.Input, c.Output
 	for _, bc := range [...]struct {
 		b *bucket
 		n float64
@@ -809,6 +895,7 @@ func (p *pool) stats() Stats {
 	s.History = append([]LimitChange(nil), p.st.History...)
 	s.Configured, s.Effective = p.configured, p.effective
 	s.Workers, s.Share = p.opts.Workers, p.shareLocked()
+	s.SharedDown = p.sharedDown
 	s.Concurrency = p.limit
 	s.MaxConcurrency = p.maxLimit
 	s.Ceiling = p.ceiling

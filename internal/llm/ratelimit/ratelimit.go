@@ -187,6 +187,13 @@ type Options struct {
 	// Headers report what the whole organisation has left, so the pause at
 	// ≤ 1 % remaining and the cuts on 429 still see every worker's calls.
 	Workers int
+	// Shared, when set, holds every pool's request and token buckets for
+	// all workers at once (see SharedBuckets); the local buckets, at
+	// 1/Workers of the limits, take over while it fails.
+	Shared SharedBuckets
+	// SharedRetry is how long a pool keeps to its local share after Shared
+	// failed before it tries again (default DefaultSharedRetry).
+	SharedRetry time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -201,6 +208,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Workers <= 0 {
 		o.Workers = 1
+	}
+	if o.SharedRetry <= 0 {
+		o.SharedRetry = DefaultSharedRetry
 	}
 	if o.InitialConcurrency <= 0 {
 		o.InitialConcurrency = DefaultInitialConcurrency

@@ -42,6 +42,11 @@ type Stats struct {
 	Waited    int64
 	WaitTotal time.Duration
 	WaitMax   time.Duration
+	// SharedDown: the shared buckets (Options.Shared) failed and the pool
+	// keeps to its local share until SharedFailures stop; SharedFailures
+	// counts the failed requests to them.
+	SharedDown     bool
+	SharedFailures int64
 	// Pauses counts pool-wide pauses (Retry-After, exhausted quota headers).
 	Pauses      int64
 	PausedUntil time.Time
