@@ -121,6 +121,19 @@ type Options struct {
 	// (default [2, 2]: 4 variants per base scenario); every axis needs one.
 	Demographics []int `json:"demographics,omitempty"`
 
+	// Workers > 0 runs the multi-worker benchmark (workers.go) instead:
+	// that many worker processes at once, each driving its share of
+	// Conversations (of Turns × 2 + 1 sequential calls to one model)
+	// through the limiter against one fake limit pool (RPM, TPM,
+	// MaxInFlight), shared as Share says (ShareNone, ShareDivide,
+	// ShareRedis). Callers is each worker's conversations at once
+	// (default 256). RestartRedisAfter kills the Redis of ShareRedis that
+	// long into the run and restarts it, empty, a second later.
+	Workers           int           `json:"workers,omitempty"`
+	Share             string        `json:"share,omitempty"`
+	Callers           int           `json:"callers,omitempty"`
+	RestartRedisAfter time.Duration `json:"restart_redis_after_ns,omitempty"`
+
 	// Binary is the impactbench executable run as the child; empty builds
 	// it with `go build` into the run's temp directory.
 	Binary string `json:"-"`
@@ -181,6 +194,10 @@ func Preset(name string) (Options, error) {
 			Latency: DefaultLatency, Concurrency: 64}, nil
 	case "auto-shared":
 		return Options{Conversations: 1250, Turns: 6, Latency: DefaultLatency, MaxInFlight: 48, SharedPool: true, Concurrency: -1, MaxConcurrency: -1}, nil
+	case "workers", "workers-redis", "workers-none":
+		share := map[string]string{"workers": ShareDivide, "workers-redis": ShareRedis, "workers-none": ShareNone}[name]
+		return Options{Workers: 4, Share: share, Conversations: 600, Turns: 4, Latency: DefaultLatency,
+			RPM: 6000, MaxInFlight: 48, TargetTokens: 64}, nil
 	case "study":
 		return Options{Study: "auto", ScenariosPerMetric: 3, Targets: 4, Turns: 3, Latency: 100 * time.Millisecond,
 			MaxInFlight: 64, MaxConcurrency: 64, Concurrency: -1}, nil
@@ -190,7 +207,8 @@ func Preset(name string) (Options, error) {
 
 // Presets lists the preset names.
 func Presets() []string {
-	return []string{"small", "full", "rpm", "inflight", "memory", "auto-inflight", "auto-rpm", "auto-shared", "pipeline", "study"}
+	return []string{"small", "full", "rpm", "inflight", "memory", "auto-inflight", "auto-rpm", "auto-shared", "pipeline", "study",
+		"workers", "workers-redis", "workers-none"}
 }
 
 func (o Options) withDefaults() Options {
@@ -224,6 +242,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SharedPool {
 		o.UserTokens, o.JudgeTokens = o.TargetTokens, o.TargetTokens
+	}
+	if o.Workers > 0 && o.Callers <= 0 {
+		o.Callers = 256
 	}
 	return o
 }
@@ -288,6 +309,8 @@ type Result struct {
 
 	// Pipeline is the generation and the bound of the pipeline preset.
 	Pipeline *PipelineResult `json:"pipeline,omitempty"`
+	// WorkerRun is each worker of a multi-worker run (Options.Workers).
+	WorkerRun *WorkersResult `json:"worker_run,omitempty"`
 }
 
 // Pool is one fake limit pool's counters and T_min bounds.
@@ -331,6 +354,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.Dir = dir
 	} else {
 		defer os.RemoveAll(dir)
+	}
+	if o.Workers > 0 {
+		return res, runWorkers(ctx, o, res, dir)
 	}
 	bin := o.Binary
 	if bin == "" {
@@ -674,15 +700,25 @@ func (r *Result) WriteText(w io.Writer) error {
 		}
 		return fmt.Sprint(n)
 	}
-	fmt.Fprintf(&b, "workload      %d conversations × %d turns (%d target(s), %d sample(s)); %s; %s\n",
-		r.Conversations, o.Turns, o.Targets, o.Samples, src, limits)
-	fmt.Fprintf(&b, "concurrency   simulate %s, evaluate %s", conc(r.SimulateConcurrency), conc(r.EvaluateConcurrency))
-	if r.MaxConcurrency > 0 {
-		fmt.Fprintf(&b, ", max_concurrency %d", r.MaxConcurrency)
+	if r.WorkerRun != nil {
+		limits = strings.Replace(limits, "per model", "for all workers", 1)
+		fmt.Fprintf(&b, "workload      %s; %s\n", src, limits)
+		var wb strings.Builder
+		workersText(&wb, r)
+		b.WriteString(wb.String())
+	} else {
+		fmt.Fprintf(&b, "workload      %d conversations × %d turns (%d target(s), %d sample(s)); %s; %s\n",
+			r.Conversations, o.Turns, o.Targets, o.Samples, src, limits)
 	}
-	b.WriteString("\n")
+	if r.WorkerRun == nil {
+		fmt.Fprintf(&b, "concurrency   simulate %s, evaluate %s", conc(r.SimulateConcurrency), conc(r.EvaluateConcurrency))
+		if r.MaxConcurrency > 0 {
+			fmt.Fprintf(&b, ", max_concurrency %d", r.MaxConcurrency)
+		}
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "done          %d completed, %d failed, %d scored", r.Completed, r.Failed, r.Scored)
-	if !r.ResultsWritten {
+	if !r.ResultsWritten && r.WorkerRun == nil {
 		b.WriteString("; no results.json")
 	}
 	if r.ChildExitCode != 0 {
