@@ -170,6 +170,11 @@ const (
 // learn from headers: auto-inflight (3,000 × 6, 200ms, a server that
 // answers 429 above 48 calls in flight per model) and auto-rpm (1,250 × 6,
 // 200ms, 6,000 RPM per model in per-second quanta, no rate-limit headers).
+// workers, workers-redis and workers-none are the multi-worker benchmark:
+// 4 worker processes, 600 conversations of 9 calls, 200ms, one fake pool
+// of 6,000 RPM (per-second quanta, learned from headers) and 48 calls in
+// flight for all of them, the limit divided by 4, shared through Redis, or
+// not shared; workers-redis-restart kills and restarts the Redis 20 s in.
 // pipeline is a whole run from metrics to results (issue 15's shape): 6
 // metrics × 9 base scenarios × 4 demographic variants = 216 conversations
 // × 6 turns, 200ms, no limits, 64 conversations in flight.
@@ -194,10 +199,17 @@ func Preset(name string) (Options, error) {
 			Latency: DefaultLatency, Concurrency: 64}, nil
 	case "auto-shared":
 		return Options{Conversations: 1250, Turns: 6, Latency: DefaultLatency, MaxInFlight: 48, SharedPool: true, Concurrency: -1, MaxConcurrency: -1}, nil
-	case "workers", "workers-redis", "workers-none":
-		share := map[string]string{"workers": ShareDivide, "workers-redis": ShareRedis, "workers-none": ShareNone}[name]
-		return Options{Workers: 4, Share: share, Conversations: 600, Turns: 4, Latency: DefaultLatency,
-			RPM: 6000, MaxInFlight: 48, TargetTokens: 64}, nil
+	case "workers", "workers-redis", "workers-none", "workers-redis-restart":
+		share := map[string]string{"workers": ShareDivide, "workers-none": ShareNone}[name]
+		o := Options{Workers: 4, Share: share, Conversations: 600, Turns: 4, Latency: DefaultLatency,
+			RPM: 6000, MaxInFlight: 48, TargetTokens: 64}
+		if share == "" {
+			o.Share = ShareRedis
+		}
+		if name == "workers-redis-restart" {
+			o.RestartRedisAfter = 20 * time.Second
+		}
+		return o, nil
 	case "study":
 		return Options{Study: "auto", ScenariosPerMetric: 3, Targets: 4, Turns: 3, Latency: 100 * time.Millisecond,
 			MaxInFlight: 64, MaxConcurrency: 64, Concurrency: -1}, nil
@@ -208,7 +220,7 @@ func Preset(name string) (Options, error) {
 // Presets lists the preset names.
 func Presets() []string {
 	return []string{"small", "full", "rpm", "inflight", "memory", "auto-inflight", "auto-rpm", "auto-shared", "pipeline", "study",
-		"workers", "workers-redis", "workers-none"}
+		"workers", "workers-redis", "workers-none", "workers-redis-restart"}
 }
 
 func (o Options) withDefaults() Options {
