@@ -129,6 +129,9 @@ type Options struct {
 	// ShareRedis). Callers is each worker's conversations at once
 	// (default 256). RestartRedisAfter kills the Redis of ShareRedis that
 	// long into the run and restarts it, empty, a second later.
+	// Uneven gives worker 0 half the conversations and the others the
+	// rest (shards finishing at different times).
+	Uneven            bool          `json:"uneven,omitempty"`
 	Workers           int           `json:"workers,omitempty"`
 	Share             string        `json:"share,omitempty"`
 	Callers           int           `json:"callers,omitempty"`
@@ -174,7 +177,8 @@ const (
 // 4 worker processes, 600 conversations of 9 calls, 200ms, one fake pool
 // of 6,000 RPM (per-second quanta, learned from headers) and 48 calls in
 // flight for all of them, the limit divided by 4, shared through Redis, or
-// not shared; workers-redis-restart kills and restarts the Redis 20 s in.
+// not shared; workers-redis-restart kills and restarts the Redis 20 s in;
+// workers-uneven and workers-redis-uneven give worker 0 half the work.
 // pipeline is a whole run from metrics to results (issue 15's shape): 6
 // metrics × 9 base scenarios × 4 demographic variants = 216 conversations
 // × 6 turns, 200ms, no limits, 64 conversations in flight.
@@ -199,13 +203,14 @@ func Preset(name string) (Options, error) {
 			Latency: DefaultLatency, Concurrency: 64}, nil
 	case "auto-shared":
 		return Options{Conversations: 1250, Turns: 6, Latency: DefaultLatency, MaxInFlight: 48, SharedPool: true, Concurrency: -1, MaxConcurrency: -1}, nil
-	case "workers", "workers-redis", "workers-none", "workers-redis-restart":
-		share := map[string]string{"workers": ShareDivide, "workers-none": ShareNone}[name]
+	case "workers", "workers-redis", "workers-none", "workers-redis-restart", "workers-uneven", "workers-redis-uneven":
+		share := map[string]string{"workers": ShareDivide, "workers-none": ShareNone, "workers-uneven": ShareDivide}[name]
 		o := Options{Workers: 4, Share: share, Conversations: 600, Turns: 4, Latency: DefaultLatency,
 			RPM: 6000, MaxInFlight: 48, TargetTokens: 64}
 		if share == "" {
 			o.Share = ShareRedis
 		}
+		o.Uneven = strings.HasSuffix(name, "-uneven")
 		if name == "workers-redis-restart" {
 			o.RestartRedisAfter = 20 * time.Second
 		}
@@ -220,7 +225,7 @@ func Preset(name string) (Options, error) {
 // Presets lists the preset names.
 func Presets() []string {
 	return []string{"small", "full", "rpm", "inflight", "memory", "auto-inflight", "auto-rpm", "auto-shared", "pipeline", "study",
-		"workers", "workers-redis", "workers-none", "workers-redis-restart"}
+		"workers", "workers-redis", "workers-none", "workers-redis-restart", "workers-uneven", "workers-redis-uneven"}
 }
 
 func (o Options) withDefaults() Options {

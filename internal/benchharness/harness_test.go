@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -425,5 +426,29 @@ func TestWorkersSmall(t *testing.T) {
 				t.Errorf("no bound: T_min %v, ratio %v", res.TMin, res.Ratio)
 			}
 		})
+	}
+}
+
+func TestWorkerConversationsSplit(t *testing.T) {
+	for _, tc := range []struct {
+		n, k   int
+		uneven bool
+		want   []int
+	}{
+		{600, 4, false, []int{150, 150, 150, 150}},
+		{10, 4, false, []int{3, 3, 2, 2}},
+		{600, 4, true, []int{300, 100, 100, 100}},
+		{7, 3, true, []int{4, 2, 1}},
+		{5, 1, true, []int{5}},
+	} {
+		var got []int
+		sum := 0
+		for i := range tc.k {
+			got = append(got, workerConversations(tc.n, i, tc.k, tc.uneven))
+			sum += got[i]
+		}
+		if !slices.Equal(got, tc.want) || sum != tc.n {
+			t.Errorf("%d over %d (uneven %v): %v, want %v", tc.n, tc.k, tc.uneven, got, tc.want)
+		}
 	}
 }

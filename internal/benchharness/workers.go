@@ -49,6 +49,7 @@ type workerSpec struct {
 	// share of them: conversation c is worker c mod Count's.
 	Conversations, Turns int
 	Callers              int // conversations at once
+	Uneven               bool
 	Share                string
 	RedisURL             string
 	Limits               ratelimit.Limits // configured; zero: learned / auto
@@ -69,8 +70,18 @@ type WorkerReport struct {
 	Share        ratelimit.Limits `json:"share"`
 }
 
-// workerConversations is how many of n conversations worker i of k runs.
-func workerConversations(n, i, k int) int { return (n - i + k - 1) / k }
+// workerConversations is how many of n conversations worker i of k runs:
+// an even split, or with uneven worker 0 half of them and the others the
+// rest evenly (shards that finish at different times).
+func workerConversations(n, i, k int, uneven bool) int {
+	if !uneven || k == 1 {
+		return (n - i + k - 1) / k
+	}
+	if i == 0 {
+		return n - n/2
+	}
+	return workerConversations(n/2, i-1, k-1, false)
+}
 
 // RunWorkerChild is a worker process of the multi-worker benchmark: it
 // reads its spec, drives its conversations through the real limiter and
@@ -106,7 +117,7 @@ func RunWorkerChild(ctx context.Context, specPath string, stdout io.Writer) erro
 		return err
 	}
 	start := time.Now()
-	ok, failed := driveConversations(ctx, c, workerConversations(sp.Conversations, sp.Index, sp.Count), sp.Turns, sp.Callers)
+	ok, failed := driveConversations(ctx, c, workerConversations(sp.Conversations, sp.Index, sp.Count, sp.Uneven), sp.Turns, sp.Callers)
 	st, _ := reg.PoolStats(key)
 	return json.NewEncoder(stdout).Encode(WorkerReport{
 		Index: sp.Index, Calls: ok, Failed: failed, Wall: time.Since(start).Seconds(),
@@ -198,7 +209,7 @@ func runWorkers(ctx context.Context, o Options, res *Result, dir string) error {
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	sp := workerSpec{Count: o.Workers, BaseURL: srv.URL + "/" + workerModel + "/v1", Conversations: o.Conversations,
-		Turns: o.Turns, Callers: o.Callers, Share: o.Share}
+		Turns: o.Turns, Callers: o.Callers, Share: o.Share, Uneven: o.Uneven}
 	if o.ConfigureLimits {
 		sp.Limits = ratelimit.Limits{RPM: o.RPM, TPM: o.TPM, MaxInFlight: o.MaxInFlight}
 	}
@@ -305,8 +316,12 @@ func fillWorkerBound(res *Result, f *fakeServer, o Options) {
 
 func workersText(b *strings.Builder, r *Result) {
 	o := r.Options
-	fmt.Fprintf(b, "workers       %d processes, limit shared by %s; %d conversations × (%d turns × 2 + 1) calls\n",
-		o.Workers, o.Share, o.Conversations, o.Turns)
+	split := "evenly"
+	if o.Uneven {
+		split = "half to worker 0"
+	}
+	fmt.Fprintf(b, "workers       %d processes, limit shared by %s; %d conversations × (%d turns × 2 + 1) calls, %s\n",
+		o.Workers, o.Share, o.Conversations, o.Turns, split)
 	for _, w := range r.WorkerRun.Workers {
 		fmt.Fprintf(b, "  worker %-2d   %6d calls %4d failed in %s; limit %d (peak %d, %d back-offs, %d 429s); share %+v",
 			w.Index, w.Calls, w.Failed, secs(w.Wall), w.Concurrency, w.PeakInFlight, w.BackOffs, w.RateLimited, w.Share)
