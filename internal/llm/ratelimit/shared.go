@@ -94,7 +94,17 @@ func sharedCharge(r SharedRates, in, out int) Charge {
 // look again). An error is only ctx's.
 func (p *pool) takeSharedLocked(ctx context.Context, w *waiter) (time.Duration, error) {
 	p.sharedBusy = true
-	defer func() { p.sharedBusy = false }()
+	defer func() {
+		p.sharedBusy = false
+		// A waiter that became the head while w was asking (a higher
+		// priority) waits for its turn to ask: this is it.
+		if h := p.queue.head(); h != nil && h != w {
+			select {
+			case h.ready <- struct{}{}:
+			default:
+			}
+		}
+	}()
 	if p.sharedDown {
 		if err := p.rejoinSharedLocked(ctx); err != nil {
 			return 0, err
@@ -125,7 +135,6 @@ func (p *pool) takeSharedLocked(ctx context.Context, w *waiter) (time.Duration, 
 	heap.Remove(&p.queue, w.index)
 	w.t, w.granted = p.admitLocked(now, w.in, w.out, &c), true
 	p.noteWaitLocked(now, w)
-	p.kickLocked()
 	return 0, nil
 }
 
