@@ -121,6 +121,22 @@ type Options struct {
 	// (default [2, 2]: 4 variants per base scenario); every axis needs one.
 	Demographics []int `json:"demographics,omitempty"`
 
+	// Workers > 0 runs the multi-worker benchmark (workers.go) instead:
+	// that many worker processes at once, each driving its share of
+	// Conversations (of Turns × 2 + 1 sequential calls to one model)
+	// through the limiter against one fake limit pool (RPM, TPM,
+	// MaxInFlight), shared as Share says (ShareNone, ShareDivide,
+	// ShareRedis). Callers is each worker's conversations at once
+	// (default 256). RestartRedisAfter kills the Redis of ShareRedis that
+	// long into the run and restarts it, empty, a second later.
+	// Uneven gives worker 0 half the conversations and the others the
+	// rest (shards finishing at different times).
+	Uneven            bool          `json:"uneven,omitempty"`
+	Workers           int           `json:"workers,omitempty"`
+	Share             string        `json:"share,omitempty"`
+	Callers           int           `json:"callers,omitempty"`
+	RestartRedisAfter time.Duration `json:"restart_redis_after_ns,omitempty"`
+
 	// Binary is the impactbench executable run as the child; empty builds
 	// it with `go build` into the run's temp directory.
 	Binary string `json:"-"`
@@ -157,6 +173,12 @@ const (
 // learn from headers: auto-inflight (3,000 × 6, 200ms, a server that
 // answers 429 above 48 calls in flight per model) and auto-rpm (1,250 × 6,
 // 200ms, 6,000 RPM per model in per-second quanta, no rate-limit headers).
+// workers, workers-redis and workers-none are the multi-worker benchmark:
+// 4 worker processes, 600 conversations of 9 calls, 200ms, one fake pool
+// of 6,000 RPM (per-second quanta, learned from headers) and 48 calls in
+// flight for all of them, the limit divided by 4, shared through Redis, or
+// not shared; workers-redis-restart kills and restarts the Redis 20 s in;
+// workers-uneven and workers-redis-uneven give worker 0 half the work.
 // pipeline is a whole run from metrics to results (issue 15's shape): 6
 // metrics × 9 base scenarios × 4 demographic variants = 216 conversations
 // × 6 turns, 200ms, no limits, 64 conversations in flight.
@@ -181,6 +203,18 @@ func Preset(name string) (Options, error) {
 			Latency: DefaultLatency, Concurrency: 64}, nil
 	case "auto-shared":
 		return Options{Conversations: 1250, Turns: 6, Latency: DefaultLatency, MaxInFlight: 48, SharedPool: true, Concurrency: -1, MaxConcurrency: -1}, nil
+	case "workers", "workers-redis", "workers-none", "workers-redis-restart", "workers-uneven", "workers-redis-uneven":
+		share := map[string]string{"workers": ShareDivide, "workers-none": ShareNone, "workers-uneven": ShareDivide}[name]
+		o := Options{Workers: 4, Share: share, Conversations: 600, Turns: 4, Latency: DefaultLatency,
+			RPM: 6000, MaxInFlight: 48, TargetTokens: 64}
+		if share == "" {
+			o.Share = ShareRedis
+		}
+		o.Uneven = strings.HasSuffix(name, "-uneven")
+		if name == "workers-redis-restart" {
+			o.RestartRedisAfter = 20 * time.Second
+		}
+		return o, nil
 	case "study":
 		return Options{Study: "auto", ScenariosPerMetric: 3, Targets: 4, Turns: 3, Latency: 100 * time.Millisecond,
 			MaxInFlight: 64, MaxConcurrency: 64, Concurrency: -1}, nil
@@ -190,7 +224,8 @@ func Preset(name string) (Options, error) {
 
 // Presets lists the preset names.
 func Presets() []string {
-	return []string{"small", "full", "rpm", "inflight", "memory", "auto-inflight", "auto-rpm", "auto-shared", "pipeline", "study"}
+	return []string{"small", "full", "rpm", "inflight", "memory", "auto-inflight", "auto-rpm", "auto-shared", "pipeline", "study",
+		"workers", "workers-redis", "workers-none", "workers-redis-restart", "workers-uneven", "workers-redis-uneven"}
 }
 
 func (o Options) withDefaults() Options {
@@ -224,6 +259,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SharedPool {
 		o.UserTokens, o.JudgeTokens = o.TargetTokens, o.TargetTokens
+	}
+	if o.Workers > 0 && o.Callers <= 0 {
+		o.Callers = 256
 	}
 	return o
 }
@@ -288,6 +326,8 @@ type Result struct {
 
 	// Pipeline is the generation and the bound of the pipeline preset.
 	Pipeline *PipelineResult `json:"pipeline,omitempty"`
+	// WorkerRun is each worker of a multi-worker run (Options.Workers).
+	WorkerRun *WorkersResult `json:"worker_run,omitempty"`
 }
 
 // Pool is one fake limit pool's counters and T_min bounds.
@@ -331,6 +371,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.Dir = dir
 	} else {
 		defer os.RemoveAll(dir)
+	}
+	if o.Workers > 0 {
+		return res, runWorkers(ctx, o, res, dir)
 	}
 	bin := o.Binary
 	if bin == "" {
@@ -674,15 +717,25 @@ func (r *Result) WriteText(w io.Writer) error {
 		}
 		return fmt.Sprint(n)
 	}
-	fmt.Fprintf(&b, "workload      %d conversations × %d turns (%d target(s), %d sample(s)); %s; %s\n",
-		r.Conversations, o.Turns, o.Targets, o.Samples, src, limits)
-	fmt.Fprintf(&b, "concurrency   simulate %s, evaluate %s", conc(r.SimulateConcurrency), conc(r.EvaluateConcurrency))
-	if r.MaxConcurrency > 0 {
-		fmt.Fprintf(&b, ", max_concurrency %d", r.MaxConcurrency)
+	if r.WorkerRun != nil {
+		limits = strings.Replace(limits, "per model", "for all workers", 1)
+		fmt.Fprintf(&b, "workload      %s; %s\n", src, limits)
+		var wb strings.Builder
+		workersText(&wb, r)
+		b.WriteString(wb.String())
+	} else {
+		fmt.Fprintf(&b, "workload      %d conversations × %d turns (%d target(s), %d sample(s)); %s; %s\n",
+			r.Conversations, o.Turns, o.Targets, o.Samples, src, limits)
 	}
-	b.WriteString("\n")
+	if r.WorkerRun == nil {
+		fmt.Fprintf(&b, "concurrency   simulate %s, evaluate %s", conc(r.SimulateConcurrency), conc(r.EvaluateConcurrency))
+		if r.MaxConcurrency > 0 {
+			fmt.Fprintf(&b, ", max_concurrency %d", r.MaxConcurrency)
+		}
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "done          %d completed, %d failed, %d scored", r.Completed, r.Failed, r.Scored)
-	if !r.ResultsWritten {
+	if !r.ResultsWritten && r.WorkerRun == nil {
 		b.WriteString("; no results.json")
 	}
 	if r.ChildExitCode != 0 {

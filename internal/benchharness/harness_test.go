@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -386,5 +388,67 @@ func BenchmarkHarnessSmall(b *testing.B) {
 		b.ReportMetric(res.Ratio, "wall/tmin")
 		b.ReportMetric(res.CPUPerCall, "cpu-µs/call")
 		b.ReportMetric(res.PeakRSSMB, "rss-MB")
+	}
+}
+
+// The multi-worker benchmark, small: three worker processes share one
+// fake limit (divided, or through a Redis the harness starts); every call
+// is made, none fails, each worker reports its share of the limit.
+func TestWorkersSmall(t *testing.T) {
+	for _, share := range []string{ShareDivide, ShareRedis} {
+		t.Run(share, func(t *testing.T) {
+			if share == ShareRedis {
+				if _, err := exec.LookPath("redis-server"); err != nil {
+					t.Skip("redis-server is not installed (apt-get install -y redis-server): the Redis-shared workers are not tested")
+				}
+			}
+			o := Options{Workers: 3, Share: share, Conversations: 30, Turns: 2, Latency: 5 * time.Millisecond, RPM: 3000, TargetTokens: 16}
+			res := run(t, o)
+			var text bytes.Buffer
+			if err := res.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("\n%s", text.String())
+			if res.ChildExitCode != 0 || res.WorkerRun == nil || len(res.WorkerRun.Workers) != 3 {
+				t.Fatalf("workers: exit %d (%s), %+v", res.ChildExitCode, res.ChildError, res.WorkerRun)
+			}
+			var calls int64
+			for _, w := range res.WorkerRun.Workers {
+				calls += w.Calls
+				if w.Failed > 0 || w.Share.RPM != 3000*99/100/3 {
+					t.Errorf("worker %d: %d failed, share %+v (want RPM %d: 0.99 × 3000 learned, a third)", w.Index, w.Failed, w.Share, 3000*99/100/3)
+				}
+			}
+			if want := int64(30 * 5); calls != want || res.Accepted != want {
+				t.Errorf("%d calls made, %d accepted by the fake, want %d", calls, res.Accepted, want)
+			}
+			if res.TMin <= 0 || res.Ratio <= 0 {
+				t.Errorf("no bound: T_min %v, ratio %v", res.TMin, res.Ratio)
+			}
+		})
+	}
+}
+
+func TestWorkerConversationsSplit(t *testing.T) {
+	for _, tc := range []struct {
+		n, k   int
+		uneven bool
+		want   []int
+	}{
+		{600, 4, false, []int{150, 150, 150, 150}},
+		{10, 4, false, []int{3, 3, 2, 2}},
+		{600, 4, true, []int{300, 100, 100, 100}},
+		{7, 3, true, []int{4, 2, 1}},
+		{5, 1, true, []int{5}},
+	} {
+		var got []int
+		sum := 0
+		for i := range tc.k {
+			got = append(got, workerConversations(tc.n, i, tc.k, tc.uneven))
+			sum += got[i]
+		}
+		if !slices.Equal(got, tc.want) || sum != tc.n {
+			t.Errorf("%d over %d (uneven %v): %v, want %v", tc.n, tc.k, tc.uneven, got, tc.want)
+		}
 	}
 }

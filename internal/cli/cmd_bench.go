@@ -15,7 +15,7 @@ import (
 )
 
 func newBenchCmd(g *globals) *cobra.Command {
-	var preset string
+	var preset, workerChild string
 	var caching bool
 	var cf costFlags
 	f := benchharness.Options{}
@@ -60,6 +60,10 @@ lengths change the workload (docs/performance.md).`,
   impactbench bench --preset cost --before ./impactbench-main`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if workerChild != "" {
+				// One worker process of the multi-worker presets.
+				return benchharness.RunWorkerChild(cmd.Context(), workerChild, g.stdout)
+			}
 			if preset == "cost" {
 				return runCostBench(cmd, g, f, cf)
 			}
@@ -164,6 +168,8 @@ lengths change the workload (docs/performance.md).`,
 	fl.StringVar(&f.Binary, "binary", "", "impactbench executable to measure (default: this one)")
 	fl.StringVar(&f.Dir, "dir", "", "where to create the temporary project (default: the system temp directory)")
 	fl.BoolVar(&f.KeepDir, "keep", false, "keep the temporary project and print its path")
+	fl.StringVar(&workerChild, "worker-child", "", "run as one worker process of the workers presets (the harness passes its spec `FILE`)")
+	_ = fl.MarkHidden("worker-child")
 	return cmd
 }
 

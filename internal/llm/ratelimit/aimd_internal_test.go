@@ -231,37 +231,32 @@ func TestControllerRespectsCap(t *testing.T) {
 }
 
 func TestControllerBacksOffOnLatencyRise(t *testing.T) {
-	h := newCtl(t, Limits{}, Options{AIMD: AIMD{NoSlowStart: true}})
-	for range 3 {
-		h.full(100 * time.Millisecond) // baseline 100ms
-	}
-	before := h.limit()
+	h := newCtl(t, Limits{}, Options{})
+	h.full(100 * time.Millisecond) // baseline 100ms at 16 in flight; 32 by slow start
 	// Twice the baseline is still fine…
 	h.full(190 * time.Millisecond)
-	if h.limit() < before {
-		t.Fatalf("backed off at 1.9× the baseline: %d → %d", before, h.limit())
+	if h.limit() != 64 {
+		t.Fatalf("backed off at 1.9× the baseline: limit %d, want 64 by slow start", h.limit())
 	}
-	// …more is congestion.
-	before = h.limit()
+	// …more, at a level never measured before, is congestion.
 	h.full(300 * time.Millisecond)
-	cut := int(float64(before) * 0.9)
-	if h.limit() != cut || h.lastReason() != "latency" {
-		t.Fatalf("at 3× the baseline: %d (%s), want %d by latency", h.limit(), h.lastReason(), cut)
+	if h.limit() != 57 || h.lastReason() != "latency" {
+		t.Fatalf("at 3× the baseline with 64 in flight: %d (%s), want 57 (0.9 × 64) by latency", h.limit(), h.lastReason())
 	}
-	// Better after the cut but still too slow: cut again.
+	// Better after the cut but still too slow, and still above the 32
+	// known to be fast: cut again.
 	h.full(250 * time.Millisecond)
-	if want := int(float64(cut) * 0.9); h.limit() != want {
-		t.Fatalf("2.5× the baseline after a cut: %d, want %d", h.limit(), want)
+	if h.limit() != 51 {
+		t.Fatalf("2.5× the baseline after a cut: %d, want 51 (0.9 × 57)", h.limit())
 	}
 	// Back under the threshold: the limit holds (cooldown), then grows.
-	cut = h.limit()
 	h.full(150 * time.Millisecond)
-	if h.limit() != cut {
-		t.Fatalf("latency recovered, limit %d → %d inside the cooldown", cut, h.limit())
+	if h.limit() != 51 {
+		t.Fatalf("latency recovered, limit 51 → %d inside the cooldown", h.limit())
 	}
 	h.now = h.now.Add(5 * time.Second)
 	h.full(150 * time.Millisecond)
-	if h.limit() <= cut {
+	if h.limit() <= 51 {
 		t.Fatalf("no growth after the cooldown with latency back to normal: %d", h.limit())
 	}
 }
@@ -270,11 +265,10 @@ func TestControllerBacksOffOnLatencyRise(t *testing.T) {
 // congestion: when backing off does not bring latency down, the baseline
 // moves to the new level instead of the limit falling further.
 func TestControllerLatencyRebaselines(t *testing.T) {
-	h := newCtl(t, Limits{}, Options{AIMD: AIMD{NoSlowStart: true}})
-	for range 3 {
-		h.full(100 * time.Millisecond)
-	}
-	h.full(400 * time.Millisecond) // cut
+	h := newCtl(t, Limits{}, Options{})
+	h.full(100 * time.Millisecond) // 16 → 32
+	h.full(100 * time.Millisecond) // 32 → 64
+	h.full(400 * time.Millisecond) // cut to 57
 	h.full(400 * time.Millisecond) // measured after the cut, still slow: cut again
 	cut := h.limit()
 	h.full(400 * time.Millisecond) // no better after that cut either: rebaseline
@@ -287,6 +281,39 @@ func TestControllerLatencyRebaselines(t *testing.T) {
 	h.p.mu.Unlock()
 	if base != 400*time.Millisecond {
 		t.Fatalf("baseline %v, want it moved to the new latency 400ms", base)
+	}
+}
+
+// A slow window at a level of calls in flight that was fast before is not
+// congestion we caused (we sent no more than then): on a busy machine the
+// process itself stalls, and every call of a window comes back slow. The
+// limit neither falls nor grows into the stall; once latency is back it
+// grows again. The code this replaced cut by a tenth for each such window.
+func TestControllerHoldsThroughStallAtKnownLevel(t *testing.T) {
+	h := newCtl(t, Limits{}, Options{MaxConcurrency: 32})
+	h.full(100 * time.Millisecond) // baseline at 16; 32 by slow start (the cap)
+	h.full(100 * time.Millisecond) // 32 in flight measured fast
+	for range 3 {
+		h.full(300 * time.Millisecond)
+		if h.limit() != 32 {
+			t.Fatalf("a stall at the 32 in flight known to be fast cut the limit to %d (%s)", h.limit(), h.lastReason())
+		}
+	}
+	// After a 429 cut (32 → 28) the pool would grow back after the
+	// cooldown, but not during a stall: growing into it would make the
+	// next window look like our overshoot.
+	h.window(32, 50*time.Millisecond, rl429())
+	if h.limit() != 28 {
+		t.Fatalf("after a 429: %d, want 28", h.limit())
+	}
+	h.now = h.now.Add(5 * time.Second)
+	h.full(300 * time.Millisecond)
+	if h.limit() != 28 {
+		t.Fatalf("grew to %d during a stall", h.limit())
+	}
+	h.full(100 * time.Millisecond)
+	if h.limit() <= 28 || h.lastReason() != "increase" {
+		t.Fatalf("no growth once the stall ended: %d (%s)", h.limit(), h.lastReason())
 	}
 }
 

@@ -28,16 +28,16 @@ type bucket struct {
 // newBucket returns a full bucket refilled at perMinute/60 per second that
 // holds window's worth of refill (at least one token, so a single request can
 // always pass).
-func newBucket(now time.Time, perMinute int, window time.Duration) *bucket {
+func newBucket(now time.Time, perMinute float64, window time.Duration) *bucket {
 	b := &bucket{last: now}
 	b.setRate(now, perMinute, window)
 	b.tokens = b.burst
 	return b
 }
 
-func (b *bucket) setRate(now time.Time, perMinute int, window time.Duration) {
+func (b *bucket) setRate(now time.Time, perMinute float64, window time.Duration) {
 	b.advance(now)
-	b.perSec = float64(perMinute) / 60
+	b.perSec = perMinute / 60
 	b.burst = math.Max(1, b.perSec*window.Seconds())
 	b.tokens = math.Min(b.tokens, b.burst)
 }
@@ -70,4 +70,10 @@ func (b *bucket) delay(now time.Time, n float64) time.Duration {
 func (b *bucket) take(now time.Time, n float64) {
 	b.advance(now)
 	b.tokens = math.Min(b.burst, b.tokens-n)
+}
+
+// forgiveDebt raises a negative level to 0.
+func (b *bucket) forgiveDebt(now time.Time) {
+	b.advance(now)
+	b.tokens = math.Max(b.tokens, 0)
 }

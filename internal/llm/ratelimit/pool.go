@@ -36,6 +36,13 @@ type pool struct {
 	queue     waitQueue // by priority, then arrival
 	arrivals  uint64    // numbers the waiters in arrival order
 
+	// The shared buckets (Options.Shared): whether the head waiter is
+	// asking them now, and while they fail, until when the pool keeps to
+	// its local buckets.
+	sharedBusy      bool
+	sharedDown      bool
+	sharedDownUntil time.Time
+
 	pausedUntil time.Time
 	holdUntil   time.Time // no growth before it (Cooldown after a back-off)
 	// admitted numbers the calls admitted so far. Which calls were sent
@@ -67,6 +74,12 @@ type pool struct {
 	latBase  time.Duration
 	latLevel int // 0: no run under way
 	latPrev  time.Duration
+	// fineLevel is the most calls in flight a clean, saturated window has
+	// had at normal latency: a level the provider is known to take. A
+	// slow window at or below it cannot be our overshoot (we sent no
+	// more than when it was fast), so it is the machine or the calls
+	// that got slower, never a reason to cut.
+	fineLevel int
 	// changeAt is admitted when the limit last changed: only calls
 	// admitted since then tell what the current limit does to latency.
 	changeAt uint64
@@ -94,6 +107,7 @@ type ticket struct {
 	start             time.Time
 	inFlight          int
 	req, tok, in, out float64
+	shared            bool // charged to the shared buckets, not the local ones
 }
 
 // maxWindowSamples bounds the latencies a window keeps for its median.
@@ -119,17 +133,46 @@ func newPool(name string, lim Limits, opts Options) *pool {
 		slowStart:  !opts.AIMD.NoSlowStart,
 		probeStep:  1,
 	}
-	p.limit, p.maxLimit = opts.InitialConcurrency, opts.MaxConcurrency
+	k := opts.Workers
+	p.limit, p.maxLimit = ceilDiv(opts.InitialConcurrency, k), ceilDiv(opts.MaxConcurrency, k)
 	if start > 0 {
-		p.limit = min(start, p.maxLimit)
+		p.limit = min(ceilDiv(start, k), p.maxLimit)
 	}
 	if lim.MaxInFlight > 0 {
-		p.limit, p.maxLimit = lim.MaxInFlight, lim.MaxInFlight
+		p.limit = p.inFlightShare(lim.MaxInFlight)
+		p.maxLimit = p.limit
 	}
 	p.setBucketsLocked(now)
 	p.st.Pool = name
 	p.recordLocked(now, "initial")
 	return p
+}
+
+// ceilDiv is n/k rounded up, at least 1: a worker's share of a soft
+// number (where a pool starts, how far it may grow).
+func ceilDiv(n, k int) int { return max(1, (n+k-1)/k) }
+
+// inFlightShare is this worker's share of a hard cap on calls in flight:
+// rounded down so the workers together stay within it, but at least 1.
+func (p *pool) inFlightShare(n int) int { return max(1, n/p.opts.Workers) }
+
+// share is this worker's share of a per-minute limit.
+func (p *pool) share(perMinute int) float64 { return float64(perMinute) / float64(p.opts.Workers) }
+
+// shareLocked is the limits this worker's buckets and cap run at: its
+// share of the effective limits.
+func (p *pool) shareLocked() Limits {
+	if p.opts.Workers == 1 {
+		return p.effective
+	}
+	e := p.effective
+	div := func(n int) int {
+		if n == 0 {
+			return 0
+		}
+		return max(1, n/p.opts.Workers)
+	}
+	return Limits{MaxInFlight: div(e.MaxInFlight), RPM: div(e.RPM), TPM: div(e.TPM), ITPM: div(e.ITPM), OTPM: div(e.OTPM)}
 }
 
 func sanitize(l Limits) Limits {
@@ -141,9 +184,10 @@ func sanitize(l Limits) Limits {
 // setBucketsLocked makes the buckets match p.effective, keeping the tokens of
 // buckets that already exist.
 func (p *pool) setBucketsLocked(now time.Time) {
-	set := func(b **bucket, perMinute int, window time.Duration) {
+	set := func(b **bucket, limit int, window time.Duration) {
+		perMinute := p.share(limit)
 		switch {
-		case perMinute <= 0:
+		case limit <= 0:
 			*b = nil
 		case *b == nil:
 			*b = newBucket(now, perMinute, window)
@@ -194,7 +238,7 @@ func (p *pool) tighten(lim Limits) {
 	p.configured = n
 	p.setBucketsLocked(now)
 	if n.MaxInFlight > 0 {
-		p.maxLimit = n.MaxInFlight
+		p.maxLimit = p.inFlightShare(n.MaxInFlight)
 		if p.limit > p.maxLimit {
 			p.limit = p.maxLimit
 			p.recordLocked(now, "config")
@@ -209,10 +253,14 @@ func charges(in, out int) (req, tok, inTok, outTok float64) {
 }
 
 // delayLocked is how long the head of the queue must still wait for pauses
-// and buckets (0: go now).
+// and buckets (0: go now). With the shared buckets in use only the pause
+// is local.
 func (p *pool) delayLocked(now time.Time, in, out int) time.Duration {
 	creq, ctok, cin, cout := charges(in, out)
 	d := p.pausedUntil.Sub(now)
+	if p.usingSharedLocked(now) {
+		return max(d, 0)
+	}
 	for _, bc := range [...]struct {
 		b *bucket
 		n float64
@@ -224,10 +272,30 @@ func (p *pool) delayLocked(now time.Time, in, out int) time.Duration {
 	return max(d, 0)
 }
 
-func (p *pool) admitLocked(now time.Time, in, out int) ticket {
+// admitLocked takes a slot for a call and charges it: to the local
+// buckets, or, when shared is set, records what the shared buckets were
+// charged.
+func (p *pool) admitLocked(now time.Time, in, out int, shared *Charge) ticket {
 	p.admitted++
 	t := ticket{seq: p.admitted, start: now}
 	creq, ctok, cin, cout := charges(in, out)
+	p.chargeLocalLocked(now, &t, creq, ctok, cin, cout)
+	if shared != nil {
+		// The local buckets are charged too, though not consulted: if the
+		// shared ones fail, they say what this worker sent lately.
+		t.shared = true
+		t.req, t.tok, t.in, t.out = shared.Requests, shared.Tokens, shared.Input, shared.Output
+	}
+	p.inFlight++
+	t.inFlight = p.inFlight
+	p.st.Calls++
+	p.st.PeakInFlight = max(p.st.PeakInFlight, p.inFlight)
+	p.winPeak = max(p.winPeak, p.inFlight)
+	return t
+}
+
+// chargeLocalLocked charges the local buckets that exist and records it.
+func (p *pool) chargeLocalLocked(now time.Time, t *ticket, creq, ctok, cin, cout float64) {
 	if p.req != nil {
 		p.req.take(now, creq)
 		t.req = creq
@@ -244,12 +312,6 @@ func (p *pool) admitLocked(now time.Time, in, out int) ticket {
 		p.out.take(now, cout)
 		t.out = cout
 	}
-	p.inFlight++
-	t.inFlight = p.inFlight
-	p.st.Calls++
-	p.st.PeakInFlight = max(p.st.PeakInFlight, p.inFlight)
-	p.winPeak = max(p.winPeak, p.inFlight)
-	return t
 }
 
 // acquire waits for a slot, for the buckets and for any pause, in FIFO order.
@@ -265,8 +327,8 @@ func (p *pool) acquire(ctx context.Context, in, out, prio int) (ticket, error) {
 	}
 	p.mu.Lock()
 	now := p.opts.Now()
-	if p.queue.Len() == 0 && p.inFlight < p.limit && p.delayLocked(now, in, out) == 0 {
-		t := p.admitLocked(now, in, out)
+	if p.queue.Len() == 0 && p.inFlight < p.limit && !p.usingSharedLocked(now) && p.delayLocked(now, in, out) == 0 {
+		t := p.admitLocked(now, in, out, nil)
 		p.mu.Unlock()
 		return t, nil
 	}
@@ -279,19 +341,34 @@ func (p *pool) acquire(ctx context.Context, in, out, prio int) (ticket, error) {
 			timer.Stop()
 		}
 	}()
+	wait := func(d time.Duration) <-chan time.Time {
+		if timer == nil {
+			timer = time.NewTimer(d)
+		} else {
+			timer.Reset(d)
+		}
+		return timer.C
+	}
 	for {
 		var wake <-chan time.Time
 		if !w.granted && p.queue.head() == w && p.inFlight < p.limit {
 			now = p.opts.Now()
-			if d := p.delayLocked(now, in, out); d > 0 {
-				if timer == nil {
-					timer = time.NewTimer(d)
-				} else {
-					timer.Reset(d)
-				}
-				wake = timer.C
-			} else {
+			d := p.delayLocked(now, in, out)
+			switch {
+			case d > 0:
+				wake = wait(d)
+			case !p.usingSharedLocked(now):
 				p.admitQueuedLocked(now)
+			case !p.sharedBusy:
+				sd, err := p.takeSharedLocked(ctx, w)
+				if err != nil {
+					return ticket{}, p.abandonLocked(w, err)
+				}
+				if sd > 0 {
+					wake = wait(sd)
+				} else if !w.granted {
+					continue // the shared buckets failed: look again, locally
+				}
 			}
 		}
 		if w.granted {
@@ -310,39 +387,57 @@ func (p *pool) acquire(ctx context.Context, in, out, prio int) (ticket, error) {
 				p.mu.Unlock()
 				return w.t, nil
 			}
-			wasHead := p.queue.head() == w
-			heap.Remove(&p.queue, w.index)
-			if wasHead {
-				p.kickLocked()
-			}
-			p.mu.Unlock()
-			return ticket{}, ctx.Err()
+			return ticket{}, p.abandonLocked(w, ctx.Err())
 		}
 		p.mu.Lock()
 	}
+}
+
+// abandonLocked takes a waiter whose context ended out of the queue,
+// unlocks the pool and returns err.
+func (p *pool) abandonLocked(w *waiter, err error) error {
+	wasHead := p.queue.head() == w
+	heap.Remove(&p.queue, w.index)
+	if wasHead {
+		p.kickLocked()
+	}
+	p.mu.Unlock()
+	return err
 }
 
 // admitQueuedLocked admits waiters from the head of the queue while there
 // is a free slot and nothing (a pause, a bucket) makes the head wait, and
 // tells each it was admitted; then it tells the new head, if any, to look
 // again (it may have to wait for a bucket).
+//
+// With the shared buckets in use it only tells the head: each admission
+// then needs their answer, which the head asks for unlocked.
 func (p *pool) admitQueuedLocked(now time.Time) {
+	if p.usingSharedLocked(now) {
+		p.kickLocked()
+		return
+	}
 	for w := p.queue.head(); w != nil && p.inFlight < p.limit; w = p.queue.head() {
 		if p.delayLocked(now, w.in, w.out) > 0 {
 			break
 		}
 		heap.Pop(&p.queue)
-		w.t, w.granted = p.admitLocked(now, w.in, w.out), true
-		waited := now.Sub(w.enqueued)
-		p.st.Waited++
-		p.st.WaitTotal += waited
-		p.st.WaitMax = max(p.st.WaitMax, waited)
+		w.t, w.granted = p.admitLocked(now, w.in, w.out, nil), true
+		p.noteWaitLocked(now, w)
 		select {
 		case w.ready <- struct{}{}:
 		default:
 		}
 	}
 	p.kickLocked()
+}
+
+// noteWaitLocked counts how long an admitted waiter waited.
+func (p *pool) noteWaitLocked(now time.Time, w *waiter) {
+	waited := now.Sub(w.enqueued)
+	p.st.Waited++
+	p.st.WaitTotal += waited
+	p.st.WaitMax = max(p.st.WaitMax, waited)
 }
 
 // waitQueue is the callers waiting for room: a heap by priority (higher
@@ -395,21 +490,35 @@ func (p *pool) kickLocked() {
 // reported usage, feeds the outcome to AIMD and learns from headers.
 func (p *pool) release(t ticket, resp *llm.Response, err error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	now := p.opts.Now()
 	p.inFlight--
-	p.reconcileLocked(now, t, resp, err)
+	back, ok := p.reconcileLocked(t, resp, err)
+	var r SharedRates
+	if ok {
+		p.giveBackLocked(now, back)
+	}
+	if ok && t.shared {
+		r = p.sharedRatesLocked()
+		// A bucket learned during the call was charged nothing and now
+		// takes the full actual amount; one without a rate takes nothing.
+		back = sharedGiveBack(r, back)
+	}
 	p.observeLocked(now, t, resp, err)
 	p.admitQueuedLocked(now)
+	p.mu.Unlock()
+	if ok && t.shared && back != (Charge{}) {
+		p.adjustShared(r, Charge{Requests: -back.Requests, Tokens: -back.Tokens, Input: -back.Input, Output: -back.Output})
+	}
 }
 
-func (p *pool) reconcileLocked(now time.Time, t ticket, resp *llm.Response, err error) {
+// reconcileLocked is what a call's charge gives back, given what it
+// really used (negative: it used more); ok is false when nothing changes.
+func (p *pool) reconcileLocked(t ticket, resp *llm.Response, err error) (back Charge, ok bool) {
 	var u llm.Usage
 	if err == nil {
 		if resp.Cached {
 			// Answered from a local store below us: the provider saw nothing.
-			p.giveBackLocked(now, t.req, t.tok, t.in, t.out)
-			return
+			return Charge{Requests: t.req, Tokens: t.tok, Input: t.in, Output: t.out}, true
 		}
 		u = resp.Usage
 	} else if e := (*llm.Error)(nil); errors.As(err, &e) {
@@ -419,21 +528,34 @@ func (p *pool) reconcileLocked(now time.Time, t ticket, resp *llm.Response, err 
 		// Unknown usage (failed call, adapter without usage): keep the
 		// estimate charged. Over-charging during an error episode only slows
 		// us down when slowing down is the right thing to do.
-		return
+		return Charge{}, false
 	}
 	p.st.InputTokens += int64(u.InputTokens)
 	p.st.OutputTokens += int64(u.OutputTokens)
 	uncached := max(u.InputTokens-u.CachedInputTokens, 0)
-	p.giveBackLocked(now, 0,
-		t.tok-float64(u.InputTokens+u.OutputTokens),
-		t.in-float64(uncached),
-		t.out-float64(u.OutputTokens))
+	return Charge{
+		Tokens: t.tok - float64(u.InputTokens+u.OutputTokens),
+		Input:  t.in - float64(uncached),
+		Output: t.out - float64(u.OutputTokens),
+	}, true
+}
+
+// sharedGiveBack keeps the amounts of the shared buckets that have a rate.
+func sharedGiveBack(r SharedRates, c Charge) Charge {
+	keep := func(r Rate, n float64) float64 {
+		if r.PerSec > 0 {
+			return n
+		}
+		return 0
+	}
+	return Charge{Requests: keep(r.Requests, c.Requests), Tokens: keep(r.Tokens, c.Tokens), Input: keep(r.Input, c.Input), Output: keep(r.Output, c.Output)}
 }
 
 // giveBackLocked returns tokens to buckets (negative amounts charge extra,
 // as debt, so the caller never blocks). A bucket learned during the call was
 // charged nothing and now takes the full actual amount.
-func (p *pool) giveBackLocked(now time.Time, req, tok, in, out float64) {
+func (p *pool) giveBackLocked(now time.Time, c Charge) {
+	req, tok, in, out := c.Requests, c.Tokens, c.Input, c.Output
 	for _, bc := range [...]struct {
 		b *bucket
 		n float64
@@ -551,14 +673,35 @@ func (p *pool) closeWindowLocked(now time.Time) {
 	}
 	a := p.opts.AIMD
 	saturated := float64(p.winPeak) >= a.Saturation*float64(p.limit)
-	if p.latencyLocked(now, saturated) {
+	switch p.latencyLocked(now, saturated) {
+	case latCut:
 		return // backed off; the window was reset
+	case latFine:
+		if !p.winDirty && saturated {
+			p.fineLevel = max(p.fineLevel, p.winPeak)
+		}
+	case latStalled:
+		// Slow at a level known to be fast: hold, or growth would go
+		// into the stall and the next window would look like our
+		// overshoot.
+		p.resetWindowLocked()
+		return
 	}
 	if !p.winDirty && saturated && !now.Before(p.holdUntil) && p.limit < p.maxLimit {
 		p.growLocked(now)
 	}
 	p.resetWindowLocked()
 }
+
+// latencyVerdict is what a window's latency says.
+type latencyVerdict int
+
+const (
+	latUnknown latencyVerdict = iota // too few samples, or the signal is off
+	latFine                          // at or near the baseline
+	latCut                           // congestion: the pool backed off
+	latStalled                       // slow at a level known to be fast: not ours
+)
 
 // growLocked raises the limit after a clean, saturated window: doubling in
 // slow start, else by Increase, but only to just below the ceiling; past
@@ -589,45 +732,57 @@ func (p *pool) growLocked(now time.Time) {
 
 // latencyLocked compares the median latency of the window's calls sent
 // under the current limit with the pool's baseline, and backs off when a
-// saturated window's median has passed LatencyFactor × baseline; it reports
-// whether it backed off. The baseline follows the medians of uncongested
-// windows, quickly down and slowly up (and not at all from windows close to
-// the threshold), so it stays near the provider's latency without load. When backing off does not help — the median did not
-// fall from one cut to the next, or the limit is down to half the level
-// where the rise began — the calls themselves got slower (longer replies,
-// another phase), not the provider busier, and the baseline moves to the
-// new level.
+// saturated window's median has passed LatencyFactor × baseline at a level
+// of calls in flight never measured fast before. The baseline follows the
+// medians of uncongested windows, quickly down and slowly up (and not at
+// all from windows close to the threshold), so it stays near the
+// provider's latency without load. When backing off does not help — the
+// median did not fall from one cut to the next, or the limit is down to
+// half the level where the rise began — the calls themselves got slower
+// (longer replies, another phase), not the provider busier, and the
+// baseline moves to the new level.
+//
+// A slow window at or below fineLevel is not congestion we caused: that
+// many calls in flight were fast before, and sending no more cannot have
+// made the provider queue. On a busy machine this process (or a server on
+// the same machine) stalls for a fraction of a second to a few seconds at
+// a time, every call of a window comes back two or three times slower, and
+// cutting for it cost a tenth of the limit each time while the ceiling
+// ratcheted down with every cut (auto-inflight: the user pool spent most
+// of a run at 31–40 of 48).
 //
 // A pool whose MaxInFlight is configured (max_concurrency) is not cut for
-// latency: its owner said how many calls the server takes, so calls slower
-// than usual are the server's or this process's hiccup, not our overshoot
-// (on a busy two-core machine, one burst of this process's own work made
-// every call of a window look twice as slow, and each such cut cost about
-// 10 s below the limit while the pool grew back). A 429 or an overloaded
-// answer still cuts it.
-func (p *pool) latencyLocked(now time.Time, saturated bool) bool {
+// latency at all: its owner said how many calls the server takes. A 429 or
+// an overloaded answer still cuts it.
+func (p *pool) latencyLocked(now time.Time, saturated bool) latencyVerdict {
 	a := p.opts.AIMD
 	if a.LatencyFactor < 0 || p.configured.MaxInFlight > 0 || len(p.winLat) < minWindowSamples {
-		return false
+		return latUnknown
 	}
 	med := median(p.winLat)
 	switch {
 	case p.latBase == 0:
 		p.latBase = med
-		return false
+		return latFine
 	case saturated && float64(med) > a.LatencyFactor*float64(p.latBase):
+		if p.winPeak <= p.fineLevel {
+			p.log.Debug("ratelimit: slow window at a level known to be fast; holding",
+				"median", med, "baseline", p.latBase, "in_flight", p.winPeak, "fine", p.fineLevel)
+			return latStalled
+		}
 		switch {
 		case p.latLevel == 0:
 			p.latLevel = p.winPeak // the first cut of a run
 		case (p.latPrev > 0 && med >= p.latPrev) || 2*p.limit <= p.latLevel:
 			p.latBase, p.latLevel, p.latPrev = med, 0, 0
-			return false
+			return latUnknown
 		default:
 			p.latPrev = med
 		}
+		p.log.Debug("ratelimit: latency above the baseline", "median", med, "baseline", p.latBase, "in_flight", p.winPeak)
 		// The level is the window's peak: what made the provider slow.
 		p.backOffLocked(now, ticket{seq: p.admitted + 1, start: now, inFlight: p.winPeak}, 0, "latency")
-		return true
+		return latCut
 	}
 	p.latLevel, p.latPrev = 0, 0
 	switch {
@@ -638,7 +793,7 @@ func (p *pool) latencyLocked(now time.Time, saturated bool) bool {
 		// baseline stays put, or growth would drag it along.
 		p.latBase += (med - p.latBase) / 20
 	}
-	return false
+	return latFine
 }
 
 // median sorts d in place and returns its middle value.
@@ -739,6 +894,8 @@ func (p *pool) stats() Stats {
 	s := p.st
 	s.History = append([]LimitChange(nil), p.st.History...)
 	s.Configured, s.Effective = p.configured, p.effective
+	s.Workers, s.Share = p.opts.Workers, p.shareLocked()
+	s.SharedDown = p.sharedDown
 	s.Concurrency = p.limit
 	s.MaxConcurrency = p.maxLimit
 	s.Ceiling = p.ceiling

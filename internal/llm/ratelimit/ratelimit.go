@@ -22,6 +22,10 @@
 // (llm.Response.RateLimit). The wrapper belongs below the retry loop so that
 // it sees every attempt and every 429.
 //
+// Several processes on one key (shards of a study on a cluster) share its
+// limits: with Options.Workers K each takes 1/K of them, configured or
+// learned.
+//
 // Waits use the time package's timers and Options.Now (default time.Now), so
 // tests run minutes of traffic instantly inside a testing/synctest bubble.
 package ratelimit
@@ -174,6 +178,22 @@ type Options struct {
 	// LearnFraction is the share of a header-reported limit the pool adopts
 	// (default 0.95), leaving headroom for clock skew and other clients.
 	LearnFraction float64
+	// Workers is how many processes run at once against the same provider
+	// limits (shards of a study on a cluster: Kubernetes' parallelism,
+	// Slurm's %N; default 1). Each pool of this process takes 1/Workers of
+	// every limit, configured or learned from headers: requests and tokens
+	// per minute, max_concurrency (rounded down, at least 1) and the
+	// concurrency an auto pool starts at and may grow to (rounded up).
+	// Headers report what the whole organisation has left, so the pause at
+	// ≤ 1 % remaining and the cuts on 429 still see every worker's calls.
+	Workers int
+	// Shared, when set, holds every pool's request and token buckets for
+	// all workers at once (see SharedBuckets); the local buckets, at
+	// 1/Workers of the limits, take over while it fails.
+	Shared SharedBuckets
+	// SharedRetry is how long a pool keeps to its local share after Shared
+	// failed before it tries again (default DefaultSharedRetry).
+	SharedRetry time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -185,6 +205,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Estimator == nil {
 		o.Estimator = EstimateTokens
+	}
+	if o.Workers <= 0 {
+		o.Workers = 1
+	}
+	if o.SharedRetry <= 0 {
+		o.SharedRetry = DefaultSharedRetry
 	}
 	if o.InitialConcurrency <= 0 {
 		o.InitialConcurrency = DefaultInitialConcurrency

@@ -8,6 +8,10 @@ type Stats struct {
 	// Configured are the limits the pool was built with; Effective adds what
 	// response headers taught (learned or lowered limits).
 	Configured, Effective Limits
+	// Workers is Options.Workers; Share is this worker's part of Effective,
+	// what its buckets and cap run at (Effective when Workers is 1).
+	Workers int
+	Share   Limits
 	// Concurrency is the current AIMD limit (the learned one); History how
 	// it got there. MaxConcurrency is the ceiling it may grow to (the
 	// configured max_concurrency, or Options.MaxConcurrency).
@@ -38,6 +42,11 @@ type Stats struct {
 	Waited    int64
 	WaitTotal time.Duration
 	WaitMax   time.Duration
+	// SharedDown: the shared buckets (Options.Shared) failed and the pool
+	// keeps to its local share until SharedFailures stop; SharedFailures
+	// counts the failed requests to them.
+	SharedDown     bool
+	SharedFailures int64
 	// Pauses counts pool-wide pauses (Retry-After, exhausted quota headers).
 	Pauses      int64
 	PausedUntil time.Time
