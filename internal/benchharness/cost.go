@@ -18,7 +18,7 @@ import (
 	"github.com/impactbench/impactbench/internal/llm"
 )
 
-// The cost benchmark (`impactbench bench --preset cost`): what a study
+// The cost benchmark (`impactbench-bench --preset cost`): what a study
 // costs in tokens and dollars, per conversation and per verdict, on each
 // provider's wire format, with prompt caching as the providers bill it and
 // with the batch APIs, against the same workload sent the way upstream

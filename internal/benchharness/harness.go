@@ -137,6 +137,9 @@ type Options struct {
 	Callers           int           `json:"callers,omitempty"`
 	RestartRedisAfter time.Duration `json:"restart_redis_after_ns,omitempty"`
 
+	// Harness is impactbench-bench's own executable, run as the workers
+	// presets' worker processes; empty builds it.
+	Harness string `json:"-"`
 	// Binary is the impactbench executable run as the child; empty builds
 	// it with `go build` into the run's temp directory.
 	Binary string `json:"-"`
