@@ -121,6 +121,11 @@ func (b Bench) Calls() string { return filepath.Join(b.Cache, CallsDirName) }
 // Records is the phase records' file.
 func (b Bench) Records() string { return filepath.Join(b.Cache, RecordsFile) }
 
+// ShardRecords is the file of the phase records a shard's run writes
+// (manifest.shard-i-of-K.json; Records for the zero Shard), beside the
+// benchmark's, so shards running at once never rewrite one file.
+func (b Bench) ShardRecords(s Shard) string { return filepath.Join(b.Cache, s.File(RecordsFile)) }
+
 // Lock is the benchmark's lock file; a shard's run locks its own
 // (.lock.shard-i-of-K), so shards of one benchmark run side by side.
 func (b Bench) Lock(s Shard) string { return filepath.Join(b.Cache, LockFile+s.Suffix()) }
