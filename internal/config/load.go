@@ -148,7 +148,7 @@ type cfgDecoder struct {
 func topKeys() []string {
 	return []string{"run", "user_model", "generator_model", "evaluator_model", "landmark_model",
 		"targets", "generation", "demographics", "perfunctory", "landmarks", "pinpoint",
-		"seed", "max_cost", "pricing", "prompts", "judge", "validity"}
+		"seed", "max_cost", "pricing", "prompts", "judge", "validity", "store", "rate_backend"}
 }
 func runKeys() []string { return []string{"force", "dry_run", "verbose", "concurrency"} }
 func concurrencyKeys() []string {
@@ -297,6 +297,16 @@ func (d *cfgDecoder) decode(body ast.Node) {
 			d.judge(e.value)
 		case "validity":
 			d.validity(e.value)
+		case "store":
+			cfg.Store = d.str(e.value, "store")
+			if p := StoreURLProblem(cfg.Store); p != "" {
+				d.ps.add(e.line(), e.col(), "store", "%s", p)
+			}
+		case "rate_backend":
+			cfg.RateBackend = d.str(e.value, "rate_backend")
+			if p := RateBackendProblem(cfg.RateBackend); p != "" {
+				d.ps.add(e.line(), e.col(), "rate_backend", "%s", p)
+			}
 		}
 	}
 	if pinpointAt != nil {
