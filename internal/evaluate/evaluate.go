@@ -215,7 +215,7 @@ func writeScores(b *work.Bench, targetID, out string, rows []evalRow, unitName f
 		var sc artifacts.Score
 		if _, ok := b.Store.ReadResult(unitName(row), &sc); !ok {
 			w.Abort()
-			return total, models, 0, 0, fmt.Errorf("evaluate %s: score of %s sample %d missing from %s", targetID, row.ID, row.Sample, b.Store.Dir())
+			return total, models, 0, 0, fmt.Errorf("evaluate %s: score of %s sample %d missing from %s", targetID, row.ID, row.Sample, b.Store.Location())
 		}
 		if sc.Usage != nil {
 			total = total.Add(work.UsageOf(*sc.Usage))

@@ -294,7 +294,7 @@ func (j *Target) readConv(ref convRef) (artifacts.Conversation, error) {
 	var conv artifacts.Conversation
 	unit := fmt.Sprintf("%s/sim/%s__s%d", layout.SafeName(j.target), layout.SafeName(ref.id), ref.sample)
 	if _, ok := j.b.Store.ReadResult(unit, &conv); !ok {
-		return conv, fmt.Errorf("conversation %s sample %d missing from %s", ref.id, ref.sample, j.b.Store.Dir())
+		return conv, fmt.Errorf("conversation %s sample %d missing from %s", ref.id, ref.sample, j.b.Store.Location())
 	}
 	return conv, nil
 }

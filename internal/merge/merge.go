@@ -13,6 +13,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/work"
 )
@@ -100,7 +101,7 @@ func Run(ctx context.Context, b *work.Bench, targets []string) ([]Report, error)
 				rep.Scores = n
 			}
 		}
-		if err := mergeCost(filepath.Join(dir, "cost.json")); err != nil {
+		if err := mergeCost(dir, count); err != nil {
 			return reps, err
 		}
 		reps = append(reps, rep)
@@ -166,22 +167,21 @@ func mergeKind(ctx context.Context, kind string, paths []string, out string, pos
 	return len(rows), w.Close()
 }
 
-// mergeCost folds "<phase>.shard-i-of-K" entries into "<phase>" and drops
-// them, so cost.json reads as if the run had not been sharded.
-func mergeCost(path string) error {
+// mergeCost folds the shards' costs into dir/cost.json's "<phase>"
+// entries, so cost.json reads as if the run had not been sharded: each
+// shard's cost.shard-i-of-K.json of this count (K), and the
+// "<phase>.shard-i-of-K" entries earlier versions wrote into cost.json
+// itself (dropped once folded). A phase the shards ran replaces the
+// cost.json entry of that phase: merging twice gives the same file.
+func mergeCost(dir string, count int) error {
+	path := filepath.Join(dir, layout.CostFile)
 	phases, err := artifacts.ReadCost(path)
-	if err != nil || len(phases) == 0 {
+	if err != nil {
 		return err
 	}
 	merged, models := map[string]llm.Usage{}, map[string]work.ByModel{}
 	var order []string
-	var keep []artifacts.PhaseCost
-	for _, p := range phases {
-		base, _, isShard := strings.Cut(p.Phase, ".shard-")
-		if !isShard {
-			keep = append(keep, p)
-			continue
-		}
+	fold := func(base string, p artifacts.PhaseCost) {
 		if _, ok := merged[base]; !ok {
 			order = append(order, base)
 			models[base] = work.ByModel{}
@@ -190,6 +190,32 @@ func mergeCost(path string) error {
 		merged[base] = merged[base].Add(u)
 		for label, mu := range m {
 			models[base].Add(label, mu)
+		}
+	}
+	var keep []artifacts.PhaseCost
+	for _, p := range phases {
+		base, _, isShard := strings.Cut(p.Phase, ".shard-")
+		if !isShard {
+			keep = append(keep, p)
+			continue
+		}
+		fold(base, p)
+	}
+	files, err := layout.ShardFiles(dir, layout.CostFile)
+	if err != nil {
+		return err
+	}
+	for i := range count {
+		p := filepath.Join(dir, layout.Shard{Index: i, Count: count}.File(layout.CostFile))
+		if _, ok := files[p]; !ok {
+			continue
+		}
+		shard, err := artifacts.ReadCost(p)
+		if err != nil {
+			return err
+		}
+		for _, pc := range shard {
+			fold(pc.Phase, pc)
 		}
 	}
 	if len(order) == 0 {
