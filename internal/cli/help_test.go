@@ -21,14 +21,14 @@ import (
 // A flag that does nothing for a command must not be listed in its help.
 func TestFlagsPerCommand(t *testing.T) {
 	want := map[string][]string{
-		"run":           {"dry-run", "force", "max-cost", "no-report", "rounds", "shard", "until"},
+		"run":           {"dry-run", "force", "max-cost", "no-report", "rounds", "shard", "shards", "until", "workers"},
 		"gen-metrics":   {"dry-run", "force", "max-cost"},
 		"gen-scenarios": {"dry-run", "force", "max-cost", "replace"},
-		"simulate":      {"dry-run", "force", "max-cost", "shard"},
-		"evaluate":      {"dry-run", "force", "judge", "max-cost", "repeats", "shard"},
+		"simulate":      {"dry-run", "force", "max-cost", "shard", "shards", "workers"},
+		"evaluate":      {"dry-run", "force", "judge", "max-cost", "repeats", "shard", "shards", "workers"},
 		"aggregate":     {"dry-run", "force", "upstream-only"},
 		"validate":      {"dry-run", "force", "max-cost", "swap"},
-		"merge":         {"no-aggregate"},
+		"merge":         {"from-store", "no-aggregate"},
 		"init":          {"force", "study"},
 		"report":        {},
 		"compare":       {"allow", "force", "output", "seed", "study"},
