@@ -14,6 +14,7 @@ import (
 	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/scenarioset"
@@ -62,7 +63,7 @@ func Run(ctx context.Context, b *work.Bench) error {
 // aggregateInput reads what results.Aggregate needs: every score row,
 // slimmed, the scenarios' demographics and the calibration labels.
 func aggregateInput(ctx context.Context, b *work.Bench) (results.Input, error) {
-	dirs, err := artifacts.ListRunDirs(b.Files.Dir)
+	dirs, err := layout.ListRunDirs(b.Files.Dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return results.Input{}, err
 	}

@@ -97,7 +97,7 @@ func Input(ctx context.Context, files layout.Bench, mainJudge string) (*results.
 		return nil, err
 	}
 	in := &results.CalibrationInput{Labels: ls, MainJudge: mainJudge}
-	dirs, err := artifacts.ListRunDirs(files.Dir)
+	dirs, err := layout.ListRunDirs(files.Dir)
 	if err != nil {
 		return nil, err
 	}

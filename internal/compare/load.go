@@ -18,6 +18,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/results"
 )
 
@@ -38,7 +39,7 @@ type Run struct {
 	// Metrics are benchmark.yaml's metrics (their types define the tracks).
 	Metrics []config.Metric
 	// Scores are every runs/*/scores.json row, run directories in
-	// artifacts.ListRunDirs order, rows in file order.
+	// layout.ListRunDirs order, rows in file order.
 	Scores []artifacts.Score
 	// RunDirs[i] is the run directory name of Scores[i], the target of rows
 	// without a target_model (legacy files). Nil means every row names it.
@@ -81,7 +82,7 @@ func LoadRun(dir, label string) (Run, error) {
 	}
 	run.Metrics = bench.Metrics
 
-	dirs, err := artifacts.ListRunDirs(dir)
+	dirs, err := layout.ListRunDirs(dir)
 	if err != nil {
 		return Run{}, fmt.Errorf("run %s: list %s: %w", label, filepath.Join(dir, "runs"), err)
 	}

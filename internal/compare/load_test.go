@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 const benchYAML = `name: Test bench
@@ -41,7 +42,7 @@ func writeBench(t *testing.T, dir string, s spec) {
 		byModel[sc.TargetModel] = append(byModel[sc.TargetModel], sc)
 	}
 	for model, rows := range byModel {
-		if err := artifacts.WriteScores(artifacts.BenchPaths(dir).Scores(model), rows); err != nil {
+		if err := artifacts.WriteScores(layout.Bench{Dir: dir}.Scores(model, nil, layout.Shard{}), rows); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -55,7 +56,7 @@ func TestLoadRun(t *testing.T) {
 	legacy := s["beta"]
 	beta := scoreRows("", "m01", legacy["m01"])
 	beta = append(beta, scoreRows("beta", "m02", legacy["m02"])...)
-	if err := artifacts.WriteScores(artifacts.BenchPaths(dir).Scores("beta"), beta); err != nil {
+	if err := artifacts.WriteScores(layout.Bench{Dir: dir}.Scores("beta", nil, layout.Shard{}), beta); err != nil {
 		t.Fatal(err)
 	}
 	m := testManifest()
@@ -136,13 +137,13 @@ func TestLoadRunErrors(t *testing.T) {
 			[]string{"no scores under", "runs", "impactbench evaluate"}},
 		{"empty scores", func(t *testing.T, dir string) {
 			writeBench(t, dir, spec{})
-			if err := artifacts.WriteScores(artifacts.BenchPaths(dir).Scores("alpha"), nil); err != nil {
+			if err := artifacts.WriteScores(layout.Bench{Dir: dir}.Scores("alpha", nil, layout.Shard{}), nil); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"no scores under", "impactbench evaluate"}},
 		{"corrupt scores", func(t *testing.T, dir string) {
 			writeBench(t, dir, closeSpec())
-			if err := os.WriteFile(artifacts.BenchPaths(dir).Scores("beta"), []byte(`[{"id": "m01_s001_v01",`), 0o644); err != nil {
+			if err := os.WriteFile(layout.Bench{Dir: dir}.Scores("beta", nil, layout.Shard{}), []byte(`[{"id": "m01_s001_v01",`), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{filepath.Join("runs", "beta", "scores.json"), "truncated"}},

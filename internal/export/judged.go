@@ -11,6 +11,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // Judged is the judged table of one benchmark, ready to stream.
@@ -55,7 +56,7 @@ func (j *Judged) Columns() []Column { return j.cols }
 // readDemographics collects the axes of scenarios.json in first-seen order
 // and each scenario's value on each axis.
 func (j *Judged) readDemographics() error {
-	path := artifacts.BenchPaths(j.src.Dir).Scenarios()
+	path := layout.Bench{Dir: j.src.Dir}.Scenarios()
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return missing(path, "run `impactbench gen-scenarios "+j.src.name()+"` first")
 	}

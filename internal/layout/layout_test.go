@@ -108,3 +108,29 @@ func TestPaths(t *testing.T) {
 		}
 	}
 }
+
+func TestListRunDirs(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a", "a-b", "B", ".hidden", "noscores"} {
+		if name == "noscores" {
+			mustWrite(t, filepath.Join(dir, RunsDirName, name, ConversationsFile))
+			continue
+		}
+		mustWrite(t, Bench{Dir: dir}.Scores(name, nil, Shard{}))
+	}
+	got, err := ListRunDirs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, g := range got {
+		names = append(names, filepath.Base(g))
+	}
+	// Python: sorted(glob("runs/*/scores.json")) → "B" < "a-b/…" < "a/…".
+	if d := cmp.Diff([]string{"B", "a-b", "a"}, names); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
+	if got, err := ListRunDirs(t.TempDir()); err != nil || got != nil {
+		t.Errorf("no runs dir: %v %v", got, err)
+	}
+}

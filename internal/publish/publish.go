@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/site"
 	"github.com/impactbench/impactbench/internal/study"
 )
@@ -271,7 +272,7 @@ func checkFileNames(s *study.Study) error {
 	for _, b := range s.Benchmarks {
 		for _, id := range b.Order {
 			if !fileName.MatchString(id) || strings.Contains(id, "..") || !isID(id) {
-				ps = append(ps, study.Problem{File: artifacts.BenchPaths(b.Dir).Scenarios(), Entry: "id", Key: id,
+				ps = append(ps, study.Problem{File: layout.Bench{Dir: b.Dir}.Scenarios(), Entry: "id", Key: id,
 					Msg: "is not a plain file name (letters, digits, '.', '_', '-'): publish writes it as scenarios/<benchmark>/<model>/<id>.json"})
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/stats"
 )
 
@@ -270,7 +271,7 @@ func (s *Study) warnUnused(used map[string][]ref) {
 		if !e.IsDir() || used[e.Name()] != nil {
 			continue
 		}
-		if dirs, _ := artifacts.ListRunDirs(filepath.Join(s.Dir, e.Name())); len(dirs) > 0 {
+		if dirs, _ := layout.ListRunDirs(filepath.Join(s.Dir, e.Name())); len(dirs) > 0 {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("benchmarks/%s has results but no metric of it is in %s or %s: not part of the study", e.Name(), TaxonomyFile, NutritionFile))
 		}
 	}
@@ -369,7 +370,7 @@ func (s *Study) resolveRuns(ps *problems) {
 	}
 	used := map[int]bool{}
 	for _, b := range s.Benchmarks {
-		dirs, err := artifacts.ListRunDirs(b.Dir)
+		dirs, err := layout.ListRunDirs(b.Dir)
 		if err != nil {
 			ps.add(b.Dir, 0, "runs", "", "%v", err)
 			continue

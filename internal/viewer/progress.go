@@ -8,6 +8,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // A run in progress has written nothing but its call store yet:
@@ -62,7 +63,7 @@ type recentConv struct {
 	At     string `json:"at"`
 }
 
-func safeName(s string) string { return artifacts.SafeName(s) }
+func safeName(s string) string { return layout.SafeName(s) }
 
 // unitDir is one call-store directory's listing.
 type unitDir struct {

@@ -1,0 +1,42 @@
+package layout
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ListRunDirs returns the run directories (runs/<name>) of the benchmark
+// in benchDir that hold a scores.json, in upstream's order: sorted by the
+// scores.json path string (so "runs/a-b" sorts before "runs/a", since
+// '-' < '/'), hidden directories skipped as Python's glob does. A missing
+// runs/ directory is no runs.
+func ListRunDirs(benchDir string) ([]string, error) {
+	runs := Bench{Dir: benchDir}.RunsDir()
+	entries, err := os.ReadDir(runs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var scores []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		sp := filepath.Join(runs, e.Name(), ScoresFile)
+		if st, err := os.Stat(sp); err == nil && !st.IsDir() {
+			scores = append(scores, sp)
+		}
+	}
+	sort.Strings(scores)
+	dirs := make([]string, len(scores))
+	for i, s := range scores {
+		dirs[i] = filepath.Dir(s)
+	}
+	return dirs, nil
+}
