@@ -2,6 +2,7 @@ package layout
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -9,6 +10,10 @@ import (
 // File names of a benchmark directory and of a run directory. Readers of
 // one file name (a cache listing, a glob) take it from here.
 const (
+	// ConfigFile is the project's configuration, at the top of the
+	// project; BenchmarksDirName holds one directory per benchmark.
+	ConfigFile        = "config.yaml"
+	BenchmarksDirName = "benchmarks"
 	BenchmarkFile     = "benchmark.yaml"
 	ScenariosFile     = "scenarios.json"
 	ResultsFile       = "results.json"
@@ -39,6 +44,17 @@ const (
 	LockFile     = ".lock"
 )
 
+// A study's files, in the project's benchmarks/ directory beside the
+// benchmark folders (where upstream's publish script reads its inputs):
+// its taxonomy, nutrition label and models (inputs) and study.json, what
+// `impactbench study` writes.
+const (
+	StudyTaxonomyFile  = "taxonomy.json"
+	StudyNutritionFile = "nutrition-label.json"
+	StudyModelsFile    = "models.yaml"
+	StudyResultFile    = "study.json"
+)
+
 // Bench is where one benchmark's outputs go (its directory, or a
 // validation run's copy) and where its cache is.
 type Bench struct {
@@ -63,7 +79,14 @@ func CacheDir(projectDir, benchDir string) string {
 	return filepath.Join(projectDir, CacheDirName, filepath.Base(benchDir))
 }
 
-// BenchmarkFile is benchmark.yaml of the benchmark in dir.
+// BenchmarksDir is the project's benchmarks/ directory.
+func BenchmarksDir(projectDir string) string { return filepath.Join(projectDir, BenchmarksDirName) }
+
+// BenchDir is the directory of the project's benchmark called name:
+// benchmarks/<name>.
+func BenchDir(projectDir, name string) string { return filepath.Join(BenchmarksDir(projectDir), name) }
+
+// BenchmarkPath is benchmark.yaml of the benchmark in dir.
 func BenchmarkPath(dir string) string { return filepath.Join(dir, BenchmarkFile) }
 
 func (b Bench) Scenarios() string   { return filepath.Join(b.Dir, ScenariosFile) }
@@ -96,10 +119,20 @@ func (b Bench) Conversations(target string, s Shard) string {
 // stay intact.
 func (b Bench) Scores(target string, panel []string, s Shard) string {
 	if len(panel) > 0 {
-		return filepath.Join(b.RunDir(target), JudgesDirName, strings.Join(panel, "+"), s.File(ScoresFile))
+		return filepath.Join(b.RunDir(target), JudgesDirName, PanelDir(panel), s.File(ScoresFile))
 	}
 	return filepath.Join(b.RunDir(target), s.File(ScoresFile))
 }
+
+// PanelDir is the directory name of an alternative judge panel under
+// runs/<target>/judges: its judges' safe names joined by '+' ("" for the
+// configured judges).
+func PanelDir(panel []string) string { return strings.Join(panel, panelSep) }
+
+// ParsePanelDir reads a panel's directory name back into its judges.
+func ParsePanelDir(dir string) []string { return strings.Split(dir, panelSep) }
+
+const panelSep = "+"
 
 // Repeats is the judge-consistency file beside a scores file.
 func Repeats(scoresPath string) string { return filepath.Join(filepath.Dir(scoresPath), RepeatsFile) }
@@ -112,8 +145,38 @@ func (b Bench) JudgesDir(target string) string {
 	return filepath.Join(b.RunDir(target), JudgesDirName)
 }
 
-// HumanDir is runs/<target>/human: the conversations people played.
-func HumanDir(runDir string) string { return filepath.Join(runDir, HumanDirName) }
+// RunFileRel is a run file's path relative to the benchmark directory,
+// '/'-separated, as messages show it: RunFileRel("<target>", ScoresFile)
+// is "runs/<target>/scores.json", RunFileRel("*", …) a glob.
+func RunFileRel(target, name string) string {
+	return path.Join(RunsDirName, target, name)
+}
+
+// Run is runs/<target> as a Run, for readers that list run directories.
+func (b Bench) Run(target string) Run { return Run{Dir: b.RunDir(target)} }
+
+// Run is one run directory (runs/<target>), for readers that hold the
+// directory (from ListRunDirs or RunTargets) rather than a benchmark and a
+// target. Its files are the unsharded ones, of the configured judges.
+type Run struct{ Dir string }
+
+func (r Run) Conversations() string { return filepath.Join(r.Dir, ConversationsFile) }
+func (r Run) Scores() string        { return filepath.Join(r.Dir, ScoresFile) }
+func (r Run) Cost() string          { return filepath.Join(r.Dir, CostFile) }
+func (r Run) Repeats() string       { return filepath.Join(r.Dir, RepeatsFile) }
+
+// PanelScores is judges/<panel dir>/scores.json.
+func (r Run) PanelScores(panelDir string) string {
+	return filepath.Join(r.Dir, JudgesDirName, panelDir, ScoresFile)
+}
+
+// Human is runs/<target>/human: the conversations people played against
+// the target (HumanConversations), the verdicts on them (HumanScores) and
+// the lock of both (HumanLock).
+func (r Run) Human() string              { return filepath.Join(r.Dir, HumanDirName) }
+func (r Run) HumanConversations() string { return filepath.Join(r.Human(), ConversationsFile) }
+func (r Run) HumanScores() string        { return filepath.Join(r.Human(), ScoresFile) }
+func (r Run) HumanLock() string          { return filepath.Join(r.Human(), LockFile) }
 
 // Calls is the call store's directory.
 func (b Bench) Calls() string { return filepath.Join(b.Cache, CallsDirName) }

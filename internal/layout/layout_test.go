@@ -2,6 +2,7 @@ package layout
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,7 +101,16 @@ func TestPaths(t *testing.T) {
 		{b.Scores("t", nil, Shard{}), "/p/benchmarks/ex/runs/t/scores.json"},
 		{b.Scores("t", []string{"a", "b"}, Shard{1, 2}), "/p/benchmarks/ex/runs/t/judges/a+b/scores.shard-1-of-2.json"},
 		{Repeats(b.Scores("t", nil, Shard{})), "/p/benchmarks/ex/runs/t/repeats.json"},
-		{HumanDir(b.RunDir("t")), "/p/benchmarks/ex/runs/t/human"},
+		{b.Run("t").Human(), "/p/benchmarks/ex/runs/t/human"},
+		{b.Run("t").HumanScores(), "/p/benchmarks/ex/runs/t/human/scores.json"},
+		{b.Run("t").HumanConversations(), "/p/benchmarks/ex/runs/t/human/conversations.json"},
+		{b.Run("t").PanelScores(PanelDir([]string{"a", "b"})), b.Scores("t", []string{"a", "b"}, Shard{})},
+		{b.Run("t").Scores(), b.Scores("t", nil, Shard{})},
+		{b.Run("t").Conversations(), b.Conversations("t", Shard{})},
+		{b.Run("t").Cost(), b.RunCost("t")},
+		{b.Run("t").Repeats(), Repeats(b.Scores("t", nil, Shard{}))},
+		{RunFileRel("<target>", ScoresFile), "runs/<target>/scores.json"},
+		{BenchDir("/p", "ex"), b.Dir},
 		{InDir("/v").Calls(), "/v/.cache/calls"},
 	} {
 		if c.got != c.want {
@@ -132,5 +142,55 @@ func TestListRunDirs(t *testing.T) {
 	}
 	if got, err := ListRunDirs(t.TempDir()); err != nil || got != nil {
 		t.Errorf("no runs dir: %v %v", got, err)
+	}
+}
+
+func TestPanelDirRoundTrip(t *testing.T) {
+	for _, panel := range [][]string{{"gpt-5"}, {"gpt-5", "claude"}} {
+		dir := filepath.Base(filepath.Dir(Bench{Dir: "/b"}.Scores("t", panel, Shard{})))
+		if dir != PanelDir(panel) {
+			t.Errorf("Scores put panel %v in %q, PanelDir says %q", panel, dir, PanelDir(panel))
+		}
+		if got := ParsePanelDir(dir); !cmp.Equal(got, panel) {
+			t.Errorf("ParsePanelDir(%q) = %v, want %v", dir, got, panel)
+		}
+		if got, want := EvalUnitDir(dir), "eval-"+dir; got != want {
+			t.Errorf("EvalUnitDir(%q) = %q, want %q", dir, got, want)
+		}
+	}
+}
+
+func TestRecordKey(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{RecordKey("simulate", "gpt-4o", Shard{}), "simulate/gpt-4o"},
+		{RecordKey("simulate", "gpt-4o", Shard{1, 4}), "simulate/gpt-4o.shard-1-of-4"},
+		{RecordKey("evaluate", "t", Shard{}, ScoresFile), "evaluate/t/scores.json"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+// Every path a publish builds is one publish accepts back (the manifest
+// check, the stale-file sweep), and nothing else is.
+func TestPublishedRoundTrip(t *testing.T) {
+	built := []string{SiteIndex, SiteFile(SiteScript), SiteFile(SiteStyle), SiteChunk(SiteCoreChunk), SiteChunk(SiteCalibChunk),
+		SiteChunk(SiteBenchChunk("bench-a")), SiteChunk(SitePairChunk("m1", "m2")), SiteChunk(SiteTranscriptChunk("bench-a", "m1")),
+		PublishedScenario("bench-a", "m1", "m01_s001_v01")}
+	for _, f := range PublishedDataFiles {
+		built = append(built, PublishedData(f))
+	}
+	for _, rel := range built {
+		if !IsPublished(rel) {
+			t.Errorf("IsPublished(%q) = false for a path publish builds", rel)
+		}
+	}
+	for _, rel := range []string{"", PublishManifestFile, "README.md", ".git/config", "data/other.json", "data/x/taxonomy.json",
+		"scenarios/b/m/../x.json", "scenarios/b/m/s.txt", "scenarios/b/m", "site/x.js", "site/data/bench/a/b.js",
+		"site/data/pairs/a.js", "site/data/tr/../x/y.js", "scenarios/b/m/" + strings.Repeat("x", MaxPublishedSegment) + ".json"} {
+		if IsPublished(rel) {
+			t.Errorf("IsPublished(%q) = true for a path publish never builds", rel)
+		}
 	}
 }

@@ -40,3 +40,41 @@ func ListRunDirs(benchDir string) ([]string, error) {
 	}
 	return dirs, nil
 }
+
+// RunTargets lists the names of the run directories under runs/ (one per
+// target that was run; hidden directories skipped as ListRunDirs skips
+// them), sorted. A missing runs/ directory is no targets.
+func RunTargets(benchDir string) []string {
+	ents, _ := os.ReadDir(Bench{Dir: benchDir}.RunsDir())
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// JudgePanels lists the alternative panels of the run that hold a scores
+// file: the names of judges/<panel> (ParsePanelDir reads one), sorted,
+// hidden directories skipped.
+func (r Run) JudgePanels() ([]string, error) {
+	dir := filepath.Join(r.Dir, JudgesDirName)
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if st, err := os.Stat(filepath.Join(dir, e.Name(), ScoresFile)); err == nil && !st.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
