@@ -194,3 +194,32 @@ func TestPublishedRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestBenchmarksAndRunTargets(t *testing.T) {
+	p := t.TempDir()
+	for _, name := range []string{"b", "a", ".hidden"} {
+		mustWrite(t, BenchmarkPath(BenchDir(p, name)))
+	}
+	mustWrite(t, filepath.Join(BenchmarksDir(p), "no-yaml", ScenariosFile))
+	mustWrite(t, filepath.Join(BenchmarksDir(p), StudyTaxonomyFile))
+	got, err := Benchmarks(p)
+	if err != nil || !cmp.Equal(got, []string{"a", "b"}) {
+		t.Errorf("Benchmarks = %v, %v; want [a b]", got, err)
+	}
+	if _, err := Benchmarks(t.TempDir()); err == nil {
+		t.Error("Benchmarks of a project without benchmarks/: no error")
+	}
+	b := Bench{Dir: BenchDir(p, "a")}
+	mustWrite(t, b.Conversations("t2", Shard{}))
+	mustWrite(t, b.Scores("t1", []string{"j"}, Shard{}))
+	mustWrite(t, b.Scores("t1", []string{"k", "l"}, Shard{}))
+	mustWrite(t, filepath.Join(b.JudgesDir("t1"), "empty", ConversationsFile))
+	mustWrite(t, filepath.Join(b.RunsDir(), ".tmp", ScoresFile))
+	if got := RunTargets(b.Dir); !cmp.Equal(got, []string{"t1", "t2"}) {
+		t.Errorf("RunTargets = %v, want [t1 t2]", got)
+	}
+	panels, err := b.Run("t1").JudgePanels()
+	if err != nil || !cmp.Equal(panels, []string{"j", PanelDir([]string{"k", "l"})}) {
+		t.Errorf("JudgePanels = %v, %v", panels, err)
+	}
+}

@@ -78,3 +78,23 @@ func (r Run) JudgePanels() ([]string, error) {
 	}
 	return out, nil
 }
+
+// Benchmarks lists the names of the project's benchmarks: the directories
+// under benchmarks/ holding a benchmark.yaml (hidden ones skipped), sorted.
+// A project without a benchmarks/ directory has none (err says why).
+func Benchmarks(projectDir string) ([]string, error) {
+	ents, err := os.ReadDir(BenchmarksDir(projectDir))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if _, err := os.Stat(BenchmarkPath(BenchDir(projectDir, e.Name()))); err == nil {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
