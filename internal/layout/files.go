@@ -165,6 +165,16 @@ func (r Run) Scores() string        { return filepath.Join(r.Dir, ScoresFile) }
 func (r Run) Cost() string          { return filepath.Join(r.Dir, CostFile) }
 func (r Run) Repeats() string       { return filepath.Join(r.Dir, RepeatsFile) }
 
+// Rel is p relative to the run directory, '/'-separated (p as it was
+// given when it is not under it): scores.json, judges/<panel>/scores.json.
+func (r Run) Rel(p string) string {
+	rel, err := filepath.Rel(r.Dir, p)
+	if err != nil {
+		return p
+	}
+	return filepath.ToSlash(rel)
+}
+
 // PanelScores is judges/<panel dir>/scores.json.
 func (r Run) PanelScores(panelDir string) string {
 	return filepath.Join(r.Dir, JudgesDirName, panelDir, ScoresFile)

@@ -110,6 +110,8 @@ func TestPaths(t *testing.T) {
 		{b.Run("t").Cost(), b.RunCost("t")},
 		{b.Run("t").Repeats(), Repeats(b.Scores("t", nil, Shard{}))},
 		{RunFileRel("<target>", ScoresFile), "runs/<target>/scores.json"},
+		{b.Run("t").Rel(b.Run("t").PanelScores("a+b")), "judges/a+b/scores.json"},
+		{b.Run("t").Rel(b.Run("t").HumanScores()), "human/scores.json"},
 		{BenchDir("/p", "ex"), b.Dir},
 		{InDir("/v").Calls(), "/v/.cache/calls"},
 	} {
@@ -215,8 +217,11 @@ func TestBenchmarksAndRunTargets(t *testing.T) {
 	mustWrite(t, b.Scores("t1", []string{"k", "l"}, Shard{}))
 	mustWrite(t, filepath.Join(b.JudgesDir("t1"), "empty", ConversationsFile))
 	mustWrite(t, filepath.Join(b.RunsDir(), ".tmp", ScoresFile))
-	if got := RunTargets(b.Dir); !cmp.Equal(got, []string{"t1", "t2"}) {
-		t.Errorf("RunTargets = %v, want [t1 t2]", got)
+	if got, err := RunTargets(b.Dir); err != nil || !cmp.Equal(got, []string{"t1", "t2"}) {
+		t.Errorf("RunTargets = %v, %v; want [t1 t2]", got, err)
+	}
+	if got, err := RunTargets(t.TempDir()); err != nil || got != nil {
+		t.Errorf("RunTargets without runs/ = %v, %v", got, err)
 	}
 	panels, err := b.Run("t1").JudgePanels()
 	if err != nil || !cmp.Equal(panels, []string{"j", PanelDir([]string{"k", "l"})}) {

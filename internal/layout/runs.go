@@ -43,16 +43,23 @@ func ListRunDirs(benchDir string) ([]string, error) {
 
 // RunTargets lists the names of the run directories under runs/ (one per
 // target that was run; hidden directories skipped as ListRunDirs skips
-// them), sorted. A missing runs/ directory is no targets.
-func RunTargets(benchDir string) []string {
-	ents, _ := os.ReadDir(Bench{Dir: benchDir}.RunsDir())
+// them), sorted. A missing runs/ directory is no targets; readers that
+// show what there is ignore err (an unreadable runs/ shows as no runs).
+func RunTargets(benchDir string) ([]string, error) {
+	ents, err := os.ReadDir(Bench{Dir: benchDir}.RunsDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	for _, e := range ents {
 		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
 			out = append(out, e.Name())
 		}
 	}
-	return out
+	return out, nil
 }
 
 // JudgePanels lists the alternative panels of the run that hold a scores

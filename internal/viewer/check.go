@@ -36,7 +36,7 @@ func checkBench(dir string) error {
 			}
 		}
 	}
-	for _, t := range layout.RunTargets(dir) {
+	for _, t := range runTargetsOf(dir) {
 		path := b.Run(t).Conversations()
 		convs, _, _, err := readRows[lightConv](path)
 		if err == nil {

@@ -172,7 +172,7 @@ type benchIndex struct {
 func stampFiles(dir string) []string {
 	b := layout.Bench{Dir: dir}
 	files := []string{layout.BenchmarkPath(dir), b.Scenarios(), b.Results(), b.Cost()}
-	for _, t := range layout.RunTargets(dir) {
+	for _, t := range runTargetsOf(dir) {
 		files = append(files, b.Run(t).Conversations(), b.Run(t).Scores())
 	}
 	return files
@@ -252,7 +252,7 @@ func loadIndex(name, dir string, settings report.Settings, now time.Time) *bench
 // targetOrder is the report's order: configured targets, then targets in
 // results.json, then any other run directory alphabetically.
 func targetOrder(dir string, settings report.Settings, res []results.ModelResult) []string {
-	dirs := layout.RunTargets(dir)
+	dirs := runTargetsOf(dir)
 	have := map[string]bool{}
 	for _, d := range dirs {
 		have[d] = true
@@ -580,4 +580,11 @@ func (ix *benchIndex) searchTranscripts(query string) ([]bool, error) {
 	}
 	ix.textQuery, ix.textHits = query, hits
 	return hits, nil
+}
+
+// runTargetsOf lists the benchmark's run directories; an unreadable runs/
+// shows as none (the viewer shows what there is).
+func runTargetsOf(dir string) []string {
+	ts, _ := layout.RunTargets(dir)
+	return ts
 }
