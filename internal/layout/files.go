@@ -152,6 +152,18 @@ func RunFileRel(target, name string) string {
 	return path.Join(RunsDirName, target, name)
 }
 
+// ValidationDirName holds the runs of `impactbench validate`, one
+// directory per swapped model, never over the main run.
+const ValidationDirName = "validation"
+
+// Validation is where the validation run that swaps role's model for
+// model writes: validation/<role>-<model>, the model's '/', '\', ':' and
+// ' ' made '_'.
+func (b Bench) Validation(role, model string) string {
+	label := strings.NewReplacer("/", "_", "\\", "_", ":", "_", " ", "_").Replace(model)
+	return filepath.Join(b.Dir, ValidationDirName, role+"-"+label)
+}
+
 // Run is runs/<target> as a Run, for readers that list run directories.
 func (b Bench) Run(target string) Run { return Run{Dir: b.RunDir(target)} }
 
@@ -210,7 +222,7 @@ func (s Shard) Suffix() string {
 	if !s.Active() {
 		return ""
 	}
-	return fmt.Sprintf(".shard-%d-of-%d", s.Index, s.Count)
+	return fmt.Sprintf(shardMark+"%d-of-%d", s.Index, s.Count)
 }
 
 // File is name with the shard's suffix before its extension
@@ -220,20 +232,35 @@ func (s Shard) File(name string) string {
 	return strings.TrimSuffix(name, ext) + s.Suffix() + ext
 }
 
+// CutShard reads a name a shard's run suffixed (Suffix) back into the
+// name and the shard: "simulate.shard-1-of-4" is ("simulate", 1 of 4).
+// ok is false for a name no shard wrote.
+func CutShard(name string) (base string, s Shard, ok bool) {
+	i := strings.LastIndex(name, shardMark)
+	if i < 0 {
+		return name, Shard{}, false
+	}
+	if _, err := fmt.Sscanf(name[i:], shardMark+"%d-of-%d", &s.Index, &s.Count); err != nil || s.Index >= s.Count || s.Suffix() != name[i:] {
+		return name, Shard{}, false
+	}
+	return name[:i], s, true
+}
+
+const shardMark = ".shard-"
+
 // ShardFiles finds the shard files of name in dir (conversations.json →
 // conversations.shard-*-of-*.json), with each one's shard.
 func ShardFiles(dir, name string) (map[string]Shard, error) {
 	ext := filepath.Ext(name)
 	stem := strings.TrimSuffix(name, ext)
-	paths, err := filepath.Glob(filepath.Join(dir, stem+".shard-*-of-*"+ext))
+	paths, err := filepath.Glob(filepath.Join(dir, stem+shardMark+"*-of-*"+ext))
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]Shard{}
 	for _, p := range paths {
-		var s Shard
-		rest := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), stem), ext)
-		if _, err := fmt.Sscanf(rest, ".shard-%d-of-%d", &s.Index, &s.Count); err == nil && s.Suffix() == rest {
+		base, s, ok := CutShard(strings.TrimSuffix(filepath.Base(p), ext))
+		if ok && base == stem {
 			out[p] = s
 		}
 	}

@@ -90,6 +90,20 @@ func TestShardFilesRoundTrip(t *testing.T) {
 	}
 }
 
+func TestCutShard(t *testing.T) {
+	for _, s := range []Shard{{0, 2}, {3, 4}, {10, 12}} {
+		base, got, ok := CutShard("simulate" + s.Suffix())
+		if !ok || base != "simulate" || got != s {
+			t.Errorf("CutShard(%q) = %q, %+v, %v", "simulate"+s.Suffix(), base, got, ok)
+		}
+	}
+	for _, name := range []string{"simulate", "simulate.shard-", "simulate.shard-1-of-", "simulate.shard-01-of-02", "simulate.shard-1-of-2x", "simulate.shard-2-of-2"} {
+		if base, s, ok := CutShard(name); ok || base != name {
+			t.Errorf("CutShard(%q) = %q, %+v, %v; want refused", name, base, s, ok)
+		}
+	}
+}
+
 func TestPaths(t *testing.T) {
 	b := ForProject("/p", "/p/benchmarks/ex")
 	for _, c := range []struct{ got, want string }{
@@ -113,6 +127,7 @@ func TestPaths(t *testing.T) {
 		{b.Run("t").Rel(b.Run("t").PanelScores("a+b")), "judges/a+b/scores.json"},
 		{b.Run("t").Rel(b.Run("t").HumanScores()), "human/scores.json"},
 		{BenchDir("/p", "ex"), b.Dir},
+		{b.Validation("judge", `openai/gpt 5:x\y`), "/p/benchmarks/ex/validation/judge-openai_gpt_5_x_y"},
 		{InDir("/v").Calls(), "/v/.cache/calls"},
 	} {
 		if c.got != c.want {
