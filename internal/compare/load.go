@@ -22,12 +22,8 @@ import (
 	"github.com/impactbench/impactbench/internal/results"
 )
 
-// ManifestFile is the name of the optional file, next to benchmark.yaml,
-// that records what a run was measured with (json.Marshal of a
-// results.Fingerprint).
-const ManifestFile = "run_manifest.json"
-
-// Manifest is what a run was measured with: one hash per component. It is
+// Manifest is what a run was measured with (layout.RunManifestFile, the
+// optional file next to benchmark.yaml): one hash per component. It is
 // results.Fingerprint itself, so the runner writes it with json.Marshal and
 // nothing has to be kept in sync.
 type Manifest = results.Fingerprint
@@ -73,7 +69,7 @@ func LoadRun(dir, label string) (Run, error) {
 	run := Run{Label: label, Dir: dir}
 
 	// LoadBenchmark's errors already name the file (with line and column).
-	bench, err := config.LoadBenchmark(filepath.Join(dir, "benchmark.yaml"))
+	bench, err := config.LoadBenchmark(layout.BenchmarkPath(dir))
 	if err != nil {
 		return Run{}, fmt.Errorf("run %s: %w", label, err)
 	}
@@ -84,11 +80,11 @@ func LoadRun(dir, label string) (Run, error) {
 
 	dirs, err := layout.ListRunDirs(dir)
 	if err != nil {
-		return Run{}, fmt.Errorf("run %s: list %s: %w", label, filepath.Join(dir, "runs"), err)
+		return Run{}, fmt.Errorf("run %s: list %s: %w", label, layout.Bench{Dir: dir}.RunsDir(), err)
 	}
 	for _, d := range dirs {
 		name := filepath.Base(d)
-		err := artifacts.EachScore(filepath.Join(d, "scores.json"), func(_ int, s artifacts.Score) error {
+		err := artifacts.EachScore(layout.Run{Dir: d}.Scores(), func(_ int, s artifacts.Score) error {
 			run.Scores = append(run.Scores, s)
 			run.RunDirs = append(run.RunDirs, name)
 			return nil
@@ -98,16 +94,16 @@ func LoadRun(dir, label string) (Run, error) {
 		}
 	}
 	if len(run.Scores) == 0 {
-		return Run{}, fmt.Errorf("run %s: no scores under %s (no runs/*/scores.json with rows): run `impactbench evaluate %s` first",
-			label, filepath.Join(dir, "runs"), dir)
+		return Run{}, fmt.Errorf("run %s: no scores under %s (no %s with rows): run `impactbench evaluate %s` first",
+			label, layout.Bench{Dir: dir}.RunsDir(), layout.RunFileRel("*", layout.ScoresFile), dir)
 	}
 
-	m, err := readManifest(filepath.Join(dir, ManifestFile))
+	m, err := readManifest(layout.Bench{Dir: dir}.RunManifest())
 	if err != nil {
 		return Run{}, fmt.Errorf("run %s: %w", label, err)
 	}
 	run.Manifest = m
-	if run.played, err = loadPlayed(dirs); err != nil {
+	if run.played, err = loadPlayed(dir, dirs); err != nil {
 		return Run{}, fmt.Errorf("run %s: %w", label, err)
 	}
 	return run, nil

@@ -64,7 +64,7 @@ func TestLoadRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ManifestFile), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.RunManifestFile), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -107,7 +107,7 @@ func TestLoadRun(t *testing.T) {
 	}
 
 	// Without a manifest (older runs) and with a label.
-	if err := os.Remove(filepath.Join(dir, ManifestFile)); err != nil {
+	if err := os.Remove(filepath.Join(dir, layout.RunManifestFile)); err != nil {
 		t.Fatal(err)
 	}
 	run, err = LoadRun(dir, "A")
@@ -149,10 +149,10 @@ func TestLoadRunErrors(t *testing.T) {
 		}, []string{filepath.Join("runs", "beta", "scores.json"), "truncated"}},
 		{"corrupt manifest", func(t *testing.T, dir string) {
 			writeBench(t, dir, closeSpec())
-			if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(`["not", "an object"]`), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, layout.RunManifestFile), []byte(`["not", "an object"]`), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{ManifestFile, "not a run manifest"}},
+		}, []string{layout.RunManifestFile, "not a run manifest"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,7 +175,7 @@ func TestLoadRunErrors(t *testing.T) {
 func TestLoadRunEmptyManifest(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bench")
 	writeBench(t, dir, closeSpec())
-	if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(`{}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.RunManifestFile), []byte(`{}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	run, err := LoadRun(dir, "A")
