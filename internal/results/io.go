@@ -27,7 +27,7 @@ func Load(benchDir string, metrics []config.Metric) (Input, error) {
 	}
 	for _, dir := range dirs {
 		name := filepath.Base(dir)
-		err := artifacts.EachScore(filepath.Join(dir, "scores.json"), func(_ int, s artifacts.Score) error {
+		err := artifacts.EachScore(layout.Run{Dir: dir}.Scores(), func(_ int, s artifacts.Score) error {
 			in.Scores = append(in.Scores, s)
 			in.RunDirs = append(in.RunDirs, name)
 			return nil
@@ -58,7 +58,7 @@ func LoadRepeats(benchDir string) ([]TargetRepeats, error) {
 	}
 	var out []TargetRepeats
 	for _, dir := range dirs {
-		path := filepath.Join(dir, "repeats.json")
+		path := layout.Run{Dir: dir}.Repeats()
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
