@@ -11,8 +11,11 @@ import (
 // one file name (a cache listing, a glob) take it from here.
 const (
 	// ConfigFile is the project's configuration, at the top of the
-	// project; BenchmarksDirName holds one directory per benchmark.
+	// project beside EnvFile (its secrets; init writes EnvExampleFile);
+	// BenchmarksDirName holds one directory per benchmark.
 	ConfigFile        = "config.yaml"
+	EnvFile           = ".env"
+	EnvExampleFile    = EnvFile + ".example"
 	BenchmarksDirName = "benchmarks"
 	BenchmarkFile     = "benchmark.yaml"
 	ScenariosFile     = "scenarios.json"
@@ -143,6 +146,13 @@ func (b Bench) RunCost(target string) string { return filepath.Join(b.RunDir(tar
 // JudgesDir is runs/<target>/judges (one directory per alternative panel).
 func (b Bench) JudgesDir(target string) string {
 	return filepath.Join(b.RunDir(target), JudgesDirName)
+}
+
+// RunDirRel is a run directory's path relative to the project,
+// '/'-separated, as messages and scaffolds show it: RunDirRel("<bench>",
+// "<id>") is "benchmarks/<bench>/runs/<id>".
+func RunDirRel(bench, target string) string {
+	return path.Join(BenchmarksDirName, bench, RunsDirName, target)
 }
 
 // RunFileRel is a run file's path relative to the benchmark directory,

@@ -124,6 +124,7 @@ func TestPaths(t *testing.T) {
 		{b.Run("t").Cost(), b.RunCost("t")},
 		{b.Run("t").Repeats(), Repeats(b.Scores("t", nil, Shard{}))},
 		{RunFileRel("<target>", ScoresFile), "runs/<target>/scores.json"},
+		{RunDirRel("<bench>", "<id>"), "benchmarks/<bench>/runs/<id>"},
 		{b.Run("t").Rel(b.Run("t").PanelScores("a+b")), "judges/a+b/scores.json"},
 		{b.Run("t").Rel(b.Run("t").HumanScores()), "human/scores.json"},
 		{BenchDir("/p", "ex"), b.Dir},

@@ -90,7 +90,13 @@ func (r Run) JudgePanels() ([]string, error) {
 // under benchmarks/ holding a benchmark.yaml (hidden ones skipped), sorted.
 // A project without a benchmarks/ directory has none (err says why).
 func Benchmarks(projectDir string) ([]string, error) {
-	ents, err := os.ReadDir(BenchmarksDir(projectDir))
+	return BenchmarksIn(BenchmarksDir(projectDir))
+}
+
+// BenchmarksIn is Benchmarks of a benchmarks directory given itself (a
+// study's directory: its inputs sit beside the benchmark folders).
+func BenchmarksIn(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +105,7 @@ func Benchmarks(projectDir string) ([]string, error) {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if _, err := os.Stat(BenchmarkPath(BenchDir(projectDir, e.Name()))); err == nil {
+		if _, err := os.Stat(BenchmarkPath(filepath.Join(dir, e.Name()))); err == nil {
 			out = append(out, e.Name())
 		}
 	}
