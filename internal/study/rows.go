@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -54,7 +53,7 @@ func (s *Study) loadScenarios() error {
 		})
 		if errors.Is(err, fs.ErrNotExist) {
 			if len(b.Runs) > 0 {
-				return &InputError{Problems: []Problem{{File: path, Msg: "not found, but runs/ holds scores: the study needs each scenario's age (run gen-scenarios, or restore the file)"}}}
+				return &InputError{Problems: []Problem{{File: path, Msg: "not found, but " + layout.RunsDirName + "/ holds scores: the study needs each scenario's age (run gen-scenarios, or restore the file)"}}}
 			}
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: not found; the benchmark's metrics have no scenarios", path))
 			continue
@@ -190,7 +189,7 @@ func (s *Study) loadScores() error {
 }
 
 func (s *Study) loadRun(b *Bench, r Run) error {
-	path := filepath.Join(r.Path, "scores.json")
+	path := layout.Run{Dir: r.Path}.Scores()
 	var nulls, unpublished int
 	err := artifacts.EachScore(path, func(_ int, sc artifacts.Score) error {
 		if sc.Passed == nil {
