@@ -82,6 +82,13 @@ func CacheDir(projectDir, benchDir string) string {
 	return filepath.Join(projectDir, CacheDirName, filepath.Base(benchDir))
 }
 
+// ConfigPath is the project's config.yaml.
+func ConfigPath(projectDir string) string { return filepath.Join(projectDir, ConfigFile) }
+
+// StudyPath is one of a study's files (StudyTaxonomyFile, …) in the
+// project's benchmarks/ directory.
+func StudyPath(projectDir, name string) string { return filepath.Join(BenchmarksDir(projectDir), name) }
+
 // BenchmarksDir is the project's benchmarks/ directory.
 func BenchmarksDir(projectDir string) string { return filepath.Join(projectDir, BenchmarksDirName) }
 

@@ -128,6 +128,9 @@ func TestPaths(t *testing.T) {
 		{b.Run("t").Rel(b.Run("t").PanelScores("a+b")), "judges/a+b/scores.json"},
 		{b.Run("t").Rel(b.Run("t").HumanScores()), "human/scores.json"},
 		{BenchDir("/p", "ex"), b.Dir},
+		{ConfigPath("/p"), "/p/config.yaml"},
+		{StudyPath("/p", StudyResultFile), "/p/benchmarks/study.json"},
+		{StudyPath("", StudyTaxonomyFile), "benchmarks/taxonomy.json"},
 		{b.Validation("judge", `openai/gpt 5:x\y`), "/p/benchmarks/ex/validation/judge-openai_gpt_5_x_y"},
 		{InDir("/v").Calls(), "/v/.cache/calls"},
 	} {
