@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -452,7 +451,7 @@ func (w *costWorkload) writeProject(dir, base, format string, cfg CostConfig) er
 	if err := os.MkdirAll(bdir, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, layout.ConfigFile), []byte(w.configYAML(base, format, cfg)), 0o644); err != nil {
+	if err := os.WriteFile(layout.ConfigPath(dir), []byte(w.configYAML(base, format, cfg)), 0o644); err != nil {
 		return err
 	}
 	var b strings.Builder

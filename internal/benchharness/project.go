@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -74,7 +73,7 @@ func writeProject(dir string, o Options, lay sizing, pm projectModels) error {
 	if err := os.MkdirAll(bdir, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, layout.ConfigFile), []byte(configYAML(o, lay, pm)), 0o644); err != nil {
+	if err := os.WriteFile(layout.ConfigPath(dir), []byte(configYAML(o, lay, pm)), 0o644); err != nil {
 		return err
 	}
 	if err := os.WriteFile(layout.BenchmarkPath(bdir), []byte(benchmarkYAML(lay.metrics)), 0o644); err != nil {

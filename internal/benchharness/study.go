@@ -133,7 +133,7 @@ func studyMetrics(bs []studyBench) int {
 func writeStudyProject(dir string, o Options, pm projectModels, bs []studyBench) error {
 	// generation.scenarios_per_metric counts base scenarios (the two ages are variants).
 	lay := sizing{scenarios: o.ScenariosPerMetric * studyMetrics(bs), metrics: studyMetrics(bs)}
-	if err := os.WriteFile(filepath.Join(dir, layout.ConfigFile), []byte(configYAML(o, lay, pm)+studyDemographics), 0o644); err != nil {
+	if err := os.WriteFile(layout.ConfigPath(dir), []byte(configYAML(o, lay, pm)+studyDemographics), 0o644); err != nil {
 		return err
 	}
 	for _, b := range bs {

@@ -43,7 +43,7 @@ func Load(path string) (*Config, error) {
 // provider SDKs that fall back to e.g. OPENAI_API_KEY see them.
 func LoadWithOptions(path string, opts LoadOptions) (*Config, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, layout.ConfigFile)
+		path = layout.ConfigPath(path)
 	}
 	src, err := readCapped(path, MaxConfigBytes)
 	if err != nil {

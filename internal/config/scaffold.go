@@ -24,7 +24,7 @@ var scaffoldFS embed.FS
 // embedded template.
 func scaffoldFiles() [][2]string {
 	return [][2]string{
-		{layout.ConfigFile, "scaffold/config.yaml"},
+		{layout.ConfigPath(""), "scaffold/config.yaml"},
 		{layout.EnvExampleFile, "scaffold/env.example"},
 		{layout.BenchmarkPath(layout.BenchDir("", "example")), "scaffold/benchmarks/example/benchmark.yaml"},
 	}
@@ -35,9 +35,9 @@ func scaffoldFiles() [][2]string {
 // scaffold config's two offline targets as models.
 func studyScaffoldFiles() [][2]string {
 	return [][2]string{
-		{filepath.Join(layout.BenchmarksDirName, layout.StudyTaxonomyFile), "scaffold/study/taxonomy.json"},
-		{filepath.Join(layout.BenchmarksDirName, layout.StudyNutritionFile), "scaffold/study/nutrition-label.json"},
-		{filepath.Join(layout.BenchmarksDirName, layout.StudyModelsFile), "scaffold/study/models.yaml"},
+		{layout.StudyPath("", layout.StudyTaxonomyFile), "scaffold/study/taxonomy.json"},
+		{layout.StudyPath("", layout.StudyNutritionFile), "scaffold/study/nutrition-label.json"},
+		{layout.StudyPath("", layout.StudyModelsFile), "scaffold/study/models.yaml"},
 	}
 }
 

@@ -3,7 +3,6 @@ package study
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/config"
@@ -64,9 +63,9 @@ func Scaffold(benches []*config.Benchmark, targets []config.ModelConfig, year in
 		return nil, err
 	}
 	return []config.ScaffoldFile{
-		{Path: filepath.Join(layout.BenchmarksDirName, TaxonomyFile), Data: append(tax, '\n')},
-		{Path: filepath.Join(layout.BenchmarksDirName, NutritionFile), Data: append(nut, '\n')},
-		{Path: filepath.Join(layout.BenchmarksDirName, ModelsFile), Data: scaffoldModels(targets, year)},
+		{Path: layout.StudyPath("", TaxonomyFile), Data: append(tax, '\n')},
+		{Path: layout.StudyPath("", NutritionFile), Data: append(nut, '\n')},
+		{Path: layout.StudyPath("", ModelsFile), Data: scaffoldModels(targets, year)},
 	}, nil
 }
 

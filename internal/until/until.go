@@ -289,7 +289,7 @@ func baseSums(files layout.Bench) map[string]map[string]stats.ClusterSum {
 	out := map[string]map[string]stats.ClusterSum{}
 	dirs, _ := layout.ListRunDirs(files.Dir)
 	for _, d := range dirs {
-		_ = artifacts.EachScore(filepath.Join(d, layout.ScoresFile), func(_ int, s artifacts.Score) error {
+		_ = artifacts.EachScore(layout.Run{Dir: d}.Scores(), func(_ int, s artifacts.Score) error {
 			if s.Passed == nil {
 				return nil
 			}
