@@ -200,3 +200,28 @@ func moduleRoot(t *testing.T) string {
 		dir = parent
 	}
 }
+
+// The owner of the layout sits at the bottom of the import graph, so
+// every package can use it: the standard library and internal/ids only.
+func TestLayoutImportsNothingAboveIt(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ids = "github.com/impactbench/impactbench/internal/ids"
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if std := !strings.Contains(strings.Split(p, "/")[0], "."); !std && p != ids {
+				t.Errorf("%s imports %s: layout may import only the standard library and %s", name, p, ids)
+			}
+		}
+	}
+}
