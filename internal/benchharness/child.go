@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // The commands the harness runs: the impactbench command it measures, and
@@ -100,7 +102,7 @@ type childRun struct {
 // and peak RSS from its rusage (the harness and the fake server, which run
 // in this process, are not counted).
 func runChild(ctx context.Context, bin, dir, bench string, stderr io.Writer) (*childRun, error) {
-	args := []string{"-c", filepath.Join(dir, "config.yaml"), "run", bench, "--no-report", "--json"}
+	args := []string{"-c", layout.ConfigPath(dir), "run", bench, "--no-report", "--json"}
 	if stderr == nil {
 		args = append(args, "-q")
 	}

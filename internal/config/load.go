@@ -12,6 +12,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/impactbench/impactbench/internal/ids"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // LoadOptions tunes LoadWithOptions.
@@ -42,7 +43,7 @@ func Load(path string) (*Config, error) {
 // provider SDKs that fall back to e.g. OPENAI_API_KEY see them.
 func LoadWithOptions(path string, opts LoadOptions) (*Config, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, "config.yaml")
+		path = layout.ConfigPath(path)
 	}
 	src, err := readCapped(path, MaxConfigBytes)
 	if err != nil {
@@ -64,7 +65,7 @@ func LoadWithOptions(path string, opts LoadOptions) (*Config, error) {
 	}
 	dir := filepath.Dir(abs)
 
-	dotenv, err := readDotEnv(filepath.Join(dir, ".env"))
+	dotenv, err := readDotEnv(filepath.Join(dir, layout.EnvFile))
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +244,7 @@ func (d *cfgDecoder) decode(body ast.Node) {
 		return
 	}
 	entries, _ := d.mapping(body, "")
-	if d.foreign(entries, topKeys(), "config.yaml") {
+	if d.foreign(entries, topKeys(), layout.ConfigFile) {
 		return
 	}
 	cfg := d.cfg
@@ -642,7 +643,7 @@ func (d *cfgDecoder) checkTargetID(id string, idNode ast.Node, field string, lin
 		line, col = nodePos(idNode)
 	}
 	if idNode == nil || strings.TrimSpace(id) == "" {
-		d.ps.add(line, col, f, "required: a short name for this target; it names the run directory benchmarks/<bench>/runs/<id>/")
+		d.ps.add(line, col, f, "required: a short name for this target; it names the run directory %s/", layout.RunDirRel("<bench>", "<id>"))
 		return
 	}
 	if why := ids.Problem(id, ids.MaxName); why != "" {
