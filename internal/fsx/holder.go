@@ -193,3 +193,31 @@ func ReadHolder(path string) (Holder, bool) {
 	n, _ := f.ReadAt(buf, 0)
 	return ParseHolder(string(buf[:n]))
 }
+
+// LockHeld reports whether the lock file at path is held now, and by whom.
+// A holder on this host is judged by its process (alive or not), without
+// touching the lock: a probe that took the lock, however briefly, could
+// make a run starting at that instant find it held. A holder on another
+// host (a shared file system) cannot be judged that way, so the lock is
+// probed with a shared lock, released at once: it fails only while an
+// exclusive holder has it.
+func LockHeld(path string) (Holder, bool) {
+	h, ok := ReadHolder(path)
+	if !ok {
+		return Holder{}, false
+	}
+	host, _ := os.Hostname()
+	if h.Host == "" || h.Host == cleanField(host, 255) {
+		return h, ProcessAlive(h.PID)
+	}
+	f, err := OpenNoFollow(path)
+	if err != nil {
+		return h, false
+	}
+	defer f.Close()
+	if err := TryLockShared(f); err != nil {
+		return h, errors.Is(err, ErrLocked)
+	}
+	_ = Unlock(f)
+	return h, false
+}

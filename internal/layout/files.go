@@ -288,3 +288,17 @@ func ShardFiles(dir, name string) (map[string]Shard, error) {
 	}
 	return out, nil
 }
+
+// ShardLocks lists the benchmark's shard lock files (.lock.shard-i-of-K)
+// with their shards.
+func (b Bench) ShardLocks() map[string]Shard {
+	base := b.Lock(Shard{})
+	paths, _ := filepath.Glob(base + shardMark + "*-of-*")
+	out := map[string]Shard{}
+	for _, p := range paths {
+		if name, s, ok := CutShard(p); ok && name == base {
+			out[p] = s
+		}
+	}
+	return out
+}

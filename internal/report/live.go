@@ -55,7 +55,7 @@ type ShardFile struct {
 func ReadLive(benchDir, cacheDir string) Live {
 	l := Live{Targets: map[string]TargetLive{}}
 	files := layout.Bench{Dir: benchDir, Cache: cacheDir}
-	l.Running, l.Holder = lockHeld(files.Lock(layout.Shard{}))
+	l.Running, l.Holder = running(files)
 	calls := files.Calls()
 	l.Generated = countUnits(calls, layout.GenScenariosDir, nil)
 	ents, _ := os.ReadDir(calls)
@@ -95,24 +95,25 @@ func isRow(name string) bool {
 	return ok
 }
 
-// lockHeld reports whether the process named in the lock file is alive.
-// The lock is a flock that dies with its process; probing it by taking it
-// would race a run starting at that moment, so the pid it records is
-// checked instead.
-func lockHeld(path string) (bool, string) {
-	b, err := os.ReadFile(path)
-	if err != nil {
+// running reports whether a run of the benchmark holds its lock, or
+// shards of it hold theirs (several workers on one shared directory), and
+// names the holders: "pid 42, host node-7, …" or "shard 0/2: pid 42, …;
+// shard 1/2: …".
+func running(files layout.Bench) (bool, string) {
+	if h, held := fsx.LockHeld(files.Lock(layout.Shard{})); held {
+		return true, h.String()
+	}
+	var shards []string
+	for path, s := range files.ShardLocks() {
+		if h, held := fsx.LockHeld(path); held {
+			shards = append(shards, fmt.Sprintf("shard %d/%d: %s", s.Index, s.Count, h))
+		}
+	}
+	if len(shards) == 0 {
 		return false, ""
 	}
-	holder := strings.TrimSpace(string(b))
-	var pid int
-	if _, err := fmt.Sscanf(holder, "pid %d", &pid); err != nil || pid <= 0 {
-		return false, ""
-	}
-	if fsx.ProcessAlive(pid) {
-		return true, holder
-	}
-	return false, ""
+	sort.Strings(shards)
+	return true, strings.Join(shards, "; ")
 }
 
 // shardFiles lists runs/<target>/{conversations,scores}.shard-i-of-K.json

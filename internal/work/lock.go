@@ -146,45 +146,15 @@ func holderText(le *fsx.LockedError) string {
 // "shard 3/16: pid 42, host node-7, …".
 func runningShards(files layout.Bench) []string {
 	var out []string
-	for path, s := range shardLocks(files) {
-		if !heldByOther(path) {
+	for path, s := range files.ShardLocks() {
+		h, held := fsx.LockHeld(path)
+		if !held {
 			continue
 		}
-		h, _ := fsx.ReadHolder(path)
 		out = append(out, fmt.Sprintf("shard %d/%d: %s", s.Index, s.Count, h))
 	}
 	sort.Strings(out)
 	return out
-}
-
-// shardLocks lists the benchmark's shard lock files with their shards.
-func shardLocks(files layout.Bench) map[string]layout.Shard {
-	base := files.Lock(layout.Shard{})
-	paths, _ := filepath.Glob(base + ".shard-*-of-*")
-	out := map[string]layout.Shard{}
-	for _, p := range paths {
-		var s layout.Shard
-		rest := strings.TrimPrefix(p, base)
-		if _, err := fmt.Sscanf(rest, ".shard-%d-of-%d", &s.Index, &s.Count); err == nil && s.Suffix() == rest {
-			out[p] = s
-		}
-	}
-	return out
-}
-
-// heldByOther reports whether another open holds the lock file at path
-// (probed with a lock that is released at once).
-func heldByOther(path string) bool {
-	f, err := fsx.OpenNoFollow(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if err := fsx.TryLock(f); err != nil {
-		return errors.Is(err, fsx.ErrLocked)
-	}
-	_ = fsx.Unlock(f)
-	return false
 }
 
 // checkOneCount refuses a shard of a split other than the one running or
@@ -192,9 +162,8 @@ func heldByOther(path string) bool {
 // merge could combine neither. Shard outputs older than the merged file
 // beside them were merged already and do not count.
 func checkOneCount(files layout.Bench, s layout.Shard) error {
-	for path, o := range shardLocks(files) {
-		if o.Count != s.Count && heldByOther(path) {
-			h, _ := fsx.ReadHolder(path)
+	for path, o := range files.ShardLocks() {
+		if h, held := fsx.LockHeld(path); o.Count != s.Count && held {
 			return fault.Usagef("shard %d/%d of this benchmark is running (%s): one study has one shard count, and this worker was given %d — use --shards %d (or %s) for every worker",
 				o.Index, o.Count, h, s.Count, o.Count, "IMPACTBENCH_SHARDS")
 		}
