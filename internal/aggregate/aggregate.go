@@ -100,6 +100,9 @@ func aggregateInput(ctx context.Context, b *work.Bench) (results.Input, error) {
 		if in.Calibration, err = calibrate.Input(ctx, b.Files, mainJudge(b)); err != nil {
 			return results.Input{}, err
 		}
+		if in.Calibration != nil {
+			in.Calibration.IncludeAfterReveal = b.Opts.IncludeAfterReveal
+		}
 		if in.Human, err = humanInput(dirs); err != nil {
 			return results.Input{}, err
 		}

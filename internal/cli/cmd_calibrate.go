@@ -17,6 +17,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/results"
+	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/sanitize"
 	"github.com/impactbench/impactbench/internal/work"
 )
@@ -25,6 +26,8 @@ import (
 type calibrateOptions struct {
 	Plan      bool
 	HalfWidth float64
+	// IncludeAfterReveal counts labels given after the verdict was shown.
+	IncludeAfterReveal bool
 }
 
 func newCalibrateCmd(g *globals) *cobra.Command {
@@ -70,17 +73,18 @@ with exit 2, naming the line and the field; nothing is written.`,
 			if o.Plan {
 				return runCalibratePlan(cmd.Context(), g, args[0], o)
 			}
-			return runCalibrate(cmd.Context(), g, args[0])
+			return runCalibrate(cmd.Context(), g, args[0], o)
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.Plan, "plan", false, "print how many more labels of which metric a corrected rate within --half-width needs (writes nothing)")
+	f.BoolVar(&o.IncludeAfterReveal, "include-after-reveal", false, "count labels given after the judges' verdict was shown (left out by default: a person who saw the verdict is no longer a blind check; results.json then reports n_after_reveal 0)")
 	f.Float64Var(&o.HalfWidth, "half-width", results.DefaultPlanHalfWidth, "with --plan: the 95 % half-width to plan for (0.10 = ±10 points)")
 	return cmd
 }
 
-func runCalibrate(ctx context.Context, g *globals, benchArg string) error {
-	res, path, err := calibrateBench(ctx, g, benchArg)
+func runCalibrate(ctx context.Context, g *globals, benchArg string, o calibrateOptions) error {
+	res, path, err := calibrateBench(ctx, g, benchArg, o)
 	if err != nil {
 		return err
 	}
@@ -156,7 +160,7 @@ func calibrateOne(ctx context.Context, g *globals, dir string, o calibrateOption
 			fmt.Fprintf(g.stdout, "%s\n", sanitize.Terminal(bc.Note))
 		}
 	default:
-		res, path, err := calibrateBench(ctx, g, dir)
+		res, path, err := calibrateBench(ctx, g, dir, o)
 		if err != nil {
 			return err
 		}
@@ -186,8 +190,8 @@ func countLabels(ctx context.Context, g *globals, dir string) (int, error) {
 
 // calibrateBench aggregates one benchmark with its labels and reads back
 // its results (and the labels file's path).
-func calibrateBench(ctx context.Context, g *globals, benchArg string) ([]results.ModelResult, string, error) {
-	r, tr, err := g.openRunner(ctx, benchArg, &phaseFlags{}, nil)
+func calibrateBench(ctx context.Context, g *globals, benchArg string, o calibrateOptions) ([]results.ModelResult, string, error) {
+	r, tr, err := g.openRunner(ctx, benchArg, &phaseFlags{}, func(ro *runner.Options) { ro.IncludeAfterReveal = o.IncludeAfterReveal })
 	if err != nil {
 		return nil, "", err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/results"
 )
 
 // calibrationProject is an offline project with 6 scenarios per metric (48
@@ -271,5 +272,55 @@ func TestCalibrateAll(t *testing.T) {
 	}
 	if after := snapshot(t, dir); !sameFiles(before, after) {
 		t.Error("a bad labels line in one benchmark let calibrate all write another's files")
+	}
+}
+
+// TestCalibrateIncludeAfterReveal: labels given after the verdict was
+// shown are left out of calibration and counted by default;
+// --include-after-reveal counts them in (and results.json then reports
+// none left out).
+func TestCalibrateIncludeAfterReveal(t *testing.T) {
+	dir, run := calibrationProject(t)
+	path := filepath.Join(dir, "benchmarks", "example", "labels.jsonl")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	late := 0
+	for i, l := range lines {
+		if i%7 == 0 {
+			lines[i] = strings.TrimSuffix(l, "}") + `, "after_reveal": true}`
+			late++
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	counts := func(args ...string) (left, lines int) {
+		t.Helper()
+		out, e, code := run(append([]string{"calibrate", "example", "-q"}, args...)...)
+		if code != 0 {
+			t.Fatalf("calibrate %v: exit %d: %s", args, code, e)
+		}
+		res, err := results.ReadResults(filepath.Join(dir, "benchmarks", "example", "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range res {
+			if c := m.JudgeCalibration; c != nil {
+				left, lines = left+c.Labels.NAfterReveal, lines+c.Labels.NLines
+			}
+		}
+		if len(args) == 0 && !strings.Contains(out, "given after the judges' verdict was shown") {
+			t.Errorf("calibrate does not say labels were left out:\n%s", out)
+		}
+		return left, lines
+	}
+	if left, n := counts(); left != late || n != len(lines) {
+		t.Errorf("by default: %d left out of %d lines, want %d of %d", left, n, late, len(lines))
+	}
+	if left, n := counts("--include-after-reveal"); left != 0 || n != len(lines) {
+		t.Errorf("--include-after-reveal: %d left out of %d lines, want 0 of %d", left, n, len(lines))
 	}
 }

@@ -40,6 +40,10 @@ type Options struct {
 	// UpstreamOnly writes results.json with upstream's fields only, byte for
 	// byte what upstream ImpactBench writes.
 	UpstreamOnly bool
+	// IncludeAfterReveal counts in calibration the labels given after the
+	// judges' verdict was shown (calibrate --include-after-reveal); they
+	// are left out by default.
+	IncludeAfterReveal bool
 	// Shard runs only rows whose shard index (hash of the base scenario id)
 	// equals Shard.Index, writing shard files for `impactbench merge`.
 	Shard layout.Shard
