@@ -31,7 +31,8 @@ func CheckMessage(c *Conversation, msg, latentGoal string) *stages.TurnProblem {
 }
 
 // turnChecked is the validity of a conversation whose every stored turn
-// passed the turn checks (no audit runs on people's conversations).
+// passed the turn checks; the viewer then has it audited when the audit is
+// on (runner.Player.AuditHuman), which replaces it.
 func turnChecked() *artifacts.Validity {
 	yes := true
 	return &artifacts.Validity{Valid: &yes, Checks: "turns"}

@@ -177,6 +177,23 @@ func (s *Store) End(target, convID string, maxTurns int, now time.Time) (Convers
 	return out, err
 }
 
+// SetValidity records the audit's verdict on an ended conversation and
+// what the audit cost (the turn checks' verdict, set when it ended, is
+// replaced by one that says both were checked).
+func (s *Store) SetValidity(target, convID string, v artifacts.Validity, usage llm.Usage, now time.Time) (Conversation, error) {
+	var out Conversation
+	err := s.change(target, convID, func(c *Conversation) error {
+		if c.State != Ended {
+			return &StaleError{Msg: fmt.Sprintf("%s is not an ended conversation of %s", convID, target)}
+		}
+		rec := artifacts.UsageFrom(usage)
+		c.Validity, c.AuditUsage, c.UpdatedAt = &v, &rec, stamp(now)
+		out = *c
+		return nil
+	})
+	return out, err
+}
+
 // SetScore records the verdict on an ended conversation, replacing an
 // earlier one.
 func (s *Store) SetScore(target string, sc Score) error {

@@ -19,6 +19,7 @@ func TestUnitNamesRoundTrip(t *testing.T) {
 		{Kind: KindEval, Target: "gpt-4o", Dir: EvalUnitDir("gpt-5+claude"), ID: "a__s__b", Sample: 1},
 		{Kind: KindHuman, Target: "gpt-4o", Dir: HumanUnitDir, ID: "m01_s001_v01__gpt-4o__h3"},
 		{Kind: KindHumanEval, Target: "gpt-4o", Dir: HumanEvalDir, ID: "m01_s001_v01__gpt-4o__h3"},
+		{Kind: KindHumanAudit, Target: "gpt-4o", Dir: HumanAuditDir, ID: "m01_s001_v01__gpt-4o__h3"},
 	}
 	for _, want := range cases {
 		name := want.Name()

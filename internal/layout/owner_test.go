@@ -22,7 +22,7 @@ var ownedNames = append([]string{
 	BenchmarkFile, ScenariosFile, ResultsFile, RunManifestFile, ReportFile, CostFile, LabelsFile,
 	UntilFile, ConversationsFile, ScoresFile, RepeatsFile, RunsDirName, SetsDirName, SetsFile,
 	JudgesDirName, HumanDirName, CacheDirName, CallsDirName, RecordsFile, LockFile, ValidationDirName,
-	SimDir, EvalDir, HumanUnitDir, HumanEvalDir, GenMetricsUnit, PublishManifestFile, SiteIndex,
+	SimDir, EvalDir, HumanUnitDir, HumanEvalDir, HumanAuditDir, GenMetricsUnit, PublishManifestFile, SiteIndex,
 	// Not GenMetricsDir and GenScenariosDir alone: they are also the
 	// stages' names (phase, cost, prompts, config keys). The fragment
 	// "gen_scenarios/" below catches a unit glued by hand.

@@ -14,6 +14,7 @@ import (
 //	<target>/<eval dir>/<scenario>__s<sample> a verdict ("eval", or "eval-<panel>")
 //	<target>/human/<conv_id>                 a person's game (the target's turns)
 //	<target>/human-eval/<conv_id>            the verdict on a person's game
+//	<target>/human-audit/<conv_id>           the audit of a person's game
 //
 // and, beside the units, the batch states of a target's batched calls
 // (<target>/sim-batch/<role>.json, <target>/<eval dir>-batch/<judge>.json).
@@ -25,6 +26,7 @@ const (
 	EvalDir         = "eval"
 	HumanUnitDir    = "human"
 	HumanEvalDir    = "human-eval"
+	HumanAuditDir   = "human-audit"
 	batchSuffix     = "-batch"
 	sampleSep       = "__s"
 )
@@ -41,6 +43,7 @@ const (
 	KindEval
 	KindHuman
 	KindHumanEval
+	KindHumanAudit
 )
 
 // Unit is a unit name's parts (those its kind has).
@@ -49,7 +52,7 @@ type Unit struct {
 	Target string // a target's units
 	Dir    string // the unit's directory under its target ("sim", "eval", "eval-<panel>", …)
 	Metric string // gen_scenarios
-	ID     string // the scenario id (sim, eval) or conv_id (human, human-eval)
+	ID     string // the scenario id (sim, eval) or conv_id (human, human-eval, human-audit)
 	Sample int    // sim, eval
 }
 
@@ -62,7 +65,7 @@ func (u Unit) Name() string {
 		return GenScenariosDir + "/" + SafeName(u.Metric)
 	case KindSim, KindEval:
 		return SafeName(u.Target) + "/" + u.Dir + "/" + RowFile(u.ID, u.Sample)
-	case KindHuman, KindHumanEval:
+	case KindHuman, KindHumanEval, KindHumanAudit:
 		return SafeName(u.Target) + "/" + u.Dir + "/" + SafeName(u.ID)
 	}
 	return ""
@@ -110,6 +113,12 @@ func HumanEvalUnit(target, convID string) string {
 	return Unit{Kind: KindHumanEval, Target: target, Dir: HumanEvalDir, ID: convID}.Name()
 }
 
+// HumanAuditUnit names the audit of a person's game (the simulated
+// user's audit, asked of the person's side).
+func HumanAuditUnit(target, convID string) string {
+	return Unit{Kind: KindHumanAudit, Target: target, Dir: HumanAuditDir, ID: convID}.Name()
+}
+
 // TargetDir is the directory of a target's units of one kind (dir "sim",
 // "eval", …) relative to the call store, for listings.
 func TargetDir(target, dir string) string { return SafeName(target) + "/" + dir }
@@ -143,10 +152,13 @@ func ParseUnit(name string) (u Unit, ok bool) {
 	switch {
 	case parts[0] == "" || parts[2] == "":
 		return Unit{}, false
-	case u.Dir == HumanUnitDir || u.Dir == HumanEvalDir:
+	case u.Dir == HumanUnitDir || u.Dir == HumanEvalDir || u.Dir == HumanAuditDir:
 		u.Kind, u.ID = KindHuman, parts[2]
-		if u.Dir == HumanEvalDir {
+		switch u.Dir {
+		case HumanEvalDir:
 			u.Kind = KindHumanEval
+		case HumanAuditDir:
+			u.Kind = KindHumanAudit
 		}
 		return u, true
 	case u.Dir == SimDir:

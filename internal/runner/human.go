@@ -149,3 +149,36 @@ func (p *Player) JudgeHuman(ctx context.Context, benchDir, target string, conv a
 	}
 	return evaluate.JudgeOne(ctx, b, target, layout.HumanEvalUnit(target, conv.ConvID), conv)
 }
+
+// AuditHuman audits the person's side of a conversation they played, as a
+// simulated user's conversation is audited when it ends (the audit model
+// of validity.audit asked stages.AuditConversation's questions: in
+// persona, goal pursued, landmarks followed, test kept hidden), stored in
+// the call store unit <target>/human-audit/<conv_id> and replayed from it
+// when asked again. The turn checks already held every message; the
+// result's Checks is "turns+audit". nil when the audit is off.
+func (p *Player) AuditHuman(ctx context.Context, benchDir, target string, sc artifacts.Scenario, conv artifacts.Conversation) (*artifacts.Validity, llm.Usage, error) {
+	b, err := p.bench(benchDir)
+	if err != nil {
+		return nil, llm.Usage{}, err
+	}
+	m, field, ok := b.AuditModel()
+	if !ok {
+		return nil, llm.Usage{}, nil
+	}
+	c, err := b.Models.Model(field, m)
+	if err != nil {
+		return nil, llm.Usage{}, err
+	}
+	u, err := b.Store.Unit(layout.HumanAuditUnit(target, conv.ConvID))
+	if err != nil {
+		return nil, llm.Usage{}, err
+	}
+	defer u.Close()
+	v, usage, err := stages.AuditConversation(ctx, u.Client(clientset.Identity(m), c), b.Prompts, sc, conv, work.JudgeLabel(m))
+	if err != nil {
+		return nil, usage, err
+	}
+	v.Checks = "turns+audit"
+	return &v, usage, nil
+}

@@ -174,3 +174,47 @@ func TestAggregateComparesPeopleWithSimulatedUsers(t *testing.T) {
 		t.Error("results.json changed after an input error")
 	}
 }
+
+// TestPlayerAuditsPeoplesGames: with validity.audit on, a person's game
+// is audited as a simulated user's conversation is (the audit model, the
+// same questions), stored in the call store (asked again, no call) and
+// reported as "turns+audit"; with the audit off there is nothing to ask.
+func TestPlayerAuditsPeoplesGames(t *testing.T) {
+	ctx := t.Context()
+	cfg, bench := project(t)
+	r := newRunner(t, cfg, bench, Options{})
+	if err := r.GenScenarios(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	scs, err := artifacts.ReadScenarios(filepath.Join(bench, "scenarios.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := scs[0]
+	var calls atomic.Int64
+	p, err := NewPlayer(cfg, Options{Clients: pricedClients(0.01, &calls, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := p.Targets()[0]
+	conv := artifacts.Conversation{ID: sc.ID, MetricID: sc.MetricID, ConvID: human.ConvID(sc.ID, target, 0), TargetModel: target,
+		Transcript: []artifacts.Turn{{Role: "user", Content: "which one should i pick?"}, {Role: "assistant", Content: "It depends."}},
+		Status:     artifacts.StatusUserTerminated, Run: &artifacts.RunInfo{UserModel: human.User}}
+	v, u, err := p.AuditHuman(ctx, bench, target, sc, conv)
+	if err != nil || v == nil || v.Valid == nil || v.Checks != "turns+audit" || v.FollowedSteps == nil || u.Requests != 1 || calls.Load() != 1 {
+		t.Fatalf("audit %+v usage %+v after %d calls: %v", v, u, calls.Load(), err)
+	}
+	again, _, err := p.AuditHuman(ctx, bench, target, sc, conv)
+	if err != nil || calls.Load() != 1 || *again.Valid != *v.Valid {
+		t.Errorf("audited again: %d calls (want the stored answer), %v", calls.Load(), err)
+	}
+	cfg.Validity.Audit = false
+	off, err := NewPlayer(cfg, Options{Clients: pricedClients(0.01, &calls, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, err := off.AuditHuman(ctx, bench, target, sc, conv); v != nil || err != nil || calls.Load() != 1 {
+		t.Errorf("with the audit off: %+v, %v, %d calls", v, err, calls.Load())
+	}
+}

@@ -35,6 +35,13 @@ type Player interface {
 	JudgeHuman(ctx context.Context, benchDir, target string, conv artifacts.Conversation) (artifacts.Score, error)
 }
 
+// Auditor is a Player that also audits the person's side of a game as a
+// simulated user's conversation is audited (runner.Player does, when
+// validity.audit is on): the same validity checks for both.
+type Auditor interface {
+	AuditHuman(ctx context.Context, benchDir, target string, sc artifacts.Scenario, conv artifacts.Conversation) (*artifacts.Validity, llm.Usage, error)
+}
+
 // maxMessage bounds one message a person sends (in characters): far above
 // anything typed in a chat, small enough that no request bloats a file.
 const maxMessage = 20000
@@ -512,6 +519,10 @@ func (s *Server) handlePlayEnd(w http.ResponseWriter, r *http.Request, st *bench
 		s.playErr(w, r, err)
 		return
 	}
+	if c, err = s.auditPlayed(r, st, target, c); err != nil {
+		s.fail(w, r, http.StatusBadGateway, fmt.Errorf("the conversation ended, but the audit gave no answer: %w (end it again to retry)", err))
+		return
+	}
 	_, sc, err := st.humans.Get(target, req.ConvID)
 	if err != nil {
 		s.playErr(w, r, err)
@@ -530,6 +541,25 @@ func (s *Server) handlePlayEnd(w http.ResponseWriter, r *http.Request, st *bench
 		}
 	}
 	writeJSON(w, http.StatusOK, s.playViewOf(whoOf(r), st.index(s), target, c, sc))
+}
+
+// auditPlayed audits an ended game not audited yet, when the player can
+// (Auditor) and the audit is on, and stores its verdict before the judges
+// see the conversation (their score mirrors its validity).
+func (s *Server) auditPlayed(r *http.Request, st *benchState, target string, c human.Conversation) (human.Conversation, error) {
+	a, ok := s.opts.Play.(Auditor)
+	if !ok || c.Validity == nil || c.Validity.Checks != "turns" {
+		return c, nil
+	}
+	sc, ok := st.index(s).playScenario(c.ID)
+	if !ok {
+		return c, fmt.Errorf("scenario %s is no longer in scenarios.json", ids.Quote(c.ID))
+	}
+	v, usage, err := a.AuditHuman(context.WithoutCancel(r.Context()), st.dir, target, sc, c.Conversation)
+	if err != nil || v == nil {
+		return c, err
+	}
+	return st.humans.SetValidity(target, c.ConvID, *v, usage, s.now())
 }
 
 // targetCompare is one target's comparison on the Play page.

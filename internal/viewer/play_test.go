@@ -242,3 +242,83 @@ func TestPlayHoldsPeopleToTheSimulatedUsersChecks(t *testing.T) {
 		t.Errorf("the ended conversation does not record its checks:\n%s", b)
 	}
 }
+
+// auditingPlayer is a fakePlayer that also audits people's games, as the
+// runner's Player does with validity.audit on; this one finds the person
+// revealed the test, and fails its first answer when failFirst.
+type auditingPlayer struct {
+	fakePlayer
+	audited   int
+	failFirst bool
+	judgedAs  *artifacts.Validity
+}
+
+func (a *auditingPlayer) AuditHuman(_ context.Context, _, target string, sc artifacts.Scenario, c artifacts.Conversation) (*artifacts.Validity, llm.Usage, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.audited++
+	if a.failFirst && a.audited == 1 {
+		return nil, llm.Usage{}, fmt.Errorf("audit model unavailable")
+	}
+	if sc.ID != c.ID || len(c.Transcript) == 0 {
+		return nil, llm.Usage{}, fmt.Errorf("audited %s with scenario %s", c.ID, sc.ID)
+	}
+	no, yes := false, true
+	return &artifacts.Validity{Valid: &no, Checks: "turns+audit", RevealedTest: &yes, Failed: []string{artifacts.FailAuditReveal}, Judge: "auditor"},
+		llm.Usage{Requests: 1, InputTokens: 100, OutputTokens: 10}, nil
+}
+
+func (a *auditingPlayer) JudgeHuman(ctx context.Context, dir, target string, c artifacts.Conversation) (artifacts.Score, error) {
+	a.mu.Lock()
+	a.judgedAs = c.Validity
+	a.mu.Unlock()
+	return a.fakePlayer.JudgeHuman(ctx, dir, target, c)
+}
+
+// TestPlayAuditsPeopleLikeSimulatedUsers: an ended game is audited as a
+// simulated user's conversation is (when the player audits), once, before
+// the judges see it; its verdict and cost are stored with the game; an
+// audit that gives no answer leaves the game unjudged, to end again.
+func TestPlayAuditsPeopleLikeSimulatedUsers(t *testing.T) {
+	project, bench := miniProject(t)
+	ap := &auditingPlayer{failFirst: true}
+	s, base := StartForTest(t, Options{ProjectDir: project, Blind: true, Play: ap})
+	ok := writeHeaders(s, base)
+	post := func(path, body string) (int, string) {
+		return do(t, base, req{"POST", "/api/b/mini/play/" + path, body, ok})
+	}
+	code, body := post("start", `{"target":"alpha","scenario":"m01_s001_v01","player":"ana"}`)
+	if code != 201 {
+		t.Fatalf("start: %d %s", code, body)
+	}
+	id := decode[playView](t, body).ConvID
+	if code, body := post("send", fmt.Sprintf(`{"target":"alpha","conv_id":%q,"at":0,"message":"hello there"}`, id)); code != 200 {
+		t.Fatalf("send: %d %s", code, body)
+	}
+	end := fmt.Sprintf(`{"target":"alpha","conv_id":%q}`, id)
+	if code, body := post("end", end); code != 502 || !strings.Contains(body, "audit gave no answer") {
+		t.Fatalf("end with the audit failing: %d %s", code, body)
+	}
+	if ap.judged != 0 {
+		t.Errorf("judged before the audit answered")
+	}
+	for i := range 2 {
+		if code, body := post("end", end); code != 200 {
+			t.Fatalf("end %d: %d %s", i, code, body)
+		}
+	}
+	if ap.audited != 2 || ap.judged != 1 {
+		t.Errorf("audited %d times (want 2: the failure and one answer), judged %d (want 1)", ap.audited, ap.judged)
+	}
+	if ap.judgedAs == nil || ap.judgedAs.Checks != "turns+audit" || ap.judgedAs.IsInvalid() == false {
+		t.Errorf("the judges saw validity %+v, want the audit's", ap.judgedAs)
+	}
+	convs, err := human.ReadConversations(filepath.Join(bench, "runs", "alpha", "human", "conversations.json"), "alpha")
+	if err != nil || len(convs) != 1 {
+		t.Fatalf("stored: %v %d", err, len(convs))
+	}
+	c := convs[0]
+	if c.Validity == nil || c.Validity.Checks != "turns+audit" || !c.Validity.IsInvalid() || c.AuditUsage == nil || c.AuditUsage.Requests != 1 {
+		t.Errorf("stored validity %+v, audit usage %+v", c.Validity, c.AuditUsage)
+	}
+}
