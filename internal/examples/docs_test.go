@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,5 +79,21 @@ func TestWorkersDocVariables(t *testing.T) {
 	}
 	for v := range listed {
 		t.Errorf("docs/workers.md's Variables table lists %s, which impactbench does not read for workers", v)
+	}
+}
+
+// TestWorkersDocKubectlSteps: the steps docs/workers.md applies for the
+// shared-volume example are the manifest's own, in its order (the order
+// TestKubernetesExamplesRun runs them in).
+func TestWorkersDocKubectlSteps(t *testing.T) {
+	const file = "docs/examples/kubernetes/indexed-job.yaml"
+	want := steps(t, file, repoFile(t, file))
+	re := regexp.MustCompile(`(?m)^kubectl apply -f indexed-job\.yaml -l ` + regexp.QuoteMeta(componentLabel) + `=(\S+)$`)
+	var got []string
+	for _, m := range re.FindAllStringSubmatch(string(repoFile(t, "docs/workers.md")), -1) {
+		got = append(got, m[1])
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("docs/workers.md applies %v, the manifest %v", got, want)
 	}
 }

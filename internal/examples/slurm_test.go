@@ -3,6 +3,7 @@ package examples
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -226,7 +227,8 @@ func TestSlurmExampleRun(t *testing.T) {
 }
 
 func exitCode(err error) int {
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		return ee.ExitCode()
 	}
 	if err != nil {
