@@ -1,0 +1,430 @@
+package examples
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/impactbench/impactbench/internal/callstore/s3test"
+	"github.com/impactbench/impactbench/internal/cluster"
+	"github.com/impactbench/impactbench/internal/config"
+)
+
+// k8sExample is one manifest and what its merge looks like.
+type k8sExample struct {
+	file      string
+	fromStore bool // workers share only an object store; merge --from-store
+}
+
+var k8sExamples = []k8sExample{
+	{"docs/examples/kubernetes/indexed-job.yaml", false},
+	{"docs/examples/kubernetes/indexed-job-s3.yaml", true},
+}
+
+// imageLayout is what the Dockerfile puts in the image: the project's
+// directory and the binary's path.
+func imageLayout(t *testing.T) (project, binary string) {
+	t.Helper()
+	for ln := range strings.Lines(string(repoFile(t, "docs/examples/kubernetes/Dockerfile"))) {
+		f := strings.Fields(ln)
+		if len(f) != 3 || f[0] != "COPY" {
+			continue
+		}
+		switch f[1] {
+		case "impactbench":
+			binary = f[2]
+		case "config.yaml":
+			project = path.Dir(f[2])
+		case "benchmarks":
+			if path.Dir(f[2]) != project {
+				t.Errorf("Dockerfile: benchmarks copied to %s, config.yaml to %s: one project directory", f[2], project)
+			}
+		}
+	}
+	if project == "" || binary == "" {
+		t.Fatalf("Dockerfile: no COPY of the project (%q) or the binary (%q)", project, binary)
+	}
+	return project, binary
+}
+
+// steps are the components the manifest's header applies, in order
+// (kubectl apply -f <file> -l app.kubernetes.io/component=<step>).
+func steps(t *testing.T, file string, data []byte) []string {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^#\s+kubectl apply -f (\S+) -l ` + regexp.QuoteMeta(componentLabel) + `=(\S+)$`)
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+		if m[1] != path.Base(file) {
+			t.Errorf("%s: its header applies %s", file, m[1])
+		}
+		out = append(out, m[2])
+	}
+	return out
+}
+
+// TestKubernetesManifests decodes every document of both examples into
+// the Kubernetes API's types, strictly, and checks what the study needs:
+// an Indexed Job whose IMPACTBENCH_SHARDS is its completions and
+// IMPACTBENCH_WORKERS its parallelism, retried per index, one image and
+// one project everywhere, the volumes mounted where the commands work, the
+// credentials from Secrets, and the merge's command.
+func TestKubernetesManifests(t *testing.T) {
+	projectDir, binary := imageLayout(t)
+	if !slices.Contains([]string{"/usr/local/bin", "/usr/bin", "/bin"}, path.Dir(binary)) {
+		t.Errorf("Dockerfile: the binary at %s is not on a container's default PATH", binary)
+	}
+	for _, ex := range k8sExamples {
+		t.Run(path.Base(ex.file), func(t *testing.T) {
+			data := repoFile(t, ex.file)
+			objs, err := decodeManifest(data)
+			if err != nil {
+				t.Fatalf("%s: %v", ex.file, err)
+			}
+			st := steps(t, ex.file, data)
+			seen := 0
+			for _, s := range st {
+				seen += len(byComponent(objs, s))
+			}
+			if seen != len(objs) || len(st) == 0 {
+				t.Errorf("the header's steps %v apply %d of the %d objects", st, seen, len(objs))
+			}
+			checkStudyJob(t, objs)
+			checkMergeJob(t, objs, ex.fromStore)
+			checkPods(t, objs, projectDir)
+			checkSecrets(t, objs, ex.fromStore)
+		})
+	}
+}
+
+// studyJob is the example's Indexed Job and its worker container.
+func studyJob(t *testing.T, objs []object) (*batchv1.Job, corev1.Container) {
+	t.Helper()
+	var found []*batchv1.Job
+	for _, j := range jobs(objs) {
+		if j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion {
+			found = append(found, j)
+		}
+	}
+	if len(found) != 1 || len(found[0].Spec.Template.Spec.Containers) != 1 {
+		t.Fatalf("want one Indexed Job with one container, found %d", len(found))
+	}
+	return found[0], found[0].Spec.Template.Spec.Containers[0]
+}
+
+func checkStudyJob(t *testing.T, objs []object) {
+	j, c := studyJob(t, objs)
+	s := j.Spec
+	if s.Completions == nil || s.Parallelism == nil || *s.Completions != 128 || *s.Parallelism != 16 {
+		t.Errorf("want 128 completions, 16 at once (many more indexes than workers)")
+	} else {
+		if v := envValue(c, cluster.EnvShards); v != strconv.Itoa(int(*s.Completions)) {
+			t.Errorf("%s=%q, want the completions %d", cluster.EnvShards, v, *s.Completions)
+		}
+		if v := envValue(c, cluster.EnvWorkers); v != strconv.Itoa(int(*s.Parallelism)) {
+			t.Errorf("%s=%q, want the parallelism %d", cluster.EnvWorkers, v, *s.Parallelism)
+		}
+	}
+	if s.BackoffLimitPerIndex == nil || *s.BackoffLimitPerIndex < 1 || s.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("a failed index must be retried on its own: backoffLimitPerIndex ≥ 1 with restartPolicy Never")
+	}
+	if s.PodReplacementPolicy == nil || *s.PodReplacementPolicy != batchv1.Failed {
+		t.Errorf("podReplacementPolicy must be Failed: a replacement pod waits for the one it replaces to end")
+	}
+	if want := []string{"impactbench", "run", "all", "--no-report"}; !slices.Equal(c.Command, want) {
+		t.Errorf("worker command %q, want %q", c.Command, want)
+	}
+}
+
+func checkMergeJob(t *testing.T, objs []object, fromStore bool) {
+	merges := jobs(byComponent(objs, "merge"))
+	if len(merges) != 1 || len(merges[0].Spec.Template.Spec.Containers) != 1 {
+		t.Fatalf("want one merge Job with one container")
+	}
+	want := []string{"impactbench", "merge", "all"}
+	if fromStore {
+		want = append(want, "--from-store")
+	}
+	c := merges[0].Spec.Template.Spec.Containers[0]
+	if !slices.Equal(c.Command, want) {
+		t.Errorf("merge command %q, want %q", c.Command, want)
+	}
+	_, w := studyJob(t, objs)
+	if fromStore && envValue(c, config.EnvStore) != envValue(w, config.EnvStore) {
+		t.Errorf("the merge reads another store than the workers wrote")
+	}
+	if fromStore {
+		for _, e := range c.Env {
+			if strings.HasSuffix(e.Name, "_API_KEY") {
+				t.Errorf("merge --from-store calls no model; it is given %s", e.Name)
+			}
+		}
+	}
+}
+
+// checkPods: one image for every impactbench container; every command
+// works in a mounted volume that holds the project copied from the image;
+// every volume is declared and every claim is in the file.
+func checkPods(t *testing.T, objs []object, projectDir string) {
+	claims := map[string]bool{}
+	for _, o := range objs {
+		if o.pvc != nil {
+			claims[o.meta.GetName()] = true
+		}
+	}
+	images := map[string]bool{}
+	for _, j := range jobs(objs) {
+		pod := j.Spec.Template.Spec
+		vols := map[string]corev1.Volume{}
+		for _, v := range pod.Volumes {
+			vols[v.Name] = v
+			if v.PersistentVolumeClaim != nil && !claims[v.PersistentVolumeClaim.ClaimName] {
+				t.Errorf("job %s: claim %s is not in the file", j.Name, v.PersistentVolumeClaim.ClaimName)
+			}
+		}
+		for _, c := range slices.Concat(pod.InitContainers, pod.Containers) {
+			images[c.Image] = true
+			mounts := map[string]bool{}
+			for _, m := range c.VolumeMounts {
+				if _, ok := vols[m.Name]; !ok {
+					t.Errorf("job %s, container %s: volume %s not declared", j.Name, c.Name, m.Name)
+				}
+				mounts[m.MountPath] = true
+			}
+			if c.Command[0] == "cp" {
+				if want := []string{"cp", "-R", projectDir + "/.", "/project/"}; !slices.Equal(c.Command, want) || !mounts["/project"] {
+					t.Errorf("job %s: the project copy %q, want %q onto a mounted /project", j.Name, c.Command, want)
+				}
+				continue
+			}
+			if !mounts[c.WorkingDir] {
+				t.Errorf("job %s, container %s works in %q, which is not a mounted volume", j.Name, c.Name, c.WorkingDir)
+			}
+		}
+	}
+	if len(images) != 1 {
+		t.Errorf("want one image for every step, got %v", images)
+	}
+}
+
+// checkSecrets: no credential in a literal value; the store URL is one
+// impactbench accepts (no credentials in it).
+func checkSecrets(t *testing.T, objs []object, fromStore bool) {
+	for _, j := range jobs(objs) {
+		for _, c := range slices.Concat(j.Spec.Template.Spec.InitContainers, j.Spec.Template.Spec.Containers) {
+			for _, e := range c.Env {
+				secret := strings.Contains(e.Name, "KEY") || strings.Contains(e.Name, "SECRET") || strings.Contains(e.Name, "TOKEN")
+				if secret && (e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil) {
+					t.Errorf("job %s: %s must come from a Secret", j.Name, e.Name)
+				}
+			}
+		}
+	}
+	_, w := studyJob(t, objs)
+	store := envValue(w, config.EnvStore)
+	if fromStore != (store != "") {
+		t.Errorf("%s=%q in an example where the object store is %v", config.EnvStore, store, fromStore)
+	}
+	if p := config.StoreURLProblem(store); p != "" {
+		t.Errorf("%s=%s: %s", config.EnvStore, store, p)
+	}
+	if rb := envValue(w, config.EnvRateBackend); rb != "" {
+		if p := config.RateBackendProblem(rb); p != "" {
+			t.Errorf("%s=%s: %s", config.EnvRateBackend, rb, p)
+		}
+		u, _ := url.Parse(rb)
+		if !serviceExists(objs, u.Hostname(), u.Port()) {
+			t.Errorf("%s=%s names no Service of the file", config.EnvRateBackend, rb)
+		}
+	}
+}
+
+func serviceExists(objs []object, name, port string) bool {
+	for _, o := range objs {
+		if o.svc == nil || o.meta.GetName() != name {
+			continue
+		}
+		for _, p := range o.svc.Spec.Ports {
+			if strconv.Itoa(int(p.Port)) == port {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// world stands in for the cluster the examples run on: each claim a
+// directory, the image's project a directory, Secrets and Services maps.
+type world struct {
+	t          *testing.T
+	root, home string
+	imageProj  string            // the image's project path (/study)
+	claims     map[string]string // claim name → directory
+	secrets    map[string]bool   // "secret/key" the docs create
+	rewrite    func(name, value string) string
+	baseEnv    []string
+	mu         sync.Mutex
+	podN       int
+}
+
+// podDirs maps every volume of a pod onto a directory: a claim's own, or
+// a fresh one for an emptyDir (one per pod).
+func (w *world) podDirs(pod corev1.PodSpec, vols map[string]string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, v := range pod.Volumes {
+		switch {
+		case v.PersistentVolumeClaim != nil:
+			dir, ok := w.claims[v.PersistentVolumeClaim.ClaimName]
+			if !ok {
+				dir = filepath.Join(w.root, "claim-"+v.PersistentVolumeClaim.ClaimName)
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
+				w.claims[v.PersistentVolumeClaim.ClaimName] = dir
+			}
+			vols[v.Name] = dir
+		case v.EmptyDir != nil:
+			w.podN++
+			dir := filepath.Join(w.root, "emptydir-"+strconv.Itoa(w.podN))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			vols[v.Name] = dir
+		default:
+			return fmt.Errorf("volume %s: a kind the examples do not use", v.Name)
+		}
+	}
+	return nil
+}
+
+// hostPath maps a container path onto the directories standing in for
+// its mounts.
+func hostPath(mounts map[string]string, p string) string {
+	best := ""
+	for m := range mounts {
+		if (p == m || strings.HasPrefix(p, m+"/")) && len(m) > len(best) {
+			best = m
+		}
+	}
+	if best == "" {
+		return p
+	}
+	return mounts[best] + p[len(best):]
+}
+
+// container runs one container of a pod to its end (kill, when set, is
+// called with the started process).
+func (w *world) container(ctx context.Context, c corev1.Container, vols map[string]string, index string, kill func(*os.Process)) ([]byte, error) {
+	mounts := map[string]string{w.imageProj: imageDir}
+	for _, m := range c.VolumeMounts {
+		mounts[m.MountPath] = vols[m.Name]
+	}
+	args := make([]string, len(c.Command))
+	for i, a := range c.Command {
+		args[i] = hostPath(mounts, a)
+	}
+	if args[0] == "impactbench" {
+		args[0] = filepath.Join(binDir, "impactbench")
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = hostPath(mounts, c.WorkingDir)
+	env, err := w.env(c, index)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env = append(slices.Clone(w.baseEnv), env...)
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	if kill != nil {
+		kill(cmd.Process)
+	}
+	err = cmd.Wait()
+	return out.Bytes(), err
+}
+
+// env is the container's environment as the kubelet sets it: the Indexed
+// Job's JOB_COMPLETION_INDEX, each literal value, each Secret's key (a
+// Secret the docs tell the user to create).
+func (w *world) env(c corev1.Container, index string) ([]string, error) {
+	var env []string
+	if index != "" {
+		env = append(env, cluster.EnvK8sIndex+"="+index)
+	}
+	for _, e := range c.Env {
+		v := e.Value
+		if e.ValueFrom != nil {
+			ref := e.ValueFrom.SecretKeyRef
+			if ref == nil {
+				return nil, fmt.Errorf("%s: only Secrets feed the examples' variables", e.Name)
+			}
+			if !w.secrets[ref.Name+"/"+ref.Key] {
+				return nil, fmt.Errorf("%s: key %s of Secret %s is not created by the docs' `kubectl create secret generic %s --from-literal=%s=…`", e.Name, ref.Key, ref.Name, ref.Name, ref.Key)
+			}
+			v = secretValue(e.Name)
+		}
+		env = append(env, e.Name+"="+w.rewrite(e.Name, v))
+	}
+	return env, nil
+}
+
+// secretValue is what the test's Secrets hold for a variable: the S3
+// API's credentials, a key the offline model never uses otherwise.
+func secretValue(name string) string {
+	switch name {
+	case "AWS_ACCESS_KEY_ID":
+		return s3test.AccessKey
+	case "AWS_SECRET_ACCESS_KEY":
+		return s3test.SecretKey
+	}
+	return "not-used-by-the-offline-model"
+}
+
+// pod runs a pod: its init containers in order, then its container.
+func (w *world) pod(ctx context.Context, spec corev1.PodSpec, index string, kill func(*os.Process)) ([]byte, error) {
+	vols := map[string]string{}
+	if err := w.podDirs(spec, vols); err != nil {
+		return nil, err
+	}
+	var all []byte
+	for _, c := range spec.InitContainers {
+		out, err := w.container(ctx, c, vols, index, nil)
+		all = append(all, out...)
+		if err != nil {
+			return all, err
+		}
+	}
+	out, err := w.container(ctx, spec.Containers[0], vols, index, kill)
+	return append(all, out...), err
+}
+
+// createdSecrets is every "secret/key" a `kubectl create secret generic
+// NAME --from-literal=KEY=…` command creates in text (continued lines,
+// commented or not, joined).
+func createdSecrets(text string) map[string]bool {
+	joined := regexp.MustCompile(`\\\n#?\s*`).ReplaceAllString(text, " ")
+	cmd := regexp.MustCompile(`kubectl create secret generic (\S+)((?: +--from-literal=[^=\s]+=\S*)+)`)
+	lit := regexp.MustCompile(`--from-literal=([^=\s]+)=`)
+	out := map[string]bool{}
+	for _, m := range cmd.FindAllStringSubmatch(joined, -1) {
+		for _, k := range lit.FindAllStringSubmatch(m[2], -1) {
+			out[m[1]+"/"+k[1]] = true
+		}
+	}
+	return out
+}
