@@ -46,6 +46,7 @@ pair of models changes order beyond its uncertainty (validation.json + a table).
 			if err != nil {
 				return err
 			}
+			pf.resolve(cfg)
 			benchDir, err := runner.ResolveBench(cfg, args[0])
 			if err != nil {
 				return err
