@@ -17,8 +17,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// TestFlagsPerCommand: each command registers only the flags it acts on.
-// A flag that does nothing for a command must not be listed in its help.
+// TestFlagsPerCommand: each command registers only the flags it acts on,
+// and every command is listed here. A flag that does nothing for a command
+// must not be listed in its help; a hidden flag (an old spelling kept
+// working) is listed apart.
 func TestFlagsPerCommand(t *testing.T) {
 	want := map[string][]string{
 		"run":           {"dry-run", "force", "max-cost", "no-report", "rounds", "shard", "shards", "until", "workers"},
@@ -34,22 +36,66 @@ func TestFlagsPerCommand(t *testing.T) {
 		"compare":       {"allow", "force", "output", "seed", "study"},
 		"status":        {"study"},
 		"study":         {},
-		"publish":       {"addr", "dry-run", "out", "serve", "site"},
+		"publish":       {"addr", "dry-run", "output", "serve", "site"},
+		"export":        {"format", "messages", "output", "raw"},
+		"calibrate":     {"half-width", "plan"},
+		"items":         {"all"},
+		"plan":          {"half-width", "icc", "pilot", "rate"},
+		"view":          {"addr", "blind", "half-width", "overlap", "reveal", "reviewer"},
 		"version":       {},
+		"exit-codes":    {},
 	}
+	hidden := map[string][]string{"publish": {"out"}}
 	root := newRootCmd(&globals{})
+	for _, cmd := range root.Commands() {
+		if _, ok := want[cmd.Name()]; !ok && cmd.Name() != "help" && cmd.Name() != "completion" {
+			t.Errorf("command %s: list its flags in this test", cmd.Name())
+		}
+	}
 	for name, flags := range want {
 		cmd, _, err := root.Find([]string{name})
 		if err != nil || cmd.Name() != name {
 			t.Fatalf("command %s: %v", name, err)
 		}
-		var got []string
-		cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) { got = append(got, f.Name) })
+		var got, gotHidden []string
+		cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Hidden {
+				gotHidden = append(gotHidden, f.Name)
+			} else {
+				got = append(got, f.Name)
+			}
+		})
 		sort.Strings(got)
 		if !slices.Equal(got, flags) {
 			t.Errorf("%s registers %v, want %v", name, got, flags)
 		}
+		if !slices.Equal(gotHidden, hidden[name]) {
+			t.Errorf("%s hides %v, want %v", name, gotHidden, hidden[name])
+		}
 	}
+}
+
+// TestOutputFlagEverywhere: every command that takes an output path takes
+// it as -o/--output, and no command has another -o.
+func TestOutputFlagEverywhere(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Hidden {
+				return
+			}
+			if (f.Shorthand == "o") != (f.Name == "output") {
+				t.Errorf("%s: -%s/--%s: -o is --output, the output path, everywhere", c.CommandPath(), f.Shorthand, f.Name)
+			}
+			if strings.HasPrefix(f.Name, "out") && f.Name != "output" {
+				t.Errorf("%s --%s: an output path is --output", c.CommandPath(), f.Name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(&globals{}))
 }
 
 // TestUsagePlaceholders: pflag turns the first back-quoted word of a usage
@@ -210,3 +256,4 @@ func TestNextSteps(t *testing.T) {
 		t.Errorf("shellQuote: %s", got)
 	}
 }
+
