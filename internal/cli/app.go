@@ -62,7 +62,7 @@ func (f *phaseFlags) add(cmd *cobra.Command, set phaseFlagSet) {
 	fl := cmd.Flags()
 	f.flags = fl
 	if set&withForce != 0 {
-		fl.BoolVarP(&f.Force, "force", "f", false, "redo this phase even if its output exists (ignores stored answers; may replace a file with fewer rows or null verdicts)")
+		fl.BoolVarP(&f.Force, "force", "f", false, forceHelp[cmd.Name()])
 	}
 	if set&withDryRun != 0 {
 		fl.BoolVarP(&f.DryRun, "dry-run", "n", false, "print rows, model calls and estimated tokens/cost; call nothing")

@@ -102,12 +102,6 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 		},
 	}
 	pf.add(cmd, kind.flags())
-	switch kind {
-	case phaseGenMetrics:
-		cmd.Flags().Lookup("force").Usage = "write new metrics even if benchmark.yaml has some (the old file is kept as benchmark.yaml.bak-<UTC time>)"
-	case phaseAggregate:
-		cmd.Flags().Lookup("force").Usage = "write results.json even when it drops a model or counts fewer rows for one than the old file"
-	}
 	if kind == phaseAggregate {
 		cmd.Flags().BoolVar(&upstreamOnly, "upstream-only", false, "write only upstream ImpactBench's fields (byte-identical to its results.json)")
 	}

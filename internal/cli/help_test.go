@@ -257,3 +257,44 @@ func TestNextSteps(t *testing.T) {
 	}
 }
 
+// TestForceHelpIsSpecific: every command's --force says in its help the
+// one thing it does there — naming what it replaces or allows — and no two
+// commands share a text; forceHelp has no entry for a command without it.
+func TestForceHelpIsSpecific(t *testing.T) {
+	names := map[string]string{
+		"init": "config.yaml", "run": "gen-metrics --force", "gen-metrics": "benchmark.yaml.bak",
+		"gen-scenarios": "scenarios.json", "simulate": "conversations.json", "evaluate": "scores.json",
+		"aggregate": "results.json", "validate": "validation/<role>-<model>/", "compare": "not comparable",
+	}
+	seen := map[string]string{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if f := c.LocalNonPersistentFlags().Lookup("force"); f != nil {
+			want, ok := names[c.Name()]
+			switch {
+			case !ok:
+				t.Errorf("%s --force: add what it names to this test", c.CommandPath())
+			case !strings.Contains(f.Usage, want):
+				t.Errorf("%s --force help %q does not name %q", c.CommandPath(), f.Usage, want)
+			case seen[f.Usage] != "":
+				t.Errorf("%s --force has the same help as %s", c.CommandPath(), seen[f.Usage])
+			}
+			seen[f.Usage] = c.CommandPath()
+			delete(names, c.Name())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(&globals{}))
+	for name := range names {
+		t.Errorf("%s has no --force (or its help lost it)", name)
+	}
+	root := newRootCmd(&globals{})
+	for name := range forceHelp {
+		c, _, err := root.Find([]string{name})
+		if err != nil || c.Name() != name || c.Flags().Lookup("force") == nil {
+			t.Errorf("forceHelp[%q]: no such command with --force", name)
+		}
+	}
+}
