@@ -288,12 +288,8 @@ func fromEnv(name, configured, key string, problem func(string) string) (value, 
 // finish turns failed rows into exit 1 and prints the plan or summary
 // (with --json, the command's runJSON on stdout).
 func (g *globals) finish(command string, r *runner.Runner, inv invocation, runErr error) error {
-	runErr = withFailedRows(r, runErr)
-	r.RecordLimits()
+	runErr = settle(r, runErr)
 	s := r.Report
-	if s.DryRun {
-		s.SetPrecision(plan.DryRunPrecision(r.Config(), r.Bench(), r.Layout().Results()))
-	}
 	if g.JSON {
 		if err := writeJSON(g.stdout, newRunJSON(command, r, inv, runErr)); err != nil {
 			return err
@@ -308,6 +304,18 @@ func (g *globals) finish(command string, r *runner.Runner, inv invocation, runEr
 	}
 	if !g.Quiet {
 		printSummary(g, s)
+	}
+	return runErr
+}
+
+// settle completes one benchmark's summary once its work is over: failed
+// rows as the error (withFailedRows), the learned limits, and a dry run's
+// precision lines.
+func settle(r *runner.Runner, runErr error) error {
+	runErr = withFailedRows(r, runErr)
+	r.RecordLimits()
+	if s := r.Report; s.DryRun {
+		s.SetPrecision(plan.DryRunPrecision(r.Config(), r.Bench(), r.Layout().Results()))
 	}
 	return runErr
 }

@@ -139,7 +139,7 @@ func TestArgumentAndFlagErrors(t *testing.T) {
 	}{
 		{[]string{"run"}, "expected a benchmark name (a directory under benchmarks/), e.g. `impactbench run example`"},
 		{[]string{"simulate"}, "e.g. `impactbench simulate example`"},
-		{[]string{"aggregate", "a", "b"}, "aggregate takes one benchmark name, got 2 arguments: a b"},
+		{[]string{"gen-metrics", "a", "b"}, "gen-metrics takes one benchmark name, got 2 arguments: a b"},
 		{[]string{"report"}, "expected a benchmark name"},
 		{[]string{"plan"}, "e.g. `impactbench plan example`"},
 		{[]string{"calibrate"}, "e.g. `impactbench calibrate example`"},
