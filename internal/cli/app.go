@@ -42,6 +42,9 @@ type phaseFlags struct {
 	// fromStore: assemble outputs from the call store alone (merge
 	// --from-store), which must then be the configured one.
 	fromStore bool
+	// flags is the command's flag set, to tell a flag typed on the command
+	// line from its default (resolve); nil for a command without them.
+	flags *pflag.FlagSet
 }
 
 // phaseFlagSet picks the phase flags a command registers: each command
@@ -57,15 +60,16 @@ const (
 
 func (f *phaseFlags) add(cmd *cobra.Command, set phaseFlagSet) {
 	fl := cmd.Flags()
+	f.flags = fl
 	if set&withForce != 0 {
-		fl.BoolVarP(&f.Force, "force", "f", false, "redo this phase even if its output exists (ignores stored answers; may replace a file with fewer rows or null verdicts)")
+		fl.BoolVarP(&f.Force, "force", "f", false, forceHelp[cmd.Name()])
 	}
 	if set&withDryRun != 0 {
 		fl.BoolVarP(&f.DryRun, "dry-run", "n", false, "print rows, model calls and estimated tokens/cost; call nothing")
 	}
 	if set&withMaxCost != 0 {
 		f.calls = true
-		fl.Var((*usdValue)(&f.MaxCost), "max-cost", "stop scheduling new calls before spending more than this many US dollars (0: config max_cost)")
+		fl.Var((*usdValue)(&f.MaxCost), "max-cost", "stop scheduling new calls before spending more than this many US dollars (default: config max_cost; 0: no ceiling)")
 	}
 	if set&withShard != 0 {
 		f.sharded = true
@@ -73,6 +77,42 @@ func (f *phaseFlags) add(cmd *cobra.Command, set phaseFlagSet) {
 		fl.StringVar(&f.Shard, "shard", "", "run only shard `i/K` of the rows (0 ≤ i < K, e.g. 0/4); combine the shards with impactbench merge. Without it, the index comes from the cluster's scheduler: "+cluster.EnvK8sIndex+", "+cluster.EnvSlurmID+" or "+cluster.EnvAWSIndex)
 		fl.IntVar(&f.Shards, "shards", 0, "the shard count `K` when the scheduler gives only an index (a Kubernetes Indexed Job's completions; or "+cluster.EnvShards+")")
 		fl.IntVar(&f.Workers, "workers", 0, "workers running at once on the same provider keys (the Job's parallelism, the array's %N; or "+cluster.EnvWorkers+"): each takes 1/`N` of every provider limit (default: every shard at once)")
+	}
+}
+
+// configured pairs each phase flag with the config.yaml key it overrides
+// (TestFlagsOverrideConfig checks every pair, both ways).
+func (f *phaseFlags) configured(cfg *config.Config) []flagSetting {
+	return []flagSetting{
+		{flag: "force", key: "run.force", flagVal: &f.Force, cfgVal: &cfg.Run.Force},
+		{flag: "dry-run", key: "run.dry_run", flagVal: &f.DryRun, cfgVal: &cfg.Run.DryRun},
+		{flag: "max-cost", key: "max_cost", flagVal: &f.MaxCost, cfgVal: &cfg.MaxCost},
+	}
+}
+
+// flagSetting is one setting that a flag and a config key both set.
+type flagSetting struct {
+	flag, key       string
+	flagVal, cfgVal any // *bool or *float64, the same type
+}
+
+// resolve settles every setting both config.yaml and a flag give: a flag
+// typed on the command line wins, in both directions (--dry-run=false
+// over run.dry_run: true, --max-cost 0 over max_cost: 50, meaning no
+// ceiling); an untyped flag takes config's value. Afterwards the flags and
+// cfg agree, so the command and the runner see one value. Idempotent.
+func (f *phaseFlags) resolve(cfg *config.Config) {
+	for _, s := range f.configured(cfg) {
+		from, to := s.cfgVal, s.flagVal
+		if f.flags != nil && f.flags.Changed(s.flag) {
+			from, to = s.flagVal, s.cfgVal
+		}
+		switch to := to.(type) {
+		case *bool:
+			*to = *from.(*bool)
+		case *float64:
+			*to = *from.(*float64)
+		}
 	}
 }
 
@@ -188,9 +228,10 @@ func (g *globals) openRunner(ctx context.Context, benchArg string, pf *phaseFlag
 	return r, tr, nil
 }
 
-// runnerOptions are the runner's options from the phase flags, config and
-// the environment (the scheduler's index, IMPACTBENCH_STORE and
-// IMPACTBENCH_RATE_BACKEND over config's store and rate_backend).
+// runnerOptions are the runner's options from the phase flags (a typed
+// flag over config: resolve), config and the environment (the scheduler's
+// index, IMPACTBENCH_STORE and IMPACTBENCH_RATE_BACKEND over config's store
+// and rate_backend).
 func (g *globals) runnerOptions(cfg *config.Config, pf *phaseFlags) (runner.Options, error) {
 	w, err := pf.worker(os.Getenv)
 	if err != nil {
@@ -199,9 +240,10 @@ func (g *globals) runnerOptions(cfg *config.Config, pf *phaseFlags) (runner.Opti
 	if w.Note != "" && !g.Quiet {
 		fmt.Fprintf(g.stderr, "impactbench: %s\n", w.Note)
 	}
+	pf.resolve(cfg)
 	o := runner.Options{
-		Force:   pf.Force || cfg.Run.Force,
-		DryRun:  pf.DryRun || cfg.Run.DryRun,
+		Force:   pf.Force,
+		DryRun:  pf.DryRun,
 		MaxCost: pf.MaxCost,
 		Shard:   w.Shard,
 		Workers: w.Workers,
@@ -246,12 +288,8 @@ func fromEnv(name, configured, key string, problem func(string) string) (value, 
 // finish turns failed rows into exit 1 and prints the plan or summary
 // (with --json, the command's runJSON on stdout).
 func (g *globals) finish(command string, r *runner.Runner, inv invocation, runErr error) error {
-	runErr = withFailedRows(r, runErr)
-	r.RecordLimits()
+	runErr = settle(r, runErr)
 	s := r.Report
-	if s.DryRun {
-		s.SetPrecision(plan.DryRunPrecision(r.Config(), r.Bench(), r.Layout().Results()))
-	}
 	if g.JSON {
 		if err := writeJSON(g.stdout, newRunJSON(command, r, inv, runErr)); err != nil {
 			return err
@@ -266,6 +304,18 @@ func (g *globals) finish(command string, r *runner.Runner, inv invocation, runEr
 	}
 	if !g.Quiet {
 		printSummary(g, s)
+	}
+	return runErr
+}
+
+// settle completes one benchmark's summary once its work is over: failed
+// rows as the error (withFailedRows), the learned limits, and a dry run's
+// precision lines.
+func settle(r *runner.Runner, runErr error) error {
+	runErr = withFailedRows(r, runErr)
+	r.RecordLimits()
+	if s := r.Report; s.DryRun {
+		s.SetPrecision(plan.DryRunPrecision(r.Config(), r.Bench(), r.Layout().Results()))
 	}
 	return runErr
 }

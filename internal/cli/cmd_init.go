@@ -72,7 +72,7 @@ when it has any, else over the example benchmark (docs/study.md).`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing files")
+	cmd.Flags().BoolVar(&force, "force", false, forceHelp["init"])
 	cmd.Flags().BoolVar(&forStudy, "study", false, "write a study's inputs (benchmarks/taxonomy.json, nutrition-label.json, models.yaml) instead of a project")
 	return cmd
 }

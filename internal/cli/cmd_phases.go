@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/impactbench/impactbench/internal/aggregate"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/report"
@@ -38,8 +37,8 @@ var phaseDocs = map[phaseKind]struct{ short, long, example string }{
 		"The judge sees only the metric definition and the transcript. Writes runs/<target>/scores.json.\n--judge re-judges stored conversations with other judges (written under runs/<target>/judges/).\n--repeats K re-judges them K more times with fresh seeds and reports each metric's flip rate\n(runs/<target>/repeats.json; scores.json is not touched).",
 		"  impactbench evaluate example\n  impactbench evaluate example gpt-4o --judge gpt-5-mini"},
 	phaseAggregate: {"Compute pass rates, intervals and agreement into results.json",
-		"Reads every runs/*/scores.json. Upstream's fields are computed exactly as ImpactBench does;\nintervals, demographic breakdowns, agreement and gaps are added in new fields.",
-		"  impactbench aggregate example"},
+		"Reads every runs/*/scores.json. Upstream's fields are computed exactly as ImpactBench does;\nintervals, demographic breakdowns, agreement and gaps are added in new fields.\n\nSeveral benchmarks (`aggregate all`, or `aggregate b1 b2 …`) are aggregated one after another,\nevery name checked first (names that are no benchmark: exit 2, naming them); one that fails\ndoes not stop the others, and the error names each failure by benchmark.",
+		"  impactbench aggregate example\n  impactbench aggregate all\n  impactbench aggregate example humanebench"},
 }
 
 func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
@@ -51,8 +50,12 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 	doc := phaseDocs[kind]
 	use := name + " <benchmark>"
 	args := benchArgs(false)
-	if kind == phaseSimulate || kind == phaseEvaluate {
+	switch kind {
+	case phaseSimulate, phaseEvaluate:
 		use += " [target…]"
+		args = benchArgs(true)
+	case phaseAggregate:
+		use = name + " <benchmark…|all>"
 		args = benchArgs(true)
 	}
 	cmd := &cobra.Command{
@@ -64,12 +67,14 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 		GroupID: "stages",
 		Args:    args,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if kind == phaseAggregate {
+				return g.aggregateAll(cmd.Context(), args, pf, upstreamOnly)
+			}
 			return g.withRunner(cmd.Context(), name, args[0], pf, func(o *runner.Options) {
 				if len(judges) > 0 {
 					o.Judges = judgeConfigs(judges)
 				}
-				o.UpstreamOnly = upstreamOnly
-			}, func(ctx context.Context, r *runner.Runner, inv *invocation) error {
+			}, func(ctx context.Context, r *runner.Runner, _ *invocation) error {
 				targets := args[1:]
 				if len(targets) == 0 {
 					targets = r.Targets()
@@ -87,27 +92,16 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 					return r.GenScenarios(ctx)
 				case phaseSimulate:
 					return forTargets(ctx, targets, r.Simulate)
-				case phaseEvaluate:
+				default: // evaluate; aggregate is aggregateAll
 					if repeats != 0 {
 						return forTargets(ctx, targets, func(ctx context.Context, t string) error { return r.Repeat(ctx, t, repeats) })
 					}
 					return forTargets(ctx, targets, r.Evaluate)
-				default:
-					if err := aggregate.Run(ctx, r.Work()); err != nil {
-						return err
-					}
-					return writeReport(ctx, g, r, inv)
 				}
 			})
 		},
 	}
 	pf.add(cmd, kind.flags())
-	switch kind {
-	case phaseGenMetrics:
-		cmd.Flags().Lookup("force").Usage = "write new metrics even if benchmark.yaml has some (the old file is kept as benchmark.yaml.bak-<UTC time>)"
-	case phaseAggregate:
-		cmd.Flags().Lookup("force").Usage = "write results.json even when it drops a model or counts fewer rows for one than the old file"
-	}
 	if kind == phaseAggregate {
 		cmd.Flags().BoolVar(&upstreamOnly, "upstream-only", false, "write only upstream ImpactBench's fields (byte-identical to its results.json)")
 	}

@@ -56,6 +56,7 @@ gen-metrics --force for that.`,
 			if err != nil {
 				return err
 			}
+			pf.resolve(cfg) // --until's check below needs the dry run's value
 			dirs, targets, study, err := runArgs(cfg, args)
 			if err != nil {
 				return err

@@ -108,7 +108,7 @@ rank intervals, and how many base scenarios it rests on. Writes benchmarks/study
 }
 
 func newPublishCmd(g *globals) *cobra.Command {
-	var out, addr string
+	var out, oldOut, addr string
 	var dry, withSite, serve bool
 	cmd := &cobra.Command{
 		Use:   "publish",
@@ -135,13 +135,17 @@ impactbench-web needs to load the files from its own origin (a plain static serv
 python3 -m http.server sends none, and the site then loads nothing), until Ctrl-C: run the
 site with PUBLIC_DATA_BASE=http://127.0.0.1:8080. The site opens on the model
 claude-haiku-4-5 (hard-coded); a study without it shows no scores until a model is picked.`,
-		Example: `  impactbench publish --out site-data
-  impactbench publish --site --out study-site   # then open study-site/index.html
+		Example: `  impactbench publish -o site-data
+  impactbench publish --site -o study-site   # then open study-site/index.html
   impactbench publish --dry-run          # list what would change; write nothing
-  impactbench publish --out site-data --serve   # then run impactbench-web with PUBLIC_DATA_BASE=http://127.0.0.1:8080`,
+  impactbench publish -o site-data --serve   # then run impactbench-web with PUBLIC_DATA_BASE=http://127.0.0.1:8080`,
 		GroupID: "results",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			out, err := deprecatedAlias(g, cmd.Flags(), "out", "output", oldOut, out)
+			if err != nil {
+				return err
+			}
 			s, res, dir, err := g.loadStudy()
 			if err != nil {
 				return err
@@ -181,7 +185,9 @@ claude-haiku-4-5 (hard-coded); a study without it shows no scores until a model 
 			return err
 		},
 	}
-	cmd.Flags().StringVarP(&out, "out", "o", "", "output `DIR` (default: published/ beside config.yaml)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output `DIR` (default: published/ beside config.yaml)")
+	cmd.Flags().StringVar(&oldOut, "out", "", "the old spelling of --output")
+	_ = cmd.Flags().MarkHidden("out") // still works, with a note (deprecatedAlias)
 	cmd.Flags().BoolVarP(&dry, "dry-run", "n", false, "list the files that would be written or removed; write nothing")
 	cmd.Flags().BoolVar(&withSite, "site", false, "also write the static study site (DIR/index.html, DIR/site/): works from file:// and any static host")
 	cmd.Flags().BoolVar(&serve, "serve", false, "then serve DIR on loopback with the CORS header impactbench-web needs, until Ctrl-C")

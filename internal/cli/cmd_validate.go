@@ -46,6 +46,7 @@ pair of models changes order beyond its uncertainty (validation.json + a table).
 			if err != nil {
 				return err
 			}
+			pf.resolve(cfg)
 			benchDir, err := runner.ResolveBench(cfg, args[0])
 			if err != nil {
 				return err
@@ -125,7 +126,7 @@ built from the two scores' intervals (MOVER), and how many changed beyond it.`,
 		},
 	}
 	cmd.Flags().StringSliceVar(&allow, "allow", nil, "accept a difference in this component (metrics, judges, settings, prompts)")
-	cmd.Flags().BoolVar(&force, "force", false, "compare even when the runs are not comparable (the report says so)")
+	cmd.Flags().BoolVar(&force, "force", false, forceHelp["compare"])
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed of the rank correlations' bootstrap (reported, so they are reproducible)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "also write the comparison as JSON to this file")
 	cmd.Flags().BoolVar(&studies, "study", false, "compare two study.json files (two publishes of a study) instead of two runs")

@@ -17,8 +17,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// TestFlagsPerCommand: each command registers only the flags it acts on.
-// A flag that does nothing for a command must not be listed in its help.
+// TestFlagsPerCommand: each command registers only the flags it acts on,
+// and every command is listed here. A flag that does nothing for a command
+// must not be listed in its help; a hidden flag (an old spelling kept
+// working) is listed apart.
 func TestFlagsPerCommand(t *testing.T) {
 	want := map[string][]string{
 		"run":           {"dry-run", "force", "max-cost", "no-report", "rounds", "shard", "shards", "until", "workers"},
@@ -34,22 +36,66 @@ func TestFlagsPerCommand(t *testing.T) {
 		"compare":       {"allow", "force", "output", "seed", "study"},
 		"status":        {"study"},
 		"study":         {},
-		"publish":       {"addr", "dry-run", "out", "serve", "site"},
+		"publish":       {"addr", "dry-run", "output", "serve", "site"},
+		"export":        {"format", "messages", "output", "raw"},
+		"calibrate":     {"half-width", "include-after-reveal", "plan"},
+		"items":         {"all"},
+		"plan":          {"half-width", "icc", "pilot", "rate"},
+		"view":          {"addr", "blind", "half-width", "overlap", "reveal", "reviewer"},
 		"version":       {},
+		"exit-codes":    {},
 	}
+	hidden := map[string][]string{"publish": {"out"}}
 	root := newRootCmd(&globals{})
+	for _, cmd := range root.Commands() {
+		if _, ok := want[cmd.Name()]; !ok && cmd.Name() != "help" && cmd.Name() != "completion" {
+			t.Errorf("command %s: list its flags in this test", cmd.Name())
+		}
+	}
 	for name, flags := range want {
 		cmd, _, err := root.Find([]string{name})
 		if err != nil || cmd.Name() != name {
 			t.Fatalf("command %s: %v", name, err)
 		}
-		var got []string
-		cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) { got = append(got, f.Name) })
+		var got, gotHidden []string
+		cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Hidden {
+				gotHidden = append(gotHidden, f.Name)
+			} else {
+				got = append(got, f.Name)
+			}
+		})
 		sort.Strings(got)
 		if !slices.Equal(got, flags) {
 			t.Errorf("%s registers %v, want %v", name, got, flags)
 		}
+		if !slices.Equal(gotHidden, hidden[name]) {
+			t.Errorf("%s hides %v, want %v", name, gotHidden, hidden[name])
+		}
 	}
+}
+
+// TestOutputFlagEverywhere: every command that takes an output path takes
+// it as -o/--output, and no command has another -o.
+func TestOutputFlagEverywhere(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Hidden {
+				return
+			}
+			if (f.Shorthand == "o") != (f.Name == "output") {
+				t.Errorf("%s: -%s/--%s: -o is --output, the output path, everywhere", c.CommandPath(), f.Shorthand, f.Name)
+			}
+			if strings.HasPrefix(f.Name, "out") && f.Name != "output" {
+				t.Errorf("%s --%s: an output path is --output", c.CommandPath(), f.Name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(&globals{}))
 }
 
 // TestUsagePlaceholders: pflag turns the first back-quoted word of a usage
@@ -93,7 +139,7 @@ func TestArgumentAndFlagErrors(t *testing.T) {
 	}{
 		{[]string{"run"}, "expected a benchmark name (a directory under benchmarks/), e.g. `impactbench run example`"},
 		{[]string{"simulate"}, "e.g. `impactbench simulate example`"},
-		{[]string{"aggregate", "a", "b"}, "aggregate takes one benchmark name, got 2 arguments: a b"},
+		{[]string{"gen-metrics", "a", "b"}, "gen-metrics takes one benchmark name, got 2 arguments: a b"},
 		{[]string{"report"}, "expected a benchmark name"},
 		{[]string{"plan"}, "e.g. `impactbench plan example`"},
 		{[]string{"calibrate"}, "e.g. `impactbench calibrate example`"},
@@ -208,5 +254,47 @@ func TestNextSteps(t *testing.T) {
 	}
 	if got := shellQuote("/a b/it's"); got != `'/a b/it'\''s'` {
 		t.Errorf("shellQuote: %s", got)
+	}
+}
+
+// TestForceHelpIsSpecific: every command's --force says in its help the
+// one thing it does there — naming what it replaces or allows — and no two
+// commands share a text; forceHelp has no entry for a command without it.
+func TestForceHelpIsSpecific(t *testing.T) {
+	names := map[string]string{
+		"init": "config.yaml", "run": "gen-metrics --force", "gen-metrics": "benchmark.yaml.bak",
+		"gen-scenarios": "scenarios.json", "simulate": "conversations.json", "evaluate": "scores.json",
+		"aggregate": "results.json", "validate": "validation/<role>-<model>/", "compare": "not comparable",
+	}
+	seen := map[string]string{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if f := c.LocalNonPersistentFlags().Lookup("force"); f != nil {
+			want, ok := names[c.Name()]
+			switch {
+			case !ok:
+				t.Errorf("%s --force: add what it names to this test", c.CommandPath())
+			case !strings.Contains(f.Usage, want):
+				t.Errorf("%s --force help %q does not name %q", c.CommandPath(), f.Usage, want)
+			case seen[f.Usage] != "":
+				t.Errorf("%s --force has the same help as %s", c.CommandPath(), seen[f.Usage])
+			}
+			seen[f.Usage] = c.CommandPath()
+			delete(names, c.Name())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(&globals{}))
+	for name := range names {
+		t.Errorf("%s has no --force (or its help lost it)", name)
+	}
+	root := newRootCmd(&globals{})
+	for name := range forceHelp {
+		c, _, err := root.Find([]string{name})
+		if err != nil || c.Name() != name || c.Flags().Lookup("force") == nil {
+			t.Errorf("forceHelp[%q]: no such command with --force", name)
+		}
 	}
 }

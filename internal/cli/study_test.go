@@ -45,7 +45,7 @@ func TestStudyCommandsJSON(t *testing.T) {
 	}
 
 	site := filepath.Join(dir, "site")
-	code, out, errs = run(t, dir, "publish", "--out", site, "--json")
+	code, out, errs = run(t, dir, "publish", "--output", site, "--json")
 	if code != 0 {
 		t.Fatalf("publish: exit %d\n%s", code, errs)
 	}
@@ -58,19 +58,19 @@ func TestStudyCommandsJSON(t *testing.T) {
 			t.Errorf("publish did not write data/%s: %v", f, err)
 		}
 	}
-	code, out, _ = run(t, dir, "publish", "--out", site, "--dry-run", "--json")
+	code, out, _ = run(t, dir, "publish", "--output", site, "--dry-run", "--json")
 	obj = checkShape(t, "publish --dry-run", doc, "publish", decodeJSON(t, "publish --dry-run", out))
 	if w, _ := obj["written"].([]any); code != 0 || len(w) != 0 || obj["study"] != nil || obj["dry_run"] != true {
 		t.Errorf("publish --dry-run of an unchanged study: exit %d, %v", code, obj)
 	}
-	code, out, _ = run(t, dir, "publish", "--out", site, "--site", "--json")
+	code, out, _ = run(t, dir, "publish", "--output", site, "--site", "--json")
 	obj = checkShape(t, "publish --site", doc, "publish", decodeJSON(t, "publish --site", out))
 	if page := filepath.Join(site, "index.html"); code != 0 || obj["site"] != page {
 		t.Errorf("publish --site: exit %d, %v", code, obj)
 	} else if _, err := os.Stat(page); err != nil {
 		t.Errorf("publish --site wrote no page: %v", err)
 	}
-	if code, out, _ = run(t, dir, "publish", "--out", site, "--site"); code != 0 || !strings.Contains(out, "site: open "+filepath.Join(site, "index.html")) {
+	if code, out, _ = run(t, dir, "publish", "--output", site, "--site"); code != 0 || !strings.Contains(out, "site: open "+filepath.Join(site, "index.html")) {
 		t.Errorf("publish --site: exit %d, %s", code, out)
 	}
 
@@ -112,7 +112,7 @@ func TestStudyBadInputLeavesFiles(t *testing.T) {
 		t.Fatalf("init --study: %s", errs)
 	}
 	site := filepath.Join(dir, "site")
-	if code, _, errs := run(t, dir, "publish", "--out", site); code != 0 {
+	if code, _, errs := run(t, dir, "publish", "--output", site); code != 0 {
 		t.Fatalf("publish: %s", errs)
 	}
 	studyFile := filepath.Join(dir, "benchmarks", "study.json")
@@ -124,7 +124,7 @@ func TestStudyBadInputLeavesFiles(t *testing.T) {
 	if err := os.WriteFile(tax, bytes.Replace(b, []byte(`"example__m02"`), []byte(`"example__m07"`), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"study"}, {"publish", "--out", site}, {"study", "--json"}} {
+	for _, args := range [][]string{{"study"}, {"publish", "--output", site}, {"study", "--json"}} {
 		code, _, errs := run(t, dir, args...)
 		if code != ExitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, ExitUsage)
@@ -296,7 +296,7 @@ func TestStudyMessagesGoToStderr(t *testing.T) {
 		t.Fatalf("init --study: %s", errs)
 	}
 	studytestEdit(t, filepath.Join(dir, "benchmarks", "nutrition-label.json"), `"label": "Promotes Agency"`, `"label": "Shows wanted behaviours"`)
-	for _, args := range [][]string{{"study"}, {"publish", "--out", filepath.Join(dir, "site")}} {
+	for _, args := range [][]string{{"study"}, {"publish", "--output", filepath.Join(dir, "site")}} {
 		code, out, errs := run(t, dir, args...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d\n%s", args, code, errs)
@@ -349,11 +349,51 @@ func TestPublishServeRefusesANetworkAddress(t *testing.T) {
 		t.Fatalf("init --study: %s", errs)
 	}
 	site := filepath.Join(dir, "site")
-	code, _, errs := run(t, dir, "publish", "--out", site, "--serve", "--addr", "0.0.0.0:0")
+	code, _, errs := run(t, dir, "publish", "--output", site, "--serve", "--addr", "0.0.0.0:0")
 	if code != ExitUsage || !strings.Contains(errs, "--addr 0.0.0.0:0") || !strings.Contains(errs, "loopback") {
 		t.Errorf("publish --serve --addr 0.0.0.0:0: exit %d\n%s", code, errs)
 	}
 	if _, err := os.Stat(filepath.Join(site, "data", "models.json")); err != nil {
 		t.Errorf("publish before serving: %v", err)
+	}
+}
+
+// TestPublishOutputFlag: publish takes its folder as -o/--output like
+// compare and export; the old --out still works, says it is deprecated on
+// stderr (stdout stays one JSON object), and is hidden from the help;
+// --out and --output naming different folders is a usage error.
+func TestPublishOutputFlag(t *testing.T) {
+	dir := copyProject(t)
+	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
+		t.Fatalf("init --study: %s", errs)
+	}
+	for _, flag := range []string{"-o", "--output", "--out"} {
+		site := filepath.Join(dir, "site"+flag)
+		code, out, errs := run(t, dir, "publish", flag, site, "--json")
+		if code != 0 {
+			t.Fatalf("publish %s: exit %d\n%s", flag, code, errs)
+		}
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(out), &obj); err != nil {
+			t.Fatalf("publish %s --json: stdout is not one JSON object: %v\n%s", flag, err, out)
+		}
+		if _, err := os.Stat(filepath.Join(site, "data", "models.json")); err != nil {
+			t.Errorf("publish %s %s wrote nothing there: %v", flag, site, err)
+		}
+		note := strings.Contains(errs, "--out is deprecated and will be removed: use -o/--output")
+		if note != (flag == "--out") {
+			t.Errorf("publish %s: deprecation note %v on stderr:\n%s", flag, note, errs)
+		}
+	}
+	code, _, errs := run(t, dir, "publish", "--out", filepath.Join(dir, "a"), "--output", filepath.Join(dir, "b"))
+	if code != ExitUsage || !strings.Contains(errs, "--out is the old spelling of --output") {
+		t.Errorf("--out and --output apart: exit %d, want 2 saying why:\n%s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a")); err == nil {
+		t.Error("a refused publish wrote its folder")
+	}
+	_, help, _ := run(t, dir, "publish", "--help")
+	if strings.Contains(help, "--out ") || !strings.Contains(help, "-o, --output DIR") {
+		t.Errorf("publish --help shows --out or lacks -o, --output DIR:\n%s", help)
 	}
 }

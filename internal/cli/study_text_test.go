@@ -46,7 +46,7 @@ func TestStudyPrintsNamesAsText(t *testing.T) {
 		t.Fatal(err)
 	}
 	site := filepath.Join(dir, "site")
-	for _, args := range [][]string{{"study"}, {"status", "--study"}, {"publish", "--out", site}, {"publish", "--out", site, "--dry-run"}} {
+	for _, args := range [][]string{{"study"}, {"status", "--study"}, {"publish", "--output", site}, {"publish", "--output", site, "--dry-run"}} {
 		code, out, errs := run(t, dir, args...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d\n%s", args, code, errs)

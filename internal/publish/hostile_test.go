@@ -74,8 +74,8 @@ func writeFile(t *testing.T, path, data string) {
 	}
 }
 
-// A manifest planted in --out that names files publish never writes
-// (README.md, .git/config, a path out of --out) is refused as not
+// A manifest planted in --output that names files publish never writes
+// (README.md, .git/config, a path out of --output) is refused as not
 // publish's own: nothing is removed, nothing written.
 func TestPlantedManifestRemovesNothing(t *testing.T) {
 	dir, s := smallStudy(t)
@@ -91,16 +91,16 @@ func TestPlantedManifestRemovesNothing(t *testing.T) {
 		t.Fatalf("want a refusal naming the manifest and its entry, got %T %v", err, err)
 	}
 	if after := tree(t, out); !maps.Equal(before, after) {
-		t.Errorf("a refused publish changed --out")
+		t.Errorf("a refused publish changed --output")
 	}
 	if after := tree(t, dir); !maps.Equal(outside, after) {
 		t.Errorf("a refused publish changed the project")
 	}
 }
 
-// A folder under --out that is a link (to outside --out) is never written
+// A folder under --output that is a link (to outside --output) is never written
 // through, nor is a stale file removed through it: publish refuses, and
-// neither --out nor the link's target changes.
+// neither --output nor the link's target changes.
 func TestLinksUnderOutAreNotFollowed(t *testing.T) {
 	for _, link := range []string{"scenarios/beta", "scenarios", "data", "site/data", "site/data/tr/beta"} {
 		t.Run(strings.ReplaceAll(link, "/", "_"), func(t *testing.T) {
@@ -128,7 +128,7 @@ func TestLinksUnderOutAreNotFollowed(t *testing.T) {
 				t.Fatalf("want a refusal naming the link, got %v", err)
 			}
 			if after := tree(t, out); !maps.Equal(before, after) {
-				t.Errorf("a refused publish changed --out")
+				t.Errorf("a refused publish changed --output")
 			}
 			if after := tree(t, target); !maps.Equal(elsewhere, after) {
 				t.Errorf("publish changed the link's target: %v", after)
@@ -176,7 +176,7 @@ func TestKilledPublishTempsAreSwept(t *testing.T) {
 }
 
 // A publish refused for any input — an id too long for a file name, a
-// damaged conversations.json read last — leaves --out byte for byte as it
+// damaged conversations.json read last — leaves --output byte for byte as it
 // was: every id, length and input is checked before the first write.
 func TestRefusedPublishWritesNothing(t *testing.T) {
 	for name, spoil := range map[string]func(t *testing.T, dir string, s *study.Study){
@@ -208,13 +208,13 @@ func TestRefusedPublishWritesNothing(t *testing.T) {
 						added = append(added, k)
 					}
 				}
-				t.Errorf("a refused publish changed --out: %d entries added, e.g. %v", len(added), added[:min(3, len(added))])
+				t.Errorf("a refused publish changed --output: %d entries added, e.g. %v", len(added), added[:min(3, len(added))])
 			}
 		})
 	}
 }
 
-// --out naming a file, or a file in the way of a folder publish writes,
+// --output naming a file, or a file in the way of a folder publish writes,
 // is an input error (exit 2) naming it, and nothing changes.
 func TestFilesInTheWayAreInputErrors(t *testing.T) {
 	dir, s := smallStudy(t)
@@ -227,10 +227,10 @@ func TestFilesInTheWayAreInputErrors(t *testing.T) {
 		err := publishErr(s, o)
 		var fe *artifacts.FileError
 		if !errors.As(err, &fe) {
-			t.Errorf("--out %s: want a *FileError, got %T %v", o, err, err)
+			t.Errorf("--output %s: want a *FileError, got %T %v", o, err, err)
 		}
 		if after := tree(t, dir); !maps.Equal(before, after) {
-			t.Errorf("--out %s: a refused publish changed files", o)
+			t.Errorf("--output %s: a refused publish changed files", o)
 		}
 	}
 }

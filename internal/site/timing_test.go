@@ -60,7 +60,7 @@ func (p *page) warmPaints(route string, n int) (cold, warm paint) {
 // transcript), cold and warm. It needs a published site:
 //
 //	STUDYTEST_OUT=/tmp/july go test ./internal/study/studytest -run TestWriteRebuiltStudy
-//	impactbench --config /tmp/july/config.yaml publish --site --out /tmp/july/out
+//	impactbench --config /tmp/july/config.yaml publish --site -o /tmp/july/out
 //	SITE_TIMING_DIR=/tmp/july/out go test ./internal/site -run TestSitePaintTimes -v
 //
 // docs/study.md records the numbers for the full July 2026 study; the
