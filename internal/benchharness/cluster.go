@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm/ratelimit"
 	"github.com/impactbench/impactbench/internal/llm/ratelimit/fakeprovider"
@@ -73,10 +74,16 @@ type ClusterResult struct {
 	Requests         int64   `json:"requests"`
 	RateLimited      int64   `json:"rate_limited"`
 	RateLimitedShare float64 `json:"rate_limited_share"`
+	// RateLimitedAt is the 429s per second of the workers' run (whole
+	// seconds since the first worker started, those with any), to tell
+	// start-up bursts from steady state.
+	RateLimitedAt map[int]int64 `json:"rate_limited_at,omitempty"`
 	// PaidTwice is the answers to request bodies beyond as many as the
 	// one process had answered; Missing, those it never got.
 	PaidTwice int64 `json:"paid_twice"`
 	Missing   int64 `json:"missing"`
+	// Why is why each of PaidTwice was paid again.
+	Why PaidTwice `json:"paid_twice_why"`
 
 	Kill     *ClusterKill `json:"kill,omitempty"`
 	Compared Comparison   `json:"compared"`
@@ -137,6 +144,10 @@ type cluster struct {
 	store *objectStore
 	work  *fakeServer
 	res   *ClusterResult
+	// killedPorts are the killed workers' client ports, at killTime.
+	killedPorts map[int]bool
+	killTime    time.Time
+	workStart   time.Time // the first worker's start
 }
 
 func runCluster(ctx context.Context, o Options, res *Result, dir string) error {
@@ -275,8 +286,19 @@ func writeClusterProject(dir string, o Options, url string) error {
 	if err := writeProject(dir, per, lay, pm); err != nil {
 		return err
 	}
+	perMetric := (lay.scenarios + lay.metrics - 1) / lay.metrics
+	if o.Benchmarks*perMetric > 999 {
+		return fmt.Errorf("benchharness: %d benchmarks of %d scenarios per metric: ids stop at s999", o.Benchmarks, perMetric)
+	}
 	for i := 2; i <= o.Benchmarks; i++ {
-		if err := copyTree(layout.BenchDir(dir, benchName), layout.BenchDir(dir, fmt.Sprintf("%s-%d", benchName, i))); err != nil {
+		// Another benchmark's own base scenario ids (a study's benchmarks
+		// share none), so that its rows fall in other shards.
+		bdir := layout.BenchDir(dir, fmt.Sprintf("%s-%d", benchName, i))
+		if err := copyTree(layout.BenchDir(dir, benchName), bdir); err != nil {
+			return err
+		}
+		scs := scenariosFrom(lay, o.Turns, (i-1)*perMetric)
+		if err := artifacts.WriteScenarios(layout.Bench{Dir: bdir}.Scenarios(), scs); err != nil {
 			return err
 		}
 	}
@@ -372,6 +394,17 @@ func (c *cluster) fill(res *Result, ref *fakeServer) {
 		r.RateLimitedShare = float64(r.RateLimited) / float64(r.Requests)
 	}
 	r.PaidTwice, r.Missing = paidBeyond(ref.calls, c.work.calls)
+	r.Why = explainPaidTwice(ref.calls, c.work.calls, c.killedPorts, c.killTime)
+	skip := int(c.workStart.Sub(c.work.start) / time.Second)
+	for sec, n := range c.work.Timeline() {
+		if n.RateLimited > 0 && sec >= skip {
+			sec -= skip
+			if r.RateLimitedAt == nil {
+				r.RateLimitedAt = map[int]int64{}
+			}
+			r.RateLimitedAt[sec] = n.RateLimited
+		}
+	}
 	if r.Bound > 0 {
 		r.Ratio, r.RunRatio = (r.Wall+r.Merge)/r.Bound, r.Wall/r.Bound
 	}

@@ -46,7 +46,8 @@ type scheduler struct {
 }
 
 func (c *cluster) runWorkers(ctx context.Context) error {
-	s := &scheduler{c: c, start: time.Now(), running: map[int]*workerProc{}, killed: map[int]bool{}, exited: make(chan *workerProc)}
+	c.workStart = time.Now()
+	s := &scheduler{c: c, start: c.workStart, running: map[int]*workerProc{}, killed: map[int]bool{}, exited: make(chan *workerProc)}
 	if c.o.Cluster == StoreDir {
 		if err := copyTree(c.tmpl, filepath.Join(c.dir, "shared")); err != nil {
 			return err
@@ -203,6 +204,7 @@ func (s *scheduler) killAt(ctx context.Context, calls int64, done <-chan struct{
 		}
 	}
 	k.InFlightKilled, k.InFlightAll = s.c.work.calls.inFlightFrom(ports)
+	s.c.killedPorts, s.c.killTime = ports, time.Now()
 	if len(ports) == 0 {
 		k.InFlightKilled = -1
 	}

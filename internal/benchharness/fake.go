@@ -216,7 +216,7 @@ func (s *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	fp.p.ServeHTTP(rec, r)
 	if s.calls != nil && rec.status == http.StatusOK {
-		s.calls.answered(body)
+		s.calls.answered(body, r.RemoteAddr, arrived)
 	}
 	// The 429 decision is made on arrival; count it in that second.
 	s.note(fp, arrived, rec.status)

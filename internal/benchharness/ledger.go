@@ -3,8 +3,10 @@ package benchharness
 import (
 	"crypto/sha256"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // callLedger is what the cluster presets need from the fake beyond its
@@ -16,10 +18,19 @@ type callLedger struct {
 	mu       sync.Mutex
 	paid     map[[sha256.Size]byte]int
 	inFlight map[string]int // by the client's host:port
+	// answers is every 200 of each body, to tell why a call was paid twice.
+	answers map[[sha256.Size]byte][]answer
+}
+
+// answer is one 200: the client's port, when the request arrived and when
+// its answer was written.
+type answer struct {
+	port          int
+	arrived, done time.Time
 }
 
 func newCallLedger() *callLedger {
-	return &callLedger{paid: map[[sha256.Size]byte]int{}, inFlight: map[string]int{}}
+	return &callLedger{paid: map[[sha256.Size]byte]int{}, inFlight: map[string]int{}, answers: map[[sha256.Size]byte][]answer{}}
 }
 
 // begin counts a request in flight from addr until the returned func runs
@@ -37,12 +48,23 @@ func (l *callLedger) begin(addr string) (done func()) {
 	}
 }
 
-// answered records one 200 answer to body.
-func (l *callLedger) answered(body []byte) {
+// answered records one 200 answer to body from addr, which arrived then.
+func (l *callLedger) answered(body []byte, addr string, arrived time.Time) {
 	h := sha256.Sum256(body)
+	a := answer{port: portOf(addr), arrived: arrived, done: time.Now()}
 	l.mu.Lock()
 	l.paid[h]++
+	l.answers[h] = append(l.answers[h], a)
 	l.mu.Unlock()
+}
+
+func portOf(addr string) int {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0
+	}
+	port, _ := strconv.Atoi(p)
+	return port
 }
 
 // total is every answered request.
@@ -63,10 +85,8 @@ func (l *callLedger) inFlightFrom(ports map[int]bool) (from, all int) {
 	defer l.mu.Unlock()
 	for addr, n := range l.inFlight {
 		all += n
-		if _, p, err := net.SplitHostPort(addr); err == nil {
-			if port, err := strconv.Atoi(p); err == nil && ports[port] {
-				from += n
-			}
+		if ports[portOf(addr)] {
+			from += n
 		}
 	}
 	return from, all
@@ -87,4 +107,63 @@ func paidBeyond(want, got *callLedger) (extra, missing int64) {
 		missing += int64(max(n-got.paid[h], 0))
 	}
 	return extra, missing
+}
+
+// PaidTwice is why each call beyond one process's answers was paid again.
+type PaidTwice struct {
+	// Raced: asked again while an earlier answer to it was still being
+	// made (two workers had it in flight at once: a duplicate and its twin).
+	Raced int64 `json:"raced"`
+	// Killed: its earlier answer went to a killed worker, written after
+	// the kill or at most LastBeforeKill before it (answered, but not yet
+	// stored when the worker died).
+	Killed int64 `json:"killed"`
+	// LastBeforeKill is the longest such gap, in seconds.
+	LastBeforeKill float64 `json:"last_before_kill_s"`
+	// Other: none of these; the goal is none.
+	Other int64 `json:"other"`
+}
+
+// killGrace is how long before a kill an answer to the killed worker
+// counts as still in flight (read, but not yet stored).
+const killGrace = time.Second
+
+// explainPaidTwice classifies the answers got paid beyond want's, given
+// the ports of the workers killed at kill.
+func explainPaidTwice(want, got *callLedger, killedPorts map[int]bool, kill time.Time) PaidTwice {
+	want.mu.Lock()
+	defer want.mu.Unlock()
+	got.mu.Lock()
+	defer got.mu.Unlock()
+	var p PaidTwice
+	for h, as := range got.answers {
+		need := want.paid[h]
+		if len(as) <= need {
+			continue
+		}
+		as = slices.Clone(as)
+		slices.SortFunc(as, func(a, b answer) int { return a.arrived.Compare(b.arrived) })
+		for i := max(need, 1); i < len(as); i++ {
+			p.classify(as[:i], as[i], killedPorts, kill)
+		}
+	}
+	return p
+}
+
+// classify says why again was paid although earlier answers were.
+func (p *PaidTwice) classify(earlier []answer, again answer, killedPorts map[int]bool, kill time.Time) {
+	for _, e := range earlier {
+		if again.arrived.Before(e.done) {
+			p.Raced++
+			return
+		}
+	}
+	for _, e := range earlier {
+		if killedPorts[e.port] && !kill.IsZero() && e.done.After(kill.Add(-killGrace)) {
+			p.Killed++
+			p.LastBeforeKill = max(p.LastBeforeKill, kill.Sub(e.done).Seconds())
+			return
+		}
+	}
+	p.Other++
 }
