@@ -118,10 +118,13 @@ func (s *scheduler) launch(ctx context.Context, index int, dup bool) (*workerPro
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("benchharness: start worker %d: %w", index, err)
 	}
+	exited := make(chan struct{})
 	if dup {
 		s.dups.Add(1)
+		go s.c.sampleDupPorts(p.cmd.Process.Pid, exited)
 	}
 	go func() {
+		defer close(exited)
 		err := p.cmd.Wait()
 		p.run.End = time.Since(s.start).Seconds()
 		var ee *exec.ExitError
@@ -165,6 +168,28 @@ func (s *scheduler) place(index int) (dir string, env []string, err error) {
 		return "", nil, err
 	}
 	return dir, append(env, s.c.store.env(dir, "calls")...), nil
+}
+
+// sampleDupPorts collects the duplicate's client ports until it exits.
+func (c *cluster) sampleDupPorts(pid int, exited <-chan struct{}) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ports := socketPorts(pid)
+		c.dupMu.Lock()
+		if c.dupPorts == nil {
+			c.dupPorts = map[int]bool{}
+		}
+		for p := range ports {
+			c.dupPorts[p] = true
+		}
+		c.dupMu.Unlock()
+		select {
+		case <-exited:
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // stopAll kills every running worker (a launch failed).

@@ -120,8 +120,11 @@ type PaidTwice struct {
 	Killed int64 `json:"killed"`
 	// LastBeforeKill is the longest such gap, in seconds.
 	LastBeforeKill float64 `json:"last_before_kill_s"`
-	// Other: none of these; the goal is none.
-	Other int64 `json:"other"`
+	lastOther      bool
+	// Other: none of these; the goal is none. OtherByDuplicate of them
+	// were asked by the duplicate worker (its sockets' ports, sampled).
+	Other            int64 `json:"other"`
+	OtherByDuplicate int64 `json:"other_by_duplicate"`
 }
 
 // killGrace is how long before a kill an answer to the killed worker
@@ -130,7 +133,7 @@ const killGrace = time.Second
 
 // explainPaidTwice classifies the answers got paid beyond want's, given
 // the ports of the workers killed at kill.
-func explainPaidTwice(want, got *callLedger, killedPorts map[int]bool, kill time.Time) PaidTwice {
+func explainPaidTwice(want, got *callLedger, killedPorts, dupPorts map[int]bool, kill time.Time) PaidTwice {
 	want.mu.Lock()
 	defer want.mu.Unlock()
 	got.mu.Lock()
@@ -145,6 +148,9 @@ func explainPaidTwice(want, got *callLedger, killedPorts map[int]bool, kill time
 		slices.SortFunc(as, func(a, b answer) int { return a.arrived.Compare(b.arrived) })
 		for i := max(need, 1); i < len(as); i++ {
 			p.classify(as[:i], as[i], killedPorts, kill)
+			if p.Other > 0 && dupPorts[as[i].port] && p.lastOther {
+				p.OtherByDuplicate++
+			}
 		}
 	}
 	return p
@@ -152,6 +158,7 @@ func explainPaidTwice(want, got *callLedger, killedPorts map[int]bool, kill time
 
 // classify says why again was paid although earlier answers were.
 func (p *PaidTwice) classify(earlier []answer, again answer, killedPorts map[int]bool, kill time.Time) {
+	p.lastOther = false
 	for _, e := range earlier {
 		if again.arrived.Before(e.done) {
 			p.Raced++
@@ -166,4 +173,5 @@ func (p *PaidTwice) classify(earlier []answer, again answer, killedPorts map[int
 		}
 	}
 	p.Other++
+	p.lastOther = true
 }
