@@ -149,10 +149,10 @@ type cluster struct {
 	killedPorts map[int]bool
 	killTime    time.Time
 	workStart   time.Time // the first worker's start
-	// dupPorts are the duplicate worker's client ports, sampled while it
-	// runs (guarded by dupMu).
-	dupMu    sync.Mutex
-	dupPorts map[int]bool
+	// owners names the worker of each client port, sampled while the
+	// workers run (guarded by ownMu).
+	ownMu  sync.Mutex
+	owners map[int]string
 }
 
 func runCluster(ctx context.Context, o Options, res *Result, dir string) error {
@@ -399,9 +399,9 @@ func (c *cluster) fill(res *Result, ref *fakeServer) {
 		r.RateLimitedShare = float64(r.RateLimited) / float64(r.Requests)
 	}
 	r.PaidTwice, r.Missing = paidBeyond(ref.calls, c.work.calls)
-	c.dupMu.Lock()
-	r.Why = explainPaidTwice(ref.calls, c.work.calls, c.killedPorts, c.dupPorts, c.killTime)
-	c.dupMu.Unlock()
+	c.ownMu.Lock()
+	r.Why = explainPaidTwice(ref.calls, c.work.calls, c.killedPorts, c.owners, c.killTime)
+	c.ownMu.Unlock()
 	skip := int(c.workStart.Sub(c.work.start) / time.Second)
 	for sec, n := range c.work.Timeline() {
 		if n.RateLimited > 0 && sec >= skip {

@@ -43,11 +43,13 @@ type scheduler struct {
 	exited  chan *workerProc
 	dups    sync.WaitGroup
 	pods    int // directories made so far (the s3 store: one per process)
+	// attempts counts each index's launches (the kill variant's labels).
+	attempts map[int]int
 }
 
 func (c *cluster) runWorkers(ctx context.Context) error {
 	c.workStart = time.Now()
-	s := &scheduler{c: c, start: c.workStart, running: map[int]*workerProc{}, killed: map[int]bool{}, exited: make(chan *workerProc)}
+	s := &scheduler{c: c, start: c.workStart, running: map[int]*workerProc{}, killed: map[int]bool{}, attempts: map[int]int{}, exited: make(chan *workerProc)}
 	if c.o.Cluster == StoreDir {
 		if err := copyTree(c.tmpl, filepath.Join(c.dir, "shared")); err != nil {
 			return err
@@ -121,7 +123,19 @@ func (s *scheduler) launch(ctx context.Context, index int, dup bool) (*workerPro
 	exited := make(chan struct{})
 	if dup {
 		s.dups.Add(1)
-		go s.c.sampleDupPorts(p.cmd.Process.Pid, exited)
+	}
+	if s.c.o.Kill {
+		label := fmt.Sprintf("index %d", index)
+		s.mu.Lock()
+		if dup {
+			label += " duplicate"
+		} else if s.killed[index] {
+			label += " killed"
+		} else if s.attempts[index]++; s.attempts[index] > 1 {
+			label += " rerun"
+		}
+		s.mu.Unlock()
+		go s.c.samplePorts(p.cmd.Process.Pid, label, exited)
 	}
 	go func() {
 		defer close(exited)
@@ -170,20 +184,20 @@ func (s *scheduler) place(index int) (dir string, env []string, err error) {
 	return dir, append(env, s.c.store.env(dir, "calls")...), nil
 }
 
-// sampleDupPorts collects the duplicate's client ports until it exits.
-func (c *cluster) sampleDupPorts(pid int, exited <-chan struct{}) {
+// samplePorts names a worker's client ports as label until it exits.
+func (c *cluster) samplePorts(pid int, label string, exited <-chan struct{}) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		ports := socketPorts(pid)
-		c.dupMu.Lock()
-		if c.dupPorts == nil {
-			c.dupPorts = map[int]bool{}
+		c.ownMu.Lock()
+		if c.owners == nil {
+			c.owners = map[int]string{}
 		}
 		for p := range ports {
-			c.dupPorts[p] = true
+			c.owners[p] = label
 		}
-		c.dupMu.Unlock()
+		c.ownMu.Unlock()
 		select {
 		case <-exited:
 			return

@@ -118,6 +118,9 @@ func clusterText(b *bytes.Buffer, r *Result) {
 	fmt.Fprintf(b, "429s          %d of %d requests (%.2f%%)\n", c.RateLimited, c.Requests, 100*c.RateLimitedShare)
 	fmt.Fprintf(b, "paid twice    %d (identical requests answered more often than for one process): %d asked while another worker had it in flight, %d answered to a killed worker (at most %s before the kill), %d otherwise (%d of them by the duplicate); %d never made\n",
 		c.PaidTwice, c.Why.Raced, c.Why.Killed, secs(c.Why.LastBeforeKill), c.Why.Other, c.Why.OtherByDuplicate, c.Missing)
+	if len(c.Why.OtherPairs) > 0 {
+		fmt.Fprintf(b, "  otherwise   earlier answer → asked again: %v\n", c.Why.OtherPairs)
+	}
 	if k := c.Kill; k != nil {
 		fmt.Fprintf(b, "kill          at %s: SIGKILL to indexes %v with %d calls in flight (%d in flight in all); duplicate of index %d\n",
 			secs(k.At), k.Killed, k.InFlightKilled, k.InFlightAll, k.Duplicate)

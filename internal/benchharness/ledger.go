@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -125,6 +126,10 @@ type PaidTwice struct {
 	// were asked by the duplicate worker (its sockets' ports, sampled).
 	Other            int64 `json:"other"`
 	OtherByDuplicate int64 `json:"other_by_duplicate"`
+	// OtherPairs counts the Other calls by who had the earlier answer and
+	// who asked again ("index 4 (killed) → index 4"), from the workers'
+	// sockets' ports, sampled while they ran.
+	OtherPairs map[string]int `json:"other_pairs,omitempty"`
 }
 
 // killGrace is how long before a kill an answer to the killed worker
@@ -133,7 +138,7 @@ const killGrace = time.Second
 
 // explainPaidTwice classifies the answers got paid beyond want's, given
 // the ports of the workers killed at kill.
-func explainPaidTwice(want, got *callLedger, killedPorts, dupPorts map[int]bool, kill time.Time) PaidTwice {
+func explainPaidTwice(want, got *callLedger, killedPorts map[int]bool, owners map[int]string, kill time.Time) PaidTwice {
 	want.mu.Lock()
 	defer want.mu.Unlock()
 	got.mu.Lock()
@@ -148,12 +153,29 @@ func explainPaidTwice(want, got *callLedger, killedPorts, dupPorts map[int]bool,
 		slices.SortFunc(as, func(a, b answer) int { return a.arrived.Compare(b.arrived) })
 		for i := max(need, 1); i < len(as); i++ {
 			p.classify(as[:i], as[i], killedPorts, kill)
-			if p.Other > 0 && dupPorts[as[i].port] && p.lastOther {
-				p.OtherByDuplicate++
+			if p.lastOther {
+				p.noteOther(owners, as[i-1], as[i])
 			}
 		}
 	}
 	return p
+}
+
+// noteOther says who had the earlier answer and who asked again.
+func (p *PaidTwice) noteOther(owners map[int]string, earlier, again answer) {
+	who := func(port int) string {
+		if o, ok := owners[port]; ok {
+			return o
+		}
+		return "unknown"
+	}
+	if strings.HasSuffix(who(again.port), "duplicate") {
+		p.OtherByDuplicate++
+	}
+	if p.OtherPairs == nil {
+		p.OtherPairs = map[string]int{}
+	}
+	p.OtherPairs[who(earlier.port)+" → "+who(again.port)]++
 }
 
 // classify says why again was paid although earlier answers were.
