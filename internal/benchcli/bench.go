@@ -48,6 +48,17 @@ calls × latency / conversations in flight), and the generator's steps are shown
 with the window in which each ran. --metrics, --scenarios-per-metric and
 --demographics change its shape. Flags override a preset's values.
 
+--preset cluster-dir and cluster-s3 are the many-workers benchmark: a project of 3
+benchmarks (360 conversations × 3 turns) whose every model sits behind one fake
+limit (6,000 RPM learned from headers, 48 calls in flight), run once by one process,
+then by real impactbench run all workers that take 16 indexes from the scheduler's
+variables, --workers at a time, on one shared directory (then merge all) or each
+on its own directory sharing an S3 store in this process (then merge all
+--from-store); it prints wall time against the shared limit's bound, 429s, calls
+paid twice (identical requests the fake answered more often than for one process)
+and the files compared byte for byte. -kill kills two workers mid-run and starts a
+duplicate worker; -redis shares the limit through Redis instead of dividing it.
+
 --preset cost is the cost benchmark: 3 metrics × 9 base scenarios × 4 variants, 2
 targets, 6 turns, pre-generated, run once per configuration (real time, judge
 batched, user and judge batched, all batched) and wire format (OpenAI, Anthropic)
@@ -169,6 +180,9 @@ lengths change the workload (docs/performance.md).`,
 	fl.StringVar(&f.Binary, "binary", "", "impactbench executable to measure (default: the impactbench beside this executable, else on PATH, else built from this source tree)")
 	fl.StringVar(&f.Dir, "dir", "", "where to create the temporary project (default: the system temp directory)")
 	fl.BoolVar(&f.KeepDir, "keep", false, "keep the temporary project and print its path")
+	fl.IntVar(&f.Workers, "workers", 4, "workers… and cluster… presets: worker processes running at once")
+	fl.IntVar(&f.Indexes, "indexes", 0, "cluster… presets: indexes (shards) the workers take in turn (default 4 × --workers)")
+	fl.IntVar(&f.Benchmarks, "benchmarks", 3, "cluster… presets: benchmarks in the project, sharing --conversations")
 	fl.StringVar(&workerChild, "worker-child", "", "run as one worker process of the workers presets (the harness passes its spec `FILE`)")
 	_ = fl.MarkHidden("worker-child")
 	return cmd
@@ -255,6 +269,7 @@ func benchOverrides(cmd *cobra.Command, o *benchharness.Options, f benchharness.
 		{"user-tokens", &o.UserTokens, &f.UserTokens}, {"target-tokens", &o.TargetTokens, &f.TargetTokens},
 		{"judge-tokens", &o.JudgeTokens, &f.JudgeTokens},
 		{"metrics", &o.Metrics, &f.Metrics}, {"scenarios-per-metric", &o.ScenariosPerMetric, &f.ScenariosPerMetric},
+		{"workers", &o.Workers, &f.Workers}, {"indexes", &o.Indexes, &f.Indexes}, {"benchmarks", &o.Benchmarks, &f.Benchmarks},
 	}
 	for _, x := range ints {
 		if set(x.name) {

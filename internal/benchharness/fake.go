@@ -71,6 +71,10 @@ type fakeServer struct {
 	// fakeprovider charged: generator replies are as long as their JSON,
 	// not the pool's fixed reply length.
 	outAdjust map[*fakePool]int64
+
+	// calls, when set (trackCalls), counts each request body answered 200
+	// and the requests in flight per client address (cluster.go).
+	calls *callLedger
 }
 
 // genCount is what the fake saw of one kind of generator request.
@@ -206,7 +210,14 @@ func (s *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	rec := &recorder{header: http.Header{}, status: http.StatusOK}
+	if s.calls != nil {
+		done := s.calls.begin(r.RemoteAddr)
+		defer done()
+	}
 	fp.p.ServeHTTP(rec, r)
+	if s.calls != nil && rec.status == http.StatusOK {
+		s.calls.answered(body, r.RemoteAddr, arrived)
+	}
 	// The 429 decision is made on arrival; count it in that second.
 	s.note(fp, arrived, rec.status)
 	out := rec.body.Bytes()

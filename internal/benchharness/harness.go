@@ -137,6 +137,20 @@ type Options struct {
 	Callers           int           `json:"callers,omitempty"`
 	RestartRedisAfter time.Duration `json:"restart_redis_after_ns,omitempty"`
 
+	// Cluster runs the many-workers benchmark with real impactbench
+	// worker processes (cluster.go): StoreDir or StoreS3. Workers is the
+	// processes running at once, Indexes the shards they take in turn
+	// (default 4 × Workers), Benchmarks the project's benchmarks (default
+	// 3), sharing Conversations. Kill kills two workers a third of the way
+	// in and starts a duplicate of a third; ClusterRedis shares the limit
+	// through a redis-server the harness starts (rate_backend) instead of
+	// dividing it.
+	Cluster      string `json:"cluster,omitempty"`
+	Indexes      int    `json:"indexes,omitempty"`
+	Benchmarks   int    `json:"benchmarks,omitempty"`
+	Kill         bool   `json:"kill,omitempty"`
+	ClusterRedis bool   `json:"cluster_redis,omitempty"`
+
 	// Harness is impactbench-bench's own executable, run as the workers
 	// presets' worker processes; empty builds it.
 	Harness string `json:"-"`
@@ -182,6 +196,12 @@ const (
 // flight for all of them, the limit divided by 4, shared through Redis, or
 // not shared; workers-redis-restart kills and restarts the Redis 20 s in;
 // workers-uneven and workers-redis-uneven give worker 0 half the work.
+// cluster-dir and cluster-s3 are the same with real `impactbench run all`
+// workers (cluster.go): 3 benchmarks of 120 conversations × 3 turns, 16
+// indexes run by 4 workers at a time, every model behind one fake pool of
+// 6,000 RPM (learned) and 48 calls in flight (max_concurrency), on one
+// shared directory or on an S3 store; -kill kills two workers and starts
+// a duplicate, -redis shares the limit through Redis.
 // pipeline is a whole run from metrics to results (issue 15's shape): 6
 // metrics × 9 base scenarios × 4 demographic variants = 216 conversations
 // × 6 turns, 200ms, no limits, 64 conversations in flight.
@@ -218,6 +238,11 @@ func Preset(name string) (Options, error) {
 			o.RestartRedisAfter = 20 * time.Second
 		}
 		return o, nil
+	case "cluster-dir", "cluster-s3", "cluster-dir-kill", "cluster-s3-kill", "cluster-dir-redis", "cluster-s3-redis":
+		store, variant, _ := strings.Cut(strings.TrimPrefix(name, "cluster-"), "-")
+		return Options{Cluster: store, Kill: variant == "kill", ClusterRedis: variant == "redis",
+			Workers: 4, Indexes: 16, Benchmarks: 3, Conversations: 360, Turns: 3, Latency: DefaultLatency,
+			RPM: 6000, MaxInFlight: 48, MaxConcurrency: 48, Concurrency: -1, MaxRetries: 12, TargetTokens: 64}, nil
 	case "study":
 		return Options{Study: "auto", ScenariosPerMetric: 3, Targets: 4, Turns: 3, Latency: 100 * time.Millisecond,
 			MaxInFlight: 64, MaxConcurrency: 64, Concurrency: -1}, nil
@@ -228,7 +253,8 @@ func Preset(name string) (Options, error) {
 // Presets lists the preset names.
 func Presets() []string {
 	return []string{"small", "full", "rpm", "inflight", "memory", "auto-inflight", "auto-rpm", "auto-shared", "pipeline", "study",
-		"workers", "workers-redis", "workers-none", "workers-redis-restart", "workers-uneven", "workers-redis-uneven"}
+		"workers", "workers-redis", "workers-none", "workers-redis-restart", "workers-uneven", "workers-redis-uneven",
+		"cluster-dir", "cluster-s3", "cluster-dir-kill", "cluster-s3-kill", "cluster-dir-redis", "cluster-s3-redis"}
 }
 
 func (o Options) withDefaults() Options {
@@ -263,7 +289,15 @@ func (o Options) withDefaults() Options {
 	if o.SharedPool {
 		o.UserTokens, o.JudgeTokens = o.TargetTokens, o.TargetTokens
 	}
-	if o.Workers > 0 && o.Callers <= 0 {
+	if o.Cluster != "" {
+		o.SharedPool = true
+		o.UserTokens, o.JudgeTokens = o.TargetTokens, o.TargetTokens
+		o.Benchmarks = max(o.Benchmarks, 1)
+		if o.Indexes <= 0 {
+			o.Indexes = 4 * o.Workers
+		}
+	}
+	if o.Workers > 0 && o.Callers <= 0 && o.Cluster == "" {
 		o.Callers = 256
 	}
 	return o
@@ -331,6 +365,8 @@ type Result struct {
 	Pipeline *PipelineResult `json:"pipeline,omitempty"`
 	// WorkerRun is each worker of a multi-worker run (Options.Workers).
 	WorkerRun *WorkersResult `json:"worker_run,omitempty"`
+	// Cluster is a run of the cluster presets (Options.Cluster).
+	Cluster *ClusterResult `json:"cluster,omitempty"`
 }
 
 // Pool is one fake limit pool's counters and T_min bounds.
@@ -374,6 +410,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.Dir = dir
 	} else {
 		defer os.RemoveAll(dir)
+	}
+	if o.Cluster != "" {
+		return res, runCluster(ctx, o, res, dir)
 	}
 	if o.Workers > 0 {
 		return res, runWorkers(ctx, o, res, dir)
@@ -726,6 +765,13 @@ func (r *Result) WriteText(w io.Writer) error {
 			return "auto (tool default)"
 		}
 		return fmt.Sprint(n)
+	}
+	if r.Cluster != nil {
+		limits = strings.Replace(limits, "one pool for all models", "one pool for every model and worker", 1)
+		fmt.Fprintf(&b, "workload      %s; %s\n", src, limits)
+		clusterText(&b, r)
+		_, err := w.Write(b.Bytes())
+		return err
 	}
 	if r.WorkerRun != nil {
 		limits = strings.Replace(limits, "per model", "for all workers", 1)

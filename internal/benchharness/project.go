@@ -204,15 +204,22 @@ var (
 // scenarios writes lay.scenarios rows spread over the metrics, with ids
 // mNN_sNNN_v01 and two landmarks each.
 func scenarios(lay sizing, turns int) []artifacts.Scenario {
+	return scenariosFrom(lay, turns, 0)
+}
+
+// scenariosFrom is scenarios numbered from first + 1 within each metric
+// (and in the personas' case numbers): another benchmark's base ids, as
+// a study's benchmarks have, so that their rows fall in other shards.
+func scenariosFrom(lay sizing, turns, first int) []artifacts.Scenario {
 	out := make([]artifacts.Scenario, 0, lay.scenarios)
 	perMetric := (lay.scenarios + lay.metrics - 1) / lay.metrics
 	for i := range lay.scenarios {
 		m, s := i/perMetric, i%perMetric
 		k := i % len(personas)
 		out = append(out, artifacts.Scenario{
-			ID:                    fmt.Sprintf("%s_s%03d_v01", metricID(m), s+1),
+			ID:                    fmt.Sprintf("%s_s%03d_v01", metricID(m), first+s+1),
 			MetricID:              metricID(m),
-			Persona:               personas[k] + fmt.Sprintf(" (Case %d.)", i+1),
+			Persona:               personas[k] + fmt.Sprintf(" (Case %d.)", first*lay.metrics+i+1),
 			HasPersona:            true,
 			UserGoal:              goals[(i/len(personas))%len(goals)],
 			LatentAdversarialGoal: latent[(i/7)%len(latent)],

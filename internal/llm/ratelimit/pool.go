@@ -191,6 +191,15 @@ func (p *pool) setBucketsLocked(now time.Time) {
 			*b = nil
 		case *b == nil:
 			*b = newBucket(now, perMinute, window)
+			if p.opts.Workers > 1 {
+				// One of several workers on one limit starts with no
+				// burst of its own: the others have been spending the
+				// provider's bucket (a worker the scheduler starts when
+				// another exits finds it nearly empty), so a full bucket
+				// here would be answered 429 (issue 33's cluster presets:
+				// 0.3–1.9 % of requests, all at worker starts).
+				(*b).tokens = 0
+			}
 		default:
 			(*b).setRate(now, perMinute, window)
 		}

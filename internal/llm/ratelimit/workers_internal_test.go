@@ -114,3 +114,40 @@ func TestWorkersDivideTightenedCap(t *testing.T) {
 		t.Fatalf("after tightening to 20 for 4 workers: limit %d, ceiling %d, want 5, 5", st.Concurrency, st.MaxConcurrency)
 	}
 }
+
+// One of several workers starts its buckets empty, configured or
+// learned, so that a worker joining a running study sends no burst on top
+// of the others' rate; a process alone keeps its full bucket.
+func TestWorkerStartsWithoutABurst(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		workers int
+		lim     Limits
+		learned *llm.RateLimit
+		want    float64 // request tokens at the start
+	}{
+		{"alone, configured", 1, Limits{RPM: 600, TPM: 90000}, nil, 10},
+		{"one of 4, configured", 4, Limits{RPM: 600, TPM: 90000}, nil, 0},
+		{"one of 4, learned", 4, Limits{}, &llm.RateLimit{LimitRequests: 6000, RemainingRequests: 6000, ResetRequests: time.Second}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			p := newPool("p", tc.lim, Options{Workers: tc.workers, Now: func() time.Time { return now }}.withDefaults())
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if tc.learned != nil {
+				p.learnLocked(now, tc.learned)
+			}
+			if p.req == nil || !near(p.req.tokens, tc.want) {
+				t.Fatalf("request bucket %+v, want %v tokens", p.req, tc.want)
+			}
+			if p.tok != nil && tc.want == 0 && p.tok.tokens != 0 {
+				t.Errorf("token bucket starts with %v tokens, want 0", p.tok.tokens)
+			}
+			// The rate is unchanged: a second later a worker has its share.
+			if d := p.req.delay(now.Add(time.Second), 1); d > 0 {
+				t.Errorf("a second in, one request still waits %s", d)
+			}
+		})
+	}
+}
