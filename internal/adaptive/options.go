@@ -88,6 +88,13 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
+// Validate checks the options (zero fields take the defaults): an
+// *OptionError names the first out of its range.
+func (o Options) Validate() error {
+	_, err := o.withDefaults()
+	return err
+}
+
 // Looks is the most looks the design takes: one after the first round and
 // one after each round that grows a metric by one base scenario.
 func (o Options) Looks() int { return o.Max - o.Start + 1 }

@@ -1,0 +1,67 @@
+package adaptive
+
+import (
+	"strings"
+	"testing"
+)
+
+// GoalOf holds each part of the goal per replay: a grade the full
+// study withholds counts against (a), as a word the full data does not
+// give; (b) wants 90 % of its different-calls and grades.
+func TestGoalOf(t *testing.T) {
+	base := ReplayRun{Conversations: 50, Full: 100, DifferentFull: 90, GradesFull: 10, DifferentKept: 81, GradesKept: 9}
+	for _, c := range []struct {
+		name string
+		edit func(*ReplayRun)
+		want Goal
+	}{
+		{"all three", func(*ReplayRun) {}, Goal{true, true, true, true}},
+		{"one conversation over half", func(r *ReplayRun) { r.Conversations = 51 }, Goal{false, true, true, false}},
+		{"a difference the other way", func(r *ReplayRun) { r.DiffAgainst = 1 }, Goal{true, false, true, false}},
+		{"a grade the full study withholds", func(r *ReplayRun) { r.GradeBeyond = 1 }, Goal{true, false, true, false}},
+		{"a rank interval without the full rank", func(r *ReplayRun) { r.RankAgainst = 1 }, Goal{true, false, true, false}},
+		{"89 % stated", func(r *ReplayRun) { r.DifferentKept = 80 }, Goal{true, true, false, false}},
+	} {
+		r := base
+		c.edit(&r)
+		if got := GoalOf(r); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// NewReport meets the goal only when the mean share is at most half and
+// (a) and (b) each hold in ≥ 95 % of the replays; its text names every
+// replay and the counts.
+func TestReportGoal(t *testing.T) {
+	good := ReplayRun{Conversations: 40, Full: 100, DifferentFull: 10, DifferentKept: 10, Different: 10, Cost: map[string]float64{"overall different": 3}}
+	bad := good
+	bad.GradeAgainst = 1
+	runs := make([]ReplayRun, 20)
+	for i := range runs {
+		runs[i] = good
+		runs[i].Index = i
+	}
+	if r := NewReport(runs, Options{}, 1); !r.GoalMet || r.MeetAll != 20 {
+		t.Errorf("20 good replays: goal %v, all %d", r.GoalMet, r.MeetAll)
+	}
+	runs[3] = bad // 19 of 20: 95 %
+	if r := NewReport(runs, Options{}, 1); !r.GoalMet || r.MeetA != 19 {
+		t.Errorf("19 of 20 with (a): goal %v, (a) %d; want met", r.GoalMet, r.MeetA)
+	}
+	runs[4] = bad
+	r := NewReport(runs, Options{}, 1)
+	if r.GoalMet {
+		t.Error("18 of 20 with (a): goal met")
+	}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"20 replays, seed 1", "median 40.0 %", "(a) nothing against the full study (strict):          18 of 20",
+		"goal met: no", "overall different 100 %", "misses (a)", "    19  "} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
