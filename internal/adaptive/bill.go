@@ -2,6 +2,7 @@ package adaptive
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/impactbench/impactbench/internal/study"
 )
@@ -95,4 +96,24 @@ func PlanOf(s *study.Study, perScenario int) Plan {
 		p.Models = append(p.Models, m.ID)
 	}
 	return p
+}
+
+// WriteText prints the bill as a dry run states it: the first round, the
+// expected bill and its 95th percentile (and where they come from), and
+// the worst case, in conversations and dollars.
+func (b Bill) WriteText(w io.Writer) error {
+	line := func(label string, conv, dollars float64) string {
+		return fmt.Sprintf("  %-34s %9.0f conversations  $%.2f\n", label, conv, dollars)
+	}
+	s := "adaptive study bill:\n" +
+		line("every metric stops after round 1:", float64(b.First), b.FirstDollars) +
+		line("expected:", b.Expected, b.ExpectedDollars) +
+		line("95th percentile:", b.P95, b.P95Dollars) +
+		line("worst case (every metric at Max):", float64(b.Worst), b.WorstDollars) +
+		"  expected from: " + b.Pilot + "\n"
+	if b.Conclusions > 0 {
+		s += fmt.Sprintf("  the pilot stated %.0f conclusions: $%.4f per conclusion expected\n", b.Conclusions, b.DollarsPerConclusion)
+	}
+	_, err := io.WriteString(w, s)
+	return err
 }

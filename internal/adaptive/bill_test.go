@@ -3,6 +3,7 @@ package adaptive
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -38,6 +39,18 @@ func TestEstimateBill(t *testing.T) {
 	if math.Abs(b.Expected-0.5*34560) > 1e-9 || math.Abs(b.P95-0.6*34560) > 1e-9 || b.Conclusions != 18 ||
 		math.Abs(b.DollarsPerConclusion-b.ExpectedDollars/18) > 1e-12 || math.Abs(b.ExpectedDollars-wantWorst/2) > 1e-9 {
 		t.Errorf("bill with a pilot %+v", b)
+	}
+	var text strings.Builder
+	if err := b.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(text.String()), " ")
+	for _, want := range []string{"every metric stops after round 1: 11520 conversations $576.00", "expected: 17280 conversations $864.00",
+		"95th percentile: 20736 conversations", "worst case (every metric at Max): 34560 conversations $1728.00",
+		"2 replays of a pilot study", "the pilot stated 18 conclusions: $48.0000 per conclusion"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("bill text lacks %q:\n%s", want, text.String())
+		}
 	}
 	var oe *OptionError
 	if _, err := Estimate(Plan{Metrics: 3, PerScenario: 0, Models: models}, Options{}, nil, prices); !errors.As(err, &oe) {
