@@ -278,3 +278,28 @@ func (d *design) targets(have, counts []int, growth []Growth) []Target {
 	}
 	return out
 }
+
+// ByBench is what the next round collects, as each benchmark's runner
+// takes it: benchmark slug → metric id → the base scenarios it should
+// have (only the metrics that grow). A metric with a copy in the
+// nutritional-label benchmark grows there too, so label-only models see
+// the same scenarios.
+func (r *Round) ByBench() map[string]map[string]int {
+	out := map[string]map[string]int{}
+	set := func(bench, metric string, n int) {
+		if out[bench] == nil {
+			out[bench] = map[string]int{}
+		}
+		out[bench][metric] = n
+	}
+	for _, t := range r.Targets {
+		if t.Want <= t.Have {
+			continue
+		}
+		set(t.Bench, t.Metric, t.Want)
+		if t.LabelMetric != "" {
+			set(study.LabelBenchmark, t.LabelMetric, t.Want)
+		}
+	}
+	return out
+}

@@ -220,3 +220,20 @@ func conclusionsOf(d *design, res *study.Result) []string {
 	}
 	return out
 }
+
+// ByBench lists only the metrics that grow, by benchmark, with a metric's
+// nutritional-label copy growing beside it.
+func TestRoundByBench(t *testing.T) {
+	r := &Round{Targets: []Target{
+		{Bench: "a", Metric: "m01", Have: 1, Want: 2},
+		{Bench: "a", Metric: "m02", Have: 2, Want: 2},
+		{Bench: "b", Metric: "m01", LabelMetric: "m07", Have: 1, Want: 3},
+	}}
+	want := map[string]map[string]int{"a": {"m01": 2}, "b": {"m01": 3}, study.LabelBenchmark: {"m07": 3}}
+	if got := r.ByBench(); !reflect.DeepEqual(got, want) {
+		t.Errorf("ByBench %v, want %v", got, want)
+	}
+	if got := (&Round{Stop: true}).ByBench(); len(got) != 0 {
+		t.Errorf("a stop grows %v", got)
+	}
+}
