@@ -1,6 +1,8 @@
 package adaptive
 
 import (
+	"context"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 
@@ -15,6 +17,9 @@ type ReplayOptions struct {
 	Replays int    // default 200
 	Seed    uint64 // the scenario orders
 	Workers int    // replays at once (default 1)
+	// Progress, when set, is called after each replay with the replays
+	// done so far (from one goroutine at a time).
+	Progress func(done, total int)
 }
 
 // ReplayRun is one replay: the design run over the study's rows in one
@@ -62,8 +67,9 @@ func (r ReplayRun) Share() float64 { return float64(r.Conversations) / float64(m
 
 // Replay runs the design over s's rows o.Replays times, each in a random
 // order of each metric's base scenarios (seeded), as if they were being
-// collected, and compares each run with what s itself states.
-func Replay(s *study.Study, o ReplayOptions) ([]ReplayRun, error) {
+// collected, and compares each run with what s itself states. A cancelled
+// ctx stops it between replays with ctx's error.
+func Replay(ctx context.Context, s *study.Study, o ReplayOptions) ([]ReplayRun, error) {
 	d, err := o.Design.withDefaults()
 	if err != nil {
 		return nil, err
@@ -75,19 +81,41 @@ func Replay(s *study.Study, o ReplayOptions) ([]ReplayRun, error) {
 	runs := make([]ReplayRun, o.Replays)
 	jobs := make(chan int)
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
 	for range max(o.Workers, 1) {
 		wg.Go(func() {
 			for i := range jobs {
 				runs[i] = replayOne(s, d, full, i, orders(s, o.Seed, i))
+				if o.Progress != nil {
+					mu.Lock()
+					done++
+					o.Progress(done, o.Replays)
+					mu.Unlock()
+				}
 			}
 		})
 	}
-	for i := range o.Replays {
-		jobs <- i
-	}
-	close(jobs)
+	err = feed(ctx, jobs, o.Replays)
 	wg.Wait()
+	if err != nil {
+		return nil, fmt.Errorf("adaptive: replay: %w", err)
+	}
 	return runs, nil
+}
+
+// feed sends 0..n-1 on jobs, stopping early when ctx is done, and closes
+// it.
+func feed(ctx context.Context, jobs chan<- int, n int) error {
+	defer close(jobs)
+	for i := range n {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // orders is replay i's order of each metric's base scenarios.

@@ -50,7 +50,7 @@ func TestJulyReplay(t *testing.T) {
 		if n < 200 && i > 1 {
 			continue // the default run checks the default and the 50 % budget
 		}
-		runs, err := Replay(s, ReplayOptions{Design: d.o, Replays: n, Seed: 2026, Workers: 2})
+		runs, err := Replay(t.Context(), s, ReplayOptions{Design: d.o, Replays: n, Seed: 2026, Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,8 @@
 package adaptive
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -63,5 +65,26 @@ func TestReportGoal(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// Replay reports each replay done and stops on a cancelled context with
+// its error.
+func TestReplayProgressAndCancel(t *testing.T) {
+	s := small(t)
+	var seen []int
+	runs, err := Replay(t.Context(), s, ReplayOptions{Replays: 3, Seed: 1, Workers: 2, Progress: func(done, total int) {
+		if total != 3 {
+			t.Errorf("total %d", total)
+		}
+		seen = append(seen, done)
+	}})
+	if err != nil || len(runs) != 3 || len(seen) != 3 || seen[2] != 3 {
+		t.Fatalf("runs %d, progress %v, err %v", len(runs), seen, err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Replay(ctx, s, ReplayOptions{Replays: 50, Workers: 1}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
 	}
 }

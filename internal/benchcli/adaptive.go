@@ -1,6 +1,7 @@
 package benchcli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -44,7 +45,7 @@ func addAdaptiveFlags(fl *pflag.FlagSet, af *adaptiveFlags) {
 }
 
 // runAdaptiveReplay is `impactbench-bench --preset adaptive-replay`.
-func runAdaptiveReplay(g *globals, af adaptiveFlags, tmp string) error {
+func runAdaptiveReplay(ctx context.Context, g *globals, af adaptiveFlags, tmp string) error {
 	o := adaptive.Options{Start: af.start, Max: af.max, Rho: af.rho, Hope: af.hope, Budget: af.budget}
 	if af.replays < 1 {
 		return fault.Usagef("--replays %d: want at least 1", af.replays)
@@ -64,7 +65,15 @@ func runAdaptiveReplay(g *globals, af adaptiveFlags, tmp string) error {
 	if !g.Quiet && !g.JSON {
 		fmt.Fprintf(g.stderr, "impactbench-bench: replaying the July 2026 study %d times (%d at once)\n", af.replays, workers)
 	}
-	runs, err := adaptive.Replay(s, adaptive.ReplayOptions{Design: o, Replays: af.replays, Seed: af.seed, Workers: workers})
+	ro := adaptive.ReplayOptions{Design: o, Replays: af.replays, Seed: af.seed, Workers: workers}
+	if !g.Quiet && !g.JSON {
+		ro.Progress = func(done, total int) {
+			if done%10 == 0 || done == total {
+				fmt.Fprintf(g.stderr, "impactbench-bench: %d of %d replays done\n", done, total)
+			}
+		}
+	}
+	runs, err := adaptive.Replay(ctx, s, ro)
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ set the design (docs/statistics.md).`,
 				return runCostBench(cmd, g, f, cf)
 			}
 			if preset == "adaptive-replay" {
-				return runAdaptiveReplay(g, af, f.Dir)
+				return runAdaptiveReplay(cmd.Context(), g, af, f.Dir)
 			}
 			if caching {
 				res, err := benchharness.CachingRatio(cmd.Context(), benchharness.CachingOptions{Turns: f.Turns})
