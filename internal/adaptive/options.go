@@ -8,27 +8,28 @@ import (
 // Options are the design's settings; zero values take the defaults.
 type Options struct {
 	// Alpha is the error rate spent over every look (default 0.05).
-	Alpha float64
+	Alpha float64 `json:"alpha"`
 	// Start is the base scenarios every metric gets in the first round
 	// (default 1), Max the most any metric gets (default 3, the published
 	// study's design): the worst-case bill.
-	Start, Max int
+	Start int `json:"start"`
+	Max   int `json:"max"`
 	// Rho is the spending function's exponent (default 8: nearly all of
 	// Alpha for the last look, which every run takes, since a stop takes
 	// the remaining looks on the rows it has; the early looks state only
 	// what is overwhelming).
-	Rho float64
+	Rho float64 `json:"rho"`
 	// Hope scales the projected evidence a conclusion would have at Max
 	// before the design gives up on it (default 1: the projection as is;
 	// above 1 keeps more conclusions open and spends more).
-	Hope float64
+	Hope float64 `json:"hope"`
 	// Budget caps the conversations the design may collect, as a share
 	// of the worst case (every metric at Max; a metric's base scenario
 	// costs what its first ones did): 0 or 1, no cap. With a cap the
 	// cheapest requests are granted first.
-	Budget float64
+	Budget float64 `json:"budget"`
 	// Seed orders the metrics a node grows first.
-	Seed uint64
+	Seed uint64 `json:"seed"`
 }
 
 // Defaults of Options.

@@ -26,14 +26,19 @@ type ReplayOptions struct {
 // random order of each metric's base scenarios (the same order for every
 // model and age group), compared with what the full study states.
 type ReplayRun struct {
-	Index int
+	Index int `json:"index"`
 	// Conversations are the judged rows the replay used, of Full.
-	Conversations, Full int
-	Looks               int
+	Conversations int `json:"conversations"`
+	Full          int `json:"full"`
+	Looks         int `json:"looks"`
 	// Different and Grades count what the replay states; the Kept ones
 	// are among what the full study states (DifferentFull, GradesFull).
-	Different, DifferentKept, DifferentFull int
-	Grades, GradesKept, GradesFull          int
+	Different     int `json:"different"`
+	DifferentKept int `json:"different_kept"`
+	DifferentFull int `json:"different_full"`
+	Grades        int `json:"grades"`
+	GradesKept    int `json:"grades_kept"`
+	GradesFull    int `json:"grades_full"`
 	// Contradictions: DiffAgainst, a pair stated different in the
 	// direction opposite to the full study's difference (or where it has
 	// none); GradeAgainst, a grade in a band the full study's interval
@@ -41,12 +46,15 @@ type ReplayRun struct {
 	// study's rank. GradeBeyond counts grades stated where the full study
 	// withholds one (its interval spans that band and another): not
 	// against it, but more than it says.
-	DiffAgainst, GradeAgainst, RankAgainst, GradeBeyond int
-	Conflicts                                           int
+	DiffAgainst  int `json:"diff_against"`
+	GradeAgainst int `json:"grade_against"`
+	RankAgainst  int `json:"rank_against"`
+	GradeBeyond  int `json:"grade_beyond"`
+	Conflicts    int `json:"conflicts"`
 	// Cost is the rows added after the first round, by the demand that
 	// asked for them ("<node kind> <conclusion kind>"), each growth split
 	// equally over the demands that asked for it.
-	Cost map[string]float64
+	Cost map[string]float64 `json:"cost"`
 }
 
 // Against counts the replay's contradictions of the full study.

@@ -25,16 +25,19 @@ func GoalOf(r ReplayRun) Goal {
 // Report is a replay's distribution as impactbench-bench --preset
 // adaptive-replay prints it (and its --json output).
 type Report struct {
-	Method  string
-	Design  Options
-	Seed    uint64
-	Summary Summary
+	Method  string  `json:"method"`
+	Design  Options `json:"design"`
+	Seed    uint64  `json:"seed"`
+	Summary Summary `json:"summary"`
 	// Meet counts the replays meeting each part of the goal; GoalMet is
 	// the issue's: mean share ≤ 50 % and (a) and (b) each in ≥ 95 % of
 	// the replays.
-	MeetHalf, MeetA, MeetB, MeetAll int
-	GoalMet                         bool
-	Runs                            []ReplayRun
+	MeetHalf int         `json:"meet_half"`
+	MeetA    int         `json:"meet_a"`
+	MeetB    int         `json:"meet_b"`
+	MeetAll  int         `json:"meet_all"`
+	GoalMet  bool        `json:"goal_met"`
+	Runs     []ReplayRun `json:"runs"`
 }
 
 // NewReport summarises runs made under design o with seed.

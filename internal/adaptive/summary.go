@@ -10,7 +10,12 @@ import (
 
 // Quantiles summarise a distribution over replays.
 type Quantiles struct {
-	Mean, Min, P5, P50, P95, Max float64
+	Mean float64 `json:"mean"`
+	Min  float64 `json:"min"`
+	P5   float64 `json:"p5"`
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	Max  float64 `json:"max"`
 }
 
 func quantiles(xs []float64) Quantiles {
@@ -31,23 +36,29 @@ func quantiles(xs []float64) Quantiles {
 // against the full study and at least 90 % of its different-calls and
 // grades stated.
 type Summary struct {
-	Replays int
+	Replays int `json:"replays"`
 	// Share is the conversations over the full study's; Kept the share
 	// of the full study's different-calls and grades stated;
 	// DifferentKept and GradesKept each kind's.
-	Share, Kept, DifferentKept, GradesKept Quantiles
+	Share         Quantiles `json:"share"`
+	Kept          Quantiles `json:"kept"`
+	DifferentKept Quantiles `json:"different_kept"`
+	GradesKept    Quantiles `json:"grades_kept"`
 	// NoAgainst is the share of replays without a contradiction;
 	// NoBeyond, of those also without a grade the full study withholds;
 	// Kept90, of replays stating ≥ 90 % of the full study's conclusions.
-	NoAgainst, NoBeyond, Kept90 float64
+	NoAgainst float64 `json:"no_against"`
+	NoBeyond  float64 `json:"no_beyond"`
+	Kept90    float64 `json:"kept_90"`
 	// Goal: Share.Mean ≤ 0.5, NoAgainst ≥ 0.95 and Kept90 ≥ 0.95.
-	Goal bool
+	Goal bool `json:"goal"`
 	// PerConclusion is the mean conversations per conclusion stated
 	// (different-calls and grades); FullPerConclusion the full study's.
-	PerConclusion, FullPerConclusion float64
+	PerConclusion     float64 `json:"per_conclusion"`
+	FullPerConclusion float64 `json:"full_per_conclusion"`
 	// Cost is each demand class's mean share of the rows added after the
 	// first round.
-	Cost map[string]float64
+	Cost map[string]float64 `json:"cost"`
 }
 
 // Summarize is the distribution over runs.
