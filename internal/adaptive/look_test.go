@@ -237,3 +237,22 @@ func TestRoundByBench(t *testing.T) {
 		t.Errorf("a stop grows %v", got)
 	}
 }
+
+// Under a budget, grant takes the requests serving the most open
+// conclusions per conversation first: a family of ten close pairs asking
+// for four metrics beats a lone grade asking for one, when only one fits.
+func TestGrantServesTheMostPerConversation(t *testing.T) {
+	d := &design{o: Options{Budget: 0.5, Start: 1, Max: 3}}
+	counts := []int{1, 1, 1, 1, 1, 1}
+	rows := []int{10, 10, 10, 10, 10, 10} // worst case 180 rows, budget 90, 60 used: 30 left
+	lone := request{nd: need{demand: Demand{Node: "group"}}, sel: []int{5}}
+	var fam []request
+	for range 10 {
+		fam = append(fam, request{nd: need{demand: Demand{Node: "overall"}}, sel: []int{0, 1, 2}})
+	}
+	reqs := append(served(fam), served([]request{lone})...)
+	got := d.grant(reqs, counts, rows, 2)
+	if len(got) != 10 || got[0].nd.demand.Node != "overall" || got[0].serves != 10 {
+		t.Fatalf("granted %d requests, first %+v; want the ten pairs' (serving 10 each)", len(got), got[0])
+	}
+}

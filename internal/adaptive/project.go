@@ -59,11 +59,13 @@ func (d *design) allocate(res *study.Result, counts, rows []int, k int, led *led
 		if d.o.Budget >= 1 {
 			needs = needs[:1]
 		}
+		var fam []request
 		for _, nd := range needs {
 			if sel := d.selectMetrics(f.node, counts, nd); len(sel) > 0 {
-				reqs = append(reqs, request{nd, sel})
+				fam = append(fam, request{nd: nd, sel: sel})
 			}
 		}
+		reqs = append(reqs, served(fam)...)
 	}
 	to := min(d.o.Max, d.o.Start+k)
 	grow := map[int][]int{}
@@ -83,17 +85,37 @@ func (d *design) allocate(res *study.Result, counts, rows []int, k int, led *led
 	return r
 }
 
-// request is an open conclusion's need and the metrics it asks to grow.
+// request is an open conclusion's need and the metrics it asks to grow;
+// serves counts the family's open conclusions it would serve (its own and
+// those whose metrics are a prefix of its).
 type request struct {
-	nd  need
-	sel []int
+	nd     need
+	sel    []int
+	serves int
+}
+
+// served sets each of a family's requests' serves: its requests ask for
+// prefixes of one order, so a request serves every one asking for as
+// many metrics or fewer.
+func served(fam []request) []request {
+	for i := range fam {
+		for _, o := range fam {
+			if len(o.sel) <= len(fam[i].sel) {
+				fam[i].serves++
+			}
+		}
+	}
+	return fam
 }
 
 // grant is the requests granted: all of them without a budget; with one,
-// the cheapest first (fewest metrics asked), each if the conversations
-// its new metrics add (to `to` base scenarios) fit in what the budget
-// leaves. A metric's base scenario costs the conversations its first ones
-// did (rows over counts: every model's variants and samples).
+// those serving the most open conclusions per conversation first (a
+// group's lone grade asks for few metrics, an aggregate node's dozens of
+// close pairs for many: cheapest-first spent a half budget on the
+// groups), each if the conversations its new metrics add (to `to` base
+// scenarios) fit in what the budget leaves. A metric's base scenario
+// costs the conversations its first ones did (rows over counts: every
+// model's variants and samples).
 func (d *design) grant(reqs []request, counts, rows []int, to int) []request {
 	if d.o.Budget >= 1 {
 		return reqs
@@ -107,7 +129,16 @@ func (d *design) grant(reqs []request, counts, rows []int, to int) []request {
 		worst += per[m] * float64(d.o.Max)
 	}
 	left := d.o.Budget*worst - float64(sum(rows)) + 1e-9
-	slices.SortStableFunc(reqs, func(a, b request) int { return len(a.sel) - len(b.sel) })
+	costOf := func(q request) float64 {
+		c := 0.0
+		for _, m := range q.sel {
+			c += per[m] * float64(max(to-counts[m], 0))
+		}
+		return max(c, 1e-9)
+	}
+	slices.SortStableFunc(reqs, func(a, b request) int {
+		return cmpFloat(float64(b.serves)/costOf(b), float64(a.serves)/costOf(a))
+	})
 	granted := map[int]bool{}
 	var out []request
 	for _, q := range reqs {

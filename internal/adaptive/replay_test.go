@@ -77,7 +77,7 @@ func checkReplay(t *testing.T, label string, o Options, s Summary) {
 		}
 	case Options{Budget: 0.5}:
 		if s.Share.Max > 0.5+1e-9 || s.Kept.Max > 0.4 {
-			t.Errorf("%s: share up to %.3f, kept up to %.3f; documented at most half the conversations, about 30 %% of the conclusions", label, s.Share.Max, s.Kept.Max)
+			t.Errorf("%s: share up to %.3f, kept up to %.3f; documented at most half the conversations, about a third of the conclusions", label, s.Share.Max, s.Kept.Max)
 		}
 	}
 	if s.Goal {
