@@ -22,6 +22,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 	var preset, workerChild string
 	var caching bool
 	var cf costFlags
+	var af adaptiveFlags
 	f := benchharness.Options{}
 	cmd := &cobra.Command{
 		Use:   "impactbench-bench",
@@ -66,13 +67,23 @@ against a fake that bills prompt caching as the providers do; it prints tokens
 and dollars per conversation and per verdict and the ratio to the same workload
 sent the way upstream ImpactBench sends it. --before BINARY measures an earlier
 build next to this one; --long-system-prompt, --cache-min, --wave and the reply
-lengths change the workload (docs/performance.md).`,
+lengths change the workload (docs/performance.md).
+
+--preset adaptive-replay replays the published July 2026 verdicts (16 models, 360
+metrics × 3 base scenarios × 2 ages, rebuilt from the embedded published files)
+through the adaptive study design --replays times, each in a random order of every
+metric's base scenarios (--seed), as if they were being collected, and prints the
+share of the conversations used (median, 5th and 95th percentiles), what each replay
+states against and of the full study's conclusions, how many replays meet issue #37's
+goal, and which conclusions cost the most; --start, --max, --rho, --hope and --budget
+set the design (docs/statistics.md).`,
 		Example: `  impactbench-bench --preset small
   impactbench-bench --preset rpm --configure-limits
   impactbench-bench --preset pipeline --metrics 2 --scenarios-per-metric 3 --demographics 2
   impactbench-bench --conversations 500 --turns 4 --latency 1s --rpm 600 --json
   impactbench-bench --caching
-  impactbench-bench --preset cost --before ./impactbench-main`,
+  impactbench-bench --preset cost --before ./impactbench-main
+  impactbench-bench --preset adaptive-replay --replays 200 --seed 2026`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if workerChild != "" {
@@ -81,6 +92,9 @@ lengths change the workload (docs/performance.md).`,
 			}
 			if preset == "cost" {
 				return runCostBench(cmd, g, f, cf)
+			}
+			if preset == "adaptive-replay" {
+				return runAdaptiveReplay(cmd.Context(), g, af, f.Dir)
 			}
 			if caching {
 				res, err := benchharness.CachingRatio(cmd.Context(), benchharness.CachingOptions{Turns: f.Turns})
@@ -145,7 +159,7 @@ lengths change the workload (docs/performance.md).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&preset, "preset", "", "start from a preset: "+strings.Join(benchharness.Presets(), ", ")+", or cost (the cost benchmark)")
+	fl.StringVar(&preset, "preset", "", "start from a preset: "+strings.Join(benchharness.Presets(), ", ")+", cost (the cost benchmark) or adaptive-replay (the adaptive study design over the July 2026 verdicts)")
 	fl.StringVar(&cf.before, "before", "", "--preset cost: also measure this earlier build (e.g. main) and show it next to --binary")
 	fl.DurationVar(&cf.wave, "wave", 0, "--preset cost: how long each batch takes on the fake's clock (default 10m)")
 	fl.BoolVar(&cf.long, "long-system-prompt", false, "--preset cost: give every scenario a ~1,500-token target system prompt")
@@ -185,6 +199,7 @@ lengths change the workload (docs/performance.md).`,
 	fl.IntVar(&f.Benchmarks, "benchmarks", 3, "cluster… presets: benchmarks in the project, sharing --conversations")
 	fl.StringVar(&workerChild, "worker-child", "", "run as one worker process of the workers presets (the harness passes its spec `FILE`)")
 	_ = fl.MarkHidden("worker-child")
+	addAdaptiveFlags(fl, &af)
 	return cmd
 }
 

@@ -196,11 +196,7 @@ func (b *Builder) cellsByNode() []map[string][]cellData {
 				cd.TiedWith = append(cd.TiedWith, j)
 			}
 		}
-		if cd.Place != nil {
-			cd.Grade, cd.GradeFrom, cd.GradeTo = cd.scale.grade(cd.Place.Lo, cd.Place.Hi)
-		} else {
-			cd.Grade, cd.GradeFrom, cd.GradeTo = cd.scale.grade(cd.Lo, cd.Hi)
-		}
+		cd.Grade, cd.GradeFrom, cd.GradeTo = cd.scale.grade(gradedInterval(c))
 		if out[ni] == nil {
 			out[ni] = map[string][]cellData{}
 		}

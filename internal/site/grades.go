@@ -1,6 +1,10 @@
 package site
 
-import "github.com/impactbench/impactbench/internal/study"
+import (
+	"math"
+
+	"github.com/impactbench/impactbench/internal/study"
+)
 
 // The site's grade scales, as impactbench-web defines them
 // (/work/shared/reference/impactbench-web.md): a score at or above a band's
@@ -73,4 +77,39 @@ func (s scale) index(name string) int {
 		}
 	}
 	return -1
+}
+
+// Grading is the grade the site gives a study cell: Grade is "" when the
+// interval spans bands (withheld); Top and Bottom are the positions, 0 the
+// highest band, of the bands holding the interval's upper and lower limits
+// (equal when Grade is set; -1 for a cell without an interval).
+type Grading struct {
+	Grade       string
+	Top, Bottom int
+}
+
+// CellGrade is the grade the site gives cell c of a node of that kind, by
+// the site's rule (scaleFor, grade, gradedInterval). The adaptive study
+// states grade words with it.
+func CellGrade(kind string, c study.Cell) Grading {
+	s := scaleFor(kind)
+	lo, hi := gradedInterval(c)
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return Grading{Top: -1, Bottom: -1}
+	}
+	g, _, _ := s.grade(lo, hi)
+	return Grading{Grade: g, Top: s.index(s.of(hi)), Bottom: s.index(s.of(lo))}
+}
+
+// gradedInterval is the interval the site grades a cell by: an area's
+// by-placement interval when it has one (the area card and its grade word
+// average every placement), the cell's own otherwise; NaN without one.
+func gradedInterval(c study.Cell) (lo, hi float64) {
+	switch {
+	case c.ByPlacement != nil:
+		return c.ByPlacement.Lo, c.ByPlacement.Hi
+	case c.Lo != nil && c.Hi != nil:
+		return *c.Lo, *c.Hi
+	}
+	return math.NaN(), math.NaN()
 }

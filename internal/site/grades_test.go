@@ -93,3 +93,27 @@ func TestTieGroups(t *testing.T) {
 		t.Error("letters after z")
 	}
 }
+
+// TestCellGradeReadsTheSitesInterval: a cell is graded on its own
+// interval, an area cell on its by-placement interval (the area card's),
+// and the bands it spans are positions on the node kind's scale.
+func TestCellGradeReadsTheSitesInterval(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	for _, c := range []struct {
+		kind string
+		cell study.Cell
+		want Grading
+	}{
+		{study.KindOverall, study.Cell{Lo: f(0.751), Hi: f(0.792)}, Grading{"Strongly beneficial", 0, 0}},
+		{study.KindOverall, study.Cell{Lo: f(0.743), Hi: f(0.792)}, Grading{"", 0, 1}},
+		{study.KindArea, study.Cell{Lo: f(0.743), Hi: f(0.792), ByPlacement: &study.Estimate{Lo: 0.76, Hi: 0.8}}, Grading{"Strongly beneficial", 0, 0}},
+		{study.KindArea, study.Cell{Lo: f(0.76), Hi: f(0.79), ByPlacement: &study.Estimate{Lo: 0.5, Hi: 0.8}}, Grading{"", 0, 3}},
+		{study.KindNutrition, study.Cell{Lo: f(0.86), Hi: f(0.89)}, Grading{"A-", 2, 2}},
+		{study.KindMetric, study.Cell{Lo: f(0.19), Hi: f(1)}, Grading{"", 0, 3}},
+		{study.KindGroup, study.Cell{}, Grading{"", -1, -1}},
+	} {
+		if got := CellGrade(c.kind, c.cell); got != c.want {
+			t.Errorf("%s %+v: %+v, want %+v", c.kind, c.cell, got, c.want)
+		}
+	}
+}

@@ -40,7 +40,8 @@ const (
 
 // Compute scores every model at every node and age group (see Result).
 func (s *Study) Compute() *Result {
-	r := &Result{Version: ResultVersion, Conf: Conf, Ages: slices.Clone(s.Ages),
+	conf, _ := s.level()
+	r := &Result{Version: ResultVersion, Conf: conf, Ages: slices.Clone(s.Ages),
 		Methods:    Methods{Score: methodScore, Interval: stats.MethodStratifiedCluster, Pairs: methodPairs, Ranks: stats.MethodTestedRanks, Thin: methodThin, ByPlacement: methodByPlacement},
 		JudgeError: s.judgeErrorNote(), Warnings: append(slices.Clone(s.Warnings), s.SiteWarnings()...)}
 	if r.Ages == nil {
@@ -80,7 +81,8 @@ func (s *Study) byPlacement(n *Node, mi, ai int) *Estimate {
 			m.add(frac{int64(n.Placements[j]), 1}, r)
 		}
 	}
-	iv := stats.StratifiedMean(strata, Conf)
+	conf, _ := s.level()
+	iv := stats.StratifiedMean(strata, conf)
 	score := float(m.value())
 	return &Estimate{Score: score, Lo: min(iv.Lo, score), Hi: max(iv.Hi, score), SE: iv.SE, DF: finiteDF(iv.DF)}
 }
@@ -97,12 +99,13 @@ type rankedModel struct {
 func (s *Study) computeNode(n *Node, ai int, age string) ([]Cell, []Pair) {
 	var cells []Cell
 	var ranked []rankedModel
+	conf, _ := s.level()
 	for mi, m := range s.Models {
 		strata := make([]stats.Stratum, len(n.idx))
 		for j, k := range n.idx {
 			strata[j] = stats.Stratum{Weight: n.weight(j), Clusters: s.obs[mi][ai][k]}
 		}
-		iv := stats.StratifiedMean(strata, Conf)
+		iv := stats.StratifiedMean(strata, conf)
 		if iv.Strata == 0 {
 			continue
 		}
@@ -180,11 +183,12 @@ func (s *Study) family(n *Node, ai int, ranked []rankedModel) pairFamily {
 	for k, t := range f.tests {
 		ps[k] = t.iv.P
 	}
+	_, alpha := s.level()
 	for k, adj := range stats.Holm(ps) {
 		f.tests[k].pAdjusted = adj
 		// An exact difference of 0 is never a finding, whatever the
 		// variance estimate says.
-		f.tests[k].significant = adj < Alpha && f.tests[k].diff.Sign() != 0
+		f.tests[k].significant = adj < alpha && f.tests[k].diff.Sign() != 0
 	}
 	return f
 }
@@ -215,7 +219,8 @@ func (s *Study) pairedDiff(n *Node, ai, a, b int) stats.StratifiedInterval {
 		}
 		strata = append(strata, stats.PairedStratum{Weight: n.weight(j), Clusters: pcs})
 	}
-	return stats.StratifiedPairedDiff(strata, Conf)
+	conf, _ := s.level()
+	return stats.StratifiedPairedDiff(strata, conf)
 }
 
 // newCell is a model's cell: score the exact score (as a float64), the

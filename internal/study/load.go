@@ -39,6 +39,8 @@ type Study struct {
 	obs [][][][]stats.ClusterSum
 	// calib is the judge calibration of each model's metrics (calib.go).
 	calib calibState
+	// conf and alpha are set by AtLevel (0: Conf and Alpha).
+	conf, alpha float64
 }
 
 // Bench is one benchmark of the study.
