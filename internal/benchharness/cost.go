@@ -293,47 +293,64 @@ func variantName(v int) string {
 // fallback for it too) unless LongSystemPrompt.
 const userContext = "A general-purpose community help assistant."
 
-// upstreamBill prices the upstream-shaped workload on format.
+// upstreamBill prices the upstream-shaped workload on format: every request
+// upstream would send, billed by a costFake of the same options as ours, in
+// real time (upstream batches nothing) and in upstream's order — each
+// target's conversations (one `simulate` per target), then their verdicts.
+// The fake caches what the format's provider caches for any caller: on
+// OpenAI, every earlier prefix of 1,024 tokens or more; on Anthropic,
+// nothing, since upstream marks no breakpoint.
 func (w *costWorkload) upstreamBill(format string) (CostRun, error) {
 	model := costPrices[format]
-	price, ok := llm.DefaultPrices().Lookup(model)
-	if !ok {
+	if _, ok := llm.DefaultPrices().Lookup(model); !ok {
 		return CostRun{}, fmt.Errorf("benchharness: no price for %s", model)
 	}
-	run := CostRun{Build: "upstream", Format: format, Config: "real time, no caching", Model: model}
-	var user, target, judge CostTokens
-	for _, sc := range w.scenarios {
-		m := w.metric(sc.MetricID)
-		ts := len(userContext)
-		if sc.TargetSystemPrompt != "" {
-			ts = len(sc.TargetSystemPrompt)
-		}
-		msgs, replies := make([]int, w.o.Turns), make([]int, w.o.Turns)
-		for k := range msgs {
-			msgs[k], replies[k] = w.userMsg, w.reply
-		}
-		for range w.o.Targets {
-			u, t := upstreamConversation(upstreamUserSystem(sc, m, w.o.Turns), ts, msgs, replies)
-			for k := range u {
-				user.add(u[k].tokens(), w.o.UserTokens)
-				target.add(t[k].tokens(), w.o.TargetTokens)
+	run := CostRun{Build: "upstream", Format: format, Config: "real time", Model: model}
+	fake := newCostFake(w.o)
+	openAI := format == "openai"
+	for t := range w.o.Targets {
+		for _, sc := range w.scenarios {
+			msgs, replies := w.upstreamDialogue(sc, t)
+			user, target := upstreamConversation(upstreamUserSystem(sc, w.metric(sc.MetricID), w.o.Turns), w.targetSystem(sc), msgs, replies)
+			for k := range user {
+				fake.record(costRoleUser, user[k], openAI, false, w.o.UserTokens)
+				fake.record(costTargetRole(t), target[k], openAI, false, w.o.TargetTokens)
 			}
-			judge.add(upstreamVerdict(m, msgs, replies).tokens(), w.o.JudgeTokens)
 		}
 	}
-	for role, t := range map[string]*CostTokens{costRoleUser: &user, "targets": &target, costRoleJudge: &judge} {
-		t.USD = price.Cost(llm.Usage{InputTokens: t.Prompt, OutputTokens: t.Output}, false)
-		run.Roles = append(run.Roles, CostRole{Role: role, CostTokens: *t})
+	for t := range w.o.Targets {
+		for _, sc := range w.scenarios {
+			msgs, replies := w.upstreamDialogue(sc, t)
+			fake.record(costRoleJudge, upstreamVerdict(w.metric(sc.MetricID), msgs, replies), openAI, false, w.o.JudgeTokens)
+		}
 	}
-	sortRoles(run.Roles)
-	run.finish(w.conversations())
+	calls, err := fake.snapshot()
+	if err != nil {
+		return run, fmt.Errorf("benchharness: upstream bill: %w", err)
+	}
+	w.bill(&run, calls)
 	return run, nil
 }
 
-func (t *CostTokens) add(prompt, output int) {
-	t.Calls++
-	t.Prompt += prompt
-	t.Output += output
+// upstreamDialogue is the simulated user's messages and target t's replies
+// in one upstream conversation: the workload's reply lengths, with text
+// drawn for this conversation alone (each is sampled afresh).
+func (w *costWorkload) upstreamDialogue(sc artifacts.Scenario, t int) (msgs, replies []string) {
+	for k := range w.o.Turns {
+		key := fmt.Sprintf("upstream/%s/%s/%d/", sc.ID, costTargetRole(t), k)
+		msgs = append(msgs, sized(key+"user", w.userMsg))
+		replies = append(replies, sized(key+"target", w.reply))
+	}
+	return msgs, replies
+}
+
+// targetSystem is the target's system prompt for sc: the scenario's own,
+// else the benchmark's user_context (upstream's order of fallbacks).
+func (w *costWorkload) targetSystem(sc artifacts.Scenario) string {
+	if sc.TargetSystemPrompt != "" {
+		return sc.TargetSystemPrompt
+	}
+	return userContext
 }
 
 func (w *costWorkload) metric(id string) config.Metric {
@@ -533,6 +550,7 @@ func (r *CostResult) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "priced at list prices (prices.json): anthropic as %s, openai as %s; batched calls at half; conv = the simulated user's and the target's calls of one conversation\n",
 		costPrices["anthropic"], costPrices["openai"])
+	b.WriteString("upstream: its requests in real time, billed as ours: on openai its prefixes of 1,024 tokens or more are read from the automatic cache; on anthropic it marks no breakpoint, so nothing is cached\n")
 	_, err := w.Write(b.Bytes())
 	return err
 }

@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/llm"
 )
 
 // post sends one request body to the fake and returns its usage.
@@ -128,7 +131,8 @@ func TestCostFakeOpenAICaching(t *testing.T) {
 }
 
 // upstream's user system prompt, by size, for one scenario: the fixed
-// texts' lengths plus the scenario's own text, joined as upstream joins it.
+// texts' lengths plus the scenario's own text, joined as upstream joins it;
+// its turn prompts and its calls, message by message.
 func TestUpstreamShape(t *testing.T) {
 	sc := artifacts.Scenario{Persona: "P", UserGoal: "GG", LatentAdversarialGoal: "L",
 		Landmarks: []artifacts.Landmark{{Turn: 1, Instruction: "I"}, {Turn: 3, Instruction: "JJ"}}}
@@ -137,20 +141,44 @@ func TestUpstreamShape(t *testing.T) {
 	lm := 40 + 19 + 11 + 12 + 0 + 4
 	// adversarial: head, "", latent, "", metric, checks, "", tail1, tail2, "": 9 newlines.
 	adv := 302 + 0 + (33 + 1) + 0 + (15 + 1 + 38) + (16 + 3 + 1) + 0 + 53 + 81 + 0 + 9
-	if got, want := upstreamUserSystem(sc, m, 6), 935+1+2+lm+adv; got != want {
+	if got, want := len(upstreamUserSystem(sc, m, 6)), 935+1+2+lm+adv; got != want {
 		t.Errorf("user system prompt %d bytes, want %d", got, want)
 	}
-	if upstreamTurnPrompt(1, 6) != 318 || upstreamTurnPrompt(2, 6) != 299+13+38 {
-		t.Errorf("turn prompts %d, %d", upstreamTurnPrompt(1, 6), upstreamTurnPrompt(2, 6))
+	if len(upstreamTurnPrompt(1, 6)) != 318 || len(upstreamTurnPrompt(2, 6)) != 299+13+38 {
+		t.Errorf("turn prompts %d, %d bytes", len(upstreamTurnPrompt(1, 6)), len(upstreamTurnPrompt(2, 6)))
 	}
-	u, tg := upstreamConversation(100, 10, []int{4, 4}, []int{8, 8})
-	if len(u) != 2 || len(u[1]) != 4 || len(tg[1]) != 4 || tg[1][3] != 4 || u[1][3] != upstreamTurnPrompt(2, 2) {
-		t.Errorf("calls %v / %v", u, tg)
+	// A variant differs from its base scenario only in the persona
+	// upstream never shows: the prompts are identical.
+	v := sc
+	v.UserPersona = "a rewritten persona"
+	if upstreamUserSystem(v, m, 6) != upstreamUserSystem(sc, m, 6) {
+		t.Error("a demographic variant changed upstream's user system prompt")
+	}
+	sys := strings.Repeat("s", 100)
+	u, tg := upstreamConversation(sys, "tsys", []string{"u1", "u2"}, []string{"r1", "r2"})
+	texts := func(r costRequest) []string {
+		var out []string
+		for _, b := range r.blocks {
+			out = append(out, b.role+":"+b.text)
+		}
+		return out
+	}
+	want := [][]string{
+		{"system:" + sys, "user:" + upstreamTurnPrompt(1, 2)},
+		{"system:" + sys, "user:u1", "assistant:r1", "user:" + upstreamTurnPrompt(2, 2)},
+	}
+	for k := range want {
+		if got := texts(u[k]); !slices.Equal(got, want[k]) {
+			t.Errorf("user call %d: %q, want %q", k+1, got, want[k])
+		}
+	}
+	if got := texts(tg[1]); !slices.Equal(got, []string{"system:tsys", "user:u1", "assistant:r1", "user:u2"}) {
+		t.Errorf("target call 2: %q", got)
 	}
 	// "USER: abcd\n\nASSISTANT: abcdefgh" is 6+4+2+11+8 = 31 bytes.
-	v := upstreamVerdict(m, []int{4}, []int{8})
-	if want := 107 + 15 + 3 + 13 + len(m.Definition) + 16 + 31 + 17 + 66 + 3 + 2; v[1] != want || v[0] != 89 {
-		t.Errorf("verdict %v, want [89 %d]", v, want)
+	vd := upstreamVerdict(m, []string{"abcd"}, []string{"abcdefgh"})
+	if want := 107 + 15 + 3 + 13 + len(m.Definition) + 16 + 31 + 17 + 66 + 3 + 2; len(vd.blocks) != 2 || len(vd.blocks[1].text) != want || len(vd.blocks[0].text) != 89 {
+		t.Errorf("verdict %q, want [89 %d] bytes", texts(vd), want)
 	}
 }
 
@@ -191,6 +219,70 @@ func TestCostSmall(t *testing.T) {
 		}
 		if up := res.upstream(f); up.USD <= 0 || up.PerConversation.Prompt <= 0 {
 			t.Errorf("%s upstream bill %+v", f, up)
+		}
+	}
+}
+
+// Upstream's requests are billed by OpenAI's automatic prefix caching as
+// ours are: each call reads the longest prefix (at a message boundary) an
+// earlier call of the same model sent, from 1,024 tokens up in 128-token
+// steps — computed here from the messages' token counts alone — and on
+// the Anthropic format, with no breakpoint, nothing is read or written.
+func TestUpstreamCaching(t *testing.T) {
+	cached := func(x int) int {
+		if x < 1024 {
+			return 0
+		}
+		return 1024 + (x-1024)/128*128
+	}
+	for _, long := range []bool{false, true} {
+		o := CostOptions{Metrics: 1, ScenariosPerMetric: 2, Variants: 2, Targets: 2, Turns: 6, LongSystemPrompt: long}.withDefaults()
+		w := newCostWorkload(o)
+		u, r := tokens(strings.Repeat("x", w.userMsg)), tokens(strings.Repeat("x", w.reply))
+		tsys := tokens(w.targetSystem(w.scenarios[0]))
+		want := 0
+		for ti := range o.Targets {
+			for i, sc := range w.scenarios {
+				usys := tokens(upstreamUserSystem(sc, w.metric(sc.MetricID), o.Turns))
+				// Call 1 is the same for every variant and target of a base scenario.
+				if ti > 0 || i%o.Variants > 0 {
+					want += cached(usys + tokens(upstreamTurnPrompt(1, o.Turns)))
+				}
+				if i > 0 {
+					want += cached(tsys) // the target's system prompt, sent to this target before
+				}
+				for k := 2; k <= o.Turns; k++ {
+					want += cached(usys + (k-2)*(u+r))       // call k−1 less its turn prompt
+					want += cached(tsys + (k-1)*u + (k-2)*r) // the whole of call k−1
+				}
+			}
+		}
+		for _, format := range []string{"openai", "anthropic"} {
+			run, err := w.upstreamBill(format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read, written, prompt := 0, 0, 0
+			for _, ro := range run.Roles {
+				read += ro.CacheRead
+				written += ro.CacheWrite
+				prompt += ro.Prompt
+			}
+			if format == "anthropic" {
+				want = 0
+			}
+			if read != want || written != 0 {
+				t.Errorf("long system prompt %v, %s: upstream read %d tokens from the cache and wrote %d, want %d and 0", long, format, read, written, want)
+			}
+			price, _ := llm.DefaultPrices().Lookup(run.Model)
+			list := 0.0
+			for _, ro := range run.Roles {
+				list += price.Cost(llm.Usage{InputTokens: ro.Prompt, OutputTokens: ro.Output}, false)
+			}
+			if saved := list - run.USD; format == "openai" && !(saved > 0) || format == "anthropic" && math.Abs(saved) > 1e-9 {
+				t.Errorf("long system prompt %v, %s: upstream $%.4f against $%.4f uncached", long, format, run.USD, list)
+			}
+			t.Logf("long system prompt %v, %s: %d prompt tokens, %d read from the cache; $%.4f (uncached $%.4f)", long, format, prompt, read, run.USD, list)
 		}
 	}
 }
