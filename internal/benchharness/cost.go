@@ -16,6 +16,8 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/plan"
+	"github.com/impactbench/impactbench/internal/stats"
 )
 
 // The cost benchmark (`impactbench bench --preset cost`): what a study
@@ -66,6 +68,12 @@ type CostOptions struct {
 	// Formats the wire formats (default "openai", "anthropic").
 	Configs []string `json:"configs"`
 	Formats []string `json:"formats"`
+	// PrecisionHalfWidth and PrecisionICC define a precise score (see
+	// CostPrecision): the 95 % half-width wanted (default 0.10) and the
+	// intra-class correlation assumed (default 0.3), `impactbench plan`'s
+	// defaults.
+	PrecisionHalfWidth float64 `json:"precision_half_width"`
+	PrecisionICC       float64 `json:"precision_icc"`
 
 	// Binary is the build measured; Before, when set, an earlier build
 	// measured the same way (e.g. main before a change).
@@ -104,6 +112,12 @@ func (o CostOptions) withDefaults() CostOptions {
 	if len(o.Formats) == 0 {
 		o.Formats = []string{"openai", "anthropic"}
 	}
+	if !(o.PrecisionHalfWidth > 0 && o.PrecisionHalfWidth < 1) {
+		o.PrecisionHalfWidth = plan.DefaultPlanHalfWidth
+	}
+	if !(o.PrecisionICC > 0 && o.PrecisionICC <= 1) {
+		o.PrecisionICC = plan.DefaultPlanICC
+	}
 	return o
 }
 
@@ -132,9 +146,53 @@ type CostResult struct {
 	Options       CostOptions `json:"options"`
 	Conversations int         `json:"conversations"`
 	Verdicts      int         `json:"verdicts"`
+	// Precision defines every run's USDPerPreciseScore.
+	Precision CostPrecision `json:"precision"`
 	// Upstream is the upstream-shaped workload's bill per format.
 	Upstream []CostRun `json:"upstream"`
 	Runs     []CostRun `json:"runs"`
+}
+
+// CostPrecision is the cost benchmark's unit of precision: a precise
+// score, one model's pass rate on one metric stated to ±HalfWidth with 95 %
+// confidence. The conversations it takes are what `impactbench plan` sizes
+// for the cluster-score interval (stats.ScenariosNeeded): base scenarios of
+// ConversationsPerScenario conversations (the workload's demographic
+// variants), at the widest rate (0.5) and the assumed ICC; each
+// conversation is judged once. A run's cost per precise score is its cost
+// per judged conversation times Conversations: the cost of reaching a fixed
+// half-width, the usual cost × variance measure made concrete. It scales
+// with the design: a lab measuring K models on M metrics to that precision
+// pays about K·M times it (less for rates far from one half, whose
+// intervals are narrower).
+type CostPrecision struct {
+	HalfWidth                float64 `json:"half_width"`
+	Conf                     float64 `json:"conf"`
+	Rate                     float64 `json:"rate"`
+	ICC                      float64 `json:"icc"`
+	ConversationsPerScenario int     `json:"conversations_per_base_scenario"`
+	BaseScenarios            int     `json:"base_scenarios_needed"`
+	Conversations            int     `json:"conversations_needed"`
+	// WorkloadHalfWidth is the expected half-width of one model's score on
+	// one metric from the workload's own ScenariosPerMetric base scenarios
+	// (nil below two, where no interval is planned).
+	WorkloadHalfWidth *float64 `json:"workload_half_width"`
+}
+
+// precisionConf is the confidence of a precise score.
+const precisionConf = 0.95
+
+func costPrecision(o CostOptions) CostPrecision {
+	m := float64(o.Variants)
+	p := CostPrecision{HalfWidth: o.PrecisionHalfWidth, Conf: precisionConf, Rate: plan.DefaultPlanRate, ICC: o.PrecisionICC,
+		ConversationsPerScenario: o.Variants}
+	p.BaseScenarios = stats.ScenariosNeeded(p.HalfWidth, m, p.Rate, p.ICC, p.Conf)
+	p.Conversations = p.BaseScenarios * o.Variants
+	if o.ScenariosPerMetric >= 2 {
+		hw := stats.ExpectedHalfWidth(o.ScenariosPerMetric, m, p.Rate, p.ICC, p.Conf)
+		p.WorkloadHalfWidth = &hw
+	}
+	return p
 }
 
 // CostRun is one build × format × configuration.
@@ -151,9 +209,12 @@ type CostRun struct {
 	PerVerdict      CostTokens `json:"per_verdict"`
 	USD             float64    `json:"usd"`
 	// Ratio is USD over the upstream-shaped bill on the same format.
-	Ratio    float64 `json:"ratio_to_upstream"`
-	WallSecs float64 `json:"wall_s,omitempty"`
-	Error    string  `json:"error,omitempty"`
+	Ratio float64 `json:"ratio_to_upstream"`
+	// USDPerPreciseScore is what one precise score (CostPrecision) costs
+	// at this run's cost per judged conversation.
+	USDPerPreciseScore float64 `json:"usd_per_precise_score"`
+	WallSecs           float64 `json:"wall_s,omitempty"`
+	Error              string  `json:"error,omitempty"`
 }
 
 // CostRole is one role's calls.
@@ -180,12 +241,13 @@ func Cost(ctx context.Context, o CostOptions) (*CostResult, error) {
 		return nil, fmt.Errorf("benchharness: no binary to measure")
 	}
 	w := newCostWorkload(o)
-	res := &CostResult{Options: o, Conversations: w.conversations(), Verdicts: w.conversations()}
+	res := &CostResult{Options: o, Conversations: w.conversations(), Verdicts: w.conversations(), Precision: costPrecision(o)}
 	for _, format := range o.Formats {
 		up, err := w.upstreamBill(format)
 		if err != nil {
 			return nil, err
 		}
+		res.price(&up)
 		res.Upstream = append(res.Upstream, up)
 	}
 	builds := [][2]string{{"after", o.Binary}}
@@ -205,6 +267,7 @@ func Cost(ctx context.Context, o CostOptions) (*CostResult, error) {
 				}
 				run := w.run(ctx, b[0], b[1], format, cfg)
 				run.Ratio = run.USD / res.upstream(format).USD
+				res.price(&run)
 				res.Runs = append(res.Runs, run)
 				if err := ctx.Err(); err != nil {
 					return res, err
@@ -213,6 +276,13 @@ func Cost(ctx context.Context, o CostOptions) (*CostResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// price sets run's cost per precise score.
+func (r *CostResult) price(run *CostRun) {
+	if r.Conversations > 0 {
+		run.USDPerPreciseScore = run.USD / float64(r.Conversations) * float64(r.Precision.Conversations)
+	}
 }
 
 func (r *CostResult) upstream(format string) CostRun {
@@ -529,7 +599,7 @@ func (r *CostResult) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "replies: user %d, target %d, judge %d tokens; target system prompt: %s; Anthropic cache minimum %d tokens; OpenAI cache lifetime %s; each batch %s\n",
 		o.UserTokens, o.TargetTokens, o.JudgeTokens, sys, o.MinCacheTokens, o.OpenAITTL, o.Wave)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "format\tbuild\tconfiguration\tconv: prompt\tread\twritten\toutput\t$/conv\tverdict: prompt\t$/verdict\tstudy $\t× upstream\t")
+	fmt.Fprintln(tw, "format\tbuild\tconfiguration\tconv: prompt\tread\twritten\toutput\t$/conv\tverdict: prompt\t$/verdict\tstudy $\t× upstream\t$/precise score\t")
 	for _, format := range o.Formats {
 		rows := append([]CostRun{r.upstream(format)}, r.runsOf(format)...)
 		for _, run := range rows {
@@ -541,8 +611,8 @@ func (r *CostResult) WriteText(w io.Writer) error {
 			if run.Error != "" {
 				ratio += " (failed: " + run.Error + ")"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%.5f\t%d\t%.5f\t%.4f\t%s\t\n", format, run.Build, run.Config,
-				c.Prompt, c.CacheRead, c.CacheWrite, c.Output, c.USD, v.Prompt, v.USD, run.USD, ratio)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%.5f\t%d\t%.5f\t%.4f\t%s\t%.2f\t\n", format, run.Build, run.Config,
+				c.Prompt, c.CacheRead, c.CacheWrite, c.Output, c.USD, v.Prompt, v.USD, run.USD, ratio, run.USDPerPreciseScore)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -551,6 +621,13 @@ func (r *CostResult) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "priced at list prices (prices.json): anthropic as %s, openai as %s; batched calls at half; conv = the simulated user's and the target's calls of one conversation\n",
 		costPrices["anthropic"], costPrices["openai"])
 	b.WriteString("upstream: its requests in real time, billed as ours: on openai its prefixes of 1,024 tokens or more are read from the automatic cache; on anthropic it marks no breakpoint, so nothing is cached\n")
+	pr := r.Precision
+	own := fmt.Sprintf("no interval from %d base scenario", o.ScenariosPerMetric)
+	if pr.WorkloadHalfWidth != nil {
+		own = fmt.Sprintf("±%.1f pt from %d", 100**pr.WorkloadHalfWidth, o.ScenariosPerMetric)
+	}
+	fmt.Fprintf(&b, "precise score: one model's pass rate on one metric to ±%.0f pt (%.0f %%, cluster-score interval, rate %.1f, ICC %.1f): %d base scenarios × %d conversations, each judged (this workload: %s)\n",
+		100*pr.HalfWidth, 100*pr.Conf, pr.Rate, pr.ICC, pr.BaseScenarios, pr.ConversationsPerScenario, own)
 	_, err := w.Write(b.Bytes())
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -15,6 +16,8 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/stats"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // post sends one request body to the fake and returns its usage.
@@ -211,6 +214,12 @@ func TestCostSmall(t *testing.T) {
 			t.Errorf("%s %s: %d calls, want %d", r.Format, r.Config, calls, want)
 		}
 		byConfig[r.Format+" "+r.Config] = r.USD
+		if want := r.USD / float64(res.Conversations) * float64(res.Precision.Conversations); !(r.USDPerPreciseScore > 0) || math.Abs(r.USDPerPreciseScore-want) > 1e-9 {
+			t.Errorf("%s %s: $%v per precise score, want $%v", r.Format, r.Config, r.USDPerPreciseScore, want)
+		}
+	}
+	if !strings.Contains(text.String(), "$/precise score") || !strings.Contains(text.String(), "precise score: one model's pass rate on one metric to ±10 pt") {
+		t.Errorf("the text does not show the cost per precise score:\n%s", text.String())
 	}
 	for _, f := range []string{"openai", "anthropic"} {
 		if !(byConfig[f+" all batched"] < byConfig[f+" user and judge batched"] && byConfig[f+" user and judge batched"] < byConfig[f+" judge batched"] &&
@@ -284,5 +293,72 @@ func TestUpstreamCaching(t *testing.T) {
 			}
 			t.Logf("long system prompt %v, %s: %d prompt tokens, %d read from the cache; $%.4f (uncached $%.4f)", long, format, prompt, read, run.USD, list)
 		}
+	}
+}
+
+// The cost per precise score is the cost per judged conversation times the
+// conversations `impactbench plan` sizes for ±HalfWidth; and those
+// conversations deliver it: in a seeded simulation of studies with known
+// truth (scenario rates from a beta distribution of mean 0.5 and the
+// assumed ICC, the precise score's own assumptions), the cluster-score
+// interval from that many base scenarios is on average within the
+// half-width, and from three quarters of them it is not.
+func TestCostPrecision(t *testing.T) {
+	o := CostOptions{Metrics: 1, ScenariosPerMetric: 2, Variants: 4, Targets: 1, Turns: 2}.withDefaults()
+	res := &CostResult{Options: o, Conversations: 8, Precision: costPrecision(o)}
+	p := res.Precision
+	if p.HalfWidth != 0.10 || p.ICC != 0.3 || p.Rate != 0.5 || p.ConversationsPerScenario != 4 || p.Conversations != 4*p.BaseScenarios {
+		t.Fatalf("precision %+v", p)
+	}
+	run := CostRun{USD: 2}
+	res.price(&run)
+	if want := 2.0 / 8 * float64(p.Conversations); math.Abs(run.USDPerPreciseScore-want) > 1e-12 {
+		t.Errorf("$%v per precise score, want $%v", run.USDPerPreciseScore, want)
+	}
+	if p.WorkloadHalfWidth == nil || *p.WorkloadHalfWidth <= p.HalfWidth {
+		t.Errorf("2 base scenarios give ±%v, narrower than ±%.2f", p.WorkloadHalfWidth, p.HalfWidth)
+	}
+	// One base scenario per metric plans no interval: null, which JSON can
+	// carry (an infinite half-width would fail the whole --json output).
+	o1 := o
+	o1.ScenariosPerMetric = 1
+	one := &CostResult{Options: o1, Precision: costPrecision(o1)}
+	if _, err := json.Marshal(one); err != nil || one.Precision.WorkloadHalfWidth != nil {
+		t.Errorf("one base scenario: %v, half-width %v", err, one.Precision.WorkloadHalfWidth)
+	}
+	var text bytes.Buffer
+	if err := one.WriteText(&text); err != nil || !strings.Contains(text.String(), "no interval from 1 base scenario") {
+		t.Errorf("one base scenario: %v\n%s", err, text.String())
+	}
+
+	rng := rand.New(rand.NewPCG(37, 6))
+	a := p.Rate * (1 - p.ICC) / p.ICC // beta(a, b) has mean Rate and ICC 1/(a+b+1)
+	beta := distuv.Beta{Alpha: a, Beta: (1 - p.Rate) * (1 - p.ICC) / p.ICC, Src: rng}
+	meanHalfWidth := func(g int) float64 {
+		const reps = 400
+		cs := make([]stats.ClusterSum, g)
+		sum := 0.0
+		for range reps {
+			for i := range cs {
+				rate, k := beta.Rand(), 0
+				for range p.ConversationsPerScenario {
+					if rng.Float64() < rate {
+						k++
+					}
+				}
+				cs[i] = stats.Binary(k, p.ConversationsPerScenario)
+			}
+			iv := stats.ClusterRate(cs, p.Conf)
+			sum += (iv.Hi - iv.Lo) / 2
+		}
+		return sum / reps
+	}
+	full, less := meanHalfWidth(p.BaseScenarios), meanHalfWidth(p.BaseScenarios*3/4)
+	t.Logf("%d base scenarios: mean half-width %.4f; %d: %.4f (400 simulated studies each)", p.BaseScenarios, full, p.BaseScenarios*3/4, less)
+	if full > p.HalfWidth*1.02 || full < p.HalfWidth*0.9 {
+		t.Errorf("%d base scenarios give a mean half-width of %.4f, not ±%.2f", p.BaseScenarios, full, p.HalfWidth)
+	}
+	if less <= p.HalfWidth {
+		t.Errorf("three quarters of the scenarios (%d) already give ±%.4f", p.BaseScenarios*3/4, less)
 	}
 }
