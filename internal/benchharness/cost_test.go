@@ -362,3 +362,46 @@ func TestCostPrecision(t *testing.T) {
 		t.Errorf("three quarters of the scenarios (%d) already give ±%.4f", p.BaseScenarios*3/4, less)
 	}
 }
+
+// The ratios and costs per precise score docs/performance.md (and the
+// README) give for the default (long) replies and the short ones, on both
+// formats, in real time and, with long replies, all batched: the counts
+// are deterministic, so they are checked to the digits printed.
+func TestCostAsDocumented(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the full cost workload (about 40 s)")
+	}
+	type row struct{ ratio, precise, upstreamPrecise float64 }
+	for _, c := range []struct {
+		name         string
+		targetTokens int
+		configs      []string
+		want         map[string]row // format + " " + configuration
+	}{
+		{"long replies", 0, []string{"real time", "all batched"}, map[string]row{
+			"openai real time": {0.993, 8.16, 8.22}, "anthropic real time": {0.794, 15.22, 19.16},
+			"openai all batched": {0.497, 4.08, 8.22}, "anthropic all batched": {0.442, 8.48, 19.16}}},
+		{"short replies", 30, []string{"real time"}, map[string]row{
+			"openai real time": {0.989, 2.81, 2.84}, "anthropic real time": {0.987, 5.61, 5.68}}},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		res, err := Cost(ctx, CostOptions{TargetTokens: c.targetTokens, Configs: c.configs, Binary: testBinary, Dir: t.TempDir()})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Runs) != len(c.want) {
+			t.Fatalf("%s: %d runs, want %d", c.name, len(res.Runs), len(c.want))
+		}
+		for _, r := range res.Runs {
+			key := r.Format + " " + r.Config
+			w := c.want[key]
+			got := row{r.Ratio, r.USDPerPreciseScore, res.upstream(r.Format).USDPerPreciseScore}
+			t.Logf("%s, %s: %.3f× upstream, $%.2f per precise score (upstream $%.2f)", c.name, key, got.ratio, got.precise, got.upstreamPrecise)
+			if r.Error != "" || math.Abs(got.ratio-w.ratio) > 0.0005 || math.Abs(got.precise-w.precise) > 0.005 || math.Abs(got.upstreamPrecise-w.upstreamPrecise) > 0.005 {
+				t.Errorf("%s, %s: %.4f× upstream, $%.3f per precise score (upstream $%.3f), error %q; docs/performance.md says %.3f×, $%.2f ($%.2f)",
+					c.name, key, got.ratio, got.precise, got.upstreamPrecise, r.Error, w.ratio, w.precise, w.upstreamPrecise)
+			}
+		}
+	}
+}
