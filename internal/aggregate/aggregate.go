@@ -14,6 +14,7 @@ import (
 	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/scenarioset"
@@ -24,7 +25,7 @@ import (
 // Run reads every runs/*/scores.json and writes results.json. It is
 // never skipped (upstream: always recomputed; it is cheap).
 func Run(ctx context.Context, b *work.Bench) error {
-	out := filepath.Join(b.Files.Dir, "results.json")
+	out := b.Files.Results()
 	rep := summary.PhaseReport{Phase: phase.StageAggregate, Output: out}
 	if b.Opts.DryRun {
 		b.Logf("[dry-run] aggregate %s → %s (no model calls)", b.Spec.Slug, out)
@@ -62,14 +63,14 @@ func Run(ctx context.Context, b *work.Bench) error {
 // aggregateInput reads what results.Aggregate needs: every score row,
 // slimmed, the scenarios' demographics and the calibration labels.
 func aggregateInput(ctx context.Context, b *work.Bench) (results.Input, error) {
-	dirs, err := artifacts.ListRunDirs(b.Files.Dir)
+	dirs, err := layout.ListRunDirs(b.Files.Dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return results.Input{}, err
 	}
 	in := results.Input{Metrics: b.Spec.Metrics}
 	slim := newSlimmer()
 	for _, d := range dirs {
-		path := filepath.Join(d, "scores.json")
+		path := layout.Run{Dir: d}.Scores()
 		if _, err := os.Stat(path); err != nil {
 			continue
 		}
@@ -86,9 +87,9 @@ func aggregateInput(ctx context.Context, b *work.Bench) (results.Input, error) {
 		}
 	}
 	if len(in.Rows) == 0 {
-		return results.Input{}, fault.Inputf("no scores to aggregate under %s: run `impactbench evaluate %s` first", filepath.Join(b.Files.Dir, "runs"), b.Spec.Slug)
+		return results.Input{}, fault.Inputf("no scores to aggregate under %s: run `impactbench evaluate %s` first", b.Files.RunsDir(), b.Spec.Slug)
 	}
-	err = artifacts.EachScenarioDemographic(filepath.Join(b.Files.Dir, "scenarios.json"), func(_ int, id string, d artifacts.Demographic) error {
+	err = artifacts.EachScenarioDemographic(b.Files.Scenarios(), func(_ int, id string, d artifacts.Demographic) error {
 		in.Demographics = append(in.Demographics, slim.demographic(id, d))
 		return nil
 	})
@@ -151,7 +152,7 @@ const aggregateGCPercent = 40
 // scenarios, prompts, models and settings. Two runs are comparable only when
 // the parts that matter agree.
 func Fingerprint(b *work.Bench) results.Fingerprint {
-	scSHA, _ := phase.FileSHA(filepath.Join(b.Files.Dir, "scenarios.json"))
+	scSHA, _ := phase.FileSHA(b.Files.Scenarios())
 	judges := make([]any, 0, len(b.Cfg.EvaluatorModels))
 	for _, j := range b.Judges() {
 		judges = append(judges, clientset.Identity(j))
@@ -198,7 +199,7 @@ type RunManifest struct {
 // provider (everything reused, or aggregate alone) keeps the concurrency
 // the earlier run recorded for the same measurement.
 func writeRunManifest(b *work.Bench) error {
-	path := filepath.Join(b.Files.Dir, "run_manifest.json")
+	path := b.Files.RunManifest()
 	m := RunManifest{Fingerprint: Fingerprint(b), Concurrency: b.Models.PoolLimits()}
 	if vs, err := scenarioset.ItemSet(b.Files.Dir); err == nil && len(vs) > 0 {
 		m.ItemSet = scenarioset.Current(vs)
@@ -280,7 +281,7 @@ func humanInput(runDirs []string) ([]results.ScoreRow, error) {
 	var out []results.ScoreRow
 	for _, d := range runDirs {
 		target := filepath.Base(d)
-		scores, err := human.ReadScores(filepath.Join(human.Dir(d), human.ScoresFile), target)
+		scores, err := human.ReadScores(layout.Run{Dir: d}.HumanScores(), target)
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 func writeTemp(t *testing.T, name, content string) string {
@@ -467,18 +468,18 @@ func rawEqual(a, b json.RawMessage) bool {
 func TestGolden_Humanebench(t *testing.T) {
 	const dir = "testdata/humanebench"
 	out := t.TempDir()
-	p := BenchPaths(dir)
-	q := BenchPaths(out)
+	p := layout.Bench{Dir: dir}
+	q := layout.Bench{Dir: out}
 
 	scen, err := ReadScenarios(p.Scenarios())
 	if err != nil {
 		t.Fatal(err)
 	}
-	convs, err := ReadConversations(p.Conversations("claude-haiku-4-5"))
+	convs, err := ReadConversations(p.Conversations("claude-haiku-4-5", layout.Shard{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	scores, err := ReadScores(p.Scores("claude-haiku-4-5"))
+	scores, err := ReadScores(p.Scores("claude-haiku-4-5", nil, layout.Shard{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,17 +492,17 @@ func TestGolden_Humanebench(t *testing.T) {
 	if err := WriteScenarios(q.Scenarios(), scen); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteConversations(q.Conversations("claude-haiku-4-5"), convs); err != nil {
+	if err := WriteConversations(q.Conversations("claude-haiku-4-5", layout.Shard{}), convs); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteScores(q.Scores("claude-haiku-4-5"), scores); err != nil {
+	if err := WriteScores(q.Scores("claude-haiku-4-5", nil, layout.Shard{}), scores); err != nil {
 		t.Fatal(err)
 	}
 
 	for _, pair := range [][2]string{
 		{p.Scenarios(), q.Scenarios()},
-		{p.Conversations("claude-haiku-4-5"), q.Conversations("claude-haiku-4-5")},
-		{p.Scores("claude-haiku-4-5"), q.Scores("claude-haiku-4-5")},
+		{p.Conversations("claude-haiku-4-5", layout.Shard{}), q.Conversations("claude-haiku-4-5", layout.Shard{})},
+		{p.Scores("claude-haiku-4-5", nil, layout.Shard{}), q.Scores("claude-haiku-4-5", nil, layout.Shard{})},
 	} {
 		orig, _ := os.ReadFile(pair[0])
 		written, _ := os.ReadFile(pair[1])
@@ -523,13 +524,13 @@ func TestGolden_Humanebench(t *testing.T) {
 			}
 		}
 	}
-	orig, _ := os.ReadFile(p.Scores("claude-haiku-4-5"))
-	written, _ := os.ReadFile(q.Scores("claude-haiku-4-5"))
+	orig, _ := os.ReadFile(p.Scores("claude-haiku-4-5", nil, layout.Shard{}))
+	written, _ := os.ReadFile(q.Scores("claude-haiku-4-5", nil, layout.Shard{}))
 	if !bytes.Equal(orig, written) {
 		t.Errorf("scores.json not byte-identical:\n%s", firstDiff(written, orig))
 	}
 	// Read-back equality in Go terms.
-	again, err := ReadConversations(q.Conversations("claude-haiku-4-5"))
+	again, err := ReadConversations(q.Conversations("claude-haiku-4-5", layout.Shard{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -654,40 +655,6 @@ func TestUpdateCost_Concurrent(t *testing.T) {
 	}
 	if len(phases) != 20 {
 		t.Errorf("lost updates: %d phases", len(phases))
-	}
-}
-
-func TestListRunDirs(t *testing.T) {
-	dir := t.TempDir()
-	for _, name := range []string{"a", "a-b", "B", ".hidden", "noscores"} {
-		if err := os.MkdirAll(filepath.Join(dir, "runs", name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if name != "noscores" {
-			if err := os.WriteFile(filepath.Join(dir, "runs", name, "scores.json"), []byte("[]"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	got, err := ListRunDirs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, g := range got {
-		names = append(names, filepath.Base(g))
-	}
-	// Python: sorted(glob("runs/*/scores.json")) → "B" < "a-b/…" < "a/…".
-	if d := cmp.Diff([]string{"B", "a-b", "a"}, names); d != "" {
-		t.Errorf("(-want +got)\n%s", d)
-	}
-	if got, err := ListRunDirs(t.TempDir()); err != nil || got != nil {
-		t.Errorf("no runs dir: %v %v", got, err)
-	}
-	bp := BenchPaths("/b")
-	if bp.Scores("m") != filepath.Join("/b", "runs", "m", "scores.json") || bp.RunCost("m") != filepath.Join("/b", "runs", "m", "cost.json") ||
-		bp.Results() != filepath.Join("/b", "results.json") || bp.Conversations("m") != filepath.Join("/b", "runs", "m", "conversations.json") {
-		t.Error("paths")
 	}
 }
 

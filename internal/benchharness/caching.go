@@ -141,7 +141,7 @@ func CachingRatio(ctx context.Context, o CachingOptions) (*CachingResult, error)
 	if err != nil {
 		return nil, err
 	}
-	lay := layout{scenarios: 1, metrics: 1}
+	lay := sizing{scenarios: 1, metrics: 1}
 	sc := scenarios(lay, o.Turns)[0]
 	spec := stages.SimSpec{
 		Bench: &config.Benchmark{Scenario: config.BenchScenario{TargetSystemPrompt: o.TargetSystemPrompt}},

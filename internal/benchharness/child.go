@@ -14,23 +14,38 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
-// mainPackage is the impactbench command.
-const mainPackage = "github.com/impactbench/impactbench/cmd/impactbench"
+// The commands the harness runs: the impactbench command it measures, and
+// itself (the workers presets' worker processes).
+const (
+	mainPackage    = "github.com/impactbench/impactbench/cmd/impactbench"
+	harnessPackage = "github.com/impactbench/impactbench/cmd/impactbench-bench"
+)
 
 // BuildBinary builds the impactbench command into dir with `go build` and
 // returns its path. It runs in this module's source tree when that is where
 // the harness was compiled from, else in the current directory.
 func BuildBinary(ctx context.Context, dir string) (string, error) {
-	out := filepath.Join(dir, "impactbench")
+	return build(ctx, dir, "impactbench", mainPackage)
+}
+
+// BuildHarness builds impactbench-bench into dir (as BuildBinary).
+func BuildHarness(ctx context.Context, dir string) (string, error) {
+	return build(ctx, dir, "impactbench-bench", harnessPackage)
+}
+
+func build(ctx context.Context, dir, name, pkg string) (string, error) {
+	out := filepath.Join(dir, name)
 	if runtime.GOOS == "windows" {
 		out += ".exe"
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, mainPackage)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
 	cmd.Dir = moduleDir()
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("benchharness: go build %s: %v\n%s(pass the path of an impactbench binary instead)", mainPackage, err, b)
+		return "", fmt.Errorf("benchharness: go build %s: %v\n%s(pass the path of a built binary instead)", pkg, err, b)
 	}
 	return out, nil
 }
@@ -87,7 +102,7 @@ type childRun struct {
 // and peak RSS from its rusage (the harness and the fake server, which run
 // in this process, are not counted).
 func runChild(ctx context.Context, bin, dir, bench string, stderr io.Writer) (*childRun, error) {
-	args := []string{"-c", filepath.Join(dir, "config.yaml"), "run", bench, "--no-report", "--json"}
+	args := []string{"-c", layout.ConfigPath(dir), "run", bench, "--no-report", "--json"}
 	if stderr == nil {
 		args = append(args, "-q")
 	}

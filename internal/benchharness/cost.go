@@ -8,19 +8,19 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/plan"
 	"github.com/impactbench/impactbench/internal/stats"
 )
 
-// The cost benchmark (`impactbench bench --preset cost`): what a study
+// The cost benchmark (`impactbench-bench --preset cost`): what a study
 // costs in tokens and dollars, per conversation and per verdict, on each
 // provider's wire format, with prompt caching as the providers bill it and
 // with the batch APIs, against the same workload sent the way upstream
@@ -335,7 +335,7 @@ func newCostWorkload(o CostOptions) *costWorkload {
 		w.metrics = append(w.metrics, config.Metric{ID: metricID(i), Name: fmt.Sprintf("Harness metric %d", i+1),
 			Type: config.MetricType(typ), Definition: fmt.Sprintf("%s (variant %d)", def, i+1)})
 	}
-	base := scenarios(layout{scenarios: o.Metrics * o.ScenariosPerMetric, metrics: o.Metrics}, o.Turns)
+	base := scenarios(sizing{scenarios: o.Metrics * o.ScenariosPerMetric, metrics: o.Metrics}, o.Turns)
 	for _, sc := range base {
 		for v := range o.Variants {
 			x := sc
@@ -534,11 +534,11 @@ func (w *costWorkload) bill(run *CostRun, calls []costCall) {
 
 // writeProject writes config.yaml, benchmark.yaml and scenarios.json.
 func (w *costWorkload) writeProject(dir, base, format string, cfg CostConfig) error {
-	bdir := filepath.Join(dir, "benchmarks", benchName)
+	bdir := layout.BenchDir(dir, benchName)
 	if err := os.MkdirAll(bdir, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(w.configYAML(base, format, cfg)), 0o644); err != nil {
+	if err := os.WriteFile(layout.ConfigPath(dir), []byte(w.configYAML(base, format, cfg)), 0o644); err != nil {
 		return err
 	}
 	var b strings.Builder
@@ -548,10 +548,10 @@ func (w *costWorkload) writeProject(dir, base, format string, cfg CostConfig) er
 	for _, m := range w.metrics {
 		fmt.Fprintf(&b, "- id: %s\n  name: %q\n  type: %s\n  definition: %q\n", m.ID, m.Name, m.Type, m.Definition)
 	}
-	if err := os.WriteFile(filepath.Join(bdir, "benchmark.yaml"), []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(layout.BenchmarkPath(bdir), []byte(b.String()), 0o644); err != nil {
 		return err
 	}
-	return artifacts.WriteScenarios(filepath.Join(bdir, "scenarios.json"), w.scenarios)
+	return artifacts.WriteScenarios(layout.Bench{Dir: bdir}.Scenarios(), w.scenarios)
 }
 
 func (w *costWorkload) configYAML(base, format string, cfg CostConfig) string {

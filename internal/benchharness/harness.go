@@ -32,12 +32,12 @@ import (
 	"math"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm/ratelimit"
 	"github.com/impactbench/impactbench/internal/llm/ratelimit/fakeprovider"
 )
@@ -137,6 +137,9 @@ type Options struct {
 	Callers           int           `json:"callers,omitempty"`
 	RestartRedisAfter time.Duration `json:"restart_redis_after_ns,omitempty"`
 
+	// Harness is impactbench-bench's own executable, run as the workers
+	// presets' worker processes; empty builds it.
+	Harness string `json:"-"`
 	// Binary is the impactbench executable run as the child; empty builds
 	// it with `go build` into the run's temp directory.
 	Binary string `json:"-"`
@@ -469,7 +472,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 }
 
 // concurrencyFor sizes run.concurrency by Little's law (see Options).
-func concurrencyFor(o Options, lay layout) (sim, eval, maxConc int) {
+func concurrencyFor(o Options, lay sizing) (sim, eval, maxConc int) {
 	perTarget := lay.scenarios * o.Samples
 	switch {
 	case o.Concurrency > 0:
@@ -535,13 +538,20 @@ func poolRate(o Options, lat time.Duration) float64 {
 
 // countRows reads conversations.json and scores.json of every target.
 func countRows(res *Result, dir string, o Options) error {
-	benches := []string{filepath.Join(dir, "benchmarks", benchName)}
+	benches := []string{layout.BenchDir(dir, benchName)}
 	if o.Study != "" {
-		benches, _ = filepath.Glob(filepath.Join(dir, "benchmarks", "*"))
+		names, err := layout.Benchmarks(dir)
+		if err != nil {
+			return err
+		}
+		benches = benches[:0]
+		for _, name := range names {
+			benches = append(benches, layout.BenchDir(dir, name))
+		}
 	}
 	res.ResultsWritten = true
 	for _, b := range benches {
-		if _, err := os.Stat(filepath.Join(b, "results.json")); err != nil {
+		if _, err := os.Stat(layout.Bench{Dir: b}.Results()); err != nil {
 			res.ResultsWritten = false
 		}
 		if err := countBenchRows(res, b, o); err != nil {
@@ -554,8 +564,8 @@ func countRows(res *Result, dir string, o Options) error {
 // countBenchRows adds one benchmark's conversations and verdicts.
 func countBenchRows(res *Result, bench string, o Options) error {
 	for i := range o.Targets {
-		run := filepath.Join(bench, "runs", targetID(i))
-		convs := filepath.Join(run, "conversations.json")
+		run := layout.Bench{Dir: bench}.Run(targetID(i))
+		convs := run.Conversations()
 		if _, err := os.Stat(convs); err != nil {
 			continue // the child failed before writing it: counts stay 0
 		}
@@ -571,7 +581,7 @@ func countBenchRows(res *Result, bench string, o Options) error {
 		if err != nil {
 			return err
 		}
-		scores := filepath.Join(run, "scores.json")
+		scores := run.Scores()
 		if _, err := os.Stat(scores); err != nil {
 			continue
 		}

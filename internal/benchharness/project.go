@@ -4,12 +4,12 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // TargetSystemPrompt is a realistic assistant system prompt of about 1,500
@@ -32,9 +32,9 @@ const (
 func targetModel(i int) string { return "bench-target-" + strconv.Itoa(i+1) }
 func targetID(i int) string    { return "t" + strconv.Itoa(i+1) }
 
-// layout is how many scenarios and metrics make up the requested
+// sizing is how many scenarios and metrics make up the requested
 // conversations.
-type layout struct {
+type sizing struct {
 	scenarios int
 	metrics   int
 }
@@ -42,12 +42,12 @@ type layout struct {
 // planLayout picks scenarios = ⌈conversations / (samples × targets)⌉ spread
 // over up to ten metrics (more when a metric would need over 999 scenarios,
 // so ids keep the mNN_sNNN_v01 shape).
-func planLayout(o Options) layout {
+func planLayout(o Options) sizing {
 	per := o.Samples * o.Targets
 	n := (o.Conversations + per - 1) / per
 	m := min(n, 10)
 	m = max(m, (n+998)/999, 1)
-	return layout{scenarios: n, metrics: m}
+	return sizing{scenarios: n, metrics: m}
 }
 
 // projectModels describes the model blocks of config.yaml.
@@ -68,21 +68,21 @@ type projectModels struct {
 // writeProject creates config.yaml, benchmarks/bench/benchmark.yaml and a
 // pre-generated scenarios.json under dir, so `impactbench run` skips both
 // generation phases and does only simulate + evaluate (+ aggregate).
-func writeProject(dir string, o Options, lay layout, pm projectModels) error {
-	bdir := filepath.Join(dir, "benchmarks", benchName)
+func writeProject(dir string, o Options, lay sizing, pm projectModels) error {
+	bdir := layout.BenchDir(dir, benchName)
 	if err := os.MkdirAll(bdir, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(configYAML(o, lay, pm)), 0o644); err != nil {
+	if err := os.WriteFile(layout.ConfigPath(dir), []byte(configYAML(o, lay, pm)), 0o644); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(bdir, "benchmark.yaml"), []byte(benchmarkYAML(lay.metrics)), 0o644); err != nil {
+	if err := os.WriteFile(layout.BenchmarkPath(bdir), []byte(benchmarkYAML(lay.metrics)), 0o644); err != nil {
 		return err
 	}
-	return artifacts.WriteScenarios(filepath.Join(bdir, "scenarios.json"), scenarios(lay, o.Turns))
+	return artifacts.WriteScenarios(layout.Bench{Dir: bdir}.Scenarios(), scenarios(lay, o.Turns))
 }
 
-func configYAML(o Options, lay layout, pm projectModels) string {
+func configYAML(o Options, lay sizing, pm projectModels) string {
 	var b strings.Builder
 	b.WriteString("# Written by the impactbench benchmark harness (internal/benchharness).\n")
 	b.WriteString("seed: 1\n")
@@ -203,7 +203,7 @@ var (
 
 // scenarios writes lay.scenarios rows spread over the metrics, with ids
 // mNN_sNNN_v01 and two landmarks each.
-func scenarios(lay layout, turns int) []artifacts.Scenario {
+func scenarios(lay sizing, turns int) []artifacts.Scenario {
 	out := make([]artifacts.Scenario, 0, lay.scenarios)
 	perMetric := (lay.scenarios + lay.metrics - 1) / lay.metrics
 	for i := range lay.scenarios {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // The study preset runs a study the size of ImpactBench's published one as
@@ -36,7 +37,7 @@ func FindStudyData() (string, error) {
 	}
 	for {
 		for _, c := range []string{filepath.Join(dir, studyDataRel), filepath.Join(filepath.Dir(dir), studyDataRel)} {
-			if st, err := os.Stat(filepath.Join(c, "taxonomy.json")); err == nil && !st.IsDir() {
+			if st, err := os.Stat(filepath.Join(c, layout.PublishedTaxonomyFile)); err == nil && !st.IsDir() {
 				return c, nil
 			}
 		}
@@ -72,7 +73,7 @@ func loadStudy(dir string) ([]studyBench, error) {
 		}
 	}
 	var crit map[string]string
-	if err := readJSON(filepath.Join(dir, "taxonomy.json"), &tax); err != nil {
+	if err := readJSON(filepath.Join(dir, layout.PublishedTaxonomyFile), &tax); err != nil {
 		return nil, err
 	}
 	if err := readJSON(filepath.Join(dir, "metric-criteria.json"), &crit); err != nil {
@@ -131,19 +132,19 @@ func studyMetrics(bs []studyBench) int {
 // scenarios.json (perMetric base scenarios × the two age groups).
 func writeStudyProject(dir string, o Options, pm projectModels, bs []studyBench) error {
 	// generation.scenarios_per_metric counts base scenarios (the two ages are variants).
-	lay := layout{scenarios: o.ScenariosPerMetric * studyMetrics(bs), metrics: studyMetrics(bs)}
-	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(configYAML(o, lay, pm)+studyDemographics), 0o644); err != nil {
+	lay := sizing{scenarios: o.ScenariosPerMetric * studyMetrics(bs), metrics: studyMetrics(bs)}
+	if err := os.WriteFile(layout.ConfigPath(dir), []byte(configYAML(o, lay, pm)+studyDemographics), 0o644); err != nil {
 		return err
 	}
 	for _, b := range bs {
-		bdir := filepath.Join(dir, "benchmarks", b.Slug)
+		bdir := layout.BenchDir(dir, b.Slug)
 		if err := os.MkdirAll(bdir, 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(bdir, "benchmark.yaml"), []byte(studyBenchYAML(b)), 0o644); err != nil {
+		if err := os.WriteFile(layout.BenchmarkPath(bdir), []byte(studyBenchYAML(b)), 0o644); err != nil {
 			return err
 		}
-		if err := artifacts.WriteScenarios(filepath.Join(bdir, "scenarios.json"), studyScenarios(b, o.ScenariosPerMetric, o.Turns)); err != nil {
+		if err := artifacts.WriteScenarios(layout.Bench{Dir: bdir}.Scenarios(), studyScenarios(b, o.ScenariosPerMetric, o.Turns)); err != nil {
 			return err
 		}
 	}
@@ -193,23 +194,23 @@ func studyScenarios(b studyBench, n, turns int) []artifacts.Scenario {
 
 // loadStudy reads the published study the Study option names and lays out
 // its workload: rows per target are every metric's base scenarios × 2 ages.
-func (o Options) loadStudy() ([]studyBench, layout, error) {
+func (o Options) loadStudy() ([]studyBench, sizing, error) {
 	dir := o.Study
 	if dir == "auto" {
 		var err error
 		if dir, err = FindStudyData(); err != nil {
-			return nil, layout{}, err
+			return nil, sizing{}, err
 		}
 	}
 	bs, err := loadStudy(dir)
 	if err != nil {
-		return nil, layout{}, err
+		return nil, sizing{}, err
 	}
 	if len(bs) == 0 {
-		return nil, layout{}, fmt.Errorf("benchharness: %s holds no metrics", dir)
+		return nil, sizing{}, fmt.Errorf("benchharness: %s holds no metrics", dir)
 	}
 	n := studyMetrics(bs)
-	return bs, layout{scenarios: 2 * max(o.ScenariosPerMetric, 1) * n, metrics: n}, nil
+	return bs, sizing{scenarios: 2 * max(o.ScenariosPerMetric, 1) * n, metrics: n}, nil
 }
 
 // benchArg is what the child runs: the harness's benchmark, or all of a study's.

@@ -195,10 +195,12 @@ func runWorkers(ctx context.Context, o Options, res *Result, dir string) error {
 	default:
 		return fmt.Errorf("benchharness: share %q (want %s, %s or %s)", o.Share, ShareNone, ShareDivide, ShareRedis)
 	}
-	bin := o.Binary
+	// The workers are the harness's own processes (they drive the limiter
+	// directly): this executable when it is impactbench-bench, else built.
+	bin := o.Harness
 	if bin == "" {
 		var err error
-		if bin, err = BuildBinary(ctx, dir); err != nil {
+		if bin, err = BuildHarness(ctx, dir); err != nil {
 			return err
 		}
 	}
@@ -234,7 +236,7 @@ func runWorkers(ctx context.Context, o Options, res *Result, dir string) error {
 		path := filepath.Join(dir, fmt.Sprintf("worker-%d.json", i))
 		b, _ := json.Marshal(s)
 		_ = os.WriteFile(path, b, 0o600)
-		return exec.CommandContext(ctx, bin, "bench", "--worker-child", path)
+		return exec.CommandContext(ctx, bin, "--worker-child", path)
 	})
 	stopRestart()
 	if err != nil {

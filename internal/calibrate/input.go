@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fault"
@@ -23,17 +22,13 @@ import (
 // conversations.json and scores.json) to its metric: what labels may name.
 func KnownConversations(ctx context.Context, files layout.Bench) (labels.Known, error) {
 	known := labels.Known{Conversations: map[string]string{}}
-	ents, err := os.ReadDir(files.RunsDir())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	targets, err := layout.RunTargets(files.Dir)
+	if err != nil {
 		return known, err
 	}
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		target := e.Name()
-		dir := files.RunDir(target)
-		err := artifacts.EachConversation(filepath.Join(dir, layout.ConversationsFile), func(_ int, c artifacts.Conversation) error {
+	for _, target := range targets {
+		run := files.Run(target)
+		err := artifacts.EachConversation(run.Conversations(), func(_ int, c artifacts.Conversation) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -43,7 +38,7 @@ func KnownConversations(ctx context.Context, files layout.Bench) (labels.Known, 
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return known, fault.AsInput(err)
 		}
-		err = artifacts.EachScore(filepath.Join(dir, layout.ScoresFile), func(_ int, s artifacts.Score) error {
+		err = artifacts.EachScore(run.Scores(), func(_ int, s artifacts.Score) error {
 			t := s.TargetModel
 			if t == "" {
 				t = target
@@ -97,13 +92,13 @@ func Input(ctx context.Context, files layout.Bench, mainJudge string) (*results.
 		return nil, err
 	}
 	in := &results.CalibrationInput{Labels: ls, MainJudge: mainJudge}
-	dirs, err := artifacts.ListRunDirs(files.Dir)
+	dirs, err := layout.ListRunDirs(files.Dir)
 	if err != nil {
 		return nil, err
 	}
 	for _, d := range dirs {
-		target := filepath.Base(d)
-		reps, err := readRepeats(filepath.Join(d, layout.RepeatsFile))
+		target, run := filepath.Base(d), layout.Run{Dir: d}
+		reps, err := readRepeats(run.Repeats())
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +108,7 @@ func Input(ctx context.Context, files layout.Bench, mainJudge string) (*results.
 		if len(ls) == 0 {
 			continue // alternates only matter for calibration
 		}
-		alts, err := readAlternates(target, filepath.Join(d, layout.JudgesDirName))
+		alts, err := readAlternates(target, run)
 		if err != nil {
 			return nil, err
 		}
@@ -125,27 +120,17 @@ func Input(ctx context.Context, files layout.Bench, mainJudge string) (*results.
 	return in, nil
 }
 
-// readAlternates reads every judges/<label>/scores.json of a target,
+// readAlternates reads every judges/<panel>/scores.json of a target's run,
 // keeping what calibration uses.
-func readAlternates(target, dir string) ([]results.AlternateScores, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+func readAlternates(target string, run layout.Run) ([]results.AlternateScores, error) {
+	names, err := run.JudgePanels()
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	for _, e := range ents {
-		if _, err := os.Stat(filepath.Join(dir, e.Name(), layout.ScoresFile)); e.IsDir() && err == nil {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
 	var out []results.AlternateScores
 	for _, n := range names {
 		a := results.AlternateScores{Target: target, Judge: n}
-		err := artifacts.EachScore(filepath.Join(dir, n, layout.ScoresFile), func(_ int, s artifacts.Score) error {
+		err := artifacts.EachScore(run.PanelScores(n), func(_ int, s artifacts.Score) error {
 			a.Scores = append(a.Scores, artifacts.Score{ID: s.ID, MetricID: s.MetricID, Sample: s.Sample, Present: s.Present})
 			return nil
 		})

@@ -195,11 +195,18 @@ func (l *local) put(ctx context.Context, u *Unit, e Entry) (Entry, error) {
 	u.mu.Lock()
 	b := u.base
 	u.mu.Unlock()
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	// Another writer may have stored this call while it was being paid
 	// for: the first answer stored wins, so duplicates converge on one
-	// transcript.
+	// transcript: the look and the append happen under the directory's
+	// lock, so two writers that paid at once (a duplicate of this shard
+	// starting beside it) cannot both append.
+	unlock, err := d.lock()
+	if err != nil {
+		return Entry{}, err
+	}
+	defer unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.refresh(false, true)
 	if first, ok := d.scan(u, base, e.Key); ok {
 		return first, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -209,4 +210,24 @@ func classifyOpen(err error) error {
 		return ErrBadURL
 	}
 	return ErrStore
+}
+
+// Sub is the store location elem (an id: a benchmark's slug) inside the
+// store at raw: <dir>/<elem> for a directory, the URL with /<elem> added to
+// its path (its query kept) otherwise. A URL that does not parse is left
+// for OpenURL to refuse.
+func Sub(raw, elem string) (string, error) {
+	if problem := ids.Problem(elem, ids.MaxName); problem != "" {
+		return "", &URLError{Key: StoreKey, URL: sanitize.URL(raw), Kind: ErrBadURL, Err: fmt.Errorf("store element %s: %s", ids.Quote(elem), problem)}
+	}
+	if !strings.Contains(raw, "://") {
+		return filepath.Join(raw, elem), nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw, nil
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/" + elem
+	u.RawPath = ""
+	return u.String(), nil
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/impactbench/impactbench/internal/cluster"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
-	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/plan"
 	"github.com/impactbench/impactbench/internal/progress"
@@ -31,7 +31,17 @@ type phaseFlags struct {
 	DryRun  bool
 	MaxCost float64
 	Shard   string
+	Shards  int
+	Workers int
 	Report  bool
+	// sharded: the command registered the shard flags, so its rows may be
+	// split and the cluster scheduler's variables are read. calls: it
+	// calls models, so it uses the shared store and rate backend (a
+	// command that only reads its outputs needs neither reachable).
+	sharded, calls bool
+	// fromStore: assemble outputs from the call store alone (merge
+	// --from-store), which must then be the configured one.
+	fromStore bool
 }
 
 // phaseFlagSet picks the phase flags a command registers: each command
@@ -54,11 +64,15 @@ func (f *phaseFlags) add(cmd *cobra.Command, set phaseFlagSet) {
 		fl.BoolVarP(&f.DryRun, "dry-run", "n", false, "print rows, model calls and estimated tokens/cost; call nothing")
 	}
 	if set&withMaxCost != 0 {
+		f.calls = true
 		fl.Var((*usdValue)(&f.MaxCost), "max-cost", "stop scheduling new calls before spending more than this many US dollars (0: config max_cost)")
 	}
 	if set&withShard != 0 {
+		f.sharded = true
 		// A back-quoted word is the placeholder pflag shows after the flag.
-		fl.StringVar(&f.Shard, "shard", "", "run only shard `i/K` of the rows (0 ≤ i < K, e.g. 0/4); combine the shards with impactbench merge")
+		fl.StringVar(&f.Shard, "shard", "", "run only shard `i/K` of the rows (0 ≤ i < K, e.g. 0/4); combine the shards with impactbench merge. Without it, the index comes from the cluster's scheduler: "+cluster.EnvK8sIndex+", "+cluster.EnvSlurmID+" or "+cluster.EnvAWSIndex)
+		fl.IntVar(&f.Shards, "shards", 0, "the shard count `K` when the scheduler gives only an index (a Kubernetes Indexed Job's completions; or "+cluster.EnvShards+")")
+		fl.IntVar(&f.Workers, "workers", 0, "workers running at once on the same provider keys (the Job's parallelism, the array's %N; or "+cluster.EnvWorkers+"): each takes 1/`N` of every provider limit (default: every shard at once)")
 	}
 }
 
@@ -78,18 +92,14 @@ func (v *usdValue) Set(s string) error {
 	return nil
 }
 
-func (f *phaseFlags) shard() (layout.Shard, error) {
-	if f.Shard == "" {
-		return layout.Shard{}, nil
+// worker is this process's place in the study: --shard/--shards/--workers,
+// or the cluster scheduler's variables (package cluster). A command that
+// cannot split its rows is every row, alone.
+func (f *phaseFlags) worker(getenv func(string) string) (cluster.Worker, error) {
+	if !f.sharded {
+		return cluster.Worker{Workers: 1}, nil
 	}
-	var s layout.Shard
-	if _, err := fmt.Sscanf(f.Shard, "%d/%d", &s.Index, &s.Count); err != nil || s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
-		return s, usagef("--shard %q: want i/K with 0 ≤ i < K, e.g. --shard 0/4", f.Shard)
-	}
-	if s.Count == 1 {
-		return layout.Shard{}, nil
-	}
-	return s, nil
+	return cluster.Detect(cluster.Flags{Shard: f.Shard, Shards: f.Shards, Workers: f.Workers}, getenv)
 }
 
 // loadConfig loads --config; a missing default config.yaml gets a hint.
@@ -140,7 +150,7 @@ func (g *globals) stopTracker(ctx context.Context, tr *progress.Tracker) {
 // withRunner loads config and benchmark, takes the benchmark lock, runs fn,
 // and prints the summary (command names it in --json).
 func (g *globals) withRunner(ctx context.Context, command, benchArg string, pf *phaseFlags, extra func(*runner.Options), fn func(context.Context, *runner.Runner, *invocation) error) error {
-	r, tr, err := g.openRunner(benchArg, pf, extra)
+	r, tr, err := g.openRunner(ctx, benchArg, pf, extra)
 	if err != nil {
 		return err
 	}
@@ -152,7 +162,7 @@ func (g *globals) withRunner(ctx context.Context, command, benchArg string, pf *
 }
 
 // openRunner loads config and benchmark and takes the benchmark lock.
-func (g *globals) openRunner(benchArg string, pf *phaseFlags, extra func(*runner.Options)) (*runner.Runner, *progress.Tracker, error) {
+func (g *globals) openRunner(ctx context.Context, benchArg string, pf *phaseFlags, extra func(*runner.Options)) (*runner.Runner, *progress.Tracker, error) {
 	cfg, err := g.loadConfig()
 	if err != nil {
 		return nil, nil, err
@@ -170,7 +180,7 @@ func (g *globals) openRunner(benchArg string, pf *phaseFlags, extra func(*runner
 	if extra != nil {
 		extra(&opts)
 	}
-	r, err := runner.New(cfg, dir, opts)
+	r, err := runner.New(ctx, cfg, dir, opts)
 	if err != nil {
 		tr.Close()
 		return nil, nil, err
@@ -178,20 +188,59 @@ func (g *globals) openRunner(benchArg string, pf *phaseFlags, extra func(*runner
 	return r, tr, nil
 }
 
-// runnerOptions are the runner's options from the phase flags and config.
+// runnerOptions are the runner's options from the phase flags, config and
+// the environment (the scheduler's index, IMPACTBENCH_STORE and
+// IMPACTBENCH_RATE_BACKEND over config's store and rate_backend).
 func (g *globals) runnerOptions(cfg *config.Config, pf *phaseFlags) (runner.Options, error) {
-	shard, err := pf.shard()
+	w, err := pf.worker(os.Getenv)
 	if err != nil {
 		return runner.Options{}, err
 	}
-	return runner.Options{
+	if w.Note != "" && !g.Quiet {
+		fmt.Fprintf(g.stderr, "impactbench: %s\n", w.Note)
+	}
+	o := runner.Options{
 		Force:   pf.Force || cfg.Run.Force,
 		DryRun:  pf.DryRun || cfg.Run.DryRun,
 		MaxCost: pf.MaxCost,
-		Shard:   shard,
-		Logger:  g.logger,
-		Stderr:  g.stderr,
-	}, nil
+		Shard:   w.Shard,
+		Workers: w.Workers,
+		// A duplicate of a shard the scheduler started waits for its twin;
+		// a --shard typed by hand twice is refused.
+		WaitShard: w.Shard.Active() && w.From != "--shard",
+		Logger:    g.logger,
+		Stderr:    g.stderr,
+	}
+	if !pf.calls && !pf.fromStore {
+		return o, nil
+	}
+	if o.Store, o.StoreFrom, err = fromEnv(config.EnvStore, cfg.Store, "store", config.StoreURLProblem); err != nil {
+		return o, err
+	}
+	if pf.fromStore {
+		o.Replay = true
+		return o, nil
+	}
+	if o.RateBackend, o.RateBackendFrom, err = fromEnv(config.EnvRateBackend, cfg.RateBackend, "rate_backend", config.RateBackendProblem); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// fromEnv is variable name's value when set (checked by problem: a bad one
+// is a usage error naming the variable), else config's value of key.
+func fromEnv(name, configured, key string, problem func(string) string) (value, from string, err error) {
+	v, ok := os.LookupEnv(name)
+	if !ok || v == "" {
+		if configured == "" {
+			return "", "", nil
+		}
+		return configured, key, nil
+	}
+	if p := problem(v); p != "" {
+		return "", "", usagef("%s=%s: %s", name, sanitize.URL(v), p)
+	}
+	return v, name, nil
 }
 
 // finish turns failed rows into exit 1 and prints the plan or summary

@@ -174,7 +174,7 @@ func calibrateOne(ctx context.Context, g *globals, dir string, o calibrateOption
 // countLabels reads and checks one benchmark's labels file (a bad line is
 // exit 2 naming it) and counts its labels.
 func countLabels(ctx context.Context, g *globals, dir string) (int, error) {
-	r, tr, err := g.openRunner(dir, &phaseFlags{}, nil)
+	r, tr, err := g.openRunner(ctx, dir, &phaseFlags{}, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -187,7 +187,7 @@ func countLabels(ctx context.Context, g *globals, dir string) (int, error) {
 // calibrateBench aggregates one benchmark with its labels and reads back
 // its results (and the labels file's path).
 func calibrateBench(ctx context.Context, g *globals, benchArg string) ([]results.ModelResult, string, error) {
-	r, tr, err := g.openRunner(benchArg, &phaseFlags{}, nil)
+	r, tr, err := g.openRunner(ctx, benchArg, &phaseFlags{}, nil)
 	if err != nil {
 		return nil, "", err
 	}
@@ -229,7 +229,7 @@ func runCalibratePlan(ctx context.Context, g *globals, benchArg string, o calibr
 
 // planBench makes one benchmark's labelling plan (and names its labels file).
 func planBench(ctx context.Context, g *globals, benchArg string, o calibrateOptions) (results.LabelPlan, string, error) {
-	r, tr, err := g.openRunner(benchArg, &phaseFlags{}, nil)
+	r, tr, err := g.openRunner(ctx, benchArg, &phaseFlags{}, nil)
 	if err != nil {
 		return results.LabelPlan{}, "", err
 	}

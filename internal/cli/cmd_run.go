@@ -179,7 +179,7 @@ func (g *globals) runStudy(ctx context.Context, cfg *config.Config, dirs, target
 	}
 	tr := g.tracker()
 	opts.Progress = tr
-	s, err := runner.NewStudy(cfg, dirs, opts)
+	s, err := runner.NewStudy(ctx, cfg, dirs, opts)
 	if err != nil {
 		tr.Close()
 		return err

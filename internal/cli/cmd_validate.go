@@ -55,7 +55,7 @@ pair of models changes order beyond its uncertainty (validation.json + a table).
 				return err
 			}
 			tr := g.tracker()
-			r, err := runner.New(vcfg, benchDir, runner.Options{
+			r, err := runner.New(cmd.Context(), vcfg, benchDir, runner.Options{
 				Force: pf.Force, DryRun: pf.DryRun, MaxCost: pf.MaxCost, OutDir: outDir,
 				Progress: tr, Logger: g.logger, Stderr: g.stderr,
 			})

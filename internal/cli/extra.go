@@ -10,7 +10,6 @@ import (
 // addExtraCommands registers the commands beyond the five stages.
 func addExtraCommands(root *cobra.Command, g *globals) {
 	root.AddCommand(newValidateCmd(g), newCompareCmd(g), newMergeCmd(g), newPlanCmd(g), newItemsCmd(g))
-	root.AddCommand(newBenchCmd(g))
 	root.AddCommand(newExportCmd(g))
 	root.AddCommand(newCalibrateCmd(g))
 	root.AddCommand(newViewCmd(g))

@@ -21,14 +21,14 @@ import (
 // A flag that does nothing for a command must not be listed in its help.
 func TestFlagsPerCommand(t *testing.T) {
 	want := map[string][]string{
-		"run":           {"dry-run", "force", "max-cost", "no-report", "rounds", "shard", "until"},
+		"run":           {"dry-run", "force", "max-cost", "no-report", "rounds", "shard", "shards", "until", "workers"},
 		"gen-metrics":   {"dry-run", "force", "max-cost"},
 		"gen-scenarios": {"dry-run", "force", "max-cost", "replace"},
-		"simulate":      {"dry-run", "force", "max-cost", "shard"},
-		"evaluate":      {"dry-run", "force", "judge", "max-cost", "repeats", "shard"},
+		"simulate":      {"dry-run", "force", "max-cost", "shard", "shards", "workers"},
+		"evaluate":      {"dry-run", "force", "judge", "max-cost", "repeats", "shard", "shards", "workers"},
 		"aggregate":     {"dry-run", "force", "upstream-only"},
 		"validate":      {"dry-run", "force", "max-cost", "swap"},
-		"merge":         {"no-aggregate"},
+		"merge":         {"from-store", "no-aggregate"},
 		"init":          {"force", "study"},
 		"report":        {},
 		"compare":       {"allow", "force", "output", "seed", "study"},
@@ -100,8 +100,6 @@ func TestArgumentAndFlagErrors(t *testing.T) {
 		{[]string{"export"}, "e.g. `impactbench export example`"},
 		{[]string{"run", "example", "--max-cost", "abc"}, `--max-cost "abc": want a dollar amount ≥ 0, e.g. 25 or 2.50`},
 		{[]string{"run", "example", "--max-cost", "-3"}, `--max-cost "-3": want a dollar amount`},
-		{[]string{"bench", "--turns", "x"}, `--turns "x": want a whole number`},
-		{[]string{"bench", "--latency", "5"}, `--latency "5": want a duration such as 500ms, 30s or 2m`},
 	}
 	for _, c := range cases {
 		code, out, errs := run(t, dir, c.args...)

@@ -258,7 +258,6 @@ func TestJSONEveryCommand(t *testing.T) {
 			}
 			checkShape(t, "items items[0]", doc, "items.items[]", items[0])
 		}},
-		{"bench --caching", []string{"bench", "--caching", "--turns", "2"}, "bench --caching", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/progress"
+	"github.com/impactbench/impactbench/internal/sanitize"
 )
 
 // version is set by -ldflags "-X github.com/impactbench/impactbench/internal/cli.version=v1.2.3".
@@ -127,6 +128,32 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			printErrorJSON(stderr, err)
 		} else {
 			g.printError(err)
+		}
+	}
+	return exitCode(err)
+}
+
+// Execute runs another command tree of the project (impactbench-bench)
+// the way Main runs impactbench's: the same flag-error messages, usage
+// errors by type, exit codes and --json error objects (jsonOut: the
+// tree's --json flag).
+func Execute(ctx context.Context, root *cobra.Command, args []string, stdout, stderr io.Writer, jsonOut *bool) int {
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SilenceUsage, root.SilenceErrors = true, true
+	root.SetFlagErrorFunc(flagError)
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	typedUsage(root)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		if *jsonOut || wantsJSON(args) {
+			printErrorJSON(stderr, err)
+		} else if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(stderr, "impactbench: "+interruptedMsg)
+		} else {
+			fmt.Fprintf(stderr, "impactbench: %s\n", sanitize.Terminal(err.Error()))
 		}
 	}
 	return exitCode(err)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestStudyCommandsJSON runs init --study, study, publish (and its dry
@@ -166,6 +167,12 @@ func TestRunAllRefreshesStudy(t *testing.T) {
 	before := readBytes(t, studyFile)
 	tax := filepath.Join(dir, "benchmarks", "taxonomy.json")
 	if err := os.WriteFile(tax, []byte(strings.Replace(string(readBytes(t, tax)), "example__m01", "example__m99", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Staleness is told by modification times: the edit comes after
+	// study.json as a person's would, not within the file system's tick.
+	later := time.Now().Add(2 * time.Second)
+	if err := os.Chtimes(tax, later, later); err != nil {
 		t.Fatal(err)
 	}
 	code, _, errs = run(t, dir, "run", "all", "--force")

@@ -32,6 +32,13 @@ type Options struct {
 	Logger  *slog.Logger
 	// Clients, when set, replaces provider construction (tests).
 	Clients func(m config.ModelConfig) (llm.Client, error)
+	// Workers and Shared: how the provider pools share their limits with
+	// other processes (ratelimit.Options).
+	Workers int
+	Shared  ratelimit.SharedBuckets
+	// Replay makes no provider clients: every call must be answered by the
+	// call store in front of them, and one that is not fails (ReplayMiss).
+	Replay bool
 }
 
 // Set is a run's clients, pools and cost ceiling.
@@ -60,7 +67,7 @@ func New(cfg *config.Config, opts Options) *Set {
 		cfg: cfg, opts: opts, log: opts.Logger,
 		http:      llm.NewHTTPClient(IdleConnsPerHost(cfg)),
 		prices:    llm.DefaultPrices().WithOverrides(cfg.Pricing),
-		limits:    ratelimit.NewRegistry(ratelimit.Options{Logger: opts.Logger, LearnFraction: 0.99}),
+		limits:    ratelimit.NewRegistry(ratelimit.Options{Logger: opts.Logger, LearnFraction: 0.99, Workers: opts.Workers, Shared: opts.Shared}),
 		clients:   map[string]llm.Client{},
 		poolNames: map[string]string{},
 	}
@@ -108,7 +115,7 @@ func (s *Set) ProviderOptions(role string) provider.Options {
 // and returns its client. field is the config field the model comes from,
 // so provider errors can say which block of config.yaml to fix.
 func (s *Set) Model(field string, m config.ModelConfig) (llm.Client, error) {
-	if field != "" && !s.opts.DryRun {
+	if field != "" && !s.opts.DryRun && !s.opts.Replay {
 		if err := s.cfg.CheckEnv(field); err != nil {
 			return nil, err
 		}
@@ -191,9 +198,12 @@ func (s *Set) clientRole(role string, m config.ModelConfig) (llm.Client, error) 
 	}
 	var c llm.Client
 	var err error
-	if s.opts.Clients != nil {
+	switch {
+	case s.opts.Replay:
+		c = replayOnly{m: m}
+	case s.opts.Clients != nil:
 		c, err = s.opts.Clients(m)
-	} else {
+	default:
 		lim := ratelimit.Limits{MaxInFlight: m.MaxConcurrency, RPM: m.RPM, TPM: m.TPM, ITPM: m.ITPM, OTPM: m.OTPM}
 		limited := lim != ratelimit.Limits{}
 		lim.Start = StartConcurrency(s.cfg, role)

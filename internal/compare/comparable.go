@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // Component names, as spelled in run_manifest.json; they are also the
@@ -133,7 +134,7 @@ func CheckComparable(a, b Run, allow []string) Comparability {
 		}
 		c.Notes = append(c.Notes, fmt.Sprintf(
 			"no %s in %s: only metric ids, types and definitions (benchmark.yaml) were compared; judges, prompts, settings, scenarios, user model and generator could not be checked",
-			ManifestFile, strings.Join(missing, " and ")))
+			layout.RunManifestFile, strings.Join(missing, " and ")))
 	} else {
 		ma, mb := *a.Manifest, *b.Manifest
 		for _, p := range []struct{ comp, a, b string }{

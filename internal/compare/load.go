@@ -18,15 +18,12 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/results"
 )
 
-// ManifestFile is the name of the optional file, next to benchmark.yaml,
-// that records what a run was measured with (json.Marshal of a
-// results.Fingerprint).
-const ManifestFile = "run_manifest.json"
-
-// Manifest is what a run was measured with: one hash per component. It is
+// Manifest is what a run was measured with (layout.RunManifestFile, the
+// optional file next to benchmark.yaml): one hash per component. It is
 // results.Fingerprint itself, so the runner writes it with json.Marshal and
 // nothing has to be kept in sync.
 type Manifest = results.Fingerprint
@@ -38,7 +35,7 @@ type Run struct {
 	// Metrics are benchmark.yaml's metrics (their types define the tracks).
 	Metrics []config.Metric
 	// Scores are every runs/*/scores.json row, run directories in
-	// artifacts.ListRunDirs order, rows in file order.
+	// layout.ListRunDirs order, rows in file order.
 	Scores []artifacts.Score
 	// RunDirs[i] is the run directory name of Scores[i], the target of rows
 	// without a target_model (legacy files). Nil means every row names it.
@@ -72,7 +69,7 @@ func LoadRun(dir, label string) (Run, error) {
 	run := Run{Label: label, Dir: dir}
 
 	// LoadBenchmark's errors already name the file (with line and column).
-	bench, err := config.LoadBenchmark(filepath.Join(dir, "benchmark.yaml"))
+	bench, err := config.LoadBenchmark(layout.BenchmarkPath(dir))
 	if err != nil {
 		return Run{}, fmt.Errorf("run %s: %w", label, err)
 	}
@@ -81,13 +78,13 @@ func LoadRun(dir, label string) (Run, error) {
 	}
 	run.Metrics = bench.Metrics
 
-	dirs, err := artifacts.ListRunDirs(dir)
+	dirs, err := layout.ListRunDirs(dir)
 	if err != nil {
-		return Run{}, fmt.Errorf("run %s: list %s: %w", label, filepath.Join(dir, "runs"), err)
+		return Run{}, fmt.Errorf("run %s: list %s: %w", label, layout.Bench{Dir: dir}.RunsDir(), err)
 	}
 	for _, d := range dirs {
 		name := filepath.Base(d)
-		err := artifacts.EachScore(filepath.Join(d, "scores.json"), func(_ int, s artifacts.Score) error {
+		err := artifacts.EachScore(layout.Run{Dir: d}.Scores(), func(_ int, s artifacts.Score) error {
 			run.Scores = append(run.Scores, s)
 			run.RunDirs = append(run.RunDirs, name)
 			return nil
@@ -97,16 +94,16 @@ func LoadRun(dir, label string) (Run, error) {
 		}
 	}
 	if len(run.Scores) == 0 {
-		return Run{}, fmt.Errorf("run %s: no scores under %s (no runs/*/scores.json with rows): run `impactbench evaluate %s` first",
-			label, filepath.Join(dir, "runs"), dir)
+		return Run{}, fmt.Errorf("run %s: no scores under %s (no %s with rows): run `impactbench evaluate %s` first",
+			label, layout.Bench{Dir: dir}.RunsDir(), layout.RunFileRel("*", layout.ScoresFile), dir)
 	}
 
-	m, err := readManifest(filepath.Join(dir, ManifestFile))
+	m, err := readManifest(layout.Bench{Dir: dir}.RunManifest())
 	if err != nil {
 		return Run{}, fmt.Errorf("run %s: %w", label, err)
 	}
 	run.Manifest = m
-	if run.played, err = loadPlayed(dirs); err != nil {
+	if run.played, err = loadPlayed(dir, dirs); err != nil {
 		return Run{}, fmt.Errorf("run %s: %w", label, err)
 	}
 	return run, nil

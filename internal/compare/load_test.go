@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 const benchYAML = `name: Test bench
@@ -41,7 +42,7 @@ func writeBench(t *testing.T, dir string, s spec) {
 		byModel[sc.TargetModel] = append(byModel[sc.TargetModel], sc)
 	}
 	for model, rows := range byModel {
-		if err := artifacts.WriteScores(artifacts.BenchPaths(dir).Scores(model), rows); err != nil {
+		if err := artifacts.WriteScores(layout.Bench{Dir: dir}.Scores(model, nil, layout.Shard{}), rows); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -55,7 +56,7 @@ func TestLoadRun(t *testing.T) {
 	legacy := s["beta"]
 	beta := scoreRows("", "m01", legacy["m01"])
 	beta = append(beta, scoreRows("beta", "m02", legacy["m02"])...)
-	if err := artifacts.WriteScores(artifacts.BenchPaths(dir).Scores("beta"), beta); err != nil {
+	if err := artifacts.WriteScores(layout.Bench{Dir: dir}.Scores("beta", nil, layout.Shard{}), beta); err != nil {
 		t.Fatal(err)
 	}
 	m := testManifest()
@@ -63,7 +64,7 @@ func TestLoadRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ManifestFile), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.RunManifestFile), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -106,7 +107,7 @@ func TestLoadRun(t *testing.T) {
 	}
 
 	// Without a manifest (older runs) and with a label.
-	if err := os.Remove(filepath.Join(dir, ManifestFile)); err != nil {
+	if err := os.Remove(filepath.Join(dir, layout.RunManifestFile)); err != nil {
 		t.Fatal(err)
 	}
 	run, err = LoadRun(dir, "A")
@@ -136,22 +137,22 @@ func TestLoadRunErrors(t *testing.T) {
 			[]string{"no scores under", "runs", "impactbench evaluate"}},
 		{"empty scores", func(t *testing.T, dir string) {
 			writeBench(t, dir, spec{})
-			if err := artifacts.WriteScores(artifacts.BenchPaths(dir).Scores("alpha"), nil); err != nil {
+			if err := artifacts.WriteScores(layout.Bench{Dir: dir}.Scores("alpha", nil, layout.Shard{}), nil); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"no scores under", "impactbench evaluate"}},
 		{"corrupt scores", func(t *testing.T, dir string) {
 			writeBench(t, dir, closeSpec())
-			if err := os.WriteFile(artifacts.BenchPaths(dir).Scores("beta"), []byte(`[{"id": "m01_s001_v01",`), 0o644); err != nil {
+			if err := os.WriteFile(layout.Bench{Dir: dir}.Scores("beta", nil, layout.Shard{}), []byte(`[{"id": "m01_s001_v01",`), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{filepath.Join("runs", "beta", "scores.json"), "truncated"}},
 		{"corrupt manifest", func(t *testing.T, dir string) {
 			writeBench(t, dir, closeSpec())
-			if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(`["not", "an object"]`), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, layout.RunManifestFile), []byte(`["not", "an object"]`), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{ManifestFile, "not a run manifest"}},
+		}, []string{layout.RunManifestFile, "not a run manifest"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,7 +175,7 @@ func TestLoadRunErrors(t *testing.T) {
 func TestLoadRunEmptyManifest(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bench")
 	writeBench(t, dir, closeSpec())
-	if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(`{}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.RunManifestFile), []byte(`{}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	run, err := LoadRun(dir, "A")

@@ -25,12 +25,13 @@ type played struct {
 	conversations    int
 }
 
-// loadPlayed reads the people-played files of every run directory.
-func loadPlayed(dirs []string) (map[string]*played, error) {
+// loadPlayed reads the people-played files of every run directory of the
+// benchmark in benchDir (layout.ListRunDirs).
+func loadPlayed(benchDir string, dirs []string) (map[string]*played, error) {
 	out := map[string]*played{}
 	for _, d := range dirs {
 		target := filepath.Base(d)
-		convs, scores, err := human.Open(filepath.Dir(filepath.Dir(d))).List(target)
+		convs, scores, err := human.Open(benchDir).List(target)
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/impactbench/impactbench/internal/ids"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 func benchTopKeys() []string { return []string{"name", "description", "scenario", "metrics"} }
@@ -79,7 +80,7 @@ func BenchmarkName(path string) string {
 func benchmarkFile(path string) (string, error) {
 	st, err := os.Stat(path)
 	if err == nil && st.IsDir() {
-		return filepath.Join(path, "benchmark.yaml"), nil
+		return layout.BenchmarkPath(path), nil
 	}
 	return path, nil
 }
@@ -121,7 +122,7 @@ func (d *benchDecoder) decode(body ast.Node) {
 			return
 		}
 		entries, _ = d.mapping(body, "")
-		if d.foreign(entries, benchTopKeys(), "benchmark.yaml") {
+		if d.foreign(entries, benchTopKeys(), layout.BenchmarkFile) {
 			return
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/impactbench/impactbench/internal/ids"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // LoadOptions tunes LoadWithOptions.
@@ -42,7 +43,7 @@ func Load(path string) (*Config, error) {
 // provider SDKs that fall back to e.g. OPENAI_API_KEY see them.
 func LoadWithOptions(path string, opts LoadOptions) (*Config, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, "config.yaml")
+		path = layout.ConfigPath(path)
 	}
 	src, err := readCapped(path, MaxConfigBytes)
 	if err != nil {
@@ -64,7 +65,7 @@ func LoadWithOptions(path string, opts LoadOptions) (*Config, error) {
 	}
 	dir := filepath.Dir(abs)
 
-	dotenv, err := readDotEnv(filepath.Join(dir, ".env"))
+	dotenv, err := readDotEnv(filepath.Join(dir, layout.EnvFile))
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +149,7 @@ type cfgDecoder struct {
 func topKeys() []string {
 	return []string{"run", "user_model", "generator_model", "evaluator_model", "landmark_model",
 		"targets", "generation", "demographics", "perfunctory", "landmarks", "pinpoint",
-		"seed", "max_cost", "pricing", "prompts", "judge", "validity"}
+		"seed", "max_cost", "pricing", "prompts", "judge", "validity", "store", "rate_backend"}
 }
 func runKeys() []string { return []string{"force", "dry_run", "verbose", "concurrency"} }
 func concurrencyKeys() []string {
@@ -243,7 +244,7 @@ func (d *cfgDecoder) decode(body ast.Node) {
 		return
 	}
 	entries, _ := d.mapping(body, "")
-	if d.foreign(entries, topKeys(), "config.yaml") {
+	if d.foreign(entries, topKeys(), layout.ConfigFile) {
 		return
 	}
 	cfg := d.cfg
@@ -297,6 +298,16 @@ func (d *cfgDecoder) decode(body ast.Node) {
 			d.judge(e.value)
 		case "validity":
 			d.validity(e.value)
+		case "store":
+			cfg.Store = d.str(e.value, "store")
+			if p := StoreURLProblem(cfg.Store); p != "" {
+				d.ps.add(e.line(), e.col(), "store", "%s", p)
+			}
+		case "rate_backend":
+			cfg.RateBackend = d.str(e.value, "rate_backend")
+			if p := RateBackendProblem(cfg.RateBackend); p != "" {
+				d.ps.add(e.line(), e.col(), "rate_backend", "%s", p)
+			}
 		}
 	}
 	if pinpointAt != nil {
@@ -632,7 +643,7 @@ func (d *cfgDecoder) checkTargetID(id string, idNode ast.Node, field string, lin
 		line, col = nodePos(idNode)
 	}
 	if idNode == nil || strings.TrimSpace(id) == "" {
-		d.ps.add(line, col, f, "required: a short name for this target; it names the run directory benchmarks/<bench>/runs/<id>/")
+		d.ps.add(line, col, f, "required: a short name for this target; it names the run directory %s/", layout.RunDirRel("<bench>", "<id>"))
 		return
 	}
 	if why := ids.Problem(id, ids.MaxName); why != "" {

@@ -199,7 +199,7 @@ func TestLoadBadConfigs(t *testing.T) {
 			"6:3: user_model.apikye: unknown key; did you mean apikey?",
 			"12:5: targets[1].bse_url: unknown key; did you mean base_url?",
 			"13:1: turns: unknown top-level key; turns belongs under generation",
-			"14:1: descripton: unknown key (valid keys: run, user_model, generator_model, evaluator_model, landmark_model, targets, generation, demographics, perfunctory, landmarks, pinpoint, seed, max_cost, pricing, prompts, judge, validity)",
+			"14:1: descripton: unknown key (valid keys: run, user_model, generator_model, evaluator_model, landmark_model, targets, generation, demographics, perfunctory, landmarks, pinpoint, seed, max_cost, pricing, prompts, judge, validity, store, rate_backend)",
 		}},
 		{"duplicate_ids.yaml", []string{
 			`6:9: targets[2].id: duplicate target id "gpt-4o" (first at line 2); ids name run directories and must be unique`,

@@ -139,6 +139,11 @@ func (c *Config) Secrets() []string {
 			add(s)
 		}
 	}
+	for _, raw := range []string{c.Store, c.RateBackend} {
+		for _, s := range urlSecrets(raw) {
+			add(s)
+		}
+	}
 	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
 }

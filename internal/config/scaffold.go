@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // The templates are files rather than Go strings so they can be read,
@@ -23,9 +24,9 @@ var scaffoldFS embed.FS
 // embedded template.
 func scaffoldFiles() [][2]string {
 	return [][2]string{
-		{"config.yaml", "scaffold/config.yaml"},
-		{".env.example", "scaffold/env.example"},
-		{filepath.Join("benchmarks", "example", "benchmark.yaml"), "scaffold/benchmarks/example/benchmark.yaml"},
+		{layout.ConfigPath(""), "scaffold/config.yaml"},
+		{layout.EnvExampleFile, "scaffold/env.example"},
+		{layout.BenchmarkPath(layout.BenchDir("", "example")), "scaffold/benchmarks/example/benchmark.yaml"},
 	}
 }
 
@@ -34,9 +35,9 @@ func scaffoldFiles() [][2]string {
 // scaffold config's two offline targets as models.
 func studyScaffoldFiles() [][2]string {
 	return [][2]string{
-		{filepath.Join("benchmarks", "taxonomy.json"), "scaffold/study/taxonomy.json"},
-		{filepath.Join("benchmarks", "nutrition-label.json"), "scaffold/study/nutrition-label.json"},
-		{filepath.Join("benchmarks", "models.yaml"), "scaffold/study/models.yaml"},
+		{layout.StudyPath("", layout.StudyTaxonomyFile), "scaffold/study/taxonomy.json"},
+		{layout.StudyPath("", layout.StudyNutritionFile), "scaffold/study/nutrition-label.json"},
+		{layout.StudyPath("", layout.StudyModelsFile), "scaffold/study/models.yaml"},
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/impactbench/impactbench/internal/ids"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // Surfaces a study model can appear on (impactbench-web's ModelSurface):
@@ -105,7 +106,7 @@ func (d *studyModelsDecoder) decode(body ast.Node) {
 		}
 		return
 	}
-	if d.foreign(entries, []string{"models"}, "models.yaml") {
+	if d.foreign(entries, []string{"models"}, layout.StudyModelsFile) {
 		return
 	}
 	found := false

@@ -38,6 +38,15 @@ type Config struct {
 	Prompts  string           `yaml:"prompts"`  // directory of prompt template overrides (relative to Dir)
 	Judge    JudgeConfig      `yaml:"judge"`
 	Validity ValidityConfig   `yaml:"validity"`
+	// Store is where the call store lives when it is not the project's
+	// .cache/<bench>/calls: a directory every worker shares (a path or
+	// file:///path) or object storage (s3://, gs://, azblob://bucket/prefix).
+	// Each benchmark's calls go under <store>/<bench>.
+	Store string `yaml:"store" json:"-"`
+	// RateBackend is a Redis URL (redis://, rediss://, unix://) holding every
+	// worker's request and token buckets, so workers share provider limits
+	// exactly; "" divides the limits by the workers running at once.
+	RateBackend string `yaml:"rate_backend" json:"-"`
 
 	// Warnings are non-fatal findings ("file:line:col: message"), e.g. the
 	// deprecated pinpoint key. The CLI prints them to stderr.

@@ -58,7 +58,7 @@ func runJudgeBatches(ctx context.Context, b *work.Bench, j *Target, convPath str
 		if collectors[k] == nil {
 			continue
 		}
-		jb.states[k] = filepath.Join(b.Store.Dir(), layout.SafeName(j.target), j.unitDir+"-batch", layout.SafeName(work.JudgeLabel(jm))+b.Opts.Shard.Suffix()+".json")
+		jb.states[k] = filepath.Join(b.Files.Calls(), filepath.FromSlash(layout.BatchState(j.target, j.unitDir, work.JudgeLabel(jm), b.Opts.Shard)))
 		res, err := sendJudgeBatch(ctx, b, j.target, jm, jb.states[k], collectors[k].Items())
 		if err != nil {
 			return nil, err

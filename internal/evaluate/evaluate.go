@@ -11,6 +11,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/schedule"
@@ -43,7 +44,7 @@ type evaluation struct {
 // that `run` already handed conversations to as simulate stored them:
 // their rows are found, not judged (or counted) again.
 func Phase(ctx context.Context, b *work.Bench, targetID string, j *Target) error {
-	e := evaluation{targetID: targetID, convPath: filepath.Join(b.Files.RunDir(targetID), "conversations"+b.Opts.Shard.Suffix()+".json"), out: b.Scores(targetID)}
+	e := evaluation{targetID: targetID, convPath: b.Conversations(targetID), out: b.Scores(targetID)}
 	rep := summary.PhaseReport{Phase: phase.StageEvaluate, Target: targetID, Output: e.out}
 	if _, err := os.Stat(e.convPath); err != nil {
 		if b.Opts.DryRun {
@@ -58,7 +59,7 @@ func Phase(ctx context.Context, b *work.Bench, targetID string, j *Target) error
 	}
 	convSHA, _ := phase.FileSHA(e.convPath)
 	e.inputs = evalInputs(b, convSHA)
-	e.key = phase.StageEvaluate.String() + "/" + targetID + b.Opts.Shard.Suffix() + "/" + work.RelPath(b.Files.RunDir(targetID), e.out)
+	e.key = layout.RecordKey(phase.StageEvaluate.String(), targetID, b.Opts.Shard, work.RelPath(b.Files.RunDir(targetID), e.out))
 	skip, note := b.CheckSkip(rep, e.key, e.inputs)
 	if skip {
 		return nil
@@ -215,7 +216,7 @@ func writeScores(b *work.Bench, targetID, out string, rows []evalRow, unitName f
 		var sc artifacts.Score
 		if _, ok := b.Store.ReadResult(unitName(row), &sc); !ok {
 			w.Abort()
-			return total, models, 0, 0, fmt.Errorf("evaluate %s: score of %s sample %d missing from %s", targetID, row.ID, row.Sample, b.Store.Dir())
+			return total, models, 0, 0, fmt.Errorf("evaluate %s: score of %s sample %d missing from %s", targetID, row.ID, row.Sample, b.Store.Location())
 		}
 		if sc.Usage != nil {
 			total = total.Add(work.UsageOf(*sc.Usage))

@@ -3,7 +3,6 @@ package evaluate
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,16 +98,16 @@ func evalInputs(b *work.Bench, convSHA string) map[string]string {
 		jids[i] = clientset.Identity(j)
 	}
 	return map[string]string{
-		"conversations.json": convSHA,
-		"metrics":            phase.Fingerprint(b.Spec.Metrics),
-		"judges":             phase.Fingerprint(jids...),
-		"options":            phase.Fingerprint(b.Cfg.Judge, b.Cfg.Validity),
-		"prompts":            b.Prompts.Hash(),
+		layout.ConversationsFile: convSHA, // the input's name in the phase record
+		"metrics":                phase.Fingerprint(b.Spec.Metrics),
+		"judges":                 phase.Fingerprint(jids...),
+		"options":                phase.Fingerprint(b.Cfg.Judge, b.Cfg.Validity),
+		"prompts":                b.Prompts.Hash(),
 	}
 }
 
 func (j *Target) unitName(id string, sample int) string {
-	return fmt.Sprintf("%s/%s/%s__s%d", layout.SafeName(j.target), j.unitDir, layout.SafeName(id), sample)
+	return layout.EvalUnit(j.target, j.unitDir, id, sample)
 }
 
 // rowKey hashes what a verdict row is made from. The validity verdict and
@@ -141,10 +140,7 @@ func verdictKeyBase(b *work.Bench) string {
 
 // verdictUnitDir is where a target's verdicts are stored in the call store.
 func verdictUnitDir(b *work.Bench, targetID string) string {
-	if len(b.Opts.Judges) > 0 {
-		return "eval-" + filepath.Base(filepath.Dir(b.Scores(targetID)))
-	}
-	return "eval"
+	return layout.EvalUnitDir(layout.PanelDir(b.PanelDirs()))
 }
 
 // Offer starts the verdict of a stored conversation without waiting for
@@ -292,9 +288,9 @@ func (j *Target) done(o schedule.Outcome[artifacts.Score], paid work.Paid, name 
 // readConv reads a conversation back from the call store.
 func (j *Target) readConv(ref convRef) (artifacts.Conversation, error) {
 	var conv artifacts.Conversation
-	unit := fmt.Sprintf("%s/sim/%s__s%d", layout.SafeName(j.target), layout.SafeName(ref.id), ref.sample)
+	unit := layout.SimUnit(j.target, ref.id, ref.sample)
 	if _, ok := j.b.Store.ReadResult(unit, &conv); !ok {
-		return conv, fmt.Errorf("conversation %s sample %d missing from %s", ref.id, ref.sample, j.b.Store.Dir())
+		return conv, fmt.Errorf("conversation %s sample %d missing from %s", ref.id, ref.sample, j.b.Store.Location())
 	}
 	return conv, nil
 }

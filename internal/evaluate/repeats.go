@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -38,7 +37,7 @@ func repeat(ctx context.Context, b *work.Bench, targetID string, k int) error {
 	if k < 1 {
 		return fault.Inputf("--repeats %d: want 1 or more re-judgements", k)
 	}
-	convPath := filepath.Join(b.Files.RunDir(targetID), "conversations"+b.Opts.Shard.Suffix()+".json")
+	convPath := b.Conversations(targetID)
 	scoresPath := b.Scores(targetID)
 	out := layout.Repeats(b.Scores(targetID))
 	if _, err := os.Stat(scoresPath); err != nil {

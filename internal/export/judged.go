@@ -3,14 +3,15 @@ package export
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // Judged is the judged table of one benchmark, ready to stream.
@@ -36,7 +37,7 @@ func OpenJudged(src Source) (*Judged, error) {
 		n += len(r.scores)
 	}
 	if n == 0 {
-		return nil, &InputError{Err: errors.New(filepath.Join(src.Dir, "runs") + ": no scores.json to export: run `impactbench evaluate " + src.name() + "` first")}
+		return nil, &InputError{Err: fmt.Errorf("%s: no %s to export: run `impactbench evaluate %s` first", layout.Bench{Dir: src.Dir}.RunsDir(), layout.ScoresFile, src.name())}
 	}
 	j := &Judged{src: src, runs: runs, metrics: map[string]config.Metric{}}
 	for _, m := range src.Metrics {
@@ -55,7 +56,7 @@ func (j *Judged) Columns() []Column { return j.cols }
 // readDemographics collects the axes of scenarios.json in first-seen order
 // and each scenario's value on each axis.
 func (j *Judged) readDemographics() error {
-	path := artifacts.BenchPaths(j.src.Dir).Scenarios()
+	path := layout.Bench{Dir: j.src.Dir}.Scenarios()
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return missing(path, "run `impactbench gen-scenarios "+j.src.name()+"` first")
 	}
@@ -171,10 +172,6 @@ func (j *Judged) Each(sink Sink) error {
 	return nil
 }
 
-// humanScores is the scores file name of people's conversations, relative
-// to runs/<target>.
-const humanScores = "human/scores.json"
-
 // eachHuman emits the conversations people played against target: judged
 // ones with their verdicts, the others (ended, or still being played: a
 // draft) with null ones.
@@ -183,7 +180,8 @@ func (j *Judged) eachHuman(sink Sink, row Row, target string) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	sf := scoresFile{rel: humanScores, panel: j.src.Judges}
+	run := layout.Bench{Dir: j.src.Dir}.Run(target)
+	sf := scoresFile{rel: run.Rel(run.HumanScores()), panel: j.src.Judges}
 	byConv := map[string]artifacts.Score{}
 	for _, s := range scores {
 		byConv[s.ConvID] = s.Score

@@ -1,11 +1,12 @@
 package export
 
 import (
-	"errors"
+	"fmt"
 	"path/filepath"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // Messages is the messages table of one benchmark, ready to stream.
@@ -22,12 +23,12 @@ func OpenMessages(src Source) (*Messages, error) {
 	}
 	m := &Messages{src: src}
 	for _, r := range runs {
-		if isFile(r.conversations) || isFile(filepath.Join(human.Dir(filepath.Dir(r.conversations)), human.ConversationsFile)) {
+		if isFile(r.conversations) || isFile(layout.Run{Dir: filepath.Dir(r.conversations)}.HumanConversations()) {
 			m.runs = append(m.runs, r)
 		}
 	}
 	if len(m.runs) == 0 {
-		return nil, &InputError{Err: errors.New(filepath.Join(src.Dir, "runs") + ": no conversations.json to export: run `impactbench simulate " + src.name() + "` first")}
+		return nil, &InputError{Err: fmt.Errorf("%s: no %s to export: run `impactbench simulate %s` first", layout.Bench{Dir: src.Dir}.RunsDir(), layout.ConversationsFile, src.name())}
 	}
 	return m, nil
 }

@@ -3,14 +3,12 @@ package export
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // Source is a benchmark directory plus what only config.yaml knows.
@@ -87,57 +85,26 @@ type scoresFile struct {
 // aggregate does) with their main scores.json and judges/<label>/scores.json
 // files. Shard files are not read: `impactbench merge` combines them first.
 func listRuns(src Source) ([]runDir, error) {
-	root := filepath.Join(src.Dir, "runs")
-	ents, err := os.ReadDir(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	targets, err := layout.RunTargets(src.Dir)
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
 	var out []runDir
-	for _, e := range ents {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
+	for _, t := range targets {
+		dir := layout.Bench{Dir: src.Dir}.Run(t)
+		rd := runDir{target: t, conversations: dir.Conversations()}
+		if isFile(dir.Scores()) {
+			rd.scores = append(rd.scores, scoresFile{path: dir.Scores(), rel: dir.Rel(dir.Scores()), panel: src.Judges})
 		}
-		dir := filepath.Join(root, e.Name())
-		rd := runDir{target: e.Name(), conversations: filepath.Join(dir, "conversations.json")}
-		if isFile(filepath.Join(dir, "scores.json")) {
-			rd.scores = append(rd.scores, scoresFile{path: filepath.Join(dir, "scores.json"), rel: "scores.json", panel: src.Judges})
-		}
-		labels, err := judgeLabels(filepath.Join(dir, "judges"))
+		panels, err := dir.JudgePanels()
 		if err != nil {
-			return nil, err
+			return nil, &InputError{Err: err}
 		}
-		for _, l := range labels {
-			rd.scores = append(rd.scores, scoresFile{
-				path: filepath.Join(dir, "judges", l, "scores.json"),
-				rel:  "judges/" + l + "/scores.json",
-				// `evaluate --judge a --judge b` names the directory a+b.
-				panel: strings.Split(l, "+"),
-			})
+		for _, p := range panels {
+			rd.scores = append(rd.scores, scoresFile{path: dir.PanelScores(p), rel: dir.Rel(dir.PanelScores(p)), panel: layout.ParsePanelDir(p)})
 		}
 		out = append(out, rd)
 	}
-	return out, nil
-}
-
-// judgeLabels lists judges/<label> directories holding a scores.json, sorted.
-func judgeLabels(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, &InputError{Err: err}
-	}
-	var out []string
-	for _, e := range ents {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && isFile(filepath.Join(dir, e.Name(), "scores.json")) {
-			out = append(out, e.Name())
-		}
-	}
-	sort.Strings(out)
 	return out, nil
 }
 

@@ -17,6 +17,12 @@ var ErrLocked = errors.New("locked by another process")
 // another open file holds it.
 func TryLock(f lockable) error { return lock(f, false) }
 
+// TryLockShared takes a shared lock on f without waiting: any number of
+// opens may hold it at once, and it excludes the exclusive lock (ErrLocked
+// while another open holds that). Shards of one benchmark each hold it
+// while they run, so a run of the whole benchmark cannot start among them.
+func TryLockShared(f lockable) error { return lockAs(f, true, false) }
+
 // Lock takes the exclusive lock on f, waiting for its holder to release it.
 func Lock(f lockable) error { return lock(f, true) }
 

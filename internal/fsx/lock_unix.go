@@ -7,8 +7,13 @@ import (
 	"syscall"
 )
 
-func lock(f lockable, wait bool) error {
+func lock(f lockable, wait bool) error { return lockAs(f, false, wait) }
+
+func lockAs(f lockable, shared, wait bool) error {
 	how := syscall.LOCK_EX
+	if shared {
+		how = syscall.LOCK_SH
+	}
 	if !wait {
 		how |= syscall.LOCK_NB
 	}

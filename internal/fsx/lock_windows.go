@@ -17,8 +17,13 @@ func lockRange() *windows.Overlapped {
 	return &windows.Overlapped{Offset: uint32(lockOffset & 0xFFFFFFFF), OffsetHigh: uint32(lockOffset >> 32)}
 }
 
-func lock(f lockable, wait bool) error {
+func lock(f lockable, wait bool) error { return lockAs(f, false, wait) }
+
+func lockAs(f lockable, shared, wait bool) error {
 	flags := uint32(windows.LOCKFILE_EXCLUSIVE_LOCK)
+	if shared {
+		flags = 0
+	}
 	if !wait {
 		flags |= windows.LOCKFILE_FAIL_IMMEDIATELY
 	}

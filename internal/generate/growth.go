@@ -92,7 +92,7 @@ func replayBases(ctx context.Context, b *work.Bench, metricID string, count int)
 	none := llm.ClientFunc(func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{}, errNotStored })
 	bases, _, err := genBases(ctx, b, unit.Client(clientset.Identity(b.Cfg.Generator()), none), m, count, nil, 0)
 	if err != nil {
-		return nil, fmt.Errorf("the base scenarios of %s cannot be kept: their generation is not in the call store (%s); regenerate the set with `impactbench gen-scenarios %s --force`", metricID, b.Store.Dir(), b.Spec.Slug)
+		return nil, fmt.Errorf("the base scenarios of %s cannot be kept: their generation is not in the call store (%s); regenerate the set with `impactbench gen-scenarios %s --force`", metricID, b.Store.Location(), b.Spec.Slug)
 	}
 	return bases, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/stages"
 	"github.com/impactbench/impactbench/internal/summary"
@@ -40,7 +41,7 @@ func Metrics(ctx context.Context, b *work.Bench, regenerate bool) error {
 	bar := b.OpenBar(phase.StageGenMetrics, "", 1)
 	defer bar.Close()
 	start := time.Now()
-	unit, err := b.Store.Unit("gen_metrics/metrics")
+	unit, err := b.Store.Unit(layout.GenMetricsUnit)
 	if err != nil {
 		return err
 	}

@@ -274,7 +274,7 @@ type metricScenarios struct {
 // reserved, so a rerun fills the gap without renumbering the others.
 func genMetricScenarios(ctx context.Context, b *work.Bench, grow *Growth, c llm.Client, m config.Metric, combos []artifacts.Demographic, resKey string, off *Offers) (metricScenarios, callstore.Stats, llm.Usage) {
 	var res metricScenarios
-	unit, err := b.Store.Unit("gen_scenarios/" + layout.SafeName(m.ID))
+	unit, err := b.Store.Unit(layout.GenScenariosUnit(m.ID))
 	if err != nil {
 		res.err = err
 		return res, callstore.Stats{}, llm.Usage{}

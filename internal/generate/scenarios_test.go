@@ -1,6 +1,7 @@
 package generate
 
 import (
+	"context"
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/config"
@@ -9,7 +10,7 @@ import (
 
 func TestExpandWorkers(t *testing.T) {
 	cfg := &config.Config{Dir: t.TempDir()}
-	e, err := work.NewEnv(cfg, work.Options{})
+	e, err := work.NewEnv(context.Background(), cfg, work.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // FuzzReadConversations: whatever the file holds, reading it never panics,
@@ -29,7 +30,7 @@ func FuzzReadConversations(f *testing.F) {
 	f.Add([]byte("[]"))
 	f.Add([]byte(`[{"id":"m01_s001_v01","metric_id":"m01","conv_id":"m01_s001_v01__alpha__h0","user":"human"}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(t.TempDir(), ConversationsFile)
+		path := filepath.Join(t.TempDir(), layout.ConversationsFile)
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}

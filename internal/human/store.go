@@ -6,26 +6,25 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 )
 
-// Dir is where a target's human-played files live, given its run
-// directory (runs/<target>).
-func Dir(runDir string) string { return filepath.Join(runDir, "human") }
+// Dir is layout.Run.Human, kept for the runner's tests.
+//
+// Deprecated: use layout.Run.Human.
+func Dir(runDir string) string { return layout.Run{Dir: runDir}.Human() }
 
-// File names within Dir.
-const (
-	ConversationsFile = "conversations.json"
-	ScoresFile        = "scores.json"
-	lockFile          = ".lock"
-)
+// ScoresFile is layout.ScoresFile, kept for the runner's tests.
+//
+// Deprecated: use layout.Run.HumanScores.
+const ScoresFile = layout.ScoresFile
 
 // Store is the human-played conversations of one benchmark directory.
 // Its methods are safe for concurrent use (see the package comment).
@@ -38,25 +37,26 @@ type Store struct {
 // or created until used).
 func Open(benchDir string) *Store { return &Store{benchDir: benchDir} }
 
-func (s *Store) dir(target string) (string, error) {
+// run is target's run directory, whose human/ holds the store's files.
+func (s *Store) run(target string) (layout.Run, error) {
 	if err := checkTarget(target); err != nil {
-		return "", err
+		return layout.Run{}, err
 	}
-	return Dir(filepath.Join(s.benchDir, "runs", target)), nil
+	return layout.Bench{Dir: s.benchDir}.Run(target), nil
 }
 
 // List returns target's conversations and scores, in the order they
 // were started (none when nothing was played).
 func (s *Store) List(target string) ([]Conversation, []Score, error) {
-	dir, err := s.dir(target)
+	run, err := s.run(target)
 	if err != nil {
 		return nil, nil, err
 	}
-	convs, err := ReadConversations(filepath.Join(dir, ConversationsFile), target)
+	convs, err := ReadConversations(run.HumanConversations(), target)
 	if err != nil {
 		return nil, nil, err
 	}
-	scores, err := ReadScores(filepath.Join(dir, ScoresFile), target)
+	scores, err := ReadScores(run.HumanScores(), target)
 	return convs, scores, err
 }
 
@@ -183,15 +183,15 @@ func (s *Store) SetScore(target string, sc Score) error {
 	if err := checkScore(&sc, target); err != nil {
 		return err
 	}
-	return s.locked(target, func(dir string) error {
-		convs, err := ReadConversations(filepath.Join(dir, ConversationsFile), target)
+	return s.locked(target, func(run layout.Run) error {
+		convs, err := ReadConversations(run.HumanConversations(), target)
 		if err != nil {
 			return err
 		}
 		if !slices.ContainsFunc(convs, func(c Conversation) bool { return c.ConvID == sc.ConvID && c.State == Ended }) {
 			return &StaleError{Msg: fmt.Sprintf("%s is not an ended conversation of %s", sc.ConvID, target)}
 		}
-		path := filepath.Join(dir, ScoresFile)
+		path := run.HumanScores()
 		scores, err := ReadScores(path, target)
 		if err != nil {
 			return err
@@ -229,8 +229,8 @@ func (s *Store) change(target, convID string, fn func(c *Conversation) error) er
 // update rewrites target's conversations.json with what fn makes of it,
 // under the lock; when fn fails the file is left as it was.
 func (s *Store) update(target string, fn func([]Conversation) ([]Conversation, error)) error {
-	return s.locked(target, func(dir string) error {
-		path := filepath.Join(dir, ConversationsFile)
+	return s.locked(target, func(run layout.Run) error {
+		path := run.HumanConversations()
 		convs, err := ReadConversations(path, target)
 		if err != nil {
 			return err
@@ -245,17 +245,18 @@ func (s *Store) update(target string, fn func([]Conversation) ([]Conversation, e
 
 // locked runs fn holding this store's mutex and the lock file of target's
 // directory (created as needed).
-func (s *Store) locked(target string, fn func(dir string) error) error {
-	dir, err := s.dir(target)
+func (s *Store) locked(target string, fn func(run layout.Run) error) error {
+	run, err := s.run(target)
 	if err != nil {
 		return err
 	}
+	dir := run.Human()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := fsx.MkdirAll(dir, fsx.Shared); err != nil {
 		return err
 	}
-	f, err := fsx.OpenLockFile(filepath.Join(dir, lockFile))
+	f, err := fsx.OpenLockFile(run.HumanLock())
 	if err != nil {
 		return fmt.Errorf("open lock: %w", err)
 	}
@@ -263,7 +264,7 @@ func (s *Store) locked(target string, fn func(dir string) error) error {
 	if err := fsx.Lock(f); err != nil {
 		return fmt.Errorf("lock %s: %w", dir, err)
 	}
-	return fn(dir)
+	return fn(run)
 }
 
 // writeRows replaces path with rows, one JSON object a line inside an

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 )
 
@@ -27,7 +28,7 @@ func reply(s string) artifacts.Turn { return artifacts.Turn{Role: "assistant", C
 var call = llm.Usage{Requests: 1, InputTokens: 10, OutputTokens: 5, Cost: 0.001, CostKnown: true}
 
 func convsPath(bench, target string) string {
-	return filepath.Join(Dir(filepath.Join(bench, "runs", target)), ConversationsFile)
+	return layout.Bench{Dir: bench}.Run(target).HumanConversations()
 }
 
 func TestPlayEndScoreRoundTrip(t *testing.T) {
@@ -111,7 +112,7 @@ func TestPlayEndScoreRoundTrip(t *testing.T) {
 	if !strings.HasPrefix(keys, "id,metric_id,conv_id,_sample,target_model,transcript,_usage,") || !strings.HasSuffix(keys, "user,player,state,started_at,updated_at,ended_at") {
 		t.Errorf("row keys %s", keys)
 	}
-	if _, err := artifacts.ReadScores(filepath.Join(filepath.Dir(path), ScoresFile)); err != nil {
+	if _, err := artifacts.ReadScores(layout.Run{Dir: filepath.Dir(filepath.Dir(path))}.HumanScores()); err != nil {
 		t.Errorf("upstream score reader: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // TestAppendNeverWritesThroughALink: labels.jsonl linked to a shell's
@@ -26,7 +27,7 @@ func TestAppendNeverWritesThroughALink(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, target := range []string{rc, filepath.Join(dir, ".profile")} {
-		path := filepath.Join(t.TempDir(), FileName)
+		path := filepath.Join(t.TempDir(), layout.LabelsFile)
 		if err := os.Symlink(target, path); err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestHostileIDsAreRefused(t *testing.T) {
 		"conv_id":   "m01_s001_v01__haiku__s0$(touch pwned)",
 		"metric_id": "../m01",
 	} {
-		path := filepath.Join(t.TempDir(), FileName)
+		path := filepath.Join(t.TempDir(), layout.LabelsFile)
 		line := strings.Replace(good, `"`+field+`": "`+map[string]string{"conv_id": "m01_s001_v01__a__s0", "metric_id": "m01"}[field]+`"`, `"`+field+`": "`+value+`"`, 1)
 		if line == good {
 			t.Fatal("the edit did not apply")
@@ -87,7 +88,7 @@ func TestHostileIDsAreRefused(t *testing.T) {
 // refused with the file, the line and the limit, instead of being read
 // whole on every read.
 func TestReadBoundsLineLength(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), layout.LabelsFile)
 	huge := strings.Replace(good, `"note": ""`, `"note": "`+strings.Repeat("x", 4<<20)+`"`, 1)
 	if err := os.WriteFile(path, []byte(good+"\n"+huge+"\n"+good+"\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -30,13 +30,8 @@ import (
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/ids"
+	"github.com/impactbench/impactbench/internal/layout"
 )
-
-// FileName is the labels file's name inside a benchmark directory.
-const FileName = "labels.jsonl"
-
-// Path is the labels file of the benchmark in benchDir.
-func Path(benchDir string) string { return filepath.Join(benchDir, FileName) }
 
 // Label is one person's verdict on one conversation and metric.
 type Label struct {
@@ -344,7 +339,7 @@ func (k Known) check(l Label) *LineError {
 	}
 	metric, ok := k.Conversations[l.ConvID]
 	if !ok {
-		return &LineError{Field: "conv_id", Msg: fmt.Sprintf("unknown conversation %q (not in any runs/<target>/conversations.json or scores.json)", l.ConvID)}
+		return &LineError{Field: "conv_id", Msg: fmt.Sprintf("unknown conversation %q (not in any %s or %s)", l.ConvID, layout.RunFileRel("<target>", layout.ConversationsFile), layout.ScoresFile)}
 	}
 	if metric != l.MetricID {
 		return &LineError{Field: "metric_id", Msg: fmt.Sprintf("%q is not the metric of conversation %q (%q)", l.MetricID, l.ConvID, metric)}

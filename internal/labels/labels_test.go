@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 var known = Known{Conversations: map[string]string{
@@ -20,7 +22,7 @@ var known = Known{Conversations: map[string]string{
 const good = `{"conv_id": "m01_s001_v01__a__s0", "metric_id": "m01", "present": true, "labeler": "ana", "note": "", "at": "2025-05-01T12:00:00Z"}`
 
 func TestReadAcceptsHandWrittenLines(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), layout.LabelsFile)
 	content := good + "\n\n" +
 		// keys in any order, no note, fractional seconds and an offset, no final newline
 		`{"at":"2025-05-01T14:00:00.5+02:00","labeler":"bo","present":false,"metric_id":"m02","conv_id":"m02_s001__a__s0"}`
@@ -42,7 +44,7 @@ func TestReadAcceptsHandWrittenLines(t *testing.T) {
 // TestAfterRevealRoundTrip: a label given after the verdict was shown
 // carries "after_reveal": true, last; a blind one does not carry the key.
 func TestAfterRevealRoundTrip(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), layout.LabelsFile)
 	at := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
 	blind := Label{ConvID: "m01_s001_v01__a__s0", MetricID: "m01", Present: true, Labeler: "ana", At: at}
 	late := blind
@@ -95,7 +97,7 @@ func TestReadBadLinesNameLineAndField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), FileName)
+			path := filepath.Join(t.TempDir(), layout.LabelsFile)
 			if err := os.WriteFile(path, []byte(good+"\n"+tt.line+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +118,7 @@ func TestReadBadLinesNameLineAndField(t *testing.T) {
 }
 
 func TestReadReportsTornLastLine(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), layout.LabelsFile)
 	if err := os.WriteFile(path, []byte(good+"\n"+good[:40]), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +129,7 @@ func TestReadReportsTornLastLine(t *testing.T) {
 }
 
 func TestAppendWritesOneLineAndReadsBack(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), layout.LabelsFile)
 	at := time.Date(2025, 5, 2, 9, 30, 0, 0, time.UTC)
 	for i, l := range []Label{
 		{ConvID: "m01_s001_v01__a__s0", MetricID: "m01", Present: true, Labeler: "ana", Note: "quotes \" and\nnewline", At: at},
@@ -153,7 +155,7 @@ func TestAppendWritesOneLineAndReadsBack(t *testing.T) {
 }
 
 func TestAppendRefusesBadLabelAndLeavesFileAlone(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), layout.LabelsFile)
 	if err := os.WriteFile(path, []byte(good+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +190,7 @@ func TestAppendAfterHandWrittenLastLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), FileName)
+			path := filepath.Join(t.TempDir(), layout.LabelsFile)
 			if err := os.WriteFile(path, []byte(tt.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +219,7 @@ func TestAppendAfterHandWrittenLastLine(t *testing.T) {
 }
 
 func TestConcurrentAppendsNeverInterleave(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), layout.LabelsFile)
 	const n = 64
 	var wg sync.WaitGroup
 	for i := range n {

@@ -2,6 +2,7 @@ package layout
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -9,6 +10,13 @@ import (
 // File names of a benchmark directory and of a run directory. Readers of
 // one file name (a cache listing, a glob) take it from here.
 const (
+	// ConfigFile is the project's configuration, at the top of the
+	// project beside EnvFile (its secrets; init writes EnvExampleFile);
+	// BenchmarksDirName holds one directory per benchmark.
+	ConfigFile        = "config.yaml"
+	EnvFile           = ".env"
+	EnvExampleFile    = EnvFile + ".example"
+	BenchmarksDirName = "benchmarks"
 	BenchmarkFile     = "benchmark.yaml"
 	ScenariosFile     = "scenarios.json"
 	ResultsFile       = "results.json"
@@ -39,6 +47,17 @@ const (
 	LockFile     = ".lock"
 )
 
+// A study's files, in the project's benchmarks/ directory beside the
+// benchmark folders (where upstream's publish script reads its inputs):
+// its taxonomy, nutrition label and models (inputs) and study.json, what
+// `impactbench study` writes.
+const (
+	StudyTaxonomyFile  = "taxonomy.json"
+	StudyNutritionFile = "nutrition-label.json"
+	StudyModelsFile    = "models.yaml"
+	StudyResultFile    = "study.json"
+)
+
 // Bench is where one benchmark's outputs go (its directory, or a
 // validation run's copy) and where its cache is.
 type Bench struct {
@@ -63,7 +82,21 @@ func CacheDir(projectDir, benchDir string) string {
 	return filepath.Join(projectDir, CacheDirName, filepath.Base(benchDir))
 }
 
-// BenchmarkFile is benchmark.yaml of the benchmark in dir.
+// ConfigPath is the project's config.yaml.
+func ConfigPath(projectDir string) string { return filepath.Join(projectDir, ConfigFile) }
+
+// StudyPath is one of a study's files (StudyTaxonomyFile, …) in the
+// project's benchmarks/ directory.
+func StudyPath(projectDir, name string) string { return filepath.Join(BenchmarksDir(projectDir), name) }
+
+// BenchmarksDir is the project's benchmarks/ directory.
+func BenchmarksDir(projectDir string) string { return filepath.Join(projectDir, BenchmarksDirName) }
+
+// BenchDir is the directory of the project's benchmark called name:
+// benchmarks/<name>.
+func BenchDir(projectDir, name string) string { return filepath.Join(BenchmarksDir(projectDir), name) }
+
+// BenchmarkPath is benchmark.yaml of the benchmark in dir.
 func BenchmarkPath(dir string) string { return filepath.Join(dir, BenchmarkFile) }
 
 func (b Bench) Scenarios() string   { return filepath.Join(b.Dir, ScenariosFile) }
@@ -96,10 +129,20 @@ func (b Bench) Conversations(target string, s Shard) string {
 // stay intact.
 func (b Bench) Scores(target string, panel []string, s Shard) string {
 	if len(panel) > 0 {
-		return filepath.Join(b.RunDir(target), JudgesDirName, strings.Join(panel, "+"), s.File(ScoresFile))
+		return filepath.Join(b.RunDir(target), JudgesDirName, PanelDir(panel), s.File(ScoresFile))
 	}
 	return filepath.Join(b.RunDir(target), s.File(ScoresFile))
 }
+
+// PanelDir is the directory name of an alternative judge panel under
+// runs/<target>/judges: its judges' safe names joined by '+' ("" for the
+// configured judges).
+func PanelDir(panel []string) string { return strings.Join(panel, panelSep) }
+
+// ParsePanelDir reads a panel's directory name back into its judges.
+func ParsePanelDir(dir string) []string { return strings.Split(dir, panelSep) }
+
+const panelSep = "+"
 
 // Repeats is the judge-consistency file beside a scores file.
 func Repeats(scoresPath string) string { return filepath.Join(filepath.Dir(scoresPath), RepeatsFile) }
@@ -112,14 +155,78 @@ func (b Bench) JudgesDir(target string) string {
 	return filepath.Join(b.RunDir(target), JudgesDirName)
 }
 
-// HumanDir is runs/<target>/human: the conversations people played.
-func HumanDir(runDir string) string { return filepath.Join(runDir, HumanDirName) }
+// RunDirRel is a run directory's path relative to the project,
+// '/'-separated, as messages and scaffolds show it: RunDirRel("<bench>",
+// "<id>") is "benchmarks/<bench>/runs/<id>".
+func RunDirRel(bench, target string) string {
+	return path.Join(BenchmarksDirName, bench, RunsDirName, target)
+}
+
+// RunFileRel is a run file's path relative to the benchmark directory,
+// '/'-separated, as messages show it: RunFileRel("<target>", ScoresFile)
+// is "runs/<target>/scores.json", RunFileRel("*", …) a glob.
+func RunFileRel(target, name string) string {
+	return path.Join(RunsDirName, target, name)
+}
+
+// ValidationDirName holds the runs of `impactbench validate`, one
+// directory per swapped model, never over the main run.
+const ValidationDirName = "validation"
+
+// Validation is where the validation run that swaps role's model for
+// model writes: validation/<role>-<model>, the model's '/', '\', ':' and
+// ' ' made '_'.
+func (b Bench) Validation(role, model string) string {
+	label := strings.NewReplacer("/", "_", "\\", "_", ":", "_", " ", "_").Replace(model)
+	return filepath.Join(b.Dir, ValidationDirName, role+"-"+label)
+}
+
+// Run is runs/<target> as a Run, for readers that list run directories.
+func (b Bench) Run(target string) Run { return Run{Dir: b.RunDir(target)} }
+
+// Run is one run directory (runs/<target>), for readers that hold the
+// directory (from ListRunDirs or RunTargets) rather than a benchmark and a
+// target. Its files are the unsharded ones, of the configured judges.
+type Run struct{ Dir string }
+
+func (r Run) Conversations() string { return filepath.Join(r.Dir, ConversationsFile) }
+func (r Run) Scores() string        { return filepath.Join(r.Dir, ScoresFile) }
+func (r Run) Cost() string          { return filepath.Join(r.Dir, CostFile) }
+func (r Run) Repeats() string       { return filepath.Join(r.Dir, RepeatsFile) }
+
+// Rel is p relative to the run directory, '/'-separated (p as it was
+// given when it is not under it): scores.json, judges/<panel>/scores.json.
+func (r Run) Rel(p string) string {
+	rel, err := filepath.Rel(r.Dir, p)
+	if err != nil {
+		return p
+	}
+	return filepath.ToSlash(rel)
+}
+
+// PanelScores is judges/<panel dir>/scores.json.
+func (r Run) PanelScores(panelDir string) string {
+	return filepath.Join(r.Dir, JudgesDirName, panelDir, ScoresFile)
+}
+
+// Human is runs/<target>/human: the conversations people played against
+// the target (HumanConversations), the verdicts on them (HumanScores) and
+// the lock of both (HumanLock).
+func (r Run) Human() string              { return filepath.Join(r.Dir, HumanDirName) }
+func (r Run) HumanConversations() string { return filepath.Join(r.Human(), ConversationsFile) }
+func (r Run) HumanScores() string        { return filepath.Join(r.Human(), ScoresFile) }
+func (r Run) HumanLock() string          { return filepath.Join(r.Human(), LockFile) }
 
 // Calls is the call store's directory.
 func (b Bench) Calls() string { return filepath.Join(b.Cache, CallsDirName) }
 
 // Records is the phase records' file.
 func (b Bench) Records() string { return filepath.Join(b.Cache, RecordsFile) }
+
+// ShardRecords is the file of the phase records a shard's run writes
+// (manifest.shard-i-of-K.json; Records for the zero Shard), beside the
+// benchmark's, so shards running at once never rewrite one file.
+func (b Bench) ShardRecords(s Shard) string { return filepath.Join(b.Cache, s.File(RecordsFile)) }
 
 // Lock is the benchmark's lock file; a shard's run locks its own
 // (.lock.shard-i-of-K), so shards of one benchmark run side by side.
@@ -137,7 +244,7 @@ func (s Shard) Suffix() string {
 	if !s.Active() {
 		return ""
 	}
-	return fmt.Sprintf(".shard-%d-of-%d", s.Index, s.Count)
+	return fmt.Sprintf(shardMark+"%d-of-%d", s.Index, s.Count)
 }
 
 // File is name with the shard's suffix before its extension
@@ -147,20 +254,35 @@ func (s Shard) File(name string) string {
 	return strings.TrimSuffix(name, ext) + s.Suffix() + ext
 }
 
+// CutShard reads a name a shard's run suffixed (Suffix) back into the
+// name and the shard: "simulate.shard-1-of-4" is ("simulate", 1 of 4).
+// ok is false for a name no shard wrote.
+func CutShard(name string) (base string, s Shard, ok bool) {
+	i := strings.LastIndex(name, shardMark)
+	if i < 0 {
+		return name, Shard{}, false
+	}
+	if _, err := fmt.Sscanf(name[i:], shardMark+"%d-of-%d", &s.Index, &s.Count); err != nil || s.Index >= s.Count || s.Suffix() != name[i:] {
+		return name, Shard{}, false
+	}
+	return name[:i], s, true
+}
+
+const shardMark = ".shard-"
+
 // ShardFiles finds the shard files of name in dir (conversations.json →
 // conversations.shard-*-of-*.json), with each one's shard.
 func ShardFiles(dir, name string) (map[string]Shard, error) {
 	ext := filepath.Ext(name)
 	stem := strings.TrimSuffix(name, ext)
-	paths, err := filepath.Glob(filepath.Join(dir, stem+".shard-*-of-*"+ext))
+	paths, err := filepath.Glob(filepath.Join(dir, stem+shardMark+"*-of-*"+ext))
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]Shard{}
 	for _, p := range paths {
-		var s Shard
-		rest := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), stem), ext)
-		if _, err := fmt.Sscanf(rest, ".shard-%d-of-%d", &s.Index, &s.Count); err == nil && s.Suffix() == rest {
+		base, s, ok := CutShard(strings.TrimSuffix(filepath.Base(p), ext))
+		if ok && base == stem {
 			out[p] = s
 		}
 	}

@@ -2,6 +2,7 @@ package layout
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -89,6 +90,20 @@ func TestShardFilesRoundTrip(t *testing.T) {
 	}
 }
 
+func TestCutShard(t *testing.T) {
+	for _, s := range []Shard{{0, 2}, {3, 4}, {10, 12}} {
+		base, got, ok := CutShard("simulate" + s.Suffix())
+		if !ok || base != "simulate" || got != s {
+			t.Errorf("CutShard(%q) = %q, %+v, %v", "simulate"+s.Suffix(), base, got, ok)
+		}
+	}
+	for _, name := range []string{"simulate", "simulate.shard-", "simulate.shard-1-of-", "simulate.shard-01-of-02", "simulate.shard-1-of-2x", "simulate.shard-2-of-2"} {
+		if base, s, ok := CutShard(name); ok || base != name {
+			t.Errorf("CutShard(%q) = %q, %+v, %v; want refused", name, base, s, ok)
+		}
+	}
+}
+
 func TestPaths(t *testing.T) {
 	b := ForProject("/p", "/p/benchmarks/ex")
 	for _, c := range []struct{ got, want string }{
@@ -100,11 +115,135 @@ func TestPaths(t *testing.T) {
 		{b.Scores("t", nil, Shard{}), "/p/benchmarks/ex/runs/t/scores.json"},
 		{b.Scores("t", []string{"a", "b"}, Shard{1, 2}), "/p/benchmarks/ex/runs/t/judges/a+b/scores.shard-1-of-2.json"},
 		{Repeats(b.Scores("t", nil, Shard{})), "/p/benchmarks/ex/runs/t/repeats.json"},
-		{HumanDir(b.RunDir("t")), "/p/benchmarks/ex/runs/t/human"},
+		{b.Run("t").Human(), "/p/benchmarks/ex/runs/t/human"},
+		{b.Run("t").HumanScores(), "/p/benchmarks/ex/runs/t/human/scores.json"},
+		{b.Run("t").HumanConversations(), "/p/benchmarks/ex/runs/t/human/conversations.json"},
+		{b.Run("t").PanelScores(PanelDir([]string{"a", "b"})), b.Scores("t", []string{"a", "b"}, Shard{})},
+		{b.Run("t").Scores(), b.Scores("t", nil, Shard{})},
+		{b.Run("t").Conversations(), b.Conversations("t", Shard{})},
+		{b.Run("t").Cost(), b.RunCost("t")},
+		{b.Run("t").Repeats(), Repeats(b.Scores("t", nil, Shard{}))},
+		{RunFileRel("<target>", ScoresFile), "runs/<target>/scores.json"},
+		{RunDirRel("<bench>", "<id>"), "benchmarks/<bench>/runs/<id>"},
+		{b.Run("t").Rel(b.Run("t").PanelScores("a+b")), "judges/a+b/scores.json"},
+		{b.Run("t").Rel(b.Run("t").HumanScores()), "human/scores.json"},
+		{BenchDir("/p", "ex"), b.Dir},
+		{ConfigPath("/p"), "/p/config.yaml"},
+		{StudyPath("/p", StudyResultFile), "/p/benchmarks/study.json"},
+		{StudyPath("", StudyTaxonomyFile), "benchmarks/taxonomy.json"},
+		{b.Validation("judge", `openai/gpt 5:x\y`), "/p/benchmarks/ex/validation/judge-openai_gpt_5_x_y"},
 		{InDir("/v").Calls(), "/v/.cache/calls"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %s, want %s", c.got, c.want)
 		}
+	}
+}
+
+func TestListRunDirs(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a", "a-b", "B", ".hidden", "noscores"} {
+		if name == "noscores" {
+			mustWrite(t, filepath.Join(dir, RunsDirName, name, ConversationsFile))
+			continue
+		}
+		mustWrite(t, Bench{Dir: dir}.Scores(name, nil, Shard{}))
+	}
+	got, err := ListRunDirs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, g := range got {
+		names = append(names, filepath.Base(g))
+	}
+	// Python: sorted(glob("runs/*/scores.json")) → "B" < "a-b/…" < "a/…".
+	if d := cmp.Diff([]string{"B", "a-b", "a"}, names); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
+	if got, err := ListRunDirs(t.TempDir()); err != nil || got != nil {
+		t.Errorf("no runs dir: %v %v", got, err)
+	}
+}
+
+func TestPanelDirRoundTrip(t *testing.T) {
+	for _, panel := range [][]string{{"gpt-5"}, {"gpt-5", "claude"}} {
+		dir := filepath.Base(filepath.Dir(Bench{Dir: "/b"}.Scores("t", panel, Shard{})))
+		if dir != PanelDir(panel) {
+			t.Errorf("Scores put panel %v in %q, PanelDir says %q", panel, dir, PanelDir(panel))
+		}
+		if got := ParsePanelDir(dir); !cmp.Equal(got, panel) {
+			t.Errorf("ParsePanelDir(%q) = %v, want %v", dir, got, panel)
+		}
+		if got, want := EvalUnitDir(dir), "eval-"+dir; got != want {
+			t.Errorf("EvalUnitDir(%q) = %q, want %q", dir, got, want)
+		}
+	}
+}
+
+func TestRecordKey(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{RecordKey("simulate", "gpt-4o", Shard{}), "simulate/gpt-4o"},
+		{RecordKey("simulate", "gpt-4o", Shard{1, 4}), "simulate/gpt-4o.shard-1-of-4"},
+		{RecordKey("evaluate", "t", Shard{}, ScoresFile), "evaluate/t/scores.json"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+// Every path a publish builds is one publish accepts back (the manifest
+// check, the stale-file sweep), and nothing else is.
+func TestPublishedRoundTrip(t *testing.T) {
+	built := []string{SiteIndex, SiteFile(SiteScript), SiteFile(SiteStyle), SiteChunk(SiteCoreChunk), SiteChunk(SiteCalibChunk),
+		SiteChunk(SiteBenchChunk("bench-a")), SiteChunk(SitePairChunk("m1", "m2")), SiteChunk(SiteTranscriptChunk("bench-a", "m1")),
+		PublishedScenario("bench-a", "m1", "m01_s001_v01")}
+	for _, f := range PublishedDataFiles {
+		built = append(built, PublishedData(f))
+	}
+	for _, rel := range built {
+		if !IsPublished(rel) {
+			t.Errorf("IsPublished(%q) = false for a path publish builds", rel)
+		}
+	}
+	for _, rel := range []string{"", PublishManifestFile, "README.md", ".git/config", "data/other.json", "data/x/taxonomy.json",
+		"scenarios/b/m/../x.json", "scenarios/b/m/s.txt", "scenarios/b/m", "site/x.js", "site/data/bench/a/b.js",
+		"site/data/pairs/a.js", "site/data/tr/../x/y.js", "scenarios/b/m/" + strings.Repeat("x", MaxPublishedSegment) + ".json"} {
+		if IsPublished(rel) {
+			t.Errorf("IsPublished(%q) = true for a path publish never builds", rel)
+		}
+	}
+}
+
+func TestBenchmarksAndRunTargets(t *testing.T) {
+	p := t.TempDir()
+	for _, name := range []string{"b", "a", ".hidden"} {
+		mustWrite(t, BenchmarkPath(BenchDir(p, name)))
+	}
+	mustWrite(t, filepath.Join(BenchmarksDir(p), "no-yaml", ScenariosFile))
+	mustWrite(t, filepath.Join(BenchmarksDir(p), StudyTaxonomyFile))
+	got, err := Benchmarks(p)
+	if err != nil || !cmp.Equal(got, []string{"a", "b"}) {
+		t.Errorf("Benchmarks = %v, %v; want [a b]", got, err)
+	}
+	if _, err := Benchmarks(t.TempDir()); err == nil {
+		t.Error("Benchmarks of a project without benchmarks/: no error")
+	}
+	b := Bench{Dir: BenchDir(p, "a")}
+	mustWrite(t, b.Conversations("t2", Shard{}))
+	mustWrite(t, b.Scores("t1", []string{"j"}, Shard{}))
+	mustWrite(t, b.Scores("t1", []string{"k", "l"}, Shard{}))
+	mustWrite(t, filepath.Join(b.JudgesDir("t1"), "empty", ConversationsFile))
+	mustWrite(t, filepath.Join(b.RunsDir(), ".tmp", ScoresFile))
+	if got, err := RunTargets(b.Dir); err != nil || !cmp.Equal(got, []string{"t1", "t2"}) {
+		t.Errorf("RunTargets = %v, %v; want [t1 t2]", got, err)
+	}
+	if got, err := RunTargets(t.TempDir()); err != nil || got != nil {
+		t.Errorf("RunTargets without runs/ = %v, %v", got, err)
+	}
+	panels, err := b.Run("t1").JudgePanels()
+	if err != nil || !cmp.Equal(panels, []string{"j", PanelDir([]string{"k", "l"})}) {
+		t.Errorf("JudgePanels = %v, %v", panels, err)
 	}
 }

@@ -18,14 +18,15 @@ import (
 // and, beside the units, the batch states of a target's batched calls
 // (<target>/sim-batch/<role>.json, <target>/<eval dir>-batch/<judge>.json).
 const (
-	GenMetricsUnit = "gen_metrics/metrics"
-	genScenarios   = "gen_scenarios"
-	SimDir         = "sim"
-	EvalDir        = "eval"
-	HumanUnitDir   = "human"
-	HumanEvalDir   = "human-eval"
-	batchSuffix    = "-batch"
-	sampleSep      = "__s"
+	GenMetricsDir   = "gen_metrics"
+	GenMetricsUnit  = GenMetricsDir + "/metrics"
+	GenScenariosDir = "gen_scenarios"
+	SimDir          = "sim"
+	EvalDir         = "eval"
+	HumanUnitDir    = "human"
+	HumanEvalDir    = "human-eval"
+	batchSuffix     = "-batch"
+	sampleSep       = "__s"
 )
 
 // Kind is what a unit holds.
@@ -58,7 +59,7 @@ func (u Unit) Name() string {
 	case KindGenMetrics:
 		return GenMetricsUnit
 	case KindGenScenarios:
-		return genScenarios + "/" + SafeName(u.Metric)
+		return GenScenariosDir + "/" + SafeName(u.Metric)
 	case KindSim, KindEval:
 		return SafeName(u.Target) + "/" + u.Dir + "/" + RowFile(u.ID, u.Sample)
 	case KindHuman, KindHumanEval:
@@ -113,6 +114,12 @@ func HumanEvalUnit(target, convID string) string {
 // "eval", …) relative to the call store, for listings.
 func TargetDir(target, dir string) string { return SafeName(target) + "/" + dir }
 
+// IsTargetDir reports whether a top-level directory of the call store
+// holds a target's units (not the generation units, not a hidden one).
+func IsTargetDir(name string) bool {
+	return name != "" && name != GenMetricsDir && name != GenScenariosDir && !strings.HasPrefix(name, ".")
+}
+
 // BatchState is the file (relative to the call store) that remembers a
 // target's batch of one role or judge: <target>/<dir>-batch/<name><shard>.json.
 func BatchState(target, dir, name string, s Shard) string {
@@ -127,7 +134,7 @@ func ParseUnit(name string) (u Unit, ok bool) {
 	}
 	parts := strings.Split(name, "/")
 	if len(parts) != 3 {
-		if len(parts) == 2 && parts[0] == genScenarios && parts[1] != "" {
+		if len(parts) == 2 && parts[0] == GenScenariosDir && parts[1] != "" {
 			return Unit{Kind: KindGenScenarios, Metric: parts[1]}, true
 		}
 		return Unit{}, false
@@ -180,4 +187,12 @@ func SafeName(s string) string {
 		return "_" + string(b)
 	}
 	return string(b)
+}
+
+// RecordKey is the key of a target's phase record in the records file:
+// <stage>/<target><shard suffix>, then any sub-parts (the evaluate stage
+// adds its scores file's path relative to the run directory, so each
+// panel's scores have their own record).
+func RecordKey(stage, target string, s Shard, sub ...string) string {
+	return strings.Join(append([]string{stage, target + s.Suffix()}, sub...), "/")
 }

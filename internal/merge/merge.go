@@ -2,22 +2,18 @@ package merge
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/work"
 )
-
-var shardFileRE = regexp.MustCompile(`^(conversations|scores)\.shard-(\d+)-of-(\d+)\.json$`)
 
 // Report says what Merge combined.
 type Report struct {
@@ -43,37 +39,19 @@ func Run(ctx context.Context, b *work.Bench, targets []string) ([]Report, error)
 	var reps []Report
 	for _, t := range targets {
 		dir := b.Files.RunDir(t)
-		ents, err := os.ReadDir(dir)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
+		count, files, err := findShards(dir)
 		if err != nil {
 			return reps, err
-		}
-		files := map[string]map[int]string{} // kind → index → path
-		count := 0
-		for _, e := range ents {
-			m := shardFileRE.FindStringSubmatch(e.Name())
-			if m == nil {
-				continue
-			}
-			i, _ := strconv.Atoi(m[2])
-			k, _ := strconv.Atoi(m[3])
-			if count != 0 && k != count {
-				return reps, fault.Inputf("%s: shard files of different splits (%d and %d shards); remove the stale ones", dir, count, k)
-			}
-			count = k
-			if files[m[1]] == nil {
-				files[m[1]] = map[int]string{}
-			}
-			files[m[1]][i] = filepath.Join(dir, e.Name())
 		}
 		if count == 0 {
 			continue
 		}
 		rep := Report{Target: t, Shards: count}
-		for _, kind := range []string{"conversations", "scores"} {
-			got := files[kind]
+		outs := []string{b.Files.Conversations(t, layout.Shard{}), b.Files.Scores(t, nil, layout.Shard{})}
+		for _, out := range outs {
+			name := filepath.Base(out)
+			kind := strings.TrimSuffix(name, filepath.Ext(name)) // conversations, scores
+			got := files[name]
 			if len(got) == 0 {
 				continue
 			}
@@ -90,22 +68,57 @@ func Run(ctx context.Context, b *work.Bench, targets []string) ([]Report, error)
 				return reps, fault.Inputf("%s: %s shard(s) %s of %d missing: run those shards (--shard i/%d) before merging",
 					dir, kind, strings.Join(missing, ", "), count, count)
 			}
-			n, err := mergeKind(ctx, kind, paths, filepath.Join(dir, kind+".json"), pos)
+			n, err := mergeKind(ctx, name == layout.ConversationsFile, paths, out, pos)
 			if err != nil {
 				return reps, err
 			}
-			if kind == "conversations" {
+			if name == layout.ConversationsFile {
 				rep.Conversations = n
 			} else {
 				rep.Scores = n
 			}
 		}
-		if err := mergeCost(filepath.Join(dir, "cost.json")); err != nil {
+		if err := mergeCost(dir, count); err != nil {
 			return reps, err
 		}
 		reps = append(reps, rep)
 	}
 	return reps, nil
+}
+
+// findShards finds the shard files of a run directory (layout.ShardFiles:
+// the names a shard's run writes): how many shards the split had, and by
+// file name (conversations.json, scores.json) each shard's file. Files of
+// two different splits are an input error.
+func findShards(dir string) (int, map[string]map[int]string, error) {
+	type shardFile struct {
+		name, path string
+		shard      layout.Shard
+	}
+	var all []shardFile
+	for _, name := range []string{layout.ConversationsFile, layout.ScoresFile} {
+		found, err := layout.ShardFiles(dir, name)
+		if err != nil {
+			return 0, nil, err
+		}
+		for p, s := range found {
+			all = append(all, shardFile{name, p, s})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].path < all[j].path })
+	files := map[string]map[int]string{}
+	count := 0
+	for _, f := range all {
+		if count != 0 && f.shard.Count != count {
+			return 0, nil, fault.Inputf("%s: shard files of different splits (%d and %d shards); remove the stale ones", dir, count, f.shard.Count)
+		}
+		count = f.shard.Count
+		if files[f.name] == nil {
+			files[f.name] = map[int]string{}
+		}
+		files[f.name][f.shard.Index] = f.path
+	}
+	return count, files, nil
 }
 
 type rowRef struct {
@@ -115,15 +128,15 @@ type rowRef struct {
 
 // mergeKind reads every shard's rows and writes them sorted by scenario
 // position and sample (each shard file is a disjoint slice of the rows).
-func mergeKind(ctx context.Context, kind string, paths []string, out string, pos map[string]int) (int, error) {
+func mergeKind(ctx context.Context, conversations bool, paths []string, out string, pos map[string]int) (int, error) {
 	var rows []rowRef
 	for _, p := range paths {
 		var err error
-		if kind == "conversations" {
+		if conversations {
 			err = artifacts.EachConversation(p, func(i int, c artifacts.Conversation) error {
 				idx, ok := pos[c.ID]
 				if !ok {
-					return fmt.Errorf("%s row %d: scenario %q is not in scenarios.json (shards from another scenario set?)", p, i, c.ID)
+					return fmt.Errorf("%s row %d: scenario %q is not in %s (shards from another scenario set?)", p, i, c.ID, layout.ScenariosFile)
 				}
 				rows = append(rows, rowRef{idx, c.Sample, c})
 				return ctx.Err()
@@ -132,7 +145,7 @@ func mergeKind(ctx context.Context, kind string, paths []string, out string, pos
 			err = artifacts.EachScore(p, func(i int, s artifacts.Score) error {
 				idx, ok := pos[s.ID]
 				if !ok {
-					return fmt.Errorf("%s row %d: scenario %q is not in scenarios.json (shards from another scenario set?)", p, i, s.ID)
+					return fmt.Errorf("%s row %d: scenario %q is not in %s (shards from another scenario set?)", p, i, s.ID, layout.ScenariosFile)
 				}
 				rows = append(rows, rowRef{idx, s.Sample, s})
 				return ctx.Err()
@@ -166,22 +179,21 @@ func mergeKind(ctx context.Context, kind string, paths []string, out string, pos
 	return len(rows), w.Close()
 }
 
-// mergeCost folds "<phase>.shard-i-of-K" entries into "<phase>" and drops
-// them, so cost.json reads as if the run had not been sharded.
-func mergeCost(path string) error {
+// mergeCost folds the shards' costs into dir/cost.json's "<phase>"
+// entries, so cost.json reads as if the run had not been sharded: each
+// shard's cost.shard-i-of-K.json of this count (K), and the
+// "<phase>.shard-i-of-K" entries earlier versions wrote into cost.json
+// itself (dropped once folded). A phase the shards ran replaces the
+// cost.json entry of that phase: merging twice gives the same file.
+func mergeCost(dir string, count int) error {
+	path := filepath.Join(dir, layout.CostFile)
 	phases, err := artifacts.ReadCost(path)
-	if err != nil || len(phases) == 0 {
+	if err != nil {
 		return err
 	}
 	merged, models := map[string]llm.Usage{}, map[string]work.ByModel{}
 	var order []string
-	var keep []artifacts.PhaseCost
-	for _, p := range phases {
-		base, _, isShard := strings.Cut(p.Phase, ".shard-")
-		if !isShard {
-			keep = append(keep, p)
-			continue
-		}
+	fold := func(base string, p artifacts.PhaseCost) {
 		if _, ok := merged[base]; !ok {
 			order = append(order, base)
 			models[base] = work.ByModel{}
@@ -190,6 +202,32 @@ func mergeCost(path string) error {
 		merged[base] = merged[base].Add(u)
 		for label, mu := range m {
 			models[base].Add(label, mu)
+		}
+	}
+	var keep []artifacts.PhaseCost
+	for _, p := range phases {
+		base, _, isShard := layout.CutShard(p.Phase)
+		if !isShard {
+			keep = append(keep, p)
+			continue
+		}
+		fold(base, p)
+	}
+	files, err := layout.ShardFiles(dir, layout.CostFile)
+	if err != nil {
+		return err
+	}
+	for i := range count {
+		p := filepath.Join(dir, layout.Shard{Index: i, Count: count}.File(layout.CostFile))
+		if _, ok := files[p]; !ok {
+			continue
+		}
+		shard, err := artifacts.ReadCost(p)
+		if err != nil {
+			return err
+		}
+		for _, pc := range shard {
+			fold(pc.Phase, pc)
 		}
 	}
 	if len(order) == 0 {

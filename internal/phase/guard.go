@@ -9,6 +9,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/results"
 )
 
@@ -151,8 +152,8 @@ func GuardResults(force bool, path string, res []results.ModelResult) error {
 	if len(worse) > 5 {
 		worse = append(worse[:5:5], fmt.Sprintf("… and %d more", len(worse)-5))
 	}
-	return &RefusedError{File: path, Msg: fmt.Sprintf("it holds %d models, the new one would hold %d, and %s (a runs/<target>/scores.json was removed or shrank); if that is intended, pass --force or move the file aside",
-		len(old), len(res), strings.Join(worse, "; "))}
+	return &RefusedError{File: path, Msg: fmt.Sprintf("it holds %d models, the new one would hold %d, and %s (a %s was removed or shrank); if that is intended, pass --force or move the file aside",
+		len(old), len(res), strings.Join(worse, "; "), layout.RunFileRel("<target>", layout.ScoresFile))}
 }
 
 // FaultKind: a refused overwrite is overridden with --force.

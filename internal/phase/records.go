@@ -23,6 +23,10 @@ type Records struct {
 	path string
 	mu   sync.Mutex
 	m    map[string]Record
+	// base are records read beneath m and never written (a shard's run
+	// reads the benchmark's records and writes only its own file, so
+	// shards running at once never overwrite each other's).
+	base map[string]Record
 }
 
 // Record is one output's phase record.
@@ -49,11 +53,22 @@ func LoadRecords(path string) *Records {
 	return rs
 }
 
+// LoadRecordsOver reads the records at path over those at base: Get
+// finds a key in path's records, else in base's; Put writes path only.
+func LoadRecordsOver(base, path string) *Records {
+	rs := LoadRecords(path)
+	rs.base = LoadRecords(base).m
+	return rs
+}
+
 // Get is key's record.
 func (rs *Records) Get(key string) (Record, bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	r, ok := rs.m[key]
+	if !ok {
+		r, ok = rs.base[key]
+	}
 	return r, ok
 }
 

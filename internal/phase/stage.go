@@ -1,6 +1,10 @@
 package phase
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/impactbench/impactbench/internal/layout"
+)
 
 // Stage is one stage of the pipeline. It names phases in summaries, plans,
 // phase records and progress; its text form is the name upstream uses.
@@ -63,13 +67,13 @@ func (s Stage) Tallied() bool {
 func (s Stage) OutputName() string {
 	switch s {
 	case StageSimulate:
-		return "conversations.json"
+		return layout.ConversationsFile
 	case StageEvaluate:
-		return "scores.json"
+		return layout.ScoresFile
 	case StageRepeats:
-		return "repeats.json"
+		return layout.RepeatsFile
 	case StageGenScenarios:
-		return "scenarios.json"
+		return layout.ScenariosFile
 	}
 	return s.String()
 }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
@@ -230,7 +229,7 @@ func pilotICCs(opts PrecisionOptions) (*pilot, error) {
 	}
 	path := opts.Pilot
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, layout.ResultsFile)
+		path = layout.Bench{Dir: path}.Results()
 	}
 	res, err := results.ReadResults(path)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/study"
 	"github.com/impactbench/impactbench/internal/study/studytest"
 )
@@ -82,11 +83,11 @@ func TestPlantedManifestRemovesNothing(t *testing.T) {
 	writeFile(t, filepath.Join(out, "README.md"), "# my site\n")
 	writeFile(t, filepath.Join(out, ".git", "config"), "[core]\n")
 	writeFile(t, filepath.Join(dir, "outside.txt"), "keep\n")
-	writeFile(t, filepath.Join(out, ManifestFile), `{"files": ["README.md", ".git/config", "../outside.txt", "data/taxonomy.json"]}`)
+	writeFile(t, filepath.Join(out, layout.PublishManifestFile), `{"files": ["README.md", ".git/config", "../outside.txt", "data/taxonomy.json"]}`)
 	before, outside := tree(t, out), tree(t, dir)
 	err := publishErr(s, out)
 	var fe *artifacts.FileError
-	if !errors.As(err, &fe) || !strings.Contains(err.Error(), ManifestFile) || !strings.Contains(err.Error(), "README.md") {
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), layout.PublishManifestFile) || !strings.Contains(err.Error(), "README.md") {
 		t.Fatalf("want a refusal naming the manifest and its entry, got %T %v", err, err)
 	}
 	if after := tree(t, out); !maps.Equal(before, after) {
@@ -147,7 +148,7 @@ func TestKilledPublishTempsAreSwept(t *testing.T) {
 	}
 	old := time.Now().Add(-2 * time.Minute)
 	ours := []string{"scenarios/alpha/model-a/.m01_s001_v01.json.tmp-0123456789abcdef", "data/.taxonomy.json.tmp-00000000deadbeef",
-		".index.html.tmp-1111111111111111", "." + ManifestFile + ".tmp-2222222222222222", "site/data/tr/alpha/.model-a.js.tmp-3333333333333333"}
+		".index.html.tmp-1111111111111111", "." + layout.PublishManifestFile + ".tmp-2222222222222222", "site/data/tr/alpha/.model-a.js.tmp-3333333333333333"}
 	theirs := []string{".README.md.tmp-0123456789abcdef", "data/.notes.txt.tmp-0123456789abcdef", "docs/.x.json.tmp-0123456789abcdef"}
 	fresh := "scenarios/alpha/model-a/.m01_s002_v01.json.tmp-4444444444444444"
 	for _, rel := range append(append(append([]string{}, ours...), theirs...), fresh) {

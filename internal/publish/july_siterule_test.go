@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/study"
 	"github.com/impactbench/impactbench/internal/study/studytest"
 )
@@ -32,9 +33,9 @@ type siteFigures struct {
 func computeSiteFigures(t *testing.T, out string) siteFigures {
 	t.Helper()
 	var scores map[string]map[string]float64
-	readJSON(t, filepath.Join(out, "data", BenchmarkDataFile), &scores)
+	readJSON(t, filepath.Join(out, "data", layout.PublishedBenchmarkDataFile), &scores)
 	var tax study.Taxonomy
-	readJSON(t, filepath.Join(out, "data", TaxonomyFile), &tax)
+	readJSON(t, filepath.Join(out, "data", layout.PublishedTaxonomyFile), &tax)
 	f := siteFigures{overall: map[string]float64{}, areaCard: map[string]float64{}, areaBoard: map[string]float64{}, subarea: map[string]float64{}, n: map[string]int{}}
 	mean := func(xs []float64) float64 {
 		sum := 0.0
@@ -192,7 +193,7 @@ func TestJulyNutritionGradesAreTheSites(t *testing.T) {
 		ID     string                        `json:"id"`
 		Models map[string]map[string]float64 `json:"models"`
 	}
-	readJSON(t, filepath.Join(j.out, "data", NutritionFile), &cats)
+	readJSON(t, filepath.Join(j.out, "data", layout.PublishedNutritionFile), &cats)
 	n := 0
 	for _, cat := range cats {
 		for model, ages := range cat.Models {

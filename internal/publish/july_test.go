@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/impactbench/impactbench/internal/site"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/study"
 	"github.com/impactbench/impactbench/internal/study/studytest"
 )
@@ -103,7 +103,7 @@ func readJSON(t *testing.T, path string, v any) {
 func TestJulyBenchmarkData(t *testing.T) {
 	j := rebuiltJuly(t)
 	var ours map[string]map[string]float64
-	readJSON(t, filepath.Join(j.out, "data", BenchmarkDataFile), &ours)
+	readJSON(t, filepath.Join(j.out, "data", layout.PublishedBenchmarkDataFile), &ours)
 	stale := map[string]bool{"gpt-4o|adult mcab__m02": true, "gpt-4o|adult mcab__m05": true, "gpt-4o|child mcab__m02": true, "gpt-4o|child mcab__m05": true}
 	checked := 0
 	for cell, want := range j.pub.BenchmarkData {
@@ -158,7 +158,7 @@ func TestJulyNutrition(t *testing.T) {
 		Models  map[string]map[string]float64 `json:"models"`
 		Metrics []map[string]string           `json:"metrics"`
 	}
-	readJSON(t, filepath.Join(j.out, "data", NutritionFile), &ours)
+	readJSON(t, filepath.Join(j.out, "data", layout.PublishedNutritionFile), &ours)
 	if len(ours) != len(j.pub.NutritionScore) {
 		t.Fatalf("%d categories, published %d", len(ours), len(j.pub.NutritionScore))
 	}
@@ -203,19 +203,19 @@ func TestJulyNutrition(t *testing.T) {
 func TestJulyOtherFiles(t *testing.T) {
 	j := rebuiltJuly(t)
 	var index map[string][]studytest.IndexRow
-	readJSON(t, filepath.Join(j.out, "data", ScenarioIndexFile), &index)
+	readJSON(t, filepath.Join(j.out, "data", layout.PublishedScenarioIndexFile), &index)
 	if !reflect.DeepEqual(index, j.pub.ScenarioIndex) {
 		t.Error("scenario-index.json differs from the published one")
 	}
 	var models, pubModels any
-	readJSON(t, filepath.Join(j.out, "data", ModelsFile), &models)
+	readJSON(t, filepath.Join(j.out, "data", layout.PublishedModelsFile), &models)
 	raw, _ := studytest.ReadPublished("models.json")
 	_ = json.Unmarshal(raw, &pubModels)
 	if !reflect.DeepEqual(models, pubModels) {
 		t.Errorf("models.json differs:\n%v\n%v", models, pubModels)
 	}
 	var details map[string]struct{ Definition, Contributor, MattersBecause string }
-	readJSON(t, filepath.Join(j.out, "data", MetricDetailsFile), &details)
+	readJSON(t, filepath.Join(j.out, "data", layout.PublishedMetricDetailsFile), &details)
 	if len(details) != 360 {
 		t.Errorf("%d metric details, want 360", len(details))
 	}
@@ -225,7 +225,7 @@ func TestJulyOtherFiles(t *testing.T) {
 		}
 	}
 	var tax, pubTax study.Taxonomy
-	readJSON(t, filepath.Join(j.out, "data", TaxonomyFile), &tax)
+	readJSON(t, filepath.Join(j.out, "data", layout.PublishedTaxonomyFile), &tax)
 	pubTax = j.pub.Taxonomy
 	for _, x := range []*study.Taxonomy{&tax, &pubTax} {
 		for a := range x.Areas {
@@ -262,7 +262,7 @@ func TestJulyOtherFiles(t *testing.T) {
 	}
 	siteFiles := 0
 	for _, f := range j.rep.Written {
-		if f == site.Index || strings.HasPrefix(f, site.Dir+"/") {
+		if f == layout.SiteIndex || strings.HasPrefix(f, layout.SiteDir+"/") {
 			siteFiles++
 		}
 	}

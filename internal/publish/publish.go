@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/site"
 	"github.com/impactbench/impactbench/internal/study"
 )
@@ -91,18 +92,18 @@ func publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 		v       any
 		compact bool
 	}{
-		{TaxonomyFile, taxonomyData(s), false},
-		{ModelsFile, modelsData(s), false},
-		{BenchmarkDataFile, scores, true},
-		{ScenarioIndexFile, indexData(s), true},
-		{MetricDetailsFile, detailsData(s), false},
-		{NutritionFile, nutritionData(s, scores), false},
+		{layout.PublishedTaxonomyFile, taxonomyData(s), false},
+		{layout.PublishedModelsFile, modelsData(s), false},
+		{layout.PublishedBenchmarkDataFile, scores, true},
+		{layout.PublishedScenarioIndexFile, indexData(s), true},
+		{layout.PublishedMetricDetailsFile, detailsData(s), false},
+		{layout.PublishedNutritionFile, nutritionData(s, scores), false},
 	} {
 		data, err := encode(f.v, f.compact)
 		if err != nil {
 			return nil, fmt.Errorf("publish %s: %w", f.name, err)
 		}
-		if err := w.emit("data/"+f.name, data); err != nil {
+		if err := w.emit(layout.PublishedData(f.name), data); err != nil {
 			return nil, err
 		}
 	}
@@ -110,7 +111,7 @@ func publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 	if err := res.Encode(&unc); err != nil {
 		return nil, err
 	}
-	if err := w.emit("data/"+UncertaintyFile, unc.Bytes()); err != nil {
+	if err := w.emit(layout.PublishedData(layout.PublishedUncertaintyFile), unc.Bytes()); err != nil {
 		return nil, err
 	}
 	for _, m := range s.Metrics {
@@ -137,7 +138,7 @@ func publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 		if err := w.emitAll(files); err != nil {
 			return nil, err
 		}
-		rep.Site = filepath.Join(opts.Out, site.Index)
+		rep.Site = filepath.Join(opts.Out, layout.SiteIndex)
 	}
 	if err := w.finish(); err != nil {
 		return nil, err
@@ -172,7 +173,7 @@ func scenarioFiles(ctx context.Context, s *study.Study, w *writer, sb *site.Buil
 				if need[k] == nil {
 					need[k] = map[convKey][]target{}
 				}
-				rel := "scenarios/" + row.Bench + "/" + s.Models[mi].ID + "/" + row.ID + ".json"
+				rel := layout.PublishedScenario(row.Bench, s.Models[mi].ID, row.ID)
 				ck := convKey{v.RowID, v.Sample}
 				need[k][ck] = append(need[k][ck], target{rel: rel, model: mi, row: row, verdict: v})
 			}
@@ -188,7 +189,7 @@ func scenarioFiles(ctx context.Context, s *study.Study, w *writer, sb *site.Buil
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if err := runFiles(ctx, filepath.Join(r.Path, "conversations.json"), want, w, sb); err != nil {
+				if err := runFiles(ctx, layout.Run{Dir: r.Path}.Conversations(), want, w, sb); err != nil {
 					return err
 				}
 			}
@@ -258,7 +259,7 @@ func (w *writer) checkOnly(t target, sb *site.Builder) error {
 	if sb == nil {
 		return nil
 	}
-	return w.checkPath(site.TranscriptPath(t.row.Bench, w.models[t.model]))
+	return w.checkPath(layout.SiteChunk(layout.SiteTranscriptChunk(t.row.Bench, w.models[t.model])))
 }
 
 // fileName is what a path segment of a published file may be.
@@ -271,7 +272,7 @@ func checkFileNames(s *study.Study) error {
 	for _, b := range s.Benchmarks {
 		for _, id := range b.Order {
 			if !fileName.MatchString(id) || strings.Contains(id, "..") || !isID(id) {
-				ps = append(ps, study.Problem{File: artifacts.BenchPaths(b.Dir).Scenarios(), Entry: "id", Key: id,
+				ps = append(ps, study.Problem{File: layout.Bench{Dir: b.Dir}.Scenarios(), Entry: "id", Key: id,
 					Msg: "is not a plain file name (letters, digits, '.', '_', '-'): publish writes it as scenarios/<benchmark>/<model>/<id>.json"})
 			}
 		}

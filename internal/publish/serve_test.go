@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // TestServeSendsTheCORSHeader: the preview serves the published files on
@@ -19,7 +21,7 @@ func TestServeSendsTheCORSHeader(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "data", ModelsFile), []byte(`{"models":[]}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "data", layout.PublishedModelsFile), []byte(`{"models":[]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -32,7 +34,7 @@ func TestServeSendsTheCORSHeader(t *testing.T) {
 	case err := <-served:
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest(http.MethodGet, url+"/data/"+ModelsFile, nil)
+	req, _ := http.NewRequest(http.MethodGet, url+"/data/"+layout.PublishedModelsFile, nil)
 	req.Header.Set("Origin", "http://localhost:5173")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -43,7 +45,7 @@ func TestServeSendsTheCORSHeader(t *testing.T) {
 	if resp.StatusCode != 200 || string(body) != `{"models":[]}` || resp.Header.Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("GET: %d %q, Access-Control-Allow-Origin %q", resp.StatusCode, body, resp.Header.Get("Access-Control-Allow-Origin"))
 	}
-	req, _ = http.NewRequest(http.MethodOptions, url+"/data/"+ModelsFile, nil)
+	req, _ = http.NewRequest(http.MethodOptions, url+"/data/"+layout.PublishedModelsFile, nil)
 	req.Header.Set("Origin", "http://localhost:5173")
 	req.Header.Set("Access-Control-Request-Method", "GET")
 	if resp, err = http.DefaultClient.Do(req); err != nil {

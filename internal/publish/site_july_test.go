@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/impactbench/impactbench/internal/browsertest"
-	"github.com/impactbench/impactbench/internal/site"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/study"
 )
 
@@ -28,7 +28,7 @@ import (
 func TestJulySitePaintsInUnderASecond(t *testing.T) {
 	j := rebuiltJuly(t)
 	ctx, log := browsertest.New(t, 1280, 900)
-	abs, _ := filepath.Abs(filepath.Join(j.out, site.Index))
+	abs, _ := filepath.Abs(filepath.Join(j.out, layout.SiteIndex))
 	base := (&url.URL{Scheme: "file", Path: abs}).String()
 	log.SetAllow(func(u string) bool { return strings.HasPrefix(u, "file://"+filepath.Dir(abs)+"/") })
 	load := func(route string) float64 {

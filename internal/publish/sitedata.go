@@ -19,17 +19,6 @@ import (
 	"github.com/impactbench/impactbench/internal/study"
 )
 
-// Site file names under DIR/data.
-const (
-	TaxonomyFile      = "taxonomy.json"
-	ModelsFile        = "models.json"
-	BenchmarkDataFile = "benchmark-data.json"
-	ScenarioIndexFile = "scenario-index.json"
-	MetricDetailsFile = "metric-details.json"
-	NutritionFile     = "nutrition.json"
-	UncertaintyFile   = "uncertainty.json"
-)
-
 // siteTaxonomy is data/taxonomy.json: the input taxonomy with each
 // subarea's metrics re-derived from its groups and hydrated.
 type siteTaxonomy struct {

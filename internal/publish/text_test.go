@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/study/studytest"
 )
 
@@ -52,7 +53,7 @@ func TestModelTextIsData(t *testing.T) {
 		t.Errorf("hostile text did not survive as data: %v", f)
 	}
 	var index map[string][]map[string]any
-	readJSON(t, filepath.Join(out, "data", ScenarioIndexFile), &index)
+	readJSON(t, filepath.Join(out, "data", layout.PublishedScenarioIndexFile), &index)
 	if index["alpha__m01"][0]["title"] != hostile {
 		t.Errorf("title %q", index["alpha__m01"][0]["title"])
 	}

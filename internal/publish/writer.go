@@ -17,13 +17,10 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/ids"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/site"
 )
-
-// ManifestFile, in the output directory, lists every file the last
-// publish wrote there, so the next one removes those it no longer writes
-// (and never anything else).
-const ManifestFile = ".impactbench-publish.json"
 
 // maxManifestBytes bounds the manifest (a study of tens of thousands of
 // files lists a few MB).
@@ -94,7 +91,7 @@ func (w *writer) emit(rel string, data []byte) error {
 // checkPath refuses rel unless publish generates it and nothing on its
 // way under out is a link.
 func (w *writer) checkPath(rel string) error {
-	if !generated(rel) {
+	if !layout.IsPublished(rel) {
 		return &artifacts.FileError{Path: filepath.Join(w.out, filepath.FromSlash(rel)), Row: -1,
 			Err: errors.New("is not a path publish writes: an id in it is not an id, or a name is too long")}
 	}
@@ -171,14 +168,14 @@ func replaceFile(path string, data []byte) error {
 // manifest entry that is not a path publish generates is an error, not an
 // instruction (a planted manifest naming README.md or .git/config).
 func (w *writer) finish() error {
-	mpath := filepath.Join(w.out, ManifestFile)
+	mpath := filepath.Join(w.out, layout.PublishManifestFile)
 	old, err := readManifest(mpath)
 	if err != nil {
 		return err
 	}
 	var stale []string
 	for i, rel := range old.Files {
-		if !generated(rel) {
+		if !layout.IsPublished(rel) {
 			return &artifacts.FileError{Path: mpath, Row: i, Field: "files",
 				Err: fmt.Errorf("%s is not a path publish writes: the manifest is not publish's own (delete it: publish then removes no stale files)", quote(rel))}
 		}
@@ -189,7 +186,7 @@ func (w *writer) finish() error {
 			stale = append(stale, rel)
 		}
 	}
-	if err := noLinks(w.out, ManifestFile); err != nil {
+	if err := noLinks(w.out, layout.PublishManifestFile); err != nil {
 		return err
 	}
 	if w.mode == check {
@@ -304,7 +301,7 @@ func (w *writer) sweepTemps(now time.Time) {
 			return nil
 		}
 		rel = filepath.ToSlash(rel)
-		if !generated(rel) && rel != ManifestFile {
+		if !layout.IsPublished(rel) && rel != layout.PublishManifestFile {
 			return nil
 		}
 		if info, err := d.Info(); err == nil && now.Sub(info.ModTime()) > staleTemp {
@@ -317,7 +314,7 @@ func (w *writer) sweepTemps(now time.Time) {
 			_ = visit(filepath.Join(w.out, e.Name()), e, nil)
 		}
 	}
-	for _, sub := range []string{"data", "scenarios", site.Dir} {
+	for _, sub := range layout.PublishedSubdirs {
 		root := filepath.Join(w.out, sub)
 		if st, err := os.Lstat(root); err != nil || !st.IsDir() {
 			continue // missing, or a link: not publish's
@@ -325,3 +322,8 @@ func (w *writer) sweepTemps(now time.Time) {
 		_ = filepath.WalkDir(root, visit)
 	}
 }
+
+// quote writes a path from a file for a message.
+func quote(s string) string { return ids.Quote(s) }
+
+func isID(s string) bool { return ids.Problem(s, ids.MaxScenario) == "" }

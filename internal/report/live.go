@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // Live is what a run has stored so far, read from its call store. The
@@ -54,17 +54,18 @@ type ShardFile struct {
 // directories read as nothing stored.
 func ReadLive(benchDir, cacheDir string) Live {
 	l := Live{Targets: map[string]TargetLive{}}
-	l.Running, l.Holder = lockHeld(filepath.Join(cacheDir, ".lock"))
-	calls := filepath.Join(cacheDir, "calls")
-	l.Generated = countUnits(filepath.Join(calls, "gen_scenarios"))
+	files := layout.Bench{Dir: benchDir, Cache: cacheDir}
+	l.Running, l.Holder = lockHeld(files.Lock(layout.Shard{}))
+	calls := files.Calls()
+	l.Generated = countUnits(calls, layout.GenScenariosDir, nil)
 	ents, _ := os.ReadDir(calls)
 	for _, e := range ents {
-		if !e.IsDir() || e.Name() == "gen_scenarios" || e.Name() == "gen_metrics" {
+		if !e.IsDir() || !layout.IsTargetDir(e.Name()) {
 			continue
 		}
 		var tl TargetLive
-		tl.Simulate = countUnits(filepath.Join(calls, e.Name(), "sim"))
-		tl.Evaluate = countUnits(filepath.Join(calls, e.Name(), "eval"))
+		tl.Simulate = countUnits(calls, layout.TargetDir(e.Name(), layout.SimDir), isRow)
+		tl.Evaluate = countUnits(calls, layout.TargetDir(e.Name(), layout.EvalDir), isRow)
 		if tl != (TargetLive{}) {
 			l.Targets[e.Name()] = tl
 		}
@@ -73,10 +74,25 @@ func ReadLive(benchDir, cacheDir string) Live {
 	return l
 }
 
-// countUnits counts a call-store directory's completed and in-progress units.
-func countUnits(dir string) UnitCount {
-	done, inProgress := callstore.ListUnits(dir)
-	return UnitCount{Stored: len(done), InProgress: inProgress}
+// countUnits counts the completed and in-progress units of the directory
+// rel ('/'-separated) of the call store at calls; with keep, only the
+// completed units whose names it accepts.
+func countUnits(calls, rel string, keep func(string) bool) UnitCount {
+	done, inProgress := callstore.ListUnits(filepath.Join(calls, filepath.FromSlash(rel)))
+	n := 0
+	for _, u := range done {
+		if keep == nil || keep(u.Name) {
+			n++
+		}
+	}
+	return UnitCount{Stored: n, InProgress: inProgress}
+}
+
+// isRow reports whether a unit of a target's sim or eval directory is a
+// row (<scenario>__s<sample>), as the stages name them.
+func isRow(name string) bool {
+	_, _, ok := layout.ParseRowFile(name)
+	return ok
 }
 
 // lockHeld reports whether the process named in the lock file is alive.
@@ -99,24 +115,21 @@ func lockHeld(path string) (bool, string) {
 	return false, ""
 }
 
-var shardName = regexp.MustCompile(`^(conversations|scores)\.shard-(\d+)-of-(\d+)\.json$`)
-
-// shardFiles lists runs/<target>/{conversations,scores}.shard-i-of-K.json.
+// shardFiles lists runs/<target>/{conversations,scores}.shard-i-of-K.json
+// (layout.ShardFiles: the names a shard's run writes).
 func shardFiles(benchDir string) map[string][]ShardFile {
 	out := map[string][]ShardFile{}
-	dirs, _ := filepath.Glob(filepath.Join(benchDir, "runs", "*"))
-	for _, d := range dirs {
-		ents, _ := os.ReadDir(d)
-		for _, e := range ents {
-			if !shardName.MatchString(e.Name()) {
-				continue
+	for _, t := range runTargetsOf(benchDir) {
+		d := layout.Bench{Dir: benchDir}.RunDir(t)
+		for _, name := range []string{layout.ConversationsFile, layout.ScoresFile} {
+			paths, _ := layout.ShardFiles(d, name)
+			for p := range paths {
+				rows := -1
+				if raw, err := os.ReadFile(p); err == nil {
+					rows = countTopLevelRows(raw)
+				}
+				out[t] = append(out[t], ShardFile{File: filepath.Base(p), Rows: rows})
 			}
-			rows := -1
-			if raw, err := os.ReadFile(filepath.Join(d, e.Name())); err == nil {
-				rows = countTopLevelRows(raw)
-			}
-			t := filepath.Base(d)
-			out[t] = append(out[t], ShardFile{File: e.Name(), Rows: rows})
 		}
 	}
 	for t := range out {
@@ -172,4 +185,11 @@ func liveCell(u UnitCount, total int) string {
 		s += ", " + strconv.Itoa(u.InProgress) + " in progress"
 	}
 	return s
+}
+
+// runTargetsOf lists the benchmark's run directories; an unreadable runs/
+// shows as none (the report shows what there is).
+func runTargetsOf(benchDir string) []string {
+	ts, _ := layout.RunTargets(benchDir)
+	return ts
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/results"
 )
 
@@ -33,8 +34,9 @@ func Load(benchDir string, settings Settings) (Input, error) {
 		return Input{}, fmt.Errorf("report: %s is not a directory", benchDir)
 	}
 	in := Input{Settings: settings}
+	files := layout.Bench{Dir: benchDir}
 
-	bp := filepath.Join(benchDir, "benchmark.yaml")
+	bp := layout.BenchmarkPath(benchDir)
 	if _, err := os.Stat(bp); err == nil {
 		// The same checks as every other command; the report then reads
 		// only the fields it shows.
@@ -49,7 +51,7 @@ func Load(benchDir string, settings Settings) (Input, error) {
 	}
 
 	var lite lightener
-	sp := filepath.Join(benchDir, "scenarios.json")
+	sp := files.Scenarios()
 	scenarioOK := artifacts.NewScenarioChecker()
 	rows, _, ok, err := readRows(sp, func(i int, sc *Scenario) error { return scenarioOK(i, sc.ID) }, lite.scenario)
 	if err != nil {
@@ -59,17 +61,17 @@ func Load(benchDir string, settings Settings) (Input, error) {
 		in.Scenarios, in.scenarioFile = rows, sp
 	}
 
-	if in.Results, err = readResults(filepath.Join(benchDir, "results.json")); err != nil {
+	if in.Results, err = readResults(files.Results()); err != nil {
 		return Input{}, err
 	}
-	c, err := readCost(filepath.Join(benchDir, "cost.json"), "")
+	c, err := readCost(files.Cost(), "")
 	if err != nil {
 		return Input{}, err
 	}
 	in.Costs = append(in.Costs, c...)
 
 	for _, target := range runTargets(benchDir, settings, in.Results) {
-		run, costs, err := loadRun(filepath.Join(benchDir, "runs", target), target, &lite)
+		run, costs, err := loadRun(files.Run(target), target, &lite)
 		if err != nil {
 			return Input{}, err
 		}
@@ -80,9 +82,9 @@ func Load(benchDir string, settings Settings) (Input, error) {
 }
 
 // loadRun reads one runs/<target>/ directory.
-func loadRun(dir, target string, lite *lightener) (Run, []CostEntry, error) {
+func loadRun(dir layout.Run, target string, lite *lightener) (Run, []CostEntry, error) {
 	run := Run{Target: target}
-	convPath := filepath.Join(dir, "conversations.json")
+	convPath := dir.Conversations()
 	rows, spans, ok, err := readRows(convPath, artifacts.NewConversationChecker(target), lite.conversation(target))
 	if err != nil {
 		return Run{}, nil, err
@@ -90,7 +92,7 @@ func loadRun(dir, target string, lite *lightener) (Run, []CostEntry, error) {
 	run.Conversations, run.HasConvs = rows, ok
 	run.convSrc = &rowSource{path: convPath, spans: spans}
 
-	scorePath := filepath.Join(dir, "scores.json")
+	scorePath := dir.Scores()
 	scores, spans, ok, err := readRows(scorePath, artifacts.NewScoreChecker(), lite.score(target))
 	if err != nil {
 		return Run{}, nil, err
@@ -98,14 +100,13 @@ func loadRun(dir, target string, lite *lightener) (Run, []CostEntry, error) {
 	run.Scores, run.HasScores = scores, ok
 	run.scoreSrc = &rowSource{path: scorePath, spans: spans}
 
-	hd := human.Dir(dir)
-	if run.Human, err = human.ReadConversations(filepath.Join(hd, human.ConversationsFile), target); err != nil {
+	if run.Human, err = human.ReadConversations(dir.HumanConversations(), target); err != nil {
 		return Run{}, nil, err
 	}
-	if run.HumanScores, err = human.ReadScores(filepath.Join(hd, human.ScoresFile), target); err != nil {
+	if run.HumanScores, err = human.ReadScores(dir.HumanScores(), target); err != nil {
 		return Run{}, nil, err
 	}
-	costs, err := readCost(filepath.Join(dir, "cost.json"), target)
+	costs, err := readCost(dir.Cost(), target)
 	return run, costs, err
 }
 
@@ -120,7 +121,7 @@ func runTargets(benchDir string, settings Settings, res []results.ModelResult) [
 		if t == "" || seen[t] {
 			return
 		}
-		if st, err := os.Stat(filepath.Join(benchDir, "runs", t)); err != nil || !st.IsDir() {
+		if st, err := os.Stat(layout.Bench{Dir: benchDir}.RunDir(t)); err != nil || !st.IsDir() {
 			return
 		}
 		seen[t] = true
@@ -132,15 +133,7 @@ func runTargets(benchDir string, settings Settings, res []results.ModelResult) [
 	for _, r := range res {
 		add(r.TargetModel)
 	}
-	entries, _ := os.ReadDir(filepath.Join(benchDir, "runs"))
-	var rest []string
-	for _, e := range entries {
-		if e.IsDir() && !seen[e.Name()] {
-			rest = append(rest, e.Name())
-		}
-	}
-	sort.Strings(rest)
-	for _, t := range rest {
+	for _, t := range runTargetsOf(benchDir) {
 		add(t)
 	}
 	return out

@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/stats"
 )
@@ -11,7 +12,7 @@ import (
 const (
 	methodBootstrap = "cluster bootstrap"
 	methodWilson    = "Wilson"
-	methodGiven     = "results.json"
+	methodGiven     = layout.ResultsFile // the intervals results.json gives
 )
 
 // rateView is a pass rate as the page shows it. Rate is nil when there is

@@ -12,6 +12,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/sanitize"
 )
@@ -113,8 +114,8 @@ func loadStatus(benchDir string, targets []string, opts StatusOptions) *benchSta
 		bs.name = filepath.Base(filepath.Clean(benchDir))
 	}
 	var lite lightener // rows without their bulk: status reads only ids, verdicts and demographics
-	bs.scens, _, bs.hasScens, bs.scenErr = readRows(filepath.Join(benchDir, "scenarios.json"), nil, lite.scenario)
-	bs.res, bs.resErr = readResults(filepath.Join(benchDir, "results.json"))
+	bs.scens, _, bs.hasScens, bs.scenErr = readRows(layout.Bench{Dir: benchDir}.Scenarios(), nil, lite.scenario)
+	bs.res, bs.resErr = readResults(layout.Bench{Dir: benchDir}.Results())
 	if targets == nil {
 		targets = runTargets(benchDir, Settings{}, bs.res)
 	}
@@ -135,7 +136,7 @@ func loadStatus(benchDir string, targets []string, opts StatusOptions) *benchSta
 		metrics[scenarioMetric(s)] = true
 	}
 	bs.metrics = len(metrics)
-	bs.rootCost, _ = readCost(filepath.Join(benchDir, "cost.json"), "")
+	bs.rootCost, _ = readCost(layout.Bench{Dir: benchDir}.Cost(), "")
 	return bs
 }
 
@@ -175,12 +176,12 @@ func humanCount(benchDir, target string) *HumanCountJSON {
 // returns the largest sample index seen.
 func loadTarget(benchDir, t string, lite *lightener, card *scorecard) (*targetStatus, int) {
 	ts := &targetStatus{target: t, failures: map[string]int{}}
-	dir := filepath.Join(benchDir, "runs", t)
-	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+	dir := layout.Bench{Dir: benchDir}.Run(t)
+	if st, err := os.Stat(dir.Dir); err == nil && st.IsDir() {
 		ts.hasDir = true
 	}
-	convs, okc, _ := readArray[statusConv](filepath.Join(dir, "conversations.json"))
-	scores, _, oks, _ := readRows(filepath.Join(dir, "scores.json"), nil, lite.score(t))
+	convs, okc, _ := readArray[statusConv](dir.Conversations())
+	scores, _, oks, _ := readRows(dir.Scores(), nil, lite.score(t))
 	ts.hasConvs, ts.hasScores = okc, oks
 	match := scoreMatcher(scores)
 	maxSample := -1
@@ -213,7 +214,7 @@ func loadTarget(benchDir, t string, lite *lightener, card *scorecard) (*targetSt
 			ts.null++
 		}
 	}
-	costs, _ := readCost(filepath.Join(dir, "cost.json"), t)
+	costs, _ := readCost(dir.Cost(), t)
 	for _, e := range costs {
 		ts.costEntries++
 		if costKnown(e.Cost) {

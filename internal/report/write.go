@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // buildMemoryLimit is WriteFile's soft memory limit (see there).
@@ -40,7 +41,7 @@ func WriteFile(ctx context.Context, benchDir string, opts Options) (string, erro
 	}
 	name := opts.Output
 	if name == "" {
-		name = "report.html"
+		name = layout.ReportFile
 	}
 	path := filepath.Join(benchDir, name)
 	f, err := fsx.Create(path, fsx.Shared)

@@ -16,7 +16,7 @@ type Input struct {
 	// (a duplicated id: the last one wins, like upstream's dict).
 	Metrics []config.Metric
 	// Scores of every target in upstream order: run directories sorted by
-	// their scores.json path (artifacts.ListRunDirs), rows in file order.
+	// their scores.json path (layout.ListRunDirs), rows in file order.
 	Scores []artifacts.Score
 	// Rows, instead of Scores, are the same rows reduced to what the
 	// statistics read: at 100,000 rows the full ones would be most of a

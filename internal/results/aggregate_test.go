@@ -12,6 +12,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 var (
@@ -488,12 +489,12 @@ func TestResults_WriteReadRoundTrip(t *testing.T) {
 
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
-	paths := artifacts.BenchPaths(dir)
+	paths := layout.Bench{Dir: dir}
 	// Legacy rows without target_model take the run dir name.
 	if err := os.MkdirAll(paths.RunDir("zeta"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(paths.Scores("zeta"), []byte(`[{"id":"a","metric_id":"m01","passed":true,"score":1,"metric_type":"positive"}]`), 0o644); err != nil {
+	if err := os.WriteFile(paths.Scores("zeta", nil, layout.Shard{}), []byte(`[{"id":"a","metric_id":"m01","passed":true,"score":1,"metric_type":"positive"}]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	in, err := Load(dir, metrics)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // Load reads Aggregate's input from a benchmark directory the way upstream
@@ -20,13 +21,13 @@ import (
 // the fallback target, plus scenarios.json for demographics (absent: none).
 func Load(benchDir string, metrics []config.Metric) (Input, error) {
 	in := Input{Metrics: metrics}
-	dirs, err := artifacts.ListRunDirs(benchDir)
+	dirs, err := layout.ListRunDirs(benchDir)
 	if err != nil {
 		return Input{}, fmt.Errorf("list runs of %s: %w", benchDir, err)
 	}
 	for _, dir := range dirs {
 		name := filepath.Base(dir)
-		err := artifacts.EachScore(filepath.Join(dir, "scores.json"), func(_ int, s artifacts.Score) error {
+		err := artifacts.EachScore(layout.Run{Dir: dir}.Scores(), func(_ int, s artifacts.Score) error {
 			in.Scores = append(in.Scores, s)
 			in.RunDirs = append(in.RunDirs, name)
 			return nil
@@ -35,7 +36,7 @@ func Load(benchDir string, metrics []config.Metric) (Input, error) {
 			return Input{}, err
 		}
 	}
-	scen, err := artifacts.ReadScenarios(artifacts.BenchPaths(benchDir).Scenarios())
+	scen, err := artifacts.ReadScenarios(layout.Bench{Dir: benchDir}.Scenarios())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -51,13 +52,13 @@ func Load(benchDir string, metrics []config.Metric) (Input, error) {
 // without one are skipped. A row that does not parse, or lacks its repeat
 // number or id, is an *artifacts.FileError naming the file, row and field.
 func LoadRepeats(benchDir string) ([]TargetRepeats, error) {
-	dirs, err := artifacts.ListRunDirs(benchDir)
+	dirs, err := layout.ListRunDirs(benchDir)
 	if err != nil {
 		return nil, fmt.Errorf("list runs of %s: %w", benchDir, err)
 	}
 	var out []TargetRepeats
 	for _, dir := range dirs {
-		path := filepath.Join(dir, "repeats.json")
+		path := layout.Run{Dir: dir}.Repeats()
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

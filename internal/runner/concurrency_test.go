@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -211,7 +212,7 @@ func runFaultBench(t *testing.T, dir, conf string) *Runner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(cfg, bench, Options{})
+	r, err := New(context.Background(), cfg, bench, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -190,7 +191,7 @@ func TestStudyAllBatched(t *testing.T) {
 	// The fidelity audit's calls are real time even for a batch judge
 	// (docs/config.md); this fake serves batches only.
 	cfg.Validity.Audit = false
-	s, err := NewStudy(cfg, dirs, Options{})
+	s, err := NewStudy(context.Background(), cfg, dirs, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -338,7 +338,7 @@ func runFaultCase(t *testing.T, srv *faultServer, fl *injectedFault) faultRow {
 			}}})
 	}
 	run := func() error {
-		r, err := New(cfg, bench, Options{Clients: clients})
+		r, err := New(context.Background(), cfg, bench, Options{Clients: clients})
 		if err != nil {
 			t.Fatal(err)
 		}

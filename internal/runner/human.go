@@ -39,7 +39,11 @@ type Player struct {
 // NewPlayer returns a Player over cfg. It calls nothing until asked.
 func NewPlayer(cfg *config.Config, opts Options) (*Player, error) {
 	opts.Force, opts.DryRun, opts.Judges, opts.OutDir = false, false, nil, ""
-	e, err := work.NewEnv(cfg, opts)
+	// People's games are played on this machine, alone: no shared limit
+	// to connect to (so nothing here blocks), their own units in the
+	// project's store.
+	opts.RateBackend, opts.Store, opts.Workers = "", "", 0
+	e, err := work.NewEnv(context.Background(), cfg, opts)
 	if err != nil {
 		return nil, err
 	}

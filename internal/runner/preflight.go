@@ -77,8 +77,8 @@ func (r *Runner) preflight(n need) error {
 			return err
 		}
 	}
-	if r.b.Opts.DryRun {
-		return nil // a plan calls nothing: keys may still be missing
+	if r.b.Opts.DryRun || r.b.Opts.Replay {
+		return nil // a plan and a replay call nothing: keys may be missing
 	}
 	used := r.usedModels(n)
 	if err := r.checkEnvOf(used); err != nil {

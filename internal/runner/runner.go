@@ -29,6 +29,7 @@
 package runner
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sort"
@@ -51,6 +52,9 @@ type Runner struct {
 	// grow, when set, makes gen_scenarios keep and top up the current
 	// scenario set instead of generating a fresh one (scenarioset.go).
 	grow *generate.Growth
+	// env is the environment New made for this Runner alone (nil in a
+	// Study, which closes its own).
+	env *work.Env
 
 	Report *summary.Summary
 }
@@ -98,18 +102,25 @@ func ListBenches(cfg *config.Config) ([]string, error) {
 }
 
 // New prepares a study of one benchmark (the one in benchDir) and returns
-// it, holding the benchmark's lock.
-func New(cfg *config.Config, benchDir string, opts Options) (*Runner, error) {
-	e, err := work.NewEnv(cfg, opts)
+// it, holding the benchmark's lock (ctx bounds the wait for a shard's lock
+// and the connections to a shared store and rate backend).
+func New(ctx context.Context, cfg *config.Config, benchDir string, opts Options) (*Runner, error) {
+	e, err := work.NewEnv(ctx, cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	return open(e, benchDir)
+	r, err := open(ctx, e, benchDir)
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	r.env = e
+	return r, nil
 }
 
 // open loads the benchmark in benchDir into the environment (work.Env.Open).
-func open(e *work.Env, benchDir string) (*Runner, error) {
-	b, err := e.Open(benchDir)
+func open(ctx context.Context, e *work.Env, benchDir string) (*Runner, error) {
+	b, err := e.Open(ctx, benchDir)
 	if err != nil {
 		return nil, err
 	}
@@ -122,8 +133,14 @@ func CacheDir(cfg *config.Config, benchDir string) string {
 	return layout.CacheDir(cfg.Dir, benchDir)
 }
 
-// Close releases the lock.
-func (r *Runner) Close() { r.b.Close() }
+// Close releases the lock, the call store and, for a Runner made by New,
+// its environment's connections.
+func (r *Runner) Close() {
+	r.b.Close()
+	if r.env != nil {
+		r.env.Close()
+	}
+}
 
 // PartialError says some rows failed after their retries (work.PartialError).
 type PartialError = work.PartialError

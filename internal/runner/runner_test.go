@@ -38,7 +38,7 @@ func project(t *testing.T) (*config.Config, string) {
 
 func newRunner(t *testing.T, cfg *config.Config, bench string, opts Options) *Runner {
 	t.Helper()
-	r, err := New(cfg, bench, opts)
+	r, err := New(context.Background(), cfg, bench, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,13 +272,13 @@ func TestFailedRowsAreRecordedAndOnlyThoseRetried(t *testing.T) {
 func TestSecondProcessIsLockedOut(t *testing.T) {
 	cfg, bench := project(t)
 	r1 := newRunner(t, cfg, bench, Options{})
-	_, err := New(cfg, bench, Options{})
+	_, err := New(context.Background(), cfg, bench, Options{})
 	var le *work.ErrLocked
 	if !errors.As(err, &le) || !strings.Contains(err.Error(), "another impactbench process") {
 		t.Fatalf("second runner: %v", err)
 	}
 	r1.Close()
-	r3, err := New(cfg, bench, Options{})
+	r3, err := New(context.Background(), cfg, bench, Options{})
 	if err != nil {
 		t.Fatalf("after release: %v", err)
 	}

@@ -22,15 +22,15 @@ type Study struct {
 }
 
 // NewStudy loads the benchmarks in benchDirs and takes each one's lock.
-func NewStudy(cfg *config.Config, benchDirs []string, opts Options) (*Study, error) {
-	e, err := work.NewEnv(cfg, opts)
+func NewStudy(ctx context.Context, cfg *config.Config, benchDirs []string, opts Options) (*Study, error) {
+	e, err := work.NewEnv(ctx, cfg, opts)
 	if err != nil {
 		return nil, err
 	}
 	s := &Study{env: e}
 	e.StudySize = len(benchDirs)
 	for _, d := range benchDirs {
-		r, err := open(e, d)
+		r, err := open(ctx, e, d)
 		if err != nil {
 			s.Close()
 			return nil, err
@@ -48,6 +48,7 @@ func (s *Study) Close() {
 	for _, r := range s.benches {
 		r.Close()
 	}
+	s.env.Close()
 }
 
 // Preflight checks every benchmark as Run would before anything runs: a

@@ -62,7 +62,7 @@ func TestStudyFinishesWhatItCanAndNamesEachFailure(t *testing.T) {
 			return c.Complete(ctx, req)
 		}), err
 	}
-	s, err := NewStudy(cfg, dirs, Options{Clients: wrapped})
+	s, err := NewStudy(context.Background(), cfg, dirs, Options{Clients: wrapped})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestStudyHasOneCostCeiling(t *testing.T) {
 	const price, ceiling = 0.01, 0.60
 	cfg.Run.Concurrency.Simulate, cfg.Run.Concurrency.Evaluate = 2, 2
 	var calls atomic.Int64
-	s, err := NewStudy(cfg, dirs, Options{MaxCost: ceiling, Clients: pricedClients(price, &calls, nil)})
+	s, err := NewStudy(context.Background(), cfg, dirs, Options{MaxCost: ceiling, Clients: pricedClients(price, &calls, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

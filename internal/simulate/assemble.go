@@ -69,7 +69,7 @@ func readConv(b *work.Bench, t *Target, rows []simRow) func(i int) (artifacts.Co
 	return func(i int) (artifacts.Conversation, error) {
 		var conv artifacts.Conversation
 		if _, ok := b.Store.ReadResult(t.unit(rows[i].id, rows[i].sample), &conv); !ok {
-			return conv, fmt.Errorf("simulate %s: result of %s sample %d missing from %s", t.id, rows[i].id, rows[i].sample, b.Store.Dir())
+			return conv, fmt.Errorf("simulate %s: result of %s sample %d missing from %s", t.id, rows[i].id, rows[i].sample, b.Store.Location())
 		}
 		return conv, nil
 	}

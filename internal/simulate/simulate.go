@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/schedule"
 	"github.com/impactbench/impactbench/internal/summary"
@@ -19,14 +19,14 @@ import (
 
 func Inputs(b *work.Bench, target config.ModelConfig, scenariosSHA string) map[string]string {
 	return map[string]string{
-		"scenarios.json": scenariosSHA,
-		"metrics":        phase.Fingerprint(b.Spec.Metrics),
-		"target_prompt":  phase.Fingerprint(b.Spec.Scenario.UserContext, b.Spec.Scenario.TargetSystemPrompt),
-		"settings":       phase.Fingerprint(b.Cfg.Generation.Turns, b.Cfg.Generation.NumSamples, b.Cfg.Landmarks, b.Cfg.Perfunctory, b.Cfg.Seed),
-		"user_model":     phase.Fingerprint(clientset.Identity(b.Cfg.UserModel)),
-		"target_model":   phase.Fingerprint(clientset.Identity(target)),
-		"prompts":        b.Prompts.Hash(),
-		"validity":       validityInput(b),
+		layout.ScenariosFile: scenariosSHA, // the input's name in the phase record
+		"metrics":            phase.Fingerprint(b.Spec.Metrics),
+		"target_prompt":      phase.Fingerprint(b.Spec.Scenario.UserContext, b.Spec.Scenario.TargetSystemPrompt),
+		"settings":           phase.Fingerprint(b.Cfg.Generation.Turns, b.Cfg.Generation.NumSamples, b.Cfg.Landmarks, b.Cfg.Perfunctory, b.Cfg.Seed),
+		"user_model":         phase.Fingerprint(clientset.Identity(b.Cfg.UserModel)),
+		"target_model":       phase.Fingerprint(clientset.Identity(target)),
+		"prompts":            b.Prompts.Hash(),
+		"validity":           validityInput(b),
 	}
 }
 
@@ -44,7 +44,7 @@ func validityInput(b *work.Bench) string {
 // PhaseKey is the phase record's key of target's conversations file
 // (this shard's).
 func PhaseKey(b *work.Bench, target string) string {
-	return phase.StageSimulate.String() + "/" + target + b.Opts.Shard.Suffix()
+	return layout.RecordKey(phase.StageSimulate.String(), target, b.Opts.Shard)
 }
 
 // simRow names one conversation: the row order of conversations.json.
@@ -89,9 +89,9 @@ func Phase(ctx context.Context, b *work.Bench, t *Target) error {
 		}
 		return err
 	}
-	out := filepath.Join(b.Files.RunDir(t.id), "conversations"+b.Opts.Shard.Suffix()+".json")
+	out := b.Conversations(t.id)
 	rep := summary.PhaseReport{Phase: phase.StageSimulate, Target: t.id, Output: out}
-	scSHA, _ := phase.FileSHA(filepath.Join(b.Files.Dir, "scenarios.json"))
+	scSHA, _ := phase.FileSHA(b.Files.Scenarios())
 	sim := simulation{out: out, key: PhaseKey(b, t.id), inputs: Inputs(b, t.model, scSHA), rows: rows}
 	skip, note := b.CheckSkip(rep, sim.key, sim.inputs)
 	if skip {
@@ -206,7 +206,7 @@ func feedConversations(ctx context.Context, b *work.Bench, t *Target, rows []sim
 // in order, checking that it still holds the rows simRows read.
 func eachRow(b *work.Bench, rows []simRow, fn func(convRow) error) error {
 	i, samples := 0, b.Cfg.Generation.NumSamples
-	path := filepath.Join(b.Files.Dir, "scenarios.json")
+	path := b.Files.Scenarios()
 	return artifacts.EachScenario(path, func(_ int, sc artifacts.Scenario) error {
 		if !b.InShard(sc.ID) {
 			return nil

@@ -2,7 +2,6 @@ package simulate
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,7 +156,7 @@ type convRow struct {
 }
 
 func (t *Target) unit(id string, sample int) string {
-	return fmt.Sprintf("%s/sim/%s__s%d", layout.SafeName(t.id), layout.SafeName(id), sample)
+	return layout.SimUnit(t.id, id, sample)
 }
 
 // start returns the row of a conversation, starting it unless it was

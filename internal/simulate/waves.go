@@ -179,7 +179,7 @@ func (t *Target) waveRole(name, field string, m config.ModelConfig, id callstore
 		b.Logf("simulate %s: %s: %v — its turns run in real time instead", t.id, field, err)
 		return nil
 	}
-	state := filepath.Join(b.Store.Dir(), layout.SafeName(t.id), "sim-batch", name+b.Opts.Shard.Suffix()+".json")
+	state := filepath.Join(b.Files.Calls(), filepath.FromSlash(layout.BatchState(t.id, layout.SimDir, name, b.Opts.Shard)))
 	return &waveRole{name: name, model: m, id: id, prov: p, state: state}
 }
 

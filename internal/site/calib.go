@@ -4,7 +4,7 @@ import (
 	"errors"
 	"io/fs"
 
-	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/study"
 )
@@ -85,7 +85,7 @@ func readCalibration(s *study.Study, model map[string]int) ([]calibModel, error)
 	}
 	var out []calibModel
 	for _, b := range s.Benchmarks {
-		path := artifacts.BenchPaths(b.Dir).Results()
+		path := layout.Bench{Dir: b.Dir}.Results()
 		rs, err := results.ReadResults(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

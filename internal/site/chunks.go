@@ -1,6 +1,7 @@
 package site
 
 import (
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/study"
 )
 
@@ -61,7 +62,7 @@ func (b *Builder) benchChunks() map[string]benchChunk {
 			ch.Metrics = append(ch.Metrics, bm)
 		}
 		if len(ch.Metrics) > 0 {
-			out[benchName(bn.Slug)] = ch
+			out[layout.SiteBenchChunk(bn.Slug)] = ch
 		}
 	}
 	return out
@@ -116,7 +117,7 @@ func (b *Builder) pairChunks() ([]File, error) {
 	}
 	var out []File
 	for _, k := range order {
-		f, err := b.dataFile(pairName(b.res.Models[k[0]].ID, b.res.Models[k[1]].ID), byPair[k])
+		f, err := b.dataFile(layout.SitePairChunk(b.res.Models[k[0]].ID, b.res.Models[k[1]].ID), byPair[k])
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/site"
 )
 
@@ -37,7 +38,7 @@ func TestSiteFiles(t *testing.T) {
 		}
 		return b
 	}
-	page := string(read(site.Index))
+	page := string(read(layout.SiteIndex))
 	if !strings.Contains(page, `<meta http-equiv="Content-Security-Policy" content="`+strings.ReplaceAll(site.CSP, "'", "&#39;")+`">`) {
 		t.Errorf("the page lacks the CSP %q:\n%s", site.CSP, page)
 	}
@@ -59,7 +60,7 @@ func TestSiteFiles(t *testing.T) {
 		}
 	}
 	forbidden := regexp.MustCompile(`https?:|//[a-z0-9-]+\.[a-z]|innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|fetch\(|XMLHttpRequest|WebSocket|sendBeacon|@import|url\(`)
-	for _, f := range []string{site.Index, "site/app.js", "site/style.css"} {
+	for _, f := range []string{layout.SiteIndex, "site/app.js", "site/style.css"} {
 		if m := forbidden.FindString(string(read(f))); m != "" {
 			t.Errorf("%s uses %q", f, m)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/publish"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/study"
@@ -166,7 +167,7 @@ func writeCalibration(t testing.TB, benchDir string) {
 				ByMetric: results.Keyed[results.MetricCalibration]{{Key: "m01", Value: results.MetricCalibration{N: 12, Sensitivity: stat(0.9), Specificity: stat(0.8), Kappa: stat(0.7)}}}}}},
 		},
 	}}
-	if err := results.WriteResults(artifacts.BenchPaths(benchDir).Results(), rs); err != nil {
+	if err := results.WriteResults(layout.Bench{Dir: benchDir}.Results(), rs); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -22,19 +22,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/study"
-)
-
-// Index is the site's page, at the top of the publish directory; Dir holds
-// its script, style and data.
-const (
-	Index = "index.html"
-	Dir   = "site"
 )
 
 // File is one file of the site: Path is relative to the publish directory
@@ -113,7 +106,7 @@ func (b *Builder) dataFile(name string, v any) (File, error) {
 	sb.WriteString("]=")
 	sb.Write(data)
 	sb.WriteString(";\n")
-	f := File{Path: path.Join(Dir, "data", name+".js"), Data: []byte(sb.String())}
+	f := File{Path: layout.SiteChunk(name), Data: []byte(sb.String())}
 	b.files[name] = hash(f.Data)
 	return f, nil
 }
@@ -143,12 +136,12 @@ func (b *Builder) Finish() ([]File, error) {
 		return nil, err
 	}
 	out = append(out, pairs...)
-	f, err := b.dataFile("calib", calibChunk{Models: b.calib})
+	f, err := b.dataFile(layout.SiteCalibChunk, calibChunk{Models: b.calib})
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, f)
-	if f, err = b.dataFile("core", b.core()); err != nil {
+	if f, err = b.dataFile(layout.SiteCoreChunk, b.core()); err != nil {
 		return nil, err
 	}
 	out = append(out, f)
@@ -161,22 +154,6 @@ func (b *Builder) Finish() ([]File, error) {
 	slices.SortFunc(out, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
 }
-
-// TranscriptPath is the file of a benchmark's transcripts of one model
-// (relative to the publish directory), which ModelFiles returns when the
-// model has a published conversation of the benchmark.
-func TranscriptPath(bench, model string) string {
-	return path.Join(Dir, "data", trName(bench, model)+".js")
-}
-
-// trName is the chunk of a benchmark's transcripts of one model.
-func trName(bench, model string) string { return "tr/" + bench + "/" + model }
-
-// pairName is the chunk of a model pair's differences.
-func pairName(a, b string) string { return "pairs/" + a + "/" + b }
-
-// benchName is the chunk of a benchmark's metrics.
-func benchName(slug string) string { return "bench/" + slug }
 
 // Turns are a transcript's messages for a data chunk: [role, content].
 func turns(tr []artifacts.Turn) [][2]string {

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"embed"
 	"html/template"
-	"path"
+
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 //go:embed ui/index.html ui/app.js ui/style.css
@@ -24,19 +25,19 @@ var indexTmpl = template.Must(template.ParseFS(uiFS, "ui/index.html"))
 func staticFiles(coreURL string) ([]File, error) {
 	var out []File
 	urls := map[string]string{}
-	for _, name := range []string{"app.js", "style.css"} {
+	for _, name := range []string{layout.SiteScript, layout.SiteStyle} {
 		data, err := uiFS.ReadFile("ui/" + name)
 		if err != nil {
 			return nil, err
 		}
-		f := File{Path: path.Join(Dir, name), Data: data}
+		f := File{Path: layout.SiteFile(name), Data: data}
 		urls[name] = versioned(f)
 		out = append(out, f)
 	}
 	var page bytes.Buffer
-	err := indexTmpl.Execute(&page, struct{ CSP, CSS, App, Core string }{CSP, urls["style.css"], urls["app.js"], coreURL})
+	err := indexTmpl.Execute(&page, struct{ CSP, CSS, App, Core string }{CSP, urls[layout.SiteStyle], urls[layout.SiteScript], coreURL})
 	if err != nil {
 		return nil, err
 	}
-	return append(out, File{Path: Index, Data: page.Bytes()}), nil
+	return append(out, File{Path: layout.SiteIndex, Data: page.Bytes()}), nil
 }

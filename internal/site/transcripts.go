@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/study"
 )
 
@@ -91,7 +92,7 @@ func (b *Builder) ModelFiles(model int) ([]File, error) {
 	slices.SortFunc(keys, func(a, b trKey) int { return strings.Compare(a.bench, b.bench) })
 	var out []File
 	for _, k := range keys {
-		f, err := b.dataFile(trName(k.bench, b.res.Models[model].ID), trChunk{Bench: k.bench, Model: model, Rows: b.tr[k]})
+		f, err := b.dataFile(layout.SiteTranscriptChunk(k.bench, b.res.Models[model].ID), trChunk{Bench: k.bench, Model: model, Rows: b.tr[k]})
 		if err != nil {
 			return nil, err
 		}

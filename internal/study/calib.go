@@ -7,8 +7,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/stats"
 )
@@ -53,7 +53,7 @@ func (s *Study) loadCalibration() error {
 		if len(b.Runs) == 0 {
 			continue
 		}
-		path := artifacts.BenchPaths(b.Dir).Results()
+		path := layout.Bench{Dir: b.Dir}.Results()
 		rs, err := results.ReadResults(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

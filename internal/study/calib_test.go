@@ -1,6 +1,7 @@
 package study_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,21 +16,25 @@ import (
 )
 
 // calibrateAlpha writes benchmark alpha's results.json with judge
-// calibration: every conversation labelled, the people disagreeing with
-// the judge on every fifth.
+// calibration: each model's own labels (calibration is per target), 40
+// labelled conversations per model and metric, the people disagreeing
+// with the judge on every fifth. The study reads the judge's sensitivity
+// and specificity from results.json and applies them to its own rows.
 func calibrateAlpha(t *testing.T, bench string) {
 	t.Helper()
 	dir := filepath.Join(bench, "alpha")
 	var rows []artifacts.Score
 	var ls []labels.Label
 	for _, model := range studytest.SmallModels {
-		scores, err := artifacts.ReadScores(filepath.Join(dir, "runs", model, "scores.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, sc := range scores {
-			rows = append(rows, sc)
-			ls = append(ls, labels.Label{ConvID: sc.ConvID, MetricID: sc.MetricID, Present: *sc.Present != (i%5 == 4), Labeler: "ana", At: time.Unix(0, 0)})
+		for _, metric := range []string{"m01", "m02"} {
+			for i := range 40 {
+				id := fmt.Sprintf("%s_s%03d_v01", metric, 100+i)
+				present := i%3 != 0
+				passed := present == (metric == "m01")
+				sc := artifacts.Score{ID: id, MetricID: metric, TargetModel: model, ConvID: artifacts.ConvID(id, model, 0), Present: &present, Passed: &passed}
+				rows = append(rows, sc)
+				ls = append(ls, labels.Label{ConvID: sc.ConvID, MetricID: metric, Present: present != (i%5 == 4), Labeler: "ana", At: time.Unix(0, 0)})
+			}
 		}
 	}
 	ms := []config.Metric{{ID: "m01", Type: config.Positive}, {ID: "m02", Type: config.Negative}}

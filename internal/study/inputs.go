@@ -13,16 +13,18 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/ids"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // The study's input files, in the benchmarks directory beside the
-// benchmark folders (where upstream's publish script reads them).
+// benchmark folders (where upstream's publish script reads them): layout's
+// names, under the names the study's callers know them by.
 const (
-	TaxonomyFile  = "taxonomy.json"
-	NutritionFile = "nutrition-label.json"
-	ModelsFile    = "models.yaml"
+	TaxonomyFile  = layout.StudyTaxonomyFile
+	NutritionFile = layout.StudyNutritionFile
+	ModelsFile    = layout.StudyModelsFile
 	// ResultFile is what `impactbench study` writes, beside them.
-	ResultFile = "study.json"
+	ResultFile = layout.StudyResultFile
 	// LabelBenchmark is the benchmark whose metrics are copies of other
 	// benchmarks' metrics, run for models that only get a nutrition label
 	// (upstream's benchmarks/nutritional-label); nutrition-label.json maps

@@ -12,6 +12,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/stats"
 )
 
@@ -245,9 +246,9 @@ func (s *Study) loadBenchmarks(refs map[string][]ref, ps *problems) error {
 	sort.Strings(slugs)
 	for _, slug := range slugs {
 		bdir := filepath.Join(s.Dir, slug)
-		if _, err := os.Stat(filepath.Join(bdir, "benchmark.yaml")); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(layout.BenchmarkPath(bdir)); errors.Is(err, fs.ErrNotExist) {
 			r := need[slug][0]
-			ps.add(r.file, r.line, r.entry, slug, "no benchmark %s (%s has no benchmark.yaml)%s", slug, bdir, didYouMean(slug, benchmarkDirs(s.Dir)))
+			ps.add(r.file, r.line, r.entry, slug, "no benchmark %s (%s has no %s)%s", slug, bdir, layout.BenchmarkFile, didYouMean(slug, benchmarkDirs(s.Dir)))
 			continue
 		}
 		cfg, err := config.LoadBenchmark(bdir)
@@ -270,7 +271,7 @@ func (s *Study) warnUnused(used map[string][]ref) {
 		if !e.IsDir() || used[e.Name()] != nil {
 			continue
 		}
-		if dirs, _ := artifacts.ListRunDirs(filepath.Join(s.Dir, e.Name())); len(dirs) > 0 {
+		if dirs, _ := layout.ListRunDirs(filepath.Join(s.Dir, e.Name())); len(dirs) > 0 {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("benchmarks/%s has results but no metric of it is in %s or %s: not part of the study", e.Name(), TaxonomyFile, NutritionFile))
 		}
 	}
@@ -369,17 +370,17 @@ func (s *Study) resolveRuns(ps *problems) {
 	}
 	used := map[int]bool{}
 	for _, b := range s.Benchmarks {
-		dirs, err := artifacts.ListRunDirs(b.Dir)
+		dirs, err := layout.ListRunDirs(b.Dir)
 		if err != nil {
-			ps.add(b.Dir, 0, "runs", "", "%v", err)
+			ps.add(b.Dir, 0, layout.RunsDirName, "", "%v", err)
 			continue
 		}
 		for _, d := range dirs {
 			name := filepath.Base(d)
 			i, ok := byRun[name]
 			if !ok {
-				ps.add(models.Path, 0, "models", name, "no entry has run_dir %q, but %s exists; add {run_dir: %s, id: …, name: …, provider: …, releaseYear: …, surfaces: [full]} (or move the run directory out of runs/)",
-					name, filepath.Join(d, "scores.json"), name)
+				ps.add(models.Path, 0, "models", name, "no entry has run_dir %q, but %s exists; add {run_dir: %s, id: …, name: …, provider: …, releaseYear: …, surfaces: [full]} (or move the run directory out of %s/)",
+					name, layout.Run{Dir: d}.Scores(), name, layout.RunsDirName)
 				continue
 			}
 			used[i] = true

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/stats"
 )
 
@@ -41,7 +41,7 @@ func scenarioAge(sc *artifacts.Scenario) (string, error) {
 // lists each published metric's scenario rows and base scenarios.
 func (s *Study) loadScenarios() error {
 	for _, b := range s.Benchmarks {
-		path := artifacts.BenchPaths(b.Dir).Scenarios()
+		path := layout.Bench{Dir: b.Dir}.Scenarios()
 		b.Scenarios = map[string]*artifacts.Scenario{}
 		err := artifacts.EachScenario(path, func(_ int, sc artifacts.Scenario) error {
 			if _, err := scenarioAge(&sc); err != nil {
@@ -53,7 +53,7 @@ func (s *Study) loadScenarios() error {
 		})
 		if errors.Is(err, fs.ErrNotExist) {
 			if len(b.Runs) > 0 {
-				return &InputError{Problems: []Problem{{File: path, Msg: "not found, but runs/ holds scores: the study needs each scenario's age (run gen-scenarios, or restore the file)"}}}
+				return &InputError{Problems: []Problem{{File: path, Msg: "not found, but " + layout.RunsDirName + "/ holds scores: the study needs each scenario's age (run gen-scenarios, or restore the file)"}}}
 			}
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: not found; the benchmark's metrics have no scenarios", path))
 			continue
@@ -143,7 +143,7 @@ func (s *Study) addLabelScenarios() error {
 			if i := m.row(pub); i >= 0 {
 				age, _ := scenarioAge(sc)
 				if m.Scenarios[i].Age != age {
-					return &InputError{Problems: []Problem{{File: artifacts.BenchPaths(lb.Dir).Scenarios(), Entry: "id", Key: id,
+					return &InputError{Problems: []Problem{{File: layout.Bench{Dir: lb.Dir}.Scenarios(), Entry: "id", Key: id,
 						Msg: fmt.Sprintf("is the copy of %s scenario %s (label_metric_id %s), but its age group is %s there and %s here", m.Bench, pub, m.LabelID, m.Scenarios[i].Age, age)}}}
 				}
 				continue
@@ -189,7 +189,7 @@ func (s *Study) loadScores() error {
 }
 
 func (s *Study) loadRun(b *Bench, r Run) error {
-	path := filepath.Join(r.Path, "scores.json")
+	path := layout.Run{Dir: r.Path}.Scores()
 	var nulls, unpublished int
 	err := artifacts.EachScore(path, func(_ int, sc artifacts.Score) error {
 		if sc.Passed == nil {
@@ -198,7 +198,7 @@ func (s *Study) loadRun(b *Bench, r Run) error {
 		}
 		scen, ok := b.Scenarios[sc.ID]
 		if !ok {
-			return artifacts.FieldErrorf("id", "scenario %q is not in %s", sc.ID, artifacts.BenchPaths(b.Dir).Scenarios())
+			return artifacts.FieldErrorf("id", "scenario %q is not in %s", sc.ID, layout.Bench{Dir: b.Dir}.Scenarios())
 		}
 		k, pub, ok := s.metricOf(b, sc.MetricID, sc.ID)
 		if !ok {

@@ -3,10 +3,10 @@ package study
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // Scaffold is a study's three input files drafted from a project's own
@@ -63,9 +63,9 @@ func Scaffold(benches []*config.Benchmark, targets []config.ModelConfig, year in
 		return nil, err
 	}
 	return []config.ScaffoldFile{
-		{Path: filepath.Join("benchmarks", TaxonomyFile), Data: append(tax, '\n')},
-		{Path: filepath.Join("benchmarks", NutritionFile), Data: append(nut, '\n')},
-		{Path: filepath.Join("benchmarks", ModelsFile), Data: scaffoldModels(targets, year)},
+		{Path: layout.StudyPath("", TaxonomyFile), Data: append(tax, '\n')},
+		{Path: layout.StudyPath("", NutritionFile), Data: append(nut, '\n')},
+		{Path: layout.StudyPath("", ModelsFile), Data: scaffoldModels(targets, year)},
 	}, nil
 }
 
@@ -89,7 +89,7 @@ func typeGroupName(t config.MetricType) string {
 // is a valid YAML scalar, so every value is written quoted that way.
 func scaffoldModels(targets []config.ModelConfig, year int) []byte {
 	var b strings.Builder
-	b.WriteString("# The study's models: which run directory (benchmarks/<bench>/runs/<run_dir>)\n" +
+	b.WriteString("# The study's models: which run directory (" + layout.RunDirRel("<bench>", "<run_dir>") + ")\n" +
 		"# is which published model, one entry per target of config.yaml. Edit the\n" +
 		"# public id, name, provider and release year; shapes: docs/study.md.\n" +
 		"models:\n")

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // Stale lists the study's inputs in dir (the benchmarks directory) that
@@ -38,21 +40,18 @@ func Stale(dir, resultPath string) ([]string, error) {
 		check(filepath.Join(dir, f))
 	}
 	inputs := len(out) // the study's own inputs first, then the benchmarks' files
-	entries, err := os.ReadDir(dir)
+	names, err := layout.BenchmarksIn(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	for _, e := range entries {
-		b := filepath.Join(dir, e.Name())
-		if !e.IsDir() || !fileExists(filepath.Join(b, "benchmark.yaml")) {
-			continue
+	for _, name := range names {
+		b := layout.Bench{Dir: filepath.Join(dir, name)}
+		for _, f := range []string{layout.BenchmarkPath(b.Dir), b.Scenarios(), b.Results()} {
+			check(f)
 		}
-		for _, f := range []string{"benchmark.yaml", "scenarios.json", "results.json"} {
-			check(filepath.Join(b, f))
-		}
-		runs, _ := filepath.Glob(filepath.Join(b, "runs", "*", "scores.json"))
+		runs, _ := layout.ListRunDirs(b.Dir)
 		for _, r := range runs {
-			check(r)
+			check(layout.Run{Dir: r}.Scores())
 		}
 	}
 	sort.Strings(out[inputs:])
@@ -67,9 +66,4 @@ func DescribeStale(files []string) string {
 		return strings.Join(files, ", ")
 	}
 	return fmt.Sprintf("%s and %d other input(s)", strings.Join(files[:shown], ", "), len(files)-shown)
-}
-
-func fileExists(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && !fi.IsDir()
 }

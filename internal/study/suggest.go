@@ -1,10 +1,8 @@
 package study
 
 import (
-	"os"
-	"path/filepath"
-
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // didYouMean is "; did you mean X?" when one of known is close to s (a
@@ -22,17 +20,8 @@ var jsonKeys = []string{"areas", "id", "name", "icon", "color", "subareas", "gro
 
 // benchmarkDirs are the folders of dir holding a benchmark.yaml.
 func benchmarkDirs(dir string) []string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() && fileExists(filepath.Join(dir, e.Name(), "benchmark.yaml")) {
-			out = append(out, e.Name())
-		}
-	}
-	return out
+	names, _ := layout.BenchmarksIn(dir) // none: nothing to suggest
+	return names
 }
 
 // benchMetricIDs are a benchmark's metric ids.

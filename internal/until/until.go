@@ -287,9 +287,9 @@ func interval(st *State, sums map[string]stats.ClusterSum, types map[string]conf
 // scenario's verdicts (passed of those with a verdict).
 func baseSums(files layout.Bench) map[string]map[string]stats.ClusterSum {
 	out := map[string]map[string]stats.ClusterSum{}
-	dirs, _ := artifacts.ListRunDirs(files.Dir)
+	dirs, _ := layout.ListRunDirs(files.Dir)
 	for _, d := range dirs {
-		_ = artifacts.EachScore(filepath.Join(d, layout.ScoresFile), func(_ int, s artifacts.Score) error {
+		_ = artifacts.EachScore(layout.Run{Dir: d}.Scores(), func(_ int, s artifacts.Score) error {
 			if s.Passed == nil {
 				return nil
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/work"
 )
 
@@ -49,8 +50,7 @@ func (s Swap) AllowedDiffs() []string {
 
 // ValidationDir is where a swap's run is written: never over the main run.
 func ValidationDir(benchDir string, s Swap) string {
-	label := strings.NewReplacer("/", "_", "\\", "_", ":", "_", " ", "_").Replace(s.Model)
-	return filepath.Join(benchDir, "validation", s.Role+"-"+label)
+	return layout.Bench{Dir: benchDir}.Validation(s.Role, s.Model)
 }
 
 // PrepareValidation returns the swapped config and the output directory for
@@ -77,28 +77,31 @@ func PrepareValidation(cfg *config.Config, benchDir string, s Swap) (*config.Con
 	case "judge":
 		c.EvaluatorModels = []config.ModelConfig{m}
 	}
-	if _, err := os.Stat(filepath.Join(benchDir, "results.json")); err != nil {
-		return nil, "", fault.Inputf("%s has no results.json: run `impactbench run %s` first — a validation run is compared against the main run", benchDir, filepath.Base(benchDir))
+	main := layout.Bench{Dir: benchDir}
+	if _, err := os.Stat(main.Results()); err != nil {
+		return nil, "", fault.Inputf("%s has no %s: run `impactbench run %s` first — a validation run is compared against the main run", benchDir, layout.ResultsFile, filepath.Base(benchDir))
 	}
 	out := ValidationDir(benchDir, s)
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, "", err
 	}
-	copies := []string{"benchmark.yaml"}
+	swap := layout.Bench{Dir: out}
+	copies := [][2]string{{layout.BenchmarkPath(benchDir), layout.BenchmarkPath(out)}}
 	if s.Role != "generator" {
-		copies = append(copies, "scenarios.json")
+		copies = append(copies, [2]string{main.Scenarios(), swap.Scenarios()})
 	}
 	if s.Role == "judge" {
 		for _, t := range cfg.Targets {
-			copies = append(copies, filepath.Join("runs", t.ID, "conversations.json"), filepath.Join("runs", t.ID, "cost.json"))
+			copies = append(copies, [2]string{main.Run(t.ID).Conversations(), swap.Run(t.ID).Conversations()},
+				[2]string{main.RunCost(t.ID), swap.RunCost(t.ID)})
 		}
 	}
-	for _, rel := range copies {
-		dst := filepath.Join(out, rel)
+	for _, c := range copies {
+		src, dst := c[0], c[1]
 		if _, err := os.Stat(dst); err == nil {
 			continue // an earlier validation run already has it: keep its state
 		}
-		if err := copyFile(filepath.Join(benchDir, rel), dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := copyFile(src, dst); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, "", fmt.Errorf("prepare %s: %w", out, err)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/ids"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/report"
 )
 
@@ -52,21 +52,21 @@ func (s *Server) handleBenches(w http.ResponseWriter, r *http.Request) {
 	if whoOf(r).reviewer() {
 		out := []reviewerBench{}
 		for _, name := range s.benchNames() {
-			out = append(out, reviewerBench{Name: name, Title: benchTitle(filepath.Join(s.opts.ProjectDir, "benchmarks", name), name)})
+			out = append(out, reviewerBench{Name: name, Title: benchTitle(layout.BenchDir(s.opts.ProjectDir, name), name)})
 		}
 		writeJSON(w, http.StatusOK, out)
 		return
 	}
 	out := []benchInfo{}
 	for _, name := range s.benchNames() {
-		dir := filepath.Join(s.opts.ProjectDir, "benchmarks", name)
-		bi := benchInfo{Name: name, Title: benchTitle(dir, name), Targets: listRunDirs(dir)}
+		dir := layout.BenchDir(s.opts.ProjectDir, name)
+		bi := benchInfo{Name: name, Title: benchTitle(dir, name), Targets: runTargetsOf(dir)}
 		if bi.Targets == nil {
 			bi.Targets = []string{}
 		}
-		_, err := os.Stat(filepath.Join(dir, "results.json"))
+		_, err := os.Stat(layout.Bench{Dir: dir}.Results())
 		bi.Results = err == nil
-		_, err = os.Stat(filepath.Join(dir, "report.html"))
+		_, err = os.Stat(layout.Bench{Dir: dir}.Report())
 		bi.Report = err == nil
 		out = append(out, bi)
 	}
@@ -76,7 +76,7 @@ func (s *Server) handleBenches(w http.ResponseWriter, r *http.Request) {
 // benchTitle is benchmark.yaml's name, else the directory's.
 func benchTitle(dir, name string) string {
 	var b report.Benchmark
-	if y, err := os.ReadFile(filepath.Join(dir, "benchmark.yaml")); err == nil && yaml.Unmarshal(y, &b) == nil && b.Name != "" {
+	if y, err := os.ReadFile(layout.BenchmarkPath(dir)); err == nil && yaml.Unmarshal(y, &b) == nil && b.Name != "" {
 		return b.Name
 	}
 	return name
@@ -354,7 +354,7 @@ func (ix *benchIndex) readScenario(si int) *scenarioView {
 	if si < 0 || si >= len(ix.scenSpans) {
 		return nil
 	}
-	b, err := readSpan(filepath.Join(ix.dir, "scenarios.json"), ix.scenSpans[si])
+	b, err := readSpan(layout.Bench{Dir: ix.dir}.Scenarios(), ix.scenSpans[si])
 	if err != nil {
 		return nil
 	}
@@ -460,12 +460,13 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request, st *benchSta
 		return
 	}
 	calls := s.callsDir(st.name)
-	if !st.dirs.list(calls, safeName(target)+"/sim").has(unit) {
+	id, sample, ok := layout.ParseRowFile(unit)
+	if !ok || !st.dirs.list(calls, layout.TargetDir(target, layout.SimDir)).has(unit) {
 		writeErr(w, http.StatusNotFound, "no such finished conversation")
 		return
 	}
 	var c artifacts.Conversation
-	if _, ok := st.dirs.open(calls).ReadResult(safeName(target)+"/sim/"+unit, &c); !ok {
+	if _, ok := st.dirs.open(calls).ReadResult(layout.SimUnit(target, id, sample), &c); !ok {
 		writeErr(w, http.StatusNotFound, "conversation not readable yet")
 		return
 	}
@@ -578,10 +579,10 @@ func (s *Server) handleReport(w http.ResponseWriter, r *http.Request, st *benchS
 	h.Set("Content-Security-Policy", reportCSP)
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
-	if f := openOwnReport(filepath.Join(st.dir, "report.html"), stampFiles(st.dir)); f != nil {
+	if f := openOwnReport(layout.Bench{Dir: st.dir}.Report(), stampFiles(st.dir)); f != nil {
 		defer f.Close()
 		if info, err := f.Stat(); err == nil {
-			http.ServeContent(w, r, "report.html", info.ModTime(), f)
+			http.ServeContent(w, r, layout.ReportFile, info.ModTime(), f)
 			return
 		}
 	}

@@ -3,12 +3,10 @@ package viewer
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/ids"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // Check reads every benchmark of the project the way the viewer indexes
@@ -19,20 +17,9 @@ import (
 // field (view exits 2). A file that cannot be read at all is not this
 // check's business: the viewer shows it as a note.
 func Check(projectDir string) error {
-	root := filepath.Join(projectDir, "benchmarks")
-	ents, err := os.ReadDir(root)
-	if err != nil {
-		return nil
-	}
-	for _, e := range ents {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		dir := filepath.Join(root, e.Name())
-		if _, err := os.Stat(filepath.Join(dir, "benchmark.yaml")); err != nil {
-			continue
-		}
-		if err := checkBench(dir); err != nil {
+	names, _ := layout.Benchmarks(projectDir) // no benchmarks/: nothing to check
+	for _, name := range names {
+		if err := checkBench(layout.BenchDir(projectDir, name)); err != nil {
 			return err
 		}
 	}
@@ -40,16 +27,17 @@ func Check(projectDir string) error {
 }
 
 func checkBench(dir string) error {
-	scens, _, _, err := readRows[lightScen](filepath.Join(dir, "scenarios.json"))
+	b := layout.Bench{Dir: dir}
+	scens, _, _, err := readRows[lightScen](b.Scenarios())
 	if err == nil {
 		for i, sc := range scens {
 			if why := ids.Problem(sc.ID, ids.MaxScenario); why != "" {
-				return rowError(filepath.Join(dir, "scenarios.json"), i, "id", fmt.Sprintf("%s is not an id: %s", ids.Quote(sc.ID), why))
+				return rowError(b.Scenarios(), i, "id", fmt.Sprintf("%s is not an id: %s", ids.Quote(sc.ID), why))
 			}
 		}
 	}
-	for _, t := range listRunDirs(dir) {
-		path := filepath.Join(dir, "runs", t, "conversations.json")
+	for _, t := range runTargetsOf(dir) {
+		path := b.Run(t).Conversations()
 		convs, _, _, err := readRows[lightConv](path)
 		if err == nil {
 			for i := range convs {
@@ -58,7 +46,7 @@ func checkBench(dir string) error {
 				}
 			}
 		}
-		path = filepath.Join(dir, "runs", t, "scores.json")
+		path = b.Run(t).Scores()
 		scores, _, _, err := readRows[lightScore](path)
 		if err != nil {
 			continue

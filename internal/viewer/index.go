@@ -21,6 +21,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/ids"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/report"
 	"github.com/impactbench/impactbench/internal/results"
 )
@@ -169,14 +170,10 @@ type benchIndex struct {
 // stale. Everything the pipeline writes is replaced by rename, so a changed
 // file always changes its mtime or size.
 func stampFiles(dir string) []string {
-	files := []string{"benchmark.yaml", "scenarios.json", "results.json", "cost.json"}
-	for i := range files {
-		files[i] = filepath.Join(dir, files[i])
-	}
-	for _, t := range listRunDirs(dir) {
-		for _, f := range []string{"conversations.json", "scores.json"} {
-			files = append(files, filepath.Join(dir, "runs", t, f))
-		}
+	b := layout.Bench{Dir: dir}
+	files := []string{layout.BenchmarkPath(dir), b.Scenarios(), b.Results(), b.Cost()}
+	for _, t := range runTargetsOf(dir) {
+		files = append(files, b.Run(t).Conversations(), b.Run(t).Scores())
 	}
 	return files
 }
@@ -202,18 +199,6 @@ func computeStamp(dir string) string {
 	return b.String()
 }
 
-// listRunDirs lists runs/<target> directories (hidden ones skipped), sorted.
-func listRunDirs(dir string) []string {
-	ents, _ := os.ReadDir(filepath.Join(dir, "runs"))
-	var out []string
-	for _, e := range ents {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-			out = append(out, e.Name())
-		}
-	}
-	return out
-}
-
 // loadIndex reads a benchmark directory. Like the report, it never fails on
 // a damaged file: the problem becomes a note and that part stays empty.
 func loadIndex(name, dir string, settings report.Settings, now time.Time) *benchIndex {
@@ -224,7 +209,7 @@ func loadIndex(name, dir string, settings report.Settings, now time.Time) *bench
 		rel, _ := filepath.Rel(dir, path)
 		ix.notes = append(ix.notes, fmt.Sprintf("%s could not be read: %v", rel, err))
 	}
-	bp := filepath.Join(dir, "benchmark.yaml")
+	bp := layout.BenchmarkPath(dir)
 	if b, err := os.ReadFile(bp); err == nil {
 		if err := yaml.Unmarshal(b, &ix.bench); err != nil {
 			note(bp, err)
@@ -236,7 +221,7 @@ func loadIndex(name, dir string, settings report.Settings, now time.Time) *bench
 	for _, m := range ix.bench.Metrics {
 		ix.metricType[m.ID] = m.Type
 	}
-	sp := filepath.Join(dir, "scenarios.json")
+	sp := layout.Bench{Dir: dir}.Scenarios()
 	if rows, spans, _, err := readRows[lightScen](sp); err != nil {
 		note(sp, err)
 	} else {
@@ -247,7 +232,7 @@ func loadIndex(name, dir string, settings report.Settings, now time.Time) *bench
 			}
 		}
 	}
-	rp := filepath.Join(dir, "results.json")
+	rp := layout.Bench{Dir: dir}.Results()
 	res, err := results.ReadResults(rp)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		note(rp, err)
@@ -267,7 +252,7 @@ func loadIndex(name, dir string, settings report.Settings, now time.Time) *bench
 // targetOrder is the report's order: configured targets, then targets in
 // results.json, then any other run directory alphabetically.
 func targetOrder(dir string, settings report.Settings, res []results.ModelResult) []string {
-	dirs := listRunDirs(dir)
+	dirs := runTargetsOf(dir)
 	have := map[string]bool{}
 	for _, d := range dirs {
 		have[d] = true
@@ -295,9 +280,8 @@ func targetOrder(dir string, settings report.Settings, res []results.ModelResult
 func loadRuns(dir string, targets []string, note func(string, error)) []run {
 	var runs []run
 	for _, t := range targets {
-		r := run{target: t,
-			convPath:  filepath.Join(dir, "runs", t, "conversations.json"),
-			scorePath: filepath.Join(dir, "runs", t, "scores.json")}
+		rd := layout.Bench{Dir: dir}.Run(t)
+		r := run{target: t, convPath: rd.Conversations(), scorePath: rd.Scores()}
 		if rows, spans, ok, err := readRows[lightConv](r.convPath); err != nil {
 			note(r.convPath, err)
 		} else {
@@ -326,7 +310,7 @@ func (ix *benchIndex) buildConvs() {
 		for ci := range r.convs {
 			c := &r.convs[ci]
 			if field, why := convRowProblem(c, r.target); why != "" {
-				ix.notes = append(ix.notes, fmt.Sprintf("runs/%s/conversations.json row %d: field %q: %s; the row is left out", r.target, ci, field, why))
+				ix.notes = append(ix.notes, fmt.Sprintf("%s row %d: field %q: %s; the row is left out", layout.RunFileRel(r.target, layout.ConversationsFile), ci, field, why))
 				continue
 			}
 			e := conv{target: ti, row: ci, convSpan: r.convSpans[ci], id: c.ID, convID: c.ConvID,
@@ -478,7 +462,7 @@ func buildSummaryJSON(ix *benchIndex, res []results.ModelResult, settings report
 	}
 	b, err := report.SummaryJSON(&in, now)
 	if err != nil {
-		note(filepath.Join(ix.dir, "results.json"), err)
+		note(layout.Bench{Dir: ix.dir}.Results(), err)
 		return []byte("null")
 	}
 	return b
@@ -596,4 +580,11 @@ func (ix *benchIndex) searchTranscripts(query string) ([]bool, error) {
 	}
 	ix.textQuery, ix.textHits = query, hits
 	return hits, nil
+}
+
+// runTargetsOf lists the benchmark's run directories; an unreadable runs/
+// shows as none (the viewer shows what there is).
+func runTargetsOf(dir string) []string {
+	ts, _ := layout.RunTargets(dir)
+	return ts
 }

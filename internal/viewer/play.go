@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/human"
 	"github.com/impactbench/impactbench/internal/ids"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/results"
 )
@@ -129,7 +129,7 @@ func (ix *benchIndex) playScenario(id string) (artifacts.Scenario, bool) {
 	if !ok {
 		return artifacts.Scenario{}, false
 	}
-	b, err := readSpan(filepath.Join(ix.dir, "scenarios.json"), ix.scenSpans[i])
+	b, err := readSpan(layout.Bench{Dir: ix.dir}.Scenarios(), ix.scenSpans[i])
 	var sc artifacts.Scenario
 	if err != nil || sc.UnmarshalJSON(b) != nil || sc.ID != id {
 		return artifacts.Scenario{}, false

@@ -12,6 +12,7 @@ import (
 	"github.com/impactbench/impactbench/internal/cli"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/report"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/runner"
@@ -99,12 +100,12 @@ func TestBrowserPlayTheUser(t *testing.T) {
 		t.Errorf("verdict %q", verdict)
 	}
 	// The stored rows: upstream's shape, played by a person, judged.
-	hdir := human.Dir(filepath.Join(dir, "benchmarks", "example", "runs", target))
-	convs, err := human.ReadConversations(filepath.Join(hdir, human.ConversationsFile), target)
+	run := layout.Bench{Dir: layout.BenchDir(dir, "example")}.Run(target)
+	convs, err := human.ReadConversations(run.HumanConversations(), target)
 	if err != nil || len(convs) != 1 || convs[0].User != "human" || convs[0].Player != "ana" || len(convs[0].Transcript) != 4 || convs[0].State != human.Ended {
 		t.Fatalf("stored conversation %+v: %v", convs, err)
 	}
-	scores, err := human.ReadScores(filepath.Join(hdir, human.ScoresFile), target)
+	scores, err := human.ReadScores(run.HumanScores(), target)
 	if err != nil || len(scores) != 1 || scores[0].Present == nil || scores[0].UserModel != "human" || scores[0].Unverified == nil {
 		t.Fatalf("stored verdict %+v: %v", scores, err)
 	}

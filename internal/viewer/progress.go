@@ -2,12 +2,12 @@ package viewer
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // A run in progress has written nothing but its call store yet:
@@ -62,8 +62,6 @@ type recentConv struct {
 	At     string `json:"at"`
 }
 
-func safeName(s string) string { return artifacts.SafeName(s) }
-
 // unitDir is one call-store directory's listing.
 type unitDir struct {
 	mtime   time.Time            // the latest write seen in it
@@ -100,6 +98,21 @@ func (c *dirCache) list(calls, rel string) *unitDir {
 	return &unitDir{mtime: ls.Changed, done: ls.Done, running: ls.InProgress}
 }
 
+// rows lists a directory of a target's rows (conversations, verdicts):
+// the units whose names parse as a row (layout.ParseRowFile), so what the
+// live view counts and opens is what the stages wrote.
+func (c *dirCache) rows(calls, rel string) *unitDir {
+	u := c.list(calls, rel)
+	done := u.done[:0:0]
+	for _, f := range u.done {
+		if _, _, ok := layout.ParseRowFile(f.Name); ok {
+			done = append(done, f)
+		}
+	}
+	u.done = done
+	return u
+}
+
 // has reports whether name is a finished unit in dir: the only way a unit
 // named in a request reaches the file system.
 func (u *unitDir) has(name string) bool {
@@ -113,7 +126,7 @@ func (u *unitDir) has(name string) bool {
 
 // callsDir is the benchmark's call store.
 func (s *Server) callsDir(bench string) string {
-	return filepath.Join(s.opts.ProjectDir, ".cache", bench, "calls")
+	return layout.ForProject(s.opts.ProjectDir, layout.BenchDir(s.opts.ProjectDir, bench)).Calls()
 }
 
 // liveTargets are the targets a live view may show: configured targets and
@@ -159,7 +172,7 @@ func (s *Server) progress(st *benchState, ix *benchIndex) progressView {
 			newest = u.done[0].ModTime
 		}
 	}
-	gs := st.dirs.list(calls, "gen_scenarios")
+	gs := st.dirs.list(calls, layout.GenScenariosDir)
 	note(gs)
 	pv.ScenUnits = len(gs.done)
 	runs := map[string]*run{}
@@ -169,8 +182,8 @@ func (s *Server) progress(st *benchState, ix *benchIndex) progressView {
 	store := st.dirs.open(calls)
 	for _, t := range s.liveTargets(ix) {
 		tp := targetProgress{Target: t, Expected: len(ix.scens) * pv.Samples, Recent: []recentConv{}}
-		sim := st.dirs.list(calls, safeName(t)+"/sim")
-		ev := st.dirs.list(calls, safeName(t)+"/eval")
+		sim := st.dirs.rows(calls, layout.TargetDir(t, layout.SimDir))
+		ev := st.dirs.rows(calls, layout.TargetDir(t, layout.EvalDir))
 		note(sim)
 		note(ev)
 		tp.SimDone, tp.SimRunning, tp.EvalDone = len(sim.done), sim.running, len(ev.done)
@@ -181,7 +194,8 @@ func (s *Server) progress(st *benchState, ix *benchIndex) progressView {
 		for _, f := range sim.done[:min(recentConvs, len(sim.done))] {
 			rc := recentConv{Unit: f.Name, At: f.ModTime.UTC().Format(time.RFC3339)}
 			var c artifacts.Conversation
-			if _, ok := store.ReadResult(safeName(t)+"/sim/"+f.Name, &c); ok {
+			id, sample, _ := layout.ParseRowFile(f.Name) // rows lists only what parses
+			if _, ok := store.ReadResult(layout.SimUnit(t, id, sample), &c); ok {
 				rc.ConvID, rc.Status, rc.Turns = c.ConvID, c.Status, len(c.Transcript)
 			}
 			tp.Recent = append(tp.Recent, rc)

@@ -11,13 +11,12 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/report"
 	"github.com/impactbench/impactbench/internal/results"
 )
@@ -142,7 +141,7 @@ func New(opts Options) (*Server, error) {
 		opts.PlanHalfWidth = results.DefaultPlanHalfWidth
 	}
 	if opts.Labels == nil {
-		opts.Labels = func(dir string) LabelStore { return &FileLabels{Path: filepath.Join(dir, "labels.jsonl")} }
+		opts.Labels = func(dir string) LabelStore { return &FileLabels{Path: layout.Bench{Dir: dir}.Labels()} }
 	}
 	abs, err := filepath.Abs(opts.ProjectDir)
 	if err != nil {
@@ -215,21 +214,8 @@ func (s *Server) Warm() {
 
 // benchNames lists benchmarks/<name> directories holding a benchmark.yaml.
 func (s *Server) benchNames() []string {
-	root := filepath.Join(s.opts.ProjectDir, "benchmarks")
-	ents, err := os.ReadDir(root)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range ents {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(root, e.Name(), "benchmark.yaml")); err == nil {
-			out = append(out, e.Name())
-		}
-	}
-	return out
+	names, _ := layout.Benchmarks(s.opts.ProjectDir) // none yet: an empty list
+	return names
 }
 
 // bench returns the state of the benchmark named exactly name, or nil. The
@@ -250,7 +236,7 @@ func (s *Server) bench(name string) *benchState {
 	defer s.mu.Unlock()
 	st := s.benches[name]
 	if st == nil {
-		dir := filepath.Join(s.opts.ProjectDir, "benchmarks", name)
+		dir := layout.BenchDir(s.opts.ProjectDir, name)
 		st = &benchState{name: name, dir: dir, labels: s.opts.Labels(dir), humans: human.Open(dir)}
 		s.benches[name] = st
 	}

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/labels"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/report"
 )
 
@@ -185,7 +185,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, err erro
 func (s *Server) scrubTargets(msg string) string {
 	var names []string
 	for _, b := range s.benchNames() {
-		names = append(names, listRunDirs(filepath.Join(s.opts.ProjectDir, "benchmarks", b))...)
+		names = append(names, runTargetsOf(layout.BenchDir(s.opts.ProjectDir, b))...)
 	}
 	for _, t := range s.opts.Settings.Targets {
 		names = append(names, t.ID, t.Model)
@@ -214,7 +214,7 @@ func scrub(msg string, names []string) string {
 func checkConvID(ix *benchIndex, i int) error {
 	c := &ix.convs[i]
 	if why := convIDProblem(c.convID, c.id, ix.runs[c.target].target, c.sample); why != "" {
-		return &labelError{fmt.Sprintf("label: this conversation's conv_id is not one to label (%s); fix runs/<target>/conversations.json", why)}
+		return &labelError{fmt.Sprintf("label: this conversation's conv_id is not one to label (%s); fix %s", why, layout.RunFileRel("<target>", layout.ConversationsFile))}
 	}
 	return nil
 }

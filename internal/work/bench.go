@@ -2,6 +2,7 @@ package work
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -36,12 +37,14 @@ type Bench struct {
 	// Pending is what a dry run found simulate would make now.
 	Pending DryPending
 
-	lock *lockFile
+	lock *benchLock
 }
 
-// Open loads the benchmark in benchDir into the environment and, unless
-// this is a dry run, takes its lock and sweeps what a killed run left.
-func (e *Env) Open(benchDir string) (*Bench, error) {
+// Open loads the benchmark in benchDir into the environment, opens its
+// call store and, unless this is a dry run, takes its lock (a shard's:
+// see benchLock) and, holding the whole benchmark, sweeps what a killed
+// run left.
+func (e *Env) Open(ctx context.Context, benchDir string) (*Bench, error) {
 	spec, err := config.LoadBenchmark(layout.BenchmarkPath(benchDir))
 	if err != nil {
 		return nil, err
@@ -52,27 +55,79 @@ func (e *Env) Open(benchDir string) (*Bench, error) {
 	}
 	b := &Bench{
 		Env: e, Spec: spec, Files: files,
-		Store:   callstore.Open(files.Calls(), e.Opts.Force),
 		Records: phase.LoadRecords(files.Records()),
 		Report:  summary.New(spec.Slug, e.Opts.DryRun, e.Cfg.Generation.Turns),
 		Rank:    e.opened,
 	}
+	if e.Opts.Shard.Active() {
+		b.Records = phase.LoadRecordsOver(files.Records(), files.ShardRecords(e.Opts.Shard))
+	}
+	// The store first: one that cannot be used is refused before anything
+	// is written, the lock file included.
+	if b.Store, err = e.openStore(ctx, files, spec.Slug); err != nil {
+		return nil, err
+	}
 	if !e.Opts.DryRun {
-		lk, err := acquireLock(files.Cache, spec.Slug)
+		lk, err := acquireLock(ctx, files, lockOptions{
+			Bench: spec.Slug, Shard: e.Opts.Shard, Wait: e.Opts.WaitShard, Poll: time.Second,
+			Waiting: func(holder string) {
+				e.Log.Warn("this shard is held by another worker (a duplicate); waiting for it to finish, then reusing what it stored", "holder", holder)
+				e.Prog.Printf("%s: shard %d/%d is held by %s; waiting for it", spec.Slug, e.Opts.Shard.Index, e.Opts.Shard.Count, holder)
+			},
+		})
 		if err != nil {
+			b.Store.Close()
 			return nil, err
 		}
 		b.lock = lk
-		if n := sweepTemps(time.Now(), b.tempDirs()...); n > 0 {
-			b.Log.Info("removed temp files left by an interrupted run", "count", n)
+		if !e.Opts.Shard.Active() {
+			// Shards never sweep: another shard's temp file may be minutes
+			// old and still being written. The next run of the whole
+			// benchmark (merge included) sweeps what a killed shard left.
+			if n := sweepTemps(time.Now(), b.tempDirs()...); n > 0 {
+				b.Log.Info("removed temp files left by an interrupted run", "count", n)
+			}
 		}
 	}
 	e.opened++
 	return b, nil
 }
 
-// Close releases the benchmark's lock.
-func (b *Bench) Close() { b.lock.release() }
+// openStore opens the benchmark's call store: .cache/<bench>/calls, or
+// <Store>/<bench> when a store is configured (a directory every worker
+// shares, or object storage). A store that cannot be used is an input
+// error naming where its URL came from, before any call.
+func (e *Env) openStore(ctx context.Context, files layout.Bench, slug string) (*callstore.Store, error) {
+	o := callstore.Options{Force: e.Opts.Force}
+	if e.Opts.Shard.Active() {
+		o.Writer = strings.TrimPrefix(e.Opts.Shard.Suffix(), ".")
+	}
+	if e.Opts.Store == "" || e.Opts.OutDir != "" {
+		return callstore.OpenDir(files.Calls(), o), nil
+	}
+	loc, err := callstore.Sub(e.Opts.Store, slug)
+	if err == nil {
+		var s *callstore.Store
+		if s, err = callstore.OpenURL(ctx, loc, o); err == nil {
+			return s, nil
+		}
+	}
+	var ue *callstore.URLError
+	if errors.As(err, &ue) && e.Opts.StoreFrom != "" {
+		ue.Key = e.Opts.StoreFrom
+	}
+	return nil, fault.AsInput(err)
+}
+
+// Close releases the benchmark's lock and its call store.
+func (b *Bench) Close() {
+	if b.Store != nil {
+		if err := b.Store.Close(); err != nil {
+			b.Log.Warn("closing the call store", "store", b.Store.Location(), "err", err)
+		}
+	}
+	b.lock.release()
+}
 
 // Logf prints a human line through the progress tracker (never tears
 // bars). In a study of several benchmarks each line names its benchmark.

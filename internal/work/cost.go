@@ -11,18 +11,16 @@ import (
 // WriteCost records a phase's usage in dir/cost.json: upstream's shape
 // (cost, input and output tokens, phase) and ours after it, including the
 // prompt cache's reads, writes and net saving and, when given, the split
-// by model. A shard's entry carries its shard.
+// by model. A shard writes its own dir/cost.shard-i-of-K.json instead
+// (shards running at once never rewrite one file); merge folds them in.
 func (b *Bench) WriteCost(dir, phase string, u llm.Usage, models ...ByModel) error {
-	if b.Opts.Shard.Active() {
-		phase += b.Opts.Shard.Suffix()
-	}
 	all := ByModel{}
 	for _, m := range models {
 		for label, mu := range m {
 			all.Add(label, mu)
 		}
 	}
-	return artifacts.UpdateCost(filepath.Join(dir, layout.CostFile), phase, PhaseCost(phase, u, all))
+	return artifacts.UpdateCost(filepath.Join(dir, b.Opts.Shard.File(layout.CostFile)), phase, PhaseCost(phase, u, all))
 }
 
 // PhaseCost is one cost.json entry.

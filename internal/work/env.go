@@ -1,6 +1,8 @@
 package work
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -13,6 +15,7 @@ import (
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/llm/ratelimit/redisrate"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/plan"
 	"github.com/impactbench/impactbench/internal/progress"
@@ -40,6 +43,25 @@ type Options struct {
 	// Shard runs only rows whose shard index (hash of the base scenario id)
 	// equals Shard.Index, writing shard files for `impactbench merge`.
 	Shard layout.Shard
+	// Workers is how many workers run at once against the same provider
+	// keys (a cluster's parallelism): each provider pool takes 1/Workers of
+	// every limit, configured or learned (0 or 1: alone).
+	Workers int
+	// WaitShard: when another process holds this shard (a duplicate pod
+	// the scheduler started), wait for it to finish instead of refusing;
+	// what it stored is then reused, not paid for again.
+	WaitShard bool
+	// Store is where the call store lives: "" for each benchmark's
+	// .cache/<bench>/calls, else a directory or an object store URL under
+	// which each benchmark has <bench>/ (config store:). StoreFrom names
+	// where it came from for errors ("store" or IMPACTBENCH_STORE).
+	Store, StoreFrom string
+	// RateBackend is a Redis URL sharing the request and token buckets of
+	// every worker (config rate_backend:); RateBackendFrom as StoreFrom.
+	RateBackend, RateBackendFrom string
+	// Replay answers every call from the call store: a call that would be
+	// paid fails instead (merge --from-store: the shards paid for them).
+	Replay bool
 
 	Progress *progress.Tracker
 	Logger   *slog.Logger
@@ -76,10 +98,18 @@ type Env struct {
 	autoWorkers int
 	// opened counts the benchmarks opened so far: the next one's rank.
 	opened int
+	// closers are what Close releases (the rate backend's connections).
+	closers []io.Closer
 }
 
-// NewEnv prepares the environment of a run of cfg.
-func NewEnv(cfg *config.Config, opts Options) (*Env, error) {
+// NewEnv prepares the environment of a run of cfg: prompts, and clients
+// under one cost ceiling whose provider pools share their limits with
+// opts.Workers workers (exactly, through opts.RateBackend, when given; a
+// server that does not answer is an input error before any call).
+func NewEnv(ctx context.Context, cfg *config.Config, opts Options) (*Env, error) {
+	if opts.Replay {
+		cfg = cfg.WithoutBatch()
+	}
 	ps, err := prompts.Load(promptDir(cfg))
 	if err != nil {
 		return nil, fault.AsInput(err)
@@ -106,19 +136,50 @@ func NewEnv(cfg *config.Config, opts Options) (*Env, error) {
 	}
 	e := &Env{
 		Cfg: cfg, Opts: opts, Prompts: ps, Log: opts.Logger, Prog: opts.Progress,
-		Models:      clientset.New(cfg, clientset.Options{DryRun: opts.DryRun, MaxCost: maxCost, Logger: opts.Logger, Clients: opts.Clients}),
 		autoWorkers: clientset.AutoWorkerCeiling(cfg),
 		Bars:        NewBars[LaneKey](opts.Progress),
 	}
+	cs := clientset.Options{DryRun: opts.DryRun, MaxCost: maxCost, Logger: opts.Logger, Clients: opts.Clients,
+		Workers: opts.Workers, Replay: opts.Replay}
+	if opts.RateBackend != "" && !opts.DryRun && !opts.Replay {
+		rb, err := redisrate.Open(ctx, opts.RateBackend)
+		if err != nil {
+			return nil, fault.AsInput(namedBy(opts.RateBackendFrom, "rate_backend", err))
+		}
+		e.closers = append(e.closers, rb)
+		cs.Shared = rb
+		e.Log.Info("provider limits shared through the rate backend", "url", rb.URL(), "workers", max(opts.Workers, 1))
+	}
+	e.Models = clientset.New(cfg, cs)
 	e.Lanes = schedule.NewLanes(e.laneSize)
 	return e, nil
+}
+
+// namedBy prefixes err with the variable a value came from when it did
+// not come from config.yaml's key (whose name the error already says).
+func namedBy(from, key string, err error) error {
+	if from == "" || from == key {
+		return err
+	}
+	return fmt.Errorf("%s: %w", from, err)
+}
+
+// Close releases what the environment holds open (the rate backend's
+// connections). Benchmarks opened in it are closed by their own Close.
+func (e *Env) Close() {
+	for _, c := range e.closers {
+		_ = c.Close()
+	}
+	e.closers = nil
 }
 
 // Reconfigured is the environment of a changed cfg (config.yaml edited
 // while a long-lived process runs) that keeps e's provider pools, HTTP
 // client, cost ceiling and lanes.
 func (e *Env) Reconfigured(cfg *config.Config) (*Env, error) {
-	n, err := NewEnv(cfg, e.Opts)
+	o := e.Opts
+	o.RateBackend = "" // the pools are kept, and with them their shared buckets: nothing to connect
+	n, err := NewEnv(context.Background(), cfg, o)
 	if err != nil {
 		return nil, err
 	}

@@ -1,68 +1,234 @@
 package work
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
-// ErrLocked says another process holds the benchmark.
+// ErrLocked says another process holds the benchmark (or this shard of it).
 type ErrLocked struct {
 	Bench  string
-	Holder string // what the other process wrote into the lock file
+	Shard  layout.Shard
+	Holder string // who holds it: host, pid, start and what it runs
 }
 
 // FaultKind: another process holds the benchmark.
 func (e *ErrLocked) FaultKind() fault.Kind { return fault.Locked }
 
 func (e *ErrLocked) Error() string {
-	return fmt.Sprintf("benchmark %s is being run by another impactbench process (%s); wait for it to finish or stop it — two runs on one benchmark would overwrite each other's files",
-		e.Bench, strings.TrimSpace(e.Holder))
+	what := "benchmark " + e.Bench
+	if e.Shard.Active() {
+		what = fmt.Sprintf("shard %d/%d of benchmark %s", e.Shard.Index, e.Shard.Count, e.Bench)
+	}
+	return fmt.Sprintf("%s is being run by another impactbench process (%s); wait for it to finish or stop it — two runs of the same rows would overwrite each other's files",
+		what, strings.TrimSpace(e.Holder))
 }
 
-// lockFile is an exclusive advisory lock (fsx.TryLock) on
-// <cache>/<bench>/.lock. The system releases it when the process dies,
-// even by SIGKILL, so a crash never leaves a stale lock behind. The file
-// is opened without following a symbolic link: a link there is refused,
-// so the holder's line is never written into the file it points at.
-type lockFile struct{ f *os.File }
+// benchLock is what a run holds of its benchmark. A run of every row holds
+// the exclusive lock of <cache>/.lock. A shard's run holds a shared lock
+// of .lock (shards run side by side; a run of every row cannot start among
+// them, nor they beside it) and the exclusive lock of its own
+// .lock.shard-i-of-K (a duplicate of the same shard waits or is refused).
+// The system releases them when the process dies, even by SIGKILL, so a
+// crash never leaves a stale lock; each exclusive lock file names its
+// holder (fsx.TakeLock).
+type benchLock struct {
+	own    *fsx.HeldLock
+	shared *os.File
+}
 
-// maxHolder bounds what is read of another holder's line.
-const maxHolder = 4 << 10
+// lockOptions say which lock a run takes and how.
+type lockOptions struct {
+	Bench string
+	Shard layout.Shard
+	// Wait: a held shard lock is waited for (a duplicate worker started
+	// by the scheduler), checked every poll; otherwise it is refused.
+	Wait bool
+	Poll time.Duration
+	// Waiting is told once who holds the shard before the wait starts.
+	Waiting func(holder string)
+}
 
-func acquireLock(dir, bench string) (*lockFile, error) {
-	if err := fsx.MkdirAll(dir, fsx.Shared); err != nil {
+func acquireLock(ctx context.Context, files layout.Bench, o lockOptions) (*benchLock, error) {
+	if err := fsx.MkdirAll(files.Cache, fsx.Shared); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, ".lock")
-	f, err := fsx.OpenLockFile(path)
+	if !o.Shard.Active() {
+		own, err := fsx.TakeLock(files.Lock(layout.Shard{}), "benchmark "+o.Bench)
+		if err != nil {
+			return nil, lockedBy(err, files, o.Bench, layout.Shard{})
+		}
+		return &benchLock{own: own}, nil
+	}
+	f, err := fsx.OpenLockFile(files.Lock(layout.Shard{}))
 	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
 	}
-	if err := fsx.TryLock(f); err != nil {
-		holder := make([]byte, maxHolder)
-		n, _ := f.ReadAt(holder, 0)
+	if err := fsx.TryLockShared(f); err != nil {
 		f.Close()
 		if errors.Is(err, fsx.ErrLocked) {
-			return nil, &ErrLocked{Bench: bench, Holder: string(holder[:n])}
+			h, _ := fsx.ReadHolder(files.Lock(layout.Shard{}))
+			return nil, &ErrLocked{Bench: o.Bench, Holder: h.String() + " runs every row of it"}
 		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, fmt.Errorf("lock %s: %w", files.Lock(layout.Shard{}), err)
 	}
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d, started %s", os.Getpid(), time.Now().Format(time.RFC3339))), 0)
-	return &lockFile{f: f}, nil
+	l := &benchLock{shared: f}
+	label := fmt.Sprintf("benchmark %s shard %d/%d", o.Bench, o.Shard.Index, o.Shard.Count)
+	own, err := takeShardLock(ctx, files.Lock(o.Shard), label, o)
+	if err != nil {
+		l.release()
+		return nil, lockedBy(err, files, o.Bench, o.Shard)
+	}
+	l.own = own
+	if err := checkOneCount(files, o.Shard); err != nil {
+		l.release()
+		return nil, err
+	}
+	return l, nil
 }
 
-func (l *lockFile) release() {
-	if l == nil || l.f == nil {
+// takeShardLock takes a shard's exclusive lock, waiting for its holder
+// with o.Wait (polling, so that an interrupt ends the wait).
+func takeShardLock(ctx context.Context, path, label string, o lockOptions) (*fsx.HeldLock, error) {
+	told := false
+	for {
+		own, err := fsx.TakeLock(path, label)
+		var le *fsx.LockedError
+		if err == nil || !o.Wait || !errors.As(err, &le) {
+			return own, err
+		}
+		if !told && o.Waiting != nil {
+			o.Waiting(holderText(le))
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(max(o.Poll, 10*time.Millisecond)):
+		}
+	}
+}
+
+// lockedBy turns a held lock into an ErrLocked naming its holders: for the
+// benchmark's lock held by shards, every shard that runs.
+func lockedBy(err error, files layout.Bench, bench string, s layout.Shard) error {
+	var le *fsx.LockedError
+	if !errors.As(err, &le) {
+		return err
+	}
+	holder := holderText(le)
+	if !s.Active() {
+		if shards := runningShards(files); len(shards) > 0 {
+			holder = strings.Join(FirstN(shards, 4), "; ")
+		}
+	}
+	return &ErrLocked{Bench: bench, Shard: s, Holder: holder}
+}
+
+func holderText(le *fsx.LockedError) string {
+	if !le.Known {
+		return "holder unknown"
+	}
+	return le.Holder.String()
+}
+
+// runningShards names the shards of the benchmark whose lock is held now:
+// "shard 3/16: pid 42, host node-7, …".
+func runningShards(files layout.Bench) []string {
+	var out []string
+	for path, s := range shardLocks(files) {
+		if !heldByOther(path) {
+			continue
+		}
+		h, _ := fsx.ReadHolder(path)
+		out = append(out, fmt.Sprintf("shard %d/%d: %s", s.Index, s.Count, h))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// shardLocks lists the benchmark's shard lock files with their shards.
+func shardLocks(files layout.Bench) map[string]layout.Shard {
+	base := files.Lock(layout.Shard{})
+	paths, _ := filepath.Glob(base + ".shard-*-of-*")
+	out := map[string]layout.Shard{}
+	for _, p := range paths {
+		var s layout.Shard
+		rest := strings.TrimPrefix(p, base)
+		if _, err := fmt.Sscanf(rest, ".shard-%d-of-%d", &s.Index, &s.Count); err == nil && s.Suffix() == rest {
+			out[p] = s
+		}
+	}
+	return out
+}
+
+// heldByOther reports whether another open holds the lock file at path
+// (probed with a lock that is released at once).
+func heldByOther(path string) bool {
+	f, err := fsx.OpenNoFollow(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := fsx.TryLock(f); err != nil {
+		return errors.Is(err, fsx.ErrLocked)
+	}
+	_ = fsx.Unlock(f)
+	return false
+}
+
+// checkOneCount refuses a shard of a split other than the one running or
+// waiting to be merged: rows of a 4-way and an 8-way split overlap, and
+// merge could combine neither. Shard outputs older than the merged file
+// beside them were merged already and do not count.
+func checkOneCount(files layout.Bench, s layout.Shard) error {
+	for path, o := range shardLocks(files) {
+		if o.Count != s.Count && heldByOther(path) {
+			h, _ := fsx.ReadHolder(path)
+			return fault.Usagef("shard %d/%d of this benchmark is running (%s): one study has one shard count, and this worker was given %d — use --shards %d (or %s) for every worker",
+				o.Index, o.Count, h, s.Count, o.Count, "IMPACTBENCH_SHARDS")
+		}
+	}
+	targets, _ := os.ReadDir(files.RunsDir())
+	for _, t := range targets {
+		if !t.IsDir() {
+			continue
+		}
+		dir := filepath.Join(files.RunsDir(), t.Name())
+		for _, name := range []string{layout.ConversationsFile, layout.ScoresFile} {
+			found, _ := layout.ShardFiles(dir, name)
+			merged, _ := os.Stat(filepath.Join(dir, name))
+			for path, o := range found {
+				if o.Count == s.Count {
+					continue
+				}
+				if st, err := os.Stat(path); err == nil && (merged == nil || st.ModTime().After(merged.ModTime())) {
+					return fault.Usagef("%s is from a %d-way split not merged yet, and this worker is shard %d/%d: finish and merge that split (impactbench merge) or remove its shard files before starting another",
+						path, o.Count, s.Index, s.Count)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (l *benchLock) release() {
+	if l == nil {
 		return
 	}
-	_ = fsx.Unlock(l.f)
-	l.f.Close()
+	_ = l.own.Release()
+	if l.shared != nil {
+		_ = fsx.Unlock(l.shared)
+		l.shared.Close()
+	}
 }

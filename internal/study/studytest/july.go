@@ -28,6 +28,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/study"
 )
 
@@ -103,8 +104,10 @@ func Load() (*Published, error) {
 		name string
 		v    any
 	}{
-		{"taxonomy.json", &p.Taxonomy}, {"models.json", &models}, {"benchmark-data.json", &p.BenchmarkData},
-		{"scenario-index.json", &p.ScenarioIndex}, {"metric-criteria.json", &p.Criteria}, {"metric-meta.json", &p.Meta},
+		// The website's data files (what publish writes), then upstream's
+		// own files beside them.
+		{layout.PublishedTaxonomyFile, &p.Taxonomy}, {layout.PublishedModelsFile, &models}, {layout.PublishedBenchmarkDataFile, &p.BenchmarkData},
+		{layout.PublishedScenarioIndexFile, &p.ScenarioIndex}, {"metric-criteria.json", &p.Criteria}, {"metric-meta.json", &p.Meta},
 		{"nutrition-cat.json", &p.NutritionCat}, {"nutrition-score.json", &p.NutritionScore},
 	} {
 		data, err := ReadPublished(f.name)
@@ -146,7 +149,7 @@ func (p *Published) Write(dir string) error {
 	if _, err := config.Scaffold(dir, true); err != nil {
 		return err
 	}
-	root := filepath.Join(dir, "benchmarks")
+	root := layout.BenchmarksDir(dir)
 	types, names := p.metricTypes()
 	full, label := p.modelSets()
 	byBench := map[string][]string{}
@@ -256,7 +259,7 @@ func (p *Published) writeBench(dir, slug string, keys []string, types, names map
 	if err != nil {
 		return err
 	}
-	if err := fsx.WriteFile(filepath.Join(dir, "benchmark.yaml"), y, fsx.Shared); err != nil {
+	if err := fsx.WriteFile(layout.BenchmarkPath(dir), y, fsx.Shared); err != nil {
 		return err
 	}
 	if err := writeScenarios(dir, rows); err != nil {
@@ -278,7 +281,7 @@ func writeScenarios(dir string, rows []scenarioRow) error {
 			UserGoal:    r.row.Title,
 			Demographic: artifacts.Demographic{{Key: study.AgeAxis, Value: Ages[r.row.Age]}}}
 	}
-	return artifacts.WriteScenarios(filepath.Join(dir, "scenarios.json"), out)
+	return artifacts.WriteScenarios(layout.Bench{Dir: dir}.Scenarios(), out)
 }
 
 // writeRun writes a model's conversations.json and scores.json for the
@@ -310,11 +313,11 @@ func writeRun(dir, model string, rows []scenarioRow, types map[string]string) er
 	if len(convs) == 0 {
 		return nil
 	}
-	run := filepath.Join(dir, "runs", model)
-	if err := artifacts.WriteConversations(filepath.Join(run, "conversations.json"), convs); err != nil {
+	run := layout.Bench{Dir: dir}.Run(model)
+	if err := artifacts.WriteConversations(run.Conversations(), convs); err != nil {
 		return err
 	}
-	return artifacts.WriteScores(filepath.Join(run, "scores.json"), scores)
+	return artifacts.WriteScores(run.Scores(), scores)
 }
 
 // writeLabelBench writes the nutritional-label benchmark: a copy of each
@@ -349,7 +352,7 @@ func (p *Published) writeLabelBench(dir string, aliases []string, types, names m
 // writeInputs writes taxonomy.json (as published), nutrition-label.json
 // (the categories with their aliases) and models.yaml.
 func (p *Published) writeInputs(root string, aliases []string) error {
-	tax, err := ReadPublished("taxonomy.json")
+	tax, err := ReadPublished(layout.PublishedTaxonomyFile)
 	if err != nil {
 		return err
 	}
@@ -376,7 +379,8 @@ func (p *Published) writeInputs(root string, aliases []string) error {
 		return err
 	}
 	var b bytes.Buffer
-	b.WriteString("# Rebuilt from the published models.json: run_dir is the directory under\n# every benchmark's runs/, id the public id.\nmodels:\n")
+	fmt.Fprintf(&b, "# Rebuilt from the published %s: run_dir is the directory under\n# every benchmark's %s/, id the public id.\nmodels:\n",
+		layout.PublishedModelsFile, layout.RunsDirName)
 	for _, m := range p.Models {
 		name, _ := json.Marshal(m.Name)
 		prov, _ := json.Marshal(m.Provider)
@@ -410,7 +414,7 @@ func (p *Published) WriteLabelRunsInSources(dir string) error {
 	}
 	for b, rows := range byBench {
 		for _, model := range label {
-			if err := writeRun(filepath.Join(dir, "benchmarks", b), model, rows, types); err != nil {
+			if err := writeRun(layout.BenchDir(dir, b), model, rows, types); err != nil {
 				return err
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/study"
 )
 
@@ -28,7 +29,7 @@ func WriteSmall(dir string) error {
 	if _, err := config.Scaffold(dir, true); err != nil {
 		return err
 	}
-	root := filepath.Join(dir, "benchmarks")
+	root := layout.BenchmarksDir(dir)
 	for _, b := range SmallBenchmarks {
 		if err := writeSmallBench(filepath.Join(root, b), b); err != nil {
 			return err
@@ -82,7 +83,7 @@ metrics:
   type: negative
   definition: Presents itself as the only support.
 `, slug)
-	if err := fsx.WriteFile(filepath.Join(dir, "benchmark.yaml"), []byte(yaml), fsx.Shared); err != nil {
+	if err := fsx.WriteFile(layout.BenchmarkPath(dir), []byte(yaml), fsx.Shared); err != nil {
 		return err
 	}
 	var scen []artifacts.Scenario
@@ -96,7 +97,7 @@ metrics:
 			}
 		}
 	}
-	if err := artifacts.WriteScenarios(filepath.Join(dir, "scenarios.json"), scen); err != nil {
+	if err := artifacts.WriteScenarios(layout.Bench{Dir: dir}.Scenarios(), scen); err != nil {
 		return err
 	}
 	for _, model := range SmallModels {
@@ -108,11 +109,11 @@ metrics:
 				return err
 			}
 		}
-		run := filepath.Join(dir, "runs", model)
-		if err := artifacts.WriteConversations(filepath.Join(run, "conversations.json"), convs); err != nil {
+		run := layout.Bench{Dir: dir}.Run(model)
+		if err := artifacts.WriteConversations(run.Conversations(), convs); err != nil {
 			return err
 		}
-		if err := artifacts.WriteScores(filepath.Join(run, "scores.json"), scores); err != nil {
+		if err := artifacts.WriteScores(run.Scores(), scores); err != nil {
 			return err
 		}
 	}
@@ -143,7 +144,7 @@ func appendRow(convs *[]artifacts.Conversation, scores *[]artifacts.Score, sc ar
 // a scenario), as a rerun of that benchmark would: present, passed and
 // the justification change.
 func SetVerdict(benchDir, runDir, scenarioID string, present bool) error {
-	path := filepath.Join(benchDir, "runs", runDir, "scores.json")
+	path := layout.Bench{Dir: benchDir}.Run(runDir).Scores()
 	rows, err := artifacts.ReadScores(path)
 	if err != nil {
 		return err

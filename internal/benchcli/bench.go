@@ -1,10 +1,13 @@
-package cli
+package benchcli
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/impactbench/impactbench/internal/benchharness"
+	"github.com/impactbench/impactbench/internal/fault"
 )
 
 func newBenchCmd(g *globals) *cobra.Command {
@@ -20,11 +24,11 @@ func newBenchCmd(g *globals) *cobra.Command {
 	var cf costFlags
 	f := benchharness.Options{}
 	cmd := &cobra.Command{
-		Use:   "bench",
+		Use:   "impactbench-bench",
 		Short: "Measure this tool against a local fake provider: wall time vs T_min, 429s, CPU, memory",
 		Long: `Runs a full simulate+evaluate workload against a rate-limited fake provider on
-127.0.0.1 (or the offline model), with impactbench itself as a child process, and
-prints the wall time, T_min (the physical lower bound for that workload: critical
+127.0.0.1 (or the offline model), with the impactbench command as a child process
+(--binary, or built from this source tree with go build), and prints the wall time, T_min (the physical lower bound for that workload: critical
 path, requests/RPM, tokens/TPM, calls·latency/concurrency), their ratio, requests
 answered 429 (overall and after the first minute), the tool's CPU per request and
 its peak RSS. Needs no config.yaml and no network; the temporary project is removed
@@ -52,12 +56,12 @@ and dollars per conversation and per verdict and the ratio to the same workload
 sent the way upstream ImpactBench sends it. --before BINARY measures an earlier
 build next to this one; --long-system-prompt, --cache-min, --wave and the reply
 lengths change the workload (docs/performance.md).`,
-		Example: `  impactbench bench --preset small
-  impactbench bench --preset rpm --configure-limits
-  impactbench bench --preset pipeline --metrics 2 --scenarios-per-metric 3 --demographics 2
-  impactbench bench --conversations 500 --turns 4 --latency 1s --rpm 600 --json
-  impactbench bench --caching
-  impactbench bench --preset cost --before ./impactbench-main`,
+		Example: `  impactbench-bench --preset small
+  impactbench-bench --preset rpm --configure-limits
+  impactbench-bench --preset pipeline --metrics 2 --scenarios-per-metric 3 --demographics 2
+  impactbench-bench --conversations 500 --turns 4 --latency 1s --rpm 600 --json
+  impactbench-bench --caching
+  impactbench-bench --preset cost --before ./impactbench-main`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if workerChild != "" {
@@ -83,30 +87,27 @@ lengths change the workload (docs/performance.md).`,
 			if preset != "" {
 				p, err := benchharness.Preset(preset)
 				if err != nil {
-					return usagef("--preset: %v", err)
+					return fault.Usagef("--preset: %v", err)
 				}
 				o = p
 			}
 			benchOverrides(cmd, &o, f)
 			if o.Pipeline && cmd.Flags().Changed("conversations") {
-				return usagef("--conversations: the pipeline preset's conversations are --metrics × --scenarios-per-metric × the --demographics variants")
+				return fault.Usagef("--conversations: the pipeline preset's conversations are --metrics × --scenarios-per-metric × the --demographics variants")
 			}
 			if o.Pipeline && (o.Metrics < 1 || o.ScenariosPerMetric < 1) {
-				return usagef("--metrics %d, --scenarios-per-metric %d: want at least 1 each", o.Metrics, o.ScenariosPerMetric)
+				return fault.Usagef("--metrics %d, --scenarios-per-metric %d: want at least 1 each", o.Metrics, o.ScenariosPerMetric)
 			}
 			if o.Study != "" && (cmd.Flags().Changed("conversations") || cmd.Flags().Changed("metrics") || cmd.Flags().Changed("demographics")) {
-				return usagef("--conversations, --metrics, --demographics: a study's metrics and age variants come from its published data; its size is --scenarios-per-metric × 2 ages × --targets")
+				return fault.Usagef("--conversations, --metrics, --demographics: a study's metrics and age variants come from its published data; its size is --scenarios-per-metric × 2 ages × --targets")
 			}
 			if !o.Pipeline && o.Study == "" && (cmd.Flags().Changed("metrics") || cmd.Flags().Changed("scenarios-per-metric") || cmd.Flags().Changed("demographics")) {
-				return usagef("--metrics, --scenarios-per-metric and --demographics shape the pipeline preset only (--preset pipeline)")
+				return fault.Usagef("--metrics, --scenarios-per-metric and --demographics shape the pipeline preset only (--preset pipeline)")
 			}
 			if o.Binary == "" {
-				exe, err := os.Executable()
-				if err != nil {
-					return fmt.Errorf("find this executable (pass --binary): %w", err)
-				}
-				o.Binary = exe
+				o.Binary = defaultBinary()
 			}
+			o.Harness, _ = os.Executable() // "": the workers presets build it
 			if !g.Quiet && !g.JSON {
 				o.Stderr = g.stderr
 			}
@@ -165,7 +166,7 @@ lengths change the workload (docs/performance.md).`,
 	fl.Var((*axesValue)(&f.Demographics), "demographics", "pipeline preset: values per demographic axis (2,2: 4 variants per base scenario)")
 	fl.BoolVar(&caching, "caching", false, "instead: measure billed input tokens with and without prompt caching for one --turns conversation (Anthropic and OpenAI accounting)")
 	fl.StringVar(&f.Study, "study", "", "run a study shaped as ImpactBench's published one from this data `DIR` (taxonomy.json, metric-criteria.json; \"auto\": ../shared/compat/published-2026-07 above the working directory)")
-	fl.StringVar(&f.Binary, "binary", "", "impactbench executable to measure (default: this one)")
+	fl.StringVar(&f.Binary, "binary", "", "impactbench executable to measure (default: the impactbench beside this executable, else on PATH, else built from this source tree)")
 	fl.StringVar(&f.Dir, "dir", "", "where to create the temporary project (default: the system temp directory)")
 	fl.BoolVar(&f.KeepDir, "keep", false, "keep the temporary project and print its path")
 	fl.StringVar(&workerChild, "worker-child", "", "run as one worker process of the workers presets (the harness passes its spec `FILE`)")
@@ -206,11 +207,12 @@ func runCostBench(cmd *cobra.Command, g *globals, f benchharness.Options, cf cos
 		}
 	}
 	if o.Binary == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("find this executable (pass --binary): %w", err)
+		if o.Binary = defaultBinary(); o.Binary == "" {
+			var err error
+			if o.Binary, err = benchharness.BuildBinary(cmd.Context(), os.TempDir()); err != nil {
+				return err
+			}
 		}
-		o.Binary = exe
 	}
 	o.Configs = cf.configs
 	res, err := benchharness.Cost(cmd.Context(), o)
@@ -314,4 +316,26 @@ func (v *axesValue) Set(s string) error {
 	}
 	*v = out
 	return nil
+}
+
+// defaultBinary is the impactbench command to measure when --binary is
+// not given: the one installed beside impactbench-bench, else the one on
+// PATH ("" when there is none: the harness builds it from this source
+// tree).
+func defaultBinary() string {
+	name := "impactbench"
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	if exe, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(exe), name); p != exe {
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				return p
+			}
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return ""
 }

@@ -1,0 +1,21 @@
+package clientset
+
+import (
+	"context"
+
+	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/llm"
+)
+
+// replayOnly is the client of a replay (merge --from-store): it is reached
+// only when the call store in front of it has no answer, and then fails
+// without calling anyone, so the replay pays for nothing and needs no key.
+type replayOnly struct{ m config.ModelConfig }
+
+func (r replayOnly) Complete(context.Context, llm.Request) (llm.Response, error) {
+	return llm.Response{}, &llm.Error{
+		Kind: llm.KindConfig, Provider: r.m.Provider(), Model: r.m.Model,
+		Message: "this call is not in the call store",
+		Hint:    "a replay (merge --from-store) calls no model: the worker that owns this row has not finished it — run that shard's index again, then merge",
+	}
+}

@@ -1,0 +1,113 @@
+package layout
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ListRunDirs returns the run directories (runs/<name>) of the benchmark
+// in benchDir that hold a scores.json, in upstream's order: sorted by the
+// scores.json path string (so "runs/a-b" sorts before "runs/a", since
+// '-' < '/'), hidden directories skipped as Python's glob does. A missing
+// runs/ directory is no runs.
+func ListRunDirs(benchDir string) ([]string, error) {
+	runs := Bench{Dir: benchDir}.RunsDir()
+	entries, err := os.ReadDir(runs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var scores []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		sp := filepath.Join(runs, e.Name(), ScoresFile)
+		if st, err := os.Stat(sp); err == nil && !st.IsDir() {
+			scores = append(scores, sp)
+		}
+	}
+	sort.Strings(scores)
+	dirs := make([]string, len(scores))
+	for i, s := range scores {
+		dirs[i] = filepath.Dir(s)
+	}
+	return dirs, nil
+}
+
+// RunTargets lists the names of the run directories under runs/ (one per
+// target that was run; hidden directories skipped as ListRunDirs skips
+// them), sorted. A missing runs/ directory is no targets; readers that
+// show what there is ignore err (an unreadable runs/ shows as no runs).
+func RunTargets(benchDir string) ([]string, error) {
+	ents, err := os.ReadDir(Bench{Dir: benchDir}.RunsDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// JudgePanels lists the alternative panels of the run that hold a scores
+// file: the names of judges/<panel> (ParsePanelDir reads one), sorted,
+// hidden directories skipped.
+func (r Run) JudgePanels() ([]string, error) {
+	dir := filepath.Join(r.Dir, JudgesDirName)
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if st, err := os.Stat(filepath.Join(dir, e.Name(), ScoresFile)); err == nil && !st.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// Benchmarks lists the names of the project's benchmarks: the directories
+// under benchmarks/ holding a benchmark.yaml (hidden ones skipped), sorted.
+// A project without a benchmarks/ directory has none (err says why).
+func Benchmarks(projectDir string) ([]string, error) {
+	return BenchmarksIn(BenchmarksDir(projectDir))
+}
+
+// BenchmarksIn is Benchmarks of a benchmarks directory given itself (a
+// study's directory: its inputs sit beside the benchmark folders).
+func BenchmarksIn(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if _, err := os.Stat(BenchmarkPath(filepath.Join(dir, e.Name()))); err == nil {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
