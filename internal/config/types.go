@@ -84,6 +84,10 @@ type Generation struct {
 	ScenariosPerMetric int `yaml:"scenarios_per_metric"`
 	Turns              int `yaml:"turns"`
 	NumSamples         int `yaml:"num_samples"` // default 1
+	// IndependentOpenings asks the simulated user's first turn once per
+	// target, as upstream did; by default it is asked once per scenario
+	// and sample and every target gets that opening.
+	IndependentOpenings bool `yaml:"independent_openings"`
 }
 
 // Axis is one demographic axis, e.g. age: [child, adult].
