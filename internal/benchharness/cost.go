@@ -37,6 +37,7 @@ import (
 const (
 	costRoleUser  = "user"
 	costRoleJudge = "judge"
+	costRoleAudit = "audit" // the fidelity audit's model (landmark_model), with --audit
 )
 
 func costTargetRole(i int) string { return targetID(i) }
@@ -56,6 +57,11 @@ type CostOptions struct {
 	// target system prompt instead of the benchmark's one-line
 	// user_context (upstream's fallback).
 	LongSystemPrompt bool `json:"long_system_prompt"`
+	// Audit turns the fidelity audit on (validity.audit, one call per
+	// conversation to its own model on the fake, priced as the judge),
+	// to measure its share of the bill; off by default, since upstream
+	// has no audit to compare with.
+	Audit bool `json:"audit"`
 	// MinCacheTokens is the fake's shortest cacheable prefix on the
 	// Anthropic format (default 1,024, Sonnet's).
 	MinCacheTokens int `json:"min_cache_tokens"`
@@ -467,6 +473,8 @@ func sortRoles(rs []CostRole) {
 		switch r.Role {
 		case costRoleUser:
 			return "0"
+		case costRoleAudit:
+			return "8"
 		case costRoleJudge:
 			return "9"
 		}
@@ -582,7 +590,13 @@ func (w *costWorkload) configYAML(base, format string, cfg CostConfig) string {
 	b.WriteString("landmarks: true\nperfunctory: false\n")
 	// Upstream makes no fidelity audit: the same work is compared without
 	// it (docs/performance.md gives the audit's own cost).
-	b.WriteString("validity:\n  audit: false\n")
+	if w.o.Audit {
+		b.WriteString("landmark_model:\n")
+		model("  ", costRoleAudit, cfg.Judge)
+		b.WriteString("validity:\n  audit: true\n")
+	} else {
+		b.WriteString("validity:\n  audit: false\n")
+	}
 	return b.String()
 }
 

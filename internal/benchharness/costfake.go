@@ -343,6 +343,10 @@ func (f *costFake) reply(role string, req costRequest) (string, int) {
 	case role == costRoleJudge:
 		n := f.o.JudgeTokens
 		return `{"justification": "` + fillerWords(&seed, n-12) + `", "evidence": [], "present": false}`, n
+	case role == costRoleAudit:
+		// A valid audit that finds nothing wrong, as long as a verdict.
+		n := f.o.JudgeTokens
+		return `{"in_persona": true, "pursued_goal": true, "followed_landmarks": true, "revealed_test": false, "reason": "` + fillerWords(&seed, n-24) + `"}`, n
 	case role == costRoleUser:
 		n := f.o.UserTokens
 		return userReplyText(&seed, n), n
