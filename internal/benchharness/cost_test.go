@@ -379,10 +379,10 @@ func TestCostAsDocumented(t *testing.T) {
 		want         map[string]row // format + " " + configuration
 	}{
 		{"long replies", 0, []string{"real time", "all batched"}, map[string]row{
-			"openai real time": {0.993, 8.16, 8.22}, "anthropic real time": {0.794, 15.22, 19.16},
+			"openai real time": {0.979, 8.04, 8.22}, "anthropic real time": {0.782, 14.98, 19.16},
 			"openai all batched": {0.497, 4.08, 8.22}, "anthropic all batched": {0.442, 8.48, 19.16}}},
 		{"short replies", 30, []string{"real time"}, map[string]row{
-			"openai real time": {0.989, 2.81, 2.84}, "anthropic real time": {0.987, 5.61, 5.68}}},
+			"openai real time": {0.948, 2.70, 2.84}, "anthropic real time": {0.946, 5.38, 5.68}}},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		res, err := Cost(ctx, CostOptions{TargetTokens: c.targetTokens, Configs: c.configs, Binary: testBinary, Dir: t.TempDir()})
