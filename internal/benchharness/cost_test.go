@@ -405,3 +405,34 @@ func TestCostAsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestCostAudit: with Audit the measured run audits every conversation
+// once, on its own model on the fake, and bills it as a role of its own.
+func TestCostAudit(t *testing.T) {
+	o := CostOptions{Metrics: 1, ScenariosPerMetric: 2, Variants: 1, Targets: 1, Turns: 3, Audit: true,
+		Configs: []string{"real time"}, Formats: []string{"openai"}, Binary: testBinary, Dir: t.TempDir()}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := Cost(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 1 || res.Runs[0].Error != "" {
+		t.Fatalf("runs %+v", res.Runs)
+	}
+	audits, judged := 0, 0
+	for _, ro := range res.Runs[0].Roles {
+		switch ro.Role {
+		case costRoleAudit:
+			audits += ro.Calls
+			if !(ro.USD > 0) {
+				t.Errorf("the audit is not billed: %+v", ro)
+			}
+		case costRoleJudge:
+			judged += ro.Calls
+		}
+	}
+	if audits != res.Conversations || judged != res.Conversations {
+		t.Errorf("%d audit and %d judge calls for %d conversations", audits, judged, res.Conversations)
+	}
+}
