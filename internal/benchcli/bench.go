@@ -163,6 +163,7 @@ set the design (docs/statistics.md).`,
 	fl.StringVar(&cf.before, "before", "", "--preset cost: also measure this earlier build (e.g. main) and show it next to --binary")
 	fl.DurationVar(&cf.wave, "wave", 0, "--preset cost: how long each batch takes on the fake's clock (default 10m)")
 	fl.BoolVar(&cf.long, "long-system-prompt", false, "--preset cost: give every scenario a ~1,500-token target system prompt")
+	fl.BoolVar(&cf.audit, "audit", false, "--preset cost: turn the fidelity audit on (its own model on the fake, priced as the judge) to measure its share of the bill")
 	fl.IntVar(&cf.min, "cache-min", 0, "--preset cost: the fake's Anthropic cache minimum in tokens (default 1024)")
 	fl.StringSliceVar(&cf.configs, "configs", nil, "--preset cost: the configurations to run (default all: \"real time\", \"judge batched\", \"user and judge batched\", \"all batched\")")
 	fl.IntVar(&f.Conversations, "conversations", benchharness.DefaultConversations, "conversations (scenarios × samples × targets)")
@@ -208,6 +209,7 @@ type costFlags struct {
 	before  string
 	wave    time.Duration
 	long    bool
+	audit   bool
 	min     int
 	configs []string
 }
@@ -218,7 +220,7 @@ type costFlags struct {
 func runCostBench(cmd *cobra.Command, g *globals, f benchharness.Options, cf costFlags) error {
 	set := cmd.Flags().Changed
 	o := benchharness.CostOptions{Binary: f.Binary, Before: cf.before, Dir: f.Dir, Wave: cf.wave,
-		LongSystemPrompt: cf.long, MinCacheTokens: cf.min}
+		LongSystemPrompt: cf.long, MinCacheTokens: cf.min, Audit: cf.audit}
 	for _, x := range []struct {
 		name     string
 		dst, src *int

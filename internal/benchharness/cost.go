@@ -16,6 +16,8 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/plan"
+	"github.com/impactbench/impactbench/internal/stats"
 )
 
 // The cost benchmark (`impactbench-bench --preset cost`): what a study
@@ -35,6 +37,7 @@ import (
 const (
 	costRoleUser  = "user"
 	costRoleJudge = "judge"
+	costRoleAudit = "audit" // the fidelity audit's model (landmark_model), with --audit
 )
 
 func costTargetRole(i int) string { return targetID(i) }
@@ -54,6 +57,11 @@ type CostOptions struct {
 	// target system prompt instead of the benchmark's one-line
 	// user_context (upstream's fallback).
 	LongSystemPrompt bool `json:"long_system_prompt"`
+	// Audit turns the fidelity audit on (validity.audit, one call per
+	// conversation to its own model on the fake, priced as the judge),
+	// to measure its share of the bill; off by default, since upstream
+	// has no audit to compare with.
+	Audit bool `json:"audit"`
 	// MinCacheTokens is the fake's shortest cacheable prefix on the
 	// Anthropic format (default 1,024, Sonnet's).
 	MinCacheTokens int `json:"min_cache_tokens"`
@@ -66,6 +74,12 @@ type CostOptions struct {
 	// Formats the wire formats (default "openai", "anthropic").
 	Configs []string `json:"configs"`
 	Formats []string `json:"formats"`
+	// PrecisionHalfWidth and PrecisionICC define a precise score (see
+	// CostPrecision): the 95 % half-width wanted (default 0.10) and the
+	// intra-class correlation assumed (default 0.3), `impactbench plan`'s
+	// defaults.
+	PrecisionHalfWidth float64 `json:"precision_half_width"`
+	PrecisionICC       float64 `json:"precision_icc"`
 
 	// Binary is the build measured; Before, when set, an earlier build
 	// measured the same way (e.g. main before a change).
@@ -104,6 +118,12 @@ func (o CostOptions) withDefaults() CostOptions {
 	if len(o.Formats) == 0 {
 		o.Formats = []string{"openai", "anthropic"}
 	}
+	if !(o.PrecisionHalfWidth > 0 && o.PrecisionHalfWidth < 1) {
+		o.PrecisionHalfWidth = plan.DefaultPlanHalfWidth
+	}
+	if !(o.PrecisionICC > 0 && o.PrecisionICC <= 1) {
+		o.PrecisionICC = plan.DefaultPlanICC
+	}
 	return o
 }
 
@@ -132,9 +152,53 @@ type CostResult struct {
 	Options       CostOptions `json:"options"`
 	Conversations int         `json:"conversations"`
 	Verdicts      int         `json:"verdicts"`
+	// Precision defines every run's USDPerPreciseScore.
+	Precision CostPrecision `json:"precision"`
 	// Upstream is the upstream-shaped workload's bill per format.
 	Upstream []CostRun `json:"upstream"`
 	Runs     []CostRun `json:"runs"`
+}
+
+// CostPrecision is the cost benchmark's unit of precision: a precise
+// score, one model's pass rate on one metric stated to ±HalfWidth with 95 %
+// confidence. The conversations it takes are what `impactbench plan` sizes
+// for the cluster-score interval (stats.ScenariosNeeded): base scenarios of
+// ConversationsPerScenario conversations (the workload's demographic
+// variants), at the widest rate (0.5) and the assumed ICC; each
+// conversation is judged once. A run's cost per precise score is its cost
+// per judged conversation times Conversations: the cost of reaching a fixed
+// half-width, the usual cost × variance measure made concrete. It scales
+// with the design: a lab measuring K models on M metrics to that precision
+// pays about K·M times it (less for rates far from one half, whose
+// intervals are narrower).
+type CostPrecision struct {
+	HalfWidth                float64 `json:"half_width"`
+	Conf                     float64 `json:"conf"`
+	Rate                     float64 `json:"rate"`
+	ICC                      float64 `json:"icc"`
+	ConversationsPerScenario int     `json:"conversations_per_base_scenario"`
+	BaseScenarios            int     `json:"base_scenarios_needed"`
+	Conversations            int     `json:"conversations_needed"`
+	// WorkloadHalfWidth is the expected half-width of one model's score on
+	// one metric from the workload's own ScenariosPerMetric base scenarios
+	// (nil below two, where no interval is planned).
+	WorkloadHalfWidth *float64 `json:"workload_half_width"`
+}
+
+// precisionConf is the confidence of a precise score.
+const precisionConf = 0.95
+
+func costPrecision(o CostOptions) CostPrecision {
+	m := float64(o.Variants)
+	p := CostPrecision{HalfWidth: o.PrecisionHalfWidth, Conf: precisionConf, Rate: plan.DefaultPlanRate, ICC: o.PrecisionICC,
+		ConversationsPerScenario: o.Variants}
+	p.BaseScenarios = stats.ScenariosNeeded(p.HalfWidth, m, p.Rate, p.ICC, p.Conf)
+	p.Conversations = p.BaseScenarios * o.Variants
+	if o.ScenariosPerMetric >= 2 {
+		hw := stats.ExpectedHalfWidth(o.ScenariosPerMetric, m, p.Rate, p.ICC, p.Conf)
+		p.WorkloadHalfWidth = &hw
+	}
+	return p
 }
 
 // CostRun is one build × format × configuration.
@@ -151,9 +215,12 @@ type CostRun struct {
 	PerVerdict      CostTokens `json:"per_verdict"`
 	USD             float64    `json:"usd"`
 	// Ratio is USD over the upstream-shaped bill on the same format.
-	Ratio    float64 `json:"ratio_to_upstream"`
-	WallSecs float64 `json:"wall_s,omitempty"`
-	Error    string  `json:"error,omitempty"`
+	Ratio float64 `json:"ratio_to_upstream"`
+	// USDPerPreciseScore is what one precise score (CostPrecision) costs
+	// at this run's cost per judged conversation.
+	USDPerPreciseScore float64 `json:"usd_per_precise_score"`
+	WallSecs           float64 `json:"wall_s,omitempty"`
+	Error              string  `json:"error,omitempty"`
 }
 
 // CostRole is one role's calls.
@@ -180,12 +247,13 @@ func Cost(ctx context.Context, o CostOptions) (*CostResult, error) {
 		return nil, fmt.Errorf("benchharness: no binary to measure")
 	}
 	w := newCostWorkload(o)
-	res := &CostResult{Options: o, Conversations: w.conversations(), Verdicts: w.conversations()}
+	res := &CostResult{Options: o, Conversations: w.conversations(), Verdicts: w.conversations(), Precision: costPrecision(o)}
 	for _, format := range o.Formats {
 		up, err := w.upstreamBill(format)
 		if err != nil {
 			return nil, err
 		}
+		res.price(&up)
 		res.Upstream = append(res.Upstream, up)
 	}
 	builds := [][2]string{{"after", o.Binary}}
@@ -205,6 +273,7 @@ func Cost(ctx context.Context, o CostOptions) (*CostResult, error) {
 				}
 				run := w.run(ctx, b[0], b[1], format, cfg)
 				run.Ratio = run.USD / res.upstream(format).USD
+				res.price(&run)
 				res.Runs = append(res.Runs, run)
 				if err := ctx.Err(); err != nil {
 					return res, err
@@ -213,6 +282,13 @@ func Cost(ctx context.Context, o CostOptions) (*CostResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// price sets run's cost per precise score.
+func (r *CostResult) price(run *CostRun) {
+	if r.Conversations > 0 {
+		run.USDPerPreciseScore = run.USD / float64(r.Conversations) * float64(r.Precision.Conversations)
+	}
 }
 
 func (r *CostResult) upstream(format string) CostRun {
@@ -293,47 +369,64 @@ func variantName(v int) string {
 // fallback for it too) unless LongSystemPrompt.
 const userContext = "A general-purpose community help assistant."
 
-// upstreamBill prices the upstream-shaped workload on format.
+// upstreamBill prices the upstream-shaped workload on format: every request
+// upstream would send, billed by a costFake of the same options as ours, in
+// real time (upstream batches nothing) and in upstream's order — each
+// target's conversations (one `simulate` per target), then their verdicts.
+// The fake caches what the format's provider caches for any caller: on
+// OpenAI, every earlier prefix of 1,024 tokens or more; on Anthropic,
+// nothing, since upstream marks no breakpoint.
 func (w *costWorkload) upstreamBill(format string) (CostRun, error) {
 	model := costPrices[format]
-	price, ok := llm.DefaultPrices().Lookup(model)
-	if !ok {
+	if _, ok := llm.DefaultPrices().Lookup(model); !ok {
 		return CostRun{}, fmt.Errorf("benchharness: no price for %s", model)
 	}
-	run := CostRun{Build: "upstream", Format: format, Config: "real time, no caching", Model: model}
-	var user, target, judge CostTokens
-	for _, sc := range w.scenarios {
-		m := w.metric(sc.MetricID)
-		ts := len(userContext)
-		if sc.TargetSystemPrompt != "" {
-			ts = len(sc.TargetSystemPrompt)
-		}
-		msgs, replies := make([]int, w.o.Turns), make([]int, w.o.Turns)
-		for k := range msgs {
-			msgs[k], replies[k] = w.userMsg, w.reply
-		}
-		for range w.o.Targets {
-			u, t := upstreamConversation(upstreamUserSystem(sc, m, w.o.Turns), ts, msgs, replies)
-			for k := range u {
-				user.add(u[k].tokens(), w.o.UserTokens)
-				target.add(t[k].tokens(), w.o.TargetTokens)
+	run := CostRun{Build: "upstream", Format: format, Config: "real time", Model: model}
+	fake := newCostFake(w.o)
+	openAI := format == "openai"
+	for t := range w.o.Targets {
+		for _, sc := range w.scenarios {
+			msgs, replies := w.upstreamDialogue(sc, t)
+			user, target := upstreamConversation(upstreamUserSystem(sc, w.metric(sc.MetricID), w.o.Turns), w.targetSystem(sc), msgs, replies)
+			for k := range user {
+				fake.record(costRoleUser, user[k], openAI, false, w.o.UserTokens)
+				fake.record(costTargetRole(t), target[k], openAI, false, w.o.TargetTokens)
 			}
-			judge.add(upstreamVerdict(m, msgs, replies).tokens(), w.o.JudgeTokens)
 		}
 	}
-	for role, t := range map[string]*CostTokens{costRoleUser: &user, "targets": &target, costRoleJudge: &judge} {
-		t.USD = price.Cost(llm.Usage{InputTokens: t.Prompt, OutputTokens: t.Output}, false)
-		run.Roles = append(run.Roles, CostRole{Role: role, CostTokens: *t})
+	for t := range w.o.Targets {
+		for _, sc := range w.scenarios {
+			msgs, replies := w.upstreamDialogue(sc, t)
+			fake.record(costRoleJudge, upstreamVerdict(w.metric(sc.MetricID), msgs, replies), openAI, false, w.o.JudgeTokens)
+		}
 	}
-	sortRoles(run.Roles)
-	run.finish(w.conversations())
+	calls, err := fake.snapshot()
+	if err != nil {
+		return run, fmt.Errorf("benchharness: upstream bill: %w", err)
+	}
+	w.bill(&run, calls)
 	return run, nil
 }
 
-func (t *CostTokens) add(prompt, output int) {
-	t.Calls++
-	t.Prompt += prompt
-	t.Output += output
+// upstreamDialogue is the simulated user's messages and target t's replies
+// in one upstream conversation: the workload's reply lengths, with text
+// drawn for this conversation alone (each is sampled afresh).
+func (w *costWorkload) upstreamDialogue(sc artifacts.Scenario, t int) (msgs, replies []string) {
+	for k := range w.o.Turns {
+		key := fmt.Sprintf("upstream/%s/%s/%d/", sc.ID, costTargetRole(t), k)
+		msgs = append(msgs, sized(key+"user", w.userMsg))
+		replies = append(replies, sized(key+"target", w.reply))
+	}
+	return msgs, replies
+}
+
+// targetSystem is the target's system prompt for sc: the scenario's own,
+// else the benchmark's user_context (upstream's order of fallbacks).
+func (w *costWorkload) targetSystem(sc artifacts.Scenario) string {
+	if sc.TargetSystemPrompt != "" {
+		return sc.TargetSystemPrompt
+	}
+	return userContext
 }
 
 func (w *costWorkload) metric(id string) config.Metric {
@@ -380,6 +473,8 @@ func sortRoles(rs []CostRole) {
 		switch r.Role {
 		case costRoleUser:
 			return "0"
+		case costRoleAudit:
+			return "8"
 		case costRoleJudge:
 			return "9"
 		}
@@ -495,7 +590,13 @@ func (w *costWorkload) configYAML(base, format string, cfg CostConfig) string {
 	b.WriteString("landmarks: true\nperfunctory: false\n")
 	// Upstream makes no fidelity audit: the same work is compared without
 	// it (docs/performance.md gives the audit's own cost).
-	b.WriteString("validity:\n  audit: false\n")
+	if w.o.Audit {
+		b.WriteString("landmark_model:\n")
+		model("  ", costRoleAudit, cfg.Judge)
+		b.WriteString("validity:\n  audit: true\n")
+	} else {
+		b.WriteString("validity:\n  audit: false\n")
+	}
 	return b.String()
 }
 
@@ -512,7 +613,7 @@ func (r *CostResult) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "replies: user %d, target %d, judge %d tokens; target system prompt: %s; Anthropic cache minimum %d tokens; OpenAI cache lifetime %s; each batch %s\n",
 		o.UserTokens, o.TargetTokens, o.JudgeTokens, sys, o.MinCacheTokens, o.OpenAITTL, o.Wave)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "format\tbuild\tconfiguration\tconv: prompt\tread\twritten\toutput\t$/conv\tverdict: prompt\t$/verdict\tstudy $\t× upstream\t")
+	fmt.Fprintln(tw, "format\tbuild\tconfiguration\tconv: prompt\tread\twritten\toutput\t$/conv\tverdict: prompt\t$/verdict\tstudy $\t× upstream\t$/precise score\t")
 	for _, format := range o.Formats {
 		rows := append([]CostRun{r.upstream(format)}, r.runsOf(format)...)
 		for _, run := range rows {
@@ -524,8 +625,8 @@ func (r *CostResult) WriteText(w io.Writer) error {
 			if run.Error != "" {
 				ratio += " (failed: " + run.Error + ")"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%.5f\t%d\t%.5f\t%.4f\t%s\t\n", format, run.Build, run.Config,
-				c.Prompt, c.CacheRead, c.CacheWrite, c.Output, c.USD, v.Prompt, v.USD, run.USD, ratio)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%.5f\t%d\t%.5f\t%.4f\t%s\t%.2f\t\n", format, run.Build, run.Config,
+				c.Prompt, c.CacheRead, c.CacheWrite, c.Output, c.USD, v.Prompt, v.USD, run.USD, ratio, run.USDPerPreciseScore)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -533,6 +634,14 @@ func (r *CostResult) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "priced at list prices (prices.json): anthropic as %s, openai as %s; batched calls at half; conv = the simulated user's and the target's calls of one conversation\n",
 		costPrices["anthropic"], costPrices["openai"])
+	b.WriteString("upstream: its requests in real time, billed as ours: on openai its prefixes of 1,024 tokens or more are read from the automatic cache; on anthropic it marks no breakpoint, so nothing is cached\n")
+	pr := r.Precision
+	own := fmt.Sprintf("no interval from %d base scenario", o.ScenariosPerMetric)
+	if pr.WorkloadHalfWidth != nil {
+		own = fmt.Sprintf("±%.1f pt from %d", 100**pr.WorkloadHalfWidth, o.ScenariosPerMetric)
+	}
+	fmt.Fprintf(&b, "precise score: one model's pass rate on one metric to ±%.0f pt (%.0f %%, cluster-score interval, rate %.1f, ICC %.1f): %d base scenarios × %d conversations, each judged (this workload: %s)\n",
+		100*pr.HalfWidth, 100*pr.Conf, pr.Rate, pr.ICC, pr.BaseScenarios, pr.ConversationsPerScenario, own)
 	_, err := w.Write(b.Bytes())
 	return err
 }

@@ -4,14 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/stats"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // post sends one request body to the fake and returns its usage.
@@ -128,7 +134,8 @@ func TestCostFakeOpenAICaching(t *testing.T) {
 }
 
 // upstream's user system prompt, by size, for one scenario: the fixed
-// texts' lengths plus the scenario's own text, joined as upstream joins it.
+// texts' lengths plus the scenario's own text, joined as upstream joins it;
+// its turn prompts and its calls, message by message.
 func TestUpstreamShape(t *testing.T) {
 	sc := artifacts.Scenario{Persona: "P", UserGoal: "GG", LatentAdversarialGoal: "L",
 		Landmarks: []artifacts.Landmark{{Turn: 1, Instruction: "I"}, {Turn: 3, Instruction: "JJ"}}}
@@ -137,20 +144,44 @@ func TestUpstreamShape(t *testing.T) {
 	lm := 40 + 19 + 11 + 12 + 0 + 4
 	// adversarial: head, "", latent, "", metric, checks, "", tail1, tail2, "": 9 newlines.
 	adv := 302 + 0 + (33 + 1) + 0 + (15 + 1 + 38) + (16 + 3 + 1) + 0 + 53 + 81 + 0 + 9
-	if got, want := upstreamUserSystem(sc, m, 6), 935+1+2+lm+adv; got != want {
+	if got, want := len(upstreamUserSystem(sc, m, 6)), 935+1+2+lm+adv; got != want {
 		t.Errorf("user system prompt %d bytes, want %d", got, want)
 	}
-	if upstreamTurnPrompt(1, 6) != 318 || upstreamTurnPrompt(2, 6) != 299+13+38 {
-		t.Errorf("turn prompts %d, %d", upstreamTurnPrompt(1, 6), upstreamTurnPrompt(2, 6))
+	if len(upstreamTurnPrompt(1, 6)) != 318 || len(upstreamTurnPrompt(2, 6)) != 299+13+38 {
+		t.Errorf("turn prompts %d, %d bytes", len(upstreamTurnPrompt(1, 6)), len(upstreamTurnPrompt(2, 6)))
 	}
-	u, tg := upstreamConversation(100, 10, []int{4, 4}, []int{8, 8})
-	if len(u) != 2 || len(u[1]) != 4 || len(tg[1]) != 4 || tg[1][3] != 4 || u[1][3] != upstreamTurnPrompt(2, 2) {
-		t.Errorf("calls %v / %v", u, tg)
+	// A variant differs from its base scenario only in the persona
+	// upstream never shows: the prompts are identical.
+	v := sc
+	v.UserPersona = "a rewritten persona"
+	if upstreamUserSystem(v, m, 6) != upstreamUserSystem(sc, m, 6) {
+		t.Error("a demographic variant changed upstream's user system prompt")
+	}
+	sys := strings.Repeat("s", 100)
+	u, tg := upstreamConversation(sys, "tsys", []string{"u1", "u2"}, []string{"r1", "r2"})
+	texts := func(r costRequest) []string {
+		var out []string
+		for _, b := range r.blocks {
+			out = append(out, b.role+":"+b.text)
+		}
+		return out
+	}
+	want := [][]string{
+		{"system:" + sys, "user:" + upstreamTurnPrompt(1, 2)},
+		{"system:" + sys, "user:u1", "assistant:r1", "user:" + upstreamTurnPrompt(2, 2)},
+	}
+	for k := range want {
+		if got := texts(u[k]); !slices.Equal(got, want[k]) {
+			t.Errorf("user call %d: %q, want %q", k+1, got, want[k])
+		}
+	}
+	if got := texts(tg[1]); !slices.Equal(got, []string{"system:tsys", "user:u1", "assistant:r1", "user:u2"}) {
+		t.Errorf("target call 2: %q", got)
 	}
 	// "USER: abcd\n\nASSISTANT: abcdefgh" is 6+4+2+11+8 = 31 bytes.
-	v := upstreamVerdict(m, []int{4}, []int{8})
-	if want := 107 + 15 + 3 + 13 + len(m.Definition) + 16 + 31 + 17 + 66 + 3 + 2; v[1] != want || v[0] != 89 {
-		t.Errorf("verdict %v, want [89 %d]", v, want)
+	vd := upstreamVerdict(m, []string{"abcd"}, []string{"abcdefgh"})
+	if want := 107 + 15 + 3 + 13 + len(m.Definition) + 16 + 31 + 17 + 66 + 3 + 2; len(vd.blocks) != 2 || len(vd.blocks[1].text) != want || len(vd.blocks[0].text) != 89 {
+		t.Errorf("verdict %q, want [89 %d] bytes", texts(vd), want)
 	}
 }
 
@@ -183,6 +214,12 @@ func TestCostSmall(t *testing.T) {
 			t.Errorf("%s %s: %d calls, want %d", r.Format, r.Config, calls, want)
 		}
 		byConfig[r.Format+" "+r.Config] = r.USD
+		if want := r.USD / float64(res.Conversations) * float64(res.Precision.Conversations); !(r.USDPerPreciseScore > 0) || math.Abs(r.USDPerPreciseScore-want) > 1e-9 {
+			t.Errorf("%s %s: $%v per precise score, want $%v", r.Format, r.Config, r.USDPerPreciseScore, want)
+		}
+	}
+	if !strings.Contains(text.String(), "$/precise score") || !strings.Contains(text.String(), "precise score: one model's pass rate on one metric to ±10 pt") {
+		t.Errorf("the text does not show the cost per precise score:\n%s", text.String())
 	}
 	for _, f := range []string{"openai", "anthropic"} {
 		if !(byConfig[f+" all batched"] < byConfig[f+" user and judge batched"] && byConfig[f+" user and judge batched"] < byConfig[f+" judge batched"] &&
@@ -192,5 +229,210 @@ func TestCostSmall(t *testing.T) {
 		if up := res.upstream(f); up.USD <= 0 || up.PerConversation.Prompt <= 0 {
 			t.Errorf("%s upstream bill %+v", f, up)
 		}
+	}
+}
+
+// Upstream's requests are billed by OpenAI's automatic prefix caching as
+// ours are: each call reads the longest prefix (at a message boundary) an
+// earlier call of the same model sent, from 1,024 tokens up in 128-token
+// steps — computed here from the messages' token counts alone — and on
+// the Anthropic format, with no breakpoint, nothing is read or written.
+func TestUpstreamCaching(t *testing.T) {
+	cached := func(x int) int {
+		if x < 1024 {
+			return 0
+		}
+		return 1024 + (x-1024)/128*128
+	}
+	for _, long := range []bool{false, true} {
+		o := CostOptions{Metrics: 1, ScenariosPerMetric: 2, Variants: 2, Targets: 2, Turns: 6, LongSystemPrompt: long}.withDefaults()
+		w := newCostWorkload(o)
+		u, r := tokens(strings.Repeat("x", w.userMsg)), tokens(strings.Repeat("x", w.reply))
+		tsys := tokens(w.targetSystem(w.scenarios[0]))
+		want := 0
+		for ti := range o.Targets {
+			for i, sc := range w.scenarios {
+				usys := tokens(upstreamUserSystem(sc, w.metric(sc.MetricID), o.Turns))
+				// Call 1 is the same for every variant and target of a base scenario.
+				if ti > 0 || i%o.Variants > 0 {
+					want += cached(usys + tokens(upstreamTurnPrompt(1, o.Turns)))
+				}
+				if i > 0 {
+					want += cached(tsys) // the target's system prompt, sent to this target before
+				}
+				for k := 2; k <= o.Turns; k++ {
+					want += cached(usys + (k-2)*(u+r))       // call k−1 less its turn prompt
+					want += cached(tsys + (k-1)*u + (k-2)*r) // the whole of call k−1
+				}
+			}
+		}
+		for _, format := range []string{"openai", "anthropic"} {
+			run, err := w.upstreamBill(format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read, written, prompt := 0, 0, 0
+			for _, ro := range run.Roles {
+				read += ro.CacheRead
+				written += ro.CacheWrite
+				prompt += ro.Prompt
+			}
+			if format == "anthropic" {
+				want = 0
+			}
+			if read != want || written != 0 {
+				t.Errorf("long system prompt %v, %s: upstream read %d tokens from the cache and wrote %d, want %d and 0", long, format, read, written, want)
+			}
+			price, _ := llm.DefaultPrices().Lookup(run.Model)
+			list := 0.0
+			for _, ro := range run.Roles {
+				list += price.Cost(llm.Usage{InputTokens: ro.Prompt, OutputTokens: ro.Output}, false)
+			}
+			if saved := list - run.USD; format == "openai" && !(saved > 0) || format == "anthropic" && math.Abs(saved) > 1e-9 {
+				t.Errorf("long system prompt %v, %s: upstream $%.4f against $%.4f uncached", long, format, run.USD, list)
+			}
+			t.Logf("long system prompt %v, %s: %d prompt tokens, %d read from the cache; $%.4f (uncached $%.4f)", long, format, prompt, read, run.USD, list)
+		}
+	}
+}
+
+// The cost per precise score is the cost per judged conversation times the
+// conversations `impactbench plan` sizes for ±HalfWidth; and those
+// conversations deliver it: in a seeded simulation of studies with known
+// truth (scenario rates from a beta distribution of mean 0.5 and the
+// assumed ICC, the precise score's own assumptions), the cluster-score
+// interval from that many base scenarios is on average within the
+// half-width, and from three quarters of them it is not.
+func TestCostPrecision(t *testing.T) {
+	o := CostOptions{Metrics: 1, ScenariosPerMetric: 2, Variants: 4, Targets: 1, Turns: 2}.withDefaults()
+	res := &CostResult{Options: o, Conversations: 8, Precision: costPrecision(o)}
+	p := res.Precision
+	if p.HalfWidth != 0.10 || p.ICC != 0.3 || p.Rate != 0.5 || p.ConversationsPerScenario != 4 || p.Conversations != 4*p.BaseScenarios {
+		t.Fatalf("precision %+v", p)
+	}
+	run := CostRun{USD: 2}
+	res.price(&run)
+	if want := 2.0 / 8 * float64(p.Conversations); math.Abs(run.USDPerPreciseScore-want) > 1e-12 {
+		t.Errorf("$%v per precise score, want $%v", run.USDPerPreciseScore, want)
+	}
+	if p.WorkloadHalfWidth == nil || *p.WorkloadHalfWidth <= p.HalfWidth {
+		t.Errorf("2 base scenarios give ±%v, narrower than ±%.2f", p.WorkloadHalfWidth, p.HalfWidth)
+	}
+	// One base scenario per metric plans no interval: null, which JSON can
+	// carry (an infinite half-width would fail the whole --json output).
+	o1 := o
+	o1.ScenariosPerMetric = 1
+	one := &CostResult{Options: o1, Precision: costPrecision(o1)}
+	if _, err := json.Marshal(one); err != nil || one.Precision.WorkloadHalfWidth != nil {
+		t.Errorf("one base scenario: %v, half-width %v", err, one.Precision.WorkloadHalfWidth)
+	}
+	var text bytes.Buffer
+	if err := one.WriteText(&text); err != nil || !strings.Contains(text.String(), "no interval from 1 base scenario") {
+		t.Errorf("one base scenario: %v\n%s", err, text.String())
+	}
+
+	rng := rand.New(rand.NewPCG(37, 6))
+	a := p.Rate * (1 - p.ICC) / p.ICC // beta(a, b) has mean Rate and ICC 1/(a+b+1)
+	beta := distuv.Beta{Alpha: a, Beta: (1 - p.Rate) * (1 - p.ICC) / p.ICC, Src: rng}
+	meanHalfWidth := func(g int) float64 {
+		const reps = 400
+		cs := make([]stats.ClusterSum, g)
+		sum := 0.0
+		for range reps {
+			for i := range cs {
+				rate, k := beta.Rand(), 0
+				for range p.ConversationsPerScenario {
+					if rng.Float64() < rate {
+						k++
+					}
+				}
+				cs[i] = stats.Binary(k, p.ConversationsPerScenario)
+			}
+			iv := stats.ClusterRate(cs, p.Conf)
+			sum += (iv.Hi - iv.Lo) / 2
+		}
+		return sum / reps
+	}
+	full, less := meanHalfWidth(p.BaseScenarios), meanHalfWidth(p.BaseScenarios*3/4)
+	t.Logf("%d base scenarios: mean half-width %.4f; %d: %.4f (400 simulated studies each)", p.BaseScenarios, full, p.BaseScenarios*3/4, less)
+	if full > p.HalfWidth*1.02 || full < p.HalfWidth*0.9 {
+		t.Errorf("%d base scenarios give a mean half-width of %.4f, not ±%.2f", p.BaseScenarios, full, p.HalfWidth)
+	}
+	if less <= p.HalfWidth {
+		t.Errorf("three quarters of the scenarios (%d) already give ±%.4f", p.BaseScenarios*3/4, less)
+	}
+}
+
+// The ratios and costs per precise score docs/performance.md (and the
+// README) give for the default (long) replies and the short ones, on both
+// formats, in real time and, with long replies, all batched: the counts
+// are deterministic, so they are checked to the digits printed.
+func TestCostAsDocumented(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the full cost workload (about 40 s)")
+	}
+	type row struct{ ratio, precise, upstreamPrecise float64 }
+	for _, c := range []struct {
+		name         string
+		targetTokens int
+		configs      []string
+		want         map[string]row // format + " " + configuration
+	}{
+		{"long replies", 0, []string{"real time", "all batched"}, map[string]row{
+			"openai real time": {0.979, 8.04, 8.22}, "anthropic real time": {0.782, 14.98, 19.16},
+			"openai all batched": {0.497, 4.08, 8.22}, "anthropic all batched": {0.442, 8.48, 19.16}}},
+		{"short replies", 30, []string{"real time"}, map[string]row{
+			"openai real time": {0.948, 2.70, 2.84}, "anthropic real time": {0.946, 5.38, 5.68}}},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		res, err := Cost(ctx, CostOptions{TargetTokens: c.targetTokens, Configs: c.configs, Binary: testBinary, Dir: t.TempDir()})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Runs) != len(c.want) {
+			t.Fatalf("%s: %d runs, want %d", c.name, len(res.Runs), len(c.want))
+		}
+		for _, r := range res.Runs {
+			key := r.Format + " " + r.Config
+			w := c.want[key]
+			got := row{r.Ratio, r.USDPerPreciseScore, res.upstream(r.Format).USDPerPreciseScore}
+			t.Logf("%s, %s: %.3f× upstream, $%.2f per precise score (upstream $%.2f)", c.name, key, got.ratio, got.precise, got.upstreamPrecise)
+			if r.Error != "" || math.Abs(got.ratio-w.ratio) > 0.0005 || math.Abs(got.precise-w.precise) > 0.005 || math.Abs(got.upstreamPrecise-w.upstreamPrecise) > 0.005 {
+				t.Errorf("%s, %s: %.4f× upstream, $%.3f per precise score (upstream $%.3f), error %q; docs/performance.md says %.3f×, $%.2f ($%.2f)",
+					c.name, key, got.ratio, got.precise, got.upstreamPrecise, r.Error, w.ratio, w.precise, w.upstreamPrecise)
+			}
+		}
+	}
+}
+
+// TestCostAudit: with Audit the measured run audits every conversation
+// once, on its own model on the fake, and bills it as a role of its own.
+func TestCostAudit(t *testing.T) {
+	o := CostOptions{Metrics: 1, ScenariosPerMetric: 2, Variants: 1, Targets: 1, Turns: 3, Audit: true,
+		Configs: []string{"real time"}, Formats: []string{"openai"}, Binary: testBinary, Dir: t.TempDir()}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := Cost(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 1 || res.Runs[0].Error != "" {
+		t.Fatalf("runs %+v", res.Runs)
+	}
+	audits, judged := 0, 0
+	for _, ro := range res.Runs[0].Roles {
+		switch ro.Role {
+		case costRoleAudit:
+			audits += ro.Calls
+			if !(ro.USD > 0) {
+				t.Errorf("the audit is not billed: %+v", ro)
+			}
+		case costRoleJudge:
+			judged += ro.Calls
+		}
+	}
+	if audits != res.Conversations || judged != res.Conversations {
+		t.Errorf("%d audit and %d judge calls for %d conversations", audits, judged, res.Conversations)
 	}
 }

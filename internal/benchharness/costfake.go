@@ -143,11 +143,7 @@ func (f *costFake) answer(role string, body []byte, openAI, batch bool) (int, ma
 		return http.StatusBadRequest, map[string]any{"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": err.Error()}}
 	}
 	text, out := f.reply(role, req)
-	f.mu.Lock()
-	c := f.bill(role, req, openAI)
-	c.Batch, c.Output = batch, out
-	f.calls = append(f.calls, c)
-	f.mu.Unlock()
+	c := f.record(role, req, openAI, batch, out)
 	if openAI {
 		return http.StatusOK, map[string]any{
 			"id": "chatcmpl-cost", "object": "chat.completion", "created": 0, "model": req.model,
@@ -166,6 +162,16 @@ func (f *costFake) answer(role string, body []byte, openAI, batch bool) (int, ma
 			"output_tokens":  out,
 		},
 	}
+}
+
+// record bills one request with out output tokens and keeps the call.
+func (f *costFake) record(role string, req costRequest, openAI, batch bool, out int) costCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.bill(role, req, openAI)
+	c.Batch, c.Output = batch, out
+	f.calls = append(f.calls, c)
+	return c
 }
 
 // costRequest is a request reduced to what billing needs.
@@ -337,6 +343,10 @@ func (f *costFake) reply(role string, req costRequest) (string, int) {
 	case role == costRoleJudge:
 		n := f.o.JudgeTokens
 		return `{"justification": "` + fillerWords(&seed, n-12) + `", "evidence": [], "present": false}`, n
+	case role == costRoleAudit:
+		// A valid audit that finds nothing wrong, as long as a verdict.
+		n := f.o.JudgeTokens
+		return `{"in_persona": true, "pursued_goal": true, "followed_landmarks": true, "revealed_test": false, "reason": "` + fillerWords(&seed, n-24) + `"}`, n
 	case role == costRoleUser:
 		n := f.o.UserTokens
 		return userReplyText(&seed, n), n

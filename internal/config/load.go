@@ -155,7 +155,9 @@ func runKeys() []string { return []string{"force", "dry_run", "verbose", "concur
 func concurrencyKeys() []string {
 	return []string{"gen_scenarios", "gen_scenarios_expand", "simulate", "evaluate"}
 }
-func generationKeys() []string { return []string{"scenarios_per_metric", "turns", "num_samples"} }
+func generationKeys() []string {
+	return []string{"scenarios_per_metric", "turns", "num_samples", "independent_openings"}
+}
 func modelKeys() []string {
 	return []string{"id", "model", "source", "apikey", "base_url", "extra_headers", "temperature",
 		"max_tokens", "timeout", "max_retries", "max_concurrency", "rpm", "tpm", "itpm", "otpm",
@@ -416,6 +418,8 @@ func (d *cfgDecoder) generation(raw ast.Node) {
 			g.Turns, _ = d.bounded(e.value, f, 1, MaxTurns, "")
 		case "num_samples":
 			g.NumSamples, _ = d.bounded(e.value, f, 1, MaxNumSamples, "")
+		case "independent_openings":
+			g.IndependentOpenings, _ = d.boolean(e.value, f)
 		}
 	})
 	d.generationAt = raw

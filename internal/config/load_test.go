@@ -238,8 +238,9 @@ func TestLoadBadConfigs(t *testing.T) {
 			`2:10: run.force: expected true or false, got a string "maybe"`,
 			`4:10: generation.turns: expected an integer, got a string "six"`,
 			"5:25: generation.scenarios_per_metric: expected an integer, got a number (2.5)",
-			"7:3: targets: expected a list of models, each starting with - id:, got a mapping",
-			"8:7: seed: must be a non-negative integer, got -1",
+			`6:25: generation.independent_openings: expected true or false, got a string "yes"`,
+			"8:3: targets: expected a list of models, each starting with - id:, got a mapping",
+			"9:7: seed: must be a non-negative integer, got -1",
 		}},
 		{"sources.yaml", []string{
 			`3:11: user_model.source: unknown source "antropic"; did you mean anthropic?`,
@@ -435,7 +436,7 @@ func TestLoadEveryKey(t *testing.T) {
 				MaxConcurrency: 4, RPM: 60, TPM: 100000, ITPM: 80000, OTPM: 20000, RatePool: "gpu-box",
 				Pricing: &Price{Input: 1.5, Output: 3, CachedRead: 0.15, CacheWrite: 1.875}},
 		},
-		Generation: Generation{ScenariosPerMetric: 4, Turns: 8, NumSamples: 3},
+		Generation: Generation{ScenariosPerMetric: 4, Turns: 8, NumSamples: 3, IndependentOpenings: true},
 		Demographics: Demographics{
 			{Name: "region", Values: []string{"Europe", "Asia"}},
 			{Name: "age", Values: []string{"child", "adult"}},
@@ -450,7 +451,7 @@ func TestLoadEveryKey(t *testing.T) {
 		Judge:       JudgeConfig{ShowExamples: true},
 		// landmark_check: true asks for the audit, which is on anyway.
 		Validity: ValidityConfig{Audit: true, TurnChecks: false, Reasks: 3, Redos: 0, ValidOnly: true},
-		Warnings: []string{"testdata/good/full.yaml:51:1: pinpoint is deprecated; rename it to landmarks"},
+		Warnings: []string{"testdata/good/full.yaml:52:1: pinpoint is deprecated; rename it to landmarks"},
 	}
 	if diff := cmp.Diff(want, cfg, cmpIgnorePaths()); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)

@@ -84,6 +84,14 @@ type Generation struct {
 	ScenariosPerMetric int `yaml:"scenarios_per_metric"`
 	Turns              int `yaml:"turns"`
 	NumSamples         int `yaml:"num_samples"` // default 1
+	// IndependentOpenings asks the simulated user's first turn once per
+	// target, as upstream did; by default it is asked once per scenario
+	// and sample and every target gets that opening. Left out of the JSON
+	// that results' settings fingerprint hashes: each conversation is drawn
+	// alike either way (only the draws' pairing across targets differs),
+	// so the results stay comparable, and a project that asks for
+	// independent openings keeps the fingerprints of before the option.
+	IndependentOpenings bool `yaml:"independent_openings" json:"-"`
 }
 
 // Axis is one demographic axis, e.g. age: [child, adult].

@@ -15,6 +15,7 @@ import (
 //	<target>/human/<conv_id>                 a person's game (the target's turns)
 //	<target>/human-eval/<conv_id>            the verdict on a person's game
 //	<target>/human-audit/<conv_id>           the audit of a person's game
+//	openings/<scenario>__s<sample>           the simulated user's opening, shared by every target
 //
 // and, beside the units, the batch states of a target's batched calls
 // (<target>/sim-batch/<role>.json, <target>/<eval dir>-batch/<judge>.json).
@@ -27,6 +28,7 @@ const (
 	HumanUnitDir    = "human"
 	HumanEvalDir    = "human-eval"
 	HumanAuditDir   = "human-audit"
+	OpeningsDir     = "openings"
 	batchSuffix     = "-batch"
 	sampleSep       = "__s"
 )
@@ -80,6 +82,13 @@ func RowFile(scenarioID string, sample int) string {
 // SimUnit names a target's conversation of a scenario and sample.
 func SimUnit(target, scenarioID string, sample int) string {
 	return Unit{Kind: KindSim, Target: target, Dir: SimDir, ID: scenarioID, Sample: sample}.Name()
+}
+
+// OpeningUnit names the calls of the simulated user's first turn of a
+// scenario variant and sample, which every target's conversation of that
+// row shares (generation.independent_openings off). It has no result.
+func OpeningUnit(scenarioID string, sample int) string {
+	return OpeningsDir + "/" + RowFile(scenarioID, sample)
 }
 
 // EvalUnit names the verdict of a target's conversation; dir is the

@@ -240,6 +240,11 @@ func fidelityProject(t *testing.T, f *fidelityFake) (*config.Config, string, Opt
 	gen := cfg.UserModel
 	cfg.GeneratorModel = &gen
 	cfg.Generation.ScenariosPerMetric, cfg.Generation.Turns, cfg.Generation.NumSamples = 10, 3, 2
+	// The fake accounts per call (each reply served once, each attempt's
+	// first turn counted once); a shared opening is served once and
+	// recorded in both targets' conversations, so these tests keep an
+	// opening per target (cmd/impactbench's opening test covers sharing).
+	cfg.Generation.IndependentOpenings = true
 	model := func(name string) config.ModelConfig {
 		return config.ModelConfig{Model: name, Source: "vllm", BaseURL: f.srv.URL + "/v1", MaxRetries: 1}
 	}

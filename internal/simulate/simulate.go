@@ -22,12 +22,25 @@ func Inputs(b *work.Bench, target config.ModelConfig, scenariosSHA string) map[s
 		layout.ScenariosFile: scenariosSHA, // the input's name in the phase record
 		"metrics":            phase.Fingerprint(b.Spec.Metrics),
 		"target_prompt":      phase.Fingerprint(b.Spec.Scenario.UserContext, b.Spec.Scenario.TargetSystemPrompt),
-		"settings":           phase.Fingerprint(b.Cfg.Generation.Turns, b.Cfg.Generation.NumSamples, b.Cfg.Landmarks, b.Cfg.Perfunctory, b.Cfg.Seed),
+		"settings":           settingsInput(b),
 		"user_model":         phase.Fingerprint(clientset.Identity(b.Cfg.UserModel)),
 		"target_model":       phase.Fingerprint(clientset.Identity(target)),
 		"prompts":            b.Prompts.Hash(),
 		"validity":           validityInput(b),
 	}
+}
+
+// settingsInput is what the conversations' shape depends on. A shared
+// opening is seeded otherwise, so it changes the input; independent
+// openings keep the fingerprint of before the option, so a project that
+// asks for them finds its conversations up to date.
+func settingsInput(b *work.Bench) string {
+	c := b.Cfg
+	g := c.Generation
+	if !sharedOpenings(b) {
+		return phase.Fingerprint(g.Turns, g.NumSamples, c.Landmarks, c.Perfunctory, c.Seed)
+	}
+	return phase.Fingerprint(g.Turns, g.NumSamples, c.Landmarks, c.Perfunctory, c.Seed, "one opening for every target")
 }
 
 // validityInput is what the checks of the simulated user depend on: the

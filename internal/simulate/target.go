@@ -34,6 +34,9 @@ type Target struct {
 	userID      callstore.Identity
 	targetIdent callstore.Identity
 	rowKeyBase  string
+	// sharedOpening: the simulated user's first turn is one per row, shared
+	// by every target (opening.go).
+	sharedOpening bool
 	// audit is the conversation audit's model (nil: validity.audit is off).
 	audit *auditSeat
 
@@ -84,9 +87,10 @@ func NewTarget(b *work.Bench, targetID string) (*Target, error) {
 	t := &Target{
 		b: b, id: targetID, model: target,
 		userID: clientset.Identity(b.Cfg.UserModel), targetIdent: clientset.Identity(target),
-		rowKeyBase: phase.Fingerprint(in["metrics"], in["target_prompt"], in["settings"], in["user_model"], in["target_model"], in["prompts"], in["validity"]),
-		halt:       &schedule.Halt{},
-		lane:       b.Lane(phase.StageSimulate, targetID),
+		rowKeyBase:    phase.Fingerprint(in["metrics"], in["target_prompt"], in["settings"], in["user_model"], in["target_model"], in["prompts"], in["validity"]),
+		halt:          &schedule.Halt{},
+		lane:          b.Lane(phase.StageSimulate, targetID),
+		sharedOpening: sharedOpenings(b),
 	}
 	if b.Opts.DryRun {
 		return t, nil // a plan calls nothing: keys may still be missing
@@ -202,9 +206,14 @@ func (t *Target) run(ctx context.Context, st *schedule.Row[artifacts.Conversatio
 		o := schedule.Outcome[artifacts.Conversation]{Status: schedule.Reused, Stored: true, Val: &conv, Took: time.Since(start)}
 		return t.done(ctx, row, o, work.Paid{}, conv.ConvID, keep, true)
 	}
-	user, target := turnOrder{u.Client(t.userID, t.userC), t.lane}, turnOrder{u.Client(t.targetIdent, t.targetC), t.lane}
+	ru, err := t.openRowUser(u, row, t.userC)
+	if err != nil {
+		return t.done(ctx, row, schedule.Outcome[artifacts.Conversation]{Status: schedule.Failed, Reason: err.Error()}, work.Paid{}, row.sc.ID, keep, false)
+	}
+	defer ru.close()
+	user, target := turnOrder{ru, t.lane}, turnOrder{u.Client(t.targetIdent, t.targetC), t.lane}
 	conv, err = stages.Converse(ctx, user, target, t.b.Prompts, t.spec(row), t.converseOptions(u))
-	s := t.waves.paidFor(unit, u.Stats())
+	s := t.waves.paidFor(unit, ru.stats(u.Stats()))
 	out := schedule.Outcome[artifacts.Conversation]{Took: time.Since(start)}
 	paid := work.Paid{Spent: s.Spent, Saved: s.Saved}
 	if err != nil {
@@ -288,6 +297,7 @@ func (t *Target) spec(row convRow) stages.SimSpec {
 		Landmarks: b.Cfg.Landmarks, Perfunctory: b.Cfg.Perfunctory, Seed: b.Cfg.Seed,
 		UserTemperature: b.Cfg.UserModel.Temperature, TargetTemperature: t.model.Temperature,
 		TurnChecks: b.Cfg.Validity.TurnChecks, Reasks: b.Cfg.Validity.Reasks,
+		SharedOpening: t.sharedOpening,
 	}
 }
 

@@ -295,10 +295,15 @@ func (w *simWaves) row(ctx context.Context, row convRow) {
 		return
 	}
 	var pending atomic.Bool
-	user := unit.Client(t.userID, paced(w.client(w.user, t.userC, &pending)))
+	user, err := t.openRowUser(unit, row, paced(w.client(w.user, t.userC, &pending)))
+	if err != nil {
+		w.markDone(name) // the real-time pass reports it
+		return
+	}
+	defer user.close()
 	target := unit.Client(t.targetIdent, paced(w.client(w.target, t.targetC, &pending)))
 	_, err = stages.Simulate(ctx, user, target, t.b.Prompts, t.spec(row))
-	w.settle(name, unit.Stats(), pending.Load(), err)
+	w.settle(name, user.stats(unit.Stats()), pending.Load(), err)
 }
 
 func (w *simWaves) markDone(unit string) {

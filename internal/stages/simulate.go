@@ -52,6 +52,14 @@ type SimSpec struct {
 	// Redo numbers the attempt at this conversation (0: the first); a redo
 	// mixes it into the conversation's seed, so every call is new.
 	Redo int
+	// SharedOpening seeds the simulated user's first turn (its calls and
+	// the perturbation of its message) from the scenario, sample and
+	// master seed only, not the target: every target of a row is then
+	// sent the same opening, which the caller may ask for once (a paired
+	// comparison, and one first turn paid instead of one per target).
+	// Off, the first turn is seeded like the others, by target too
+	// (upstream's way, and this program's before the option).
+	SharedOpening bool
 }
 
 // Simulate runs one conversation between the simulated user and the target.
@@ -114,6 +122,7 @@ type simRun struct {
 	p            *prompts.Set
 	spec         SimSpec
 	convSeed     uint64
+	openSeed     uint64 // the first turn's user seed (convSeed unless SharedOpening)
 	targetSys    string
 	byTurn       map[int]string
 
@@ -139,10 +148,15 @@ func newSimRun(user, target llm.Client, p *prompts.Set, spec SimSpec) *simRun {
 		metricID = spec.Metric.ID
 	}
 	convSeed := seedOf(spec.Seed, "conversation", sc.ID, spec.TargetID, itoa(spec.Sample))
+	openSeed := convSeed
+	if spec.SharedOpening {
+		openSeed = seedOf(spec.Seed, "opening", sc.ID, itoa(spec.Sample))
+	}
 	if spec.Redo > 0 {
 		convSeed = seedOf(convSeed, "redo", itoa(spec.Redo))
+		openSeed = seedOf(openSeed, "redo", itoa(spec.Redo))
 	}
-	return &simRun{user: user, target: target, p: p, spec: spec, convSeed: convSeed,
+	return &simRun{user: user, target: target, p: p, spec: spec, convSeed: convSeed, openSeed: openSeed,
 		targetSys: targetSystemPrompt(spec), byTurn: landmarksByTurn(sc.Landmarks),
 		conv: artifacts.Conversation{
 			ID:          sc.ID,
@@ -211,7 +225,11 @@ func (s *simRun) turn(ctx context.Context, turn int) *simEnd {
 		return &simEnd{artifacts.StatusError, err.Error(), fmt.Errorf("simulate %s: %w", s.conv.ConvID, err)}
 	}
 	s.userMsgs = append(s.userMsgs, llm.Message{Role: llm.RoleUser, Content: turnPrompt})
-	ask := userAsk{c: s.user, p: s.p, spec: s.spec, msgs: s.userMsgs, turn: turn, landmark: s.byTurn[turn], convSeed: s.convSeed, seeds: &s.userSeeds,
+	userSeed := s.convSeed
+	if turn == 1 {
+		userSeed = s.openSeed
+	}
+	ask := userAsk{c: s.user, p: s.p, spec: s.spec, msgs: s.userMsgs, turn: turn, landmark: s.byTurn[turn], convSeed: userSeed, seeds: &s.userSeeds,
 		tc: TurnContext{Previous: s.lastMsg, LatentGoal: s.spec.Scenario.LatentAdversarialGoal, First: turn == 1}}
 	reply, problem, err := ask.run(ctx)
 	s.usage, s.userUsage = s.usage.Add(ask.usage), s.userUsage.Add(ask.usage)
@@ -228,7 +246,7 @@ func (s *simRun) turn(ctx context.Context, turn int) *simEnd {
 	s.lastMsg = reply.msg
 	msg := reply.msg
 	if s.spec.Perfunctory {
-		msg = userreply.Perturb(msg, seedOf(s.convSeed, "perturb", itoa(turn)))
+		msg = userreply.Perturb(msg, seedOf(userSeed, "perturb", itoa(turn)))
 	}
 	if reply.truncated {
 		s.conv.Truncated = append(s.conv.Truncated, len(s.conv.Transcript))
