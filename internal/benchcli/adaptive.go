@@ -36,7 +36,7 @@ type adaptiveFlags struct {
 func addAdaptiveFlags(fl *pflag.FlagSet, af *adaptiveFlags) {
 	fl.IntVar(&af.replays, "replays", 200, "--preset adaptive-replay: replays, each in its own random order of every metric's base scenarios")
 	fl.Uint64Var(&af.seed, "seed", 2026, "--preset adaptive-replay: the seed of the scenario orders")
-	fl.IntVar(&af.workers, "workers", 0, "--preset adaptive-replay: replays at once (default: the CPUs)")
+	fl.IntVar(&af.workers, "parallel", 0, "--preset adaptive-replay: replays at once (default: the CPUs)")
 	fl.IntVar(&af.start, "start", 0, "--preset adaptive-replay: base scenarios every metric gets in the first round (default 1)")
 	fl.IntVar(&af.max, "max", 0, "--preset adaptive-replay: the most base scenarios a metric gets (default 3, all the published study has)")
 	fl.Float64Var(&af.rho, "rho", 0, "--preset adaptive-replay: the spending function's exponent (default 8)")

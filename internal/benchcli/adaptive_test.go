@@ -33,7 +33,7 @@ func TestAdaptiveReplayJuly(t *testing.T) {
 		t.Skip("rebuilds the 16-model July study")
 	}
 	var out, errb bytes.Buffer
-	args := []string{"--preset", "adaptive-replay", "--replays", "2", "--seed", "5", "--workers", "2", "--dir", t.TempDir(), "--json"}
+	args := []string{"--preset", "adaptive-replay", "--replays", "2", "--seed", "5", "--parallel", "2", "--dir", t.TempDir(), "--json"}
 	if code := Main(args, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}

@@ -360,7 +360,7 @@ func (c *cluster) merge(ctx context.Context) (string, error) {
 			return "", err
 		}
 		args = append(args, "--from-store")
-		env = append(append([]string(nil), env...), c.store.env(dir, "calls")...)
+		env = append(append([]string(nil), env...), c.store.env(dir, layout.CallsDirName)...)
 	}
 	start := time.Now()
 	code, tail, err := c.runTool(ctx, dir, env, args...)

@@ -181,7 +181,7 @@ func (s *scheduler) place(index int) (dir string, env []string, err error) {
 	if err := copyTree(s.c.tmpl, dir); err != nil {
 		return "", nil, err
 	}
-	return dir, append(env, s.c.store.env(dir, "calls")...), nil
+	return dir, append(env, s.c.store.env(dir, layout.CallsDirName)...), nil
 }
 
 // samplePorts names a worker's client ports as label until it exits.

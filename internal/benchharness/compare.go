@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // Comparison is the merged outputs against one process's.
@@ -29,7 +31,7 @@ type Comparison struct {
 func compareOutputs(want, got string) (Comparison, error) {
 	var c Comparison
 	seen := map[string]bool{}
-	wantB, gotB := filepath.Join(want, "benchmarks"), filepath.Join(got, "benchmarks")
+	wantB, gotB := layout.BenchmarksDir(want), layout.BenchmarksDir(got)
 	err := filepath.WalkDir(wantB, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !comparable(path) {
 			return err
@@ -62,7 +64,7 @@ func compareOutputs(want, got string) (Comparison, error) {
 		if err != nil || d.IsDir() || !comparable(path) {
 			return err
 		}
-		if rel, _ := filepath.Rel(gotB, path); !seen[rel] && !shardFile.MatchString(filepath.Base(rel)) {
+		if rel, _ := filepath.Rel(gotB, path); !seen[rel] && !isShardFile(filepath.Base(rel)) {
 			c.Differ = append(c.Differ, rel+" (only in the merged project)")
 		}
 		return nil
@@ -73,16 +75,19 @@ func compareOutputs(want, got string) (Comparison, error) {
 // requestCount is a usage's count of attempts in an output file.
 var requestCount = regexp.MustCompile(`"requests":\s*\d+`)
 
-// shardFile is a worker's own output on a shared directory, which merge
+// isShardFile: a worker's own output on a shared directory, which merge
 // combines (conversations.shard-0-of-16.json…).
-var shardFile = regexp.MustCompile(`\.shard-\d+-of-\d+\.json$`)
+func isShardFile(name string) bool {
+	_, _, ok := layout.CutShard(strings.TrimSuffix(name, filepath.Ext(name)))
+	return ok
+}
 
 // withoutRunRecord is a file's bytes to compare: run_manifest.json without
 // its "concurrency" record, which tells how one process's limiter ran (its
 // learned limit, peak in flight, calls) and which a merge, running no
 // call, does not write; every other file as it is.
 func withoutRunRecord(rel string, b []byte) []byte {
-	if filepath.Base(rel) != "run_manifest.json" {
+	if filepath.Base(rel) != layout.RunManifestFile {
 		return b
 	}
 	var m map[string]json.RawMessage
@@ -99,7 +104,7 @@ func withoutRunRecord(rel string, b []byte) []byte {
 
 // comparable: every output file but the report.
 func comparable(path string) bool {
-	return filepath.Base(path) != "report.html" && !strings.HasPrefix(filepath.Base(path), ".")
+	return filepath.Base(path) != layout.ReportFile && !strings.HasPrefix(filepath.Base(path), ".")
 }
 
 // clusterText prints a cluster run.

@@ -59,6 +59,7 @@ var spelledElsewhere = map[string]string{
 	"internal/stages/human.go:human":           `a person's rows' user model, and the seed label of their games`,
 	"internal/results/human.go:human":          "the seed label of the human-versus-simulated test",
 	"internal/export/table.go:human":           "the source column's value for people's games",
+	"internal/benchcli/bench.go:benchmarks":    "the harness's --benchmarks flag (how many benchmarks the cluster presets write)",
 }
 
 // Every path and unit name is spelled here and nowhere else in the
