@@ -19,6 +19,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	github.com/vbauerster/mpb/v8 v8.9.3
+	go.uber.org/goleak v1.3.0
 	gocloud.dev v0.47.0
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.46.0

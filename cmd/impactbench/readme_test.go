@@ -116,6 +116,36 @@ func TestREADMEQuickStart(t *testing.T) {
 	}
 }
 
+// readmeMaxLines is the README's length budget (issue #32): a newcomer's
+// page, with the reference in docs/.
+const readmeMaxLines = 250
+
+// TestREADMEShortAndStartsWithTheTwoCommands: the README stays within its
+// budget, and its first block is the two commands — the offline run and the
+// test command — before any other block.
+func TestREADMEShortAndStartsWithTheTwoCommands(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > readmeMaxLines {
+		t.Errorf("README.md has %d lines, more than %d: move reference material into docs/ and link it", n, readmeMaxLines)
+	}
+	first := strings.SplitN(string(b), "```", 3)
+	if len(first) < 3 || !strings.HasPrefix(first[1], "sh\n") {
+		t.Fatal("README.md: no fenced sh block")
+	}
+	var cmds []string
+	for _, ln := range strings.Split(first[1], "\n")[1:] {
+		if s := strings.TrimSpace(ln); s != "" && !strings.HasPrefix(s, "#") {
+			cmds = append(cmds, s)
+		}
+	}
+	if len(cmds) != 2 || !goRunBinary.MatchString(cmds[0]) || !strings.Contains(cmds[0], " run ") || cmds[1] != "go test -race ./..." {
+		t.Errorf("README.md's first block is %q, want the offline run (go run ./cmd/impactbench … run …) and `go test -race ./...`", cmds)
+	}
+}
+
 func TestREADMEFirstBenchmark(t *testing.T) {
 	const section = "Your first real benchmark"
 	lines := readmeBlocks(t, section, "sh")
@@ -191,7 +221,7 @@ func copyBenchmarkWithoutMetrics(t *testing.T, project string) {
 func TestDocsLinks(t *testing.T) {
 	root := filepath.Join("..", "..")
 	pages, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	pages = append(pages, filepath.Join(root, "README.md"))
+	pages = append(pages, filepath.Join(root, "README.md"), filepath.Join(root, "ARCHITECTURE.md"))
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	for _, page := range pages {
 		b, err := os.ReadFile(page)

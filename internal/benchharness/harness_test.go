@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	if code == 0 {
+		code = leaked()
+	}
 	os.Exit(code)
 }
 

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -153,19 +155,17 @@ func judgeConfigs(names []string) []config.ModelConfig {
 }
 
 // forTargets runs one phase for several targets concurrently: a slow
-// provider must not idle the others.
+// provider must not idle the others. Every target's error is returned, in
+// the targets' order (errors.Join), so one failure does not hide another and
+// the exit code is the most specific of them (fault.KindOf).
 func forTargets(ctx context.Context, targets []string, fn func(context.Context, string) error) error {
-	errs := make(chan error, len(targets))
-	for _, t := range targets {
-		go func() { errs <- fn(ctx, t) }()
+	errs := make([]error, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Go(func() { errs[i] = fn(ctx, t) })
 	}
-	var first error
-	for range targets {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // writeReport writes report.html next to results.json and notes it in inv

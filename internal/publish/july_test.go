@@ -78,6 +78,9 @@ func TestMain(m *testing.M) {
 	if julyData != nil {
 		os.RemoveAll(julyData.dir)
 	}
+	if code == 0 {
+		code = leaked()
+	}
 	os.Exit(code)
 }
 

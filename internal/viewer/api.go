@@ -532,7 +532,7 @@ func (s *Server) handleAddLabel(w http.ResponseWriter, r *http.Request, st *benc
 	switch {
 	case req.Item != "":
 		var ok bool
-		if i, ok = s.itemIndex(ix, req.Item); !ok {
+		if i, ok = (reviewQueue{s}).itemIndex(ix, req.Item); !ok {
 			writeErr(w, http.StatusBadRequest, "label: unknown review item (the viewer restarted, or the runs changed): open the queue again")
 			return
 		}
@@ -551,7 +551,7 @@ func (s *Server) handleAddLabel(w http.ResponseWriter, r *http.Request, st *benc
 			return
 		}
 	}
-	out, code, err := s.saveLabel(st, ix, i, whoOf(r), strings.TrimSpace(req.Labeler), *req.Present, req.Note)
+	out, code, err := reviewQueue{s}.saveLabel(st, ix, i, whoOf(r), strings.TrimSpace(req.Labeler), *req.Present, req.Note)
 	if err != nil {
 		writeErr(w, code, "%v", err)
 		return

@@ -73,10 +73,15 @@ func (b *busySet) release(key string) {
 	delete(b.m, key)
 }
 
+// playPage is the Play page's handlers: people playing the user against a
+// target. It is the Server seen from that page (the handlers are grouped by
+// page so that no type carries every handler of the viewer).
+type playPage struct{ *Server }
+
 // playTarget returns target if people may play against it (it equals an
 // entry of the Player's list; nothing else reaches a path). A reviewer
 // names targets by their alias on this benchmark (playAlias).
-func (s *Server) playTarget(p principal, bench, target string) (string, bool) {
+func (s playPage) playTarget(p principal, bench, target string) (string, bool) {
 	if s.opts.Play == nil {
 		return "", false
 	}
@@ -91,13 +96,13 @@ func (s *Server) playTarget(p principal, bench, target string) (string, bool) {
 // playAlias is the name a reviewer knows a target by on the Play page: an
 // HMAC of the benchmark and the target under the server's key, so it says
 // nothing about which model it is (and differs from one viewer to the next).
-func (s *Server) playAlias(bench, target string) string {
+func (s playPage) playAlias(bench, target string) string {
 	return "model-" + opaque(s.itemKey, "play-target", bench, target)[:6]
 }
 
 // playID is the id a reviewer knows one of their played conversations by
 // (a conv_id names the target).
-func (s *Server) playID(bench, convID string) string {
+func (s playPage) playID(bench, convID string) string {
 	return "p" + opaque(s.itemKey, "play-conv", bench, convID)
 }
 
@@ -113,7 +118,7 @@ func opaque(key []byte, parts ...string) string {
 
 // playConvID resolves the conversation a request names: a conv_id (the
 // researcher's) or a reviewer's play id, which must be one of their own.
-func (s *Server) playConvID(p principal, st *benchState, target, id string) (string, bool) {
+func (s playPage) playConvID(p principal, st *benchState, target, id string) (string, bool) {
 	if !p.reviewer() {
 		return id, true
 	}
@@ -166,7 +171,7 @@ type playView struct {
 	Blind bool `json:"blind,omitempty"`
 }
 
-func (s *Server) playViewOf(p principal, ix *benchIndex, target string, c human.Conversation, sc *human.Score) playView {
+func (s playPage) playViewOf(p principal, ix *benchIndex, target string, c human.Conversation, sc *human.Score) playView {
 	v := playView{ConvID: c.ConvID, Target: target, ScenarioID: c.ID, Player: c.Player, State: c.State, Status: c.Status,
 		Turn: c.Turns() + 1, Turns: s.opts.Play.Turns(), Transcript: c.Transcript, Metric: ix.metricView(c.MetricID),
 		Started: c.StartedAt.Format("2006-01-02T15:04:05Z")}
@@ -231,9 +236,9 @@ type playRow struct {
 // handlePlayInfo lists what can be played (targets, scenarios) and what
 // was played. The targets are the Player's now (a target added to
 // config.yaml appears without a restart); a reviewer gets them by alias.
-func (s *Server) handlePlayInfo(w http.ResponseWriter, r *http.Request, st *benchState) {
+func (s playPage) handlePlayInfo(w http.ResponseWriter, r *http.Request, st *benchState) {
 	p := whoOf(r)
-	ix := st.index(s)
+	ix := st.index(s.Server)
 	out := map[string]any{"enabled": s.opts.Play != nil, "targets": []string{}, "scenarios": []map[string]any{}, "conversations": []playRow{}, "notes": []string{},
 		"blind": p.reviewer(), "player": p.name}
 	if s.opts.Play == nil {
@@ -264,7 +269,7 @@ func (s *Server) handlePlayInfo(w http.ResponseWriter, r *http.Request, st *benc
 }
 
 // playRows lists the played conversations the principal may see.
-func (s *Server) playRows(p principal, st *benchState, targets []string) ([]playRow, []string) {
+func (s playPage) playRows(p principal, st *benchState, targets []string) ([]playRow, []string) {
 	rows, notes := []playRow{}, []string{}
 	for _, t := range targets {
 		convs, scores, err := st.humans.List(t)
@@ -317,7 +322,7 @@ func decodeBody(r *http.Request, v any) error { return decodeStrictN(r, v, maxPl
 
 // playErr answers an error of the human store or the Player (to a
 // reviewer without the target's name: a file's path names it).
-func (s *Server) playErr(w http.ResponseWriter, r *http.Request, err error) {
+func (s playPage) playErr(w http.ResponseWriter, r *http.Request, err error) {
 	var stale *human.StaleError
 	var fe *artifacts.FileError
 	code := http.StatusBadGateway
@@ -330,7 +335,7 @@ func (s *Server) playErr(w http.ResponseWriter, r *http.Request, err error) {
 	s.fail(w, r, code, err)
 }
 
-func (s *Server) handlePlayConv(w http.ResponseWriter, r *http.Request, st *benchState) {
+func (s playPage) handlePlayConv(w http.ResponseWriter, r *http.Request, st *benchState) {
 	p := whoOf(r)
 	target, ok := s.playTarget(p, st.name, r.URL.Query().Get("target"))
 	if !ok {
@@ -347,7 +352,7 @@ func (s *Server) handlePlayConv(w http.ResponseWriter, r *http.Request, st *benc
 		s.playErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.playViewOf(p, st.index(s), target, c, sc))
+	writeJSON(w, http.StatusOK, s.playViewOf(p, st.index(s.Server), target, c, sc))
 }
 
 // playRequest is a Play request body: each names the target played.
@@ -362,7 +367,7 @@ func (p playEnd) targetName() string   { return p.Target }
 
 // playBody decodes a Play request and resolves the target it names;
 // false: the error is answered.
-func playBody[T playRequest](s *Server, w http.ResponseWriter, r *http.Request, st *benchState) (req T, target string, ok bool) {
+func playBody[T playRequest](s playPage, w http.ResponseWriter, r *http.Request, st *benchState) (req T, target string, ok bool) {
 	if err := decodeBody(r, &req); err != nil {
 		writeErr(w, http.StatusBadRequest, "play: %v", err)
 		return req, "", false
@@ -384,12 +389,12 @@ type playStart struct {
 
 // handlePlayStart begins a conversation: a scenario of scenarios.json, a
 // target people may play against, and who plays.
-func (s *Server) handlePlayStart(w http.ResponseWriter, r *http.Request, st *benchState) {
+func (s playPage) handlePlayStart(w http.ResponseWriter, r *http.Request, st *benchState) {
 	req, target, ok := playBody[playStart](s, w, r, st)
 	if !ok {
 		return
 	}
-	ix := st.index(s)
+	ix := st.index(s.Server)
 	sc, ok := ix.playScenario(req.Scenario)
 	if !ok {
 		writeErr(w, http.StatusBadRequest, "play: scenario %s is not in scenarios.json", ids.Quote(req.Scenario))
@@ -429,7 +434,7 @@ type playSend struct {
 // turn once the target has answered. at is the number of messages the
 // page shows: a page that has not seen the last turn (another tab) is
 // refused, as is a second send while the target is answering.
-func (s *Server) handlePlaySend(w http.ResponseWriter, r *http.Request, st *benchState) {
+func (s playPage) handlePlaySend(w http.ResponseWriter, r *http.Request, st *benchState) {
 	req, target, ok := playBody[playSend](s, w, r, st)
 	if !ok {
 		return
@@ -461,7 +466,7 @@ func (s *Server) handlePlaySend(w http.ResponseWriter, r *http.Request, st *benc
 		s.playErr(w, r, err)
 		return
 	}
-	ix := st.index(s)
+	ix := st.index(s.Server)
 	sc, ok := ix.playScenario(c.ID)
 	if !ok {
 		writeErr(w, http.StatusConflict, "play: scenario %s is no longer in scenarios.json", ids.Quote(c.ID))
@@ -499,7 +504,7 @@ type playEnd struct {
 // is judged. Asked again (the judge failed, or another tab), it judges
 // an ended conversation that has no verdict yet and returns the one that
 // has.
-func (s *Server) handlePlayEnd(w http.ResponseWriter, r *http.Request, st *benchState) {
+func (s playPage) handlePlayEnd(w http.ResponseWriter, r *http.Request, st *benchState) {
 	req, target, ok := playBody[playEnd](s, w, r, st)
 	if !ok {
 		return
@@ -540,7 +545,7 @@ func (s *Server) handlePlayEnd(w http.ResponseWriter, r *http.Request, st *bench
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, s.playViewOf(whoOf(r), st.index(s), target, c, sc))
+	writeJSON(w, http.StatusOK, s.playViewOf(whoOf(r), st.index(s.Server), target, c, sc))
 }
 
 // auditPlayed audits an ended game not audited yet, when the player can
@@ -572,13 +577,13 @@ type targetCompare struct {
 // results.CompareHuman (aggregate's computation) over the verdicts in
 // scores.json and the human-played ones, before aggregate writes it to
 // results.json.
-func (s *Server) handlePlayCompare(w http.ResponseWriter, r *http.Request, st *benchState) {
+func (s playPage) handlePlayCompare(w http.ResponseWriter, r *http.Request, st *benchState) {
 	out := []targetCompare{}
 	if s.opts.Play == nil {
 		writeJSON(w, http.StatusOK, out)
 		return
 	}
-	ix := st.index(s)
+	ix := st.index(s.Server)
 	var metrics []config.Metric
 	for _, m := range ix.bench.Metrics {
 		metrics = append(metrics, config.Metric{ID: m.ID, Type: config.MetricType(m.Type)})

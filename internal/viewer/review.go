@@ -20,6 +20,12 @@ import (
 // the target's name). The server maps ids back; a changed key (a restart)
 // only means the page fetches its queue again.
 
+// reviewQueue is the handlers of review and calibration: the queues (one
+// benchmark's, or the study's across benchmarks), review items and labels.
+// It is the Server seen from the review pages (the handlers are grouped by
+// page so that no type carries every handler of the viewer).
+type reviewQueue struct{ *Server }
+
 // itemIDLen is the length of an item id (base32 of 80 bits).
 const itemIDLen = 16
 
@@ -48,13 +54,13 @@ func (ix *benchIndex) items(key []byte) {
 }
 
 // itemIndex resolves an item id; ok is false for an unknown one.
-func (s *Server) itemIndex(ix *benchIndex, id string) (int, bool) {
+func (s reviewQueue) itemIndex(ix *benchIndex, id string) (int, bool) {
 	ix.items(s.itemKey)
 	i, ok := ix.itemOf[id]
 	return i, ok
 }
 
-func (s *Server) itemOfConv(ix *benchIndex, i int) string {
+func (s reviewQueue) itemOfConv(ix *benchIndex, i int) string {
 	ix.items(s.itemKey)
 	return ix.itemIDs[i]
 }
@@ -115,12 +121,12 @@ func revealOf(s *artifacts.Score) *revealScore {
 }
 
 // blindNow: the review API withholds verdicts, targets and others' labels.
-func (s *Server) blindNow() bool { return s.opts.Blind }
+func (s reviewQueue) blindNow() bool { return s.opts.Blind }
 
 // handleItem answers one benchmark's review item (the researcher's API;
 // the page uses /api/item). Viewing does not hold it.
-func (s *Server) handleItem(w http.ResponseWriter, r *http.Request, st *benchState) {
-	ix := st.index(s)
+func (s reviewQueue) handleItem(w http.ResponseWriter, r *http.Request, st *benchState) {
+	ix := st.index(s.Server)
 	id := r.URL.Query().Get("id")
 	i, ok := s.itemIndex(ix, id)
 	if !ok {
@@ -137,8 +143,8 @@ func (s *Server) handleItem(w http.ResponseWriter, r *http.Request, st *benchSta
 
 // handleResolve maps a conversation id to its review item (the way in
 // from a conversation page or an old link).
-func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request, st *benchState) {
-	ix := st.index(s)
+func (s reviewQueue) handleResolve(w http.ResponseWriter, r *http.Request, st *benchState) {
+	ix := st.index(s.Server)
 	i, ok := ix.byConvID[r.URL.Query().Get("conv")]
 	if !ok {
 		writeErr(w, http.StatusNotFound, "no such conversation")
@@ -156,7 +162,7 @@ type queueParams struct {
 	halfWidth     float64
 }
 
-func (s *Server) queueParams(r *http.Request) (queueParams, string) {
+func (s reviewQueue) queueParams(r *http.Request) (queueParams, string) {
 	q := r.URL.Query()
 	p := queueParams{kind: q.Get("kind"), labeler: strings.TrimSpace(q.Get("labeler")), seed: s.opts.Seed,
 		overlap: s.opts.Overlap, halfWidth: s.opts.PlanHalfWidth}
@@ -212,13 +218,13 @@ type planLine struct {
 // handleQueue answers one benchmark's queue (the researcher's API; the
 // page uses /api/queue): its items for this labeller, and, for the
 // calibration queue, the plan it was drawn to reach.
-func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request, st *benchState) {
+func (s reviewQueue) handleQueue(w http.ResponseWriter, r *http.Request, st *benchState) {
 	p, bad := s.queueParams(r)
 	if bad != "" {
 		writeErr(w, http.StatusBadRequest, "%s", bad)
 		return
 	}
-	ix := st.index(s)
+	ix := st.index(s.Server)
 	ls, err := st.labels.List()
 	if err != nil {
 		writeErr(w, http.StatusConflict, "%v", err)

@@ -92,7 +92,7 @@ func labellerOf(p principal, given string) (string, error) {
 
 // benchFilter is the benchmarks a study request covers: bench= one of
 // them (refused when unknown), else all.
-func (s *Server) benchFilter(r *http.Request) ([]string, bool) {
+func (s reviewQueue) benchFilter(r *http.Request) ([]string, bool) {
 	names := s.benchNames()
 	b := r.URL.Query().Get("bench")
 	if b == "" {
@@ -107,7 +107,7 @@ func (s *Server) benchFilter(r *http.Request) ([]string, bool) {
 }
 
 // studyQueue draws who's queue over benches.
-func (s *Server) studyQueue(who string, p queueParams, benches []string) queueResult {
+func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) queueResult {
 	var out queueResult
 	now := s.now()
 	for _, name := range benches {
@@ -115,7 +115,7 @@ func (s *Server) studyQueue(who string, p queueParams, benches []string) queueRe
 		if st == nil {
 			continue
 		}
-		ix := st.index(s)
+		ix := st.index(s.Server)
 		ls, err := st.labels.List()
 		if err != nil {
 			out.notes = append(out.notes, err.Error())
@@ -184,7 +184,7 @@ func blindLines(ls []progressLine) []progressLine {
 
 // handleStudyQueue answers GET /api/queue: the whole study's queue (or one
 // benchmark's, bench=), for the requesting reviewer or the labeler named.
-func (s *Server) handleStudyQueue(w http.ResponseWriter, r *http.Request) {
+func (s reviewQueue) handleStudyQueue(w http.ResponseWriter, r *http.Request) {
 	p := whoOf(r)
 	params, bad := s.queueParams(r)
 	if bad != "" {
@@ -242,7 +242,7 @@ type nextAnswer struct {
 // next is who's next item after item after (none: from their current
 // place): the first of their queue, in their order, after it that they
 // have not skipped — wrapping around, and never after itself.
-func (s *Server) next(who string, p queueParams, benches []string, after string) nextAnswer {
+func (s reviewQueue) next(who string, p queueParams, benches []string, after string) nextAnswer {
 	q := s.studyQueue(who, p, benches)
 	skipped := s.places.skippedSet(who)
 	var open []benchItem
@@ -297,7 +297,7 @@ type placeRequest struct {
 // studyRequest decodes a place request and resolves who and the queue's
 // parameters and benchmarks (from the URL, as GET /api/queue takes them);
 // false: the error is answered.
-func (s *Server) studyRequest(w http.ResponseWriter, r *http.Request, body any, labeler func() string) (string, queueParams, []string, bool) {
+func (s reviewQueue) studyRequest(w http.ResponseWriter, r *http.Request, body any, labeler func() string) (string, queueParams, []string, bool) {
 	if body != nil {
 		if err := decodeStrict(r, body); err != nil {
 			writeErr(w, http.StatusBadRequest, "%v", err)
@@ -330,7 +330,7 @@ func (s *Server) studyRequest(w http.ResponseWriter, r *http.Request, body any, 
 }
 
 // handleNext answers GET /api/next?after=ITEM (j): the next item to label.
-func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
+func (s reviewQueue) handleNext(w http.ResponseWriter, r *http.Request) {
 	who, params, benches, ok := s.studyRequest(w, r, nil, nil)
 	if !ok {
 		return
@@ -340,7 +340,7 @@ func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
 
 // handleSkip sets an item aside (it comes back once the rest is done, or
 // on unskip), lets go of its hold, and answers the next one.
-func (s *Server) handleSkip(w http.ResponseWriter, r *http.Request) {
+func (s reviewQueue) handleSkip(w http.ResponseWriter, r *http.Request) {
 	var req placeRequest
 	who, params, benches, ok := s.studyRequest(w, r, &req, func() string { return req.Labeler })
 	if !ok {
@@ -355,7 +355,7 @@ func (s *Server) handleSkip(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleUnskip brings the skipped items back and answers the first.
-func (s *Server) handleUnskip(w http.ResponseWriter, r *http.Request) {
+func (s reviewQueue) handleUnskip(w http.ResponseWriter, r *http.Request) {
 	var req placeRequest
 	who, params, benches, ok := s.studyRequest(w, r, &req, func() string { return req.Labeler })
 	if !ok {
@@ -368,7 +368,7 @@ func (s *Server) handleUnskip(w http.ResponseWriter, r *http.Request) {
 // handleHold is the open review form holding its item (renewed while it
 // stays open): the item is who's current place, and others' queues leave
 // it out until the form closes or the hold lapses.
-func (s *Server) handleHold(w http.ResponseWriter, r *http.Request) {
+func (s reviewQueue) handleHold(w http.ResponseWriter, r *http.Request) {
 	var req placeRequest
 	who, _, _, ok := s.studyRequest(w, r, &req, func() string { return req.Labeler })
 	if !ok {
@@ -385,7 +385,7 @@ func (s *Server) handleHold(w http.ResponseWriter, r *http.Request) {
 
 // handleMe says who the token is, and the labeller's place (a
 // reviewer's own; the researcher's under the labeler named).
-func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) {
+func (s reviewQueue) handleMe(w http.ResponseWriter, r *http.Request) {
 	p := whoOf(r)
 	reveal := s.opts.Reveal
 	if p.reviewer() {
@@ -413,7 +413,7 @@ type mineRow struct {
 }
 
 // handleMine lists the labeller's own latest label of each row.
-func (s *Server) handleMine(w http.ResponseWriter, r *http.Request) {
+func (s reviewQueue) handleMine(w http.ResponseWriter, r *http.Request) {
 	who, err := labellerOf(whoOf(r), r.URL.Query().Get("labeler"))
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, "%v", err)
@@ -425,7 +425,7 @@ func (s *Server) handleMine(w http.ResponseWriter, r *http.Request) {
 		if st == nil || who == "" {
 			continue
 		}
-		ix := st.index(s)
+		ix := st.index(s.Server)
 		ls, err := st.labels.List()
 		if err != nil {
 			continue
@@ -455,7 +455,7 @@ func (s *Server) handleMine(w http.ResponseWriter, r *http.Request) {
 }
 
 // findItem resolves an item id over every benchmark.
-func (s *Server) findItem(id string) (*benchState, *benchIndex, int, bool) {
+func (s reviewQueue) findItem(id string) (*benchState, *benchIndex, int, bool) {
 	if !strings.HasPrefix(id, "r") || len(id) != itemIDLen+1 {
 		return nil, nil, 0, false
 	}
@@ -464,7 +464,7 @@ func (s *Server) findItem(id string) (*benchState, *benchIndex, int, bool) {
 		if st == nil {
 			continue
 		}
-		ix := st.index(s)
+		ix := st.index(s.Server)
 		if i, ok := s.itemIndex(ix, id); ok {
 			return st, ix, i, true
 		}

@@ -17,7 +17,7 @@ import (
 // metric, the scenario without its id (an id is a key to the run pages),
 // the transcript and the labeller's own label; else also the
 // conversation's identity, the judges and everyone's labels.
-func (s *Server) reviewItem(st *benchState, ix *benchIndex, i int, id, who string, blind bool) (*reviewView, error) {
+func (s reviewQueue) reviewItem(st *benchState, ix *benchIndex, i int, id, who string, blind bool) (*reviewView, error) {
 	cv, err := ix.readConv(i, true)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func (s *Server) reviewItem(st *benchState, ix *benchIndex, i int, id, who strin
 
 // handleStudyItem answers GET /api/item?id=ITEM: one review item of any
 // benchmark. Viewing does not hold it (only an open form does: hold).
-func (s *Server) handleStudyItem(w http.ResponseWriter, r *http.Request) {
+func (s reviewQueue) handleStudyItem(w http.ResponseWriter, r *http.Request) {
 	p := whoOf(r)
 	id := r.URL.Query().Get("id")
 	st, ix, i, ok := s.findItem(id)
@@ -87,7 +87,7 @@ type studyLabel struct {
 }
 
 // handleStudyLabel records a label on an item of any benchmark.
-func (s *Server) handleStudyLabel(w http.ResponseWriter, r *http.Request) {
+func (s reviewQueue) handleStudyLabel(w http.ResponseWriter, r *http.Request) {
 	p := whoOf(r)
 	var req studyLabel
 	if err := decodeStrict(r, &req); err != nil {
@@ -127,7 +127,7 @@ func (e *labelError) Error() string { return e.msg }
 // or a reviewer — the judges' verdict. A label by someone who had already
 // been shown the verdict on this row (their earlier label's answer carried
 // it) is stored with after_reveal: it is no longer blind.
-func (s *Server) saveLabel(st *benchState, ix *benchIndex, i int, p principal, who string, present bool, note string) (map[string]any, int, error) {
+func (s reviewQueue) saveLabel(st *benchState, ix *benchIndex, i int, p principal, who string, present bool, note string) (map[string]any, int, error) {
 	c := &ix.convs[i]
 	if err := checkConvID(ix, i); err != nil {
 		return nil, http.StatusBadRequest, err

@@ -268,15 +268,15 @@ func ProbeValuesOf(t testing.TB, s *Server, reviewer, other string, targets []st
 		st := s.bench(b)
 		ix := st.index(s)
 		for i := 0; i < len(ix.convs); i += 7 {
-			v.Items = append(v.Items, s.itemOfConv(ix, i))
+			v.Items = append(v.Items, reviewQueue{s}.itemOfConv(ix, i))
 			v.Convs = append(v.Convs, ix.convs[i].convID)
 		}
 		v.Scenarios = append(v.Scenarios, ix.convs[0].id)
 		for _, tg := range targets {
-			v.Aliases = append(v.Aliases, s.playAlias(b, tg))
+			v.Aliases = append(v.Aliases, playPage{s}.playAlias(b, tg))
 			convs, _, _ := st.humans.List(tg)
 			for _, c := range convs {
-				v.PlayIDs = append(v.PlayIDs, s.playID(b, c.ConvID))
+				v.PlayIDs = append(v.PlayIDs, playPage{s}.playID(b, c.ConvID))
 			}
 		}
 	}
@@ -298,11 +298,11 @@ func TestReviewerLinkReachesNoTargetNorVerdict(t *testing.T) {
 	// bo labels with a note and plays, so there is someone else's work.
 	bo := teamHeaders(base, tokenOf(t, s, "bo-reviewer"))
 	ix := s.bench("first").index(s)
-	item := s.itemOfConv(ix, 0)
+	item := reviewQueue{s}.itemOfConv(ix, 0)
 	if code, body := do(t, base, req{"POST", "/api/label", `{"item":"` + item + `","present":true,"note":"NOTE-OF-BO"}`, bo}); code != 201 {
 		t.Fatalf("bo's label: %d %s", code, body)
 	}
-	alias := s.playAlias("first", "zebratarget")
+	alias := playPage{s}.playAlias("first", "zebratarget")
 	if code, body := do(t, base, req{"POST", "/api/b/first/play/start", `{"target":"` + alias + `","scenario":"m01_s001_v01"}`, bo}); code != 201 {
 		t.Fatalf("bo plays: %d %s", code, body)
 	}
@@ -494,7 +494,7 @@ func TestLabelChangedAfterTheRevealIsMarked(t *testing.T) {
 	s, base := StartForTest(t, Options{ProjectDir: project, Blind: true, Reveal: RevealAfter, Seed: 1})
 	hdr := writeHeaders(s, base)
 	ix := s.bench("mini").index(s)
-	item := s.itemOfConv(ix, 0)
+	item := reviewQueue{s}.itemOfConv(ix, 0)
 	for i, present := range []bool{true, false} {
 		code, body := do(t, base, req{"POST", "/api/label", fmt.Sprintf(`{"item":%q,"present":%v,"labeler":"ana"}`, item, present), hdr})
 		if code != 201 || (i == 0) != !strings.Contains(body, `"after_reveal":true`) || !strings.Contains(body, `"score"`) {
@@ -510,7 +510,7 @@ func TestLabelChangedAfterTheRevealIsMarked(t *testing.T) {
 	team := TeamProject(t)
 	ts, tbase := StartForTest(t, Options{ProjectDir: team, Reviewers: []string{"cy"}, Seed: 1})
 	th := teamHeaders(tbase, tokenOf(t, ts, "cy"))
-	tit := ts.itemOfConv(ts.bench("first").index(ts), 0)
+	tit := reviewQueue{ts}.itemOfConv(ts.bench("first").index(ts), 0)
 	for range 2 {
 		if code, body := do(t, tbase, req{"POST", "/api/label", `{"item":"` + tit + `","present":true}`, th}); code != 201 || strings.Contains(body, "after_reveal") || strings.Contains(body, `"score"`) {
 			t.Errorf("reviewer's label: %d %s", code, body)
@@ -529,7 +529,7 @@ func TestLabelAPIRefusesWhatDoesNotBelong(t *testing.T) {
 	path := filepath.Join(bench, "runs", "alpha", "conversations.json")
 	b, _ := os.ReadFile(path)
 	must(t, os.WriteFile(path, bytes.Replace(b, []byte(`"conv_id":"m01_s002_v01__alpha__s1"`), []byte(`"conv_id":"m01_s002_v01__beta__s9"`), 1), 0o644))
-	item := s.itemOfConv(s.bench("mini").index(s), 0)
+	item := reviewQueue{s}.itemOfConv(s.bench("mini").index(s), 0)
 	for name, r := range map[string]req{
 		"trailing data":     {"POST", "/api/b/mini/labels", goodLabel + ` {"present":false}`, hdr},
 		"trailing garbage":  {"POST", "/api/b/mini/labels", goodLabel + `xyz`, hdr},
@@ -639,7 +639,7 @@ func TestNewTargetsAndBenchmarksAppearWithoutARestart(t *testing.T) {
 	qp.Add("newtarget")
 	_, play := do(t, base, req{"GET", "/api/b/first/play", "", research})
 	_, blind := do(t, base, req{"GET", "/api/b/first/play", "", hdr})
-	if !strings.Contains(play, "newtarget") || !strings.Contains(blind, s.playAlias("first", "newtarget")) || strings.Contains(blind, "newtarget") {
+	if !strings.Contains(play, "newtarget") || !strings.Contains(blind, playPage{s}.playAlias("first", "newtarget")) || strings.Contains(blind, "newtarget") {
 		t.Errorf("Play: researcher %s\nreviewer %s", play, blind)
 	}
 }

@@ -1,0 +1,20 @@
+// Package archtest keeps the tree in the shape ARCHITECTURE.md describes.
+// Its tests read the import graph (`go list -deps -json ./...`) and every Go
+// file of the module (go/ast), and fail when
+//
+//   - a package imports one on a higher floor, or a package is on no floor,
+//     or ARCHITECTURE.md's floors list other packages than the test's;
+//   - internal/schedule reaches stage, prompt, layout or file code;
+//   - internal/runner grows past its budget of non-test lines;
+//   - a type has more than 40 methods;
+//   - a struct stores a context.Context (contexts are passed, first);
+//   - a package that starts goroutines has no leak check (goleak) in its
+//     tests.
+//
+// `go test -v ./internal/archtest` logs the runner's line count and the type
+// with the most methods; with ARCHTEST_TOP=1 it lists every type of 20
+// methods or more.
+//
+// The package holds no code besides its tests, so nothing imports it and it
+// sits outside the floors.
+package archtest
