@@ -49,7 +49,7 @@ var floors = []floor{
 	}},
 	{"readers", []string{
 		"internal/report", "internal/compare", "internal/export", "internal/publish",
-		"internal/site", "internal/viewer",
+		"internal/site", "internal/viewer", "internal/adaptive",
 	}},
 	{"environment", []string{"internal/clientset", "internal/work"}},
 	{"stage runners", []string{
@@ -58,7 +58,7 @@ var floors = []floor{
 	}},
 	{"orchestration", []string{"internal/runner"}},
 	{"commands", []string{
-		"internal/cli", "internal/benchcli", "internal/benchharness",
+		"internal/cli", "internal/benchcli", "internal/benchharness", "internal/examples",
 		"cmd/impactbench", "cmd/impactbench-bench",
 	}},
 }

@@ -48,8 +48,6 @@ func checksLeaks(root, dir string) (bool, error) {
 var leakCheckPending = map[string]string{
 	"internal/browsertest": "a test helper with no tests of its own: the browser tests that use it check for leaks",
 	"internal/redisserver": "a test helper with no tests of its own: the tests that start a Redis check for leaks",
-	"internal/runner":      "being changed by the lead: add the TestMain of leak_test.go in internal/schedule",
-	"internal/cli":         "being changed by the lead: add goleak.Find to the TestMain of guard_test.go",
 }
 
 // Every package that starts goroutines checks, after its tests, that none

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // finishedProject is one `impactbench init` project after a complete
@@ -379,6 +382,14 @@ func TestGenMetricsForceKeepsBackup(t *testing.T) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	// The commands start goroutines (progress, fan-outs over targets): each
+	// must end with the command that started it.
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	if builtProject {
 		if dir, err := finishedProject(); err == nil {
 			os.RemoveAll(dir)

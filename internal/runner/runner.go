@@ -1,31 +1,15 @@
-// Package runner runs benchmarks as one schedule of rows.
-//
-// The pipeline is gen_metrics → gen_scenarios → simulate → evaluate →
-// aggregate, but the unit of work is the row, not the phase: a metric's
-// base scenarios and their demographic variants (gen_scenarios.go), a
-// conversation (converse.go), a verdict (judge.go). Each row runs once per
-// invocation under the call-store unit it is stored in (resume: nothing is
-// paid twice) and waits only for the rows it needs: a conversation starts
-// the moment its variant exists, a verdict the moment its conversation is
-// stored (run.go). Whoever needs a row first starts it; everyone else
-// finds it in its set (rows.go). Lanes bound the rows in flight per stage
-// and target; provider pools (env.go) bound the calls.
-//
-// Every output file is written whole, in its order, by its own writer
-// from finished rows — scenarios.json (gen_scenarios.go),
-// conversations.json (simulate.go), scores.json (evaluate.go),
-// results.json (aggregate.go) — with a phase record (outputs.go,
-// manifest.go) that decides whether an up-to-date file is skipped and
-// says what changed when it is not. Outputs are never replaced by worse
-// ones (guard.go). Batch waves (waves.go) and judge batches (batch.go) are
-// how batched rows' calls are sent; a scenario set can grow (until.go) or
-// have its weak items replaced (scenarioset.go), keeping the rest exactly.
-//
-// A Study (study.go) is several benchmarks over one environment: shared
-// pools, lanes, cost ceiling and progress; a benchmark that fails does not
-// stop the others. Rows count themselves into their benchmark's Summary
-// (summary.go), which settles every phase's counts once the rows end.
-// phase.Stage logic itself lives in package stages as plain functions.
+// Package runner is the wiring of one invocation. New builds its
+// environment (work.Env: clients, pools, the call store, the lock) and a
+// benchmark's state (work.Bench); preflight.go checks everything that can
+// be checked before any call is paid; run.go and phases.go run the stage
+// runners (generate, simulate, evaluate, aggregate) in order, each a
+// package of its own whose rows the scheduler (internal/schedule) runs;
+// study.go runs several benchmarks over one environment (shared pools,
+// lanes, cost ceiling and progress; a benchmark that fails does not stop
+// the others); guard.go refuses outputs worse than those on disk; human.go
+// builds the viewer's Player (a person's game, its verdict and audit).
+// Rows, lanes and ordered writers live below (schedule, work, phase,
+// summary); ARCHITECTURE.md maps the floors.
 package runner
 
 import (

@@ -242,7 +242,9 @@ func TestBatchWavesMixed(t *testing.T) {
 	cfg.UserModel = openAIModel("gpt-4o-mini", user.APIKey(), user.BaseURL(), true)
 	cfg.Targets[0].Batch = true
 	var log bytes.Buffer
-	r := newRunner(t, cfg, bench, Options{Progress: progress.New(&syncWriter{w: &log}, progress.Lines, time.Hour)})
+	tr := progress.New(&syncWriter{w: &log}, progress.Lines, time.Hour)
+	defer tr.Close()
+	r := newRunner(t, cfg, bench, Options{Progress: tr})
 	if err := r.Simulate(t.Context(), "t1"); err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +318,9 @@ func TestBatchWavesResumeWithoutResubmitting(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			w := &syncWriter{w: &bytes.Buffer{}, on: tc.kill(user, target, cancel)}
-			r1 := newRunner(t, cfg, bench, Options{Progress: progress.New(w, progress.Lines, time.Hour)})
+			tr := progress.New(w, progress.Lines, time.Hour)
+			defer tr.Close()
+			r1 := newRunner(t, cfg, bench, Options{Progress: tr})
 			if err := r1.Simulate(ctx, "t1"); err == nil {
 				t.Fatal("simulate finished although it was interrupted")
 			}
