@@ -66,10 +66,6 @@ func TestOpenRefusesBadBackends(t *testing.T) {
 	}
 }
 
-func reqRate(perMin float64, burst float64) ratelimit.SharedRates {
-	return ratelimit.SharedRates{Requests: ratelimit.Rate{PerSec: perMin / 60, Burst: burst}}
-}
-
 // The script's buckets: a take refused leaves the bucket as it was and
 // says how long to wait; a refund makes room at once; debt delays.
 func TestBucketsTakeRefundDebt(t *testing.T) {
