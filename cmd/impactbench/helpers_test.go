@@ -17,7 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -57,14 +56,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// goTool finds the go command that is running these tests.
+// goTool finds the go command that is running these tests: go test puts
+// its own GOROOT/bin first on the test's PATH.
 func goTool() string {
-	if root := runtime.GOROOT(); root != "" {
-		p := filepath.Join(root, "bin", "go")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}

@@ -123,14 +123,15 @@ type Embedded struct {
 }
 
 type sample struct {
-	B        bool              `json:"b"`
-	I        int               `json:"i"`
-	F        float64           `json:"f"`
-	F32      float32           `json:"f32"`
-	S        string            `json:"s,omitempty"`
-	P        *bool             `json:"p"`
-	PO       *bool             `json:"po,omitempty"`
-	Skip     string            `json:"-"`
+	B    bool    `json:"b"`
+	I    int     `json:"i"`
+	F    float64 `json:"f"`
+	F32  float32 `json:"f32"`
+	S    string  `json:"s,omitempty"`
+	P    *bool   `json:"p"`
+	PO   *bool   `json:"po,omitempty"`
+	Skip string  `json:"-"`
+	//lint:ignore SA5008 "-," is encoding/json's documented way to name a field "-"; the marshaller must read it the same way.
 	Dash     string            `json:"-,"`
 	NoTag    int               // untagged: Go field name
 	L        []int             `json:"l"`
@@ -177,7 +178,7 @@ func TestMarshalPy_Structures(t *testing.T) {
 		{"number literal big int", json.Number("123456789012345678901234567890"), "123456789012345678901234567890"},
 		{"demographic order", Demographic{{"age", "child"}, {"gender", "f"}}, "{\n  \"age\": \"child\",\n  \"gender\": \"f\"\n}"},
 		{"nil demographic", Demographic(nil), "{}"},
-		{"struct", sample{F: 1, F32: 0.1, P: nil, Q: 7, Raw: json.RawMessage(`[1]`), Num: "1", Embedded: Embedded{E1: "e"}},
+		{"struct", sample{F: 1, F32: 0.1, P: nil, Q: 7, unexp: 3, Raw: json.RawMessage(`[1]`), Num: "1", Embedded: Embedded{E1: "e"}},
 			`{
   "b": false,
   "i": 0,

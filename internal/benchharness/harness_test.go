@@ -7,9 +7,11 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +20,28 @@ import (
 
 // testBinary is the impactbench command built once for every test.
 var testBinary string
+
+// testHarness is impactbench-bench, built on first use (only the
+// multi-worker tests run it) and then shared: each build links a full
+// binary again.
+var testHarness = struct {
+	once sync.Once
+	path string
+	err  error
+}{}
+
+func harnessBinary(t *testing.T) string {
+	t.Helper()
+	testHarness.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		testHarness.path, testHarness.err = BuildHarness(ctx, filepath.Dir(testBinary))
+	})
+	if testHarness.err != nil {
+		t.Fatal(testHarness.err)
+	}
+	return testHarness.path
+}
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "benchharness-bin-*")
@@ -405,7 +429,8 @@ func TestWorkersSmall(t *testing.T) {
 					t.Skip("redis-server is not installed (apt-get install -y redis-server): the Redis-shared workers are not tested")
 				}
 			}
-			o := Options{Workers: 3, Share: share, Conversations: 30, Turns: 2, Latency: 5 * time.Millisecond, RPM: 3000, TargetTokens: 16}
+			o := Options{Workers: 3, Share: share, Conversations: 30, Turns: 2, Latency: 5 * time.Millisecond, RPM: 3000, TargetTokens: 16,
+				Harness: harnessBinary(t)}
 			res := run(t, o)
 			var text bytes.Buffer
 			if err := res.WriteText(&text); err != nil {

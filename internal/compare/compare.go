@@ -338,15 +338,6 @@ func (r *replicates) at(rep, run, track, model int) float64 {
 	return r.v[((rep*2+run)*nTracks+track)*r.models+model]
 }
 
-// series returns f(rep) for every replicate.
-func (r *replicates) series(f func(rep int) float64) []float64 {
-	out := make([]float64, r.n)
-	for i := range out {
-		out[i] = f(i)
-	}
-	return out
-}
-
 // resample calls fn with reps cluster resamples of n clusters. The draws are
 // stats.BootstrapStat's, so a seed means the same thing here as in every
 // other interval the tool reports.

@@ -452,25 +452,6 @@ func (d *cfgDecoder) checkSize() {
 	}
 }
 
-// positive reads an integer ≥ 1. On error it returns 1 so derived defaults
-// stay sane while the problem is reported.
-func (d *cfgDecoder) positive(raw ast.Node, field, why string) int {
-	v, ok := d.integer(raw, field)
-	if !ok {
-		return 1
-	}
-	if v <= 0 {
-		line, col := nodePos(raw)
-		msg := fmt.Sprintf("must be at least 1, got %d", v)
-		if why != "" {
-			msg += " (" + why + ")"
-		}
-		d.ps.add(line, col, field, "%s", msg)
-		return 1
-	}
-	return v
-}
-
 func (d *cfgDecoder) nonNegativeInt(raw ast.Node, field string) int {
 	v, ok := d.integer(raw, field)
 	if ok && v < 0 {

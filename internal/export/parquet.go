@@ -17,7 +17,7 @@ const rowGroupBytes = 64 << 20
 // strings are BYTE_ARRAY (STRING), integers INT64, floats DOUBLE, bools
 // BOOLEAN; Snappy-compressed, which pyarrow and R's arrow read by default.
 type parquetWriter struct {
-	w       *parquet.Writer
+	w       *parquet.GenericWriter[any] // rows only: the schema is built at run time
 	cols    []Column
 	row     parquet.Row
 	pending int
@@ -28,7 +28,7 @@ func newParquetWriter(w io.Writer, cols []Column) (*parquetWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	pw := parquet.NewWriter(w, schema,
+	pw := parquet.NewGenericWriter[any](w, schema,
 		parquet.Compression(&snappy.Codec{}),
 		// Version 1 pages and PLAIN strings: what every reader handles
 		// (parquet-go's default DELTA_LENGTH_BYTE_ARRAY needs pyarrow ≥ 9

@@ -159,12 +159,11 @@ type faultServer struct {
 	t   *testing.T
 	srv *httptest.Server
 
-	mu      sync.Mutex
-	fault   *injectedFault
-	seq     int
-	seen    map[string]int // arrivals per request
-	valid   map[string]int // valid answers per request, over every run
-	healthy map[string]bool
+	mu    sync.Mutex
+	fault *injectedFault
+	seq   int
+	seen  map[string]int // arrivals per request
+	valid map[string]int // valid answers per request, over every run
 }
 
 func newFaultServer(t *testing.T) *faultServer {

@@ -12,6 +12,7 @@ import (
 	"github.com/impactbench/impactbench/internal/aggregate"
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/human"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/results"
 )
@@ -161,7 +162,7 @@ func TestAggregateComparesPeopleWithSimulatedUsers(t *testing.T) {
 		}
 	}
 	good, _ := os.ReadFile(filepath.Join(bench, "results.json"))
-	hs := filepath.Join(human.Dir(runDir), human.ScoresFile)
+	hs := layout.Run{Dir: runDir}.HumanScores()
 	b, _ := os.ReadFile(hs)
 	if err := os.WriteFile(hs, bytes.Replace(b, []byte(`"user":"human"`), []byte(`"user":"bot"`), 1), 0o644); err != nil {
 		t.Fatal(err)

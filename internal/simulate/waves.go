@@ -49,14 +49,6 @@ import (
 // the pass's conversation away.
 var errPending = errors.New("waiting for the next batch wave")
 
-// Per-wave turnaround assumed by --dry-run: providers answer most batches
-// within an hour and promise 24 h at most.
-const (
-	waveFast    = 5 * time.Minute
-	waveTypical = time.Hour
-	waveMax     = 24 * time.Hour
-)
-
 // waveRole is one role (simulated user or target) sent through a batch API.
 type waveRole struct {
 	name  string // "user" or "target"

@@ -121,16 +121,14 @@ var (
 
 // gridCell is one cell's result.
 type gridCell struct {
-	pop         population
-	g           int
-	sizes       sizeScheme
-	cov, width  []float64 // per method
-	oracle      float64   // 2.5–97.5 % range of the pooled rate's sampling distribution
-	best        int       // narrowest method with coverage ≥ 94 % (−1: none)
-	floor       float64   // smallest coverage ≥ 95 % any interval on p̂ can have (NaN: not computed)
-	reps        int
-	invisible   float64 // share of studies with no hot scenario (hot/cold mixtures; 0 otherwise)
-	invisibleOK bool
+	pop        population
+	g          int
+	sizes      sizeScheme
+	cov, width []float64 // per method
+	oracle     float64   // 2.5–97.5 % range of the pooled rate's sampling distribution
+	best       int       // narrowest method with coverage ≥ 94 % (−1: none)
+	floor      float64   // smallest coverage ≥ 95 % any interval on p̂ can have (NaN: not computed)
+	reps       int
 }
 
 // runGridCell simulates reps studies of one cell with every method.

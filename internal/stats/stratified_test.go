@@ -74,7 +74,6 @@ func TestStratifiedPairedDiffKnownValues(t *testing.T) {
 // scenarios each (the site's design has G = 3), cluster sizes from sizes,
 // intra-class correlation rho, metric rates from rates(m).
 type studyDesign struct {
-	name  string
 	m, g  int
 	sizes sizeScheme
 	rho   float64

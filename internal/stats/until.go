@@ -202,6 +202,3 @@ func stratifiedSequence(ys []float64, conf, half float64) (lo, hi float64) {
 	}
 	return lo, hi
 }
-
-var aimFactor = 0.9
-var defaultGrowth = 8.0

@@ -21,13 +21,6 @@ type simMetric struct {
 	ID, Name, Type, Definition string
 }
 
-type simResult struct {
-	metricID string
-	scenario int
-	sample   int
-	passed   bool
-}
-
 func simMetrics(t *testing.T, gen llm.Client, n int) []simMetric {
 	t.Helper()
 	var out metricsResp

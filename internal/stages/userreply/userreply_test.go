@@ -65,7 +65,7 @@ func TestPerturb(t *testing.T) {
 	if got := utf8.RuneCountInString(a); got < n-n/200 || got > n {
 		t.Errorf("length %d, want between %d and %d (⌊n/200⌋ deletions at most)", got, n-n/200, n)
 	}
-	if strings.ToLower(a) == strings.ToLower(long) {
+	if strings.EqualFold(a, long) {
 		t.Error("no swaps or deletions on a 640-character message")
 	}
 	if a == strings.ToLower(long) || a == long {
@@ -75,7 +75,7 @@ func TestPerturb(t *testing.T) {
 	short := "Hi There, Can You Help Me?" // < 150 chars: case changes only
 	for seed := range uint64(20) {
 		got := Perturb(short, seed)
-		if strings.ToLower(got) != strings.ToLower(short) {
+		if !strings.EqualFold(got, short) {
 			t.Fatalf("seed %d: %q changed more than case", seed, got)
 		}
 	}

@@ -109,7 +109,6 @@ type Server struct {
 	batches     map[string]*fbatch
 	nbatches    int
 	nfiles      int
-	nreq        int
 	submissions map[string]int
 	lines       []json.RawMessage
 	createQ     []int

@@ -66,10 +66,6 @@ func TestOpenRefusesBadBackends(t *testing.T) {
 	}
 }
 
-func reqRate(perMin float64, burst float64) ratelimit.SharedRates {
-	return ratelimit.SharedRates{Requests: ratelimit.Rate{PerSec: perMin / 60, Burst: burst}}
-}
-
 // The script's buckets: a take refused leaves the bucket as it was and
 // says how long to wait; a refund makes room at once; debt delays.
 func TestBucketsTakeRefundDebt(t *testing.T) {
@@ -162,7 +158,11 @@ var smallReq = llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content:
 // connection, share one provider limit exactly: all four busy, they stay
 // within it; one busy and three idle, that one gets the whole limit, where
 // dividing by the workers would give it a quarter.
+//
+// The cases run at once (each its own fake and pool, so its own keys), as do
+// the tests below with their own Redis: they wait on the clock, not the CPU.
 func TestWorkersShareOneLimitThroughRedis(t *testing.T) {
+	t.Parallel()
 	srv := startRedis(t)
 	const workers, rpm = 4, 1200 // 20 calls/s, in per-second quanta
 	for _, tc := range []struct {
@@ -177,6 +177,7 @@ func TestWorkersShareOneLimitThroughRedis(t *testing.T) {
 		{"one busy, divided by four", 1, false, 0.2, 0.27},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			fake := fakeprovider.New(fakeprovider.Config{RPM: rpm, Burst: time.Second, Latency: 50 * time.Millisecond})
 			const d = 6 * time.Second
 			var wg sync.WaitGroup
@@ -216,6 +217,7 @@ func TestWorkersShareOneLimitThroughRedis(t *testing.T) {
 // usage after each call: through Redis the difference comes back, so a
 // token limit is used for the tokens really spent, not the reservations.
 func TestRedisRefundsOverEstimates(t *testing.T) {
+	t.Parallel()
 	srv := startRedis(t)
 	// 1,000 tokens a second in a one-second bucket; each call reserves
 	// max_tokens 512 and uses about 70 (a short prompt, 64 tokens out).
@@ -247,6 +249,7 @@ func TestRedisRefundsOverEstimates(t *testing.T) {
 // back to the shared buckets when Redis answers again (here restarted,
 // empty, on the same port).
 func TestRedisOutageFallsBackToLocalShare(t *testing.T) {
+	t.Parallel()
 	srv := startRedis(t)
 	const workers, rpm = 2, 1200
 	fake := fakeprovider.New(fakeprovider.Config{RPM: rpm, Burst: time.Second, Latency: 20 * time.Millisecond})
