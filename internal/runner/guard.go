@@ -9,12 +9,6 @@ import (
 	"github.com/impactbench/impactbench/internal/simulate"
 )
 
-// guardRows refuses to replace path (a JSON array) with newRows rows when
-// it holds more (phase.GuardRows), unless forced.
-func (r *Runner) guardRows(path string, newRows int, why string) error {
-	return phase.GuardRows(r.b.Opts.Force, path, newRows, why)
-}
-
 // guardTargets applies simulate's row-count rule to every target before any
 // of them starts: targets run concurrently, and one target's refusal must
 // not come after the others have paid for their conversations.

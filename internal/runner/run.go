@@ -225,7 +225,7 @@ func (r *Runner) stopIfFailed() error {
 }
 
 func (r *Runner) anyScores() bool {
-	dirs, _ := artifacts.ListRunDirs(r.b.Files.Dir)
+	dirs, _ := layout.ListRunDirs(r.b.Files.Dir)
 	for _, d := range dirs {
 		if _, err := os.Stat(filepath.Join(d, layout.ScoresFile)); err == nil {
 			return true
