@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/impactbench/impactbench/internal/racemode"
 	"github.com/impactbench/impactbench/internal/site"
 	"github.com/impactbench/impactbench/internal/stats"
 	"github.com/impactbench/impactbench/internal/study"
@@ -23,6 +24,7 @@ import (
 //     (and of the rates, for the grades); the standard error it gives, over
 //     the full design's.
 func TestJulyConclusionsAreFragile(t *testing.T) {
+	racemode.SkipHeavy(t)
 	s := july(t)
 	res := s.Compute()
 	kinds := map[string]string{}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/racemode"
 )
 
 // replayDesigns are the designs docs/statistics.md's replay table lists:
@@ -40,6 +42,7 @@ func replaySize() int {
 // conversations; the designs that spend half or less state far less; no
 // design states a conclusion against the full study.
 func TestJulyReplay(t *testing.T) {
+	racemode.SkipHeavy(t)
 	s := july(t)
 	n := replaySize()
 	var table []string

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/impactbench/impactbench/internal/racemode"
 	"github.com/impactbench/impactbench/internal/site"
 	"github.com/impactbench/impactbench/internal/stats"
 	"github.com/impactbench/impactbench/internal/study"
@@ -180,6 +181,7 @@ func simSize() int {
 // most 5 % — at its data-dependent stop, with the fixed design's error
 // rates on the same studies beside it.
 func TestDesignKeepsItsErrorRate(t *testing.T) {
+	racemode.SkipHeavy(t)
 	s := july(t)
 	truth := newFullView(s)
 	n := simSize()

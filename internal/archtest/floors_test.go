@@ -30,7 +30,7 @@ var floors = []floor{
 	{"ground", []string{
 		"internal/fault", "internal/fsx", "internal/ids", "internal/sanitize", "internal/stats",
 		"internal/schedule", "internal/layout",
-		"internal/hostile", "internal/redisserver", "internal/browsertest", "internal/callstore/s3test",
+		"internal/hostile", "internal/redisserver", "internal/browsertest", "internal/callstore/s3test", "internal/racemode",
 	}},
 	{"settings", []string{"internal/config", "internal/labels", "internal/cluster"}},
 	{"models", []string{
@@ -87,7 +87,7 @@ func TestFloorsNameEachPackageOnce(t *testing.T) {
 }
 
 // docRow is a row of ARCHITECTURE.md's floor table: "| 3 | formats | `internal/x`, … |".
-var docRow = regexp.MustCompile("^\\|\\s*(\\d+)\\s*\\|\\s*([^|]+?)\\s*\\|(.*)\\|\\s*$")
+var docRow = regexp.MustCompile(`^\|\s*(\d+)\s*\|\s*([^|]+?)\s*\|(.*)\|\s*$`)
 
 var docPackage = regexp.MustCompile("`((?:internal|cmd)/[a-z0-9_/-]+)`")
 

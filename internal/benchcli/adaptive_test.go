@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/adaptive"
+	"github.com/impactbench/impactbench/internal/racemode"
 )
 
 // Bad design flags are usage errors before anything is rebuilt.
@@ -29,6 +30,7 @@ func TestAdaptiveReplayFlagErrors(t *testing.T) {
 // The replay at reduced size: two replays of the July 2026 study, the
 // text naming both and the distribution, and --json the same report.
 func TestAdaptiveReplayJuly(t *testing.T) {
+	racemode.SkipHeavy(t)
 	if testing.Short() {
 		t.Skip("rebuilds the 16-model July study")
 	}

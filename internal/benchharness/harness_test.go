@@ -95,6 +95,11 @@ func checkConsistent(t *testing.T, res *Result, o Options) {
 	// conversation makes exactly 2T+1 successful calls (after the
 	// generator's, with Pipeline).
 	calls := int64(want * (2*o.Turns + 1))
+	// The simulated user's opening is asked once per scenario and sample and
+	// sent to every target (generation.independent_openings is off).
+	if t := max(o.Targets, 1); t > 1 {
+		calls -= int64(want - want/t)
+	}
 	if o.Pipeline {
 		for _, n := range o.shape().genCalls() {
 			calls += int64(n)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/impactbench/impactbench/internal/racemode"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/study/studytest"
 )
@@ -84,6 +85,7 @@ func TestItemsBadRepeats(t *testing.T) {
 // panic in the item-total correlation on the 13 benchmarks that have
 // label metrics.
 func TestItemsOnEveryJulyBenchmark(t *testing.T) {
+	racemode.SkipHeavy(t)
 	if testing.Short() {
 		t.Skip("rebuilds the 16-model July study")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/impactbench/impactbench/internal/racemode"
 	"github.com/impactbench/impactbench/internal/stats"
 )
 
@@ -21,6 +22,7 @@ import (
 // correlation that makes MOVER conservative. Every cell must cover the
 // true difference in at least 93% of studies (nominal 95%).
 func TestMOVERCoverage(t *testing.T) {
+	racemode.SkipHeavy(t)
 	const reps, m = 1000, 4
 	rng := rand.New(rand.NewPCG(12, 2026))
 	var table strings.Builder

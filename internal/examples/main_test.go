@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -114,12 +113,11 @@ func baseEnv(home string) []string {
 	}
 }
 
-// goTool finds the go command that runs these tests.
+// goTool finds the go command that runs these tests: go test puts its
+// own GOROOT/bin first on the test's PATH.
 func goTool() string {
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); runtime.GOROOT() != "" {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
 	}
 	return "go"
 }

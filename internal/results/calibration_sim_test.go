@@ -14,6 +14,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/labels"
+	"github.com/impactbench/impactbench/internal/racemode"
 	"github.com/impactbench/impactbench/internal/stats"
 )
 
@@ -129,6 +130,7 @@ type simConfig struct {
 // studies got. IMPACTBENCH_CALIB_SIM=1 adds the budget table of
 // docs/statistics.md (3 to 25 labels per target and verdict).
 func TestCalibrationLoopSimulation(t *testing.T) {
+	racemode.SkipHeavy(t)
 	if testing.Short() {
 		t.Skip("simulation")
 	}

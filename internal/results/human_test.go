@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/racemode"
 	"github.com/impactbench/impactbench/internal/stats"
 )
 
@@ -104,6 +105,7 @@ func TestHumanComparisonPairsByScenario(t *testing.T) {
 // 1,000 studies at every size, and still find a 20-point gap over 20
 // scenarios in a quarter of them (it is not vacuous).
 func TestHumanComparisonCoverage(t *testing.T) {
+	racemode.SkipHeavy(t)
 	if testing.Short() {
 		t.Skip("Monte Carlo")
 	}

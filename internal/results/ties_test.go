@@ -9,6 +9,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/racemode"
 )
 
 // randomStudy is one random benchmark: 2–4 models, one to three metrics of
@@ -67,6 +68,7 @@ func clamp(p float64) float64 { return max(0, min(1, p)) }
 // Benjamini–Hochberg within the test's family. 60 random studies, each
 // written to disk and read back.
 func TestResultsFilesTiesMatchSignificance(t *testing.T) {
+	racemode.SkipHeavy(t)
 	rng := rand.New(rand.NewPCG(27, 2026))
 	dir := t.TempDir()
 	var pairs, sigPairs, tests, excluding int
@@ -189,6 +191,7 @@ func TestEqualLeaderboardScoresShareARank(t *testing.T) {
 // pairwise:leaderboard) to the count minus those significantly worse —
 // the same decisions as tied_with and significant.
 func TestRankIntervalsComeFromTheTiesTests(t *testing.T) {
+	racemode.SkipHeavy(t)
 	rng := rand.New(rand.NewPCG(36, 2026))
 	checked := 0
 	for study := range 60 {

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/racemode"
 )
 
 func TestCalibrateKnownTable(t *testing.T) {
@@ -185,6 +187,7 @@ func kishShare(items []CalibItem, present bool) (lo, hi float64) {
 // cells (a rare miss in the judge's "absent" rows is the whole story of
 // the sensitivity, and a weighted share cannot see that).
 func TestCalibrateCoverage(t *testing.T) {
+	racemode.SkipHeavy(t)
 	const reps, conf = 400, 0.95
 	rng := newRand(20260715)
 	var log strings.Builder
@@ -372,6 +375,7 @@ func TestRoganGladenIntervalShape(t *testing.T) {
 // labels has modest power, which is why results.json reports it rather
 // than hiding behind it).
 func TestJudgeHeterogeneity(t *testing.T) {
+	racemode.SkipHeavy(t)
 	rng := newRand(7)
 	run := func(seOf func(k int) float64, n int) float64 {
 		rej := 0

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/racemode"
 )
 
 // TestClusterRateCoverage is the acceptance check of issue 12: with 3, 5, 10
@@ -21,6 +23,7 @@ import (
 // scenario (2 variants × 2 samples) or an unequal 2–12. Seeded, so the
 // table below is reproducible.
 func TestClusterRateCoverage(t *testing.T) {
+	racemode.SkipHeavy(t)
 	const reps = 1000
 	gs := []int{3, 5, 10, 30}
 	rhos := []float64{0, 0.3, 0.6}

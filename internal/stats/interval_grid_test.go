@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/racemode"
 )
 
 // The interval grid: every candidate interval for a pooled rate over
@@ -326,6 +328,7 @@ func hotShare(p population) float64 {
 // studies, the new interval misses and the betting interval (the any-mix
 // bound) covers.
 func TestIntervalGridCI(t *testing.T) {
+	racemode.SkipHeavy(t)
 	const reps = 1500
 	cells := []struct {
 		pop   population

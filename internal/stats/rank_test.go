@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/racemode"
 )
 
 func TestRanks(t *testing.T) {
@@ -152,6 +154,7 @@ func TestTestedRanksCounts(t *testing.T) {
 // 93 % of 400 studies per spacing (nominal ≥ 95 %; 93 % allows for the
 // simulation's own error).
 func TestTestedRanksCoverage(t *testing.T) {
+	racemode.SkipHeavy(t)
 	if testing.Short() {
 		t.Skip("Monte Carlo")
 	}

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/racemode"
 )
 
 func TestStratifiedMeanKnownValues(t *testing.T) {
@@ -125,6 +127,7 @@ func fillStudy(rng *rand.Rand, strata []Stratum, d studyDesign) float64 {
 // conversations, and the rate mixes of rateMixes. docs/study.md quotes the
 // table.
 func TestStratifiedMeanCoverage(t *testing.T) {
+	racemode.SkipHeavy(t)
 	if testing.Short() {
 		t.Skip("Monte Carlo")
 	}

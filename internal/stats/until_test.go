@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/racemode"
 )
 
 func TestUntilLookByHand(t *testing.T) {
@@ -161,6 +163,7 @@ func fixedNeed(rng *rand.Rand, w untilWorld, half float64, reps int, interval fu
 // match. IMPACTBENCH_UNTIL_SIM=full runs 400 runs per world (the table in
 // docs/statistics.md); CI runs 120.
 func TestUntilStratifiedSimulation(t *testing.T) {
+	racemode.SkipHeavy(t)
 	runs, fixedReps := 120, 60
 	if os.Getenv("IMPACTBENCH_UNTIL_SIM") == "full" {
 		runs, fixedReps = 400, 200

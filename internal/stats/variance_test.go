@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/racemode"
 )
 
 // nestedWorld generates verdicts with known variance components: scenario
@@ -122,6 +124,7 @@ func TestVarianceComponentsByHand(t *testing.T) {
 // studies per row and 100 scenarios too (the numbers in
 // docs/statistics.md); CI runs 150 studies of 10 and 30.
 func TestVarianceComponentsCoverage(t *testing.T) {
+	racemode.SkipHeavy(t)
 	// CI's floors allow for 150 studies' noise (2.5 points); the full run
 	// asserts what docs/statistics.md states.
 	studies, gs, floor10, floor30 := 150, []int{10, 30}, 0.78, 0.85

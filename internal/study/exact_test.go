@@ -4,12 +4,15 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/racemode"
 )
 
 // TestWeightedMeanIsExact: the int64 fast path and its big.Rat fallback
 // give the exact weighted mean, also when the sums outgrow int64 (random
 // fractions with denominators up to 10^6 force the fallback).
 func TestWeightedMeanIsExact(t *testing.T) {
+	racemode.SkipHeavy(t)
 	rng := rand.New(rand.NewPCG(36, 1))
 	for _, maxDen := range []int64{4, 30, 1_000_000} {
 		fell := false

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/impactbench/impactbench/internal/racemode"
 	"github.com/impactbench/impactbench/internal/study"
 )
 
@@ -11,6 +12,7 @@ import (
 // STUDYTEST_OUT=DIR to keep it in DIR (for publishing it by hand, e.g. to
 // point the real website at it).
 func TestWriteRebuiltStudy(t *testing.T) {
+	racemode.SkipHeavy(t)
 	dir := os.Getenv("STUDYTEST_OUT")
 	if dir == "" {
 		dir = t.TempDir()

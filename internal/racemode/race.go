@@ -1,0 +1,6 @@
+//go:build race
+
+package racemode
+
+// Enabled reports whether the race detector is on.
+const Enabled = true
