@@ -16,22 +16,19 @@ import (
 // runs/ directory is no runs.
 func ListRunDirs(benchDir string) ([]string, error) {
 	runs := Bench{Dir: benchDir}.RunsDir()
-	entries, err := os.ReadDir(runs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	entries, err := visible(runs, true)
 	if err != nil {
 		return nil, err
 	}
 	var scores []string
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
 		sp := filepath.Join(runs, e.Name(), ScoresFile)
 		if st, err := os.Stat(sp); err == nil && !st.IsDir() {
 			scores = append(scores, sp)
 		}
+	}
+	if len(scores) == 0 {
+		return nil, nil
 	}
 	sort.Strings(scores)
 	dirs := make([]string, len(scores))
@@ -46,16 +43,13 @@ func ListRunDirs(benchDir string) ([]string, error) {
 // them), sorted. A missing runs/ directory is no targets; readers that
 // show what there is ignore err (an unreadable runs/ shows as no runs).
 func RunTargets(benchDir string) ([]string, error) {
-	ents, err := os.ReadDir(Bench{Dir: benchDir}.RunsDir())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ents, err := visible(Bench{Dir: benchDir}.RunsDir(), true)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, e := range ents {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+		if e.IsDir() {
 			out = append(out, e.Name())
 		}
 	}
@@ -67,16 +61,13 @@ func RunTargets(benchDir string) ([]string, error) {
 // hidden directories skipped.
 func (r Run) JudgePanels() ([]string, error) {
 	dir := filepath.Join(r.Dir, JudgesDirName)
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ents, err := visible(dir, true)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, e := range ents {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+		if !e.IsDir() {
 			continue
 		}
 		if st, err := os.Stat(filepath.Join(dir, e.Name(), ScoresFile)); err == nil && !st.IsDir() {
@@ -96,17 +87,36 @@ func Benchmarks(projectDir string) ([]string, error) {
 // BenchmarksIn is Benchmarks of a benchmarks directory given itself (a
 // study's directory: its inputs sit beside the benchmark folders).
 func BenchmarksIn(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
+	ents, err := visible(dir, false)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, e := range ents {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+		if !e.IsDir() {
 			continue
 		}
 		if _, err := os.Stat(BenchmarkPath(filepath.Join(dir, e.Name()))); err == nil {
 			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// visible lists dir's entries but hidden ones (a leading dot, as Python's
+// glob skips them); a missing dir is none when missingOK, else an error.
+func visible(dir string, missingOK bool) ([]fs.DirEntry, error) {
+	ents, err := os.ReadDir(dir)
+	if missingOK && errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := ents[:0]
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, e)
 		}
 	}
 	return out, nil
