@@ -16,6 +16,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/racemode"
 	"github.com/impactbench/impactbench/internal/stats"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -368,6 +369,7 @@ func TestCostPrecision(t *testing.T) {
 // formats, in real time and, with long replies, all batched: the counts
 // are deterministic, so they are checked to the digits printed.
 func TestCostAsDocumented(t *testing.T) {
+	racemode.SkipHeavy(t)
 	if testing.Short() {
 		t.Skip("runs the full cost workload (about 40 s)")
 	}
