@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,13 +141,7 @@ set the design (docs/statistics.md).`,
 			if err != nil && res == nil {
 				return err
 			}
-			if g.JSON {
-				enc := json.NewEncoder(g.stdout)
-				enc.SetIndent("", "  ")
-				if jerr := enc.Encode(res); jerr != nil {
-					return jerr
-				}
-			} else if werr := res.WriteText(g.stdout); werr != nil {
+			if werr := writeResult(g, res); werr != nil {
 				return werr
 			}
 			if err != nil {
@@ -250,13 +245,7 @@ func runCostBench(cmd *cobra.Command, g *globals, f benchharness.Options, cf cos
 	if res == nil {
 		return err
 	}
-	if g.JSON {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		if jerr := enc.Encode(res); jerr != nil {
-			return jerr
-		}
-	} else if werr := res.WriteText(g.stdout); werr != nil {
+	if werr := writeResult(g, res); werr != nil {
 		return werr
 	}
 	if err != nil {
@@ -370,4 +359,15 @@ func defaultBinary() string {
 		return p
 	}
 	return ""
+}
+
+// writeResult prints a benchmark's result: indented JSON with --json, else
+// its text.
+func writeResult(g *globals, res interface{ WriteText(io.Writer) error }) error {
+	if g.JSON {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	return res.WriteText(g.stdout)
 }
