@@ -1,14 +1,15 @@
-// Package until runs a benchmark until it is precise (`run --until ±W`): the benchmark runs in rounds. After
-// each round every headline rate (each model's positive and negative
-// track) has an anytime-valid interval — a betting confidence sequence over
-// its base scenarios in the order the rounds added them, valid however
-// many times it is looked at and whenever the run stops — and the run
-// stops when every one is within ±W, the cost ceiling is reached, or the
-// round limit. Otherwise the tracks that are still wide get more base
-// scenarios, each of their metrics the share the width says it needs
-// (width shrinks as one over the square root of the scenarios), and the
-// next round runs: the scenario set grows (scenarioset.go), and only the
-// new scenarios' rows are paid.
+// Package until runs a benchmark until it is precise (`run --until ±W`):
+// the benchmark runs in rounds. After each round every headline rate (each
+// model's positive and negative track) has an anytime-valid interval — the
+// stratified betting confidence sequence of stats.UntilLook over blocks of
+// one base scenario per metric of the track, in the order the rounds added
+// them, valid however many times it is looked at and whenever the run
+// stops — and the run stops when every one is within ±W, the cost ceiling
+// is reached, or the round limit. Otherwise every metric of a track still
+// too wide grows to the same number of base scenarios (round-robin, so the
+// blocks stay complete, and the same for every model: the most any model's
+// look asks for), and the next round runs: the scenario set grows
+// (internal/scenarioset), and only the new scenarios' rows are paid.
 
 package until
 
@@ -17,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -70,10 +70,9 @@ type Interval struct {
 	Low       float64 `json:"low"`
 	High      float64 `json:"high"`
 	Scenarios int     `json:"base_scenarios"`
+	Blocks    int     `json:"blocks"` // complete blocks of one base scenario per metric the sequence used
 	Met       bool    `json:"met"`
 }
-
-const method = "betting confidence sequence over base scenarios (Waudby-Smith & Ramdas 2024), in the order the rounds added them: valid at every look and at a data-dependent stop"
 
 // Runner runs rounds: a normal run over the current scenario set, or over
 // the set g grows it into first (runner.Runner).
@@ -174,57 +173,50 @@ func noteRoundBases(b *work.Bench, st *State) error {
 // look computes every headline's confidence sequence, logs it, and
 // says which metrics should grow to what (done: stop).
 func look(b *work.Bench, st *State, o Options) (want map[string]int, done bool) {
-	st.Intervals = intervals(b, st)
-	wide := map[string]float64{} // track → the widest of its models' widths
+	var looks []trackLook
+	st.Intervals, looks = intervals(b, st)
 	for _, iv := range st.Intervals {
-		b.Logf("round %d: %s %s %.1f%% [%.1f, %.1f] over %d base scenarios (anytime-valid)%s", len(st.Rounds), iv.Model, iv.Track,
-			100*iv.Estimate, 100*iv.Low, 100*iv.High, iv.Scenarios, map[bool]string{true: "", false: fmt.Sprintf(" — wider than ±%.1f pt", 100*o.HalfWidth)}[iv.Met])
-		if !iv.Met {
-			wide[iv.Track] = max(wide[iv.Track], iv.High-iv.Low)
-		}
+		b.Logf("round %d: %s %s %.1f%% [%.1f, %.1f] over %d base scenarios (%d blocks; anytime-valid)%s", len(st.Rounds), iv.Model, iv.Track,
+			100*iv.Estimate, 100*iv.Low, 100*iv.High, iv.Scenarios, iv.Blocks, map[bool]string{true: "", false: fmt.Sprintf(" — wider than ±%.1f pt", 100*o.HalfWidth)}[iv.Met])
 	}
+	want = growthWanted(looks)
 	switch {
 	case len(st.Intervals) == 0:
 		st.Stopped = "no scores"
-	case len(wide) == 0:
+	case len(want) == 0:
 		st.Stopped = "met"
 	case b.Models.Budget() != nil && b.Models.Budget().Exhausted():
 		st.Stopped = "cost ceiling"
 	case len(st.Rounds) >= o.MaxRounds:
 		st.Stopped = "round limit"
 	default:
-		return growthWanted(b, wide, o.HalfWidth), false
+		return want, false
 	}
 	b.Logf("run --until: stopped after %d round(s): %s", len(st.Rounds), st.Stopped)
 	return nil, true
 }
 
-// growthWanted gives every metric of a track still too wide the base
-// scenarios the width says it needs (width ∝ 1/√scenarios), at most
-// twice what it has, at least one more.
-func growthWanted(b *work.Bench, wide map[string]float64, half float64) map[string]int {
-	sb, err := generate.ReadSetBases(b)
-	if err != nil {
-		return nil
-	}
-	want := map[string]int{}
-	for _, m := range b.Spec.Metrics {
-		w, ok := wide[string(m.Type)]
-		have := len(sb.IDs[m.ID])
-		if !ok || have == 0 {
-			continue
-		}
-		want[m.ID] = grownSize(have, w, half)
-	}
-	return want
+// trackLook is one model's look at one track.
+type trackLook struct {
+	model, track string
+	stats.UntilState
 }
 
-// grownSize is how many base scenarios a metric of a track whose interval
-// is width wide gets next round: what width ∝ 1/√scenarios says ±half
-// needs, at least one more and at most twice as many.
-func grownSize(have int, width, half float64) int {
-	need := int(math.Ceil(float64(have) * math.Pow(width/(2*half), 2)))
-	return max(have+1, min(need, 2*have))
+// growthWanted is how many base scenarios each metric of a track still too
+// wide should have after the next round: the most any model's look asks
+// for, so every model keeps seeing the same scenarios (round-robin within a
+// track: stats.UntilLook gives every metric of it the same count).
+func growthWanted(looks []trackLook) map[string]int {
+	want := map[string]int{}
+	for _, l := range looks {
+		if l.Met {
+			continue
+		}
+		for id, n := range l.Want {
+			want[id] = max(want[id], n)
+		}
+	}
+	return want
 }
 
 // growth is the growth the next round's gen_scenarios makes.
@@ -238,49 +230,66 @@ func growth(ctx context.Context, b *work.Bench, want map[string]int) (*generate.
 
 // intervals is each model's positive and negative track confidence
 // sequence over the rounds' base scenarios, from every target's scores.
-func intervals(b *work.Bench, st *State) []Interval {
-	types := map[string]config.MetricType{}
-	for _, m := range b.Spec.Metrics {
-		types[m.ID] = m.Type
+func intervals(b *work.Bench, st *State) ([]Interval, []trackLook) {
+	metricOf := map[string]string{} // base id → metric id
+	if sb, err := generate.ReadSetBases(b); err == nil {
+		for m, ids := range sb.IDs {
+			for _, id := range ids {
+				metricOf[id] = m
+			}
+		}
 	}
 	sums := baseSums(b.Files)
 	var out []Interval
+	var looks []trackLook
 	for _, model := range mapKeys(sums) {
 		for _, track := range []config.MetricType{config.Positive, config.Negative} {
-			if iv, ok := interval(st, sums[model], types, track); ok {
-				iv.Model, iv.Met = model, iv.High-iv.Low <= 2*st.HalfWidth
-				out = append(out, iv)
+			var ms []stats.UntilMetric
+			for _, m := range b.Spec.Metrics {
+				if m.Type == track {
+					ms = append(ms, untilMetric(st, sums[model], metricOf, m.ID))
+				}
 			}
-		}
-	}
-	return out
-}
-
-// interval runs one track's confidence sequence round by round.
-func interval(st *State, sums map[string]stats.ClusterSum, types map[string]config.MetricType, track config.MetricType) (Interval, bool) {
-	cs := stats.NewBettingCS(conf, 0)
-	iv := Interval{Track: string(track), Low: 0, High: 1}
-	var n, passed float64
-	for _, rd := range st.Rounds {
-		var round []stats.ClusterSum
-		for _, id := range rd.Bases {
-			c, ok := sums[id]
-			if !ok || types[metricOfBase(id)] != track {
+			iv, l, ok := interval(ms, st.HalfWidth)
+			if !ok {
 				continue
 			}
-			round = append(round, c)
-			n, passed = n+float64(c.N), passed+c.Sum
-			iv.Scenarios++
+			iv.Model, iv.Track = model, string(track)
+			out = append(out, iv)
+			looks = append(looks, trackLook{model: model, track: string(track), UntilState: l})
 		}
-		if len(round) > 0 {
-			iv.Low, iv.High = cs.Add(round...)
+	}
+	return out, looks
+}
+
+// untilMetric is one metric's base scenarios with a verdict for one model,
+// in the order the rounds added them. Every metric weighs the same: the
+// design gives each the same variants and samples and, growing
+// round-robin, the same number of base scenarios.
+func untilMetric(st *State, sums map[string]stats.ClusterSum, metricOf map[string]string, id string) stats.UntilMetric {
+	m := stats.UntilMetric{ID: id, Weight: 1}
+	for _, rd := range st.Rounds {
+		for _, base := range rd.Bases {
+			if c, ok := sums[base]; ok && metricOf[base] == id {
+				m.Scenarios = append(m.Scenarios, c)
+			}
 		}
+	}
+	return m
+}
+
+// interval is one track's stratified confidence sequence (stats.UntilLook).
+func interval(ms []stats.UntilMetric, half float64) (Interval, stats.UntilState, bool) {
+	var iv Interval
+	for _, m := range ms {
+		iv.Scenarios += len(m.Scenarios)
 	}
 	if iv.Scenarios == 0 {
-		return iv, false
+		return iv, stats.UntilState{}, false
 	}
-	iv.Estimate = passed / n
-	return iv, true
+	l := stats.UntilLook(ms, stats.UntilOptions{HalfWidth: half, Conf: conf})
+	iv.Estimate, iv.Low, iv.High, iv.Blocks, iv.Met = l.Estimate, l.Lo, l.Hi, l.Blocks, l.Met
+	return iv, l, true
 }
 
 // baseSums reads every target's scores.json: per model, each base
@@ -314,14 +323,6 @@ func baseSums(files layout.Bench) map[string]map[string]stats.ClusterSum {
 	return out
 }
 
-// metricOfBase is a base scenario id's metric (m01_s003 → m01).
-func metricOfBase(id string) string {
-	if i := len(id) - len("_s000"); i > 0 && id[i:i+2] == "_s" {
-		return id[:i]
-	}
-	return id
-}
-
 func mapKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
@@ -337,7 +338,7 @@ func mapKeys[V any](m map[string]V) []string {
 // same scenarios.
 func readState(files layout.Bench, half float64) (*State, error) {
 	path := files.Until()
-	st := &State{HalfWidth: half, Conf: conf, Method: method}
+	st := &State{HalfWidth: half, Conf: conf, Method: stats.MethodStratifiedCS}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return st, nil
