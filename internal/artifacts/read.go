@@ -89,7 +89,7 @@ func openRows(path, hint string) (*RowReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &guard{r: bufio.NewReaderSize(f, 256<<10), maxRow: MaxRowBytes}
+	g := &guard{r: bufio.NewReaderSize(f, ioBuffer), maxRow: MaxRowBytes}
 	rr := &RowReader{path: path, hint: hint, f: f, g: g, dec: json.NewDecoder(g), row: -1}
 	tok, err := rr.dec.Token()
 	if err != nil {
