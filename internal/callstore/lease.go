@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,8 +36,8 @@ import (
 // two takers never both win. A lease is stale when its latest object is
 // older than the TTL by the holder's clock, or has not changed for a TTL
 // by the waiter's own (monotonic) clock, which holds whatever the clocks'
-// skew; or at once when the holder is a process of this host that has
-// died. A holder deletes its renewals but the last two, so a shard's
+// skew; or at once when the holder is a process of this machine (and PID
+// namespace) that has died. A holder deletes its renewals but the last two, so a shard's
 // lease is a few objects however long it runs. '!' cannot occur in a unit
 // name, so a lease is never read as a unit.
 
@@ -80,6 +81,10 @@ type leaseBody struct {
 	Holder  string    `json:"holder"`
 	Renewed time.Time `json:"renewed"`
 	TTL     float64   `json:"ttl_s"`
+	// Local names the holder's machine and process namespace (see
+	// localIdentity): only a holder with the same one is judged by its
+	// process.
+	Local string `json:"local,omitempty"`
 }
 
 // Lease is a held lease. Release it when the work is done; a process that
@@ -176,19 +181,38 @@ func (w *staleness) free(seq int, cur leaseBody, now time.Time) bool {
 	if w.seenAt.IsZero() || seq != w.seq {
 		w.seq, w.seenAt = seq, now
 	}
-	if h, ok := fsx.ParseHolder(cur.Holder); ok && h.PID > 0 && h.Host == thisHost() && !fsx.ProcessAlive(h.PID) {
+	if deadHere(cur) {
 		return true
 	}
 	return now.Sub(cur.Renewed) > w.ttl || now.Sub(w.seenAt) >= w.ttl
 }
 
-func thisHost() string { return fsx.ThisProcess("").Host }
+// deadHere reports a holder that is a dead process of this machine and
+// process namespace. The host name alone is not enough: pods with the
+// host's network share its name but each sees only its own processes.
+func deadHere(cur leaseBody) bool {
+	h, ok := fsx.ParseHolder(cur.Holder)
+	me := localIdentity()
+	return ok && h.PID > 0 && me != "" && cur.Local == me && h.Host == fsx.ThisProcess("").Host && !fsx.ProcessAlive(h.PID)
+}
+
+// localIdentity names this machine's boot and this process's PID
+// namespace (Linux: /proc); "" elsewhere, where a dead holder's lease is
+// only taken over after its TTL.
+var localIdentity = sync.OnceValue(func() string {
+	ns, err1 := os.Readlink("/proc/self/ns/pid")
+	boot, err2 := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	return ns + " " + strings.TrimSpace(string(boot))
+})
 
 func (l *Lease) key(seq int) string { return fmt.Sprintf("%s%010d.json", l.dir, seq) }
 
 // write creates object seq; won is false when another process did first.
 func (l *Lease) write(ctx context.Context, seq int, kind string) (won bool, err error) {
-	b, err := json.Marshal(leaseBody{Kind: kind, Holder: l.me, Renewed: time.Now().UTC(), TTL: l.o.TTL.Seconds()})
+	b, err := json.Marshal(leaseBody{Kind: kind, Holder: l.me, Renewed: time.Now().UTC(), TTL: l.o.TTL.Seconds(), Local: localIdentity()})
 	if err != nil {
 		return false, err
 	}

@@ -148,10 +148,10 @@ func TestOneTakerWins(t *testing.T) {
 	won[0].Release(context.Background())
 }
 
-// A holder killed with SIGKILL never releases its lease. On this host its
-// process is seen dead and the lease is taken at once; a holder on
-// another host (no process to look at) is taken over once it has not
-// renewed for a TTL.
+// A holder killed with SIGKILL never releases its lease. On this host (and
+// PID namespace) its process is seen dead and the lease is taken at once,
+// though its TTL is ten minutes; a holder elsewhere (no process to look
+// at) is taken over once it has not renewed for a TTL.
 func TestKilledHoldersLeaseIsTakenOver(t *testing.T) {
 	srv, st := leaseStores(t, 1)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLeaseHelperProcess$")
@@ -173,36 +173,54 @@ func TestKilledHoldersLeaseIsTakenOver(t *testing.T) {
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	start := time.Now()
-	l, err := st[0].TakeLease(t.Context(), LeaseOptions{Name: "shard-1-of-4", TTL: 10 * time.Minute, Wait: true})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	l, err := st[0].TakeLease(ctx, LeaseOptions{Name: "shard-1-of-4", TTL: 10 * time.Minute, Wait: true})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the dead holder's lease was not taken over: %v", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the dead holder's lease took %v to take over", d)
 	}
 	l.Release(context.Background())
 
-	// A holder on another host, renewed just now, then never again.
+	// A holder on another host, and one of this host's name in another
+	// PID namespace (a pod on the host's network) whose pid is not seen
+	// here: renewed just now, then never again. Neither is judged by a
+	// process; each is taken over after its TTL.
+	host, _ := os.Hostname()
+	for _, holder := range []struct{ who, local string }{
+		{"pid 7, host node-9, started 2026-11-29T00:00:00Z, label gone", ""},
+		{fmt.Sprintf("pid %d, host %s, started 2026-11-29T00:00:00Z, label other namespace", cmd.Process.Pid, host), "pid:[1] another-boot"},
+	} {
+		takeOverAfterTTL(t, st[0], holder.who, holder.local)
+	}
+}
+
+// takeOverAfterTTL writes a held lease object for who, then checks it is
+// refused at once and taken by a waiter only after about its TTL.
+func takeOverAfterTTL(t *testing.T, s *Store, who, local string) {
+	t.Helper()
 	const ttl = 300 * time.Millisecond
-	b, _ := json.Marshal(leaseBody{Kind: "held", Holder: "pid 7, host node-9, started 2026-11-29T00:00:00Z, label gone", Renewed: time.Now().UTC(), TTL: ttl.Seconds()})
-	lease := &Lease{bb: st[0].be.(*blobBackend), o: LeaseOptions{Name: "shard-1-of-4"}, dir: "study/bench/!lease/shard-1-of-4/"}
+	b, _ := json.Marshal(leaseBody{Kind: "held", Holder: who, Renewed: time.Now().UTC(), TTL: ttl.Seconds(), Local: local})
+	lease := &Lease{bb: s.be.(*blobBackend), o: LeaseOptions{Name: "shard-1-of-4"}, dir: "study/bench/!lease/shard-1-of-4/"}
 	seq, _, err := lease.latest(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if exists, err := lease.bb.create(t.Context(), lease.key(seq+1), b); err != nil || exists {
-		t.Fatalf("writing the other host's lease: %v %v", exists, err)
+		t.Fatalf("writing %s's lease: %v %v", who, exists, err)
 	}
-	if _, err := st[0].TakeLease(t.Context(), LeaseOptions{Name: "shard-1-of-4", TTL: ttl}); err == nil {
-		t.Fatal("a fresh lease of another host was taken without waiting")
+	if _, err := s.TakeLease(t.Context(), LeaseOptions{Name: "shard-1-of-4", TTL: ttl}); err == nil {
+		t.Fatalf("a fresh lease of %s was taken without waiting", who)
 	}
-	start = time.Now()
-	l, err = st[0].TakeLease(t.Context(), LeaseOptions{Name: "shard-1-of-4", TTL: ttl, Wait: true, Poll: 10 * time.Millisecond})
+	start := time.Now()
+	l, err := s.TakeLease(t.Context(), LeaseOptions{Name: "shard-1-of-4", TTL: ttl, Wait: true, Poll: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d < ttl/2 {
-		t.Errorf("the other host's lease was taken over after %v, want about its TTL %v", d, ttl)
+		t.Errorf("%s's lease was taken over after %v, want about its TTL %v", who, d, ttl)
 	}
 	l.Release(context.Background())
 }
