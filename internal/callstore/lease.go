@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gocloud.dev/blob"
@@ -90,16 +91,19 @@ type leaseBody struct {
 // Lease is a held lease. Release it when the work is done; a process that
 // dies without releasing leaves it to go stale.
 type Lease struct {
-	bb   *blobBackend
-	o    LeaseOptions
-	dir  string // the key prefix of its objects, ending in '/'
-	me   string // this process, as the holder line
-	stop chan struct{}
-	done chan struct{}
-	lost chan struct{}
+	store *Store
+	bb    *blobBackend
+	o     LeaseOptions
+	dir   string // the key prefix of its objects, ending in '/'
+	me    string // this process, as the holder line
+	stop  chan struct{}
+	done  chan struct{}
+	lost  chan struct{}
 
 	mu  sync.Mutex
 	seq int // the latest object this holder created
+
+	releasing atomic.Bool // Release ran (it runs once)
 }
 
 // TakeLease takes the lease named o.Name in the store. On a store in a
@@ -122,13 +126,25 @@ func (s *Store) TakeLease(ctx context.Context, o LeaseOptions) (*Lease, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	l := &Lease{bb: bb, o: o, dir: bb.prefix + "!lease/" + o.Name + "/", me: fsx.ThisProcess(o.Label).String()}
+	l := &Lease{store: s, bb: bb, o: o, dir: bb.prefix + "!lease/" + o.Name + "/", me: fsx.ThisProcess(o.Label).String()}
 	if err := l.acquire(ctx); err != nil {
 		return nil, err
 	}
 	l.stop, l.done, l.lost = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	s.leases.Store(l, struct{}{})
 	go l.renew()
 	return l, nil
+}
+
+// releaseLeases releases the leases still held through the store (its
+// Close: a lease released after its bucket closed would only go stale).
+func (s *Store) releaseLeases() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s.leases.Range(func(l, _ any) bool {
+		_ = l.(*Lease).Release(ctx)
+		return true
+	})
 }
 
 // acquire creates the lease's next object once its latest says it is free
@@ -325,12 +341,13 @@ func (l *Lease) Lost() <-chan struct{} {
 }
 
 // Release stops renewing and marks the lease released, so a waiting
-// duplicate starts at once rather than after the TTL. A nil Lease is a
-// no-op.
+// duplicate starts at once rather than after the TTL. It runs once (the
+// store's Close releases what is left); a nil Lease is a no-op.
 func (l *Lease) Release(ctx context.Context) error {
-	if l == nil {
+	if l == nil || !l.releasing.CompareAndSwap(false, true) {
 		return nil
 	}
+	l.store.leases.Delete(l)
 	close(l.stop)
 	<-l.done
 	select {

@@ -266,3 +266,31 @@ func TestDirectoryStoreTakesNoLease(t *testing.T) {
 		t.Error("a nil lease's Release or Lost did something")
 	}
 }
+
+// Closing the store releases the leases taken through it (a run closes
+// its store before its lock), so a waiting duplicate starts at once, not
+// after the TTL; the holder's own Release after that is a no-op.
+func TestStoreCloseReleasesItsLeases(t *testing.T) {
+	srv, st := leaseStores(t, 1)
+	holder, err := OpenURL(t.Context(), srv.URL("calls", "study/bench"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := holder.TakeLease(t.Context(), LeaseOptions{Name: "shard-0-of-2", TTL: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(t.Context()); err != nil {
+		t.Errorf("Release after the store closed: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	again, err := st[0].TakeLease(ctx, LeaseOptions{Name: "shard-0-of-2", TTL: 10 * time.Minute, Wait: true})
+	if err != nil {
+		t.Fatalf("the closed store's lease was not released: %v", err)
+	}
+	again.Release(context.Background())
+}
