@@ -2,6 +2,7 @@ package callstore
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,6 +87,8 @@ type leaseBody struct {
 	// localIdentity): only a holder with the same one is judged by its
 	// process.
 	Local string `json:"local,omitempty"`
+	// Token is random per Lease: a holder knows its own objects by it.
+	Token string `json:"token,omitempty"`
 }
 
 // Lease is a held lease. Release it when the work is done; a process that
@@ -96,6 +99,7 @@ type Lease struct {
 	o     LeaseOptions
 	dir   string // the key prefix of its objects, ending in '/'
 	me    string // this process, as the holder line
+	token string // random, in each of its objects: a holder knows its own
 	stop  chan struct{}
 	done  chan struct{}
 	lost  chan struct{}
@@ -126,7 +130,7 @@ func (s *Store) TakeLease(ctx context.Context, o LeaseOptions) (*Lease, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	l := &Lease{store: s, bb: bb, o: o, dir: bb.prefix + "!lease/" + o.Name + "/", me: fsx.ThisProcess(o.Label).String()}
+	l := &Lease{store: s, bb: bb, o: o, dir: bb.prefix + "!lease/" + o.Name + "/", me: fsx.ThisProcess(o.Label).String(), token: rand.Text()}
 	if err := l.acquire(ctx); err != nil {
 		return nil, err
 	}
@@ -228,7 +232,7 @@ func (l *Lease) key(seq int) string { return fmt.Sprintf("%s%010d.json", l.dir, 
 
 // write creates object seq; won is false when another process did first.
 func (l *Lease) write(ctx context.Context, seq int, kind string) (won bool, err error) {
-	b, err := json.Marshal(leaseBody{Kind: kind, Holder: l.me, Renewed: time.Now().UTC(), TTL: l.o.TTL.Seconds(), Local: localIdentity()})
+	b, err := json.Marshal(leaseBody{Kind: kind, Holder: l.me, Renewed: time.Now().UTC(), TTL: l.o.TTL.Seconds(), Local: localIdentity(), Token: l.token})
 	if err != nil {
 		return false, err
 	}
@@ -309,6 +313,9 @@ func (l *Lease) renew() {
 		next := l.seq + 1
 		l.mu.Unlock()
 		won, err := l.write(ctx, next, "held")
+		if err == nil && !won && l.mine(ctx, next) {
+			won = true // an earlier try that timed out had created it
+		}
 		switch {
 		case err != nil:
 			l.o.Logger.Warn("could not renew the lease; retrying", "lease", l.o.Name, "err", err)
@@ -322,6 +329,19 @@ func (l *Lease) renew() {
 		}
 		cancel()
 	}
+}
+
+// mine reports whether object seq is this holder's own (a create whose
+// answer was lost), and then counts it as the latest it created.
+func (l *Lease) mine(ctx context.Context, seq int) bool {
+	_, cur, err := l.readBody(ctx, seq)
+	if err != nil || cur.Kind != "held" || cur.Token != l.token {
+		return false
+	}
+	l.mu.Lock()
+	l.seq = seq
+	l.mu.Unlock()
+	return true
 }
 
 // prune deletes this holder's objects before seq (best effort: one left

@@ -294,3 +294,31 @@ func TestStoreCloseReleasesItsLeases(t *testing.T) {
 	}
 	again.Release(context.Background())
 }
+
+// A renewal whose create reached the store but whose answer was lost
+// (a timeout, then a retry that finds the object there) is the holder's
+// own, known by its token: the lease is not lost.
+func TestRenewalFindingItsOwnObjectKeepsTheLease(t *testing.T) {
+	_, st := leaseStores(t, 1)
+	const ttl = 300 * time.Millisecond
+	l, err := st[0].TakeLease(t.Context(), LeaseOptions{Name: "shard-0-of-2", TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(context.Background())
+	l.mu.Lock()
+	next := l.seq + 1
+	l.mu.Unlock()
+	b, _ := json.Marshal(leaseBody{Kind: "held", Holder: l.me, Renewed: time.Now().UTC(), TTL: ttl.Seconds(), Local: localIdentity(), Token: l.token})
+	if exists, err := l.bb.create(t.Context(), l.key(next), b); err != nil || exists {
+		t.Fatal(exists, err)
+	}
+	select {
+	case <-l.Lost():
+		t.Fatal("the holder took its own renewal for another's")
+	case <-time.After(3 * ttl):
+	}
+	if seq, cur, err := l.latest(t.Context()); err != nil || seq <= next || cur.Token != l.token {
+		t.Errorf("latest %d (%+v, %v), want the holder renewing past %d", seq, cur, err, next)
+	}
+}
