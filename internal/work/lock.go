@@ -120,7 +120,7 @@ func takeLease(ctx context.Context, label string, o lockOptions) (*callstore.Lea
 	}
 	l, err := o.Store.TakeLease(ctx, callstore.LeaseOptions{
 		Name: strings.TrimPrefix(o.Shard.Suffix(), "."), Label: label,
-		Wait: o.Wait, Waiting: o.Waiting, Logger: o.Logger,
+		Wait: o.Wait, Poll: o.Poll, Waiting: o.Waiting, Logger: o.Logger,
 	})
 	var le *callstore.LeasedError
 	if errors.As(err, &le) {
