@@ -130,6 +130,11 @@ type PaidTwice struct {
 	// who asked again ("index 4 (killed) → index 4"), from the workers'
 	// sockets' ports, sampled while they ran.
 	OtherPairs map[string]int `json:"other_pairs,omitempty"`
+	// OtherGapMax is the longest time, in seconds, between the latest
+	// earlier answer leaving the fake and an Other call arriving: how long after
+	// its answer a call may still be unstored (the worker reading the
+	// answer and writing it to the store).
+	OtherGapMax float64 `json:"other_gap_max_s,omitempty"`
 }
 
 // killGrace is how long before a kill an answer to the killed worker
@@ -196,4 +201,11 @@ func (p *PaidTwice) classify(earlier []answer, again answer, killedPorts map[int
 	}
 	p.Other++
 	p.lastOther = true
+	var last time.Time
+	for _, e := range earlier {
+		if e.done.After(last) {
+			last = e.done
+		}
+	}
+	p.OtherGapMax = max(p.OtherGapMax, again.arrived.Sub(last).Seconds())
 }

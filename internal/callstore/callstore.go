@@ -163,6 +163,9 @@ type Store struct {
 	loc   string // where, for messages: dir, or the URL with secrets redacted
 	force bool
 	wiped sync.Map // unit names already opened under force
+	// leases are those taken through the store and not yet released:
+	// Close releases them while it can still write.
+	leases sync.Map // *Lease → struct{}
 }
 
 // Open returns the local store rooted at dir (created on first write).
@@ -187,7 +190,10 @@ func (s *Store) Location() string { return s.loc }
 
 // Close releases what the store holds open (segment files, connections).
 // Units must not be used after it.
-func (s *Store) Close() error { return s.be.close() }
+func (s *Store) Close() error {
+	s.releaseLeases()
+	return s.be.close()
+}
 
 // checkName refuses a unit name that is not a '/'-separated path of ids
 // (package ids): no empty element, no "." or "..", no absolute path, no

@@ -30,6 +30,7 @@ const (
 	EnvSlurmCount = "SLURM_ARRAY_TASK_COUNT"
 	EnvSlurmMin   = "SLURM_ARRAY_TASK_MIN"
 	EnvSlurmStep  = "SLURM_ARRAY_TASK_STEP"
+	EnvSlurmMax   = "SLURM_ARRAY_TASK_MAX"
 	EnvAWSIndex   = "AWS_BATCH_JOB_ARRAY_INDEX"
 	EnvAWSSize    = "AWS_BATCH_JOB_ARRAY_SIZE"
 )
@@ -120,14 +121,70 @@ func fromIndex(f Flags, getenv func(string) string, index, size string) (Worker,
 	return shardOf(index, i, from, count)
 }
 
-// fromSlurm reads a Slurm array task: its index is the task id's place in
-// the array (id − min) / step, its count the array's.
+// fromSlurm reads a Slurm array task. With the shard count given
+// (--shards or IMPACTBENCH_SHARDS) the task id is the shard index, so
+// `sbatch --array=37` reruns shard 37 of the study (Slurm makes it a
+// one-task array). Without it the array is the study: the index is the
+// task id's place in the array, (id − min) / step, the count the array's.
 func fromSlurm(f Flags, getenv func(string) string) (Worker, error) {
 	id, err := number(getenv, EnvSlurmID)
 	if err != nil {
 		return Worker{}, err
 	}
+	count, from, err := givenCount(f, getenv)
+	if err != nil {
+		return Worker{}, err
+	}
+	if count > 0 {
+		return slurmByID(getenv, id, count, from)
+	}
+	return slurmByPlace(getenv, id)
+}
+
+// givenCount is the shard count the user gave: --shards, else
+// IMPACTBENCH_SHARDS, else 0.
+func givenCount(f Flags, getenv func(string) string) (int, string, error) {
+	if f.Shards > 0 {
+		return f.Shards, "--shards", nil
+	}
+	if getenv(EnvShards) == "" {
+		return 0, "", nil
+	}
+	n, err := number(getenv, EnvShards)
+	return n, EnvShards, err
+}
+
+// slurmByID: the count is given, so the task id is the index. Every id of
+// the array must then be below the count (SLURM_ARRAY_TASK_MAX): an array
+// numbered otherwise (--array=1-8 for 8 shards) would give some tasks
+// the wrong shard, so every task of it is refused alike, not only the
+// last.
+func slurmByID(getenv func(string) string, id, count int, from string) (Worker, error) {
+	if getenv(EnvSlurmCount) != "" {
+		n, err := number(getenv, EnvSlurmCount)
+		if err != nil {
+			return Worker{}, err
+		}
+		if n > count {
+			return Worker{}, fault.Usagef("%s=%d: an array of %d tasks for %d shards (%s): submit --array=0-%d", EnvSlurmCount, n, n, count, from, count-1)
+		}
+	}
+	if getenv(EnvSlurmMax) != "" {
+		top, err := number(getenv, EnvSlurmMax)
+		if err != nil {
+			return Worker{}, err
+		}
+		if top >= count {
+			return Worker{}, fault.Usagef("%s=%d: with the shard count given (%s %d) a task's id is its shard index, so every id must be below %d: submit --array=0-%d (or a part of it)", EnvSlurmMax, top, from, count, count, count-1)
+		}
+	}
+	return shardOf(EnvSlurmID, id, from, count)
+}
+
+// slurmByPlace: no count given, so the array is the study.
+func slurmByPlace(getenv func(string) string, id int) (Worker, error) {
 	lo, step := 0, 1
+	var err error
 	if getenv(EnvSlurmMin) != "" {
 		if lo, err = number(getenv, EnvSlurmMin); err != nil {
 			return Worker{}, err
@@ -141,17 +198,14 @@ func fromSlurm(f Flags, getenv func(string) string) (Worker, error) {
 	if id < lo || (id-lo)%step != 0 {
 		return Worker{}, fault.Usagef("%s=%d is not a task of an array starting at %s=%d with %s=%d", EnvSlurmID, id, EnvSlurmMin, lo, EnvSlurmStep, step)
 	}
-	count, from := f.Shards, "--shards"
-	if getenv(EnvSlurmCount) != "" {
-		if count, err = number(getenv, EnvSlurmCount); err != nil {
-			return Worker{}, err
-		}
-		from = EnvSlurmCount
+	if getenv(EnvSlurmCount) == "" {
+		return Worker{}, fault.Usagef("%s=%d is set but %s is not: give --shards N or %s", EnvSlurmID, id, EnvSlurmCount, EnvShards)
 	}
-	if count == 0 {
-		return Worker{}, fault.Usagef("%s=%d is set but %s is not: give --shards N", EnvSlurmID, id, EnvSlurmCount)
+	count, err := number(getenv, EnvSlurmCount)
+	if err != nil {
+		return Worker{}, err
 	}
-	return shardOf(EnvSlurmID, (id-lo)/step, from, count)
+	return shardOf(EnvSlurmID, (id-lo)/step, EnvSlurmCount, count)
 }
 
 func shardOf(from string, index int, countFrom string, count int) (Worker, error) {

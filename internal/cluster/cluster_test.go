@@ -34,6 +34,9 @@ func TestDetect(t *testing.T) {
 		{"slurm --array=0-127%16", Flags{}, env(EnvSlurmID, "40", EnvSlurmCount, "128", EnvSlurmMin, "0", EnvWorkers, "16"), layout.Shard{Index: 40, Count: 128}, 16, EnvSlurmID},
 		{"slurm --array=1-8 counts from its minimum", Flags{}, env(EnvSlurmID, "1", EnvSlurmCount, "8", EnvSlurmMin, "1"), layout.Shard{Index: 0, Count: 8}, 8, EnvSlurmID},
 		{"slurm --array=0-14:2", Flags{}, env(EnvSlurmID, "6", EnvSlurmCount, "8", EnvSlurmMin, "0", EnvSlurmStep, "2"), layout.Shard{Index: 3, Count: 8}, 8, EnvSlurmID},
+		{"slurm --array=0-127%16 with the count given", Flags{}, env(EnvSlurmID, "40", EnvSlurmCount, "128", EnvSlurmMin, "0", EnvSlurmMax, "127", EnvShards, "128", EnvWorkers, "16"), layout.Shard{Index: 40, Count: 128}, 16, EnvSlurmID},
+		{"slurm resubmission --array=37: the id is the index", Flags{}, env(EnvSlurmID, "37", EnvSlurmCount, "1", EnvSlurmMin, "37", EnvSlurmMax, "37", EnvShards, "128", EnvWorkers, "16"), layout.Shard{Index: 37, Count: 128}, 16, EnvSlurmID},
+		{"slurm resubmission --array=3,9 with --shards", Flags{Shards: 16, Workers: 2}, env(EnvSlurmID, "9", EnvSlurmCount, "2", EnvSlurmMin, "3", EnvSlurmMax, "9"), layout.Shard{Index: 9, Count: 16}, 2, EnvSlurmID},
 		{"aws batch", Flags{Shards: 10}, env(EnvAWSIndex, "9"), layout.Shard{Index: 9, Count: 10}, 10, EnvAWSIndex},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -66,7 +69,11 @@ func TestDetectRefusesBadValues(t *testing.T) {
 		{"count not a number", Flags{}, env(EnvK8sIndex, "1", EnvShards, "lots"), EnvShards},
 		{"slurm task past its array", Flags{}, env(EnvSlurmID, "9", EnvSlurmCount, "8"), "not below the shard count 8"},
 		{"slurm task not in its array", Flags{}, env(EnvSlurmID, "3", EnvSlurmCount, "8", EnvSlurmMin, "4"), EnvSlurmMin},
-		{"two counts", Flags{Shards: 16}, env(EnvSlurmID, "3", EnvSlurmCount, "8"), "disagrees"},
+		{"two counts", Flags{Shard: "1/2", Shards: 16}, env(), "disagrees"},
+		{"slurm array larger than the study", Flags{Shards: 4}, env(EnvSlurmID, "3", EnvSlurmCount, "8"), EnvSlurmCount},
+		{"slurm array not numbered from 0 with the count given", Flags{}, env(EnvSlurmID, "1", EnvSlurmCount, "8", EnvSlurmMin, "1", EnvSlurmMax, "8", EnvShards, "8"), EnvSlurmMax},
+		{"slurm resubmitted task past the study", Flags{}, env(EnvSlurmID, "128", EnvSlurmCount, "1", EnvShards, "128"), "not below the shard count 128"},
+		{"slurm count not a number", Flags{}, env(EnvSlurmID, "1", EnvShards, "many"), EnvShards},
 		{"--shards without an index", Flags{Shards: 8}, env(), "no index"},
 		{"bad --shard", Flags{Shard: "4/4"}, env(), "--shard"},
 		{"workers not a number", Flags{Shard: "0/4"}, env(EnvWorkers, "x"), EnvWorkers},

@@ -68,7 +68,7 @@ func TestWorkersDocVariables(t *testing.T) {
 		}
 	}
 	want := []string{
-		cluster.EnvK8sIndex, cluster.EnvSlurmID, cluster.EnvSlurmCount, cluster.EnvSlurmMin, cluster.EnvSlurmStep,
+		cluster.EnvK8sIndex, cluster.EnvSlurmID, cluster.EnvSlurmCount, cluster.EnvSlurmMin, cluster.EnvSlurmStep, cluster.EnvSlurmMax,
 		cluster.EnvAWSIndex, cluster.EnvAWSSize, cluster.EnvShards, cluster.EnvWorkers, config.EnvStore, config.EnvRateBackend,
 	}
 	for _, v := range want {

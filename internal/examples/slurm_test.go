@@ -25,31 +25,32 @@ const slurmDir = "docs/examples/slurm"
 var (
 	arrayLine   = regexp.MustCompile(`(?m)^#SBATCH --array=(\d+)-(\d+)%(\d+)$`)
 	workersLine = regexp.MustCompile(`(?m)^export ` + cluster.EnvWorkers + `=(\d+)$`)
+	shardsLine  = regexp.MustCompile(`(?m)^export ` + cluster.EnvShards + `=(\d+)$`)
 )
 
 // arraySpec is a study script's array: task ids lo..hi, throttle at once,
-// and the IMPACTBENCH_WORKERS it exports.
-type arraySpec struct{ lo, hi, throttle, workers int }
+// and the IMPACTBENCH_WORKERS and IMPACTBENCH_SHARDS it exports.
+type arraySpec struct{ lo, hi, throttle, workers, shards int }
 
 func parseArray(t *testing.T, script string) arraySpec {
 	t.Helper()
-	a, w := arrayLine.FindStringSubmatch(script), workersLine.FindStringSubmatch(script)
-	if a == nil || w == nil {
-		t.Fatalf("study.sbatch: want one `#SBATCH --array=lo-hi%%N` and one `export %s=N`", cluster.EnvWorkers)
+	a, w, k := arrayLine.FindStringSubmatch(script), workersLine.FindStringSubmatch(script), shardsLine.FindStringSubmatch(script)
+	if a == nil || w == nil || k == nil {
+		t.Fatalf("study.sbatch: want one `#SBATCH --array=lo-hi%%N`, one `export %s=N` and one `export %s=N`", cluster.EnvWorkers, cluster.EnvShards)
 	}
 	n := func(s string) int { v, _ := strconv.Atoi(s); return v }
-	return arraySpec{n(a[1]), n(a[2]), n(a[3]), n(w[1])}
+	return arraySpec{n(a[1]), n(a[2]), n(a[3]), n(w[1]), n(k[1])}
 }
 
 // TestSlurmScripts: the array is 128 tasks, 16 at once, and the script
-// says the 16 to impactbench itself (Slurm tells a task its index and the
-// array's size, not the throttle); the tasks run the study, the merge job
-// merges it.
+// says the 16 and the 128 to impactbench itself (Slurm tells a task its
+// id, not the throttle, and a task resubmitted alone is an array of one);
+// the tasks run the study, the merge job merges it.
 func TestSlurmScripts(t *testing.T) {
 	study := string(repoFile(t, slurmDir+"/study.sbatch"))
 	a := parseArray(t, study)
-	if a != (arraySpec{0, 127, 16, 16}) {
-		t.Errorf("study.sbatch: array %d-%d%%%d with %s=%d, want 0-127%%16 and 16", a.lo, a.hi, a.throttle, cluster.EnvWorkers, a.workers)
+	if a != (arraySpec{0, 127, 16, 16, 128}) {
+		t.Errorf("study.sbatch: array %d-%d%%%d with %s=%d and %s=%d, want 0-127%%16, 16 and 128", a.lo, a.hi, a.throttle, cluster.EnvWorkers, a.workers, cluster.EnvShards, a.shards)
 	}
 	if !strings.HasSuffix(study, "\nexec impactbench run all --no-report\n") {
 		t.Errorf("study.sbatch does not end by running the study")
@@ -69,7 +70,7 @@ type slurm struct {
 }
 
 // newSlurm copies the scripts with the array reduced to 0-3%2 (the
-// script's IMPACTBENCH_WORKERS following), a project without scenarios,
+// script's IMPACTBENCH_WORKERS and IMPACTBENCH_SHARDS following), a project without scenarios,
 // and a fake sbatch that records its arguments and prints job ids from
 // 1001 as `sbatch --parsable` does on a federation ("id;cluster").
 func newSlurm(t *testing.T) *slurm {
@@ -79,6 +80,7 @@ func newSlurm(t *testing.T) *slurm {
 		if f == "study.sbatch" {
 			b = arrayLine.ReplaceAllString(b, fmt.Sprintf("#SBATCH --array=0-%d%%%d", smallCompletions-1, smallParallelism))
 			b = workersLine.ReplaceAllString(b, fmt.Sprintf("export %s=%d", cluster.EnvWorkers, smallParallelism))
+			b = shardsLine.ReplaceAllString(b, fmt.Sprintf("export %s=%d", cluster.EnvShards, smallCompletions))
 		}
 		if err := os.WriteFile(filepath.Join(s.scripts, f), []byte(b), 0o755); err != nil {
 			t.Fatal(err)
@@ -117,7 +119,7 @@ func (s *slurm) task(a arraySpec, jobID, id int, kill func(*os.Process)) (string
 	env := append(append(baseEnv(s.home), s.path...),
 		"SLURM_JOB_ID="+strconv.Itoa(jobID*1000+id), "SLURM_ARRAY_JOB_ID="+strconv.Itoa(jobID),
 		cluster.EnvSlurmID+"="+strconv.Itoa(id), cluster.EnvSlurmCount+"="+strconv.Itoa(a.hi-a.lo+1),
-		cluster.EnvSlurmMin+"="+strconv.Itoa(a.lo), "SLURM_ARRAY_TASK_MAX="+strconv.Itoa(a.hi),
+		cluster.EnvSlurmMin+"="+strconv.Itoa(a.lo), cluster.EnvSlurmMax+"="+strconv.Itoa(a.hi),
 		cluster.EnvSlurmStep+"=1", "SLURM_SUBMIT_DIR="+s.proj)
 	return s.script("study.sbatch", env, kill)
 }
@@ -178,9 +180,10 @@ func (s *slurm) array(a arraySpec, jobID, dead int) {
 // script (the scenarios generated first; the array; the merge depending
 // on it with afterany), then the array's tasks as Slurm would run them, 2
 // at once — task 1 killed as it starts — then the merge job, which exits 2
-// naming the missing shard. Task 1 requeued (the same variables) and task
-// 0 run again (a resubmitted array: it pays nothing) make the merge
-// succeed with outputs byte-identical to one unsharded run's.
+// naming the missing shard. Task 1 resubmitted alone (sbatch --array=1:
+// a one-task array) runs shard 1; docs/workers.md's rerun by hand and
+// task 0 run again (a resubmitted array) then pay nothing, and the merge
+// succeeds with outputs byte-identical to one unsharded run's.
 func TestSlurmExampleRun(t *testing.T) {
 	s := newSlurm(t)
 	out, err := s.script("submit.sh", append(baseEnv(s.home), s.path...), nil)
@@ -213,8 +216,8 @@ func TestSlurmExampleRun(t *testing.T) {
 	}
 	s.resubmitOne(a)
 	rerun := wrapRerun(t)
-	if out, err := s.script("-c", append(append(baseEnv(s.home), s.path...), "SLURM_JOB_ID=1004"), nil, rerun); err != nil {
-		t.Fatalf("docs/workers.md's rerun of one index (%s): %v\n%s", rerun, err, out)
+	if out, err := s.script("-c", append(append(baseEnv(s.home), s.path...), "SLURM_JOB_ID=1004"), nil, rerun); err != nil || !strings.Contains(out, "(0 calls") {
+		t.Fatalf("docs/workers.md's rerun of one index (%s) after the resubmitted task: %v, want it to pay no call\n%s", rerun, err, out)
 	}
 	out, err = s.task(a, 1003, 0, nil)
 	if err != nil || !strings.Contains(out, "(0 calls") {
@@ -238,17 +241,25 @@ func exitCode(err error) int {
 }
 
 // resubmitOne: `sbatch --array=1 study.sbatch` makes a one-task array
-// (Slurm sets SLURM_ARRAY_TASK_COUNT=1, MIN=MAX=1), which is not shard 1
-// of the study: impactbench refuses it (exit 2) and changes no file.
+// (Slurm sets SLURM_ARRAY_TASK_COUNT=1, MIN=MAX=1); the script's
+// IMPACTBENCH_SHARDS makes its id the shard index, so it runs shard 1 of
+// the study. An array numbered past the study (--array=1-4 for 4 shards,
+// MAX=4) is refused (exit 2 naming SLURM_ARRAY_TASK_MAX) without a file
+// changed.
 func (s *slurm) resubmitOne(a arraySpec) {
 	t := s.t
 	before := treeDigest(t, filepath.Join(s.proj, "benchmarks"))
-	out, err := s.task(arraySpec{lo: 1, hi: 1, throttle: 1, workers: a.workers}, 1005, 1, nil)
-	if code := exitCode(err); code != 2 || !strings.Contains(out, "more than the 1 shards") {
-		t.Errorf("a task resubmitted with --array=1: exit %d, want 2 refusing a one-task array\n%s", code, out)
+	off := arraySpec{lo: 1, hi: a.shards, throttle: 1, workers: a.workers, shards: a.shards}
+	out, err := s.task(off, 1005, 1, nil)
+	if code := exitCode(err); code != 2 || !strings.Contains(out, cluster.EnvSlurmMax) {
+		t.Errorf("a task of --array=1-%d: exit %d, want 2 naming %s\n%s", a.shards, code, cluster.EnvSlurmMax, out)
 	}
 	if after := treeDigest(t, filepath.Join(s.proj, "benchmarks")); after != before {
 		t.Errorf("the refused task changed files")
+	}
+	out, err = s.task(arraySpec{lo: 1, hi: 1, throttle: 1, workers: a.workers, shards: a.shards}, 1006, 1, nil)
+	if err != nil || strings.Contains(out, "(0 calls") {
+		t.Fatalf("task 1 resubmitted with --array=1: %v, want it to run shard 1 and pay its calls\n%s", err, out)
 	}
 }
 

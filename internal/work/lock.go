@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/layout"
@@ -41,10 +43,14 @@ func (e *ErrLocked) Error() string {
 // .lock.shard-i-of-K (a duplicate of the same shard waits or is refused).
 // The system releases them when the process dies, even by SIGKILL, so a
 // crash never leaves a stale lock; each exclusive lock file names its
-// holder (fsx.TakeLock).
+// holder (fsx.TakeLock). Workers that share only an object store (each
+// its own disk) see none of these files, so a shard's run on one also
+// holds the shard's lease in the store (callstore.Lease), with the same
+// wait or refusal.
 type benchLock struct {
 	own    *fsx.HeldLock
 	shared *os.File
+	lease  *callstore.Lease
 }
 
 // lockOptions say which lock a run takes and how.
@@ -57,6 +63,10 @@ type lockOptions struct {
 	Poll time.Duration
 	// Waiting is told once who holds the shard before the wait starts.
 	Waiting func(holder string)
+	// Store is the benchmark's call store: on object storage a shard's
+	// run takes its lease there (nil or a directory store: none).
+	Store  *callstore.Store
+	Logger *slog.Logger // hears a lease lost to another worker
 }
 
 func acquireLock(ctx context.Context, files layout.Bench, o lockOptions) (*benchLock, error) {
@@ -93,6 +103,31 @@ func acquireLock(ctx context.Context, files layout.Bench, o lockOptions) (*bench
 	if err := checkOneCount(files, o.Shard); err != nil {
 		l.release()
 		return nil, err
+	}
+	if l.lease, err = takeLease(ctx, label, o); err != nil {
+		l.release()
+		return nil, err
+	}
+	return l, nil
+}
+
+// takeLease takes the shard's lease in an object store, waiting for its
+// holder as takeShardLock does; a held lease not waited for is ErrLocked
+// naming its holder.
+func takeLease(ctx context.Context, label string, o lockOptions) (*callstore.Lease, error) {
+	if o.Store == nil {
+		return nil, nil
+	}
+	l, err := o.Store.TakeLease(ctx, callstore.LeaseOptions{
+		Name: strings.TrimPrefix(o.Shard.Suffix(), "."), Label: label,
+		Wait: o.Wait, Poll: o.Poll, Waiting: o.Waiting, Logger: o.Logger,
+	})
+	var le *callstore.LeasedError
+	if errors.As(err, &le) {
+		return nil, &ErrLocked{Bench: o.Bench, Shard: o.Shard, Holder: le.Holder}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lease shard %d/%d of %s: %w", o.Shard.Index, o.Shard.Count, o.Bench, err)
 	}
 	return l, nil
 }
@@ -195,6 +230,11 @@ func (l *benchLock) release() {
 	if l == nil {
 		return
 	}
+	// Released first, so a waiting duplicate starts at once; a release
+	// that fails leaves the lease to go stale after its TTL.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	_ = l.lease.Release(ctx)
+	cancel()
 	_ = l.own.Release()
 	if l.shared != nil {
 		_ = fsx.Unlock(l.shared)
