@@ -82,16 +82,26 @@ func Run(ctx context.Context, s Study, targets []string, o Options) (*Result, er
 }
 
 // check refuses what an adaptive run cannot do: no study inputs, bad
-// design options.
+// design options, no benchmarks.
 func check(s Study, o Options) error {
+	if err := Check(o); err != nil {
+		return err
+	}
+	if len(s.Benches()) == 0 {
+		return fault.Inputf("--adaptive: the study has no benchmarks")
+	}
+	return nil
+}
+
+// Check refuses options an adaptive run cannot start from (no study
+// inputs in Dir, design options out of range), before anything is
+// opened: an *fault.Error of kind input or usage.
+func Check(o Options) error {
 	if _, err := os.Stat(filepath.Join(o.Dir, study.TaxonomyFile)); err != nil {
 		return fault.Inputf("--adaptive decides a study's conclusions, and %s has no %s: write the study's inputs first (`impactbench init --study`)", o.Dir, study.TaxonomyFile)
 	}
 	if err := o.Design.Validate(); err != nil {
 		return fault.Usagef("--adaptive: %w", err)
-	}
-	if len(s.Benches()) == 0 {
-		return fault.Inputf("--adaptive: the study has no benchmarks")
 	}
 	return nil
 }

@@ -61,6 +61,9 @@ func (g *globals) runAdaptive(ctx context.Context, cfg *config.Config, dirs []st
 	}
 	var bill *adaptive.Bill
 	o := adaptrun.Options{Dir: filepath.Join(cfg.Dir, "benchmarks"), Design: design}
+	if err := adaptrun.Check(o); err != nil {
+		return err
+	}
 	err := g.runStudy(ctx, cfg, dirs, pf, noReport, func(ctx context.Context, s *runner.Study) error {
 		st := adaptiveStudy{s}
 		if st.Benches()[0].Opts.Shard.Active() {
