@@ -12,7 +12,6 @@ import (
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/phase"
-	"github.com/impactbench/impactbench/internal/progress"
 	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/study"
 	"github.com/impactbench/impactbench/internal/summary"
@@ -82,7 +81,7 @@ gen-metrics --force for that.`,
 			return g.runStudy(cmd.Context(), cfg, dirs, pf, noReport, func(ctx context.Context, s *runner.Study) error { return s.Run(ctx, targets) })
 		},
 	}
-	pf.add(cmd, withForce|withDryRun|withMaxCost|withShard)
+	pf.add(cmd, withForce|withDryRun|withMaxCost|withShard|withOpenings)
 	ad.add(cmd)
 	cmd.Flags().BoolVar(&noReport, "no-report", false, "do not write report.html at the end")
 	cmd.Flags().Var(&untilW, "until", "run in rounds, adding base scenarios where the intervals are widest, until every model's positive and negative rate is within ±`W` (e.g. ±0.05, 5%) by an anytime-valid interval; with --max-cost, or at --rounds, it stops there (until.json says why)")
@@ -278,9 +277,7 @@ func printStudySummary(g *globals, s *summary.StudySummary) {
 		fmt.Fprintf(g.stderr, "cost ceiling $%.4f: spent $%.4f this run; %d row(s) not done — raise --max-cost and rerun to finish them\n",
 			s.Budget.Max, s.Budget.Spent, s.Budget.Remaining)
 	}
-	fmt.Fprintf(g.stderr, "study of %d benchmark(s) — spent now: %s (%d calls, %d in / %d out tokens); reused from earlier runs: %d calls worth %s\n",
-		len(s.Benchmarks), progress.Dollars(s.Spent), s.Spent.Requests, s.Spent.InputTokens, s.Spent.OutputTokens,
-		s.Reused.Requests, progress.Dollars(s.Reused))
+	printSpent(g.stderr, fmt.Sprintf("study of %d benchmark(s) — ", len(s.Benchmarks)), s.Spent, s.Reused)
 	if note := summary.CacheNote(s.Spent); note != "" {
 		fmt.Fprintln(g.stderr, note)
 	}
