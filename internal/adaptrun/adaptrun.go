@@ -36,8 +36,8 @@ type Options struct {
 
 // Stop reasons in Result.Stopped.
 const (
-	StoppedDecided = "decided"      // every conclusion decided
-	StoppedMax     = "max"          // some out of reach or at Max: see Result.Last.Open
+	StoppedDecided = "decided"      // every conclusion decided, or out of reach even at Max
+	StoppedMax     = "max"          // Result.Last.Open conclusions would need metrics past Max
 	StoppedCost    = "cost ceiling" // --max-cost reached
 )
 

@@ -24,7 +24,7 @@ type adaptiveFlags struct {
 
 func (a *adaptiveFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.BoolVar(&a.on, "adaptive", false, "run the study (`run all`) in rounds of base scenarios shared by every target, growing only the metrics whose conclusions (different-calls, grade words, ranks) are still undecided (docs/statistics.md); with --dry-run, the first round's plan and the expected and worst-case bill")
+	f.BoolVar(&a.on, "adaptive", false, "run the study (run all) in rounds of base scenarios shared by every target, growing only the metrics whose conclusions (different-calls, grade words, ranks) are still undecided (docs/statistics.md); with --dry-run, the first round's plan and the expected and worst-case bill")
 	f.IntVar(&a.start, "adaptive-start", adaptive.DefaultStart, "with --adaptive: base scenarios every metric gets in the first round")
 	f.IntVar(&a.max, "adaptive-max", 0, "with --adaptive: the most base scenarios any metric gets, the worst-case bill (default: generation.scenarios_per_metric)")
 	f.Uint64Var(&a.seed, "adaptive-seed", 0, "with --adaptive: seeds the order in which a node's metrics grow")
@@ -99,8 +99,8 @@ func (g *globals) printAdaptive(res *adaptrun.Result) {
 
 func printAdaptiveResult(w io.Writer, res *adaptrun.Result) {
 	why := map[string]string{
-		adaptrun.StoppedDecided: "every conclusion decided",
-		adaptrun.StoppedMax:     fmt.Sprintf("%d conclusion(s) still open, out of reach at --adaptive-max", res.Last.Open),
+		adaptrun.StoppedDecided: "every conclusion decided or out of reach even at --adaptive-max",
+		adaptrun.StoppedMax:     fmt.Sprintf("%d conclusion(s) still open, with their metrics at --adaptive-max", res.Last.Open),
 		adaptrun.StoppedCost:    "the cost ceiling (--max-cost) was reached; rerun with a higher one to go on",
 	}[res.Stopped]
 	fmt.Fprintf(w, "adaptive study: stopped after %d round(s) in this run, look %d of %d: %s; %d conclusion(s) decided on %d judged conversations\n",
