@@ -82,7 +82,8 @@ func basesByMetric(t *testing.T, file string) map[string][]string {
 // expected and worst-case bill and writes nothing; `run all --adaptive`
 // runs rounds that stop before every metric reaches the cap, every target
 // sees the same base scenarios of each metric, and a rerun — also after
-// its outputs are lost, as a kill before they were written leaves them —
+// every target's outputs of the last round are lost, as a kill before
+// they were written leaves them —
 // pays no call.
 func TestRunAdaptive(t *testing.T) {
 	dir := adaptiveProject(t)
@@ -131,9 +132,13 @@ func TestRunAdaptive(t *testing.T) {
 	if code != 0 || !strings.Contains(errs, "spent now: $0.0000 (0 calls,") {
 		t.Errorf("a rerun of a finished adaptive study paid calls: exit %d\n%s", code, errs)
 	}
-	for _, f := range []string{"conversations.json", "scores.json"} {
-		if err := os.Remove(filepath.Join(runs, "offline-careless", f)); err != nil {
-			t.Fatal(err)
+	// A kill after the last round grew the set, before any target's
+	// conversations were written: the set is the grown one, no output is.
+	for _, target := range []string{"offline-careful", "offline-careless"} {
+		for _, f := range []string{"conversations.json", "scores.json"} {
+			if err := os.Remove(filepath.Join(runs, target, f)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	code, _, errs = run(t, dir, "run", "all", "--adaptive", "--no-report")
@@ -143,8 +148,10 @@ func TestRunAdaptive(t *testing.T) {
 	if again, _ := os.ReadFile(set); !bytes.Equal(grown, again) {
 		t.Error("resuming changed the scenario set")
 	}
-	if got := basesByMetric(t, filepath.Join(runs, "offline-careless", "scores.json")); !reflect.DeepEqual(got, careful) {
-		t.Errorf("resumed target's base scenarios %v, want %v", got, careful)
+	for _, target := range []string{"offline-careful", "offline-careless"} {
+		if got := basesByMetric(t, filepath.Join(runs, target, "scores.json")); !reflect.DeepEqual(got, careful) {
+			t.Errorf("resumed %s's base scenarios %v, want %v", target, got, careful)
+		}
 	}
 }
 
