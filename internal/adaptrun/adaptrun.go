@@ -75,6 +75,11 @@ func Run(ctx context.Context, s Study, targets []string, o Options) (*Result, er
 		if res.Stopped = stopped(s, r); res.Stopped != "" {
 			return res, nil
 		}
+		if res.Rounds > r.Looks {
+			// Every round but a resumed run's first moves the design one
+			// look on; rounds that do not are rows the runs never judge.
+			return res, fmt.Errorf("adaptive round %d: the study's judged rows do not reach the round the design asked for (look %d of %d); see the rows that failed above", res.Rounds, r.Look, r.Looks)
+		}
 		if grow, err = growths(ctx, s, r.ByBench()); err != nil {
 			return res, err
 		}
