@@ -36,8 +36,8 @@ type Options struct {
 
 // Stop reasons in Result.Stopped.
 const (
-	StoppedDecided = "decided"      // every conclusion decided, or out of reach even at Max
-	StoppedMax     = "max"          // Result.Last.Open conclusions would need metrics past Max
+	StoppedDecided = "decided"      // no open conclusion left: more scenarios would decide nothing new
+	StoppedMax     = "max"          // Result.Last.Open undecided: out of reach even at Max, or at Max
 	StoppedCost    = "cost ceiling" // --max-cost reached
 )
 

@@ -99,8 +99,8 @@ func (g *globals) printAdaptive(res *adaptrun.Result) {
 
 func printAdaptiveResult(w io.Writer, res *adaptrun.Result) {
 	why := map[string]string{
-		adaptrun.StoppedDecided: "every conclusion decided or out of reach even at --adaptive-max",
-		adaptrun.StoppedMax:     fmt.Sprintf("%d conclusion(s) still open, with their metrics at --adaptive-max", res.Last.Open),
+		adaptrun.StoppedDecided: "no open conclusion left",
+		adaptrun.StoppedMax:     fmt.Sprintf("%d conclusion(s) left undecided: out of reach even at --adaptive-max base scenarios per metric, or their metrics already there", res.Last.Open),
 		adaptrun.StoppedCost:    "the cost ceiling (--max-cost) was reached; rerun with a higher one to go on",
 	}[res.Stopped]
 	fmt.Fprintf(w, "adaptive study: stopped after %d round(s) in this run, look %d of %d: %s; %d conclusion(s) decided on %d judged conversations\n",
