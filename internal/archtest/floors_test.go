@@ -54,7 +54,7 @@ var floors = []floor{
 	{"environment", []string{"internal/clientset", "internal/work"}},
 	{"stage runners", []string{
 		"internal/generate", "internal/simulate", "internal/evaluate", "internal/merge",
-		"internal/validation", "internal/scenarioset", "internal/until", "internal/aggregate",
+		"internal/validation", "internal/scenarioset", "internal/until", "internal/adaptrun", "internal/aggregate",
 	}},
 	{"orchestration", []string{"internal/runner"}},
 	{"commands", []string{

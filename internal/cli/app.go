@@ -33,7 +33,10 @@ type phaseFlags struct {
 	Shard   string
 	Shards  int
 	Workers int
-	Report  bool
+	// IndependentOpenings is --independent-openings
+	// (generation.independent_openings).
+	IndependentOpenings bool
+	Report              bool
 	// sharded: the command registered the shard flags, so its rows may be
 	// split and the cluster scheduler's variables are read. calls: it
 	// calls models, so it uses the shared store and rate backend (a
@@ -54,8 +57,9 @@ type phaseFlagSet int
 const (
 	withForce phaseFlagSet = 1 << iota
 	withDryRun
-	withMaxCost // the command calls models
-	withShard   // the command's rows can be split across machines
+	withMaxCost  // the command calls models
+	withShard    // the command's rows can be split across machines
+	withOpenings // the command simulates conversations
 )
 
 func (f *phaseFlags) add(cmd *cobra.Command, set phaseFlagSet) {
@@ -70,6 +74,9 @@ func (f *phaseFlags) add(cmd *cobra.Command, set phaseFlagSet) {
 	if set&withMaxCost != 0 {
 		f.calls = true
 		fl.Var((*usdValue)(&f.MaxCost), "max-cost", "stop scheduling new calls before spending more than this many US dollars (default: config max_cost; 0: no ceiling)")
+	}
+	if set&withOpenings != 0 {
+		fl.BoolVar(&f.IndependentOpenings, "independent-openings", false, "ask the simulated user's first turn once per target instead of once for every target (default: config generation.independent_openings, false: one shared opening)")
 	}
 	if set&withShard != 0 {
 		f.sharded = true
@@ -87,6 +94,7 @@ func (f *phaseFlags) configured(cfg *config.Config) []flagSetting {
 		{flag: "force", key: "run.force", flagVal: &f.Force, cfgVal: &cfg.Run.Force},
 		{flag: "dry-run", key: "run.dry_run", flagVal: &f.DryRun, cfgVal: &cfg.Run.DryRun},
 		{flag: "max-cost", key: "max_cost", flagVal: &f.MaxCost, cfgVal: &cfg.MaxCost},
+		{flag: "independent-openings", key: "generation.independent_openings", flagVal: &f.IndependentOpenings, cfgVal: &cfg.Generation.IndependentOpenings},
 	}
 }
 
@@ -337,9 +345,7 @@ func printSummary(g *globals, s *summary.Summary) {
 		fmt.Fprintf(g.stderr, "cost ceiling $%.4f: spent $%.4f this run; %d row(s) not done — raise --max-cost and rerun to finish them\n",
 			s.Budget.Max, s.Budget.Spent, s.Budget.Remaining)
 	}
-	fmt.Fprintf(g.stderr, "spent now: %s (%d calls, %d in / %d out tokens); reused from earlier runs: %d calls worth %s\n",
-		progress.Dollars(s.Spent), s.Spent.Requests, s.Spent.InputTokens, s.Spent.OutputTokens,
-		s.Reused.Requests, progress.Dollars(s.Reused))
+	printSpent(g.stderr, "", s.Spent, s.Reused)
 	if note := summary.CacheNote(s.Spent); note != "" {
 		fmt.Fprintln(g.stderr, note)
 	}

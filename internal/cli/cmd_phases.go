@@ -127,6 +127,9 @@ func (k phaseKind) flags() phaseFlagSet {
 	case phaseAggregate:
 		return withForce | withDryRun
 	}
+	if k == phaseSimulate {
+		return withForce | withDryRun | withMaxCost | withShard | withOpenings
+	}
 	return withForce | withDryRun | withMaxCost | withShard
 }
 

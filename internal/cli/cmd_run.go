@@ -12,7 +12,6 @@ import (
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/phase"
-	"github.com/impactbench/impactbench/internal/progress"
 	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/study"
 	"github.com/impactbench/impactbench/internal/summary"
@@ -24,6 +23,7 @@ func newRunCmd(g *globals) *cobra.Command {
 	var noReport bool
 	var untilW untilValue
 	var rounds int
+	var ad adaptiveFlags
 	cmd := &cobra.Command{
 		Use:   "run <benchmark…|all> [target…]",
 		Short: "Run all five stages (all targets when none is named)",
@@ -48,6 +48,8 @@ gen-metrics --force for that.`,
   impactbench run example gpt-4o claude-haiku-4-5
   impactbench run all
   impactbench run all --dry-run            # the whole study's calls, tokens and bill
+  impactbench run all --adaptive           # rounds of base scenarios until the study's conclusions are decided
+  impactbench run all --adaptive --dry-run # the first round's plan and the design's expected and worst-case bill
   impactbench run humanebench cog-bias --max-cost 25`,
 		GroupID: "stages",
 		Args:    benchArgs(true),
@@ -67,13 +69,20 @@ gen-metrics --force for that.`,
 			if untilW > 0 {
 				return g.runUntil(cmd.Context(), dirs[0], targets, pf, noReport, until.Options{HalfWidth: float64(untilW), MaxRounds: rounds})
 			}
+			if ad.on {
+				if err := ad.check(args, targets, untilW > 0); err != nil {
+					return err
+				}
+				return g.runAdaptive(cmd.Context(), cfg, dirs, pf, noReport, ad.options(cfg))
+			}
 			if !study {
 				return g.runOne(cmd.Context(), dirs[0], targets, pf, noReport)
 			}
-			return g.runStudy(cmd.Context(), cfg, dirs, targets, pf, noReport)
+			return g.runStudy(cmd.Context(), cfg, dirs, pf, noReport, func(ctx context.Context, s *runner.Study) error { return s.Run(ctx, targets) })
 		},
 	}
-	pf.add(cmd, withForce|withDryRun|withMaxCost|withShard)
+	pf.add(cmd, withForce|withDryRun|withMaxCost|withShard|withOpenings)
+	ad.add(cmd)
 	cmd.Flags().BoolVar(&noReport, "no-report", false, "do not write report.html at the end")
 	cmd.Flags().Var(&untilW, "until", "run in rounds, adding base scenarios where the intervals are widest, until every model's positive and negative rate is within ±`W` (e.g. ±0.05, 5%) by an anytime-valid interval; with --max-cost, or at --rounds, it stops there (until.json says why)")
 	cmd.Flags().IntVar(&rounds, "rounds", until.DefaultRounds, "with --until: the most rounds")
@@ -171,9 +180,9 @@ func (g *globals) runOne(ctx context.Context, dir string, targets []string, pf *
 	})
 }
 
-// runStudy runs several benchmarks as one study and writes each one's
-// report where aggregate ran.
-func (g *globals) runStudy(ctx context.Context, cfg *config.Config, dirs, targets []string, pf *phaseFlags, noReport bool) error {
+// runStudy runs several benchmarks as one study (play runs it: once, or
+// in adaptive rounds) and writes each one's report where aggregate ran.
+func (g *globals) runStudy(ctx context.Context, cfg *config.Config, dirs []string, pf *phaseFlags, noReport bool, play func(context.Context, *runner.Study) error) error {
 	opts, err := g.runnerOptions(cfg, pf)
 	if err != nil {
 		return err
@@ -186,7 +195,7 @@ func (g *globals) runStudy(ctx context.Context, cfg *config.Config, dirs, target
 		return err
 	}
 	defer s.Close()
-	runErr := s.Run(ctx, targets)
+	runErr := play(ctx, s)
 	invs := make([]invocation, len(s.Benchmarks()))
 	for i, r := range s.Benchmarks() {
 		if noReport || pf.DryRun || !r.Report.Ran(phase.StageAggregate) || ctx.Err() != nil {
@@ -268,9 +277,7 @@ func printStudySummary(g *globals, s *summary.StudySummary) {
 		fmt.Fprintf(g.stderr, "cost ceiling $%.4f: spent $%.4f this run; %d row(s) not done — raise --max-cost and rerun to finish them\n",
 			s.Budget.Max, s.Budget.Spent, s.Budget.Remaining)
 	}
-	fmt.Fprintf(g.stderr, "study of %d benchmark(s) — spent now: %s (%d calls, %d in / %d out tokens); reused from earlier runs: %d calls worth %s\n",
-		len(s.Benchmarks), progress.Dollars(s.Spent), s.Spent.Requests, s.Spent.InputTokens, s.Spent.OutputTokens,
-		s.Reused.Requests, progress.Dollars(s.Reused))
+	printSpent(g.stderr, fmt.Sprintf("study of %d benchmark(s) — ", len(s.Benchmarks)), s.Spent, s.Reused)
 	if note := summary.CacheNote(s.Spent); note != "" {
 		fmt.Fprintln(g.stderr, note)
 	}

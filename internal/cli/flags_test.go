@@ -31,7 +31,7 @@ var noFlag = map[string]string{
 // untyped one takes config's value — the runner's options and the config
 // the runner reads agree. It fails if any one of them ORs (or ANDs).
 func TestFlagsOverrideConfig(t *testing.T) {
-	values := map[string][2]string{"force": {"false", "true"}, "dry-run": {"false", "true"}, "max-cost": {"0", "25"}}
+	values := map[string][2]string{"force": {"false", "true"}, "dry-run": {"false", "true"}, "max-cost": {"0", "25"}, "independent-openings": {"false", "true"}}
 	for _, s := range (&phaseFlags{}).configured(&config.Config{}) {
 		vs, ok := values[s.flag]
 		if !ok {
@@ -49,7 +49,7 @@ func TestFlagsOverrideConfig(t *testing.T) {
 					pf := &phaseFlags{}
 					setConfig(t, pf.configured(cfg), s.key, cfgV)
 					cmd := &cobra.Command{Use: "x"}
-					pf.add(cmd, withForce|withDryRun|withMaxCost)
+					pf.add(cmd, withForce|withDryRun|withMaxCost|withOpenings)
 					var args []string
 					if flagV != "" {
 						args = []string{"--" + s.flag + "=" + flagV}
@@ -62,7 +62,7 @@ func TestFlagsOverrideConfig(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if got := optionValue(opts, s.flag); got != want {
+					if got := optionValue(opts, cfg, s.flag); got != want {
 						t.Errorf("runner option %s = %s, want %s", s.flag, got, want)
 					}
 					for _, c := range pf.configured(cfg) {
@@ -103,8 +103,12 @@ func valueString(p any) string {
 	return fmt.Sprintf("%T", p)
 }
 
-func optionValue(o runner.Options, flag string) string {
+// optionValue is what the runner sees of a flag: its option, or the
+// config key it reads (the shared opening is the config's).
+func optionValue(o runner.Options, cfg *config.Config, flag string) string {
 	switch flag {
+	case "independent-openings":
+		return fmt.Sprint(cfg.Generation.IndependentOpenings)
 	case "force":
 		return fmt.Sprint(o.Force)
 	case "dry-run":

@@ -23,10 +23,10 @@ import (
 // working) is listed apart.
 func TestFlagsPerCommand(t *testing.T) {
 	want := map[string][]string{
-		"run":           {"dry-run", "force", "max-cost", "no-report", "rounds", "shard", "shards", "until", "workers"},
+		"run":           {"adaptive", "adaptive-max", "adaptive-seed", "adaptive-start", "dry-run", "force", "independent-openings", "max-cost", "no-report", "rounds", "shard", "shards", "until", "workers"},
 		"gen-metrics":   {"dry-run", "force", "max-cost"},
 		"gen-scenarios": {"dry-run", "force", "max-cost", "replace"},
-		"simulate":      {"dry-run", "force", "max-cost", "shard", "shards", "workers"},
+		"simulate":      {"dry-run", "force", "independent-openings", "max-cost", "shard", "shards", "workers"},
 		"evaluate":      {"dry-run", "force", "judge", "max-cost", "repeats", "shard", "shards", "workers"},
 		"aggregate":     {"dry-run", "force", "upstream-only"},
 		"validate":      {"dry-run", "force", "max-cost", "swap"},

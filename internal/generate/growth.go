@@ -141,3 +141,16 @@ func ScenariosWillRun(b *work.Bench, g *Growth) bool {
 
 // Target is how many base scenarios each metric of the changed set has.
 func (g *Growth) Target() map[string]int { return g.target }
+
+// FreshGrowth is a new set (nothing kept) that gives each metric
+// want[metric] base scenarios generated as a fresh set is (no kept
+// bases, no first id: stages.GenOptions' zero values): the first round of
+// a design that grows its sets in rounds (a metric absent from want gets
+// none). An empty set has no bases to keep, so GrowthFor cannot start it.
+func FreshGrowth(want map[string]int) *Growth {
+	g := &Growth{keep: map[string][]artifacts.Scenario{}, target: map[string]int{}, next: map[string]int{}}
+	for metric, n := range want {
+		g.target[metric] = n
+	}
+	return g
+}

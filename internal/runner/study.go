@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/generate"
 	"github.com/impactbench/impactbench/internal/plan"
 	"github.com/impactbench/impactbench/internal/summary"
 	"github.com/impactbench/impactbench/internal/work"
@@ -67,6 +68,14 @@ func (s *Study) Preflight(targets []string) error {
 // Run runs every benchmark at once (see Runner.Run). It returns when all
 // have finished what they can; the error names each benchmark that failed.
 func (s *Study) Run(ctx context.Context, targets []string) error {
+	return s.RunRound(ctx, targets, nil)
+}
+
+// RunRound is Run over the scenario sets grow gives, by benchmark slug: a
+// benchmark listed grows its current set into grow's (as run --until's
+// rounds do), the others run their current sets. The adaptive study
+// (internal/adaptrun) runs its rounds through it.
+func (s *Study) RunRound(ctx context.Context, targets []string, grow map[string]*generate.Growth) error {
 	if err := s.Preflight(targets); err != nil {
 		return err
 	}
@@ -80,7 +89,9 @@ func (s *Study) Run(ctx context.Context, targets []string) error {
 			if len(ts) == 0 {
 				ts = r.Targets()
 			}
+			r.grow = grow[r.b.Spec.Slug]
 			err := r.run(ctx, ts)
+			r.grow = nil
 			r.Report.Settle()
 			if n, ph := r.Report.Failed(); err == nil && n > 0 {
 				err = &PartialError{Failed: n, Phases: ph}
