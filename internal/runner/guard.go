@@ -13,7 +13,7 @@ import (
 // of them starts: targets run concurrently, and one target's refusal must
 // not come after the others have paid for their conversations.
 func (r *Runner) guardTargets(targets []string) error {
-	if r.b.Opts.DryRun || r.b.Opts.Force {
+	if r.b.Opts.DryRun || r.b.Opts.AcceptFewer {
 		return nil
 	}
 	rows := 0

@@ -31,7 +31,8 @@ func finishedRun(t *testing.T) (*config.Config, string) {
 // TestNullVerdictsNeverReplaceVerdicts: a judge that fails (here: every
 // judgement, or one in three) must not turn stored verdicts into nulls.
 // scores.json stays byte-identical and the error names the file and the
-// counts; --force writes the nulls.
+// counts; --force (a redo) is refused the same way, --accept-fewer writes
+// the nulls.
 func TestNullVerdictsNeverReplaceVerdicts(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -75,9 +76,23 @@ func TestNullVerdictsNeverReplaceVerdicts(t *testing.T) {
 			}
 			r.Close()
 
+			calls.Store(0)
 			rf := newRunner(t, cfg, bench, Options{Force: true, Clients: pricedClients(0, &calls, tc.fail)})
-			if err := rf.Evaluate(ctx, "offline-careful"); err != nil {
-				t.Fatalf("evaluate --force: %v", err)
+			err = rf.Evaluate(ctx, "offline-careful")
+			if !errors.As(err, &re) || !strings.Contains(err.Error(), tc.wantLost) || !strings.Contains(err.Error(), phase.AcceptFewerFlag) {
+				t.Fatalf("evaluate --force with a failing judge: %v, want a RefusedError naming %s", err, phase.AcceptFewerFlag)
+			}
+			if after, _ := os.ReadFile(scores); !bytes.Equal(before, after) {
+				t.Fatal("evaluate --force replaced verdicts with nulls without --accept-fewer")
+			}
+			if calls.Load() == 0 {
+				t.Fatal("evaluate --force judged nothing again: it did not redo")
+			}
+			rf.Close()
+
+			ra := newRunner(t, cfg, bench, Options{AcceptFewer: true, Clients: pricedClients(0, &calls, tc.fail)})
+			if err := ra.Evaluate(ctx, "offline-careful"); err != nil {
+				t.Fatalf("evaluate --accept-fewer: %v", err)
 			}
 			rows, err := artifacts.ReadScores(scores)
 			if err != nil {
@@ -90,7 +105,7 @@ func TestNullVerdictsNeverReplaceVerdicts(t *testing.T) {
 				}
 			}
 			if nulls == 0 || len(rows) != 16 {
-				t.Errorf("evaluate --force wrote %d rows with %d nulls; want all 16 rows, the failed ones null", len(rows), nulls)
+				t.Errorf("evaluate --accept-fewer wrote %d rows with %d nulls; want all 16 rows, the failed ones null", len(rows), nulls)
 			}
 		})
 	}
@@ -153,28 +168,31 @@ func TestGuardRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		name    string
-		path    string
-		newRows int
-		force   bool
-		refused bool
+		name        string
+		path        string
+		newRows     int
+		acceptFewer bool
+		refused     bool
 	}{
 		{"fewer rows", write("a.json", 10), 9, false, true},
 		{"no rows", write("b.json", 1), 0, false, true},
-		{"fewer rows, forced", write("c.json", 10), 0, true, false},
+		{"fewer rows, accepted", write("c.json", 10), 0, true, false},
 		{"same rows", write("d.json", 10), 10, false, false},
 		{"more rows", write("e.json", 10), 11, false, false},
 		{"no old file", filepath.Join(dir, "none.json"), 0, false, false},
 		{"truncated old file: nothing to protect", truncated, 0, false, false},
 	}
 	for _, tc := range cases {
-		err := phase.GuardRows(tc.force, tc.path, tc.newRows, "why")
+		err := phase.GuardRows(tc.acceptFewer, tc.path, tc.newRows, "why")
 		var re *phase.RefusedError
 		if got := errors.As(err, &re); got != tc.refused {
 			t.Errorf("%s: refused=%v (%v), want %v", tc.name, got, err, tc.refused)
 		}
 		if tc.refused && !strings.Contains(err.Error(), fmt.Sprintf("the new one would hold %d (why)", tc.newRows)) {
 			t.Errorf("%s: message lacks the counts: %v", tc.name, err)
+		}
+		if tc.refused && !strings.Contains(err.Error(), "pass "+phase.AcceptFewerFlag) {
+			t.Errorf("%s: message does not name %s: %v", tc.name, phase.AcceptFewerFlag, err)
 		}
 	}
 }
