@@ -239,3 +239,44 @@ func TestRunRefusesBeforeAnyTargetPays(t *testing.T) {
 		t.Error("offline-careful's conversations.json changed although refused")
 	}
 }
+
+// TestRunForceRefusesBeforeRegenerating: `run --force` after num_samples
+// was lowered would shrink every target's outputs. A redo is no licence to
+// lose rows, so it is refused — before it pays to regenerate the scenarios
+// or rewrites scenarios.json; with AcceptFewer it goes through.
+func TestRunForceRefusesBeforeRegenerating(t *testing.T) {
+	ctx := t.Context()
+	cfg, bench := finishedRun(t)
+	cfg.Generation.NumSamples = 1
+	scenarios := filepath.Join(bench, "scenarios.json")
+	before, err := os.ReadFile(scenarios)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	r := newRunner(t, cfg, bench, Options{Force: true, Clients: pricedClients(0, &calls, nil)})
+	err = r.Run(ctx, r.Targets())
+	var re *phase.RefusedError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "it holds 16 rows, the new one would hold 8") || !strings.Contains(err.Error(), phase.AcceptFewerFlag) {
+		t.Fatalf("run --force with fewer samples: %v, want a refusal with the counts naming %s", err, phase.AcceptFewerFlag)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("run --force made %d calls before it was refused", n)
+	}
+	if after, _ := os.ReadFile(scenarios); !bytes.Equal(before, after) {
+		t.Error("scenarios.json was rewritten although the run was refused")
+	}
+	r.Close()
+
+	ra := newRunner(t, cfg, bench, Options{Force: true, AcceptFewer: true, Clients: pricedClients(0, &calls, nil)})
+	if err := ra.Run(ctx, ra.Targets()); err != nil {
+		t.Fatalf("run --force --accept-fewer: %v", err)
+	}
+	if calls.Load() == 0 {
+		t.Error("run --force --accept-fewer paid for nothing: it did not redo")
+	}
+	rows, err := artifacts.ReadScores(filepath.Join(bench, "runs", "offline-careful", "scores.json"))
+	if err != nil || len(rows) != 8 {
+		t.Errorf("scores.json after run --force --accept-fewer: %d rows (%v), want 8", len(rows), err)
+	}
+}
