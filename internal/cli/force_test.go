@@ -177,7 +177,9 @@ func ranPhase(r forceRunJSON, name string) bool {
 // TestShrinkNeedsAcceptFewer: a command whose output would lose rows,
 // models or verdicts is refused — exit 2, naming --accept-fewer, every
 // file byte-identical — with --force as without it (a redo is no licence
-// to lose results), and goes through with --accept-fewer.
+// to lose results), and goes through with --accept-fewer, which (unlike
+// --force) reuses the stored answers: where the rows left were all made
+// before, it pays for nothing.
 func TestShrinkNeedsAcceptFewer(t *testing.T) {
 	fewerSamples := func(t *testing.T, d string) {
 		editConfig(t, d, func(s string) string { return strings.Replace(s, "num_samples: 2", "num_samples: 1", 1) })
@@ -188,22 +190,23 @@ func TestShrinkNeedsAcceptFewer(t *testing.T) {
 		args     []string
 		out      []string // an output the accepted command rewrites, under the benchmark
 		wantRows int
+		free     bool // every row left is stored: --accept-fewer pays nothing
 	}{
-		{"run: num_samples lowered", fewerSamples, []string{"run", "example"}, []string{"runs", "offline-careful", "scores.json"}, 8},
-		{"simulate: num_samples lowered", fewerSamples, []string{"simulate", "example", "offline-careless"}, []string{"runs", "offline-careless", "conversations.json"}, 8},
+		{"run: num_samples lowered", fewerSamples, []string{"run", "example"}, []string{"runs", "offline-careful", "scores.json"}, 8, true},
+		{"simulate: num_samples lowered", fewerSamples, []string{"simulate", "example", "offline-careless"}, []string{"runs", "offline-careless", "conversations.json"}, 8, true},
 		{"gen-scenarios: scenarios_per_metric lowered", func(t *testing.T, d string) {
 			editConfig(t, d, func(s string) string {
 				return strings.Replace(s, "scenarios_per_metric: 2", "scenarios_per_metric: 1", 1)
 			})
-		}, []string{"gen-scenarios", "example"}, []string{"scenarios.json"}, 4},
+		}, []string{"gen-scenarios", "example"}, []string{"scenarios.json"}, 4, false},
 		{"evaluate: conversations.json shrunk", func(t *testing.T, d string) {
 			keepFirstRows(t, benchFile(d, "runs", "offline-careful", "conversations.json"), 3)
-		}, []string{"evaluate", "example", "offline-careful"}, []string{"runs", "offline-careful", "scores.json"}, 3},
+		}, []string{"evaluate", "example", "offline-careful"}, []string{"runs", "offline-careful", "scores.json"}, 3, true},
 		{"aggregate: a target's scores removed", func(t *testing.T, d string) {
 			if err := os.Remove(benchFile(d, "runs", "offline-careless", "scores.json")); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{"aggregate", "example"}, []string{"results.json"}, 1},
+		}, []string{"aggregate", "example"}, []string{"results.json"}, 1, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,8 +225,8 @@ func TestShrinkNeedsAcceptFewer(t *testing.T) {
 				assertSameFiles(t, before, snapshot(t, dir))
 			}
 			args := append(append([]string{}, tc.args...), phase.AcceptFewerFlag)
-			if code, out, errs := run(t, dir, args...); code != 0 {
-				t.Fatalf("%v: exit %d\n%s%s", args, code, out, errs)
+			if r := runAsJSON(t, dir, args...); tc.free && r.Spent.Requests != 0 {
+				t.Errorf("%v paid %d requests; the rows left were stored", args, r.Spent.Requests)
 			}
 			var rows []json.RawMessage
 			if err := json.Unmarshal(readBytes(t, benchFile(dir, tc.out...)), &rows); err != nil || len(rows) != tc.wantRows {
