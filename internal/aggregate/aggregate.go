@@ -118,7 +118,7 @@ func aggregateInput(ctx context.Context, b *work.Bench) (results.Input, error) {
 // writeResults writes results.json (unless it would lose models or rows)
 // and run_manifest.json, and keeps each model's headline for the summary.
 func writeResults(b *work.Bench, out string, res []results.ModelResult) error {
-	if err := phase.GuardResults(b.Opts.Force, out, res); err != nil {
+	if err := phase.GuardResults(b.Opts.AcceptFewer, out, res); err != nil {
 		return err
 	}
 	if err := results.WriteResults(out, res); err != nil {

@@ -37,6 +37,11 @@ type phaseFlags struct {
 	// (generation.independent_openings).
 	IndependentOpenings bool
 	Report              bool
+
+	// AcceptFewer: an output may replace one with more rows, models or
+	// verdicts (phase.RefusedError otherwise). A flag only, not a config
+	// key: losing results is decided per invocation, never left on.
+	AcceptFewer bool
 	// sharded: the command registered the shard flags, so its rows may be
 	// split and the cluster scheduler's variables are read. calls: it
 	// calls models, so it uses the shared store and rate backend (a
@@ -56,6 +61,9 @@ type phaseFlagSet int
 
 const (
 	withForce phaseFlagSet = 1 << iota
+	// withAcceptFewer: the command's outputs are guarded against
+	// replacement by fewer rows, models or verdicts (phase.RefusedError).
+	withAcceptFewer
 	withDryRun
 	withMaxCost  // the command calls models
 	withShard    // the command's rows can be split across machines
@@ -67,6 +75,9 @@ func (f *phaseFlags) add(cmd *cobra.Command, set phaseFlagSet) {
 	f.flags = fl
 	if set&withForce != 0 {
 		fl.BoolVarP(&f.Force, "force", "f", false, forceHelp[cmd.Name()])
+	}
+	if set&withAcceptFewer != 0 {
+		fl.BoolVar(&f.AcceptFewer, strings.TrimPrefix(phase.AcceptFewerFlag, "--"), false, acceptFewerHelp)
 	}
 	if set&withDryRun != 0 {
 		fl.BoolVarP(&f.DryRun, "dry-run", "n", false, "print rows, model calls and estimated tokens/cost; call nothing")
@@ -250,11 +261,12 @@ func (g *globals) runnerOptions(cfg *config.Config, pf *phaseFlags) (runner.Opti
 	}
 	pf.resolve(cfg)
 	o := runner.Options{
-		Force:   pf.Force,
-		DryRun:  pf.DryRun,
-		MaxCost: pf.MaxCost,
-		Shard:   w.Shard,
-		Workers: w.Workers,
+		Force:       pf.Force,
+		AcceptFewer: pf.AcceptFewer,
+		DryRun:      pf.DryRun,
+		MaxCost:     pf.MaxCost,
+		Shard:       w.Shard,
+		Workers:     w.Workers,
 		// A duplicate of a shard the scheduler started waits for its twin;
 		// a --shard typed by hand twice is refused.
 		WaitShard: w.Shard.Active() && w.From != "--shard",

@@ -70,6 +70,9 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 		Args:    args,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if kind == phaseAggregate {
+				if cmd.Flags().Changed("force") {
+					return errAggregateForce
+				}
 				return g.aggregateAll(cmd.Context(), args, pf, upstreamOnly)
 			}
 			return g.withRunner(cmd.Context(), name, args[0], pf, func(o *runner.Options) {
@@ -105,6 +108,12 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 	}
 	pf.add(cmd, kind.flags())
 	if kind == phaseAggregate {
+		// aggregate always recomputes results.json, so a redo means
+		// nothing there; its old --force (accepting fewer models or rows)
+		// is --accept-fewer now. The hidden flag says so instead of
+		// cobra's bare "unknown flag".
+		cmd.Flags().BoolP("force", "f", false, "")
+		_ = cmd.Flags().MarkHidden("force")
 		cmd.Flags().BoolVar(&upstreamOnly, "upstream-only", false, "write only upstream ImpactBench's fields (byte-identical to its results.json)")
 	}
 	if kind == phaseGenScenarios {
@@ -117,20 +126,28 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 	return cmd
 }
 
+// errAggregateForce answers `aggregate --force`.
+var errAggregateForce = usagef("aggregate has no --force: it always recomputes results.json; " +
+	"to let one with fewer models or rows replace the old file, pass " + phase.AcceptFewerFlag)
+
 // flags are the phase flags a stage acts on. Metrics and scenarios are one
 // set for all shards, so only simulate and evaluate split by --shard;
-// aggregate calls no model, so it has no ceiling.
+// aggregate calls no model, so it has no ceiling; gen-metrics never
+// refuses to replace benchmark.yaml (it keeps a backup), so it has no
+// --accept-fewer.
 func (k phaseKind) flags() phaseFlagSet {
 	switch k {
-	case phaseGenMetrics, phaseGenScenarios:
+	case phaseGenMetrics: // keeps a backup instead of refusing
 		return withForce | withDryRun | withMaxCost
-	case phaseAggregate:
-		return withForce | withDryRun
+	case phaseGenScenarios:
+		return withForce | withAcceptFewer | withDryRun | withMaxCost
+	case phaseAggregate: // always recomputed: nothing to redo (errAggregateForce)
+		return withAcceptFewer | withDryRun
 	}
 	if k == phaseSimulate {
-		return withForce | withDryRun | withMaxCost | withShard | withOpenings
+		return withForce | withAcceptFewer | withDryRun | withMaxCost | withShard | withOpenings
 	}
-	return withForce | withDryRun | withMaxCost | withShard
+	return withForce | withAcceptFewer | withDryRun | withMaxCost | withShard
 }
 
 func (k phaseKind) stage() phase.Stage {

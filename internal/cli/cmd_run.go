@@ -41,9 +41,9 @@ benchmarks are targets.
 
 Everything the run will need (models and their keys, targets, scenarios) is checked for every
 benchmark before the first call. A phase that would replace a file with fewer rows, fewer
-models or null verdicts where verdicts stood refuses (exit 2) unless --force. --force redoes
-scenarios and runs but never replaces metrics benchmark.yaml already has: use
-gen-metrics --force for that.`,
+models or null verdicts where verdicts stood refuses (exit 2) unless --accept-fewer, with or
+without --force. --force redoes scenarios and runs, every call paid again, but never replaces
+metrics benchmark.yaml already has: use gen-metrics --force for that.`,
 		Example: `  impactbench run example
   impactbench run example gpt-4o claude-haiku-4-5
   impactbench run all
@@ -81,7 +81,7 @@ gen-metrics --force for that.`,
 			return g.runStudy(cmd.Context(), cfg, dirs, pf, noReport, func(ctx context.Context, s *runner.Study) error { return s.Run(ctx, targets) })
 		},
 	}
-	pf.add(cmd, withForce|withDryRun|withMaxCost|withShard|withOpenings)
+	pf.add(cmd, withForce|withAcceptFewer|withDryRun|withMaxCost|withShard|withOpenings)
 	ad.add(cmd)
 	cmd.Flags().BoolVar(&noReport, "no-report", false, "do not write report.html at the end")
 	cmd.Flags().Var(&untilW, "until", "run in rounds, adding base scenarios where the intervals are widest, until every model's positive and negative rate is within ±`W` (e.g. ±0.05, 5%) by an anytime-valid interval; with --max-cost, or at --rounds, it stops there (until.json says why)")

@@ -57,7 +57,7 @@ pair of models changes order beyond its uncertainty (validation.json + a table).
 			}
 			tr := g.tracker()
 			r, err := runner.New(cmd.Context(), vcfg, benchDir, runner.Options{
-				Force: pf.Force, DryRun: pf.DryRun, MaxCost: pf.MaxCost, OutDir: outDir,
+				Force: pf.Force, AcceptFewer: pf.AcceptFewer, DryRun: pf.DryRun, MaxCost: pf.MaxCost, OutDir: outDir,
 				Progress: tr, Logger: g.logger, Stderr: g.stderr,
 			})
 			if err != nil {
@@ -83,7 +83,7 @@ pair of models changes order beyond its uncertainty (validation.json + a table).
 			return printComparison(g, rep, written)
 		},
 	}
-	pf.add(cmd, withForce|withDryRun|withMaxCost) // a validation run is never sharded
+	pf.add(cmd, withForce|withAcceptFewer|withDryRun|withMaxCost) // a validation run is never sharded
 	cmd.Flags().StringVar(&swapArg, "swap", "", "role to swap: generator=MODEL, user=MODEL or judge=MODEL")
 	return cmd
 }

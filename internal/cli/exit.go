@@ -44,7 +44,7 @@ const (
 	KindUsage       = "usage"       // flags or arguments: fix the command line
 	KindConfig      = "config"      // config.yaml, a missing key or ${VAR}
 	KindInput       = "input"       // benchmark files or a state the command cannot run from
-	KindRefused     = "refused"     // an overwrite that would lose rows or verdicts (--force)
+	KindRefused     = "refused"     // an overwrite that would lose rows or verdicts (--accept-fewer)
 	KindPartial     = "partial"     // some rows failed after retries; rerun to retry them
 	KindProvider    = "provider"    // a provider refused or failed (auth, quota, …)
 	KindLocked      = "locked"      // another process holds the benchmark

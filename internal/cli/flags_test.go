@@ -175,8 +175,8 @@ func yamlKeys(typ reflect.Type, prefix string, into map[string]bool) {
 
 // TestStageCommandsResolveFlags: every command that takes --dry-run or
 // --force goes through resolve, on a real project: run.dry_run: true
-// makes it a dry run, --dry-run=false undoes that; run.force: true lets a
-// run replace scores.json with fewer rows, --force=false refuses it.
+// makes it a dry run, --dry-run=false undoes that; run.force: true makes a
+// finished run redo (and pay for) its phases, --force=false skips them.
 func TestStageCommandsResolveFlags(t *testing.T) {
 	dir := copyProject(t)
 	editConfig(t, dir, func(s string) string { return strings.Replace(s, "dry_run: false", "dry_run: true", 1) })
@@ -211,14 +211,13 @@ func TestStageCommandsResolveFlags(t *testing.T) {
 
 	editConfig(t, dir, func(s string) string {
 		s = strings.Replace(s, "dry_run: true", "dry_run: false", 1)
-		s = strings.Replace(s, "force: false", "force: true", 1)
-		return strings.Replace(s, "num_samples: 2", "num_samples: 1", 1)
+		return strings.Replace(s, "force: false", "force: true", 1)
 	})
-	if code, out, errs := run(t, dir, "run", "example", "--force=false"); code != ExitUsage {
-		t.Errorf("run --force=false over run.force: true with fewer rows: exit %d, want 2 (refused)\n%s%s", code, out, errs)
+	if r := runAsJSON(t, dir, "run", "example", "--force=false"); r.Spent.Requests != 0 || ranPhase(r, "simulate") {
+		t.Errorf("run --force=false over run.force: true: %d requests, simulate ran: %v; want every phase skipped", r.Spent.Requests, ranPhase(r, "simulate"))
 	}
-	if code, out, errs := run(t, dir, "run", "example"); code != 0 {
-		t.Errorf("run with run.force: true and fewer rows: exit %d, want 0\n%s%s", code, out, errs)
+	if r := runAsJSON(t, dir, "run", "example"); r.Spent.Requests == 0 || !ranPhase(r, "simulate") {
+		t.Errorf("run with run.force: true: %d requests, simulate ran: %v; want the phases redone", r.Spent.Requests, ranPhase(r, "simulate"))
 	}
 }
 

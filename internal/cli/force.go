@@ -1,28 +1,52 @@
 package cli
 
-// forceHelp is each command's --force, in one place so that each says the
-// one thing it does there (TestForceHelpIsSpecific). The stage commands'
-// --force starts a phase over: every call made again (stored answers and
-// earlier batches are not reused), and the new output replaces the old even
-// when it has fewer rows or models or nulls where verdicts stood — the
-// refusal that otherwise keeps the old file.
-var forceHelp = map[string]string{
-	"init": "overwrite the files init writes where they exist (config.yaml, .env.example, benchmarks/example/benchmark.yaml; " +
-		"with --study benchmarks/taxonomy.json, nutrition-label.json and models.yaml)",
-	"run": "start every phase over except gen-metrics: make every call again (stored answers unused) and replace scenarios.json, " +
-		"conversations.json, scores.json and results.json even with fewer rows, fewer models or null verdicts " +
-		"(metrics benchmark.yaml has are kept: gen-metrics --force replaces them)",
-	"gen-metrics": "ask for new metrics even if benchmark.yaml has some, and write them over the old ones " +
-		"(the old file is kept as benchmark.yaml.bak-<UTC time>)",
-	"gen-scenarios": "generate every scenario again (stored answers unused) and replace scenarios.json even with fewer rows",
-	"simulate": "run every conversation again (stored turns and batches unused) and replace runs/<target>/conversations.json " +
-		"even with fewer rows",
-	"evaluate": "judge every conversation again (stored verdicts and batches unused) and replace runs/<target>/scores.json " +
-		"even with fewer rows or null verdicts where verdicts stood",
-	"aggregate": "recompute results.json even when up to date, and write it even when it drops a model or counts fewer rows " +
-		"for one than the old file",
-	"validate": "start the validation run over under validation/<role>-<model>/ (every call made again, its files replaced " +
-		"even with fewer rows); the main run is never touched",
-	"compare": "compare even when the runs are not comparable (different metrics, judges, settings or prompts); " +
-		"the report marks the comparison as forced",
+// Each command's --force has one meaning, said in its help by one sentence
+// that is word for word the same wherever the meaning is the same
+// (TestForceHelpHasOneMeaning); only the "(here: …)" after it, naming what
+// the command redoes or writes, differs. The stage commands' --force is a
+// redo and nothing else: it never lets an output shrink. Letting one
+// shrink — fewer rows, fewer models, null verdicts where verdicts stood,
+// which is refused otherwise — is --accept-fewer, whose help is one
+// sentence on every command that has it.
+const (
+	forceRedo = "redo even what is up to date: every model call made again (stored answers and batches unused) and every output written anew; " +
+		"an output with fewer rows, models or verdicts than before is still refused unless --accept-fewer"
+	forceOverwrite = "overwrite the files this command writes where they already exist"
+	forceReplace   = "ask for new metrics even if benchmark.yaml has some, and write them over the old ones"
+	forceCompare   = "compare even when the runs are not comparable (different metrics, judges, settings or prompts); the report marks the comparison as forced"
+
+	acceptFewerHelp = "let an output with fewer rows, fewer models or null verdicts where verdicts stood replace the existing one " +
+		"(refused otherwise, with exit 2 and the file unchanged, --force or not); stored answers are reused unless --force"
+)
+
+// forceUse is what one command's --force means and where it acts.
+type forceUse struct {
+	meaning string // one of the force* sentences
+	here    string // what it redoes or writes in this command ("": nothing to add)
 }
+
+// forceUses lists every command with a --force.
+var forceUses = map[string]forceUse{
+	"init": {forceOverwrite, "config.yaml, .env.example, benchmarks/example/benchmark.yaml; " +
+		"with --study benchmarks/taxonomy.json, nutrition-label.json and models.yaml"},
+	"run": {forceRedo, "every phase but gen-metrics: scenarios.json and each target's conversations.json and scores.json, then results.json; " +
+		"metrics benchmark.yaml has are kept, gen-metrics --force replaces them"},
+	"gen-metrics":   {forceReplace, "the old file is kept as benchmark.yaml.bak-<UTC time>"},
+	"gen-scenarios": {forceRedo, "scenarios.json"},
+	"simulate":      {forceRedo, "runs/<target>/conversations.json"},
+	"evaluate":      {forceRedo, "runs/<target>/scores.json"},
+	"validate":      {forceRedo, "the validation run under validation/<role>-<model>/; the main run is never touched"},
+	"compare":       {forceCompare, ""},
+}
+
+// forceHelp is each command's --force help: its meaning, then where.
+var forceHelp = func() map[string]string {
+	m := make(map[string]string, len(forceUses))
+	for name, u := range forceUses {
+		m[name] = u.meaning
+		if u.here != "" {
+			m[name] += " (here: " + u.here + ")"
+		}
+	}
+	return m
+}()

@@ -213,7 +213,7 @@ func TestBadInputNeverDestroysResults(t *testing.T) {
 			editFile(t, benchFile(d, "scenarios.json"), func(string) string { return "[]" })
 		}, []string{"simulate", "example", "offline-careful"}, []string{`scenarios\.json holds no scenarios`}},
 		{"scenarios.json halved", func(t *testing.T, d string) { keepFirstRows(t, benchFile(d, "scenarios.json"), 4) },
-			[]string{"run", "example"}, []string{`refusing to replace \S*runs/offline-care\w+/conversations\.json: it holds 16 rows, the new one would hold 8`, `--force`}},
+			[]string{"run", "example"}, []string{`refusing to replace \S*runs/offline-care\w+/conversations\.json: it holds 16 rows, the new one would hold 8`, `--accept-fewer`}},
 		{"num_samples lowered", func(t *testing.T, d string) {
 			editConfig(t, d, func(s string) string { return strings.Replace(s, "num_samples: 2", "num_samples: 1", 1) })
 		}, []string{"simulate", "example", "offline-careless"}, []string{`conversations\.json: it holds 16 rows, the new one would hold 8 \(scenarios\.json or generation\.num_samples shrank\)`}},
@@ -290,16 +290,18 @@ func TestBadInputNeverDestroysResults(t *testing.T) {
 	}
 }
 
-// TestForceAcceptsFewerRows: the refusals above are overridable.
-func TestForceAcceptsFewerRows(t *testing.T) {
+// TestAcceptFewerAcceptsFewerRows: the refusals above are overridable
+// (with --accept-fewer; --force is a redo and is refused the same way:
+// TestShrinkNeedsAcceptFewer).
+func TestAcceptFewerAcceptsFewerRows(t *testing.T) {
 	dir := copyProject(t)
 	editConfig(t, dir, func(s string) string { return strings.Replace(s, "num_samples: 2", "num_samples: 1", 1) })
-	if code, out, errs := run(t, dir, "run", "example", "--force"); code != 0 {
-		t.Fatalf("run --force: exit %d\n%s%s", code, out, errs)
+	if code, out, errs := run(t, dir, "run", "example", "--accept-fewer"); code != 0 {
+		t.Fatalf("run --accept-fewer: exit %d\n%s%s", code, out, errs)
 	}
 	var rows []json.RawMessage
 	if err := json.Unmarshal(readBytes(t, benchFile(dir, "runs", "offline-careful", "scores.json")), &rows); err != nil || len(rows) != 8 {
-		t.Fatalf("scores.json after run --force: %d rows (%v), want 8", len(rows), err)
+		t.Fatalf("scores.json after run --accept-fewer: %d rows (%v), want 8", len(rows), err)
 	}
 }
 

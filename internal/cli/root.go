@@ -381,7 +381,7 @@ func newExitCodesHelp() *cobra.Command {
      a config that cannot produce a result (no judge, no targets, empty scenarios.json), an
      unknown target, a missing key — all checked before the first phase; or a refused
      overwrite: the new file would hold fewer rows or models, or nulls where verdicts stood
-     (the old file is kept byte for byte; --force overrides)
+     (the old file is kept byte for byte; --accept-fewer overrides, --force does not)
 130  interrupted (Ctrl-C / SIGTERM): completed work is saved; rerun to continue`,
 		Run: func(cmd *cobra.Command, _ []string) { cmd.Help() },
 	}

@@ -211,7 +211,7 @@ func writeScores(b *work.Bench, targetID, out string, rows []evalRow, unitName f
 	if err != nil {
 		return total, models, 0, 0, err
 	}
-	guard := phase.NewVerdictGuard(b.Opts.Force, out)
+	guard := phase.NewVerdictGuard(b.Opts.AcceptFewer, out)
 	for _, row := range rows {
 		var sc artifacts.Score
 		if _, ok := b.Store.ReadResult(unitName(row), &sc); !ok {

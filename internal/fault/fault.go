@@ -28,7 +28,7 @@ const (
 	Usage                   // flags or arguments: fix the command line
 	Config                  // config.yaml, a missing key or ${VAR}
 	Input                   // benchmark files, or a state the command cannot run from
-	Refused                 // an overwrite that would lose rows or verdicts (--force)
+	Refused                 // an overwrite that would lose rows or verdicts (--accept-fewer)
 	Partial                 // some rows failed after retries; rerun to retry them
 	Provider                // a provider refused or failed (auth, quota, …)
 	Locked                  // another process holds the benchmark

@@ -121,6 +121,17 @@ func plannedBases(b *work.Bench, grow *Growth) int {
 	return n
 }
 
+// PlannedScenarios is how many rows scenarios.json is to hold once
+// gen_scenarios has run with grow (nil: a fresh set): the row count its own
+// guard checks before anything is paid for.
+func PlannedScenarios(b *work.Bench, grow *Growth) (int, error) {
+	combos, err := stages.Combos(b.Cfg.Demographics)
+	if err != nil {
+		return 0, fault.Inputf("%s: demographics: %v", b.Cfg.Path, err)
+	}
+	return plannedBases(b, grow) * len(combos), nil
+}
+
 // planGenScenarios adds gen_scenarios to a dry run's plan.
 func planGenScenarios(b *work.Bench, n, combos int) {
 	nm := len(b.Spec.Metrics)

@@ -15,9 +15,10 @@ import (
 
 // RefusedError says a phase would have replaced an output with a worse one
 // — fewer rows, fewer models, or nulls where verdicts stood — and wrote
-// nothing instead. The file is byte-identical; --force overrides. The CLI
-// exits 2: the cause is an input (an edited file or config), not a failure
-// a rerun would heal.
+// nothing instead. The file is byte-identical; --accept-fewer overrides
+// (--force does not: it redoes work, it does not accept losing it). The
+// CLI exits 2: the cause is an input (an edited file or config), not a
+// failure a rerun would heal.
 type RefusedError struct {
 	File string // the output that was kept
 	Msg  string // what would have got worse, with old and new counts
@@ -27,22 +28,28 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("refusing to replace %s: %s; the file is unchanged", e.File, e.Msg)
 }
 
-// forceHint is how to override a refusal, and what each way costs.
-const forceHint = "if that is intended, pass --force (which also redoes the phase, ignoring stored answers) or move the file aside first (stored answers are then reused)"
+// AcceptFewerFlag is the flag that lets a refused output through. The
+// stage commands register it under this name, and every refusal names it,
+// so the message and the command line cannot drift apart.
+const AcceptFewerFlag = "--accept-fewer"
+
+// acceptHint is how to override a refusal. --force is not one: a redo that
+// ends with fewer rows than before is refused like any other run.
+const acceptHint = "if that is intended, pass " + AcceptFewerFlag + " (--force alone redoes the work but still refuses this) or move the file aside first"
 
 // GuardRows refuses to replace path (a JSON array) with newRows rows when
 // it holds more. why says what usually shrinks the output. A missing or
-// unreadable old file has nothing worth protecting; force lets anything
-// through.
-func GuardRows(force bool, path string, newRows int, why string) error {
-	if force {
+// unreadable old file has nothing worth protecting; acceptFewer lets
+// anything through.
+func GuardRows(acceptFewer bool, path string, newRows int, why string) error {
+	if acceptFewer {
 		return nil
 	}
 	old, err := CountRows(path)
 	if err != nil || newRows >= old {
 		return nil
 	}
-	return &RefusedError{File: path, Msg: fmt.Sprintf("it holds %d rows, the new one would hold %d (%s); %s", old, newRows, why, forceHint)}
+	return &RefusedError{File: path, Msg: fmt.Sprintf("it holds %d rows, the new one would hold %d (%s); %s", old, newRows, why, acceptHint)}
 }
 
 // CountRows counts the rows of a JSON array file without decoding them.
@@ -74,10 +81,10 @@ func scoreKey(id, metric string, sample int) uint64 {
 	return h.Sum64()
 }
 
-// NewVerdictGuard reads the verdicts of the scores file at path (force:
-// guard nothing).
-func NewVerdictGuard(force bool, path string) *VerdictGuard {
-	g := &VerdictGuard{path: path, off: force, had: map[uint64]struct{}{}}
+// NewVerdictGuard reads the verdicts of the scores file at path
+// (acceptFewer: guard nothing).
+func NewVerdictGuard(acceptFewer bool, path string) *VerdictGuard {
+	g := &VerdictGuard{path: path, off: acceptFewer, had: map[uint64]struct{}{}}
 	if g.off {
 		return g
 	}
@@ -118,14 +125,14 @@ func (g *VerdictGuard) Check() error {
 		return nil
 	}
 	return &RefusedError{File: g.path, Msg: fmt.Sprintf(
-		"%d of its %d verdicts would become null (e.g. %s); run the same command again to retry the failed judgements, or pass --force to write the nulls",
-		g.lost, len(g.had), strings.Join(g.example, "; "))}
+		"%d of its %d verdicts would become null (e.g. %s); run the command again without --force to retry only the failed judgements, or pass %s to write the nulls",
+		g.lost, len(g.had), strings.Join(g.example, "; "), AcceptFewerFlag)}
 }
 
 // GuardResults refuses a results.json that drops a model the old one has,
-// or counts fewer rows for one (force: anything goes).
-func GuardResults(force bool, path string, res []results.ModelResult) error {
-	if force {
+// or counts fewer rows for one (acceptFewer: anything goes).
+func GuardResults(acceptFewer bool, path string, res []results.ModelResult) error {
+	if acceptFewer {
 		return nil
 	}
 	old, err := results.ReadCounts(path)
@@ -152,9 +159,9 @@ func GuardResults(force bool, path string, res []results.ModelResult) error {
 	if len(worse) > 5 {
 		worse = append(worse[:5:5], fmt.Sprintf("… and %d more", len(worse)-5))
 	}
-	return &RefusedError{File: path, Msg: fmt.Sprintf("it holds %d models, the new one would hold %d, and %s (a %s was removed or shrank); if that is intended, pass --force or move the file aside",
-		len(old), len(res), strings.Join(worse, "; "), layout.RunFileRel("<target>", layout.ScoresFile))}
+	return &RefusedError{File: path, Msg: fmt.Sprintf("it holds %d models, the new one would hold %d, and %s (a %s was removed or shrank); %s",
+		len(old), len(res), strings.Join(worse, "; "), layout.RunFileRel("<target>", layout.ScoresFile), acceptHint)}
 }
 
-// FaultKind: a refused overwrite is overridden with --force.
+// FaultKind: a refused overwrite is overridden with --accept-fewer.
 func (e *RefusedError) FaultKind() fault.Kind { return fault.Refused }

@@ -31,7 +31,8 @@ func finishedRun(t *testing.T) (*config.Config, string) {
 // TestNullVerdictsNeverReplaceVerdicts: a judge that fails (here: every
 // judgement, or one in three) must not turn stored verdicts into nulls.
 // scores.json stays byte-identical and the error names the file and the
-// counts; --force writes the nulls.
+// counts; --force (a redo) is refused the same way, --accept-fewer writes
+// the nulls.
 func TestNullVerdictsNeverReplaceVerdicts(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -75,9 +76,23 @@ func TestNullVerdictsNeverReplaceVerdicts(t *testing.T) {
 			}
 			r.Close()
 
+			calls.Store(0)
 			rf := newRunner(t, cfg, bench, Options{Force: true, Clients: pricedClients(0, &calls, tc.fail)})
-			if err := rf.Evaluate(ctx, "offline-careful"); err != nil {
-				t.Fatalf("evaluate --force: %v", err)
+			err = rf.Evaluate(ctx, "offline-careful")
+			if !errors.As(err, &re) || !strings.Contains(err.Error(), tc.wantLost) || !strings.Contains(err.Error(), phase.AcceptFewerFlag) {
+				t.Fatalf("evaluate --force with a failing judge: %v, want a RefusedError naming %s", err, phase.AcceptFewerFlag)
+			}
+			if after, _ := os.ReadFile(scores); !bytes.Equal(before, after) {
+				t.Fatal("evaluate --force replaced verdicts with nulls without --accept-fewer")
+			}
+			if calls.Load() == 0 {
+				t.Fatal("evaluate --force judged nothing again: it did not redo")
+			}
+			rf.Close()
+
+			ra := newRunner(t, cfg, bench, Options{AcceptFewer: true, Clients: pricedClients(0, &calls, tc.fail)})
+			if err := ra.Evaluate(ctx, "offline-careful"); err != nil {
+				t.Fatalf("evaluate --accept-fewer: %v", err)
 			}
 			rows, err := artifacts.ReadScores(scores)
 			if err != nil {
@@ -90,7 +105,7 @@ func TestNullVerdictsNeverReplaceVerdicts(t *testing.T) {
 				}
 			}
 			if nulls == 0 || len(rows) != 16 {
-				t.Errorf("evaluate --force wrote %d rows with %d nulls; want all 16 rows, the failed ones null", len(rows), nulls)
+				t.Errorf("evaluate --accept-fewer wrote %d rows with %d nulls; want all 16 rows, the failed ones null", len(rows), nulls)
 			}
 		})
 	}
@@ -153,28 +168,31 @@ func TestGuardRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		name    string
-		path    string
-		newRows int
-		force   bool
-		refused bool
+		name        string
+		path        string
+		newRows     int
+		acceptFewer bool
+		refused     bool
 	}{
 		{"fewer rows", write("a.json", 10), 9, false, true},
 		{"no rows", write("b.json", 1), 0, false, true},
-		{"fewer rows, forced", write("c.json", 10), 0, true, false},
+		{"fewer rows, accepted", write("c.json", 10), 0, true, false},
 		{"same rows", write("d.json", 10), 10, false, false},
 		{"more rows", write("e.json", 10), 11, false, false},
 		{"no old file", filepath.Join(dir, "none.json"), 0, false, false},
 		{"truncated old file: nothing to protect", truncated, 0, false, false},
 	}
 	for _, tc := range cases {
-		err := phase.GuardRows(tc.force, tc.path, tc.newRows, "why")
+		err := phase.GuardRows(tc.acceptFewer, tc.path, tc.newRows, "why")
 		var re *phase.RefusedError
 		if got := errors.As(err, &re); got != tc.refused {
 			t.Errorf("%s: refused=%v (%v), want %v", tc.name, got, err, tc.refused)
 		}
 		if tc.refused && !strings.Contains(err.Error(), fmt.Sprintf("the new one would hold %d (why)", tc.newRows)) {
 			t.Errorf("%s: message lacks the counts: %v", tc.name, err)
+		}
+		if tc.refused && !strings.Contains(err.Error(), "pass "+phase.AcceptFewerFlag) {
+			t.Errorf("%s: message does not name %s: %v", tc.name, phase.AcceptFewerFlag, err)
 		}
 	}
 }
@@ -219,5 +237,46 @@ func TestRunRefusesBeforeAnyTargetPays(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(careful); !bytes.Equal(beforeCareful, after) {
 		t.Error("offline-careful's conversations.json changed although refused")
+	}
+}
+
+// TestRunForceRefusesBeforeRegenerating: `run --force` after num_samples
+// was lowered would shrink every target's outputs. A redo is no licence to
+// lose rows, so it is refused — before it pays to regenerate the scenarios
+// or rewrites scenarios.json; with AcceptFewer it goes through.
+func TestRunForceRefusesBeforeRegenerating(t *testing.T) {
+	ctx := t.Context()
+	cfg, bench := finishedRun(t)
+	cfg.Generation.NumSamples = 1
+	scenarios := filepath.Join(bench, "scenarios.json")
+	before, err := os.ReadFile(scenarios)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	r := newRunner(t, cfg, bench, Options{Force: true, Clients: pricedClients(0, &calls, nil)})
+	err = r.Run(ctx, r.Targets())
+	var re *phase.RefusedError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "it holds 16 rows, the new one would hold 8") || !strings.Contains(err.Error(), phase.AcceptFewerFlag) {
+		t.Fatalf("run --force with fewer samples: %v, want a refusal with the counts naming %s", err, phase.AcceptFewerFlag)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("run --force made %d calls before it was refused", n)
+	}
+	if after, _ := os.ReadFile(scenarios); !bytes.Equal(before, after) {
+		t.Error("scenarios.json was rewritten although the run was refused")
+	}
+	r.Close()
+
+	ra := newRunner(t, cfg, bench, Options{Force: true, AcceptFewer: true, Clients: pricedClients(0, &calls, nil)})
+	if err := ra.Run(ctx, ra.Targets()); err != nil {
+		t.Fatalf("run --force --accept-fewer: %v", err)
+	}
+	if calls.Load() == 0 {
+		t.Error("run --force --accept-fewer paid for nothing: it did not redo")
+	}
+	rows, err := artifacts.ReadScores(filepath.Join(bench, "runs", "offline-careful", "scores.json"))
+	if err != nil || len(rows) != 8 {
+		t.Errorf("scores.json after run --force --accept-fewer: %d rows (%v), want 8", len(rows), err)
 	}
 }

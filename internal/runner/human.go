@@ -38,7 +38,7 @@ type Player struct {
 
 // NewPlayer returns a Player over cfg. It calls nothing until asked.
 func NewPlayer(cfg *config.Config, opts Options) (*Player, error) {
-	opts.Force, opts.DryRun, opts.Judges, opts.OutDir = false, false, nil, ""
+	opts.Force, opts.AcceptFewer, opts.DryRun, opts.Judges, opts.OutDir = false, false, false, nil, ""
 	// People's games are played on this machine, alone: no shared limit
 	// to connect to (so nothing here blocks), their own units in the
 	// project's store.

@@ -46,6 +46,9 @@ func (r *Runner) run(ctx context.Context, targets []string) error {
 		return err
 	}
 	defer closeTargets(flows)
+	if err := r.guardBeforeScenarios(targets); err != nil {
+		return err
+	}
 	if err := generate.Scenarios(ctx, r.b, r.grow, r.speculate(ctx, flows)); err != nil {
 		return err
 	}

@@ -27,9 +27,16 @@ import (
 // set overrides config.yaml's run: block in both directions (the CLI
 // resolves them before it fills these).
 type Options struct {
-	Force   bool    // redo the phases this invocation runs, ignoring stored answers
-	DryRun  bool    // plan only: rows, calls, token and cost estimates; no calls
-	MaxCost float64 // USD ceiling for this invocation (0: config max_cost, else none)
+	// Force redoes the phases this invocation runs even where their
+	// outputs are up to date, ignoring stored answers (every call paid
+	// again). It does not let an output shrink: that is AcceptFewer.
+	Force bool
+	// AcceptFewer lets an output with fewer rows, fewer models or null
+	// verdicts where verdicts stood replace the existing one; without it
+	// such a write is refused (phase.RefusedError), forced or not.
+	AcceptFewer bool
+	DryRun      bool    // plan only: rows, calls, token and cost estimates; no calls
+	MaxCost     float64 // USD ceiling for this invocation (0: config max_cost, else none)
 	// Judges overrides evaluator_model (evaluate --judge); scores then go to
 	// runs/<target>/judges/<label>/scores.json so the main scores stay intact.
 	Judges []config.ModelConfig

@@ -57,9 +57,9 @@ func (b *Bench) Record(key, output string, inputs map[string]string, failed int)
 }
 
 // GuardRows refuses to replace path (a JSON array) with newRows rows when
-// it holds more (phase.GuardRows), unless forced.
+// it holds more (phase.GuardRows), unless Opts.AcceptFewer.
 func (b *Bench) GuardRows(path string, newRows int, why string) error {
-	return phase.GuardRows(b.Opts.Force, path, newRows, why)
+	return phase.GuardRows(b.Opts.AcceptFewer, path, newRows, why)
 }
 
 // RelPath is p relative to base for messages (p itself when it is not
