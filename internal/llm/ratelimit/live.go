@@ -92,22 +92,24 @@ type LiveCount func(ctx context.Context) (int, error)
 
 // FollowOptions tune FollowLive. Zero fields take the defaults.
 type FollowOptions struct {
-	// Every is how often the workers are counted (default 1s).
+	// Every is how often the workers are counted (default 500ms).
 	Every time.Duration
 	// Settle is how long a lower count must hold before the share grows
-	// (default 3s). A cluster's scheduler starts the next index when one
-	// exits, and the new process takes a moment to show itself: growing
-	// at once would give the others a share the newcomer then takes too.
+	// (default 1s). A cluster's scheduler starts the next index when one
+	// exits, and the new process takes a moment to show itself (0.1–0.5 s
+	// on one machine): growing at once would give the others a share the
+	// newcomer then takes too. Much longer and the last worker finishes
+	// before its share grows (an index of the cluster presets takes 5–8 s).
 	// A higher count applies at once (the side of fewer 429s).
 	Settle time.Duration
 }
 
 func (o FollowOptions) withDefaults() FollowOptions {
 	if o.Every <= 0 {
-		o.Every = time.Second
+		o.Every = 500 * time.Millisecond
 	}
 	if o.Settle <= 0 {
-		o.Settle = 3 * time.Second
+		o.Settle = time.Second
 	}
 	return o
 }
@@ -144,7 +146,6 @@ type follower struct {
 	trusted bool      // a count of two or more was seen
 	failing bool      // the last count failed (logged)
 	lowFrom time.Time // when the counts fell below the share in force (zero: they did not)
-	lowMax  int       // the highest count since lowFrom
 }
 
 func (f *follower) step(ctx context.Context, count LiveCount) {
@@ -169,12 +170,13 @@ func (f *follower) step(ctx context.Context, count LiveCount) {
 		f.lowFrom = time.Time{}
 		f.r.SetLive(n)
 	case f.lowFrom.IsZero():
-		f.lowFrom, f.lowMax = now, n
-	default:
-		f.lowMax = max(f.lowMax, n)
-		if now.Sub(f.lowFrom) >= f.o.Settle {
-			f.r.SetLive(f.lowMax)
-			f.lowFrom = time.Time{}
-		}
+		f.lowFrom = now
+	case now.Sub(f.lowFrom) >= f.o.Settle:
+		// The counts stayed below the share for Settle: the latest
+		// holds (at the end of a study they fall one after another,
+		// and each waiting its own Settle would leave the last worker
+		// at a small share until it ends).
+		f.r.SetLive(n)
+		f.lowFrom = time.Time{}
 	}
 }

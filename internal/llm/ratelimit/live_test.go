@@ -76,7 +76,8 @@ func TestSetLiveGrowsThroughput(t *testing.T) {
 
 // FollowLive keeps Options.Workers until it has counted two workers (one
 // that sees only itself may be on its own disk), divides by a higher
-// count at once, by a lower one only after it held for Settle, and keeps
+// count at once, by a lower one only once the counts stayed below the
+// share for Settle (then by the latest), and keeps
 // the share when the count fails.
 func TestFollowLive(t *testing.T) {
 	type step struct {
@@ -91,7 +92,8 @@ func TestFollowLive(t *testing.T) {
 		{"alone from the start: stays at K", []step{{1, false, 4}, {1, false, 4}, {1, false, 4}, {1, false, 4}, {1, false, 4}}},
 		{"all four, then the tail", []step{{4, false, 4}, {3, false, 4}, {3, false, 4}, {3, false, 4}, {3, false, 3}, {1, false, 3}, {1, false, 3}, {1, false, 3}, {1, false, 1}}},
 		{"a dip shorter than Settle (the next index starting) changes nothing", []step{{4, false, 4}, {3, false, 4}, {4, false, 4}, {3, false, 4}, {3, false, 4}, {4, false, 4}}},
-		{"the highest count of the settling window wins", []step{{4, false, 4}, {2, false, 4}, {3, false, 4}, {2, false, 4}, {2, false, 3}}},
+		{"the latest count after Settle wins", []step{{4, false, 4}, {2, false, 4}, {3, false, 4}, {2, false, 4}, {2, false, 2}}},
+		{"counts falling one after another", []step{{4, false, 4}, {3, false, 4}, {3, false, 4}, {2, false, 4}, {1, false, 1}}},
 		{"a higher count applies at once", []step{{2, false, 4}, {2, false, 4}, {2, false, 4}, {2, false, 2}, {4, false, 4}}},
 		{"counts above K are K", []step{{9, false, 4}, {2, false, 4}, {2, false, 4}, {2, false, 4}, {2, false, 2}, {7, false, 4}}},
 		{"a failed count keeps the share", []step{{4, false, 4}, {0, true, 4}, {0, true, 4}, {0, true, 4}, {0, true, 4}, {0, true, 4}}},
