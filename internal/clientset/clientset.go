@@ -108,6 +108,9 @@ func (s *Set) FollowLive(ctx context.Context, count ratelimit.LiveCount, o ratel
 	s.limits.FollowLive(ctx, count, o)
 }
 
+// Live is the workers the provider pools' limits are divided by now.
+func (s *Set) Live() int { return s.limits.Live() }
+
 // Budget is the run's cost ceiling (nil: none).
 func (s *Set) Budget() *ratelimit.Budget { return s.budget }
 
