@@ -186,6 +186,7 @@ type Options struct {
 	// concurrency an auto pool starts at and may grow to (rounded up).
 	// Headers report what the whole organisation has left, so the pause at
 	// ≤ 1 % remaining and the cuts on 429 still see every worker's calls.
+	// While fewer run, Registry.SetLive (FollowLive) divides by fewer.
 	Workers int
 	// Shared, when set, holds every pool's request and token buckets for
 	// all workers at once (see SharedBuckets); the local buckets, at
