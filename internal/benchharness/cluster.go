@@ -79,6 +79,10 @@ type ClusterResult struct {
 	// seconds since the first worker started, those with any), to tell
 	// start-up bursts from steady state.
 	RateLimitedAt map[int]int64 `json:"rate_limited_at,omitempty"`
+	// RequestsAt is the requests per second of the workers' run (429s
+	// included), to see where the shared limit went unused: a worker's
+	// start-up and last files, a tail of few workers.
+	RequestsAt []int64 `json:"requests_at,omitempty"`
 	// PaidTwice is the answers to request bodies beyond as many as the
 	// one process had answered; Missing, those it never got.
 	PaidTwice int64 `json:"paid_twice"`
@@ -404,6 +408,9 @@ func (c *cluster) fill(res *Result, ref *fakeServer) {
 	c.ownMu.Unlock()
 	skip := int(c.workStart.Sub(c.work.start) / time.Second)
 	for sec, n := range c.work.Timeline() {
+		if sec >= skip {
+			r.RequestsAt = append(r.RequestsAt, n.Requests)
+		}
 		if n.RateLimited > 0 && sec >= skip {
 			sec -= skip
 			if r.RateLimitedAt == nil {

@@ -5,6 +5,7 @@
 package clientset
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -100,6 +101,15 @@ func (s *Set) HTTP() *http.Client { return s.http }
 
 // Stats are the provider pools' statistics as they are now, by pool key.
 func (s *Set) Stats() []ratelimit.Stats { return s.limits.Stats() }
+
+// FollowLive divides the provider pools' limits by the workers count
+// says run now (ratelimit.Registry.FollowLive) until ctx ends.
+func (s *Set) FollowLive(ctx context.Context, count ratelimit.LiveCount, o ratelimit.FollowOptions) {
+	s.limits.FollowLive(ctx, count, o)
+}
+
+// Live is the workers the provider pools' limits are divided by now.
+func (s *Set) Live() int { return s.limits.Live() }
 
 // Budget is the run's cost ceiling (nil: none).
 func (s *Set) Budget() *ratelimit.Budget { return s.budget }

@@ -163,6 +163,10 @@ func NewEnv(ctx context.Context, cfg *config.Config, opts Options) (*Env, error)
 	}
 	e.Models = clientset.New(cfg, cs)
 	e.Lanes = schedule.NewLanes(e.laneSize)
+	if err := e.followWorkers(ctx, cfg.Dir); err != nil {
+		e.Close()
+		return nil, err
+	}
 	return e, nil
 }
 

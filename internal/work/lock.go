@@ -4,17 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/callstore"
+	"github.com/impactbench/impactbench/internal/cluster"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/layout"
+	"github.com/impactbench/impactbench/internal/llm/ratelimit"
 )
 
 // ErrLocked says another process holds the benchmark (or this shard of it).
@@ -241,3 +245,69 @@ func (l *benchLock) release() {
 		l.shared.Close()
 	}
 }
+
+// presenceDir is where workers on one directory show themselves: beside
+// the shared store when one is configured as a directory, else in the
+// project's .cache (the documented Job mounts the project into every pod).
+func presenceDir(projectDir, store string) string {
+	if store != "" && !strings.Contains(store, "://") {
+		return filepath.Join(store, ".impactbench-live")
+	}
+	if after, ok := strings.CutPrefix(store, "file://"); ok {
+		return filepath.Join(after, ".impactbench-live")
+	}
+	return filepath.Join(projectDir, layout.CacheDirName, "workers")
+}
+
+// followWorkers makes this worker present to the others of its study —
+// a lock held in a shared directory, or a heartbeat object on the object
+// store — and divides the provider limits by how many run now (1…Workers;
+// ratelimit.Registry.FollowLive). Nothing to do for a worker alone, with
+// a rate backend (Redis shares the limit exactly), a dry run or a replay.
+// What it starts, Close stops.
+func (e *Env) followWorkers(ctx context.Context, projectDir string) error {
+	o := e.Opts
+	if o.Workers <= 1 || o.RateBackend != "" || o.DryRun || o.Replay {
+		return nil
+	}
+	var count ratelimit.LiveCount
+	var leave io.Closer
+	hb, err := callstore.OpenHeartbeat(ctx, o.Store, callstore.HeartbeatOptions{})
+	switch {
+	case err != nil:
+		var ue *callstore.URLError
+		if errors.As(err, &ue) && o.StoreFrom != "" {
+			ue.Key = o.StoreFrom
+		}
+		return fault.AsInput(err)
+	case hb != nil:
+		if err := hb.Beat(ctx); err != nil {
+			_ = hb.Close()
+			return err
+		}
+		count, leave = hb.Count, hb
+	default:
+		dp, err := cluster.JoinDir(presenceDir(projectDir, o.Store), "worker "+strings.TrimPrefix(o.Shard.Suffix(), "."))
+		if err != nil {
+			return err
+		}
+		count, leave = dp.Count, dp
+	}
+	fctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	if hb != nil {
+		wg.Go(func() { hb.Run(fctx) })
+	}
+	wg.Go(func() { e.Models.FollowLive(fctx, count, ratelimit.FollowOptions{}) })
+	e.closers = append(e.closers, closerFunc(func() error {
+		cancel()
+		wg.Wait()
+		return leave.Close()
+	}))
+	return nil
+}
+
+// closerFunc is a function as an io.Closer.
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }

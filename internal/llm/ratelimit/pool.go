@@ -21,6 +21,9 @@ type pool struct {
 	name string
 	opts Options
 	log  *slog.Logger
+	// workers is what this worker divides every limit by: Options.Workers,
+	// or fewer while fewer workers run (SetLive; see live.go).
+	workers int
 
 	mu         sync.Mutex
 	configured Limits
@@ -132,6 +135,7 @@ func newPool(name string, lim Limits, opts Options) *pool {
 		effective:  lim,
 		slowStart:  !opts.AIMD.NoSlowStart,
 		probeStep:  1,
+		workers:    opts.Workers,
 	}
 	k := opts.Workers
 	p.limit, p.maxLimit = ceilDiv(opts.InitialConcurrency, k), ceilDiv(opts.MaxConcurrency, k)
@@ -154,15 +158,15 @@ func ceilDiv(n, k int) int { return max(1, (n+k-1)/k) }
 
 // inFlightShare is this worker's share of a hard cap on calls in flight:
 // rounded down so the workers together stay within it, but at least 1.
-func (p *pool) inFlightShare(n int) int { return max(1, n/p.opts.Workers) }
+func (p *pool) inFlightShare(n int) int { return max(1, n/p.workers) }
 
 // share is this worker's share of a per-minute limit.
-func (p *pool) share(perMinute int) float64 { return float64(perMinute) / float64(p.opts.Workers) }
+func (p *pool) share(perMinute int) float64 { return float64(perMinute) / float64(p.workers) }
 
 // shareLocked is the limits this worker's buckets and cap run at: its
 // share of the effective limits.
 func (p *pool) shareLocked() Limits {
-	if p.opts.Workers == 1 {
+	if p.workers == 1 {
 		return p.effective
 	}
 	e := p.effective
@@ -170,7 +174,7 @@ func (p *pool) shareLocked() Limits {
 		if n == 0 {
 			return 0
 		}
-		return max(1, n/p.opts.Workers)
+		return max(1, n/p.workers)
 	}
 	return Limits{MaxInFlight: div(e.MaxInFlight), RPM: div(e.RPM), TPM: div(e.TPM), ITPM: div(e.ITPM), OTPM: div(e.OTPM)}
 }
@@ -903,7 +907,7 @@ func (p *pool) stats() Stats {
 	s := p.st
 	s.History = append([]LimitChange(nil), p.st.History...)
 	s.Configured, s.Effective = p.configured, p.effective
-	s.Workers, s.Share = p.opts.Workers, p.shareLocked()
+	s.Workers, s.Live, s.Share = p.opts.Workers, p.workers, p.shareLocked()
 	s.SharedDown = p.sharedDown
 	s.Concurrency = p.limit
 	s.MaxConcurrency = p.maxLimit

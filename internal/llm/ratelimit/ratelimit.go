@@ -24,7 +24,7 @@
 //
 // Several processes on one key (shards of a study on a cluster) share its
 // limits: with Options.Workers K each takes 1/K of them, configured or
-// learned.
+// learned, or 1/n while only n of them run (Registry.FollowLive).
 //
 // Waits use the time package's timers and Options.Now (default time.Now), so
 // tests run minutes of traffic instantly inside a testing/synctest bubble.
@@ -186,6 +186,7 @@ type Options struct {
 	// concurrency an auto pool starts at and may grow to (rounded up).
 	// Headers report what the whole organisation has left, so the pause at
 	// ≤ 1 % remaining and the cuts on 429 still see every worker's calls.
+	// While fewer run, Registry.SetLive (FollowLive) divides by fewer.
 	Workers int
 	// Shared, when set, holds every pool's request and token buckets for
 	// all workers at once (see SharedBuckets); the local buckets, at
@@ -258,11 +259,13 @@ type Registry struct {
 	opts  Options
 	mu    sync.Mutex
 	pools map[string]*pool
+	live  int // the workers the limits are divided by now (SetLive)
 }
 
 // NewRegistry returns an empty Registry.
 func NewRegistry(opts Options) *Registry {
-	return &Registry{opts: opts.withDefaults(), pools: make(map[string]*pool)}
+	o := opts.withDefaults()
+	return &Registry{opts: o, pools: make(map[string]*pool), live: o.Workers}
 }
 
 // Wrap returns c limited by the pool named key. The caller builds the key from
@@ -276,7 +279,11 @@ func (r *Registry) Wrap(key string, lim Limits, c llm.Client) llm.Client {
 		p = newPool(key, lim, r.opts)
 		r.pools[key] = p
 	}
+	live := r.live
 	r.mu.Unlock()
+	if !ok && live != r.opts.Workers {
+		p.setLive(live)
+	}
 	if ok {
 		p.tighten(lim)
 	}

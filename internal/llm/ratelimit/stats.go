@@ -8,9 +8,12 @@ type Stats struct {
 	// Configured are the limits the pool was built with; Effective adds what
 	// response headers taught (learned or lowered limits).
 	Configured, Effective Limits
-	// Workers is Options.Workers; Share is this worker's part of Effective,
-	// what its buckets and cap run at (Effective when Workers is 1).
+	// Workers is Options.Workers; Live the workers its share is divided
+	// by now (Workers, or fewer while fewer run: Registry.SetLive); Share
+	// is this worker's part of Effective, what its buckets and cap run at
+	// (Effective when Live is 1).
 	Workers int
+	Live    int
 	Share   Limits
 	// Concurrency is the current AIMD limit (the learned one); History how
 	// it got there. MaxConcurrency is the ceiling it may grow to (the
