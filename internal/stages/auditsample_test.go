@@ -9,6 +9,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/racemode"
 )
 
 // The sampled audit, case by case: who is audited, the stratum recorded,
@@ -219,9 +220,7 @@ func transcriptHas(tr []artifacts.Turn, s string) bool {
 // and the rest escape. So the catch rate is 1 − (1 − share) × a, a the
 // audit-only share of broken conversations — the share bounds the escapes.
 func TestAuditSampleCatchRate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("2,000 conversations per share")
-	}
+	racemode.SkipHeavy(t) // 10,000 conversations
 	const n, turns, rate = 2000, 6, 0.12
 	for _, share := range []float64{0, 0.1, 0.5, 0.75, 1} {
 		c := runBreakMix(t, n, turns, rate, share)
