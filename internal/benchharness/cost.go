@@ -226,8 +226,8 @@ type CostRun struct {
 	// its part of USD (with Audit).
 	AuditCalls       int     `json:"audit_calls,omitempty"`
 	AuditShareOfBill float64 `json:"audit_share_of_bill,omitempty"`
-	WallSecs           float64 `json:"wall_s,omitempty"`
-	Error              string  `json:"error,omitempty"`
+	WallSecs         float64 `json:"wall_s,omitempty"`
+	Error            string  `json:"error,omitempty"`
 }
 
 // CostRole is one role's calls.
