@@ -190,7 +190,30 @@ type Validity struct {
 	// Error is why the audit gave no answer (Valid is then null): the
 	// conversation is kept and judged, and the next run asks again.
 	Error string `json:"error,omitempty"`
+	// AuditSample is the conversation's stratum when the audit reads a
+	// share of the conversations (validity.audit_share below 1): one of
+	// the AuditSample* values, decided by its first attempt. Empty when
+	// every conversation is audited.
+	AuditSample string `json:"audit_sample,omitempty"`
+	// AuditShare is the share of unflagged conversations drawn for the
+	// audit (with AuditSample).
+	AuditShare *float64 `json:"audit_share,omitempty"`
 }
+
+// The strata of a sampled audit (Validity.AuditSample, Score.AuditSample).
+const (
+	// AuditFlagged: the turn checks flagged the first attempt (a reply
+	// asked again, or the attempt ended invalid); every attempt is audited.
+	AuditFlagged = "flagged"
+	// AuditSampled: unflagged, drawn, and its first attempt passed the audit.
+	AuditSampled = "sampled"
+	// AuditSampledInvalid: unflagged, drawn, and its first attempt failed
+	// the audit (then redone, each redo audited).
+	AuditSampledInvalid = "sampled_invalid"
+	// AuditSkipped: unflagged and not drawn: valid by the turn checks
+	// alone, its audit verdict estimated from the sampled ones.
+	AuditSkipped = "skipped"
+)
 
 // IsInvalid reports whether v marks its conversation invalid.
 func (v *Validity) IsInvalid() bool { return v != nil && v.Valid != nil && !*v.Valid }
@@ -332,6 +355,9 @@ type Score struct {
 	// user made it invalid (its validity's "failed"); such a row has no
 	// verdict.
 	Invalid []string `json:"invalid,omitempty"`
+	// AuditSample mirrors the conversation's audit stratum
+	// (Validity.AuditSample; empty when every conversation is audited).
+	AuditSample string `json:"audit_sample,omitempty"`
 	// UserModel is the model that played the simulated user (the
 	// conversation's run.user_model).
 	UserModel string `json:"user_model,omitempty"`

@@ -159,6 +159,7 @@ set the design (docs/statistics.md).`,
 	fl.DurationVar(&cf.wave, "wave", 0, "--preset cost: how long each batch takes on the fake's clock (default 10m)")
 	fl.BoolVar(&cf.long, "long-system-prompt", false, "--preset cost: give every scenario a ~1,500-token target system prompt")
 	fl.BoolVar(&cf.audit, "audit", false, "--preset cost: turn the fidelity audit on (its own model on the fake, priced as the judge) to measure its share of the bill")
+	fl.Float64Var(&cf.auditShare, "audit-share", -1, "--preset cost: with --audit, the measured build's validity.audit_share (default: its own default; 1 audits every conversation)")
 	fl.IntVar(&cf.min, "cache-min", 0, "--preset cost: the fake's Anthropic cache minimum in tokens (default 1024)")
 	fl.StringSliceVar(&cf.configs, "configs", nil, "--preset cost: the configurations to run (default all: \"real time\", \"judge batched\", \"user and judge batched\", \"all batched\")")
 	fl.IntVar(&f.Conversations, "conversations", benchharness.DefaultConversations, "conversations (scenarios × samples × targets)")
@@ -201,12 +202,14 @@ set the design (docs/statistics.md).`,
 
 // costFlags are the cost benchmark's own flags.
 type costFlags struct {
-	before  string
-	wave    time.Duration
-	long    bool
-	audit   bool
-	min     int
-	configs []string
+	before string
+	wave   time.Duration
+	long   bool
+	audit  bool
+	// auditShare is --audit-share (negative: not given).
+	auditShare float64
+	min        int
+	configs    []string
 }
 
 // runCostBench runs `bench --preset cost`: the shared flags that shape a
@@ -216,6 +219,12 @@ func runCostBench(cmd *cobra.Command, g *globals, f benchharness.Options, cf cos
 	set := cmd.Flags().Changed
 	o := benchharness.CostOptions{Binary: f.Binary, Before: cf.before, Dir: f.Dir, Wave: cf.wave,
 		LongSystemPrompt: cf.long, MinCacheTokens: cf.min, Audit: cf.audit}
+	if cf.auditShare >= 0 {
+		if cf.auditShare > 1 || !cf.audit {
+			return fault.Usagef("--audit-share %g: give a share between 0 and 1, with --audit", cf.auditShare)
+		}
+		o.AuditShare = &cf.auditShare
+	}
 	for _, x := range []struct {
 		name     string
 		dst, src *int

@@ -62,6 +62,9 @@ type CostOptions struct {
 	// to measure its share of the bill; off by default, since upstream
 	// has no audit to compare with.
 	Audit bool `json:"audit"`
+	// AuditShare, with Audit, sets validity.audit_share (nil: the
+	// measured build's default; 1 audits every conversation).
+	AuditShare *float64 `json:"audit_share,omitempty"`
 	// MinCacheTokens is the fake's shortest cacheable prefix on the
 	// Anthropic format (default 1,024, Sonnet's).
 	MinCacheTokens int `json:"min_cache_tokens"`
@@ -219,8 +222,12 @@ type CostRun struct {
 	// USDPerPreciseScore is what one precise score (CostPrecision) costs
 	// at this run's cost per judged conversation.
 	USDPerPreciseScore float64 `json:"usd_per_precise_score"`
-	WallSecs           float64 `json:"wall_s,omitempty"`
-	Error              string  `json:"error,omitempty"`
+	// AuditCalls and AuditShareOfBill are the fidelity audit's calls and
+	// its part of USD (with Audit).
+	AuditCalls       int     `json:"audit_calls,omitempty"`
+	AuditShareOfBill float64 `json:"audit_share_of_bill,omitempty"`
+	WallSecs         float64 `json:"wall_s,omitempty"`
+	Error            string  `json:"error,omitempty"`
 }
 
 // CostRole is one role's calls.
@@ -538,6 +545,12 @@ func (w *costWorkload) bill(run *CostRun, calls []costCall) {
 	}
 	sortRoles(run.Roles)
 	run.finish(w.conversations())
+	for _, ro := range run.Roles {
+		if ro.Role == costRoleAudit && run.USD > 0 {
+			run.AuditCalls += ro.Calls
+			run.AuditShareOfBill += ro.USD / run.USD
+		}
+	}
 }
 
 // writeProject writes config.yaml, benchmark.yaml and scenarios.json.
@@ -594,6 +607,9 @@ func (w *costWorkload) configYAML(base, format string, cfg CostConfig) string {
 		b.WriteString("landmark_model:\n")
 		model("  ", costRoleAudit, cfg.Judge)
 		b.WriteString("validity:\n  audit: true\n")
+		if s := w.o.AuditShare; s != nil {
+			fmt.Fprintf(&b, "  audit_share: %g\n", *s)
+		}
 	} else {
 		b.WriteString("validity:\n  audit: false\n")
 	}
@@ -631,6 +647,17 @@ func (r *CostResult) WriteText(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if o.Audit {
+		share := "the build's default validity.audit_share"
+		if o.AuditShare != nil {
+			share = fmt.Sprintf("validity.audit_share %g", *o.AuditShare)
+		}
+		fmt.Fprintf(&b, "fidelity audit (%s, real time, priced as the judge):", share)
+		for _, run := range r.Runs {
+			fmt.Fprintf(&b, " %s %s %s: %d calls, %.2f %% of the bill;", run.Build, run.Format, run.Config, run.AuditCalls, 100*run.AuditShareOfBill)
+		}
+		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "priced at list prices (prices.json): anthropic as %s, openai as %s; batched calls at half; conv = the simulated user's and the target's calls of one conversation\n",
 		costPrices["anthropic"], costPrices["openai"])

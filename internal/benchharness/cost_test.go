@@ -408,10 +408,12 @@ func TestCostAsDocumented(t *testing.T) {
 	}
 }
 
-// TestCostAudit: with Audit the measured run audits every conversation
-// once, on its own model on the fake, and bills it as a role of its own.
+// TestCostAudit: with Audit and audit_share 1 the measured run audits
+// every conversation once, on its own model on the fake, and bills it as a
+// role of its own.
 func TestCostAudit(t *testing.T) {
-	o := CostOptions{Metrics: 1, ScenariosPerMetric: 2, Variants: 1, Targets: 1, Turns: 3, Audit: true,
+	all := 1.0
+	o := CostOptions{Metrics: 1, ScenariosPerMetric: 2, Variants: 1, Targets: 1, Turns: 3, Audit: true, AuditShare: &all,
 		Configs: []string{"real time"}, Formats: []string{"openai"}, Binary: testBinary, Dir: t.TempDir()}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -436,5 +438,36 @@ func TestCostAudit(t *testing.T) {
 	}
 	if audits != res.Conversations || judged != res.Conversations {
 		t.Errorf("%d audit and %d judge calls for %d conversations", audits, judged, res.Conversations)
+	}
+}
+
+// The audit at the default share costs at most 2 % of a default run's bill
+// on the cost workload (issue 37), on both formats, in real time: what the
+// draws gave, and what the share gives in expectation (the audit's cost
+// per call times DefaultAuditShare of the conversations), so that raising
+// the default past the budget fails here.
+func TestCostAuditDefaultShare(t *testing.T) {
+	racemode.SkipHeavy(t)
+	if testing.Short() {
+		t.Skip("runs the full cost workload twice")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := Cost(ctx, CostOptions{Audit: true, Configs: []string{"real time"}, Binary: testBinary, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Runs {
+		if r.Error != "" || r.AuditCalls == 0 || r.AuditCalls >= res.Conversations {
+			t.Fatalf("%s: %d audits of %d conversations, error %q", r.Format, r.AuditCalls, res.Conversations, r.Error)
+		}
+		auditUSD := r.AuditShareOfBill * r.USD
+		perAudit, rest := auditUSD/float64(r.AuditCalls), r.USD-auditUSD
+		expected := perAudit * config.DefaultAuditShare * float64(res.Conversations)
+		t.Logf("%s: %d audits of %d conversations, %.2f %% of the bill; at the share's expectation %.2f %%",
+			r.Format, r.AuditCalls, res.Conversations, 100*r.AuditShareOfBill, 100*expected/(rest+expected))
+		if r.AuditShareOfBill > 0.02 || expected/(rest+expected) > 0.02 {
+			t.Errorf("%s: the audit is %.2f %% of the bill (%.2f %% expected), over the 2 %% budget", r.Format, 100*r.AuditShareOfBill, 100*expected/(rest+expected))
+		}
 	}
 }

@@ -167,7 +167,7 @@ func priceKeys() []string   { return []string{"input", "output", "cached_input",
 func offlineKeys() []string { return []string{"care", "pressure", "latency"} }
 func judgeKeys() []string   { return []string{"show_examples"} }
 func validityKeys() []string {
-	return []string{"audit", "turn_checks", "reasks", "redos", "landmark_check", "valid_only"}
+	return []string{"audit", "audit_share", "turn_checks", "reasks", "redos", "landmark_check", "valid_only"}
 }
 
 // homeOf says where a key misplaced at the top level belongs.
@@ -731,6 +731,8 @@ func (d *cfgDecoder) validity(raw ast.Node) {
 		case "audit":
 			audit = &e
 			v.Audit, _ = d.boolean(e.value, f)
+		case "audit_share":
+			v.AuditShare = d.unit(e.value, f)
 		case "landmark_check":
 			legacy = &e
 		case "turn_checks":

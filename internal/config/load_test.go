@@ -273,6 +273,7 @@ func TestLoadBadConfigs(t *testing.T) {
 			"2:11: validity.reasks: must be between 0 and 5, got 9 (each one is paid for in model calls)",
 			"3:10: validity.redos: must be between 0 and 5, got -1 (each one is paid for in model calls)",
 			"5:3: validity.landmark_check: true asks for the audit that validity.audit: false (line 4) turns off; keep one of them",
+			"6:16: validity.audit_share: must be between 0 and 1, got 1.5",
 		}},
 		{"not_mapping.yaml", []string{
 			"1:1: config.yaml must be a mapping of keys (run:, user_model:, targets:, …), got a list",
@@ -594,6 +595,38 @@ func TestExpandEnv(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.missing, missing); diff != "" {
 				t.Errorf("missing (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The audit's random share: the key when set, else everything for the free
+// built-in model and DefaultAuditShare for any other.
+func TestEffectiveAuditShare(t *testing.T) {
+	tests := []struct {
+		name   string
+		yaml   string
+		source string
+		want   float64
+	}{
+		{"default, priced model", "", "openai", DefaultAuditShare},
+		{"default, offline model", "", "offline", 1},
+		{"set, offline model", "validity:\n  audit_share: 0.25\n", "offline", 0.25},
+		{"audit everything", "validity:\n  audit_share: 1\n", "anthropic", 1},
+		{"flagged only", "validity:\n  audit_share: 0\n", "openai", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := LoadWithOptions(path, LoadOptions{LookupEnv: noEnv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Validity.EffectiveAuditShare(ModelConfig{Source: tt.source}); got != tt.want {
+				t.Errorf("share %v, want %v", got, tt.want)
 			}
 		})
 	}

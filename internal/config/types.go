@@ -174,6 +174,14 @@ type ValidityConfig struct {
 	// followed, test not revealed. On unless set to false. The older key
 	// landmark_check: true means the same.
 	Audit bool `yaml:"audit"`
+	// AuditShare is the share of conversations the turn checks did not
+	// flag that the audit still reads, drawn per conversation from the
+	// seed (resume and shards draw alike); every flagged conversation (a
+	// reply re-asked, or an earlier attempt found invalid) is audited.
+	// nil: DefaultAuditShare, or 1 when the audit model is the built-in
+	// offline one (it costs nothing). 1 audits every conversation. The
+	// json tag keeps the fingerprints of configs without the key.
+	AuditShare *float64 `yaml:"audit_share" json:"AuditShare,omitempty"`
 	// TurnChecks runs the deterministic checks on every user turn before it
 	// is sent (format, reasoning, role, refusal, reveal, empty, repeat, goal
 	// leak). On unless set to false.
@@ -197,7 +205,26 @@ const (
 	// for in calls.
 	MaxReasks = 5
 	MaxRedos  = 5
+	// DefaultAuditShare is the audit's random share of the conversations
+	// the turn checks pass: 10 % keeps the audit at about 1.2 % (OpenAI)
+	// and 1.5 % (Anthropic) of the cost benchmark's bill, under its 2 %
+	// budget (docs/performance.md), and estimates the valid-rollout rate
+	// with an interval (docs/statistics.md).
+	DefaultAuditShare = 0.10
 )
+
+// EffectiveAuditShare is the share of unflagged conversations audited:
+// the configured one, else 1 for the built-in offline audit model (free,
+// so nothing is saved by sampling) and DefaultAuditShare otherwise.
+func (v ValidityConfig) EffectiveAuditShare(auditModel ModelConfig) float64 {
+	switch {
+	case v.AuditShare != nil:
+		return *v.AuditShare
+	case auditModel.Source == "offline":
+		return 1
+	}
+	return DefaultAuditShare
+}
 
 // Generator returns the model that writes metrics, scenarios and variants.
 func (c *Config) Generator() ModelConfig {

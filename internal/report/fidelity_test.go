@@ -165,3 +165,31 @@ func TestBrowserFidelity(t *testing.T) {
 	}
 	assertCleanPage(t, bl)
 }
+
+// With a sampled audit the leaderboard's valid rollouts are the estimate,
+// with its interval, marked "est.", and its title says it is from a sample.
+func TestBrowserSampledAuditEstimate(t *testing.T) {
+	dir := fidelityBench(t)
+	scores, err := artifacts.ReadScores(filepath.Join(dir, "runs", "alpha", "scores.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range scores {
+		scores[i].AuditSample = []string{artifacts.AuditFlagged, artifacts.AuditSampled, artifacts.AuditSkipped}[i%3]
+	}
+	res, err := results.Aggregate(results.Input{Metrics: []config.Metric{{ID: "m01", Type: config.Positive}, {ID: "m02", Type: config.Negative}}, Scores: scores}, results.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteResults(filepath.Join(dir, "results.json"), res); err != nil {
+		t.Fatal(err)
+	}
+	path := writeReport(t, dir)
+	ctx, bl := newBrowser(t, 1400, 1000)
+	openReport(t, ctx, bl, path, "")
+	cell := evalJS[[]string](t, ctx, `(c => [c.textContent, c.title])(document.querySelector('[data-testid=valid-share]'))`)
+	if !strings.HasSuffix(cell[0], " est.") || !strings.Contains(cell[0], "[") ||
+		!strings.Contains(cell[1], "estimated from a sample: every flagged conversation audited (2), 2 of 4 unflagged (share 0.50)") {
+		t.Errorf("leaderboard valid rollouts %q", cell)
+	}
+}

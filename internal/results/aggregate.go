@@ -100,6 +100,10 @@ type ScoreRow struct {
 	// BreakTurn is the first assistant turn (1-based) the row's cited
 	// evidence was found in, 0 when none was.
 	BreakTurn uint16
+	// AuditSample is the row's audit stratum (one byte: stratumNone when
+	// every conversation was audited, else artifacts.AuditSample*'s index
+	// in auditStrata plus one).
+	AuditSample uint8
 	// typ is the metric's type, set by Aggregate ("" when the metric id is
 	// unknown).
 	typ config.MetricType
@@ -112,7 +116,7 @@ func RowOf(s artifacts.Score) ScoreRow {
 		ID: s.ID, MetricID: s.MetricID, TargetModel: s.TargetModel, Judge: s.Judge, ConvID: s.ConvID,
 		Sample: s.Sample, Present: shared(s.Present), Passed: shared(s.Passed), Valid: shared(s.Valid),
 		Unverified: shared(s.Unverified), UserModel: s.UserModel, Transcript: transcriptNumber(s.TranscriptHash),
-		Invalid: kindBits(s.Invalid), BreakTurn: breakTurn(s.Evidence),
+		Invalid: kindBits(s.Invalid), BreakTurn: breakTurn(s.Evidence), AuditSample: auditStratum(s.AuditSample),
 	}
 	if len(s.Judges) > 0 {
 		out.Judges = make([]artifacts.JudgeVerdict, len(s.Judges))

@@ -2,6 +2,7 @@ package results
 
 import (
 	"cmp"
+	"fmt"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/stats"
 )
 
 // ---- the simulated user: valid rollouts ----
@@ -122,10 +124,74 @@ func validity(rows []row) *ValidityStats {
 	if _, onlyUnknown := byUser[unknownKey]; !onlyUnknown || len(byUser) > 1 {
 		v.ByUserModel = sortedCounts(byUser)
 	}
+	v.Estimated = sampledValidity(rows)
 	if judged > 0 {
 		v.Warning = strconv.Itoa(judged) + " invalid conversation(s) carry a verdict (judged before invalid conversations were left unjudged) and count in the pass rates; set validity.valid_only to leave them out"
 	}
 	return v
+}
+
+// auditStrata are the audit strata a row's byte indexes (from 1; 0 is none,
+// or one this build does not know).
+var auditStrata = []string{artifacts.AuditFlagged, artifacts.AuditSampled, artifacts.AuditSampledInvalid, artifacts.AuditSkipped}
+
+const (
+	stratumNone uint8 = iota
+	stratumFlagged
+	stratumSampled
+	stratumSampledInvalid
+	stratumSkipped
+)
+
+// auditStratum is a score row's audit stratum as a byte.
+func auditStratum(s string) uint8 {
+	if i := slices.Index(auditStrata, s); i >= 0 {
+		return uint8(i + 1)
+	}
+	return stratumNone
+}
+
+// sampledWarnBelow is the sample size under which the estimate is marked
+// thin.
+const sampledWarnBelow = 30
+
+// sampledValidity estimates the valid-rollout rate of rows from a sampled
+// audit (nil when no row carries a stratum: every conversation audited).
+func sampledValidity(rows []row) *SampledValidity {
+	var known, knownValid, flagged, sampled, pass, unsampled int
+	for _, r := range rows {
+		switch r.AuditSample {
+		case stratumNone:
+			continue
+		case stratumSkipped:
+			unsampled++
+			continue
+		case stratumFlagged:
+			flagged++
+		case stratumSampled:
+			sampled++
+			pass++
+		case stratumSampledInvalid:
+			sampled++
+		}
+		known++
+		if r.Valid != nil && *r.Valid {
+			knownValid++
+		}
+	}
+	if known+unsampled == 0 {
+		return nil
+	}
+	e := stats.SampledValidRate(known, knownValid, sampled, pass, unsampled, 0.95)
+	out := &SampledValidity{Share: round4(e.Estimate), Lo: round4(e.Lo), Hi: round4(e.Hi), Conf: e.Conf, N: e.N,
+		Flagged: flagged, Sampled: sampled, SampledPass: pass, Unsampled: unsampled, Method: e.Method}
+	if sampled+unsampled > 0 {
+		out.AuditShare = round4(float64(sampled) / float64(sampled+unsampled))
+	}
+	if unsampled > 0 && sampled < sampledWarnBelow {
+		out.Warning = fmt.Sprintf("the audit sampled %d unflagged conversation(s): the estimate rests on few", sampled)
+	}
+	return out
 }
 
 func tallyOf(m map[string]*validityTally, k string) *validityTally {

@@ -147,3 +147,52 @@ func TestAggregate_IdenticalSamplesNamed(t *testing.T) {
 		t.Errorf("no hashes: %s", compact(t, res[0].Agreement))
 	}
 }
+
+// A sampled audit: the valid-rollout rate is estimated from the sample,
+// with its interval, n and share, beside the turn checks' count; an audit
+// of every conversation adds nothing.
+func TestAggregate_SampledAudit(t *testing.T) {
+	stratum := func(s artifacts.Score, st string) artifacts.Score { s.AuditSample = st; return s }
+	var rows []artifacts.Score
+	add := func(n int, st string, valid bool) {
+		for range n {
+			id := "r" + itoa(len(rows))
+			s := validScore(id, "m01", "sim", T)
+			if !valid {
+				s = invalidScore(id, "m01", "sim", artifacts.FailAuditPersona)
+			}
+			rows = append(rows, stratum(s, st))
+		}
+	}
+	add(8, artifacts.AuditFlagged, true)
+	add(2, artifacts.AuditFlagged, false)
+	add(18, artifacts.AuditSampled, true)
+	add(2, artifacts.AuditSampledInvalid, true) // redone and valid
+	add(170, artifacts.AuditSkipped, true)
+	res, err := Aggregate(Input{Metrics: metrics, Scores: rows}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := res[0].Validity
+	e := v.Estimated
+	if e == nil || e.N != 200 || e.Flagged != 10 || e.Sampled != 20 || e.SampledPass != 18 || e.Unsampled != 170 || e.AuditShare != 0.1053 {
+		t.Fatalf("estimated %s", compact(t, e))
+	}
+	// (28 known valid + 170 × 18/20) / 200 = 0.905, below the turn checks'
+	// 198/200: the sample's failures are put on the unsampled rows.
+	if e.Share != 0.905 || e.Lo >= e.Share || e.Hi <= e.Share || e.Hi > 0.99 || *v.Share != 0.99 {
+		t.Errorf("estimate %v [%v, %v], turn checks %v", e.Share, e.Lo, e.Hi, *v.Share)
+	}
+	line := ValidityLine(res[0])
+	for _, want := range []string{"valid rollouts estimated 90.5% [", "from a sample", "flagged conversation audited (10), 20 of 190 unflagged (share 0.11, 18 passed)", "hypergeometric", "! the audit sampled 20"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("ValidityLine lacks %q:\n%s", want, line)
+		}
+	}
+	for i := range rows {
+		rows[i].AuditSample = ""
+	}
+	if res, _ := Aggregate(Input{Metrics: metrics, Scores: rows}, Options{}); res[0].Validity.Estimated != nil || strings.Contains(ValidityLine(res[0]), "estimated") {
+		t.Errorf("an audit of everything is estimated: %s", compact(t, res[0].Validity.Estimated))
+	}
+}

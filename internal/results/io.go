@@ -276,6 +276,13 @@ func ValidityLine(m ModelResult) string {
 		}
 		line += fmt.Sprintf("; %d invalid, left out of every rate (%s)", v.Invalid, strings.Join(kinds, ", "))
 	}
+	if e := v.Estimated; e != nil {
+		line += fmt.Sprintf("\n    valid rollouts estimated %s [%s, %s] from a sample: every flagged conversation audited (%d), %d of %d unflagged (share %.2f, %d passed); %s, %.0f %%",
+			pct(e.Share), pct(e.Lo), pct(e.Hi), e.Flagged, e.Sampled, e.Sampled+e.Unsampled, e.AuditShare, e.SampledPass, e.Method, 100*e.Conf)
+		if e.Warning != "" {
+			line += "\n    ! " + e.Warning
+		}
+	}
 	if v.Warning != "" {
 		line += "\n    ! " + v.Warning
 	}

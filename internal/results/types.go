@@ -421,6 +421,32 @@ type ValidityStats struct {
 	// Warning: invalid conversations that still carry a verdict (judged
 	// before invalid conversations were left unjudged) count in the rates.
 	Warning string `json:"warning,omitempty"`
+	// Estimated is the valid-rollout rate when the audit read a sample
+	// (validity.audit_share below 1): Share then counts the unsampled rows
+	// valid on the turn checks alone, and this estimates what the audit
+	// would have found. nil when every conversation was audited.
+	Estimated *SampledValidity `json:"estimated,omitempty"`
+}
+
+// SampledValidity is the valid-rollout rate estimated from a sampled
+// audit (stats.SampledValidRate): every flagged conversation audited, a
+// random share of the others.
+type SampledValidity struct {
+	Share float64 `json:"share"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+	Conf  float64 `json:"conf"`
+	// N is the rows with an audit stratum; Flagged, Sampled and Unsampled
+	// split them; SampledPass is the sampled rows whose first attempt
+	// passed the audit; AuditShare is Sampled / (Sampled + Unsampled).
+	N           int     `json:"n"`
+	Flagged     int     `json:"flagged"`
+	Sampled     int     `json:"sampled"`
+	SampledPass int     `json:"sampled_pass"`
+	Unsampled   int     `json:"unsampled"`
+	AuditShare  float64 `json:"audit_share"`
+	Method      string  `json:"method"`
+	Warning     string  `json:"warning,omitempty"`
 }
 
 // ValidityCount is a valid-rollout rate within one group of conversations.

@@ -48,8 +48,14 @@ func settingsInput(b *work.Bench) string {
 func validityInput(b *work.Bench) string {
 	v := b.Cfg.Validity
 	var audit any
-	if m, _, ok := b.AuditModel(); ok {
+	m, _, ok := b.AuditModel()
+	if ok {
 		audit = clientset.Identity(m)
+	}
+	// A share below 1 changes which conversations are audited; auditing
+	// every one keeps the fingerprint of the builds before the share.
+	if share := v.EffectiveAuditShare(m); ok && share < 1 {
+		return phase.Fingerprint(v.Audit, v.TurnChecks, v.Reasks, v.Redos, audit, share)
 	}
 	return phase.Fingerprint(v.Audit, v.TurnChecks, v.Reasks, v.Redos, audit)
 }

@@ -18,6 +18,37 @@ type ConverseOptions struct {
 	// Redos is how many times an invalid attempt is made again with a
 	// fresh seed (SimSpec.Redo) before it is kept, marked invalid.
 	Redos int
+	// Sample, when set, has the audit read only the attempts the turn
+	// checks flagged and a seeded share of the others; nil audits every
+	// attempt.
+	Sample *AuditSampling
+}
+
+// AuditSampling is the rule of a sampled audit: the first attempt of a
+// conversation is audited when the turn checks flagged it (a reply asked
+// again, or the attempt ended invalid) or when its draw falls below
+// Share; every redo is audited (an earlier attempt was invalid). The draw
+// is a hash of the master seed, scenario, target and sample, so resume,
+// shards and batch waves draw alike and a redo does not draw again.
+type AuditSampling struct {
+	Share float64
+}
+
+// auditDraw is the conversation's uniform draw in [0, 1).
+func auditDraw(spec SimSpec) float64 {
+	h := seedOf(spec.Seed, "audit_sample", spec.Scenario.ID, spec.TargetID, itoa(spec.Sample))
+	return float64(h>>11) / (1 << 53)
+}
+
+// stratum is a first attempt's audit stratum, and whether it is audited.
+func (s *AuditSampling) stratum(spec SimSpec, conv artifacts.Conversation) (string, bool) {
+	switch {
+	case conv.Status == artifacts.StatusInvalid || conv.Fidelity != nil && len(conv.Fidelity.Reasks) > 0:
+		return artifacts.AuditFlagged, true
+	case auditDraw(spec) < s.Share:
+		return artifacts.AuditSampled, true
+	}
+	return artifacts.AuditSkipped, false
 }
 
 // Converse makes one conversation as the benchmark keeps it: Simulate,
@@ -43,6 +74,7 @@ func Converse(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 		}
 		return conv, err
 	}
+	stratum := ""
 	for redo := 0; ; redo++ {
 		spec.Redo = redo
 		conv, u, err := simulate(ctx, user, target, p, spec)
@@ -53,9 +85,19 @@ func Converse(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 		if err != nil || conv.Status == artifacts.StatusError || conv.Status == artifacts.StatusBudget {
 			return finish(conv, err)
 		}
-		v, au, err := userVerdict(ctx, p, spec, conv, opts)
+		audit := opts
+		if s := opts.Sample; s != nil && redo == 0 {
+			var audited bool
+			if stratum, audited = s.stratum(spec, conv); !audited {
+				audit.Audit = nil
+			}
+		}
+		v, au, err := userVerdict(ctx, p, spec, conv, audit)
 		total, auditTotal = total.Add(au), auditTotal.Add(au)
-		conv.Validity = v
+		if redo == 0 && stratum == artifacts.AuditSampled && v.IsInvalid() {
+			stratum = artifacts.AuditSampledInvalid
+		}
+		conv.Validity = opts.Sample.mark(v, stratum)
 		if err != nil || !v.IsInvalid() || redo >= opts.Redos {
 			return finish(conv, err)
 		}
@@ -99,4 +141,15 @@ func userVerdict(ctx context.Context, p *prompts.Set, spec SimSpec, conv artifac
 		v.Reason = "the audit gave no answer; the next run asks again"
 	}
 	return &v, u, nil
+}
+
+// mark records the conversation's stratum and the share on its verdict
+// (v unchanged without sampling).
+func (s *AuditSampling) mark(v *artifacts.Validity, stratum string) *artifacts.Validity {
+	if s == nil || v == nil || stratum == "" {
+		return v
+	}
+	share := s.Share
+	v.AuditSample, v.AuditShare = stratum, &share
+	return v
 }

@@ -231,7 +231,7 @@ func Evaluate(ctx context.Context, judges []NamedClient, p *prompts.Set, m confi
 		ConvID:      conv.ConvID,
 	}
 	if conv.Validity != nil {
-		row.Valid = conv.Validity.Valid
+		row.Valid, row.AuditSample = conv.Validity.Valid, conv.Validity.AuditSample
 	}
 	if conv.Run != nil {
 		row.UserModel = conv.Run.UserModel

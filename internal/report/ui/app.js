@@ -40,6 +40,18 @@
   }
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
+  // validCell is a leaderboard row's valid-rollout rate: the count, or,
+  // when the audit read a sample, the estimate with its interval, n and share.
+  function validCell(v) {
+    var e = v && v.estimated;
+    if (e) {
+      return el('td', { 'class': 'num', data: { testid: 'valid-share' }, text: pct(e.share) + ' ' + ciText(e) + ' est.',
+        title: 'estimated from a sample: every flagged conversation audited (' + e.flagged + '), ' + e.sampled + ' of ' + (e.sampled + e.unsampled) +
+          ' unflagged (share ' + e.audit_share.toFixed(2) + '); ' + e.method + (e.warning ? '; ' + e.warning : '') });
+    }
+    return el('td', { 'class': 'num', data: { testid: 'valid-share' }, text: v && v.share !== null && v.share !== undefined ? pct(v.share) : '—',
+      title: v ? v.valid + ' of ' + v.checked + ' checked conversations valid' + (v.invalid ? '; ' + v.invalid + ' invalid, left out of every rate' : '') : 'not checked' });
+  }
   function pct(r, dp) { return r === null || r === undefined ? '—' : (r * 100).toFixed(dp === undefined ? 1 : dp) + '%'; }
   function ciText(v) {
     if (!v || v.lo === undefined || v.hi === undefined) return '';
@@ -160,8 +172,7 @@
           text: r.unv ? num(r.unv.n_unverified) + ' / ' + num(r.unv.n_checked) : '—',
           title: r.unv ? UNV_TITLE : 'judged before quotes were checked' }) : null,
         lbTiesCell(r),
-        hasValid ? el('td', { 'class': 'num', data: { testid: 'valid-share' }, text: r.valid && r.valid.share !== null && r.valid.share !== undefined ? pct(r.valid.share) : '—',
-          title: r.valid ? r.valid.valid + ' of ' + r.valid.checked + ' checked conversations valid' + (r.valid.invalid ? '; ' + r.valid.invalid + ' invalid, left out of every rate' : '') : 'not checked' }) : null));
+        hasValid ? validCell(r.valid) : null));
     });
     t.append(tb);
     box.append(t);
