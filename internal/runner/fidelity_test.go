@@ -245,6 +245,11 @@ func fidelityProject(t *testing.T, f *fidelityFake) (*config.Config, string, Opt
 	// recorded in both targets' conversations, so these tests keep an
 	// opening per target (cmd/impactbench's opening test covers sharing).
 	cfg.Generation.IndependentOpenings = true
+	// Every conversation audited: these tests measure what the checks and
+	// the audit detect; the sampled audit's catch rate per share is
+	// stages.TestAuditSampleCatchRate's.
+	all := 1.0
+	cfg.Validity.AuditShare = &all
 	model := func(name string) config.ModelConfig {
 		return config.ModelConfig{Model: name, Source: "vllm", BaseURL: f.srv.URL + "/v1", MaxRetries: 1}
 	}
