@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/impactbench/impactbench/internal/layout"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
@@ -76,7 +77,7 @@ func (o HeartbeatOptions) withDefaults() HeartbeatOptions {
 
 // liveDir is the heartbeats' folder under the store's prefix. It starts
 // with '.', which no benchmark's folder (an id) does.
-const liveDir = ".impactbench-live/"
+const liveDir = layout.LiveObjectPrefix
 
 // maxBeats bounds the heartbeats one listing reads: far more workers than
 // any cluster runs at once against one provider key.

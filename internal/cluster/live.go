@@ -9,10 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // DirPresence shows that a worker runs to the other workers of a study on
@@ -32,12 +32,6 @@ type DirPresence struct {
 	lock *fsx.HeldLock
 }
 
-// presencePrefix and presenceExt frame a presence file's name.
-const (
-	presencePrefix = "worker-"
-	presenceExt    = ".lock"
-)
-
 // staleAfter is how old a presence file whose lock is free must be before
 // Count removes it: a worker creates its file before it locks it, so a
 // young unlocked file may be one being born.
@@ -51,7 +45,7 @@ func JoinDir(dir, label string) (*DirPresence, error) {
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand never fails on supported systems
-	path := filepath.Join(dir, presencePrefix+hex.EncodeToString(b[:])+presenceExt)
+	path := layout.PresenceFile(dir, hex.EncodeToString(b[:]))
 	l, err := fsx.TakeLock(path, label)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: join %s: %w", dir, err)
@@ -72,7 +66,7 @@ func (d *DirPresence) Count(ctx context.Context) (int, error) {
 			return 0, ctx.Err()
 		}
 		name := e.Name()
-		if !strings.HasPrefix(name, presencePrefix) || !strings.HasSuffix(name, presenceExt) {
+		if !layout.IsPresenceFile(name) {
 			continue
 		}
 		path := filepath.Join(d.dir, name)

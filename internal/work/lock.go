@@ -251,12 +251,12 @@ func (l *benchLock) release() {
 // project's .cache (the documented Job mounts the project into every pod).
 func presenceDir(projectDir, store string) string {
 	if store != "" && !strings.Contains(store, "://") {
-		return filepath.Join(store, ".impactbench-live")
+		return layout.PresenceDir(projectDir, store)
 	}
 	if after, ok := strings.CutPrefix(store, "file://"); ok {
-		return filepath.Join(after, ".impactbench-live")
+		return layout.PresenceDir(projectDir, after)
 	}
-	return filepath.Join(projectDir, layout.CacheDirName, "workers")
+	return layout.PresenceDir(projectDir, "")
 }
 
 // followWorkers makes this worker present to the others of its study —

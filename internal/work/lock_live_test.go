@@ -14,6 +14,7 @@ import (
 	"github.com/impactbench/impactbench/internal/callstore/s3test"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 func presenceFiles(t *testing.T, dir string) []string {
@@ -26,12 +27,12 @@ func presenceFiles(t *testing.T, dir string) []string {
 }
 
 // A worker of several on one project shows itself by a held lock in
-// .cache/workers while its environment lives; a second worker there is
+// .cache/.workers while its environment lives; a second worker there is
 // counted, and once it leaves the first one's limits are divided by one.
 // A worker alone and a dry run show nothing.
 func TestWorkersShowThemselvesOnADirectory(t *testing.T) {
 	dir := t.TempDir()
-	live := filepath.Join(dir, ".cache", "workers")
+	live := layout.PresenceDir(dir, "")
 	for _, o := range []Options{{Workers: 1}, {Workers: 4, DryRun: true}} {
 		e, err := NewEnv(context.Background(), &config.Config{Dir: dir}, o)
 		if err != nil {
