@@ -33,8 +33,9 @@ import (
 // conversation through the call store, which replays the answers it holds;
 // the first call it lacks is recorded instead of sent (errPending ends that
 // conversation's pass), and all recorded calls go out as one provider batch
-// per batched role. The next pass stores the answers and records the next
-// calls. A role without batch runs in real time inside the passes.
+// per batched role (the user's first turns, when every target shares the
+// opening, in one batch every target's waves share: openingbatch.go). The
+// next pass stores the answers and records the next calls. A role without batch runs in real time inside the passes.
 //
 // The requests are deterministic (seeds derive from the master seed, sample,
 // turn and attempt), so a process killed at any point records the same
