@@ -382,7 +382,7 @@ func TestCostAsDocumented(t *testing.T) {
 	}{
 		{"long replies", 0, []string{"real time", "all batched"}, map[string]row{
 			"openai real time": {0.979, 8.04, 8.22}, "anthropic real time": {0.782, 14.98, 19.16},
-			"openai all batched": {0.497, 4.08, 8.22}, "anthropic all batched": {0.442, 8.48, 19.16}}},
+			"openai all batched": {0.489, 4.02, 8.22}, "anthropic all batched": {0.436, 8.36, 19.16}}},
 		{"short replies", 30, []string{"real time"}, map[string]row{
 			"openai real time": {0.948, 2.70, 2.84}, "anthropic real time": {0.946, 5.38, 5.68}}},
 	} {

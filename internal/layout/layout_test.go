@@ -46,6 +46,8 @@ func TestBuildersAreTheOneSpelling(t *testing.T) {
 		{HumanEvalUnit("t", "c"), "t/human-eval/c"},
 		{TargetDir("gpt-4o", SimDir), "gpt-4o/sim"},
 		{BatchState("gpt-4o", SimDir, "user", Shard{1, 4}), "gpt-4o/sim-batch/user.shard-1-of-4.json"},
+		{OpeningBatchState(Shard{}), "openings-batch/user.json"},
+		{OpeningBatchState(Shard{1, 4}), "openings-batch/user.shard-1-of-4.json"},
 		// Ids from files are made safe file names, never paths.
 		{SimUnit("../x", "a/b", 0), ".._x/sim/a_b__s0"},
 	} {

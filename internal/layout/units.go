@@ -144,6 +144,14 @@ func BatchState(target, dir, name string, s Shard) string {
 	return SafeName(target) + "/" + dir + batchSuffix + "/" + SafeName(name) + s.Suffix() + ".json"
 }
 
+// OpeningBatchState is the file (relative to the call store) that remembers
+// the batches of the simulated user's shared openings, one for every target
+// of the shard: openings-batch/user<shard>.json. Whichever target's wave
+// resumes a killed run finds the openings' batches there.
+func OpeningBatchState(s Shard) string {
+	return OpeningsDir + batchSuffix + "/user" + s.Suffix() + ".json"
+}
+
 // ParseUnit reads a unit name back into its parts; ok is false for a name
 // no writer builds.
 func ParseUnit(name string) (u Unit, ok bool) {

@@ -33,8 +33,9 @@ import (
 // conversation through the call store, which replays the answers it holds;
 // the first call it lacks is recorded instead of sent (errPending ends that
 // conversation's pass), and all recorded calls go out as one provider batch
-// per batched role. The next pass stores the answers and records the next
-// calls. A role without batch runs in real time inside the passes.
+// per batched role (the user's first turns, when every target shares the
+// opening, in one batch every target's waves share: openingbatch.go). The
+// next pass stores the answers and records the next calls. A role without batch runs in real time inside the passes.
 //
 // The requests are deterministic (seeds derive from the master seed, sample,
 // turn and attempt), so a process killed at any point records the same
@@ -105,6 +106,9 @@ type simWaves struct {
 	t            *Target
 	rows         []simRow
 	user, target *waveRole // nil: that role runs in real time
+	// openings is the batch the user's first turns share with the other
+	// targets' waves (nil: openings per target, or no batched user).
+	openings *openingBatch
 
 	mu     sync.Mutex                 // guards everything below
 	done   map[string]bool            // by unit: nothing pending (finished, or left to the real-time pass)
@@ -189,7 +193,7 @@ func (w *simWaves) roles() []*waveRole {
 // conversation waits. A few extra waves cover validation retries (a reply
 // without a message is asked again with another seed); anything still
 // waiting after the bound is left to the real-time pass.
-func (w *simWaves) run(ctx context.Context) error {
+func (w *simWaves) run(ctx context.Context) (err error) {
 	b := w.t.b
 	if b.Opts.Force {
 		// Like the store, a forced run ignores earlier invocations' batches.
@@ -199,6 +203,18 @@ func (w *simWaves) run(ctx context.Context) error {
 			}
 		}
 	}
+	if w.user != nil && w.t.sharedOpening {
+		if w.openings, err = joinOpeningBatch(b, w.user.prov); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, w.openings.leave(b, err == nil)) }()
+	}
+	return w.loop(ctx)
+}
+
+// loop runs the waves: see run.
+func (w *simWaves) loop(ctx context.Context) error {
+	b := w.t.b
 	maxWaves := 4*b.Cfg.Generation.Turns + 8
 	for wave := 1; ; wave++ {
 		if err := w.pass(ctx); err != nil {
@@ -393,7 +409,9 @@ func (w *simWaves) send(ctx context.Context) (ok bool, err error) {
 			// A batch commits its whole cost at once: reserve it up front.
 			est, price := 0.0, b.Models.EstimateCost(role.model)
 			for _, it := range role.items {
-				est += price(it.Req) / 2
+				if !w.askedElsewhere(role, it) {
+					est += price(it.Req) / 2
+				}
 			}
 			rel, err := b.Models.Budget().Reserve(est)
 			if err != nil {
@@ -420,56 +438,131 @@ func (w *simWaves) send(ctx context.Context) (ok bool, err error) {
 	return true, nil
 }
 
-// sendRole runs one role's batch of this wave.
+// sendRole runs one role's batch of this wave: the user's shared openings
+// through the batch every target's waves share, the rest through the
+// role's own, side by side.
 func (w *simWaves) sendRole(ctx context.Context, role *waveRole, release func(float64)) error {
-	b, target := w.t.b, w.t.id
 	if len(role.items) == 0 {
 		if release != nil {
 			release(0)
 		}
 		return nil
 	}
-	wave, waves := w.waveNumber(role)
-	b.Logf("simulate %s: wave %d/%d (%s %s): %d requests sent as a provider batch (50%% price; usually done within an hour, at most 24 h; safe to interrupt and rerun)",
-		target, wave, waves, role.name, turnLabel(role.turns), len(role.items))
-	last := time.Time{}
-	res, err := batch.Run(ctx, role.prov, role.state, role.items, batch.Options{
-		PollInterval: work.BatchPollInterval,
-		Logger:       b.Log,
-		OnProgress: func(pr batch.Progress) {
-			if time.Since(last) > time.Minute || pr.Succeeded+pr.Failed == pr.Items {
-				last = time.Now()
-				b.Logf("simulate %s batch (%s): %d/%d answered, %d failed, %d in %d running batch(es)", target, role.name, pr.Succeeded, pr.Items, pr.Failed, pr.InFlight, pr.Batches)
-			}
-		},
-	})
+	own, turns, open := w.split(role)
+	var (
+		wg               sync.WaitGroup
+		ownRes, openRes  []batch.Result
+		ownErr, openErr  error
+		spent, openSpent float64
+	)
+	if len(open) > 0 {
+		wg.Go(func() { openRes, openSpent, openErr = w.sendOpenings(ctx, open) })
+	}
+	if len(own) > 0 {
+		ownRes, ownErr = w.sendOwn(ctx, role, own, turns)
+	}
+	wg.Wait()
+	spent = openSpent
+	for _, x := range ownRes {
+		spent += x.Resp.Usage.Cost
+	}
 	if release != nil {
-		spent := 0.0
-		for _, x := range res {
-			spent += x.Resp.Usage.Cost
-		}
 		release(spent)
 	}
-	if err != nil {
-		return fmt.Errorf("%s batch (%s): %w", role.name, role.state, err)
+	if err := errors.Join(ownErr, openErr); err != nil {
+		return err
 	}
-	role.answers = make(map[string]batch.Result, len(res))
-	for _, x := range res {
+	role.answers = make(map[string]batch.Result, len(ownRes)+len(openRes))
+	for _, x := range append(ownRes, openRes...) {
 		role.answers[x.CustomID] = x
 	}
 	return nil
 }
 
-// waveNumber places a role's batch among the waves a fresh run makes
-// (turns × batched roles), from the earliest turn it holds, so the count
-// stays right after a resume.
-func (w *simWaves) waveNumber(role *waveRole) (wave, waves int) {
+// split parts a role's pending calls into its own (with their turns) and
+// the shared openings (none unless this is the user and openings are
+// shared).
+func (w *simWaves) split(role *waveRole) (own []batch.Item, turns []int, open []batch.Item) {
+	if role != w.user || w.openings == nil {
+		return role.items, role.turns, nil
+	}
+	for i, it := range role.items {
+		if isOpening(it.Req) {
+			open = append(open, it)
+			continue
+		}
+		own, turns = append(own, it), append(turns, role.turns[i])
+	}
+	return own, turns, open
+}
+
+// askedElsewhere reports whether another wave already asked for item, an
+// opening of the shared batch: this wave will not pay for it.
+func (w *simWaves) askedElsewhere(role *waveRole, it batch.Item) bool {
+	return role == w.user && w.openings != nil && isOpening(it.Req) && w.openings.asked(it.CustomID)
+}
+
+// sendOwn runs a role's own batch of this wave.
+func (w *simWaves) sendOwn(ctx context.Context, role *waveRole, items []batch.Item, turns []int) ([]batch.Result, error) {
+	wave, waves := w.waveNumber(role, turns)
+	w.t.b.Logf("simulate %s: wave %d/%d (%s %s): %d requests sent as a provider batch (50%% price; usually done within an hour, at most 24 h; safe to interrupt and rerun)",
+		w.t.id, wave, waves, role.name, turnLabel(turns), len(items))
+	res, err := batch.Run(ctx, role.prov, role.state, items, w.batchOptions(role.name))
+	if err != nil {
+		return res, fmt.Errorf("%s batch (%s): %w", role.name, role.state, err)
+	}
+	return res, nil
+}
+
+// sendOpenings asks for the user's first turns through the batch every
+// target's waves share and waits for the answers, whichever wave sends
+// them. spent is the price of the openings this wave asked first.
+func (w *simWaves) sendOpenings(ctx context.Context, items []batch.Item) (res []batch.Result, spent float64, err error) {
+	all, mine := w.openings.ask(items)
+	wave, waves := w.waveNumber(w.user, []int{1})
+	w.t.b.Logf("simulate %s: wave %d/%d (user turn 1): %d openings in the provider batch every target shares, %d of them asked by another target first (50%% price; usually done within an hour, at most 24 h; safe to interrupt and rerun)",
+		w.t.id, wave, waves, len(items), len(items)-len(mine))
+	if err := w.openings.wait(ctx, all, w.batchOptions("user, openings")); err != nil {
+		return nil, 0, fmt.Errorf("user batch (openings): %w", err)
+	}
+	for _, f := range all {
+		if f.err != nil {
+			return nil, 0, f.err
+		}
+		res = append(res, f.res)
+		if mine[f] {
+			spent += f.res.Resp.Usage.Cost
+		}
+	}
+	return res, spent, nil
+}
+
+// batchOptions are batch.Run's options for a batch of what (a role's name).
+func (w *simWaves) batchOptions(what string) batch.Options {
+	b, target := w.t.b, w.t.id
+	last := time.Time{}
+	return batch.Options{
+		PollInterval: work.BatchPollInterval,
+		Logger:       b.Log,
+		OnProgress: func(pr batch.Progress) {
+			if time.Since(last) > time.Minute || pr.Succeeded+pr.Failed == pr.Items {
+				last = time.Now()
+				b.Logf("simulate %s batch (%s): %d/%d answered, %d failed, %d in %d running batch(es)", target, what, pr.Succeeded, pr.Items, pr.Failed, pr.InFlight, pr.Batches)
+			}
+		},
+	}
+}
+
+// waveNumber places a role's batch holding turns among the waves a fresh
+// run makes (turns × batched roles), from the earliest turn it holds, so
+// the count stays right after a resume.
+func (w *simWaves) waveNumber(role *waveRole, turns []int) (wave, waves int) {
 	perTurn, pos := len(w.roles()), 1
 	if role == w.target && perTurn == 2 {
 		pos = 2
 	}
-	first := role.turns[0]
-	for _, t := range role.turns {
+	first := turns[0]
+	for _, t := range turns {
 		first = min(first, t)
 	}
 	return (first-1)*perTurn + pos, w.t.b.Cfg.Generation.Turns * perTurn
