@@ -168,7 +168,11 @@ func (f *costFake) answer(role string, body []byte, openAI, batch bool) (int, ma
 func (f *costFake) record(role string, req costRequest, openAI, batch bool, out int) costCall {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c := f.bill(role, req, openAI)
+	now := f.now
+	if batch {
+		now = f.batchTime(req)
+	}
+	c := f.bill(role, req, openAI, now)
 	c.Batch, c.Output = batch, out
 	f.calls = append(f.calls, c)
 	return c
@@ -247,8 +251,20 @@ func breakpointTTL(raw json.RawMessage) (time.Duration, error) {
 	return 0, fmt.Errorf("cache_control.ttl %v: want \"5m\" or \"1h\"", cc.TTL)
 }
 
-// bill counts one request's prompt, cache reads and writes. Called with f.mu held.
-func (f *costFake) bill(role string, req costRequest, openAI bool) costCall {
+// batchTime is when a batched request runs on the virtual clock: one wave
+// per block of its prompt, so each turn of a conversation runs a turn's
+// blocks of waves after the one before, whatever the order the targets'
+// waves reach the fake in. Dating a batch by when it arrived made the
+// figures depend on timing: a target whose waves ran a wave ahead of the
+// other's stretched every turn to more waves, and OpenAI's cache expired
+// between a conversation's calls in some runs and not in others.
+func (f *costFake) batchTime(req costRequest) time.Duration {
+	return f.o.Wave * time.Duration(len(req.blocks))
+}
+
+// bill counts one request's prompt, cache reads and writes at virtual time
+// now. Called with f.mu held.
+func (f *costFake) bill(role string, req costRequest, openAI bool, now time.Duration) costCall {
 	hashes, cum := prefixHashes(req.blocks)
 	c := costCall{Role: role, Prompt: cum[len(cum)-1], Calls: 1}
 	cache := f.caches[role]
@@ -258,7 +274,7 @@ func (f *costFake) bill(role string, req costRequest, openAI bool) costCall {
 	}
 	live := func(i int) bool {
 		e, ok := cache[hashes[i]]
-		return ok && e.expires > f.now
+		return ok && e.expires > now
 	}
 	if openAI {
 		for i := len(hashes) - 1; i >= 0; i-- {
@@ -268,7 +284,7 @@ func (f *costFake) bill(role string, req costRequest, openAI bool) costCall {
 			}
 		}
 		for i := range hashes {
-			cache[hashes[i]] = cacheEntry{expires: f.now + f.o.OpenAITTL, ttl: f.o.OpenAITTL}
+			cache[hashes[i]] = cacheEntry{expires: max(cache[hashes[i]].expires, now+f.o.OpenAITTL), ttl: f.o.OpenAITTL}
 		}
 		return c
 	}
@@ -287,7 +303,7 @@ func (f *costFake) bill(role string, req costRequest, openAI bool) costCall {
 	if hit >= 0 {
 		c.Read = cum[hit]
 		e := cache[hashes[hit]]
-		e.expires = f.now + e.ttl
+		e.expires = max(e.expires, now+e.ttl)
 		cache[hashes[hit]] = e
 	}
 	last := -1
@@ -295,7 +311,7 @@ func (f *costFake) bill(role string, req costRequest, openAI bool) costCall {
 		if ttl > 0 && cum[i] >= f.o.MinCacheTokens {
 			last = i
 			if !live(i) {
-				cache[hashes[i]] = cacheEntry{expires: f.now + ttl, ttl: ttl}
+				cache[hashes[i]] = cacheEntry{expires: now + ttl, ttl: ttl}
 			}
 		}
 	}
