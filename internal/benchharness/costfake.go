@@ -36,9 +36,10 @@ import (
 //
 // Real-time calls happen at the clock's current time and take none. A
 // batch created after the previous wave's results were fetched starts a
-// new wave, which advances the clock by Wave before its requests run;
-// batches created while a wave is still out (another target's) join it.
-// So a conversation's next wave finds only caches that outlive a wave.
+// new wave, which advances that clock by Wave; a batched request itself
+// runs at its turn's time (batchTime: a wave per block of its prompt), so
+// a conversation's next turn finds only caches that outlive its turn's
+// waves, whatever order the targets' batches arrive in.
 type costFake struct {
 	o CostOptions
 
