@@ -21,7 +21,6 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/sanitize"
@@ -73,7 +72,9 @@ type Config struct {
 // Client is an llm.Client for one model. Safe for concurrent use; build it
 // once per model config, not per call.
 type Client struct {
-	svc      sdk.ChatCompletionService
+	// api sends requests with the client's options only (see New); its
+	// services are unused, the body is ours (wire.go).
+	api      sdk.Client
 	cfg      Config
 	official bool
 	// seedRefused holds why the server refused the seed parameter, once it
@@ -127,7 +128,7 @@ func New(cfg Config) (*Client, error) {
 	for k, v := range cfg.ExtraHeaders {
 		opts = append(opts, option.WithHeader(k, v))
 	}
-	return &Client{svc: sdk.NewChatCompletionService(opts...), cfg: cfg, official: official}, nil
+	return &Client{api: sdk.Client{Options: opts}, cfg: cfg, official: official}, nil
 }
 
 // Complete makes one Chat Completions call (no retries: see llm.WithRetry).
@@ -200,11 +201,16 @@ func (c *Client) refuseSeeds(err error) string {
 }
 
 func (c *Client) complete(ctx context.Context, req llm.Request, seed *int64) (llm.Response, error) {
-	params := c.params(req, seed)
+	reqBody, err := c.body(req, seed)
+	if err != nil {
+		return llm.Response{}, &llm.Error{Kind: llm.KindConfig, Provider: c.cfg.Provider, Model: c.cfg.Model,
+			Message: fmt.Sprintf("encode the request: %v", err)}
+	}
 	var httpResp *http.Response
+	var comp *sdk.ChatCompletion
 	ctx, body := llm.WatchBody(ctx)
 	start := time.Now()
-	comp, err := c.svc.New(ctx, params, option.WithResponseInto(&httpResp))
+	err = c.api.Post(ctx, "chat/completions", reqBody, &comp, option.WithResponseInto(&httpResp))
 	latency := time.Since(start)
 	if err != nil {
 		return llm.Response{Latency: latency}, c.callError(err, httpResp)
@@ -275,58 +281,6 @@ func (c *Client) complete(ctx context.Context, req llm.Request, seed *int64) (ll
 		Latency:      latency,
 		RateLimit:    rateLimit,
 	}, nil
-}
-
-func (c *Client) params(req llm.Request, seed *int64) sdk.ChatCompletionNewParams {
-	p := sdk.ChatCompletionNewParams{
-		Model:    shared.ChatModel(c.cfg.Model),
-		Messages: make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Messages)),
-	}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case llm.RoleSystem:
-			p.Messages = append(p.Messages, sdk.SystemMessage(m.Content))
-		case llm.RoleAssistant:
-			p.Messages = append(p.Messages, sdk.AssistantMessage(m.Content))
-		default:
-			p.Messages = append(p.Messages, sdk.UserMessage(m.Content))
-		}
-	}
-	maxTokens := int64(c.cfg.MaxTokens)
-	if req.MaxTokens > 0 {
-		maxTokens = int64(req.MaxTokens)
-	}
-	if c.official {
-		// max_tokens is deprecated and rejected by o-series/gpt-5 models.
-		p.MaxCompletionTokens = sdk.Int(maxTokens)
-	} else {
-		p.MaxTokens = sdk.Int(maxTokens)
-	}
-	if t := req.Temperature; t != nil {
-		p.Temperature = sdk.Float(*t)
-	} else if t := c.cfg.Temperature; t != nil {
-		p.Temperature = sdk.Float(*t)
-	}
-	if seed != nil {
-		p.Seed = sdk.Int(*seed)
-	}
-	switch {
-	case req.Schema != nil && c.official:
-		p.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{
-			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
-					Name:   SchemaName(req.SchemaName),
-					Schema: req.Schema,
-					Strict: sdk.Bool(StrictCompatible(req.Schema)),
-				},
-			},
-		}
-	case req.JSON || req.Schema != nil:
-		p.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{
-			OfJSONObject: &shared.ResponseFormatJSONObjectParam{},
-		}
-	}
-	return p
 }
 
 // contentParts joins the text parts of a content array; other part types
