@@ -207,11 +207,15 @@ func (c *Client) complete(ctx context.Context, req llm.Request, seed *int64) (ll
 			Message: fmt.Sprintf("encode the request: %v", err)}
 	}
 	var httpResp *http.Response
-	var comp *sdk.ChatCompletion
+	var raw []byte
 	ctx, body := llm.WatchBody(ctx)
 	start := time.Now()
-	err = c.api.Post(ctx, "chat/completions", reqBody, &comp, option.WithResponseInto(&httpResp))
+	err = c.api.Post(ctx, "chat/completions", reqBody, &raw, option.WithResponseInto(&httpResp))
 	latency := time.Since(start)
+	a, ok := readAnswer(raw)
+	if err == nil && !ok {
+		err = errors.New("error parsing response json: not valid JSON")
+	}
 	if err != nil {
 		return llm.Response{Latency: latency}, c.callError(err, httpResp)
 	}
@@ -221,15 +225,9 @@ func (c *Client) complete(ctx context.Context, req llm.Request, seed *int64) (ll
 		reqID = httpResp.Header.Get("x-request-id")
 		rateLimit = llm.ParseRateLimit(httpResp.Header, time.Now())
 	}
-	if comp == nil {
-		// Unreachable through llm.BoundedHTTPClient (a 2xx body must be an
-		// object), kept so that no answer can crash the process.
-		comp = &sdk.ChatCompletion{}
-	}
-	usage := mapUsage(comp.Usage)
 	fail := func(kind llm.ErrorKind, status int, code, msg, finish string) (llm.Response, error) {
 		e := &llm.Error{Kind: kind, StatusCode: status, Provider: c.cfg.Provider, Model: c.cfg.Model,
-			Code: code, Message: llm.Redact(msg, c.cfg.APIKey), RequestID: reqID, Usage: usage}
+			Code: code, Message: llm.Redact(msg, c.cfg.APIKey), RequestID: reqID, Usage: a.usage}
 		if status >= 400 {
 			classify(e, c.cfg)
 			if httpResp != nil {
@@ -244,40 +242,34 @@ func (c *Client) complete(ctx context.Context, req llm.Request, seed *int64) (ll
 
 	// OpenRouter (and some gateways) report errors that happen after the
 	// response started inside a 200 body: {"error":{...}} and no choices.
-	if f, ok := comp.JSON.ExtraFields["error"]; ok && present(f.Raw()) {
-		status, code, msg := parseErrorObject(f.Raw())
+	if present(a.err) {
+		status, code, msg := parseErrorObject(a.err)
 		return fail(llm.KindServer, status, code, "error in a 200 response: "+msg, "")
 	}
-	if len(comp.Choices) == 0 {
+	if !a.choices {
 		return fail(llm.KindEmpty, 0, "", "response has no choices", "")
 	}
-	ch := comp.Choices[0]
-	if f, ok := ch.JSON.ExtraFields["error"]; ok && present(f.Raw()) {
-		status, code, msg := parseErrorObject(f.Raw())
-		return fail(llm.KindServer, status, code, "error in choice: "+msg, ch.FinishReason)
+	if present(a.choiceErr) {
+		status, code, msg := parseErrorObject(a.choiceErr)
+		return fail(llm.KindServer, status, code, "error in choice: "+msg, a.finish)
 	}
-	if ch.Message.Refusal != "" {
-		return fail(llm.KindEmpty, 0, "refusal", "model refused: "+ch.Message.Refusal, ch.FinishReason)
+	if a.refusal != "" {
+		return fail(llm.KindEmpty, 0, "refusal", "model refused: "+a.refusal, a.finish)
 	}
-	content := ch.Message.Content
-	if raw := ch.Message.JSON.Content.Raw(); strings.HasPrefix(raw, "[") {
-		// Some OpenAI-compatible servers answer with content parts
-		// ([{"type":"text","text":…}]); the SDK hands them on as raw JSON.
-		content = contentParts(raw)
-	}
+	content := a.content
 	if strings.TrimSpace(content) == "" {
-		return fail(llm.KindEmpty, 0, ch.FinishReason, fmt.Sprintf("empty content (finish_reason %q)", ch.FinishReason), ch.FinishReason)
+		return fail(llm.KindEmpty, 0, a.finish, fmt.Sprintf("empty content (finish_reason %q)", a.finish), a.finish)
 	}
 	text, cut := llm.BoundReply(content)
-	// The SDK's strings are slices of the whole response body; copies let
+	// gjson's strings are slices of the whole response body; copies let
 	// the body go while the conversation keeps only its text.
 	return llm.Response{
 		Text:         strings.Clone(text),
 		Truncated:    cut || body.Cut("content"),
-		FinishReason: strings.Clone(ch.FinishReason),
+		FinishReason: strings.Clone(a.finish),
 		RequestID:    reqID,
-		Model:        strings.Clone(comp.Model),
-		Usage:        usage,
+		Model:        strings.Clone(a.model),
+		Usage:        a.usage,
 		Latency:      latency,
 		RateLimit:    rateLimit,
 	}, nil
@@ -300,17 +292,6 @@ func contentParts(raw string) string {
 		}
 	}
 	return b.String()
-}
-
-func mapUsage(u sdk.CompletionUsage) llm.Usage {
-	return llm.Usage{
-		Requests:          1,
-		InputTokens:       int(u.PromptTokens),
-		OutputTokens:      int(u.CompletionTokens),
-		CachedInputTokens: int(u.PromptTokensDetails.CachedTokens),
-		CacheWriteTokens:  int(u.PromptTokensDetails.CacheWriteTokens),
-		ReasoningTokens:   int(u.CompletionTokensDetails.ReasoningTokens),
-	}
 }
 
 var schemaNameBad = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
