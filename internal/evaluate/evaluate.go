@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,6 +24,10 @@ type evalRow struct {
 	ID     string
 	Sample int
 	Metric string
+	// Key is the row's verdict key under the evaluation's keyBase, made
+	// while the validation pass has the conversation decoded (empty when
+	// that pass was given no base).
+	Key string
 }
 
 // Evaluate judges runs/<target>/conversations.json and writes scores.json.
@@ -37,6 +42,7 @@ type evaluation struct {
 	targetID, convPath, out, key string
 	inputs                       map[string]string
 	rows                         []evalRow
+	keyBase                      string // what the rows' keys start from
 }
 
 // evaluate writes targetID's scores.json: one verdict row per row of
@@ -54,7 +60,8 @@ func Phase(ctx context.Context, b *work.Bench, targetID string, j *Target) error
 		return fault.Inputf("%s does not exist: run `impactbench simulate %s %s` first", e.convPath, b.Spec.Slug, targetID)
 	}
 	var err error
-	if e.rows, err = evalRows(b, e.convPath); err != nil {
+	e.keyBase = verdictKeyBase(b)
+	if e.rows, err = evalRows(b, e.convPath, e.keyBase); err != nil {
 		return err
 	}
 	convSHA, _ := phase.FileSHA(e.convPath)
@@ -93,7 +100,11 @@ func judgeAll(ctx context.Context, b *work.Bench, e evaluation, j *Target, rep s
 	for k := range j.seats {
 		j.seats[k] = jb.client(k, j.seats[k])
 	}
-	stored, feedErr := judgeRows(ctx, b, j, e.convPath, len(e.rows))
+	var keyed []evalRow
+	if e.keyBase == j.rowKeyBase {
+		keyed = e.rows
+	}
+	stored, feedErr := judgeRows(ctx, b, j, e.convPath, keyed)
 	rep.Rows = len(e.rows)
 	if cause := j.halt.Err(); cause != nil && work.Fatal(cause) {
 		b.Report.Add(rep)
@@ -123,20 +134,16 @@ func judgeAll(ctx context.Context, b *work.Bench, e evaluation, j *Target, rep s
 
 // judgeRows makes the verdict row of every row of conversations.json,
 // streaming the file so that only the rows in flight are in memory, and
-// waits for them. It returns how many now have a stored score.
-func judgeRows(ctx context.Context, b *work.Bench, j *Target, convPath string, n int) (stored int, feedErr error) {
+// waits for them. It returns how many now have a stored score. keyed, when
+// not nil, are the file's rows with their verdict keys under j's key base
+// (from the validation pass): a row whose verdict is already under way or
+// stored (handed over as its conversation ended, as in `run`) is then found
+// by its key without decoding its transcript a second time.
+func judgeRows(ctx context.Context, b *work.Bench, j *Target, convPath string, keyed []evalRow) (stored int, feedErr error) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	feedErr = artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if j.halt.Err() != nil {
-			return context.Canceled // the judge stopped; judgeAll says why
-		}
+	await := func(unit string, st *schedule.Row[artifacts.Score]) {
 		wg.Add(1)
-		unit := j.unitName(c.ID, c.Sample)
-		st := j.start(ctx, &c, true)
 		st.OnDone(func(o schedule.Outcome[artifacts.Score]) {
 			if o.Stored {
 				mu.Lock()
@@ -148,10 +155,57 @@ func judgeRows(ctx context.Context, b *work.Bench, j *Target, convPath string, n
 			j.b.Verdicts.Retire(unit, st)
 			wg.Done()
 		})
+	}
+	admit := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if j.halt.Err() != nil {
+			return context.Canceled // the judge stopped; judgeAll says why
+		}
 		return nil
-	})
+	}
+	if keyed == nil {
+		feedErr = artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
+			if err := admit(); err != nil {
+				return err
+			}
+			await(j.unitName(c.ID, c.Sample), j.start(ctx, &c, true))
+			return nil
+		})
+	} else {
+		feedErr = eachKeyed(convPath, keyed, func(i int, raw json.RawMessage) error {
+			if err := admit(); err != nil {
+				return err
+			}
+			unit, st, err := j.startKeyed(ctx, raw, keyed[i])
+			if err == nil {
+				await(unit, st)
+			}
+			return err
+		})
+	}
 	wg.Wait()
 	return stored, feedErr
+}
+
+// errConvChanged is conversations.json changing between the validation
+// pass and the judging pass.
+var errConvChanged = errors.New("conversations.json changed while it was being judged; run evaluate again")
+
+// eachKeyed streams convPath's raw rows, which must be keyed's rows.
+func eachKeyed(convPath string, keyed []evalRow, fn func(i int, raw json.RawMessage) error) error {
+	n := 0
+	err := artifacts.EachRawRow(convPath, func(i int, raw json.RawMessage) error {
+		if n = i + 1; i >= len(keyed) {
+			return errConvChanged
+		}
+		return fn(i, raw)
+	})
+	if err == nil && n != len(keyed) {
+		err = fmt.Errorf("%s: %w", convPath, errConvChanged)
+	}
+	return err
 }
 
 // commitScores writes scores.json, its cost and its phase record.
@@ -182,14 +236,18 @@ func commitScores(b *work.Bench, e evaluation, unitName func(evalRow) string, re
 // evalRows is the first pass: every row's metric is checked before
 // anything is spent; a missing metric is an input error, never a silently
 // dropped row.
-func evalRows(b *work.Bench, convPath string) ([]evalRow, error) {
+func evalRows(b *work.Bench, convPath, keyBase string) ([]evalRow, error) {
 	var rows []evalRow
 	var missing []string
 	err := artifacts.EachConversation(convPath, func(i int, c artifacts.Conversation) error {
 		if _, ok := b.Spec.MetricByID(c.MetricID); !ok {
 			missing = append(missing, fmt.Sprintf("row %d (%s): metric_id %q", i, c.ID, c.MetricID))
 		}
-		rows = append(rows, evalRow{c.ID, c.Sample, c.MetricID})
+		row := evalRow{ID: c.ID, Sample: c.Sample, Metric: c.MetricID}
+		if keyBase != "" {
+			row.Key = verdictKey(keyBase, &c)
+		}
+		rows = append(rows, row)
 		return nil
 	})
 	if err != nil {

@@ -152,9 +152,35 @@ func (j *Target) Offer(ctx context.Context, conv *artifacts.Conversation) { j.st
 func (j *Target) start(ctx context.Context, conv *artifacts.Conversation, wait bool) *schedule.Row[artifacts.Score] {
 	unit := j.unitName(conv.ID, conv.Sample)
 	st, created := j.b.Verdicts.Claim(unit, j.rowKey(conv))
-	if !created {
-		return st
+	if created {
+		j.launch(ctx, st, unit, conv, wait)
 	}
+	return st
+}
+
+// startKeyed is start for a row of the judging pass whose key the
+// validation pass made: the transcript is decoded only when no verdict is
+// under way or stored for it.
+func (j *Target) startKeyed(ctx context.Context, raw []byte, row evalRow) (string, *schedule.Row[artifacts.Score], error) {
+	unit := j.unitName(row.ID, row.Sample)
+	st, created := j.b.Verdicts.Claim(unit, row.Key)
+	if !created {
+		return unit, st, nil
+	}
+	conv, err := artifacts.DecodeConversation(raw)
+	if err == nil && (conv.ID != row.ID || conv.Sample != row.Sample || j.rowKey(&conv) != row.Key) {
+		err = errConvChanged
+	}
+	if err != nil {
+		st.Finish(schedule.Outcome[artifacts.Score]{Status: schedule.Stopped})
+		return "", nil, err
+	}
+	j.launch(ctx, st, unit, &conv, true)
+	return unit, st, nil
+}
+
+// launch runs the verdict row st of conv (claimed as unit) on the lane.
+func (j *Target) launch(ctx context.Context, st *schedule.Row[artifacts.Score], unit string, conv *artifacts.Conversation, wait bool) {
 	held := conv
 	if !wait && j.held.Add(1) > j.keep {
 		j.held.Add(-1)
@@ -188,7 +214,6 @@ func (j *Target) start(ctx context.Context, conv *artifacts.Conversation, wait b
 		j.rows.Done()
 		st.Finish(schedule.Outcome[artifacts.Score]{Status: schedule.Stopped})
 	}
-	return st
 }
 
 // convRef names a conversation to read back from the call store.

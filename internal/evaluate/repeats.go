@@ -43,7 +43,7 @@ func repeat(ctx context.Context, b *work.Bench, targetID string, k int) error {
 	if _, err := os.Stat(scoresPath); err != nil {
 		return fault.Inputf("%s does not exist: run `impactbench evaluate %s %s` first (repeats are compared with its verdicts)", scoresPath, b.Spec.Slug, targetID)
 	}
-	rows, err := evalRows(b, convPath)
+	rows, err := evalRows(b, convPath, "")
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func judgeRepeat(ctx context.Context, b *work.Bench, targetID, convPath string, 
 	j.seed = repeatSeed(b.Cfg.Seed, n)
 	j.unitDir += "-repeat" + strconv.Itoa(n)
 	j.rowKeyBase = phase.Fingerprint(j.rowKeyBase, "repeat", n, j.seed)
-	_, feedErr := judgeRows(ctx, b, j, convPath, total)
+	_, feedErr := judgeRows(ctx, b, j, convPath, nil)
 	j.Close()
 	if cause := j.halt.Err(); cause != nil && work.Fatal(cause) {
 		return j, cause

@@ -21,7 +21,6 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/sanitize"
@@ -73,7 +72,9 @@ type Config struct {
 // Client is an llm.Client for one model. Safe for concurrent use; build it
 // once per model config, not per call.
 type Client struct {
-	svc      sdk.ChatCompletionService
+	// api sends requests with the client's options only (see New); its
+	// services are unused, the body is ours (wire.go).
+	api      sdk.Client
 	cfg      Config
 	official bool
 	// seedRefused holds why the server refused the seed parameter, once it
@@ -127,7 +128,7 @@ func New(cfg Config) (*Client, error) {
 	for k, v := range cfg.ExtraHeaders {
 		opts = append(opts, option.WithHeader(k, v))
 	}
-	return &Client{svc: sdk.NewChatCompletionService(opts...), cfg: cfg, official: official}, nil
+	return &Client{api: sdk.Client{Options: opts}, cfg: cfg, official: official}, nil
 }
 
 // Complete makes one Chat Completions call (no retries: see llm.WithRetry).
@@ -200,12 +201,21 @@ func (c *Client) refuseSeeds(err error) string {
 }
 
 func (c *Client) complete(ctx context.Context, req llm.Request, seed *int64) (llm.Response, error) {
-	params := c.params(req, seed)
+	reqBody, err := c.body(req, seed)
+	if err != nil {
+		return llm.Response{}, &llm.Error{Kind: llm.KindConfig, Provider: c.cfg.Provider, Model: c.cfg.Model,
+			Message: fmt.Sprintf("encode the request: %v", err)}
+	}
 	var httpResp *http.Response
+	var raw []byte
 	ctx, body := llm.WatchBody(ctx)
 	start := time.Now()
-	comp, err := c.svc.New(ctx, params, option.WithResponseInto(&httpResp))
+	err = c.api.Post(ctx, "chat/completions", reqBody, &raw, option.WithResponseInto(&httpResp))
 	latency := time.Since(start)
+	a, ok := readAnswer(raw)
+	if err == nil && !ok {
+		err = errors.New("error parsing response json: not valid JSON")
+	}
 	if err != nil {
 		return llm.Response{Latency: latency}, c.callError(err, httpResp)
 	}
@@ -215,15 +225,9 @@ func (c *Client) complete(ctx context.Context, req llm.Request, seed *int64) (ll
 		reqID = httpResp.Header.Get("x-request-id")
 		rateLimit = llm.ParseRateLimit(httpResp.Header, time.Now())
 	}
-	if comp == nil {
-		// Unreachable through llm.BoundedHTTPClient (a 2xx body must be an
-		// object), kept so that no answer can crash the process.
-		comp = &sdk.ChatCompletion{}
-	}
-	usage := mapUsage(comp.Usage)
 	fail := func(kind llm.ErrorKind, status int, code, msg, finish string) (llm.Response, error) {
 		e := &llm.Error{Kind: kind, StatusCode: status, Provider: c.cfg.Provider, Model: c.cfg.Model,
-			Code: code, Message: llm.Redact(msg, c.cfg.APIKey), RequestID: reqID, Usage: usage}
+			Code: code, Message: llm.Redact(msg, c.cfg.APIKey), RequestID: reqID, Usage: a.usage}
 		if status >= 400 {
 			classify(e, c.cfg)
 			if httpResp != nil {
@@ -238,95 +242,37 @@ func (c *Client) complete(ctx context.Context, req llm.Request, seed *int64) (ll
 
 	// OpenRouter (and some gateways) report errors that happen after the
 	// response started inside a 200 body: {"error":{...}} and no choices.
-	if f, ok := comp.JSON.ExtraFields["error"]; ok && present(f.Raw()) {
-		status, code, msg := parseErrorObject(f.Raw())
+	if present(a.err) {
+		status, code, msg := parseErrorObject(a.err)
 		return fail(llm.KindServer, status, code, "error in a 200 response: "+msg, "")
 	}
-	if len(comp.Choices) == 0 {
+	if !a.choices {
 		return fail(llm.KindEmpty, 0, "", "response has no choices", "")
 	}
-	ch := comp.Choices[0]
-	if f, ok := ch.JSON.ExtraFields["error"]; ok && present(f.Raw()) {
-		status, code, msg := parseErrorObject(f.Raw())
-		return fail(llm.KindServer, status, code, "error in choice: "+msg, ch.FinishReason)
+	if present(a.choiceErr) {
+		status, code, msg := parseErrorObject(a.choiceErr)
+		return fail(llm.KindServer, status, code, "error in choice: "+msg, a.finish)
 	}
-	if ch.Message.Refusal != "" {
-		return fail(llm.KindEmpty, 0, "refusal", "model refused: "+ch.Message.Refusal, ch.FinishReason)
+	if a.refusal != "" {
+		return fail(llm.KindEmpty, 0, "refusal", "model refused: "+a.refusal, a.finish)
 	}
-	content := ch.Message.Content
-	if raw := ch.Message.JSON.Content.Raw(); strings.HasPrefix(raw, "[") {
-		// Some OpenAI-compatible servers answer with content parts
-		// ([{"type":"text","text":…}]); the SDK hands them on as raw JSON.
-		content = contentParts(raw)
-	}
+	content := a.content
 	if strings.TrimSpace(content) == "" {
-		return fail(llm.KindEmpty, 0, ch.FinishReason, fmt.Sprintf("empty content (finish_reason %q)", ch.FinishReason), ch.FinishReason)
+		return fail(llm.KindEmpty, 0, a.finish, fmt.Sprintf("empty content (finish_reason %q)", a.finish), a.finish)
 	}
 	text, cut := llm.BoundReply(content)
-	// The SDK's strings are slices of the whole response body; copies let
+	// gjson's strings are slices of the whole response body; copies let
 	// the body go while the conversation keeps only its text.
 	return llm.Response{
 		Text:         strings.Clone(text),
 		Truncated:    cut || body.Cut("content"),
-		FinishReason: strings.Clone(ch.FinishReason),
+		FinishReason: strings.Clone(a.finish),
 		RequestID:    reqID,
-		Model:        strings.Clone(comp.Model),
-		Usage:        usage,
+		Model:        strings.Clone(a.model),
+		Usage:        a.usage,
 		Latency:      latency,
 		RateLimit:    rateLimit,
 	}, nil
-}
-
-func (c *Client) params(req llm.Request, seed *int64) sdk.ChatCompletionNewParams {
-	p := sdk.ChatCompletionNewParams{
-		Model:    shared.ChatModel(c.cfg.Model),
-		Messages: make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Messages)),
-	}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case llm.RoleSystem:
-			p.Messages = append(p.Messages, sdk.SystemMessage(m.Content))
-		case llm.RoleAssistant:
-			p.Messages = append(p.Messages, sdk.AssistantMessage(m.Content))
-		default:
-			p.Messages = append(p.Messages, sdk.UserMessage(m.Content))
-		}
-	}
-	maxTokens := int64(c.cfg.MaxTokens)
-	if req.MaxTokens > 0 {
-		maxTokens = int64(req.MaxTokens)
-	}
-	if c.official {
-		// max_tokens is deprecated and rejected by o-series/gpt-5 models.
-		p.MaxCompletionTokens = sdk.Int(maxTokens)
-	} else {
-		p.MaxTokens = sdk.Int(maxTokens)
-	}
-	if t := req.Temperature; t != nil {
-		p.Temperature = sdk.Float(*t)
-	} else if t := c.cfg.Temperature; t != nil {
-		p.Temperature = sdk.Float(*t)
-	}
-	if seed != nil {
-		p.Seed = sdk.Int(*seed)
-	}
-	switch {
-	case req.Schema != nil && c.official:
-		p.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{
-			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
-					Name:   SchemaName(req.SchemaName),
-					Schema: req.Schema,
-					Strict: sdk.Bool(StrictCompatible(req.Schema)),
-				},
-			},
-		}
-	case req.JSON || req.Schema != nil:
-		p.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{
-			OfJSONObject: &shared.ResponseFormatJSONObjectParam{},
-		}
-	}
-	return p
 }
 
 // contentParts joins the text parts of a content array; other part types
@@ -346,17 +292,6 @@ func contentParts(raw string) string {
 		}
 	}
 	return b.String()
-}
-
-func mapUsage(u sdk.CompletionUsage) llm.Usage {
-	return llm.Usage{
-		Requests:          1,
-		InputTokens:       int(u.PromptTokens),
-		OutputTokens:      int(u.CompletionTokens),
-		CachedInputTokens: int(u.PromptTokensDetails.CachedTokens),
-		CacheWriteTokens:  int(u.PromptTokensDetails.CacheWriteTokens),
-		ReasoningTokens:   int(u.CompletionTokensDetails.ReasoningTokens),
-	}
 }
 
 var schemaNameBad = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
