@@ -39,7 +39,8 @@ const maxObject = 64 << 20
 
 type blobBackend struct {
 	b      *blob.Bucket
-	prefix string // "" or ending in '/'
+	prefix string  // "" or ending in '/'
+	floors *floors // with Options.Survey: revisions known to exist
 }
 
 // eventBody is a revision object.
@@ -180,7 +181,10 @@ func (bb *blobBackend) readEvent(ctx context.Context, name string, rev int) (eve
 // revision listed is read while the keys above it are probed: it is
 // almost always the latest, and the two round trips overlap.
 func (bb *blobBackend) latestEvent(ctx context.Context, name string) (*event, int, error) {
-	cand, err := bb.listed(ctx, name)
+	cand, known, err := bb.floor(ctx, name)
+	if err == nil && !known {
+		cand, err = bb.listed(ctx, name)
+	}
 	if err != nil || cand < 0 {
 		return nil, 0, err
 	}
@@ -205,6 +209,7 @@ func (bb *blobBackend) latestEvent(ctx context.Context, name string) (*event, in
 	if readErr != nil || !found {
 		return nil, 0, readErr
 	}
+	bb.raise(name, top)
 	return &ev, gen, nil
 }
 
