@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/impactbench/impactbench/internal/callstore/s3test"
 	"github.com/impactbench/impactbench/internal/fsx"
@@ -158,6 +159,56 @@ func BenchmarkBlobStoreUnit(b *testing.B) {
 					u.Close()
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkBlobReplayRead reads back the results of 256 units per op, as
+// a replay (merge --from-store) assembles an output, against gofakes3 on
+// loopback: with and without Survey, requests and wall per unit.
+func BenchmarkBlobReplayRead(b *testing.B) {
+	srv := s3test.Start(b, "calls")
+	for _, kv := range s3test.Env(b.TempDir()) {
+		k, v, _ := strings.Cut(kv, "=")
+		b.Setenv(k, v)
+	}
+	const n = 256
+	name := func(i int) string { return fmt.Sprintf("t/eval/u%04d__s0", i) }
+	w, err := OpenURL(context.Background(), srv.URL("calls", "replay"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	for i := range n {
+		u, _ := w.Unit(name(i))
+		if err := u.SetResult("k", i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var requests atomic.Int64
+	srv.Hook(func(http.ResponseWriter, *http.Request) bool { requests.Add(1); return false })
+	for _, survey := range []bool{false, true} {
+		b.Run(fmt.Sprintf("survey-%v", survey), func(b *testing.B) {
+			requests.Store(0)
+			start := time.Now()
+			for range b.N {
+				s, err := OpenURL(context.Background(), srv.URL("calls", "replay"), Options{Survey: survey})
+				if err != nil {
+					b.Fatal(err)
+				}
+				err = EachResult(context.Background(), s, n, name, func(i int, v *int, ok bool) error {
+					if !ok || *v != i {
+						return fmt.Errorf("unit %d: %d %v", i, *v, ok)
+					}
+					return nil
+				})
+				s.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(requests.Load())/float64(b.N*n), "requests/unit")
+			b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N*n), "µs/unit")
 		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+	"golang.org/x/sync/errgroup"
 )
 
 // The object-store backend keeps, under the store's prefix:
@@ -38,7 +39,8 @@ const maxObject = 64 << 20
 
 type blobBackend struct {
 	b      *blob.Bucket
-	prefix string // "" or ending in '/'
+	prefix string  // "" or ending in '/'
+	floors *floors // with Options.Survey: revisions known to exist
 }
 
 // eventBody is a revision object.
@@ -90,23 +92,41 @@ func (bb *blobBackend) read(ctx context.Context, key string) (data []byte, found
 	return data, true, nil
 }
 
-// top finds the unit's latest revision. Revisions are dense from 0, so a
-// unit without revision 0 has none (one request, the common case of a
-// unit not yet done); otherwise the highest one listed, then the exact
-// keys above it until one is missing (a listing may lag behind).
-func (bb *blobBackend) top(ctx context.Context, name string) (int, error) {
-	if ok, err := bb.b.Exists(ctx, bb.eventKey(name, 0)); err != nil || !ok {
-		if err != nil {
-			return 0, fmt.Errorf("callstore: probe %s: %w", name, err)
-		}
+// listed finds the unit's latest revision as far as a listing shows it.
+// Revisions are dense from 0, so a unit without revision 0 has none (-1:
+// the common case of a unit not yet done); otherwise the highest one
+// listed, which the caller confirms by probing the exact keys above it (a
+// listing may lag behind). The probe of revision 0 and the listing go out
+// together: on an object store each is a round trip, and a replay opens
+// every unit of a study.
+func (bb *blobBackend) listed(ctx context.Context, name string) (int, error) {
+	var g errgroup.Group
+	listed := 0
+	g.Go(func() (err error) {
+		listed, err = bb.listTop(ctx, name)
+		return err
+	})
+	ok, err := bb.b.Exists(ctx, bb.eventKey(name, 0))
+	listErr := g.Wait()
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("callstore: probe %s: %w", name, err)
+	case !ok:
 		return -1, nil
+	case listErr != nil:
+		return 0, listErr
 	}
+	return listed, nil
+}
+
+// listTop is the highest revision listed under the unit (0 when none is).
+func (bb *blobBackend) listTop(ctx context.Context, name string) (int, error) {
 	top := 0
 	it := bb.b.List(&blob.ListOptions{Prefix: bb.prefix + name + "/!r/"})
 	for {
 		obj, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {
-			break
+			return top, nil
 		}
 		if err != nil {
 			return 0, fmt.Errorf("callstore: list %s: %w", name, err)
@@ -115,6 +135,10 @@ func (bb *blobBackend) top(ctx context.Context, name string) (int, error) {
 			top = rev
 		}
 	}
+}
+
+// probeAbove probes the exact keys above revision top until one is missing.
+func (bb *blobBackend) probeAbove(ctx context.Context, name string, top int) (int, error) {
 	for {
 		ok, err := bb.b.Exists(ctx, bb.eventKey(name, top+1))
 		if err != nil {
@@ -153,16 +177,39 @@ func (bb *blobBackend) readEvent(ctx context.Context, name string, rev int) (eve
 	return event{Rev: rev, Kind: kind, Result: eb.Result, ResultKey: eb.ResultKey, At: eb.At}, eb.Gen, true, nil
 }
 
-// latestEvent reads the unit's latest revision and generation.
+// latestEvent reads the unit's latest revision and generation. The
+// revision listed is read while the keys above it are probed: it is
+// almost always the latest, and the two round trips overlap.
 func (bb *blobBackend) latestEvent(ctx context.Context, name string) (*event, int, error) {
-	top, err := bb.top(ctx, name)
-	if err != nil || top < 0 {
+	cand, known, err := bb.floor(ctx, name)
+	if err == nil && !known {
+		cand, err = bb.listed(ctx, name)
+	}
+	if err != nil || cand < 0 {
 		return nil, 0, err
 	}
-	ev, gen, found, err := bb.readEvent(ctx, name, top)
-	if err != nil || !found {
+	var (
+		g     errgroup.Group
+		ev    event
+		gen   int
+		found bool
+	)
+	g.Go(func() (err error) {
+		ev, gen, found, err = bb.readEvent(ctx, name, cand)
+		return err
+	})
+	top, err := bb.probeAbove(ctx, name, cand)
+	readErr := g.Wait()
+	if err != nil {
 		return nil, 0, err
 	}
+	if top != cand {
+		ev, gen, found, readErr = bb.readEvent(ctx, name, top)
+	}
+	if readErr != nil || !found {
+		return nil, 0, readErr
+	}
+	bb.raise(name, top)
 	return &ev, gen, nil
 }
 

@@ -153,6 +153,12 @@ type Options struct {
 	// network file systems (NFS, SMB, Lustre…), where other machines see
 	// a record only once it is flushed.
 	Sync bool
+	// Survey suits a process that reads every unit of a store and writes
+	// few (a replay, merge --from-store): on an object store each
+	// directory of units is listed once, and a unit listed is then read
+	// in one round trip of two requests instead of two of four. A worker,
+	// which reads only its share of the units, goes without.
+	Survey bool
 }
 
 // Store holds units. Its units may be used from many goroutines; many

@@ -163,7 +163,11 @@ func OpenBucket(ctx context.Context, b *blob.Bucket, prefix string, o Options) (
 	if err != nil {
 		return nil, &URLError{Key: StoreKey, Kind: classify(err), Err: err}
 	}
-	return &Store{be: &blobBackend{b: b, prefix: prefix}, force: o.Force}, nil
+	bb := &blobBackend{b: b, prefix: prefix}
+	if o.Survey {
+		bb.floors = newFloors()
+	}
+	return &Store{be: bb, force: o.Force}, nil
 }
 
 // credentialCodes are the S3 error codes of credentials that were refused.

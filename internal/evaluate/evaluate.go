@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
@@ -125,7 +126,7 @@ func judgeAll(ctx context.Context, b *work.Bench, e evaluation, j *Target, rep s
 		b.Report.Add(rep)
 		return nil
 	}
-	if err := commitScores(b, e, unitName, &rep); err != nil {
+	if err := commitScores(ctx, b, e, unitName, &rep); err != nil {
 		return err
 	}
 	jb.cleanup()
@@ -209,11 +210,11 @@ func eachKeyed(convPath string, keyed []evalRow, fn func(i int, raw json.RawMess
 }
 
 // commitScores writes scores.json, its cost and its phase record.
-func commitScores(b *work.Bench, e evaluation, unitName func(evalRow) string, rep *summary.PhaseReport) error {
+func commitScores(ctx context.Context, b *work.Bench, e evaluation, unitName func(evalRow) string, rep *summary.PhaseReport) error {
 	if err := b.BeginOutput(e.key, e.inputs); err != nil {
 		return err
 	}
-	total, models, passed, valid, err := writeScores(b, e.targetID, e.out, e.rows, unitName, rep)
+	total, models, passed, valid, err := writeScores(ctx, b, e.targetID, e.out, e.rows, unitName, rep)
 	if err != nil {
 		return err
 	}
@@ -262,23 +263,25 @@ func evalRows(b *work.Bench, convPath, keyBase string) ([]evalRow, error) {
 
 // writeScores assembles scores.json from the stored scores in row order,
 // refusing (and leaving the old file) when verdicts would become null. It
-// returns the scores' usage and the passed and valid counts.
-func writeScores(b *work.Bench, targetID, out string, rows []evalRow, unitName func(evalRow) string, rep *summary.PhaseReport) (total llm.Usage, models work.ByModel, passed, valid int, err error) {
+// returns the scores' usage and the passed and valid counts. The scores
+// are read ahead of the writer (callstore.EachResult): on an object store
+// a replay's (merge --from-store) rows were otherwise read one round trip
+// after another.
+func writeScores(ctx context.Context, b *work.Bench, targetID, out string, rows []evalRow, unitName func(evalRow) string, rep *summary.PhaseReport) (total llm.Usage, models work.ByModel, passed, valid int, err error) {
 	models = work.ByModel{}
 	w, err := artifacts.NewArrayWriter(out)
 	if err != nil {
 		return total, models, 0, 0, err
 	}
 	guard := phase.NewVerdictGuard(b.Opts.AcceptFewer, out)
-	for _, row := range rows {
-		var sc artifacts.Score
-		if _, ok := b.Store.ReadResult(unitName(row), &sc); !ok {
-			w.Abort()
-			return total, models, 0, 0, fmt.Errorf("evaluate %s: score of %s sample %d missing from %s", targetID, row.ID, row.Sample, b.Store.Location())
+	name := func(i int) string { return unitName(rows[i]) }
+	err = callstore.EachResult(ctx, b.Store, len(rows), name, func(i int, sc *artifacts.Score, ok bool) error {
+		if !ok {
+			return fmt.Errorf("evaluate %s: score of %s sample %d missing from %s", targetID, rows[i].ID, rows[i].Sample, b.Store.Location())
 		}
 		if sc.Usage != nil {
 			total = total.Add(work.UsageOf(*sc.Usage))
-			addScore(models, sc)
+			addScore(models, *sc)
 		}
 		if sc.Passed != nil {
 			valid++
@@ -286,11 +289,12 @@ func writeScores(b *work.Bench, targetID, out string, rows []evalRow, unitName f
 				passed++
 			}
 		}
-		guard.See(&sc)
-		if err := w.Write(sc); err != nil {
-			w.Abort()
-			return total, models, 0, 0, err
-		}
+		guard.See(sc)
+		return w.Write(*sc)
+	})
+	if err != nil {
+		w.Abort()
+		return total, models, 0, 0, err
 	}
 	if err := guard.Check(); err != nil {
 		w.Abort()

@@ -99,7 +99,8 @@ func (e *Env) Open(ctx context.Context, benchDir string) (*Bench, error) {
 // shares, or object storage). A store that cannot be used is an input
 // error naming where its URL came from, before any call.
 func (e *Env) openStore(ctx context.Context, files layout.Bench, slug string) (*callstore.Store, error) {
-	o := callstore.Options{Force: e.Opts.Force}
+	// A replay reads every unit and writes few: it lists each directory once.
+	o := callstore.Options{Force: e.Opts.Force, Survey: e.Opts.Replay}
 	if e.Opts.Shard.Active() {
 		o.Writer = strings.TrimPrefix(e.Opts.Shard.Suffix(), ".")
 	}
