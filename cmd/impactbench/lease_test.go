@@ -3,12 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/impactbench/impactbench/internal/callstore/s3test"
 )
 
 // TestDuplicateWorkerOnObjectStoreWaits: workers that share only an object
@@ -20,19 +17,7 @@ import (
 // store writes one process's files byte for byte.
 func TestDuplicateWorkerOnObjectStoreWaits(t *testing.T) {
 	t.Parallel()
-	s3 := s3test.Start(t, "study")
-	storeEnv := append(s3test.Env(t.TempDir()), "IMPACTBENCH_STORE="+s3.URL("study", "calls"))
-	f, ref, refProject, p0 := workersSetup(t, "")
-	benchmark := readFile(t, filepath.Join(p0.benchDir("b"), "benchmark.yaml"))
-	scenarios := readFile(t, filepath.Join(p0.benchDir("b"), "scenarios.json"))
-	config := readFile(t, p0.path("config.yaml"))
-	pod := func(env ...string) *project {
-		p := newProject(t, string(config))
-		p.addBench("b", string(benchmark))
-		p.write("benchmarks/b/scenarios.json", string(scenarios))
-		p.env = append(append(p.env, storeEnv...), env...)
-		return p
-	}
+	_, f, ref, refProject, pod := storePods(t)
 	index0 := []string{"JOB_COMPLETION_INDEX=0", "IMPACTBENCH_SHARDS=2", "IMPACTBENCH_WORKERS=2"}
 	w0, dup, byHand, w1, merger := pod(index0...), pod(index0...), pod(), pod("JOB_COMPLETION_INDEX=1", "IMPACTBENCH_SHARDS=2"), pod()
 

@@ -309,6 +309,28 @@ func hashOf(b []byte) uint64 {
 	return h
 }
 
+// storePods is workersSetup's study for pods that share only an object
+// store (the S3 API s3, in the test process): each call of pod is a project
+// directory of its own holding the benchmark, its scenarios.json and the
+// store's environment, plus env.
+func storePods(t *testing.T) (s3 *s3test.Server, f *fakeLLM, ref map[string]int, refProject *project, pod func(env ...string) *project) {
+	t.Helper()
+	s3 = s3test.Start(t, "study")
+	storeEnv := append(s3test.Env(t.TempDir()), "IMPACTBENCH_STORE="+s3.URL("study", "calls"))
+	f, ref, refProject, p0 := workersSetup(t, "")
+	benchmark := readFile(t, filepath.Join(p0.benchDir("b"), "benchmark.yaml"))
+	scenarios := readFile(t, filepath.Join(p0.benchDir("b"), "scenarios.json"))
+	config := readFile(t, p0.path("config.yaml"))
+	pod = func(env ...string) *project {
+		p := newProject(t, string(config))
+		p.addBench("b", string(benchmark))
+		p.write("benchmarks/b/scenarios.json", string(scenarios))
+		p.env = append(append(p.env, storeEnv...), env...)
+		return p
+	}
+	return s3, f, ref, refProject, pod
+}
+
 // TestObjectStoreWorkersMergeFromStore: workers that share only an object
 // store (each with a project directory of its own, as pods with their own
 // disks) run their shards at once — one killed by SIGKILL mid-run and run
@@ -318,19 +340,7 @@ func hashOf(b []byte) uint64 {
 // beyond the calls in flight at the kill.
 func TestObjectStoreWorkersMergeFromStore(t *testing.T) {
 	t.Parallel()
-	s3 := s3test.Start(t, "study")
-	storeEnv := append(s3test.Env(t.TempDir()), "IMPACTBENCH_STORE="+s3.URL("study", "calls"))
-	f, ref, refProject, p0 := workersSetup(t, "")
-	benchmark := readFile(t, filepath.Join(p0.benchDir("b"), "benchmark.yaml"))
-	scenarios := readFile(t, filepath.Join(p0.benchDir("b"), "scenarios.json"))
-	config := readFile(t, p0.path("config.yaml"))
-	pod := func() *project {
-		p := newProject(t, string(config))
-		p.addBench("b", string(benchmark))
-		p.write("benchmarks/b/scenarios.json", string(scenarios))
-		p.env = append(p.env, storeEnv...)
-		return p
-	}
+	s3, f, ref, refProject, pod := storePods(t)
 	w0, w1, merger := pod(), pod(), pod()
 	w0.env = append(w0.env, "JOB_COMPLETION_INDEX=0", "IMPACTBENCH_SHARDS=2")
 	w1.env = append(w1.env, "JOB_COMPLETION_INDEX=1", "IMPACTBENCH_SHARDS=2")
