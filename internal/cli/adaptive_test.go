@@ -50,6 +50,64 @@ func projectFiles(t *testing.T, dir string) map[string]string {
 	return out
 }
 
+// projectTree is every path under dir, directories included (a lock or
+// presence file, or an empty directory, shows), with a file's bytes.
+func projectTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			out[p+"/"] = ""
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		out[p] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestRunAdaptiveRefusesShardedJob: in a scheduler's sharded job (a SLURM
+// array task, a Kubernetes Indexed Job's pod with a shard count)
+// --adaptive is exit 2 before anything is opened: the project tree is
+// byte-identical, no lock or presence file, no new directory.
+func TestRunAdaptiveRefusesShardedJob(t *testing.T) {
+	dir := adaptiveProject(t)
+	before := projectTree(t, dir)
+	for _, env := range []map[string]string{
+		{"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "2", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "1"},
+		{"JOB_COMPLETION_INDEX": "0", "IMPACTBENCH_SHARDS": "3"},
+	} {
+		for k, v := range env {
+			t.Setenv(k, v)
+		}
+		for _, args := range [][]string{{"run", "all", "--adaptive"}, {"run", "all", "--adaptive", "--dry-run"}} {
+			code, _, errs := run(t, dir, args...)
+			if code != ExitUsage || !strings.Contains(errs, "sharded job") {
+				t.Errorf("%v under %v: exit %d, want %d naming the sharded job\n%s", args, env, code, ExitUsage, errs)
+			}
+			after := projectTree(t, dir)
+			for p := range after {
+				if _, ok := before[p]; !ok {
+					t.Errorf("%v under %v created %s", args, env, p)
+				}
+			}
+			if !maps.Equal(before, after) {
+				t.Errorf("%v under %v changed the project tree", args, env)
+			}
+		}
+		for k := range env {
+			os.Unsetenv(k)
+		}
+	}
+}
+
 // basesByMetric reads a target's scores.json: each metric's base
 // scenario ids, sorted.
 func basesByMetric(t *testing.T, file string) map[string][]string {

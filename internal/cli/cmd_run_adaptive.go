@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -56,8 +57,8 @@ func (a *adaptiveFlags) options(cfg *config.Config) adaptive.Options {
 // runAdaptive runs the study in adaptive rounds (adaptrun.Run), or, with
 // --dry-run, plans its first round and prints the design's bill.
 func (g *globals) runAdaptive(ctx context.Context, cfg *config.Config, dirs []string, pf *phaseFlags, noReport bool, design adaptive.Options) error {
-	if pf.Shard != "" || pf.Shards > 0 || pf.Workers > 0 {
-		return usagef("--adaptive with --shard/--shards/--workers: a round's growth depends on every shard's scores; run the adaptive study in one process")
+	if err := refuseSharded(pf, os.Getenv); err != nil {
+		return err
 	}
 	var bill *adaptive.Bill
 	o := adaptrun.Options{Dir: filepath.Join(cfg.Dir, "benchmarks"), Design: design}
@@ -66,9 +67,6 @@ func (g *globals) runAdaptive(ctx context.Context, cfg *config.Config, dirs []st
 	}
 	err := g.runStudy(ctx, cfg, dirs, pf, noReport, func(ctx context.Context, s *runner.Study) error {
 		st := adaptiveStudy{s}
-		if st.Benches()[0].Opts.Shard.Active() {
-			return usagef("--adaptive in a sharded job (the scheduler gave this process a shard index): a round's growth depends on every shard's scores; run the adaptive study in one process")
-		}
 		o.Logf = s.Benchmarks()[0].Logf
 		if pf.DryRun {
 			b, err := adaptrun.DryRun(ctx, st, nil, o)
@@ -87,6 +85,24 @@ func (g *globals) runAdaptive(ctx context.Context, cfg *config.Config, dirs []st
 		err = bill.WriteText(w)
 	}
 	return err
+}
+
+// refuseSharded refuses --adaptive in a sharded run — by flag or by the
+// scheduler's variables (getenv) — before the study is opened, so nothing
+// (not even a lock file) is written: a round's growth depends on every
+// shard's scores.
+func refuseSharded(pf *phaseFlags, getenv func(string) string) error {
+	if pf.Shard != "" || pf.Shards > 0 || pf.Workers > 0 {
+		return usagef("--adaptive with --shard/--shards/--workers: a round's growth depends on every shard's scores; run the adaptive study in one process")
+	}
+	w, err := pf.worker(getenv)
+	if err != nil {
+		return err
+	}
+	if w.Shard.Active() {
+		return usagef("--adaptive in a sharded job (%s gave this process shard %d of %d): a round's growth depends on every shard's scores; run the adaptive study in one process, outside the array or indexed job", w.From, w.Shard.Index, w.Shard.Count)
+	}
+	return nil
 }
 
 // printAdaptive says how the rounds ended.
