@@ -151,7 +151,7 @@ func topKeys() []string {
 		"targets", "generation", "demographics", "perfunctory", "landmarks", "pinpoint",
 		"seed", "max_cost", "pricing", "prompts", "judge", "validity", "store", "rate_backend"}
 }
-func runKeys() []string { return []string{"force", "dry_run", "verbose", "concurrency", "adaptive"} }
+func runKeys() []string      { return []string{"force", "dry_run", "verbose", "concurrency", "adaptive"} }
 func adaptiveKeys() []string { return []string{"enabled", "start", "max", "seed"} }
 func concurrencyKeys() []string {
 	return []string{"gen_scenarios", "gen_scenarios_expand", "simulate", "evaluate"}
