@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"reflect"
 	"testing"
@@ -63,5 +64,27 @@ func TestJulyStopTable(t *testing.T) {
 	}
 	if !reflect.DeepEqual(want.Runs[:n], got.Runs) {
 		t.Errorf("the committed table's first %d replays differ from Replay's: committed %v, now %v; rerun %s", n, want.Runs[:n], got.Runs, stopsRegenerate)
+	}
+}
+
+// TestJulyStopsAsDocumented: docs/statistics.md's figures of the committed
+// table: July's metrics went to 2.996 base scenarios on average (2.986 to
+// 3.000 over the replays), so the expected bill is 99.9 % of the worst case.
+func TestJulyStopsAsDocumented(t *testing.T) {
+	table, err := JulyStops()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := quantiles(table.growth())
+	mean, lo, hi := 1+2*g.Mean, 1+2*g.Min, 1+2*g.Max
+	if math.Round(mean*1000) != 2996 || math.Round(lo*1000) != 2986 || math.Round(hi*1000) != 3000 {
+		t.Errorf("the July table's metrics went to %.3f base scenarios on average (%.3f–%.3f); docs/statistics.md says 2.996 (2.986–3.000)", mean, lo, hi)
+	}
+	b, err := Estimate(julyPlan(), Options{}, Evidence{Table: table}, Prices{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if share := b.Expected / float64(b.Worst); math.Round(share*1000) != 999 {
+		t.Errorf("expected bill %.4f of the worst case; docs/statistics.md says 99.9 %%", share)
 	}
 }
