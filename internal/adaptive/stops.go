@@ -1,9 +1,11 @@
 package adaptive
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 )
 
@@ -110,4 +112,20 @@ func (t *StopTable) growth() []float64 {
 		out = append(out, g)
 	}
 	return out
+}
+
+// intList is an indented JSON array of integers.
+var intList = regexp.MustCompile(`\[\s+((?:\d+,\s+)*\d+)\s+\]`)
+
+// JSON is the table as committed: indented, one replay a line.
+func (t StopTable) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(t, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	b = intList.ReplaceAllFunc(b, func(m []byte) []byte {
+		f := bytes.Fields(m) // "[", "0,", …, "358", "]"
+		return slices.Concat([]byte("["), bytes.Join(f[1:len(f)-1], []byte(" ")), []byte("]"))
+	})
+	return append(b, '\n'), nil
 }

@@ -2,7 +2,6 @@ package adaptive
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"math"
 	"os"
@@ -43,21 +42,20 @@ func TestJulyStopTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	if *updateStops {
-		b, err := json.Marshal(got)
+		b, err := got.JSON()
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out bytes.Buffer
-		if err := json.Indent(&out, b, "", " "); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(stopsFile, append(out.Bytes(), '\n'), 0o644); err != nil {
+		if err := os.WriteFile(stopsFile, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	want, err := JulyStops()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if b, err := want.JSON(); err != nil || !bytes.Equal(b, julyStops) {
+		t.Errorf("%s is not as StopTable.JSON writes it (%v); rerun %s", stopsFile, err, stopsRegenerate)
 	}
 	if len(want.Runs) != stopsReplays || want.Seed != stopsSeed || want.Metrics != 360 || want.Design != got.Design {
 		t.Errorf("committed table: %d replays, seed %d, %d metrics, design %+v; want %d, %d, 360, %+v", len(want.Runs), want.Seed, want.Metrics, want.Design, stopsReplays, stopsSeed, got.Design)
