@@ -55,6 +55,10 @@ type ReplayRun struct {
 	// asked for them ("<node kind> <conclusion kind>"), each growth split
 	// equally over the demands that asked for it.
 	Cost map[string]float64 `json:"cost"`
+	// Bases counts the metrics by the base scenarios they have at the
+	// stop: Bases[n] metrics stopped at n (len Max+1). It is what a dry
+	// run's expected bill is made from (StopTable).
+	Bases []int `json:"bases"`
 }
 
 // Against counts the replay's contradictions of the full study.
@@ -156,9 +160,18 @@ func replayOne(s *study.Study, o Options, full *fullView, i int, perm [][]int) R
 	r := newDesign(s, o).run(clusters)
 	run := ReplayRun{Index: i, Conversations: r.Conversations, Full: full.rows, Looks: r.Look,
 		DifferentFull: len(full.different), GradesFull: len(full.graded), Conflicts: len(r.Conflicts),
-		Cost: cost(s, clusters, r.Steps)}
+		Cost: cost(s, clusters, r.Steps), Bases: stopCounts(r, o.Max)}
 	full.compare(r, &run)
 	return run
+}
+
+// stopCounts counts r's metrics by the base scenarios they stop at.
+func stopCounts(r *Round, most int) []int {
+	out := make([]int, most+1)
+	for _, t := range r.Targets {
+		out[min(max(t.Want, 0), most)]++
+	}
+	return out
 }
 
 // cost splits the rows each growth added over the demands that asked.

@@ -92,14 +92,14 @@ func TestReplayProgressAndCancel(t *testing.T) {
 
 // The report's JSON carries docs/json.md's field names.
 func TestReportJSONNames(t *testing.T) {
-	b, err := json.Marshal(NewReport([]ReplayRun{{Conversations: 1, Full: 2, Cost: map[string]float64{}}}, Options{}, 3))
+	b, err := json.Marshal(NewReport([]ReplayRun{{Conversations: 1, Full: 2, Cost: map[string]float64{}, Bases: []int{0, 1}}}, Options{}, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"method":`, `"design":{"alpha":0.05,"start":1,"max":3,"rho":8,"hope":1,"budget":1,"seed":0}`, `"seed":3`,
 		`"share":{"mean":0.5,"min":0.5,"p5":0.5,"p50":0.5,"p95":0.5,"max":0.5}`, `"no_beyond":`, `"kept_90":`, `"per_conclusion":`,
 		`"meet_half":1`, `"meet_a":1`, `"meet_b":1`, `"meet_all":1`, `"goal_met":true`,
-		`"runs":[{"index":0,"conversations":1,"full":2,"looks":0,"different":0,"different_kept":0,"different_full":0,"grades":0,"grades_kept":0,"grades_full":0,"diff_against":0,"grade_against":0,"rank_against":0,"grade_beyond":0,"conflicts":0,"cost":{}}]`} {
+		`"runs":[{"index":0,"conversations":1,"full":2,"looks":0,"different":0,"different_kept":0,"different_full":0,"grades":0,"grades_kept":0,"grades_full":0,"diff_against":0,"grade_against":0,"rank_against":0,"grade_beyond":0,"conflicts":0,"cost":{},"bases":[0,1]}]`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("JSON lacks %s:\n%s", want, b)
 		}

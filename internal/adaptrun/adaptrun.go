@@ -38,15 +38,58 @@ type Options struct {
 const (
 	StoppedDecided = "decided"      // no open conclusion left: more scenarios would decide nothing new
 	StoppedMax     = "max"          // Result.Last.Open undecided: out of reach even at Max, or at Max
-	StoppedCost    = "cost ceiling" // --max-cost reached
+	StoppedCost    = "cost ceiling" // --max-cost reached during round Result.Rounds
 )
 
-// Result is how an adaptive run ended: the rounds it ran in this process,
-// why it stopped, and the last look.
+// Result is how an adaptive run ended: the rounds it ran in this process
+// (the last one cut short when Stopped is StoppedCost), why it stopped,
+// and the last look over complete rounds (nil: none in this process).
 type Result struct {
 	Rounds  int
 	Stopped string
 	Last    *adaptive.Round
+	// Looks are the looks this process took, one per complete round.
+	Looks []LookLog
+}
+
+// LookLog is one round's look: where the design stands after it.
+type LookLog struct {
+	Round         int `json:"round"`
+	Look          int `json:"look"`
+	Looks         int `json:"looks"`
+	Conversations int `json:"conversations"` // judged rows the look used
+	Decided       int `json:"decided"`       // conclusions decided so far
+	Open          int `json:"open"`          // conclusions still open
+	Growing       int `json:"growing"`       // metrics the next round grows
+}
+
+// Metric stop reasons (MetricReasons).
+const (
+	MetricDecided    = "decided"      // the study stopped with no open conclusion
+	MetricMax        = "max"          // at Max base scenarios
+	MetricOutOfReach = "out of reach" // the study stopped; its open conclusions are out of reach
+	MetricGrowing    = "growing"      // the next round grows it
+	MetricHeld       = "held"         // the next round does not grow it; a later one may
+	MetricCost       = "cost ceiling" // the cost ceiling stopped the study before it stopped
+)
+
+// MetricReason is why metric t of look r stands where it does, the run
+// having stopped for stopped (a Stopped* value; "" for a look that does
+// not end a run), under a design whose cap is most base scenarios.
+func MetricReason(r *adaptive.Round, t adaptive.Target, stopped string, most int) string {
+	switch {
+	case stopped == StoppedCost:
+		return MetricCost
+	case r.Stop && r.Open == 0:
+		return MetricDecided
+	case t.Have >= most && t.Want >= most:
+		return MetricMax
+	case r.Stop:
+		return MetricOutOfReach
+	case t.Want > t.Have:
+		return MetricGrowing
+	}
+	return MetricHeld
 }
 
 // Run runs the study in rounds until every metric is decided or a cap is
@@ -55,7 +98,7 @@ func Run(ctx context.Context, s Study, targets []string, o Options) (*Result, er
 	if err := check(s, o); err != nil {
 		return nil, err
 	}
-	grow, err := firstRound(s, o.Design)
+	grow, err := firstRound(ctx, s, o)
 	if err != nil {
 		return nil, err
 	}
@@ -65,14 +108,25 @@ func Run(ctx context.Context, s Study, targets []string, o Options) (*Result, er
 		if err := s.RunRound(ctx, targets, grow); err != nil {
 			return res, fmt.Errorf("adaptive round %d: %w", res.Rounds, err)
 		}
+		if costReached(s) {
+			// A stop the user asked for, as in a fixed run: the round in
+			// flight stopped scheduling; what it finished is saved and a
+			// rerun completes it without paying anything twice. No look:
+			// its rows are not the round the design asked for.
+			res.Stopped = StoppedCost
+			o.logf("adaptive round %d: the cost ceiling (--max-cost) was reached; the round is saved as far as it got", res.Rounds)
+			return res, nil
+		}
 		r, err := look(o)
 		if err != nil {
 			return res, err
 		}
 		res.Last = r
+		res.Looks = append(res.Looks, LookLog{Round: res.Rounds, Look: r.Look, Looks: r.Looks, Conversations: r.Conversations,
+			Decided: len(r.Decided), Open: r.Open, Growing: growing(r)})
 		o.logf("adaptive round %d: look %d of %d, %d conversations judged, %d conclusion(s) decided, %d open",
 			res.Rounds, r.Look, r.Looks, r.Conversations, len(r.Decided), r.Open)
-		if res.Stopped = stopped(s, r); res.Stopped != "" {
+		if res.Stopped = stopped(r); res.Stopped != "" {
 			return res, nil
 		}
 		if res.Rounds > r.Looks {
@@ -84,6 +138,17 @@ func Run(ctx context.Context, s Study, targets []string, o Options) (*Result, er
 			return res, err
 		}
 	}
+}
+
+// growing counts the metrics look r grows.
+func growing(r *adaptive.Round) int {
+	n := 0
+	for _, t := range r.Targets {
+		if t.Want > t.Have {
+			n++
+		}
+	}
+	return n
 }
 
 // check refuses what an adaptive run cannot do: no study inputs, bad
@@ -127,14 +192,12 @@ func look(o Options) (*adaptive.Round, error) {
 }
 
 // stopped is why the rounds end after look r ("": they go on).
-func stopped(s Study, r *adaptive.Round) string {
+func stopped(r *adaptive.Round) string {
 	switch {
 	case r.Stop && r.Open == 0:
 		return StoppedDecided
 	case r.Stop:
 		return StoppedMax
-	case costReached(s):
-		return StoppedCost
 	case len(r.ByBench()) == 0:
 		// Look asks for nothing it does not have (it stops instead); a
 		// round that added nothing would loop.
@@ -155,10 +218,13 @@ func costReached(s Study) bool {
 // firstRound is the first round's sets: a benchmark without a
 // scenarios.json starts a fresh set of Start base scenarios per metric;
 // one with a set runs it as it is (a resumed study, or one started with a
-// fixed design: Look replays its looks over the set's prefixes).
-func firstRound(s Study, o adaptive.Options) (map[string]*generate.Growth, error) {
-	start := max(o.Start, adaptive.DefaultStart)
+// fixed design: Look replays its looks over the set's prefixes), topped
+// up to what the design asked for where the set is short of it (a
+// generation the cost ceiling stopped).
+func firstRound(ctx context.Context, s Study, o Options) (map[string]*generate.Growth, error) {
+	start := max(o.Design.Start, adaptive.DefaultStart)
 	grow := map[string]*generate.Growth{}
+	var asked map[string]map[string]int
 	for _, b := range s.Benches() {
 		_, err := os.Stat(b.Files.Scenarios())
 		switch {
@@ -168,11 +234,62 @@ func firstRound(s Study, o adaptive.Options) (map[string]*generate.Growth, error
 				want[m.ID] = start
 			}
 			grow[b.Spec.Slug] = generate.FreshGrowth(want)
+			continue
 		case err != nil:
+			return nil, err
+		}
+		if asked == nil {
+			if asked, err = askedFor(o); err != nil {
+				return nil, err
+			}
+		}
+		if grow[b.Spec.Slug], err = topUp(ctx, b, asked[b.Spec.Slug]); err != nil {
 			return nil, err
 		}
 	}
 	return grow, nil
+}
+
+// askedFor is every metric's base scenarios the design asks for now (the
+// last look over the rows on disk), by benchmark slug and metric id.
+func askedFor(o Options) (map[string]map[string]int, error) {
+	r, err := look(o)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]int{}
+	set := func(bench, metric string, n int) {
+		if out[bench] == nil {
+			out[bench] = map[string]int{}
+		}
+		out[bench][metric] = n
+	}
+	for _, t := range r.Targets {
+		set(t.Bench, t.Metric, t.Want)
+		if t.LabelMetric != "" {
+			set(study.LabelBenchmark, t.LabelMetric, t.Want)
+		}
+	}
+	return out, nil
+}
+
+// topUp is the growth that gives b's set what want asks for where it is
+// short (nil when it is not: the set runs as it is).
+func topUp(ctx context.Context, b *work.Bench, want map[string]int) (*generate.Growth, error) {
+	sb, err := generate.ReadSetBases(b)
+	if err != nil {
+		return nil, err
+	}
+	short := map[string]int{}
+	for metric, n := range want {
+		if len(sb.IDs[metric]) < n {
+			short[metric] = n
+		}
+	}
+	if len(short) == 0 {
+		return nil, nil
+	}
+	return generate.GrowthFor(ctx, b, sb, nil, short)
 }
 
 // growths are the next round's sets: each benchmark byBench lists keeps

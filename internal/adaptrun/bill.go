@@ -15,13 +15,15 @@ import (
 // round's rows as a dry run plans them (s must be a dry-run study, whose
 // RunRound writes nothing), and the design's bill, adaptive.Estimate
 // priced from that plan (each target's conversation at what the plan
-// prices its simulate and evaluate rows, generation left out). Without a
-// pilot study the expected bill is the worst case, and the bill says so.
+// prices its simulate and evaluate rows, generation left out). The
+// expected bill is July 2026's replays (adaptive.JulyStops) carried over
+// to this study; when the study already has rows, the bill from its own
+// last look is added (adaptive.Bill.SoFar).
 func DryRun(ctx context.Context, s Study, targets []string, o Options) (adaptive.Bill, error) {
 	if err := check(s, o); err != nil {
 		return adaptive.Bill{}, err
 	}
-	grow, err := firstRound(s, o.Design)
+	grow, err := firstRound(ctx, s, o)
 	if err != nil {
 		return adaptive.Bill{}, err
 	}
@@ -36,7 +38,25 @@ func DryRun(ctx context.Context, s Study, targets []string, o Options) (adaptive
 	if err != nil {
 		return adaptive.Bill{}, err
 	}
-	return adaptive.Estimate(p, o.Design, nil, pricesOf(s))
+	ev, err := evidence(st, o.Design)
+	if err != nil {
+		return adaptive.Bill{}, err
+	}
+	return adaptive.Estimate(p, o.Design, ev, pricesOf(s))
+}
+
+// evidence is what the expected bill rests on: the July 2026 replays, and
+// the study's own last look over the rows it has.
+func evidence(st *study.Study, o adaptive.Options) (adaptive.Evidence, error) {
+	table, err := adaptive.JulyStops()
+	if err != nil {
+		return adaptive.Evidence{}, err
+	}
+	r, err := adaptive.Look(st, st.Clusters, o)
+	if err != nil {
+		return adaptive.Evidence{}, err
+	}
+	return adaptive.Evidence{Table: table, SoFar: r}, nil
 }
 
 // planOf is the study's size: its metrics, the targets (every configured

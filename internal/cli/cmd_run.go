@@ -59,6 +59,7 @@ metrics benchmark.yaml already has: use gen-metrics --force for that.`,
 				return err
 			}
 			pf.resolve(cfg) // --until's check below needs the dry run's value
+			ad.resolve(cfg)
 			dirs, targets, study, err := runArgs(cfg, args)
 			if err != nil {
 				return err
@@ -180,9 +181,15 @@ func (g *globals) runOne(ctx context.Context, dir string, targets []string, pf *
 	})
 }
 
-// runStudy runs several benchmarks as one study (play runs it: once, or
-// in adaptive rounds) and writes each one's report where aggregate ran.
+// runStudy runs several benchmarks as one study (play runs it once) and
+// writes each one's report where aggregate ran.
 func (g *globals) runStudy(ctx context.Context, cfg *config.Config, dirs []string, pf *phaseFlags, noReport bool, play func(context.Context, *runner.Study) error) error {
+	return g.runStudyWith(ctx, cfg, dirs, pf, noReport, nil, play)
+}
+
+// runStudyWith is runStudy whose --json object carries ad, the adaptive
+// study's own object (nil: none), which play fills in.
+func (g *globals) runStudyWith(ctx context.Context, cfg *config.Config, dirs []string, pf *phaseFlags, noReport bool, ad *adaptiveJSON, play func(context.Context, *runner.Study) error) error {
 	opts, err := g.runnerOptions(cfg, pf)
 	if err != nil {
 		return err
@@ -211,7 +218,7 @@ func (g *globals) runStudy(ctx context.Context, cfg *config.Config, dirs []strin
 			runErr = errors.Join(runErr, err)
 		}
 	}
-	return g.finishStudy(s, invs, runErr)
+	return g.finishStudy(s, invs, ad, runErr)
 }
 
 func anyAggregated(s *runner.Study) bool {
@@ -251,9 +258,13 @@ func (g *globals) refreshStudy(cfg *config.Config) error {
 }
 
 // finishStudy prints the study's plan or summary (with --json, one
-// runStudyJSON on stdout); Study.Run already names each benchmark's failed rows.
-func (g *globals) finishStudy(s *runner.Study, invs []invocation, runErr error) error {
+// runStudyJSON on stdout, or with ad a runAdaptiveJSON); Study.Run already
+// names each benchmark's failed rows.
+func (g *globals) finishStudy(s *runner.Study, invs []invocation, ad *adaptiveJSON, runErr error) error {
 	sum := s.Summary()
+	if g.JSON && ad != nil {
+		return writeJSON(g.stdout, runAdaptiveJSON{StudyRun: newRunStudyJSON(s, sum, invs, runErr), Adaptive: ad})
+	}
 	if g.JSON {
 		return writeJSON(g.stdout, newRunStudyJSON(s, sum, invs, runErr))
 	}

@@ -121,12 +121,12 @@ func optionValue(o runner.Options, cfg *config.Config, flag string) string {
 
 // TestEveryConfigFlagResolved: every config key a flag of some command
 // also names (run.force ↔ --force, max_cost ↔ --max-cost) is one of
-// phaseFlags.configured's settings, or in noFlag with the reason; and
+// phaseFlags.configured's (or adaptiveFlags.configured's) settings, or in noFlag with the reason; and
 // every key of config's run: block is one or the other. A new pair that
 // nobody resolves fails here.
 func TestEveryConfigFlagResolved(t *testing.T) {
 	resolved := map[string]bool{}
-	for _, s := range (&phaseFlags{}).configured(&config.Config{}) {
+	for _, s := range append((&phaseFlags{}).configured(&config.Config{}), (&adaptiveFlags{}).configured(&config.Config{})...) {
 		resolved[s.key] = true
 	}
 	keys := map[string]bool{}
@@ -167,8 +167,8 @@ func yamlKeys(typ reflect.Type, prefix string, into map[string]bool) {
 			continue
 		}
 		into[prefix+tag] = true
-		if f.Type.Kind() == reflect.Struct && prefix == "" {
-			yamlKeys(f.Type, tag+".", into)
+		if f.Type.Kind() == reflect.Struct && strings.Count(prefix, ".") < 2 { // run.adaptive.start
+			yamlKeys(f.Type, prefix+tag+".", into)
 		}
 	}
 }

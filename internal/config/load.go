@@ -151,7 +151,8 @@ func topKeys() []string {
 		"targets", "generation", "demographics", "perfunctory", "landmarks", "pinpoint",
 		"seed", "max_cost", "pricing", "prompts", "judge", "validity", "store", "rate_backend"}
 }
-func runKeys() []string { return []string{"force", "dry_run", "verbose", "concurrency"} }
+func runKeys() []string      { return []string{"force", "dry_run", "verbose", "concurrency", "adaptive"} }
+func adaptiveKeys() []string { return []string{"enabled", "start", "max", "seed"} }
 func concurrencyKeys() []string {
 	return []string{"gen_scenarios", "gen_scenarios_expand", "simulate", "evaluate"}
 }
@@ -361,8 +362,42 @@ func (d *cfgDecoder) run(raw ast.Node) {
 			r.Verbose, _ = d.boolean(e.value, f)
 		case "concurrency":
 			d.concurrency(e.value, f)
+		case "adaptive":
+			d.adaptive(e.value, f)
 		}
 	})
+}
+
+// adaptive reads run.adaptive (ours): a boolean, or a mapping of the
+// design's settings, which turns it on unless enabled: false.
+func (d *cfgDecoder) adaptive(raw ast.Node, field string) {
+	a := &d.cfg.Run.Adaptive
+	switch d.deref(raw).(type) {
+	case *ast.BoolNode:
+		a.Enabled, _ = d.boolean(raw, field)
+		return
+	case *ast.MappingNode:
+	default:
+		d.typeProblem(raw, field, "true, false, or a mapping of enabled, start, max and seed")
+		return
+	}
+	a.Enabled = true
+	d.section(raw, field, adaptiveKeys(), func(e entry, f string) {
+		switch e.key {
+		case "enabled":
+			a.Enabled, _ = d.boolean(e.value, f)
+		case "start":
+			a.Start, _ = d.bounded(e.value, f, 1, MaxScenariosPerMetric, "base scenarios every metric gets in the first round")
+		case "max":
+			a.Max, _ = d.bounded(e.value, f, 1, MaxScenariosPerMetric, "the most base scenarios any metric gets")
+		case "seed":
+			a.Seed, _ = d.uinteger(e.value, f)
+		}
+	})
+	if a.Start > 0 && a.Max > 0 && a.Start > a.Max {
+		line, col := nodePos(raw)
+		d.ps.add(line, col, field, "start %d is above max %d: the first round cannot give a metric more base scenarios than the cap", a.Start, a.Max)
+	}
 }
 
 // concurrency reads run.concurrency: `auto` for every phase, or a mapping

@@ -225,6 +225,18 @@ func TestLoadBadConfigs(t *testing.T) {
 			"4:15: run.concurrency.evaluate: expected auto or a worker-pool size (an integer), got a number (2.5)",
 			"5:27: run.concurrency.gen_scenarios_expand: must be at most 10000, got 20000 (it is a worker-pool size; auto lets the provider limits decide)",
 		}},
+		{"adaptive.yaml", []string{
+			`3:12: run.adaptive.start: expected an integer, got a string "two"`,
+			"4:5: run.adaptive.maxx: unknown key; did you mean max?",
+			"5:11: run.adaptive.seed: must be a non-negative integer, got -4",
+			`6:14: run.adaptive.enabled: expected true or false, got a string "sometimes"`,
+		}},
+		{"adaptive_scalar.yaml", []string{
+			`2:13: run.adaptive: expected true, false, or a mapping of enabled, start, max and seed, got a string "yes please"`,
+		}},
+		{"adaptive_order.yaml", []string{
+			"2:13: run.adaptive: start 4 is above max 2: the first round cannot give a metric more base scenarios than the cap",
+		}},
 		{"concurrency_scalar.yaml", []string{
 			"2:16: run.concurrency: expected auto or a mapping of phase sizes, got an integer (20)",
 		}},
@@ -401,6 +413,35 @@ func TestLoadConcurrencyAuto(t *testing.T) {
 	}
 }
 
+// TestLoadAdaptive: run.adaptive is a boolean or a mapping, which turns
+// the design on unless enabled: false.
+func TestLoadAdaptive(t *testing.T) {
+	for _, c := range []struct {
+		yaml string
+		want Adaptive
+	}{
+		{"run:\n  adaptive: true\n", Adaptive{Enabled: true}},
+		{"run:\n  adaptive: false\n", Adaptive{}},
+		{"run:\n  adaptive: {max: 3}\n", Adaptive{Enabled: true, Max: 3}},
+		{"run:\n  adaptive: {enabled: false, start: 2}\n", Adaptive{Start: 2}},
+		{"run:\n  adaptive:\n", Adaptive{}},
+	} {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(path, []byte(c.yaml+minimalModels), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := LoadWithOptions(path, LoadOptions{LookupEnv: noEnv})
+		if err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		if cfg.Run.Adaptive != c.want {
+			t.Errorf("%q: run.adaptive = %+v, want %+v", c.yaml, cfg.Run.Adaptive, c.want)
+		}
+	}
+}
+
+const minimalModels = "user_model: {model: u, source: offline}\nevaluator_model: {model: j, source: offline}\ntargets:\n  - {id: t, model: t, source: offline}\n"
+
 func TestLoadEveryKey(t *testing.T) {
 	t.Parallel()
 	cfg, err := LoadWithOptions("testdata/good/full.yaml", LoadOptions{LookupEnv: envMap(
@@ -419,7 +460,7 @@ func TestLoadEveryKey(t *testing.T) {
 	}
 	f := func(v float64) *float64 { return &v }
 	want := &Config{
-		Run: RunConfig{Force: true, Verbose: true, Concurrency: Concurrency{GenScenarios: 3, GenScenariosExpand: 6, Simulate: 7, Evaluate: 9}},
+		Run: RunConfig{Force: true, Verbose: true, Adaptive: Adaptive{Enabled: true, Start: 2, Max: 5, Seed: 7}, Concurrency: Concurrency{GenScenarios: 3, GenScenariosExpand: 6, Simulate: 7, Evaluate: 9}},
 		UserModel: ModelConfig{Model: "claude-sonnet-4-6", Source: "anthropic", APIKey: "ant-key",
 			Timeout: 90 * time.Second, Temperature: f(0.7), MaxRetries: 4},
 		GeneratorModel: &ModelConfig{Model: "gen-model", Source: "google", MaxRetries: 4},
@@ -452,7 +493,7 @@ func TestLoadEveryKey(t *testing.T) {
 		Judge:       JudgeConfig{ShowExamples: true},
 		// landmark_check: true asks for the audit, which is on anyway.
 		Validity: ValidityConfig{Audit: true, TurnChecks: false, Reasks: 3, Redos: 0, ValidOnly: true},
-		Warnings: []string{"testdata/good/full.yaml:52:1: pinpoint is deprecated; rename it to landmarks"},
+		Warnings: []string{"testdata/good/full.yaml:53:1: pinpoint is deprecated; rename it to landmarks"},
 	}
 	if diff := cmp.Diff(want, cfg, cmpIgnorePaths()); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)

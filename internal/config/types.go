@@ -62,6 +62,20 @@ type RunConfig struct {
 	DryRun      bool        `yaml:"dry_run"`
 	Verbose     bool        `yaml:"verbose"`
 	Concurrency Concurrency `yaml:"concurrency"`
+	// Adaptive (ours) asks `run all` for the adaptive study design.
+	Adaptive Adaptive `yaml:"adaptive"`
+}
+
+// Adaptive is run.adaptive (ours): `true`, or a mapping of enabled
+// (default true once the mapping is given), start, max and seed, the
+// design's --adaptive, --adaptive-start, --adaptive-max and
+// --adaptive-seed; a flag typed on the command line wins. Zero Start and
+// Max take the flags' defaults.
+type Adaptive struct {
+	Enabled bool   `yaml:"enabled"`
+	Start   int    `yaml:"start"`
+	Max     int    `yaml:"max"`
+	Seed    uint64 `yaml:"seed"`
 }
 
 // Concurrency is upstream's run.concurrency block (pool sizes per phase).

@@ -99,7 +99,9 @@ func replayBases(ctx context.Context, b *work.Bench, metricID string, count int)
 
 // GrowthFor builds the growth that keeps every base scenario of the set
 // except drop, and gives each metric want[metric] base scenarios (absent:
-// as many as it has now).
+// as many as it has now). A metric of want the set does not hold yet (a
+// first generation the cost ceiling stopped) starts as a fresh set's
+// does (FreshGrowth).
 func GrowthFor(ctx context.Context, b *work.Bench, sb *SetBases, drop map[string]bool, want map[string]int) (*Growth, error) {
 	g := &Growth{keep: map[string][]artifacts.Scenario{}, target: map[string]int{}, next: map[string]int{}}
 	for _, metric := range sb.Order {
@@ -121,6 +123,11 @@ func GrowthFor(ctx context.Context, b *work.Bench, sb *SetBases, drop map[string
 			g.target[metric] = n
 		}
 		g.next[metric] = sb.MaxNum[metric] + 1
+	}
+	for metric, n := range want {
+		if _, ok := sb.IDs[metric]; !ok {
+			g.target[metric] = n
+		}
 	}
 	return g, nil
 }

@@ -212,7 +212,7 @@ func (o *Offers) note(base func() string) func() string {
 // reports the shortfall of metrics that got fewer base scenarios.
 func writeScenarios(b *work.Bench, grow *Growth, out string, inputs map[string]string, g generated, rep summary.PhaseReport, combos int) error {
 	var all []artifacts.Scenario
-	bases := 0
+	bases, stopped := 0, 0
 	for i, res := range g.metrics {
 		if res.err != nil && errors.Is(res.err, context.Canceled) {
 			return res.err
@@ -220,7 +220,10 @@ func writeScenarios(b *work.Bench, grow *Growth, out string, inputs map[string]s
 		if res.err != nil {
 			res.problems = append(res.problems, res.err.Error())
 		}
-		if len(res.problems) > 0 {
+		switch {
+		case len(res.problems) > 0 && res.stopped():
+			stopped++
+		case len(res.problems) > 0:
 			rep.Failed++
 			rep.Failures = append(rep.Failures, summary.RowFailure{Row: b.Spec.Metrics[i].ID,
 				Reason: fmt.Sprintf("%d of %d scenarios: %s", res.bases, basesOf(b, grow, b.Spec.Metrics[i].ID), strings.Join(res.problems, "; "))})
@@ -228,16 +231,29 @@ func writeScenarios(b *work.Bench, grow *Growth, out string, inputs map[string]s
 		bases += res.bases
 		all = append(all, res.variants...)
 	}
+	if stopped > 0 {
+		b.NoteRemaining(stopped)
+	}
 	if len(all) == 0 {
 		// Nothing valid at all: there is nothing for later phases to use.
 		rep.Status = phase.StatusFailed
+		if rep.Failed == 0 && stopped > 0 {
+			rep.Status = phase.StatusStopped
+		}
 		b.Report.Add(rep)
 		return nil
 	}
-	if err := commitScenarios(b, out, inputs, all, g.total, rep.Failed); err != nil {
+	// The record counts the stopped metrics with the failed ones, so the
+	// next run tops both up.
+	if err := commitScenarios(b, out, inputs, all, g.total, rep.Failed+stopped); err != nil {
 		return err
 	}
 	rep.Status = phase.StatusRan
+	if stopped > 0 {
+		rep.Partial = true
+		rep.Reason = fmt.Sprintf("(the cost ceiling stopped %d metric(s): %s holds %d of %d base scenarios; rerun with a higher --max-cost to top up the rest)",
+			stopped, work.RelPath(b.Files.Dir, out), bases, plannedBases(b, grow))
+	}
 	if rep.Failed > 0 {
 		// Fail last: the valid scenarios are written and later phases use
 		// them; the shortfall is reported (exit 1) and the next run tops the
@@ -277,6 +293,24 @@ type metricScenarios struct {
 	bases    int      // complete base scenarios
 	problems []string // shortfall and expansion failures (the metric is a failed row)
 	err      error    // the metric could not be worked on at all
+	// causes are the errors behind err and problems: when the cost ceiling
+	// is every one of them, the metric was stopped, not failed (stopped).
+	causes []error
+}
+
+// stopped reports a metric the cost ceiling alone left short: like a
+// simulate or evaluate row the ceiling leaves undone, it is not a failed
+// row (no exit 1); a rerun with a higher ceiling tops it up.
+func (r metricScenarios) stopped() bool {
+	if len(r.causes) == 0 {
+		return false
+	}
+	for _, c := range r.causes {
+		if !work.BudgetStopped(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // genMetricScenarios generates and expands one metric's scenarios in its
@@ -300,12 +334,12 @@ func genMetricScenarios(ctx context.Context, b *work.Bench, grow *Growth, c llm.
 	var sf *stages.ShortfallError
 	switch {
 	case errors.As(err, &sf):
-		res.problems = append(res.problems, err.Error())
+		res.problems, res.causes = append(res.problems, err.Error()), append(res.causes, err)
 		if errors.Is(err, context.Canceled) {
 			res.err = err
 		}
 	case err != nil:
-		res.err = err
+		res.err, res.causes = err, append(res.causes, err)
 		return res, unit.Stats(), usage
 	}
 	vars, u2, failed := expandAll(ctx, b, cl, base, combos, off)
@@ -315,7 +349,7 @@ func genMetricScenarios(ctx context.Context, b *work.Bench, grow *Growth, c llm.
 		if errors.Is(f, context.Canceled) {
 			res.err = f
 		}
-		res.problems = append(res.problems, f.Error())
+		res.problems, res.causes = append(res.problems, f.Error()), append(res.causes, f)
 	}
 	if res.err == nil && len(res.problems) == 0 {
 		res.err = unit.SetResult(resKey, metricResult{Variants: len(vars), Bases: base})
