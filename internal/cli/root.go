@@ -373,7 +373,8 @@ func newExitCodesHelp() *cobra.Command {
 	return &cobra.Command{
 		Use:   "exit-codes",
 		Short: "Exit codes and what they mean",
-		Long: `0    success
+		Long: `0    success, also a run stopped at the cost ceiling (--max-cost): rerun with a higher
+     ceiling to go on
 1    run failure: some rows failed after retries (outputs hold the rest; rerun to retry them),
      a provider refused (auth, quota), or another process holds the benchmark
 2    bad usage or bad input: flags, config.yaml, benchmark.yaml, scenario/conversation files,
