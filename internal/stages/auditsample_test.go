@@ -31,6 +31,12 @@ func TestConverseAuditSample(t *testing.T) {
 		{"unflagged, not drawn: the turn checks' verdict", 0, simUser, nil, artifacts.AuditSkipped, 0, 0, "turns"},
 		{"unflagged, drawn", 1, simUser, nil, artifacts.AuditSampled, 1, 0, "turns+audit"},
 		{"re-asked: flagged, audited at share 0", 0, func() *fake { return userBy(map[string]string{"1/1": `{"a": 1}`}) }, nil, artifacts.AuditFlagged, 1, 0, "turns+audit"},
+		{"meta-talk: suspect, audited at share 0, not re-asked", 0, func() *fake {
+			return userBy(map[string]string{"2/1": "Thought: x\nMessage: ok, staying in character: what now"})
+		}, nil, artifacts.AuditSuspect, 1, 0, "turns+audit"},
+		{"meta-talk and re-asked: flagged first", 0, func() *fake {
+			return userBy(map[string]string{"1/1": `{"a": 1}`, "2/1": "Thought: x\nMessage: ok, staying in character: what now"})
+		}, nil, artifacts.AuditFlagged, 1, 0, "turns+audit"},
 		{"drawn and invalid: redone, every redo audited", 1, seedUser, []string{probe.Transcript[0].Content}, artifacts.AuditSampledInvalid, 2, 1, "turns+audit"},
 	}
 	for _, tt := range tests {
@@ -44,6 +50,9 @@ func TestConverseAuditSample(t *testing.T) {
 			v := conv.Validity
 			if v == nil || v.AuditSample != tt.stratum || v.AuditShare == nil || *v.AuditShare != tt.share || v.Checks != tt.checks || !eqp(v.Valid, boolp(true)) {
 				t.Fatalf("validity %+v", v)
+			}
+			if (v.Suspect != "") != (tt.stratum == artifacts.AuditSuspect) {
+				t.Errorf("suspect %q in stratum %s", v.Suspect, v.AuditSample)
 			}
 			redos := 0
 			if conv.Fidelity != nil {
