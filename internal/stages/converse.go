@@ -18,6 +18,9 @@ type ConverseOptions struct {
 	// Redos is how many times an invalid attempt is made again with a
 	// fresh seed (SimSpec.Redo) before it is kept, marked invalid.
 	Redos int
+	// AuditReplyChars, when positive, has the audit read the first that
+	// many characters of each target reply (AuditOptions.ReplyChars).
+	AuditReplyChars int
 	// Sample, when set, has the audit read only the attempts the turn
 	// checks flagged and a seeded share of the others; nil audits every
 	// attempt.
@@ -146,7 +149,7 @@ func userVerdict(ctx context.Context, p *prompts.Set, spec SimSpec, conv artifac
 	if checks != "" {
 		checks += "+"
 	}
-	v, u, err := AuditConversation(ctx, opts.Audit.Client, p, spec.Scenario, conv, opts.Audit.Name)
+	v, u, err := AuditConversationWith(ctx, opts.Audit.Client, p, spec.Scenario, conv, AuditOptions{Judge: opts.Audit.Name, ReplyChars: opts.AuditReplyChars})
 	v.Checks = checks + "audit"
 	if err != nil {
 		if fatal(ctx, err) || errors.Is(err, llm.ErrBudgetExceeded) {
