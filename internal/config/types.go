@@ -222,9 +222,12 @@ const (
 	// valid-rollout rate with an interval (docs/statistics.md).
 	DefaultAuditShare = 0.20
 	// DefaultAuditReplyChars is the head of each target reply the audit
-	// reads: enough for the reply's stance (refused, complied, asked
-	// back), which is what the simulated user reacts to.
-	DefaultAuditReplyChars = 600
+	// reads: its first two or three sentences, enough for the reply's
+	// stance (refused, complied, asked back), which is what the simulated
+	// user reacts to. On the cost benchmark 400 puts the audit at 1.5 %
+	// (OpenAI) / 1.7 % (Anthropic) of the bill at share 0.20, against
+	// 2.4 % / 2.8 % with whole replies (docs/performance.md).
+	DefaultAuditReplyChars = 400
 	// MaxAuditReplyChars bounds validity.audit_reply_chars.
 	MaxAuditReplyChars = 1 << 20
 )
