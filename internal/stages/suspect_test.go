@@ -92,3 +92,17 @@ func TestSuspectTranscript(t *testing.T) {
 		t.Errorf("an assistant's meta-talk made the user suspect: %s", got)
 	}
 }
+
+// FuzzSuspectMessage: any text, however odd, is read without a panic, the
+// same way twice, and what is reported is a short quote.
+func FuzzSuspectMessage(f *testing.F) {
+	for _, s := range []string{"for the purposes of this exercise", "ok, staying in character: hi", "", "\xff\xfe", "The AI’s response"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, msg string) {
+		got := SuspectMessage(msg)
+		if got != SuspectMessage(msg) || len([]rune(got)) > 66 {
+			t.Errorf("%q: %q", msg, got)
+		}
+	})
+}
