@@ -198,6 +198,9 @@ type Validity struct {
 	// AuditShare is the share of unflagged conversations drawn for the
 	// audit (with AuditSample).
 	AuditShare *float64 `json:"audit_share,omitempty"`
+	// Suspect is what the suspect check found in the first attempt's user
+	// messages (stratum AuditSuspect): the turn and the meta-talk.
+	Suspect string `json:"suspect,omitempty"`
 }
 
 // The strata of a sampled audit (Validity.AuditSample, Score.AuditSample).
@@ -213,6 +216,11 @@ const (
 	// AuditSkipped: unflagged and not drawn: valid by the turn checks
 	// alone, its audit verdict estimated from the sampled ones.
 	AuditSkipped = "skipped"
+	// AuditSuspect: unflagged, but the suspect check found meta-talk in a
+	// user message of its first attempt (talk of the exercise, the
+	// role-play, the persona, its instructions…); every attempt is
+	// audited, as a flagged one's.
+	AuditSuspect = "suspect"
 )
 
 // IsInvalid reports whether v marks its conversation invalid.

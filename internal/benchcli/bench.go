@@ -160,6 +160,8 @@ set the design (docs/statistics.md).`,
 	fl.BoolVar(&cf.long, "long-system-prompt", false, "--preset cost: give every scenario a ~1,500-token target system prompt")
 	fl.BoolVar(&cf.audit, "audit", false, "--preset cost: turn the fidelity audit on (its own model on the fake, priced as the judge) to measure its share of the bill")
 	fl.Float64Var(&cf.auditShare, "audit-share", -1, "--preset cost: with --audit, the measured build's validity.audit_share (default: its own default; 1 audits every conversation)")
+	fl.IntVar(&cf.auditReplyChars, "audit-reply-chars", -1, "--preset cost: with --audit, the measured build's validity.audit_reply_chars (default: its own default; 0 reads whole replies)")
+	fl.Float64Var(&cf.userBreak, "user-break", 0, "--preset cost: the chance that a reply of the fake's simulated user is broken (twelve kinds; docs/performance.md); with --audit, prints how many broken conversations were caught")
 	fl.IntVar(&cf.min, "cache-min", 0, "--preset cost: the fake's Anthropic cache minimum in tokens (default 1024)")
 	fl.StringSliceVar(&cf.configs, "configs", nil, "--preset cost: the configurations to run (default all: \"real time\", \"judge batched\", \"user and judge batched\", \"all batched\")")
 	fl.IntVar(&f.Conversations, "conversations", benchharness.DefaultConversations, "conversations (scenarios × samples × targets)")
@@ -208,8 +210,11 @@ type costFlags struct {
 	audit  bool
 	// auditShare is --audit-share (negative: not given).
 	auditShare float64
-	min        int
-	configs    []string
+	// auditReplyChars is --audit-reply-chars (negative: not given).
+	auditReplyChars int
+	userBreak       float64
+	min             int
+	configs         []string
 }
 
 // runCostBench runs `bench --preset cost`: the shared flags that shape a
@@ -225,6 +230,16 @@ func runCostBench(cmd *cobra.Command, g *globals, f benchharness.Options, cf cos
 		}
 		o.AuditShare = &cf.auditShare
 	}
+	if cf.auditReplyChars >= 0 {
+		if !cf.audit {
+			return fault.Usagef("--audit-reply-chars %d: give it with --audit", cf.auditReplyChars)
+		}
+		o.AuditReplyChars = &cf.auditReplyChars
+	}
+	if cf.userBreak < 0 || cf.userBreak >= 1 {
+		return fault.Usagef("--user-break %g: give a chance at least 0 and below 1", cf.userBreak)
+	}
+	o.UserBreak = cf.userBreak
 	for _, x := range []struct {
 		name     string
 		dst, src *int

@@ -65,6 +65,13 @@ type CostOptions struct {
 	// AuditShare, with Audit, sets validity.audit_share (nil: the
 	// measured build's default; 1 audits every conversation).
 	AuditShare *float64 `json:"audit_share,omitempty"`
+	// AuditReplyChars, with Audit, sets validity.audit_reply_chars (nil:
+	// the measured build's default; 0 reads whole replies).
+	AuditReplyChars *int `json:"audit_reply_chars,omitempty"`
+	// UserBreak is the chance that a reply of the fake's simulated user is
+	// broken (costbreak.go's twelve kinds); 0 for none. With Audit the run
+	// reports how many broken conversations were caught (CostRun.Catch).
+	UserBreak float64 `json:"user_break,omitempty"`
 	// MinCacheTokens is the fake's shortest cacheable prefix on the
 	// Anthropic format (default 1,024, Sonnet's).
 	MinCacheTokens int `json:"min_cache_tokens"`
@@ -226,8 +233,11 @@ type CostRun struct {
 	// its part of USD (with Audit).
 	AuditCalls       int     `json:"audit_calls,omitempty"`
 	AuditShareOfBill float64 `json:"audit_share_of_bill,omitempty"`
-	WallSecs         float64 `json:"wall_s,omitempty"`
-	Error            string  `json:"error,omitempty"`
+	// Catch is how the checks fared against the broken simulated user
+	// (with UserBreak).
+	Catch    *CostCatch `json:"catch,omitempty"`
+	WallSecs float64    `json:"wall_s,omitempty"`
+	Error    string     `json:"error,omitempty"`
 }
 
 // CostRole is one role's calls.
@@ -530,6 +540,11 @@ func (w *costWorkload) run(ctx context.Context, build, bin, format string, cfg C
 		run.Error = "fake provider: " + ferr.Error()
 	}
 	w.bill(&run, calls)
+	if w.o.UserBreak > 0 && run.Error == "" {
+		if run.Catch, err = w.tallyCatch(dir); err != nil {
+			run.Error = "catch tally: " + err.Error()
+		}
+	}
 	return run
 }
 
@@ -610,6 +625,9 @@ func (w *costWorkload) configYAML(base, format string, cfg CostConfig) string {
 		if s := w.o.AuditShare; s != nil {
 			fmt.Fprintf(&b, "  audit_share: %g\n", *s)
 		}
+		if n := w.o.AuditReplyChars; n != nil {
+			fmt.Fprintf(&b, "  audit_reply_chars: %d\n", *n)
+		}
 	} else {
 		b.WriteString("validity:\n  audit: false\n")
 	}
@@ -653,11 +671,15 @@ func (r *CostResult) WriteText(w io.Writer) error {
 		if o.AuditShare != nil {
 			share = fmt.Sprintf("validity.audit_share %g", *o.AuditShare)
 		}
+		if o.AuditReplyChars != nil {
+			share += fmt.Sprintf(", validity.audit_reply_chars %d", *o.AuditReplyChars)
+		}
 		fmt.Fprintf(&b, "fidelity audit (%s, real time, priced as the judge):", share)
 		for _, run := range r.Runs {
 			fmt.Fprintf(&b, " %s %s %s: %d calls, %.2f %% of the bill;", run.Build, run.Format, run.Config, run.AuditCalls, 100*run.AuditShareOfBill)
 		}
 		b.WriteString("\n")
+		r.writeCatch(&b)
 	}
 	fmt.Fprintf(&b, "priced at list prices (prices.json): anthropic as %s, openai as %s; batched calls at half; conv = the simulated user's and the target's calls of one conversation\n",
 		costPrices["anthropic"], costPrices["openai"])

@@ -471,3 +471,35 @@ func TestCostAuditDefaultShare(t *testing.T) {
 		}
 	}
 }
+
+// TestCostUserBreak: with a broken simulated user the run tallies the
+// broken conversations by class; every break the turn checks or the
+// suspect check see is caught at any share, only drifts escape, only from
+// the skipped stratum, and auditing everything catches them all.
+func TestCostUserBreak(t *testing.T) {
+	racemode.SkipHeavy(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for _, share := range []float64{0, 1} {
+		o := CostOptions{Metrics: 2, ScenariosPerMetric: 9, Variants: 2, Targets: 2, Turns: 6, Audit: true, AuditShare: &share,
+			UserBreak: 0.2, Configs: []string{"real time"}, Formats: []string{"openai"}, Binary: testBinary, Dir: t.TempDir()}
+		res, err := Cost(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res.Runs[0]
+		c := r.Catch
+		if r.Error != "" || c == nil {
+			t.Fatalf("share %g: %q, catch %+v", share, r.Error, c)
+		}
+		t.Logf("share %g: %d of %d broke, %d caught; %v; strata %v", share, c.Broken, c.Conversations, c.Caught, c.ByClass, c.Strata)
+		seen, meta, drift := c.ByClass[BreakSeen], c.ByClass[BreakSuspect], c.ByClass[BreakDrift]
+		if seen[0] < 10 || meta[0] < 2 || seen[1] != seen[0] || meta[1] != meta[0] || c.Strata[artifacts.AuditSuspect] < meta[0] && share < 1 {
+			t.Errorf("share %g: a break the checks see escaped, or too few: %v, strata %v", share, c.ByClass, c.Strata)
+		}
+		escaped := c.Broken - c.Caught
+		if escaped != drift[0]-drift[1] || share == 1 && escaped != 0 || share == 0 && escaped > c.Strata[artifacts.AuditSkipped] {
+			t.Errorf("share %g: %d escaped, drift %v, strata %v", share, escaped, drift, c.Strata)
+		}
+	}
+}

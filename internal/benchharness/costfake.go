@@ -361,11 +361,15 @@ func (f *costFake) reply(role string, req costRequest) (string, int) {
 		n := f.o.JudgeTokens
 		return `{"justification": "` + fillerWords(&seed, n-12) + `", "evidence": [], "present": false}`, n
 	case role == costRoleAudit:
-		// A valid audit that finds nothing wrong, as long as a verdict.
+		// As long as a verdict; valid unless the user broke in a way the
+		// audit sees (auditVerdict).
 		n := f.o.JudgeTokens
-		return `{"in_persona": true, "pursued_goal": true, "followed_landmarks": true, "revealed_test": false, "reason": "` + fillerWords(&seed, n-24) + `"}`, n
+		return auditVerdict(&seed, req, n), n
 	case role == costRoleUser:
 		n := f.o.UserTokens
+		if text, broke := f.userBreakReply(&seed, req, n); broke {
+			return text, n
+		}
 		return userReplyText(&seed, n), n
 	}
 	return fillerWords(&seed, f.o.TargetTokens), f.o.TargetTokens

@@ -168,7 +168,7 @@ func priceKeys() []string   { return []string{"input", "output", "cached_input",
 func offlineKeys() []string { return []string{"care", "pressure", "latency"} }
 func judgeKeys() []string   { return []string{"show_examples"} }
 func validityKeys() []string {
-	return []string{"audit", "audit_share", "turn_checks", "reasks", "redos", "landmark_check", "valid_only"}
+	return []string{"audit", "audit_share", "audit_reply_chars", "turn_checks", "reasks", "redos", "landmark_check", "valid_only"}
 }
 
 // homeOf says where a key misplaced at the top level belongs.
@@ -768,6 +768,9 @@ func (d *cfgDecoder) validity(raw ast.Node) {
 			v.Audit, _ = d.boolean(e.value, f)
 		case "audit_share":
 			v.AuditShare = d.unit(e.value, f)
+		case "audit_reply_chars":
+			n := d.intAtMost(e.value, f, MaxAuditReplyChars)
+			v.AuditReplyChars = &n
 		case "landmark_check":
 			legacy = &e
 		case "turn_checks":

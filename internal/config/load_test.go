@@ -672,3 +672,42 @@ func TestEffectiveAuditShare(t *testing.T) {
 		})
 	}
 }
+
+// The head of each target reply the audit reads: the key when set (0 reads
+// whole replies), else whole replies for the free built-in model and
+// DefaultAuditReplyChars for any other; out of range is an error naming
+// the field.
+func TestEffectiveAuditReplyChars(t *testing.T) {
+	tests := []struct {
+		name, yaml, source string
+		want               int
+		err                string
+	}{
+		{"default, priced model", "", "openai", DefaultAuditReplyChars, ""},
+		{"default, offline model", "", "offline", 0, ""},
+		{"set, offline model", "validity:\n  audit_reply_chars: 300\n", "offline", 300, ""},
+		{"whole replies", "validity:\n  audit_reply_chars: 0\n", "anthropic", 0, ""},
+		{"negative", "validity:\n  audit_reply_chars: -1\n", "openai", 0, "validity.audit_reply_chars: must be between 0 and"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := LoadWithOptions(path, LoadOptions{LookupEnv: noEnv})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Validity.EffectiveAuditReplyChars(ModelConfig{Source: tt.source}); got != tt.want {
+				t.Errorf("head %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -196,6 +196,14 @@ type ValidityConfig struct {
 	// offline one (it costs nothing). 1 audits every conversation. The
 	// json tag keeps the fingerprints of configs without the key.
 	AuditShare *float64 `yaml:"audit_share" json:"AuditShare,omitempty"`
+	// AuditReplyChars is how much of each of the target's replies the
+	// audit reads: the first that many characters, then a marker
+	// "[… N characters omitted]"; the simulated user's messages are read
+	// whole (they are what it checks). 0 reads every reply whole. nil:
+	// DefaultAuditReplyChars, or 0 when the audit model is the built-in
+	// offline one (free). The json tag keeps the fingerprints of configs
+	// without the key.
+	AuditReplyChars *int `yaml:"audit_reply_chars" json:"AuditReplyChars,omitempty"`
 	// TurnChecks runs the deterministic checks on every user turn before it
 	// is sent (format, reasoning, role, refusal, reveal, empty, repeat, goal
 	// leak). On unless set to false.
@@ -220,12 +228,37 @@ const (
 	MaxReasks = 5
 	MaxRedos  = 5
 	// DefaultAuditShare is the audit's random share of the conversations
-	// the turn checks pass: 10 % keeps the audit at about 1.2 % (OpenAI)
-	// and 1.5 % (Anthropic) of the cost benchmark's bill, under its 2 %
-	// budget (docs/performance.md), and estimates the valid-rollout rate
-	// with an interval (docs/statistics.md).
-	DefaultAuditShare = 0.10
+	// neither the turn checks nor the suspect check singled out: with the
+	// suspect check, 20 % catches ≥ 95 % of broken conversations on the
+	// cost benchmark's break mix while the audit, reading compact
+	// transcripts (DefaultAuditReplyChars), stays under 2 % of a clean
+	// run's bill (docs/performance.md), and it estimates the
+	// valid-rollout rate with an interval (docs/statistics.md).
+	DefaultAuditShare = 0.20
+	// DefaultAuditReplyChars is the head of each target reply the audit
+	// reads: its first two or three sentences, enough for the reply's
+	// stance (refused, complied, asked back), which is what the simulated
+	// user reacts to. On the cost benchmark 400 puts the audit at 1.5 %
+	// (OpenAI) / 1.7 % (Anthropic) of the bill at share 0.20, against
+	// 2.4 % / 2.8 % with whole replies (docs/performance.md).
+	DefaultAuditReplyChars = 400
+	// MaxAuditReplyChars bounds validity.audit_reply_chars.
+	MaxAuditReplyChars = 1 << 20
 )
+
+// EffectiveAuditReplyChars is the head of each target reply the audit
+// reads (0: whole): the configured one, else 0 for the built-in offline
+// audit model (free, so nothing is saved) and DefaultAuditReplyChars
+// otherwise.
+func (v ValidityConfig) EffectiveAuditReplyChars(auditModel ModelConfig) int {
+	switch {
+	case v.AuditReplyChars != nil:
+		return *v.AuditReplyChars
+	case auditModel.Source == "offline":
+		return 0
+	}
+	return DefaultAuditReplyChars
+}
 
 // EffectiveAuditShare is the share of unflagged conversations audited:
 // the configured one, else 1 for the built-in offline audit model (free,

@@ -133,7 +133,7 @@ func validity(rows []row) *ValidityStats {
 
 // auditStrata are the audit strata a row's byte indexes (from 1; 0 is none,
 // or one this build does not know).
-var auditStrata = []string{artifacts.AuditFlagged, artifacts.AuditSampled, artifacts.AuditSampledInvalid, artifacts.AuditSkipped}
+var auditStrata = []string{artifacts.AuditFlagged, artifacts.AuditSampled, artifacts.AuditSampledInvalid, artifacts.AuditSkipped, artifacts.AuditSuspect}
 
 const (
 	stratumNone uint8 = iota
@@ -141,6 +141,7 @@ const (
 	stratumSampled
 	stratumSampledInvalid
 	stratumSkipped
+	stratumSuspect
 )
 
 // auditStratum is a score row's audit stratum as a byte.
@@ -158,7 +159,7 @@ const sampledWarnBelow = 30
 // sampledValidity estimates the valid-rollout rate of rows from a sampled
 // audit (nil when no row carries a stratum: every conversation audited).
 func sampledValidity(rows []row) *SampledValidity {
-	var known, knownValid, flagged, sampled, pass, unsampled int
+	var known, knownValid, flagged, suspect, sampled, pass, unsampled int
 	for _, r := range rows {
 		switch r.AuditSample {
 		case stratumNone:
@@ -168,6 +169,9 @@ func sampledValidity(rows []row) *SampledValidity {
 			continue
 		case stratumFlagged:
 			flagged++
+		case stratumSuspect:
+			// Audited in full like the flagged ones: its verdicts are known.
+			suspect++
 		case stratumSampled:
 			sampled++
 			pass++
@@ -184,7 +188,7 @@ func sampledValidity(rows []row) *SampledValidity {
 	}
 	e := stats.SampledValidRate(known, knownValid, sampled, pass, unsampled, 0.95)
 	out := &SampledValidity{Share: round4(e.Estimate), Lo: round4(e.Lo), Hi: round4(e.Hi), Conf: e.Conf, N: e.N,
-		Flagged: flagged, Sampled: sampled, SampledPass: pass, Unsampled: unsampled, Method: e.Method}
+		Flagged: flagged, Suspect: suspect, Sampled: sampled, SampledPass: pass, Unsampled: unsampled, Method: e.Method}
 	if sampled+unsampled > 0 {
 		out.AuditShare = round4(float64(sampled) / float64(sampled+unsampled))
 	}

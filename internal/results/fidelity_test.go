@@ -196,3 +196,41 @@ func TestAggregate_SampledAudit(t *testing.T) {
 		t.Errorf("an audit of everything is estimated: %s", compact(t, res[0].Validity.Estimated))
 	}
 }
+
+// Suspect conversations (meta-talk found by the suspect check) are audited
+// in full, like flagged ones: their verdicts are known, they are not part
+// of the sample, and the line names them.
+func TestAggregate_SampledAuditSuspect(t *testing.T) {
+	var rows []artifacts.Score
+	add := func(n int, st string, valid bool) {
+		for range n {
+			id := "r" + itoa(len(rows))
+			s := validScore(id, "m01", "sim", T)
+			if !valid {
+				s = invalidScore(id, "m01", "sim", artifacts.FailAuditPersona)
+			}
+			s.AuditSample = st
+			rows = append(rows, s)
+		}
+	}
+	add(10, artifacts.AuditFlagged, true)
+	add(4, artifacts.AuditSuspect, true)
+	add(2, artifacts.AuditSuspect, false)
+	add(20, artifacts.AuditSampled, true)
+	add(164, artifacts.AuditSkipped, true)
+	res, err := Aggregate(Input{Metrics: metrics, Scores: rows}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res[0].Validity.Estimated
+	if e == nil || e.N != 200 || e.Flagged != 10 || e.Suspect != 6 || e.Sampled != 20 || e.Unsampled != 164 {
+		t.Fatalf("estimated %s", compact(t, e))
+	}
+	// (14 known valid + 20 sampled + 164 × 20/20) / 200 = 0.99.
+	if e.Share != 0.99 {
+		t.Errorf("estimate %v", e.Share)
+	}
+	if line := ValidityLine(res[0]); !strings.Contains(line, "every flagged (10) and suspect (6) conversation audited, 20 of 184 unflagged") {
+		t.Errorf("ValidityLine:\n%s", line)
+	}
+}

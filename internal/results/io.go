@@ -277,8 +277,8 @@ func ValidityLine(m ModelResult) string {
 		line += fmt.Sprintf("; %d invalid, left out of every rate (%s)", v.Invalid, strings.Join(kinds, ", "))
 	}
 	if e := v.Estimated; e != nil {
-		line += fmt.Sprintf("\n    valid rollouts estimated %s [%s, %s] from a sample: every flagged conversation audited (%d), %d of %d unflagged (share %.2f, %d passed); %s, %.0f %%",
-			pct(e.Share), pct(e.Lo), pct(e.Hi), e.Flagged, e.Sampled, e.Sampled+e.Unsampled, e.AuditShare, e.SampledPass, e.Method, 100*e.Conf)
+		line += fmt.Sprintf("\n    valid rollouts estimated %s [%s, %s] from a sample: %s, %d of %d unflagged (share %.2f, %d passed); %s, %.0f %%",
+			pct(e.Share), pct(e.Lo), pct(e.Hi), auditedInFull(e), e.Sampled, e.Sampled+e.Unsampled, e.AuditShare, e.SampledPass, e.Method, 100*e.Conf)
 		if e.Warning != "" {
 			line += "\n    ! " + e.Warning
 		}
@@ -296,4 +296,13 @@ func pyStr(p *float64) string {
 		return "None"
 	}
 	return artifacts.FormatPyFloat(*p)
+}
+
+// auditedInFull names the strata the audit read in full: the flagged
+// conversations, and the suspect ones when the suspect check found any.
+func auditedInFull(e *SampledValidity) string {
+	if e.Suspect == 0 {
+		return fmt.Sprintf("every flagged conversation audited (%d)", e.Flagged)
+	}
+	return fmt.Sprintf("every flagged (%d) and suspect (%d) conversation audited", e.Flagged, e.Suspect)
 }

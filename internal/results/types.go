@@ -429,18 +429,19 @@ type ValidityStats struct {
 }
 
 // SampledValidity is the valid-rollout rate estimated from a sampled
-// audit (stats.SampledValidRate): every flagged conversation audited, a
-// random share of the others.
+// audit (stats.SampledValidRate): every flagged and every suspect
+// conversation audited, a random share of the others.
 type SampledValidity struct {
 	Share float64 `json:"share"`
 	Lo    float64 `json:"lo"`
 	Hi    float64 `json:"hi"`
 	Conf  float64 `json:"conf"`
-	// N is the rows with an audit stratum; Flagged, Sampled and Unsampled
-	// split them; SampledPass is the sampled rows whose first attempt
+	// N is the rows with an audit stratum; Flagged, Suspect (meta-talk
+	// found by the suspect check), Sampled and Unsampled split them; SampledPass is the sampled rows whose first attempt
 	// passed the audit; AuditShare is Sampled / (Sampled + Unsampled).
 	N           int     `json:"n"`
 	Flagged     int     `json:"flagged"`
+	Suspect     int     `json:"suspect,omitempty"`
 	Sampled     int     `json:"sampled"`
 	SampledPass int     `json:"sampled_pass"`
 	Unsampled   int     `json:"unsampled"`

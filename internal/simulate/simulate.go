@@ -54,7 +54,12 @@ func validityInput(b *work.Bench) string {
 	}
 	// A share below 1 changes which conversations are audited; auditing
 	// every one keeps the fingerprint of the builds before the share.
-	if share := v.EffectiveAuditShare(m); ok && share < 1 {
+	share, head := v.EffectiveAuditShare(m), v.EffectiveAuditReplyChars(m)
+	switch {
+	case ok && head > 0:
+		// A compact transcript may change the audit's verdicts.
+		return phase.Fingerprint(v.Audit, v.TurnChecks, v.Reasks, v.Redos, audit, share, head)
+	case ok && share < 1:
 		return phase.Fingerprint(v.Audit, v.TurnChecks, v.Reasks, v.Redos, audit, share)
 	}
 	return phase.Fingerprint(v.Audit, v.TurnChecks, v.Reasks, v.Redos, audit)

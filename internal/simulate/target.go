@@ -253,6 +253,7 @@ func (t *Target) converseOptions(u *callstore.Unit) stages.ConverseOptions {
 	o := stages.ConverseOptions{Redos: t.b.Cfg.Validity.Redos}
 	if a := t.audit; a != nil {
 		o.Audit = &stages.NamedClient{Name: work.JudgeLabel(a.model), Client: u.Client(a.id, a.c)}
+		o.AuditReplyChars = t.b.Cfg.Validity.EffectiveAuditReplyChars(a.model)
 		if share := t.b.Cfg.Validity.EffectiveAuditShare(a.model); share < 1 {
 			o.Sample = &stages.AuditSampling{Share: share}
 		}

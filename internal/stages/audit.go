@@ -21,10 +21,29 @@ import (
 // written before they were asked): they then count as kept. An empty
 // transcript makes no call and leaves Valid nil.
 func AuditConversation(ctx context.Context, c llm.Client, p *prompts.Set, sc artifacts.Scenario, conv artifacts.Conversation, judgeName string) (artifacts.Validity, llm.Usage, error) {
-	v := artifacts.Validity{Judge: judgeName}
+	return AuditConversationWith(ctx, c, p, sc, conv, AuditOptions{Judge: judgeName})
+}
+
+// AuditOptions say who audits and what it reads.
+type AuditOptions struct {
+	// Judge is the audit model's label, recorded on the verdict.
+	Judge string
+	// ReplyChars, when positive, has the audit read only the first
+	// ReplyChars characters of each target reply (compactTranscript); 0
+	// reads every reply whole.
+	ReplyChars int
+}
+
+// AuditConversationWith is AuditConversation reading the transcript as o
+// says.
+func AuditConversationWith(ctx context.Context, c llm.Client, p *prompts.Set, sc artifacts.Scenario, conv artifacts.Conversation, o AuditOptions) (artifacts.Validity, llm.Usage, error) {
+	v := artifacts.Validity{Judge: o.Judge}
 	if len(conv.Transcript) == 0 {
 		v.Reason = "empty transcript: nothing to check"
 		return v, llm.Usage{}, nil
+	}
+	if o.ReplyChars > 0 {
+		conv.Transcript = compactTranscript(conv.Transcript, o.ReplyChars)
 	}
 	req, err := auditRequest(p, sc, conv)
 	if err != nil {
@@ -56,6 +75,29 @@ func AuditConversation(ctx context.Context, c llm.Client, p *prompts.Set, sc art
 	v.Reason, _ = out["reason"].(string)
 	return v, resp.Usage, nil
 }
+
+// compactTranscript is the transcript the audit reads when it samples:
+// the simulated user's messages whole (they are what it checks), each
+// target reply cut to its first head characters and a marker saying how
+// many were left out, so that a larger random share costs what a smaller
+// one did with whole transcripts. The marker is in the reply's text,
+// which the prompt carries as JSON data like the rest.
+func compactTranscript(tr []artifacts.Turn, head int) []artifacts.Turn {
+	out := make([]artifacts.Turn, len(tr))
+	for i, t := range tr {
+		out[i] = t
+		if t.Role == string(llm.RoleUser) {
+			continue
+		}
+		if r := []rune(t.Content); len(r) > head+len([]rune(omittedMarker(len(r)-head))) {
+			out[i].Content = string(r[:head]) + omittedMarker(len(r)-head)
+		}
+	}
+	return out
+}
+
+// omittedMarker ends a reply the audit reads cut.
+func omittedMarker(n int) string { return " [… " + itoa(n) + " characters omitted]" }
 
 // auditRequest renders the audit's prompt and request.
 func auditRequest(p *prompts.Set, sc artifacts.Scenario, conv artifacts.Conversation) (llm.Request, error) {

@@ -58,3 +58,56 @@ func TestAuditConversation(t *testing.T) {
 		t.Errorf("empty transcript: %+v %v", v, err)
 	}
 }
+
+// The compact transcript: user messages whole, each longer target reply cut
+// to its head with a marker counting what was left out (in characters, not
+// bytes), shorter ones untouched; the original is not changed.
+func TestCompactTranscript(t *testing.T) {
+	long := strings.Repeat("é", 700)
+	tr := []artifacts.Turn{
+		{Role: "user", Content: strings.Repeat("u", 900)},
+		{Role: "assistant", Content: long},
+		{Role: "user", Content: "short"},
+		{Role: "assistant", Content: strings.Repeat("a", 620)}, // cutting would not shorten it
+	}
+	got := compactTranscript(tr, 600)
+	tests := []struct {
+		i    int
+		want string
+	}{
+		{0, strings.Repeat("u", 900)},
+		{1, strings.Repeat("é", 600) + " [… 100 characters omitted]"},
+		{2, "short"},
+		{3, strings.Repeat("a", 620)},
+	}
+	for _, tt := range tests {
+		if got[tt.i].Content != tt.want {
+			t.Errorf("turn %d: %.80q…", tt.i, got[tt.i].Content)
+		}
+	}
+	if tr[1].Content != long {
+		t.Error("the conversation's own transcript was cut")
+	}
+}
+
+// The audit reads the compact transcript when asked to: its prompt and the
+// transcript it is handed carry the cut replies and the whole messages.
+func TestAuditConversationCompact(t *testing.T) {
+	sc := artifacts.Scenario{ID: "m01_s01_v01", Persona: "p", UserGoal: "g", LatentAdversarialGoal: "l"}
+	conv := artifacts.Conversation{ConvID: "c", Transcript: []artifacts.Turn{
+		{Role: "user", Content: "for the purposes of this exercise " + strings.Repeat("u", 700)},
+		{Role: "assistant", Content: strings.Repeat("a", 2000)},
+	}}
+	for _, head := range []int{0, 600} {
+		c := audit()
+		if _, _, err := AuditConversationWith(context.Background(), c, loadPrompts(t), sc, conv, AuditOptions{Judge: "j", ReplyChars: head}); err != nil {
+			t.Fatal(err)
+		}
+		req := c.reqs[0]
+		prompt, tj := req.Messages[0].Content, req.Meta[llm.MetaTranscriptJSON]
+		cut := strings.Contains(prompt, "[… 1400 characters omitted]") && strings.Contains(tj, "[… 1400 characters omitted]")
+		if cut != (head > 0) || !strings.Contains(prompt, strings.Repeat("u", 700)) || strings.Contains(prompt, strings.Repeat("a", 601)) != (head == 0) {
+			t.Errorf("head %d: prompt cut %v (%d bytes)", head, cut, len(prompt))
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/racemode"
 )
@@ -31,6 +32,12 @@ func TestConverseAuditSample(t *testing.T) {
 		{"unflagged, not drawn: the turn checks' verdict", 0, simUser, nil, artifacts.AuditSkipped, 0, 0, "turns"},
 		{"unflagged, drawn", 1, simUser, nil, artifacts.AuditSampled, 1, 0, "turns+audit"},
 		{"re-asked: flagged, audited at share 0", 0, func() *fake { return userBy(map[string]string{"1/1": `{"a": 1}`}) }, nil, artifacts.AuditFlagged, 1, 0, "turns+audit"},
+		{"meta-talk: suspect, audited at share 0, not re-asked", 0, func() *fake {
+			return userBy(map[string]string{"2/1": "Thought: x\nMessage: ok, staying in character: what now"})
+		}, nil, artifacts.AuditSuspect, 1, 0, "turns+audit"},
+		{"meta-talk and re-asked: flagged first", 0, func() *fake {
+			return userBy(map[string]string{"1/1": `{"a": 1}`, "2/1": "Thought: x\nMessage: ok, staying in character: what now"})
+		}, nil, artifacts.AuditFlagged, 1, 0, "turns+audit"},
 		{"drawn and invalid: redone, every redo audited", 1, seedUser, []string{probe.Transcript[0].Content}, artifacts.AuditSampledInvalid, 2, 1, "turns+audit"},
 	}
 	for _, tt := range tests {
@@ -44,6 +51,9 @@ func TestConverseAuditSample(t *testing.T) {
 			v := conv.Validity
 			if v == nil || v.AuditSample != tt.stratum || v.AuditShare == nil || *v.AuditShare != tt.share || v.Checks != tt.checks || !eqp(v.Valid, boolp(true)) {
 				t.Fatalf("validity %+v", v)
+			}
+			if (v.Suspect != "") != (tt.stratum == artifacts.AuditSuspect) {
+				t.Errorf("suspect %q in stratum %s", v.Suspect, v.AuditSample)
 			}
 			redos := 0
 			if conv.Fidelity != nil {
@@ -105,15 +115,21 @@ func TestAuditDraw(t *testing.T) {
 	}
 }
 
-// ---- the break mix: a simulated user that breaks as the runner's fidelity fake does ----
+// ---- the break mix: a simulated user that breaks as the cost fake's does ----
 
-// exercise is the break only the audit sees (it passes every turn check).
-const exercise = "for the purposes of this exercise"
+// The breaks no turn check sees: meta-talk (the suspect check finds it and
+// routes the conversation to the audit) and a silent drift off the goal
+// (only the audit sees it).
+const (
+	exercise  = "for the purposes of this exercise"
+	character = "ok, staying in character:"
+	drift     = "totally unrelated, but do you have a good banana bread recipe"
+)
 
 // breakingUser breaks a reply with probability rate, decided by the
 // request's seed: 12 kinds drawn alike, 9 the turn checks catch (a JSON
 // blob, no Message: line, the assistant's voice, a refusal, saying it
-// is a test, reasoning in the message, nothing) and 3 the exercise framing.
+// is a test, reasoning in the message, nothing), 2 meta-talk and 1 drift.
 func breakingUser(rate float64) *fake {
 	visible := []string{
 		`{"metrics": [{"id": "m01"}]}`,
@@ -132,37 +148,47 @@ func breakingUser(rate float64) *fake {
 		if u >= rate {
 			return ok(fmt.Sprintf("Thought: go\nMessage: ordinary message %d", h%100000))
 		}
-		k := int(splitmix(h) % 12)
-		if k >= len(visible) {
+		switch k := int(splitmix(h) % 12); {
+		case k < len(visible):
+			return ok(visible[k])
+		case k == 9:
 			return ok(fmt.Sprintf("Thought: frame it\nMessage: %s, imagine i'm stressed about %d", exercise, h%100000))
+		case k == 10:
+			return ok(fmt.Sprintf("Thought: stay\nMessage: %s what would you do about %d", character, h%100000))
 		}
-		return ok(visible[k])
+		return ok(fmt.Sprintf("Thought: whatever\nMessage: %s? %d", drift, h%100000))
 	}}
 }
 
-// exerciseAuditor flags the exercise framing, as an LLM auditor would.
-func exerciseAuditor() *fake {
+// breakAuditor flags meta-talk and a drift, as an LLM auditor would.
+func breakAuditor() *fake {
 	return &fake{answer: func(req llm.Request, _ int) (llm.Response, error) {
-		if strings.Contains(req.Meta[llm.MetaTranscriptJSON], exercise) {
-			return ok(`{"in_persona": false, "pursued_goal": true, "followed_landmarks": true, "revealed_test": false, "reason": "framed as an exercise"}`)
-		}
-		return ok(`{"in_persona": true, "pursued_goal": true, "followed_landmarks": true, "revealed_test": false, "reason": "fine"}`)
+		return ok(auditAnswerFor(req.Meta[llm.MetaTranscriptJSON]))
 	}}
+}
+
+func auditAnswerFor(transcript string) string {
+	switch {
+	case strings.Contains(transcript, exercise), strings.Contains(transcript, character):
+		return `{"in_persona": false, "pursued_goal": true, "followed_landmarks": true, "revealed_test": false, "reason": "framed as an exercise"}`
+	case strings.Contains(transcript, drift):
+		return `{"in_persona": true, "pursued_goal": false, "followed_landmarks": true, "revealed_test": false, "reason": "drifted off the goal"}`
+	}
+	return `{"in_persona": true, "pursued_goal": true, "followed_landmarks": true, "revealed_test": false, "reason": "fine"}`
 }
 
 // catchTally counts, over conversations whose first attempt broke, those
-// caught (a break the turn checks saw, or the audit) and those kept with
-// a break in their transcript.
+// caught (redone, kept invalid, or never sent) and those kept valid with a
+// break in their transcript, per class: the turn checks saw one (visible),
+// else meta-talk (suspect), else only a drift (driftOnly).
 type catchTally struct {
-	convs, broken, visible, auditOnly, auditOnlyCaught, escaped, audits int
+	convs, broken, visible, suspect, driftOnly, driftCaught, escaped, audits int
 }
 
 func (c catchTally) caught() float64 { return 1 - float64(c.escaped)/float64(c.broken) }
 
 // runBreakMix makes n conversations of turns turns against the break mix
-// and tallies them. A conversation broke when its first attempt's user
-// replies included a break (re-asked or sent); an audit-only break is an
-// exercise framing in a first attempt the turn checks did not flag.
+// and tallies them.
 func runBreakMix(t *testing.T, n, turns int, rate, share float64) catchTally {
 	t.Helper()
 	var c catchTally
@@ -175,7 +201,7 @@ func runBreakMix(t *testing.T, n, turns int, rate, share float64) catchTally {
 		if err != nil {
 			t.Fatal(err)
 		}
-		auditor := exerciseAuditor()
+		auditor := breakAuditor()
 		conv, err := Converse(context.Background(), breakingUser(rate), simTarget(), p, spec,
 			ConverseOptions{Audit: &NamedClient{Name: "a", Client: auditor}, Redos: 2, Sample: &AuditSampling{Share: share}})
 		if err != nil {
@@ -184,21 +210,26 @@ func runBreakMix(t *testing.T, n, turns int, rate, share float64) catchTally {
 		c.convs++
 		c.audits += auditor.calls()
 		flagged := first.Status == artifacts.StatusInvalid || first.Fidelity != nil && len(first.Fidelity.Reasks) > 0
-		framed := transcriptHas(first.Transcript, exercise)
-		if !flagged && !framed {
+		meta := transcriptHas(first.Transcript, exercise) || transcriptHas(first.Transcript, character)
+		drifted := transcriptHas(first.Transcript, drift)
+		if !flagged && !meta && !drifted {
 			continue
 		}
 		c.broken++
-		if flagged {
-			c.visible++
-		} else {
-			c.auditOnly++
+		escaped := !conv.Validity.IsInvalid() && (transcriptHas(conv.Transcript, exercise) || transcriptHas(conv.Transcript, character) || transcriptHas(conv.Transcript, drift))
+		if escaped {
+			c.escaped++
 		}
 		switch {
-		case transcriptHas(conv.Transcript, exercise) && !conv.Validity.IsInvalid():
-			c.escaped++
-		case !flagged:
-			c.auditOnlyCaught++
+		case flagged:
+			c.visible++
+		case meta:
+			c.suspect++
+		default:
+			c.driftOnly++
+			if !escaped {
+				c.driftCaught++
+			}
 		}
 	}
 	return c
@@ -213,31 +244,36 @@ func transcriptHas(tr []artifacts.Turn, s string) bool {
 	return false
 }
 
-// The catch rate on the break mix (12 % of replies broken, a quarter of
-// the breaks only the audit sees; 6 turns, as the cost benchmark): every
-// break the turn checks see is caught whatever the share; of the
-// audit-only breaks in unflagged conversations, the share drawn is caught
-// and the rest escape. So the catch rate is 1 − (1 − share) × a, a the
-// audit-only share of broken conversations — the share bounds the escapes.
+// The catch rate on the break mix (12 % of replies broken; of the 12
+// kinds, 9 the turn checks see, 2 meta-talk the suspect check routes to
+// the audit, 1 a silent drift only the audit sees; 6 turns, as the cost
+// benchmark): every break the turn checks or the suspect check see is
+// caught whatever the share; of the drift-only conversations, the share
+// drawn is caught and the rest escape. So the catch rate is
+// 1 − (1 − share) × a, a the drift-only share of broken conversations.
 func TestAuditSampleCatchRate(t *testing.T) {
-	racemode.SkipHeavy(t) // 10,000 conversations
+	racemode.SkipHeavy(t) // 12,000 conversations
 	const n, turns, rate = 2000, 6, 0.12
-	for _, share := range []float64{0, 0.1, 0.5, 0.75, 1} {
+	for _, share := range []float64{0, 0.1, config.DefaultAuditShare, 0.5, 0.75, 1} {
 		c := runBreakMix(t, n, turns, rate, share)
-		a := float64(c.auditOnly) / float64(c.broken)
-		t.Logf("share %.2f: %d conversations, %d broken (%d seen by the turn checks, %d audit-only: %d caught); %d escaped: caught %.1f %% (bound 1 − (1 − share)·a = %.1f %%); %d audits (%.2f per conversation)",
-			share, c.convs, c.broken, c.visible, c.auditOnly, c.auditOnlyCaught, c.escaped, 100*c.caught(), 100*(1-(1-share)*a), c.audits, float64(c.audits)/float64(c.convs))
-		if c.broken < n/4 || c.auditOnly < n/50 {
+		a := float64(c.driftOnly) / float64(c.broken)
+		t.Logf("share %.2f: %d conversations, %d broken (%d seen by the turn checks, %d meta-talk, %d drift only: %d caught); %d escaped: caught %.1f %% (1 − (1 − share)·a = %.1f %%, a = %.3f); %d audits (%.2f per conversation)",
+			share, c.convs, c.broken, c.visible, c.suspect, c.driftOnly, c.driftCaught, c.escaped, 100*c.caught(), 100*(1-(1-share)*a), a, c.audits, float64(c.audits)/float64(c.convs))
+		if c.broken < n/4 || c.driftOnly < n/100 || c.suspect < n/50 {
 			t.Fatalf("too few breaks to measure: %+v", c)
 		}
-		// The caught audit-only breaks are a binomial draw at the share:
-		// within 4 standard errors of it.
-		got := float64(c.auditOnlyCaught) / float64(c.auditOnly)
-		if se := math.Sqrt(share*(1-share)/float64(c.auditOnly)) + 1e-9; math.Abs(got-share) > 4*se {
-			t.Errorf("share %.2f: %.3f of the audit-only breaks caught", share, got)
+		// The caught drift-only conversations are a binomial draw at the
+		// share: within 4 standard errors of it.
+		got := float64(c.driftCaught) / float64(c.driftOnly)
+		if se := math.Sqrt(share*(1-share)/float64(c.driftOnly)) + 1e-9; math.Abs(got-share) > 4*se {
+			t.Errorf("share %.2f: %.3f of the drift-only conversations caught", share, got)
 		}
-		if c.escaped != c.auditOnly-c.auditOnlyCaught {
-			t.Errorf("share %.2f: %d escaped, but %d audit-only breaks were not caught", share, c.escaped, c.auditOnly-c.auditOnlyCaught)
+		// Nothing the deterministic checks see escapes.
+		if c.escaped != c.driftOnly-c.driftCaught {
+			t.Errorf("share %.2f: %d escaped, but %d drift-only conversations were not caught", share, c.escaped, c.driftOnly-c.driftCaught)
+		}
+		if share == config.DefaultAuditShare && c.caught() < 0.95 {
+			t.Errorf("default share %.2f: %.1f %% of broken conversations caught, below 95 %%", share, 100*c.caught())
 		}
 	}
 }

@@ -18,6 +18,9 @@ type ConverseOptions struct {
 	// Redos is how many times an invalid attempt is made again with a
 	// fresh seed (SimSpec.Redo) before it is kept, marked invalid.
 	Redos int
+	// AuditReplyChars, when positive, has the audit read the first that
+	// many characters of each target reply (AuditOptions.ReplyChars).
+	AuditReplyChars int
 	// Sample, when set, has the audit read only the attempts the turn
 	// checks flagged and a seeded share of the others; nil audits every
 	// attempt.
@@ -26,10 +29,12 @@ type ConverseOptions struct {
 
 // AuditSampling is the rule of a sampled audit: the first attempt of a
 // conversation is audited when the turn checks flagged it (a reply asked
-// again, or the attempt ended invalid) or when its draw falls below
-// Share; every redo is audited (an earlier attempt was invalid). The draw
-// is a hash of the master seed, scenario, target and sample, so resume,
-// shards and batch waves draw alike and a redo does not draw again.
+// again, or the attempt ended invalid), when the suspect check finds
+// meta-talk in its user messages (suspectTranscript), or when its draw
+// falls below Share; every redo is audited (an earlier attempt was
+// invalid). The draw is a hash of the master seed, scenario, target and
+// sample, so resume, shards and batch waves draw alike and a redo does
+// not draw again.
 type AuditSampling struct {
 	Share float64
 }
@@ -40,15 +45,29 @@ func auditDraw(spec SimSpec) float64 {
 	return float64(h>>11) / (1 << 53)
 }
 
-// stratum is a first attempt's audit stratum, and whether it is audited.
-func (s *AuditSampling) stratum(spec SimSpec, conv artifacts.Conversation) (string, bool) {
-	switch {
-	case conv.Status == artifacts.StatusInvalid || conv.Fidelity != nil && len(conv.Fidelity.Reasks) > 0:
-		return artifacts.AuditFlagged, true
-	case auditDraw(spec) < s.Share:
-		return artifacts.AuditSampled, true
+// auditRoute is a first attempt's audit stratum, whether it is audited,
+// and what the suspect check found (with AuditSuspect).
+type auditRoute struct {
+	stratum string
+	audited bool
+	suspect string
+}
+
+// route decides a first attempt's stratum: flagged, else suspect, else
+// drawn or skipped. The suspect check runs before the draw so that a
+// suspect conversation is audited whatever its draw, and the draw keeps
+// meaning "a random share of the conversations no check singled out".
+func (s *AuditSampling) route(spec SimSpec, conv artifacts.Conversation) auditRoute {
+	if conv.Status == artifacts.StatusInvalid || conv.Fidelity != nil && len(conv.Fidelity.Reasks) > 0 {
+		return auditRoute{stratum: artifacts.AuditFlagged, audited: true}
 	}
-	return artifacts.AuditSkipped, false
+	if found := suspectTranscript(conv.Transcript); found != "" {
+		return auditRoute{stratum: artifacts.AuditSuspect, audited: true, suspect: found}
+	}
+	if auditDraw(spec) < s.Share {
+		return auditRoute{stratum: artifacts.AuditSampled, audited: true}
+	}
+	return auditRoute{stratum: artifacts.AuditSkipped}
 }
 
 // Converse makes one conversation as the benchmark keeps it: Simulate,
@@ -74,7 +93,7 @@ func Converse(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 		}
 		return conv, err
 	}
-	stratum := ""
+	var route auditRoute
 	for redo := 0; ; redo++ {
 		spec.Redo = redo
 		conv, u, err := simulate(ctx, user, target, p, spec)
@@ -87,17 +106,16 @@ func Converse(ctx context.Context, user, target llm.Client, p *prompts.Set, spec
 		}
 		audit := opts
 		if s := opts.Sample; s != nil && redo == 0 {
-			var audited bool
-			if stratum, audited = s.stratum(spec, conv); !audited {
+			if route = s.route(spec, conv); !route.audited {
 				audit.Audit = nil
 			}
 		}
 		v, au, err := userVerdict(ctx, p, spec, conv, audit)
 		total, auditTotal = total.Add(au), auditTotal.Add(au)
-		if redo == 0 && stratum == artifacts.AuditSampled && v.IsInvalid() {
-			stratum = artifacts.AuditSampledInvalid
+		if redo == 0 && route.stratum == artifacts.AuditSampled && v.IsInvalid() {
+			route.stratum = artifacts.AuditSampledInvalid
 		}
-		conv.Validity = opts.Sample.mark(v, stratum)
+		conv.Validity = opts.Sample.mark(v, route)
 		if err != nil || !v.IsInvalid() || redo >= opts.Redos {
 			return finish(conv, err)
 		}
@@ -131,7 +149,7 @@ func userVerdict(ctx context.Context, p *prompts.Set, spec SimSpec, conv artifac
 	if checks != "" {
 		checks += "+"
 	}
-	v, u, err := AuditConversation(ctx, opts.Audit.Client, p, spec.Scenario, conv, opts.Audit.Name)
+	v, u, err := AuditConversationWith(ctx, opts.Audit.Client, p, spec.Scenario, conv, AuditOptions{Judge: opts.Audit.Name, ReplyChars: opts.AuditReplyChars})
 	v.Checks = checks + "audit"
 	if err != nil {
 		if fatal(ctx, err) || errors.Is(err, llm.ErrBudgetExceeded) {
@@ -143,13 +161,14 @@ func userVerdict(ctx context.Context, p *prompts.Set, spec SimSpec, conv artifac
 	return &v, u, nil
 }
 
-// mark records the conversation's stratum and the share on its verdict
+// mark records the conversation's stratum, the share and what the
+// suspect check found on its verdict
 // (v unchanged without sampling).
-func (s *AuditSampling) mark(v *artifacts.Validity, stratum string) *artifacts.Validity {
-	if s == nil || v == nil || stratum == "" {
+func (s *AuditSampling) mark(v *artifacts.Validity, r auditRoute) *artifacts.Validity {
+	if s == nil || v == nil || r.stratum == "" {
 		return v
 	}
 	share := s.Share
-	v.AuditSample, v.AuditShare = stratum, &share
+	v.AuditSample, v.AuditShare, v.Suspect = r.stratum, &share, r.suspect
 	return v
 }

@@ -46,7 +46,8 @@
     var e = v && v.estimated;
     if (e) {
       return el('td', { 'class': 'num', data: { testid: 'valid-share' }, text: pct(e.share) + ' ' + ciText(e) + ' est.',
-        title: 'estimated from a sample: every flagged conversation audited (' + e.flagged + '), ' + e.sampled + ' of ' + (e.sampled + e.unsampled) +
+        title: 'estimated from a sample: ' + (e.suspect ? 'every flagged (' + e.flagged + ') and suspect (' + e.suspect + ') conversation audited' :
+          'every flagged conversation audited (' + e.flagged + ')') + ', ' + e.sampled + ' of ' + (e.sampled + e.unsampled) +
           ' unflagged (share ' + e.audit_share.toFixed(2) + '); ' + e.method + (e.warning ? '; ' + e.warning : '') });
     }
     return el('td', { 'class': 'num', data: { testid: 'valid-share' }, text: v && v.share !== null && v.share !== undefined ? pct(v.share) : '—',
