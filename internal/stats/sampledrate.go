@@ -6,7 +6,7 @@ import (
 )
 
 // MethodSampledAudit names SampledValidRate's interval.
-const MethodSampledAudit = "stratified: flagged stratum audited in full, unflagged stratum sampled, exact hypergeometric interval"
+const MethodSampledAudit = "stratified: flagged and suspect strata audited in full, the rest sampled, exact hypergeometric interval"
 
 // SampledRate is a valid-rollout rate whose audit read every flagged
 // conversation and a random sample of the others.
