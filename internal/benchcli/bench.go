@@ -193,6 +193,7 @@ set the design (docs/statistics.md).`,
 	fl.StringVar(&f.Binary, "binary", "", "impactbench executable to measure (default: the impactbench beside this executable, else on PATH, else built from this source tree)")
 	fl.StringVar(&f.Dir, "dir", "", "where to create the temporary project (default: the system temp directory)")
 	fl.BoolVar(&f.KeepDir, "keep", false, "keep the temporary project and print its path")
+	fl.StringVar(&f.TracePools, "trace-pools", "", "write the fake's requests in flight per pool (the simulated user's first turns apart) every 100ms to this `FILE`; IMPACTBENCH_POOLTRACE=FILE makes the child write its own side (slots held, calls queued)")
 	fl.IntVar(&f.Workers, "workers", 4, "workers… and cluster… presets: worker processes running at once")
 	fl.IntVar(&f.Indexes, "indexes", 0, "cluster… presets: indexes (shards) the workers take in turn (default 4 × --workers)")
 	fl.IntVar(&f.Benchmarks, "benchmarks", 3, "cluster… presets: benchmarks in the project, sharing --conversations")
@@ -333,7 +334,7 @@ func benchOverrides(cmd *cobra.Command, o *benchharness.Options, f benchharness.
 	if set("study") {
 		o.Study = f.Study
 	}
-	o.Binary, o.Dir, o.KeepDir = f.Binary, f.Dir, f.KeepDir
+	o.Binary, o.Dir, o.KeepDir, o.TracePools = f.Binary, f.Dir, f.KeepDir, f.TracePools
 }
 
 // axesValue is --demographics: the number of values of each demographic

@@ -75,6 +75,9 @@ type fakeServer struct {
 	// calls, when set (trackCalls), counts each request body answered 200
 	// and the requests in flight per client address (cluster.go).
 	calls *callLedger
+	// occ, when set (Options.TracePools), counts the requests in flight
+	// per pool for the occupancy trace (occupancy.go).
+	occ *occupancy
 }
 
 // genCount is what the fake saw of one kind of generator request.
@@ -213,6 +216,10 @@ func (s *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.calls != nil {
 		done := s.calls.begin(r.RemoteAddr)
 		defer done()
+	}
+	if s.occ != nil {
+		end := s.occ.begin(fp.name, s.roles[head.Model], body)
+		defer end()
 	}
 	fp.p.ServeHTTP(rec, r)
 	if s.calls != nil && rec.status == http.StatusOK {

@@ -161,6 +161,9 @@ type Options struct {
 	Dir string `json:"-"`
 	// KeepDir keeps the temp project (its path is in Result.Dir).
 	KeepDir bool `json:"-"`
+	// TracePools, when set, is a file the fake's requests in flight per
+	// pool go to every 100 ms while the child runs (occupancy.go).
+	TracePools string `json:"-"`
 	// Stderr, when set, receives the child's progress lines and logs
 	// (otherwise the child runs with -q and only its last errors are kept).
 	Stderr io.Writer `json:"-"`
@@ -468,8 +471,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 
-	ch, err := runChild(ctx, bin, dir, o.benchArg(), o.Stderr)
+	stopTrace, err := traceFake(fake, o.TracePools)
 	if err != nil {
+		return nil, err
+	}
+	ch, err := runChild(ctx, bin, dir, o.benchArg(), o.Stderr)
+	if err := errors.Join(err, stopTrace()); err != nil {
 		return nil, err
 	}
 	res.Wall = ch.wall.Seconds()

@@ -13,9 +13,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/config"
@@ -75,7 +78,42 @@ func New(cfg *config.Config, opts Options) *Set {
 	if opts.MaxCost > 0 {
 		s.budget = ratelimit.NewBudget(opts.MaxCost)
 	}
+	tracePools(s.limits, opts.Logger)
 	return s
+}
+
+// PoolTraceEnv names a file to which the first client set of the process
+// writes its provider pools' occupancy every 100 ms (ratelimit.Trace),
+// until the process ends: a debugging aid for the scheduler, an
+// environment variable like IMPACTBENCH_CPUPROFILE so the bench harness's
+// child runs can be traced without changing their command lines. "%p" in
+// the path becomes the process id.
+const PoolTraceEnv = "IMPACTBENCH_POOLTRACE"
+
+// poolTraceOnce: only the first registry is traced (Reconfigured makes
+// sets that keep the first one's pools).
+var poolTraceOnce sync.Once
+
+func tracePools(reg *ratelimit.Registry, log *slog.Logger) {
+	path := os.Getenv(PoolTraceEnv)
+	if path == "" {
+		return
+	}
+	poolTraceOnce.Do(func() {
+		path = strings.ReplaceAll(path, "%p", strconv.Itoa(os.Getpid()))
+		f, err := os.Create(path)
+		if err != nil {
+			log.Warn("pool trace", "err", err)
+			return
+		}
+		// It runs for the life of the process: the trace is a debugging
+		// aid, never on in a normal run.
+		go func() {
+			if err := reg.Trace(context.Background(), f, 100*time.Millisecond); err != nil {
+				log.Warn("pool trace", "err", err)
+			}
+		}()
+	})
 }
 
 // Reconfigured is a set for a changed cfg (config.yaml edited while a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -420,15 +421,22 @@ func (p *pool) abandonLocked(w *waiter, err error) error {
 
 // admitQueuedLocked admits waiters from the head of the queue while there
 // is a free slot and nothing (a pause, a bucket) makes the head wait, and
-// tells each it was admitted; then it tells the new head, if any, to look
-// again (it may have to wait for a bucket).
+// tells each it was admitted; then, if a slot is still free, it tells the
+// new head to look again (it may have to wait for a bucket). It returns how
+// many it admitted.
+//
+// A full pool does not wake the head: it would only find the pool full and
+// sleep again, and a saturated pool did that on every release (a wake-up,
+// a lock and a trip through the run queue per call, competing with the
+// calls that hold slots for the processor). The next release or a raised
+// limit admits it.
 //
 // With the shared buckets in use it only tells the head: each admission
 // then needs their answer, which the head asks for unlocked.
-func (p *pool) admitQueuedLocked(now time.Time) {
+func (p *pool) admitQueuedLocked(now time.Time) (admitted int) {
 	if p.usingSharedLocked(now) {
 		p.kickLocked()
-		return
+		return 0
 	}
 	for w := p.queue.head(); w != nil && p.inFlight < p.limit; w = p.queue.head() {
 		if p.delayLocked(now, w.in, w.out) > 0 {
@@ -437,12 +445,16 @@ func (p *pool) admitQueuedLocked(now time.Time) {
 		heap.Pop(&p.queue)
 		w.t, w.granted = p.admitLocked(now, w.in, w.out, nil), true
 		p.noteWaitLocked(now, w)
+		admitted++
 		select {
 		case w.ready <- struct{}{}:
 		default:
 		}
 	}
-	p.kickLocked()
+	if p.inFlight < p.limit {
+		p.kickLocked()
+	}
+	return admitted
 }
 
 // noteWaitLocked counts how long an admitted waiter waited.
@@ -517,10 +529,18 @@ func (p *pool) release(t ticket, resp *llm.Response, err error) {
 		back = sharedGiveBack(r, back)
 	}
 	p.observeLocked(now, t, resp, err)
-	p.admitQueuedLocked(now)
+	admitted := p.admitQueuedLocked(now)
 	p.mu.Unlock()
 	if ok && t.shared && back != (Charge{}) {
 		p.adjustShared(r, Charge{Requests: -back.Requests, Tokens: -back.Tokens, Input: -back.Input, Output: -back.Output})
+	}
+	if admitted > 0 {
+		// The call just admitted holds a slot but is not on the wire yet,
+		// and the processor is ours: the caller goes on to store its answer
+		// and build its next request, work that holds no slot. Yield, so
+		// the admitted call (woken onto this processor's next slot) is sent
+		// first: a saturated pool's slots then idle only for the wire.
+		runtime.Gosched()
 	}
 }
 
