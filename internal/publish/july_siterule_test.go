@@ -11,7 +11,6 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/layout"
-	"github.com/impactbench/impactbench/internal/racemode"
 	"github.com/impactbench/impactbench/internal/study"
 	"github.com/impactbench/impactbench/internal/study/studytest"
 )
@@ -131,7 +130,6 @@ func f2(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 // label's category scores are nutrition.json's (TestJulyNutrition) and get
 // the same letter grades from study.json.
 func TestJulyStudyShowsTheSitesFigures(t *testing.T) {
-	racemode.SkipHeavy(t)
 	j := rebuiltJuly(t)
 	site := computeSiteFigures(t, j.out)
 	var boundary []string

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/layout"
+	"github.com/impactbench/impactbench/internal/racemode"
 	"github.com/impactbench/impactbench/internal/study"
 	"github.com/impactbench/impactbench/internal/study/studytest"
 )
@@ -41,6 +42,12 @@ func rebuiltJuly(t *testing.T) *july {
 	if testing.Short() {
 		t.Skip("rebuilds and publishes the 16-model study")
 	}
+	// Rebuilding the study is single-threaded (study.Compute and Publish
+	// start no goroutine; Serve, the one that does, has its own tests under
+	// -race): under -race it cost about 50 s of a quiet 2-core CI machine
+	// and could find nothing. Every test of the rebuilt study therefore runs
+	// in .ci/run's step without -race.
+	racemode.SkipHeavy(t)
 	julyOnce.Do(func() {
 		// A memory file system when there is one: the rebuilt study is
 		// ~31,000 files, and the test is about their content, not the disk.

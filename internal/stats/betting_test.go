@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/racemode"
 )
 
 func TestBettingCI(t *testing.T) {
@@ -140,6 +142,7 @@ func TestBettingCS(t *testing.T) {
 // rule, is logged beside it: a fixed-n interval is not made for repeated
 // looks.
 func TestBettingCSOptionalStopping(t *testing.T) {
+	racemode.SkipHeavy(t) // a pure Monte Carlo: .ci/run runs it without -race
 	const reps, roundSize, maxG = 400, 10, 300
 	cells := []struct {
 		pop    population

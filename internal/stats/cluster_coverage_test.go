@@ -230,6 +230,7 @@ func coverageCell(rng *rand.Rand, cs []ClusterSum, pop population, sizes sizeSch
 // coverage is checked by TestIntervalGrid, and it falls short here where
 // hot scenarios are missing from many studies (documented).
 func TestClusterRateAnyMixCoverage(t *testing.T) {
+	racemode.SkipHeavy(t) // a pure Monte Carlo: .ci/run runs it without -race
 	const reps = 400
 	gs := []int{3, 5, 10, 20, 30, 50}
 	type row struct {

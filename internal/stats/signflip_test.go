@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/impactbench/impactbench/internal/racemode"
 )
 
 func TestSignFlipP(t *testing.T) {
@@ -140,6 +142,7 @@ func TestSignFlipInversion(t *testing.T) {
 // one or two strata, exact and Monte Carlo), the interval excludes 0
 // exactly when P < 0.05, and contains the estimate.
 func TestDiffIntervalIsTheTest(t *testing.T) {
+	racemode.SkipHeavy(t) // a pure Monte Carlo: .ci/run runs it without -race
 	rng := newRand(27)
 	agree, excluded := 0, 0
 	for trial := range 2000 {
@@ -242,6 +245,7 @@ func b2i(b bool) int {
 // mean difference must cover the truth in ≥ 93% of studies at 3–30
 // scenarios.
 func TestClusterDiffMonteCarlo(t *testing.T) {
+	racemode.SkipHeavy(t) // a pure Monte Carlo: .ci/run runs it without -race
 	const reps = 1000
 	null := demographicWorld{name: "null: random ±effect", p: 0.5, rho: 0.6, m: 4, truth: 0,
 		arms: func(rng *rand.Rand, pi float64) (float64, float64) {

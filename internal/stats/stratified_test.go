@@ -210,6 +210,7 @@ func (w pairedWorld) trueRate(alpha float64) float64 {
 // base scenarios per metric: coverage of the true difference ≥ 93%, and
 // with no true difference the test's false-positive rate ≤ 7%.
 func TestStratifiedPairedDiffCoverage(t *testing.T) {
+	racemode.SkipHeavy(t) // a pure Monte Carlo: .ci/run runs it without -race
 	if testing.Short() {
 		t.Skip("Monte Carlo")
 	}
