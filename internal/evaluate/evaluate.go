@@ -98,9 +98,7 @@ func judgeAll(ctx context.Context, b *work.Bench, e evaluation, j *Target, rep s
 	if err != nil {
 		return err
 	}
-	for k := range j.seats {
-		j.seats[k] = jb.client(k, j.seats[k])
-	}
+	j.batchSeats(jb)
 	var keyed []evalRow
 	if e.keyBase == j.rowKeyBase {
 		keyed = e.rows

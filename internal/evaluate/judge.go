@@ -24,11 +24,15 @@ import (
 // and the seed of the judge calls (a repeat's own for evaluate --repeats).
 // Its rows start while ctx lives and call under callCtx (see simTarget).
 type Target struct {
-	b          *work.Bench
-	target     string
-	stage      phase.Stage // evaluate, or evaluate-repeats
-	judges     []config.ModelConfig
-	seats      []llm.Client // one per judge; batch replay when the judge batches
+	b      *work.Bench
+	target string
+	stage  phase.Stage // evaluate, or evaluate-repeats
+	judges []config.ModelConfig
+	// seats holds one client per judge; judgeAll swaps in a batch replay
+	// while verdict rows streamed from simulate may already be reading
+	// them, hence seatMu.
+	seatMu     sync.RWMutex
+	seats      []llm.Client
 	rowKeyBase string
 	unitDir    string
 	seed       uint64
@@ -288,13 +292,29 @@ func (j *Target) keepScore(u *callstore.Unit, key string, score artifacts.Score,
 	return u.SetResult(key, score)
 }
 
+// seat is judge k's client.
+func (j *Target) seat(k int) llm.Client {
+	j.seatMu.RLock()
+	defer j.seatMu.RUnlock()
+	return j.seats[k]
+}
+
+// batchSeats puts the batch judges' replays in their seats.
+func (j *Target) batchSeats(jb *judgeBatches) {
+	j.seatMu.Lock()
+	defer j.seatMu.Unlock()
+	for k := range j.seats {
+		j.seats[k] = jb.client(k, j.seats[k])
+	}
+}
+
 // verdict asks the panel about one conversation.
 func (j *Target) verdict(ctx context.Context, u *callstore.Unit, conv artifacts.Conversation) (artifacts.Score, llm.Usage, error) {
 	b := j.b
 	m, _ := b.Spec.MetricByID(conv.MetricID)
 	panel := make([]stages.NamedClient, len(j.judges))
 	for k, jm := range j.judges {
-		panel[k] = stages.NamedClient{Name: work.JudgeLabel(jm), Client: u.Client(clientset.Identity(jm), j.seats[k])}
+		panel[k] = stages.NamedClient{Name: work.JudgeLabel(jm), Client: u.Client(clientset.Identity(jm), j.seat(k))}
 	}
 	return stages.Evaluate(ctx, panel, b.Prompts, m, conv, stages.JudgeOptions{ShowExamples: b.Cfg.Judge.ShowExamples, Seed: j.seed})
 }
