@@ -1,6 +1,7 @@
 package benchharness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -216,8 +217,8 @@ func (s *scheduler) stopAll() {
 }
 
 // killAt waits until the fake has answered at calls, then kills the two
-// running workers of the lowest indexes with SIGKILL and starts a
-// duplicate of a third running index.
+// running workers started last with SIGKILL and starts a duplicate of a
+// third running index.
 func (s *scheduler) killAt(ctx context.Context, calls int64, done <-chan struct{}) {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -234,7 +235,14 @@ func (s *scheduler) killAt(ctx context.Context, calls int64, done <-chan struct{
 	for i := range s.running {
 		idx = append(idx, i)
 	}
-	slices.Sort(idx)
+	// The latest started are the furthest from done: a worker near its
+	// end may exit on its own before the signal lands (seen under load).
+	slices.SortFunc(idx, func(a, b int) int {
+		if d := cmp.Compare(s.running[b].run.Start, s.running[a].run.Start); d != 0 {
+			return d
+		}
+		return cmp.Compare(b, a)
+	})
 	victims := idx[:min(2, len(idx))]
 	ports := map[int]bool{}
 	for _, i := range victims {
