@@ -284,7 +284,13 @@ func (d *design) targets(have, counts []int, growth []Growth) []Target {
 // have (only the metrics that grow). A metric with a copy in the
 // nutritional-label benchmark grows there too, so label-only models see
 // the same scenarios.
-func (r *Round) ByBench() map[string]map[string]int {
+func (r *Round) ByBench() map[string]map[string]int { return r.byBench(true) }
+
+// Wanted is every metric's base scenarios the round asks for, grown or
+// not, in ByBench's shape: what a resumed round tops its sets up to.
+func (r *Round) Wanted() map[string]map[string]int { return r.byBench(false) }
+
+func (r *Round) byBench(growingOnly bool) map[string]map[string]int {
 	out := map[string]map[string]int{}
 	set := func(bench, metric string, n int) {
 		if out[bench] == nil {
@@ -293,7 +299,7 @@ func (r *Round) ByBench() map[string]map[string]int {
 		out[bench][metric] = n
 	}
 	for _, t := range r.Targets {
-		if t.Want <= t.Have {
+		if growingOnly && t.Want <= t.Have {
 			continue
 		}
 		set(t.Bench, t.Metric, t.Want)

@@ -257,20 +257,7 @@ func askedFor(o Options) (map[string]map[string]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]map[string]int{}
-	set := func(bench, metric string, n int) {
-		if out[bench] == nil {
-			out[bench] = map[string]int{}
-		}
-		out[bench][metric] = n
-	}
-	for _, t := range r.Targets {
-		set(t.Bench, t.Metric, t.Want)
-		if t.LabelMetric != "" {
-			set(study.LabelBenchmark, t.LabelMetric, t.Want)
-		}
-	}
-	return out, nil
+	return r.Wanted(), nil
 }
 
 // topUp is the growth that gives b's set what want asks for where it is
