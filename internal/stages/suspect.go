@@ -2,6 +2,7 @@ package stages
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/llm"
@@ -44,14 +45,7 @@ var suspectTalk = regexp.MustCompile(alternation(
 
 // alternation joins the lexicon's entries into one regexp.
 func alternation(entries ...string) string {
-	out := ""
-	for i, e := range entries {
-		if i > 0 {
-			out += "|"
-		}
-		out += "(?:" + e + ")"
-	}
-	return out
+	return "(?:" + strings.Join(entries, ")|(?:") + ")"
 }
 
 // SuspectMessage is the suspect check on one message of the simulated user:
