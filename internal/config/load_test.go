@@ -2,7 +2,9 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -709,5 +711,18 @@ func TestEffectiveAuditReplyChars(t *testing.T) {
 				t.Errorf("head %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// The README states the audit's default random share; it must be the one
+// the code uses.
+func TestReadmeStatesTheDefaultAuditShare(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("a seeded %d %% of the others", int(math.Round(DefaultAuditShare*100)))
+	if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), want) {
+		t.Errorf("README.md does not say %q", want)
 	}
 }
