@@ -3,6 +3,10 @@ package benchcli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -58,5 +62,27 @@ func TestBenchCachingJSON(t *testing.T) {
 	var res benchharness.CachingResult
 	if err := dec.Decode(&res); err != nil {
 		t.Fatalf("--caching --json: %v", err)
+	}
+}
+
+// The harness profiles itself beside its child when the path names the
+// process, as docs/performance.md says; without "%p" only the child does.
+func TestHarnessProfile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("IMPACTBENCH_CPUPROFILE", filepath.Join(dir, "cpu-%p.prof"))
+	if code := Main([]string{"--help"}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	want := filepath.Join(dir, fmt.Sprintf("cpu-%d.prof", os.Getpid()))
+	if fi, err := os.Stat(want); err != nil || fi.Size() == 0 {
+		t.Fatalf("no harness profile at %s: %v", want, err)
+	}
+	shared := filepath.Join(dir, "shared.prof")
+	t.Setenv("IMPACTBENCH_CPUPROFILE", shared)
+	if code := Main([]string{"--help"}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if _, err := os.Stat(shared); !os.IsNotExist(err) {
+		t.Fatalf("the harness wrote the child's profile path %s (%v)", shared, err)
 	}
 }

@@ -184,24 +184,22 @@ func (s *fakeServer) note(fp *fakePool, at time.Time, status int) {
 
 func (s *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	arrived := time.Now()
-	body, err := io.ReadAll(r.Body)
+	body, err := fakeprovider.ReadBody(r)
 	if err != nil {
 		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	var head struct {
-		Model string `json:"model"`
-	}
-	_ = json.Unmarshal(body, &head)
-	fp := s.pools[head.Model]
+	// Parsed once here, for the model and for the pool's provider.
+	req, perr := fakeprovider.ParseRequest(body)
+	fp := s.pools[req.Model]
 	if fp == nil {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write([]byte(`{"error":{"message":"The model '` + strings.ReplaceAll(head.Model, `"`, "") + `' does not exist","type":"invalid_request_error","param":null,"code":"model_not_found"}}`))
+		_, _ = w.Write([]byte(`{"error":{"message":"The model '` + strings.ReplaceAll(req.Model, `"`, "") + `' does not exist","type":"invalid_request_error","param":null,"code":"model_not_found"}}`))
 		return
 	}
 	var gen genRequest
-	if s.roles[head.Model] == roleGenerator {
+	if s.roles[req.Model] == roleGenerator {
 		// Told apart before the pool sees it: a request the fake cannot
 		// answer correctly fails at once, and loudly, instead of being
 		// answered with text the tool might take for a model's mistake.
@@ -218,10 +216,14 @@ func (s *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer done()
 	}
 	if s.occ != nil {
-		end := s.occ.begin(fp.name, s.roles[head.Model], body)
+		end := s.occ.begin(fp.name, s.roles[req.Model], body)
 		defer end()
 	}
-	fp.p.ServeHTTP(rec, r)
+	if perr != nil {
+		fp.p.ServeHTTP(rec, r) // answers the parse error as the provider words it
+	} else {
+		fp.p.Serve(rec, r, req)
+	}
 	if s.calls != nil && rec.status == http.StatusOK {
 		s.calls.answered(body, r.RemoteAddr, arrived)
 	}
@@ -229,7 +231,7 @@ func (s *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.note(fp, arrived, rec.status)
 	out := rec.body.Bytes()
 	if rec.status == http.StatusOK {
-		switch s.roles[head.Model] {
+		switch s.roles[req.Model] {
 		case roleJudge:
 			out = judgeReply(out, body)
 		case roleGenerator:

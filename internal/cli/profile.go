@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// startProfiles writes a CPU profile to $IMPACTBENCH_CPUPROFILE and a heap
+// StartProfiles writes a CPU profile to $IMPACTBENCH_CPUPROFILE and a heap
 // profile to $IMPACTBENCH_MEMPROFILE when they are set. They are environment
 // variables, not flags, so the bench harness's child runs can be profiled
 // without changing their command lines; "%p" in a path becomes the process
@@ -24,7 +24,7 @@ import (
 // The heap profile is the one taken when the live heap was largest, not at
 // exit: what a peak-RSS regression needs explained is what was live at the
 // peak, and by exit most of it is gone.
-func startProfiles(stderr io.Writer) func() {
+func StartProfiles(stderr io.Writer) func() {
 	var stops []func()
 	if path := profilePath("IMPACTBENCH_CPUPROFILE"); path != "" {
 		f, err := os.Create(path)

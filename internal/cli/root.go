@@ -110,7 +110,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, isTTY: isTerminal(stderr)}
 	ctx, stop := g.handleSignals()
 	defer stop()
-	defer startProfiles(stderr)()
+	defer StartProfiles(stderr)()
 	root := newRootCmd(g)
 	root.SetArgs(args)
 	root.SetIn(stdin)

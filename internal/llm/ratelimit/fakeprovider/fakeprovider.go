@@ -15,6 +15,8 @@ package fakeprovider
 import (
 	"context"
 	"encoding/json"
+	"io"
+
 	"fmt"
 	"math"
 	"net/http"
@@ -22,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/impactbench/impactbench/internal/llm"
 )
@@ -284,37 +288,98 @@ func reply(tokens int) string {
 
 // ---- OpenAI chat-completions wire format ----
 
-type wireMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+// Request is what the fake reads of a chat-completions body.
+type Request struct {
+	Model    string
+	Messages []llm.Message
+	// MaxTokens is max_completion_tokens, else max_tokens; 0 when neither
+	// is sent.
+	MaxTokens int
 }
 
-type wireRequest struct {
-	Model               string        `json:"model"`
-	Messages            []wireMessage `json:"messages"`
-	MaxTokens           *int          `json:"max_tokens"`
-	MaxCompletionTokens *int          `json:"max_completion_tokens"`
+// ParseRequest reads a chat-completions body in one pass. The fake reads
+// every prompt a benchmark sends (hundreds of megabytes in the study
+// preset), on the same two cores as the tool it measures, so it walks the
+// body once with gjson instead of decoding it with encoding/json (which
+// scans a body once to validate it and again to decode it, and each
+// message's content twice more). The model is returned even when the rest
+// is malformed, so a caller can route the error.
+func ParseRequest(body []byte) (Request, error) {
+	if !gjson.ValidBytes(body) {
+		return Request{}, fmt.Errorf("invalid JSON")
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
+		return Request{}, fmt.Errorf("the body is not a JSON object")
+	}
+	var req Request
+	var err error
+	var maxCompletion, maxTokens gjson.Result
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "model":
+			req.Model = v.String()
+		case "messages":
+			if !v.IsArray() {
+				err = fmt.Errorf("'messages' is not an array")
+				return false
+			}
+			v.ForEach(func(_, m gjson.Result) bool {
+				var msg llm.Message
+				m.ForEach(func(k, v gjson.Result) bool {
+					switch k.Str {
+					case "role":
+						msg.Role = llm.Role(v.String())
+					case "content":
+						msg.Content, err = messageText(v)
+					}
+					return err == nil
+				})
+				if err != nil {
+					err = fmt.Errorf("messages[%d]: %w", len(req.Messages), err)
+					return false
+				}
+				req.Messages = append(req.Messages, msg)
+				return true
+			})
+		case "max_completion_tokens":
+			maxCompletion = v
+		case "max_tokens":
+			maxTokens = v
+		}
+		return err == nil
+	})
+	if err != nil {
+		return req, err
+	}
+	if maxCompletion.Exists() && maxCompletion.Type != gjson.Null {
+		req.MaxTokens = int(maxCompletion.Int())
+	} else if maxTokens.Exists() && maxTokens.Type != gjson.Null {
+		req.MaxTokens = int(maxTokens.Int())
+	}
+	return req, nil
 }
 
-// text accepts a plain string or an array of content parts.
-func (m wireMessage) text() (string, error) {
-	if len(m.Content) == 0 || string(m.Content) == "null" {
+// messageText accepts a plain string or an array of content parts.
+func messageText(c gjson.Result) (string, error) {
+	switch {
+	case !c.Exists() || c.Type == gjson.Null:
 		return "", nil
-	}
-	var s string
-	if err := json.Unmarshal(m.Content, &s); err == nil {
-		return s, nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(m.Content, &parts); err != nil {
+	case c.Type == gjson.String:
+		return c.Str, nil
+	case !c.IsArray():
 		return "", fmt.Errorf("content is neither a string nor an array of parts")
 	}
 	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
+	ok := true
+	c.ForEach(func(_, part gjson.Result) bool {
+		if ok = part.IsObject(); ok {
+			b.WriteString(part.Get("text").String())
+		}
+		return ok
+	})
+	if !ok {
+		return "", fmt.Errorf("content is neither a string nor an array of parts")
 	}
 	return b.String(), nil
 }
@@ -326,31 +391,43 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "Unknown request URL: "+r.Method+" "+r.URL.Path)
 		return
 	}
-	var wr wireRequest
-	if err := json.NewDecoder(r.Body).Decode(&wr); err != nil {
+	body, err := ReadBody(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "We could not read the body of your request: "+err.Error())
+		return
+	}
+	req, err := ParseRequest(body)
+	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "We could not parse the JSON body of your request: "+err.Error())
 		return
 	}
-	if len(wr.Messages) == 0 {
+	p.Serve(w, r, req)
+}
+
+// ReadBody reads a request's body into one buffer of its declared length:
+// io.ReadAll would grow its buffer from 512 bytes through every size class
+// of a body that is often tens of kilobytes.
+func ReadBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength <= 0 || r.ContentLength > 64<<20 {
+		return io.ReadAll(r.Body)
+	}
+	// net/http's server stops a body at its Content-Length, so a body that
+	// fills the buffer is whole; a shorter one is ErrUnexpectedEOF.
+	body := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(r.Body, body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// Serve answers a request already read by ParseRequest (the bench harness
+// reads the body itself, to route it by model).
+func (p *Provider) Serve(w http.ResponseWriter, r *http.Request, req Request) {
+	if len(req.Messages) == 0 {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "'messages' must contain at least one message.")
 		return
 	}
-	msgs := make([]llm.Message, len(wr.Messages))
-	for i, m := range wr.Messages {
-		t, err := m.text()
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_request_error", "", fmt.Sprintf("messages[%d]: %v", i, err))
-			return
-		}
-		msgs[i] = llm.Message{Role: llm.Role(m.Role), Content: t}
-	}
-	maxTokens := 0
-	if wr.MaxCompletionTokens != nil {
-		maxTokens = *wr.MaxCompletionTokens
-	} else if wr.MaxTokens != nil {
-		maxTokens = *wr.MaxTokens
-	}
-
+	msgs, maxTokens := req.Messages, req.MaxTokens
 	c, rej, h := p.begin(CountTokens(msgs), maxTokens)
 	if rej != nil {
 		setRateLimitHeaders(w.Header(), h)
@@ -372,27 +449,49 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setRateLimitHeaders(w.Header(), h)
 	w.Header().Set("x-request-id", c.id)
 	w.Header().Set("openai-processing-ms", strconv.FormatInt(time.Since(start).Milliseconds(), 10))
-	model := wr.Model
+	model := req.Model
 	if model == "" {
 		model = p.cfg.Model
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"id":      c.id,
-		"object":  "chat.completion",
-		"created": start.Unix(),
-		"model":   model,
-		"choices": []any{map[string]any{
-			"index":         0,
-			"message":       map[string]any{"role": "assistant", "content": reply(c.out), "refusal": nil},
-			"logprobs":      nil,
-			"finish_reason": c.finish,
+	writeJSON(w, http.StatusOK, completion{
+		ID: c.id, Object: "chat.completion", Created: start.Unix(), Model: model,
+		Choices: []choice{{
+			Message:      message{Role: "assistant", Content: reply(c.out)},
+			FinishReason: c.finish,
 		}},
-		"usage": map[string]any{
-			"prompt_tokens":     c.in,
-			"completion_tokens": c.out,
-			"total_tokens":      c.in + c.out,
-		},
+		Usage: usage{PromptTokens: c.in, CompletionTokens: c.out, TotalTokens: c.in + c.out},
 	})
+}
+
+// completion is a chat.completion answer. Its fields are in the order a
+// map would print them (the fake's answers were maps), encoded without a
+// map's reflection and sorting on every answer.
+type completion struct {
+	Choices []choice `json:"choices"`
+	Created int64    `json:"created"`
+	ID      string   `json:"id"`
+	Model   string   `json:"model"`
+	Object  string   `json:"object"`
+	Usage   usage    `json:"usage"`
+}
+
+type choice struct {
+	FinishReason string  `json:"finish_reason"`
+	Index        int     `json:"index"`
+	Logprobs     *string `json:"logprobs"` // always null
+	Message      message `json:"message"`
+}
+
+type message struct {
+	Content string  `json:"content"`
+	Refusal *string `json:"refusal"` // always null
+	Role    string  `json:"role"`
+}
+
+type usage struct {
+	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens     int `json:"prompt_tokens"`
+	TotalTokens      int `json:"total_tokens"`
 }
 
 // setRateLimitHeaders writes OpenAI's headers; resets are Go-style durations
