@@ -104,6 +104,9 @@ type event struct {
 	Result    json.RawMessage
 	ResultKey string
 	At        time.Time
+	// Marshaled says Result is json.Marshal's own output (compact and
+	// HTML-escaped), which a stored record may embed as it is.
+	Marshaled bool
 }
 
 // unitState is what a backend knows of a unit when it is opened.
@@ -364,7 +367,7 @@ func (u *Unit) Commit(ctx context.Context, inputKey string, v any) (Committed, e
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	ev := event{Kind: evResult, Result: b, ResultKey: inputKey, At: time.Now()}
+	ev := event{Kind: evResult, Result: b, ResultKey: inputKey, At: time.Now(), Marshaled: true}
 	got, adopted, err := u.store.be.commit(ctx, u, u.base, ev)
 	if err != nil {
 		return Committed{}, err

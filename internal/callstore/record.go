@@ -42,6 +42,34 @@ type resultBody struct {
 	ResultKey string          `json:"result_key,omitempty"`
 }
 
+// encodeResultBody is json.Marshal(resultBody{ev.Result, ev.ResultKey}).
+// A result json.Marshal made is embedded as it is: Marshal would scan and
+// copy it once more only to compact and escape what already is (a
+// conversation, several kilobytes, on every commit).
+func encodeResultBody(ev event) ([]byte, error) {
+	if !ev.Marshaled {
+		return json.Marshal(resultBody{Result: ev.Result, ResultKey: ev.ResultKey})
+	}
+	b := make([]byte, 0, len(ev.Result)+len(ev.ResultKey)+32)
+	b = append(b, '{')
+	if len(ev.Result) > 0 {
+		b = append(b, `"result":`...)
+		b = append(b, ev.Result...)
+	}
+	if ev.ResultKey != "" {
+		k, err := json.Marshal(ev.ResultKey)
+		if err != nil {
+			return nil, err
+		}
+		if len(ev.Result) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"result_key":`...)
+		b = append(b, k...)
+	}
+	return append(b, '}'), nil
+}
+
 // encodeLine frames header and body as a segment line.
 func encodeLine(header string, body []byte) []byte {
 	line := make([]byte, 0, len(header)+len(body)+12)

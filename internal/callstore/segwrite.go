@@ -129,7 +129,7 @@ func (d *segDir) commit(base, name string, known int, ev event) (event, bool, er
 		}
 	}
 	ev.Rev = top + 1
-	body, err := json.Marshal(resultBody{Result: ev.Result, ResultKey: ev.ResultKey})
+	body, err := encodeResultBody(ev)
 	if err != nil {
 		return event{}, false, fmt.Errorf("callstore: encode result of %s: %w", name, err)
 	}

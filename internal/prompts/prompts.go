@@ -213,7 +213,9 @@ func (s *Set) Render(name string, data any) (string, error) {
 	if want := reflect.TypeOf(specs[name].zero); reflect.TypeOf(data) != want {
 		return "", fmt.Errorf("render prompt %s: data is %T, want %v", name, data, want)
 	}
-	var buf bytes.Buffer
+	// A strings.Builder hands its bytes over as the string; a
+	// bytes.Buffer's String would copy every rendered prompt once more.
+	var buf strings.Builder
 	if err := t.Execute(&buf, data); err != nil {
 		return "", fmt.Errorf("render prompt %s: %w", name, err)
 	}

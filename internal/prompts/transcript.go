@@ -1,7 +1,6 @@
 package prompts
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,7 +46,7 @@ func EncodeTranscript(ts []artifacts.Turn) string {
 // EncodeMessage renders one message as a one-line JSON object
 // {"role":"…","content":"…"}, escaped as EncodeTranscript describes.
 func EncodeMessage(t artifacts.Turn) string {
-	var buf bytes.Buffer
+	var buf strings.Builder // its String does not copy, as bytes.Buffer's does
 	enc := json.NewEncoder(&buf)
 	// '<', '>' and '&' stay readable: this is a prompt, not HTML.
 	enc.SetEscapeHTML(false)
