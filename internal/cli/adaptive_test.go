@@ -39,24 +39,6 @@ func adaptiveProject(t *testing.T) string {
 	return dir
 }
 
-// projectFiles is every file under dir and its bytes.
-func projectFiles(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		out[p] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // projectTree is every path under dir, directories included (a lock or
 // presence file, or an empty directory, shows), with a file's bytes.
 func projectTree(t *testing.T, dir string) map[string]string {
@@ -152,7 +134,7 @@ func basesByMetric(t *testing.T, file string) map[string][]string {
 // pays no call.
 func TestRunAdaptive(t *testing.T) {
 	dir := adaptiveProject(t)
-	before := projectFiles(t, dir)
+	before := projectTree(t, dir)
 	code, out, errs := run(t, dir, "run", "all", "--adaptive", "--dry-run")
 	if code != 0 {
 		t.Fatalf("--adaptive --dry-run: exit %d\n%s", code, errs)
@@ -170,7 +152,7 @@ func TestRunAdaptive(t *testing.T) {
 		!strings.Contains(flat, "worst case (every metric at Max): 96 conversations") || strings.Contains(flat, "this study so far") {
 		t.Errorf("--adaptive --dry-run bill:\n%s", out)
 	}
-	if after := projectFiles(t, dir); !maps.Equal(before, after) {
+	if after := projectTree(t, dir); !maps.Equal(before, after) {
 		t.Fatal("--adaptive --dry-run changed the project's files")
 	}
 
@@ -218,12 +200,12 @@ func TestRunAdaptive(t *testing.T) {
 		t.Error("resuming changed the scenario set")
 	}
 	// The dry run of a study with rows adds the bill from its own rounds.
-	before = projectFiles(t, dir)
+	before = projectTree(t, dir)
 	code, out, errs = run(t, dir, "run", "all", "--adaptive", "--dry-run")
 	if flat := strings.Join(strings.Fields(out), " "); code != 0 || !strings.Contains(flat, "this study so far: look 6 of 6,") || !strings.Contains(flat, "stopped: nothing more to run") {
 		t.Errorf("--adaptive --dry-run of a finished study: exit %d\n%s%s", code, out, errs)
 	}
-	if after := projectFiles(t, dir); !maps.Equal(before, after) {
+	if after := projectTree(t, dir); !maps.Equal(before, after) {
 		t.Error("--adaptive --dry-run of a finished study changed the project's files")
 	}
 	for _, target := range []string{"offline-careful", "offline-careless"} {
@@ -237,7 +219,7 @@ func TestRunAdaptive(t *testing.T) {
 // naming the flag or argument, and writes nothing.
 func TestRunAdaptiveRefuses(t *testing.T) {
 	dir := adaptiveProject(t)
-	before := projectFiles(t, dir)
+	before := projectTree(t, dir)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -260,7 +242,7 @@ func TestRunAdaptiveRefuses(t *testing.T) {
 	if code, _, errs := run(t, dir, "run", "all", "--adaptive"); code != ExitUsage || !strings.Contains(errs, "init --study") {
 		t.Errorf("--adaptive without a study: exit %d\n%s", code, errs)
 	}
-	if after := projectFiles(t, dir); !maps.Equal(before, after) {
+	if after := projectTree(t, dir); !maps.Equal(before, after) {
 		t.Error("a refused --adaptive changed the project's files")
 	}
 }
@@ -333,7 +315,7 @@ func TestRunAdaptiveFromConfig(t *testing.T) {
 	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := projectFiles(t, dir)
+	before := projectTree(t, dir)
 	code, out, errs := run(t, dir, "run", "all", "--dry-run")
 	// 2 metrics × 2 variants × 2 samples × 2 targets × 4 base scenarios.
 	if code != 0 || !strings.Contains(out, "adaptive study bill:") || !strings.Contains(strings.Join(strings.Fields(out), " "), "worst case (every metric at Max): 64 conversations") {
@@ -348,7 +330,7 @@ func TestRunAdaptiveFromConfig(t *testing.T) {
 	if code, _, errs := run(t, dir, "run", "example", "--dry-run"); code != ExitUsage || !strings.Contains(errs, "run.adaptive in config.yaml (--adaptive=false turns it off") {
 		t.Errorf("run example under run.adaptive: exit %d\n%s", code, errs)
 	}
-	if after := projectFiles(t, dir); !maps.Equal(before, after) {
+	if after := projectTree(t, dir); !maps.Equal(before, after) {
 		t.Error("dry runs changed the project's files")
 	}
 	b = bytes.Replace(b, []byte("adaptive: {max: 4}"), []byte("adaptive: {max: four}"), 1)
