@@ -323,6 +323,11 @@ type Result struct {
 	// ResultsWritten: aggregate wrote results.json.
 	ResultsWritten bool `json:"results_written"`
 
+	// Binary is the impactbench executable measured; " (built now from DIR)"
+	// when the harness built it, so a copied harness that measured the
+	// current source tree instead of its own build says so.
+	Binary string `json:"binary,omitempty"`
+
 	Wall          float64 `json:"wall_s"`
 	TMin          float64 `json:"tmin_s"`
 	Binding       string  `json:"binding"`
@@ -421,10 +426,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return res, runWorkers(ctx, o, res, dir)
 	}
 	bin := o.Binary
+	res.Binary = bin
 	if bin == "" {
 		if bin, err = BuildBinary(ctx, dir); err != nil {
 			return nil, err
 		}
+		from := moduleDir()
+		if from == "" {
+			from, _ = os.Getwd()
+		}
+		res.Binary = fmt.Sprintf("%s (built now from %s)", bin, from)
 	}
 	lay := planLayout(o)
 	var study []studyBench
@@ -772,6 +783,9 @@ func (r *Result) WriteText(w io.Writer) error {
 			return "auto (tool default)"
 		}
 		return fmt.Sprint(n)
+	}
+	if r.Binary != "" {
+		fmt.Fprintf(&b, "binary        %s\n", r.Binary)
 	}
 	if r.Cluster != nil {
 		limits = strings.Replace(limits, "one pool for all models", "one pool for every model and worker", 1)

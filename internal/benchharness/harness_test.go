@@ -83,6 +83,11 @@ func checkConsistent(t *testing.T, res *Result, o Options) {
 		t.Fatal(err)
 	}
 	t.Logf("\n%s", text.String())
+	// Which build was measured is printed: a copied harness without
+	// --binary measures a build of the current tree.
+	if line := "binary        " + res.Options.Binary + "\n"; res.Options.Binary == "" || !strings.Contains(text.String(), line) {
+		t.Errorf("the report does not name the measured binary (%q)", res.Options.Binary)
+	}
 	if res.ChildExitCode != 0 {
 		t.Fatalf("child exited %d: %s", res.ChildExitCode, res.ChildError)
 	}
