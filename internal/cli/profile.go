@@ -18,7 +18,7 @@ import (
 // profile to $IMPACTBENCH_MEMPROFILE when they are set. They are environment
 // variables, not flags, so the bench harness's child runs can be profiled
 // without changing their command lines; "%p" in a path becomes the process
-// id, so `bench` (the parent, which runs the fake provider) and the measured
+// id, so impactbench-bench (which runs the fake provider) and the measured
 // child write separate files. The returned func stops and flushes.
 //
 // The heap profile is the one taken when the live heap was largest, not at
