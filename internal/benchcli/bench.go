@@ -179,6 +179,7 @@ set the design (docs/statistics.md).`,
 	fl.IntVar(&f.Concurrency, "concurrency", 0, "run.concurrency.simulate and .evaluate (0: sized by Little's law; -1: unset, i.e. auto)")
 	fl.IntVar(&f.MaxConcurrency, "max-concurrency", 0, "max_concurrency of every model (0: only when the automatic concurrency needs it; -1: never)")
 	fl.IntVar(&f.MaxRetries, "max-retries", 0, "max_retries of every model (0: the tool's default)")
+	fl.BoolVar(&f.IndependentOpenings, "independent-openings", false, "every target's conversation asks the simulated user for its own first turn (generation.independent_openings), the workload before openings were shared")
 	fl.BoolVar(&f.ConfigureLimits, "configure-limits", false, "write --rpm/--tpm into config.yaml instead of letting the tool learn them from headers")
 	fl.BoolVar(&f.Offline, "offline", false, "use the offline model instead of the HTTP fake (memory runs)")
 	fl.IntVar(&f.UserTokens, "user-tokens", benchharness.DefaultUserTokens, "reply length of the simulated user, tokens")
@@ -322,7 +323,7 @@ func benchOverrides(cmd *cobra.Command, o *benchharness.Options, f benchharness.
 	bools := []struct {
 		name     string
 		dst, src *bool
-	}{{"shared-pool", &o.SharedPool, &f.SharedPool}, {"hide-limits", &o.HideLimits, &f.HideLimits}, {"configure-limits", &o.ConfigureLimits, &f.ConfigureLimits}, {"offline", &o.Offline, &f.Offline}}
+	}{{"shared-pool", &o.SharedPool, &f.SharedPool}, {"hide-limits", &o.HideLimits, &f.HideLimits}, {"configure-limits", &o.ConfigureLimits, &f.ConfigureLimits}, {"offline", &o.Offline, &f.Offline}, {"independent-openings", &o.IndependentOpenings, &f.IndependentOpenings}}
 	for _, x := range bools {
 		if set(x.name) {
 			*x.dst = *x.src

@@ -96,6 +96,11 @@ type Options struct {
 	// ConfigureLimits writes RPM/TPM into config.yaml; otherwise the tool
 	// learns them from the fake's x-ratelimit-* headers.
 	ConfigureLimits bool `json:"configure_limits"`
+	// IndependentOpenings writes generation.independent_openings: true, so
+	// every target's conversation pays for its own first user turn, the
+	// workload before openings were shared (the study preset then sends
+	// 25,920 user calls instead of 19,440, against a 40.5 s bound).
+	IndependentOpenings bool `json:"independent_openings,omitempty"`
 	// Offline uses the built-in offline model (offline.latency = Latency)
 	// instead of the HTTP fake: the load generator for memory runs.
 	Offline bool `json:"offline"`

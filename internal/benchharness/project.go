@@ -106,6 +106,9 @@ func configYAML(o Options, lay sizing, pm projectModels) string {
 	}
 	fmt.Fprintf(&b, "generation:\n  scenarios_per_metric: %d\n  turns: %d\n  num_samples: %d\n",
 		(lay.scenarios+lay.metrics-1)/lay.metrics, o.Turns, o.Samples)
+	if o.IndependentOpenings {
+		b.WriteString("  independent_openings: true\n")
+	}
 	b.WriteString("landmarks: true\n")
 	// The measured workload is the scheduler's: each conversation's turns
 	// and one judge call, as the T_min model counts them. The checks of the
