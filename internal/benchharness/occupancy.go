@@ -1,7 +1,6 @@
 package benchharness
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -11,6 +10,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/llm/ratelimit"
 )
 
 // The provider's side of the pools' occupancy (Options.TracePools): the
@@ -87,24 +88,9 @@ func (o *occupancy) sample(w io.Writer, ms int64) {
 	}
 }
 
-// run samples every occupancyEvery into w until ctx ends, then flushes.
+// run samples every occupancyEvery into w until ctx ends.
 func (o *occupancy) run(ctx context.Context, w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	fmt.Fprintln(bw, "t_ms\tseries\tin_flight")
-	start := time.Now()
-	tick := time.NewTicker(occupancyEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return bw.Flush()
-		case now := <-tick.C:
-			o.sample(bw, now.Sub(start).Milliseconds())
-			if err := bw.Flush(); err != nil { // readable while the run goes on
-				return err
-			}
-		}
-	}
+	return ratelimit.TraceLoop(ctx, w, "t_ms\tseries\tin_flight", occupancyEvery, o.sample)
 }
 
 // traceFake starts the occupancy trace of fake into the file at path (no
