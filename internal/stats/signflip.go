@@ -107,18 +107,27 @@ func newSignFlip(d, w []float64, reps int, seed uint64) signFlip {
 	}
 	sf := signFlip{means: make([]float64, 0, reps), always: 1, n: reps + 1}
 	rng := newRand(seed)
+	// Each pattern draws one word per 64 clusters and adds the clusters
+	// whose bit is set, in index order. Walking only the set bits, with
+	// w·d computed once, adds the same terms in the same order (so the
+	// same floating-point sums) with half the steps: aggregate runs this
+	// for every pair of targets on every question.
+	wd := make([]float64, len(d))
+	for i := range d {
+		wd[i] = w[i] * d[i]
+	}
 	for range reps {
 		var num, den float64
-		var word uint64
-		for i := range d {
-			if i%64 == 0 {
-				word = rng.Uint64()
+		for base := 0; base < len(d); base += 64 {
+			word := rng.Uint64()
+			if rest := len(d) - base; rest < 64 {
+				word &= 1<<rest - 1
 			}
-			if word&1 == 1 {
-				num += w[i] * d[i]
+			for ; word != 0; word &= word - 1 {
+				i := base + bits.TrailingZeros64(word)
+				num += wd[i]
 				den += w[i]
 			}
-			word >>= 1
 		}
 		if den == 0 {
 			sf.always++

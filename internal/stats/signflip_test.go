@@ -317,3 +317,57 @@ func TestSelectKth(t *testing.T) {
 		}
 	}
 }
+
+// TestSignFlipMonteCarloPatterns pins the Monte Carlo patterns to the
+// plain reading of their definition: one word per 64 clusters, the
+// clusters whose bit is set summed in index order. The set-bit walk must
+// give bit-identical means (results.json's intervals depend on them).
+func TestSignFlipMonteCarloPatterns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for _, g := range []int{17, 63, 64, 65, 100, 128, 130, 300} {
+		d, w := make([]float64, g), make([]float64, g)
+		for i := range d {
+			d[i] = float64(rng.IntN(9)-4) / float64(1+rng.IntN(6))
+			w[i] = 1 / float64(3*(1+rng.IntN(5)))
+		}
+		const reps, seed = 500, 99
+		got := newSignFlip(d, w, reps, seed)
+		want := signFlip{always: 1, n: reps + 1}
+		r := newRand(seed)
+		for range reps {
+			var num, den float64
+			var word uint64
+			for i := range d {
+				if i%64 == 0 {
+					word = r.Uint64()
+				}
+				if word&1 == 1 {
+					num += w[i] * d[i]
+					den += w[i]
+				}
+				word >>= 1
+			}
+			if den == 0 {
+				want.always++
+				continue
+			}
+			want.means = append(want.means, snapMean(num, den))
+		}
+		if got.always != want.always || !slices.Equal(got.means, want.means) {
+			t.Fatalf("%d clusters: the patterns' means differ from the definition's (always %d vs %d)", g, got.always, want.always)
+		}
+	}
+}
+
+// BenchmarkSignFlipMonteCarlo is one pairwise test of results.json: 120
+// paired scenarios (a 17-benchmark study's 360 metrics over 3 base
+// scenarios have 6–90 per benchmark; a track can hold more).
+func BenchmarkSignFlipMonteCarlo(b *testing.B) {
+	d, w := make([]float64, 120), make([]float64, 120)
+	for i := range d {
+		d[i], w[i] = float64(i%5-2)/3, 1.0/120
+	}
+	for b.Loop() {
+		newSignFlip(d, w, 9999, 1)
+	}
+}
