@@ -130,12 +130,14 @@ func VarianceComponents(scenarios []ScenarioVerdicts, conf float64, reps int, se
 	// Bootstrap: draw scenarios with replacement, recompute (untruncated).
 	draws := make([][5]float64, 0, reps)
 	rng := newRand(seed)
-	sample := make([]scenarioStats, len(per))
 	for range reps {
-		for i := range sample {
-			sample[i] = per[rng.IntN(len(per))]
+		// Summed as drawn: the same additions, in the same order, as
+		// summing a resampled slice, without copying the draws.
+		var t scenarioStats
+		for range per {
+			t.add(per[rng.IntN(len(per))])
 		}
-		draws = append(draws, components(sample, false))
+		draws = append(draws, componentsOf(t, false))
 	}
 	parts := []*Component{&out.Scenario, &out.Variant, &out.Sample, &out.Judge, &out.Residual}
 	var sum float64
@@ -242,16 +244,21 @@ func summarise(i int, s ScenarioVerdicts) (st scenarioStats, ok bool) {
 // the scenarios' statistics (NaN where not estimable), negative estimates
 // set to 0 when truncate.
 func components(per []scenarioStats, truncate bool) [5]float64 {
+	var t scenarioStats
+	for _, s := range per {
+		t.add(s)
+	}
+	return componentsOf(t, truncate)
+}
+
+// componentsOf is components from the scenarios' summed statistics.
+func componentsOf(t scenarioStats, truncate bool) [5]float64 {
 	floor := math.Inf(-1)
 	if truncate {
 		floor = 0
 	}
 	nan := math.NaN()
 	out := [5]float64{nan, nan, nan, nan, nan}
-	var t scenarioStats
-	for _, s := range per {
-		t.add(s)
-	}
 	a, b, n := float64(t.scenario), float64(t.cells), t.n
 	dfA, dfB, dfE := a-1, b-a, n-b
 	if t.jDF > 0 {

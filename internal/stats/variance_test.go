@@ -238,3 +238,51 @@ func TestVarianceSplitPlanning(t *testing.T) {
 	}
 	mustPanic(t, "g", func() { v.RateVariance(0, 1, 1) })
 }
+
+// TestVarianceBootstrapDraws pins the bootstrap's draws to the plain
+// reading of their definition — resample the scenarios, then sum — so the
+// fused loop (summing as it draws) keeps every interval bit for bit.
+func TestVarianceBootstrapDraws(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	var vs []ScenarioVerdicts
+	for range 23 {
+		var s ScenarioVerdicts
+		for range 1 + rng.IntN(3) {
+			var cell VerdictCell
+			for range 1 + rng.IntN(4) {
+				cell = append(cell, float64(rng.IntN(2)))
+			}
+			s.Variants = append(s.Variants, cell)
+		}
+		if rng.IntN(3) == 0 {
+			s.Rejudged = [][]float64{{1, 0, 1}, {0, 0}}
+		}
+		vs = append(vs, s)
+	}
+	const reps, seed = 400, 17
+	got := VarianceComponents(vs, 0.95, reps, seed)
+	var per []scenarioStats
+	for i, s := range vs {
+		if st, ok := summarise(i, s); ok {
+			per = append(per, st)
+		}
+	}
+	r := newRand(seed)
+	draws := make([][5]float64, 0, reps)
+	sample := make([]scenarioStats, len(per))
+	for range reps {
+		for i := range sample {
+			sample[i] = per[r.IntN(len(per))]
+		}
+		draws = append(draws, components(sample, false))
+	}
+	raw := components(per, false)
+	parts := []Component{got.Scenario, got.Variant, got.Sample, got.Judge, got.Residual}
+	for k, c := range parts {
+		lo, hi := expandedNormalOf(draws, k, raw[k], len(per), 0.95)
+		same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+		if !same(c.Lo, lo) || !same(c.Hi, hi) {
+			t.Errorf("component %d: interval [%v, %v], the definition's [%v, %v]", k, c.Lo, c.Hi, lo, hi)
+		}
+	}
+}
