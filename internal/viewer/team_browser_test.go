@@ -83,21 +83,32 @@ func TestBrowserTwoReviewersFinishTheStudyBlind(t *testing.T) {
 		navigate(t, ctx, r.link)
 		waitJS(t, ctx, `!!document.getElementById('reviewer-home')`, 20*time.Second)
 		clickSel(t, ctx, "#study-queue-link")
-		waitJS(t, ctx, `!!document.getElementById('start-queue') || !!document.getElementById('queue-empty')`, 20*time.Second)
-		clickSel(t, ctx, "#start-queue")
+		waitJS(t, ctx, `!!document.getElementById('start-queue') || !!document.getElementById('queue-empty') || !!document.getElementById('queue-waiting')`, 20*time.Second)
 		rvs = append(rvs, r)
 	}
 	t0 := time.Now()
 	answer := func(item string) string { return truthOf(t, base, research, item) }
 	ready := `!!document.getElementById('review-form') && document.querySelectorAll('#transcript-box .msg').length > 0 && !document.getElementById('submit-label').disabled`
-	for round := 0; round < 600 && !(rvs[0].done && rvs[1].done); round++ {
+	// Each reviewer acts in turn; one whose page waits for work (another's
+	// open form holds the last rows, or rows wait for a second label)
+	// lets the other go on, and when both wait, the test waits for either
+	// page to find work or say the plan is complete, as a person would.
+	deadline := t0.Add(5 * time.Minute)
+	for !(rvs[0].done && rvs[1].done) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the plan was not finished in 5 minutes: ana %d labels, bo %d", rvs[0].labels, rvs[1].labels)
+		}
+		acted := false
 		for _, r := range rvs {
-			if !r.done {
-				step(t, r, ready, answer)
+			if !r.done && step(t, r, ready, answer) {
+				acted = true
 			}
 		}
 		if rvs[0].done && rvs[1].done && !planFinished(t, base, research) {
-			t.Fatalf("both reviewers reached the end of the queue with the plan unfinished")
+			t.Fatalf("both reviewers' pages say the plan is complete while it is not")
+		}
+		if !acted {
+			waitUntilOneStopsWaiting(t, rvs, 30*time.Second)
 		}
 	}
 	if !rvs[0].done || !rvs[1].done || rvs[0].labels == 0 || rvs[1].labels == 0 {
@@ -155,25 +166,49 @@ func TestBrowserTwoReviewersFinishTheStudyBlind(t *testing.T) {
 	}
 }
 
-// step lets reviewer r take one action: label the item open (by the key
-// of the truthful answer), or note that the queue is done.
-func step(t *testing.T, r *teamReviewer, ready string, answer func(string) string) {
+// step lets reviewer r take one action: start the queue from its page,
+// label the item open (by the key of the truthful answer), or note that
+// the page says the plan is complete. false: the page waits for work.
+func step(t *testing.T, r *teamReviewer, ready string, answer func(string) string) bool {
 	t.Helper()
-	waitJS(t, r.ctx, ready+` || !!document.getElementById('queue-done') || !!document.getElementById('queue-empty')`, 20*time.Second)
-	if evalJS[bool](t, r.ctx, `!!document.getElementById('queue-done') || !!document.getElementById('queue-empty')`) {
-		if evalJS[bool](t, r.ctx, `!!document.getElementById('revisit-skipped')`) {
-			t.Fatalf("%s: items were skipped", r.name)
-		}
+	const done = `!!document.getElementById('queue-done') || !!document.getElementById('queue-empty')`
+	waitJS(t, r.ctx, ready+` || `+done+` || !!document.getElementById('queue-waiting') || !!document.getElementById('start-queue')`, 20*time.Second)
+	if evalJS[bool](t, r.ctx, `!!document.getElementById('revisit-skipped')`) {
+		t.Fatalf("%s: items were skipped", r.name)
+	}
+	switch {
+	case evalJS[bool](t, r.ctx, `!!document.getElementById('start-queue')`):
+		clickSel(t, r.ctx, "#start-queue")
+		waitJS(t, r.ctx, `!document.getElementById('start-queue')`, 20*time.Second)
+		return true
+	case evalJS[bool](t, r.ctx, done):
 		r.done = true
-		return
+		return true
+	case !evalJS[bool](t, r.ctx, ready):
+		return false // waiting for work
 	}
 	item := evalJS[string](t, r.ctx, `document.getElementById('review').dataset.item`)
 	pressKey(t, r.ctx, answer(item))
 	r.labels++
-	waitJS(t, r.ctx, `(document.getElementById('review') && document.getElementById('review').dataset.item !== `+jsString(item)+`) || !!document.getElementById('queue-done') || !!document.getElementById('review-msg') && document.getElementById('review-msg').textContent !== ''`, 20*time.Second)
+	waitJS(t, r.ctx, `(document.getElementById('review') && document.getElementById('review').dataset.item !== `+jsString(item)+`) || `+done+` || !!document.getElementById('queue-waiting') || !!document.getElementById('review-msg') && document.getElementById('review-msg').textContent !== ''`, 20*time.Second)
 	if msg := evalJS[string](t, r.ctx, `(document.getElementById('review-msg') || {}).textContent || ''`); msg != "" {
 		t.Fatalf("%s: labelling %s: %s", r.name, item, msg)
 	}
+	return true
+}
+
+// waitUntilOneStopsWaiting waits, up to timeout, until the page of a
+// reviewer not yet done no longer says it waits for work.
+func waitUntilOneStopsWaiting(t *testing.T, rvs []*teamReviewer, timeout time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		for _, r := range rvs {
+			if !r.done && !evalJS[bool](t, r.ctx, `!!document.getElementById('queue-waiting')`) {
+				return
+			}
+		}
+	}
+	t.Fatalf("every reviewer's page still waited for work after %v", timeout)
 }
 
 // truthOf is what a person would answer on item: the judge's verdict (read
@@ -323,12 +358,12 @@ func TestBrowserQueuePlaceAndKeys(t *testing.T) {
 	for range 3 {
 		prev := item(ctx)
 		pressKey(t, ctx, "s")
-		waitJS(t, ctx, `!!document.getElementById('queue-done') || (`+ready+` && document.getElementById('review').dataset.item !== `+jsString(prev)+`)`, 20*time.Second)
+		waitJS(t, ctx, `!!document.getElementById('queue-done') || !!document.getElementById('queue-waiting') || (`+ready+` && document.getElementById('review').dataset.item !== `+jsString(prev)+`)`, 20*time.Second)
 	}
 	waitJS(t, ctx, `document.activeElement === document.getElementById('revisit-skipped')`, 20*time.Second)
 	before := item(ctx)
 	pressKey(t, ctx, "\r")
-	waitJS(t, ctx, `!document.getElementById('queue-done') && `+ready, 20*time.Second)
+	waitJS(t, ctx, `!document.getElementById('queue-done') && !document.getElementById('queue-waiting') && `+ready, 20*time.Second)
 	if !seen[item(ctx)] {
 		t.Errorf("after Enter on \"Go back to them\": item %s (was %s)", item(ctx), before)
 	}
