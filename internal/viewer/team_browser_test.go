@@ -57,6 +57,7 @@ type teamReviewer struct {
 	bl         *browserLog
 	rs         *responses
 	labels     int
+	waits      int // steps at which the page waited for work
 	done       bool
 }
 
@@ -114,7 +115,8 @@ func TestBrowserTwoReviewersFinishTheStudyBlind(t *testing.T) {
 	if !rvs[0].done || !rvs[1].done || rvs[0].labels == 0 || rvs[1].labels == 0 {
 		t.Fatalf("the plan was not finished: ana %d labels (done %v), bo %d (done %v)", rvs[0].labels, rvs[0].done, rvs[1].labels, rvs[1].done)
 	}
-	t.Logf("two reviewers finished the plan of a two-benchmark study: %d and %d labels in %.1f s", rvs[0].labels, rvs[1].labels, time.Since(t0).Seconds())
+	t.Logf("two reviewers finished the plan of a two-benchmark study: %d and %d labels in %.1f s (their pages waited for work at %d and %d steps)",
+		rvs[0].labels, rvs[1].labels, time.Since(t0).Seconds(), rvs[0].waits, rvs[1].waits)
 	for i, r := range rvs {
 		other := rvs[1-i].name
 		// What the page fetched on the way, and what it shows now.
@@ -185,6 +187,7 @@ func step(t *testing.T, r *teamReviewer, ready string, answer func(string) strin
 		r.done = true
 		return true
 	case !evalJS[bool](t, r.ctx, ready):
+		r.waits++
 		return false // waiting for work
 	}
 	item := evalJS[string](t, r.ctx, `document.getElementById('review').dataset.item`)
