@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,17 @@ func TestBrowserQueueWaitsForWork(t *testing.T) {
 		t.Errorf("before any verdict, bo's queue says:\n%s", txt)
 	}
 	loads := bl.documentLoads()
+	// Coming back to the window asks at once, not at the next tick.
+	for _, ev := range []string{`window.dispatchEvent(new Event('focus'))`, `document.dispatchEvent(new Event('visibilitychange'))`} {
+		waitJS(t, ctx, `(window.__viewer.waitChecks || 0) > 0`, 20*time.Second)
+		n, at := evalJS[int](t, ctx, `window.__viewer.waitChecks`), evalJS[float64](t, ctx, `window.__viewer.lastWaitCheck`)
+		evalJS[any](t, ctx, ev)
+		waitJS(t, ctx, `window.__viewer.waitChecks > `+strconv.Itoa(n), 20*time.Second)
+		// The timer asks 4 s after the last check; sooner is the event's.
+		if gap := evalJS[float64](t, ctx, `window.__viewer.lastWaitCheck`) - at; gap > 3000 {
+			t.Errorf("%s: the page asked again %.0f ms after the last check, not at once", ev, gap)
+		}
+	}
 
 	// The verdicts arrive: the page lists bo's items by itself.
 	spec.Unscored = false

@@ -560,7 +560,8 @@
   // labeller, conversations waiting for their verdict: plan_done false)
   // waits: the page asks again every WAIT_S seconds, and at once when the
   // window comes back into view, until work arrives or the plan is
-  // complete. check() resolves true to keep waiting.
+  // complete. check() resolves true to keep waiting. window.__viewer
+  // counts the checks answered (for the tests, like its other counters).
   var WAIT_S = 4;
   var waitTimer = null, waitCheck = null;
   function stopWaiting() { if (waitTimer) clearTimeout(waitTimer); waitTimer = null; waitCheck = null; }
@@ -572,8 +573,9 @@
       if (busy || my !== route || waitCheck !== run) return;
       clearTimeout(waitTimer);
       busy = true;
-      check().then(function (more) { busy = false; if (more) again(); else if (waitCheck === run) stopWaiting(); },
-        function () { busy = false; again(); });
+      var settled = function () { busy = false; window.__viewer.waitChecks = (window.__viewer.waitChecks || 0) + 1; window.__viewer.lastWaitCheck = performance.now(); };
+      check().then(function (more) { settled(); if (more) again(); else if (waitCheck === run) stopWaiting(); },
+        function () { settled(); again(); });
     };
     waitCheck = run;
     again();
