@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/report"
 )
 
 // queueAnswer is the part of GET /api/queue this test reads.
@@ -95,4 +97,45 @@ func TestPlanDoneSaysWhetherMoreCanCome(t *testing.T) {
 	}
 	want("second labels given, ana", queue(ana), 0, true)
 	want("second labels given, bo", queue(bo), 0, true)
+}
+
+// BenchmarkQueueWhileWaiting: what one poll of a waiting reviewer's page
+// costs the server per benchmark of 4,000 judged conversations — the
+// queue as every GET /api/queue draws it (the plan, then the labeller's
+// rows) and, on top, stillOpen's pass over the rows anyone still owes,
+// here in its worst case: nothing left to anyone, so no early return.
+func BenchmarkQueueWhileWaiting(b *testing.B) {
+	project := b.TempDir()
+	dir, _ := WriteSynth(b, project, SynthSpec{Name: "w", Metrics: 10, ScensPerMetric: 40, Targets: []string{"a", "b", "c", "d", "e"}, Samples: 2, Msgs: 2, MsgLen: 20, Judges: 1})
+	ix := loadIndex("w", dir, report.Settings{}, time.Now())
+	p := queueParams{kind: "calibration", seed: 3, halfWidth: 0.1}
+	// bo labelled every row the plan asks for, and again until it asks
+	// for nothing more: ana's queue is empty and so is anyone's.
+	var ls []Label
+	for {
+		rows := calibrationQueue(ix, newQueueState(ls, "bo", 0, p.seed), 0, quotaOf(planOf(ix, ls, p.halfWidth)))
+		if len(rows) == 0 {
+			break
+		}
+		for _, it := range rows {
+			ls = append(ls, Label{ConvID: it.ConvID, MetricID: it.Metric, Labeler: "bo", Present: true})
+		}
+	}
+	quota := quotaOf(planOf(ix, ls, p.halfWidth))
+	b.Logf("%d conversations, %d labels", len(ix.convs), len(ls))
+	b.Run("queue", func(b *testing.B) {
+		for b.Loop() {
+			q := quotaOf(planOf(ix, ls, p.halfWidth))
+			if len(calibrationQueue(ix, newQueueState(ls, "ana", 0, p.seed), 0, q)) != 0 {
+				b.Fatal("ana has work")
+			}
+		}
+	})
+	b.Run("stillOpen", func(b *testing.B) {
+		for b.Loop() {
+			if stillOpen(ix, ls, p, quota) {
+				b.Fatal("open")
+			}
+		}
+	})
 }
