@@ -65,7 +65,7 @@ func TestBrowserViewsRenderModelTextAsText(t *testing.T) {
 	// Queues: triage lists the split panels; calibration takes per=1 from each
 	// metric × target × verdict stratum.
 	navigate(t, ctx, base+"/#/b/mini/queue/triage")
-	waitJS(t, ctx, `document.querySelectorAll('#queue-table tbody tr').length > 0 || !!document.getElementById('queue-empty')`, 10*time.Second)
+	waitJS(t, ctx, `document.querySelectorAll('#queue-table tbody tr').length > 0 || !!document.getElementById('queue-empty') || !!document.getElementById('queue-waiting')`, 10*time.Second)
 	if n := evalJS[int](t, ctx, `document.querySelectorAll('#queue-table tbody tr').length`); n == 0 {
 		t.Error("triage queue empty")
 	}

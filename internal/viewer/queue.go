@@ -131,8 +131,23 @@ type quotaKey struct{ metric, target string }
 // orderKey), so its order reveals no stratum and two people working at once
 // rarely meet on the same row.
 func calibrationQueue(ix *benchIndex, q queueState, per int, quota map[quotaKey][2]int) []queueItem {
-	keys, order := stratumOrder(ix, q.seed, per > 0)
 	var out []queueItem
+	eachCalibrationRow(ix, q, per, quota, func(k string, i int, second bool) bool {
+		c := &ix.convs[i]
+		out = append(out, queueItem{ConvID: c.convID, Metric: c.metric, Target: ix.runs[c.target].target,
+			Stratum: k, Labels: len(q.byConv[c.convID]), Overlap: second, idx: i})
+		return true
+	})
+	orderFor(ix, out, q.seed, q.me)
+	return out
+}
+
+// eachCalibrationRow calls yield with each row of the calibration sample
+// the labeller still has to do (its stratum, its index, whether it is
+// asked of them as a second labeller), stratum by stratum; yield returns
+// false to stop.
+func eachCalibrationRow(ix *benchIndex, q queueState, per int, quota map[quotaKey][2]int, yield func(stratum string, i int, second bool) bool) {
+	keys, order := stratumOrder(ix, q.seed, per > 0)
 	for _, k := range keys {
 		taken := 0
 		for n, i := range order[k] {
@@ -148,15 +163,11 @@ func calibrationQueue(ix *benchIndex, q queueState, per int, quota map[quotaKey]
 				}
 				taken++
 			}
-			if !want {
-				continue
+			if want && !yield(k, i, second) {
+				return
 			}
-			out = append(out, queueItem{ConvID: c.convID, Metric: c.metric, Target: ix.runs[c.target].target,
-				Stratum: k, Labels: len(q.byConv[c.convID]), Overlap: second, idx: i})
 		}
 	}
-	orderFor(ix, out, q.seed, q.me)
-	return out
 }
 
 // orderKey is a conversation's place in one labeller's queue: a hash of

@@ -64,6 +64,10 @@ type queueResult struct {
 	unreachable []unreachableLine
 	mine, lines int
 	notes       []string
+	// open: the queue may still bring the labeller work (see stillOpen);
+	// judged: conversations with a verdict, over the benchmarks.
+	open   bool
+	judged int
 }
 
 // unreachableLine is a metric × target the plan cannot bring to a number.
@@ -124,9 +128,9 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 		out.lines += len(ls)
 		qs := newQueueState(ls, who, p.overlap, p.seed)
 		var items []queueItem
+		var quota map[quotaKey][2]int
 		if p.kind == "calibration" {
 			plan := planOf(ix, ls, p.halfWidth)
-			var quota map[quotaKey][2]int
 			if p.per == 0 {
 				quota = quotaOf(plan)
 			}
@@ -135,6 +139,8 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 		} else {
 			items = triageQueue(ix, qs)
 		}
+		out.open = out.open || len(items) > 0 || stillOpen(ix, ls, p, quota)
+		out.judged += judgedCount(ix)
 		for _, it := range items {
 			it.Item = s.itemOfConv(ix, it.idx)
 			if !it.Overlap && s.places.heldByOther(it.Item, who, now) {
@@ -150,6 +156,45 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 	}
 	sort.SliceStable(out.items, func(a, b int) bool { return out.items[a].key < out.items[b].key })
 	return out
+}
+
+// planDone: nothing more can come to the labeller from these benchmarks —
+// some conversation has a verdict and the queue is not still open.
+func (q *queueResult) planDone() bool { return !q.open && q.judged > 0 }
+
+// stillOpen reports whether a benchmark may yet bring the labeller work
+// beyond the items of their queue now (which the caller checks): a
+// conversation waits for its verdict, or (calibration) a row the plan
+// still asks of anyone — one someone else's open form holds, or an overlap
+// row waiting for its second labeller, whoever that will be. Triage rows
+// are fixed per labeller, so only the verdicts still to come matter there.
+// This is what "the review plan is unfinished" means on the queue page.
+func stillOpen(ix *benchIndex, ls []Label, p queueParams, quota map[quotaKey][2]int) bool {
+	for i := range ix.convs {
+		if ix.convs[i].verdict == verdictUnscored {
+			return true
+		}
+	}
+	if p.kind != "calibration" {
+		return false
+	}
+	open := false
+	eachCalibrationRow(ix, newQueueState(ls, "", p.overlap, p.seed), p.per, quota, func(string, int, bool) bool {
+		open = true
+		return false
+	})
+	return open
+}
+
+// judgedCount is the number of the benchmark's conversations with a verdict.
+func judgedCount(ix *benchIndex) int {
+	n := 0
+	for i := range ix.convs {
+		if ix.convs[i].verdict != verdictUnscored {
+			n++
+		}
+	}
+	return n
 }
 
 // addPlan adds a benchmark's plan to the progress lines.
@@ -212,7 +257,8 @@ func (s reviewQueue) handleStudyQueue(w http.ResponseWriter, r *http.Request) {
 		items = append(items, v)
 	}
 	out := map[string]any{"kind": params.kind, "overlap": params.overlap, "blind": blind, "who": who, "items": items,
-		"total": len(q.items), "mine": q.mine, "half_width": params.halfWidth, "place": s.places.view(who)}
+		"total": len(q.items), "mine": q.mine, "half_width": params.halfWidth, "place": s.places.view(who),
+		"plan_done": q.planDone()}
 	if blind {
 		out["progress"], out["unreachable"] = nonNil(blindLines(q.progress)), len(q.unreachable)
 	} else {
@@ -237,6 +283,9 @@ type nextAnswer struct {
 	Bench   string  `json:"bench,omitempty"`
 	Left    int     `json:"left"`
 	Skipped int     `json:"skipped"`
+	// PlanDone: with no item, whether that is final (see
+	// queueResult.planDone) or the page should ask again later.
+	PlanDone bool `json:"plan_done"`
 }
 
 // next is who's next item after item after (none: from their current
@@ -251,7 +300,7 @@ func (s reviewQueue) next(who string, p queueParams, benches []string, after str
 			open = append(open, it)
 		}
 	}
-	ans := nextAnswer{Left: len(open), Skipped: len(skipped)}
+	ans := nextAnswer{Left: len(open), Skipped: len(skipped), PlanDone: q.planDone()}
 	strict := after != ""
 	if !strict {
 		after = s.places.view(who).Current

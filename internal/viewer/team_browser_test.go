@@ -57,6 +57,7 @@ type teamReviewer struct {
 	bl         *browserLog
 	rs         *responses
 	labels     int
+	waits      int // steps at which the page waited for work
 	done       bool
 }
 
@@ -83,27 +84,46 @@ func TestBrowserTwoReviewersFinishTheStudyBlind(t *testing.T) {
 		navigate(t, ctx, r.link)
 		waitJS(t, ctx, `!!document.getElementById('reviewer-home')`, 20*time.Second)
 		clickSel(t, ctx, "#study-queue-link")
-		waitJS(t, ctx, `!!document.getElementById('start-queue') || !!document.getElementById('queue-empty')`, 20*time.Second)
-		clickSel(t, ctx, "#start-queue")
+		waitJS(t, ctx, `!!document.getElementById('start-queue') || !!document.getElementById('queue-empty') || !!document.getElementById('queue-waiting')`, 20*time.Second)
 		rvs = append(rvs, r)
 	}
 	t0 := time.Now()
 	answer := func(item string) string { return truthOf(t, base, research, item) }
 	ready := `!!document.getElementById('review-form') && document.querySelectorAll('#transcript-box .msg').length > 0 && !document.getElementById('submit-label').disabled`
-	for round := 0; round < 600 && !(rvs[0].done && rvs[1].done); round++ {
+	// Each reviewer acts in turn; one whose page waits for work (another's
+	// open form holds the last rows, or rows wait for a second label)
+	// lets the other go on, and when both wait, the test waits for either
+	// page to find work or say the plan is complete, as a person would.
+	deadline := t0.Add(5 * time.Minute)
+	for !(rvs[0].done && rvs[1].done) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the plan was not finished in 5 minutes: ana %d labels, bo %d", rvs[0].labels, rvs[1].labels)
+		}
+		acted := false
 		for _, r := range rvs {
-			if !r.done {
-				step(t, r, ready, answer)
+			if !r.done && step(t, r, ready, answer) {
+				acted = true
 			}
 		}
 		if rvs[0].done && rvs[1].done && !planFinished(t, base, research) {
-			t.Fatalf("both reviewers reached the end of the queue with the plan unfinished")
+			t.Fatalf("both reviewers' pages say the plan is complete while it is not")
+		}
+		if !acted && !waitUntilOneStopsWaiting(t, rvs, 30*time.Second) {
+			for _, r := range rvs {
+				_, q := get(t, base+"/api/queue?labeler="+r.name, research)
+				_, n := get(t, base+"/api/next?labeler="+r.name, research)
+				t.Logf("%s: page %s %.600q, checks %v, last %v ms ago; queue %.300s; next %s", r.name,
+					evalJS[string](t, r.ctx, `location.hash`), evalJS[string](t, r.ctx, `document.getElementById('main').innerText`),
+					evalJS[any](t, r.ctx, `window.__viewer.waitChecks`), evalJS[any](t, r.ctx, `performance.now() - window.__viewer.lastWaitCheck`), q, n)
+			}
+			t.Fatalf("every reviewer's page still waited for work after 30 s")
 		}
 	}
 	if !rvs[0].done || !rvs[1].done || rvs[0].labels == 0 || rvs[1].labels == 0 {
 		t.Fatalf("the plan was not finished: ana %d labels (done %v), bo %d (done %v)", rvs[0].labels, rvs[0].done, rvs[1].labels, rvs[1].done)
 	}
-	t.Logf("two reviewers finished the plan of a two-benchmark study: %d and %d labels in %.1f s", rvs[0].labels, rvs[1].labels, time.Since(t0).Seconds())
+	t.Logf("two reviewers finished the plan of a two-benchmark study: %d and %d labels in %.1f s (their pages waited for work at %d and %d steps)",
+		rvs[0].labels, rvs[1].labels, time.Since(t0).Seconds(), rvs[0].waits, rvs[1].waits)
 	for i, r := range rvs {
 		other := rvs[1-i].name
 		// What the page fetched on the way, and what it shows now.
@@ -155,25 +175,50 @@ func TestBrowserTwoReviewersFinishTheStudyBlind(t *testing.T) {
 	}
 }
 
-// step lets reviewer r take one action: label the item open (by the key
-// of the truthful answer), or note that the queue is done.
-func step(t *testing.T, r *teamReviewer, ready string, answer func(string) string) {
+// step lets reviewer r take one action: start the queue from its page,
+// label the item open (by the key of the truthful answer), or note that
+// the page says the plan is complete. false: the page waits for work.
+func step(t *testing.T, r *teamReviewer, ready string, answer func(string) string) bool {
 	t.Helper()
-	waitJS(t, r.ctx, ready+` || !!document.getElementById('queue-done') || !!document.getElementById('queue-empty')`, 20*time.Second)
-	if evalJS[bool](t, r.ctx, `!!document.getElementById('queue-done') || !!document.getElementById('queue-empty')`) {
-		if evalJS[bool](t, r.ctx, `!!document.getElementById('revisit-skipped')`) {
-			t.Fatalf("%s: items were skipped", r.name)
-		}
+	const done = `!!document.getElementById('queue-done') || !!document.getElementById('queue-empty')`
+	waitJS(t, r.ctx, ready+` || `+done+` || !!document.getElementById('queue-waiting') || !!document.getElementById('start-queue')`, 20*time.Second)
+	if evalJS[bool](t, r.ctx, `!!document.getElementById('revisit-skipped')`) {
+		t.Fatalf("%s: items were skipped", r.name)
+	}
+	switch {
+	case evalJS[bool](t, r.ctx, `!!document.getElementById('start-queue')`):
+		clickSel(t, r.ctx, "#start-queue")
+		waitJS(t, r.ctx, `!document.getElementById('start-queue')`, 20*time.Second)
+		return true
+	case evalJS[bool](t, r.ctx, done):
 		r.done = true
-		return
+		return true
+	case !evalJS[bool](t, r.ctx, ready):
+		r.waits++
+		return false // waiting for work
 	}
 	item := evalJS[string](t, r.ctx, `document.getElementById('review').dataset.item`)
 	pressKey(t, r.ctx, answer(item))
 	r.labels++
-	waitJS(t, r.ctx, `(document.getElementById('review') && document.getElementById('review').dataset.item !== `+jsString(item)+`) || !!document.getElementById('queue-done') || !!document.getElementById('review-msg') && document.getElementById('review-msg').textContent !== ''`, 20*time.Second)
+	waitJS(t, r.ctx, `(document.getElementById('review') && document.getElementById('review').dataset.item !== `+jsString(item)+`) || `+done+` || !!document.getElementById('queue-waiting') || !!document.getElementById('review-msg') && document.getElementById('review-msg').textContent !== ''`, 20*time.Second)
 	if msg := evalJS[string](t, r.ctx, `(document.getElementById('review-msg') || {}).textContent || ''`); msg != "" {
 		t.Fatalf("%s: labelling %s: %s", r.name, item, msg)
 	}
+	return true
+}
+
+// waitUntilOneStopsWaiting waits, up to timeout, until the page of a
+// reviewer not yet done no longer says it waits for work; false: none did.
+func waitUntilOneStopsWaiting(t *testing.T, rvs []*teamReviewer, timeout time.Duration) bool {
+	t.Helper()
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		for _, r := range rvs {
+			if !r.done && !evalJS[bool](t, r.ctx, `!!document.getElementById('queue-waiting')`) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // truthOf is what a person would answer on item: the judge's verdict (read
@@ -323,12 +368,12 @@ func TestBrowserQueuePlaceAndKeys(t *testing.T) {
 	for range 3 {
 		prev := item(ctx)
 		pressKey(t, ctx, "s")
-		waitJS(t, ctx, `!!document.getElementById('queue-done') || (`+ready+` && document.getElementById('review').dataset.item !== `+jsString(prev)+`)`, 20*time.Second)
+		waitJS(t, ctx, `!!document.getElementById('queue-done') || !!document.getElementById('queue-waiting') || (`+ready+` && document.getElementById('review').dataset.item !== `+jsString(prev)+`)`, 20*time.Second)
 	}
 	waitJS(t, ctx, `document.activeElement === document.getElementById('revisit-skipped')`, 20*time.Second)
 	before := item(ctx)
 	pressKey(t, ctx, "\r")
-	waitJS(t, ctx, `!document.getElementById('queue-done') && `+ready, 20*time.Second)
+	waitJS(t, ctx, `!document.getElementById('queue-done') && !document.getElementById('queue-waiting') && `+ready, 20*time.Second)
 	if !seen[item(ctx)] {
 		t.Errorf("after Enter on \"Go back to them\": item %s (was %s)", item(ctx), before)
 	}

@@ -111,6 +111,7 @@
     route++;
     reviewKeys = null;
     stopHold();
+    stopWaiting();
     clear(main);
     var p = parseHash();
     if (p[0] === 'queue') return studyQueuePage(p[1], '');
@@ -534,12 +535,54 @@
       if (location.hash === reviewHash(ans.item)) render(); else location.hash = reviewHash(ans.item);
       return;
     }
+    ['queue-done', 'queue-waiting'].forEach(function (id) { var old = $(id); if (old) old.remove(); });
+    var skipped = ans.skipped ? el('button', { type: 'button', id: 'revisit-skipped', text: 'Go back to them', onclick: function () { placePost('unskip', {}); } }) : null;
     var box = $('after') || main;
-    box.append(el('p', { id: 'queue-done', text: 'End of the queue.' + (ans.skipped ? ' ' + ans.skipped + ' skipped: ' : '') },
-      ans.skipped ? el('button', { type: 'button', id: 'revisit-skipped', text: 'Go back to them', onclick: function () { placePost('unskip', {}); } }) : null));
-    var b = $('revisit-skipped');
-    if (b) b.focus();
+    if (ans.plan_done) {
+      box.append(el('p', { id: 'queue-done', text: 'End of the queue: the review plan is complete.' + (ans.skipped ? ' ' + ans.skipped + ' skipped: ' : '') }, skipped));
+    } else {
+      box.append(el('p', { id: 'queue-waiting', text: 'Nothing more for you right now' + (ans.skipped ? ' but the ' + ans.skipped + ' you skipped' : '') +
+        ': the review plan is not finished, so this page checks again every ' + WAIT_S + ' s and opens the next item when one is yours. ' }, skipped));
+      var my = route;
+      whileWaiting(function () {
+        return api('/api/next' + query(qparams())).then(function (a) {
+          if (my !== route) return false;
+          if (!a.item && !a.plan_done) return true;
+          showNext(a);
+          return false;
+        });
+      });
+    }
+    if (skipped) skipped.focus();
   }
+  // A reviewer with nothing to do while the review plan is unfinished (a
+  // row another reviewer's open form holds, a row waiting for a second
+  // labeller, conversations waiting for their verdict: plan_done false)
+  // waits: the page asks again every WAIT_S seconds, and at once when the
+  // window comes back into view, until work arrives or the plan is
+  // complete. check() resolves true to keep waiting. window.__viewer
+  // counts the checks answered (for the tests, like its other counters).
+  var WAIT_S = 4;
+  var waitTimer = null, waitCheck = null;
+  function stopWaiting() { if (waitTimer) clearTimeout(waitTimer); waitTimer = null; waitCheck = null; }
+  function whileWaiting(check) {
+    stopWaiting();
+    var my = route, busy = false;
+    var again = function () { if (my === route && waitCheck === run) waitTimer = setTimeout(run, WAIT_S * 1000); };
+    var run = function () {
+      if (busy || my !== route || waitCheck !== run) return;
+      clearTimeout(waitTimer);
+      busy = true;
+      var settled = function () { busy = false; window.__viewer.waitChecks = (window.__viewer.waitChecks || 0) + 1; window.__viewer.lastWaitCheck = performance.now(); };
+      check().then(function (more) { settled(); if (more) again(); else if (waitCheck === run) stopWaiting(); },
+        function () { settled(); again(); });
+    };
+    waitCheck = run;
+    again();
+  }
+  function wakeWaiting() { if (waitCheck) waitCheck(); }
+  window.addEventListener('focus', wakeWaiting);
+  document.addEventListener('visibilitychange', function () { if (!document.hidden) wakeWaiting(); });
   function placePost(what, body) {
     var my = route;
     if (!REVIEWER && labeler()) body.labeler = labeler();
@@ -801,40 +844,60 @@
     var who = labeler();
     api('/api/queue' + query(qparams())).then(function (Q) {
       if (my !== route) return;
-      LAST = { left: Q.total, skipped: Q.place.skipped.length };
-      sec.append(el('h2', { text: (kind === 'triage' ? 'Triage: judges disagree or samples split' : 'Calibration sample') + (bench ? ' · ' + bench : ' · the whole study') }),
-        el('p', { 'class': 'muted', text: kind === 'triage'
-          ? 'Conversations whose judge panel split, or whose scenario got different verdicts on different samples.'
-          : 'Drawn at random within each metric, target and judge verdict (each target is corrected with its own labels), as many as the labelling plan asks for' + (Q.half_width ? ' (a corrected rate within \u00b1' + Math.round(Q.half_width * 100) + ' points)' : '') +
-            '; ' + Math.round(Q.overlap * 100) + '% of rows are also asked of a second reviewer, so agreement between people is measured.' + (who ? ' Conversations ' + who + ' already labelled are left out.' : ' Give your name on the first item; what you label drops out.') }));
-      if (Q.progress && Q.progress.length) sec.append(progressTable(Q, bench));
-      if (Q.unreachable && (Q.unreachable.length || Q.unreachable > 0)) {
-        sec.append(el('p', { id: 'queue-unreachable', 'class': 'small warn', text: REVIEWER || Q.blind
-          ? '\u26a0 ' + (Q.unreachable.length || Q.unreachable) + ' metric \u00d7 model pair(s) cannot get a corrected rate from this study\u2019s rows.'
-          : '\u26a0 Cannot get a corrected rate: ' + Q.unreachable.map(function (u) { return u.bench + ' ' + u.metric_id + ' on ' + u.target + ' (' + u.why + ')'; }).join('; ') }));
-      }
-      if (!Q.items.length) { sec.append(el('p', { id: 'queue-empty', text: 'Nothing to review.' })); return; }
-      if (Q.total > Q.items.length) sec.append(el('p', { 'class': 'small muted', text: 'Showing the first ' + num(Q.items.length) + ' of ' + num(Q.total) + '.' }));
-      var cont = Q.place.current && Q.items.some(function (it) { return it.item === Q.place.current; });
-      sec.append(el('button', { type: 'button', id: 'start-queue', 'class': 'primary', text: (cont ? 'Continue where you were' : 'Start reviewing') + ' (' + Q.total + ' to go)', onclick: function () {
-        api('/api/next' + query(qparams())).then(showNext).catch(function (e) { showError(sec, e); });
-      } }));
-      var tb = el('tbody');
-      var study = !bench;
-      Q.items.forEach(function (it, i) {
-        var link = el('a', { href: reviewHash(it.item), text: Q.blind ? 'item ' + (i + 1) : it.conv_id });
-        var row = [el('td', { 'class': 'num', text: String(i + 1) }), el('td', null, link)];
-        if (study) row.push(el('td', { text: it.bench }));
-        if (Q.blind) row.push(el('td', { text: it.metric_id }));
-        else row.push(el('td', { text: it.target }), el('td', { text: it.stratum || it.reason }), el('td', { 'class': 'num', text: String(it.labels || 0) + (it.overlap ? ' (second reviewer wanted)' : '') }));
-        tb.append(el('tr', { data: Q.blind ? { item: it.item } : { conv: it.conv_id, item: it.item } }, row));
+      queueSection(sec, Q, kind, bench, who);
+      if (Q.items.length || Q.plan_done) return;
+      // Nothing for this reviewer yet, the plan unfinished: look again
+      // until items arrive or the plan is complete.
+      whileWaiting(function () {
+        return api('/api/queue' + query(qparams())).then(function (Q2) {
+          if (my !== route) return false;
+          if (!Q2.items.length && !Q2.plan_done) return true;
+          clear(sec);
+          queueSection(sec, Q2, kind, bench, who);
+          return false;
+        });
       });
-      var head = [el('th', { 'class': 'num', text: '#' }), el('th', { text: Q.blind ? 'Item' : 'Conversation' })];
-      if (study) head.push(el('th', { text: 'Benchmark' }));
-      if (Q.blind) head.push(el('th', { text: 'Metric' }));
-      else head.push(el('th', { text: 'Target' }), el('th', { text: kind === 'triage' ? 'Why' : 'Stratum' }), el('th', { 'class': 'num', text: 'Labels' }));
-      sec.append(el('table', { id: 'queue-table' }, el('thead', null, el('tr', null, head)), tb));
     }).catch(function (e) { showError(sec, e); });
+  }
+  // queueSection fills the queue page's section from a queue answer.
+  function queueSection(sec, Q, kind, bench, who) {
+    LAST = { left: Q.total, skipped: Q.place.skipped.length };
+    sec.append(el('h2', { text: (kind === 'triage' ? 'Triage: judges disagree or samples split' : 'Calibration sample') + (bench ? ' · ' + bench : ' · the whole study') }),
+      el('p', { 'class': 'muted', text: kind === 'triage'
+        ? 'Conversations whose judge panel split, or whose scenario got different verdicts on different samples.'
+        : 'Drawn at random within each metric, target and judge verdict (each target is corrected with its own labels), as many as the labelling plan asks for' + (Q.half_width ? ' (a corrected rate within \u00b1' + Math.round(Q.half_width * 100) + ' points)' : '') +
+          '; ' + Math.round(Q.overlap * 100) + '% of rows are also asked of a second reviewer, so agreement between people is measured.' + (who ? ' Conversations ' + who + ' already labelled are left out.' : ' Give your name on the first item; what you label drops out.') }));
+    if (Q.progress && Q.progress.length) sec.append(progressTable(Q, bench));
+    if (Q.unreachable && (Q.unreachable.length || Q.unreachable > 0)) {
+      sec.append(el('p', { id: 'queue-unreachable', 'class': 'small warn', text: REVIEWER || Q.blind
+        ? '\u26a0 ' + (Q.unreachable.length || Q.unreachable) + ' metric \u00d7 model pair(s) cannot get a corrected rate from this study\u2019s rows.'
+        : '\u26a0 Cannot get a corrected rate: ' + Q.unreachable.map(function (u) { return u.bench + ' ' + u.metric_id + ' on ' + u.target + ' (' + u.why + ')'; }).join('; ') }));
+    }
+    if (!Q.items.length && Q.plan_done) { sec.append(el('p', { id: 'queue-empty', text: 'Nothing to review: the review plan is complete.' })); return; }
+    if (!Q.items.length) {
+      sec.append(el('p', { id: 'queue-waiting', text: 'Nothing assigned to you right now: the review plan is not finished (other reviewers\u2019 open items, rows waiting for a second reviewer, or conversations waiting for their verdict may still come to you), so this page checks again every ' + WAIT_S + ' s.' }));
+      return;
+    }
+    if (Q.total > Q.items.length) sec.append(el('p', { 'class': 'small muted', text: 'Showing the first ' + num(Q.items.length) + ' of ' + num(Q.total) + '.' }));
+    var cont = Q.place.current && Q.items.some(function (it) { return it.item === Q.place.current; });
+    sec.append(el('button', { type: 'button', id: 'start-queue', 'class': 'primary', text: (cont ? 'Continue where you were' : 'Start reviewing') + ' (' + Q.total + ' to go)', onclick: function () {
+      api('/api/next' + query(qparams())).then(showNext).catch(function (e) { showError(sec, e); });
+    } }));
+    var tb = el('tbody');
+    var study = !bench;
+    Q.items.forEach(function (it, i) {
+      var link = el('a', { href: reviewHash(it.item), text: Q.blind ? 'item ' + (i + 1) : it.conv_id });
+      var row = [el('td', { 'class': 'num', text: String(i + 1) }), el('td', null, link)];
+      if (study) row.push(el('td', { text: it.bench }));
+      if (Q.blind) row.push(el('td', { text: it.metric_id }));
+      else row.push(el('td', { text: it.target }), el('td', { text: it.stratum || it.reason }), el('td', { 'class': 'num', text: String(it.labels || 0) + (it.overlap ? ' (second reviewer wanted)' : '') }));
+      tb.append(el('tr', { data: Q.blind ? { item: it.item } : { conv: it.conv_id, item: it.item } }, row));
+    });
+    var head = [el('th', { 'class': 'num', text: '#' }), el('th', { text: Q.blind ? 'Item' : 'Conversation' })];
+    if (study) head.push(el('th', { text: 'Benchmark' }));
+    if (Q.blind) head.push(el('th', { text: 'Metric' }));
+    else head.push(el('th', { text: 'Target' }), el('th', { text: kind === 'triage' ? 'Why' : 'Stratum' }), el('th', { 'class': 'num', text: 'Labels' }));
+    sec.append(el('table', { id: 'queue-table' }, el('thead', null, el('tr', null, head)), tb));
   }
   function progressTable(Q, bench) {
     var ul = el('ul', { id: 'queue-plan', 'class': 'plain small' });

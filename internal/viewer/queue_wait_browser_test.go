@@ -1,0 +1,109 @@
+package viewer_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/impactbench/impactbench/internal/viewer"
+)
+
+// TestBrowserQueueWaitsForWork: a reviewer who opens the queue before the
+// review plan has anything for them is told so, and their page finds the
+// work when it comes, without a reload: first when the judges' verdicts
+// arrive (the queue page lists the items), then, after labelling them, when
+// the other reviewer gives the second labels the plan asks for (the review
+// page says the plan is complete).
+func TestBrowserQueueWaitsForWork(t *testing.T) {
+	project := filepath.Join(t.TempDir(), "project")
+	spec := viewer.SynthSpec{Name: "tiny", Metrics: 1, ScensPerMetric: 2, Targets: []string{"t1"}, Samples: 1, Msgs: 2, MsgLen: 60, Judges: 1, Unscored: true}
+	viewer.WriteSynth(t, project, spec)
+	// Every row asked of two reviewers; per=5 takes every row (two).
+	s, base := viewer.StartForTest(t, viewer.Options{ProjectDir: project, Reviewers: []string{"ana", "bo"}, Seed: 4, Overlap: 1, OverlapSet: true})
+	ctx, bl := newBrowser(t, base, 1200, 800)
+	navigate(t, ctx, s.Links(base)[2].URL+"#/queue/calibration?per=5")
+	waitJS(t, ctx, `!!document.getElementById('queue-waiting') || !!document.getElementById('queue-empty') || !!document.getElementById('start-queue')`, 20*time.Second)
+	if txt := pageText(t, ctx); !strings.Contains(txt, "Nothing assigned to you right now") || !strings.Contains(txt, "checks again every") {
+		t.Errorf("before any verdict, bo's queue says:\n%s", txt)
+	}
+	loads := bl.documentLoads()
+	// Coming back to the window asks at once, not at the next tick.
+	for _, ev := range []string{`window.dispatchEvent(new Event('focus'))`, `document.dispatchEvent(new Event('visibilitychange'))`} {
+		waitJS(t, ctx, `(window.__viewer.waitChecks || 0) > 0`, 20*time.Second)
+		n, at := evalJS[int](t, ctx, `window.__viewer.waitChecks`), evalJS[float64](t, ctx, `window.__viewer.lastWaitCheck`)
+		evalJS[any](t, ctx, ev)
+		waitJS(t, ctx, `window.__viewer.waitChecks > `+strconv.Itoa(n), 20*time.Second)
+		// The timer asks 4 s after the last check; sooner is the event's.
+		if gap := evalJS[float64](t, ctx, `window.__viewer.lastWaitCheck`) - at; gap > 3000 {
+			t.Errorf("%s: the page asked again %.0f ms after the last check, not at once", ev, gap)
+		}
+	}
+
+	// The verdicts arrive: the page lists bo's items by itself.
+	spec.Unscored = false
+	viewer.WriteSynth(t, project, spec)
+	t0 := time.Now()
+	waitJS(t, ctx, `document.querySelectorAll('#queue-table tbody tr').length === 2 && !!document.getElementById('start-queue')`, 20*time.Second)
+	t.Logf("the queue page showed the items %.1f s after the verdicts were written", time.Since(t0).Seconds())
+
+	// bo labels both; the rows then wait for ana's second label.
+	clickSel(t, ctx, "#start-queue")
+	ready := `!!document.getElementById('review-form') && document.querySelectorAll('#transcript-box .msg').length > 0 && !document.getElementById('submit-label').disabled`
+	for range 2 {
+		waitJS(t, ctx, ready, 20*time.Second)
+		item := evalJS[string](t, ctx, `document.getElementById('review').dataset.item`)
+		pressKey(t, ctx, "1")
+		waitJS(t, ctx, `document.getElementById('review').dataset.item !== `+jsString(item)+` || !!document.getElementById('queue-waiting') || !!document.getElementById('queue-done')`, 20*time.Second)
+	}
+	if !evalJS[bool](t, ctx, `!!document.getElementById('queue-waiting')`) {
+		t.Fatalf("with ana's second labels to come, bo's page says:\n%s", pageText(t, ctx))
+	}
+	// ana labels both, as her page would.
+	ana := viewer.ReviewerToken(t, s, "ana")
+	for range 2 {
+		code, body := get(t, base+"/api/next?per=5", ana)
+		var next struct{ Item *string }
+		if code != 200 || json.Unmarshal([]byte(body), &next) != nil || next.Item == nil {
+			t.Fatalf("ana's next: %d %s", code, body)
+		}
+		if code, body := postAs(t, base, "/api/label", `{"item":"`+*next.Item+`","present":false}`, ana); code != 201 {
+			t.Fatalf("ana's label: %d %s", code, body)
+		}
+	}
+	t1 := time.Now()
+	waitJS(t, ctx, `!!document.getElementById('queue-done') && !document.getElementById('queue-waiting')`, 20*time.Second)
+	t.Logf("the review page said the plan is complete %.1f s after the last label", time.Since(t1).Seconds())
+	if txt := evalJS[string](t, ctx, `document.getElementById('queue-done').textContent`); !strings.Contains(txt, "the review plan is complete") {
+		t.Errorf("at the end bo's page says %q", txt)
+	}
+	if n := bl.documentLoads(); n != loads {
+		t.Errorf("the page was loaded %d times more: it must find the work without a reload", n-loads)
+	}
+	assertClean(t, bl)
+}
+
+// postAs posts body to path with token tok, as the page with that token
+// would (its origin, its token).
+func postAs(t *testing.T, base, path, body, tok string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-IB-Token", tok)
+	req.Header.Set("Origin", base)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
