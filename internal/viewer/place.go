@@ -133,10 +133,16 @@ func (ps *places) labelled(who, item string) {
 }
 
 // take holds item for who until now+holdFor, letting go of who's other
-// hold; false, and the holder, when someone else holds it.
+// hold; false, and the holder, when someone else holds it. An item who
+// has labelled is not held: the page sends its hold without waiting, so a
+// label can reach the server before the hold of the same form, and that
+// late hold would keep the row from its second labeller for holdFor.
 func (ps *places) take(who, item string, now time.Time) (bool, string) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
+	if slices.Contains(ps.of(who).saved, item) {
+		return false, ""
+	}
 	if ps.holds == nil {
 		ps.holds = map[string]hold{}
 	}

@@ -483,6 +483,15 @@ func TestOnlyAnOpenFormHoldsAnItem(t *testing.T) {
 	if s.places.heldByOther(item, "bo", clock()) {
 		t.Error("a label kept the item held")
 	}
+	// The page sends its hold without waiting, so the label can reach the
+	// server first: a hold that arrives after its holder's label holds
+	// nothing (it would keep the row from a second labeller for holdFor).
+	if code, body := do(t, base, req{"POST", "/api/hold", `{"item":"` + item + `"}`, ana}); code != 200 || !strings.Contains(body, `"held":false`) {
+		t.Errorf("a hold after the label: %d %s, want held false", code, body)
+	}
+	if s.places.heldByOther(item, "bo", clock()) {
+		t.Error("a hold that arrived after the label holds the item")
+	}
 }
 
 // TestLabelChangedAfterTheRevealIsMarked: a labeller who saw the judges'
