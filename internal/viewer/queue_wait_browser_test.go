@@ -2,7 +2,6 @@ package viewer_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -71,7 +70,7 @@ func TestBrowserQueueWaitsForWork(t *testing.T) {
 		if code != 200 || json.Unmarshal([]byte(body), &next) != nil || next.Item == nil {
 			t.Fatalf("ana's next: %d %s", code, body)
 		}
-		if code, body := postAs(t, base, "/api/label", `{"item":"`+*next.Item+`","present":false}`, ana); code != 201 {
+		if code, body := send(t, http.MethodPost, base+"/api/label", `{"item":"`+*next.Item+`","present":false}`, ana); code != 201 {
 			t.Fatalf("ana's label: %d %s", code, body)
 		}
 	}
@@ -85,25 +84,4 @@ func TestBrowserQueueWaitsForWork(t *testing.T) {
 		t.Errorf("the page was loaded %d times more: it must find the work without a reload", n-loads)
 	}
 	assertClean(t, bl)
-}
-
-// postAs posts body to path with token tok, as the page with that token
-// would (its origin, its token).
-func postAs(t *testing.T, base, path, body, tok string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-IB-Token", tok)
-	req.Header.Set("Origin", base)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }

@@ -303,11 +303,27 @@ func probeFromPage(t *testing.T, s *viewer.Server, r *teamReviewer, other string
 // get fetches u with token tok.
 func get(t *testing.T, u, tok string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, u, nil)
+	return send(t, http.MethodGet, u, "", tok)
+}
+
+// send makes a request with token tok as the page holding it would: a
+// POST carries its JSON body and the page's origin headers.
+func send(t *testing.T, method, u, body, tok string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, u, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("X-IB-Token", tok)
+	if method == http.MethodPost {
+		origin := u
+		if p, err := url.Parse(u); err == nil {
+			origin = p.Scheme + "://" + p.Host
+		}
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
