@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime/debug"
+	"sync"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/calibrate"
@@ -31,13 +32,20 @@ func Run(ctx context.Context, b *work.Bench) error {
 		b.Logf("[dry-run] aggregate %s → %s (no model calls)", b.Spec.Slug, out)
 		return nil
 	}
+	dirs, err := layout.ListRunDirs(b.Files.Dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
 	// Aggregate's live heap is every row at once, and reading them makes
 	// garbage many times their size; at the default GOGC the heap doubles
 	// the live rows before a collection, which made this phase the peak
-	// of a whole run. A tighter target costs a few more collections in a
-	// phase of seconds.
-	defer debug.SetGCPercent(debug.SetGCPercent(aggregateGCPercent))
-	in, err := aggregateInput(ctx, b)
+	// of a whole run. A big input gets a tighter target (a few more
+	// collections in a phase of seconds) and its garbage handed back.
+	big := scoresSize(dirs) >= tightAbove
+	if big {
+		defer tightenGC()()
+	}
+	in, err := aggregateInput(ctx, b, dirs, big)
 	if err != nil {
 		return err
 	}
@@ -51,7 +59,9 @@ func Run(ctx context.Context, b *work.Bench) error {
 	if err != nil {
 		return err
 	}
-	debug.FreeOSMemory()
+	if big {
+		debug.FreeOSMemory()
+	}
 	if err := writeResults(b, out, res); err != nil {
 		return err
 	}
@@ -62,11 +72,8 @@ func Run(ctx context.Context, b *work.Bench) error {
 
 // aggregateInput reads what results.Aggregate needs: every score row,
 // slimmed, the scenarios' demographics and the calibration labels.
-func aggregateInput(ctx context.Context, b *work.Bench) (results.Input, error) {
-	dirs, err := layout.ListRunDirs(b.Files.Dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return results.Input{}, err
-	}
+func aggregateInput(ctx context.Context, b *work.Bench, dirs []string, big bool) (results.Input, error) {
+	var err error
 	in := results.Input{Metrics: b.Spec.Metrics}
 	slim := newSlimmer()
 	for _, d := range dirs {
@@ -111,7 +118,9 @@ func aggregateInput(ctx context.Context, b *work.Bench) (results.Input, error) {
 	// intern map); collect it before the statistics allocate, so the peak
 	// is what aggregate holds, not the sum of both.
 	slim = nil
-	debug.FreeOSMemory()
+	if big {
+		debug.FreeOSMemory()
+	}
 	return in, nil
 }
 
@@ -148,8 +157,59 @@ func writeResults(b *work.Bench, out string, res []results.ModelResult) error {
 	return nil
 }
 
-// aggregateGCPercent is GOGC while aggregate runs (see Aggregate).
+// aggregateGCPercent is GOGC while a big aggregate runs (see Run).
 const aggregateGCPercent = 40
+
+// tightAbove is the size of a benchmark's scores.json files from which
+// aggregate tightens GOGC and hands its garbage back to the system (about
+// 20,000 rows of the offline model). Below it the rest of the run, not
+// aggregate, sets the peak: a study's benchmarks are aggregated while the
+// others still converse, and a process-wide GOGC of 40 there tripled the
+// collections of the whole run (each scanning a thousand goroutines'
+// stacks), while every forced collection handed back memory the next
+// conversations faulted in again.
+const tightAbove = 16 << 20
+
+// scoresSize is the bytes of the scores.json files under dirs.
+func scoresSize(dirs []string) int64 {
+	var n int64
+	for _, d := range dirs {
+		if fi, err := os.Stat(layout.Run{Dir: d}.Scores()); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// gcTight is the process's aggregates holding GOGC tight. They overlap
+// in a study; each restoring the value it found would leave the tight one
+// behind for the rest of the run whenever they end out of order.
+var gcTight struct {
+	mu   sync.Mutex
+	n    int
+	prev int
+}
+
+// tightenGC sets GOGC to aggregateGCPercent until the returned func is
+// called, by the first of overlapping callers; the last restores it.
+func tightenGC() (restore func()) {
+	gcTight.mu.Lock()
+	if gcTight.n == 0 {
+		gcTight.prev = debug.SetGCPercent(aggregateGCPercent)
+	}
+	gcTight.n++
+	gcTight.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			gcTight.mu.Lock()
+			defer gcTight.mu.Unlock()
+			if gcTight.n--; gcTight.n == 0 {
+				debug.SetGCPercent(gcTight.prev)
+			}
+		})
+	}
+}
 
 // Fingerprint identifies what defines the measurement: metric definitions,
 // scenarios, prompts, models and settings. Two runs are comparable only when
