@@ -3,9 +3,13 @@ package viewer_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,6 +86,59 @@ func TestBrowserQueueWaitsForWork(t *testing.T) {
 	}
 	if n := bl.documentLoads(); n != loads {
 		t.Errorf("the page was loaded %d times more: it must find the work without a reload", n-loads)
+	}
+	assertClean(t, bl)
+}
+
+// TestBrowserQueueWaitAbandonsAStalledCheck: a check the server never
+// answers (a stalled connection, a proxy holding the request) is given up
+// after twice the interval and asked again, so the page still finds the
+// work. Before, one unanswered check kept the page saying it "checks again
+// every 4 s" while it never asked again. The page is served through a
+// proxy that holds the first check made after the page starts waiting
+// until the browser gives up on it.
+func TestBrowserQueueWaitAbandonsAStalledCheck(t *testing.T) {
+	project := filepath.Join(t.TempDir(), "project")
+	spec := viewer.SynthSpec{Name: "tiny", Metrics: 1, ScensPerMetric: 2, Targets: []string{"t1"}, Samples: 1, Msgs: 2, MsgLen: 60, Judges: 1, Unscored: true}
+	viewer.WriteSynth(t, project, spec)
+	s, base := viewer.StartForTest(t, viewer.Options{ProjectDir: project, Reviewers: []string{"ana", "bo"}, Seed: 4, Overlap: 1, OverlapSet: true})
+	target, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }}
+	var stall atomic.Bool
+	abandoned := make(chan time.Duration, 1)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/queue" && stall.CompareAndSwap(true, false) {
+			held := time.Now()
+			select {
+			case <-r.Context().Done():
+				abandoned <- time.Since(held)
+			case <-time.After(time.Minute):
+			}
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+
+	ctx, bl := newBrowser(t, front.URL, 1200, 800)
+	navigate(t, ctx, s.Links(front.URL)[2].URL+"#/queue/calibration?per=5")
+	waitJS(t, ctx, `!!document.getElementById('queue-waiting')`, 20*time.Second)
+	stall.Store(true)
+	spec.Unscored = false
+	viewer.WriteSynth(t, project, spec)
+	t0 := time.Now()
+	waitJS(t, ctx, `document.querySelectorAll('#queue-table tbody tr').length === 2 && !!document.getElementById('start-queue')`, 30*time.Second)
+	select {
+	case d := <-abandoned:
+		t.Logf("the page gave up a check held %.1f s and listed the items %.1f s after the verdicts were written", d.Seconds(), time.Since(t0).Seconds())
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no check was held and given up: the test did not stall the page")
+	}
+	if stall.Load() {
+		t.Fatalf("the page found the items without making the check the proxy holds")
 	}
 	assertClean(t, bl)
 }

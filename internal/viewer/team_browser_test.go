@@ -112,8 +112,10 @@ func TestBrowserTwoReviewersFinishTheStudyBlind(t *testing.T) {
 			for _, r := range rvs {
 				_, q := get(t, base+"/api/queue?labeler="+r.name, research)
 				_, n := get(t, base+"/api/next?labeler="+r.name, research)
-				t.Logf("%s: page %s %.600q, checks %v, last %v ms ago; queue %.300s; next %s", r.name,
+				t.Logf("%s: page %s %.600q, after-box %.300q, hidden %v; checks started %v (last %v ms ago), answered %v (last %v ms ago); queue %.300s; next %s", r.name,
 					evalJS[string](t, r.ctx, `location.hash`), evalJS[string](t, r.ctx, `document.getElementById('main').innerText`),
+					evalJS[string](t, r.ctx, `(document.getElementById('after') || {}).innerText || ''`), evalJS[bool](t, r.ctx, `document.hidden`),
+					evalJS[any](t, r.ctx, `window.__viewer.waitRuns`), evalJS[any](t, r.ctx, `performance.now() - window.__viewer.lastWaitRun`),
 					evalJS[any](t, r.ctx, `window.__viewer.waitChecks`), evalJS[any](t, r.ctx, `performance.now() - window.__viewer.lastWaitCheck`), q, n)
 			}
 			t.Fatalf("every reviewer's page still waited for work after 30 s")

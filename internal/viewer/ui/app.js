@@ -57,8 +57,16 @@
   function verdictSpan(code) { return el('span', { 'class': 'v-' + VERDICT[code], text: VERDICT[code] }); }
   function presentText(p) { return p === true ? 'present' : p === false ? 'absent' : 'no verdict'; }
 
-  function api(path) {
-    return fetch(path, { credentials: 'same-origin', headers: TOKEN ? { 'X-IB-Token': TOKEN } : {} }).then(function (r) {
+  // api GETs path; with limitMs, a request not answered by then is
+  // abandoned (it rejects), so a loop that waits on it can ask again.
+  function api(path, limitMs) {
+    var opts = { credentials: 'same-origin', headers: TOKEN ? { 'X-IB-Token': TOKEN } : {} }, timer = null;
+    if (limitMs && window.AbortController) {
+      var ac = new AbortController();
+      opts.signal = ac.signal;
+      timer = setTimeout(function () { ac.abort(); }, limitMs);
+    }
+    return fetch(path, opts).finally(function () { if (timer) clearTimeout(timer); }).then(function (r) {
       return r.json().then(function (j) {
         if (!r.ok) throw new Error((j && j.error) || r.statusText);
         return j;
@@ -545,7 +553,7 @@
         ': the review plan is not finished, so this page checks again every ' + WAIT_S + ' s and opens the next item when one is yours. ' }, skipped));
       var my = route;
       whileWaiting(function () {
-        return api('/api/next' + query(qparams())).then(function (a) {
+        return api('/api/next' + query(qparams()), 2 * WAIT_S * 1000).then(function (a) {
           if (my !== route) return false;
           if (!a.item && !a.plan_done) return true;
           showNext(a);
@@ -573,6 +581,8 @@
       if (busy || my !== route || waitCheck !== run) return;
       clearTimeout(waitTimer);
       busy = true;
+      window.__viewer.waitRuns = (window.__viewer.waitRuns || 0) + 1;
+      window.__viewer.lastWaitRun = performance.now();
       var settled = function () { busy = false; window.__viewer.waitChecks = (window.__viewer.waitChecks || 0) + 1; window.__viewer.lastWaitCheck = performance.now(); };
       check().then(function (more) { settled(); if (more) again(); else if (waitCheck === run) stopWaiting(); },
         function () { settled(); again(); });
@@ -849,7 +859,7 @@
       // Nothing for this reviewer yet, the plan unfinished: look again
       // until items arrive or the plan is complete.
       whileWaiting(function () {
-        return api('/api/queue' + query(qparams())).then(function (Q2) {
+        return api('/api/queue' + query(qparams()), 2 * WAIT_S * 1000).then(function (Q2) {
           if (my !== route) return false;
           if (!Q2.items.length && !Q2.plan_done) return true;
           clear(sec);
