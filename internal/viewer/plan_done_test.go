@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -26,22 +27,8 @@ func TestPlanDoneSaysWhetherMoreCanCome(t *testing.T) {
 	s, base := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana", "bo"}, Seed: 5, Overlap: 0, OverlapSet: true})
 	ana, bo := teamHeaders(base, tokenOf(t, s, "ana")), teamHeaders(base, tokenOf(t, s, "bo"))
 	// per=5: every row of each stratum (two here), whatever the plan says.
-	queue := func(hdr map[string]string) queueAnswer {
-		t.Helper()
-		code, body := do(t, base, req{"GET", "/api/queue?per=5", "", hdr})
-		if code != 200 {
-			t.Fatalf("queue: %d %s", code, body)
-		}
-		return decode[queueAnswer](t, body)
-	}
-	next := func(hdr map[string]string) nextAnswer {
-		t.Helper()
-		code, body := do(t, base, req{"GET", "/api/next?per=5", "", hdr})
-		if code != 200 {
-			t.Fatalf("next: %d %s", code, body)
-		}
-		return decode[nextAnswer](t, body)
-	}
+	queue := func(hdr map[string]string) queueAnswer { return getAs[queueAnswer](t, base, "/api/queue?per=5", hdr) }
+	next := func(hdr map[string]string) nextAnswer { return getAs[nextAnswer](t, base, "/api/next?per=5", hdr) }
 	label := func(hdr map[string]string, item string) {
 		t.Helper()
 		if code, body := do(t, base, req{"POST", "/api/label", `{"item":"` + item + `","present":true}`, hdr}); code != 201 {
@@ -97,6 +84,17 @@ func TestPlanDoneSaysWhetherMoreCanCome(t *testing.T) {
 	}
 	want("second labels given, ana", queue(ana), 0, true)
 	want("second labels given, bo", queue(bo), 0, true)
+
+	// Another target's conversations arrive, their verdicts not yet: the
+	// plan is open again although every row judged so far is labelled.
+	spec.Targets = []string{"t1", "t2"}
+	dir, _ := WriteSynth(t, project, spec)
+	must(t, os.Remove(filepath.Join(dir, "runs", "t2", "scores.json")))
+	time.Sleep(staleCheck)
+	want("a target's verdicts still to come, ana", queue(ana), 0, false)
+	if n := next(bo); n.Item != nil || n.PlanDone {
+		t.Errorf("a target's verdicts still to come: bo's next %+v", n)
+	}
 }
 
 // BenchmarkQueueWhileWaiting: what one poll of a waiting reviewer's page
@@ -138,4 +136,14 @@ func BenchmarkQueueWhileWaiting(b *testing.B) {
 			}
 		}
 	})
+}
+
+// getAs GETs path with hdr and decodes its 200 answer.
+func getAs[T any](t *testing.T, base, path string, hdr map[string]string) T {
+	t.Helper()
+	code, body := do(t, base, req{"GET", path, "", hdr})
+	if code != 200 {
+		t.Fatalf("GET %s: %d %s", path, code, body)
+	}
+	return decode[T](t, body)
 }

@@ -139,8 +139,9 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 		} else {
 			items = triageQueue(ix, qs)
 		}
-		out.open = out.open || len(items) > 0 || stillOpen(ix, ls, p, quota)
-		out.judged += judgedCount(ix)
+		judged := judgedCount(ix)
+		out.open = out.open || len(items) > 0 || judged < len(ix.convs) || stillOpen(ix, ls, p, quota)
+		out.judged += judged
 		for _, it := range items {
 			it.Item = s.itemOfConv(ix, it.idx)
 			if !it.Overlap && s.places.heldByOther(it.Item, who, now) {
@@ -162,19 +163,15 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 // some conversation has a verdict and the queue is not still open.
 func (q *queueResult) planDone() bool { return !q.open && q.judged > 0 }
 
-// stillOpen reports whether a benchmark may yet bring the labeller work
-// beyond the items of their queue now (which the caller checks): a
-// conversation waits for its verdict, or (calibration) a row the plan
-// still asks of anyone — one someone else's open form holds, or an overlap
-// row waiting for its second labeller, whoever that will be. Triage rows
-// are fixed per labeller, so only the verdicts still to come matter there.
-// This is what "the review plan is unfinished" means on the queue page.
+// stillOpen reports whether a calibration queue may yet bring the
+// labeller work beyond the items of their queue now and the verdicts
+// still to come (which the caller checks): a row the plan still asks of
+// anyone — one someone else's open form holds, or an overlap row waiting
+// for its second labeller, whoever that will be. Triage rows are fixed
+// per labeller, so only the verdicts still to come matter there. With
+// those, this is what "the review plan is unfinished" means on the queue
+// page.
 func stillOpen(ix *benchIndex, ls []Label, p queueParams, quota map[quotaKey][2]int) bool {
-	for i := range ix.convs {
-		if ix.convs[i].verdict == verdictUnscored {
-			return true
-		}
-	}
 	if p.kind != "calibration" {
 		return false
 	}
