@@ -20,7 +20,7 @@ import (
 //
 //	IMPACTBENCH_INTERVAL_GRID=full go test -run TestIntervalGrid -v -timeout 60m ./internal/stats/
 //
-// prints the table (about 10 minutes on two cores), and with
+// prints the table (about 25 seconds on two cores), and with
 // IMPACTBENCH_INTERVAL_GRID_OUT=docs/interval-grid.md also writes it as
 // Markdown. Without the variable, CI runs a few seeded cells and asserts
 // the coverage band (TestIntervalGridCI).
@@ -235,7 +235,7 @@ func (c gridCell) ratio() float64 {
 
 func TestIntervalGrid(t *testing.T) {
 	if os.Getenv("IMPACTBENCH_INTERVAL_GRID") != "full" {
-		t.Skip("set IMPACTBENCH_INTERVAL_GRID=full to run the whole grid (about 10 minutes); TestIntervalGridCI runs a few cells")
+		t.Skip("set IMPACTBENCH_INTERVAL_GRID=full to run the whole grid (about 25 seconds); TestIntervalGridCI runs a few cells")
 	}
 	const reps = 2000
 	pops := gridPopulations
