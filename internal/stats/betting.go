@@ -79,8 +79,8 @@ type bettingTerm struct{ x, w, stake float64 }
 // clustered observations in [0, 1] (see the choices above), at confidence
 // level conf. It is valid whatever the distribution of the clusters' rates,
 // given independent clusters, and adapts to their spread: in the interval
-// grid (TestIntervalGrid) 1.26–6.15× the cluster-score interval's width at
-// 30 scenarios (median 1.40×; widest where the rate is near 0 and the
+// grid (TestIntervalGrid) 1.26–5.53× the cluster-score interval's width at
+// 30 scenarios (median 1.38×; widest where the rate is near 0 and the
 // scenarios agree, because it cannot know that no scenario is hot), wide
 // when a few clusters could be carrying the behaviour. The capital is
 // averaged over bettingPerms fixed random orders of the clusters.
