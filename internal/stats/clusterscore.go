@@ -263,11 +263,10 @@ func poissonLimits(p, neff, conf, lo, hi float64) (float64, float64) {
 // It is a simulation-checked interval, not a guarantee: TestIntervalGrid
 // measures its coverage and width in two grids (420 and 336 cells: 3–30
 // scenarios × 1–24 conversations × homogeneous, beta and hot/cold
-// populations); docs/
-// statistics.md has the table and says where it falls short (few
-// scenarios that all look alike, strongly skewed rare behaviours, and hot
-// scenarios too rare to appear in a study — for those the betting interval
-// beside it is the any-mix bound). Clusters with N = 0 are ignored; with
+// populations); docs/statistics.md has the table and says where it falls
+// short (few scenarios that all look alike, strongly skewed rare
+// behaviours, and hot scenarios too rare to appear in a study — for those
+// the betting interval beside it is the any-mix bound). Clusters with N = 0 are ignored; with
 // no observation it returns NaN and [0, 1]. It panics on conf outside
 // (0, 1) or invalid sums.
 func ScoreInterval(cs []ClusterSum, conf float64) (est, lo, hi float64) {
@@ -294,10 +293,9 @@ func ScoreInterval(cs []ClusterSum, conf float64) (est, lo, hi float64) {
 // degrees of freedom, the same choice between the Wilson and the logit form
 // (Wilson when every stratum's φ is 1 or the rate is 0 or 1), widened to
 // hold StratifiedBettingCI at 60 % where the design effect the strata show
-// passes scoreJoinPhi. With one
-// stratum it is ClusterRate's interval. Weights equal to the strata's
-// observations (Weight = N_m) give the pooled rate ΣS/ΣN — a track's
-// pass rate — as the estimate, exactly.
+// passes scoreJoinPhi. With one stratum it is ClusterRate's interval.
+// Weights equal to the strata's observations (Weight = N_m) give the
+// pooled rate ΣS/ΣN — a track's pass rate — as the estimate, exactly.
 //
 // The result's pooled fields (ICC, DesignEffect, the t and Wilson parts)
 // describe all clusters together, as ClusterRate's do, for planning; Lo
