@@ -177,7 +177,8 @@ type ClusterCI struct {
 	BettingHigh *float64 `json:"betting_high,omitempty"`
 	// Dispersion is the design effect [Low, High] rests on (cluster-score:
 	// the cluster-robust variance over the binomial one, at least 1; above
-	// 1.5 [Low, High] also holds the 60 % betting interval) and
+	// 1.5 a single metric's [Low, High] also holds the 60 % betting
+	// interval) and
 	// QuantileDF the degrees of freedom of its t quantile (absent: normal
 	// quantile); both absent from files written before the cluster-score
 	// interval.

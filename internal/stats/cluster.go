@@ -123,7 +123,7 @@ func ClusterRate(cs []ClusterSum, conf float64) RateInterval {
 	r.BettingLo, r.BettingHi = BettingCI(cs, conf)
 	part, _ := scorePartOf(cs, 1)
 	sr := scoreInterval([]scorePart{part}, conf, p)
-	if jc := sr.bettingJoinConf(conf); jc > 0 {
+	if jc := part.bettingJoinConf(conf); jc > 0 {
 		sr.join(BettingCI(cs, jc))
 	}
 	r.Lo, r.Hi, r.Phi, r.Nu = sr.lo, sr.hi, sr.phi, sr.nu

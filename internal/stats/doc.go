@@ -23,9 +23,9 @@
 //     clearly differ; and, for planning, a
 //     t interval and Wilson on the effective sample size (design effect
 //     from the ICC's upper bound); a warning below FewClusters.
-//     StratifiedRate is the same interval for a rate over fixed strata (a
-//     track's metrics), StratifiedBettingCI its any-mix bound; MeanOfRates
-//     combines independent tracks.
+//     StratifiedRate is the same interval, without the betting join, for a
+//     rate over fixed strata (a track's metrics), StratifiedBettingCI its
+//     any-mix bound; MeanOfRates combines independent tracks.
 //   - BettingCS: an anytime-valid confidence sequence for scenarios added
 //     in rounds (optional stopping); UntilLook, its stratified form for
 //     run --until (blocks of one scenario per metric, round-robin growth).
