@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -83,14 +84,8 @@ func TestExpectedHalfWidthAgainstSimulation(t *testing.T) {
 	var log strings.Builder
 	for _, g := range []int{5, 10, 30} {
 		for _, icc := range []float64{0.1, 0.3, 0.6} {
-			const p, m, reps = 0.5, 4, 400
-			sum := 0.0
-			for range reps {
-				fillClusters(rng, cs[:g], p, icc, sizeScheme{"", m, m})
-				iv := ClusterRate(cs[:g], 0.95)
-				sum += (iv.Hi - iv.Lo) / 2
-			}
-			sim := sum / reps
+			const p, m = 0.5, 4
+			sim := simulatedHalfWidth(rng, cs[:g], p, icc, m)
 			plan := ExpectedHalfWidth(g, m, p, icc, 0.95)
 			ratio := sim / plan
 			fmt.Fprintf(&log, "G=%2d ICC=%.1f plan %.3f simulated %.3f (×%.2f)\n", g, icc, plan, sim, ratio)
@@ -116,14 +111,8 @@ func TestExpectedHalfWidthRareRateShortfall(t *testing.T) {
 	var log strings.Builder
 	for _, g := range []int{10, 30} {
 		for _, icc := range []float64{0.1, 0.3} {
-			const p, m, reps = 0.1, 16, 400
-			sum := 0.0
-			for range reps {
-				fillClusters(rng, cs[:g], p, icc, sizeScheme{"", m, m})
-				iv := ClusterRate(cs[:g], 0.95)
-				sum += (iv.Hi - iv.Lo) / 2
-			}
-			ratio := sum / reps / ExpectedHalfWidth(g, m, p, icc, 0.95)
+			const p, m = 0.1, 16
+			ratio := simulatedHalfWidth(rng, cs[:g], p, icc, m) / ExpectedHalfWidth(g, m, p, icc, 0.95)
 			fmt.Fprintf(&log, "G=%2d ICC=%.1f: ×%.2f\n", g, icc, ratio)
 			if ratio < 1 || ratio > 1.6 {
 				t.Errorf("G=%d ICC=%.1f: the interval is %.2f× the plan; docs/statistics.md says 1.10–1.51×", g, icc, ratio)
@@ -131,4 +120,17 @@ func TestExpectedHalfWidthRareRateShortfall(t *testing.T) {
 		}
 	}
 	t.Logf("p = 0.1, 16 conversations per scenario, simulated half-width over the plan:\n%s", log.String())
+}
+
+// simulatedHalfWidth is ClusterRate's mean 95 % half-width over 400
+// studies of len(cs) scenarios × m conversations at rate p and ICC icc.
+func simulatedHalfWidth(rng *rand.Rand, cs []ClusterSum, p, icc float64, m int) float64 {
+	const reps = 400
+	sum := 0.0
+	for range reps {
+		fillClusters(rng, cs, p, icc, sizeScheme{"", m, m})
+		iv := ClusterRate(cs, 0.95)
+		sum += (iv.Hi - iv.Lo) / 2
+	}
+	return sum / reps
 }
