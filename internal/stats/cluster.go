@@ -122,10 +122,7 @@ func ClusterRate(cs []ClusterSum, conf float64) RateInterval {
 	r.WilsonLo, r.WilsonHi = WilsonReal(p, r.EffectiveN, conf)
 	r.BettingLo, r.BettingHi = BettingCI(cs, conf)
 	part, _ := scorePartOf(cs, 1)
-	sr := scoreInterval([]scorePart{part}, conf, p)
-	if jc := part.bettingJoinConf(conf); jc > 0 {
-		sr.join(BettingCI(cs, jc))
-	}
+	sr := oneStratumScore(cs, part, conf, p)
 	r.Lo, r.Hi, r.Phi, r.Nu = sr.lo, sr.hi, sr.phi, sr.nu
 	if r.Clusters >= 2 {
 		r.DF = r.Clusters - 1

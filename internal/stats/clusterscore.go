@@ -200,6 +200,18 @@ func scoreInterval(parts []scorePart, conf, exact float64) scoreResult {
 	return r
 }
 
+// oneStratumScore is the score interval of one stratum's clusters cs
+// (part = scorePartOf(cs, ·)), joined with the betting interval where its
+// scenarios clearly differ (see scoreJoinPhi): ScoreInterval's and
+// ClusterRate's Lo..Hi.
+func oneStratumScore(cs []ClusterSum, part scorePart, conf, exact float64) scoreResult {
+	r := scoreInterval([]scorePart{part}, conf, exact)
+	if jc := part.bettingJoinConf(conf); jc > 0 {
+		r.join(BettingCI(cs, jc))
+	}
+	return r
+}
+
 // bettingJoinConf is the level of the betting interval the score interval
 // of one stratum is joined with, 0 for none (see scoreJoinPhi).
 func (p scorePart) bettingJoinConf(conf float64) float64 {
@@ -264,9 +276,9 @@ func poissonLimits(p, neff, conf, lo, hi float64) (float64, float64) {
 // populations); docs/statistics.md has the table and says where it falls
 // short (few scenarios that all look alike, strongly skewed rare
 // behaviours, and hot scenarios too rare to appear in a study — for those
-// the betting interval beside it is the any-mix bound). Clusters with N = 0 are ignored; with
-// no observation it returns NaN and [0, 1]. It panics on conf outside
-// (0, 1) or invalid sums.
+// the betting interval beside it is the any-mix bound). Clusters with
+// N = 0 are ignored; with no observation it returns NaN and [0, 1]. It
+// panics on conf outside (0, 1) or invalid sums.
 func ScoreInterval(cs []ClusterSum, conf float64) (est, lo, hi float64) {
 	checkConf("ScoreInterval", conf)
 	for i, c := range cs {
@@ -276,10 +288,7 @@ func ScoreInterval(cs []ClusterSum, conf float64) (est, lo, hi float64) {
 	if !ok {
 		return math.NaN(), 0, 1
 	}
-	r := scoreInterval([]scorePart{part}, conf, part.s/part.n)
-	if jc := part.bettingJoinConf(conf); jc > 0 {
-		r.join(BettingCI(cs, jc))
-	}
+	r := oneStratumScore(cs, part, conf, part.s/part.n)
 	return r.est, r.lo, r.hi
 }
 
@@ -291,9 +300,8 @@ func ScoreInterval(cs []ClusterSum, conf float64) (est, lo, hi float64) {
 // degrees of freedom, the same choice between the Wilson and the logit form
 // (Wilson when every stratum's φ is 1 or the rate is 0 or 1), without
 // ScoreInterval's betting join. With one stratum it is ClusterRate's
-// interval.
-// Weights equal to the strata's observations (Weight = N_m) give the
-// pooled rate ΣS/ΣN — a track's pass rate — as the estimate, exactly.
+// interval. Weights equal to the strata's observations (Weight = N_m) give
+// the pooled rate ΣS/ΣN — a track's pass rate — as the estimate, exactly.
 //
 // The result's pooled fields (ICC, DesignEffect, the t and Wilson parts)
 // describe all clusters together, as ClusterRate's do, for planning; Lo
@@ -335,8 +343,9 @@ func StratifiedRate(strata []Stratum, conf float64) RateInterval {
 	// No betting join here (see scoreJoinPhi): over several metrics the
 	// stratified interval already covers 94–96 % where a single metric's
 	// skew makes ScoreInterval fall short, and joining the stratified
-	// betting interval at 60 % took it to 97–99 % at up to 1.7× the width
-	// (three-metric tracks, 5–30 scenarios per metric, 1,500 studies each).
+	// betting interval at 60 % took it to 96–99 % at up to 1.7× the width
+	// (three-metric tracks, 5–30 scenarios per metric, 1,500 studies each;
+	// docs/statistics.md).
 	sr := scoreInterval(parts, conf, exact)
 	r.Estimate, r.Lo, r.Hi, r.Phi, r.Nu = sr.est, sr.lo, sr.hi, sr.phi, sr.nu
 	r.BettingLo, r.BettingHi = StratifiedBettingCI(strata, conf)

@@ -5,14 +5,14 @@ import (
 	"testing"
 )
 
-// The score interval holds the betting interval at 60 % where the
-// scenarios clearly differ (design effect the data show above 1.5), and
-// only there: not for scenarios that agree, nor for an all-fail metric,
-// whose design effect is assumed rather than seen (docs/statistics.md).
 // joinConf95 is the betting level joined to a 95 % interval, as the code
 // computes it in floating point (60 % up to rounding).
 var joinConf95 = scorePart{seen: math.Inf(1)}.bettingJoinConf(0.95)
 
+// The score interval holds the betting interval at 60 % where the
+// scenarios clearly differ (design effect the data show above 1.5), and
+// only there: not for scenarios that agree, nor for an all-fail metric,
+// whose design effect is assumed rather than seen (docs/statistics.md).
 func TestScoreIntervalJoinsBettingWhereScenariosDiffer(t *testing.T) {
 	bin := func(m int, passes ...int) []ClusterSum {
 		cs := make([]ClusterSum, len(passes))

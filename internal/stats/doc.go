@@ -16,13 +16,13 @@
 //     vary no more than chance, a logit t interval when they do), sized
 //     for its level in simulation (TestIntervalGrid: at least 94 % in 344
 //     of 420 cells of 3–30 scenarios × 1–16 conversations, 94–97 % in
-//     152; docs/statistics.md lists where not). Beside it the betting interval on scenario rates
-//     (BettingCI), valid for any spread of rates with a finite-sample
-//     guarantee — the any-mix bound, a median 1.4× as wide, up to 5.7× —
-//     which the cluster-score interval holds at 60 % where the scenarios
-//     clearly differ; and, for planning, a
-//     t interval and Wilson on the effective sample size (design effect
-//     from the ICC's upper bound); a warning below FewClusters.
+//     152; docs/statistics.md lists where not). Beside it the betting
+//     interval on scenario rates (BettingCI), valid for any spread of
+//     rates with a finite-sample guarantee — the any-mix bound, a median
+//     1.4× as wide, up to 5.7× — which the cluster-score interval holds at
+//     60 % where the scenarios clearly differ; and, for planning, a t
+//     interval and Wilson on the effective sample size (design effect from
+//     the ICC's upper bound); a warning below FewClusters.
 //     StratifiedRate is the same interval, without the betting join, for a
 //     rate over fixed strata (a track's metrics), StratifiedBettingCI its
 //     any-mix bound; MeanOfRates combines independent tracks.

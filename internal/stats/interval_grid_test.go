@@ -129,6 +129,7 @@ var (
 // the seed of its first population's studies and how it is reproduced.
 type gridSet struct {
 	env, out   string
+	title      string
 	pops       []population
 	scenarios  []int
 	sizes      []sizeScheme
@@ -137,12 +138,12 @@ type gridSet struct {
 }
 
 var gridSets = []gridSet{
-	{"full", "docs/interval-grid.md", gridPopulations, gridScenarios, gridSizes, 20260901, "`1-16`: a different m per scenario, uniform"},
+	{"full", "docs/interval-grid.md", "The interval grid", gridPopulations, gridScenarios, gridSizes, 20260901, "`1-16`: a different m per scenario, uniform"},
 	// The second grid shares no population, scenario count, conversation
 	// count or seed with the first: other homogeneous and beta rates
 	// (including high ones), a rarer invisible hot share (5 % at 0.90
 	// among 0.01) and uneven sizes of two kinds.
-	{"second", "docs/interval-grid-second.md", []population{
+	{"second", "docs/interval-grid-second.md", "The second interval grid", []population{
 		betaBinomial(0.03, 0), betaBinomial(0.1, 0), betaBinomial(0.4, 0),
 		betaBinomial(0.03, 0.2), betaBinomial(0.1, 0.3), betaBinomial(0.15, 0.5), betaBinomial(0.3, 0.2),
 		betaBinomial(0.35, 0.5), betaBinomial(0.7, 0.3), betaBinomial(0.9, 0.2),
@@ -321,11 +322,7 @@ func TestIntervalGrid(t *testing.T) {
 // count, then every cell.
 func gridMarkdown(set gridSet, cells []gridCell, reps int) string {
 	var b strings.Builder
-	title := "The interval grid"
-	if set.env != "full" {
-		title = "The second interval grid"
-	}
-	fmt.Fprintf(&b, "# %s\n\n[Back to the numbers, explained](statistics.md#the-numbers-explained)\n\n", title)
+	fmt.Fprintf(&b, "# %s\n\n[Back to the numbers, explained](statistics.md#the-numbers-explained)\n\n", set.title)
 	fmt.Fprintf(&b, "Produced by `IMPACTBENCH_INTERVAL_GRID=%s IMPACTBENCH_INTERVAL_GRID_OUT=%s go test -run TestIntervalGrid -v -timeout 60m ./internal/stats/` (seeded: the same numbers every run). ", set.env, set.out)
 	fmt.Fprintf(&b, "%d simulated studies per cell; the standard error of a coverage near 95 %% is %.1f points. ", reps, 100*math.Sqrt(0.95*0.05/float64(reps)))
 	b.WriteString("Each study draws G base scenarios from the population (a scenario's pass rate), then m conversations per scenario (" + set.sizesAbout + "); the true rate is the population's mean. ")
