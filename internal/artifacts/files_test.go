@@ -3,6 +3,7 @@ package artifacts
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -706,5 +707,30 @@ func TestEachScenarioDemographicMatchesFullDecoder(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "row 0") || !strings.Contains(err.Error(), "id") {
 			t.Errorf("%s: error %v, want one naming row 0 and the id", name, err)
 		}
+	}
+}
+
+// A cost.json (or run_manifest.json) with anything but white space after
+// its object is refused naming the line, as Python's json.loads refuses it
+// ("Extra data"), and UpdateCost treats it as corrupt (backed up, replaced).
+func TestObjectFileRefusesTrailingData(t *testing.T) {
+	const head = "{\"simulate\": {\"cost\": 1.0, \"input_tokens\": 1, \"output_tokens\": 0, \"phase\": \"simulate\"}}\n"
+	for _, tail := range []string{"[]", "{}", "garbage", "\x00\x00", "\n\n{\"x\": 1}"} {
+		p := writeTemp(t, "cost.json", head+tail)
+		_, err := ReadCost(p)
+		var fe *FileError
+		if !errors.As(err, &fe) || fe.Line < 2 {
+			t.Errorf("%q after the object: %v, want a *FileError naming line 2 or later", tail, err)
+		}
+		if err := UpdateCost(p, "evaluate", PhaseCost{Cost: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(p + ".corrupt"); err != nil || string(b) != head+tail {
+			t.Errorf("%q after the object: backup %q, %v", tail, b, err)
+		}
+	}
+	p := writeTemp(t, "cost.json", head+" \n\t\n")
+	if _, err := ReadCost(p); err != nil {
+		t.Errorf("white space after the object: %v", err)
 	}
 }

@@ -410,11 +410,14 @@ func DecodeObjectFile(path string, data []byte) (Object, error) {
 	obj, err := decodeObjectRaw(data)
 	if err != nil {
 		var se *json.SyntaxError
+		var td *TrailingDataError
 		off := len(data)
 		what := "file ends early (truncated JSON)"
 		switch {
 		case errors.As(err, &se):
 			off, what = int(se.Offset), "malformed JSON: "+err.Error()
+		case errors.As(err, &td):
+			off, what = int(td.Offset)+1, err.Error()
 		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		default:
 			what = err.Error()

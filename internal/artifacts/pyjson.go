@@ -717,7 +717,25 @@ func decodeObjectRaw(data []byte) (Object, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, err
 	}
+	// Like Python's json.loads ("Extra data"), a second value after the
+	// object is an error, not ignored: a file padded or concatenated after
+	// its object would otherwise read as the object alone.
+	end := dec.InputOffset()
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		// A syntax error's offset here would count from the object's end.
+		rest := data[end:]
+		return nil, &TrailingDataError{Offset: end + int64(len(rest)-len(bytes.TrimLeft(rest, " \t\r\n")))}
+	}
 	return obj, nil
+}
+
+// TrailingDataError is a JSON value followed by more than white space.
+type TrailingDataError struct {
+	Offset int64 // where the data after the value starts
+}
+
+func (e *TrailingDataError) Error() string {
+	return fmt.Sprintf("unexpected data after the JSON object at byte %d", e.Offset)
 }
 
 // describeToken names a JSON token's kind for error messages.
