@@ -26,7 +26,8 @@ func costLock(path string) *sync.Mutex {
 // new phases are appended), keep every other phase byte-for-byte in value,
 // and rewrite atomically. c.Phase is set to phase. An unreadable or corrupt
 // file is copied to <path>.corrupt and replaced by a file holding only this
-// phase, so a damaged ledger never blocks a run.
+// phase, so a damaged ledger never blocks a run; one that is not a regular
+// file or is over MaxObjectFileBytes is renamed to <path>.corrupt unread.
 func UpdateCost(path, phase string, c PhaseCost) error {
 	mu := costLock(path)
 	mu.Lock()
@@ -34,8 +35,15 @@ func UpdateCost(path, phase string, c PhaseCost) error {
 
 	c.Phase = phase
 	obj := Object{}
-	data, err := os.ReadFile(path)
+	data, err := LimitedReadFile(path, MaxObjectFileBytes)
+	var bad *FileError
 	switch {
+	case errors.As(err, &bad):
+		// Not a regular file (a named pipe would block the run forever), or
+		// too large to read: moved aside whole, never read nor copied.
+		if rerr := os.Rename(path, path+".corrupt"); rerr != nil {
+			return fmt.Errorf("%s is not a cost ledger (%v) and moving it aside failed: %w", path, bad.Err, rerr)
+		}
 	case err == nil:
 		parsed, perr := decodeObjectRaw(data)
 		if perr != nil {

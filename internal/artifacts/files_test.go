@@ -10,7 +10,9 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -733,4 +735,51 @@ func TestObjectFileRefusesTrailingData(t *testing.T) {
 	if _, err := ReadCost(p); err != nil {
 		t.Errorf("white space after the object: %v", err)
 	}
+}
+
+// A cost.json that is a named pipe, a device or over MaxObjectFileBytes
+// never blocks nor fills memory: UpdateCost moves it aside unread (before,
+// a named pipe blocked `run` forever and a 1 GiB file was read whole).
+func TestUpdateCost_NotALedgerIsMovedAside(t *testing.T) {
+	cases := map[string]func(p string) error{
+		"named pipe": func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		"device":     func(p string) error { return os.Symlink(os.DevNull, p) },
+		"over the limit": func(p string) error {
+			if err := os.WriteFile(p, []byte(`{"a": 1}`), 0o644); err != nil {
+				return err
+			}
+			return os.Truncate(p, MaxObjectFileBytes+1)
+		},
+	}
+	for name, plant := range cases {
+		p := filepath.Join(t.TempDir(), "cost.json")
+		if err := plant(p); err != nil {
+			t.Skipf("%s: %v", name, err)
+		}
+		before, _ := os.Lstat(p)
+		done := make1(func() error { return UpdateCost(p, "evaluate", PhaseCost{Cost: 1}) })
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		case <-time.After(5 * time.Second):
+			if w, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil { // unblock the reader
+				w.Close()
+			}
+			t.Fatalf("%s: UpdateCost still blocked after 5 s", name)
+		}
+		if after, err := os.Lstat(p + ".corrupt"); err != nil || !os.SameFile(before, after) {
+			t.Errorf("%s: not moved aside whole: %v", name, err)
+		}
+		if phases, err := ReadCost(p); err != nil || len(phases) != 1 {
+			t.Errorf("%s: ledger after: %+v %v", name, phases, err)
+		}
+	}
+}
+
+func make1(f func() error) <-chan error {
+	c := make(chan error, 1)
+	go func() { c <- f() }()
+	return c
 }
