@@ -1,10 +1,13 @@
 package study
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fsx"
@@ -208,18 +211,47 @@ func (r *Result) WriteFile(path string) error {
 	return fsx.WriteFile(path, b.Bytes(), fsx.Shared)
 }
 
+// MaxResultBytes bounds study.json: the July 2026 study's is 11 MB.
+const MaxResultBytes = 256 << 20
+
 // ReadResult reads a study.json (a *artifacts.FileError when damaged).
+// It decodes from the file as it reads, so that memory follows what the
+// file holds, not its size (read whole, a study.json padded to 1 GiB
+// took 2.2 GB).
 func ReadResult(path string) (*Result, error) {
-	data, err := artifacts.LimitedReadFile(path, 1<<30)
+	f, err := openResult(path)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	var r Result
-	if err := decodeResult(data, &r); err != nil {
+	if err := decodeResult(bufio.NewReader(io.LimitReader(f, MaxResultBytes)), &r); err != nil {
 		return nil, &artifacts.FileError{Path: path, Row: -1, Err: fmt.Errorf("not a study.json: %w", err), Hint: " (rewrite it with `impactbench study`)"}
 	}
 	if r.Version != ResultVersion {
 		return nil, &artifacts.FileError{Path: path, Row: -1, Field: "version", Err: fmt.Errorf("version %d, this impactbench reads version %d", r.Version, ResultVersion), Hint: " (rewrite it with `impactbench study`)"}
 	}
 	return &r, nil
+}
+
+// openResult opens study.json for ReadResult: a regular file (links
+// followed) of at most MaxResultBytes, else a *artifacts.FileError; a
+// missing file stays an fs.ErrNotExist error.
+func openResult(path string) (*os.File, error) {
+	f, err := fsx.Open(path)
+	var nr *fsx.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, &artifacts.FileError{Path: path, Row: -1, Err: fmt.Errorf("it is %s, not a regular file", nr.What)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || st.Size() > MaxResultBytes {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("file is larger than the %s limit for this file", artifacts.FormatBytes(MaxResultBytes))
+		}
+		return nil, &artifacts.FileError{Path: path, Row: -1, Err: err}
+	}
+	return f, nil
 }

@@ -1,10 +1,10 @@
 package study
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // decodeResult decodes study.json element by element, checking each cell,
@@ -13,8 +13,8 @@ import (
 // build every element of a list — a 1 MiB file of [1,1,1,…] under
 // "cells" is half a million 200-byte cells — and only then report the
 // first mismatch.
-func decodeResult(data []byte, r *Result) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
+func decodeResult(in io.Reader, r *Result) error {
+	dec := json.NewDecoder(in)
 	if err := openDelim(dec, '{', "an object"); err != nil {
 		return err
 	}
@@ -28,8 +28,15 @@ func decodeResult(data []byte, r *Result) error {
 			return fmt.Errorf("%s: %w", key, err)
 		}
 	}
-	_, err := dec.Token()
-	return err
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	// Data after the object (a second file appended, padding) is refused,
+	// as json.Unmarshal refuses it.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("unexpected data after the JSON object at byte %d", dec.InputOffset())
+	}
+	return nil
 }
 
 func (r *Result) decodeField(dec *json.Decoder, key string) error {

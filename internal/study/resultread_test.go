@@ -1,0 +1,72 @@
+package study
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+)
+
+func writeResult(t *testing.T, tail string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), ResultFile)
+	r := &Result{Version: ResultVersion, Models: []ModelInfo{{ID: "m"}}}
+	if err := r.WriteFile(p); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(tail); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A study.json with data after its object is refused naming the file, as
+// json.Unmarshal refuses it; white space after it is not data.
+func TestReadResultRefusesTrailingData(t *testing.T) {
+	for _, tail := range []string{"", " \n\t\n"} {
+		if r, err := ReadResult(writeResult(t, tail)); err != nil || len(r.Models) != 1 {
+			t.Errorf("%q after the object: %v", tail, err)
+		}
+	}
+	for _, tail := range []string{"[]", "{}", `{"version": 1}`, "garbage", "\x00"} {
+		p := writeResult(t, tail)
+		_, err := ReadResult(p)
+		var fe *artifacts.FileError
+		if !errors.As(err, &fe) || fe.Path != p || !strings.Contains(err.Error(), "after the JSON object") {
+			t.Errorf("%q after the object: %v, want a *FileError naming the file and the data after the object", tail, err)
+		}
+	}
+}
+
+// A study.json padded far past its object (a sparse file: nothing is
+// written) is refused without being read whole: over MaxResultBytes by
+// its size, under it at the first byte after the object. Read whole, a
+// study.json padded to 1 GiB took 2.2 GB.
+func TestReadResultPaddedIsNotReadWhole(t *testing.T) {
+	for _, size := range []int64{MaxResultBytes - 1, 1 << 30} {
+		p := writeResult(t, "")
+		if err := os.Truncate(p, size); err != nil {
+			t.Skip(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := ReadResult(p)
+		runtime.ReadMemStats(&after)
+		var fe *artifacts.FileError
+		if !errors.As(err, &fe) {
+			t.Errorf("padded to %d bytes: %v, want a *FileError", size, err)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+			t.Errorf("padded to %d bytes: allocated %d MB to refuse it", size, alloc>>20)
+		}
+	}
+}
