@@ -13,6 +13,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/labels"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/results"
@@ -61,26 +62,31 @@ func convIDOf(convID, id, target string, sample int) string {
 }
 
 // ReadLabels reads labels.jsonl checked against the benchmark's
-// conversations: nil without a file; a bad line is an InputError (exit 2)
-// naming the line and field.
+// conversations: nil without a file or with an empty one; a bad line is an
+// input error (exit 2) naming the line and field, and so is a labels.jsonl
+// that is not a regular file (a named pipe, a device), naming the file.
 func ReadLabels(ctx context.Context, files layout.Bench) ([]labels.Label, error) {
 	path := files.Labels()
-	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+	// Only a missing file or an empty regular one is no labels: a named
+	// pipe or a device also has size 0, and was silently taken for none.
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && st.Mode().IsRegular() && st.Size() == 0 {
 		return nil, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	known, err := KnownConversations(ctx, files)
 	if err != nil {
 		return nil, err
 	}
 	ls, err := labels.Read(path, known)
-	if err != nil {
-		var le *labels.Error
-		if errors.As(err, &le) {
-			return nil, fault.AsInput(err)
-		}
-		return nil, err
+	var le *labels.Error
+	var nr *fsx.NotRegularError
+	if errors.As(err, &le) || errors.As(err, &nr) {
+		return nil, fault.AsInput(err)
 	}
-	return ls, nil
+	return ls, err
 }
 
 // Input gathers labels, alternate judges' scores and repeats for
