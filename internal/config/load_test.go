@@ -256,6 +256,11 @@ func TestLoadBadConfigs(t *testing.T) {
 			"8:3: targets: expected a list of models, each starting with - id:, got a mapping",
 			"9:7: seed: must be a non-negative integer, got -1",
 		}},
+		{"nonfinite.yaml", []string{
+			"1:11: max_cost: expected a number, got NaN (.nan)",
+			"3:10: generation.turns: expected an integer, got infinity (.inf)",
+			"4:25: generation.scenarios_per_metric: expected an integer, got infinity (-.Inf)",
+		}},
 		{"sources.yaml", []string{
 			`3:11: user_model.source: unknown source "antropic"; did you mean anthropic?`,
 			`6:11: evaluator_model.source: unknown source "bedrock" (known: openai, anthropic, gemini, google, deepinfra, xai, openrouter, together, groq, ollama, vllm, offline, openai_compatible; any other OpenAI-style endpoint: source: openai_compatible with base_url)`,

@@ -342,8 +342,12 @@ func describe(n ast.Node) string {
 		return "a string"
 	case *ast.IntegerNode:
 		return "an integer"
-	case *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
+	case *ast.FloatNode:
 		return "a number"
+	case *ast.InfinityNode:
+		return "infinity" // "expected a number, got a number" said nothing
+	case *ast.NanNode:
+		return "NaN"
 	case *ast.BoolNode:
 		return "a boolean"
 	}
@@ -361,7 +365,7 @@ func describeValue(n ast.Node) string {
 			s = string([]rune(s)[:40]) + "…"
 		}
 		return fmt.Sprintf("%s %q", d, s)
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode:
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
 		return d + " (" + v.GetToken().Value + ")"
 	}
 	return d
