@@ -269,7 +269,9 @@ func writeRunManifest(b *work.Bench) error {
 	}
 	if len(m.Concurrency) == 0 {
 		var old RunManifest
-		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &old) == nil && reflect.DeepEqual(old.Fingerprint, m.Fingerprint) {
+		// Bounded, and never a named pipe or a device: the earlier manifest
+		// only lends its concurrency, and is replaced below either way.
+		if b, err := artifacts.LimitedReadFile(path, artifacts.MaxObjectFileBytes); err == nil && json.Unmarshal(b, &old) == nil && reflect.DeepEqual(old.Fingerprint, m.Fingerprint) {
 			m.Concurrency = old.Concurrency
 		}
 	}

@@ -5,7 +5,6 @@ package calibrate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -104,7 +103,7 @@ func Input(ctx context.Context, files layout.Bench, mainJudge string) (*results.
 	}
 	for _, d := range dirs {
 		target, run := filepath.Base(d), layout.Run{Dir: d}
-		reps, err := readRepeats(run.Repeats())
+		reps, err := results.ReadRepeats(run.Repeats())
 		if err != nil {
 			return nil, err
 		}
@@ -146,25 +145,4 @@ func readAlternates(target string, run layout.Run) ([]results.AlternateScores, e
 		out = append(out, a)
 	}
 	return out, nil
-}
-
-// readRepeats reads a repeats.json (none: nil).
-func readRepeats(path string) ([]results.RepeatRow, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var rows []results.RepeatRow
-	if err := json.Unmarshal(data, &rows); err != nil {
-		return nil, fault.Inputf("%s: %v; rerun `impactbench evaluate --repeats K` to rebuild it", path, err)
-	}
-	for i, rr := range rows {
-		if rr.Repeat < 1 || rr.ID == "" {
-			return nil, fault.Inputf("%s: row %d: want repeat ≥ 1 and an id; rerun `impactbench evaluate --repeats K` to rebuild it", path, i)
-		}
-	}
-	return rows, nil
 }

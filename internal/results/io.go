@@ -58,30 +58,7 @@ func LoadRepeats(benchDir string) ([]TargetRepeats, error) {
 	}
 	var out []TargetRepeats
 	for _, dir := range dirs {
-		path := layout.Run{Dir: dir}.Repeats()
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		var rows []RepeatRow
-		err := artifacts.EachRawRow(path, func(i int, raw json.RawMessage) error {
-			var rr RepeatRow
-			if err := json.Unmarshal(raw, &rr); err != nil {
-				return &artifacts.FileError{Path: path, Row: i, Err: err, Hint: "rerun `impactbench evaluate --repeats K` to rebuild it"}
-			}
-			field := ""
-			switch {
-			case rr.Repeat < 1:
-				field = "repeat"
-			case rr.ID == "":
-				field = "id"
-			}
-			if field != "" {
-				return &artifacts.FileError{Path: path, Row: i, Field: field, Err: errors.New("missing or invalid (want repeat ≥ 1 and an id)"),
-					Hint: "rerun `impactbench evaluate --repeats K` to rebuild it"}
-			}
-			rows = append(rows, rr)
-			return nil
-		})
+		rows, err := ReadRepeats(layout.Run{Dir: dir}.Repeats())
 		if err != nil {
 			return nil, err
 		}
@@ -90,6 +67,37 @@ func LoadRepeats(benchDir string) ([]TargetRepeats, error) {
 		}
 	}
 	return out, nil
+}
+
+// ReadRepeats reads one repeats.json row by row through the input guards
+// (nil when there is none). A row that does not parse, or lacks its repeat
+// number or id, is an *artifacts.FileError naming the file, row and field;
+// so is a file that is not a regular one (a named pipe is not waited on).
+func ReadRepeats(path string) ([]RepeatRow, error) {
+	var rows []RepeatRow
+	err := artifacts.EachRawRow(path, func(i int, raw json.RawMessage) error {
+		var rr RepeatRow
+		if err := json.Unmarshal(raw, &rr); err != nil {
+			return &artifacts.FileError{Path: path, Row: i, Err: err, Hint: "rerun `impactbench evaluate --repeats K` to rebuild it"}
+		}
+		field := ""
+		switch {
+		case rr.Repeat < 1:
+			field = "repeat"
+		case rr.ID == "":
+			field = "id"
+		}
+		if field != "" {
+			return &artifacts.FileError{Path: path, Row: i, Field: field, Err: errors.New("missing or invalid (want repeat ≥ 1 and an id)"),
+				Hint: "rerun `impactbench evaluate --repeats K` to rebuild it"}
+		}
+		rows = append(rows, rr)
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return rows, err
 }
 
 // WriteResults writes results.json atomically in upstream's format (a

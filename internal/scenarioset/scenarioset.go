@@ -13,6 +13,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -51,12 +53,12 @@ type ReplacedItem struct {
 // changed).
 func ItemSet(benchDir string) ([]SetVersion, error) {
 	path := layout.Bench{Dir: benchDir}.Sets()
-	data, err := os.ReadFile(path)
+	data, err := fsx.ReadFile(path, maxSetsBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, notAFile(err)
 	}
 	var vs []SetVersion
 	if err := json.Unmarshal(data, &vs); err != nil {
@@ -94,15 +96,36 @@ func Keep(files layout.Bench, how string, replaced []ReplacedItem) ([]SetVersion
 }
 
 // copyInto copies a file if it exists (a set has no results yet, say).
+// A named pipe or a device there is refused, not read (it would block, or
+// never end).
 func copyInto(src, dst string) error {
-	data, err := os.ReadFile(src)
+	f, err := fsx.Open(src)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return err
+		return notAFile(err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", src, err)
 	}
 	return fsx.WriteFile(dst, data, fsx.Shared)
+}
+
+// maxSetsBytes bounds sets.json, a list of set versions: a few KiB.
+const maxSetsBytes = 16 << 20
+
+// notAFile makes a file that is not a regular one, or over its limit, an
+// input error (exit 2).
+func notAFile(err error) error {
+	var nr *fsx.NotRegularError
+	var tl *fsx.TooLargeError
+	if errors.As(err, &nr) || errors.As(err, &tl) {
+		return fault.AsInput(err)
+	}
+	return err
 }
 
 // Record writes the lineage, with the ids the new version added (after:
