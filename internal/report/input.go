@@ -43,6 +43,17 @@ type Benchmark struct {
 	Metrics     []Metric `yaml:"metrics"`
 }
 
+// LoadBenchmark reads benchmark.yaml through config's bounded, checked
+// reading and returns the part of it the report shows (the viewer reads it
+// here too: a plain YAML decode expands aliases without bound).
+func LoadBenchmark(path string) (Benchmark, error) {
+	b, err := config.LoadBenchmark(path)
+	if err != nil {
+		return Benchmark{}, err
+	}
+	return benchmarkOf(b), nil
+}
+
 // benchmarkOf is the part of a loaded benchmark.yaml the report shows.
 // It is taken from config's bounded, checked reading rather than a second
 // parse of the file, which could differ from it (or change in between).

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/ids"
@@ -75,8 +73,7 @@ func (s *Server) handleBenches(w http.ResponseWriter, r *http.Request) {
 
 // benchTitle is benchmark.yaml's name, else the directory's.
 func benchTitle(dir, name string) string {
-	var b report.Benchmark
-	if y, err := os.ReadFile(layout.BenchmarkPath(dir)); err == nil && yaml.Unmarshal(y, &b) == nil && b.Name != "" {
+	if b, err := report.LoadBenchmark(layout.BenchmarkPath(dir)); err == nil && b.Name != "" {
 		return b.Name
 	}
 	return name

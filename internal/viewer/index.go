@@ -17,8 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/ids"
 	"github.com/impactbench/impactbench/internal/layout"
@@ -210,9 +208,11 @@ func loadIndex(name, dir string, settings report.Settings, now time.Time) *bench
 		ix.notes = append(ix.notes, fmt.Sprintf("%s could not be read: %v", rel, err))
 	}
 	bp := layout.BenchmarkPath(dir)
-	if b, err := os.ReadFile(bp); err == nil {
-		if err := yaml.Unmarshal(b, &ix.bench); err != nil {
+	if _, err := os.Stat(bp); err == nil {
+		if b, err := report.LoadBenchmark(bp); err != nil {
 			note(bp, err)
+		} else {
+			ix.bench = b
 		}
 	}
 	if ix.bench.Name == "" {
