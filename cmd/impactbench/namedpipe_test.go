@@ -19,9 +19,10 @@ import (
 // belongs: no command may wait on it (a reader that opens it blocks until
 // someone writes, that is forever), and each that reads it as an input
 // refuses it with exit 2 naming the file, leaving every other file as it
-// was. Before, aggregate blocked forever on a repeats.json, sets.json or
-// run_manifest.json that was a named pipe, and took one in labels.jsonl
-// for no labels.
+// was. Before, aggregate blocked forever on a repeats.json, sets.json,
+// run_manifest.json or results.json that was a named pipe, run on a
+// scenarios.json, status on a conversations.json, and a labels.jsonl one
+// was taken for no labels.
 func TestNamedPipeInputs(t *testing.T) {
 	t.Parallel()
 	fixture := badInputFixture(t)
@@ -40,9 +41,14 @@ func TestNamedPipeInputs(t *testing.T) {
 		{costFile, reportCmd, 2},
 		{runCost, reportCmd, 2},
 		{manifest, compareCmd, 2},
+		{scenFile, runCmd, 2},
+		{convFile, runCmd, 2},
+		// status shows what it can read; it must not wait on the rest.
+		{convFile, []string{"status", "corpus"}, 0},
 		// Files aggregate writes: it may replace the pipe, never wait on it.
 		{manifest, aggregate, 0},
 		{"benchmarks/corpus/sets/sets.json", aggregate, 0},
+		{resFile, aggregate, 0},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args[:1], "")+"/"+filepath.Base(tc.file), func(t *testing.T) {

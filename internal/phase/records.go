@@ -164,7 +164,7 @@ func Fingerprint(vs ...any) string {
 
 // FileSHA is the fingerprint of a file's bytes.
 func FileSHA(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := fsx.Open(path) // not a named pipe (it blocks) nor a device (it may never end)
 	if err != nil {
 		return "", err
 	}

@@ -1,9 +1,7 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -155,31 +153,22 @@ func readResults(path string) ([]results.ModelResult, error) {
 // conversations.json never needs a second in-memory copy of its raw bytes.
 // ok is false when the file does not exist.
 func readArray[T any](path string) (rows []T, ok bool, err error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
+	// Through artifacts' input guards: a named pipe is refused, not waited
+	// on (status blocked forever on one), and a row is bounded.
+	rr, ok, err := artifacts.OpenRows(path, "")
+	if err != nil || !ok {
 		return nil, false, err
-	}
-	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, false, err
-	}
-	if tok != json.Delim('[') {
-		return nil, false, fmt.Errorf("want a JSON array, got %v", tok)
 	}
 	rows = []T{}
-	for dec.More() {
+	for rr.More() {
 		var v T
-		if err := dec.Decode(&v); err != nil {
-			return nil, false, fmt.Errorf("row %d: %w", len(rows), err)
+		if err := rr.Next(&v); err != nil {
+			rr.Close()
+			return nil, false, err
 		}
 		rows = append(rows, v)
 	}
-	if _, err := dec.Token(); err != nil {
+	if err := rr.Close(); err != nil {
 		return nil, false, err
 	}
 	return rows, true, nil

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/layout"
 )
 
@@ -121,7 +121,7 @@ type ModelCount struct {
 // scenarios costs no more memory than a small one; ReadResults would hold
 // each model whole.
 func ReadCounts(path string) ([]ModelCount, error) {
-	f, err := os.Open(path)
+	f, err := fsx.Open(path) // a named pipe is refused, not waited on
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/ids"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/report"
@@ -471,7 +472,7 @@ func buildSummaryJSON(ix *benchIndex, res []results.ModelResult, settings report
 // readRows decodes a JSON array file row by row, keeping each row's span so
 // its full text can be read back later. ok is false when the file is absent.
 func readRows[T any](path string) (rows []T, spans []span, ok bool, err error) {
-	f, err := os.Open(path)
+	f, err := fsx.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, false, nil
 	}
@@ -515,7 +516,7 @@ func readRows[T any](path string) (rows []T, spans []span, ok bool, err error) {
 // readSpan reads one row back from its file. The file may have been
 // replaced since the index was built: the caller decodes and checks the id.
 func readSpan(path string, sp span) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := fsx.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -547,7 +548,7 @@ func (ix *benchIndex) searchTranscripts(query string) ([]bool, error) {
 		if len(byRun[ri]) == 0 {
 			continue
 		}
-		f, err := os.Open(r.convPath)
+		f, err := fsx.Open(r.convPath)
 		if err != nil {
 			return nil, err
 		}
