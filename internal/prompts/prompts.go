@@ -23,6 +23,7 @@ import (
 	"text/template"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 //go:embed templates/*.tmpl
@@ -98,6 +99,10 @@ type Set struct {
 	hash      string
 }
 
+// MaxOverrideBytes bounds one override template; the longest built-in
+// one is 2.3 KB.
+const MaxOverrideBytes = 1 << 20
+
 // Load returns the embedded templates with any same-named file in
 // overrideDir ("" for none) replacing the default. A *.tmpl file in
 // overrideDir whose name is not a known template is an error (a misspelt
@@ -130,7 +135,10 @@ func Load(overrideDir string) (*Set, error) {
 				unknown = append(unknown, path)
 				continue
 			}
-			b, err := os.ReadFile(path)
+			// Bounded, and only a regular file: a named pipe here blocked
+			// every command that loads the prompts, and a 1 GiB file took
+			// 5.3 GB and was accepted.
+			b, err := fsx.ReadFile(path, MaxOverrideBytes)
 			if err != nil {
 				return nil, fmt.Errorf("read prompt override: %w", err)
 			}
