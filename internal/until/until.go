@@ -339,7 +339,9 @@ func mapKeys[V any](m map[string]V) []string {
 func readState(files layout.Bench, half float64) (*State, error) {
 	path := files.Until()
 	st := &State{HalfWidth: half, Conf: conf, Method: stats.MethodStratifiedCS}
-	data, err := os.ReadFile(path)
+	// Bounded, and only a regular file: a named pipe here blocked
+	// `run --until` forever (a *artifacts.FileError, exit 2, names it).
+	data, err := artifacts.LimitedReadFile(path, artifacts.MaxObjectFileBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return st, nil
 	}
