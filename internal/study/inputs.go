@@ -198,6 +198,10 @@ func readJSONInput(path string, v any, lines *jsonLines, ps *problems) error {
 		return err
 	}
 	if err != nil {
+		var fe *artifacts.FileError
+		if errors.As(err, &fe) {
+			err = fe.Err // the problem names the file already
+		}
 		ps.add(path, 0, "", "", "%v", err)
 		return errBadInput
 	}
