@@ -117,7 +117,8 @@ func TestScaffoldNeverOverwrites(t *testing.T) {
 func TestLoadStudyModelsProblems(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "models.yaml")
-	src := "models:\n  - {run_dir: a, id: a, name: A}\n  - {run_dir: b, nam: B}\n  - {run_dir: c, id: c, name: C, releaseYear: soon}\nmodel: []\n"
+	src := "models:\n  - {run_dir: a, id: a, name: A}\n  - {run_dir: b, nam: B}\n  - {run_dir: c, id: c, name: C, releaseYear: soon}\n" +
+		"  - {run_dir: d, id: d, name: D, releaseYear: -1}\n  - {run_dir: e, id: e, name: E, releaseYear: 20255}\nmodel: []\n"
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,9 @@ func TestLoadStudyModelsProblems(t *testing.T) {
 		"models.yaml:3:18: models[1].nam: unknown key; did you mean name?",
 		"models.yaml:3:5: models[1].id: required",
 		"models.yaml:4:47: models[2].releaseYear: expected an integer, got a string \"soon\"",
-		"models.yaml:5:1: model: unknown key; did you mean models?",
+		"models.yaml:5:47: models[3].releaseYear: must be a year (0 to 9999), got -1",
+		"models.yaml:6:47: models[4].releaseYear: must be a year (0 to 9999), got 20255",
+		"models.yaml:7:1: model: unknown key; did you mean models?",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

@@ -203,7 +203,7 @@ func (d *studyModelsDecoder) model(raw ast.Node, field string) (StudyModel, metr
 			m.Provider, _ = d.scalarText(e.value, f)
 		case "releaseYear":
 			if !isNull(d.deref(e.value)) {
-				m.ReleaseYear, _ = d.integer(e.value, f)
+				m.ReleaseYear = d.year(e.value, f)
 			}
 		case "surfaces":
 			m.Surfaces = d.surfaces(e.value, f)
@@ -244,4 +244,16 @@ func (d *studyModelsDecoder) surfaces(raw ast.Node, field string) []string {
 		d.ps.add(line, col, field, "must list at least one surface (full or nutritional-label)")
 	}
 	return out
+}
+
+// year reads a release year: published as it is, so a negative or
+// five-digit one is refused rather than shown on the site.
+func (d *studyModelsDecoder) year(raw ast.Node, field string) int {
+	y, ok := d.integer(raw, field)
+	if ok && (y < 0 || y > 9999) {
+		line, col := nodePos(d.deref(raw))
+		d.ps.add(line, col, field, "must be a year (0 to 9999), got %d", y)
+		return 0
+	}
+	return y
 }
