@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"unicode/utf8"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/fsx"
@@ -225,7 +226,8 @@ func ReadResult(path string) (*Result, error) {
 	}
 	defer f.Close()
 	var r Result
-	if err := decodeResult(bufio.NewReader(io.LimitReader(f, MaxResultBytes)), &r); err != nil {
+	in := &utf8Reader{r: bufio.NewReader(io.LimitReader(f, MaxResultBytes))}
+	if err := decodeResult(in, &r); err != nil {
 		return nil, &artifacts.FileError{Path: path, Row: -1, Err: fmt.Errorf("not a study.json: %w", err), Hint: " (rewrite it with `impactbench study`)"}
 	}
 	if r.Version != ResultVersion {
@@ -254,4 +256,39 @@ func openResult(path string) (*os.File, error) {
 		return nil, &artifacts.FileError{Path: path, Row: -1, Err: err}
 	}
 	return f, nil
+}
+
+// utf8Reader passes on whole UTF-8 characters and fails at the first byte
+// that is not UTF-8: encoding/json would read it as U+FFFD, so a name in
+// study.json would silently differ from the file.
+type utf8Reader struct {
+	r   *bufio.Reader
+	off int64
+	err error // sticky: encoding/json may drop an error returned with data
+}
+
+func (u *utf8Reader) Read(p []byte) (int, error) {
+	if u.err != nil {
+		return 0, u.err
+	}
+	n := 0
+	for n+utf8.UTFMax <= len(p) {
+		c, size, err := u.r.ReadRune()
+		if err != nil {
+			if n > 0 && errors.Is(err, io.EOF) {
+				return n, nil
+			}
+			return n, err
+		}
+		if c == utf8.RuneError && size == 1 {
+			u.err = fmt.Errorf("bytes that are not UTF-8 at byte %d", u.off)
+			return n, u.err
+		}
+		n += utf8.EncodeRune(p[n:], c)
+		u.off += int64(size)
+		if u.r.Buffered() == 0 {
+			break // return what is here rather than wait for more
+		}
+	}
+	return n, nil
 }

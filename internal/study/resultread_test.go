@@ -70,3 +70,34 @@ func TestReadResultPaddedIsNotReadWhole(t *testing.T) {
 		}
 	}
 }
+
+// A study.json with bytes that are not UTF-8 is refused naming the file,
+// not read with U+FFFD in their place.
+func TestReadResultRefusesBytesThatAreNotUTF8(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ResultFile)
+	r := &Result{Version: ResultVersion, Models: []ModelInfo{{ID: "m", Name: "Caf\xe9"}}}
+	var b strings.Builder
+	if err := r.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	data := strings.Replace(b.String(), `Caf\ufffd`, "Caf\xe9", 1)
+	if !strings.Contains(data, "Caf\xe9") {
+		t.Fatalf("the file holds no bad byte:\n%s", data)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadResult(p)
+	var fe *artifacts.FileError
+	if !errors.As(err, &fe) || fe.Path != p || !strings.Contains(err.Error(), "not UTF-8") {
+		t.Errorf("%v, want a *FileError naming the file and the bytes that are not UTF-8", err)
+	}
+	good := filepath.Join(t.TempDir(), ResultFile)
+	r.Models[0].Name = "Café, 東京, 🙂"
+	if err := r.WriteFile(good); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadResult(good); err != nil || got.Models[0].Name != r.Models[0].Name {
+		t.Errorf("a UTF-8 name: %+v, %v", got, err)
+	}
+}
