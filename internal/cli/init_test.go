@@ -16,7 +16,10 @@ func TestInitOverExistingFilesIsUsage(t *testing.T) {
 	for _, args := range [][]string{{"init"}, {"init", "--study"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			dir := t.TempDir()
-			if code, _, errs := run(t, dir, append(args, dir)...); code != 0 {
+			if code, _, errs := run(t, dir, "init", dir); code != 0 {
+				t.Fatalf("init: exit %d: %s", code, errs)
+			}
+			if code, _, errs := run(t, dir, append(args, dir, "--force")...); code != 0 {
 				t.Fatalf("first %v: exit %d: %s", args, code, errs)
 			}
 			cfg := filepath.Join(dir, "config.yaml")
@@ -35,6 +38,35 @@ func TestInitOverExistingFilesIsUsage(t *testing.T) {
 			}
 			if !maps.Equal(before, projectTree(t, dir)) {
 				t.Errorf("second %v changed the project's files", args)
+			}
+		})
+	}
+}
+
+// init --study writes a study's inputs into a project's benchmarks/; where
+// there is no project its next steps (run, study, publish) could only fail
+// for want of a config.yaml, so it refuses (exit 2, nothing written) and
+// names the project above, if any.
+func TestInitStudyOutsideAProject(t *testing.T) {
+	root := t.TempDir()
+	if code, _, errs := run(t, root, "init", root); code != 0 {
+		t.Fatalf("init: exit %d: %s", code, errs)
+	}
+	tests := []struct {
+		name, dir, want string
+	}{
+		{"no project", t.TempDir(), "impactbench init"},
+		{"inside a project", filepath.Join(root, "benchmarks", "example"), root},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := projectTree(t, tt.dir)
+			code, _, errs := run(t, tt.dir, "init", "--study", tt.dir)
+			if code != ExitUsage || !strings.Contains(errs, "config.yaml") || !strings.Contains(errs, tt.want) {
+				t.Errorf("init --study %s: exit %d, want %d naming config.yaml and %q; stderr %q", tt.dir, code, ExitUsage, tt.want, errs)
+			}
+			if !maps.Equal(before, projectTree(t, tt.dir)) {
+				t.Errorf("init --study %s wrote files", tt.dir)
 			}
 		})
 	}
