@@ -117,6 +117,11 @@ built from the two scores' intervals (MOVER), and how many changed beyond it.`,
 		GroupID: "results",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if out != "" {
+				if err := outputFileFlag(out); err != nil {
+					return err
+				}
+			}
 			if studies {
 				return compareStudies(g, args[0], args[1], out)
 			}
