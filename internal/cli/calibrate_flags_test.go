@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -48,5 +49,31 @@ func writeAgreeingLabels(t *testing.T, dir, target string) {
 	}
 	if err := os.WriteFile(benchFile(dir, "labels.jsonl"), b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// publish's --addr acts only with --serve, and --serve serves what publish
+// writes, which --dry-run does not: either combination was silently
+// ignored (exit 0, nothing served). Refused, nothing written.
+func TestPublishFlagsThatWouldBeIgnored(t *testing.T) {
+	dir := copyProject(t)
+	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
+		t.Fatalf("init --study: %s", errs)
+	}
+	site := filepath.Join(dir, "site")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"publish", "-o", site, "--addr", "127.0.0.1:0"}, "--serve"},
+		{[]string{"publish", "-o", site, "--dry-run", "--serve", "--addr", "127.0.0.1:0"}, "--dry-run"},
+	} {
+		code, _, errs := run(t, dir, tt.args...)
+		if code != ExitUsage || !strings.Contains(errs, tt.want) {
+			t.Errorf("%v: exit %d, want %d naming %s; stderr %q", tt.args, code, ExitUsage, tt.want, errs)
+		}
+		if _, err := os.Stat(site); err == nil {
+			t.Errorf("%v wrote %s", tt.args, site)
+		}
 	}
 }
