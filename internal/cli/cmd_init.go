@@ -39,6 +39,9 @@ config.yaml.`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
+			if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+				return usagef("init: %s is a file, not a directory: name the project's directory (it is created if missing)", dir)
+			}
 			scaffold := config.Scaffold
 			ownStudy := false
 			if forStudy {

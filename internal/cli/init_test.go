@@ -71,3 +71,22 @@ func TestInitStudyOutsideAProject(t *testing.T) {
 		})
 	}
 }
+
+// init naming a file is a usage mistake (exit 2 saying so), not a run
+// failure quoting lstat; the file is left as it was.
+func TestInitOnAFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(file, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", file}, {"init", "--study", file}} {
+		code, _, errs := run(t, dir, args...)
+		if code != ExitUsage || !strings.Contains(errs, "not a directory") {
+			t.Errorf("%v: exit %d, want %d saying it is not a directory; stderr %q", args, code, ExitUsage, errs)
+		}
+		if b, err := os.ReadFile(file); err != nil || string(b) != "mine\n" {
+			t.Errorf("%v changed %s: %q, %v", args, file, b, err)
+		}
+	}
+}
