@@ -64,6 +64,11 @@ with exit 2, naming the line and the field; nothing is written.`,
 		GroupID: "results",
 		Args:    benchArgs(false),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !o.Plan && cmd.Flags().Changed("half-width") {
+				// Without --plan it would be ignored, and the calibration
+				// the user did not ask for written to results.json.
+				return usagef("--half-width applies to --plan only: add --plan for the labelling plan")
+			}
 			if o.Plan && !(o.HalfWidth > 0 && o.HalfWidth < 1) {
 				return usagef("--half-width %v: want a half-width between 0 and 1 (0.10 = ±10 points)", o.HalfWidth)
 			}

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -68,6 +69,11 @@ func runExport(g *globals, benchArg string, o exportOptions) error {
 	}
 	if toStdout && g.JSON {
 		return usagef("--json needs -o FILE: without it the table itself goes to stdout")
+	}
+	if !toStdout {
+		if err := outputFileFlag(o.Output); err != nil {
+			return err
+		}
 	}
 	if o.Raw && format != export.CSV {
 		return usagef("--raw applies to --format csv only (JSON Lines and Parquet keep text exact)")
@@ -141,6 +147,16 @@ func exportErr(err error) error {
 // writeExportFile writes the table atomically (package fsx): path is
 // replaced only once the whole table is written, so a failed export leaves
 // it as it was.
+// outputFileFlag refuses an -o that names a directory: the file is written
+// beside it and renamed over it, which fails late (exit 1, naming the
+// temporary file), after the work is done.
+func outputFileFlag(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return usagef("-o %s: is a directory: name the file to write, e.g. %s", path, filepath.Join(path, "FILE"))
+	}
+	return nil
+}
+
 func writeExportFile(path string, t export.Rows, f export.Format, o export.Options) (int64, error) {
 	out, err := fsx.Create(path, fsx.Shared)
 	if err != nil {

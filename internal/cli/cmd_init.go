@@ -29,7 +29,8 @@ spelled so that it works whether or not impactbench is on your PATH.
 With --study it writes only a study's inputs into dir/benchmarks: taxonomy.json (areas →
 subareas → groups of metric keys), nutrition-label.json (label categories) and models.yaml
 (run directory → published model), drafted from the project's own benchmarks and targets
-when it has any, else over the example benchmark (docs/study.md).`,
+when it has any, else over the example benchmark (docs/study.md); dir must hold the project's
+config.yaml.`,
 		Example: `  impactbench init demo && cd demo && impactbench run example
   impactbench init --study && impactbench study && impactbench publish`,
 		Args: cobra.MaximumNArgs(1),
@@ -38,9 +39,15 @@ when it has any, else over the example benchmark (docs/study.md).`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
+			if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+				return usagef("init: %s is a file, not a directory: name the project's directory (it is created if missing)", dir)
+			}
 			scaffold := config.Scaffold
 			ownStudy := false
 			if forStudy {
+				if err := studyNeedsProject(dir); err != nil {
+					return err
+				}
 				scaffold = config.ScaffoldStudy
 				drafted, err := projectStudyScaffold(dir)
 				if err != nil {
@@ -75,6 +82,21 @@ when it has any, else over the example benchmark (docs/study.md).`,
 	cmd.Flags().BoolVar(&force, "force", false, forceHelp["init"])
 	cmd.Flags().BoolVar(&forStudy, "study", false, "write a study's inputs (benchmarks/taxonomy.json, nutrition-label.json, models.yaml) instead of a project")
 	return cmd
+}
+
+// studyNeedsProject refuses init --study where dir holds no config.yaml:
+// a study's inputs belong in a project's benchmarks/, and the next steps
+// (run, study, publish) would all fail for want of a config. It names the
+// project above dir when there is one (a user inside benchmarks/<bench>).
+func studyNeedsProject(dir string) error {
+	if fileExists(filepath.Join(dir, "config.yaml")) {
+		return nil
+	}
+	abs, _ := filepath.Abs(dir)
+	if p, ok := findConfig(dir); ok {
+		return usagef("init --study: %s has no config.yaml; the project is %s: run `impactbench init --study` there", abs, filepath.Dir(p))
+	}
+	return usagef("init --study: %s has no config.yaml: a study's inputs go into a project's benchmarks/ (run `impactbench init %s` first)", abs, dir)
 }
 
 // studySteps turns the example's next steps into a study's: run the

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 
@@ -177,7 +178,8 @@ func judgeConfigs(names []string) []config.ModelConfig {
 // forTargets runs one phase for several targets concurrently: a slow
 // provider must not idle the others. Every target's error is returned, in
 // the targets' order (errors.Join), so one failure does not hide another and
-// the exit code is the most specific of them (fault.KindOf).
+// the exit code is the most specific of them (fault.KindOf). A failure
+// several targets share (a scenarios.json every one reads) is said once.
 func forTargets(ctx context.Context, targets []string, fn func(context.Context, string) error) error {
 	errs := make([]error, len(targets))
 	var wg sync.WaitGroup
@@ -185,6 +187,14 @@ func forTargets(ctx context.Context, targets []string, fn func(context.Context, 
 		wg.Go(func() { errs[i] = fn(ctx, t) })
 	}
 	wg.Wait()
+	said := map[string]bool{}
+	errs = slices.DeleteFunc(errs, func(err error) bool {
+		if err == nil || said[err.Error()] {
+			return true
+		}
+		said[err.Error()] = true
+		return false
+	})
 	return errors.Join(errs...)
 }
 

@@ -148,7 +148,7 @@ func studyStatus(g *globals, cfg *config.Config, targets []string) error {
 	for i, d := range dirs {
 		benches[i] = report.StudyBench{Dir: d, CacheDir: runner.CacheDir(cfg, d)}
 	}
-	opts := report.StatusOptions{Color: isTerminal(g.stdout), Samples: cfg.Generation.NumSamples}
+	opts := report.StatusOptions{Color: useColor(g.stdout), Samples: cfg.Generation.NumSamples}
 	if g.JSON {
 		return report.WriteStudyStatusJSON(g.stdout, benches, targets, opts)
 	}

@@ -64,6 +64,12 @@ metrics benchmark.yaml already has: use gen-metrics --force for that.`,
 			if err != nil {
 				return err
 			}
+			if err := flagsWithout(cmd, untilW > 0, "--until", "rounds"); err != nil {
+				return err
+			}
+			if err := flagsWithout(cmd, ad.on, "--adaptive (or run.adaptive in config.yaml)", "adaptive-start", "adaptive-max", "adaptive-seed"); err != nil {
+				return err
+			}
 			if untilW > 0 && study {
 				return usagef("--until runs one benchmark in rounds; name one benchmark")
 			}
@@ -88,6 +94,20 @@ metrics benchmark.yaml already has: use gen-metrics --force for that.`,
 	cmd.Flags().Var(&untilW, "until", "run in rounds, adding base scenarios where the intervals are widest, until every model's positive and negative rate is within ±`W` (e.g. ±0.05, 5%) by an anytime-valid interval; with --max-cost, or at --rounds, it stops there (until.json says why)")
 	cmd.Flags().IntVar(&rounds, "rounds", until.DefaultRounds, "with --until: the most rounds")
 	return cmd
+}
+
+// flagsWithout refuses flags typed although what they qualify is off
+// (--rounds without --until): they would be ignored without a word.
+func flagsWithout(cmd *cobra.Command, on bool, what string, names ...string) error {
+	if on {
+		return nil
+	}
+	for _, n := range names {
+		if cmd.Flags().Changed(n) {
+			return usagef("--%s applies with %s only", n, what)
+		}
+	}
+	return nil
 }
 
 // runUntil runs one benchmark in rounds until its intervals are precise

@@ -142,6 +142,14 @@ claude-haiku-4-5 (hard-coded); a study without it shows no scores until a model 
 		GroupID: "results",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Flags that would be ignored are refused, as calibrate's
+			// --half-width without --plan is.
+			if serve && dry {
+				return usagef("--serve serves what publish writes, and --dry-run writes nothing: drop one of them")
+			}
+			if !serve && cmd.Flags().Changed("addr") {
+				return usagef("--addr applies to --serve only: add --serve to preview DIR")
+			}
 			out, err := deprecatedAlias(g, cmd.Flags(), "out", "output", oldOut, out)
 			if err != nil {
 				return err

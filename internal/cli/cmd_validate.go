@@ -2,11 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/impactbench/impactbench/internal/compare"
+	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/validation"
@@ -95,9 +97,9 @@ func newCompareCmd(g *globals) *cobra.Command {
 	var out string
 	var studies bool
 	cmd := &cobra.Command{
-		Use:   "compare <run-dir-A> <run-dir-B> | compare --study <A> <B>",
+		Use:   "compare <run-A> <run-B> | compare --study <A> <B>",
 		Short: "Compare two runs' results with intervals; refuses runs that measure different things",
-		Long: `Compares two benchmark directories (or validation directories): per-model pass rates
+		Long: `Compares two benchmarks (names under benchmarks/, or directories; validation directories too): per-model pass rates
 with the same clustered intervals as results.json (method, n and base scenarios stated, a
 warning below 10 scenarios), their differences, rank correlations, order changes between
 models, and per-metric differences.
@@ -115,10 +117,15 @@ built from the two scores' intervals (MOVER), and how many changed beyond it.`,
 		GroupID: "results",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if out != "" {
+				if err := outputFileFlag(out); err != nil {
+					return err
+				}
+			}
 			if studies {
 				return compareStudies(g, args[0], args[1], out)
 			}
-			rep, err := compareReport(args[0], args[1], "", "", compare.Options{Seed: seed, Allow: allow, Force: force}, out)
+			rep, err := compareReport(g.benchOrDir(args[0]), g.benchOrDir(args[1]), "", "", compare.Options{Seed: seed, Allow: allow, Force: force}, out)
 			if err != nil {
 				return err
 			}
@@ -131,6 +138,24 @@ built from the two scores' intervals (MOVER), and how many changed beyond it.`,
 	cmd.Flags().StringVarP(&out, "output", "o", "", "also write the comparison as JSON to this file")
 	cmd.Flags().BoolVar(&studies, "study", false, "compare two study.json files (two publishes of a study) instead of two runs")
 	return cmd
+}
+
+// benchOrDir is arg when it names something on disk, else the benchmark
+// of that name under the project's benchmarks/ when there is one, so that
+// `compare example mybench` works as `status example` does (and is not
+// told to create a benchmark.yaml that exists).
+func (g *globals) benchOrDir(arg string) string {
+	if _, err := os.Stat(arg); err == nil {
+		return arg
+	}
+	cfg, err := config.LoadWithOptions(g.configPath(), config.LoadOptions{AllowMissingEnv: true})
+	if err != nil {
+		return arg
+	}
+	if dir, err := runner.ResolveBench(cfg, arg); err == nil {
+		return dir
+	}
+	return arg
 }
 
 // compareReport compares two run directories and, when out is set, writes

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -113,7 +115,7 @@ naming the file, row and field.`,
 			}
 			ln, err := net.Listen("tcp", o.Addr)
 			if err != nil {
-				return fmt.Errorf("view: %w", err)
+				return fmt.Errorf("view: %w%s", err, addrInUseHint(err))
 			}
 			url := fmt.Sprintf("http://%s/", ln.Addr())
 			links := srv.Links(url)
@@ -157,4 +159,14 @@ type viewJSON struct {
 	URL string `json:"url"`
 	// Links are every person's link: the researcher's, then each reviewer's.
 	Links []viewer.Link `json:"links"`
+}
+
+// addrInUseHint says what to do when the address is taken: the bare
+// "bind: address already in use" names neither the flag nor the likely
+// holder.
+func addrInUseHint(err error) string {
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return ""
+	}
+	return " (another process serves there, perhaps an earlier `impactbench view` or `publish --serve`: stop it, or pick a free port with --addr 127.0.0.1:PORT)"
 }

@@ -55,3 +55,24 @@ func TestForTargetsReportsEveryFailure(t *testing.T) {
 		})
 	}
 }
+
+// Targets that fail for the same reason (a scenarios.json every target
+// reads) report it once, not once per target.
+func TestForTargetsReportsASharedFailureOnce(t *testing.T) {
+	shared := fault.Inputf("scenarios.json: row 3 (m01_s002_v02): metric_id \"\"")
+	err := forTargets(context.Background(), []string{"a", "b", "c"}, func(_ context.Context, target string) error {
+		if target == "b" {
+			return errors.New("b broke")
+		}
+		return shared
+	})
+	if n := strings.Count(err.Error(), "metric_id"); n != 1 {
+		t.Errorf("the shared failure is reported %d times, want once:\n%v", n, err)
+	}
+	if !strings.Contains(err.Error(), "b broke") {
+		t.Errorf("error %q lacks b's own failure", err)
+	}
+	if k := fault.KindOf(err); k != fault.Input {
+		t.Errorf("kind = %v, want %v", k, fault.Input)
+	}
+}

@@ -326,7 +326,7 @@ never pays twice for the same call.`,
 	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
 	pf.StringVarP(&g.ConfigPath, "config", "c", "config.yaml", "config `FILE` (ImpactBench format)")
-	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print nothing but errors (and --json output)")
+	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print no progress, notes or warnings on stderr (errors, and results on stdout, still print)")
 	pf.BoolVar(&g.JSON, "json", false, "print a machine-readable summary on stdout")
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "log every model call (never keys or bodies)")
 

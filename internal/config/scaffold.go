@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/layout"
 )
@@ -93,8 +94,10 @@ func scaffoldWith(dir string, force bool, files [][2]string, read func(string) (
 			}
 		}
 		if len(existing) > 0 {
-			return nil, fmt.Errorf("init: %s already exist(s); nothing was written (use --force to overwrite): %w",
-				strings.Join(existing, ", "), fs.ErrExist)
+			// A usage error (exit 2): nothing was written, and rerunning
+			// as is cannot help; --force or another directory does.
+			return nil, &fault.Error{Kind: fault.Usage, Err: fs.ErrExist,
+				Msg: fmt.Sprintf("init: %s already exist(s); nothing was written (use --force to overwrite, or name another directory)", strings.Join(existing, ", "))}
 		}
 	}
 	var written []string

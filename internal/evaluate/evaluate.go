@@ -68,7 +68,10 @@ func Phase(ctx context.Context, b *work.Bench, targetID string, j *Target) error
 	convSHA, _ := phase.FileSHA(e.convPath)
 	e.inputs = evalInputs(b, convSHA)
 	e.key = layout.RecordKey(phase.StageEvaluate.String(), targetID, b.Opts.Shard, work.RelPath(b.Files.RunDir(targetID), e.out))
-	skip, note := b.CheckSkip(rep, e.key, e.inputs)
+	skip, note, err := b.CheckSkip(rep, e.key, e.inputs)
+	if err != nil {
+		return err
+	}
 	if skip {
 		return nil
 	}

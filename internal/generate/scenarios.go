@@ -77,7 +77,10 @@ func Scenarios(ctx context.Context, b *work.Bench, grow *Growth, off *Offers) er
 	}
 	inputs := scenarioInputs(b, grow)
 	n := b.Cfg.Generation.ScenariosPerMetric
-	skip, note := b.CheckSkip(rep, phase.StageGenScenarios.String(), inputs)
+	skip, note, err := b.CheckSkip(rep, phase.StageGenScenarios.String(), inputs)
+	if err != nil {
+		return err
+	}
 	if skip {
 		return nil
 	}

@@ -91,30 +91,47 @@ func (rs *Records) Put(key string, r Record) error {
 // returns a reason, with output's path relative to base. force never
 // skips.
 func (rs *Records) UpToDate(force bool, key, base, output string, inputs map[string]string) (bool, string) {
+	d := rs.Decide(force, key, base, output, inputs)
+	return d.Skip, d.Why
+}
+
+// Decision is UpToDate's answer.
+type Decision struct {
+	Skip bool
+	Why  string
+	// Foreign: the output is kept although this tool did not write it as
+	// it stands (made elsewhere, or edited by hand), so nothing vouches
+	// that it is whole; a file it wrote and recorded is vouched for by its
+	// hash.
+	Foreign bool
+}
+
+// Decide is UpToDate, saying also whether a kept output is foreign.
+func (rs *Records) Decide(force bool, key, base, output string, inputs map[string]string) Decision {
 	if force {
-		return false, "forced"
+		return Decision{Why: "forced"}
 	}
 	if _, err := os.Stat(output); err != nil {
-		return false, ""
+		return Decision{}
 	}
 	name := rel(base, output)
 	rec, ok := rs.Get(key)
 	if !ok {
-		return true, fmt.Sprintf("%s exists (use --force to redo)", name)
+		return Decision{Skip: true, Foreign: true, Why: fmt.Sprintf("%s exists (use --force to redo)", name)}
 	}
 	if rec.Pending {
-		return false, fmt.Sprintf("the last run stopped while writing %s; redoing it from stored calls", name)
+		return Decision{Why: fmt.Sprintf("the last run stopped while writing %s; redoing it from stored calls", name)}
 	}
 	if sha, err := FileSHA(output); err == nil && rec.Output != "" && sha != rec.Output {
-		return true, fmt.Sprintf("%s exists and was edited by hand; keeping it (use --force to redo)", name)
+		return Decision{Skip: true, Foreign: true, Why: fmt.Sprintf("%s exists and was edited by hand; keeping it (use --force to redo)", name)}
 	}
 	if ch := ChangedInputs(rec.Inputs, inputs); len(ch) > 0 {
-		return false, fmt.Sprintf("inputs changed since %s was made: %v", name, ch)
+		return Decision{Why: fmt.Sprintf("inputs changed since %s was made: %v", name, ch)}
 	}
 	if rec.Failed > 0 {
-		return false, fmt.Sprintf("%d row(s) failed last time; retrying them", rec.Failed)
+		return Decision{Why: fmt.Sprintf("%d row(s) failed last time; retrying them", rec.Failed)}
 	}
-	return true, fmt.Sprintf("%s is up to date (use --force to redo)", name)
+	return Decision{Skip: true, Why: fmt.Sprintf("%s is up to date (use --force to redo)", name)}
 }
 
 // Begin marks key's output as being replaced, before it is written. A

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -34,6 +35,9 @@ func Serve(ctx context.Context, dir, addr string, ready func(base string)) error
 		return &NotLoopbackError{Addr: addr}
 	}
 	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%w (another process serves there, perhaps an earlier `impactbench publish --serve` or `view`: stop it, or pick a free port with --addr 127.0.0.1:PORT)", err)
+	}
 	if err != nil {
 		return err
 	}

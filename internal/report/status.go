@@ -70,6 +70,7 @@ type benchStatus struct {
 	rootCost []CostEntry
 	res      []results.ModelResult
 	resErr   error
+	benchErr error // benchmark.yaml is there but does not load
 	benchDir string
 	live     Live
 }
@@ -109,7 +110,10 @@ func loadStatus(benchDir string, targets []string, opts StatusOptions) *benchSta
 	if opts.CacheDir != "" {
 		bs.live = ReadLive(benchDir, opts.CacheDir)
 	}
-	bs.name = config.BenchmarkName(benchDir) // a broken benchmark.yaml only loses the name here
+	bs.name = config.BenchmarkName(benchDir) // a broken benchmark.yaml loses only the name here…
+	if spec := filepath.Join(benchDir, "benchmark.yaml"); isFile(spec) {
+		_, bs.benchErr = config.LoadBenchmark(spec) // …and is said, as every unreadable file is
+	}
 	if bs.name == "" {
 		bs.name = filepath.Base(filepath.Clean(benchDir))
 	}
@@ -229,6 +233,9 @@ func loadTarget(benchDir, t string, lite *lightener, card *scorecard) (*targetSt
 func writeStatusHeader(w io.Writer, c colors, bs *benchStatus) {
 	fmt.Fprintf(w, "%s  %s\n", c.bold("Benchmark"), bs.name)
 	fmt.Fprintf(w, "%s  %s\n", c.bold("Directory"), bs.benchDir)
+	if bs.benchErr != nil {
+		fmt.Fprintf(w, "%s  %s\n", c.bold("Problem  "), c.red("benchmark.yaml unreadable: "+bs.benchErr.Error()))
+	}
 	switch {
 	case bs.scenErr != nil:
 		fmt.Fprintf(w, "%s  %s\n", c.bold("Scenarios"), c.red("unreadable: "+bs.scenErr.Error()))
@@ -476,3 +483,9 @@ func (c colors) wrap(code, s string) string {
 func (c colors) bold(s string) string   { return c.wrap("1", s) }
 func (c colors) red(s string) string    { return c.wrap("31", s) }
 func (c colors) yellow(s string) string { return c.wrap("33", s) }
+
+// isFile reports whether path is a regular file.
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}

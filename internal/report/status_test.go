@@ -246,3 +246,36 @@ func TestStatusCountsPeoplesConversations(t *testing.T) {
 		t.Errorf("status lacks %q", want)
 	}
 }
+
+// status reads a half-finished run and turns unreadable files into
+// messages rather than errors; a benchmark.yaml that does not load was
+// left out silently (only the title fell back to the folder name), so a
+// broken edit showed nowhere until the next run.
+func TestStatusSaysBenchmarkYAMLIsUnreadable(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"syntax", "name: [\n", "benchmark.yaml unreadable"},
+		{"bad type", "name: x\ndescription: y\nmetrics:\n- {id: m01, name: a, type: postive, definition: d}\n", "postive"},
+		{"fine", "name: x\ndescription: y\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "benchmark.yaml"), []byte(tt.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := Status(&buf, dir, nil, StatusOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			got := buf.String()
+			if tt.want == "" && strings.Contains(got, "unreadable") {
+				t.Errorf("a good benchmark.yaml is reported:\n%s", got)
+			}
+			if tt.want != "" && !strings.Contains(got, tt.want) {
+				t.Errorf("status lacks %q:\n%s", tt.want, got)
+			}
+		})
+	}
+}

@@ -46,7 +46,23 @@ func StudyStatus(w io.Writer, benches []StudyBench, targets []string, opts Statu
 	writeStudyBenchTable(w, c, ss, tot)
 	fmt.Fprintln(w)
 	writeStudyTargetTable(w, c, ss)
+	writeStudyProblems(w, c, ss)
 	return nil
+}
+
+// writeStudyProblems names each benchmark file the tables could not read
+// (their counts leave it out), as status <bench> does.
+func writeStudyProblems(w io.Writer, c colors, ss *studyStatus) {
+	for _, bs := range ss.benches {
+		for _, p := range []struct {
+			file string
+			err  error
+		}{{"benchmark.yaml", bs.benchErr}, {"scenarios.json", bs.scenErr}, {"results.json", bs.resErr}} {
+			if p.err != nil {
+				fmt.Fprintf(w, "%s: %s\n", filepath.Base(bs.benchDir), c.red(p.file+" unreadable: "+p.err.Error()))
+			}
+		}
+	}
 }
 
 // studyCounts is a row of the study tables: conversations and verdicts

@@ -62,8 +62,18 @@ func ResolveBench(cfg *config.Config, arg string) (string, error) {
 			return filepath.Abs(filepath.Dir(c))
 		}
 	}
-	return "", fault.Inputf("benchmark %q not found: looked for %s and %s (a directory holding benchmark.yaml)",
-		arg, filepath.Join(arg, "benchmark.yaml"), filepath.Join(cfg.Dir, "benchmarks", arg, "benchmark.yaml"))
+	return "", fault.Inputf("benchmark %q not found: looked for %s and %s (a directory holding benchmark.yaml)%s",
+		arg, filepath.Join(arg, "benchmark.yaml"), filepath.Join(cfg.Dir, "benchmarks", arg, "benchmark.yaml"), benchSuggestion(cfg, arg))
+}
+
+// benchSuggestion is "; did you mean X?" when a benchmark under
+// benchmarks/ is a likely typo of arg, as config keys and commands suggest.
+func benchSuggestion(cfg *config.Config, arg string) string {
+	names, _ := layout.BenchmarksIn(filepath.Join(cfg.Dir, "benchmarks")) // none: nothing to suggest
+	if s := config.Suggest(filepath.Base(arg), names); s != "" {
+		return "; did you mean " + s + "?"
+	}
+	return ""
 }
 
 // ListBenches returns every directory under benchmarks/ holding a benchmark.yaml, sorted.

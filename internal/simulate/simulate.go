@@ -117,7 +117,10 @@ func Phase(ctx context.Context, b *work.Bench, t *Target) error {
 	rep := summary.PhaseReport{Phase: phase.StageSimulate, Target: t.id, Output: out}
 	scSHA, _ := phase.FileSHA(b.Files.Scenarios())
 	sim := simulation{out: out, key: PhaseKey(b, t.id), inputs: Inputs(b, t.model, scSHA), rows: rows}
-	skip, note := b.CheckSkip(rep, sim.key, sim.inputs)
+	skip, note, err := b.CheckSkip(rep, sim.key, sim.inputs)
+	if err != nil {
+		return err
+	}
 	if skip {
 		return nil
 	}

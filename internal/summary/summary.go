@@ -72,6 +72,11 @@ type PhaseReport struct {
 	Partial bool `json:"partial,omitempty"`
 	// tallied: the counts come from the rows of Phase and Target (settle).
 	tallied bool
+	// settled: Settle made this report for rows whose phase had not
+	// reported then; the next Settle makes it again or, when the phase has
+	// reported meanwhile (a target still at work while another settled),
+	// drops it.
+	settled bool
 }
 
 // RowFailure names a failed row and why.
@@ -153,6 +158,7 @@ func (s *Summary) Settle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.Spent, s.Reused = s.direct, s.directSaved
+	s.Phases = slices.DeleteFunc(s.Phases, func(p PhaseReport) bool { return p.settled })
 	seen := map[key]bool{}
 	for i := range s.Phases {
 		p := &s.Phases[i]
@@ -171,7 +177,7 @@ func (s *Summary) Settle() {
 		if seen[k] || (t.spent.Requests == 0 && t.failed == 0 && t.rows == 0) {
 			continue
 		}
-		p := PhaseReport{Phase: k.stage, Target: k.target, Status: phase.StatusStopped, Rows: t.rows, tallied: true,
+		p := PhaseReport{Phase: k.stage, Target: k.target, Status: phase.StatusStopped, Rows: t.rows, tallied: true, settled: true,
 			Reason: fmt.Sprintf("the run stopped before %s was written; %d row(s) finished meanwhile are stored for the next run", k.stage.OutputName(), t.rows)}
 		p.fill(t)
 		s.Phases = append(s.Phases, p)

@@ -45,3 +45,33 @@ func TestRowsThatEndAfterTheirReportAreCounted(t *testing.T) {
 		t.Errorf("simulate reported as %+v, want stopped with 1 row and 4 calls", sim)
 	}
 }
+
+// A stage command runs its targets concurrently and each settles the
+// summary when it ends: a target whose rows are still at work when another
+// settles gets a stopped report then, which its own report must replace
+// once it is written (it was not stopped: its output was written).
+func TestSettleBeforeAnotherTargetReportsDoesNotMarkItStopped(t *testing.T) {
+	s := &Summary{}
+	s.Count(phase.StageEvaluate, "a", "r1", schedule.Done, "", llm.Usage{Requests: 1}, llm.Usage{})
+	s.Add(PhaseReport{Phase: phase.StageEvaluate, Target: "a", Status: phase.StatusRan})
+	s.Count(phase.StageEvaluate, "b", "r1", schedule.Done, "", llm.Usage{Requests: 1}, llm.Usage{}) // b still at work
+	s.Settle()                                                                                      // a ends first
+	s.Count(phase.StageEvaluate, "b", "r2", schedule.Done, "", llm.Usage{Requests: 1}, llm.Usage{})
+	s.Add(PhaseReport{Phase: phase.StageEvaluate, Target: "b", Status: phase.StatusRan})
+	s.Settle() // b ends
+	var got []string
+	for _, p := range s.Phases {
+		got = append(got, p.Target+":"+string(p.Status))
+	}
+	if len(s.Phases) != 2 {
+		t.Fatalf("phases = %v, want one report per target, neither stopped", got)
+	}
+	for _, p := range s.Phases {
+		if p.Status != phase.StatusRan || p.Reason != "" {
+			t.Errorf("%s reported %s (%q), want ran", p.Target, p.Status, p.Reason)
+		}
+	}
+	if s.Spent.Requests != 3 {
+		t.Errorf("spent %d calls, want 3", s.Spent.Requests)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/phase"
 	"github.com/impactbench/impactbench/internal/summary"
@@ -23,27 +24,35 @@ func (b *Bench) UpToDate(key, output string, inputs map[string]string) (bool, st
 // CheckSkip applies the skip rule to a phase: it reports (and records in
 // the summary) a skip when the output is up to date, or says why it
 // reruns. In a dry run nothing is skipped; the plan rows get dryNote
-// instead.
-func (b *Bench) CheckSkip(rep summary.PhaseReport, key string, inputs map[string]string) (skip bool, dryNote string) {
-	upToDate, why := b.UpToDate(key, rep.Output, inputs)
+// instead. An output it would keep though this tool did not write it as
+// it stands (made elsewhere, edited by hand) must at least read as rows:
+// a damaged one is bad input (the later phases would fail on it), not a
+// hand edit to keep.
+func (b *Bench) CheckSkip(rep summary.PhaseReport, key string, inputs map[string]string) (skip bool, dryNote string, err error) {
+	d := b.Records.Decide(b.Opts.Force, key, b.Files.Dir, rep.Output, inputs)
 	label := b.Spec.Slug
 	if rep.Target != "" {
 		label += "/" + rep.Target
 	}
 	switch {
 	case b.Opts.DryRun:
-		if upToDate {
-			return false, "skip: up to date"
+		if d.Skip {
+			return false, "skip: up to date", nil
 		}
-	case upToDate:
-		rep.Status, rep.Reason = phase.StatusSkipped, why
-		b.Logf("[skip] %s %s — %s", rep.Phase, label, why)
+	case d.Skip:
+		if d.Foreign {
+			if _, err := phase.CountRows(rep.Output); err != nil {
+				return false, "", fault.AsInput(err)
+			}
+		}
+		rep.Status, rep.Reason = phase.StatusSkipped, d.Why
+		b.Logf("[skip] %s %s — %s", rep.Phase, label, d.Why)
 		b.Report.Add(rep)
-		return true, ""
-	case why != "" && why != "forced":
-		b.Logf("%s %s: %s", rep.Phase, label, why)
+		return true, "", nil
+	case d.Why != "" && d.Why != "forced":
+		b.Logf("%s %s: %s", rep.Phase, label, d.Why)
 	}
-	return false, ""
+	return false, "", nil
 }
 
 // BeginOutput marks key's output as being replaced (phase.Records.Begin).
