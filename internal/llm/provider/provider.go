@@ -169,7 +169,7 @@ func New(cfg config.ModelConfig, opts Options) (llm.Client, error) {
 			c = opts.Wrap(c)
 		}
 		c = llm.WithRetry(c, retry)
-		return llm.WithRedaction(llm.WithCost(c, llm.Price{}, true), opts.Redact), nil
+		return llm.WithRedaction(llm.WithCost(c, offlinePrice(cfg, opts, price), true), opts.Redact), nil
 	}
 
 	baseURL := strings.TrimSpace(cfg.BaseURL)
@@ -273,6 +273,18 @@ func priceFor(cfg config.ModelConfig, opts Options) (llm.Price, bool) {
 		prices = prices.WithOverrides(opts.Pricing)
 	}
 	return prices.Price(cfg.Model, cfg.Pricing)
+}
+
+// offlinePrice is free unless the config prices the offline model by
+// name (its model block's pricing:, or the top-level pricing: map), as
+// docs/config.md promises for every model: then --max-cost and the bill
+// can be tried without a key. The price table is not consulted, so an
+// offline model named like a real one stays free.
+func offlinePrice(cfg config.ModelConfig, opts Options, configured llm.Price) llm.Price {
+	if _, named := opts.Pricing[cfg.Model]; cfg.Pricing != nil || named {
+		return configured
+	}
+	return llm.Price{}
 }
 
 func logRetry(l *slog.Logger, provider, model string, next func(int, error, time.Duration)) func(int, error, time.Duration) {

@@ -233,6 +233,39 @@ func TestOffline(t *testing.T) {
 	}
 }
 
+// The offline model is free unless the config prices it by name; the
+// price table never prices it, even under a real model's name.
+func TestOfflinePricing(t *testing.T) {
+	priced := &config.Price{Input: 1000, Output: 1000}
+	tests := []struct {
+		name     string
+		cfg      config.ModelConfig
+		pricing  map[string]config.Price
+		wantCost bool
+	}{
+		{"no pricing", config.ModelConfig{Source: "offline", Model: "offline-careful"}, nil, false},
+		{"a real model's name", config.ModelConfig{Source: "offline", Model: "gpt-4o"}, nil, false},
+		{"model block pricing", config.ModelConfig{Source: "offline", Model: "offline-careful", Pricing: priced}, nil, true},
+		{"top-level pricing naming it", config.ModelConfig{Source: "offline", Model: "offline-careful"}, map[string]config.Price{"offline-careful": *priced}, true},
+		{"top-level pricing naming another", config.ModelConfig{Source: "offline", Model: "offline-careful"}, map[string]config.Price{"gpt-4o": *priced}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := provider.New(tc.cfg, provider.Options{Seed: 7, Pricing: tc.pricing})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := c.Complete(t.Context(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !resp.Usage.CostKnown || (resp.Usage.Cost > 0) != tc.wantCost {
+				t.Errorf("cost = %v known=%v, want a cost: %v", resp.Usage.Cost, resp.Usage.CostKnown, tc.wantCost)
+			}
+		})
+	}
+}
+
 func TestKeyNeverLoggedOn401(t *testing.T) {
 	const secret = "sk-proj-TOPSECRETVALUE-987654"
 	for _, f := range []struct {

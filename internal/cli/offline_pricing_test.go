@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// docs/config.md: the offline model, priced by name, lets a user try
+// --max-cost and the bill without a key (its pricing: was ignored and
+// every run cost $0, so the ceiling could never be reached).
+func TestOfflineModelPricedByNameMeetsTheCeiling(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	if code, _, errs := run(t, t.TempDir(), "init", dir); code != 0 {
+		t.Fatalf("init: exit %d: %s", code, errs)
+	}
+	cfgPath := filepath.Join(dir, "config.yaml")
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const care = "    offline: {care: 0.8}"
+	i := strings.Index(string(raw), care)
+	if i < 0 {
+		t.Fatalf("config.yaml has no %q line to price", care)
+	}
+	end := i + strings.IndexByte(string(raw[i:]), '\n') + 1
+	priced := string(raw[:end]) + "    pricing: {input: 100, output: 100}\n" + string(raw[end:])
+	if err := os.WriteFile(cfgPath, []byte(priced), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, errs := run(t, dir, "run", "example", "--max-cost", "0.5")
+	if !strings.Contains(errs, "cost ceiling $0.5000") {
+		t.Errorf("a priced offline target never met the ceiling; stderr:\n%s", errs)
+	}
+	m := regexp.MustCompile(`spent now: \$([0-9.]+)`).FindStringSubmatch(errs)
+	if m == nil || m[1] == "0.0000" {
+		t.Errorf("the bill of a priced offline target: %v; stderr:\n%s", m, errs)
+	}
+}
