@@ -47,6 +47,9 @@ const (
 	MaxBenchmarkBytes = 16 << 20
 )
 
+// utf8BOM is the UTF-8 byte-order mark.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // readCapped reads a YAML file, refusing one over limit bytes with the
 // line (and key) of the overlong value when one line is longer than
 // MaxStringBytes, which is how such files come about. Anything but a
@@ -64,7 +67,10 @@ func readCapped(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(src)) <= limit {
-		return src, nil
+		// A byte-order mark opens files saved by some Windows editors;
+		// upstream's YAML reader skips it at the start of the stream, so
+		// such a file is the same file here (it failed as a syntax error).
+		return bytes.TrimPrefix(src, utf8BOM), nil
 	}
 	ps := &problems{file: path}
 	line, key := longLine(src)
