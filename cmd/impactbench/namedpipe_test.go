@@ -21,8 +21,8 @@ import (
 // refuses it with exit 2 naming the file, leaving every other file as it
 // was. Before, aggregate blocked forever on a repeats.json, sets.json,
 // run_manifest.json or results.json that was a named pipe, run on a
-// scenarios.json, status on a conversations.json, and a labels.jsonl one
-// was taken for no labels.
+// scenarios.json, status on a conversations.json or a shard's row file,
+// and a labels.jsonl one was taken for no labels.
 func TestNamedPipeInputs(t *testing.T) {
 	t.Parallel()
 	fixture := badInputFixture(t)
@@ -45,6 +45,7 @@ func TestNamedPipeInputs(t *testing.T) {
 		{convFile, runCmd, 2},
 		// status shows what it can read; it must not wait on the rest.
 		{convFile, []string{"status", "corpus"}, 0},
+		{"benchmarks/corpus/runs/careful/conversations.shard-0-of-2.json", []string{"status", "corpus"}, 0},
 		// Files aggregate writes: it may replace the pipe, never wait on it.
 		{manifest, aggregate, 0},
 		{"benchmarks/corpus/sets/sets.json", aggregate, 0},

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/runner"
 	"github.com/impactbench/impactbench/internal/study"
 )
@@ -204,7 +205,9 @@ func nextSteps(dir string, env nextEnv) []string {
 // sourceRoot is the impactbench source tree holding dir, or "".
 func sourceRoot(dir string) string {
 	for d := dir; d != ""; {
-		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
+		// Only a regular file, a small one: the walk goes above the
+		// project, where a named pipe called go.mod would block init.
+		if b, err := fsx.ReadFile(filepath.Join(d, "go.mod"), 1<<20); err == nil {
 			if strings.HasPrefix(string(b), "module "+modulePath+"\n") {
 				return d
 			}

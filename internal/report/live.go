@@ -116,6 +116,9 @@ func running(files layout.Bench) (bool, string) {
 	return true, strings.Join(shards, "; ")
 }
 
+// maxShardCountBytes bounds a shard file status reads to count its rows.
+const maxShardCountBytes = 256 << 20
+
 // shardFiles lists runs/<target>/{conversations,scores}.shard-i-of-K.json
 // (layout.ShardFiles: the names a shard's run writes).
 func shardFiles(benchDir string) map[string][]ShardFile {
@@ -126,7 +129,10 @@ func shardFiles(benchDir string) map[string][]ShardFile {
 			paths, _ := layout.ShardFiles(d, name)
 			for p := range paths {
 				rows := -1
-				if raw, err := os.ReadFile(p); err == nil {
+				// Only a regular file, and not past maxShardCountBytes:
+				// a named pipe here blocked status forever, and a display
+				// gives up counting (-1) before it fills memory.
+				if raw, err := fsx.ReadFile(p, maxShardCountBytes); err == nil {
 					rows = countTopLevelRows(raw)
 				}
 				out[t] = append(out[t], ShardFile{File: filepath.Base(p), Rows: rows})
