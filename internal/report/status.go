@@ -111,7 +111,7 @@ func loadStatus(benchDir string, targets []string, opts StatusOptions) *benchSta
 		bs.live = ReadLive(benchDir, opts.CacheDir)
 	}
 	bs.name = config.BenchmarkName(benchDir) // a broken benchmark.yaml loses only the name here…
-	if spec := filepath.Join(benchDir, "benchmark.yaml"); isFile(spec) {
+	if spec := layout.BenchmarkPath(benchDir); isFile(spec) {
 		_, bs.benchErr = config.LoadBenchmark(spec) // …and is said, as every unreadable file is
 	}
 	if bs.name == "" {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // StudyBench is one benchmark of a study, as `status all` reads it.
@@ -57,7 +59,7 @@ func writeStudyProblems(w io.Writer, c colors, ss *studyStatus) {
 		for _, p := range []struct {
 			file string
 			err  error
-		}{{"benchmark.yaml", bs.benchErr}, {"scenarios.json", bs.scenErr}, {"results.json", bs.resErr}} {
+		}{{layout.BenchmarkFile, bs.benchErr}, {layout.ScenariosFile, bs.scenErr}, {layout.ResultsFile, bs.resErr}} {
 			if p.err != nil {
 				fmt.Fprintf(w, "%s: %s\n", filepath.Base(bs.benchDir), c.red(p.file+" unreadable: "+p.err.Error()))
 			}
