@@ -26,8 +26,11 @@ func costLock(path string) *sync.Mutex {
 // new phases are appended), keep every other phase byte-for-byte in value,
 // and rewrite atomically. c.Phase is set to phase. An unreadable or corrupt
 // file is copied to <path>.corrupt and replaced by a file holding only this
-// phase, so a damaged ledger never blocks a run; one that is not a regular
-// file or is over MaxObjectFileBytes is renamed to <path>.corrupt unread.
+// phase, so a damaged ledger never blocks a run; one over
+// MaxObjectFileBytes is renamed to <path>.corrupt unread. Anything but a
+// regular file there (a directory, a named pipe that would block the read
+// forever, a device) was not made by us: it is an error naming it, left
+// in place.
 func UpdateCost(path, phase string, c PhaseCost) error {
 	mu := costLock(path)
 	mu.Lock()
@@ -38,9 +41,10 @@ func UpdateCost(path, phase string, c PhaseCost) error {
 	data, err := LimitedReadFile(path, MaxObjectFileBytes)
 	var bad *FileError
 	switch {
+	case errors.As(err, &bad) && !isRegular(path):
+		return fmt.Errorf("update cost: %w", err)
 	case errors.As(err, &bad):
-		// Not a regular file (a named pipe would block the run forever), or
-		// too large to read: moved aside whole, never read nor copied.
+		// Too large to read: moved aside whole, never read nor copied.
 		if rerr := os.Rename(path, path+".corrupt"); rerr != nil {
 			return fmt.Errorf("%s is not a cost ledger (%v) and moving it aside failed: %w", path, bad.Err, rerr)
 		}
@@ -111,4 +115,10 @@ func TotalCost(phases []PhaseCost) PhaseCost {
 		}
 	}
 	return t
+}
+
+// isRegular reports whether path (links followed) is a regular file.
+func isRegular(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
