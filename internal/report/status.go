@@ -110,10 +110,7 @@ func loadStatus(benchDir string, targets []string, opts StatusOptions) *benchSta
 	if opts.CacheDir != "" {
 		bs.live = ReadLive(benchDir, opts.CacheDir)
 	}
-	bs.name = config.BenchmarkName(benchDir) // a broken benchmark.yaml loses only the name here…
-	if spec := layout.BenchmarkPath(benchDir); isFile(spec) {
-		_, bs.benchErr = config.LoadBenchmark(spec) // …and is said, as every unreadable file is
-	}
+	bs.name, bs.benchErr = benchmarkName(benchDir)
 	if bs.name == "" {
 		bs.name = filepath.Base(filepath.Clean(benchDir))
 	}
@@ -484,8 +481,17 @@ func (c colors) bold(s string) string   { return c.wrap("1", s) }
 func (c colors) red(s string) string    { return c.wrap("31", s) }
 func (c colors) yellow(s string) string { return c.wrap("33", s) }
 
-// isFile reports whether path is a regular file.
-func isFile(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.Mode().IsRegular()
+// benchmarkName is the name in benchDir's benchmark.yaml, read once, and
+// what is wrong with the file when it is there but does not load: then the
+// name is what can still be read of it ("" when nothing can).
+func benchmarkName(benchDir string) (string, error) {
+	spec := layout.BenchmarkPath(benchDir)
+	if _, err := os.Lstat(spec); err != nil {
+		return "", nil // none yet: not a problem status reports
+	}
+	b, err := config.LoadBenchmark(spec)
+	if err != nil {
+		return config.BenchmarkName(spec), err
+	}
+	return b.Name, nil
 }
