@@ -353,7 +353,7 @@ func (s *keySet) add(key string, i int) int {
 // LimitedReadFile reads a file read whole (cost.json, run_manifest.json,
 // config files), refusing one larger than limit bytes.
 func LimitedReadFile(path string, limit int64) ([]byte, error) {
-	f, err := openInput(path)
+	f, err := OpenInput(path)
 	if err != nil {
 		return nil, err
 	}
@@ -368,11 +368,11 @@ func LimitedReadFile(path string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// openInput opens an input file for reading: links are followed (a
+// OpenInput opens an input file for reading: links are followed (a
 // benchmark folder or a file in it may be a link), anything but a regular
 // file (a directory, a named pipe that would block the reader) is a
 // *FileError. A missing file stays an fs.ErrNotExist *PathError.
-func openInput(path string) (*os.File, error) {
+func OpenInput(path string) (*os.File, error) {
 	f, err := fsx.Open(path)
 	var nr *fsx.NotRegularError
 	if errors.As(err, &nr) {

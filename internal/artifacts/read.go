@@ -85,7 +85,7 @@ func OpenRows(path, hint string) (rr *RowReader, ok bool, err error) {
 }
 
 func openRows(path, hint string) (*RowReader, error) {
-	f, err := openInput(path)
+	f, err := OpenInput(path)
 	if err != nil {
 		return nil, err
 	}

@@ -240,11 +240,7 @@ func ReadResult(path string) (*Result, error) {
 // followed) of at most MaxResultBytes, else a *artifacts.FileError; a
 // missing file stays an fs.ErrNotExist error.
 func openResult(path string) (*os.File, error) {
-	f, err := fsx.Open(path)
-	var nr *fsx.NotRegularError
-	if errors.As(err, &nr) {
-		return nil, &artifacts.FileError{Path: path, Row: -1, Err: fmt.Errorf("it is %s, not a regular file", nr.What)}
-	}
+	f, err := artifacts.OpenInput(path)
 	if err != nil {
 		return nil, err
 	}
