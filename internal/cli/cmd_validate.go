@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -125,7 +126,8 @@ built from the two scores' intervals (MOVER), and how many changed beyond it.`,
 			if studies {
 				return compareStudies(g, args[0], args[1], out)
 			}
-			rep, err := compareReport(g.benchOrDir(args[0]), g.benchOrDir(args[1]), "", "", compare.Options{Seed: seed, Allow: allow, Force: force}, out)
+			dirs := benchesOrDirs(g.configPath(), args)
+			rep, err := compareReport(dirs[0], dirs[1], "", "", compare.Options{Seed: seed, Allow: allow, Force: force}, out)
 			if err != nil {
 				return err
 			}
@@ -140,22 +142,29 @@ built from the two scores' intervals (MOVER), and how many changed beyond it.`,
 	return cmd
 }
 
-// benchOrDir is arg when it names something on disk, else the benchmark
-// of that name under the project's benchmarks/ when there is one, so that
-// `compare example mybench` works as `status example` does (and is not
-// told to create a benchmark.yaml that exists).
-func (g *globals) benchOrDir(arg string) string {
-	if _, err := os.Stat(arg); err == nil {
-		return arg
+// benchesOrDirs keeps each arg that names something on disk and turns
+// the others into the benchmark of that name under the project's
+// benchmarks/ when there is one, so that `compare example mybench` works
+// as `status example` does (and is not told to create a benchmark.yaml
+// that exists). The config is read once, and only when a name needs it.
+func benchesOrDirs(configPath string, args []string) []string {
+	out := slices.Clone(args)
+	var cfg *config.Config
+	for i, arg := range args {
+		if _, err := os.Stat(arg); err == nil {
+			continue
+		}
+		if cfg == nil {
+			var err error
+			if cfg, err = config.LoadWithOptions(configPath, config.LoadOptions{AllowMissingEnv: true}); err != nil {
+				return out // no project: the names stay as typed, and compare says what is missing
+			}
+		}
+		if dir, err := runner.ResolveBench(cfg, arg); err == nil {
+			out[i] = dir
+		}
 	}
-	cfg, err := config.LoadWithOptions(g.configPath(), config.LoadOptions{AllowMissingEnv: true})
-	if err != nil {
-		return arg
-	}
-	if dir, err := runner.ResolveBench(cfg, arg); err == nil {
-		return dir
-	}
-	return arg
+	return out
 }
 
 // compareReport compares two run directories and, when out is set, writes
