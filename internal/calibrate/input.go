@@ -69,7 +69,7 @@ func ReadLabels(ctx context.Context, files layout.Bench) ([]labels.Label, error)
 	// Only a missing file or an empty regular one is no labels: a named
 	// pipe or a device also has size 0, and was silently taken for none.
 	st, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) || err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && st.Mode().IsRegular() && st.Size() == 0) {
 		return nil, nil
 	}
 	if err != nil {
