@@ -109,7 +109,7 @@ rank intervals, and how many base scenarios it rests on. Writes benchmarks/study
 
 func newPublishCmd(g *globals) *cobra.Command {
 	var out, oldOut, addr string
-	var dry, withSite, serve bool
+	var dry, withSite, serve, force bool
 	cmd := &cobra.Command{
 		Use:   "publish",
 		Short: "Write the study's website data (impactbench-web's data/ and scenarios/ files)",
@@ -123,6 +123,12 @@ and rank intervals (study.json; the site does not read it). A file whose bytes w
 change is left alone, so publishing again after one benchmark changed rewrites only its
 files and the aggregate ones; files an earlier publish wrote that this one does not are
 removed. Also refreshes benchmarks/study.json.
+
+Publish owns only what it wrote (DIR/.impactbench-publish.json lists it): a file already at a
+path it writes that no earlier publish into DIR wrote — a folder it never published into,
+such as a checkout of impactbench-web with its own data/models.json — is refused (exit 2,
+naming the file, nothing changed). Publish into an empty or new folder, or add --force to
+take those files over (publish then owns them); files it does not write are never touched.
 
 --site adds the static study site beside the data: DIR/index.html and DIR/site/ (leaderboard
 with intervals, rank intervals and tie groups; the taxonomy down to each transcript with the
@@ -138,6 +144,7 @@ claude-haiku-4-5 (hard-coded); a study without it shows no scores until a model 
 		Example: `  impactbench publish -o site-data
   impactbench publish --site -o study-site   # then open study-site/index.html
   impactbench publish --dry-run          # list what would change; write nothing
+  impactbench publish -o web-data --force   # web-data holds data/ files no publish wrote: take them over
   impactbench publish -o site-data --serve   # then run impactbench-web with PUBLIC_DATA_BASE=http://127.0.0.1:8080`,
 		GroupID: "results",
 		Args:    cobra.NoArgs,
@@ -161,7 +168,7 @@ claude-haiku-4-5 (hard-coded); a study without it shows no scores until a model 
 			if out == "" {
 				out = filepath.Join(filepath.Dir(dir), "published")
 			}
-			rep, err := publish.Publish(cmd.Context(), s, res, publish.Options{Out: out, DryRun: dry, Site: withSite})
+			rep, err := publish.Publish(cmd.Context(), s, res, publish.Options{Out: out, DryRun: dry, Site: withSite, Force: force})
 			if err != nil {
 				return err
 			}
@@ -198,6 +205,7 @@ claude-haiku-4-5 (hard-coded); a study without it shows no scores until a model 
 	_ = cmd.Flags().MarkHidden("out") // still works, with a note (deprecatedAlias)
 	cmd.Flags().BoolVarP(&dry, "dry-run", "n", false, "list the files that would be written or removed; write nothing")
 	cmd.Flags().BoolVar(&withSite, "site", false, "also write the static study site (DIR/index.html, DIR/site/): works from file:// and any static host")
+	cmd.Flags().BoolVar(&force, "force", false, forceHelp["publish"])
 	cmd.Flags().BoolVar(&serve, "serve", false, "then serve DIR on loopback with the CORS header impactbench-web needs, until Ctrl-C")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "the loopback `HOST:PORT` --serve listens on")
 	return cmd

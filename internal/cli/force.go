@@ -37,6 +37,8 @@ var forceUses = map[string]forceUse{
 	"evaluate":      {forceRedo, "runs/<target>/scores.json"},
 	"validate":      {forceRedo, "the validation run under validation/<role>-<model>/; the main run is never touched"},
 	"compare":       {forceCompare, ""},
+	"publish": {forceOverwrite, "files at DIR/data/, scenarios/, index.html and site/ that no earlier publish into DIR wrote, " +
+		"such as a checkout of impactbench-web, are refused otherwise; publish then owns them, and nothing else in DIR is touched"},
 }
 
 // forceHelp is each command's --force help: its meaning, then where.

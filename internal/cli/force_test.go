@@ -29,6 +29,7 @@ func TestForceHelpHasOneMeaning(t *testing.T) {
 		{"evaluate", "redo", "runs/<target>/scores.json"},
 		{"validate", "redo", "validation/<role>-<model>/"},
 		{"compare", "compare", ""},
+		{"publish", "overwrite", "no earlier publish into DIR wrote"},
 	}
 	sentences := map[string]string{} // meaning → its sentence
 	meaningOf := map[string]string{} // sentence → meaning

@@ -36,7 +36,7 @@ func TestFlagsPerCommand(t *testing.T) {
 		"compare":       {"allow", "force", "output", "seed", "study"},
 		"status":        {"study"},
 		"study":         {},
-		"publish":       {"addr", "dry-run", "output", "serve", "site"},
+		"publish":       {"addr", "dry-run", "force", "output", "serve", "site"},
 		"export":        {"format", "messages", "output", "raw"},
 		"calibrate":     {"half-width", "include-after-reveal", "plan"},
 		"items":         {"all"},

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -395,5 +396,56 @@ func TestPublishOutputFlag(t *testing.T) {
 	_, help, _ := run(t, dir, "publish", "--help")
 	if strings.Contains(help, "--out ") || !strings.Contains(help, "-o, --output DIR") {
 		t.Errorf("publish --help shows --out or lacks -o, --output DIR:\n%s", help)
+	}
+}
+
+// TestPublishIntoAFolderItDidNotWrite: publish into a folder holding its
+// own data/models.json (a checkout of impactbench-web) is exit 2 naming
+// the file and saying how to proceed, every file byte for byte as it was;
+// --force takes the files over, and publishing there again then works
+// without it.
+func TestPublishIntoAFolderItDidNotWrite(t *testing.T) {
+	dir := copyProject(t)
+	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
+		t.Fatalf("init --study: %s", errs)
+	}
+	site := filepath.Join(dir, "web")
+	models := filepath.Join(site, "data", "models.json")
+	readme := filepath.Join(site, "README.md")
+	for path, data := range map[string]string{models: `{"models": ["theirs"]}`, readme: "# impactbench-web\n"} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries := func() []string {
+		var names []string
+		_ = filepath.WalkDir(site, func(p string, _ fs.DirEntry, _ error) error { names = append(names, p); return nil })
+		return names
+	}
+	before := entries()
+	code, _, errs := run(t, dir, "publish", "-o", site)
+	if code != ExitUsage || !strings.Contains(errs, models) || !strings.Contains(errs, "--force") {
+		t.Errorf("publish into a folder it did not write: exit %d, want 2 naming %s and --force:\n%s", code, models, errs)
+	}
+	if got := string(readBytes(t, models)); got != `{"models": ["theirs"]}` {
+		t.Errorf("a refused publish changed %s: %s", models, got)
+	}
+	if after := entries(); !slices.Equal(before, after) {
+		t.Errorf("a refused publish changed the folder: %v, was %v", after, before)
+	}
+	if code, _, errs := run(t, dir, "publish", "-o", site, "--force"); code != 0 {
+		t.Fatalf("publish --force: exit %d\n%s", code, errs)
+	}
+	if got := string(readBytes(t, models)); strings.Contains(got, "theirs") {
+		t.Errorf("publish --force left %s as it was", models)
+	}
+	if code, _, errs := run(t, dir, "publish", "-o", site); code != 0 {
+		t.Errorf("publishing again where publish --force wrote: exit %d\n%s", code, errs)
+	}
+	if got := string(readBytes(t, readme)); got != "# impactbench-web\n" {
+		t.Errorf("publish changed %s, which it does not write: %s", readme, got)
 	}
 }

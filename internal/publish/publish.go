@@ -24,6 +24,9 @@ type Options struct {
 	// Site adds the static study site beside the data: Out/index.html and
 	// Out/site/ (internal/site).
 	Site bool
+	// Force takes over the files already at paths publish writes that no
+	// earlier publish into Out wrote (refused otherwise, naming the first).
+	Force bool
 }
 
 // Report is what a publish did (or, dry, would do).
@@ -55,20 +58,32 @@ type Report struct {
 // the manifest and the output directory (ids, lengths, links) and reads
 // every input, writing nothing; only when it passes does the second pass
 // write. A refused input leaves the output directory byte for byte as it
-// was. The second pass first removes the temp files a killed publish left.
+// was. The second pass first removes the temp files a killed publish left,
+// then records in the manifest every file it is about to write.
+//
+// Publish owns only what an earlier publish into opts.Out wrote (its
+// manifest lists them): a file already at a path it writes that the
+// manifest does not list — a folder it never published into, such as a
+// checkout of the website — is refused, naming it, unless opts.Force.
 func Publish(ctx context.Context, s *study.Study, res *study.Result, opts Options) (*Report, error) {
-	if _, err := publish(ctx, s, res, opts, check); err != nil {
+	planned, err := publish(ctx, s, res, opts, check, nil)
+	if err != nil {
 		return nil, err
 	}
 	m := write
 	if opts.DryRun {
 		m = dry
 	}
-	return publish(ctx, s, res, opts, m)
+	w, err := publish(ctx, s, res, opts, m, planned.seen)
+	if err != nil {
+		return nil, err
+	}
+	return w.rep, nil
 }
 
-// publish is one pass of Publish.
-func publish(ctx context.Context, s *study.Study, res *study.Result, opts Options, m mode) (*Report, error) {
+// publish is one pass of Publish; planned is the files the check pass
+// found this publish writes (nil in the check pass).
+func publish(ctx context.Context, s *study.Study, res *study.Result, opts Options, m mode, planned map[string]bool) (*writer, error) {
 	if len(s.Models) == 0 {
 		return nil, &study.InputError{Problems: []study.Problem{{File: s.Inputs.ModelsPath(), Msg: "no model has score rows in the study's benchmarks: nothing to publish (run the benchmarks first)"}}}
 	}
@@ -80,11 +95,18 @@ func publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 	}
 	rep := &Report{Out: opts.Out, DryRun: opts.DryRun, Written: []string{}, Removed: []string{}, Warnings: []string{}, Models: len(s.Models)}
 	w := newWriter(opts.Out, m, rep)
+	w.force = opts.Force
 	for _, model := range s.Models {
 		w.models = append(w.models, model.ID)
 	}
+	if err := w.readOwned(); err != nil {
+		return nil, err
+	}
 	if m == write {
 		w.sweepTemps(time.Now())
+		if err := w.claim(planned); err != nil {
+			return nil, err
+		}
 	}
 	scores := scoresData(s)
 	for _, f := range []struct {
@@ -143,7 +165,7 @@ func publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 	if err := w.finish(); err != nil {
 		return nil, err
 	}
-	return rep, nil
+	return w, nil
 }
 
 // target is one scenario file to write from a conversation row.

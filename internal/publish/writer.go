@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -52,6 +53,14 @@ type writer struct {
 	rep    *Report
 	seen   map[string]bool
 	models []string // the study's model ids, by index
+	// owned is what the last publish into out wrote (its manifest's
+	// files, in order); hadManifest says whether there was one. A file
+	// already at a path publish writes that the manifest does not list
+	// is not publish's, and is refused unless force (takeOver).
+	owned       []string
+	ownedSet    map[string]bool
+	hadManifest bool
+	force       bool
 }
 
 func newWriter(out string, m mode, rep *Report) *writer {
@@ -71,6 +80,9 @@ func (w *writer) emit(rel string, data []byte) error {
 	w.seen[rel] = true
 	w.rep.Files++
 	if err := w.checkPath(rel); err != nil {
+		return err
+	}
+	if err := w.checkOwned(rel); err != nil {
 		return err
 	}
 	if w.mode == check {
@@ -96,6 +108,32 @@ func (w *writer) checkPath(rel string) error {
 			Err: errors.New("is not a path publish writes: an id in it is not an id, or a name is too long")}
 	}
 	return noLinks(w.out, rel)
+}
+
+// checkOwned refuses rel when a file (or link) is already there that the
+// last publish into out did not write: a folder publish never wrote into
+// (a checkout of the website, someone's own data/models.json) keeps its
+// files unless --force takes them over.
+func (w *writer) checkOwned(rel string) error {
+	if w.force || w.ownedSet[rel] {
+		return nil
+	}
+	path := filepath.Join(w.out, filepath.FromSlash(rel))
+	_, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	why := "its manifest " + layout.PublishManifestFile + " does not list it"
+	if !w.hadManifest {
+		why = "there is no " + layout.PublishManifestFile + " there, so publish has never written into " + w.out
+	}
+	return &artifacts.FileError{Path: path, Row: -1,
+		Err: fmt.Errorf("already exists and an earlier publish did not write it (%s): publish does not overwrite files it did not write", why),
+		Hint: "; publish into an empty or new folder, or add --force to take over the files publish writes there " +
+			"(data/, scenarios/, index.html, site/; nothing else in the folder is touched)"}
 }
 
 // emitAll emits the site's files.
@@ -164,21 +202,11 @@ func replaceFile(path string, data []byte) error {
 }
 
 // finish removes the files the previous publish wrote that this one did
-// not (listed in its manifest), then records this publish's files. A
-// manifest entry that is not a path publish generates is an error, not an
-// instruction (a planted manifest naming README.md or .git/config).
+// not (listed in its manifest, read by readOwned), then records this
+// publish's files.
 func (w *writer) finish() error {
-	mpath := filepath.Join(w.out, layout.PublishManifestFile)
-	old, err := readManifest(mpath)
-	if err != nil {
-		return err
-	}
 	var stale []string
-	for i, rel := range old.Files {
-		if !layout.IsPublished(rel) {
-			return &artifacts.FileError{Path: mpath, Row: i, Field: "files",
-				Err: fmt.Errorf("%s is not a path publish writes: the manifest is not publish's own (delete it: publish then removes no stale files)", quote(rel))}
-		}
+	for _, rel := range w.owned {
 		if err := noLinks(w.out, rel); err != nil {
 			return err
 		}
@@ -195,7 +223,49 @@ func (w *writer) finish() error {
 	if err := w.removeStale(stale); err != nil {
 		return err
 	}
-	return w.writeManifest(mpath)
+	return w.writeManifest(w.seen)
+}
+
+// readOwned reads the last publish's manifest: what publish owns in out.
+// An entry that is not a path publish generates is an error, not an
+// instruction (a planted manifest naming README.md or .git/config).
+func (w *writer) readOwned() error {
+	mpath := filepath.Join(w.out, layout.PublishManifestFile)
+	old, found, err := readManifest(mpath)
+	if err != nil {
+		return err
+	}
+	for i, rel := range old.Files {
+		if !layout.IsPublished(rel) {
+			return &artifacts.FileError{Path: mpath, Row: i, Field: "files",
+				Err: fmt.Errorf("%s is not a path publish writes: the manifest is not publish's own (delete it: publish then removes no stale files)", quote(rel))}
+		}
+	}
+	w.owned, w.hadManifest = old.Files, found
+	w.ownedSet = make(map[string]bool, len(old.Files))
+	for _, rel := range old.Files {
+		w.ownedSet[rel] = true
+	}
+	return nil
+}
+
+// claim records in the manifest, before the first file is written, every
+// file this publish will write (planned: the check pass's) beside those
+// the last one wrote, so that a publish killed half way leaves a manifest
+// naming every file it may have made, and the next publish owns them.
+func (w *writer) claim(planned map[string]bool) error {
+	all := maps.Clone(planned)
+	grew := false
+	for rel := range planned {
+		grew = grew || !w.ownedSet[rel]
+	}
+	if !grew {
+		return nil
+	}
+	for _, rel := range w.owned {
+		all[rel] = true
+	}
+	return w.writeManifest(all)
 }
 
 // removeStale removes the files the last publish wrote and this one does
@@ -216,9 +286,10 @@ func (w *writer) removeStale(stale []string) error {
 	return nil
 }
 
-func (w *writer) writeManifest(mpath string) error {
-	files := make([]string, 0, len(w.seen))
-	for rel := range w.seen {
+func (w *writer) writeManifest(set map[string]bool) error {
+	mpath := filepath.Join(w.out, layout.PublishManifestFile)
+	files := make([]string, 0, len(set))
+	for rel := range set {
 		files = append(files, rel)
 	}
 	slices.Sort(files)
@@ -232,13 +303,22 @@ func (w *writer) writeManifest(mpath string) error {
 	return fsx.WriteFile(mpath, data, fsx.Shared)
 }
 
-// readManifest reads the last publish's manifest (none: empty), refusing
-// a link, anything but a regular file, and a file that is not one.
-func readManifest(path string) (manifest, error) {
+// readManifest reads the last publish's manifest (none: empty, and found
+// false), refusing a link, anything but a regular file, and a file that is
+// not one.
+func readManifest(path string) (manifest, bool, error) {
+	m, err := readManifestFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, false, nil
+	}
+	return m, err == nil, err
+}
+
+func readManifestFile(path string) (manifest, error) {
 	var m manifest
 	f, err := fsx.OpenNoFollow(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return m, nil
+		return m, err
 	}
 	var nr *fsx.NotRegularError
 	if errors.As(err, &nr) {
@@ -283,8 +363,13 @@ const staleTemp = time.Minute
 
 // sweepTemps removes the temp files a killed publish left: only those
 // of files publish generates (or of its manifest), in the directories it
-// writes, over a minute old. Links are not followed.
+// writes, over a minute old, and only in a folder publish has written
+// into before (a manifest is there) or takes over (--force): publish writes
+// its manifest before its first temp file. Links are not followed.
 func (w *writer) sweepTemps(now time.Time) {
+	if !w.hadManifest && !w.force {
+		return
+	}
 	visit := func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
