@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/fsx"
@@ -91,10 +92,32 @@ func Remove(statePath string) error {
 	return errors.Join(err, os.RemoveAll(ResultsDir(statePath)))
 }
 
+// Bounds on the files under the call store's .cache that Run reads back
+// (vars: tests lower them). A state file lists two 64-character strings
+// per request, about 140 bytes: 256 MiB is nearly two million requests,
+// far more than one run holds in flight. A batch's saved results are its
+// decoded answers (at most llm.MaxReplyBytes each, a few KiB usually):
+// larger ones are downloaded again, as missing ones are.
+var (
+	maxStateBytes   int64 = 256 << 20
+	maxResultsBytes int64 = 512 << 20
+)
+
+// loadState reads the state file: missing is a fresh one; a file that is
+// not a regular one (a named pipe would block the read), or is over
+// maxStateBytes, is refused like a corrupt one.
 func loadState(path, identity string) (*stateFile, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsx.ReadFile(path, maxStateBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return &stateFile{Version: stateVersion, Provider: identity}, nil
+	}
+	var nr *fsx.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, &StateError{Path: path, Msg: "is " + nr.What + ", not a regular file"}
+	}
+	var tl *fsx.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, &StateError{Path: path, Msg: "is larger than " + strconv.FormatInt(maxStateBytes>>20, 10) + " MiB, the limit for a state file"}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("batch: read state: %w", err)
@@ -186,9 +209,10 @@ func saveResults(statePath, batchID string, rs []Result) error {
 }
 
 // loadResults reads a batch's saved results; ok is false when they are
-// missing or unreadable (they are then downloaded again).
+// missing or unreadable (they are then downloaded again): a file that is
+// not a regular one, or over maxResultsBytes, is not read.
 func loadResults(statePath, batchID string) ([]Result, bool) {
-	b, err := os.ReadFile(cachePath(statePath, batchID))
+	b, err := fsx.ReadFile(cachePath(statePath, batchID), maxResultsBytes)
 	if err != nil {
 		return nil, false
 	}
