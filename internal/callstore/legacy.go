@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // Units written by versions before segment journals are files beside the
@@ -78,13 +80,29 @@ func legacyPaths(root, name string) (file, journal string) {
 	return p + ".json", p + ".jsonl"
 }
 
+// maxLegacyBytes bounds a legacy file as it is read (a var: tests lower
+// it). A unit is one conversation's or one row's calls and its result:
+// tens of MiB at most, even with the uncut answers earlier versions kept.
+var maxLegacyBytes int64 = 256 << 20
+
+// unreadable reports a legacy file that is not read at all: not a regular
+// file (a named pipe would block the read), or over maxLegacyBytes. Like a
+// damaged one, it is never trusted: its calls are made again.
+func unreadable(err error) bool {
+	var nr *fsx.NotRegularError
+	var tl *fsx.TooLargeError
+	return errors.As(err, &nr) || errors.As(err, &tl)
+}
+
 // readLegacy reads a unit's legacy files (neither existing is no error).
 // With resultOnly, calls are not read.
 func readLegacy(root, name string, resultOnly bool) (legacyUnit, error) {
 	l := legacyUnit{calls: map[string]Entry{}}
 	file, journal := legacyPaths(root, name)
-	b, err := os.ReadFile(file)
+	b, err := fsx.ReadFile(file, maxLegacyBytes)
 	switch {
+	case unreadable(err):
+		l.hasFile = true // never trusted, as a damaged file is
 	case err == nil:
 		l.hasFile = true
 		if f, ok := parseUnit(b, resultOnly); ok {
@@ -103,9 +121,12 @@ func readLegacy(root, name string, resultOnly bool) (legacyUnit, error) {
 	if resultOnly {
 		return l, nil
 	}
-	b, err = os.ReadFile(journal)
+	b, err = fsx.ReadFile(journal, maxLegacyBytes)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
+		return l, nil
+	case unreadable(err):
+		l.hasJournal = true // its calls are made again
 		return l, nil
 	case err != nil:
 		return l, fmt.Errorf("callstore: read %s: %w", journal, err)

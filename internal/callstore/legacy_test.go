@@ -149,3 +149,30 @@ func doneNames(done []UnitFile) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestLegacyFileOverTheBoundIsNotTrusted: a legacy unit file over
+// maxLegacyBytes is not read whole: like a damaged one it is never
+// trusted (no result; its calls are made again).
+func TestLegacyFileOverTheBoundIsNotTrusted(t *testing.T) {
+	dir, want := copyLegacy(t)
+	const name = "t/sim/done_compact"
+	var got string
+	if _, ok := Open(dir, false).ReadResult(name, &got); !ok {
+		t.Fatal("within the bound: no result")
+	}
+	old := maxLegacyBytes
+	maxLegacyBytes = 16
+	t.Cleanup(func() { maxLegacyBytes = old })
+	if key, ok := Open(dir, false).ReadResult(name, &got); ok {
+		t.Errorf("a unit file over the bound gave its result %q %q", key, got)
+	}
+	u, err := Open(dir, false).Unit(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	inner := &counting{}
+	if r, err := u.Client(id, inner).Complete(t.Context(), req(want[name].Prompts[0], 0)); err != nil || r.Cached || inner.n.Load() != 1 {
+		t.Errorf("a call of a unit file over the bound: cached %v, %d calls, %v; want it made again", r.Cached, inner.n.Load(), err)
+	}
+}

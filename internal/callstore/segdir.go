@@ -228,9 +228,11 @@ func (d *segDir) index(s *segment, off int64, line []byte) {
 	}
 }
 
-// readRec reads a record's line back and checks it.
+// readRec reads a record's line back and checks it. The segment is opened
+// as readSeg opens it: a file swapped for a named pipe since it was
+// indexed is refused, not waited on.
 func (d *segDir) readRec(r rec) (header, []byte, bool) {
-	f, err := os.Open(r.seg.path)
+	f, err := fsx.OpenNoFollow(r.seg.path)
 	if err != nil {
 		return header{}, nil, false
 	}
