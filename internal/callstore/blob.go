@@ -34,8 +34,11 @@ import (
 // by reading its exact key before it is paid.
 
 // maxObject bounds what is read of one object: an answer is at most
-// llm.MaxReplyBytes, a few MiB once escaped.
-const maxObject = 64 << 20
+// llm.MaxReplyBytes, a few MiB once escaped (a var: tests lower it).
+var maxObject int64 = 64 << 20
+
+// errObjectTooLarge is read's error for an object over maxObject.
+var errObjectTooLarge = errors.New("larger than the limit for one object")
 
 type blobBackend struct {
 	b      *blob.Bucket
@@ -86,8 +89,8 @@ func (bb *blobBackend) read(ctx context.Context, key string) (data []byte, found
 	if err != nil {
 		return nil, false, fmt.Errorf("callstore: read %s: %w", key, err)
 	}
-	if len(data) > maxObject {
-		return nil, false, fmt.Errorf("callstore: %s is larger than %d bytes", key, maxObject)
+	if int64(len(data)) > maxObject {
+		return nil, false, fmt.Errorf("callstore: %s is %w (%d bytes)", key, errObjectTooLarge, maxObject)
 	}
 	return data, true, nil
 }
@@ -254,6 +257,9 @@ func (bb *blobBackend) open(ctx context.Context, name string, reset bool) (unitS
 
 func (bb *blobBackend) probe(ctx context.Context, u *Unit, key string) (Entry, bool, error) {
 	b, found, err := bb.read(ctx, bb.callKey(u.name, u.gen, key))
+	if errors.Is(err, errObjectTooLarge) {
+		return Entry{}, false, nil // not read whole; like a damaged one, paid again
+	}
 	if err != nil || !found {
 		return Entry{}, false, err
 	}

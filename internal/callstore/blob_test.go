@@ -229,3 +229,32 @@ func TestKilledWriteLeavesNoObject(t *testing.T) {
 		t.Errorf("the next writer paid %d calls, want 1 (the one in flight)", n)
 	}
 }
+
+// TestOversizedCallObjectIsPaidAgain: a call object over maxObject is not
+// read whole, and, like a damaged one, is never trusted: the call is made
+// again instead of failing the run.
+func TestOversizedCallObjectIsPaidAgain(t *testing.T) {
+	srv := s3test.Start(t, "calls")
+	s3test.SetEnv(t)
+	u, err := openS3(t, srv, "p", Options{}).Unit("t/sim/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Client(id, &counting{}).Complete(t.Context(), req("hi", 0)); err != nil {
+		t.Fatal(err)
+	}
+	u.Close()
+	old := maxObject
+	maxObject = 16
+	t.Cleanup(func() { maxObject = old })
+	u2, err := openS3(t, srv, "p", Options{}).Unit("t/sim/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u2.Close()
+	inner := &counting{}
+	r, err := u2.Client(id, inner).Complete(t.Context(), req("hi", 0))
+	if err != nil || r.Cached || inner.n.Load() != 1 {
+		t.Errorf("a call object over the bound: cached %v, %d calls, %v; want the call made again", r.Cached, inner.n.Load(), err)
+	}
+}
