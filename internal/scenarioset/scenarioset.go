@@ -97,7 +97,9 @@ func Keep(files layout.Bench, how string, replaced []ReplacedItem) ([]SetVersion
 
 // copyInto copies a file if it exists (a set has no results yet, say).
 // A named pipe or a device there is refused, not read (it would block, or
-// never end).
+// never end). The copy streams (a conversations.json may be hundreds of
+// MB: it is never held in memory) and stops at the size the file had when
+// opened, so a file another process keeps appending to is not followed.
 func copyInto(src, dst string) error {
 	f, err := fsx.Open(src)
 	if errors.Is(err, os.ErrNotExist) {
@@ -107,11 +109,19 @@ func copyInto(src, dst string) error {
 		return notAFile(err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
+	st, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("read %s: %w", src, err)
 	}
-	return fsx.WriteFile(dst, data, fsx.Shared)
+	out, err := fsx.Create(dst, fsx.Shared)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, io.LimitReader(f, st.Size())); err != nil {
+		out.Abort()
+		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	return out.Commit()
 }
 
 // maxSetsBytes bounds sets.json, a list of set versions: a few KiB.
