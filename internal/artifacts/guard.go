@@ -182,8 +182,10 @@ func (g *guard) checkUTF8(b []byte) int {
 // lineAt returns the 1-based line of byte offset off in path, skipping the
 // separators (whitespace and commas) that precede a row so that a row's
 // line is the line of its opening brace. Only called on the error path.
+// The file is opened as it was for reading (fsx.Open): one swapped for a
+// named pipe meanwhile gives no line instead of blocking.
 func lineAt(path string, off int64, skipSep bool) int {
-	f, err := os.Open(path)
+	f, err := fsx.Open(path)
 	if err != nil {
 		return 0
 	}

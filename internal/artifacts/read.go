@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/ids"
 )
 
@@ -228,9 +229,10 @@ func (rr *RowReader) fieldAt(off int64, cut bool) string {
 }
 
 // lineCol converts a byte offset into a 1-based line and column by
-// re-reading the file (only on the error path).
+// re-reading the file (only on the error path; opened with fsx.Open, as
+// for lineAt).
 func lineCol(path string, off int64) (line, col int, ok bool) {
-	f, err := os.Open(path)
+	f, err := fsx.Open(path)
 	if err != nil {
 		return 0, 0, false
 	}
