@@ -282,9 +282,13 @@ func (l *Lease) latest(ctx context.Context) (int, leaseBody, error) {
 }
 
 // readBody reads object seq; one that is missing (deleted by its holder
-// after a newer one) or damaged reads as released, so it never blocks.
+// after a newer one) or damaged (over maxObject too) reads as released, so
+// it never blocks.
 func (l *Lease) readBody(ctx context.Context, seq int) (int, leaseBody, error) {
 	b, found, err := l.bb.read(ctx, l.key(seq))
+	if errors.Is(err, errObjectTooLarge) {
+		return seq, leaseBody{Kind: "released"}, nil // not read whole: damaged
+	}
 	if err != nil {
 		return 0, leaseBody{}, err
 	}

@@ -322,3 +322,23 @@ func TestRenewalFindingItsOwnObjectKeepsTheLease(t *testing.T) {
 		t.Errorf("latest %d (%+v, %v), want the holder renewing past %d", seq, cur, err, next)
 	}
 }
+
+// A lease object over maxObject is not read whole: like a damaged one it
+// reads as released, so it blocks no one (a holder's object is a few
+// hundred bytes).
+func TestOversizedLeaseObjectReadsAsReleased(t *testing.T) {
+	_, st := leaseStores(t, 2)
+	l, err := st[0].TakeLease(t.Context(), LeaseOptions{Name: "shard-0-of-2", TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(context.Background())
+	old := maxObject
+	maxObject = 16
+	t.Cleanup(func() { maxObject = old })
+	l2, err := st[1].TakeLease(t.Context(), LeaseOptions{Name: "shard-0-of-2", TTL: time.Hour})
+	if err != nil {
+		t.Fatalf("an oversized lease object: %v, want it read as released", err)
+	}
+	l2.Release(context.Background())
+}
