@@ -316,6 +316,9 @@ func (g *globals) finish(command string, r *runner.Runner, inv invocation, runEr
 		}
 		return runErr
 	}
+	if runErr != nil && !begun(s) {
+		return runErr // stopped by its checks: only the error prints
+	}
 	if s.DryRun {
 		printDryRun(g.stdout, s)
 		fmt.Fprintln(g.stdout)
@@ -349,6 +352,16 @@ func withFailedRows(r *runner.Runner, runErr error) error {
 		}
 	}
 	return runErr
+}
+
+// begun reports whether the command got past its checks on one benchmark:
+// a phase reported (ran, skipped, failed or stopped), a dry run estimated a
+// row, or a call was paid or replayed. A command refused before that — a
+// target config.yaml lacks, an input not there yet — prints only its error:
+// a "spent now: $0.0000" line or an empty plan before it would say that
+// something had run.
+func begun(s *summary.Summary) bool {
+	return len(s.Phases) > 0 || len(s.Plan) > 0 || s.Spent.Requests > 0 || s.Reused.Requests > 0
 }
 
 func printSummary(g *globals, s *summary.Summary) {
