@@ -73,10 +73,15 @@ config.yaml.`,
 			if g.JSON {
 				return writeJSON(g.stdout, initJSON{Command: "init", Dir: abs, Files: files, Next: next})
 			}
-			for _, f := range files {
-				fmt.Fprintln(g.stdout, "wrote", f)
+			// What was written is a note (stderr, not with -q); what to run
+			// next is init's answer (stdout), as in --json.
+			if !g.Quiet {
+				for _, f := range files {
+					fmt.Fprintln(g.stderr, "wrote", f)
+				}
+				fmt.Fprintln(g.stderr)
 			}
-			fmt.Fprintf(g.stdout, "\nNext:\n  %s\n", strings.Join(next, "\n  "))
+			fmt.Fprintf(g.stdout, "Next:\n  %s\n", strings.Join(next, "\n  "))
 			return nil
 		},
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/sanitize"
 	"github.com/impactbench/impactbench/internal/validation"
 )
 
@@ -194,7 +195,8 @@ func compareReport(dirA, dirB, labelA, labelB string, opts compare.Options, out 
 }
 
 // printComparison prints a comparison: with --json the report itself on
-// stdout (with or without -o), otherwise the table.
+// stdout (with or without -o), otherwise the table, and the file written
+// as a note on stderr.
 func printComparison(g *globals, rep *compare.Report, written string) error {
 	if g.JSON {
 		return writeJSON(g.stdout, rep)
@@ -202,10 +204,16 @@ func printComparison(g *globals, rep *compare.Report, written string) error {
 	if err := rep.WriteTable(g.stdout); err != nil {
 		return err
 	}
-	if written != "" {
-		fmt.Fprintf(g.stdout, "\nwritten: %s\n", written)
-	}
+	g.wrote(written)
 	return nil
+}
+
+// wrote notes on stderr (not with -q or --json) that the command wrote
+// path, besides the results it prints on stdout ("": none).
+func (g *globals) wrote(path string) {
+	if path != "" && !g.Quiet && !g.JSON {
+		fmt.Fprintf(g.stderr, "wrote %s\n", sanitize.Terminal(path))
+	}
 }
 
 // validateJSON is validate's --json output: the validation run and, when
