@@ -223,6 +223,9 @@ func (g *globals) runStudyWith(ctx context.Context, cfg *config.Config, dirs []s
 		return err
 	}
 	defer s.Close()
+	for _, r := range s.Benchmarks() {
+		g.warnBenchmark(r.Bench())
+	}
 	runErr := play(ctx, s)
 	invs := make([]invocation, len(s.Benchmarks()))
 	for i, r := range s.Benchmarks() {

@@ -55,6 +55,9 @@ func (g *globals) loadStudy() (*study.Study, *study.Result, string, error) {
 	if err != nil {
 		return nil, nil, "", err
 	}
+	for _, b := range s.Benchmarks {
+		g.warnBenchmark(b.Config)
+	}
 	res := s.Compute()
 	g.warnStudy(res.Warnings)
 	if len(s.Models) == 0 && !g.Quiet {

@@ -69,6 +69,7 @@ pair of models changes order beyond its uncertainty (validation.json + a table).
 				return err
 			}
 			defer r.Close()
+			g.warnBenchmark(r.Bench())
 			runErr := withFailedRows(r, r.Run(cmd.Context(), r.Targets()))
 			g.stopTracker(cmd.Context(), tr)
 			var rep *compare.Report
@@ -128,6 +129,7 @@ built from the two scores' intervals (MOVER), and how many changed beyond it.`,
 				return compareStudies(g, args[0], args[1], out)
 			}
 			dirs := benchesOrDirs(g.configPath(), args)
+			g.warnBenchmarkIn(dirs...)
 			rep, err := compareReport(dirs[0], dirs[1], "", "", compare.Options{Seed: seed, Allow: allow, Force: force}, out)
 			if err != nil {
 				return err

@@ -109,6 +109,9 @@ naming the file, row and field.`,
 			if err := viewer.Check(cfg.Dir); err != nil {
 				return err
 			}
+			if dirs, err := runner.ListBenches(cfg); err == nil {
+				g.warnBenchmarkIn(dirs...)
+			}
 			// The Play page's target replies and verdicts go through the
 			// run's environment: clients, limits, cost ceiling, call store.
 			play, err := runner.NewPlayer(cfg, runner.Options{Logger: g.logger})
