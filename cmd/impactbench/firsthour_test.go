@@ -16,7 +16,7 @@ func TestInitNextStepWorksWithoutPATH(t *testing.T) {
 		t.Skip("no sh")
 	}
 	r := p.mustRun("init", "demo")
-	_, next, ok := strings.Cut(r.stdout, "\nNext:\n")
+	next, ok := strings.CutPrefix(r.stdout, "Next:\n")
 	if !ok {
 		t.Fatalf("init printed no next step:\n%s", r)
 	}

@@ -174,10 +174,48 @@ func (g *globals) loadConfig() (*config.Config, error) {
 		}
 		return nil, err
 	}
-	for _, w := range cfg.Warnings {
+	g.warnFile(cfg.Warnings)
+	return cfg, nil
+}
+
+// warnFile prints the warnings of a file the command read — config.yaml's,
+// benchmark.yaml's, each "file:line:col: message" — on stderr.
+func (g *globals) warnFile(warnings []string) {
+	for _, w := range warnings {
 		fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", sanitize.Terminal(w))
 	}
-	return cfg, nil
+}
+
+// warnBenchmark prints the warnings of a benchmark.yaml the command loaded
+// (keys it does not know, kept in the file but not used) as loadConfig
+// prints config.yaml's, once per file in a command however often the
+// command reads it (b nil: none).
+func (g *globals) warnBenchmark(b *config.Benchmark) {
+	if b == nil || len(b.Warnings) == 0 {
+		return
+	}
+	g.benchWarnedMu.Lock()
+	defer g.benchWarnedMu.Unlock()
+	if g.benchWarned[b.Path] {
+		return
+	}
+	if g.benchWarned == nil {
+		g.benchWarned = map[string]bool{}
+	}
+	g.benchWarned[b.Path] = true
+	g.warnFile(b.Warnings)
+}
+
+// warnBenchmarkIn is warnBenchmark for the benchmark.yaml in dir, for a
+// command that reads it through a package that keeps the warnings to
+// itself (report, status, compare, view): the file is read once more for
+// them. One that does not load is left to the command, which says why.
+func (g *globals) warnBenchmarkIn(dirs ...string) {
+	for _, d := range dirs {
+		if b, err := config.LoadBenchmark(d); err == nil {
+			g.warnBenchmark(b)
+		}
+	}
 }
 
 // tracker starts the progress display; stop it with stopTracker.
@@ -244,6 +282,7 @@ func (g *globals) openRunner(ctx context.Context, benchArg string, pf *phaseFlag
 		tr.Close()
 		return nil, nil, err
 	}
+	g.warnBenchmark(r.Bench())
 	return r, tr, nil
 }
 
@@ -316,6 +355,9 @@ func (g *globals) finish(command string, r *runner.Runner, inv invocation, runEr
 		}
 		return runErr
 	}
+	if runErr != nil && !begun(s) {
+		return runErr // stopped by its checks: only the error prints
+	}
 	if s.DryRun {
 		printDryRun(g.stdout, s)
 		fmt.Fprintln(g.stdout)
@@ -349,6 +391,16 @@ func withFailedRows(r *runner.Runner, runErr error) error {
 		}
 	}
 	return runErr
+}
+
+// begun reports whether the command got past its checks on one benchmark:
+// a phase reported (ran, skipped, failed or stopped), a dry run estimated a
+// row, or a call was paid or replayed. A command refused before that — a
+// target config.yaml lacks, an input not there yet — prints only its error:
+// a "spent now: $0.0000" line or an empty plan before it would say that
+// something had run.
+func begun(s *summary.Summary) bool {
+	return len(s.Phases) > 0 || len(s.Plan) > 0 || s.Spent.Requests > 0 || s.Reused.Requests > 0
 }
 
 func printSummary(g *globals, s *summary.Summary) {

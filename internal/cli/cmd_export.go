@@ -118,6 +118,7 @@ func openExport(g *globals, benchArg string, messages bool) (export.Rows, error)
 	if err != nil {
 		return nil, err
 	}
+	g.warnBenchmark(bench)
 	src := export.Source{Dir: dir, Metrics: bench.Metrics, Models: map[string]string{}}
 	for _, m := range cfg.EvaluatorModels {
 		src.Judges = append(src.Judges, work.JudgeLabel(m))

@@ -50,7 +50,7 @@ config.yaml.`,
 					return err
 				}
 				scaffold = config.ScaffoldStudy
-				drafted, err := projectStudyScaffold(dir)
+				drafted, err := projectStudyScaffold(g, dir)
 				if err != nil {
 					return err
 				}
@@ -73,10 +73,15 @@ config.yaml.`,
 			if g.JSON {
 				return writeJSON(g.stdout, initJSON{Command: "init", Dir: abs, Files: files, Next: next})
 			}
-			for _, f := range files {
-				fmt.Fprintln(g.stdout, "wrote", f)
+			// What was written is a note (stderr, not with -q); what to run
+			// next is init's answer (stdout), as in --json.
+			if !g.Quiet {
+				for _, f := range files {
+					fmt.Fprintln(g.stderr, "wrote", f)
+				}
+				fmt.Fprintln(g.stderr)
 			}
-			fmt.Fprintf(g.stdout, "\nNext:\n  %s\n", strings.Join(next, "\n  "))
+			fmt.Fprintf(g.stdout, "Next:\n  %s\n", strings.Join(next, "\n  "))
 			return nil
 		},
 	}
@@ -123,7 +128,7 @@ func studySteps(next []string, all bool) []string {
 // it has benchmarks of its own (anything but the starter example alone):
 // their metrics in the taxonomy and the nutrition label, its targets in
 // models.yaml. nil: no such project, so the example's inputs are written.
-func projectStudyScaffold(dir string) ([]config.ScaffoldFile, error) {
+func projectStudyScaffold(g *globals, dir string) ([]config.ScaffoldFile, error) {
 	cfgPath := filepath.Join(dir, "config.yaml")
 	if !fileExists(cfgPath) {
 		return nil, nil
@@ -142,6 +147,7 @@ func projectStudyScaffold(dir string) ([]config.ScaffoldFile, error) {
 		if err != nil {
 			return nil, err
 		}
+		g.warnBenchmark(b)
 		benches = append(benches, b)
 	}
 	return study.Scaffold(benches, cfg.Targets, time.Now().Year())

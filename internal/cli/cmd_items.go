@@ -77,6 +77,7 @@ func runItems(g *globals, benchArg string, o itemsOptions) error {
 	if err != nil {
 		return err
 	}
+	g.warnBenchmark(bench)
 	in, err := itemInput(dir, bench.Metrics)
 	if err != nil {
 		return err

@@ -59,6 +59,7 @@ func runPlan(g *globals, benchArg string, o planOptions) error {
 	if err != nil {
 		return err
 	}
+	g.warnBenchmark(bench)
 	plan, err := plan.PlanPrecision(cfg, bench, plan.PrecisionOptions{ICC: o.ICC, Rate: o.Rate, HalfWidth: o.HalfWidth, Pilot: o.Pilot})
 	if err != nil {
 		return err

@@ -32,6 +32,7 @@ All model and user text is shown as text, never executed.`,
 			if err != nil {
 				return err
 			}
+			g.warnBenchmarkIn(dir)
 			path, err := report.WriteFile(cmd.Context(), dir, report.OptionsFor(cfg))
 			if err != nil {
 				return err
@@ -112,6 +113,7 @@ with intervals, rank intervals and ties.`,
 			if err != nil {
 				return err
 			}
+			g.warnBenchmarkIn(dir)
 			targets := args[1:]
 			if len(targets) == 0 {
 				for _, t := range cfg.Targets {
@@ -139,6 +141,7 @@ func studyStatus(g *globals, cfg *config.Config, targets []string) error {
 	if err != nil {
 		return err
 	}
+	g.warnBenchmarkIn(dirs...)
 	if len(targets) == 0 {
 		for _, t := range cfg.Targets {
 			targets = append(targets, t.ID)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -222,6 +223,9 @@ func (g *globals) runStudyWith(ctx context.Context, cfg *config.Config, dirs []s
 		return err
 	}
 	defer s.Close()
+	for _, r := range s.Benchmarks() {
+		g.warnBenchmark(r.Bench())
+	}
 	runErr := play(ctx, s)
 	invs := make([]invocation, len(s.Benchmarks()))
 	for i, r := range s.Benchmarks() {
@@ -288,6 +292,9 @@ func (g *globals) finishStudy(s *runner.Study, invs []invocation, ad *adaptiveJS
 	if g.JSON {
 		return writeJSON(g.stdout, newRunStudyJSON(s, sum, invs, runErr))
 	}
+	if runErr != nil && !studyBegun(sum) {
+		return runErr // stopped by its checks: only the error prints
+	}
 	if sum.DryRun {
 		printStudyPlan(g.stdout, sum.Benchmarks)
 		return runErr
@@ -296,6 +303,12 @@ func (g *globals) finishStudy(s *runner.Study, invs []invocation, ad *adaptiveJS
 		printStudySummary(g, sum)
 	}
 	return runErr
+}
+
+// studyBegun is begun over a study: any benchmark begun, or a call paid or
+// replayed by the study as a whole.
+func studyBegun(s *summary.StudySummary) bool {
+	return s.Spent.Requests > 0 || s.Reused.Requests > 0 || slices.ContainsFunc(s.Benchmarks, begun)
 }
 
 // printStudySummary is printSummary over a study: each benchmark's failed

@@ -55,6 +55,9 @@ func (g *globals) loadStudy() (*study.Study, *study.Result, string, error) {
 	if err != nil {
 		return nil, nil, "", err
 	}
+	for _, b := range s.Benchmarks {
+		g.warnBenchmark(b.Config)
+	}
 	res := s.Compute()
 	g.warnStudy(res.Warnings)
 	if len(s.Models) == 0 && !g.Quiet {
@@ -211,15 +214,20 @@ claude-haiku-4-5 (hard-coded); a study without it shows no scores until a model 
 	return cmd
 }
 
-// printPublish prints what publish did; a dry run lists every change (up
-// to maxListed, then per directory).
+// printPublish prints what publish did, as a note on stderr (not with
+// -q): the files are its result. A dry run's list of every change (up to
+// maxListed, then per directory) is its result, on stdout.
 func printPublish(g *globals, rep *publish.Report) {
-	// Paths and warnings carry names from files and folders.
-	out := sanitize.NewTextWriter(g.stdout)
+	w := g.stderr
 	verb, rm := "wrote", "removed"
 	if rep.DryRun {
-		verb, rm = "would write", "would remove"
+		w, verb, rm = g.stdout, "would write", "would remove"
 	}
+	if !rep.DryRun && g.Quiet {
+		w = io.Discard
+	}
+	// Paths and warnings carry names from files and folders.
+	out := sanitize.NewTextWriter(w)
 	fmt.Fprintf(out, "%s: %d models, %d metrics, %d scenarios, %d conversations; %d files: %s %d, %d unchanged, %s %d\n",
 		rep.Out, rep.Models, rep.Metrics, rep.Scenarios, rep.Conversations, rep.Files, verb, len(rep.Written), rep.Unchanged, rm, len(rep.Removed))
 	if rep.DryRun {
@@ -348,5 +356,9 @@ func compareStudies(g *globals, argA, argB, out string) error {
 	if g.JSON {
 		return writeJSON(g.stdout, rep)
 	}
-	return rep.WriteTable(sanitize.NewTextWriter(g.stdout)) // names come from both files
+	if err := rep.WriteTable(sanitize.NewTextWriter(g.stdout)); err != nil { // names come from both files
+		return err
+	}
+	g.wrote(out)
+	return nil
 }

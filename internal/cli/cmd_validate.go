@@ -12,6 +12,7 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/sanitize"
 	"github.com/impactbench/impactbench/internal/validation"
 )
 
@@ -68,6 +69,7 @@ pair of models changes order beyond its uncertainty (validation.json + a table).
 				return err
 			}
 			defer r.Close()
+			g.warnBenchmark(r.Bench())
 			runErr := withFailedRows(r, r.Run(cmd.Context(), r.Targets()))
 			g.stopTracker(cmd.Context(), tr)
 			var rep *compare.Report
@@ -127,6 +129,7 @@ built from the two scores' intervals (MOVER), and how many changed beyond it.`,
 				return compareStudies(g, args[0], args[1], out)
 			}
 			dirs := benchesOrDirs(g.configPath(), args)
+			g.warnBenchmarkIn(dirs...)
 			rep, err := compareReport(dirs[0], dirs[1], "", "", compare.Options{Seed: seed, Allow: allow, Force: force}, out)
 			if err != nil {
 				return err
@@ -194,7 +197,8 @@ func compareReport(dirA, dirB, labelA, labelB string, opts compare.Options, out 
 }
 
 // printComparison prints a comparison: with --json the report itself on
-// stdout (with or without -o), otherwise the table.
+// stdout (with or without -o), otherwise the table, and the file written
+// as a note on stderr.
 func printComparison(g *globals, rep *compare.Report, written string) error {
 	if g.JSON {
 		return writeJSON(g.stdout, rep)
@@ -202,10 +206,16 @@ func printComparison(g *globals, rep *compare.Report, written string) error {
 	if err := rep.WriteTable(g.stdout); err != nil {
 		return err
 	}
-	if written != "" {
-		fmt.Fprintf(g.stdout, "\nwritten: %s\n", written)
-	}
+	g.wrote(written)
 	return nil
+}
+
+// wrote notes on stderr (not with -q or --json) that the command wrote
+// path, besides the results it prints on stdout ("": none).
+func (g *globals) wrote(path string) {
+	if path != "" && !g.Quiet && !g.JSON {
+		fmt.Fprintf(g.stderr, "wrote %s\n", sanitize.Terminal(path))
+	}
 }
 
 // validateJSON is validate's --json output: the validation run and, when

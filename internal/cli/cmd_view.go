@@ -39,7 +39,8 @@ or absent, a note, their name) into benchmarks/<bench>/labels.jsonl, from the ke
 present/absent, j/k move, s skip, u undo, n note). Blind review (the default) shows nothing that
 names the target, the judges' verdicts, the stratum or other people's labels — not on the page,
 in its URLs or in the answers it fetches — and reveals the judges' verdict only once the
-reviewer's own is saved (--reveal never: not at all; --blind=false shows everything first).
+reviewer's own is saved (--reveal never: not at all; --blind=false shows everything first, and
+is refused with --reveal).
 The calibration queue draws, at random within each metric × judge verdict, the labels that
 impactbench calibrate --plan says a corrected rate within --half-width needs, in an order of
 its own for each reviewer; --overlap of its rows are asked of two people, so agreement between
@@ -82,6 +83,13 @@ naming the file, row and field.`,
 			if o.Reveal != string(viewer.RevealAfter) && o.Reveal != string(viewer.RevealNever) {
 				return usagef("--reveal %q: want after (show the judges' verdict once the reviewer's is saved) or never", o.Reveal)
 			}
+			// --reveal says when blind review shows the judges' verdict;
+			// --blind=false shows it from the start, and a reviewer's link
+			// never shows it whatever --reveal says: typed together, one of
+			// the two would be ignored.
+			if !o.Blind && cmd.Flags().Changed("reveal") {
+				return usagef("--reveal %s with --blind=false: --reveal says when blind review shows the judges' verdict, --blind=false shows it from the start; drop one of them", o.Reveal)
+			}
 			if o.Overlap < 0 || o.Overlap > 1 {
 				return usagef("--overlap %v: want a share between 0 and 1", o.Overlap)
 			}
@@ -100,6 +108,9 @@ naming the file, row and field.`,
 			// before anything is served.
 			if err := viewer.Check(cfg.Dir); err != nil {
 				return err
+			}
+			if dirs, err := runner.ListBenches(cfg); err == nil {
+				g.warnBenchmarkIn(dirs...)
 			}
 			// The Play page's target replies and verdicts go through the
 			// run's environment: clients, limits, cost ceiling, call store.

@@ -77,3 +77,40 @@ func TestPlayerSeesTargetsAddedToTheConfig(t *testing.T) {
 		t.Errorf("after breaking config.yaml: %v", got)
 	}
 }
+
+// TestViewBlindAndRevealContradict: --reveal (when blind review shows the
+// judges' verdict) typed with --blind=false (which shows it from the
+// start) is refused, exit 2 naming both flags; --reveal with blind review
+// and --blind=false alone pass that check (and stop at a bad --overlap
+// instead, so that nothing is served).
+func TestViewBlindAndRevealContradict(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := run(t, dir, "init", dir); code != 0 {
+		t.Fatalf("init: %s", errs)
+	}
+	cases := []struct {
+		flags   []string
+		refused bool
+	}{
+		{[]string{"--blind=false", "--reveal", "never"}, true},
+		{[]string{"--reveal", "never", "--blind=false"}, true},
+		{[]string{"--blind=false", "--reveal", "after"}, true},
+		{[]string{"--blind=false", "--reveal=after", "--reviewer", "ana"}, true},
+		{[]string{"--reveal", "never"}, false},
+		{[]string{"--blind", "--reveal", "after"}, false},
+		{[]string{"--blind=false"}, false},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.flags, " "), func(t *testing.T) {
+			args := append([]string{"view", "--addr", "127.0.0.1:0", "--overlap", "5"}, c.flags...)
+			code, _, errs := run(t, dir, args...)
+			if code != ExitUsage {
+				t.Fatalf("exit %d, want %d\n%s", code, ExitUsage, errs)
+			}
+			both := strings.Contains(errs, "--blind=false") && strings.Contains(errs, "--reveal")
+			if both != c.refused || strings.Contains(errs, "--overlap") == c.refused {
+				t.Errorf("refused for --blind with --reveal: %v, want %v:\n%s", both, c.refused, errs)
+			}
+		})
+	}
+}

@@ -53,8 +53,8 @@ func run(t *testing.T, dir string, args ...string) (int, string, string) {
 
 func TestCommandLine(t *testing.T) {
 	dir := t.TempDir()
-	if code, out, _ := run(t, dir, "init", dir); code != 0 || !strings.Contains(out, "config.yaml") {
-		t.Fatalf("init: %d %s", code, out)
+	if code, _, errs := run(t, dir, "init", dir); code != 0 || !strings.Contains(errs, "config.yaml") {
+		t.Fatalf("init: %d %s", code, errs)
 	}
 	cases := []struct {
 		args     []string

@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/impactbench/impactbench/internal/fault"
 )
 
 // TestFlagsPerCommand: each command registers only the flags it acts on,
@@ -256,5 +258,54 @@ func TestNextSteps(t *testing.T) {
 	}
 	if got := shellQuote("/a b/it's"); got != `'/a b/it'\''s'` {
 		t.Errorf("shellQuote: %s", got)
+	}
+}
+
+// TestExitCodesJSON: `help exit-codes --json` (and `exit-codes --json`)
+// writes the documented array — every exit code once, with the error
+// kinds that exit with it — instead of the text, which prints unchanged
+// without --json; an argument is refused.
+func TestExitCodesJSON(t *testing.T) {
+	doc := jsonDoc(t)
+	dir := t.TempDir()
+	for _, args := range [][]string{{"help", "exit-codes", "--json"}, {"exit-codes", "--json"}, {"--json", "exit-codes", "--help"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, out, errs := run(t, dir, args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, errs)
+			}
+			arr, ok := decodeJSON(t, "exit-codes", out).([]any)
+			if !ok {
+				t.Fatalf("want a JSON array, got:\n%s", out)
+			}
+			var codes []int
+			kinds := map[string]int{}
+			for _, v := range arr {
+				obj := checkShape(t, "exit-codes[]", doc, "exit-codes[]", v)
+				c := int(obj["code"].(float64))
+				codes = append(codes, c)
+				if m, _ := obj["meaning"].(string); m == "" || strings.Contains(m, "\n") {
+					t.Errorf("code %d: meaning %q, want one non-empty line", c, m)
+				}
+				for _, k := range obj["kinds"].([]any) {
+					kinds[k.(string)] = c
+				}
+			}
+			if want := []int{ExitOK, ExitFailure, ExitUsage, ExitInterrupted}; !slices.Equal(codes, want) {
+				t.Errorf("codes %v, want %v", codes, want)
+			}
+			for k := fault.Failure; k <= fault.Interrupted; k++ {
+				if got, want := kinds[k.String()], exitCode(&fault.Error{Kind: k}); got != want {
+					t.Errorf("kind %s listed under %d, exits %d", k, got, want)
+				}
+			}
+		})
+	}
+	code, out, _ := run(t, dir, "help", "exit-codes")
+	if code != 0 || !strings.HasPrefix(out, "0    success") || !strings.Contains(out, "\n130  interrupted") {
+		t.Errorf("text: exit %d\n%s", code, out)
+	}
+	if code, _, errs := run(t, dir, "exit-codes", "extra"); code != ExitUsage {
+		t.Errorf("exit-codes extra: exit %d, want %d\n%s", code, ExitUsage, errs)
 	}
 }

@@ -98,6 +98,7 @@ var docShapes = map[string]reflect.Type{
 	"export":                            nil,
 	"init":                              reflect.TypeFor[initJSON](),
 	"version":                           reflect.TypeFor[versionInfo](),
+	"exit-codes[]":                      reflect.TypeFor[exitCodeJSON](),
 	"bench":                             reflect.TypeFor[benchharness.Result](),
 	"bench --caching":                   reflect.TypeFor[benchharness.CachingResult](),
 	"bench --preset cost":               reflect.TypeFor[benchharness.CostResult](),

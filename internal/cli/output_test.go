@@ -106,3 +106,61 @@ func TestErrorsPrintedAsText(t *testing.T) {
 		t.Errorf("printed %q", out)
 	}
 }
+
+// TestWroteNotesGoToStderr: that a command wrote a file is a note, on
+// stderr like every message, and -q silences it; stdout keeps only the
+// results (init's next steps, compare's table, a dry run's list) and
+// never says "wrote".
+func TestWroteNotesGoToStderr(t *testing.T) {
+	dir := copyProject(t)
+	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
+		t.Fatalf("init --study: %s", errs)
+	}
+	bench := filepath.Join(dir, "benchmarks", "example")
+	site := filepath.Join(dir, "site")
+	fresh := filepath.Join(dir, "fresh")
+	cmpOut := filepath.Join(dir, "cmp.json")
+	studyOut := filepath.Join(dir, "cmp-study.json")
+	csv := filepath.Join(dir, "x.csv")
+	cases := []struct {
+		args   []string
+		note   string // on stderr, not with -q
+		stdout string // the result, with or without -q ("": none)
+	}{
+		{[]string{"init", fresh}, "wrote " + filepath.Join(fresh, "config.yaml"), "Next:\n"},
+		{[]string{"publish", "--output", site, "--site"}, "site: open " + filepath.Join(site, "index.html"), ""},
+		{[]string{"publish", "--output", site}, site + ": ", ""},
+		{[]string{"compare", bench, bench, "-o", cmpOut}, "wrote " + cmpOut, "offline-careful"},
+		{[]string{"compare", "--study", dir, dir, "-o", studyOut}, "wrote " + studyOut, "offline-careful"},
+		{[]string{"export", "example", "-o", csv}, "wrote 32 judged rows to " + csv, ""},
+	}
+	for _, c := range cases {
+		for _, quiet := range []bool{false, true} {
+			args := c.args
+			if quiet {
+				args = append([]string{"-q"}, args...)
+			}
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				os.RemoveAll(fresh)
+				code, out, errs := run(t, dir, args...)
+				if code != 0 {
+					t.Fatalf("exit %d\n%s", code, errs)
+				}
+				if strings.Contains(errs, c.note) == quiet {
+					t.Errorf("stderr has %q: %v, want %v:\n%s", c.note, !quiet, !quiet, errs)
+				}
+				if strings.Contains(out, "wrote") || strings.Contains(out, c.note) {
+					t.Errorf("stdout carries the note:\n%s", out)
+				}
+				if (c.stdout == "") != (out == "") || !strings.Contains(out, c.stdout) {
+					t.Errorf("stdout %q, want the result (%q)", out, c.stdout)
+				}
+			})
+		}
+	}
+	// A dry run's list of what publish would write is its result.
+	code, out, errs := run(t, dir, "-q", "publish", "--output", site, "--dry-run")
+	if code != 0 || !strings.HasPrefix(out, site+": ") || !strings.Contains(out, "would write") || errs != "" {
+		t.Errorf("publish --dry-run -q: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}

@@ -103,6 +103,11 @@ type globals struct {
 
 	progress        atomic.Pointer[progress.Tracker] // the live display, for signal handling
 	interruptedOnce sync.Once
+
+	// benchWarned holds the benchmark.yaml files whose warnings this
+	// command printed (warnBenchmark), each once however often it is read.
+	benchWarnedMu sync.Mutex
+	benchWarned   map[string]bool
 }
 
 // Main runs the CLI and returns the exit code.
@@ -342,7 +347,7 @@ never pays twice for the same call.`,
 		newReportCmd(g),
 		newStatusCmd(g),
 		newVersionCmd(g),
-		newExitCodesHelp(),
+		newExitCodesHelp(g),
 	)
 	addExtraCommands(root, g)
 	addCompletions(root, g)
@@ -369,23 +374,82 @@ func newVersionCmd(g *globals) *cobra.Command {
 	}
 }
 
-func newExitCodesHelp() *cobra.Command {
-	return &cobra.Command{
+// exitCodes are the exit codes and what they mean: the text of `help
+// exit-codes` (each meaning's line breaks as printed) and, with --json, an
+// array of exitCodeJSON.
+var exitCodes = []struct {
+	code    int
+	meaning string
+}{
+	{ExitOK, `success, also a run stopped at the cost ceiling (--max-cost): rerun with a higher
+ceiling to go on`},
+	{ExitFailure, `run failure: some rows failed after retries (outputs hold the rest; rerun to retry them),
+a provider refused (auth, quota), or another process holds the benchmark`},
+	{ExitUsage, `bad usage or bad input: flags, config.yaml, benchmark.yaml, scenario/conversation files,
+a study's taxonomy.json, nutrition-label.json or models.yaml;
+a config that cannot produce a result (no judge, no targets, empty scenarios.json), an
+unknown target, a missing key — all checked before the first phase; or a refused
+overwrite: the new file would hold fewer rows or models, or nulls where verdicts stood
+(the old file is kept byte for byte; --accept-fewer overrides, --force does not)`},
+	{ExitInterrupted, `interrupted (Ctrl-C / SIGTERM): completed work is saved; rerun to continue`},
+}
+
+// exitCodeJSON is one exit code in `help exit-codes --json` (docs/json.md
+// "exit-codes[]").
+type exitCodeJSON struct {
+	Code    int      `json:"code"`
+	Meaning string   `json:"meaning"`
+	Kinds   []string `json:"kinds"`
+}
+
+// exitCodesText is the help text: each code, its meaning indented under it.
+func exitCodesText() string {
+	var b strings.Builder
+	for i, c := range exitCodes {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%-4d %s", c.code, strings.ReplaceAll(c.meaning, "\n", "\n     "))
+	}
+	return b.String()
+}
+
+// exitCodesJSON is the exit codes for --json: each meaning on one line,
+// with the error kinds (the --json error's "kind") that exit with it.
+func exitCodesJSON() []exitCodeJSON {
+	out := make([]exitCodeJSON, len(exitCodes))
+	for i, c := range exitCodes {
+		out[i] = exitCodeJSON{Code: c.code, Meaning: strings.Join(strings.Fields(c.meaning), " "), Kinds: []string{}}
+		for k := fault.Failure; k <= fault.Interrupted; k++ { // every kind, in fault's order
+			if exitCode(&fault.Error{Kind: k, Msg: k.String()}) == c.code {
+				out[i].Kinds = append(out[i].Kinds, k.String())
+			}
+		}
+	}
+	return out
+}
+
+// newExitCodesHelp is `help exit-codes` (also `exit-codes`, and its
+// --help): the text, or with --json the array.
+func newExitCodesHelp(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:   "exit-codes",
 		Short: "Exit codes and what they mean",
-		Long: `0    success, also a run stopped at the cost ceiling (--max-cost): rerun with a higher
-     ceiling to go on
-1    run failure: some rows failed after retries (outputs hold the rest; rerun to retry them),
-     a provider refused (auth, quota), or another process holds the benchmark
-2    bad usage or bad input: flags, config.yaml, benchmark.yaml, scenario/conversation files,
-     a study's taxonomy.json, nutrition-label.json or models.yaml;
-     a config that cannot produce a result (no judge, no targets, empty scenarios.json), an
-     unknown target, a missing key — all checked before the first phase; or a refused
-     overwrite: the new file would hold fewer rows or models, or nulls where verdicts stood
-     (the old file is kept byte for byte; --accept-fewer overrides, --force does not)
-130  interrupted (Ctrl-C / SIGTERM): completed work is saved; rerun to continue`,
-		Run: func(cmd *cobra.Command, _ []string) { cmd.Help() },
+		Long:  exitCodesText(),
+		Args:  cobra.NoArgs,
+		Run:   func(cmd *cobra.Command, _ []string) { cmd.Help() },
 	}
+	defaultHelp := cmd.HelpFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if g.JSON {
+			if err := writeJSON(g.stdout, exitCodesJSON()); err != nil {
+				fmt.Fprintf(g.stderr, "impactbench: %s\n", err)
+			}
+			return
+		}
+		defaultHelp(c, args)
+	})
+	return cmd
 }
 
 // isTerminal reports whether w is a terminal that takes cursor movement

@@ -63,3 +63,40 @@ func TestSpentLineAndOpenings(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedBeforeStartPrintsOnlyTheError: a command its checks refuse
+// before anything ran — a target config.yaml lacks, an input not written
+// yet — spent nothing, so it prints only its error: no "spent now: $0.0000"
+// line before it, and (with --dry-run) no empty plan on stdout.
+func TestRefusedBeforeStartPrintsOnlyTheError(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := run(t, dir, "init", dir); code != 0 {
+		t.Fatalf("init: %s", errs)
+	}
+	cases := [][]string{
+		{"run", "example", "nope"},
+		{"run", "example", "--dry-run", "nope"},
+		{"run", "all", "nope"},
+		{"run", "all", "--dry-run", "nope"},
+		{"run", "example", "--until", "0.1", "nope"},
+		{"simulate", "example", "nope"},
+		{"evaluate", "example", "nope"},
+		{"simulate", "example"},
+		{"evaluate", "example"},
+		{"merge", "example"},
+	}
+	for _, args := range cases {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, out, errs := run(t, dir, args...)
+			if code != ExitUsage {
+				t.Fatalf("exit %d, want %d\n%s", code, ExitUsage, errs)
+			}
+			if !strings.HasPrefix(errs, "impactbench: ") || strings.Contains(errs, "spent now") {
+				t.Errorf("stderr is more than the error:\n%s", errs)
+			}
+			if out != "" {
+				t.Errorf("stdout not empty:\n%s", out)
+			}
+		})
+	}
+}

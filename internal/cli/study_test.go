@@ -71,8 +71,8 @@ func TestStudyCommandsJSON(t *testing.T) {
 	} else if _, err := os.Stat(page); err != nil {
 		t.Errorf("publish --site wrote no page: %v", err)
 	}
-	if code, out, _ = run(t, dir, "publish", "--output", site, "--site"); code != 0 || !strings.Contains(out, "site: open "+filepath.Join(site, "index.html")) {
-		t.Errorf("publish --site: exit %d, %s", code, out)
+	if code, _, errs = run(t, dir, "publish", "--output", site, "--site"); code != 0 || !strings.Contains(errs, "site: open "+filepath.Join(site, "index.html")) {
+		t.Errorf("publish --site: exit %d, %s", code, errs)
 	}
 
 	code, out, errs = run(t, dir, "status", "--study", "--json")
