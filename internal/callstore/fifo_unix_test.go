@@ -5,39 +5,10 @@ package callstore
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/impactbench/impactbench/internal/hostile"
 )
-
-// within runs f, failing the test if it has not returned after a few
-// seconds (a read blocked on a named pipe), then unblocking it by opening
-// the pipe for writing.
-func within(t *testing.T, fifo string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Errorf("reading the named pipe %s still blocks after 5s", fifo)
-		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
-			w.Close()
-		}
-		<-done
-	}
-}
-
-// mkfifo replaces path with a named pipe.
-func mkfifo(t *testing.T, path string) {
-	t.Helper()
-	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestLegacyPipesDoNotHang: a named pipe where a legacy unit file or its
 // journal goes is not read (it would block the run forever): it is never
@@ -45,16 +16,16 @@ func mkfifo(t *testing.T, path string) {
 func TestLegacyPipesDoNotHang(t *testing.T) {
 	dir, want := copyLegacy(t)
 	compact := filepath.Join(dir, "t", "sim", "done_compact.json")
-	mkfifo(t, compact)
-	within(t, compact, func() {
+	hostile.Pipe(t, compact)
+	hostile.NotBlocked(t, compact, func() {
 		var got string
 		if key, ok := Open(dir, false).ReadResult("t/sim/done_compact", &got); ok {
 			t.Errorf("a unit file that is a named pipe gave a result %q %q", key, got)
 		}
 	})
 	journal := filepath.Join(dir, "t", "sim", "redo.jsonl")
-	mkfifo(t, journal)
-	within(t, journal, func() {
+	hostile.Pipe(t, journal)
+	hostile.NotBlocked(t, journal, func() {
 		u, err := Open(dir, false).Unit("t/sim/redo")
 		if err != nil {
 			t.Error(err)
@@ -107,8 +78,8 @@ func TestSegmentSwappedForAPipeDoesNotHang(t *testing.T) {
 	if seg == "" {
 		t.Fatalf("no segment among %v", segs)
 	}
-	mkfifo(t, seg)
-	within(t, seg, func() {
+	hostile.Pipe(t, seg)
+	hostile.NotBlocked(t, seg, func() {
 		u, err := s2.Unit("t/sim/b")
 		if err != nil {
 			return // refused: no hang is all this test asks
