@@ -85,8 +85,9 @@ func benchWarnings(stderr string) int {
 }
 
 // TestInitStudyWarnsOfBenchmarkYAML: init --study drafts the study from
-// the project's own benchmarks, reading each benchmark.yaml: one with an
-// unknown key is warned of like in every other command.
+// the project's own benchmarks, reading config.yaml and each
+// benchmark.yaml: a benchmark.yaml with an unknown key, a config.yaml with
+// a deprecated one, are warned of like in every other command, once.
 func TestInitStudyWarnsOfBenchmarkYAML(t *testing.T) {
 	dir := t.TempDir()
 	if code, _, errs := run(t, dir, "init", dir); code != 0 {
@@ -103,11 +104,23 @@ func TestInitStudyWarnsOfBenchmarkYAML(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(second, "benchmark.yaml"), append(src, "owner: me\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	cfgPath := filepath.Join(dir, "config.yaml")
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgPath, []byte(strings.Replace(string(cfg), "\nlandmarks:", "\npinpoint:", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code, _, errs := run(t, dir, "init", "--study", dir)
 	if code != 0 {
 		t.Fatalf("init --study: exit %d\n%s", code, errs)
 	}
 	if benchWarnings(errs) != 1 || !strings.Contains(errs, filepath.Join(second, "benchmark.yaml")+":") || !strings.Contains(errs, "unknown key owner") {
 		t.Errorf("want one warning naming %s's unknown key; stderr:\n%s", second, errs)
+	}
+	// config.yaml's warnings too, as every command that loads it prints them.
+	if n := strings.Count(errs, "warning: "+cfgPath+":"); n != 1 || !strings.Contains(errs, "pinpoint is deprecated") {
+		t.Errorf("config.yaml's warning printed %d times, want once; stderr:\n%s", n, errs)
 	}
 }

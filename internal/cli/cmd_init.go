@@ -137,6 +137,7 @@ func projectStudyScaffold(g *globals, dir string) ([]config.ScaffoldFile, error)
 	if err != nil {
 		return nil, err
 	}
+	g.warnFile(cfg.Warnings) // as every command that loads config.yaml
 	dirs, err := runner.ListBenches(cfg)
 	if err != nil || len(dirs) == 0 || (len(dirs) == 1 && filepath.Base(dirs[0]) == "example") {
 		return nil, nil
