@@ -55,6 +55,9 @@ finished (exit 2 naming it); run that index again, then merge.`,
 			if err != nil {
 				return err
 			}
+			if err := checkTargets(cfg, dirs, targets); err != nil {
+				return err
+			}
 			slugs := make([]string, len(dirs))
 			errs := make([]error, len(dirs))
 			for i, dir := range dirs {
