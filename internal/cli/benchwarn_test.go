@@ -87,7 +87,8 @@ func benchWarnings(stderr string) int {
 // TestInitStudyWarnsOfBenchmarkYAML: init --study drafts the study from
 // the project's own benchmarks, reading config.yaml and each
 // benchmark.yaml: a benchmark.yaml with an unknown key, a config.yaml with
-// a deprecated one, are warned of like in every other command, once.
+// a deprecated one, are warned of like in every other command, once; a
+// target whose key is unset is no error (drafting calls no model).
 func TestInitStudyWarnsOfBenchmarkYAML(t *testing.T) {
 	dir := t.TempDir()
 	if code, _, errs := run(t, dir, "init", dir); code != 0 {
@@ -109,9 +110,18 @@ func TestInitStudyWarnsOfBenchmarkYAML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(cfgPath, []byte(strings.Replace(string(cfg), "\nlandmarks:", "\npinpoint:", 1)), 0o644); err != nil {
+	// A deprecated key (a warning), and a target whose key is unset: init
+	// --study calls no model, so, as status or report, it needs no key.
+	edited := strings.Replace(string(cfg), "\nlandmarks:", "\npinpoint:", 1)
+	edited = strings.Replace(edited, "\ntargets:\n", "\ntargets:\n  - id: keyed\n    model: claude-haiku-4-5\n    source: anthropic\n    apikey: \"${IMPACTBENCH_TEST_UNSET_KEY}\"\n", 1)
+	if !strings.Contains(edited, "pinpoint:") || !strings.Contains(edited, "id: keyed") {
+		t.Fatal("config.yaml's edits did not apply")
+	}
+	if err := os.WriteFile(cfgPath, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	t.Setenv("IMPACTBENCH_TEST_UNSET_KEY", "")
+	os.Unsetenv("IMPACTBENCH_TEST_UNSET_KEY")
 	code, _, errs := run(t, dir, "init", "--study", dir)
 	if code != 0 {
 		t.Fatalf("init --study: exit %d\n%s", code, errs)

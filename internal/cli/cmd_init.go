@@ -133,7 +133,9 @@ func projectStudyScaffold(g *globals, dir string) ([]config.ScaffoldFile, error)
 	if !fileExists(cfgPath) {
 		return nil, nil
 	}
-	cfg, err := config.Load(cfgPath)
+	// As every command that only reads config.yaml (status, report):
+	// drafting the study calls no model, so an unset key is no error.
+	cfg, err := config.LoadWithOptions(cfgPath, config.LoadOptions{AllowMissingEnv: true})
 	if err != nil {
 		return nil, err
 	}
