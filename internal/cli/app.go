@@ -179,31 +179,44 @@ func (g *globals) loadConfig() (*config.Config, error) {
 }
 
 // warnFile prints the warnings of a file the command read — config.yaml's,
-// benchmark.yaml's, each "file:line:col: message" — on stderr.
+// benchmark.yaml's, each "file:line:col: message" — on stderr (warn).
 func (g *globals) warnFile(warnings []string) {
 	for _, w := range warnings {
-		fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", sanitize.Terminal(w))
+		g.warn(w)
 	}
+}
+
+// warn prints one warning on stderr, "impactbench: warning: msg" (msg as
+// text: names in it come from files and folders). Every warning of every
+// command goes through it, so that:
+//   - with -q none prints: --quiet's help promises no warnings on stderr;
+//   - each prints once per command however often the command finds it
+//     (`aggregate all` loads config.yaml once per benchmark, a study run
+//     reads a benchmark.yaml several times).
+func (g *globals) warn(msg string) {
+	if g.Quiet {
+		return
+	}
+	line := "impactbench: warning: " + sanitize.Terminal(msg) + "\n"
+	g.warnedMu.Lock()
+	defer g.warnedMu.Unlock()
+	if g.warned[line] {
+		return
+	}
+	if g.warned == nil {
+		g.warned = map[string]bool{}
+	}
+	g.warned[line] = true
+	fmt.Fprint(g.stderr, line)
 }
 
 // warnBenchmark prints the warnings of a benchmark.yaml the command loaded
 // (keys it does not know, kept in the file but not used) as loadConfig
-// prints config.yaml's, once per file in a command however often the
-// command reads it (b nil: none).
+// prints config.yaml's (b nil: none).
 func (g *globals) warnBenchmark(b *config.Benchmark) {
-	if b == nil || len(b.Warnings) == 0 {
-		return
+	if b != nil {
+		g.warnFile(b.Warnings)
 	}
-	g.benchWarnedMu.Lock()
-	defer g.benchWarnedMu.Unlock()
-	if g.benchWarned[b.Path] {
-		return
-	}
-	if g.benchWarned == nil {
-		g.benchWarned = map[string]bool{}
-	}
-	g.benchWarned[b.Path] = true
-	g.warnFile(b.Warnings)
 }
 
 // warnBenchmarkIn is warnBenchmark for the benchmark.yaml in dir, for a

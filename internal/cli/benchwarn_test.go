@@ -85,8 +85,10 @@ func benchWarnings(stderr string) int {
 }
 
 // TestInitStudyWarnsOfBenchmarkYAML: init --study drafts the study from
-// the project's own benchmarks, reading each benchmark.yaml: one with an
-// unknown key is warned of like in every other command.
+// the project's own benchmarks, reading config.yaml and each
+// benchmark.yaml: a benchmark.yaml with an unknown key, a config.yaml with
+// a deprecated one, are warned of like in every other command, once; a
+// target whose key is unset is no error (drafting calls no model).
 func TestInitStudyWarnsOfBenchmarkYAML(t *testing.T) {
 	dir := t.TempDir()
 	if code, _, errs := run(t, dir, "init", dir); code != 0 {
@@ -103,11 +105,32 @@ func TestInitStudyWarnsOfBenchmarkYAML(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(second, "benchmark.yaml"), append(src, "owner: me\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	cfgPath := filepath.Join(dir, "config.yaml")
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A deprecated key (a warning), and a target whose key is unset: init
+	// --study calls no model, so, as status or report, it needs no key.
+	edited := strings.Replace(string(cfg), "\nlandmarks:", "\npinpoint:", 1)
+	edited = strings.Replace(edited, "\ntargets:\n", "\ntargets:\n  - id: keyed\n    model: claude-haiku-4-5\n    source: anthropic\n    apikey: \"${IMPACTBENCH_TEST_UNSET_KEY}\"\n", 1)
+	if !strings.Contains(edited, "pinpoint:") || !strings.Contains(edited, "id: keyed") {
+		t.Fatal("config.yaml's edits did not apply")
+	}
+	if err := os.WriteFile(cfgPath, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("IMPACTBENCH_TEST_UNSET_KEY", "")
+	os.Unsetenv("IMPACTBENCH_TEST_UNSET_KEY")
 	code, _, errs := run(t, dir, "init", "--study", dir)
 	if code != 0 {
 		t.Fatalf("init --study: exit %d\n%s", code, errs)
 	}
 	if benchWarnings(errs) != 1 || !strings.Contains(errs, filepath.Join(second, "benchmark.yaml")+":") || !strings.Contains(errs, "unknown key owner") {
 		t.Errorf("want one warning naming %s's unknown key; stderr:\n%s", second, errs)
+	}
+	// config.yaml's warnings too, as every command that loads it prints them.
+	if n := strings.Count(errs, "warning: "+cfgPath+":"); n != 1 || !strings.Contains(errs, "pinpoint is deprecated") {
+		t.Errorf("config.yaml's warning printed %d times, want once; stderr:\n%s", n, errs)
 	}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -69,20 +68,19 @@ func (g *globals) aggregateAll(ctx context.Context, args []string, pf *phaseFlag
 	if len(dirs) == 1 && !(len(args) == 1 && args[0] == "all") {
 		return g.aggregateOne(ctx, dirs[0], pf, upstreamOnly, nil)
 	}
-	var errs []error
+	slugs := make([]string, len(dirs))
+	errs := make([]error, len(dirs))
 	objs := []runJSON{}
-	for _, dir := range dirs {
+	for i, dir := range dirs {
 		if err := ctx.Err(); err != nil {
 			return err // interrupted: the benchmarks left are not begun
 		}
 		if !g.JSON && !g.Quiet {
 			fmt.Fprintf(g.stderr, "== %s\n", sanitize.Terminal(filepath.Base(dir)))
 		}
-		if err := g.aggregateOne(ctx, dir, pf, upstreamOnly, &objs); err != nil {
-			errs = append(errs, &runner.BenchError{Bench: filepath.Base(dir), Err: err})
-		}
+		slugs[i], errs[i] = filepath.Base(dir), g.aggregateOne(ctx, dir, pf, upstreamOnly, &objs)
 	}
-	runErr := errors.Join(errs...)
+	runErr := runner.JoinOnce(slugs, errs)
 	if g.JSON {
 		if err := writeJSON(g.stdout, objs); err != nil {
 			return err

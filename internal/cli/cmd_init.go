@@ -133,10 +133,13 @@ func projectStudyScaffold(g *globals, dir string) ([]config.ScaffoldFile, error)
 	if !fileExists(cfgPath) {
 		return nil, nil
 	}
-	cfg, err := config.Load(cfgPath)
+	// As every command that only reads config.yaml (status, report):
+	// drafting the study calls no model, so an unset key is no error.
+	cfg, err := config.LoadWithOptions(cfgPath, config.LoadOptions{AllowMissingEnv: true})
 	if err != nil {
 		return nil, err
 	}
+	g.warnFile(cfg.Warnings) // as every command that loads config.yaml
 	dirs, err := runner.ListBenches(cfg)
 	if err != nil || len(dirs) == 0 || (len(dirs) == 1 && filepath.Base(dirs[0]) == "example") {
 		return nil, nil

@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -55,16 +55,15 @@ finished (exit 2 naming it); run that index again, then merge.`,
 			if err != nil {
 				return err
 			}
-			var errs []error
-			for _, dir := range dirs {
-				if err := g.mergeOne(cmd.Context(), dir, targets, o); err != nil {
-					if len(dirs) == 1 {
-						return err
-					}
-					errs = append(errs, err)
-				}
+			if err := checkTargets(cfg, dirs, targets); err != nil {
+				return err
 			}
-			return errors.Join(errs...)
+			slugs := make([]string, len(dirs))
+			errs := make([]error, len(dirs))
+			for i, dir := range dirs {
+				slugs[i], errs[i] = filepath.Base(dir), g.mergeOne(cmd.Context(), dir, targets, o)
+			}
+			return runner.JoinOnce(slugs, errs)
 		},
 	}
 	cmd.Flags().BoolVar(&o.noAggregate, "no-aggregate", false, "only combine the files")
@@ -88,7 +87,9 @@ func (g *globals) mergeOne(ctx context.Context, dir string, targets []string, o 
 			return err
 		}
 		if len(reps) == 0 {
-			return fault.Inputf("%s: no shard files found under runs/*/ (written by --shard i/K runs); workers that shared only an object store are merged with --from-store", r.Bench().Slug)
+			// No benchmark name: several benchmarks' are said once
+			// (runner.JoinOnce), naming the benchmarks when not all.
+			return fault.Inputf("no shard files found under runs/*/ (written by --shard i/K runs); workers that shared only an object store are merged with --from-store")
 		}
 		inv.merged = reps
 		for _, m := range reps {

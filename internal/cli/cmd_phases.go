@@ -40,7 +40,7 @@ var phaseDocs = map[phaseKind]struct{ short, long, example string }{
 		"The judge sees only the metric definition and the transcript. Writes runs/<target>/scores.json.\n--judge re-judges stored conversations with other judges (written under runs/<target>/judges/).\n--repeats K re-judges them K more times with fresh seeds and reports each metric's flip rate\n(runs/<target>/repeats.json; scores.json is not touched).",
 		"  impactbench evaluate example\n  impactbench evaluate example gpt-4o --judge gpt-5-mini"},
 	phaseAggregate: {"Compute pass rates, intervals and agreement into results.json",
-		"Reads every runs/*/scores.json. Upstream's fields are computed exactly as ImpactBench does;\nintervals, demographic breakdowns, agreement and gaps are added in new fields.\n\nSeveral benchmarks (`aggregate all`, or `aggregate b1 b2 …`) are aggregated one after another,\nevery name checked first (names that are no benchmark: exit 2, naming them); one that fails\ndoes not stop the others, and the error names each failure by benchmark.",
+		"Reads every runs/*/scores.json. Upstream's fields are computed exactly as ImpactBench does;\nintervals, demographic breakdowns, agreement and gaps are added in new fields.\n\nSeveral benchmarks (`aggregate all`, or `aggregate b1 b2 …`) are aggregated one after another,\nevery name checked first (names that are no benchmark: exit 2, naming them); one that fails\ndoes not stop the others, and the error names each failure by benchmark (an error every\nbenchmark gives alike is said once).",
 		"  impactbench aggregate example\n  impactbench aggregate all\n  impactbench aggregate example humanebench"},
 }
 

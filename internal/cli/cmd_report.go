@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/report"
 	"github.com/impactbench/impactbench/internal/runner"
 )
@@ -115,6 +116,9 @@ with intervals, rank intervals and ties.`,
 			}
 			g.warnBenchmarkIn(dir)
 			targets := args[1:]
+			if err := checkTargets(cfg, []string{dir}, targets); err != nil {
+				return err
+			}
 			if len(targets) == 0 {
 				for _, t := range cfg.Targets {
 					targets = append(targets, t.ID)
@@ -142,6 +146,9 @@ func studyStatus(g *globals, cfg *config.Config, targets []string) error {
 		return err
 	}
 	g.warnBenchmarkIn(dirs...)
+	if err := checkTargets(cfg, dirs, targets); err != nil {
+		return err
+	}
 	if len(targets) == 0 {
 		for _, t := range cfg.Targets {
 			targets = append(targets, t.ID)
@@ -156,4 +163,34 @@ func studyStatus(g *globals, cfg *config.Config, targets []string) error {
 		return report.WriteStudyStatusJSON(g.stdout, benches, targets, opts)
 	}
 	return report.StudyStatus(g.stdout, benches, targets, opts)
+}
+
+// checkTargets refuses a target named on the command line (status, merge)
+// that config.yaml does not have and no benchmark in dirs has a
+// runs/<target>/ folder for (a target taken out of config.yaml still shows,
+// and merges, what it ran), as run and the stages refuse one: exit 2
+// naming it and config's targets, before anything is read or written.
+func checkTargets(cfg *config.Config, dirs, targets []string) error {
+	var unknown []string
+	for _, t := range targets {
+		if _, ok := cfg.Target(t); ok || ranIn(dirs, t) {
+			continue
+		}
+		unknown = append(unknown, t)
+	}
+	return runner.UnknownTargets(cfg, unknown)
+}
+
+// ranIn reports whether a benchmark in dirs has a runs/<target>/ folder;
+// target is one folder name (never "..", never a path).
+func ranIn(dirs []string, target string) bool {
+	if target == "" || target == "." || target == ".." || strings.ContainsAny(target, `/\`) {
+		return false
+	}
+	for _, d := range dirs {
+		if st, err := os.Stat(layout.InDir(d).RunDir(target)); err == nil && st.IsDir() {
+			return true
+		}
+	}
+	return false
 }

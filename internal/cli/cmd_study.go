@@ -60,20 +60,16 @@ func (g *globals) loadStudy() (*study.Study, *study.Result, string, error) {
 	}
 	res := s.Compute()
 	g.warnStudy(res.Warnings)
-	if len(s.Models) == 0 && !g.Quiet {
-		fmt.Fprintf(g.stderr, "impactbench: warning: no model of %s has judged rows yet: the study is empty (run the benchmarks first, e.g. `impactbench run all`)\n", study.ModelsFile)
+	if len(s.Models) == 0 {
+		g.warn(fmt.Sprintf("no model of %s has judged rows yet: the study is empty (run the benchmarks first, e.g. `impactbench run all`)", study.ModelsFile))
 	}
 	return s, res, dir, nil
 }
 
-// warnStudy prints a study's warnings on stderr, as text (folder names
-// and keys come from files).
+// warnStudy prints a study's warnings on stderr (warn).
 func (g *globals) warnStudy(warnings []string) {
-	if g.Quiet {
-		return
-	}
 	for _, w := range warnings {
-		fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", sanitize.Terminal(w))
+		g.warn(w)
 	}
 }
 
@@ -237,9 +233,7 @@ func printPublish(g *globals, rep *publish.Report) {
 	if rep.Site != "" && !rep.DryRun {
 		fmt.Fprintf(out, "site: open %s (from disk or any static host)\n", rep.Site)
 	}
-	for _, w := range rep.Warnings {
-		fmt.Fprintf(g.stderr, "impactbench: warning: %s\n", sanitize.Terminal(w))
-	}
+	g.warnStudy(rep.Warnings)
 }
 
 const maxListed = 40
@@ -294,8 +288,8 @@ func statusStudy(g *globals) error {
 	}
 	sum.Stale = stale
 	g.warnStudy(sum.Warnings)
-	if len(stale) > 0 && !g.Quiet {
-		fmt.Fprintf(g.stderr, "impactbench: warning: %s is stale: %s changed since it was written; run `impactbench study` to refresh it\n", path, study.DescribeStale(stale))
+	if len(stale) > 0 {
+		g.warn(fmt.Sprintf("%s is stale: %s changed since it was written; run `impactbench study` to refresh it", path, study.DescribeStale(stale)))
 	}
 	if g.JSON {
 		return writeJSON(g.stdout, studyJSON{Command: "status", Summary: sum})

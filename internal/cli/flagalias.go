@@ -23,6 +23,8 @@ func deprecatedAlias(g *globals, fl *pflag.FlagSet, old, name, oldVal, val strin
 	if sh := fl.Lookup(name).Shorthand; sh != "" {
 		use = "-" + sh + "/" + use
 	}
-	fmt.Fprintf(g.stderr, "impactbench: --%s is deprecated and will be removed: use %s\n", old, use)
+	if !g.Quiet { // a note: --quiet's help promises none
+		fmt.Fprintf(g.stderr, "impactbench: --%s is deprecated and will be removed: use %s\n", old, use)
+	}
 	return oldVal, nil
 }

@@ -104,10 +104,10 @@ type globals struct {
 	progress        atomic.Pointer[progress.Tracker] // the live display, for signal handling
 	interruptedOnce sync.Once
 
-	// benchWarned holds the benchmark.yaml files whose warnings this
-	// command printed (warnBenchmark), each once however often it is read.
-	benchWarnedMu sync.Mutex
-	benchWarned   map[string]bool
+	// warned holds the warning lines this command printed (warn), each
+	// once however often it is found.
+	warnedMu sync.Mutex
+	warned   map[string]bool
 }
 
 // Main runs the CLI and returns the exit code.

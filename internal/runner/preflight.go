@@ -120,13 +120,38 @@ func (r *Runner) checkTargetNames(n need) error {
 		if !n.simulate && exists(filepath.Join(r.b.Files.RunDir(t), "conversations"+r.b.Opts.Shard.Suffix()+".json")) {
 			continue
 		}
-		unknown = append(unknown, fmt.Sprintf("%q", t))
+		unknown = append(unknown, t)
 	}
+	return UnknownTargets(r.b.Cfg, unknown)
+}
+
+// UnknownTargets is the input error (exit 2) for targets named on the
+// command line that config.yaml does not have, naming them and config's
+// targets, with "did you mean X?" when one unknown target is a likely
+// typo of a known one; nil when unknown is empty.
+func UnknownTargets(cfg *config.Config, unknown []string) error {
 	if len(unknown) == 0 {
 		return nil
 	}
-	return fault.Inputf("target %s is not in %s (targets: %s)",
-		strings.Join(unknown, ", "), r.b.Cfg.Path, strings.Join(r.Targets(), ", "))
+	ids := make([]string, len(cfg.Targets))
+	for i, t := range cfg.Targets {
+		ids[i] = t.ID
+	}
+	quoted := make([]string, len(unknown))
+	for i, t := range unknown {
+		quoted[i] = fmt.Sprintf("%q", t)
+	}
+	hint := ""
+	if len(unknown) == 1 {
+		if s := config.Suggest(unknown[0], ids); s != "" {
+			hint = "; did you mean " + s + "?"
+		}
+	}
+	what := "target %s is not in %s (targets: %s)%s"
+	if len(unknown) > 1 {
+		what = "targets %s are not in %s (targets: %s)%s"
+	}
+	return fault.Inputf(what, strings.Join(quoted, ", "), cfg.Path, strings.Join(ids, ", "), hint)
 }
 
 // checkScenariosNotEmpty refuses a scenarios.json with no rows: simulate

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/config"
@@ -56,13 +57,50 @@ func (s *Study) Close() {
 // mistake in the last benchmark must not surface after the first ones
 // have paid for their calls.
 func (s *Study) Preflight(targets []string) error {
-	var errs []error
-	for _, r := range s.benches {
-		if err := r.checkRun(targets); err != nil {
-			errs = append(errs, err)
+	slugs := make([]string, len(s.benches))
+	errs := make([]error, len(s.benches))
+	for i, r := range s.benches {
+		slugs[i], errs[i] = r.b.Spec.Slug, r.checkRun(targets)
+	}
+	return JoinOnce(slugs, errs)
+}
+
+// JoinOnce joins the benchmarks' errors (errs[i] is slugs[i]'s, nil: none)
+// saying each text once: one every benchmark gave (a target config.yaml
+// does not have, a key left unset) is said as it is, once rather than once
+// per benchmark; one only some gave names them ("b2: …", BenchError), so
+// that none is repeated and none is left without its benchmark. Every
+// error is kept, each text in the order first given.
+func JoinOnce(slugs []string, errs []error) error {
+	type same struct {
+		err     error
+		benches []string
+	}
+	var groups []*same
+	byText := map[string]*same{}
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		g := byText[err.Error()]
+		if g == nil {
+			g = &same{err: err}
+			byText[err.Error()] = g
+			groups = append(groups, g)
+		}
+		g.benches = append(g.benches, slugs[i])
+	}
+	out := make([]error, len(groups))
+	for i, g := range groups {
+		out[i] = g.err
+		if len(g.benches) < len(slugs) {
+			out[i] = &BenchError{Bench: strings.Join(g.benches, ", "), Err: g.err}
 		}
 	}
-	return errors.Join(errs...)
+	if len(out) == 1 {
+		return out[0] // itself, as one benchmark's command returns it
+	}
+	return errors.Join(out...)
 }
 
 // Run runs every benchmark at once (see Runner.Run). It returns when all
@@ -105,7 +143,9 @@ func (s *Study) RunRound(ctx context.Context, targets []string, grow map[string]
 	return errors.Join(errs...)
 }
 
-// BenchError is one benchmark's failure in a study.
+// BenchError is one benchmark's failure in a study. Bench is its slug;
+// before the run (Preflight) it may be several, ", "-joined, that failed
+// alike (JoinOnce).
 type BenchError struct {
 	Bench string
 	Err   error

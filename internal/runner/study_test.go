@@ -145,3 +145,35 @@ func TestStudyHasOneCostCeiling(t *testing.T) {
 		t.Errorf("study budget %+v, want stopped with rows remaining", sum.Budget)
 	}
 }
+
+// TestJoinOnce: the benchmarks' errors, each text once; one every
+// benchmark gave as it is, one only some gave naming them; none: nil.
+func TestJoinOnce(t *testing.T) {
+	shared := fault.Inputf("target %q is not in config.yaml", "nope")
+	own := errors.New("scenarios.json holds no scenarios")
+	slugs := []string{"a", "b", "c"}
+	for _, c := range []struct {
+		name string
+		errs []error
+		want string
+		kind fault.Kind
+	}{
+		{"none", []error{nil, nil, nil}, "", fault.Failure},
+		{"every one alike", []error{shared, shared, shared}, shared.Error(), fault.Input},
+		{"some alike", []error{own, nil, own}, "a, c: " + own.Error(), fault.Failure},
+		{"one", []error{nil, own, nil}, "b: " + own.Error(), fault.Failure},
+		{"different", []error{shared, own, shared}, "a, c: " + shared.Error() + "\nb: " + own.Error(), fault.Input},
+	} {
+		err := JoinOnce(slugs, c.errs)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+		if k := fault.KindOf(err); k != c.kind {
+			t.Errorf("%s: kind %v, want %v", c.name, k, c.kind)
+		}
+	}
+}
