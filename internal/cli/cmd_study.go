@@ -123,11 +123,14 @@ change is left alone, so publishing again after one benchmark changed rewrites o
 files and the aggregate ones; files an earlier publish wrote that this one does not are
 removed. Also refreshes benchmarks/study.json.
 
-Publish owns only what it wrote (DIR/.impactbench-publish.json lists it): a file already at a
-path it writes that no earlier publish into DIR wrote — a folder it never published into,
-such as a checkout of impactbench-web with its own data/models.json — is refused (exit 2,
-naming the file, nothing changed). Publish into an empty or new folder, or add --force to
-take those files over (publish then owns them); files it does not write are never touched.
+Publish owns only what it wrote, as it wrote it (DIR/.impactbench-publish.json lists each
+file with its size and sha256): a file already at a path it writes that no earlier publish
+into DIR wrote — a folder it never published into, such as a checkout of impactbench-web with
+its own data/models.json — is refused (exit 2, naming the file, nothing changed), and so is a
+file publish wrote that was changed since (a hand-edited data/models.json), whether publish
+would overwrite it or, no longer writing it, remove it; --dry-run says so too. Publish into an
+empty or new folder, or add --force to take those files over (publish then owns them); files
+it does not write are never touched.
 
 --site adds the static study site beside the data: DIR/index.html and DIR/site/ (leaderboard
 with intervals, rank intervals and tie groups; the taxonomy down to each transcript with the

@@ -38,7 +38,8 @@ var forceUses = map[string]forceUse{
 	"validate":      {forceRedo, "the validation run under validation/<role>-<model>/; the main run is never touched"},
 	"compare":       {forceCompare, ""},
 	"publish": {forceOverwrite, "files at DIR/data/, scenarios/, index.html and site/ that no earlier publish into DIR wrote, " +
-		"such as a checkout of impactbench-web, are refused otherwise; publish then owns them, and nothing else in DIR is touched"},
+		"such as a checkout of impactbench-web, or that were changed since publish wrote them, are refused otherwise " +
+		"(a changed file publish no longer writes is then removed); publish then owns them, and nothing else in DIR is touched"},
 }
 
 // forceHelp is each command's --force help: its meaning, then where.

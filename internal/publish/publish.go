@@ -26,6 +26,9 @@ type Options struct {
 	Site bool
 	// Force takes over the files already at paths publish writes that no
 	// earlier publish into Out wrote (refused otherwise, naming the first).
+	// Force also takes over the files an earlier publish wrote that were
+	// changed since (their bytes differ from the sha256 its manifest
+	// records), to overwrite or remove them (refused otherwise).
 	Force bool
 }
 
@@ -59,12 +62,16 @@ type Report struct {
 // every input, writing nothing; only when it passes does the second pass
 // write. A refused input leaves the output directory byte for byte as it
 // was. The second pass first removes the temp files a killed publish left,
-// then records in the manifest every file it is about to write.
+// then, before its first write, records in the manifest every file it is
+// about to write.
 //
-// Publish owns only what an earlier publish into opts.Out wrote (its
-// manifest lists them): a file already at a path it writes that the
-// manifest does not list — a folder it never published into, such as a
-// checkout of the website — is refused, naming it, unless opts.Force.
+// Publish owns only what an earlier publish into opts.Out wrote, as it
+// wrote it (its manifest lists them, with each one's size and sha256): a
+// file already at a path it writes that the manifest does not list — a
+// folder it never published into, such as a checkout of the website — is
+// refused, naming it, unless opts.Force; so is a listed file whose bytes
+// were changed since (hand-edited, replaced), whether publish would
+// overwrite it or, no longer writing it, remove it.
 func Publish(ctx context.Context, s *study.Study, res *study.Result, opts Options) (*Report, error) {
 	planned, err := publish(ctx, s, res, opts, check, nil)
 	if err != nil {
@@ -74,16 +81,17 @@ func Publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 	if opts.DryRun {
 		m = dry
 	}
-	w, err := publish(ctx, s, res, opts, m, planned.seen)
+	w, err := publish(ctx, s, res, opts, m, planned)
 	if err != nil {
 		return nil, err
 	}
 	return w.rep, nil
 }
 
-// publish is one pass of Publish; planned is the files the check pass
-// found this publish writes (nil in the check pass).
-func publish(ctx context.Context, s *study.Study, res *study.Result, opts Options, m mode, planned map[string]bool) (*writer, error) {
+// publish is one pass of Publish; planned is the check pass (nil in the
+// check pass itself): the files this publish writes, and the files it
+// found holding the bytes the manifest records.
+func publish(ctx context.Context, s *study.Study, res *study.Result, opts Options, m mode, planned *writer) (*writer, error) {
 	if len(s.Models) == 0 {
 		return nil, &study.InputError{Problems: []study.Problem{{File: s.Inputs.ModelsPath(), Msg: "no model has score rows in the study's benchmarks: nothing to publish (run the benchmarks first)"}}}
 	}
@@ -102,11 +110,12 @@ func publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 	if err := w.readOwned(); err != nil {
 		return nil, err
 	}
+	if planned != nil {
+		w.planned, w.intact = planned.seen, planned.intact
+	}
 	if m == write {
+		// The manifest claims the planned files at the first write (claim).
 		w.sweepTemps(time.Now())
-		if err := w.claim(planned); err != nil {
-			return nil, err
-		}
 	}
 	scores := scoresData(s)
 	for _, f := range []struct {

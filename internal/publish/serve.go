@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
+	"path"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // NotLoopbackError refuses to serve a study's files beyond this machine:
@@ -63,7 +68,7 @@ func Serve(ctx context.Context, dir, addr string, ready func(base string)) error
 
 // corsFiles serves dir's files (no directory listings) to any origin.
 func corsFiles(dir string) http.Handler {
-	files := http.FileServer(http.Dir(dir))
+	files := http.FileServer(regularFiles(dir))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", "*")
@@ -79,4 +84,26 @@ func corsFiles(dir string) http.Handler {
 			files.ServeHTTP(w, r)
 		}
 	})
+}
+
+// regularFiles is dir's regular files, as http.FileServer opens them: a
+// symbolic link (at the file or on its way under dir) is not followed — the
+// preview answers any origin, so a link planted in a shared folder must
+// not serve a file from elsewhere on the machine — and a named pipe is
+// refused instead of blocking the request forever. Both are "not found".
+type regularFiles string
+
+func (d regularFiles) Open(name string) (http.File, error) {
+	rel := strings.TrimPrefix(path.Clean("/"+name), "/")
+	if rel == "" {
+		return nil, fs.ErrNotExist
+	}
+	if err := noLinks(string(d), rel); err != nil {
+		return nil, fs.ErrNotExist
+	}
+	f, err := fsx.OpenNoFollow(filepath.Join(string(d), filepath.FromSlash(rel)))
+	if err != nil {
+		return nil, fs.ErrNotExist
+	}
+	return f, nil
 }

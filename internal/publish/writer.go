@@ -2,6 +2,8 @@ package publish
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +31,43 @@ const maxManifestBytes = 64 << 20
 
 type manifest struct {
 	Files []string `json:"files"`
+	// Written records, for each listed file this publish wrote (or found
+	// already holding its bytes), its size and sha256 as publish left it:
+	// a file whose bytes differ now was changed by someone else, and is
+	// not overwritten or removed without --force. A file listed without
+	// an entry (a manifest from before the hashes, or one a publish
+	// killed half way may have written) is trusted by its path.
+	Written map[string]written `json:"written,omitempty"`
+}
+
+// written is a file as publish wrote it.
+type written struct {
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// UnmarshalJSON refuses a record without its size and sha256, so that a
+// manifest of empty records ("a":{}, a few bytes each) cannot make many
+// times its size in memory.
+func (r *written) UnmarshalJSON(b []byte) error {
+	type plain written
+	var p plain
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	if p.Size < 0 || !sha256Hex.MatchString(p.SHA256) {
+		return errors.New("a record is a size and a sha256 (64 lowercase hex digits)")
+	}
+	*r = written(p)
+	return nil
+}
+
+// sum is what the manifest records of data.
+func sum(data []byte) written {
+	h := sha256.Sum256(data)
+	return written{Size: int64(len(data)), SHA256: hex.EncodeToString(h[:])}
 }
 
 // mode is what a writer does with the files it is given.
@@ -61,10 +100,24 @@ type writer struct {
 	ownedSet    map[string]bool
 	hadManifest bool
 	force       bool
+	// recorded is the last manifest's Written: the owned files whose
+	// bytes publish knows. The check pass refuses one whose bytes differ
+	// now (unless force) and puts those that match in intact; the write
+	// pass, given intact, compares new bytes with the recorded sha256
+	// instead of reading such a file a second time.
+	recorded map[string]written
+	intact   map[string]bool
+	// sums is what this pass wrote (or found already there), for the
+	// manifest it leaves.
+	sums map[string]written
+	// planned is the check pass's files; claimed says whether the
+	// manifest naming them has been written (before the first file).
+	planned map[string]bool
+	claimed bool
 }
 
 func newWriter(out string, m mode, rep *Report) *writer {
-	return &writer{out: out, mode: m, rep: rep, seen: map[string]bool{}}
+	return &writer{out: out, mode: m, rep: rep, seen: map[string]bool{}, intact: map[string]bool{}, sums: map[string]written{}}
 }
 
 // emit writes data to rel (a slash path under out) unless the file already
@@ -89,13 +142,25 @@ func (w *writer) emit(rel string, data []byte) error {
 		return nil
 	}
 	path := filepath.Join(w.out, filepath.FromSlash(rel))
-	if same(path, data) {
+	now := sum(data)
+	w.sums[rel] = now
+	unchanged := false
+	if rec, ok := w.recorded[rel]; ok && w.intact[rel] {
+		// The check pass read the file and found the bytes recorded.
+		unchanged = rec == now
+	} else {
+		unchanged = same(path, data)
+	}
+	if unchanged {
 		w.rep.Unchanged++
 		return nil
 	}
 	w.rep.Written = append(w.rep.Written, rel)
 	if w.mode == dry {
 		return nil
+	}
+	if err := w.claim(); err != nil {
+		return err
 	}
 	return replaceFile(path, data)
 }
@@ -115,8 +180,11 @@ func (w *writer) checkPath(rel string) error {
 // (a checkout of the website, someone's own data/models.json) keeps its
 // files unless --force takes them over.
 func (w *writer) checkOwned(rel string) error {
-	if w.force || w.ownedSet[rel] {
+	if w.force {
 		return nil
+	}
+	if w.ownedSet[rel] {
+		return w.checkIntact(rel, false)
 	}
 	path := filepath.Join(w.out, filepath.FromSlash(rel))
 	_, err := os.Lstat(path)
@@ -134,6 +202,60 @@ func (w *writer) checkOwned(rel string) error {
 		Err: fmt.Errorf("already exists and an earlier publish did not write it (%s): publish does not overwrite files it did not write", why),
 		Hint: "; publish into an empty or new folder, or add --force to take over the files publish writes there " +
 			"(data/, scenarios/, index.html, site/; nothing else in the folder is touched)"}
+}
+
+// checkIntact, in the check pass, refuses an owned file rel that the
+// manifest records and that no longer holds the bytes recorded: someone
+// changed (or replaced) it since publish wrote it, so publish neither
+// overwrites nor (removing, when it no longer writes rel) removes it
+// unless --force. A missing file is no loss; a file listed without a
+// record is trusted by its path. Reads at most the recorded size.
+func (w *writer) checkIntact(rel string, removing bool) error {
+	rec, ok := w.recorded[rel]
+	if !ok || w.mode != check || w.force {
+		return nil
+	}
+	path := filepath.Join(w.out, filepath.FromSlash(rel))
+	why := ""
+	f, err := fsx.OpenNoFollow(path)
+	var nr *fsx.NotRegularError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case errors.As(err, &nr):
+		why = "it is now " + nr.What
+	case err != nil:
+		return fmt.Errorf("publish: %w", err)
+	default:
+		now, err := sumOf(f, rec.Size)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("publish: read %s: %w", path, err)
+		}
+		if now == rec {
+			w.intact[rel] = true
+			return nil
+		}
+		why = "its bytes differ from the sha256 " + layout.PublishManifestFile + " records"
+	}
+	what, hint := "overwrite", "; keep your version elsewhere (or delete the file), or add --force to take it over: publish then overwrites it"
+	if removing {
+		what, hint = "remove", "; keep your version elsewhere (or delete the file), or add --force to take it over: publish then removes it, as it no longer writes it"
+	}
+	return &artifacts.FileError{Path: path, Row: -1,
+		Err:  fmt.Errorf("was changed since publish wrote it (%s): publish does not %s a file whose bytes it did not write", why, what),
+		Hint: hint}
+}
+
+// sumOf is the size and sha256 of f, reading at most size+1 bytes (a file
+// larger than size differs anyway).
+func sumOf(f *os.File, size int64) (written, error) {
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, size+1))
+	if err != nil {
+		return written{}, err
+	}
+	return written{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // emitAll emits the site's files.
@@ -211,6 +333,9 @@ func (w *writer) finish() error {
 			return err
 		}
 		if !w.seen[rel] {
+			if err := w.checkIntact(rel, true); err != nil {
+				return err
+			}
 			stale = append(stale, rel)
 		}
 	}
@@ -223,7 +348,7 @@ func (w *writer) finish() error {
 	if err := w.removeStale(stale); err != nil {
 		return err
 	}
-	return w.writeManifest(w.seen)
+	return w.writeManifest(w.seen, w.sums)
 }
 
 // readOwned reads the last publish's manifest: what publish owns in out.
@@ -246,26 +371,47 @@ func (w *writer) readOwned() error {
 	for _, rel := range old.Files {
 		w.ownedSet[rel] = true
 	}
+	for _, rel := range slices.Sorted(maps.Keys(old.Written)) {
+		if !w.ownedSet[rel] {
+			return &artifacts.FileError{Path: mpath, Row: -1, Field: "written",
+				Err:  fmt.Errorf("records %s, which its files do not list: the manifest is not publish's own", quote(rel)),
+				Hint: " (delete it: publish then removes no stale files)"}
+		}
+	}
+	w.recorded = old.Written
 	return nil
 }
+
+// sha256Hex is a sha256 as the manifest records it.
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // claim records in the manifest, before the first file is written, every
 // file this publish will write (planned: the check pass's) beside those
 // the last one wrote, so that a publish killed half way leaves a manifest
-// naming every file it may have made, and the next publish owns them.
-func (w *writer) claim(planned map[string]bool) error {
-	all := maps.Clone(planned)
-	grew := false
-	for rel := range planned {
-		grew = grew || !w.ownedSet[rel]
-	}
-	if !grew {
+// naming every file it may have made, and the next publish owns them. The
+// records of the planned files are dropped (those files are trusted by
+// path until this publish's own manifest records them): a publish killed
+// after rewriting one must not leave it looking changed by someone else.
+// A publish that rewrites nothing never claims.
+func (w *writer) claim() error {
+	if w.claimed || w.mode != write {
 		return nil
+	}
+	w.claimed = true
+	all := maps.Clone(w.planned)
+	if all == nil {
+		all = map[string]bool{}
 	}
 	for _, rel := range w.owned {
 		all[rel] = true
 	}
-	return w.writeManifest(all)
+	keep := map[string]written{}
+	for rel, rec := range w.recorded {
+		if !w.planned[rel] {
+			keep[rel] = rec
+		}
+	}
+	return w.writeManifest(all, keep)
 }
 
 // removeStale removes the files the last publish wrote and this one does
@@ -286,14 +432,22 @@ func (w *writer) removeStale(stale []string) error {
 	return nil
 }
 
-func (w *writer) writeManifest(set map[string]bool) error {
+// writeManifest records set as what publish owns in out, with the sizes
+// and sha256 sums of those in sums.
+func (w *writer) writeManifest(set map[string]bool, sums map[string]written) error {
 	mpath := filepath.Join(w.out, layout.PublishManifestFile)
 	files := make([]string, 0, len(set))
 	for rel := range set {
 		files = append(files, rel)
 	}
 	slices.Sort(files)
-	data, err := json.MarshalIndent(manifest{Files: files}, "", " ")
+	rec := make(map[string]written, len(sums))
+	for rel, s := range sums {
+		if set[rel] {
+			rec[rel] = s
+		}
+	}
+	data, err := json.MarshalIndent(manifest{Files: files, Written: rec}, "", " ")
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,9 @@ type Input struct {
 	// (personas, goals' latent side, landmarks, system prompts): the
 	// scenario chunks stream it again.
 	scenarioFile string
+	// scenarioEnd is the offset just past the last scenario row when Load
+	// read the file: streaming it again reads no further.
+	scenarioEnd int64
 }
 
 // Benchmark is what the report needs from benchmark.yaml.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/human"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/results"
@@ -51,12 +52,15 @@ func Load(benchDir string, settings Settings) (Input, error) {
 	var lite lightener
 	sp := files.Scenarios()
 	scenarioOK := artifacts.NewScenarioChecker()
-	rows, _, ok, err := readRows(sp, func(i int, sc *Scenario) error { return scenarioOK(i, sc.ID) }, lite.scenario)
+	rows, spans, ok, err := readRows(sp, func(i int, sc *Scenario) error { return scenarioOK(i, sc.ID) }, lite.scenario)
 	if err != nil {
 		return Input{}, err
 	}
 	if ok {
 		in.Scenarios, in.scenarioFile = rows, sp
+		if len(spans) > 0 {
+			in.scenarioEnd = spans[len(spans)-1].end
+		}
 	}
 
 	if in.Results, err = readResults(files.Results()); err != nil {
@@ -224,7 +228,9 @@ func readRows[T any](path string, check func(int, *T) error, keep func(*T) int32
 // it can break it, so the bytes are re-read only for those) and check.
 func checkRow[T any](rr *artifacts.RowReader, off, end int64, i int, v *T, check func(int, *T) error) error {
 	if end-off > artifacts.MaxFieldBytes {
-		f, err := os.Open(rr.Path())
+		// Opened as the first read opened it (fsx.Open): a file swapped
+		// for a named pipe meanwhile fails instead of blocking forever.
+		f, err := fsx.Open(rr.Path())
 		if err != nil {
 			return err
 		}

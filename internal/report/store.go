@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/human"
 	"github.com/impactbench/impactbench/internal/results"
 )
@@ -375,13 +376,14 @@ func (st *store) writeChunks(ctx context.Context, w *bufio.Writer) error {
 		}
 	}()
 	// Files are opened up front: ReadAt on one *os.File is safe from many
-	// goroutines.
+	// goroutines. They are opened as Load opened them (fsx.Open): a file
+	// swapped for a named pipe meanwhile fails instead of blocking forever.
 	for _, run := range st.in.Runs {
 		for _, src := range []*rowSource{run.convSrc, run.scoreSrc} {
 			if src == nil || len(src.spans) == 0 || files[src.path] != nil {
 				continue
 			}
-			f, err := os.Open(src.path)
+			f, err := fsx.Open(src.path)
 			if err != nil {
 				return err
 			}
@@ -540,11 +542,15 @@ func (st *store) scenarioBatches(ctx context.Context) (next func() ([]scenRec, b
 		}
 		return next, func() {}, nil
 	}
-	f, err := os.Open(st.in.scenarioFile)
+	// Opened as Load opened it (fsx.Open: a file swapped for a named pipe
+	// meanwhile fails instead of blocking forever) and read no further than
+	// Load read it: a file that grew meanwhile cannot make a row of it
+	// larger than the file was.
+	f, err := fsx.Open(st.in.scenarioFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	dec := json.NewDecoder(bufio.NewReaderSize(io.LimitReader(f, st.in.scenarioEnd), 1<<20))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
 		f.Close()
 		return nil, nil, fmt.Errorf("%s: no longer a JSON array (changed while the report was built? build it again)", st.in.scenarioFile)

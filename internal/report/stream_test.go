@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,6 +156,33 @@ func TestStreamedReportNoticesAChangedFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("[]"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	err = Build(context.Background(), in, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Build = %v, want an error naming %s", err, path)
+	}
+}
+
+// A scenarios.json grown between Load and Build is streamed again no
+// further than Load read it: a row made larger than the limits Load
+// checked fails the build with the file's name instead of being read into
+// memory whole, however large it is.
+func TestStreamedReportReadsNoFurtherThanLoad(t *testing.T) {
+	dir := miniBench(t)
+	in, err := Load(dir, Settings{Generated: fixedTime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "scenarios.json")
+	var rows []map[string]any
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rows); err != nil {
+		t.Fatal(err)
+	}
+	rows[0]["persona"] = strings.Repeat("x", 2*artifacts.MaxFieldBytes)
+	writeJSON(t, path, rows)
 	err = Build(context.Background(), in, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("Build = %v, want an error naming %s", err, path)

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
-	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/layout"
 )
 
@@ -116,89 +114,36 @@ type ModelCount struct {
 }
 
 // ReadCounts reads each model's target_model and n_total from a
-// results.json, in file order. It streams the file token by token and
-// skips everything else, so a file whose by_scenario lists 100,000
-// scenarios costs no more memory than a small one; ReadResults would hold
-// each model whole.
+// results.json, in file order. It streams the file row by row through
+// artifacts' input guards (a named pipe is refused, not waited on; a row
+// is at most MaxRowBytes, as for ReadResults) and keeps only the two
+// fields, so a file whose by_scenario lists 100,000 scenarios costs one
+// row's bytes at a time, never more: ReadResults would hold each model
+// whole, and a row padded to gigabytes is refused after MaxRowBytes.
 func ReadCounts(path string) ([]ModelCount, error) {
-	f, err := fsx.Open(path) // a named pipe is refused, not waited on
+	rr, ok, err := artifacts.OpenRows(path, "")
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReader(f))
-	if err := expectDelim(dec, '['); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", path, fs.ErrNotExist)
 	}
 	var out []ModelCount
-	for dec.More() {
-		m, err := readCount(dec)
-		if err != nil {
-			return nil, fmt.Errorf("%s model %d: %w", path, len(out), err)
+	for rr.More() {
+		var m struct {
+			TargetModel string `json:"target_model"`
+			NTotal      int    `json:"n_total"`
 		}
-		out = append(out, m)
+		if err := rr.Next(&m); err != nil {
+			rr.Close()
+			return nil, err
+		}
+		out = append(out, ModelCount{TargetModel: m.TargetModel, NTotal: m.NTotal})
 	}
-	if err := expectDelim(dec, ']'); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := rr.Close(); err != nil {
+		return nil, err
 	}
 	return out, nil
-}
-
-// readCount reads one model object, keeping target_model and n_total.
-func readCount(dec *json.Decoder) (ModelCount, error) {
-	var m ModelCount
-	if err := expectDelim(dec, '{'); err != nil {
-		return m, err
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return m, err
-		}
-		switch tok {
-		case "target_model":
-			err = dec.Decode(&m.TargetModel)
-		case "n_total":
-			err = dec.Decode(&m.NTotal)
-		default:
-			err = skipValue(dec)
-		}
-		if err != nil {
-			return m, fmt.Errorf("field %q: %w", tok, err)
-		}
-	}
-	return m, expectDelim(dec, '}')
-}
-
-// skipValue reads past one value without keeping it.
-func skipValue(dec *json.Decoder) error {
-	depth := 0
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
-}
-
-func expectDelim(dec *json.Decoder, want json.Delim) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if tok != want {
-		return fmt.Errorf("expected %q, found %v", want, tok)
-	}
-	return nil
 }
 
 // ReadResults reads a results.json written by upstream or by us.

@@ -1,9 +1,14 @@
 package results
 
 import (
+	"bufio"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
 )
 
 func TestReadCountsMatchesReadResults(t *testing.T) {
@@ -41,5 +46,33 @@ func TestReadCountsRefusesWhatIsNotAResultsFile(t *testing.T) {
 		if got, err := ReadCounts(path); err == nil {
 			t.Errorf("%s: read %+v, want an error", name, got)
 		}
+	}
+}
+
+// ReadCounts reads a row no further than the row limit, as ReadResults
+// does: a results.json (a shared benchmark folder's) whose one model is
+// padded past MaxRowBytes is refused, naming the file, instead of a value
+// of it being read into memory whole however large it is.
+func TestReadCountsIsBounded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString(`[{"target_model": "a", "n_total": 3, "padding": "`)
+	chunk := strings.Repeat("x", 1<<20)
+	for range artifacts.MaxRowBytes>>20 + 1 {
+		w.WriteString(chunk)
+	}
+	w.WriteString(`"}]`)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got, err := ReadCounts(path)
+	var fe *artifacts.FileError
+	if !errors.As(err, &fe) || fe.Path != path {
+		t.Errorf("ReadCounts = %+v, %v; want a *FileError naming %s", got, err, path)
 	}
 }

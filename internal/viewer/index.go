@@ -1,7 +1,6 @@
 package viewer
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -471,43 +470,36 @@ func buildSummaryJSON(ix *benchIndex, res []results.ModelResult, settings report
 
 // readRows decodes a JSON array file row by row, keeping each row's span so
 // its full text can be read back later. ok is false when the file is absent.
+// It reads through artifacts' input guards, as the report does: a named
+// pipe is refused, not waited on, and a row is bounded (MaxRowBytes) and
+// UTF-8, so one huge row is refused instead of read into memory whole.
 func readRows[T any](path string) (rows []T, spans []span, ok bool, err error) {
-	f, err := fsx.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, false, nil
-	}
-	if err != nil {
+	rr, ok, err := artifacts.OpenRows(path, "")
+	if err != nil || !ok {
 		return nil, nil, false, err
-	}
-	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, nil, false, err
-	}
-	if tok != json.Delim('[') {
-		return nil, nil, false, fmt.Errorf("want a JSON array, got %v", tok)
 	}
 	var size int64
-	if fi, err := f.Stat(); err == nil {
+	if fi, err := os.Stat(path); err == nil {
 		size = fi.Size()
 	}
 	rows = []T{}
-	for dec.More() {
+	for rr.More() {
 		if len(rows) == 64 && size > 0 {
-			est := int(float64(size)/float64(dec.InputOffset())*64*1.05) + 1
+			_, end := rr.Span()
+			est := int(float64(size)/float64(end)*64*1.05) + 1
 			rows = slices.Grow(rows, est-len(rows))
 			spans = slices.Grow(spans, est-len(spans))
 		}
-		off := dec.InputOffset()
 		var v T
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, false, fmt.Errorf("row %d: %w", len(rows), err)
+		if err := rr.Next(&v); err != nil {
+			rr.Close()
+			return nil, nil, false, err
 		}
+		off, end := rr.Span()
 		rows = append(rows, v)
-		spans = append(spans, span{off: off, end: dec.InputOffset()})
+		spans = append(spans, span{off: off, end: end})
 	}
-	if _, err := dec.Token(); err != nil {
+	if err := rr.Close(); err != nil {
 		return nil, nil, false, err
 	}
 	return rows, spans, true, nil
