@@ -13,6 +13,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/layout"
+	"github.com/impactbench/impactbench/internal/study"
 )
 
 // A file already at a path publish writes that no earlier publish into
@@ -60,26 +61,7 @@ func TestPublishRefusesFilesItDidNotWrite(t *testing.T) {
 			dir, s := smallStudy(t)
 			out := filepath.Join(dir, "out")
 			tc.plant(t, dir, out)
-			before, project := tree(t, out), tree(t, dir)
-			for _, dry := range []bool{true, false} {
-				_, err := Publish(context.Background(), s, s.Compute(), Options{Out: out, Site: true, DryRun: dry})
-				var fe *artifacts.FileError
-				named := filepath.Join(out, filepath.FromSlash(tc.named))
-				if !errors.As(err, &fe) || fe.Path != named {
-					t.Fatalf("dry %v: want a *FileError naming %s, got %T %v", dry, named, err, err)
-				}
-				for _, say := range []string{"did not write", "--force", "empty or new folder"} {
-					if !strings.Contains(err.Error(), say) {
-						t.Errorf("dry %v: refusal does not say %q: %v", dry, say, err)
-					}
-				}
-				if after := tree(t, out); !maps.Equal(before, after) {
-					t.Errorf("dry %v: a refused publish changed --output", dry)
-				}
-				if after := tree(t, dir); !maps.Equal(project, after) {
-					t.Errorf("dry %v: a refused publish changed files outside --output", dry)
-				}
-			}
+			refusedUnchanged(t, s, dir, out, tc.named, true, "did not write", "--force", "empty or new folder")
 		})
 	}
 }
@@ -167,5 +149,32 @@ func TestTempsInAFolderPublishDidNotWriteAreKept(t *testing.T) {
 	}
 	if _, err := os.Stat(temp); err != nil {
 		t.Errorf("publish removed a temp-named file in a folder it had not written into: %v", err)
+	}
+}
+
+// refusedUnchanged checks a refused publish (dry run and real) into out,
+// in the study project dir: a *FileError naming out/named whose message
+// says each of says, and every file in out and in dir as it was before.
+func refusedUnchanged(t *testing.T, s *study.Study, dir, out, named string, site bool, says ...string) {
+	t.Helper()
+	before, project := tree(t, out), tree(t, dir)
+	path := filepath.Join(out, filepath.FromSlash(named))
+	for _, dry := range []bool{true, false} {
+		_, err := Publish(context.Background(), s, s.Compute(), Options{Out: out, Site: site, DryRun: dry})
+		var fe *artifacts.FileError
+		if !errors.As(err, &fe) || fe.Path != path {
+			t.Fatalf("dry %v: want a *FileError naming %s, got %T %v", dry, path, err, err)
+		}
+		for _, say := range says {
+			if !strings.Contains(err.Error(), say) {
+				t.Errorf("dry %v: refusal does not say %q: %v", dry, say, err)
+			}
+		}
+		if after := tree(t, out); !maps.Equal(before, after) {
+			t.Errorf("dry %v: a refused publish changed --output", dry)
+		}
+		if after := tree(t, dir); !maps.Equal(project, after) {
+			t.Errorf("dry %v: a refused publish changed files outside --output", dry)
+		}
 	}
 }

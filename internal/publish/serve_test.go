@@ -24,16 +24,7 @@ func TestServeSendsTheCORSHeader(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "data", layout.PublishedModelsFile), []byte(`{"models":[]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	base := make(chan string, 1)
-	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, dir, "127.0.0.1:0", func(b string) { base <- b }) }()
-	var url string
-	select {
-	case url = <-base:
-	case err := <-served:
-		t.Fatal(err)
-	}
+	url := serveDir(t, dir)
 	req, _ := http.NewRequest(http.MethodGet, url+"/data/"+layout.PublishedModelsFile, nil)
 	req.Header.Set("Origin", "http://localhost:5173")
 	resp, err := http.DefaultClient.Do(req)
@@ -62,12 +53,32 @@ func TestServeSendsTheCORSHeader(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("directory listing: %d", resp.StatusCode)
 	}
-	cancel()
-	if err := <-served; err != nil {
-		t.Errorf("Serve after cancel: %v", err)
-	}
 	var nl *NotLoopbackError
 	if err := Serve(context.Background(), dir, "0.0.0.0:0", nil); !errors.As(err, &nl) {
 		t.Errorf("Serve on 0.0.0.0: %v, want a refusal", err)
+	}
+}
+
+// serveDir starts Serve on dir at a free loopback port and returns its base
+// URL; when the test ends the server is stopped, and must stop cleanly.
+func serveDir(t *testing.T, dir string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	base := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, dir, "127.0.0.1:0", func(b string) { base <- b }) }()
+	select {
+	case url := <-base:
+		t.Cleanup(func() {
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("Serve after cancel: %v", err)
+			}
+		})
+		return url
+	case err := <-served:
+		cancel()
+		t.Fatal(err)
+		return ""
 	}
 }

@@ -3,7 +3,6 @@
 package publish
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -34,22 +33,7 @@ func TestServeOnlyRegularFilesUnderDir(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	base := make(chan string, 1)
-	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, dir, "127.0.0.1:0", func(b string) { base <- b }) }()
-	var url string
-	select {
-	case url = <-base:
-	case err := <-served:
-		t.Fatal(err)
-	}
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("Serve after cancel: %v", err)
-		}
-	}()
+	url := serveDir(t, dir)
 	client := &http.Client{Timeout: 5 * time.Second}
 	for path, want := range map[string]int{
 		"/data/models.json":    200,
