@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/llm"
@@ -114,7 +115,7 @@ func newRunStudyJSON(s *runner.Study, sum *summary.StudySummary, invs []invocati
 		var err error
 		for _, e := range flatten(runErr) {
 			var be *runner.BenchError
-			if errors.As(e, &be) && be.Bench == r.Bench().Slug {
+			if errors.As(e, &be) && slices.Contains(be.Benches, r.Bench().Slug) {
 				err = be.Err
 			}
 		}

@@ -94,7 +94,7 @@ func JoinOnce(slugs []string, errs []error) error {
 	for i, g := range groups {
 		out[i] = g.err
 		if len(g.benches) < len(slugs) {
-			out[i] = &BenchError{Bench: strings.Join(g.benches, ", "), Err: g.err}
+			out[i] = &BenchError{Benches: g.benches, Err: g.err}
 		}
 	}
 	if len(out) == 1 {
@@ -135,7 +135,7 @@ func (s *Study) RunRound(ctx context.Context, targets []string, grow map[string]
 				err = &PartialError{Failed: n, Phases: ph}
 			}
 			if err != nil {
-				errs[i] = &BenchError{Bench: r.b.Spec.Slug, Err: err}
+				errs[i] = &BenchError{Benches: []string{r.b.Spec.Slug}, Err: err}
 			}
 		}()
 	}
@@ -143,15 +143,17 @@ func (s *Study) RunRound(ctx context.Context, targets []string, grow map[string]
 	return errors.Join(errs...)
 }
 
-// BenchError is one benchmark's failure in a study. Bench is its slug;
-// before the run (Preflight) it may be several, ", "-joined, that failed
-// alike (JoinOnce).
+// BenchError is one benchmark's failure in a study: Benches holds its slug,
+// or before the run (Preflight) every benchmark that failed alike
+// (JoinOnce), so that --json gives each of them the error.
 type BenchError struct {
-	Bench string
-	Err   error
+	Benches []string
+	Err     error
 }
 
-func (e *BenchError) Error() string { return fmt.Sprintf("%s: %v", e.Bench, e.Err) }
+func (e *BenchError) Error() string {
+	return fmt.Sprintf("%s: %v", strings.Join(e.Benches, ", "), e.Err)
+}
 func (e *BenchError) Unwrap() error { return e.Err }
 
 // Summary settles and returns the study's summary. Call it after Run.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -153,16 +154,17 @@ func TestJoinOnce(t *testing.T) {
 	own := errors.New("scenarios.json holds no scenarios")
 	slugs := []string{"a", "b", "c"}
 	for _, c := range []struct {
-		name string
-		errs []error
-		want string
-		kind fault.Kind
+		name    string
+		errs    []error
+		want    string
+		kind    fault.Kind
+		benches []string // the first BenchError's, for --json
 	}{
-		{"none", []error{nil, nil, nil}, "", fault.Failure},
-		{"every one alike", []error{shared, shared, shared}, shared.Error(), fault.Input},
-		{"some alike", []error{own, nil, own}, "a, c: " + own.Error(), fault.Failure},
-		{"one", []error{nil, own, nil}, "b: " + own.Error(), fault.Failure},
-		{"different", []error{shared, own, shared}, "a, c: " + shared.Error() + "\nb: " + own.Error(), fault.Input},
+		{"none", []error{nil, nil, nil}, "", fault.Failure, nil},
+		{"every one alike", []error{shared, shared, shared}, shared.Error(), fault.Input, nil},
+		{"some alike", []error{own, nil, own}, "a, c: " + own.Error(), fault.Failure, []string{"a", "c"}},
+		{"one", []error{nil, own, nil}, "b: " + own.Error(), fault.Failure, []string{"b"}},
+		{"different", []error{shared, own, shared}, "a, c: " + shared.Error() + "\nb: " + own.Error(), fault.Input, []string{"a", "c"}},
 	} {
 		err := JoinOnce(slugs, c.errs)
 		got := ""
@@ -174,6 +176,10 @@ func TestJoinOnce(t *testing.T) {
 		}
 		if k := fault.KindOf(err); k != c.kind {
 			t.Errorf("%s: kind %v, want %v", c.name, k, c.kind)
+		}
+		var be *BenchError
+		if errors.As(err, &be) != (c.benches != nil) || (be != nil && !slices.Equal(be.Benches, c.benches)) {
+			t.Errorf("%s: BenchError %+v, want benchmarks %v", c.name, be, c.benches)
 		}
 	}
 }
