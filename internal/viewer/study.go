@@ -230,7 +230,7 @@ func (s reviewQueue) handleStudyQueue(w http.ResponseWriter, r *http.Request) {
 	p := whoOf(r)
 	params, bad := s.queueParams(r)
 	if bad != "" {
-		writeErr(w, http.StatusBadRequest, "%s", bad)
+		badParams(w, bad)
 		return
 	}
 	who, err := labellerOf(p, params.labeler)
@@ -352,7 +352,7 @@ func (s reviewQueue) studyRequest(w http.ResponseWriter, r *http.Request, body a
 	}
 	params, bad := s.queueParams(r)
 	if bad != "" {
-		writeErr(w, http.StatusBadRequest, "%s", bad)
+		badParams(w, bad)
 		return "", params, nil, false
 	}
 	given := params.labeler

@@ -1,0 +1,103 @@
+package viewer
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestReviewerCannotRedrawTheQueue: a reviewer's queue is the study's
+// calibration queue as the researcher set it. The triage queue (rows where
+// judges disagree) or a draw of their own (per=1 under a few seeds sorts the
+// items by target × judge verdict) would tell them what blind answers
+// withhold, so every queue route refuses kind, seed, per, overlap and width
+// from a reviewer (403) — and still takes them from the researcher.
+func TestReviewerCannotRedrawTheQueue(t *testing.T) {
+	project := TeamProject(t)
+	s, base := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana", "bo"}, Seed: 3})
+	ana, research := teamHeaders(base, tokenOf(t, s, "ana")), teamHeaders(base, tokenOf(t, s, ""))
+	item := reviewQueue{s}.itemOfConv(s.bench("first").index(s), 0)
+	routes := []struct{ method, path, body string }{
+		{"GET", "/api/queue", ""}, {"GET", "/api/next", ""},
+		{"POST", "/api/skip", `{"item":"` + item + `"}`}, {"POST", "/api/unskip", `{}`}, {"POST", "/api/hold", `{"item":"` + item + `"}`},
+	}
+	for _, rt := range routes {
+		for _, q := range []string{"kind=triage", "kind=triage&bench=first", "per=1", "kind=calibration&per=1", "seed=7", "overlap=1", "width=0.5"} {
+			path := rt.path + "?" + q
+			if code, body := do(t, base, req{rt.method, path, rt.body, ana}); code != http.StatusForbidden {
+				t.Errorf("ana: %s %s: %d, want 403: %.200s", rt.method, path, code, body)
+			}
+			if code, body := do(t, base, req{rt.method, path + "&labeler=zed", rt.body, research}); code != http.StatusOK {
+				t.Errorf("researcher: %s %s: %d: %.200s", rt.method, path, code, body)
+			}
+		}
+		for _, q := range []string{"", "?kind=calibration", "?bench=second"} {
+			if code, body := do(t, base, req{rt.method, rt.path + q, rt.body, ana}); code != http.StatusOK {
+				t.Errorf("ana: %s %s%s: %d: %.200s", rt.method, rt.path, q, code, body)
+			}
+		}
+	}
+}
+
+// TestPlayAliasesSayNothingOfTheConfigOrder: a reviewer's Play page lists
+// the targets by alias in the aliases' own order, not config.yaml's (the
+// n-th alias would be the n-th target of a list they may know), and their
+// played conversations by time, not grouped by target in that order. The
+// aliases are new at each start.
+func TestPlayAliasesSayNothingOfTheConfigOrder(t *testing.T) {
+	project := TeamProject(t)
+	var targets []string
+	for i := range 8 {
+		targets = append(targets, fmt.Sprintf("zzz-target-%d", i))
+	}
+	s, base := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana"}, Play: NewQuietPlayer(targets...)})
+	ana := teamHeaders(base, tokenOf(t, s, "ana"))
+	info := func() (out struct {
+		Targets       []string  `json:"targets"`
+		Conversations []playRow `json:"conversations"`
+	}) {
+		t.Helper()
+		code, body := do(t, base, req{"GET", "/api/b/first/play", "", ana})
+		if code != 200 {
+			t.Fatalf("play info: %d %s", code, body)
+		}
+		must(t, json.Unmarshal([]byte(body), &out))
+		return out
+	}
+	got := info().Targets
+	var inConfigOrder []string
+	for _, tg := range targets {
+		inConfigOrder = append(inConfigOrder, playPage{s}.playAlias("first", tg))
+	}
+	if !slices.IsSorted(got) || len(got) != len(targets) {
+		t.Errorf("aliases %v: want them sorted (config order: %v)", got, inConfigOrder)
+	}
+	// Play against every target, last configured first: the list must not
+	// come back grouped in config order.
+	for i := len(targets) - 1; i >= 0; i-- {
+		if code, body := do(t, base, req{"POST", "/api/b/first/play/start", `{"target":"` + inConfigOrder[i] + `","scenario":"m01_s001_v01"}`, ana}); code != 201 {
+			t.Fatalf("start: %d %s", code, body)
+		}
+	}
+	rows := info().Conversations
+	var rowTargets []string
+	for _, r := range rows {
+		rowTargets = append(rowTargets, r.Target)
+	}
+	if slices.Equal(rowTargets, inConfigOrder) {
+		t.Errorf("played conversations listed in config order of their targets: %v", rowTargets)
+	}
+	if !slices.IsSortedFunc(rows, func(a, b playRow) int {
+		return cmp.Or(strings.Compare(a.Started, b.Started), strings.Compare(a.ConvID, b.ConvID))
+	}) {
+		t.Errorf("played conversations not by time then id: %+v", rows)
+	}
+	s2, _ := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana"}, Play: NewQuietPlayer(targets...)})
+	if a, b := (playPage{s}).playAlias("first", targets[0]), (playPage{s2}).playAlias("first", targets[0]); a == b {
+		t.Errorf("alias %s the same on two starts", a)
+	}
+}
