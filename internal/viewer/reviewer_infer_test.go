@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // TestReviewerCannotRedrawTheQueue: a reviewer's queue is the study's
@@ -99,5 +103,60 @@ func TestPlayAliasesSayNothingOfTheConfigOrder(t *testing.T) {
 	s2, _ := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana"}, Play: NewQuietPlayer(targets...)})
 	if a, b := (playPage{s}).playAlias("first", targets[0]), (playPage{s2}).playAlias("first", targets[0]); a == b {
 		t.Errorf("alias %s the same on two starts", a)
+	}
+}
+
+// TestUnreadableLabelsAreNeverSilent: a labels.jsonl with a bad line takes
+// its benchmark out of the study's queue. The queue then says so — to the
+// researcher reviewing blind too, naming the file and line but no target —
+// and never that the review plan is complete: before, the blind
+// researcher's answer held no note, and with the other benchmark's rows
+// all labelled the queue said the plan was complete.
+func TestUnreadableLabelsAreNeverSilent(t *testing.T) {
+	project := filepath.Join(t.TempDir(), "project")
+	for _, b := range []string{"tiny", "broken"} {
+		WriteSynth(t, project, SynthSpec{Name: b, Metrics: 1, ScensPerMetric: 2, Targets: []string{"zebratarget"}, Samples: 1, Msgs: 2, MsgLen: 60, Judges: 1})
+	}
+	s, base := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana"}, Blind: true, Seed: 5, Overlap: 0, OverlapSet: true})
+	ana, research := teamHeaders(base, tokenOf(t, s, "ana")), teamHeaders(base, tokenOf(t, s, ""))
+	bad := layout.Bench{Dir: layout.BenchDir(project, "broken")}.Labels()
+	must(t, os.WriteFile(bad, []byte(`{"conv_id": "m01_s001_v01__zebratarget__s0", "zebratarget": 1}`+"\n"), 0o644))
+	type answer struct {
+		Items    []studyItemView `json:"items"`
+		Notes    []string        `json:"notes"`
+		PlanDone bool            `json:"plan_done"`
+	}
+	// ana labels every row of tiny: all the queue can still bring her.
+	for {
+		q := getAs[answer](t, base, "/api/queue", ana)
+		if len(q.Items) == 0 {
+			break
+		}
+		if q.Items[0].Bench != "tiny" {
+			t.Fatalf("an item of the unreadable benchmark: %+v", q.Items[0])
+		}
+		if code, body := do(t, base, req{"POST", "/api/label", `{"item":"` + q.Items[0].Item + `","present":true}`, ana}); code != 201 {
+			t.Fatalf("label: %d %s", code, body)
+		}
+	}
+	for _, c := range []struct {
+		who, path string
+		hdr       map[string]string
+		want      string
+	}{
+		{"ana", "/api/queue", ana, "1 benchmark(s) could not be read"},
+		{"researcher", "/api/queue?labeler=ana", research, bad},
+	} {
+		q := getAs[answer](t, base, c.path, c.hdr)
+		if q.PlanDone {
+			t.Errorf("%s: plan_done with a benchmark left out", c.who)
+		}
+		t.Logf("%s: %q", c.who, q.Notes)
+		if len(q.Notes) != 1 || !strings.Contains(q.Notes[0], c.want) || strings.Contains(q.Notes[0], "zebratarget") {
+			t.Errorf("%s: notes %q, want one naming %q and no target", c.who, q.Notes, c.want)
+		}
+		if n := getAs[nextAnswer](t, base, c.path[:len("/api/")]+"next"+c.path[len("/api/queue"):], c.hdr); n.Item != nil || n.PlanDone {
+			t.Errorf("%s: next %+v: want no item and the plan not done", c.who, n)
+		}
 	}
 }

@@ -122,7 +122,10 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 		ix := st.index(s.Server)
 		ls, err := st.labels.List()
 		if err != nil {
+			// The benchmark is left out of the queue, so the plan is not
+			// done: its rows may still be asked once the file is fixed.
 			out.notes = append(out.notes, err.Error())
+			out.open = true
 			continue
 		}
 		out.lines += len(ls)
@@ -257,12 +260,21 @@ func (s reviewQueue) handleStudyQueue(w http.ResponseWriter, r *http.Request) {
 		"total": len(q.items), "mine": q.mine, "half_width": params.halfWidth, "place": s.places.view(who),
 		"plan_done": q.planDone()}
 	if blind {
-		out["progress"], out["unreachable"] = nonNil(blindLines(q.progress)), len(q.unreachable)
+		// Notes say which labels file cannot be read, without a target's
+		// name (a bad line's conv_id would carry one).
+		notes := make([]string, len(q.notes))
+		for i, n := range q.notes {
+			notes[i] = s.scrubTargets(n)
+		}
+		out["progress"], out["unreachable"], out["notes"] = nonNil(blindLines(q.progress)), len(q.unreachable), notes
 	} else {
 		out["progress"], out["unreachable"], out["labels"], out["notes"] = nonNil(q.progress), nonNil(q.unreachable), q.lines, nonNil(q.notes)
 	}
-	if p.reviewer() && len(q.notes) > 0 {
-		out["notes"] = []string{fmt.Sprintf("%d benchmark(s) could not be read; ask the researcher", len(q.notes))}
+	if p.reviewer() {
+		out["notes"] = []string{}
+		if len(q.notes) > 0 {
+			out["notes"] = []string{fmt.Sprintf("%d benchmark(s) could not be read; ask the researcher", len(q.notes))}
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
