@@ -4,13 +4,16 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/impactbench/impactbench/internal/labels"
 	"github.com/impactbench/impactbench/internal/layout"
 )
 
@@ -159,4 +162,93 @@ func TestUnreadableLabelsAreNeverSilent(t *testing.T) {
 			t.Errorf("%s: next %+v: want no item and the plan not done", c.who, n)
 		}
 	}
+}
+
+// TestTeamLabelsAtOnceOnTwoServers: two viewers on one project (two
+// researchers), each with ana and bo, all four labelling 50 items in
+// parallel while asking for their next item and holding it: every
+// labels.jsonl stays readable, with each accepted label once and nothing
+// else.
+func TestTeamLabelsAtOnceOnTwoServers(t *testing.T) {
+	project := TeamProject(t)
+	type client struct {
+		name string
+		base string
+		hdr  map[string]string
+	}
+	var clients []client
+	for range 2 {
+		s, base := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana", "bo"}, Blind: true, Seed: 2})
+		for _, who := range []string{"ana", "bo"} {
+			clients = append(clients, client{who, base, teamHeaders(base, tokenOf(t, s, who))})
+		}
+	}
+	type sent struct{ who, note string }
+	var mu sync.Mutex
+	var accepted []sent
+	var wg sync.WaitGroup
+	for ci, c := range clients {
+		var q struct {
+			Items []studyItemView `json:"items"`
+		}
+		code, body := do(t, c.base, req{"GET", "/api/queue", "", c.hdr})
+		if code != 200 || json.Unmarshal([]byte(body), &q) != nil {
+			t.Fatalf("%s's queue: %d %.200s", c.name, code, body)
+		}
+		for k := range 50 {
+			it := q.Items[k%len(q.Items)].Item
+			note := fmt.Sprintf("client %d label %d %s", ci, k, strings.Repeat("x", 3000))
+			wg.Go(func() {
+				call(c.base, req{"GET", "/api/next?after=" + it, "", c.hdr})
+				call(c.base, req{"POST", "/api/hold", `{"item":"` + it + `"}`, c.hdr})
+				if call(c.base, req{"POST", "/api/label", `{"item":"` + it + `","present":true,"note":"` + note + `"}`, c.hdr}) == 201 {
+					mu.Lock()
+					accepted = append(accepted, sent{c.name, note})
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	got := map[sent]int{}
+	for _, b := range []string{"first", "second"} {
+		ls, err := labels.Read(layout.Bench{Dir: layout.BenchDir(project, b)}.Labels(), labels.Known{})
+		if err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		for _, l := range ls {
+			got[sent{l.Labeler, l.Note}]++
+		}
+	}
+	if len(accepted) != 200 {
+		t.Errorf("%d of 200 labels accepted", len(accepted))
+	}
+	for _, a := range accepted {
+		if got[a] != 1 {
+			t.Errorf("%s's %.20s… is in the files %d times", a.who, a.note, got[a])
+		}
+		delete(got, a)
+	}
+	if len(got) != 0 {
+		t.Errorf("%d lines no request sent", len(got))
+	}
+}
+
+// call makes a request from a goroutine other than the test's: its status,
+// 0 when it could not be made.
+func call(base string, r req) int {
+	hr, err := http.NewRequest(r.method, base+r.path, strings.NewReader(r.body))
+	if err != nil {
+		return 0
+	}
+	for k, v := range r.hdr {
+		hr.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
 }
