@@ -160,6 +160,8 @@ type queueParams struct {
 	per           int
 	overlap       float64
 	halfWidth     float64
+	// keepHeld keeps the items others have open (reviewerMay).
+	keepHeld bool
 }
 
 func (s reviewQueue) queueParams(r *http.Request) (queueParams, string) {

@@ -147,7 +147,7 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 		out.judged += judged
 		for _, it := range items {
 			it.Item = s.itemOfConv(ix, it.idx)
-			if !it.Overlap && s.places.heldByOther(it.Item, who, now) {
+			if !it.Overlap && !p.keepHeld && s.places.heldByOther(it.Item, who, now) {
 				continue // someone has its form open right now
 			}
 			out.items = append(out.items, benchItem{name, it})
@@ -432,8 +432,13 @@ func (s reviewQueue) handleHold(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, _, _, found := s.findItem(req.Item); !found {
+	st, ix, i, found := s.findItem(req.Item)
+	if !found {
 		writeErr(w, http.StatusNotFound, "no such review item (the viewer restarted, or the runs changed): open the queue again")
+		return
+	}
+	if whoOf(r).reviewer() && !s.reviewerMay(who, st, ix, i, req.Item) {
+		writeErr(w, http.StatusForbidden, "%s", errNotYours)
 		return
 	}
 	s.places.open(who, req.Item)
@@ -511,6 +516,37 @@ func (s reviewQueue) handleMine(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, out)
 }
+
+// reviewerMay reports whether reviewer who may hold or label item (the
+// conversation i of st): it is in their queue (whoever has it open now),
+// they hold it already (their form was open when others' labels took it
+// out of the queue), or they labelled it before (a changed mind). An item
+// that left their queue before they opened it, or was never in it, is not
+// theirs: the plan asked it of others.
+func (s reviewQueue) reviewerMay(who string, st *benchState, ix *benchIndex, i int, item string) bool {
+	if s.places.holding(who, item, s.now()) {
+		return true
+	}
+	ls, err := st.labels.List()
+	if err != nil {
+		return true // the label is refused when it is appended, saying why
+	}
+	for _, l := range ls {
+		if l.Labeler == who && l.ConvID == ix.convs[i].convID {
+			return true
+		}
+	}
+	p := queueParams{kind: "calibration", seed: s.opts.Seed, overlap: s.opts.Overlap, halfWidth: s.opts.PlanHalfWidth, keepHeld: true}
+	for _, it := range s.studyQueue(who, p, []string{st.name}).items {
+		if it.Item == item {
+			return true
+		}
+	}
+	return false
+}
+
+// errNotYours answers a reviewer's hold or label on an item reviewerMay refuses.
+const errNotYours = "this item is not in your queue (others' labels took it, or it was never asked of you): j for your next item"
 
 // findItem resolves an item id over every benchmark.
 func (s reviewQueue) findItem(id string) (*benchState, *benchIndex, int, bool) {
