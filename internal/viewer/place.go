@@ -158,6 +158,14 @@ func (ps *places) take(who, item string, now time.Time) (bool, string) {
 	return true, ""
 }
 
+// holding reports whether who has item's form open (their hold has not lapsed).
+func (ps *places) holding(who, item string, now time.Time) bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	h, ok := ps.holds[item]
+	return ok && h.who == who && now.Before(h.until)
+}
+
 // heldByOther reports whether someone other than who has item's form open.
 func (ps *places) heldByOther(item, who string, now time.Time) bool {
 	ps.mu.Lock()

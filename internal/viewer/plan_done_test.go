@@ -26,9 +26,9 @@ func TestPlanDoneSaysWhetherMoreCanCome(t *testing.T) {
 	WriteSynth(t, project, spec)
 	s, base := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana", "bo"}, Seed: 5, Overlap: 0, OverlapSet: true})
 	ana, bo := teamHeaders(base, tokenOf(t, s, "ana")), teamHeaders(base, tokenOf(t, s, "bo"))
-	// per=5: every row of each stratum (two here), whatever the plan says.
-	queue := func(hdr map[string]string) queueAnswer { return getAs[queueAnswer](t, base, "/api/queue?per=5", hdr) }
-	next := func(hdr map[string]string) nextAnswer { return getAs[nextAnswer](t, base, "/api/next?per=5", hdr) }
+	// The plan asks for every row of each stratum (two here, fewer than it wants).
+	queue := func(hdr map[string]string) queueAnswer { return getAs[queueAnswer](t, base, "/api/queue", hdr) }
+	next := func(hdr map[string]string) nextAnswer { return getAs[nextAnswer](t, base, "/api/next", hdr) }
 	label := func(hdr map[string]string, item string) {
 		t.Helper()
 		if code, body := do(t, base, req{"POST", "/api/label", `{"item":"` + item + `","present":true}`, hdr}); code != 201 {

@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -253,6 +254,12 @@ func (s playPage) handlePlayInfo(w http.ResponseWriter, r *http.Request, st *ben
 			shown[i] = s.playAlias(st.name, t)
 		}
 	}
+	if p.reviewer() {
+		// In config.yaml's order, the n-th alias would be the n-th target
+		// of a list the reviewer may know; sorted, the order is the
+		// aliases' own, new at each start.
+		slices.Sort(shown)
+	}
 	out["targets"], out["turns"] = shown, s.opts.Play.Turns()
 	scens := make([]map[string]any, 0, len(ix.scens))
 	for _, sc := range ix.scens {
@@ -299,6 +306,13 @@ func (s playPage) playRows(p principal, st *benchState, targets []string) ([]pla
 			}
 			rows = append(rows, pr)
 		}
+	}
+	if p.reviewer() {
+		// Not grouped by target in config.yaml's order (that would pair
+		// aliases with targets): by time, then by play id.
+		slices.SortStableFunc(rows, func(a, b playRow) int {
+			return cmp.Or(strings.Compare(a.Started, b.Started), strings.Compare(a.ConvID, b.ConvID))
+		})
 	}
 	return rows, notes
 }

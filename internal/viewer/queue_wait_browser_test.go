@@ -26,10 +26,10 @@ func TestBrowserQueueWaitsForWork(t *testing.T) {
 	project := filepath.Join(t.TempDir(), "project")
 	spec := viewer.SynthSpec{Name: "tiny", Metrics: 1, ScensPerMetric: 2, Targets: []string{"t1"}, Samples: 1, Msgs: 2, MsgLen: 60, Judges: 1, Unscored: true}
 	viewer.WriteSynth(t, project, spec)
-	// Every row asked of two reviewers; per=5 takes every row (two).
+	// Every row asked of two reviewers; the plan asks for every row (two: fewer than it wants).
 	s, base := viewer.StartForTest(t, viewer.Options{ProjectDir: project, Reviewers: []string{"ana", "bo"}, Seed: 4, Overlap: 1, OverlapSet: true})
 	ctx, bl := newBrowser(t, base, 1200, 800)
-	navigate(t, ctx, s.Links(base)[2].URL+"#/queue/calibration?per=5")
+	navigate(t, ctx, s.Links(base)[2].URL+"#/queue/calibration")
 	waitJS(t, ctx, `!!document.getElementById('queue-waiting') || !!document.getElementById('queue-empty') || !!document.getElementById('start-queue')`, 20*time.Second)
 	if txt := pageText(t, ctx); !strings.Contains(txt, "Nothing assigned to you right now") || !strings.Contains(txt, "checks again every") {
 		t.Errorf("before any verdict, bo's queue says:\n%s", txt)
@@ -69,7 +69,7 @@ func TestBrowserQueueWaitsForWork(t *testing.T) {
 	// ana labels both, as her page would.
 	ana := viewer.ReviewerToken(t, s, "ana")
 	for range 2 {
-		code, body := get(t, base+"/api/next?per=5", ana)
+		code, body := get(t, base+"/api/next", ana)
 		var next struct{ Item *string }
 		if code != 200 || json.Unmarshal([]byte(body), &next) != nil || next.Item == nil {
 			t.Fatalf("ana's next: %d %s", code, body)
@@ -124,7 +124,7 @@ func TestBrowserQueueWaitAbandonsAStalledCheck(t *testing.T) {
 	t.Cleanup(front.Close)
 
 	ctx, bl := newBrowser(t, front.URL, 1200, 800)
-	navigate(t, ctx, s.Links(front.URL)[2].URL+"#/queue/calibration?per=5")
+	navigate(t, ctx, s.Links(front.URL)[2].URL+"#/queue/calibration")
 	waitJS(t, ctx, `!!document.getElementById('queue-waiting')`, 20*time.Second)
 	stall.Store(true)
 	spec.Unscored = false

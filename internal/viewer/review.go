@@ -160,12 +160,26 @@ type queueParams struct {
 	per           int
 	overlap       float64
 	halfWidth     float64
+	// keepHeld keeps the items others have open (reviewerMay).
+	keepHeld bool
 }
 
 func (s reviewQueue) queueParams(r *http.Request) (queueParams, string) {
 	q := r.URL.Query()
 	p := queueParams{kind: q.Get("kind"), labeler: strings.TrimSpace(q.Get("labeler")), seed: s.opts.Seed,
 		overlap: s.opts.Overlap, halfWidth: s.opts.PlanHalfWidth}
+	if whoOf(r).reviewer() {
+		// A reviewer's queue is the study's calibration queue as the
+		// researcher set it. Another kind or draw would say what the
+		// blind answers withhold: the triage queue holds the rows where
+		// judges disagree, and per=1 under a few seeds sorts the items by
+		// stratum (target × judge verdict).
+		for _, k := range reviewerFixed {
+			if q.Has(k) && !(k == "kind" && q.Get(k) == "calibration") {
+				return p, reviewerParamsRefused
+			}
+		}
+	}
 	if p.kind == "" {
 		p.kind = "calibration"
 	}
@@ -203,6 +217,23 @@ func (s reviewQueue) queueParams(r *http.Request) (queueParams, string) {
 	return p, ""
 }
 
+// reviewerFixed are the queue parameters a reviewer may not set (kind
+// only to calibration, the page's default).
+var reviewerFixed = []string{"kind", "seed", "per", "overlap", "width"}
+
+// reviewerParamsRefused answers a reviewer's request that sets one of them.
+const reviewerParamsRefused = "a reviewer's queue is the study's calibration queue as the researcher set it: kind, seed, per, overlap and width are not yours to set"
+
+// badParams answers a queue request refused by queueParams: 403 for a
+// parameter a reviewer may not set, else 400.
+func badParams(w http.ResponseWriter, bad string) {
+	code := http.StatusBadRequest
+	if bad == reviewerParamsRefused {
+		code = http.StatusForbidden
+	}
+	writeErr(w, code, "%s", bad)
+}
+
 // planMetric is one metric's line of the queue's plan. In blind mode only
 // the total is given: the split by judge verdict is the researcher's.
 type planLine struct {
@@ -221,7 +252,7 @@ type planLine struct {
 func (s reviewQueue) handleQueue(w http.ResponseWriter, r *http.Request, st *benchState) {
 	p, bad := s.queueParams(r)
 	if bad != "" {
-		writeErr(w, http.StatusBadRequest, "%s", bad)
+		badParams(w, bad)
 		return
 	}
 	ix := st.index(s.Server)

@@ -122,7 +122,10 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 		ix := st.index(s.Server)
 		ls, err := st.labels.List()
 		if err != nil {
+			// The benchmark is left out of the queue, so the plan is not
+			// done: its rows may still be asked once the file is fixed.
 			out.notes = append(out.notes, err.Error())
+			out.open = true
 			continue
 		}
 		out.lines += len(ls)
@@ -144,7 +147,7 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 		out.judged += judged
 		for _, it := range items {
 			it.Item = s.itemOfConv(ix, it.idx)
-			if !it.Overlap && s.places.heldByOther(it.Item, who, now) {
+			if !it.Overlap && !p.keepHeld && s.places.heldByOther(it.Item, who, now) {
 				continue // someone has its form open right now
 			}
 			out.items = append(out.items, benchItem{name, it})
@@ -230,7 +233,7 @@ func (s reviewQueue) handleStudyQueue(w http.ResponseWriter, r *http.Request) {
 	p := whoOf(r)
 	params, bad := s.queueParams(r)
 	if bad != "" {
-		writeErr(w, http.StatusBadRequest, "%s", bad)
+		badParams(w, bad)
 		return
 	}
 	who, err := labellerOf(p, params.labeler)
@@ -257,12 +260,21 @@ func (s reviewQueue) handleStudyQueue(w http.ResponseWriter, r *http.Request) {
 		"total": len(q.items), "mine": q.mine, "half_width": params.halfWidth, "place": s.places.view(who),
 		"plan_done": q.planDone()}
 	if blind {
-		out["progress"], out["unreachable"] = nonNil(blindLines(q.progress)), len(q.unreachable)
+		// Notes say which labels file cannot be read, without a target's
+		// name (a bad line's conv_id would carry one).
+		notes := make([]string, len(q.notes))
+		for i, n := range q.notes {
+			notes[i] = s.scrubTargets(n)
+		}
+		out["progress"], out["unreachable"], out["notes"] = nonNil(blindLines(q.progress)), len(q.unreachable), notes
 	} else {
 		out["progress"], out["unreachable"], out["labels"], out["notes"] = nonNil(q.progress), nonNil(q.unreachable), q.lines, nonNil(q.notes)
 	}
-	if p.reviewer() && len(q.notes) > 0 {
-		out["notes"] = []string{fmt.Sprintf("%d benchmark(s) could not be read; ask the researcher", len(q.notes))}
+	if p.reviewer() {
+		out["notes"] = []string{}
+		if len(q.notes) > 0 {
+			out["notes"] = []string{fmt.Sprintf("%d benchmark(s) could not be read; ask the researcher", len(q.notes))}
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -352,7 +364,7 @@ func (s reviewQueue) studyRequest(w http.ResponseWriter, r *http.Request, body a
 	}
 	params, bad := s.queueParams(r)
 	if bad != "" {
-		writeErr(w, http.StatusBadRequest, "%s", bad)
+		badParams(w, bad)
 		return "", params, nil, false
 	}
 	given := params.labeler
@@ -420,8 +432,13 @@ func (s reviewQueue) handleHold(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, _, _, found := s.findItem(req.Item); !found {
+	st, ix, i, found := s.findItem(req.Item)
+	if !found {
 		writeErr(w, http.StatusNotFound, "no such review item (the viewer restarted, or the runs changed): open the queue again")
+		return
+	}
+	if whoOf(r).reviewer() && !s.reviewerMay(who, st, ix, i, req.Item) {
+		writeErr(w, http.StatusForbidden, "%s", errNotYours)
 		return
 	}
 	s.places.open(who, req.Item)
@@ -499,6 +516,37 @@ func (s reviewQueue) handleMine(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, out)
 }
+
+// reviewerMay reports whether reviewer who may hold or label item (the
+// conversation i of st): it is in their queue (whoever has it open now),
+// they hold it already (their form was open when others' labels took it
+// out of the queue), or they labelled it before (a changed mind). An item
+// that left their queue before they opened it, or was never in it, is not
+// theirs: the plan asked it of others.
+func (s reviewQueue) reviewerMay(who string, st *benchState, ix *benchIndex, i int, item string) bool {
+	if s.places.holding(who, item, s.now()) {
+		return true
+	}
+	ls, err := st.labels.List()
+	if err != nil {
+		return true // the label is refused when it is appended, saying why
+	}
+	for _, l := range ls {
+		if l.Labeler == who && l.ConvID == ix.convs[i].convID {
+			return true
+		}
+	}
+	p := queueParams{kind: "calibration", seed: s.opts.Seed, overlap: s.opts.Overlap, halfWidth: s.opts.PlanHalfWidth, keepHeld: true}
+	for _, it := range s.studyQueue(who, p, []string{st.name}).items {
+		if it.Item == item {
+			return true
+		}
+	}
+	return false
+}
+
+// errNotYours answers a reviewer's hold or label on an item reviewerMay refuses.
+const errNotYours = "this item is not in your queue (others' labels took it, or it was never asked of you): j for your next item"
 
 // findItem resolves an item id over every benchmark.
 func (s reviewQueue) findItem(id string) (*benchState, *benchIndex, int, bool) {

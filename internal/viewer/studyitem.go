@@ -108,6 +108,10 @@ func (s reviewQueue) handleStudyLabel(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "label: unknown review item (the viewer restarted, or the runs changed): open the queue again")
 		return
 	}
+	if p.reviewer() && !s.reviewerMay(who, st, ix, i, req.Item) {
+		writeErr(w, http.StatusForbidden, "label: %s", errNotYours)
+		return
+	}
 	out, code, err := s.saveLabel(st, ix, i, p, who, *req.Present, req.Note)
 	if err != nil {
 		s.fail(w, r, code, err)

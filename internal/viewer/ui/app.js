@@ -877,6 +877,7 @@
         ? 'Conversations whose judge panel split, or whose scenario got different verdicts on different samples.'
         : 'Drawn at random within each metric, target and judge verdict (each target is corrected with its own labels), as many as the labelling plan asks for' + (Q.half_width ? ' (a corrected rate within \u00b1' + Math.round(Q.half_width * 100) + ' points)' : '') +
           '; ' + Math.round(Q.overlap * 100) + '% of rows are also asked of a second reviewer, so agreement between people is measured.' + (who ? ' Conversations ' + who + ' already labelled are left out.' : ' Give your name on the first item; what you label drops out.') }));
+    (Q.notes || []).forEach(function (n) { sec.append(el('p', { 'class': 'error queue-note', text: n })); });
     if (Q.progress && Q.progress.length) sec.append(progressTable(Q, bench));
     if (Q.unreachable && (Q.unreachable.length || Q.unreachable > 0)) {
       sec.append(el('p', { id: 'queue-unreachable', 'class': 'small warn', text: REVIEWER || Q.blind
