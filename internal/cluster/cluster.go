@@ -74,6 +74,11 @@ func Detect(f Flags, getenv func(string) string) (Worker, error) {
 		w, err = fromIndex(f, getenv, EnvAWSIndex, EnvAWSSize)
 	case f.Shards > 0:
 		err = fault.Usagef("--shards %d names a count but no index: give --shard i/%d, or run under a scheduler that sets %s, %s or %s", f.Shards, f.Shards, EnvK8sIndex, EnvSlurmID, EnvAWSIndex)
+	case getenv(EnvShards) != "":
+		// As --shards: a worker told the study's count but not its index
+		// (a script run outside its array, a Job without completionMode:
+		// Indexed) must not run every row.
+		err = fault.Usagef("%s=%q names a count but no index: give --shard i/K, or run under a scheduler that sets %s, %s or %s (unset %s to run every row)", EnvShards, getenv(EnvShards), EnvK8sIndex, EnvSlurmID, EnvAWSIndex, EnvShards)
 	}
 	if err != nil {
 		return Worker{}, err

@@ -75,6 +75,8 @@ func TestDetectRefusesBadValues(t *testing.T) {
 		{"slurm resubmitted task past the study", Flags{}, env(EnvSlurmID, "128", EnvSlurmCount, "1", EnvShards, "128"), "not below the shard count 128"},
 		{"slurm count not a number", Flags{}, env(EnvSlurmID, "1", EnvShards, "many"), EnvShards},
 		{"--shards without an index", Flags{Shards: 8}, env(), "no index"},
+		{"IMPACTBENCH_SHARDS without an index", Flags{}, env(EnvShards, "8"), EnvShards + `="8" names a count but no index`},
+		{"IMPACTBENCH_SHARDS without an index, workers given", Flags{}, env(EnvShards, "128", EnvWorkers, "16"), EnvShards + `="128" names a count but no index`},
 		{"bad --shard", Flags{Shard: "4/4"}, env(), "--shard"},
 		{"workers not a number", Flags{Shard: "0/4"}, env(EnvWorkers, "x"), EnvWorkers},
 		{"more workers than shards", Flags{Shard: "0/4", Workers: 8}, env(), "more than the 4 shards"},
