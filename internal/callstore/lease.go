@@ -300,8 +300,12 @@ func (l *Lease) readBody(ctx context.Context, seq int) (int, leaseBody, error) {
 }
 
 // renew creates the next object every TTL/3 until released. A renewal
-// that finds the next object taken means another worker judged this one
-// stale and took over (a pause longer than the TTL): the lease is lost.
+// that finds the lease's latest object another's, or the next object
+// taken, means another worker judged this one stale and took over (a
+// pause longer than the TTL): the lease is lost. The latest is read first
+// because by the time a paused holder renews, the new one may have
+// renewed and pruned the objects before its own, or released the lease:
+// the next number is then free again, and creating it would hide the loss.
 func (l *Lease) renew() {
 	defer close(l.done)
 	tick := time.NewTicker(l.o.TTL / 3)
@@ -313,13 +317,7 @@ func (l *Lease) renew() {
 		case <-tick.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), l.o.TTL/3)
-		l.mu.Lock()
-		next := l.seq + 1
-		l.mu.Unlock()
-		won, err := l.write(ctx, next, "held")
-		if err == nil && !won && l.mine(ctx, next) {
-			won = true // an earlier try that timed out had created it
-		}
+		won, err := l.renewOnce(ctx)
 		switch {
 		case err != nil:
 			l.o.Logger.Warn("could not renew the lease; retrying", "lease", l.o.Name, "err", err)
@@ -329,10 +327,35 @@ func (l *Lease) renew() {
 			cancel()
 			return
 		default:
-			l.prune(ctx, next-2)
+			l.mu.Lock()
+			seq := l.seq
+			l.mu.Unlock()
+			l.prune(ctx, seq-2)
 		}
 		cancel()
 	}
+}
+
+// renewOnce creates the object after the lease's latest when the latest
+// is this holder's own; won is false when it is another's, or when
+// another created the next one first.
+func (l *Lease) renewOnce(ctx context.Context) (won bool, err error) {
+	seq, cur, err := l.latest(ctx)
+	if err != nil {
+		return false, err
+	}
+	if seq < 0 || cur.Token != l.token {
+		return false, nil
+	}
+	l.mu.Lock()
+	l.seq = max(l.seq, seq) // an earlier try that timed out had created it
+	next := l.seq + 1
+	l.mu.Unlock()
+	won, err = l.write(ctx, next, "held")
+	if err == nil && !won && l.mine(ctx, next) {
+		won = true // this try timed out after creating it, then retried
+	}
+	return won, err
 }
 
 // mine reports whether object seq is this holder's own (a create whose

@@ -227,31 +227,67 @@ func takeOverAfterTTL(t *testing.T, s *Store, who, local string) {
 
 // A holder that another worker took over (it had not renewed for a TTL)
 // learns it at its next renewal: Lost is closed, and its Release leaves
-// the new holder's lease alone.
+// the new holder's lease alone. The new holder may have done more than
+// create the next object by then: renewed it and pruned the objects
+// before (the paused holder's own included), or released it — the next
+// number is then free again, and creating it must not pass for a renewal.
 func TestTakenOverHolderLearnsIt(t *testing.T) {
-	_, st := leaseStores(t, 1)
-	const ttl = 300 * time.Millisecond
-	l, err := st[0].TakeLease(t.Context(), LeaseOptions{Name: "shard-3-of-4", TTL: ttl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.mu.Lock()
-	next := l.seq + 1
-	l.mu.Unlock()
-	b, _ := json.Marshal(leaseBody{Kind: "held", Holder: "pid 7, host node-9, started 2026-11-29T00:00:00Z", Renewed: time.Now().UTC(), TTL: ttl.Seconds()})
-	if exists, err := l.bb.create(t.Context(), l.key(next), b); err != nil || exists {
-		t.Fatal(exists, err)
-	}
-	select {
-	case <-l.Lost():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the holder never learned it lost the lease")
-	}
-	if err := l.Release(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if _, cur, err := l.latest(t.Context()); err != nil || cur.Kind != "held" || !strings.Contains(cur.Holder, "node-9") {
-		t.Errorf("after the loser's release the lease reads %+v (%v), want node-9 holding it", cur, err)
+	for _, tc := range []struct {
+		name string
+		// taker's objects after the holder's last (next, next+1, …) and
+		// whether it pruned the ones before its latest
+		kinds []string
+		prune bool
+	}{
+		{"taken over", []string{"held"}, false},
+		{"taken over, renewed and pruned", []string{"held", "held", "held"}, true},
+		{"taken over and released", []string{"held", "released"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, st := leaseStores(t, 1)
+			// Renewals every TTL/3 = 1 s: the taker's objects are all in
+			// place before the holder's first renewal.
+			const ttl = 3 * time.Second
+			l, err := st[0].TakeLease(t.Context(), LeaseOptions{Name: "shard-3-of-4", TTL: ttl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.mu.Lock()
+			own := l.seq
+			l.mu.Unlock()
+			top := own
+			for _, kind := range tc.kinds {
+				top++
+				b, _ := json.Marshal(leaseBody{Kind: kind, Holder: "pid 7, host node-9, started 2026-11-29T00:00:00Z", Renewed: time.Now().UTC(), TTL: ttl.Seconds(), Token: "node-9"})
+				if exists, err := l.bb.create(t.Context(), l.key(top), b); err != nil || exists {
+					t.Fatal(exists, err)
+				}
+			}
+			if tc.prune {
+				for seq := own; seq < top; seq++ {
+					if err := l.bb.b.Delete(t.Context(), l.key(seq)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			select {
+			case <-l.Lost():
+			case <-time.After(10 * time.Second):
+				t.Fatal("the holder never learned it lost the lease")
+			}
+			if err := l.Release(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			seq, cur, err := l.latest(t.Context())
+			if err != nil || seq != top || cur.Token != "node-9" {
+				t.Errorf("after the loser's release the lease's latest is %d %+v (%v), want node-9's %d", seq, cur, err, top)
+			}
+			for s := own + 1; s < top; s++ {
+				if _, b, _ := l.readBody(t.Context(), s); b.Token == l.token {
+					t.Errorf("the loser created object %d after it was taken over", s)
+				}
+			}
+		})
 	}
 }
 

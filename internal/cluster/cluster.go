@@ -74,6 +74,11 @@ func Detect(f Flags, getenv func(string) string) (Worker, error) {
 		w, err = fromIndex(f, getenv, EnvAWSIndex, EnvAWSSize)
 	case f.Shards > 0:
 		err = fault.Usagef("--shards %d names a count but no index: give --shard i/%d, or run under a scheduler that sets %s, %s or %s", f.Shards, f.Shards, EnvK8sIndex, EnvSlurmID, EnvAWSIndex)
+	case getenv(EnvShards) != "":
+		// As --shards: a worker told the study's count but not its index
+		// (a script run outside its array, a Job without completionMode:
+		// Indexed) must not run every row.
+		err = fault.Usagef("%s=%q names a count but no index: give --shard i/K, or run under a scheduler that sets %s, %s or %s (unset %s to run every row)", EnvShards, getenv(EnvShards), EnvK8sIndex, EnvSlurmID, EnvAWSIndex, EnvShards)
 	}
 	if err != nil {
 		return Worker{}, err
@@ -110,7 +115,7 @@ func fromIndex(f Flags, getenv func(string) string, index, size string) (Worker,
 		from = size
 	}
 	if count == 0 && getenv(EnvShards) != "" {
-		if count, err = number(getenv, EnvShards); err != nil {
+		if count, err = positive(getenv, EnvShards); err != nil {
 			return Worker{}, err
 		}
 		from = EnvShards
@@ -150,7 +155,7 @@ func givenCount(f Flags, getenv func(string) string) (int, string, error) {
 	if getenv(EnvShards) == "" {
 		return 0, "", nil
 	}
-	n, err := number(getenv, EnvShards)
+	n, err := positive(getenv, EnvShards)
 	return n, EnvShards, err
 }
 
@@ -225,7 +230,7 @@ func workers(w Worker, f Flags, getenv func(string) string) (Worker, error) {
 	n, from := f.Workers, "--workers"
 	if n == 0 && getenv(EnvWorkers) != "" {
 		var err error
-		if n, err = number(getenv, EnvWorkers); err != nil {
+		if n, err = positive(getenv, EnvWorkers); err != nil {
 			return Worker{}, err
 		}
 		from = EnvWorkers
@@ -244,6 +249,18 @@ func workers(w Worker, f Flags, getenv func(string) string) (Worker, error) {
 		w.Workers = 1
 	}
 	return w, nil
+}
+
+// positive reads impactbench's own count variable name as a whole number
+// ≥ 1: a count of 0 shards or workers is no count (read as 0 it was taken
+// for an unset variable, and the array's size or every shard at once used
+// instead without a word).
+func positive(getenv func(string) string, name string) (int, error) {
+	n, err := number(getenv, name)
+	if err != nil || n < 1 {
+		return 0, fault.Usagef("%s=%q: want a whole number ≥ 1", name, getenv(name))
+	}
+	return n, nil
 }
 
 // number reads variable name as a whole number ≥ 0.

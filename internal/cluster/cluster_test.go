@@ -75,8 +75,13 @@ func TestDetectRefusesBadValues(t *testing.T) {
 		{"slurm resubmitted task past the study", Flags{}, env(EnvSlurmID, "128", EnvSlurmCount, "1", EnvShards, "128"), "not below the shard count 128"},
 		{"slurm count not a number", Flags{}, env(EnvSlurmID, "1", EnvShards, "many"), EnvShards},
 		{"--shards without an index", Flags{Shards: 8}, env(), "no index"},
+		{"IMPACTBENCH_SHARDS without an index", Flags{}, env(EnvShards, "8"), EnvShards + `="8" names a count but no index`},
+		{"IMPACTBENCH_SHARDS without an index, workers given", Flags{}, env(EnvShards, "128", EnvWorkers, "16"), EnvShards + `="128" names a count but no index`},
 		{"bad --shard", Flags{Shard: "4/4"}, env(), "--shard"},
 		{"workers not a number", Flags{Shard: "0/4"}, env(EnvWorkers, "x"), EnvWorkers},
+		{"no workers", Flags{Shard: "0/4"}, env(EnvWorkers, "0"), EnvWorkers + `="0": want a whole number ≥ 1`},
+		{"a count of 0", Flags{}, env(EnvK8sIndex, "0", EnvShards, "0"), EnvShards + `="0": want a whole number ≥ 1`},
+		{"slurm, a count of 0", Flags{}, env(EnvSlurmID, "0", EnvSlurmCount, "4", EnvShards, "0"), EnvShards + `="0": want a whole number ≥ 1`},
 		{"more workers than shards", Flags{Shard: "0/4", Workers: 8}, env(), "more than the 4 shards"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

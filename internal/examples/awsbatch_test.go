@@ -56,19 +56,20 @@ func TestAWSBatchArrayRun(t *testing.T) {
 
 // TestShardsNeedScenariosFirst: a worker started before the scenarios
 // were generated refuses to run (exit 2, saying what to run) and writes
-// no output: every shard must run one scenario set.
+// nothing, not even a lock or presence file in .cache/ (docs/workers.md:
+// "writing nothing"): every shard must run one scenario set.
 func TestShardsNeedScenariosFirst(t *testing.T) {
 	proj := filepath.Join(t.TempDir(), "proj")
 	if err := os.CopyFS(proj, os.DirFS(initDir)); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{cluster.EnvAWSIndex + "=0", cluster.EnvAWSSize + "=4", cluster.EnvWorkers + "=2"}
-	before := treeDigest(t, filepath.Join(proj, "benchmarks"))
+	before := treeDigest(t, proj)
 	out, err := runIn(proj, t.TempDir(), env, "impactbench", "run", "all", "--no-report")
 	if code := exitCode(err); code != 2 || !strings.Contains(out, "impactbench gen-scenarios example") {
 		t.Errorf("a shard without scenarios.json: exit %d, want 2 naming gen-scenarios\n%s", code, out)
 	}
-	if treeDigest(t, filepath.Join(proj, "benchmarks")) != before {
-		t.Errorf("the refused shard wrote under benchmarks/")
+	if after := treeDigest(t, proj); after != before {
+		t.Errorf("the refused shard wrote in the project:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }

@@ -67,15 +67,10 @@ func (r *Runner) run(ctx context.Context, targets []string) error {
 	return r.finishRun(ctx)
 }
 
-// checkRun is what `run` checks before anything is spent.
+// checkRun is what `run` checks before anything is spent (a shard's
+// scenarios.json was checked before the benchmark was opened:
+// scenariosFirst).
 func (r *Runner) checkRun(targets []string) error {
-	if r.b.Opts.Shard.Active() {
-		// Shards on different machines must share one scenario set; with a
-		// real generator each shard would write its own. Generate first.
-		if _, err := os.Stat(r.b.Files.Scenarios()); err != nil {
-			return fault.Inputf("sharded runs need scenarios.json first: run `impactbench gen-scenarios %s` once, then start the shards", r.b.Spec.Slug)
-		}
-	}
 	return r.PreflightRun(targets)
 }
 

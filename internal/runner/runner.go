@@ -99,6 +99,9 @@ func ListBenches(cfg *config.Config) ([]string, error) {
 // it, holding the benchmark's lock (ctx bounds the wait for a shard's lock
 // and the connections to a shared store and rate backend).
 func New(ctx context.Context, cfg *config.Config, benchDir string, opts Options) (*Runner, error) {
+	if err := scenariosFirst(cfg, []string{benchDir}, opts); err != nil {
+		return nil, err
+	}
 	e, err := work.NewEnv(ctx, cfg, opts)
 	if err != nil {
 		return nil, err
@@ -110,6 +113,27 @@ func New(ctx context.Context, cfg *config.Config, benchDir string, opts Options)
 	}
 	r.env = e
 	return r, nil
+}
+
+// scenariosFirst refuses a shard of a benchmark without scenarios.json
+// (an input error saying to generate them): shards on different machines
+// must share one scenario set, and with a real generator each shard would
+// write its own. It runs before the environment and the benchmarks are
+// opened, so that the refused worker writes nothing — no lock, no presence
+// file, no lease or heartbeat in a shared store.
+func scenariosFirst(cfg *config.Config, benchDirs []string, opts Options) error {
+	if !opts.Shard.Active() {
+		return nil
+	}
+	slugs := make([]string, len(benchDirs))
+	errs := make([]error, len(benchDirs))
+	for i, d := range benchDirs {
+		slugs[i] = filepath.Base(d)
+		if _, err := os.Stat(layout.ForProject(cfg.Dir, d).Scenarios()); err != nil {
+			errs[i] = fault.Inputf("sharded runs need scenarios.json first: run `impactbench gen-scenarios %s` once, then start the shards", slugs[i])
+		}
+	}
+	return JoinOnce(slugs, errs)
 }
 
 // open loads the benchmark in benchDir into the environment (work.Env.Open).

@@ -25,6 +25,9 @@ type Study struct {
 
 // NewStudy loads the benchmarks in benchDirs and takes each one's lock.
 func NewStudy(ctx context.Context, cfg *config.Config, benchDirs []string, opts Options) (*Study, error) {
+	if err := scenariosFirst(cfg, benchDirs, opts); err != nil {
+		return nil, err
+	}
 	e, err := work.NewEnv(ctx, cfg, opts)
 	if err != nil {
 		return nil, err

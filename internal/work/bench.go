@@ -14,6 +14,7 @@ import (
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/phase"
+	"github.com/impactbench/impactbench/internal/sanitize"
 	"github.com/impactbench/impactbench/internal/schedule"
 	"github.com/impactbench/impactbench/internal/summary"
 )
@@ -115,8 +116,12 @@ func (e *Env) openStore(ctx context.Context, files layout.Bench, slug string) (*
 		}
 	}
 	var ue *callstore.URLError
-	if errors.As(err, &ue) && e.Opts.StoreFrom != "" {
-		ue.Key = e.Opts.StoreFrom
+	if errors.As(err, &ue) {
+		// The URL as the user gave it, not the benchmark's prefix under it.
+		ue.URL = sanitize.URL(e.Opts.Store)
+		if e.Opts.StoreFrom != "" {
+			ue.Key = e.Opts.StoreFrom
+		}
 	}
 	return nil, fault.AsInput(err)
 }

@@ -115,3 +115,21 @@ func waitLive(t *testing.T, e *Env, want int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A store that cannot be used is named as the user gave it, with where it
+// came from — not as the benchmark's prefix under it, which the user never
+// wrote — so a study's benchmarks refused alike say it once (merge all
+// --from-store opened each benchmark's store first and named each prefix).
+func TestRefusedStoreNamedAsGiven(t *testing.T) {
+	srv := s3test.Start(t, "calls")
+	s3test.SetEnv(t)
+	dir := t.TempDir()
+	given := srv.URL("absent", "study")
+	e := &Env{Opts: Options{Store: given, StoreFrom: "IMPACTBENCH_STORE", Replay: true}}
+	for _, slug := range []string{"b1", "b2"} {
+		_, err := e.openStore(t.Context(), layout.ForProject(dir, filepath.Join(dir, "benchmarks", slug)), slug)
+		if want := "IMPACTBENCH_STORE: " + given + ": store bucket does not exist"; err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", slug, err, want)
+		}
+	}
+}

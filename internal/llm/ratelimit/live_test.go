@@ -1,8 +1,12 @@
 package ratelimit_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -51,6 +55,32 @@ func TestSetLiveRescalesTheShare(t *testing.T) {
 				t.Errorf("new pool: share %+v, live %d; want %+v, %d", q.Share, q.Live, tc.wantShare, tc.wantLive)
 			}
 		})
+	}
+}
+
+// Each change of the share is logged at Info — what -v shows, as
+// docs/workers.md says — with the count and K; a count that changes
+// nothing logs nothing.
+func TestSetLiveLogsEachChange(t *testing.T) {
+	var logs bytes.Buffer
+	reg := ratelimit.NewRegistry(ratelimit.Options{Workers: 4,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	reg.Wrap("p", ratelimit.Limits{RPM: 6000}, answer(0, llm.Usage{}))
+	for _, n := range []int{4, 2, 2, 9, 1} {
+		reg.SetLive(n)
+	}
+	const msg = `level=INFO msg="ratelimit: provider limits divided among the workers running"`
+	var got []string
+	for line := range strings.Lines(logs.String()) {
+		if !strings.Contains(line, msg) {
+			t.Errorf("unexpected log line %q", line)
+			continue
+		}
+		got = append(got, line[strings.Index(line, "workers="):len(line)-1])
+	}
+	// 4 of 4 is the share a registry starts at; 9 is clamped to 4.
+	if want := []string{"workers=2 of=4", "workers=4 of=4", "workers=1 of=4"}; !slices.Equal(got, want) {
+		t.Errorf("logged %q, want %q", got, want)
 	}
 }
 
