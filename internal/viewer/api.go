@@ -548,7 +548,12 @@ func (s *Server) handleAddLabel(w http.ResponseWriter, r *http.Request, st *benc
 			return
 		}
 	}
-	out, code, err := reviewQueue{s}.saveLabel(st, ix, i, whoOf(r), strings.TrimSpace(req.Labeler), *req.Present, req.Note)
+	who := strings.TrimSpace(req.Labeler)
+	if q := (reviewQueue{s}); who != "" && q.heldAway(who, st, ix, i, q.itemOfConv(ix, i)) {
+		writeErr(w, http.StatusConflict, "label: %s", errHeldAway)
+		return
+	}
+	out, code, err := reviewQueue{s}.saveLabel(st, ix, i, whoOf(r), who, *req.Present, req.Note)
 	if err != nil {
 		writeErr(w, code, "%v", err)
 		return

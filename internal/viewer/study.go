@@ -147,8 +147,10 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 		out.judged += judged
 		for _, it := range items {
 			it.Item = s.itemOfConv(ix, it.idx)
-			if !it.Overlap && !p.keepHeld && s.places.heldByOther(it.Item, who, now) {
-				continue // someone has its form open right now
+			if !p.keepHeld && s.places.heldByOther(it.Item, who, now) {
+				// Someone has its form open right now (a row waiting for
+				// its second labeller too: one of them takes it).
+				continue
 			}
 			out.items = append(out.items, benchItem{name, it})
 		}
@@ -441,9 +443,40 @@ func (s reviewQueue) handleHold(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusForbidden, "%s", errNotYours)
 		return
 	}
+	held, holder := s.places.take(who, req.Item, s.now())
+	if !held && holder != "" && !s.labelledBy(who, st, ix, i) {
+		// Another's form opened it first: the row is theirs to label (the
+		// label is refused, heldAway), and the page moves on. It does not
+		// become this labeller's place either.
+		writeJSON(w, http.StatusOK, map[string]any{"held": false, "busy": true, "renew_s": holdRenew.Seconds()})
+		return
+	}
 	s.places.open(who, req.Item)
-	held, _ := s.places.take(who, req.Item, s.now())
 	writeJSON(w, http.StatusOK, map[string]any{"held": held, "renew_s": holdRenew.Seconds()})
+}
+
+// heldAway reports whether someone other than who has item (the
+// conversation i of st) open in their review form, and who has not
+// labelled it before: the first to open a row's form labels it, so two
+// people do not both label a row the plan asked of one.
+func (s reviewQueue) heldAway(who string, st *benchState, ix *benchIndex, i int, item string) bool {
+	return s.places.heldByOther(item, who, s.now()) && !s.labelledBy(who, st, ix, i)
+}
+
+// labelledBy reports whether who has labelled the conversation i of st (a
+// labels file that cannot be read says no: the label is refused when it
+// is appended, saying why).
+func (s reviewQueue) labelledBy(who string, st *benchState, ix *benchIndex, i int) bool {
+	ls, err := st.labels.List()
+	if err != nil {
+		return false
+	}
+	for _, l := range ls {
+		if l.Labeler == who && l.ConvID == ix.convs[i].convID {
+			return true
+		}
+	}
+	return false
 }
 
 // handleMe says who the token is, and the labeller's place (a
@@ -527,14 +560,11 @@ func (s reviewQueue) reviewerMay(who string, st *benchState, ix *benchIndex, i i
 	if s.places.holding(who, item, s.now()) {
 		return true
 	}
-	ls, err := st.labels.List()
-	if err != nil {
+	if _, err := st.labels.List(); err != nil {
 		return true // the label is refused when it is appended, saying why
 	}
-	for _, l := range ls {
-		if l.Labeler == who && l.ConvID == ix.convs[i].convID {
-			return true
-		}
+	if s.labelledBy(who, st, ix, i) {
+		return true
 	}
 	p := queueParams{kind: "calibration", seed: s.opts.Seed, overlap: s.opts.Overlap, halfWidth: s.opts.PlanHalfWidth, keepHeld: true}
 	for _, it := range s.studyQueue(who, p, []string{st.name}).items {
@@ -547,6 +577,9 @@ func (s reviewQueue) reviewerMay(who string, st *benchState, ix *benchIndex, i i
 
 // errNotYours answers a reviewer's hold or label on an item reviewerMay refuses.
 const errNotYours = "this item is not in your queue (others' labels took it, or it was never asked of you): j for your next item"
+
+// errHeldAway answers a label on an item another labeller has open (heldAway).
+const errHeldAway = "another reviewer opened this item first and labels it: j for your next item"
 
 // findItem resolves an item id over every benchmark.
 func (s reviewQueue) findItem(id string) (*benchState, *benchIndex, int, bool) {

@@ -112,6 +112,10 @@ func (s reviewQueue) handleStudyLabel(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusForbidden, "label: %s", errNotYours)
 		return
 	}
+	if who != "" && s.heldAway(who, st, ix, i, req.Item) {
+		writeErr(w, http.StatusConflict, "label: %s", errHeldAway)
+		return
+	}
 	out, code, err := s.saveLabel(st, ix, i, p, who, *req.Present, req.Note)
 	if err != nil {
 		s.fail(w, r, code, err)

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/labels"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 )
 
@@ -491,6 +493,66 @@ func TestOnlyAnOpenFormHoldsAnItem(t *testing.T) {
 	}
 	if s.places.heldByOther(item, "bo", clock()) {
 		t.Error("a hold that arrived after the label holds the item")
+	}
+}
+
+// TestAnItemOpenElsewhereIsLabelledByItsHolder: the first to open a row's
+// form labels it. Before, bo's hold on an item ana had open answered
+// held:false and bo's label was taken all the same, so a row the plan
+// asked of one person got two labels; and a row waiting for its second
+// labeller stayed in cy's queue while bo had it open, so it got three.
+func TestAnItemOpenElsewhereIsLabelledByItsHolder(t *testing.T) {
+	project := TeamProject(t)
+	s, base := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana", "bo", "cy"}, Blind: true, Seed: 3, Overlap: 1, OverlapSet: true})
+	ana, bo, cy := teamHeaders(base, tokenOf(t, s, "ana")), teamHeaders(base, tokenOf(t, s, "bo")), teamHeaders(base, tokenOf(t, s, "cy"))
+	research := teamHeaders(base, tokenOf(t, s, ""))
+	_, body := do(t, base, req{"GET", "/api/next", "", ana})
+	next := decode[nextAnswer](t, body)
+	item := *next.Item
+	inQueue := func(hdr map[string]string) bool {
+		t.Helper()
+		_, body := do(t, base, req{"GET", "/api/queue", "", hdr})
+		return strings.Contains(body, `"item":"`+item+`"`)
+	}
+	steps := []struct {
+		what, method, path, body string
+		hdr                      map[string]string
+		code                     int
+		answer                   string // in the answer
+	}{
+		{"ana opens the form", "POST", "/api/hold", `{"item":"` + item + `"}`, ana, 200, `"held":true`},
+		{"bo's form opens a moment later", "POST", "/api/hold", `{"item":"` + item + `"}`, bo, 200, `"busy":true`},
+		{"bo's label", "POST", "/api/label", `{"item":"` + item + `","present":true}`, bo, 409, "opened this item first"},
+		{"the researcher's label as zed", "POST", "/api/label", `{"item":"` + item + `","present":true,"labeler":"zed"}`, research, 409, "opened this item first"},
+		{"the researcher's label as zed through the benchmark's API", "POST", "/api/b/" + next.Bench + "/labels", `{"item":"` + item + `","present":true,"labeler":"zed"}`, research, 409, "opened this item first"},
+		{"ana's label", "POST", "/api/label", `{"item":"` + item + `","present":true}`, ana, 201, ""},
+		// Every row is asked of two people (overlap 1): bo opens it for
+		// the second label, so cy may not give a third.
+		{"bo opens it as its second labeller", "POST", "/api/hold", `{"item":"` + item + `"}`, bo, 200, `"held":true`},
+		{"cy's hold", "POST", "/api/hold", `{"item":"` + item + `"}`, cy, 200, `"busy":true`},
+		{"cy's label", "POST", "/api/label", `{"item":"` + item + `","present":false}`, cy, 409, "opened this item first"},
+		{"ana changes her mind", "POST", "/api/label", `{"item":"` + item + `","present":false}`, ana, 201, ""},
+		{"bo's second label", "POST", "/api/label", `{"item":"` + item + `","present":false}`, bo, 201, ""},
+	}
+	for _, st := range steps {
+		code, body := do(t, base, req{st.method, st.path, st.body, st.hdr})
+		if code != st.code || !strings.Contains(body, st.answer) {
+			t.Errorf("%s: %d %s, want %d with %s", st.what, code, body, st.code, st.answer)
+		}
+		if st.what == "bo opens it as its second labeller" && inQueue(cy) {
+			t.Error("a row bo has open for its second label is in cy's queue")
+		}
+	}
+	ls, err := labels.Read(layout.Bench{Dir: layout.BenchDir(project, next.Bench)}.Labels(), labels.Known{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]int{}
+	for _, l := range ls {
+		by[l.Labeler]++
+	}
+	if by["bo"] != 1 || by["cy"] != 0 || by["zed"] != 0 {
+		t.Errorf("labels by person %v, want bo's second label only beside ana's", by)
 	}
 }
 

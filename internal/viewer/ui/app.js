@@ -607,19 +607,27 @@
       .catch(function (e) { showError($('review-msg') || main, e); });
   }
   // The open form holds its item (renewed while it stays open); leaving it
-  // lets it go after the hold lapses, skipping or labelling at once.
+  // lets it go after the hold lapses, skipping or labelling at once. When
+  // another's form opened it first (busy: a moment before this one, or
+  // after this hold lapsed), the row is theirs to label — the server
+  // refuses this label — and busy() moves on.
   var holdTimer = null;
   function stopHold() { if (holdTimer) { clearTimeout(holdTimer); holdTimer = null; } }
-  function holdItem(item) {
+  function holdItem(item, busy) {
     stopHold();
     var my = route;
     var body = { item: item };
     if (!REVIEWER && labeler()) body.labeler = labeler();
     if (!labeler()) return;
     post('/api/hold' + query(qparams({ labeler: '' })), body).then(function (h) {
-      if (my === route && h.renew_s) holdTimer = setTimeout(function () { if (my === route && $('review-form') && !$('reveal')) holdItem(item); }, h.renew_s * 1000);
+      if (my !== route) return;
+      if (h.busy) { busy(); return; }
+      if (h.renew_s) holdTimer = setTimeout(function () { if (my === route && $('review-form') && !$('reveal')) holdItem(item, busy); }, h.renew_s * 1000);
     }).catch(function () { /* the hold is a courtesy to others; the label works without it */ });
   }
+  // MOVED_ON says, on the item the page moved on to, why it did.
+  var MOVED_ON = null;
+  var BUSY_TEXT = 'Another reviewer opened that item a moment before you: it is theirs to label, so the page moved on to your next one.';
 
   function reviewPage(bench, id) {
     var my = route;
@@ -651,7 +659,7 @@
     var submit = el('button', { type: 'submit', id: 'submit-label', 'class': 'primary', text: 'Record my verdict (1 / 0)' });
     var msg = el('p', { id: 'review-msg', 'class': 'error' });
     var after = el('div', { id: 'after' });
-    var saved = false;
+    var saved = false, lost = false;
     if (c.mine) {
       (c.mine.present ? yes : no).checked = true;
       note.value = c.mine.note || '';
@@ -662,6 +670,7 @@
         el('label', null, yes, ' Yes, present (1)'), ' ', el('label', null, no, ' No, absent (0)')),
       el('label', null, 'Note (optional, n)', el('br'), note), submit, msg);
     function record() {
+      if (lost) return;
       msg.textContent = '';
       if (!name.value.trim()) { msg.textContent = 'Say who you are.'; name.focus(); return; }
       if (!yes.checked && !no.checked) { msg.textContent = 'Choose present or absent.'; return; }
@@ -702,7 +711,20 @@
       el('h3', { text: 'Transcript' }), transcript(c.transcript, c.highlights), el('h3', { text: 'Scenario' }), scenarioBox(c.scenario));
     sec.append(el('h2', { text: c.blind ? 'Review' : 'Review ' + c.conv_id }), queueLine(c, place),
       el('div', { 'class': 'review-grid' }, tbox, side));
-    holdItem(c.item);
+    if (MOVED_ON && MOVED_ON.item === c.item) side.insertBefore(el('p', { id: 'moved-on', 'class': 'small warn', text: MOVED_ON.text }), side.firstChild);
+    MOVED_ON = null;
+    holdItem(c.item, function () {
+      // Another's form has this item: no label from here; on to the next.
+      lost = true;
+      stopHold();
+      [name, yes, no, note, submit].forEach(function (x) { x.disabled = true; });
+      msg.textContent = 'Another reviewer opened this item a moment before you: it is theirs to label.';
+      api('/api/next' + query(qparams({ after: c.item }))).then(function (ans) {
+        if (my !== route) return;
+        if (ans.item) MOVED_ON = { item: ans.item, text: BUSY_TEXT };
+        showNext(ans);
+      }).catch(function (e) { msg.textContent = String(e.message || e); });
+    });
     reviewKeys = function (ev) {
       var k = ev.key, t = ev.target;
       if (t && (t.tagName === 'TEXTAREA' || t.tagName === 'INPUT' && t.type !== 'radio')) {
@@ -719,7 +741,7 @@
         case 'j': case 'ArrowRight': goNext(c.item); break;
         case 'Enter': if (saved) goNext(c.item); else return; break;
         case 'k': case 'ArrowLeft': goBack(c.item); break;
-        case 's': if (!saved) placePost('skip', { item: c.item }); break;
+        case 's': if (!saved && !lost) placePost('skip', { item: c.item }); break;
         case 'u': undo(c.item, saved); break;
         // The note takes focus when the key is released, so the n itself
         // does not land in it.
