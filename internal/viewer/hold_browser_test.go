@@ -1,6 +1,7 @@
 package viewer_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,4 +65,27 @@ func TestBrowserASecondReviewerMovesOnFromAHeldItem(t *testing.T) {
 	}
 	assertClean(t, anaLog)
 	assertClean(t, boLog)
+}
+
+// TestBrowserMineSaysWhenLabelsCannotBeRead: a reviewer's "My labels" page
+// says that a benchmark's labels could not be read (without naming a
+// target or the file) rather than listing fewer labels without a word.
+func TestBrowserMineSaysWhenLabelsCannotBeRead(t *testing.T) {
+	project := filepath.Join(t.TempDir(), "project")
+	for _, b := range []string{"tiny", "broken"} {
+		viewer.WriteSynth(t, project, viewer.SynthSpec{Name: b, Metrics: 1, ScensPerMetric: 2, Targets: []string{"zebratarget"}, Samples: 1, Msgs: 2, MsgLen: 60, Judges: 1})
+	}
+	bad := layout.Bench{Dir: layout.BenchDir(project, "broken")}.Labels()
+	if err := os.WriteFile(bad, []byte(`{"conv_id": "m01_s001_v01__zebratarget__s0", "zebratarget": 1}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, base := viewer.StartForTest(t, viewer.Options{ProjectDir: project, Reviewers: []string{"ana"}, Seed: 5})
+	ctx, bl := newBrowser(t, base, 1200, 800)
+	navigate(t, ctx, s.Links(base)[1].URL+"#/mine")
+	waitJS(t, ctx, `!!document.querySelector('#mine .mine-note')`, 20*time.Second)
+	txt := pageText(t, ctx)
+	if !strings.Contains(txt, "1 benchmark(s) could not be read") || strings.Contains(txt, "zebratarget") || strings.Contains(txt, "labels.jsonl") {
+		t.Errorf("ana's labels page says:\n%s", txt)
+	}
+	assertClean(t, bl)
 }

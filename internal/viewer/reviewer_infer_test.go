@@ -164,6 +164,64 @@ func TestUnreadableLabelsAreNeverSilent(t *testing.T) {
 	}
 }
 
+// TestMineSaysWhichLabelsCannotBeRead: /api/mine ({labels, notes}) lists
+// the labeller's labels and, for a benchmark whose labels.jsonl cannot be
+// read, a note — to a reviewer how many benchmarks, to the researcher
+// reviewing blind the file and line without a target's name. Before, the
+// answer was a bare list that left such a benchmark out without a word.
+func TestMineSaysWhichLabelsCannotBeRead(t *testing.T) {
+	mineNotes(t, func(path string) {
+		must(t, os.WriteFile(path, []byte(`{"conv_id": "m01_s001_v01__zebratarget__s0", "zebratarget": 1}`+"\n"), 0o644))
+	}, "line 1")
+}
+
+// mineNotes makes a study of two benchmarks, tiny and broken; ana labels
+// a row of tiny, then spoil makes broken's labels file unreadable, and
+// each /api/mine answer must list ana's label and one note (the
+// researcher's holding want).
+func mineNotes(t *testing.T, spoil func(path string), want string) {
+	t.Helper()
+	project := filepath.Join(t.TempDir(), "project")
+	for _, b := range []string{"tiny", "broken"} {
+		WriteSynth(t, project, SynthSpec{Name: b, Metrics: 1, ScensPerMetric: 2, Targets: []string{"zebratarget"}, Samples: 1, Msgs: 2, MsgLen: 60, Judges: 1})
+	}
+	s, base := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana"}, Blind: true, Seed: 5, Overlap: 0, OverlapSet: true})
+	ana, research := teamHeaders(base, tokenOf(t, s, "ana")), teamHeaders(base, tokenOf(t, s, ""))
+	n := getAs[nextAnswer](t, base, "/api/next?bench=tiny", ana)
+	if n.Item == nil {
+		t.Fatal("fixture: nothing for ana in tiny")
+	}
+	if code, body := do(t, base, req{"POST", "/api/label", `{"item":"` + *n.Item + `","present":true}`, ana}); code != 201 {
+		t.Fatalf("label: %d %s", code, body)
+	}
+	bad := layout.Bench{Dir: layout.BenchDir(project, "broken")}.Labels()
+	spoil(bad)
+	type answer struct {
+		Labels []mineRow `json:"labels"`
+		Notes  []string  `json:"notes"`
+	}
+	for _, c := range []struct {
+		who, path string
+		hdr       map[string]string
+		want      string
+	}{
+		{"ana", "/api/mine", ana, "1 benchmark(s) could not be read, so your labels there are not listed"},
+		{"researcher", "/api/mine?labeler=ana", research, want},
+	} {
+		m := getAs[answer](t, base, c.path, c.hdr)
+		t.Logf("%s: %q", c.who, m.Notes)
+		if len(m.Labels) != 1 || m.Labels[0].Item != *n.Item {
+			t.Errorf("%s: labels %+v, want ana's one", c.who, m.Labels)
+		}
+		if len(m.Notes) != 1 || !strings.Contains(m.Notes[0], c.want) || strings.Contains(m.Notes[0], "zebratarget") {
+			t.Errorf("%s: notes %q, want one saying %q and no target", c.who, m.Notes, c.want)
+		}
+		if c.who == "researcher" && !strings.Contains(m.Notes[0], bad) {
+			t.Errorf("researcher: note %q does not name %s", m.Notes[0], bad)
+		}
+	}
+}
+
 // TestTeamLabelsAtOnceOnTwoServers: two viewers on one project (two
 // researchers), each with ana and bo, all four labelling 50 items in
 // parallel while asking for their next item and holding it: every

@@ -262,23 +262,33 @@ func (s reviewQueue) handleStudyQueue(w http.ResponseWriter, r *http.Request) {
 		"total": len(q.items), "mine": q.mine, "half_width": params.halfWidth, "place": s.places.view(who),
 		"plan_done": q.planDone()}
 	if blind {
-		// Notes say which labels file cannot be read, without a target's
-		// name (a bad line's conv_id would carry one).
-		notes := make([]string, len(q.notes))
-		for i, n := range q.notes {
-			notes[i] = s.scrubTargets(n)
-		}
-		out["progress"], out["unreachable"], out["notes"] = nonNil(blindLines(q.progress)), len(q.unreachable), notes
+		out["progress"], out["unreachable"] = nonNil(blindLines(q.progress)), len(q.unreachable)
 	} else {
-		out["progress"], out["unreachable"], out["labels"], out["notes"] = nonNil(q.progress), nonNil(q.unreachable), q.lines, nonNil(q.notes)
+		out["progress"], out["unreachable"], out["labels"] = nonNil(q.progress), nonNil(q.unreachable), q.lines
 	}
-	if p.reviewer() {
-		out["notes"] = []string{}
-		if len(q.notes) > 0 {
-			out["notes"] = []string{fmt.Sprintf("%d benchmark(s) could not be read; ask the researcher", len(q.notes))}
-		}
-	}
+	out["notes"] = s.notesFor(p, q.notes, "%d benchmark(s) could not be read; ask the researcher")
 	writeJSON(w, http.StatusOK, out)
+}
+
+// notesFor is how notes on files that cannot be read (a labels file with
+// a bad line) reach p: to a reviewer, only how many benchmarks
+// (reviewerNote, given the count; a path or a line is the researcher's);
+// blind, without a target's name (a bad line's conv_id carries one); else
+// as they are. Never null.
+func (s reviewQueue) notesFor(p principal, notes []string, reviewerNote string) []string {
+	switch {
+	case len(notes) == 0:
+		return []string{}
+	case p.reviewer():
+		return []string{fmt.Sprintf(reviewerNote, len(notes))}
+	case s.opts.Blind:
+		out := make([]string, len(notes))
+		for i, n := range notes {
+			out[i] = s.scrubTargets(n)
+		}
+		return out
+	}
+	return notes
 }
 
 func nonNil[T any](s []T) []T {
@@ -508,7 +518,9 @@ type mineRow struct {
 	AfterReveal bool   `json:"after_reveal,omitempty"`
 }
 
-// handleMine lists the labeller's own latest label of each row.
+// handleMine lists the labeller's own latest label of each row
+// ({labels, notes}): a benchmark whose labels file cannot be read is a
+// note (notesFor), never left out without a word.
 func (s reviewQueue) handleMine(w http.ResponseWriter, r *http.Request) {
 	who, err := labellerOf(whoOf(r), r.URL.Query().Get("labeler"))
 	if err != nil {
@@ -516,6 +528,7 @@ func (s reviewQueue) handleMine(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := []mineRow{}
+	var notes []string
 	for _, name := range s.benchNames() {
 		st := s.bench(name)
 		if st == nil || who == "" {
@@ -524,6 +537,7 @@ func (s reviewQueue) handleMine(w http.ResponseWriter, r *http.Request) {
 		ix := st.index(s.Server)
 		ls, err := st.labels.List()
 		if err != nil {
+			notes = append(notes, err.Error())
 			continue
 		}
 		latest := map[string]int{}
@@ -547,7 +561,8 @@ func (s reviewQueue) handleMine(w http.ResponseWriter, r *http.Request) {
 				At: l.At.UTC().Format("2006-01-02T15:04:05Z"), AfterReveal: l.AfterReveal})
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, map[string]any{"labels": out,
+		"notes": s.notesFor(whoOf(r), notes, "%d benchmark(s) could not be read, so your labels there are not listed; ask the researcher")})
 }
 
 // reviewerMay reports whether reviewer who may hold or label item (the

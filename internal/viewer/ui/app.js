@@ -950,9 +950,13 @@
     var sec = el('section', { id: 'mine' }, el('h2', { text: 'My labels' }));
     main.append(sec);
     if (!labeler()) { sec.append(el('p', { 'class': 'muted', text: 'Label an item first: your name is asked there.' })); return; }
-    api('/api/mine' + query({ labeler: REVIEWER ? '' : labeler() })).then(function (L) {
+    api('/api/mine' + query({ labeler: REVIEWER ? '' : labeler() })).then(function (M) {
       if (my !== route) return;
-      if (!L.length) { sec.append(el('p', { 'class': 'muted', text: 'No labels yet.' })); return; }
+      // A benchmark whose labels file cannot be read is a note, never a
+      // silent gap in the list.
+      M.notes.forEach(function (n) { sec.append(el('p', { 'class': 'error mine-note', text: n })); });
+      var L = M.labels;
+      if (!L.length) { sec.append(el('p', { 'class': 'muted', text: M.notes.length ? 'No labels listed.' : 'No labels yet.' })); return; }
       var tb = el('tbody');
       L.forEach(function (l) {
         tb.append(el('tr', { data: { item: l.item } }, el('td', null, el('a', { href: reviewHash(l.item), text: l.item })), el('td', { text: l.bench }), el('td', { text: l.metric_id }),
