@@ -63,7 +63,9 @@ type queueResult struct {
 	progress    []progressLine
 	unreachable []unreachableLine
 	mine, lines int
-	notes       []string
+	// answered: the labeller's rows by benchmark and metric.
+	answered map[[2]string]int
+	notes    []string
 	// open: the queue may still bring the labeller work (see stillOpen);
 	// judged: conversations with a verdict, over the benchmarks.
 	open   bool
@@ -154,9 +156,15 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 			}
 			out.items = append(out.items, benchItem{name, it})
 		}
-		for _, by := range qs.byConv {
+		for conv, by := range qs.byConv {
 			if who != "" && by[who] {
 				out.mine++
+				if i, ok := ix.byConvID[conv]; ok {
+					if out.answered == nil {
+						out.answered = map[[2]string]int{}
+					}
+					out.answered[[2]string{name, ix.convs[i].metric}]++
+				}
 			}
 		}
 	}
@@ -219,6 +227,24 @@ func (q *queueResult) addPlan(bench string, plan results.LabelPlan) {
 	}
 }
 
+// answeredLine is a reviewer's progress in one benchmark × metric: the
+// rows they labelled.
+type answeredLine struct {
+	Bench    string `json:"bench"`
+	Metric   string `json:"metric_id"`
+	Answered int    `json:"answered"`
+}
+
+// answeredLines is the labeller's answered rows for each benchmark ×
+// metric of the plan, in its order.
+func (q *queueResult) answeredLines() []answeredLine {
+	out := make([]answeredLine, 0, len(q.progress))
+	for _, l := range q.progress {
+		out = append(out, answeredLine{Bench: l.Bench, Metric: l.Metric, Answered: q.answered[[2]string{l.Bench, l.Metric}]})
+	}
+	return out
+}
+
 // blindLines drops what only the researcher may see from progress lines.
 func blindLines(ls []progressLine) []progressLine {
 	out := make([]progressLine, len(ls))
@@ -261,9 +287,16 @@ func (s reviewQueue) handleStudyQueue(w http.ResponseWriter, r *http.Request) {
 	out := map[string]any{"kind": params.kind, "overlap": params.overlap, "blind": blind, "who": who, "items": items,
 		"total": len(q.items), "mine": q.mine, "half_width": params.halfWidth, "place": s.places.view(who),
 		"plan_done": q.planDone()}
-	if blind {
+	switch {
+	case p.reviewer():
+		// A reviewer's progress is what they answered. The plan's lines
+		// (labelled, planned, more, corrected, unreachable) move with
+		// whether a label agreed with the judge: read after each label,
+		// they would say the judge's verdict on the row just labelled.
+		out["progress"] = q.answeredLines()
+	case blind:
 		out["progress"], out["unreachable"] = nonNil(blindLines(q.progress)), len(q.unreachable)
-	} else {
+	default:
 		out["progress"], out["unreachable"], out["labels"] = nonNil(q.progress), nonNil(q.unreachable), q.lines
 	}
 	out["notes"] = s.notesFor(p, q.notes, "%d benchmark(s) could not be read; ask the researcher")

@@ -935,6 +935,9 @@
   function progressTable(Q, bench) {
     var ul = el('ul', { id: 'queue-plan', 'class': 'plain small' });
     Q.progress.forEach(function (p) {
+      // A reviewer's progress is what they answered (the plan's needs
+      // would say the judges' verdicts).
+      if (p.answered !== undefined) { ul.append(el('li', { data: { bench: p.bench, metric: p.metric_id } }, (bench ? '' : p.bench + ' · ') + p.metric_id + ': ' + num(p.answered) + ' answered by you')); return; }
       ul.append(el('li', { data: { bench: p.bench, metric: p.metric_id } }, (bench ? '' : p.bench + ' · ') + p.metric_id + ': ' + num(p.labelled) + ' labelled of ' + num(p.planned) + ' planned (' + num(p.more) + ' more)' +
         ' · corrected for ' + p.corrected + ' of ' + p.targets + ' model(s)' + (p.unreachable ? ' · ' + p.unreachable + ' cannot be' : '') +
         (p.more_present !== undefined ? ' · more: ' + p.more_present + ' of rows the judge called present, ' + p.more_absent + ' absent' : '') +
