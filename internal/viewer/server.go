@@ -191,15 +191,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// writes are not bounded, since a Play reply waits for a model.
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		IdleTimeout: 2 * time.Minute, BaseContext: func(net.Listener) context.Context { return ctx }}
+	// Serve returns once the connections are closed: Shutdown lets the
+	// requests under way finish for 2 s, then the rest are closed, not
+	// left running after Serve returned.
+	shut := make(chan struct{})
 	go func() {
+		defer close(shut)
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(sctx)
+		if srv.Shutdown(sctx) != nil {
+			_ = srv.Close()
+		}
 	}()
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	<-shut
 	return nil
 }
 

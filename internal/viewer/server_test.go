@@ -312,3 +312,32 @@ func TestReportServedSandboxed(t *testing.T) {
 		}
 	}
 }
+
+// TestServeEndsWithItsConnections: Serve returns once the connections it
+// served are closed. Before, it returned as soon as the listener closed,
+// while a connection still reading a request stayed open behind it (the
+// package's goleak check caught the shutdown still running, now and then).
+func TestServeEndsWithItsConnections(t *testing.T) {
+	project, _ := miniProject(t)
+	s, err := New(Options{ProjectDir: project})
+	must(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	must(t, err)
+	defer c.Close()
+	// A request whose headers are still coming: the connection is busy.
+	_, err = c.Write([]byte("GET /api/me HTTP/1.1\r\nHost: " + ln.Addr().String() + "\r\n"))
+	must(t, err)
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	must(t, <-done)
+	must(t, c.SetReadDeadline(time.Now().Add(500*time.Millisecond)))
+	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("after Serve returned, a read on its busy connection gave %v, want EOF (closed)", err)
+	}
+}
