@@ -122,10 +122,7 @@ func takeLease(ctx context.Context, label string, o lockOptions) (*callstore.Lea
 	if o.Store == nil {
 		return nil, nil
 	}
-	l, err := o.Store.TakeLease(ctx, callstore.LeaseOptions{
-		Name: strings.TrimPrefix(o.Shard.Suffix(), "."), Label: label,
-		Wait: o.Wait, Poll: o.Poll, Waiting: o.Waiting, Logger: o.Logger,
-	})
+	l, err := o.Store.TakeLease(ctx, leaseOptions(label, o))
 	var le *callstore.LeasedError
 	if errors.As(err, &le) {
 		return nil, &ErrLocked{Bench: o.Bench, Shard: o.Shard, Holder: le.Holder}
@@ -134,6 +131,21 @@ func takeLease(ctx context.Context, label string, o lockOptions) (*callstore.Lea
 		return nil, fmt.Errorf("lease shard %d/%d of %s: %w", o.Shard.Index, o.Shard.Count, o.Bench, err)
 	}
 	return l, nil
+}
+
+// leaseOptions are the options of the shard's lease. Its logger names the
+// benchmark: a study's benchmarks each hold a lease of the same name
+// (shard-i-of-K under each one's prefix), and a worker paused past the TTL
+// loses them all, one warning each.
+func leaseOptions(label string, o lockOptions) callstore.LeaseOptions {
+	var log *slog.Logger
+	if o.Logger != nil {
+		log = o.Logger.With("benchmark", o.Bench)
+	}
+	return callstore.LeaseOptions{
+		Name: strings.TrimPrefix(o.Shard.Suffix(), "."), Label: label,
+		Wait: o.Wait, Poll: o.Poll, Waiting: o.Waiting, Logger: log,
+	}
 }
 
 // takeShardLock takes a shard's exclusive lock, waiting for its holder
