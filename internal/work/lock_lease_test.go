@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,4 +138,51 @@ func takeOver(t *testing.T, b *blob.Bucket, dir string) {
 		}
 	}
 	t.Fatalf("could not take over %s", dir)
+}
+
+// A merge from the store learns from the leases the workers left how
+// many shards the study had and which to run again: those that never took
+// one, and those whose lease was never released (a killed worker's).
+func TestUnfinishedShardsFromLeases(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		released []string // leases taken and released
+		held     []string // leases taken and kept (a killed holder's)
+		want     string
+	}{
+		{"none", nil, nil, ""},
+		{"every shard ended", []string{"shard-0-of-2", "shard-1-of-2"}, nil, ""},
+		{"one never ran", []string{"shard-1-of-2"}, nil,
+			"shard(s) 0 of 2 have no outputs in the store: run index(es) 0 again (Slurm: sbatch --array=0 study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/2), then merge"},
+		{"one never ran, one killed", []string{"shard-0-of-4", "shard-3-of-4"}, []string{"shard-1-of-4"},
+			"shard(s) 2 of 4 have no outputs in the store; shard(s) 1 of 4 did not finish (killed, or still running): run index(es) 1, 2 again (Slurm: sbatch --array=1,2 study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/4), then merge"},
+		{"two splits", []string{"shard-0-of-2", "shard-0-of-4"}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := s3test.Start(t, "calls")
+			s3test.SetEnv(t)
+			st, err := callstore.OpenURL(t.Context(), srv.URL("calls", "study/b1"), callstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			for _, name := range append(append([]string{}, tc.released...), tc.held...) {
+				l, err := st.TakeLease(t.Context(), callstore.LeaseOptions{Name: name})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Contains(tc.held, name) {
+					if err := l.Release(t.Context()); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					defer l.Release(context.Background())
+				}
+			}
+			b := &Bench{Store: st}
+			if got := b.UnfinishedShards(t.Context()); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
 }
