@@ -393,11 +393,25 @@ func TestObjectStoreWorkersMergeFromStore(t *testing.T) {
 	t.Logf("reference %d calls; workers answered %d; paid twice %d", total(ref), total(multiset(f.requests(0), answered)), total(extra))
 
 	// A merge from a store missing a shard's rows calls nothing and says
-	// which worker to run again.
+	// which worker to run again: of an empty store, that the call is not
+	// stored (no worker left a lease to count the shards by).
 	half := pod()
 	half.env = append(half.env[:len(half.env)-1], "IMPACTBENCH_STORE="+s3.URL("study", "other"))
 	r = half.run("merge", "b", "--from-store")
 	if r.code != 2 || !strings.Contains(r.stderr, "not in the call store") {
 		t.Errorf("merge --from-store of an empty store: want exit 2 saying the call is not stored\n%s", r)
+	}
+
+	// Only shard 1 of 2 ran into a third store: the merge names the index
+	// to run again, and the count, from the leases the workers left.
+	third := s3.URL("study", "third")
+	w := pod()
+	w.env = append(w.env[:len(w.env)-1], "IMPACTBENCH_STORE="+third, "JOB_COMPLETION_INDEX=1", "IMPACTBENCH_SHARDS=2")
+	w.mustRun("run", "b")
+	half = pod()
+	half.env = append(half.env[:len(half.env)-1], "IMPACTBENCH_STORE="+third)
+	r = half.run("merge", "b", "--from-store")
+	if want := "shard(s) 0 of 2 have no outputs in the store: run index(es) 0 again (Slurm: sbatch --array=0 study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/2), then merge"; r.code != 2 || !strings.Contains(r.stderr, want) {
+		t.Errorf("merge --from-store of a store without shard 0: want exit 2 saying\n%s\n%s", want, r)
 	}
 }

@@ -411,3 +411,45 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.prune(ctx, next-1)
 	return nil
 }
+
+// LeaseState is one lease of a store as its latest object says it.
+type LeaseState struct {
+	Name     string // "shard-3-of-16"
+	Released bool   // its holder released it (it ended); else it is held, or was by one that died
+}
+
+// Leases lists the leases taken in the store, by name (none on a store in
+// a directory, which takes none). The workers of a study on object
+// storage leave one per shard that started: a merge learns from them how
+// many shards the study had and which never ran or never ended.
+func (s *Store) Leases(ctx context.Context) ([]LeaseState, error) {
+	bb, ok := s.be.(*blobBackend)
+	if !ok {
+		return nil, nil
+	}
+	root := bb.prefix + "!lease/"
+	var out []LeaseState
+	it := bb.b.List(&blob.ListOptions{Prefix: root, Delimiter: "/"})
+	for {
+		obj, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("callstore: list leases: %w", err)
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(obj.Key, root), "/")
+		if !obj.IsDir || ids.Problem(name, ids.MaxConv) != "" {
+			continue
+		}
+		l := &Lease{bb: bb, o: LeaseOptions{Name: name}, dir: root + name + "/"}
+		seq, cur, err := l.latest(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if seq >= 0 {
+			out = append(out, LeaseState{Name: name, Released: cur.Kind != "held"})
+		}
+	}
+	return out, nil
+}

@@ -79,6 +79,15 @@ func (o HeartbeatOptions) withDefaults() HeartbeatOptions {
 // with '.', which no benchmark's folder (an id) does.
 const liveDir = layout.LiveObjectPrefix
 
+// staleAfter: a heartbeat unchanged for staleAfter TTLs (100 s by
+// default) is deleted by the worker that counts it, so a killed worker's
+// object does not stay in the bucket. It was counted out after one TTL;
+// the margin is for a worker merely paused (SIGSTOP, a frozen node):
+// deleted only long after it stopped counting, its object is written
+// again at its next beat, and a counter's deletion racing that beat is
+// rare enough that it costs at most one Every uncounted.
+const staleAfter = 10
+
 // maxBeats bounds the heartbeats one listing reads: far more workers than
 // any cluster runs at once against one provider key.
 const maxBeats = 10000
@@ -157,13 +166,13 @@ func (h *Heartbeat) Count(ctx context.Context) (int, error) {
 		listed[obj.Key] = true
 		if h.freshLocked(now, obj.Key, obj.ModTime) {
 			n++
-		} else if now.Sub(h.seen[obj.Key].changed) > 2*h.o.TTL {
+		} else if now.Sub(h.seen[obj.Key].changed) > staleAfter*h.o.TTL {
 			stale = append(stale, obj.Key)
 		}
 	}
 	for _, k := range stale {
-		// A dead worker's object; a live one whose beats failed this long
-		// writes it again at its next.
+		// A dead worker's object; a live one paused or whose beats failed
+		// this long writes it again at its next.
 		_ = h.b.Delete(ctx, k)
 	}
 	for k := range h.seen {

@@ -99,3 +99,69 @@ func TestHeartbeatNotForADirectory(t *testing.T) {
 		}
 	}
 }
+
+// A killed worker's heartbeat is deleted by a worker that counts it once
+// it has not changed for 10 TTLs — not before, so a worker merely paused
+// keeps its object while it may resume; a paused worker whose object was
+// deleted writes it again at its next beat and counts again.
+func TestStaleHeartbeatDeleted(t *testing.T) {
+	srv := s3test.Start(t, "calls")
+	s3test.SetEnv(t)
+	c := &clock{t: time.Now()}
+	me := openBeat(t, srv, c) // TTL 5 s
+	defer me.Close()
+	paused := openBeat(t, srv, c)
+	defer paused.b.Close()
+	exists := func() bool {
+		ok, err := me.b.Exists(t.Context(), paused.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if n := countBeats(t, me); n != 2 {
+		t.Fatalf("two beating: %d", n)
+	}
+	for _, step := range []struct {
+		add   time.Duration
+		count int
+		kept  bool
+	}{
+		{6 * time.Second, 1, true},   // counted out after one TTL, kept
+		{14 * time.Second, 1, true},  // 20 s: kept (a pause may end)
+		{29 * time.Second, 1, true},  // 49 s: kept
+		{2 * time.Second, 1, false},  // 51 s > 10 TTLs: deleted
+		{10 * time.Second, 1, false}, // and stays so until it beats
+	} {
+		c.add(step.add)
+		if n := countBeats(t, me); n != step.count {
+			t.Fatalf("+%v: %d counted, want %d", step.add, n, step.count)
+		}
+		if exists() != step.kept {
+			t.Fatalf("+%v: the silent worker's heartbeat kept %v, want %v", step.add, !step.kept, step.kept)
+		}
+	}
+	// The paused worker resumes: its next beat writes its object again.
+	if err := paused.Beat(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !exists() {
+		t.Fatal("the resumed worker's beat did not write its heartbeat again")
+	}
+	if n := countBeats(t, me); n != 2 {
+		t.Fatalf("the resumed worker: %d counted, want 2", n)
+	}
+	// A worker killed when no other outlived it leaves its object; the
+	// first worker on the store an hour on deletes it at first sight.
+	if err := me.b.Delete(t.Context(), me.key); err != nil {
+		t.Fatal(err)
+	}
+	newcomer := openBeat(t, srv, &clock{t: time.Now().Add(time.Hour)})
+	defer newcomer.Close()
+	if n := countBeats(t, newcomer); n != 1 {
+		t.Fatalf("a newcomer an hour on: %d counted, want 1", n)
+	}
+	if exists() {
+		t.Fatal("a newcomer an hour on kept an hour-old heartbeat")
+	}
+}

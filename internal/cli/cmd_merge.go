@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/impactbench/impactbench/internal/aggregate"
+	"github.com/impactbench/impactbench/internal/clientset"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/merge"
 	"github.com/impactbench/impactbench/internal/phase"
@@ -113,6 +115,11 @@ func replayMerge(ctx context.Context, g *globals, r *runner.Runner, inv *invocat
 		targets = r.Targets()
 	}
 	if err := r.Run(ctx, targets); err != nil {
+		if clientset.NotStored(err) {
+			if say := r.Work().UnfinishedShards(ctx); say != "" {
+				return fmt.Errorf("%s\n%w", say, err)
+			}
+		}
 		return err
 	}
 	if !r.Report.Ran(phase.StageAggregate) {

@@ -325,9 +325,9 @@ func hostPath(mounts map[string]string, p string) string {
 	return mounts[best] + p[len(best):]
 }
 
-// container runs one container of a pod to its end (kill, when set, is
-// called with the started process).
-func (w *world) container(ctx context.Context, c corev1.Container, vols map[string]string, index string, kill func(*os.Process)) ([]byte, error) {
+// container runs one container of a pod to its end (v, when set, is the
+// pod to kill once it has stored its first call).
+func (w *world) container(ctx context.Context, c corev1.Container, vols map[string]string, index string, v *victim) ([]byte, error) {
 	mounts := map[string]string{w.imageProj: imageDir}
 	for _, m := range c.VolumeMounts {
 		mounts[m.MountPath] = vols[m.Name]
@@ -345,14 +345,17 @@ func (w *world) container(ctx context.Context, c corev1.Container, vols map[stri
 	if err != nil {
 		return nil, err
 	}
+	if v != nil {
+		env = v.route(env)
+	}
 	cmd.Env = append(slices.Clone(w.baseEnv), env...)
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	if kill != nil {
-		kill(cmd.Process)
+	if v != nil {
+		go v.watch(cmd.Process, cmd.Dir)
 	}
 	err = cmd.Wait()
 	return out.Bytes(), err
@@ -396,7 +399,7 @@ func secretValue(name string) string {
 }
 
 // pod runs a pod: its init containers in order, then its container.
-func (w *world) pod(ctx context.Context, spec corev1.PodSpec, index string, kill func(*os.Process)) ([]byte, error) {
+func (w *world) pod(ctx context.Context, spec corev1.PodSpec, index string, v *victim) ([]byte, error) {
 	vols := map[string]string{}
 	if err := w.podDirs(spec, vols); err != nil {
 		return nil, err
@@ -409,7 +412,7 @@ func (w *world) pod(ctx context.Context, spec corev1.PodSpec, index string, kill
 			return all, err
 		}
 	}
-	out, err := w.container(ctx, spec.Containers[0], vols, index, kill)
+	out, err := w.container(ctx, spec.Containers[0], vols, index, v)
 	return append(all, out...), err
 }
 

@@ -3,11 +3,19 @@ package examples
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,8 +76,9 @@ func reduce(j *batchv1.Job, n, k int32) *batchv1.Job {
 // binary with the container's command, working directory, mounts and
 // environment (JOB_COMPLETION_INDEX as the Job controller sets it; the
 // Secrets' keys; the bucket an S3 API on loopback, the Redis a
-// redis-server on loopback). Index 1's first pod is killed by SIGKILL and
-// retried on its index, as backoffLimitPerIndex does. The merge Job's
+// redis-server on loopback). Index 1's first pod is killed by SIGKILL once
+// it has stored its first call (victim), and retried on its index, as
+// backoffLimitPerIndex does. The merge Job's
 // outputs must be byte-identical to one unsharded run's.
 func TestKubernetesExamplesRun(t *testing.T) {
 	for _, ex := range k8sExamples {
@@ -191,7 +200,7 @@ func (w *world) apply(t *testing.T, o object) {
 // indexed runs an Indexed Job as the Job controller does: every index
 // once, parallelism pods at a time, a failed pod retried on its index up
 // to backoffLimitPerIndex times. Index 1's first pod is killed by SIGKILL
-// while it runs.
+// once it has stored its first call.
 func (w *world) indexed(t *testing.T, j *batchv1.Job) {
 	t.Helper()
 	sem := make(chan struct{}, *j.Spec.Parallelism)
@@ -218,28 +227,233 @@ func (w *world) indexed(t *testing.T, j *batchv1.Job) {
 }
 
 // index runs one index until a pod succeeds or its retries are spent.
+// Index 1's first pod is killed by SIGKILL once it has stored its first
+// call; that it was killed there, not before nor after its end, is part
+// of the test.
 func (w *world) index(j *batchv1.Job, i int) error {
 	var last error
 	for attempt := 0; attempt <= int(*j.Spec.BackoffLimitPerIndex); attempt++ {
-		var kill func(*os.Process)
+		var v *victim
 		if i == 1 && attempt == 0 {
-			kill = func(p *os.Process) { time.AfterFunc(150*time.Millisecond, func() { _ = p.Signal(syscall.SIGKILL) }) }
+			v = newVictim(w.t, fmt.Sprintf("shard-%d-of-%d", i, *j.Spec.Completions))
 		}
-		out, err := w.pod(context.Background(), j.Spec.Template.Spec, strconv.Itoa(i), kill)
-		switch {
-		case err == nil && kill != nil:
-			w.t.Logf("index %d's first pod ended before the kill", i)
-			return nil
-		case err == nil:
-			return nil
-		case kill != nil:
-			w.t.Logf("index %d's first pod killed: %v", i, err)
-		default:
-			w.t.Logf("index %d, attempt %d: %v\n%s", i, attempt, err, out)
+		out, err := w.pod(context.Background(), j.Spec.Template.Spec, strconv.Itoa(i), v)
+		if v != nil {
+			if kerr := v.landed(err); kerr != nil {
+				return fmt.Errorf("index %d's first pod: %w\n%s", i, kerr, out)
+			}
+			w.t.Logf("index %d's first pod killed after its first stored call: %v", i, err)
+			last = err
+			continue
 		}
+		if err == nil {
+			return nil
+		}
+		w.t.Logf("index %d, attempt %d: %v\n%s", i, attempt, err, out)
 		last = err
 	}
 	return fmt.Errorf("every attempt failed: %w", last)
+}
+
+// victim is a pod to kill by SIGKILL once it has stored its first call,
+// deterministically however fast it runs (a shard of the reduced study
+// takes some 50 ms, less than any fixed delay a loaded machine honours).
+// On a shared volume its calls go to segment files named by its shard
+// (<…>_shard-1-of-4.seg in the project's .cache): the process is run in
+// slices of 200 µs between SIGSTOPs, and killed while stopped once such a
+// file holds a record after its header. On an object store its requests
+// go through a proxy that passes its first call's PUT and holds every
+// later one, so it cannot end before the kill.
+type victim struct {
+	t     *testing.T
+	shard string // its writer label, "shard-1-of-4"
+
+	mu     sync.Mutex
+	proxy  *httptest.Server
+	stored chan struct{} // closed once the proxy passed its first call's PUT
+	puts   int
+
+	done   chan struct{} // closed when watch ends
+	killed bool          // watch sent SIGKILL after the first stored call
+	why    error         // why it did not
+}
+
+func newVictim(t *testing.T, shard string) *victim {
+	return &victim{t: t, shard: shard, stored: make(chan struct{}), done: make(chan struct{})}
+}
+
+// route sends the pod's object-store requests (IMPACTBENCH_STORE's
+// endpoint) through the proxy.
+func (v *victim) route(env []string) []string {
+	out := slices.Clone(env)
+	for i, kv := range out {
+		val, ok := strings.CutPrefix(kv, config.EnvStore+"=")
+		if !ok {
+			continue
+		}
+		u, err := url.Parse(val)
+		if err != nil {
+			v.t.Fatal(err)
+		}
+		q := u.Query()
+		target, err := url.Parse(q.Get("endpoint"))
+		if err != nil || target.Host == "" {
+			v.t.Fatalf("%s: no endpoint", kv)
+		}
+		rp := httputil.NewSingleHostReverseProxy(target)
+		v.proxy = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPut || !strings.Contains(r.URL.Path, "/!c") {
+				rp.ServeHTTP(w, r)
+				return
+			}
+			v.mu.Lock()
+			v.puts++
+			first := v.puts == 1
+			v.mu.Unlock()
+			if !first {
+				// Held until the kill was sent. Its body read, the server
+				// notices the connection closing when the process dies.
+				_, _ = io.Copy(io.Discard, r.Body)
+				select {
+				case <-r.Context().Done():
+				case <-v.done:
+				}
+				return
+			}
+			rp.ServeHTTP(w, r)
+			close(v.stored)
+		}))
+		v.t.Cleanup(v.proxy.Close)
+		q.Set("endpoint", v.proxy.URL)
+		u.RawQuery = q.Encode()
+		out[i] = config.EnvStore + "=" + u.String()
+	}
+	return out
+}
+
+// watch kills p once it has stored its first call (dir: its working
+// directory, the project on a shared volume).
+func (v *victim) watch(p *os.Process, dir string) {
+	defer close(v.done)
+	if v.proxy != nil {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		timeout := time.After(cmdTimeout)
+		for {
+			select {
+			case <-v.stored:
+				v.killed = p.Signal(syscall.SIGKILL) == nil
+				if !v.killed {
+					v.why = fmt.Errorf("it ended before the kill")
+				}
+				return
+			case <-tick.C:
+				if p.Signal(syscall.Signal(0)) != nil {
+					v.why = fmt.Errorf("it ended before it stored a call")
+					return
+				}
+			case <-timeout:
+				v.why = fmt.Errorf("no call stored in %v", cmdTimeout)
+				_ = p.Kill() // its later PUTs are held: it would never end
+				return
+			}
+		}
+	}
+	deadline := time.Now().Add(cmdTimeout)
+	for time.Now().Before(deadline) {
+		if err := stop(p); err != nil {
+			v.why = fmt.Errorf("it ended before it stored a call (%v)", err)
+			return
+		}
+		if v.storedIn(filepath.Join(dir, ".cache")) {
+			v.killed = p.Signal(syscall.SIGKILL) == nil
+			if !v.killed {
+				v.why = fmt.Errorf("the kill failed")
+			}
+			return
+		}
+		if p.Signal(syscall.SIGCONT) != nil {
+			v.why = fmt.Errorf("it ended before it stored a call")
+			return
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	v.why = fmt.Errorf("no call stored in %v", cmdTimeout)
+	_ = p.Kill() // not left stopped
+}
+
+// storedIn reports whether a segment of the victim's shard under dir
+// holds a record after its header line.
+func (v *victim) storedIn(dir string) bool {
+	found := false
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || found || !strings.HasSuffix(d.Name(), "_"+v.shard+".seg") {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		found = bytes.Count(b, []byte("\n")) >= 2
+		return nil
+	})
+	return found
+}
+
+// stop sends SIGSTOP and waits until every thread of p has stopped (Linux:
+// /proc/<pid>/task/*/stat; elsewhere a moment), or p has ended.
+func stop(p *os.Process) error {
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	tasks := fmt.Sprintf("/proc/%d/task", p.Pid)
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		time.Sleep(5 * time.Millisecond)
+		return nil
+	}
+	for range 10000 {
+		ents, err := os.ReadDir(tasks)
+		if err != nil {
+			return err
+		}
+		all := true
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join(tasks, e.Name(), "stat"))
+			if err != nil {
+				continue // a thread that just ended
+			}
+			// pid (comm) state …: comm may hold spaces, not ')'.
+			st := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+			switch {
+			case len(st) == 0:
+			case st[0] == "Z" || st[0] == "X":
+				return fmt.Errorf("process ended")
+			case st[0] != "T" && st[0] != "t":
+				all = false
+			}
+		}
+		if all {
+			return nil
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	return fmt.Errorf("process %d did not stop", p.Pid)
+}
+
+// landed reports nil when the pod was killed by SIGKILL after its first
+// stored call (err: how its container ended).
+func (v *victim) landed(err error) error {
+	<-v.done
+	var ee *exec.ExitError
+	switch {
+	case v.why != nil:
+		return fmt.Errorf("not killed after its first stored call: %w (it ended: %v)", v.why, err)
+	case !v.killed:
+		return fmt.Errorf("not killed (it ended: %v)", err)
+	case !errors.As(err, &ee):
+		return fmt.Errorf("killed, yet it ended %v", err)
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		return fmt.Errorf("killed, yet it ended %v", err)
+	}
+	return nil
 }
 
 // outputDir is where the merge Job's container works, on the host.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -122,10 +123,7 @@ func takeLease(ctx context.Context, label string, o lockOptions) (*callstore.Lea
 	if o.Store == nil {
 		return nil, nil
 	}
-	l, err := o.Store.TakeLease(ctx, callstore.LeaseOptions{
-		Name: strings.TrimPrefix(o.Shard.Suffix(), "."), Label: label,
-		Wait: o.Wait, Poll: o.Poll, Waiting: o.Waiting, Logger: o.Logger,
-	})
+	l, err := o.Store.TakeLease(ctx, leaseOptions(label, o))
 	var le *callstore.LeasedError
 	if errors.As(err, &le) {
 		return nil, &ErrLocked{Bench: o.Bench, Shard: o.Shard, Holder: le.Holder}
@@ -134,6 +132,21 @@ func takeLease(ctx context.Context, label string, o lockOptions) (*callstore.Lea
 		return nil, fmt.Errorf("lease shard %d/%d of %s: %w", o.Shard.Index, o.Shard.Count, o.Bench, err)
 	}
 	return l, nil
+}
+
+// leaseOptions are the options of the shard's lease. Its logger names the
+// benchmark: a study's benchmarks each hold a lease of the same name
+// (shard-i-of-K under each one's prefix), and a worker paused past the TTL
+// loses them all, one warning each.
+func leaseOptions(label string, o lockOptions) callstore.LeaseOptions {
+	var log *slog.Logger
+	if o.Logger != nil {
+		log = o.Logger.With("benchmark", o.Bench)
+	}
+	return callstore.LeaseOptions{
+		Name: strings.TrimPrefix(o.Shard.Suffix(), "."), Label: label,
+		Wait: o.Wait, Poll: o.Poll, Waiting: o.Waiting, Logger: log,
+	}
 }
 
 // takeShardLock takes a shard's exclusive lock, waiting for its holder
@@ -311,3 +324,55 @@ func (e *Env) followWorkers(ctx context.Context, projectDir string) error {
 type closerFunc func() error
 
 func (f closerFunc) Close() error { return f() }
+
+// UnfinishedShards says which shards of a study on object storage a merge
+// from the store lacks, from the leases its workers left there (one per
+// shard that started, named shard-i-of-K): the shard count, the shards
+// that never took one (never ran) and those whose lease was never
+// released (killed, or still running), with how to run them again. ""
+// when the store cannot tell: a store in a directory, workers that were
+// not shards, or every shard's lease released.
+func (b *Bench) UnfinishedShards(ctx context.Context) string {
+	if b.Store == nil {
+		return ""
+	}
+	leases, err := b.Store.Leases(ctx)
+	if err != nil || len(leases) == 0 {
+		return ""
+	}
+	count := 0
+	state := map[int]bool{} // index → released
+	for _, l := range leases {
+		_, s, ok := layout.CutShard("." + l.Name)
+		if !ok || count != 0 && s.Count != count {
+			return "" // not one split's: nothing to say for sure
+		}
+		count = s.Count
+		state[s.Index] = l.Released
+	}
+	var none, held, all []string
+	for i := range count {
+		released, ok := state[i]
+		switch {
+		case !ok:
+			none = append(none, strconv.Itoa(i))
+		case !released:
+			held = append(held, strconv.Itoa(i))
+		default:
+			continue
+		}
+		all = append(all, strconv.Itoa(i))
+	}
+	if len(all) == 0 {
+		return ""
+	}
+	var says []string
+	if len(none) > 0 {
+		says = append(says, fmt.Sprintf("shard(s) %s of %d have no outputs in the store", strings.Join(none, ", "), count))
+	}
+	if len(held) > 0 {
+		says = append(says, fmt.Sprintf("shard(s) %s of %d did not finish (killed, or still running)", strings.Join(held, ", "), count))
+	}
+	return fmt.Sprintf("%s: run index(es) %s again (Slurm: sbatch --array=%s study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/%d), then merge",
+		strings.Join(says, "; "), strings.Join(all, ", "), strings.Join(all, ","), count)
+}
