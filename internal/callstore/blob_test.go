@@ -29,7 +29,7 @@ func openS3(t *testing.T, srv *s3test.Server, prefix string, o Options) *Store {
 // objects lists every key in the bucket.
 func objects(t *testing.T, srv *s3test.Server) []string {
 	t.Helper()
-	b, err := blob.OpenBucket(t.Context(), strings.Replace(srv.URL("calls", ""), "s3://calls/?", "s3://calls?", 1))
+	b, err := blob.OpenBucket(t.Context(), srv.BucketURL("calls"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func objects(t *testing.T, srv *s3test.Server) []string {
 func TestFakeS3RefusesASecondCreate(t *testing.T) {
 	srv := s3test.Start(t, "calls")
 	s3test.SetEnv(t)
-	b, err := blob.OpenBucket(t.Context(), strings.Replace(srv.URL("calls", ""), "s3://calls/?", "s3://calls?", 1))
+	b, err := blob.OpenBucket(t.Context(), srv.BucketURL("calls"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func (w *withAttrs) Handle(_ context.Context, rec slog.Record) error { return w.
 func TestTakenOverLeaseWarningNamesTheBenchmark(t *testing.T) {
 	srv := s3test.Start(t, "calls")
 	s3test.SetEnv(t)
-	b, err := blob.OpenBucket(t.Context(), strings.Replace(srv.URL("calls", ""), "s3://calls/?", "s3://calls?", 1))
+	b, err := blob.OpenBucket(t.Context(), srv.BucketURL("calls"))
 	if err != nil {
 		t.Fatal(err)
 	}

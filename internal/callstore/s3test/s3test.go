@@ -79,8 +79,18 @@ func (s *Server) Hook(h func(w http.ResponseWriter, r *http.Request) bool) {
 
 // URL is the store URL of bucket/prefix on this server.
 func (s *Server) URL(bucket, prefix string) string {
+	return s.url(bucket, "/"+prefix)
+}
+
+// BucketURL is the URL of bucket itself on this server, for
+// blob.OpenBucket: no path, so no prefix at all.
+func (s *Server) BucketURL(bucket string) string {
+	return s.url(bucket, "")
+}
+
+func (s *Server) url(bucket, path string) string {
 	q := url.Values{"endpoint": {s.Server.URL}, "region": {Region}, "use_path_style": {"true"}, "disable_https": {"true"}}
-	return (&url.URL{Scheme: "s3", Host: bucket, Path: "/" + prefix, RawQuery: q.Encode()}).String()
+	return (&url.URL{Scheme: "s3", Host: bucket, Path: path, RawQuery: q.Encode()}).String()
 }
 
 // Env is the environment that gives the AWS SDK the test credentials
