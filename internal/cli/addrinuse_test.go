@@ -11,10 +11,7 @@ import (
 // do (the flag that picks another), not only "bind: address already in
 // use".
 func TestServingOnATakenAddressNamesTheFlag(t *testing.T) {
-	dir := copyProject(t)
-	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
-		t.Fatalf("init --study: %s", errs)
-	}
+	dir := studyProject(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Skipf("no loopback listener: %v", err)

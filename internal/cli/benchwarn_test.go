@@ -15,10 +15,7 @@ import (
 // per command however often the command reads the file; a clean
 // benchmark.yaml gives none.
 func TestBenchmarkYAMLWarningsPrinted(t *testing.T) {
-	dir := copyProject(t)
-	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
-		t.Fatalf("init --study: %s", errs)
-	}
+	dir := studyProject(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Skipf("no loopback listener: %v", err)

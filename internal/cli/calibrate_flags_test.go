@@ -56,10 +56,7 @@ func writeAgreeingLabels(t *testing.T, dir, target string) {
 // writes, which --dry-run does not: either combination was silently
 // ignored (exit 0, nothing served). Refused, nothing written.
 func TestPublishFlagsThatWouldBeIgnored(t *testing.T) {
-	dir := copyProject(t)
-	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
-		t.Fatalf("init --study: %s", errs)
-	}
+	dir := studyProject(t)
 	site := filepath.Join(dir, "site")
 	for _, tt := range []struct {
 		args []string

@@ -36,6 +36,17 @@ var finishedProject = sync.OnceValues(func() (string, error) {
 	return dir, nil
 })
 
+// studyProject returns a fresh copy of the finished project with the
+// study's inputs that init --study drafts (taxonomy, models, label).
+func studyProject(t *testing.T) string {
+	t.Helper()
+	dir := copyProject(t)
+	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
+		t.Fatalf("init --study: exit %d\n%s", code, errs)
+	}
+	return dir
+}
+
 // copyProject returns a fresh copy of the finished project.
 func copyProject(t *testing.T) string {
 	t.Helper()

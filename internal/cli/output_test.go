@@ -112,10 +112,7 @@ func TestErrorsPrintedAsText(t *testing.T) {
 // results (init's next steps, compare's table, a dry run's list) and
 // never says "wrote".
 func TestWroteNotesGoToStderr(t *testing.T) {
-	dir := copyProject(t)
-	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
-		t.Fatalf("init --study: %s", errs)
-	}
+	dir := studyProject(t)
 	bench := filepath.Join(dir, "benchmarks", "example")
 	site := filepath.Join(dir, "site")
 	fresh := filepath.Join(dir, "fresh")

@@ -41,10 +41,7 @@ func TestQuietSilencesStderrNotResults(t *testing.T) {
 // command reads the file (`aggregate all` loads config.yaml once per
 // benchmark) — and none with it; errors still print with it.
 func TestQuietHidesEveryWarning(t *testing.T) {
-	dir := copyProject(t)
-	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
-		t.Fatalf("init --study: %s", errs)
-	}
+	dir := studyProject(t)
 	cfgPath := filepath.Join(dir, "config.yaml")
 	cfg, err := os.ReadFile(cfgPath)
 	if err != nil {

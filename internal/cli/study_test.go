@@ -108,10 +108,7 @@ func toStrings(v []any) []string {
 // defines is exit 2 (kind input) naming file, entry and key, and neither
 // study nor publish touches study.json or the published files.
 func TestStudyBadInputLeavesFiles(t *testing.T) {
-	dir := copyProject(t)
-	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
-		t.Fatalf("init --study: %s", errs)
-	}
+	dir := studyProject(t)
 	site := filepath.Join(dir, "site")
 	if code, _, errs := run(t, dir, "publish", "--output", site); code != 0 {
 		t.Fatalf("publish: %s", errs)
@@ -153,10 +150,7 @@ func TestStudyBadInputLeavesFiles(t *testing.T) {
 // study.json as it was, and `status --study` then says it is stale and
 // why.
 func TestRunAllRefreshesStudy(t *testing.T) {
-	dir := copyProject(t)
-	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
-		t.Fatalf("init --study: exit %d\n%s", code, errs)
-	}
+	dir := studyProject(t)
 	studyFile := filepath.Join(dir, "benchmarks", "study.json")
 	if code, _, errs := run(t, dir, "run", "all"); code != 0 || !strings.Contains(errs, "study: "+studyFile) {
 		t.Fatalf("run all: exit %d, want study.json refreshed:\n%s", code, errs)
@@ -264,10 +258,7 @@ func TestInitStudyDraftsFromTheProject(t *testing.T) {
 // table), and compare without --study on study files is exit 2 with a
 // hint to use --study.
 func TestCompareStudyRefusals(t *testing.T) {
-	dir := copyProject(t)
-	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
-		t.Fatalf("init --study: %s", errs)
-	}
+	dir := studyProject(t)
 	if code, _, errs := run(t, dir, "study"); code != 0 {
 		t.Fatalf("study: %s", errs)
 	}
@@ -292,10 +283,7 @@ func TestCompareStudyRefusals(t *testing.T) {
 // (its label starts neither "Avoids" nor "Promotes") and a study without
 // the model the site opens on (claude-haiku-4-5), also from publish.
 func TestStudyMessagesGoToStderr(t *testing.T) {
-	dir := copyProject(t)
-	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
-		t.Fatalf("init --study: %s", errs)
-	}
+	dir := studyProject(t)
 	studytestEdit(t, filepath.Join(dir, "benchmarks", "nutrition-label.json"), `"label": "Promotes Agency"`, `"label": "Shows wanted behaviours"`)
 	for _, args := range [][]string{{"study"}, {"publish", "--output", filepath.Join(dir, "site")}} {
 		code, out, errs := run(t, dir, args...)
@@ -345,10 +333,7 @@ func studytestEdit(t *testing.T, path, old, new string) {
 // publishing, naming the flag (the serving itself is
 // publish.TestServeSendsTheCORSHeader).
 func TestPublishServeRefusesANetworkAddress(t *testing.T) {
-	dir := copyProject(t)
-	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
-		t.Fatalf("init --study: %s", errs)
-	}
+	dir := studyProject(t)
 	site := filepath.Join(dir, "site")
 	code, _, errs := run(t, dir, "publish", "--output", site, "--serve", "--addr", "0.0.0.0:0")
 	if code != ExitUsage || !strings.Contains(errs, "--addr 0.0.0.0:0") || !strings.Contains(errs, "loopback") {
@@ -364,10 +349,7 @@ func TestPublishServeRefusesANetworkAddress(t *testing.T) {
 // stderr (stdout stays one JSON object), and is hidden from the help;
 // --out and --output naming different folders is a usage error.
 func TestPublishOutputFlag(t *testing.T) {
-	dir := copyProject(t)
-	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
-		t.Fatalf("init --study: %s", errs)
-	}
+	dir := studyProject(t)
 	for _, flag := range []string{"-o", "--output", "--out"} {
 		site := filepath.Join(dir, "site"+flag)
 		code, out, errs := run(t, dir, "publish", flag, site, "--json")
@@ -405,10 +387,7 @@ func TestPublishOutputFlag(t *testing.T) {
 // --force takes the files over, and publishing there again then works
 // without it.
 func TestPublishIntoAFolderItDidNotWrite(t *testing.T) {
-	dir := copyProject(t)
-	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
-		t.Fatalf("init --study: %s", errs)
-	}
+	dir := studyProject(t)
 	site := filepath.Join(dir, "web")
 	models := filepath.Join(site, "data", "models.json")
 	readme := filepath.Join(site, "README.md")

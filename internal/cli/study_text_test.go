@@ -14,10 +14,7 @@ import (
 // control characters; init --study refuses to draft keys from such a
 // folder (exit 2 naming it).
 func TestStudyPrintsNamesAsText(t *testing.T) {
-	dir := copyProject(t)
-	if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
-		t.Fatalf("init --study: %s", errs)
-	}
+	dir := studyProject(t)
 	evil := "evil\x1b]0;pwned\x07\x1b[2J\u009b2J\rX"
 	runDir := filepath.Join(dir, "benchmarks", evil, "runs", "m")
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
