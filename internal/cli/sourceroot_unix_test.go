@@ -5,9 +5,9 @@ package cli
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/impactbench/impactbench/internal/hostile"
 )
 
 // init's next steps look for the source tree in the directories above the
@@ -16,24 +16,14 @@ import (
 func TestSourceRootSkipsANamedPipe(t *testing.T) {
 	top := t.TempDir()
 	pipe := filepath.Join(top, "go.mod")
-	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
-		t.Skipf("no named pipes here: %v", err)
-	}
+	hostile.Pipe(t, pipe)
 	child := filepath.Join(top, "a", "b")
 	if err := os.MkdirAll(child, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan string, 1)
-	go func() { got <- sourceRoot(child) }()
-	select {
-	case root := <-got:
-		if root != "" {
+	hostile.NotBlocked(t, pipe, func() {
+		if root := sourceRoot(child); root != "" {
 			t.Errorf("sourceRoot = %q, want none", root)
 		}
-	case <-time.After(10 * time.Second):
-		if w, err := os.OpenFile(pipe, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			w.Close() // let the blocked reader go
-		}
-		t.Fatal("sourceRoot still waiting on a named pipe called go.mod after 10 s")
-	}
+	})
 }

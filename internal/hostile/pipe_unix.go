@@ -27,19 +27,27 @@ func Pipe(t testing.TB, path string) {
 
 // NotBlocked runs read, failing the test if it has not returned after
 // PipeWait (a read blocked on the named pipe fifo). It then opens the pipe
-// for writing and closes it, so the blocked read sees end of file and the
-// test can finish.
+// for writing and closes it, again until read returns, so that the blocked
+// read sees end of file and the test can finish.
 func NotBlocked(t testing.TB, fifo string, read func()) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() { defer close(done); read() }()
 	select {
 	case <-done:
+		return
 	case <-time.After(PipeWait):
 		t.Errorf("reading the named pipe %s still blocks after %s", fifo, PipeWait)
-		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+	}
+	for {
+		// Non-blocking: no reader yet is an error, not a wait; try again.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 			w.Close()
 		}
-		<-done
+		select {
+		case <-done:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/hostile"
 )
 
 // A named pipe as benchmark.yaml must not hang status or report: status
@@ -52,40 +53,6 @@ func TestNamedPipeBenchmarkYAMLDoesNotBlock(t *testing.T) {
 	}
 }
 
-// swapForPipe replaces path with a named pipe.
-func swapForPipe(t *testing.T, path string) {
-	t.Helper()
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// within runs f, failing the test (and unblocking f by opening the pipe
-// for writing) when it takes more than 5 seconds.
-func within(t *testing.T, what, pipe string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Errorf("%s: still blocked on a named pipe after 5s", what)
-		for {
-			if w, err := os.OpenFile(pipe, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-				w.Close()
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}
-}
-
 // TestReportOfFilesSwappedForPipesDoesNotHang: the report reads a file
 // Load validated a second time (the conversations, scores and scenarios it
 // kept without their bulk); one swapped for a named pipe in between fails
@@ -103,8 +70,8 @@ func TestReportOfFilesSwappedForPipesDoesNotHang(t *testing.T) {
 				t.Fatal(err)
 			}
 			pipe := filepath.Join(dir, rel)
-			swapForPipe(t, pipe)
-			within(t, "Build", pipe, func() {
+			hostile.Pipe(t, pipe)
+			hostile.NotBlocked(t, pipe, func() {
 				if err := Build(context.Background(), in, io.Discard); err == nil {
 					t.Errorf("Build read a named pipe as %s", rel)
 				}
@@ -128,8 +95,8 @@ func TestLongRowOfAFileSwappedForAPipeDoesNotHang(t *testing.T) {
 	if err := rr.Next(&sc); err != nil {
 		t.Fatal(err)
 	}
-	swapForPipe(t, path)
-	within(t, "checkRow", path, func() {
+	hostile.Pipe(t, path)
+	hostile.NotBlocked(t, path, func() {
 		if err := checkRow(rr, 0, artifacts.MaxFieldBytes+2, 0, &sc, nil); err == nil {
 			t.Error("checkRow read a named pipe")
 		}
