@@ -130,7 +130,7 @@ func (s *Store) TakeLease(ctx context.Context, o LeaseOptions) (*Lease, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	l := &Lease{store: s, bb: bb, o: o, dir: bb.prefix + "!lease/" + o.Name + "/", me: fsx.ThisProcess(o.Label).String(), token: rand.Text()}
+	l := &Lease{store: s, bb: bb, o: o, dir: bb.leaseRoot() + o.Name + "/", me: fsx.ThisProcess(o.Label).String(), token: rand.Text()}
 	if err := l.acquire(ctx); err != nil {
 		return nil, err
 	}
@@ -427,7 +427,7 @@ func (s *Store) Leases(ctx context.Context) ([]LeaseState, error) {
 	if !ok {
 		return nil, nil
 	}
-	root := bb.prefix + "!lease/"
+	root := bb.leaseRoot()
 	var out []LeaseState
 	it := bb.b.List(&blob.ListOptions{Prefix: root, Delimiter: "/"})
 	for {
@@ -453,3 +453,6 @@ func (s *Store) Leases(ctx context.Context) ([]LeaseState, error) {
 	}
 	return out, nil
 }
+
+// leaseRoot is where the store's leases live, one folder per lease name.
+func (bb *blobBackend) leaseRoot() string { return bb.prefix + "!lease/" }

@@ -270,6 +270,18 @@ func CutShard(name string) (base string, s Shard, ok bool) {
 
 const shardMark = ".shard-"
 
+// LeaseName names the shard's lease in an object store: "shard-i-of-K",
+// its Suffix without the dot. The workers take it; a merge reads the
+// leases back (CutLeaseName) to learn which shards ran.
+func (s Shard) LeaseName() string { return strings.TrimPrefix(s.Suffix(), ".") }
+
+// CutLeaseName reads a lease's name back into its shard; ok is false for
+// a name LeaseName did not make.
+func CutLeaseName(name string) (Shard, bool) {
+	_, s, ok := CutShard("." + name)
+	return s, ok && s.LeaseName() == name
+}
+
 // ShardFiles finds the shard files of name in dir (conversations.json →
 // conversations.shard-*-of-*.json), with each one's shard.
 func ShardFiles(dir, name string) (map[string]Shard, error) {

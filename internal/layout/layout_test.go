@@ -250,3 +250,19 @@ func TestBenchmarksAndRunTargets(t *testing.T) {
 		t.Errorf("JudgePanels = %v, %v", panels, err)
 	}
 }
+
+// TestLeaseNameRoundTrip: a shard's lease name reads back into the same
+// shard; names no shard's lease has are refused.
+func TestLeaseNameRoundTrip(t *testing.T) {
+	for _, s := range []Shard{{Index: 0, Count: 2}, {Index: 3, Count: 16}, {Index: 127, Count: 128}} {
+		got, ok := CutLeaseName(s.LeaseName())
+		if !ok || got != s {
+			t.Errorf("CutLeaseName(%q) = %+v, %v; want %+v", s.LeaseName(), got, ok, s)
+		}
+	}
+	for _, name := range []string{"", "shard-4-of-4", "x.shard-1-of-2", ".shard-1-of-2", "shard-01-of-2", "shard-1-of-2 "} {
+		if s, ok := CutLeaseName(name); ok {
+			t.Errorf("CutLeaseName(%q) = %+v, want refused", name, s)
+		}
+	}
+}

@@ -144,7 +144,7 @@ func leaseOptions(label string, o lockOptions) callstore.LeaseOptions {
 		log = o.Logger.With("benchmark", o.Bench)
 	}
 	return callstore.LeaseOptions{
-		Name: strings.TrimPrefix(o.Shard.Suffix(), "."), Label: label,
+		Name: o.Shard.LeaseName(), Label: label,
 		Wait: o.Wait, Poll: o.Poll, Waiting: o.Waiting, Logger: log,
 	}
 }
@@ -343,7 +343,7 @@ func (b *Bench) UnfinishedShards(ctx context.Context) string {
 	count := 0
 	state := map[int]bool{} // index → released
 	for _, l := range leases {
-		_, s, ok := layout.CutShard("." + l.Name)
+		s, ok := layout.CutLeaseName(l.Name)
 		if !ok || count != 0 && s.Count != count {
 			return "" // not one split's: nothing to say for sure
 		}
