@@ -236,6 +236,9 @@ func TestPublishRefusesBadRecords(t *testing.T) {
 		"a short sha256":          `{"data/taxonomy.json": {"size": 1, "sha256": "0123"}}`,
 		"a negative size":         `{"data/taxonomy.json": {"size": -1, "sha256": "` + hash + `"}}`,
 		"another key":             `{"data/taxonomy.json": {"size": 1, "sha256": "` + hash + `", "md5": ""}}`,
+		"another key, no size":    `{"data/taxonomy.json": {"sha256": "` + hash + `", "md5": ""}}`,
+		"no size":                 `{"data/taxonomy.json": {"sha256": "` + hash + `"}}`,
+		"a key twice":             `{"data/taxonomy.json": {"size": 1, "size": 1, "sha256": "` + hash + `"}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir, s := smallStudy(t)
