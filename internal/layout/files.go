@@ -40,11 +40,13 @@ const (
 	HumanDirName  = "human"
 	// CacheDirName is the project's cache directory (beside config.yaml):
 	// one directory per benchmark, holding CallsDirName (the call store),
-	// RecordsFile (the phase records) and LockFile.
+	// RecordsFile (the phase records), LockFile and HoldsFile (the review
+	// forms open on every view server of the project, with its lock).
 	CacheDirName = ".cache"
 	CallsDirName = "calls"
 	RecordsFile  = "manifest.json"
 	LockFile     = ".lock"
+	HoldsFile    = "holds.json"
 )
 
 // A study's files, in the project's benchmarks/ directory beside the
@@ -227,6 +229,13 @@ func (b Bench) Records() string { return filepath.Join(b.Cache, RecordsFile) }
 // (manifest.shard-i-of-K.json; Records for the zero Shard), beside the
 // benchmark's, so shards running at once never rewrite one file.
 func (b Bench) ShardRecords(s Shard) string { return filepath.Join(b.Cache, s.File(RecordsFile)) }
+
+// Holds is the file of the benchmark's rows held by an open review form,
+// shared by every view server on the project; HoldsLock is its lock
+// (holds.json.lock: the file itself is replaced whole, so it cannot carry
+// the lock).
+func (b Bench) Holds() string     { return filepath.Join(b.Cache, HoldsFile) }
+func (b Bench) HoldsLock() string { return b.Holds() + LockFile }
 
 // Lock is the benchmark's lock file; a shard's run locks its own
 // (.lock.shard-i-of-K), so shards of one benchmark run side by side.

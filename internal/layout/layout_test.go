@@ -115,6 +115,8 @@ func TestPaths(t *testing.T) {
 		{b.Records(), "/p/.cache/ex/manifest.json"},
 		{b.Lock(Shard{}), "/p/.cache/ex/.lock"},
 		{b.Lock(Shard{2, 8}), "/p/.cache/ex/.lock.shard-2-of-8"},
+		{b.Holds(), "/p/.cache/ex/holds.json"},
+		{b.HoldsLock(), "/p/.cache/ex/holds.json.lock"},
 		{b.Scores("t", nil, Shard{}), "/p/benchmarks/ex/runs/t/scores.json"},
 		{b.Scores("t", []string{"a", "b"}, Shard{1, 2}), "/p/benchmarks/ex/runs/t/judges/a+b/scores.shard-1-of-2.json"},
 		{Repeats(b.Scores("t", nil, Shard{})), "/p/benchmarks/ex/runs/t/repeats.json"},

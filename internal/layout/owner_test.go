@@ -21,7 +21,7 @@ var ownedNames = append([]string{
 	StudyTaxonomyFile, StudyNutritionFile, StudyModelsFile, StudyResultFile,
 	BenchmarkFile, ScenariosFile, ResultsFile, RunManifestFile, ReportFile, CostFile, LabelsFile,
 	UntilFile, ConversationsFile, ScoresFile, RepeatsFile, RunsDirName, SetsDirName, SetsFile,
-	JudgesDirName, HumanDirName, CacheDirName, CallsDirName, RecordsFile, LockFile, ValidationDirName,
+	JudgesDirName, HumanDirName, CacheDirName, CallsDirName, RecordsFile, LockFile, HoldsFile, ValidationDirName,
 	SimDir, EvalDir, HumanUnitDir, HumanEvalDir, HumanAuditDir, GenMetricsUnit, PublishManifestFile, SiteIndex,
 	// Not GenMetricsDir and GenScenariosDir alone: they are also the
 	// stages' names (phase, cost, prompts, config keys). The fragment

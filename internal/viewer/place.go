@@ -12,6 +12,8 @@ import (
 // again. Only an open review form holds an item away from the others
 // (hold, renewed by the page while the form is open, for holdFor): viewing
 // an item does not, and skipping or labelling it lets it go at once.
+// The holds here are this server's; every view server on the project
+// shares them through each benchmark's holds file too (sharedholds.go).
 
 // holdFor is how long an open form holds its item without being renewed
 // (the page renews it every holdRenew while the form is open).
@@ -133,29 +135,41 @@ func (ps *places) labelled(who, item string) {
 }
 
 // take holds item for who until now+holdFor, letting go of who's other
-// hold; false, and the holder, when someone else holds it. An item who
-// has labelled is not held: the page sends its hold without waiting, so a
-// label can reach the server before the hold of the same form, and that
-// late hold would keep the row from its second labeller for holdFor.
-func (ps *places) take(who, item string, now time.Time) (bool, string) {
+// hold (let: the items let go); false, and the holder, when someone else
+// holds it. An item who has labelled is not held: the page sends its hold
+// without waiting, so a label can reach the server before the hold of the
+// same form, and that late hold would keep the row from its second
+// labeller for holdFor. This server's holds only: reviewQueue.take asks
+// the other servers' too (sharedholds.go).
+func (ps *places) take(who, item string, now time.Time) (held bool, holder string, let []string) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if slices.Contains(ps.of(who).saved, item) {
-		return false, ""
+		return false, "", nil
 	}
 	if ps.holds == nil {
 		ps.holds = map[string]hold{}
 	}
 	if h, ok := ps.holds[item]; ok && h.who != who && now.Before(h.until) {
-		return false, h.who
+		return false, h.who, nil
 	}
 	for it, h := range ps.holds {
+		if h.who == who && it != item {
+			let = append(let, it)
+		}
 		if h.who == who || !now.Before(h.until) {
 			delete(ps.holds, it)
 		}
 	}
 	ps.holds[item] = hold{who: who, until: now.Add(holdFor)}
-	return true, ""
+	return true, "", let
+}
+
+// release lets go of who's hold of item (another server's holder has it).
+func (ps *places) release(who, item string) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.releaseLocked(who, item)
 }
 
 // holding reports whether who has item's form open (their hold has not lapsed).

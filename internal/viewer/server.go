@@ -87,8 +87,10 @@ type Server struct {
 	opts  Options
 	token string // the researcher's
 	creds []credential
-	// places are the reviewers' places in the queue (by name).
+	// places are the reviewers' places in the queue (by name); shared,
+	// the holds of every view server on the project (sharedholds.go).
 	places places
+	shared *sharedHolds
 	// itemKey keys review item ids (review.go); leases remember who has
 	// which item open.
 	itemKey []byte
@@ -156,7 +158,8 @@ func New(opts Options) (*Server, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	return &Server{opts: opts, token: creds[0].token, creds: creds, itemKey: key, benches: map[string]*benchState{}, hosts: map[string]bool{}}, nil
+	return &Server{opts: opts, token: creds[0].token, creds: creds, itemKey: key, benches: map[string]*benchState{}, hosts: map[string]bool{},
+		shared: &sharedHolds{project: abs, log: opts.Logger}}, nil
 }
 
 func (s *Server) now() time.Time { return s.opts.Now() }

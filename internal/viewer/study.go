@@ -147,9 +147,13 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 		judged := judgedCount(ix)
 		out.open = out.open || len(items) > 0 || judged < len(ix.convs) || stillOpen(ix, ls, p, quota)
 		out.judged += judged
+		var shared map[string]sharedHold // the other servers' holds too
+		if !p.keepHeld && len(items) > 0 {
+			shared = s.shared.of(st, now)
+		}
 		for _, it := range items {
 			it.Item = s.itemOfConv(ix, it.idx)
-			if !p.keepHeld && s.places.heldByOther(it.Item, who, now) {
+			if !p.keepHeld && (s.places.heldByOther(it.Item, who, now) || heldElsewhere(shared, ix.convs[it.idx].convID, who)) {
 				// Someone has its form open right now (a row waiting for
 				// its second labeller too: one of them takes it).
 				continue
@@ -449,11 +453,13 @@ func (s reviewQueue) handleSkip(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, _, _, found := s.findItem(req.Item); !found {
+	st, ix, i, found := s.findItem(req.Item)
+	if !found {
 		writeErr(w, http.StatusNotFound, "no such review item (the viewer restarted, or the runs changed): open the queue again")
 		return
 	}
 	s.places.skip(who, req.Item)
+	s.shared.release(st, ix.convs[i].convID, who, s.now())
 	writeJSON(w, http.StatusOK, s.next(who, params, benches, req.Item))
 }
 
@@ -486,7 +492,7 @@ func (s reviewQueue) handleHold(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusForbidden, "%s", errNotYours)
 		return
 	}
-	held, holder := s.places.take(who, req.Item, s.now())
+	held, holder := s.take(who, st, ix, i, req.Item)
 	if !held && holder != "" && !s.labelledBy(who, st, ix, i) {
 		// Another's form opened it first: the row is theirs to label (the
 		// label is refused, heldAway), and the page moves on. It does not
@@ -503,7 +509,7 @@ func (s reviewQueue) handleHold(w http.ResponseWriter, r *http.Request) {
 // labelled it before: the first to open a row's form labels it, so two
 // people do not both label a row the plan asked of one.
 func (s reviewQueue) heldAway(who string, st *benchState, ix *benchIndex, i int, item string) bool {
-	return s.places.heldByOther(item, who, s.now()) && !s.labelledBy(who, st, ix, i)
+	return s.heldByOther(who, st, ix, i, item, s.now()) && !s.labelledBy(who, st, ix, i)
 }
 
 // labelledBy reports whether who has labelled the conversation i of st (a
@@ -605,7 +611,7 @@ func (s reviewQueue) handleMine(w http.ResponseWriter, r *http.Request) {
 // that left their queue before they opened it, or was never in it, is not
 // theirs: the plan asked it of others.
 func (s reviewQueue) reviewerMay(who string, st *benchState, ix *benchIndex, i int, item string) bool {
-	if s.places.holding(who, item, s.now()) {
+	if s.holding(who, st, ix, i, item, s.now()) {
 		return true
 	}
 	if _, err := st.labels.List(); err != nil {

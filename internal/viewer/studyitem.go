@@ -122,6 +122,7 @@ func (s reviewQueue) handleStudyLabel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.places.labelled(who, req.Item)
+	s.shared.release(st, ix.convs[i].convID, who, s.now())
 	writeJSON(w, http.StatusCreated, out)
 }
 
