@@ -96,7 +96,7 @@ func stratumOrder(ix *benchIndex, seed uint64, withNone bool) (keys []string, or
 		if c.verdict == verdictUnscored || (c.present == nil && !withNone) {
 			continue
 		}
-		k := c.metric + " · " + ix.runs[c.target].target + " · " + verdictName(c.present)
+		k := stratumName(ix, i)
 		if order[k] == nil {
 			keys = append(keys, k)
 		}
@@ -113,6 +113,12 @@ func stratumOrder(ix *benchIndex, seed uint64, withNone bool) (keys []string, or
 		rng.Shuffle(len(s), func(a, b int) { s[a], s[b] = s[b], s[a] })
 	}
 	return keys, order
+}
+
+// stratumName names conversation i's stratum: metric · target · verdict.
+func stratumName(ix *benchIndex, i int) string {
+	c := &ix.convs[i]
+	return c.metric + " · " + ix.runs[c.target].target + " · " + verdictName(c.present)
 }
 
 // quotaKey is a metric × target of the labelling plan.

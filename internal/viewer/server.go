@@ -89,6 +89,8 @@ type Server struct {
 	creds []credential
 	// places are the reviewers' places in the queue (by name).
 	places places
+	// promised are the reviewers' promised queues (promise.go).
+	promised promises
 	// itemKey keys review item ids (review.go); leases remember who has
 	// which item open.
 	itemKey []byte

@@ -139,7 +139,11 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 			if p.per == 0 {
 				quota = quotaOf(plan)
 			}
-			items = calibrationQueue(ix, qs, p.per, quota)
+			if p.promised && p.per == 0 {
+				items = s.promisedQueue(name, ix, qs, quota)
+			} else {
+				items = calibrationQueue(ix, qs, p.per, quota)
+			}
 			out.addPlan(name, plan)
 		} else {
 			items = triageQueue(ix, qs)
@@ -599,7 +603,8 @@ func (s reviewQueue) handleMine(w http.ResponseWriter, r *http.Request) {
 }
 
 // reviewerMay reports whether reviewer who may hold or label item (the
-// conversation i of st): it is in their queue (whoever has it open now),
+// conversation i of st): it is in their queue (their promised one,
+// promise.go; whoever has it open now),
 // they hold it already (their form was open when others' labels took it
 // out of the queue), or they labelled it before (a changed mind). An item
 // that left their queue before they opened it, or was never in it, is not
@@ -614,7 +619,7 @@ func (s reviewQueue) reviewerMay(who string, st *benchState, ix *benchIndex, i i
 	if s.labelledBy(who, st, ix, i) {
 		return true
 	}
-	p := queueParams{kind: "calibration", seed: s.opts.Seed, overlap: s.opts.Overlap, halfWidth: s.opts.PlanHalfWidth, keepHeld: true}
+	p := queueParams{kind: "calibration", seed: s.opts.Seed, overlap: s.opts.Overlap, halfWidth: s.opts.PlanHalfWidth, keepHeld: true, promised: true}
 	for _, it := range s.studyQueue(who, p, []string{st.name}).items {
 		if it.Item == item {
 			return true

@@ -1,0 +1,91 @@
+package viewer
+
+import "sync"
+
+// A reviewer's queue is a promise. The labelling plan is redrawn as labels
+// arrive, and how many more rows a stratum needs depends on whether the
+// labels so far agreed with the judge: a queue redrawn after each label
+// would grow or shrink with the verdict of the row just labelled, and a
+// reviewer comparing it before and after would read the judge's verdict
+// (blind review hides it). So the server keeps, per reviewer and
+// benchmark, the rows drawn for her (her promise), and her queue is the
+// rows of it she still has to do:
+//
+//   - a label (hers or anyone's) takes out exactly its row, whatever the
+//     verdict;
+//   - rows the redrawn plan no longer needs stay until she has done the
+//     rest (labelling one costs a label the plan did not need), and rows
+//     it adds come in only when her promise runs out: then it is drawn
+//     again from the plan as it stands (a refill), so what a refill says of
+//     the labels is a function of all of them, the batch she just finished
+//     among them, never of one label alone, except where the batch was one row;
+//   - a row asked of her as a second labeller (an overlap row one other
+//     person labelled) comes in when it is asked: that depends on who
+//     labelled, not on any verdict.
+//
+// The researcher's queue is drawn from the plan at every request, as
+// before: they see the plan anyway. Promises are kept in memory, as places
+// are: after a restart the first request draws a new one.
+
+// promises are the reviewers' promised rows, by reviewer and benchmark.
+type promises struct {
+	mu sync.Mutex
+	m  map[[2]string]map[string]bool // {reviewer, bench} → conv_ids
+}
+
+// get is who's promise in bench (nil: none yet). It is never changed in
+// place: set replaces it.
+func (ps *promises) get(who, bench string) map[string]bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.m[[2]string{who, bench}]
+}
+
+// set makes rows who's promise in bench.
+func (ps *promises) set(who, bench string, rows map[string]bool) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.m == nil {
+		ps.m = map[[2]string]map[string]bool{}
+	}
+	ps.m[[2]string{who, bench}] = rows
+}
+
+// promisedQueue is reviewer q.me's calibration queue in bench: the rows of
+// her promise she still has to do, and the rows asked of her as a second
+// labeller, in her order; when no row of her promise is left, the plan's
+// draw now (quota, as calibrationQueue draws it), which becomes her
+// promise.
+func (s reviewQueue) promisedQueue(bench string, ix *benchIndex, q queueState, quota map[quotaKey][2]int) []queueItem {
+	promised := s.promised.get(q.me, bench)
+	var out []queueItem
+	left := false
+	for i := range ix.convs {
+		c := &ix.convs[i]
+		if c.verdict == verdictUnscored || c.present == nil {
+			continue
+		}
+		want, second, _ := q.wants(c.convID)
+		if !want {
+			continue
+		}
+		if promised[c.convID] {
+			left = true
+		} else if !second {
+			continue
+		}
+		out = append(out, queueItem{ConvID: c.convID, Metric: c.metric, Target: ix.runs[c.target].target,
+			Stratum: stratumName(ix, i), Labels: len(q.byConv[c.convID]), Overlap: second, idx: i})
+	}
+	if !left {
+		out = calibrationQueue(ix, q, 0, quota)
+		rows := make(map[string]bool, len(out))
+		for _, it := range out {
+			rows[it.ConvID] = true
+		}
+		s.promised.set(q.me, bench, rows)
+		return out
+	}
+	orderFor(ix, out, q.seed, q.me)
+	return out
+}
