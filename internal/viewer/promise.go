@@ -54,9 +54,11 @@ func (ps *promises) set(who, bench string, rows map[string]bool) {
 // promisedQueue is reviewer q.me's calibration queue in bench: the rows of
 // her promise she still has to do, and the rows asked of her as a second
 // labeller, in her order; when no row of her promise is left, the plan's
-// draw now (quota, as calibrationQueue draws it), which becomes her
+// draw now (quota's, as calibrationQueue draws it), which becomes her
 // promise.
-func (s reviewQueue) promisedQueue(bench string, ix *benchIndex, q queueState, quota map[quotaKey][2]int) []queueItem {
+// quota is called only then: drawing the plan is most of a queue's cost
+// (BenchmarkReviewerHoldAndLabel).
+func (s reviewQueue) promisedQueue(bench string, ix *benchIndex, q queueState, quota func() map[quotaKey][2]int) []queueItem {
 	promised := s.promised.get(q.me, bench)
 	var out []queueItem
 	left := false
@@ -78,7 +80,7 @@ func (s reviewQueue) promisedQueue(bench string, ix *benchIndex, q queueState, q
 			Stratum: stratumName(ix, i), Labels: len(q.byConv[c.convID]), Overlap: second, idx: i})
 	}
 	if !left {
-		out = calibrationQueue(ix, q, 0, quota)
+		out = calibrationQueue(ix, q, 0, quota())
 		rows := make(map[string]bool, len(out))
 		for _, it := range out {
 			rows[it.ConvID] = true
@@ -88,4 +90,16 @@ func (s reviewQueue) promisedQueue(bench string, ix *benchIndex, q queueState, q
 	}
 	orderFor(ix, out, q.seed, q.me)
 	return out
+}
+
+// planMetricIDs are the metrics of the index's labelling plan, in its
+// order (they depend on the rows, not on the labels): a reviewer's
+// progress lines, without drawing the plan.
+func (ix *benchIndex) planMetricIDs() []string {
+	ix.planMetricsOnce.Do(func() {
+		for _, e := range planOf(ix, nil, 0).Metrics {
+			ix.planMetrics = append(ix.planMetrics, e.Key)
+		}
+	})
+	return ix.planMetrics
 }

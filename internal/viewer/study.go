@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/labels"
@@ -134,18 +133,26 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 		qs := newQueueState(ls, who, p.overlap, p.seed)
 		var items []queueItem
 		var quota map[quotaKey][2]int
-		if p.kind == "calibration" {
+		switch {
+		case p.kind == "calibration" && p.promised && p.per == 0:
+			// A reviewer's queue is her promise: the plan is drawn only
+			// to refill it (and then quota is set for stillOpen below),
+			// and her progress lines are the plan's metrics.
+			items = s.promisedQueue(name, ix, qs, func() map[quotaKey][2]int {
+				quota = quotaOf(planOf(ix, ls, p.halfWidth))
+				return quota
+			})
+			for _, m := range ix.planMetricIDs() {
+				out.progress = append(out.progress, progressLine{Bench: name, Metric: m})
+			}
+		case p.kind == "calibration":
 			plan := planOf(ix, ls, p.halfWidth)
 			if p.per == 0 {
 				quota = quotaOf(plan)
 			}
-			if p.promised && p.per == 0 {
-				items = s.promisedQueue(name, ix, qs, quota)
-			} else {
-				items = calibrationQueue(ix, qs, p.per, quota)
-			}
+			items = calibrationQueue(ix, qs, p.per, quota)
 			out.addPlan(name, plan)
-		} else {
+		default:
 			items = triageQueue(ix, qs)
 		}
 		judged := judgedCount(ix)
@@ -172,7 +179,7 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 			}
 		}
 	}
-	sort.SliceStable(out.items, func(a, b int) bool { return out.items[a].key < out.items[b].key })
+	sortByKey(out.items, func(it *benchItem) uint64 { return it.key })
 	return out
 }
 
