@@ -1,6 +1,9 @@
 package viewer
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // A reviewer's queue is a promise. The labelling plan is redrawn as labels
 // arrive, and how many more rows a stratum needs depends on whether the
@@ -16,9 +19,15 @@ import "sync"
 //   - rows the redrawn plan no longer needs stay until she has done the
 //     rest (labelling one costs a label the plan did not need), and rows
 //     it adds come in only when her promise runs out: then it is drawn
-//     again from the plan as it stands (a refill), so what a refill says of
-//     the labels is a function of all of them, the batch she just finished
-//     among them, never of one label alone, except where the batch was one row;
+//     again (a refill) from the plan as it stands but for her latest
+//     label in the benchmark, counted as the judge's verdict — that label
+//     is most often the one that emptied her promise, and the refill would
+//     say its verdict. The plan as it is draws her next batch only when
+//     that one would draw nothing for her, so the plan still completes;
+//     then (and only then: her latest label decided whether the plan asks
+//     her for more) the refill follows her latest label. Otherwise what a
+//     refill says of the labels is a function of all of them but her
+//     latest, the rest of the batch she just finished among them;
 //   - a row asked of her as a second labeller (an overlap row one other
 //     person labelled) comes in when it is asked: that depends on who
 //     labelled, not on any verdict.
@@ -56,9 +65,10 @@ func (ps *promises) set(who, bench string, rows map[string]bool) {
 // labeller, in her order; when no row of her promise is left, the plan's
 // draw now (quota's, as calibrationQueue draws it), which becomes her
 // promise.
-// quota is called only then: drawing the plan is most of a queue's cost
-// (BenchmarkReviewerHoldAndLabel).
-func (s reviewQueue) promisedQueue(bench string, ix *benchIndex, q queueState, quota func() map[quotaKey][2]int) []queueItem {
+// quota is called only then (drawing the plan is most of a queue's cost:
+// BenchmarkReviewerHoldAndLabel), first with asJudged (her latest label
+// counted as the judge's verdict), and without it when that draws nothing.
+func (s reviewQueue) promisedQueue(bench string, ix *benchIndex, q queueState, quota func(asJudged bool) map[quotaKey][2]int) []queueItem {
 	promised := s.promised.get(q.me, bench)
 	var out []queueItem
 	left := false
@@ -80,7 +90,10 @@ func (s reviewQueue) promisedQueue(bench string, ix *benchIndex, q queueState, q
 			Stratum: stratumName(ix, i), Labels: len(q.byConv[c.convID]), Overlap: second, idx: i})
 	}
 	if !left {
-		out = calibrationQueue(ix, q, 0, quota())
+		out = calibrationQueue(ix, q, 0, quota(true))
+		if len(out) == 0 {
+			out = calibrationQueue(ix, q, 0, quota(false))
+		}
 		rows := make(map[string]bool, len(out))
 		for _, it := range out {
 			rows[it.ConvID] = true
@@ -90,6 +103,25 @@ func (s reviewQueue) promisedQueue(bench string, ix *benchIndex, q queueState, q
 	}
 	orderFor(ix, out, q.seed, q.me)
 	return out
+}
+
+// latestAsJudged is ls with who's latest label (the last of theirs in the
+// file) saying what the judge said of its row: the labels a refill of
+// who's promise is drawn from.
+func latestAsJudged(ix *benchIndex, ls []Label, who string) []Label {
+	for k := len(ls) - 1; k >= 0; k-- {
+		if ls[k].Labeler != who {
+			continue
+		}
+		i, ok := ix.byConvID[ls[k].ConvID]
+		if !ok || ix.convs[i].present == nil || ls[k].Present == *ix.convs[i].present {
+			return ls
+		}
+		out := slices.Clone(ls)
+		out[k].Present = *ix.convs[i].present
+		return out
+	}
+	return ls
 }
 
 // planMetricIDs are the metrics of the index's labelling plan, in its

@@ -19,6 +19,7 @@ type blindWorld struct {
 	ana, research  map[string]string
 	file           string
 	convOf, itemOf map[string]string // item ↔ conv_id
+	judge          map[string]bool   // conv_id → the judge's verdict
 }
 
 // newBlindWorld writes the project (the same every time) and starts a
@@ -29,13 +30,14 @@ func newBlindWorld(t *testing.T, overlap float64) *blindWorld {
 	WriteSynth(t, project, SynthSpec{Name: "tiny", Metrics: 2, ScensPerMetric: 12, Targets: []string{"zebratarget", "yaktarget"}, Samples: 1, Msgs: 2, MsgLen: 60, Judges: 1})
 	s, base := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana", "bo"}, Seed: 4, Overlap: overlap, OverlapSet: true})
 	w := &blindWorld{base: base, ana: teamHeaders(base, tokenOf(t, s, "ana")), research: teamHeaders(base, tokenOf(t, s, "")),
-		file: layout.Bench{Dir: layout.BenchDir(project, "tiny")}.Labels(), convOf: map[string]string{}, itemOf: map[string]string{}}
+		file: layout.Bench{Dir: layout.BenchDir(project, "tiny")}.Labels(), convOf: map[string]string{}, itemOf: map[string]string{}, judge: map[string]bool{}}
 	// Every row of every stratum (per= draws them all), to name items by
 	// their conversation: item ids are keyed per server.
 	for _, it := range getAs[struct {
 		Items []studyItemView `json:"items"`
 	}](t, base, "/api/queue?per=1000", w.research).Items {
 		w.convOf[it.Item], w.itemOf[it.ConvID] = it.ConvID, it.Item
+		w.judge[it.ConvID] = strings.HasSuffix(it.Stratum, "present")
 	}
 	return w
 }
@@ -104,12 +106,22 @@ func TestReviewerQueueSaysNoVerdict(t *testing.T) {
 		// else the other way) until at most left rows are in it.
 		agree bool
 		left  int
+		// lastOfBatch: ana labels all of her queue but its last row
+		// (against the judge on about a third), and then that row, the
+		// one whose label draws her next batch.
+		lastOfBatch bool
+		salt        string // which rows she labels against the judge
 	}{
 		{name: "a fresh plan", overlap: 0, left: -1},
 		{name: "half the plan labelled, as the judge", overlap: 0, agree: true, left: 10},
 		{name: "the end of the strata's quotas", overlap: 0, agree: true, left: 4},
 		{name: "the end of the strata's quotas, against the judge", overlap: 0, agree: false, left: 6},
 		{name: "the end of the strata's quotas, rows asked of two", overlap: 0.3, agree: true, left: 4},
+		// Under these two, the plan after her first batch follows the
+		// verdict of its last label (a refill drawn from it would say it).
+		{name: "the last row of her first batch", overlap: 0, left: -1, lastOfBatch: true, salt: "7"},
+		{name: "the last row of her first batch, other labels", overlap: 0, left: -1, lastOfBatch: true, salt: "10"},
+		{name: "the last row of a batch, rows asked of two", overlap: 0.3, agree: true, left: 10, lastOfBatch: true, salt: "1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			worlds := [2]*blindWorld{newBlindWorld(t, tc.overlap), newBlindWorld(t, tc.overlap)}
@@ -120,6 +132,18 @@ func TestReviewerQueueSaysNoVerdict(t *testing.T) {
 						break
 					}
 					w.label(t, w.research, rows[0].item, rows[0].present == tc.agree, "zed")
+				}
+			}
+			if tc.lastOfBatch {
+				for _, w := range worlds {
+					for {
+						q := getAs[queue](t, w.base, "/api/queue", w.ana)
+						if q.Total <= 1 {
+							break
+						}
+						conv := w.convOf[q.Items[0].Item]
+						w.label(t, w.ana, q.Items[0].Item, w.judge[conv] != (mix(conv, tc.salt)%3 == 0), "")
+					}
 				}
 			}
 			saved := [2][]byte{}
@@ -136,12 +160,14 @@ func TestReviewerQueueSaysNoVerdict(t *testing.T) {
 			}
 			var q queue
 			must(t, json.Unmarshal([]byte(before[0]), &q))
-			if q.Total < 2 {
+			rows := q.Items
+			if !tc.lastOfBatch && len(rows) > 1 {
+				rows = rows[:len(rows)-1] // the last one is its own case
+			}
+			if len(rows) == 0 || tc.lastOfBatch && len(rows) != 1 {
 				t.Fatalf("fixture: ana's queue holds %d item(s)", q.Total)
 			}
-			// Each row of ana's queue but the last (labelling that one
-			// draws her next batch: see TestReviewerWorkThroughFinishesThePlan).
-			for _, it := range q.Items[:len(q.Items)-1] {
+			for _, it := range rows {
 				conv := it.Item // named by its conversation
 				var seen [2][]string
 				var plan [2]string
@@ -157,6 +183,13 @@ func TestReviewerQueueSaysNoVerdict(t *testing.T) {
 						must(t, os.Remove(w.file))
 					} else {
 						must(t, os.WriteFile(w.file, saved[k], 0o644))
+					}
+				}
+				if tc.lastOfBatch {
+					var after queue
+					must(t, json.Unmarshal([]byte(seen[0][0]), &after))
+					if after.Total == 0 {
+						t.Fatal("fixture: the plan asked for nothing more after ana's batch")
 					}
 				}
 				for n := range seen[0] {

@@ -136,9 +136,13 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 		switch {
 		case p.kind == "calibration" && p.promised && p.per == 0:
 			// A reviewer's queue is her promise: the plan is drawn only
-			// to refill it (and then quota is set for stillOpen below),
-			// and her progress lines are the plan's metrics.
-			items = s.promisedQueue(name, ix, qs, func() map[quotaKey][2]int {
+			// to refill it (and quota is set for stillOpen below when the
+			// plan as it is was drawn), and her progress lines are the
+			// plan's metrics.
+			items = s.promisedQueue(name, ix, qs, func(asJudged bool) map[quotaKey][2]int {
+				if asJudged {
+					return quotaOf(planOf(ix, latestAsJudged(ix, ls, who), p.halfWidth))
+				}
 				quota = quotaOf(planOf(ix, ls, p.halfWidth))
 				return quota
 			})
