@@ -14,8 +14,8 @@ import (
 // benchmark, the rows drawn for her (her promise), and her queue is the
 // rows of it she still has to do:
 //
-//   - a label (hers or anyone's) takes out exactly its row, whatever the
-//     verdict;
+//   - her label takes out exactly its row, whatever the verdict (another's
+//     too, unless the row is one asked of two labellers);
 //   - rows the redrawn plan no longer needs stay until she has done the
 //     rest (labelling one costs a label the plan did not need), and rows
 //     it adds come in only when her promise runs out: then it is drawn
