@@ -98,7 +98,7 @@ func TestReviewerQueueSaysNoVerdict(t *testing.T) {
 		}
 		return out
 	}
-	moved := 0
+	moved := map[bool]int{} // by lastOfBatch
 	for _, tc := range []struct {
 		name    string
 		overlap float64
@@ -176,9 +176,12 @@ func TestReviewerQueueSaysNoVerdict(t *testing.T) {
 					for _, path := range []string{"/api/queue", "/api/next", "/api/next?after=" + w.itemOf[conv]} {
 						seen[k] = append(seen[k], w.get(t, path))
 					}
-					// What ana's queue would be if it were redrawn after
-					// each label (the researcher's view of it): the leak.
-					plan[k] = strconv.Itoa(getAs[queue](t, w.base, "/api/queue?labeler=ana", w.research).Total)
+					// What ana's queue would be if it were drawn from the
+					// plan after each label (the researcher's view of it):
+					// the leak.
+					for _, it := range getAs[queue](t, w.base, "/api/queue?labeler=ana", w.research).Items {
+						plan[k] += it.ConvID + " "
+					}
 					if saved[k] == nil {
 						must(t, os.Remove(w.file))
 					} else {
@@ -198,15 +201,15 @@ func TestReviewerQueueSaysNoVerdict(t *testing.T) {
 					}
 				}
 				if plan[0] != plan[1] {
-					moved++
+					moved[tc.lastOfBatch]++
 				}
 			}
 		})
 	}
-	if moved == 0 {
-		t.Fatal("fixture: a redrawn queue's count never moved with a label's verdict")
+	if moved[false] == 0 || moved[true] == 0 {
+		t.Fatalf("fixture: a queue drawn from the plan after a label moved with its verdict on %d row(s) within a batch, %d at its end; want some of each", moved[false], moved[true])
 	}
-	t.Logf("a redrawn queue's count moved with the label's verdict on %d row(s)", moved)
+	t.Logf("a queue drawn from the plan after a label moved with its verdict on %d row(s) within a batch, %d at its end", moved[false], moved[true])
 }
 
 // TestReviewerWorkThroughFinishesThePlan: a reviewer who labels
