@@ -158,6 +158,9 @@ type benchIndex struct {
 	itemsOnce sync.Once
 	itemOf    map[string]int
 	itemIDs   []string
+	// planMetrics are the labelling plan's metrics (planMetricIDs).
+	planMetricsOnce sync.Once
+	planMetrics     []string
 	// textSearch caches the last transcript search.
 	textMu    sync.Mutex
 	textQuery string

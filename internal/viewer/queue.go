@@ -1,8 +1,10 @@
 package viewer
 
 import (
+	"cmp"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/impactbench/impactbench/internal/labels"
@@ -96,7 +98,7 @@ func stratumOrder(ix *benchIndex, seed uint64, withNone bool) (keys []string, or
 		if c.verdict == verdictUnscored || (c.present == nil && !withNone) {
 			continue
 		}
-		k := c.metric + " · " + ix.runs[c.target].target + " · " + verdictName(c.present)
+		k := stratumName(ix, i)
 		if order[k] == nil {
 			keys = append(keys, k)
 		}
@@ -113,6 +115,12 @@ func stratumOrder(ix *benchIndex, seed uint64, withNone bool) (keys []string, or
 		rng.Shuffle(len(s), func(a, b int) { s[a], s[b] = s[b], s[a] })
 	}
 	return keys, order
+}
+
+// stratumName names conversation i's stratum: metric · target · verdict.
+func stratumName(ix *benchIndex, i int) string {
+	c := &ix.convs[i]
+	return c.metric + " · " + ix.runs[c.target].target + " · " + verdictName(c.present)
 }
 
 // quotaKey is a metric × target of the labelling plan.
@@ -193,7 +201,25 @@ func orderFor(ix *benchIndex, items []queueItem, seed uint64, labeller string) {
 	for i := range items {
 		items[i].key = orderKey(seed, labeller, ix.name, items[i].ConvID)
 	}
-	sort.SliceStable(items, func(a, b int) bool { return items[a].key < items[b].key })
+	sortByKey(items, func(it *queueItem) uint64 { return it.key })
+}
+
+// sortByKey sorts items by key, stably: it sorts their positions (a
+// queue's items are large, and a stable sort of a study's queue spent
+// most of its time moving them) and then moves each item once.
+func sortByKey[T any](items []T, key func(*T) uint64) {
+	pos := make([]int32, len(items))
+	for i := range pos {
+		pos[i] = int32(i)
+	}
+	slices.SortFunc(pos, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(key(&items[a]), key(&items[b])), cmp.Compare(a, b))
+	})
+	sorted := make([]T, len(items))
+	for i, p := range pos {
+		sorted[i] = items[p]
+	}
+	copy(items, sorted)
 }
 
 func b2i(p *bool) int {

@@ -162,12 +162,14 @@ type queueParams struct {
 	halfWidth     float64
 	// keepHeld keeps the items others have open (reviewerMay).
 	keepHeld bool
+	// promised: the queue is a reviewer's, her promised one (promise.go).
+	promised bool
 }
 
 func (s reviewQueue) queueParams(r *http.Request) (queueParams, string) {
 	q := r.URL.Query()
 	p := queueParams{kind: q.Get("kind"), labeler: strings.TrimSpace(q.Get("labeler")), seed: s.opts.Seed,
-		overlap: s.opts.Overlap, halfWidth: s.opts.PlanHalfWidth}
+		overlap: s.opts.Overlap, halfWidth: s.opts.PlanHalfWidth, promised: whoOf(r).reviewer()}
 	if whoOf(r).reviewer() {
 		// A reviewer's queue is the study's calibration queue as the
 		// researcher set it. Another kind or draw would say what the

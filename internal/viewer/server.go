@@ -91,6 +91,8 @@ type Server struct {
 	// the holds of every view server on the project (sharedholds.go).
 	places places
 	shared *sharedHolds
+	// promised are the reviewers' promised queues (promise.go).
+	promised promises
 	// itemKey keys review item ids (review.go); leases remember who has
 	// which item open.
 	itemKey []byte

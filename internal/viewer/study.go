@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/labels"
@@ -134,14 +133,30 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 		qs := newQueueState(ls, who, p.overlap, p.seed)
 		var items []queueItem
 		var quota map[quotaKey][2]int
-		if p.kind == "calibration" {
+		switch {
+		case p.kind == "calibration" && p.promised && p.per == 0:
+			// A reviewer's queue is her promise: the plan is drawn only
+			// to refill it (and quota is set for stillOpen below when the
+			// plan as it is was drawn), and her progress lines are the
+			// plan's metrics.
+			items = s.promisedQueue(name, ix, qs, func(asJudged bool) map[quotaKey][2]int {
+				if asJudged {
+					return quotaOf(planOf(ix, latestAsJudged(ix, ls, who), p.halfWidth))
+				}
+				quota = quotaOf(planOf(ix, ls, p.halfWidth))
+				return quota
+			})
+			for _, m := range ix.planMetricIDs() {
+				out.progress = append(out.progress, progressLine{Bench: name, Metric: m})
+			}
+		case p.kind == "calibration":
 			plan := planOf(ix, ls, p.halfWidth)
 			if p.per == 0 {
 				quota = quotaOf(plan)
 			}
 			items = calibrationQueue(ix, qs, p.per, quota)
 			out.addPlan(name, plan)
-		} else {
+		default:
 			items = triageQueue(ix, qs)
 		}
 		judged := judgedCount(ix)
@@ -172,7 +187,7 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 			}
 		}
 	}
-	sort.SliceStable(out.items, func(a, b int) bool { return out.items[a].key < out.items[b].key })
+	sortByKey(out.items, func(it *benchItem) uint64 { return it.key })
 	return out
 }
 
@@ -605,7 +620,8 @@ func (s reviewQueue) handleMine(w http.ResponseWriter, r *http.Request) {
 }
 
 // reviewerMay reports whether reviewer who may hold or label item (the
-// conversation i of st): it is in their queue (whoever has it open now),
+// conversation i of st): it is in their queue (their promised one,
+// promise.go; whoever has it open now),
 // they hold it already (their form was open when others' labels took it
 // out of the queue), or they labelled it before (a changed mind). An item
 // that left their queue before they opened it, or was never in it, is not
@@ -620,7 +636,7 @@ func (s reviewQueue) reviewerMay(who string, st *benchState, ix *benchIndex, i i
 	if s.labelledBy(who, st, ix, i) {
 		return true
 	}
-	p := queueParams{kind: "calibration", seed: s.opts.Seed, overlap: s.opts.Overlap, halfWidth: s.opts.PlanHalfWidth, keepHeld: true}
+	p := queueParams{kind: "calibration", seed: s.opts.Seed, overlap: s.opts.Overlap, halfWidth: s.opts.PlanHalfWidth, keepHeld: true, promised: true}
 	for _, it := range s.studyQueue(who, p, []string{st.name}).items {
 		if it.Item == item {
 			return true
