@@ -148,3 +148,50 @@ func TestDotEnvIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestExpandedConfigValuesAreBounded: ${VAR} references in config.yaml are
+// expanded only while a value stays under MaxStringBytes and all of them
+// under MaxConfigBytes. Before, a config.yaml value of 20,000 references
+// to a 100 KB variable took 7 GB and was accepted as a 2 GB model name.
+func TestExpandedConfigValuesAreBounded(t *testing.T) {
+	const maxAlloc = 48 << 20
+	big := strings.Repeat("x", 100_000)
+	tests := []struct {
+		name, yaml string
+		line       int
+		field, msg string
+	}{
+		{"one value", "user_model:\n  model: \"" + strings.Repeat("${BIG}", 2000) + "\"\n", 2, "user_model.model", "1 MiB limit for one value once its ${VAR} references are expanded"},
+		{"many values", "x-a: &a \"" + strings.Repeat("${BIG}", 10) + "\"\ntargets:\n" +
+			strings.Repeat("  - {id: t, source: offline, model: *a}\n", 50), 0, "model", "expand to more than 4 MiB in all"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(path, []byte(tt.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err := LoadWithOptions(path, LoadOptions{LookupEnv: envMap("BIG", big)})
+			runtime.ReadMemStats(&after)
+			if got := after.TotalAlloc - before.TotalAlloc; got > maxAlloc {
+				t.Errorf("loading allocated %d MB, want at most %d MB", got>>20, maxAlloc>>20)
+			}
+			if err == nil {
+				t.Fatal("loaded, want the value refused")
+			}
+			msg := err.Error()
+			if tt.line > 0 && !strings.Contains(msg, fmt.Sprintf("%s:%d:", path, tt.line)) {
+				t.Errorf("err = %q, want it to name line %d", msg, tt.line)
+			}
+			if !strings.Contains(msg, tt.field) || !strings.Contains(msg, tt.msg) {
+				t.Errorf("err = %q, want it to name %s and say %q", msg, tt.field, tt.msg)
+			}
+			if strings.Contains(msg, "xxxxxxxx") {
+				t.Errorf("err quotes the variable's value: %.200q", msg)
+			}
+		})
+	}
+}
