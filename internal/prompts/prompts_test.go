@@ -1,9 +1,11 @@
 package prompts
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -240,5 +242,38 @@ func TestOverrideNotAFileOrTooLarge(t *testing.T) {
 			}
 			t.Fatalf("%s: Load still waiting after 10 s", name)
 		}
+	}
+}
+
+// TestOverrideRenderingIsBounded: an override that renders more than
+// maxSampleRender from its sample data is refused at Load, naming the
+// file, after rendering no more than that (measured as allocation; the
+// output was rendered whole into memory before).
+func TestOverrideRenderingIsBounded(t *testing.T) {
+	var fanOut strings.Builder
+	fanOut.WriteString(`{{define "l0"}}xxxxxxxxxx{{end}}`)
+	for i := 1; i <= 7; i++ {
+		fmt.Fprintf(&fanOut, `{{define "l%d"}}%s{{end}}`, i, strings.Repeat(fmt.Sprintf(`{{template "l%d"}}`, i-1), 10))
+	}
+	fanOut.WriteString(`{{template "l7"}}`)
+	for name, text := range map[string]string{
+		"range over a number": "{{range 200000000}}x{{end}}",
+		"template fan-out":    fanOut.String(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, dir, "judge_user.tmpl", text)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err := Load(dir)
+			runtime.ReadMemStats(&after)
+			if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+				t.Errorf("Load allocated %d MB, want at most 64", got>>20)
+			}
+			if err == nil || !strings.Contains(err.Error(), "judge_user.tmpl") || !strings.Contains(err.Error(), "renders more than 4 MiB") {
+				t.Errorf("err = %v, want the override refused by name", err)
+			}
+		})
 	}
 }
