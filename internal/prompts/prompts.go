@@ -175,6 +175,9 @@ func parseAndCheck(file, text string, sp spec) (*template.Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prompt %w", err)
 	}
+	if err := checkShape(t); err != nil {
+		return nil, fmt.Errorf("prompt template: %w", err)
+	}
 	for _, data := range []any{sp.zero, sp.sample} {
 		err := t.Execute(&capWriter{left: maxSampleRender}, data)
 		if errors.Is(err, errRendersTooMuch) {
