@@ -372,6 +372,12 @@ func badInputCases() []badCase {
 		cfg("unknown key", replace("turns: 2", "turnz: 2"), "generation.turnz"),
 		cfg("empty demographic axis", replace("age: [child, adult]", "age: []"), "demographics.age"),
 		cfg("duplicate demographic value", replace("age: [child, adult]", "age: [child, child]"), "demographics.age[1]"),
+		cfg("${VAR} expanding past 1 MiB", withDotEnv("BIG="+strings.Repeat("x", 100_000)+"\n",
+			replace("model: offline-careful", "model: \""+strings.Repeat("${BIG}", 11)+"\"")), "targets[0].model"),
+		// .env: references that expand past the bounds ("billion laughs").
+		{name: ".env/reference bomb", file: ".env", args: runCmd, edit: setBytes(dotEnvBomb(7)), loc: `\.env:7: `, field: "A6"},
+		{name: ".env/references past 4 MiB in all", file: ".env", args: runCmd,
+			edit: setBytes("A=" + strings.Repeat("x", 400_000) + "\nB=${A}${A}\nC=${A}${A}\nD=${A}${A}\nE=${A}${A}\nF=${A}${A}\nG=${A}${A}\n"), loc: `\.env:7: `, field: "G"},
 		cfg("evaluator_model not a mapping", replace("evaluator_model: {model: offline-judge, source: offline}", "evaluator_model: offline-judge"), "evaluator_model"),
 
 		// benchmark.yaml
@@ -490,6 +496,25 @@ func badInputCases() []badCase {
 	}
 	sort.SliceStable(cases, func(i, j int) bool { return cases[i].name < cases[j].name })
 	return cases
+}
+
+// withDotEnv writes env as the .env beside the edited file, then edits it.
+func withDotEnv(env string, e edit) func(*testing.T, string) {
+	return func(t *testing.T, path string) {
+		writeBytes(t, filepath.Join(filepath.Dir(path), ".env"), []byte(env))
+		e(t, path)
+	}
+}
+
+// dotEnvBomb is "billion laughs" in a .env: each key refers ten times to
+// the one before, so A<levels> stands for 10^(levels+1) bytes.
+func dotEnvBomb(levels int) string {
+	var b strings.Builder
+	b.WriteString("A0=xxxxxxxxxx\n")
+	for i := 1; i <= levels; i++ {
+		b.WriteString("A" + itoa(i) + "=" + strings.Repeat("${A"+itoa(i-1)+"}", 10) + "\n")
+	}
+	return b.String()
 }
 
 // andThen chains two edits.

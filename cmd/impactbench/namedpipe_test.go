@@ -43,6 +43,10 @@ func TestNamedPipeInputs(t *testing.T) {
 		{manifest, compareCmd, 2},
 		{scenFile, runCmd, 2},
 		{convFile, runCmd, 2},
+		// People's conversations (the viewer's Play page), read by report
+		// and export.
+		{"benchmarks/corpus/runs/careful/human/conversations.json", reportCmd, 2},
+		{"benchmarks/corpus/runs/careful/human/scores.json", []string{"export", "corpus"}, 2},
 		// status shows what it can read; it must not wait on the rest.
 		{convFile, []string{"status", "corpus"}, 0},
 		{"benchmarks/corpus/runs/careful/conversations.shard-0-of-2.json", []string{"status", "corpus"}, 0},

@@ -1,15 +1,12 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"regexp"
 	"strings"
-
-	"github.com/joho/godotenv"
 )
 
 // Position is a place in a file; String gives "file:line:col".
@@ -85,8 +82,8 @@ func missingVarMsg(name string) string {
 }
 
 // readDotEnv reads KEY=value pairs from path. A missing file is not an
-// error. Parse errors are reported by line only: godotenv's own messages
-// quote the rest of the file, which may contain keys.
+// error. Errors give the line and at most the variable's name, never
+// content: the file holds keys.
 func readDotEnv(path string) (map[string]string, error) {
 	src, err := readDotEnvFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -95,13 +92,14 @@ func readDotEnv(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := godotenv.UnmarshalBytes(src)
-	if err == nil {
-		return m, nil
+	m, err := parseDotEnv(src)
+	var de *dotEnvError
+	if errors.As(err, &de) {
+		ps := &problems{file: path}
+		ps.add(de.line, 0, de.key, "%s", de.msg)
+		return nil, ps.err()
 	}
-	ps := &problems{file: path}
-	ps.add(dotEnvErrorLine(src), 0, "", "malformed line: expected KEY=value (quote values that contain spaces, # or quotes; close every quote)")
-	return nil, ps.err()
+	return m, err
 }
 
 // readDotEnvFile reads .env, refusing a file that is not a regular one (a
@@ -123,27 +121,4 @@ func readDotEnvFile(path string) ([]byte, error) {
 		return nil, ps.err()
 	}
 	return src, nil
-}
-
-// dotEnvErrorLine finds the statement godotenv rejects: the longest prefix
-// of whole lines that parses cleanly ends just before it. Quadratic, but
-// .env files are a few dozen lines.
-func dotEnvErrorLine(src []byte) int {
-	lines := bytes.SplitAfter(src, []byte("\n"))
-	if len(lines) > 5000 {
-		return 0
-	}
-	okUpTo := 0
-	for k := 1; k <= len(lines); k++ {
-		if _, err := godotenv.UnmarshalBytes(bytes.Join(lines[:k], nil)); err == nil {
-			okUpTo = k
-		}
-	}
-	for i := okUpTo; i < len(lines); i++ {
-		t := strings.TrimSpace(string(lines[i]))
-		if t != "" && !strings.HasPrefix(t, "#") {
-			return i + 1
-		}
-	}
-	return okUpTo + 1
 }

@@ -135,6 +135,7 @@ type cfgDecoder struct {
 	missing       []MissingVar
 	missingFields map[string]bool // fields whose value lost a missing ${VAR}
 	secrets       []string        // expanded keys, scrubbed from messages
+	expanded      int             // bytes ${VAR} references added, in all
 	warnings      []string
 	targetIDs     map[string]int // target id → line of first use
 
@@ -221,6 +222,26 @@ func (d *cfgDecoder) expand(s string, raw ast.Node, field string) string {
 		return s
 	}
 	line, col := nodePos(raw)
+	// The size first: a value of 20,000 references to a 100 KB variable
+	// took 7 GB and was accepted as a 2 GB model name.
+	size, added := len(s), 0
+	for _, m := range envRef.FindAllStringSubmatchIndex(s, -1) {
+		if v, ok := d.lookup(s[m[2]:m[3]]); ok && v != "" {
+			size += len(v) - (m[1] - m[0])
+			added += len(v)
+		}
+	}
+	switch {
+	case size > MaxStringBytes:
+		d.ps.add(line, col, field, "value is over the %s limit for one value once its ${VAR} references are expanded", mib(MaxStringBytes))
+		d.bad[field] = true
+		return ""
+	case d.expanded+added > MaxConfigBytes:
+		d.ps.add(line, col, field, "the values' ${VAR} references expand to more than %s in all", mib(MaxConfigBytes))
+		d.bad[field] = true
+		return ""
+	}
+	d.expanded += added
 	return envRef.ReplaceAllStringFunc(s, func(ref string) string {
 		name := ref[2 : len(ref)-1]
 		if v, ok := d.lookup(name); ok && v != "" {

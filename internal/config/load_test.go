@@ -584,11 +584,17 @@ func TestDotEnvErrorLine(t *testing.T) {
 		{"after comments and blanks", "# c\n\nA=1\n\n# d\nnot valid\n", 6},
 		{"unterminated quote starts the statement", "A=1\nB=\"open\nC=3\n", 2},
 		{"multi-line quote before the bad line is fine", "A=\"x\ny\"\nB C\n", 3},
+		{"CRLF line ends", "A=1\r\n\r\nB C\r\n", 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := dotEnvErrorLine([]byte(tt.src)); got != tt.want {
-				t.Errorf("line = %d, want %d", got, tt.want)
+			_, err := parseDotEnv([]byte(tt.src))
+			var de *dotEnvError
+			if !errors.As(err, &de) {
+				t.Fatalf("err = %v, want a *dotEnvError", err)
+			}
+			if de.line != tt.want {
+				t.Errorf("line = %d, want %d", de.line, tt.want)
 			}
 		})
 	}

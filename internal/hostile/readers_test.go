@@ -25,7 +25,7 @@ import (
 //
 //	go test ./internal/hostile -run TestEveryReaderIsBounded -count=1 -v
 func TestEveryReaderIsBounded(t *testing.T) {
-	cases := append(yamlCases(), jsonCases()...)
+	cases := append(append(yamlCases(), jsonCases()...), envCases()...)
 	hostile.Check(t, hostile.Run(t, "TestEveryReaderIsBounded", cases))
 }
 
@@ -84,6 +84,66 @@ func modelsMergeBomb() []byte {
 	}
 	b.WriteString("models:\n  - <<: *m9\n")
 	return []byte(b.String())
+}
+
+// envCases are hostile .env files, read by loading the config.yaml
+// beside them, and config.yaml values whose ${VAR} references name a
+// large .env value. The environment is not touched (LookupEnv is set).
+func envCases() []hostile.Case {
+	fill := func(head, unit, tail string) func() []byte {
+		return func() []byte {
+			n := (hostile.MaxInput - len(head) - len(tail)) / len(unit)
+			return []byte(head + strings.Repeat(unit, n) + tail)
+		}
+	}
+	bomb := func() []byte {
+		var b strings.Builder
+		b.WriteString("A0=xxxxxxxxxx\n")
+		for i := 1; i <= 9; i++ {
+			fmt.Fprintf(&b, "A%d=%s\n", i, strings.Repeat(fmt.Sprintf("${A%d}", i-1), 10))
+		}
+		return []byte(b.String())
+	}
+	malformedLast := func() []byte {
+		line := "K=" + strings.Repeat("v", 800) + "\n"
+		last := "BAD=\"unclosed\n"
+		return []byte(strings.Repeat(line, (hostile.MaxInput-len(last))/len(line)) + last)
+	}
+	shapes := map[string]func() []byte{
+		"reference bomb":      bomb,
+		"wide references":     fill("A="+strings.Repeat("x", 1000)+"\n", "B=${A}${A}${A}${A}\n", ""),
+		"comments":            fill("", "#\n", ""),
+		"malformed last line": malformedLast,
+		"many keys":           fill("", "K=v\n", ""),
+		"long line":           fill("K=", "v", "\n"),
+		"long quoted value":   fill("K=\"", `\n`, "\"\n"),
+		"unterminated quote":  fill("K=\"", "v", "\n"),
+		"not UTF-8":           fill("K=", "\xff", "\n"),
+	}
+	load := func(dir string) error {
+		_, err := config.LoadWithOptions(filepath.Join(dir, "config.yaml"), config.LoadOptions{AllowMissingEnv: true, LookupEnv: func(string) (string, bool) { return "", false }})
+		return err
+	}
+	withConfig := func(b []byte) map[string][]byte { return map[string][]byte{".env": b, "config.yaml": []byte("{}\n")} }
+	out := sorted(".env", shapes, withConfig, load)
+	// config.yaml values referring to a 1 MiB .env value: one value, and
+	// one value aliased across many targets.
+	bigEnv := []byte("BIG=" + strings.Repeat("x", hostile.MaxInput-10) + "\n")
+	refs := map[string]func() []byte{
+		"many references": func() []byte {
+			return []byte("user_model:\n  model: \"" + strings.Repeat("${BIG}", 30_000) + "\"\n")
+		},
+		"aliased reference": func() []byte {
+			return []byte("x-a: &a \"${BIG}\"\ntargets:\n" + strings.Repeat("  - {id: t, source: offline, model: *a}\n", 1_000))
+		},
+	}
+	out = append(out, sorted("config.yaml ${VAR}", refs, func(b []byte) map[string][]byte {
+		return map[string][]byte{".env": bigEnv, "config.yaml": b}
+	}, func(dir string) error {
+		_, err := config.LoadWithOptions(filepath.Join(dir, "config.yaml"), config.LoadOptions{})
+		return err
+	})...)
+	return out
 }
 
 func jsonCases() []hostile.Case {

@@ -9,7 +9,6 @@
 package prompts
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -176,12 +175,39 @@ func parseAndCheck(file, text string, sp spec) (*template.Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prompt %w", err)
 	}
+	if err := checkShape(t); err != nil {
+		return nil, fmt.Errorf("prompt template: %w", err)
+	}
 	for _, data := range []any{sp.zero, sp.sample} {
-		if err := t.Execute(&bytes.Buffer{}, data); err != nil {
+		err := t.Execute(&capWriter{left: maxSampleRender}, data)
+		if errors.Is(err, errRendersTooMuch) {
+			return nil, fmt.Errorf("prompt %s renders more than %d MiB from sample data: a loop ({{range 100000000}}) or {{template}} calls repeating one another; the built-in templates render a few KB", file, maxSampleRender>>20)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("prompt %w (variables available: %s)", err, fieldList(reflect.TypeOf(sp.zero)))
 		}
 	}
 	return t, nil
+}
+
+// maxSampleRender bounds what a template may render from its sample data
+// when it is loaded. Before, a 60-byte override ({{range 1000000000}}x
+// {{end}}, or ten {{define}}s each calling the one before ten times) was
+// rendered whole into memory at load: gigabytes.
+const maxSampleRender = 4 << 20
+
+var errRendersTooMuch = errors.New("template renders too much")
+
+// capWriter discards what it is given, failing once more than left
+// bytes have come.
+type capWriter struct{ left int }
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if len(p) > w.left {
+		return 0, errRendersTooMuch
+	}
+	w.left -= len(p)
+	return len(p), nil
 }
 
 func fieldList(t reflect.Type) string {

@@ -1,9 +1,11 @@
 package prompts
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -240,5 +242,68 @@ func TestOverrideNotAFileOrTooLarge(t *testing.T) {
 			}
 			t.Fatalf("%s: Load still waiting after 10 s", name)
 		}
+	}
+}
+
+// TestOverrideRenderingIsBounded: an override that renders more than
+// maxSampleRender from its sample data is refused at Load, naming the
+// file, after rendering no more than that (measured as allocation; the
+// output was rendered whole into memory before: a loop of 200,000,000
+// took 4 GB, which checkShape now refuses before rendering).
+func TestOverrideRenderingIsBounded(t *testing.T) {
+	big := strings.Repeat("x", 600_000)
+	for name, text := range map[string]string{
+		"one template called ten times": `{{define "a"}}` + big + `{{end}}` + strings.Repeat(`{{template "a"}}`, 10),
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, dir, "judge_user.tmpl", text)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err := Load(dir)
+			runtime.ReadMemStats(&after)
+			if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+				t.Errorf("Load allocated %d MB, want at most 64", got>>20)
+			}
+			if err == nil || !strings.Contains(err.Error(), "judge_user.tmpl") || !strings.Contains(err.Error(), "renders more than 4 MiB") {
+				t.Errorf("err = %v, want the override refused by name", err)
+			}
+		})
+	}
+}
+
+// TestOverrideLoopsAreBounded: a loop that is not bounded by the data —
+// a range over a number, a variable or a function's result, ranges
+// nested deeper than maxRangeNesting, a template that calls itself, calls
+// expanding to more than maxTemplateCalls templates — is refused at Load
+// naming the file, line and column. Before, each ran at load for as long
+// as it was told to (the numbers here are kept small enough to end).
+func TestOverrideLoopsAreBounded(t *testing.T) {
+	var fanOut strings.Builder
+	fanOut.WriteString(`{{define "l0"}}{{end}}`)
+	for i := 1; i <= 7; i++ {
+		fmt.Fprintf(&fanOut, `{{define "l%d"}}%s{{end}}`, i, strings.Repeat(fmt.Sprintf(`{{template "l%d"}}`, i-1), 10))
+	}
+	fanOut.WriteString("\n{{template \"l7\"}}")
+	tests := []struct {
+		name, text, want string
+	}{
+		{"range over a number", "x\n{{range 30000000}}{{end}}", "judge_user.tmpl:2:8: {{range 30000000}}"},
+		{"range over a variable", "{{$n := 30000000}}\n{{range $n}}{{end}}", "judge_user.tmpl:2:8: {{range $n}}"},
+		{"range over a function's result", `{{range (len "abcdefghijklmnopqrstuvwxyz")}}{{end}}`, "judge_user.tmpl:1:8: {{range"},
+		{"ranges nested three deep", "{{range .Examples}}{{range $.Examples}}\n{{range $.Examples}}{{end}}{{end}}{{end}}", "judge_user.tmpl:2:8: {{range}} nested more than 2 deep"},
+		{"template calling itself", `{{define "a"}}{{template "a"}}{{end}}{{template "a"}}`, `{{template "a"}} calls itself`},
+		{"template fan-out", fanOut.String(), "calls expand to more than 1000 templates"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, dir, "judge_user.tmpl", tt.text)
+			_, err := Load(dir)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want it to say %q", err, tt.want)
+			}
+		})
 	}
 }

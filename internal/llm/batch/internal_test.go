@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,5 +173,56 @@ func TestStateIdentityHasNoCredentials(t *testing.T) {
 	_, err = loadState(path, op.Identity())
 	if err == nil || strings.Contains(err.Error(), "hunter2pass") || strings.Contains(err.Error(), "QUERYSECRET") {
 		t.Errorf("another endpoint: %v", err)
+	}
+}
+
+// endless is a results file of one line of n bytes (made as it is read)
+// followed by tail.
+type endless struct {
+	n    int
+	tail string
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.n > 0 {
+		k := min(len(p), e.n)
+		for i := range k {
+			p[i] = 'x'
+		}
+		e.n -= k
+		return k, nil
+	}
+	if e.tail == "" {
+		return 0, io.EOF
+	}
+	k := copy(p, e.tail)
+	e.tail = e.tail[k:]
+	return k, nil
+}
+
+// TestResultLinesAreBounded: a results line over maxResultLine is skipped
+// (its request is then reported missing) without being read into memory,
+// and the lines after it are read. Before, eachLine read a line whole
+// however long: a results file of one endless line filled memory.
+func TestResultLinesAreBounded(t *testing.T) {
+	defer func(old int) { maxResultLine = old }(maxResultLine)
+	maxResultLine = 1 << 20
+	var got []string
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	err := eachLine(&endless{n: 200 << 20, tail: "\n{\"custom_id\": \"a\"}\n" + strings.Repeat("y", 1<<20) + "\n\n  {\"custom_id\": \"b\"}  "}, func(l []byte) {
+		got = append(got, string(l))
+	})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := after.TotalAlloc - before.TotalAlloc; a > 16<<20 {
+		t.Errorf("reading a 200 MiB line allocated %d MB, want at most 16", a>>20)
+	}
+	want := []string{`{"custom_id": "a"}`, `{"custom_id": "b"}`}
+	if !slices.Equal(got, want) {
+		t.Errorf("lines = %.80q, want %q", got, want)
 	}
 }

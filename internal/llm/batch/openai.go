@@ -399,14 +399,38 @@ func (p *OpenAI) apiError(op string, err error) error {
 	return e
 }
 
-// eachLine calls f for every non-empty line of r, however long.
+// maxResultLine bounds one line of a downloaded results file: one
+// request's answer, which as a single response would be cut at
+// llm.MaxWireBytes too. A longer line is skipped unread, so its request
+// is reported missing and asked again. (Tests use less.)
+var maxResultLine = llm.MaxWireBytes
+
+// eachLine calls f for every non-empty line of r up to maxResultLine
+// bytes; longer lines are skipped in constant memory. Before the bound a
+// results file of one endless line was read into memory whole.
 func eachLine(r io.Reader, f func([]byte)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte
+	skip := false
 	for {
-		line, err := br.ReadBytes('\n')
-		if l := bytes.TrimSpace(line); len(l) > 0 {
-			f(l)
+		part, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if !skip && len(long)+len(part) <= maxResultLine {
+				long = append(long, part...)
+			} else {
+				skip, long = true, nil
+			}
+			continue
 		}
+		// A copy, as ReadBytes gave: part is the reader's buffer.
+		line := append(long, part...)
+		long = nil
+		if !skip && len(line) <= maxResultLine {
+			if l := bytes.TrimSpace(line); len(l) > 0 {
+				f(l)
+			}
+		}
+		skip = false
 		if err == io.EOF {
 			return nil
 		}
