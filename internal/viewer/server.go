@@ -91,8 +91,10 @@ type Server struct {
 	// the holds of every view server on the project (sharedholds.go).
 	places places
 	shared *sharedHolds
-	// promised are the reviewers' promised queues (promise.go).
+	// promised are the reviewers' promised queues (promise.go); queues,
+	// the queues drawn, kept while what they were drawn from is the same.
 	promised promises
+	queues   queueCache
 	// itemKey keys review item ids (review.go); leases remember who has
 	// which item open.
 	itemKey []byte

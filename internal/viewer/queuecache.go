@@ -1,0 +1,238 @@
+package viewer
+
+import "sync"
+
+// A study's queue at full size (BenchmarkReviewerHoldAndLabel: 17
+// benchmarks of 8,640 conversations, ~55k items in a reviewer's first
+// queue) is asked after every label (GET /api/next) and answers one item,
+// or at most maxQueue (GET /api/queue). So each benchmark's items are
+// drawn once, in the labeller's order, and kept (queueCache) while what
+// they are drawn from stays the same: the index, the labels file's
+// labels, the queue's parameters and, for a reviewer, her promise. A
+// request then reads them merged over the benchmarks, in the labeller's
+// order (queueResult.each), stopping at what it answers, and counts them
+// without listing them (queueResult.total): the items others have open
+// (and, for next, those she skipped) are set aside by conversation
+// (queuePart.hide), a few at most.
+
+// benchQueue is one benchmark's queue for one labeller, and what it was
+// drawn from. It is never changed once made.
+type benchQueue struct {
+	ix  *benchIndex
+	ls  []Label
+	gen uint64 // the promise it was drawn on (a reviewer's queue)
+
+	items       []queueItem // in the labeller's order (orderKey), Item set
+	in          []bool      // by conversation of ix: in items
+	progress    []progressLine
+	unreachable []unreachableLine
+	// open: the queue may still bring the labeller work (queueResult.open).
+	open   bool
+	judged int
+	// mine, answered: the rows the labeller labelled, by metric.
+	mine     int
+	answered map[string]int
+}
+
+// queueKey is what a benchmark's queue is drawn for.
+type queueKey struct {
+	who, bench, kind string
+	seed             uint64
+	per              int
+	overlap, half    float64
+	promised         bool
+}
+
+// queueCache keeps the last queue drawn for each labeller, benchmark and
+// parameters. maxCachedQueues bounds it (the researcher may ask for any
+// labeller's queue): past it, it starts again empty.
+type queueCache struct {
+	mu sync.Mutex
+	m  map[queueKey]*benchQueue
+}
+
+const maxCachedQueues = 1024
+
+func (c *queueCache) get(k queueKey) *benchQueue {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k]
+}
+
+func (c *queueCache) put(k queueKey, bq *benchQueue) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedQueues {
+		c.m = map[queueKey]*benchQueue{}
+	}
+	c.m[k] = bq
+}
+
+// sameLabels reports whether a and b are the same labels, in the same order.
+func sameLabels(a, b []Label) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.ConvID != y.ConvID || x.MetricID != y.MetricID || x.Present != y.Present || x.Labeler != y.Labeler ||
+			x.Note != y.Note || !x.At.Equal(y.At) || x.At.Location() != y.At.Location() || x.AfterReveal != y.AfterReveal {
+			return false
+		}
+	}
+	return true
+}
+
+// benchQueueOf is who's queue in bench (its index ix, its labels ls): the
+// one kept, when it was drawn from the same, else drawn now (and kept).
+func (s reviewQueue) benchQueueOf(bench string, ix *benchIndex, ls []Label, who string, p queueParams) *benchQueue {
+	k := queueKey{who: who, bench: bench, kind: p.kind, seed: p.seed, per: p.per, overlap: p.overlap, half: p.halfWidth,
+		promised: p.kind == "calibration" && p.promised && p.per == 0}
+	if bq := s.queues.get(k); bq != nil && bq.ix == ix && sameLabels(bq.ls, ls) &&
+		(!k.promised || bq.gen == s.promised.get(who, bench).gen) {
+		return bq
+	}
+	bq := s.drawBenchQueue(bench, ix, ls, who, p, k.promised)
+	s.queues.put(k, bq)
+	return bq
+}
+
+// drawBenchQueue draws who's queue in bench, as studyQueue did for each
+// benchmark at every request.
+func (s reviewQueue) drawBenchQueue(bench string, ix *benchIndex, ls []Label, who string, p queueParams, promised bool) *benchQueue {
+	bq := &benchQueue{ix: ix, ls: ls}
+	qs := newQueueState(ls, who, p.overlap, p.seed)
+	var quota map[quotaKey][2]int
+	switch {
+	case promised:
+		// A reviewer's queue is her promise: the plan is drawn only
+		// to refill it (and quota is set for stillOpen below when the
+		// plan as it is was drawn), and her progress lines are the
+		// plan's metrics.
+		bq.items, bq.gen = s.promisedQueue(bench, ix, qs, func(asJudged bool) map[quotaKey][2]int {
+			if asJudged {
+				return quotaOf(planOf(ix, latestAsJudged(ix, ls, who), p.halfWidth))
+			}
+			quota = quotaOf(planOf(ix, ls, p.halfWidth))
+			return quota
+		})
+		for _, m := range ix.planMetricIDs() {
+			bq.progress = append(bq.progress, progressLine{Bench: bench, Metric: m})
+		}
+	case p.kind == "calibration":
+		plan := planOf(ix, ls, p.halfWidth)
+		if p.per == 0 {
+			quota = quotaOf(plan)
+		}
+		bq.items = calibrationQueue(ix, qs, p.per, quota)
+		var q queueResult
+		q.addPlan(bench, plan)
+		bq.progress, bq.unreachable = q.progress, q.unreachable
+	default:
+		bq.items = triageQueue(ix, qs)
+	}
+	bq.judged = judgedCount(ix)
+	bq.open = len(bq.items) > 0 || bq.judged < len(ix.convs) || stillOpen(ix, ls, p, quota)
+	bq.in = make([]bool, len(ix.convs))
+	for k := range bq.items {
+		it := &bq.items[k]
+		it.Item = s.itemOfConv(ix, it.idx)
+		bq.in[it.idx] = true
+	}
+	for conv, by := range qs.byConv {
+		if who != "" && by[who] {
+			bq.mine++
+			if i, ok := ix.byConvID[conv]; ok {
+				if bq.answered == nil {
+					bq.answered = map[string]int{}
+				}
+				bq.answered[ix.convs[i].metric]++
+			}
+		}
+	}
+	return bq
+}
+
+// queuePart is a benchmark's queue in a study's: its items but those
+// hidden (by conversation: someone else has them open; for next, she
+// skipped them).
+type queuePart struct {
+	bench  string
+	bq     *benchQueue
+	hidden map[int]bool
+}
+
+// hide sets conversation i aside.
+func (p *queuePart) hide(i int) {
+	if p.hidden == nil {
+		p.hidden = map[int]bool{}
+	}
+	p.hidden[i] = true
+}
+
+// total is the number of items of the study's queue.
+func (q *queueResult) total() int {
+	n := 0
+	for _, p := range q.parts {
+		n += len(p.bq.items)
+		for i := range p.hidden {
+			if p.bq.in[i] {
+				n--
+			}
+		}
+	}
+	return n
+}
+
+// each calls yield with the items of the study's queue whose key is at
+// least from, in the labeller's order over the study (by key; the same
+// key, by benchmark, in the order they were asked), until yield returns
+// false.
+func (q *queueResult) each(from uint64, yield func(benchItem) bool) {
+	at := make([]int, len(q.parts)) // each part's next item
+	for k, p := range q.parts {
+		lo, hi := 0, len(p.bq.items)
+		for lo < hi { // the first item whose key is at least from
+			mid := int(uint(lo+hi) >> 1)
+			if p.bq.items[mid].key < from {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		at[k] = lo
+	}
+	for {
+		best := -1
+		for k, p := range q.parts {
+			for at[k] < len(p.bq.items) && p.hidden[p.bq.items[at[k]].idx] {
+				at[k]++
+			}
+			if at[k] < len(p.bq.items) && (best < 0 || p.bq.items[at[k]].key < q.parts[best].bq.items[at[best]].key) {
+				best = k
+			}
+		}
+		if best < 0 {
+			return
+		}
+		p := &q.parts[best]
+		it := p.bq.items[at[best]]
+		at[best]++
+		if !yield(benchItem{p.bench, it}) {
+			return
+		}
+	}
+}
+
+// first is the study's queue's first n items.
+func (q *queueResult) first(n int) []benchItem {
+	var out []benchItem
+	if n <= 0 {
+		return out
+	}
+	q.each(0, func(it benchItem) bool {
+		out = append(out, it)
+		return len(out) < n
+	})
+	return out
+}
