@@ -16,6 +16,17 @@ const studyBenches = 17
 
 var studySpec = SynthSpec{Metrics: 6, ScensPerMetric: 60, Targets: []string{"t1", "t2", "t3", "t4"}, Samples: 6, Msgs: 2, MsgLen: 20, Judges: 1}
 
+// WriteStudy writes a study-sized project (studyBenches × studySpec)
+// under project.
+func WriteStudy(tb testing.TB, project string) {
+	tb.Helper()
+	for k := range studyBenches {
+		sp := studySpec
+		sp.Name = fmt.Sprintf("b%02d", k)
+		WriteSynth(tb, project, sp)
+	}
+}
+
 // benchCall sends r and answers its status and body.
 func benchCall(b testing.TB, base string, r req) (int, []byte) {
 	b.Helper()
@@ -43,11 +54,7 @@ func benchCall(b testing.TB, base string, r req) (int, []byte) {
 //	go test -run '^$' -bench BenchmarkReviewerHoldAndLabel -benchtime 20x ./internal/viewer/
 func BenchmarkReviewerHoldAndLabel(b *testing.B) {
 	project := b.TempDir()
-	for k := range studyBenches {
-		sp := studySpec
-		sp.Name = fmt.Sprintf("b%02d", k)
-		WriteSynth(b, project, sp)
-	}
+	WriteStudy(b, project)
 	s, base := StartForTest(b, Options{ProjectDir: project, Reviewers: []string{"ana", "bo"}, Seed: 3})
 	s.Warm()
 	ana := teamHeaders(base, tokenOf(b, s, "ana"))
