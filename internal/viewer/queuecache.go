@@ -44,14 +44,18 @@ type queueKey struct {
 }
 
 // queueCache keeps the last queue drawn for each labeller, benchmark and
-// parameters. maxCachedQueues bounds it (the researcher may ask for any
-// labeller's queue): past it, it starts again empty.
+// parameters. maxCachedItems bounds it (the researcher may ask for any
+// labeller's queue, and a queue of a study's benchmark holds thousands of
+// items): past it, it starts again empty.
 type queueCache struct {
-	mu sync.Mutex
-	m  map[queueKey]*benchQueue
+	mu    sync.Mutex
+	m     map[queueKey]*benchQueue
+	items int // in the queues kept
 }
 
-const maxCachedQueues = 1024
+// maxCachedItems is ~150 MB of items: two reviewers' and the researcher's
+// queues of a study of 17 benchmarks × 8,640 conversations hold ~170,000.
+const maxCachedItems = 1_000_000
 
 func (c *queueCache) get(k queueKey) *benchQueue {
 	c.mu.Lock()
@@ -62,10 +66,14 @@ func (c *queueCache) get(k queueKey) *benchQueue {
 func (c *queueCache) put(k queueKey, bq *benchQueue) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedQueues {
-		c.m = map[queueKey]*benchQueue{}
+	if old := c.m[k]; old != nil {
+		c.items -= len(old.items)
+	}
+	if c.m == nil || c.items+len(bq.items) > maxCachedItems {
+		c.m, c.items = map[queueKey]*benchQueue{}, 0
 	}
 	c.m[k] = bq
+	c.items += len(bq.items)
 }
 
 // sameLabels reports whether a and b are the same labels, in the same order.

@@ -193,3 +193,20 @@ func TestStudyNextCostsWhatItAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueCacheIsBounded: the queues kept hold at most maxCachedItems
+// items, whoever the researcher asks for.
+func TestQueueCacheIsBounded(t *testing.T) {
+	var c queueCache
+	big := &benchQueue{items: make([]queueItem, maxCachedItems/3+1)}
+	for k := range 10 {
+		c.put(queueKey{who: fmt.Sprint("p", k), bench: "b"}, big)
+		if c.items > maxCachedItems || c.items != len(c.m)*len(big.items) {
+			t.Fatalf("after %d queues: %d items kept in %d queues", k+1, c.items, len(c.m))
+		}
+	}
+	c.put(queueKey{who: "p9", bench: "b"}, big) // replaced, not added
+	if c.items != len(c.m)*len(big.items) {
+		t.Fatalf("%d items kept in %d queues", c.items, len(c.m))
+	}
+}
