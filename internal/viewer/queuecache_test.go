@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -163,8 +164,10 @@ func deref(p *string) string {
 // TestStudyNextCostsWhatItAnswers: the next item and the first page of a
 // study's queue cost what they answer, not the study's size: with nothing
 // changed since the last request, GET /api/next and /api/queue allocate
-// per benchmark (its labels and holds files read), not per item. Drawn at
-// every request, a queue of 2,880 items took over 3,000 allocations.
+// per benchmark (its labels and holds files looked at), not per item nor
+// per label. Drawn at every request, a queue of 2,880 items took over
+// 3,000 allocations, and a labels file of 900 lines read at every
+// request as many more.
 func TestStudyNextCostsWhatItAnswers(t *testing.T) {
 	project := t.TempDir()
 	for k := range 3 {
@@ -174,6 +177,27 @@ func TestStudyNextCostsWhatItAnswers(t *testing.T) {
 	q := reviewQueue{s}
 	p := queueParams{kind: "calibration", seed: 3, overlap: s.opts.Overlap, halfWidth: s.opts.PlanHalfWidth, promised: true}
 	names := q.benchNames()
+	// Late in a study: bo labelled 900 rows of a benchmark (written
+	// here as the labels file's lines, without a thousand fsyncs).
+	st := s.bench(names[0])
+	ix := st.index(s)
+	must(t, st.labels.Append(Label{ConvID: ix.convs[0].convID, MetricID: ix.convs[0].metric, Present: true, Labeler: "bo", At: time.Now()}))
+	path := st.labels.(*FileLabels).Path
+	line, err := os.ReadFile(path)
+	must(t, err)
+	var more []byte
+	for i := 1; i < 900; i++ {
+		l := strings.Replace(string(line), ix.convs[0].convID, ix.convs[i].convID, 1)
+		more = append(more, strings.Replace(l, `"`+ix.convs[0].metric+`"`, `"`+ix.convs[i].metric+`"`, 1)...)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.Write(more)
+	must(t, err)
+	must(t, f.Close())
+	if ls, err := st.labels.List(); err != nil || len(ls) != 900 {
+		t.Fatalf("the labels file: %d labels, %v", len(ls), err)
+	}
 	first := q.next("ana", p, names, "")
 	if first.Left < 1000 {
 		t.Fatalf("ana's queue has %d items: the test wants a large one", first.Left)
@@ -208,5 +232,63 @@ func TestQueueCacheIsBounded(t *testing.T) {
 	c.put(queueKey{who: "p9", bench: "b"}, big) // replaced, not added
 	if c.items != len(c.m)*len(big.items) {
 		t.Fatalf("%d items kept in %d queues", c.items, len(c.m))
+	}
+}
+
+// TestLabelsOfSeesEveryChange: the labels kept as last read are read again
+// when the file changes — a line appended by another process, the file
+// replaced by another (a rename over it), removed, or made unreadable.
+func TestLabelsOfSeesEveryChange(t *testing.T) {
+	project := t.TempDir()
+	WriteSynth(t, project, SynthSpec{Name: "b", Metrics: 1, ScensPerMetric: 3, Targets: []string{"t1"}, Samples: 2, Msgs: 2, MsgLen: 8, Judges: 1})
+	s, _ := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana", "bo"}, Seed: 3})
+	q := reviewQueue{s}
+	st := s.bench("b")
+	ix := st.index(s)
+	path := st.labels.(*FileLabels).Path
+	must(t, st.labels.Append(Label{ConvID: ix.convs[0].convID, MetricID: ix.convs[0].metric, Present: true, Labeler: "ana", At: time.Now()}))
+	first, err := os.ReadFile(path)
+	must(t, err)
+	lineFor := func(i int, who string) string {
+		l := strings.Replace(string(first), ix.convs[0].convID, ix.convs[i].convID, 1)
+		return strings.Replace(l, `"ana"`, `"`+who+`"`, 1)
+	}
+	for _, c := range []struct {
+		name   string
+		change func()
+		want   int // labels; -1: an error
+	}{
+		{"as written", func() {}, 1},
+		{"a line appended by another process", func() {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			must(t, err)
+			_, err = f.WriteString(lineFor(1, "bo"))
+			must(t, err)
+			must(t, f.Close())
+		}, 2},
+		{"replaced by a file of the same size", func() {
+			tmp := path + ".new"
+			must(t, os.WriteFile(tmp, []byte(lineFor(2, "ana")+lineFor(3, "bo")), 0o644))
+			must(t, os.Rename(tmp, path))
+		}, 2},
+		{"a bad line", func() {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			must(t, err)
+			_, err = f.WriteString("{not json\n")
+			must(t, err)
+			must(t, f.Close())
+		}, -1},
+		{"removed", func() { must(t, os.Remove(path)) }, 0},
+	} {
+		q.labelsOf(st) // kept as it was
+		c.change()
+		ls, err := q.labelsOf(st)
+		want, werr := st.labels.List()
+		switch {
+		case c.want < 0 && err == nil:
+			t.Errorf("%s: no error, want %v", c.name, werr)
+		case c.want >= 0 && (err != nil || len(ls) != c.want || !sameLabels(ls, want)):
+			t.Errorf("%s: %d labels (%v), want %d: %v", c.name, len(ls), err, c.want, want)
+		}
 	}
 }

@@ -92,9 +92,11 @@ type Server struct {
 	places places
 	shared *sharedHolds
 	// promised are the reviewers' promised queues (promise.go); queues,
-	// the queues drawn, kept while what they were drawn from is the same.
-	promised promises
-	queues   queueCache
+	// the queues drawn, kept while what they were drawn from is the same;
+	// labelsRead, the labels files as last read (queuecache.go).
+	promised   promises
+	queues     queueCache
+	labelsRead labelsRead
 	// itemKey keys review item ids (review.go); leases remember who has
 	// which item open.
 	itemKey []byte

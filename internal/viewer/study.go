@@ -131,7 +131,7 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 			continue
 		}
 		ix := st.index(s.Server)
-		ls, err := st.labels.List()
+		ls, err := s.labelsOf(st)
 		if err != nil {
 			// The benchmark is left out of the queue, so the plan is not
 			// done: its rows may still be asked once the file is fixed.
@@ -520,7 +520,7 @@ func (s reviewQueue) heldAway(who string, st *benchState, ix *benchIndex, i int,
 // labels file that cannot be read says no: the label is refused when it
 // is appended, saying why).
 func (s reviewQueue) labelledBy(who string, st *benchState, ix *benchIndex, i int) bool {
-	ls, err := st.labels.List()
+	ls, err := s.labelsOf(st)
 	if err != nil {
 		return false
 	}
@@ -619,7 +619,7 @@ func (s reviewQueue) reviewerMay(who string, st *benchState, ix *benchIndex, i i
 	if s.holding(who, st, ix, i, item, s.now()) {
 		return true
 	}
-	if _, err := st.labels.List(); err != nil {
+	if _, err := s.labelsOf(st); err != nil {
 		return true // the label is refused when it is appended, saying why
 	}
 	if s.labelledBy(who, st, ix, i) {
