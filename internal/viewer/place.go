@@ -188,6 +188,19 @@ func (ps *places) heldByOther(item, who string, now time.Time) bool {
 	return ok && h.who != who && now.Before(h.until)
 }
 
+// heldByOthers is the items someone other than who has open at now.
+func (ps *places) heldByOthers(who string, now time.Time) []string {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	var out []string
+	for item, h := range ps.holds {
+		if h.who != who && now.Before(h.until) {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
 func (ps *places) releaseLocked(who, item string) {
 	if h, ok := ps.holds[item]; ok && h.who == who {
 		delete(ps.holds, item)

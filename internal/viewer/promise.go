@@ -38,26 +38,36 @@ import (
 
 // promises are the reviewers' promised rows, by reviewer and benchmark.
 type promises struct {
-	mu sync.Mutex
-	m  map[[2]string]map[string]bool // {reviewer, bench} → conv_ids
+	mu  sync.Mutex
+	m   map[[2]string]promise // {reviewer, bench} → her promise
+	gen uint64                // the last promise's gen
 }
 
-// get is who's promise in bench (nil: none yet). It is never changed in
+// promise is a reviewer's promised rows (conv_ids) and gen, which no other
+// promise has had (a queue drawn on a promise keeps its gen: queueCache).
+type promise struct {
+	rows map[string]bool
+	gen  uint64
+}
+
+// get is who's promise in bench (gen 0: none yet). It is never changed in
 // place: set replaces it.
-func (ps *promises) get(who, bench string) map[string]bool {
+func (ps *promises) get(who, bench string) promise {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	return ps.m[[2]string{who, bench}]
 }
 
-// set makes rows who's promise in bench.
-func (ps *promises) set(who, bench string, rows map[string]bool) {
+// set makes rows who's promise in bench, and answers its gen.
+func (ps *promises) set(who, bench string, rows map[string]bool) uint64 {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.m == nil {
-		ps.m = map[[2]string]map[string]bool{}
+		ps.m = map[[2]string]promise{}
 	}
-	ps.m[[2]string{who, bench}] = rows
+	ps.gen++
+	ps.m[[2]string{who, bench}] = promise{rows, ps.gen}
+	return ps.gen
 }
 
 // promisedQueue is reviewer q.me's calibration queue in bench: the rows of
@@ -68,8 +78,10 @@ func (ps *promises) set(who, bench string, rows map[string]bool) {
 // quota is called only then (drawing the plan is most of a queue's cost:
 // BenchmarkReviewerHoldAndLabel), first with asJudged (her latest label
 // counted as the judge's verdict), and without it when that draws nothing.
-func (s reviewQueue) promisedQueue(bench string, ix *benchIndex, q queueState, quota func(asJudged bool) map[quotaKey][2]int) []queueItem {
-	promised := s.promised.get(q.me, bench)
+// gen is the promise's the queue is drawn on.
+func (s reviewQueue) promisedQueue(bench string, ix *benchIndex, q queueState, quota func(asJudged bool) map[quotaKey][2]int) (items []queueItem, gen uint64) {
+	pr := s.promised.get(q.me, bench)
+	promised := pr.rows
 	var out []queueItem
 	left := false
 	for i := range ix.convs {
@@ -98,11 +110,10 @@ func (s reviewQueue) promisedQueue(bench string, ix *benchIndex, q queueState, q
 		for _, it := range out {
 			rows[it.ConvID] = true
 		}
-		s.promised.set(q.me, bench, rows)
-		return out
+		return out, s.promised.set(q.me, bench, rows)
 	}
 	orderFor(ix, out, q.seed, q.me)
-	return out
+	return out, pr.gen
 }
 
 // latestAsJudged is ls with who's latest label (the last of theirs in the

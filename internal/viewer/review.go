@@ -270,14 +270,14 @@ func (s reviewQueue) handleQueue(w http.ResponseWriter, r *http.Request, st *ben
 		out["plan"] = planLines(plan, s.blindNow())
 		out["half_width"] = plan.HalfWidth
 	}
-	items := make([]queueItem, 0, len(q.items))
-	for _, it := range q.items {
+	items := make([]queueItem, 0, min(q.total(), maxQueue))
+	for _, it := range q.first(maxQueue) {
 		if s.blindNow() {
 			it.queueItem = queueItem{Item: it.Item, Metric: it.Metric}
 		}
 		items = append(items, it.queueItem)
 	}
-	out["items"], out["total"], out["mine"] = items[:min(len(items), maxQueue)], len(items), q.mine
+	out["items"], out["total"], out["mine"] = items, q.total(), q.mine
 	if !s.blindNow() {
 		out["labels"] = len(ls)
 	}

@@ -16,6 +16,17 @@ const studyBenches = 17
 
 var studySpec = SynthSpec{Metrics: 6, ScensPerMetric: 60, Targets: []string{"t1", "t2", "t3", "t4"}, Samples: 6, Msgs: 2, MsgLen: 20, Judges: 1}
 
+// WriteStudy writes a study-sized project (studyBenches × studySpec)
+// under project.
+func WriteStudy(tb testing.TB, project string) {
+	tb.Helper()
+	for k := range studyBenches {
+		sp := studySpec
+		sp.Name = fmt.Sprintf("b%02d", k)
+		WriteSynth(tb, project, sp)
+	}
+}
+
 // benchCall sends r and answers its status and body.
 func benchCall(b testing.TB, base string, r req) (int, []byte) {
 	b.Helper()
@@ -37,16 +48,13 @@ func benchCall(b testing.TB, base string, r req) (int, []byte) {
 // (hold: is it hers? reviewerMay draws her queue in its benchmark), the
 // form's renewal every 30 s (she holds it already), a label whose hold
 // lapsed (reviewerMay again; with the labels file's fsync), and the
-// study's queue and next item (what the page asks after each label).
+// study's queue and next item (what the page asks after each label), and
+// a label followed by the study's next item.
 //
 //	go test -run '^$' -bench BenchmarkReviewerHoldAndLabel -benchtime 20x ./internal/viewer/
 func BenchmarkReviewerHoldAndLabel(b *testing.B) {
 	project := b.TempDir()
-	for k := range studyBenches {
-		sp := studySpec
-		sp.Name = fmt.Sprintf("b%02d", k)
-		WriteSynth(b, project, sp)
-	}
+	WriteStudy(b, project)
 	s, base := StartForTest(b, Options{ProjectDir: project, Reviewers: []string{"ana", "bo"}, Seed: 3})
 	s.Warm()
 	ana := teamHeaders(base, tokenOf(b, s, "ana"))
@@ -87,6 +95,22 @@ func BenchmarkReviewerHoldAndLabel(b *testing.B) {
 			b.StartTimer()
 			if code, body := benchCall(b, base, req{"POST", "/api/label", `{"item":"` + item + `","present":true}`, ana}); code != 201 {
 				b.Fatalf("label: %d %s", code, body)
+			}
+		}
+	})
+	// What the page does at each label: the label, then the study's next
+	// item (the labelled benchmark's queue is drawn again, the others'
+	// are kept).
+	b.Run("label+next", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			item := nextItem()
+			b.StartTimer()
+			if code, body := benchCall(b, base, req{"POST", "/api/label", `{"item":"` + item + `","present":false}`, ana}); code != 201 {
+				b.Fatalf("label: %d %s", code, body)
+			}
+			if code, body := benchCall(b, base, req{"GET", "/api/next?after=" + item, "", ana}); code != 200 {
+				b.Fatalf("next: %d %.200s", code, body)
 			}
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -350,7 +351,8 @@ func TestReviewerLabelsOnlyWhatWasAskedOfThem(t *testing.T) {
 	q := reviewQueue{s}
 	params := queueParams{kind: "calibration", seed: 4, halfWidth: s.opts.PlanHalfWidth}
 	queued := map[string]bool{}
-	for _, it := range q.studyQueue("ana", params, q.benchNames()).items {
+	sq := q.studyQueue("ana", params, q.benchNames())
+	for _, it := range sq.first(math.MaxInt) {
 		queued[it.Item] = true
 	}
 	var outside string

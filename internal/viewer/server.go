@@ -91,8 +91,12 @@ type Server struct {
 	// the holds of every view server on the project (sharedholds.go).
 	places places
 	shared *sharedHolds
-	// promised are the reviewers' promised queues (promise.go).
-	promised promises
+	// promised are the reviewers' promised queues (promise.go); queues,
+	// the queues drawn, kept while what they were drawn from is the same;
+	// labelsRead, the labels files as last read (queuecache.go).
+	promised   promises
+	queues     queueCache
+	labelsRead labelsRead
 	// itemKey keys review item ids (review.go); leases remember who has
 	// which item open.
 	itemKey []byte

@@ -58,7 +58,9 @@ type progressLine struct {
 
 // queueResult is a queue over one or several benchmarks.
 type queueResult struct {
-	items       []benchItem
+	// parts: each benchmark's items (queuePart; first and each read them
+	// in the labeller's order over the study).
+	parts       []queuePart
 	progress    []progressLine
 	unreachable []unreachableLine
 	mine, lines int
@@ -111,17 +113,25 @@ func (s reviewQueue) benchFilter(r *http.Request) ([]string, bool) {
 	return nil, false
 }
 
-// studyQueue draws who's queue over benches.
+// studyQueue draws who's queue over benches: each benchmark's items in
+// who's order (queueCache keeps them while the index, the labels and her
+// promise stay the same), less those someone else has open (unless
+// p.keepHeld). Its items are read in the order of the whole study (first,
+// each) without building that list.
 func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) queueResult {
 	var out queueResult
 	now := s.now()
+	var held []string // items others have open on this server
+	if !p.keepHeld {
+		held = s.places.heldByOthers(who, now)
+	}
 	for _, name := range benches {
 		st := s.bench(name)
 		if st == nil {
 			continue
 		}
 		ix := st.index(s.Server)
-		ls, err := st.labels.List()
+		ls, err := s.labelsOf(st)
 		if err != nil {
 			// The benchmark is left out of the queue, so the plan is not
 			// done: its rows may still be asked once the file is fixed.
@@ -130,64 +140,36 @@ func (s reviewQueue) studyQueue(who string, p queueParams, benches []string) que
 			continue
 		}
 		out.lines += len(ls)
-		qs := newQueueState(ls, who, p.overlap, p.seed)
-		var items []queueItem
-		var quota map[quotaKey][2]int
-		switch {
-		case p.kind == "calibration" && p.promised && p.per == 0:
-			// A reviewer's queue is her promise: the plan is drawn only
-			// to refill it (and quota is set for stillOpen below when the
-			// plan as it is was drawn), and her progress lines are the
-			// plan's metrics.
-			items = s.promisedQueue(name, ix, qs, func(asJudged bool) map[quotaKey][2]int {
-				if asJudged {
-					return quotaOf(planOf(ix, latestAsJudged(ix, ls, who), p.halfWidth))
+		bq := s.benchQueueOf(name, ix, ls, who, p)
+		out.progress = append(out.progress, bq.progress...)
+		out.unreachable = append(out.unreachable, bq.unreachable...)
+		out.open = out.open || bq.open
+		out.judged += bq.judged
+		out.mine += bq.mine
+		for m, n := range bq.answered {
+			if out.answered == nil {
+				out.answered = map[[2]string]int{}
+			}
+			out.answered[[2]string{name, m}] += n
+		}
+		part := queuePart{bench: name, bq: bq}
+		if !p.keepHeld && len(bq.items) > 0 {
+			// Someone has its form open right now (a row waiting for its
+			// second labeller too: one of them takes it), here or on
+			// another view server on the project.
+			for _, item := range held {
+				if i, ok := s.itemIndex(ix, item); ok {
+					part.hide(i)
 				}
-				quota = quotaOf(planOf(ix, ls, p.halfWidth))
-				return quota
-			})
-			for _, m := range ix.planMetricIDs() {
-				out.progress = append(out.progress, progressLine{Bench: name, Metric: m})
 			}
-		case p.kind == "calibration":
-			plan := planOf(ix, ls, p.halfWidth)
-			if p.per == 0 {
-				quota = quotaOf(plan)
-			}
-			items = calibrationQueue(ix, qs, p.per, quota)
-			out.addPlan(name, plan)
-		default:
-			items = triageQueue(ix, qs)
-		}
-		judged := judgedCount(ix)
-		out.open = out.open || len(items) > 0 || judged < len(ix.convs) || stillOpen(ix, ls, p, quota)
-		out.judged += judged
-		var shared map[string]sharedHold // the other servers' holds too
-		if !p.keepHeld && len(items) > 0 {
-			shared = s.shared.of(st, now)
-		}
-		for _, it := range items {
-			it.Item = s.itemOfConv(ix, it.idx)
-			if !p.keepHeld && (s.places.heldByOther(it.Item, who, now) || heldElsewhere(shared, ix.convs[it.idx].convID, who)) {
-				// Someone has its form open right now (a row waiting for
-				// its second labeller too: one of them takes it).
-				continue
-			}
-			out.items = append(out.items, benchItem{name, it})
-		}
-		for conv, by := range qs.byConv {
-			if who != "" && by[who] {
-				out.mine++
-				if i, ok := ix.byConvID[conv]; ok {
-					if out.answered == nil {
-						out.answered = map[[2]string]int{}
-					}
-					out.answered[[2]string{name, ix.convs[i].metric}]++
+			for conv, h := range s.shared.of(st, now) {
+				if i, ok := ix.byConvID[conv]; ok && h.Who != who {
+					part.hide(i)
 				}
 			}
 		}
+		out.parts = append(out.parts, part)
 	}
-	sortByKey(out.items, func(it *benchItem) uint64 { return it.key })
 	return out
 }
 
@@ -295,8 +277,9 @@ func (s reviewQueue) handleStudyQueue(w http.ResponseWriter, r *http.Request) {
 	}
 	q := s.studyQueue(who, params, benches)
 	blind := s.opts.Blind || p.reviewer()
-	items := make([]studyItemView, 0, min(len(q.items), maxQueue))
-	for _, it := range q.items[:min(len(q.items), maxQueue)] {
+	first := q.first(maxQueue)
+	items := make([]studyItemView, 0, len(first))
+	for _, it := range first {
 		v := studyItemView{Item: it.Item, Bench: it.bench, Metric: it.Metric}
 		if !blind {
 			v.ConvID, v.Target, v.Stratum, v.Reason, v.Labels, v.Overlap = it.ConvID, it.Target, it.Stratum, it.Reason, it.Labels, it.Overlap
@@ -304,7 +287,7 @@ func (s reviewQueue) handleStudyQueue(w http.ResponseWriter, r *http.Request) {
 		items = append(items, v)
 	}
 	out := map[string]any{"kind": params.kind, "overlap": params.overlap, "blind": blind, "who": who, "items": items,
-		"total": len(q.items), "mine": q.mine, "half_width": params.halfWidth, "place": s.places.view(who),
+		"total": q.total(), "mine": q.mine, "half_width": params.halfWidth, "place": s.places.view(who),
 		"plan_done": q.planDone()}
 	switch {
 	case p.reviewer():
@@ -367,45 +350,51 @@ type nextAnswer struct {
 func (s reviewQueue) next(who string, p queueParams, benches []string, after string) nextAnswer {
 	q := s.studyQueue(who, p, benches)
 	skipped := s.places.skippedSet(who)
-	var open []benchItem
-	for _, it := range q.items {
-		if !skipped[it.Item] {
-			open = append(open, it)
+	for k := range q.parts {
+		ix := q.parts[k].bq.ix
+		for item := range skipped {
+			if i, ok := s.itemIndex(ix, item); ok {
+				q.parts[k].hide(i)
+			}
 		}
 	}
-	ans := nextAnswer{Left: len(open), Skipped: len(skipped), PlanDone: q.planDone()}
+	ans := nextAnswer{Left: q.total(), Skipped: len(skipped), PlanDone: q.planDone()}
 	strict := after != ""
 	if !strict {
 		after = s.places.view(who).Current
 	}
+	// The items before after's key (all of them, when after is no item)
+	// cannot be the next: the walk starts at its key.
 	var from uint64
 	if st, ix, i, ok := s.findItem(after); ok {
 		from = orderKey(p.seed, who, st.name, ix.convs[i].convID)
 	}
-	pick := -1
-	for k, it := range open {
+	var pick *benchItem
+	q.each(from, func(it benchItem) bool {
 		if it.Item == after {
 			if !strict {
-				pick = k // the current item, still to do: stay there
-				break
+				pick = &it // the current item, still to do: stay there
+				return false
 			}
-			continue
+			return true
 		}
 		if it.key > from || (!strict && it.key == from) {
-			pick = k
-			break
+			pick = &it
+			return false
 		}
-	}
-	if pick < 0 { // wrap around
-		for k, it := range open {
+		return true
+	})
+	if pick == nil { // wrap around
+		q.each(0, func(it benchItem) bool {
 			if it.Item != after {
-				pick = k
-				break
+				pick = &it
+				return false
 			}
-		}
+			return true
+		})
 	}
-	if pick >= 0 {
-		ans.Item, ans.Bench = &open[pick].Item, open[pick].bench
+	if pick != nil {
+		ans.Item, ans.Bench = &pick.Item, pick.bench
 	}
 	return ans
 }
@@ -531,7 +520,7 @@ func (s reviewQueue) heldAway(who string, st *benchState, ix *benchIndex, i int,
 // labels file that cannot be read says no: the label is refused when it
 // is appended, saying why).
 func (s reviewQueue) labelledBy(who string, st *benchState, ix *benchIndex, i int) bool {
-	ls, err := st.labels.List()
+	ls, err := s.labelsOf(st)
 	if err != nil {
 		return false
 	}
@@ -630,15 +619,15 @@ func (s reviewQueue) reviewerMay(who string, st *benchState, ix *benchIndex, i i
 	if s.holding(who, st, ix, i, item, s.now()) {
 		return true
 	}
-	if _, err := st.labels.List(); err != nil {
+	if _, err := s.labelsOf(st); err != nil {
 		return true // the label is refused when it is appended, saying why
 	}
 	if s.labelledBy(who, st, ix, i) {
 		return true
 	}
 	p := queueParams{kind: "calibration", seed: s.opts.Seed, overlap: s.opts.Overlap, halfWidth: s.opts.PlanHalfWidth, keepHeld: true, promised: true}
-	for _, it := range s.studyQueue(who, p, []string{st.name}).items {
-		if it.Item == item {
+	for _, part := range s.studyQueue(who, p, []string{st.name}).parts {
+		if j, ok := s.itemIndex(part.bq.ix, item); ok && part.bq.in[j] {
 			return true
 		}
 	}

@@ -803,7 +803,9 @@
   }
   function queueLine(c, place) {
     var qp = loadQP();
-    var left = LAST.left !== null ? num(LAST.left) + ' to go · ' : '';
+    // What is left in her queue now, not what she alone has to do: the
+    // team's labels take rows out of it, and the plan may add more.
+    var left = LAST.left !== null ? num(LAST.left) + ' in the queue now · ' : '';
     return el('p', { 'class': 'muted', id: 'queue-pos', text: (qp.kind || 'calibration') + ' queue' + (qp.bench ? ' (' + qp.bench + ')' : ' (whole study)') + ' · benchmark ' + c.bench + ' · ' +
       left + place.saved.length + ' labelled this session' + (place.skipped.length ? ' · ' + place.skipped.length + ' skipped' : '') },
       ' ', el('a', { href: '#/queue/' + seg(qp.kind || 'calibration'), text: 'the queue' }));
@@ -900,6 +902,17 @@
         : 'Drawn at random within each metric, target and judge verdict (each target is corrected with its own labels), as many as the labelling plan asks for' + (Q.half_width ? ' (a corrected rate within \u00b1' + Math.round(Q.half_width * 100) + ' points)' : '') +
           '; ' + Math.round(Q.overlap * 100) + '% of rows are also asked of a second reviewer, so agreement between people is measured.' + (who ? ' Conversations ' + who + ' already labelled are left out.' : ' Give your name on the first item; what you label drops out.') }));
     (Q.notes || []).forEach(function (n) { sec.append(el('p', { 'class': 'error queue-note', text: n })); });
+    // How many, and the button to start, come before the progress lines
+    // (a study has one per benchmark and metric: a hundred or more).
+    if (Q.items.length) {
+      var cont = Q.place.current && Q.items.some(function (it) { return it.item === Q.place.current; });
+      sec.append(el('p', { id: 'queue-count', text: num(Q.total) + (Q.total === 1 ? ' row' : ' rows') + ' in ' + (REVIEWER ? 'your' : 'this') + ' queue now' + (REVIEWER
+        ? ': what the labelling plan asks so far, shared with the team (a row another reviewer labels leaves your queue, unless the plan asks it of two), and more may come when it runs out.'
+        : ': the plan\u2019s draw as the labels stand, redrawn as labels arrive.') }),
+        el('button', { type: 'button', id: 'start-queue', 'class': 'primary', text: cont ? 'Continue where you were' : 'Start reviewing', onclick: function () {
+          api('/api/next' + query(qparams())).then(showNext).catch(function (e) { showError(sec, e); });
+        } }));
+    }
     if (Q.progress && Q.progress.length) sec.append(progressTable(Q, bench));
     if (Q.unreachable && (Q.unreachable.length || Q.unreachable > 0)) {
       sec.append(el('p', { id: 'queue-unreachable', 'class': 'small warn', text: REVIEWER || Q.blind
@@ -912,10 +925,6 @@
       return;
     }
     if (Q.total > Q.items.length) sec.append(el('p', { 'class': 'small muted', text: 'Showing the first ' + num(Q.items.length) + ' of ' + num(Q.total) + '.' }));
-    var cont = Q.place.current && Q.items.some(function (it) { return it.item === Q.place.current; });
-    sec.append(el('button', { type: 'button', id: 'start-queue', 'class': 'primary', text: (cont ? 'Continue where you were' : 'Start reviewing') + ' (' + Q.total + ' to go)', onclick: function () {
-      api('/api/next' + query(qparams())).then(showNext).catch(function (e) { showError(sec, e); });
-    } }));
     var tb = el('tbody');
     var study = !bench;
     Q.items.forEach(function (it, i) {
