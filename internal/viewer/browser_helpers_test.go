@@ -23,11 +23,23 @@ type browserLog struct {
 	origin string
 }
 
-func (l *browserLog) setOrigin(o string) {
+// setOrigin makes o the viewer the page is on, and the only origin its
+// requests may go to besides also (viewers the test opened before, whose
+// pages can still send a late request, such as Chromium's own favicon.ico
+// after the test has moved on).
+func (l *browserLog) setOrigin(o string, also ...string) {
 	l.mu.Lock()
 	l.origin = o
 	l.mu.Unlock()
-	l.SetAllow(func(u string) bool { return strings.HasPrefix(u, o+"/") || u == "about:blank" })
+	allowed := append([]string{o}, also...)
+	l.SetAllow(func(u string) bool {
+		for _, a := range allowed {
+			if strings.HasPrefix(u, a+"/") {
+				return true
+			}
+		}
+		return u == "about:blank"
+	})
 }
 
 func (l *browserLog) snapshot() (errs, dialogs, reqs []string) { return l.Snapshot() }

@@ -86,7 +86,7 @@ func TestScale20kFirstPaint(t *testing.T) {
 	}
 	// Cold: a fresh server whose first request builds the index.
 	_, cold := viewer.StartForTest(t, viewer.Options{ProjectDir: project, Blind: true, Samples: 2})
-	bl.setOrigin(cold)
+	bl.setOrigin(cold, base) // the warm viewer's page may still ask for its favicon.ico
 	navigate(t, ctx, cold+"/#/b/synth")
 	waitJS(t, ctx, `!!window.__viewer && window.__viewer.runPaintMs > 0`, 60*time.Second)
 	t.Logf("cold server (index built on the first request): painted %.0f ms after navigation", evalJS[float64](t, ctx, `window.__viewer.runPaintMs`))
