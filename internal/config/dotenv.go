@@ -132,8 +132,8 @@ func (s *envScanner) statement() error {
 		}
 	}
 	if sep < 0 {
-		// The last statement of the file has no = or :. godotenv reads
-		// it all as the value of the empty name.
+		// The file ends before this statement's = or :. godotenv reads
+		// the statement as the value of the empty name.
 		s.moveTo(start)
 		v, err := s.unquotedValue("")
 		if err != nil {
@@ -246,12 +246,12 @@ func unescapeDoubleQuoted(in []byte) string {
 	return b.String()
 }
 
-// A reference in a value is $ followed by an optional (, an optional {,
-// a name of A-Z, 0-9 and _, and an optional }: $A, ${A}, $(A and $A}
-// alike stand for A's value so far in the file ("" for a name not yet
-// set; the process's environment is not consulted). With no name the text
-// stays as it is. A backslash right before the $ keeps the reference as
-// text and is dropped.
+// dotEnvRef is a reference in a value: $ followed by an optional (, an
+// optional {, a name of A-Z, 0-9 and _, and an optional }. $A, ${A}, $(A
+// and $A} alike stand for A's value so far in the file ("" for a name not
+// yet set; the process's environment is not consulted). With no name the
+// text stays as it is. A backslash right before the $ keeps the reference
+// as text and is itself dropped.
 type dotEnvRef struct {
 	start, end int    // the text the reference spans, its backslash included
 	name       string // "" when there is none
