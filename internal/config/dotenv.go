@@ -1,43 +1,36 @@
 package config
 
-// A bounded port of the .env parser of github.com/joho/godotenv v1.5.1
-// (MIT licence, Copyright (c) 2013 John Barton), which impactbench used
-// directly before. It parses exactly as godotenv's UnmarshalBytes does
-// (TestDotEnvMatchesGodotenv compares the two), with three differences
-// that bound what a .env costs to read:
+// This file reads .env, the file of KEY=value lines that holds the
+// project's API keys. It accepts what github.com/joho/godotenv v1.5.1
+// accepts and gives the same values (comments, `export`, `KEY: value`,
+// single- and double-quoted values over several lines, escapes in double
+// quotes, $VAR and ${VAR} references to keys defined earlier in the file),
+// quirks included, because people's .env files were written for godotenv.
+// TestDotEnvMatchesGodotenv and FuzzDotEnv check that, with godotenv itself
+// as the oracle.
 //
-//   - a value's $VAR references are expanded only when the result stays
-//     under MaxStringBytes, and all of a file's expansions under
-//     MaxConfigBytes: godotenv expands each reference to the value of an
-//     earlier key, so a 446-byte .env of ten keys, each referring ten
-//     times to the one before ("billion laughs"), took 4.5 GB and
-//     exported a 1 GB variable;
-//   - comment lines are skipped in a loop (godotenv recurses once per
-//     line: 4 MB of "#" lines took 530 MB of stack);
-//   - a parse error gives the offset of the statement it stops at, so the
-//     line of a malformed statement is found in one pass (it was found by
-//     reparsing every prefix of the file: a 4 MB .env with its last line
-//     malformed took over two minutes).
-//
-// godotenv's error messages quote the rest of the file, which holds the
-// keys; this port's errors give a line and at most a variable's name.
+// It exists because godotenv puts no bound on what a file may cost: a
+// 446-byte .env of ten keys, each referring ten times to the one before,
+// took 4.5 GB, and every comment line costs it a level of recursion (4 MB
+// of "#" lines took 530 MB of stack). Here the file is read in one forward
+// pass over its bytes, without recursion; the size of every expanded value
+// is known before it is built, and one value may not expand beyond
+// MaxStringBytes nor all of them beyond MaxConfigBytes.
 
 import (
 	"bytes"
-	"regexp"
+	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
-const (
-	dotEnvComment      = '#'
-	dotEnvSingleQuote  = '\''
-	dotEnvDoubleQuote  = '"'
-	dotEnvExportPrefix = "export"
-)
+// dotEnvMalformed is the message for a statement that is not KEY=value.
+// Like every message here it quotes nothing of the file: it holds keys.
+const dotEnvMalformed = "malformed line: expected KEY=value (quote values that contain spaces, # or quotes; close every quote)"
 
-// dotEnvError is a .env statement that cannot be read: the 1-based line
-// of the statement, the variable when it has one, and what is wrong.
+// dotEnvError is a problem in .env: the 1-based line where the statement
+// starts, the variable's name when it is known, and what is wrong.
 type dotEnvError struct {
 	line int
 	key  string
@@ -46,228 +39,376 @@ type dotEnvError struct {
 
 func (e *dotEnvError) Error() string { return e.msg }
 
-const dotEnvMalformed = "malformed line: expected KEY=value (quote values that contain spaces, # or quotes; close every quote)"
+// parseDotEnv reads the variables a .env file sets. A variable set twice
+// keeps its last value.
+func parseDotEnv(src []byte) (map[string]string, error) {
+	// godotenv reads CR LF as LF before anything else; a CR alone stays
+	// and ends an unquoted value.
+	if bytes.Contains(src, []byte("\r\n")) {
+		src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
+	}
+	s := &envScanner{src: src, line: 1, vars: map[string]string{}}
+	for {
+		s.skipBlanksAndComments()
+		if s.pos == len(s.src) {
+			return s.vars, nil
+		}
+		if err := s.statement(); err != nil {
+			return nil, err
+		}
+	}
+}
 
-// dotEnvParser holds the state of one parse: the values so far (a value
-// refers to earlier keys) and the bytes expansions have added.
-type dotEnvParser struct {
+// envScanner walks .env once from start to end. line is the line pos is
+// on, stmtLine the one the statement being read starts on; expanded
+// counts the bytes of the values that had references.
+type envScanner struct {
 	src      []byte
-	out      map[string]string
+	pos      int
+	line     int
+	stmtLine int
+	vars     map[string]string
 	expanded int
 }
 
-// parseDotEnv parses src as godotenv.UnmarshalBytes does, within the
-// bounds above.
-func parseDotEnv(src []byte) (map[string]string, error) {
-	p := &dotEnvParser{src: bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n")), out: map[string]string{}}
-	return p.out, p.parse()
+// fail is the error for the statement being read.
+func (s *envScanner) fail(key, msg string) error {
+	return &dotEnvError{line: s.stmtLine, key: key, msg: msg}
 }
 
-// lineOf is the 1-based line of the statement that starts with rest.
-func (p *dotEnvParser) lineOf(rest []byte) int {
-	return 1 + bytes.Count(p.src[:len(p.src)-len(rest)], []byte("\n"))
+// moveTo advances pos to i, keeping line in step.
+func (s *envScanner) moveTo(i int) {
+	s.line += bytes.Count(s.src[s.pos:i], []byte{'\n'})
+	s.pos = i
 }
 
-func (p *dotEnvParser) parse() error {
-	cutset := p.src
-	for {
-		cutset = dotEnvStatementStart(cutset)
-		if cutset == nil {
-			return nil
+// skipBlanksAndComments moves past white space (any Unicode space, line
+// ends included) and comment lines, which run from # to the next LF.
+func (s *envScanner) skipBlanksAndComments() {
+	for s.pos < len(s.src) {
+		r, n := utf8.DecodeRune(s.src[s.pos:])
+		switch {
+		case unicode.IsSpace(r):
+			s.moveTo(s.pos + n)
+		case r == '#':
+			end := bytes.IndexByte(s.src[s.pos:], '\n')
+			if end < 0 {
+				s.moveTo(len(s.src))
+			} else {
+				s.moveTo(s.pos + end + 1)
+			}
+		default:
+			return
 		}
-		key, left, ok := dotEnvKeyName(cutset)
-		if !ok {
-			return &dotEnvError{line: p.lineOf(cutset), msg: dotEnvMalformed}
+	}
+}
+
+// statement reads one KEY=value (or KEY: value) starting at pos, which is
+// neither blank nor a comment, and records it.
+func (s *envScanner) statement() error {
+	s.stmtLine = s.line
+	start := s.pos
+	if rest := s.src[start:]; bytes.HasPrefix(rest, []byte("export")) {
+		if r, _ := utf8.DecodeRune(rest[len("export"):]); isLatin1Space(r) && r != '\n' {
+			start = skipInLine(s.src, start+len("export"))
+			if start == len(s.src) {
+				return s.fail("", dotEnvMalformed)
+			}
 		}
-		value, left, err := p.value(left, key)
+	}
+
+	// The name runs to the first = or :. Only letters, digits, _, . and
+	// white space other than LF may come before it, each byte judged on
+	// its own as a Latin-1 character.
+	sep := -1
+	for i := start; i < len(s.src); i++ {
+		c := s.src[i]
+		if c == '=' || c == ':' {
+			sep = i
+			break
+		}
+		if !isNameByte(c) {
+			return s.fail("", dotEnvMalformed)
+		}
+	}
+	if sep < 0 {
+		// The file ends before this statement's = or :. godotenv reads
+		// the statement as the value of the empty name.
+		s.moveTo(start)
+		v, err := s.unquotedValue("")
 		if err != nil {
-			err.line = p.lineOf(cutset)
 			return err
 		}
-		p.out[key] = value
-		cutset = left
+		s.vars[""] = v
+		return nil
 	}
+	key := trimLatin1Space(string(s.src[start:sep]))
+	s.moveTo(sep + 1)
+	s.moveTo(skipInLine(s.src, s.pos))
+
+	var v string
+	var err error
+	if s.pos < len(s.src) && (s.src[s.pos] == '"' || s.src[s.pos] == '\'') {
+		v, err = s.quotedValue(key)
+	} else {
+		v, err = s.unquotedValue(key)
+	}
+	if err != nil {
+		return err
+	}
+	s.vars[key] = v
+	return nil
 }
 
-// dotEnvStatementStart skips white space and comment lines; nil at the
-// end of the file. (godotenv's getStatementStart, as a loop.)
-func dotEnvStatementStart(src []byte) []byte {
-	for {
-		pos := bytes.IndexFunc(src, func(r rune) bool { return !unicode.IsSpace(r) })
-		if pos == -1 {
-			return nil
+// quotedValue reads a value in quotes starting at pos. It ends at the
+// first quote of its kind whose byte before is not a backslash; trailing
+// quote characters are dropped from what is inside (so "a\"" is `a\`).
+// Single quotes give the bytes as they are; double quotes read the
+// escapes \n and \r, drop the backslash of any other escape, and expand
+// references. Whatever follows the closing quote is read as a new
+// statement.
+func (s *envScanner) quotedValue(key string) (string, error) {
+	q := s.src[s.pos]
+	open := s.pos
+	end := -1
+	for i := open + 1; i < len(s.src); i++ {
+		if s.src[i] == q && s.src[i-1] != '\\' {
+			end = i
+			break
 		}
-		src = src[pos:]
-		if src[0] != dotEnvComment {
-			return src
-		}
-		pos = bytes.IndexFunc(src, func(r rune) bool { return r == '\n' })
-		if pos == -1 {
-			return nil
-		}
-		src = src[pos:]
 	}
+	if end < 0 {
+		return "", s.fail(key, dotEnvMalformed)
+	}
+	inside := bytes.TrimRight(s.src[open+1:end], string(q))
+	s.moveTo(end + 1)
+	if q == '\'' {
+		return string(inside), nil
+	}
+	return s.expand(key, unescapeDoubleQuoted(inside))
 }
 
-// dotEnvKeyName is godotenv's locateKeyName; ok is false where it fails.
-func dotEnvKeyName(src []byte) (key string, cutset []byte, ok bool) {
-	src = bytes.TrimLeftFunc(src, dotEnvIsSpace)
-	if bytes.HasPrefix(src, []byte(dotEnvExportPrefix)) {
-		trimmed := bytes.TrimPrefix(src, []byte(dotEnvExportPrefix))
-		if bytes.IndexFunc(trimmed, dotEnvIsSpace) == 0 {
-			src = bytes.TrimLeftFunc(trimmed, dotEnvIsSpace)
-		}
+// unquotedValue reads a value without quotes starting at pos. It ends at
+// the line's end (LF or a lone CR); from its last # that follows white
+// space on, it is a comment. White space around it is dropped, each byte
+// that is not UTF-8 becomes U+FFFD, and references are expanded.
+func (s *envScanner) unquotedValue(key string) (string, error) {
+	rest := s.src[s.pos:]
+	n := bytes.IndexAny(rest, "\n\r")
+	if n < 0 {
+		n = len(rest)
 	}
-	offset := 0
-loop:
-	for i, char := range src {
-		rchar := rune(char)
-		if dotEnvIsSpace(rchar) {
+	raw := rest[:n]
+	s.moveTo(s.pos + n)
+
+	cut := len(raw)
+	prevSpace := false
+	for i := 0; i < len(raw); {
+		r, size := utf8.DecodeRune(raw[i:])
+		if r == '#' && prevSpace {
+			cut = i
+		}
+		prevSpace = isLatin1Space(r)
+		i += size
+	}
+	v := trimLatin1Space(validUTF8PerByte(raw[:cut]))
+	return s.expand(key, v)
+}
+
+// unescapeDoubleQuoted reads the backslash escapes of a double-quoted
+// value: \n and \r are LF and CR, \$ stays as it is (for expand to read),
+// and any other escaped byte stands for itself. A backslash at the very
+// end stays.
+func unescapeDoubleQuoted(in []byte) string {
+	if bytes.IndexByte(in, '\\') < 0 {
+		return string(in)
+	}
+	var b strings.Builder
+	b.Grow(len(in))
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		if c != '\\' || i+1 == len(in) {
+			b.WriteByte(c)
 			continue
 		}
-		switch char {
-		case '=', ':':
-			key = string(src[0:i])
-			offset = i + 1
-			break loop
-		case '_':
+		i++
+		switch next := in[i]; next {
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case '$':
+			b.WriteString(`\$`)
 		default:
-			if unicode.IsLetter(rchar) || unicode.IsNumber(rchar) || rchar == '.' {
-				continue
-			}
-			return "", nil, false
+			b.WriteByte(next)
 		}
 	}
-	if len(src) == 0 {
-		return "", nil, false
-	}
-	key = strings.TrimRightFunc(key, unicode.IsSpace)
-	return key, bytes.TrimLeftFunc(src[offset:], dotEnvIsSpace), true
+	return b.String()
 }
 
-// value is godotenv's extractVarValue.
-func (p *dotEnvParser) value(src []byte, key string) (string, []byte, *dotEnvError) {
-	quote, quoted := dotEnvQuotePrefix(src)
-	if !quoted {
-		endOfLine := bytes.IndexFunc(src, func(r rune) bool { return r == '\n' || r == '\r' })
-		if endOfLine == -1 {
-			endOfLine = len(src)
-			if endOfLine == 0 {
-				return "", nil, nil
-			}
-		}
-		line := []rune(string(src[0:endOfLine]))
-		endOfVar := len(line)
-		if endOfVar == 0 {
-			return "", src[endOfLine:], nil
-		}
-		for i := endOfVar - 1; i >= 0; i-- {
-			if line[i] == dotEnvComment && i > 0 && dotEnvIsSpace(line[i-1]) {
-				endOfVar = i
-				break
-			}
-		}
-		trimmed := strings.TrimFunc(string(line[0:endOfVar]), dotEnvIsSpace)
-		v, err := p.expand(trimmed, key)
-		return v, src[endOfLine:], err
-	}
-	for i := 1; i < len(src); i++ {
-		if src[i] != quote || src[i-1] == '\\' {
+// dotEnvRef is a reference in a value: $ followed by an optional (, an
+// optional {, a name of A-Z, 0-9 and _, and an optional }. $A, ${A}, $(A
+// and $A} alike stand for A's value so far in the file ("" for a name not
+// yet set; the process's environment is not consulted). With no name the
+// text stays as it is. A backslash right before the $ keeps the reference
+// as text and is itself dropped.
+type dotEnvRef struct {
+	start, end int    // the text the reference spans, its backslash included
+	name       string // "" when there is none
+	escaped    bool
+}
+
+// nextRef finds the first reference in v at or after i; ok is false when
+// there is none.
+func nextRef(v string, i int) (ref dotEnvRef, ok bool) {
+	for ; i < len(v); i++ {
+		switch {
+		case v[i] == '$':
+			ref = dotEnvRef{start: i}
+		case v[i] == '\\' && i+1 < len(v) && v[i+1] == '$':
+			ref = dotEnvRef{start: i, escaped: true}
+			i++
+		default:
 			continue
 		}
-		isQuote := func(r rune) bool { return r == rune(quote) }
-		value := string(bytes.TrimLeftFunc(bytes.TrimRightFunc(src[0:i], isQuote), isQuote))
-		if quote == dotEnvDoubleQuote {
-			var err *dotEnvError
-			if value, err = p.expand(dotEnvExpandEscapes(value), key); err != nil {
-				return "", nil, err
-			}
+		j := i + 1
+		if j < len(v) && v[j] == '(' {
+			j++
 		}
-		return value, src[i+1:], nil
+		if j < len(v) && v[j] == '{' {
+			j++
+		}
+		nameStart := j
+		for j < len(v) && isRefNameByte(v[j]) {
+			j++
+		}
+		ref.name = v[nameStart:j]
+		if j < len(v) && v[j] == '}' {
+			j++
+		}
+		ref.end = j
+		return ref, true
 	}
-	return "", nil, &dotEnvError{msg: dotEnvMalformed}
+	return dotEnvRef{}, false
 }
 
-func dotEnvQuotePrefix(src []byte) (byte, bool) {
-	if len(src) == 0 {
-		return 0, false
+// replacement is what a reference stands for in the value.
+func (s *envScanner) replacement(v string, ref dotEnvRef) string {
+	switch {
+	case ref.escaped:
+		return v[ref.start+1 : ref.end]
+	case ref.name == "":
+		return v[ref.start:ref.end]
+	default:
+		return s.vars[ref.name]
 	}
-	switch src[0] {
-	case dotEnvDoubleQuote, dotEnvSingleQuote:
-		return src[0], true
-	}
-	return 0, false
 }
 
-// dotEnvIsSpace is godotenv's isSpace: white space but not a line break.
-func dotEnvIsSpace(r rune) bool {
+// expand replaces the references in v. It measures the result first and
+// refuses one over MaxStringBytes, or one that takes the values expanded
+// so far over MaxConfigBytes, before building anything.
+func (s *envScanner) expand(key, v string) (string, error) {
+	if strings.IndexByte(v, '$') < 0 {
+		return v, nil
+	}
+	size, refs, escapes := 0, 0, 0
+	last := 0
+	for ref, ok := nextRef(v, 0); ok; ref, ok = nextRef(v, ref.end) {
+		switch {
+		case ref.escaped:
+			escapes++
+		case ref.name != "":
+			refs++
+		}
+		size += ref.start - last + len(s.replacement(v, ref))
+		last = ref.end
+		if size > MaxStringBytes {
+			break
+		}
+	}
+	size += len(v) - last
+	if refs == 0 && escapes == 0 {
+		return v, nil // a $ with no name after it stays as it is
+	}
+	if size > MaxStringBytes {
+		return "", s.fail(key, fmt.Sprintf("value is over the %s limit for one value once its $VAR references are expanded", mib(MaxStringBytes)))
+	}
+	if refs > 0 {
+		if s.expanded+size > MaxConfigBytes {
+			return "", s.fail(key, fmt.Sprintf("the values' $VAR references expand to more than %s in all", mib(MaxConfigBytes)))
+		}
+		s.expanded += size
+	}
+
+	var b strings.Builder
+	b.Grow(size)
+	last = 0
+	for ref, ok := nextRef(v, 0); ok; ref, ok = nextRef(v, ref.end) {
+		b.WriteString(v[last:ref.start])
+		b.WriteString(s.replacement(v, ref))
+		last = ref.end
+	}
+	b.WriteString(v[last:])
+	return b.String(), nil
+}
+
+// isLatin1Space reports the white space godotenv trims from names and
+// unquoted values: the Latin-1 spaces, not the rest of Unicode's.
+func isLatin1Space(r rune) bool {
 	switch r {
-	case '\t', '\v', '\f', '\r', ' ', 0x85, 0xA0:
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0x85, 0xA0:
 		return true
 	}
 	return false
 }
 
-var (
-	dotEnvEscape   = regexp.MustCompile(`\\.`)
-	dotEnvVarRef   = regexp.MustCompile(`(\\)?(\$)(\()?\{?([A-Z0-9_]+)?\}?`)
-	dotEnvUnescape = regexp.MustCompile(`\\([^$])`)
-)
-
-func dotEnvExpandEscapes(s string) string {
-	out := dotEnvEscape.ReplaceAllStringFunc(s, func(match string) string {
-		switch strings.TrimPrefix(match, `\`) {
-		case "n":
-			return "\n"
-		case "r":
-			return "\r"
-		}
-		return match
-	})
-	return dotEnvUnescape.ReplaceAllString(out, "$1")
+// trimLatin1Space drops Latin-1 white space from both ends of s.
+func trimLatin1Space(s string) string {
+	return strings.TrimFunc(s, isLatin1Space)
 }
 
-// expand is godotenv's expandVariables, which replaces $NAME and ${NAME}
-// with the value of an earlier key of the file (\$ loses its backslash),
-// after checking that the result is within the bounds.
-func (p *dotEnvParser) expand(v, key string) (string, *dotEnvError) {
-	matches := dotEnvVarRef.FindAllStringSubmatchIndex(v, -1)
-	if len(matches) == 0 {
-		return v, nil
-	}
-	// replacement is what one match becomes (godotenv's closure).
-	replacement := func(m []int) string {
-		s := v[m[0]:m[1]]
-		switch {
-		case m[2] >= 0: // \$…; godotenv also tests its second group for "(",
-			// which is always "$", so $( is expanded like $
-			return s[1:]
-		case m[8] >= 0 && m[9] > m[8]:
-			return p.out[v[m[8]:m[9]]]
+// skipInLine returns the index of the first rune at or after i that is
+// not Latin-1 white space, LF counting as not white here.
+func skipInLine(src []byte, i int) int {
+	for i < len(src) {
+		r, n := utf8.DecodeRune(src[i:])
+		if !isLatin1Space(r) || r == '\n' {
+			break
 		}
-		return s
+		i += n
 	}
-	size, added := len(v), 0
-	for _, m := range matches {
-		r := replacement(m)
-		size += len(r) - (m[1] - m[0])
-		added += len(r)
+	return i
+}
+
+// isNameByte reports whether byte c, read as a Latin-1 character, may be
+// part of a variable's name before its = or :.
+func isNameByte(c byte) bool {
+	r := rune(c)
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || c == '_' || c == '.' ||
+		(isLatin1Space(r) && c != '\n')
+}
+
+// isRefNameByte reports whether c may be part of a referenced name.
+func isRefNameByte(c byte) bool {
+	return 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+// validUTF8PerByte returns raw as a string with each byte that is not
+// part of a UTF-8 character replaced by U+FFFD, one per byte.
+func validUTF8PerByte(raw []byte) string {
+	if utf8.Valid(raw) {
+		return string(raw)
 	}
-	if size > MaxStringBytes {
-		return "", &dotEnvError{key: key, msg: "value is over the " + mib(MaxStringBytes) + " limit for one value once its $VAR references are expanded"}
-	}
-	if p.expanded+added > MaxConfigBytes {
-		return "", &dotEnvError{key: key, msg: "the values' $VAR references expand to more than " + mib(MaxConfigBytes) + " in all"}
-	}
-	p.expanded += added
 	var b strings.Builder
-	b.Grow(size)
-	last := 0
-	for _, m := range matches {
-		b.WriteString(v[last:m[0]])
-		b.WriteString(replacement(m))
-		last = m[1]
+	b.Grow(len(raw) + 8)
+	for i := 0; i < len(raw); {
+		r, n := utf8.DecodeRune(raw[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.Write(raw[i : i+n])
+		}
+		i += n
 	}
-	b.WriteString(v[last:])
-	return b.String(), nil
+	return b.String()
 }

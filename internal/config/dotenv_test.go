@@ -13,7 +13,7 @@ import (
 	"github.com/joho/godotenv"
 )
 
-// dotEnvSamples are .env files of every kind godotenv reads: the port
+// dotEnvSamples are .env files of every kind godotenv reads: parseDotEnv
 // must read each exactly as godotenv does.
 var dotEnvSamples = []string{
 	"",
@@ -34,6 +34,18 @@ var dotEnvSamples = []string{
 	"A=\"unterminated\n",
 	"B-C=2\n",
 	"A=1\nnot valid\n",
+	// Corners of godotenv's reading: quote characters before the closing
+	// quote are dropped, a statement may follow a closing quote on its line,
+	// names and unquoted values are trimmed of Latin-1 spaces only, a lone CR
+	// ends an unquoted value, the last statement may lack its =.
+	"A=\"a\\\"\"\nB='b\\''\nC=\"\\\"\\\"\"\n",
+	"export \t",
+	"A=x #c #d\nB=x\u00a0#c\nC=x\u2003#c\nD= #e\n",
+	"A=v\nB=$(A)${A$A}\\${A}${(A)}$$A$a\nC=\"\\\\$A\\n\\q\\\\x\"\n",
+	"A='x' B=1\nC=\"y\"#c\n",
+	"A=\xa0x\xe2\x82\n\u2003B=1\nexport\u00a0C=2\n",
+	"A\rB=1\nC=x\ry=2\n",
+	"A=1\nlast statement without equals",
 }
 
 func TestDotEnvMatchesGodotenv(t *testing.T) {
@@ -66,7 +78,7 @@ func compareWithGodotenv(t *testing.T, src []byte) {
 	}
 	if err == nil {
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("values differ from godotenv's (-godotenv +port):\n%s", diff)
+			t.Errorf("values differ from godotenv's (-godotenv +parseDotEnv):\n%s", diff)
 		}
 	}
 }
