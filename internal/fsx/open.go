@@ -79,7 +79,17 @@ func OpenLockFile(path string) (*os.File, error) {
 // refusing one larger than limit bytes with an error naming the path and
 // the limit, after reading at most limit+1 bytes.
 func ReadFile(path string, limit int64) ([]byte, error) {
-	f, err := Open(path)
+	return readCapped(Open, path, limit)
+}
+
+// ReadFileNoFollow is ReadFile of a file that must not be a link (see
+// OpenNoFollow): for files impactbench itself writes and replaces.
+func ReadFileNoFollow(path string, limit int64) ([]byte, error) {
+	return readCapped(OpenNoFollow, path, limit)
+}
+
+func readCapped(open func(string) (*os.File, error), path string, limit int64) ([]byte, error) {
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -132,12 +132,29 @@ func TestReadFileLimit(t *testing.T) {
 	if err := os.WriteFile(p, []byte("0123456789"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadFile(p, 10); err != nil {
-		t.Errorf("at the limit: %v", err)
+	for name, read := range map[string]func(string, int64) ([]byte, error){"ReadFile": ReadFile, "ReadFileNoFollow": ReadFileNoFollow} {
+		if _, err := read(p, 10); err != nil {
+			t.Errorf("%s at the limit: %v", name, err)
+		}
+		var tl *TooLargeError
+		if _, err := read(p, 9); !errors.As(err, &tl) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s over the limit: %v", name, err)
+		}
 	}
-	var tl *TooLargeError
-	if _, err := ReadFile(p, 9); !errors.As(err, &tl) || !strings.Contains(err.Error(), p) {
-		t.Errorf("over the limit: %v", err)
+}
+
+// TestReadFileNoFollowRefusesALink: a file impactbench replaces itself
+// (the review holds) is never read through a link.
+func TestReadFileNoFollowRefusesALink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "elsewhere.json")
+	if err := os.WriteFile(real, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "holds.json")
+	symlinkOrSkip(t, real, link)
+	if b, err := ReadFileNoFollow(link, 10); err == nil {
+		t.Errorf("read %q through a link", b)
 	}
 }
 

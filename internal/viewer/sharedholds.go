@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -70,20 +69,12 @@ var errHoldsEntry = errors.New("an entry without its row or until")
 // bytes of it, without following a link or waiting on a pipe: by row, the
 // latest hold of each.
 func readHolds(path string) (map[string]sharedHold, error) {
-	f, err := fsx.OpenNoFollow(path)
+	b, err := fsx.ReadFileNoFollow(path, maxHoldsBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]sharedHold{}, nil
 	}
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxHoldsBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(b) > maxHoldsBytes {
-		return nil, &fsx.TooLargeError{Path: path, Limit: maxHoldsBytes}
 	}
 	var doc holdsDoc
 	if err := json.Unmarshal(b, &doc); err != nil {
