@@ -273,7 +273,7 @@ func TestLeaseNameRoundTrip(t *testing.T) {
 	}
 }
 
-// TestCrowdedFoldersAreRefused: a benchmarks/, runs/ or judges/ folder
+// TestCrowdedFoldersAreRefused: a benchmarks/, runs/, runs/<target>/ or judges/ folder
 // holding more entries than its bound (hidden ones and files count: they
 // are read) is refused with an *fsx.TooManyEntriesError naming the folder,
 // by every lister of it; at the bound it is listed.
@@ -293,8 +293,12 @@ func TestCrowdedFoldersAreRefused(t *testing.T) {
 		"ListRunDirs": {b.RunsDir(), func() error { _, err := ListRunDirs(b.Dir); return err }},
 		"RunTargets":  {b.RunsDir(), func() error { _, err := RunTargets(b.Dir); return err }},
 		"JudgePanels": {b.JudgesDir("t1"), func() error { _, err := b.Run("t1").JudgePanels(); return err }},
+		"ShardFiles": {filepath.Join(b.RunsDir(), "t1"), func() error {
+			_, err := ShardFiles(filepath.Join(b.RunsDir(), "t1"), ConversationsFile)
+			return err
+		}},
 	}
-	for _, name := range []string{"Benchmarks", "ListRunDirs", "RunTargets", "JudgePanels"} {
+	for _, name := range []string{"Benchmarks", "ListRunDirs", "RunTargets", "JudgePanels", "ShardFiles"} {
 		l := listers[name]
 		limit := MaxRunEntries
 		if name == "Benchmarks" {
