@@ -493,9 +493,26 @@ func badInputCases() []badCase {
 		row(manifest, "truncated", compareCmd, truncate(0.5), anyLine, `field "`),
 		row(manifest, "targets not an object", compareCmd, objEdit(func(m map[string]any) { m["targets"] = "all" }), anyLine, `targets`),
 		row(manifest, "non-UTF-8 value", compareCmd, badUTF8After(`"prompts": "`), anyLine, `"prompts"`),
+		// Folders with more entries than a project has: refused after
+		// reading that many, naming the folder and the limit.
+		{name: "prompts/too many entries", file: "prompts", args: runCmd, edit: emptyFiles(1001), loc: `prompts holds more than 1000 entries`},
+		{name: "runs/too many entries", file: "benchmarks/corpus/runs", args: aggregate, edit: emptyFiles(10001), loc: `runs holds more than 10000 entries`},
 	}
 	sort.SliceStable(cases, func(i, j int) bool { return cases[i].name < cases[j].name })
 	return cases
+}
+
+// emptyFiles fills the folder at path (made when missing) with n empty
+// files.
+func emptyFiles(n int) func(*testing.T, string) {
+	return func(t *testing.T, path string) {
+		if err := os.MkdirAll(path, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			writeBytes(t, filepath.Join(path, "n"+itoa(i)), nil)
+		}
+	}
 }
 
 // withDotEnv writes env as the .env beside the edited file, then edits it.

@@ -2,10 +2,14 @@ package callstore
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // UnitFile is one completed unit of a directory listing.
@@ -51,6 +55,7 @@ func (s *Store) List(ctx context.Context, dir string) (Listing, error) {
 type legacyDir struct {
 	mod   time.Time
 	units map[string]legacyEntry
+	err   error // the directory is over maxDirEntries
 }
 
 type legacyEntry struct {
@@ -68,11 +73,12 @@ func (d *segDir) legacyListing() *legacyDir {
 		return d.legacy
 	}
 	ld := &legacyDir{mod: st.ModTime(), units: map[string]legacyEntry{}}
-	ents, _ := os.ReadDir(d.path)
-	for _, e := range ents {
+	// Only the entries of a unit's file are kept, as ld's units: the
+	// listing keeps none of its own.
+	_, err = fsx.ReadDir(d.path, maxDirEntries, func(e fs.DirEntry) bool {
 		n := e.Name()
 		if strings.HasPrefix(n, ".") || !e.Type().IsRegular() {
-			continue
+			return false
 		}
 		switch {
 		case strings.HasSuffix(n, ".jsonl"):
@@ -89,9 +95,23 @@ func (d *segDir) legacyListing() *legacyDir {
 			}
 			ld.units[base] = le
 		}
+		return false
+	})
+	var many *fsx.TooManyEntriesError
+	if errors.As(err, &many) {
+		ld = &legacyDir{mod: ld.mod, units: map[string]legacyEntry{}, err: err}
 	}
 	d.legacy = ld
 	return ld
+}
+
+// listingErr is the error of a directory over maxDirEntries: its .seg
+// folder's or its own (d.mu held).
+func (d *segDir) listingErr(ld *legacyDir) error {
+	if d.listErr != nil {
+		return d.listErr
+	}
+	return ld.err
 }
 
 func (l *local) list(ctx context.Context, rel string) (Listing, error) {
@@ -100,6 +120,9 @@ func (l *local) list(ctx context.Context, rel string) (Listing, error) {
 	defer d.mu.Unlock()
 	d.refresh(false, false)
 	ld := d.legacyListing()
+	if err := d.listingErr(ld); err != nil {
+		return Listing{}, err
+	}
 	var ls Listing
 	ls.Changed = ld.mod
 	for _, s := range d.segs {

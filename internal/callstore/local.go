@@ -141,9 +141,13 @@ func (l *local) open(ctx context.Context, name string, reset bool) (unitState, e
 // versions (d.mu held).
 func (d *segDir) load(name, base string) (unitState, error) {
 	d.refresh(false, false)
+	ld := d.legacyListing()
+	if err := d.listingErr(ld); err != nil {
+		return unitState{}, err
+	}
 	ur := d.units[base]
 	var st unitState
-	if le := d.legacyListing().units[base]; (le.file || le.journal) && (ur == nil || ur.lastReset < 0) {
+	if le := ld.units[base]; (le.file || le.journal) && (ur == nil || ur.lastReset < 0) {
 		lg, err := readLegacy(d.l.root, name, false)
 		if err != nil {
 			return unitState{}, err

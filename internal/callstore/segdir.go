@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,7 @@ type segDir struct {
 	users     int  // open units
 	filesOpen bool // the segment or the lock file is open
 	legacy    *legacyDir
+	listErr   error // .seg over maxDirEntries: load and list fail with it
 
 	commitMu sync.Mutex // one commit at a time in this process; the lock file for others
 	lockF    *os.File
@@ -72,6 +74,14 @@ type unitRecs struct {
 	lastReset   int // rev of the latest reset, -1 when none
 	maxCallBase int // the highest base of its calls, -2 when none
 }
+
+// maxDirEntries bounds the entries of one directory of the call store
+// read: its .seg folder holds one segment per process that wrote there,
+// and a folder of an earlier version one or two files per unit (a
+// conversation: at most 100,000 per metric and target). A folder over it
+// is refused with an *fsx.TooManyEntriesError (exit 2) after reading that
+// many entries.
+var maxDirEntries = 2_000_000
 
 // maxLine bounds a record: an answer is at most llm.MaxReplyBytes, a few
 // MiB once escaped; anything longer is damage, skipped.
@@ -118,15 +128,19 @@ func (d *segDir) mayHoldMine(s *segment) bool {
 // listSegs adds the segment files not yet known.
 func (d *segDir) listSegs() {
 	d.listed = true
-	ents, err := os.ReadDir(d.segPath)
+	ents, err := fsx.ReadDir(d.segPath, maxDirEntries, func(e fs.DirEntry) bool {
+		return d.segs[e.Name()] == nil && e.Type().IsRegular()
+	})
+	d.listErr = nil
+	var many *fsx.TooManyEntriesError
+	if errors.As(err, &many) {
+		d.listErr = err
+	}
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if d.segs[n] != nil || !e.Type().IsRegular() {
-			continue
-		}
 		host, pid, label, ok := parseSegName(n)
 		if !ok {
 			continue

@@ -37,6 +37,10 @@ type DirPresence struct {
 // young unlocked file may be one being born.
 const staleAfter = time.Minute
 
+// MaxPresenceEntries bounds the entries of a presence folder, one per
+// worker: one over it is refused (exit 2) after reading that many.
+var MaxPresenceEntries = 10_000
+
 // JoinDir makes the worker present in dir (created if need be); label
 // says what it runs, for whoever reads the file.
 func JoinDir(dir, label string) (*DirPresence, error) {
@@ -56,7 +60,7 @@ func JoinDir(dir, label string) (*DirPresence, error) {
 // Count is the workers present now, this one included. Files of workers
 // that ended without leaving (killed) are removed once stale.
 func (d *DirPresence) Count(ctx context.Context) (int, error) {
-	entries, err := os.ReadDir(d.dir)
+	entries, err := fsx.ReadDir(d.dir, MaxPresenceEntries, func(e fs.DirEntry) bool { return layout.IsPresenceFile(e.Name()) })
 	if err != nil {
 		return 0, fmt.Errorf("cluster: count workers in %s: %w", d.dir, err)
 	}

@@ -2,13 +2,16 @@ package cluster_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/cluster"
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/llm/ratelimit"
 )
@@ -145,5 +148,35 @@ func TestShareGrowsWhenAWorkerIsKilled(t *testing.T) {
 	}
 	if s := share(); s.MaxInFlight != 48 {
 		t.Fatalf("alone: in-flight share %d, want 48", s.MaxInFlight)
+	}
+}
+
+// TestCrowdedPresenceFolderIsRefused: a presence folder holding more
+// entries than cluster.MaxPresenceEntries (of any name) is an input error
+// naming the folder and the limit; at the bound the workers are counted.
+func TestCrowdedPresenceFolderIsRefused(t *testing.T) {
+	defer func(n int) { cluster.MaxPresenceEntries = n }(cluster.MaxPresenceEntries)
+	cluster.MaxPresenceEntries = 3
+	dir := filepath.Join(t.TempDir(), "workers")
+	me, err := cluster.JoinDir(dir, "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer me.Leave()
+	ents, _ := os.ReadDir(dir)
+	for i := len(ents); i < 3; i++ {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("n%d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(t, me); n != 1 {
+		t.Fatalf("at the bound: %d workers", n)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "one-more"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = me.Count(context.Background())
+	if err == nil || fault.KindOf(err) != fault.Input || !strings.Contains(err.Error(), dir+" holds more than 3 entries") {
+		t.Errorf("over the bound: err = %v, want an input error naming %s and the limit", err, dir)
 	}
 }

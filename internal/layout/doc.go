@@ -18,8 +18,9 @@
 // agree_test.go runs the offline project end to end and checks that every
 // reader finds exactly what the writers wrote.
 //
-// It sits at the bottom of the import graph: the standard library and
-// internal/ids only.
+// It sits at the bottom of the import graph: the standard library,
+// internal/ids, and internal/fsx (which lists its folders to a bound;
+// fsx imports only the standard library and internal/fault).
 //
 // The layout is upstream's where upstream has one (runs/<target>/
 // conversations.json and scores.json, scenarios.json, results.json);

@@ -1,10 +1,14 @@
 package layout
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // File names of a benchmark directory and of a run directory. Readers of
@@ -292,20 +296,26 @@ func CutLeaseName(name string) (Shard, bool) {
 }
 
 // ShardFiles finds the shard files of name in dir (conversations.json →
-// conversations.shard-*-of-*.json), with each one's shard.
+// conversations.shard-*-of-*.json), with each one's shard. A missing or
+// unreadable dir has none; one holding more than MaxRunEntries entries is
+// an *fsx.TooManyEntriesError, read no further.
 func ShardFiles(dir, name string) (map[string]Shard, error) {
 	ext := filepath.Ext(name)
 	stem := strings.TrimSuffix(name, ext)
-	paths, err := filepath.Glob(filepath.Join(dir, stem+shardMark+"*-of-*"+ext))
-	if err != nil {
-		return nil, err
-	}
 	out := map[string]Shard{}
-	for _, p := range paths {
-		base, s, ok := CutShard(strings.TrimSuffix(filepath.Base(p), ext))
-		if ok && base == stem {
-			out[p] = s
+	_, err := fsx.ReadDir(dir, MaxRunEntries, func(e fs.DirEntry) bool {
+		n := e.Name()
+		if !strings.HasPrefix(n, stem+shardMark) || !strings.HasSuffix(n, ext) {
+			return false
 		}
+		if base, s, ok := CutShard(strings.TrimSuffix(n, ext)); ok && base == stem {
+			out[filepath.Join(dir, n)] = s
+		}
+		return false
+	})
+	var many *fsx.TooManyEntriesError
+	if errors.As(err, &many) {
+		return nil, err
 	}
 	return out, nil
 }

@@ -1,11 +1,15 @@
 package layout
 
 import (
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // Every unit a writer builds parses back into the parts it was built from.
@@ -265,6 +269,56 @@ func TestLeaseNameRoundTrip(t *testing.T) {
 	for _, name := range []string{"", "shard-4-of-4", "x.shard-1-of-2", ".shard-1-of-2", "shard-01-of-2", "shard-1-of-2 "} {
 		if s, ok := CutLeaseName(name); ok {
 			t.Errorf("CutLeaseName(%q) = %+v, want refused", name, s)
+		}
+	}
+}
+
+// TestCrowdedFoldersAreRefused: a benchmarks/, runs/, runs/<target>/ or judges/ folder
+// holding more entries than its bound (hidden ones and files count: they
+// are read) is refused with an *fsx.TooManyEntriesError naming the folder,
+// by every lister of it; at the bound it is listed.
+func TestCrowdedFoldersAreRefused(t *testing.T) {
+	defer func(b, r int) { MaxBenchmarkEntries, MaxRunEntries = b, r }(MaxBenchmarkEntries, MaxRunEntries)
+	MaxBenchmarkEntries, MaxRunEntries = 4, 3
+	p := t.TempDir()
+	b := Bench{Dir: BenchDir(p, "a")}
+	mustWrite(t, BenchmarkPath(b.Dir))
+	mustWrite(t, b.Scores("t1", nil, Shard{}))
+	mustWrite(t, b.Scores("t1", []string{"j"}, Shard{}))
+	listers := map[string]struct {
+		folder string
+		list   func() error
+	}{
+		"Benchmarks":  {BenchmarksDir(p), func() error { _, err := Benchmarks(p); return err }},
+		"ListRunDirs": {b.RunsDir(), func() error { _, err := ListRunDirs(b.Dir); return err }},
+		"RunTargets":  {b.RunsDir(), func() error { _, err := RunTargets(b.Dir); return err }},
+		"JudgePanels": {b.JudgesDir("t1"), func() error { _, err := b.Run("t1").JudgePanels(); return err }},
+		"ShardFiles": {filepath.Join(b.RunsDir(), "t1"), func() error {
+			_, err := ShardFiles(filepath.Join(b.RunsDir(), "t1"), ConversationsFile)
+			return err
+		}},
+	}
+	for _, name := range []string{"Benchmarks", "ListRunDirs", "RunTargets", "JudgePanels", "ShardFiles"} {
+		l := listers[name]
+		limit := MaxRunEntries
+		if name == "Benchmarks" {
+			limit = MaxBenchmarkEntries
+		}
+		ents, _ := os.ReadDir(l.folder)
+		for i := len(ents); i < limit; i++ {
+			mustWrite(t, filepath.Join(l.folder, fmt.Sprintf(".n%d", i)))
+		}
+		if err := l.list(); err != nil {
+			t.Errorf("%s at the bound: %v", name, err)
+		}
+		mustWrite(t, filepath.Join(l.folder, "one-more"))
+		err := l.list()
+		var many *fsx.TooManyEntriesError
+		if !errors.As(err, &many) || many.Path != l.folder || many.Limit != limit {
+			t.Errorf("%s over the bound: err = %v, want a TooManyEntriesError for %s", name, err, l.folder)
+		}
+		if err := os.Remove(filepath.Join(l.folder, "one-more")); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/impactbench/impactbench/internal/fsx"
 )
 
 // ListRunDirs returns the run directories (runs/<name>) of the benchmark
@@ -16,7 +18,7 @@ import (
 // runs/ directory is no runs.
 func ListRunDirs(benchDir string) ([]string, error) {
 	runs := Bench{Dir: benchDir}.RunsDir()
-	entries, err := visible(runs, true)
+	entries, err := visible(runs, true, MaxRunEntries)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +45,7 @@ func ListRunDirs(benchDir string) ([]string, error) {
 // them), sorted. A missing runs/ directory is no targets; readers that
 // show what there is ignore err (an unreadable runs/ shows as no runs).
 func RunTargets(benchDir string) ([]string, error) {
-	ents, err := visible(Bench{Dir: benchDir}.RunsDir(), true)
+	ents, err := visible(Bench{Dir: benchDir}.RunsDir(), true, MaxRunEntries)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +63,7 @@ func RunTargets(benchDir string) ([]string, error) {
 // hidden directories skipped.
 func (r Run) JudgePanels() ([]string, error) {
 	dir := filepath.Join(r.Dir, JudgesDirName)
-	ents, err := visible(dir, true)
+	ents, err := visible(dir, true, MaxRunEntries)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +89,7 @@ func Benchmarks(projectDir string) ([]string, error) {
 // BenchmarksIn is Benchmarks of a benchmarks directory given itself (a
 // study's directory: its inputs sit beside the benchmark folders).
 func BenchmarksIn(dir string) ([]string, error) {
-	ents, err := visible(dir, false)
+	ents, err := visible(dir, false, MaxBenchmarkEntries)
 	if err != nil {
 		return nil, err
 	}
@@ -103,21 +105,23 @@ func BenchmarksIn(dir string) ([]string, error) {
 	return out, nil
 }
 
+// MaxBenchmarkEntries bounds the entries of a benchmarks/ folder (a study
+// has 17 benchmarks), and MaxRunEntries those of a runs/ folder (one per
+// target) or a run's judges/ folder (one per panel): a folder over its
+// bound is refused with an *fsx.TooManyEntriesError (exit 2) after
+// reading that many entries, not listed whole.
+var (
+	MaxBenchmarkEntries = 10_000
+	MaxRunEntries       = 10_000
+)
+
 // visible lists dir's entries but hidden ones (a leading dot, as Python's
-// glob skips them); a missing dir is none when missingOK, else an error.
-func visible(dir string, missingOK bool) ([]fs.DirEntry, error) {
-	ents, err := os.ReadDir(dir)
+// glob skips them), at most limit of them (fsx.ReadDir); a missing dir is
+// none when missingOK, else an error.
+func visible(dir string, missingOK bool, limit int) ([]fs.DirEntry, error) {
+	ents, err := fsx.ReadDir(dir, limit, func(e fs.DirEntry) bool { return !strings.HasPrefix(e.Name(), ".") })
 	if missingOK && errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	out := ents[:0]
-	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), ".") {
-			out = append(out, e)
-		}
-	}
-	return out, nil
+	return ents, err
 }

@@ -14,7 +14,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -102,6 +102,11 @@ type Set struct {
 // one is 2.3 KB.
 const MaxOverrideBytes = 1 << 20
 
+// MaxOverrideEntries bounds the entries of a prompts/ folder, which holds
+// a handful of templates: one over it is refused (exit 2) after reading
+// that many entries.
+var MaxOverrideEntries = 1_000
+
 // Load returns the embedded templates with any same-named file in
 // overrideDir ("" for none) replacing the default. A *.tmpl file in
 // overrideDir whose name is not a known template is an error (a misspelt
@@ -119,7 +124,9 @@ func Load(overrideDir string) (*Set, error) {
 	}
 	s := &Set{tmpls: make(map[string]*template.Template, len(specs))}
 	if overrideDir != "" {
-		entries, err := os.ReadDir(overrideDir)
+		entries, err := fsx.ReadDir(overrideDir, MaxOverrideEntries, func(e fs.DirEntry) bool {
+			return !e.IsDir() && strings.HasSuffix(e.Name(), ext)
+		})
 		if err != nil {
 			return nil, fmt.Errorf("read prompts directory: %w", err)
 		}

@@ -307,3 +307,23 @@ func TestOverrideLoopsAreBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestCrowdedPromptsFolderIsRefused: a prompts folder holding more than
+// MaxOverrideEntries entries, of any name, is refused naming the folder
+// and the limit, after reading no more than that; at the bound it loads.
+func TestCrowdedPromptsFolderIsRefused(t *testing.T) {
+	defer func(n int) { MaxOverrideEntries = n }(MaxOverrideEntries)
+	MaxOverrideEntries = 3
+	dir := t.TempDir()
+	writeFile(t, dir, "gen_scenarios.tmpl", "{{.Metric}}")
+	writeFile(t, dir, "notes.txt", "")
+	writeFile(t, dir, ".hidden", "")
+	if _, err := Load(dir); err != nil {
+		t.Fatalf("at the bound: %v", err)
+	}
+	writeFile(t, dir, "README", "")
+	_, err := Load(dir)
+	if err == nil || !strings.Contains(err.Error(), dir+" holds more than 3 entries") {
+		t.Errorf("over the bound: err = %v, want one naming %s and the limit", err, dir)
+	}
+}

@@ -234,3 +234,41 @@ func TestFilesInTheWayAreInputErrors(t *testing.T) {
 		}
 	}
 }
+
+// An output folder holding more entries than maxSweepEntries is not
+// publish's to sweep: its old temp files at the top are left, unread past
+// the bound, and publish still succeeds. At the bound they are swept.
+func TestCrowdedOutputFolderIsNotSwept(t *testing.T) {
+	defer func(n int) { maxSweepEntries = n }(maxSweepEntries)
+	for _, tc := range []struct {
+		name  string
+		extra int // entries over what the folder holds
+		swept bool
+	}{{"at the bound", 0, true}, {"over the bound", 1, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, s := smallStudy(t)
+			out := filepath.Join(dir, "out")
+			if err := publishErr(s, out); err != nil {
+				t.Fatal(err)
+			}
+			temp := filepath.Join(out, ".index.html.tmp-1111111111111111")
+			writeFile(t, temp, "partial")
+			old := time.Now().Add(-2 * time.Minute)
+			if err := os.Chtimes(temp, old, old); err != nil {
+				t.Fatal(err)
+			}
+			ents, err := os.ReadDir(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			maxSweepEntries = len(ents) - tc.extra
+			if err := publishErr(s, out); err != nil {
+				t.Fatal(err)
+			}
+			_, err = os.Lstat(temp)
+			if gone := errors.Is(err, fs.ErrNotExist); gone != tc.swept {
+				t.Errorf("temp file swept = %v, want %v", gone, tc.swept)
+			}
+		})
+	}
+}

@@ -520,6 +520,10 @@ var tempName = regexp.MustCompile(`^\.(.+)\.tmp-[0-9a-f]{16}$`)
 // killed publish left (a running publish's are seconds old).
 const staleTemp = time.Minute
 
+// maxSweepEntries bounds the entries of the output folder that the temp
+// sweep reads: publish writes a few files and folders there.
+var maxSweepEntries = 100_000
+
 // sweepTemps removes the temp files a killed publish left: only those
 // of files publish generates (or of its manifest), in the directories it
 // writes, over a minute old, and only in a folder publish has written
@@ -553,7 +557,8 @@ func (w *writer) sweepTemps(now time.Time) {
 		}
 		return nil
 	}
-	if entries, err := os.ReadDir(w.out); err == nil {
+	// Over maxSweepEntries, the folder is not publish's: nothing is swept.
+	if entries, err := fsx.ReadDir(w.out, maxSweepEntries, func(e fs.DirEntry) bool { return tempName.MatchString(e.Name()) }); err == nil {
 		for _, e := range entries {
 			_ = visit(filepath.Join(w.out, e.Name()), e, nil)
 		}

@@ -2,7 +2,7 @@ package report
 
 import (
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -58,7 +58,7 @@ func ReadLive(benchDir, cacheDir string) Live {
 	l.Running, l.Holder = running(files)
 	calls := files.Calls()
 	l.Generated = countUnits(calls, layout.GenScenariosDir, nil)
-	ents, _ := os.ReadDir(calls)
+	ents, _ := fsx.ReadDir(calls, layout.MaxRunEntries, fs.DirEntry.IsDir) // over the bound: shown as none
 	for _, e := range ents {
 		if !e.IsDir() || !layout.IsTargetDir(e.Name()) {
 			continue

@@ -14,12 +14,15 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/generate"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/summary"
@@ -79,7 +82,11 @@ func benchSuggestion(cfg *config.Config, arg string) string {
 // ListBenches returns every directory under benchmarks/ holding a benchmark.yaml, sorted.
 func ListBenches(cfg *config.Config) ([]string, error) {
 	root := filepath.Join(cfg.Dir, "benchmarks")
-	ents, err := os.ReadDir(root)
+	ents, err := fsx.ReadDir(root, layout.MaxBenchmarkEntries, fs.DirEntry.IsDir)
+	var many *fsx.TooManyEntriesError
+	if errors.As(err, &many) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fault.Inputf("no benchmarks directory at %s: create one or run `impactbench init`", root)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/stats"
 )
@@ -259,15 +260,17 @@ func (s *Study) loadBenchmarks(refs map[string][]ref, ps *problems) error {
 		}
 		s.Benchmarks = append(s.Benchmarks, &Bench{Slug: slug, Dir: bdir, Config: cfg})
 	}
-	s.warnUnused(need)
-	return nil
+	return s.warnUnused(need)
 }
 
 // warnUnused notes benchmarks with results that the study does not use.
-func (s *Study) warnUnused(used map[string][]ref) {
-	entries, err := os.ReadDir(s.Dir)
-	if err != nil {
-		return
+// Its error is the study folder's over layout.MaxBenchmarkEntries; an
+// unreadable folder has nothing to warn about.
+func (s *Study) warnUnused(used map[string][]ref) error {
+	entries, err := fsx.ReadDir(s.Dir, layout.MaxBenchmarkEntries, fs.DirEntry.IsDir)
+	var many *fsx.TooManyEntriesError
+	if errors.As(err, &many) {
+		return err
 	}
 	for _, e := range entries {
 		if !e.IsDir() || used[e.Name()] != nil {
@@ -277,6 +280,7 @@ func (s *Study) warnUnused(used map[string][]ref) {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("benchmarks/%s has results but no metric of it is in %s or %s: not part of the study", e.Name(), TaxonomyFile, NutritionFile))
 		}
 	}
+	return nil
 }
 
 // resolveMetrics checks every key against its benchmark.yaml and fills in

@@ -11,6 +11,8 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/study"
 	"github.com/impactbench/impactbench/internal/study/studytest"
 )
@@ -281,5 +283,31 @@ func TestLoadNamesAnUnreadableInputOnce(t *testing.T) {
 	var ie *study.InputError
 	if !errors.As(err, &ie) || strings.Count(err.Error(), study.TaxonomyFile) != 1 || !strings.Contains(err.Error(), "named pipe") {
 		t.Errorf("%v, want an input error naming %s once, as a named pipe", err, study.TaxonomyFile)
+	}
+}
+
+// TestLoadRefusesACrowdedStudyFolder: a study's folder holding more
+// entries than layout.MaxBenchmarkEntries is an input error naming the
+// folder and the limit; at the bound the study loads.
+func TestLoadRefusesACrowdedStudyFolder(t *testing.T) {
+	_, bench := small(t)
+	ents, err := os.ReadDir(bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(n int) { layout.MaxBenchmarkEntries = n }(layout.MaxBenchmarkEntries)
+	layout.MaxBenchmarkEntries = len(ents) + 1
+	if err := os.WriteFile(filepath.Join(bench, "notes"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := study.Load(bench); err != nil {
+		t.Fatalf("at the bound: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(bench, "one-more"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = study.Load(bench)
+	if err == nil || fault.KindOf(err) != fault.Input || !strings.Contains(err.Error(), bench+" holds more than") {
+		t.Errorf("over the bound: err = %v, want an input error naming %s and the limit", err, bench)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -220,7 +221,11 @@ func checkOneCount(files layout.Bench, s layout.Shard) error {
 				o.Index, o.Count, h, s.Count, o.Count, "IMPACTBENCH_SHARDS")
 		}
 	}
-	targets, _ := os.ReadDir(files.RunsDir())
+	targets, err := fsx.ReadDir(files.RunsDir(), layout.MaxRunEntries, fs.DirEntry.IsDir)
+	var many *fsx.TooManyEntriesError
+	if errors.As(err, &many) {
+		return err
+	}
 	for _, t := range targets {
 		if !t.IsDir() {
 			continue
