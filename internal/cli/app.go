@@ -490,6 +490,33 @@ func benchArgs(withTargets bool) cobra.PositionalArgs {
 	}
 }
 
+// noArgs refuses arguments to a command that takes none, saying what the
+// command takes instead (hint: e.g. "to write into %s, use -o %s", %s the
+// first argument) rather than cobra's "unknown command": a reader who
+// typed `publish site-data` gave a folder, not a command.
+func noArgs(hint string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		msg := fmt.Sprintf("%s takes no arguments, got %s", cmd.CommandPath(), strings.Join(quoteAll(args), " "))
+		if hint != "" {
+			msg += ": " + strings.ReplaceAll(hint, "%s", args[0])
+		}
+		return usagef("%s", msg)
+	}
+}
+
+// quoteAll quotes each argument as Go would, so that spaces and control
+// characters in what was typed show.
+func quoteAll(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strconv.Quote(a)
+	}
+	return out
+}
+
 // flagError turns pflag's "invalid argument … strconv.ParseFloat: …" into
 // what the flag wants.
 func flagError(_ *cobra.Command, err error) error {

@@ -87,7 +87,7 @@ rank intervals, and how many base scenarios it rests on. Writes benchmarks/study
 		Example: `  impactbench study
   impactbench study --json | jq '.leaderboard[] | select(.age == "adult")'`,
 		GroupID: "results",
-		Args:    cobra.NoArgs,
+		Args:    noArgs("it scores every benchmark the study's files name; for one benchmark's results, use `impactbench report %s`"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, res, dir, err := g.loadStudy()
 			if err != nil {
@@ -149,7 +149,7 @@ claude-haiku-4-5 (hard-coded); a study without it shows no scores until a model 
   impactbench publish -o web-data --force   # web-data holds data/ files no publish wrote: take them over
   impactbench publish -o site-data --serve   # then run impactbench-web with PUBLIC_DATA_BASE=http://127.0.0.1:8080`,
 		GroupID: "results",
-		Args:    cobra.NoArgs,
+		Args:    noArgs("to write into %s, use -o %s"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Flags that would be ignored are refused, as calibrate's
 			// --half-width without --plan is.

@@ -74,7 +74,7 @@ naming the file, row and field.`,
   impactbench view --reveal never --overlap 0.3
   impactbench view --reviewer ana --reviewer bo`,
 		GroupID: "results",
-		Args:    cobra.NoArgs,
+		Args:    noArgs("it serves every benchmark of the project at once"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.loadConfig()
 			if err != nil {

@@ -75,6 +75,11 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"validate", "example"}, ExitUsage, "--swap"},
 		{[]string{"validate", "example", "--swap", "cook=x"}, ExitUsage, "role must be"},
 		{[]string{"gen_metrics", "example", "--dry-run"}, 0, "no model was called"},
+		// A command that takes no arguments says what it takes instead.
+		{[]string{"publish", "site-data"}, ExitUsage, "impactbench publish takes no arguments, got \"site-data\": to write into site-data, use -o site-data"},
+		{[]string{"study", "example"}, ExitUsage, "use `impactbench report example`"},
+		{[]string{"view", "example"}, ExitUsage, "impactbench view takes no arguments, got \"example\": it serves every benchmark"},
+		{[]string{"version", "x y"}, ExitUsage, "impactbench version takes no arguments, got \"x y\""},
 	}
 	for _, c := range cases {
 		code, out, errs := run(t, dir, c.args...)

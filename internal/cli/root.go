@@ -358,7 +358,7 @@ func newVersionCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Args:  noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			bi, _ := debug.ReadBuildInfo()
 			v := buildVersion(version, bi)
@@ -436,7 +436,7 @@ func newExitCodesHelp(g *globals) *cobra.Command {
 		Use:   "exit-codes",
 		Short: "Exit codes and what they mean",
 		Long:  exitCodesText(),
-		Args:  cobra.NoArgs,
+		Args:  noArgs(""),
 		Run:   func(cmd *cobra.Command, _ []string) { cmd.Help() },
 	}
 	defaultHelp := cmd.HelpFunc()
