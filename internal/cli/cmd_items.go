@@ -13,7 +13,6 @@ import (
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/results"
-	"github.com/impactbench/impactbench/internal/runner"
 )
 
 // itemsOptions are `impactbench items`' flags.
@@ -43,7 +42,7 @@ type itemsThresholds struct {
 func newItemsCmd(g *globals) *cobra.Command {
 	var o itemsOptions
 	cmd := &cobra.Command{
-		Use:   "items <benchmark>",
+		Use:   "items <benchmark…|all>",
 		Short: "Item analysis: which base scenarios measure poorly across the targets",
 		Long: `Reads every target's scores.json (and repeats.json, and scenarios.json for the texts) and, for
 each base scenario of each metric, across every target: the pass rate, how far apart the targets'
@@ -51,41 +50,47 @@ rates are (spread) and whether they follow the targets' rates on the metric's ot
 (item-total correlation), whether every verdict passes or fails, how often re-judging or a judge
 panel disagrees, how often the simulated user broke the scenario (the landmark check), and the
 most similar other scenario of the metric (word overlap of user_goal and persona). Lists the weak
-ones and why (--all: every base scenario). Calls no model and writes nothing.`,
+ones and why (--all: every base scenario). Calls no model and writes nothing.
+
+` + "`items all`" + ` (or several names) analyses every benchmark of the project in turn; with --json, one
+array of the benchmarks' objects. A benchmark that cannot be analysed (not scored yet) is named
+and the others still are.`,
 		Example: `  impactbench items example
-  impactbench items example --all --json`,
+  impactbench items example --all --json
+  impactbench items all --json | jq '.[] | {benchmark, n_weak}'`,
 		GroupID: "results",
-		Args:    benchArgs(false),
+		Args:    benchArgs(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runItems(g, args[0], o)
+			printed := false // a blank line between benchmarks' tables
+			return g.forBenches(cmd.Context(), args, func(dir string) (any, error) {
+				if printed && !g.JSON {
+					fmt.Fprintln(g.stdout)
+				}
+				printed = true
+				return runItems(g, dir, o)
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&o.All, "all", false, "list every base scenario, not only the weak ones")
 	return cmd
 }
 
-func runItems(g *globals, benchArg string, o itemsOptions) error {
-	cfg, err := g.loadConfig()
-	if err != nil {
-		return err
-	}
-	dir, err := runner.ResolveBench(cfg, benchArg)
-	if err != nil {
-		return err
-	}
+// runItems analyses the benchmark in dir and, without --json, prints it;
+// it returns the --json object.
+func runItems(g *globals, dir string, o itemsOptions) (any, error) {
 	bench, err := config.LoadBenchmark(filepath.Join(dir, "benchmark.yaml"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	g.warnBenchmark(bench)
 	in, err := itemInput(dir, bench.Metrics)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	targets := distinctTargets(in)
 	items, err := results.ItemAnalysis(in)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	out := itemsJSON{Benchmark: filepath.Base(dir), NItems: len(items), Targets: targets, Items: []results.Item{},
 		Thresholds: itemsThresholds{results.WeakSpread, results.WeakItemTotal, results.WeakJudgeDisagreement, results.WeakInvalid, results.NearDuplicate}}
@@ -98,9 +103,9 @@ func runItems(g *globals, benchArg string, o itemsOptions) error {
 		}
 	}
 	if g.JSON {
-		return writeJSON(g.stdout, out)
+		return out, nil
 	}
-	return printItems(g.stdout, out, o.All)
+	return out, printItems(g.stdout, out, o.All)
 }
 
 // distinctTargets lists the targets of in's rows in first-appearance order

@@ -16,33 +16,36 @@ import (
 
 func newReportCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "report <benchmark>",
+		Use:   "report <benchmark…|all>",
 		Short: "Write report.html: leaderboard, heatmap, demographics, costs and a transcript viewer",
-		Long: `Writes one self-contained report.html into the benchmark directory. It works offline from
-a single file (no CDN, no server) and stays usable with tens of thousands of conversations.
-All model and user text is shown as text, never executed.`,
-		Example: `  impactbench report example && xdg-open benchmarks/example/report.html`,
+		Long: `Writes one self-contained report.html into the benchmark directory and prints its path. It
+works offline from a single file (no CDN, no server) and stays usable with tens of thousands of
+conversations. All model and user text is shown as text, never executed.
+
+` + "`report all`" + ` (or several names) writes every benchmark's report in turn; with --json, one array
+of the benchmarks' objects. A benchmark whose report cannot be written is named and the others
+still are.`,
+		Example: `  impactbench report example && xdg-open benchmarks/example/report.html
+  impactbench report all`,
 		GroupID: "results",
-		Args:    benchArgs(false),
+		Args:    benchArgs(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.loadConfig()
 			if err != nil {
 				return err
 			}
-			dir, err := runner.ResolveBench(cfg, args[0])
-			if err != nil {
-				return err
-			}
-			g.warnBenchmarkIn(dir)
-			path, err := report.WriteFile(cmd.Context(), dir, report.OptionsFor(cfg))
-			if err != nil {
-				return err
-			}
-			if g.JSON {
-				return writeReportJSON(g, dir, path)
-			}
-			fmt.Fprintln(g.stdout, path)
-			return nil
+			return g.forBenches(cmd.Context(), args, func(dir string) (any, error) {
+				g.warnBenchmarkIn(dir)
+				path, err := report.WriteFile(cmd.Context(), dir, report.OptionsFor(cfg))
+				if err != nil {
+					return nil, err
+				}
+				if g.JSON {
+					return reportJSONOf(dir, path)
+				}
+				fmt.Fprintln(g.stdout, path)
+				return nil, nil
+			})
 		},
 	}
 }
@@ -56,19 +59,20 @@ type reportJSON struct {
 	Results   []modelJSON `json:"results"`
 }
 
-func writeReportJSON(g *globals, dir, path string) error {
+// reportJSONOf is the --json object of the report written at path.
+func reportJSONOf(dir, path string) (reportJSON, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return err
+		return reportJSON{}, err
 	}
 	out := reportJSON{Command: "report", Benchmark: filepath.Base(dir), Report: path, Bytes: st.Size()}
 	// The pass rates the report shows; null before the first aggregate.
 	if res := filepath.Join(dir, "results.json"); fileExists(res) {
 		if out.Results, err = readModels(res); err != nil {
-			return err
+			return out, err
 		}
 	}
-	return writeJSON(g.stdout, out)
+	return out, nil
 }
 
 func fileExists(path string) bool {
