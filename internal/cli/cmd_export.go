@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +14,7 @@ import (
 	"github.com/impactbench/impactbench/internal/export"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
-	"github.com/impactbench/impactbench/internal/runner"
+	"github.com/impactbench/impactbench/internal/sanitize"
 	"github.com/impactbench/impactbench/internal/work"
 )
 
@@ -27,7 +29,7 @@ type exportOptions struct {
 func newExportCmd(g *globals) *cobra.Command {
 	var o exportOptions
 	cmd := &cobra.Command{
-		Use:   "export <benchmark>",
+		Use:   "export <benchmark…|all>",
 		Short: "Write the judged rows (or transcript messages) as one tidy table: CSV, JSON Lines or Parquet",
 		Long: `Writes one row per judged conversation per judge — from runs/<target>/scores.json and every
 evaluate --judge output under runs/<target>/judges/ — with its target, model, metric, scenario,
@@ -40,14 +42,21 @@ carriage return: model text can) get a leading apostrophe; --raw writes them exa
 JSON Lines and Parquet always keep text exact.
 
 Output goes to stdout unless -o FILE is given; -o replaces FILE only once the whole table is
-written. Parquet is binary: it goes to stdout only when stdout is not a terminal.`,
+written. Parquet is binary: it goes to stdout only when stdout is not a terminal.
+
+` + "`export all`" + ` (or several names) writes the study as one table: every benchmark's rows in turn, told
+apart by the benchmark column, over the union of their columns (a demographic axis one
+benchmark lacks is empty on its rows). With all, a benchmark with nothing to export yet (never
+evaluated; never simulated for --messages) is left out and named on stderr; a named one is an
+error.`,
 		Example: `  impactbench export example --format csv > example.csv
   impactbench export example --format parquet -o example.parquet
-  impactbench export example --format jsonl --messages -o messages.jsonl`,
+  impactbench export example --format jsonl --messages -o messages.jsonl
+  impactbench export all --format parquet -o study.parquet`,
 		GroupID: "results",
-		Args:    benchArgs(false),
+		Args:    benchArgs(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runExport(g, args[0], o)
+			return runExport(g, args, o)
 		},
 	}
 	f := cmd.Flags()
@@ -58,7 +67,7 @@ written. Parquet is binary: it goes to stdout only when stdout is not a terminal
 	return cmd
 }
 
-func runExport(g *globals, benchArg string, o exportOptions) error {
+func runExport(g *globals, benchArgs []string, o exportOptions) error {
 	format, err := export.ParseFormat(o.Format)
 	if err != nil {
 		return usagef("--format: %v", err)
@@ -79,7 +88,7 @@ func runExport(g *globals, benchArg string, o exportOptions) error {
 		return usagef("--raw applies to --format csv only (JSON Lines and Parquet keep text exact)")
 	}
 	wo := export.Options{RawCSV: o.Raw}
-	table, err := openExport(g, benchArg, o.Messages)
+	table, err := openExports(g, benchArgs, o.Messages)
 	if err != nil {
 		return err
 	}
@@ -104,16 +113,49 @@ func runExport(g *globals, benchArg string, o exportOptions) error {
 	return nil
 }
 
-// openExport loads config and benchmark.yaml and opens the chosen table.
-func openExport(g *globals, benchArg string, messages bool) (export.Rows, error) {
+// openExports opens the chosen table of each benchmark named (or of every
+// one, for all) as one table. With all, benchmarks with nothing to export
+// yet are left out, named on stderr; none left is the error of the first.
+func openExports(g *globals, args []string, messages bool) (export.Rows, error) {
 	cfg, err := g.loadConfig()
 	if err != nil {
 		return nil, err
 	}
-	dir, err := runner.ResolveBench(cfg, benchArg)
+	dirs, err := benchDirs(cfg, args)
 	if err != nil {
 		return nil, err
 	}
+	all := len(args) == 1 && args[0] == "all"
+	var parts []export.Rows
+	var skipped []string
+	var first error
+	for _, dir := range dirs {
+		t, err := openExport(g, cfg, dir, messages)
+		if all && errors.Is(err, export.ErrNothingToExport) {
+			skipped = append(skipped, filepath.Base(dir))
+			first = cmp.Or(first, err)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, t)
+	}
+	if len(parts) == 0 {
+		return nil, first
+	}
+	if len(skipped) > 0 && !g.Quiet {
+		fmt.Fprintf(g.stderr, "impactbench: left out %d benchmark(s) with nothing to export yet: %s\n", len(skipped), sanitize.Terminal(strings.Join(skipped, ", ")))
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	return export.Concat(parts...)
+}
+
+// openExport loads benchmark.yaml and opens the chosen table of the
+// benchmark in dir.
+func openExport(g *globals, cfg *config.Config, dir string, messages bool) (export.Rows, error) {
 	bench, err := config.LoadBenchmark(filepath.Join(dir, "benchmark.yaml"))
 	if err != nil {
 		return nil, err
@@ -140,14 +182,11 @@ func openExport(g *globals, benchArg string, messages bool) (export.Rows, error)
 func exportErr(err error) error {
 	var ie *export.InputError
 	if errors.As(err, &ie) {
-		return &fault.Error{Kind: fault.Input, Msg: ie.Error()}
+		return &fault.Error{Kind: fault.Input, Msg: ie.Error(), Err: ie}
 	}
 	return err
 }
 
-// writeExportFile writes the table atomically (package fsx): path is
-// replaced only once the whole table is written, so a failed export leaves
-// it as it was.
 // outputFileFlag refuses an -o that names a directory: the file is written
 // beside it and renamed over it, which fails late (exit 1, naming the
 // temporary file), after the work is done.
@@ -158,6 +197,9 @@ func outputFileFlag(path string) error {
 	return nil
 }
 
+// writeExportFile writes the table atomically (package fsx): path is
+// replaced only once the whole table is written, so a failed export leaves
+// it as it was.
 func writeExportFile(path string, t export.Rows, f export.Format, o export.Options) (int64, error) {
 	out, err := fsx.Create(path, fsx.Shared)
 	if err != nil {

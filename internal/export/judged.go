@@ -3,7 +3,6 @@ package export
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"strings"
@@ -37,7 +36,7 @@ func OpenJudged(src Source) (*Judged, error) {
 		n += len(r.scores)
 	}
 	if n == 0 {
-		return nil, &InputError{Err: fmt.Errorf("%s: no %s to export: run `impactbench evaluate %s` first", layout.Bench{Dir: src.Dir}.RunsDir(), layout.ScoresFile, src.name())}
+		return nil, nothingYet("%s: no %s to export: run `impactbench evaluate %s` first", layout.Bench{Dir: src.Dir}.RunsDir(), layout.ScoresFile, src.name())
 	}
 	j := &Judged{src: src, runs: runs, metrics: map[string]config.Metric{}}
 	for _, m := range src.Metrics {

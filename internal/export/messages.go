@@ -1,7 +1,6 @@
 package export
 
 import (
-	"fmt"
 	"path/filepath"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -28,7 +27,7 @@ func OpenMessages(src Source) (*Messages, error) {
 		}
 	}
 	if len(m.runs) == 0 {
-		return nil, &InputError{Err: fmt.Errorf("%s: no %s to export: run `impactbench simulate %s` first", layout.Bench{Dir: src.Dir}.RunsDir(), layout.ConversationsFile, src.name())}
+		return nil, nothingYet("%s: no %s to export: run `impactbench simulate %s` first", layout.Bench{Dir: src.Dir}.RunsDir(), layout.ConversationsFile, src.name())
 	}
 	return m, nil
 }
