@@ -566,12 +566,13 @@ func TestREADMEStudy(t *testing.T) {
 		}
 		outs[s] = shell(t, project, bin, s)
 	}
-	for _, p := range []string{"benchmarks/study.json", "benchmarks/example/results.json", "benchmarks/second/results.json", "site-data/data/benchmark-data.json"} {
+	for _, p := range []string{"benchmarks/study.json", "benchmarks/example/results.json", "benchmarks/second/results.json", "site-data/data/benchmark-data.json", "study.parquet"} {
 		if _, err := os.Stat(filepath.Join(project, p)); err != nil {
 			t.Errorf("the study section promises %s: %v", p, err)
 		}
 	}
-	for cmd, want := range map[string]string{"impactbench run all --dry-run": "study of 2 benchmarks: estimated cost", "impactbench status all": "TOTAL"} {
+	for cmd, want := range map[string]string{"impactbench run all --dry-run": "study of 2 benchmarks: estimated cost", "impactbench status all": "TOTAL",
+		"impactbench items all": "Item analysis of second: ", "impactbench export all": "judged rows to study.parquet"} {
 		found := false
 		for s, out := range outs {
 			if strings.HasPrefix(s, cmd) && strings.Contains(out, want) {
