@@ -490,6 +490,19 @@ func benchArgs(withTargets bool) cobra.PositionalArgs {
 	}
 }
 
+// oneBench is benchArgs for a command that works on one benchmark at a
+// time: `all` there is no benchmark's name but a reader's guess that it
+// works as in run, so it is refused saying what does (instead).
+func oneBench(withTargets bool, instead string) cobra.PositionalArgs {
+	check := benchArgs(withTargets)
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 && args[0] == "all" {
+			return usagef("%s works on one benchmark at a time, not all: %s", cmd.Name(), instead)
+		}
+		return check(cmd, args)
+	}
+}
+
 // noArgs refuses arguments to a command that takes none, saying what the
 // command takes instead (hint: e.g. "to write into %s, use -o %s", %s the
 // first argument) rather than cobra's "unknown command": a reader who

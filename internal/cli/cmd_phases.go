@@ -52,11 +52,12 @@ func newPhaseCmd(g *globals, name string, kind phaseKind) *cobra.Command {
 	var replace string
 	doc := phaseDocs[kind]
 	use := name + " <benchmark>"
-	args := benchArgs(false)
+	const studyWide = "`impactbench run all` runs every benchmark's stages as one study (shared provider limits, one --max-cost), skipping what is done"
+	args := oneBench(false, studyWide)
 	switch kind {
 	case phaseSimulate, phaseEvaluate:
 		use += " [target…]"
-		args = benchArgs(true)
+		args = oneBench(true, studyWide)
 	case phaseAggregate:
 		use = name + " <benchmark…|all>"
 		args = benchArgs(true)

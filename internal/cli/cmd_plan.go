@@ -33,7 +33,7 @@ Calls no model; the same lines close every --dry-run.`,
   impactbench plan example --icc 0.6 --half-width 0.05
   impactbench plan example --pilot benchmarks/pilot/results.json`,
 		GroupID: "results",
-		Args:    benchArgs(false),
+		Args:    oneBench(false, "`impactbench run all --dry-run` plans the whole study (its calls, bill and interval widths) without calling a model"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPlan(g, args[0], o)
 		},

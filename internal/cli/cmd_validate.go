@@ -37,7 +37,7 @@ pair of models changes order beyond its uncertainty (validation.json + a table).
   impactbench validate example --swap judge=gpt-4o
   impactbench validate example --swap generator=openai/gpt-5`,
 		GroupID: "results",
-		Args:    benchArgs(false),
+		Args:    oneBench(false, "a validation reruns one benchmark with a role swapped; name it, e.g. `impactbench validate example --swap judge=gpt-4o`"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if swapArg == "" {
 				return usagef("--swap ROLE=MODEL is required (role: generator, user or judge)")

@@ -75,6 +75,11 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"validate", "example"}, ExitUsage, "--swap"},
 		{[]string{"validate", "example", "--swap", "cook=x"}, ExitUsage, "role must be"},
 		{[]string{"gen_metrics", "example", "--dry-run"}, 0, "no model was called"},
+		// `all` where a command takes one benchmark says what does the study.
+		{[]string{"simulate", "all"}, ExitUsage, "simulate works on one benchmark at a time, not all: `impactbench run all` runs every benchmark's stages as one study"},
+		{[]string{"evaluate", "all", "offline-careful"}, ExitUsage, "`impactbench run all`"},
+		{[]string{"plan", "all"}, ExitUsage, "`impactbench run all --dry-run` plans the whole study"},
+		{[]string{"validate", "all", "--swap", "judge=x"}, ExitUsage, "name it, e.g. `impactbench validate example"},
 		// A command that takes no arguments says what it takes instead.
 		{[]string{"publish", "site-data"}, ExitUsage, "impactbench publish takes no arguments, got \"site-data\": to write into site-data, use -o site-data"},
 		{[]string{"study", "example"}, ExitUsage, "use `impactbench report example`"},
