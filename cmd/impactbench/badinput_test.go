@@ -109,6 +109,8 @@ var (
 	evaluateCmd = []string{"evaluate", "corpus", "careful", "--quiet"}
 	aggregate   = []string{"aggregate", "corpus", "--quiet"}
 	reportCmd   = []string{"report", "corpus"}
+	statusCmd   = []string{"status", "corpus"}
+	statusJSON  = []string{"status", "corpus", "--json"}
 	compareCmd  = []string{"compare", "benchmarks/corpus", "benchmarks/other"}
 )
 
@@ -497,6 +499,9 @@ func badInputCases() []badCase {
 		// reading that many, naming the folder and the limit.
 		{name: "prompts/too many entries", file: "prompts", args: runCmd, edit: emptyFiles(1001), loc: `prompts holds more than 1000 entries`},
 		{name: "runs/too many entries", file: "benchmarks/corpus/runs", args: aggregate, edit: emptyFiles(10001), loc: `runs holds more than 10000 entries`},
+		{name: "calls/too many entries under status", file: ".cache/corpus/calls", args: statusCmd, edit: emptyFiles(10001), loc: `calls holds more than 10000 entries`},
+		{name: "calls/too many entries under status --json", file: ".cache/corpus/calls", args: statusJSON, edit: emptyFiles(10001), loc: `calls holds more than 10000 entries`},
+		{name: "cache folder/too many entries under status", file: ".cache/corpus", args: statusCmd, edit: emptyFiles(10001), loc: `corpus holds more than 10000 entries`},
 	}
 	sort.SliceStable(cases, func(i, j int) bool { return cases[i].name < cases[j].name })
 	return cases

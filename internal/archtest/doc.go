@@ -9,7 +9,11 @@
 //   - a type has more than 40 methods;
 //   - a struct stores a context.Context (contexts are passed, first);
 //   - a package that starts goroutines has no leak check (goleak) in its
-//     tests.
+//     tests;
+//   - code outside internal/fsx (and the bench harness) lists a directory
+//     with a standard library call that reads it whole (filepath.Glob,
+//     filepath.WalkDir, os.ReadDir, …) rather than fsx.ReadDir (bounded)
+//     or fsx.Walk (in batches).
 //
 // `go test -v ./internal/archtest` logs the runner's line count and the type
 // with the most methods; with ARCHTEST_TOP=1 it lists every type of 20

@@ -16,7 +16,7 @@ import (
 
 // TestCrowdedFolderIsRefused: a units folder, or its .seg folder, holding
 // more than maxDirEntries entries (of any name) is refused by List and by
-// opening a unit, with an input error naming the folder and the limit,
+// opening a unit, and by ListUnits (status), with an input error naming the folder and the limit,
 // after reading no more than that; nothing in the store changes. At the
 // bound it is listed.
 func TestCrowdedFolderIsRefused(t *testing.T) {
@@ -47,17 +47,18 @@ func TestCrowdedFolderIsRefused(t *testing.T) {
 			before := tree(t, root)
 			s := Open(root, false)
 			_, listErr := s.List(t.Context(), "t/sim")
+			_, _, unitsErr := ListUnits(filepath.Join(root, "t", "sim"))
 			u, openErr := s.Unit("t/sim/u")
 			if openErr == nil {
 				u.Close()
 			}
 			if !tc.refused {
-				if listErr != nil || openErr != nil {
-					t.Fatalf("List: %v; Unit: %v", listErr, openErr)
+				if listErr != nil || openErr != nil || unitsErr != nil {
+					t.Fatalf("List: %v; Unit: %v; ListUnits: %v", listErr, openErr, unitsErr)
 				}
 				return
 			}
-			for what, err := range map[string]error{"List": listErr, "Unit": openErr} {
+			for what, err := range map[string]error{"List": listErr, "Unit": openErr, "ListUnits": unitsErr} {
 				var many *fsx.TooManyEntriesError
 				if !errors.As(err, &many) || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "5 entries") || fault.KindOf(err) != fault.Input {
 					t.Errorf("%s: err = %v, want an input error naming %s and its limit", what, err, dir)

@@ -86,7 +86,10 @@ func TestLegacyStoreResumesWithoutPaying(t *testing.T) {
 		}
 		u.Close()
 	}
-	done, running := ListUnits(filepath.Join(dir, "t", "sim"))
+	done, running, err := ListUnits(filepath.Join(dir, "t", "sim"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	names := doneNames(done)
 	if len(names) != 2 || names[0] != "done_compact" || names[1] != "done_journal" || running != 2 {
 		t.Errorf("listing: done %v, in progress %d; want [done_compact done_journal], 2", names, running)
@@ -107,7 +110,10 @@ func TestLegacyStoreResumesWithoutPaying(t *testing.T) {
 			t.Errorf("%s after finishing: %q %q %v", name, key, got, ok)
 		}
 	}
-	done, running = ListUnits(filepath.Join(dir, "t", "sim"))
+	done, running, err = ListUnits(filepath.Join(dir, "t", "sim"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(done) != 4 || running != 0 {
 		t.Errorf("after finishing: done %v, in progress %d; want 4, 0", doneNames(done), running)
 	}

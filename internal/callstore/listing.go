@@ -30,11 +30,16 @@ type Listing struct {
 
 // ListUnits lists the units in dir (a directory of units: segments and
 // files of earlier versions alike). A unit stored and being redone counts
-// as in progress only; a missing directory lists nothing.
-func ListUnits(dir string) (done []UnitFile, inProgress int) {
+// as in progress only; a missing directory lists nothing. Its error is a
+// folder of dir over its bound (maxDirEntries): an
+// *fsx.TooManyEntriesError naming it (exit 2).
+func ListUnits(dir string) (done []UnitFile, inProgress int, err error) {
 	l := newLocal(dir, Options{})
-	ls, _ := l.list(context.Background(), "")
-	return ls.Done, ls.InProgress
+	ls, err := l.list(context.Background(), "")
+	if err != nil {
+		return nil, 0, err
+	}
+	return ls.Done, ls.InProgress, nil
 }
 
 // List lists the units in the directory dir of the store (relative,

@@ -16,11 +16,14 @@ func TestListUnits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	done, inProgress := ListUnits(dir)
+	done, inProgress, err := ListUnits(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(done) != 1 || done[0].Name != "a" || done[0].ModTime.IsZero() || inProgress != 2 {
 		t.Errorf("done %+v, in progress %d; want [a], 2", done, inProgress)
 	}
-	if done, n := ListUnits(filepath.Join(dir, "missing")); done != nil || n != 0 {
-		t.Errorf("missing dir: %v %d", done, n)
+	if done, n, err := ListUnits(filepath.Join(dir, "missing")); done != nil || n != 0 || err != nil {
+		t.Errorf("missing dir: %v %d %v", done, n, err)
 	}
 }

@@ -21,3 +21,11 @@ func openNoFollow(path string, flag int, mode os.FileMode) (*os.File, error) {
 	}
 	return f, requireRegular(f, path)
 }
+
+// openDir opens the directory at path to list it, refusing a symbolic
+// link there (O_NOFOLLOW) and anything but a directory (O_DIRECTORY) in
+// the same step as the open: a walk never follows a link swapped in for a
+// directory it listed.
+func openDir(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+}

@@ -47,3 +47,26 @@ func openNoFollow(path string, flag int, mode os.FileMode) (*os.File, error) {
 	}
 	return nil, &NotRegularError{Path: path, What: "a file that keeps changing while it is opened"}
 }
+
+// openDir opens the directory at path to list it, refusing a symbolic
+// link (or junction) there and anything but a directory: Windows has no
+// O_NOFOLLOW, so the path is looked at first and the directory opened is
+// checked to be the one looked at.
+func openDir(path string) (*os.File, error) {
+	before, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !before.IsDir() {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: errors.New("not a directory")}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if after, err := f.Stat(); err != nil || !os.SameFile(before, after) {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: errors.New("replaced while it was opened")}
+	}
+	return f, nil
+}

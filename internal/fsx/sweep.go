@@ -51,25 +51,22 @@ func isHex(s string, n int) bool {
 // alone, and links inside the directories are not followed (a directory
 // given that is itself a link, such as a benchmark folder linked from
 // elsewhere, is swept: impactbench writes through it). Missing or
-// unreadable directories are skipped. The caller must hold the lock of
-// whatever writes there, and choose cutoff so that a temp file of a writer
-// working beside it (a report, an export) is younger.
+// unreadable directories are skipped, and so is what lies more than
+// WalkDepth levels down. The directories are read in batches (Walk), never
+// a whole listing at once: a call store's folder may hold millions of
+// files. The caller must hold the lock of whatever writes there, and
+// choose cutoff so that a temp file of a writer working beside it (a
+// report, an export) is younger.
 func SweepTemps(cutoff time.Time, dirs ...string) (removed int) {
 	for _, root := range outermost(dirs) {
 		if real, err := filepath.EvalSymlinks(root); err == nil {
 			root = real
 		}
-		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if d != nil && d.IsDir() && path != root {
-					return fs.SkipDir // unreadable: leave it
-				}
+		_ = Walk(root, func(path string, e fs.DirEntry) error {
+			if !e.Type().IsRegular() || !IsTemp(e.Name()) {
 				return nil
 			}
-			if !d.Type().IsRegular() || !IsTemp(d.Name()) {
-				return nil
-			}
-			info, err := d.Info()
+			info, err := e.Info()
 			if err != nil || !info.ModTime().Before(cutoff) {
 				return nil
 			}

@@ -413,7 +413,10 @@ func checkReport(t *testing.T, p *project) {
 			t.Errorf("report of %s: %d played, %d judged; want %d", r.Target, len(r.Human), len(r.HumanScores), wantPlayed)
 		}
 	}
-	live := report.ReadLive(p.files.Dir, p.files.Cache)
+	live, err := report.ReadLive(p.files.Dir, p.files.Cache)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if live.Generated.Stored != len(p.metrics) || live.Generated.InProgress != 0 {
 		t.Errorf("status: generation units %+v, want %d stored", live.Generated, len(p.metrics))
 	}
@@ -520,7 +523,10 @@ func TestShardReadersFindWhatShardsWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := len(scens) * p.cfg.Generation.NumSamples
-	live := report.ReadLive(p.files.Dir, p.files.Cache)
+	live, err := report.ReadLive(p.files.Dir, p.files.Cache)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tg := range p.targets {
 		var names []string
 		rows := 0

@@ -321,15 +321,22 @@ func ShardFiles(dir, name string) (map[string]Shard, error) {
 }
 
 // ShardLocks lists the benchmark's shard lock files (.lock.shard-i-of-K)
-// with their shards.
-func (b Bench) ShardLocks() map[string]Shard {
-	base := b.Lock(Shard{})
-	paths, _ := filepath.Glob(base + shardMark + "*-of-*")
+// in its cache folder, with their shards. A missing cache folder has none;
+// one holding more than MaxBenchmarkEntries entries is an
+// *fsx.TooManyEntriesError (exit 2 naming it), read no further.
+func (b Bench) ShardLocks() (map[string]Shard, error) {
+	base := LockFile + shardMark
 	out := map[string]Shard{}
-	for _, p := range paths {
-		if name, s, ok := CutShard(p); ok && name == base {
-			out[p] = s
+	_, err := fsx.ReadDir(b.Cache, MaxBenchmarkEntries, func(e fs.DirEntry) bool {
+		if n := e.Name(); strings.HasPrefix(n, base) {
+			if name, s, ok := CutShard(n); ok && name == LockFile {
+				out[filepath.Join(b.Cache, n)] = s
+			}
 		}
+		return false
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
 	}
-	return out
+	return out, nil
 }

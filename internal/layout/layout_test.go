@@ -3,6 +3,7 @@ package layout
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -273,16 +274,17 @@ func TestLeaseNameRoundTrip(t *testing.T) {
 	}
 }
 
-// TestCrowdedFoldersAreRefused: a benchmarks/, runs/, runs/<target>/ or judges/ folder
-// holding more entries than its bound (hidden ones and files count: they
+// TestCrowdedFoldersAreRefused: a benchmarks/, runs/, runs/<target>/,
+// judges/ or cache (.cache/<bench>) folder holding more entries than its bound (hidden ones and files count: they
 // are read) is refused with an *fsx.TooManyEntriesError naming the folder,
 // by every lister of it; at the bound it is listed.
 func TestCrowdedFoldersAreRefused(t *testing.T) {
 	defer func(b, r int) { MaxBenchmarkEntries, MaxRunEntries = b, r }(MaxBenchmarkEntries, MaxRunEntries)
 	MaxBenchmarkEntries, MaxRunEntries = 4, 3
 	p := t.TempDir()
-	b := Bench{Dir: BenchDir(p, "a")}
+	b := ForProject(p, BenchDir(p, "a"))
 	mustWrite(t, BenchmarkPath(b.Dir))
+	mustWrite(t, b.Lock(Shard{Index: 0, Count: 2}))
 	mustWrite(t, b.Scores("t1", nil, Shard{}))
 	mustWrite(t, b.Scores("t1", []string{"j"}, Shard{}))
 	listers := map[string]struct {
@@ -297,11 +299,12 @@ func TestCrowdedFoldersAreRefused(t *testing.T) {
 			_, err := ShardFiles(filepath.Join(b.RunsDir(), "t1"), ConversationsFile)
 			return err
 		}},
+		"ShardLocks": {b.Cache, func() error { _, err := b.ShardLocks(); return err }},
 	}
-	for _, name := range []string{"Benchmarks", "ListRunDirs", "RunTargets", "JudgePanels", "ShardFiles"} {
+	for _, name := range []string{"Benchmarks", "ListRunDirs", "RunTargets", "JudgePanels", "ShardFiles", "ShardLocks"} {
 		l := listers[name]
 		limit := MaxRunEntries
-		if name == "Benchmarks" {
+		if name == "Benchmarks" || name == "ShardLocks" {
 			limit = MaxBenchmarkEntries
 		}
 		ents, _ := os.ReadDir(l.folder)
@@ -320,5 +323,29 @@ func TestCrowdedFoldersAreRefused(t *testing.T) {
 		if err := os.Remove(filepath.Join(l.folder, "one-more")); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestShardLocks: the shard locks of the benchmark's cache folder are
+// found with their shards, and nothing else there; a missing cache folder
+// has none.
+func TestShardLocks(t *testing.T) {
+	p := t.TempDir()
+	b := ForProject(p, BenchDir(p, "a"))
+	if got, err := b.ShardLocks(); err != nil || len(got) != 0 {
+		t.Fatalf("no cache folder: %v, %v; want none", got, err)
+	}
+	want := map[string]Shard{}
+	for _, s := range []Shard{{Index: 0, Count: 2}, {Index: 1, Count: 2}, {Index: 3, Count: 16}} {
+		mustWrite(t, b.Lock(s))
+		want[b.Lock(s)] = s
+	}
+	for _, name := range []string{LockFile, LockFile + ".shard-x-of-2", LockFile + ".shard-2-of-2", LockFile + ".shard-0-of-2.json", "x" + LockFile + ".shard-0-of-2", HoldsFile} {
+		mustWrite(t, filepath.Join(b.Cache, name))
+	}
+	mustWrite(t, b.ShardRecords(Shard{Index: 0, Count: 2}))
+	got, err := b.ShardLocks()
+	if err != nil || !maps.Equal(got, want) {
+		t.Errorf("ShardLocks = %v, %v; want %v", got, err, want)
 	}
 }

@@ -528,15 +528,13 @@ var maxSweepEntries = 100_000
 // of files publish generates (or of its manifest), in the directories it
 // writes, over a minute old, and only in a folder publish has written
 // into before (a manifest is there) or takes over (--force): publish writes
-// its manifest before its first temp file. Links are not followed.
+// its manifest before its first temp file. Links are not followed, and
+// folders are read in batches (fsx.Walk), never whole.
 func (w *writer) sweepTemps(now time.Time) {
 	if !w.hadManifest && !w.force {
 		return
 	}
-	visit := func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
+	visit := func(path string, d fs.DirEntry) error {
 		if d.IsDir() {
 			return nil
 		}
@@ -560,7 +558,7 @@ func (w *writer) sweepTemps(now time.Time) {
 	// Over maxSweepEntries, the folder is not publish's: nothing is swept.
 	if entries, err := fsx.ReadDir(w.out, maxSweepEntries, func(e fs.DirEntry) bool { return tempName.MatchString(e.Name()) }); err == nil {
 		for _, e := range entries {
-			_ = visit(filepath.Join(w.out, e.Name()), e, nil)
+			_ = visit(filepath.Join(w.out, e.Name()), e)
 		}
 	}
 	for _, sub := range layout.PublishedSubdirs {
@@ -568,7 +566,7 @@ func (w *writer) sweepTemps(now time.Time) {
 		if st, err := os.Lstat(root); err != nil || !st.IsDir() {
 			continue // missing, or a link: not publish's
 		}
-		_ = filepath.WalkDir(root, visit)
+		_ = fsx.Walk(root, visit) // in batches, never a folder's whole listing
 	}
 }
 

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -51,41 +52,68 @@ type ShardFile struct {
 
 // ReadLive reads the call store under cacheDir (the benchmark's
 // .cache/<bench> directory) and the shard files under benchDir. Missing
-// directories read as nothing stored.
-func ReadLive(benchDir, cacheDir string) Live {
+// or unreadable directories read as nothing stored; a folder holding more
+// entries than its bound (calls/, a units folder, the cache folder, runs/
+// or a run's folder) is an *fsx.TooManyEntriesError naming it (exit 2),
+// not shown as none.
+func ReadLive(benchDir, cacheDir string) (Live, error) {
 	l := Live{Targets: map[string]TargetLive{}}
 	files := layout.Bench{Dir: benchDir, Cache: cacheDir}
-	l.Running, l.Holder = running(files)
+	var err error
+	if l.Running, l.Holder, err = running(files); err != nil {
+		return Live{}, err
+	}
 	calls := files.Calls()
-	l.Generated = countUnits(calls, layout.GenScenariosDir, nil)
-	ents, _ := fsx.ReadDir(calls, layout.MaxRunEntries, fs.DirEntry.IsDir) // over the bound: shown as none
+	if l.Generated, err = countUnits(calls, layout.GenScenariosDir, nil); err != nil {
+		return Live{}, err
+	}
+	ents, err := fsx.ReadDir(calls, layout.MaxRunEntries, fs.DirEntry.IsDir)
+	if tooMany(err) {
+		return Live{}, err
+	}
 	for _, e := range ents {
 		if !e.IsDir() || !layout.IsTargetDir(e.Name()) {
 			continue
 		}
 		var tl TargetLive
-		tl.Simulate = countUnits(calls, layout.TargetDir(e.Name(), layout.SimDir), isRow)
-		tl.Evaluate = countUnits(calls, layout.TargetDir(e.Name(), layout.EvalDir), isRow)
+		if tl.Simulate, err = countUnits(calls, layout.TargetDir(e.Name(), layout.SimDir), isRow); err != nil {
+			return Live{}, err
+		}
+		if tl.Evaluate, err = countUnits(calls, layout.TargetDir(e.Name(), layout.EvalDir), isRow); err != nil {
+			return Live{}, err
+		}
 		if tl != (TargetLive{}) {
 			l.Targets[e.Name()] = tl
 		}
 	}
-	l.Shards = shardFiles(benchDir)
-	return l
+	if l.Shards, err = shardFiles(benchDir); err != nil {
+		return Live{}, err
+	}
+	return l, nil
+}
+
+// tooMany reports whether err is a folder over its bound (the error to
+// give), rather than one missing or unreadable (shown as none).
+func tooMany(err error) bool {
+	var many *fsx.TooManyEntriesError
+	return errors.As(err, &many)
 }
 
 // countUnits counts the completed and in-progress units of the directory
 // rel ('/'-separated) of the call store at calls; with keep, only the
 // completed units whose names it accepts.
-func countUnits(calls, rel string, keep func(string) bool) UnitCount {
-	done, inProgress := callstore.ListUnits(filepath.Join(calls, filepath.FromSlash(rel)))
+func countUnits(calls, rel string, keep func(string) bool) (UnitCount, error) {
+	done, inProgress, err := callstore.ListUnits(filepath.Join(calls, filepath.FromSlash(rel)))
+	if err != nil {
+		return UnitCount{}, err
+	}
 	n := 0
 	for _, u := range done {
 		if keep == nil || keep(u.Name) {
 			n++
 		}
 	}
-	return UnitCount{Stored: n, InProgress: inProgress}
+	return UnitCount{Stored: n, InProgress: inProgress}, nil
 }
 
 // isRow reports whether a unit of a target's sim or eval directory is a
@@ -99,34 +127,46 @@ func isRow(name string) bool {
 // shards of it hold theirs (several workers on one shared directory), and
 // names the holders: "pid 42, host node-7, …" or "shard 0/2: pid 42, …;
 // shard 1/2: …".
-func running(files layout.Bench) (bool, string) {
+func running(files layout.Bench) (bool, string, error) {
 	if h, held := fsx.LockHeld(files.Lock(layout.Shard{})); held {
-		return true, h.String()
+		return true, h.String(), nil
+	}
+	locks, err := files.ShardLocks()
+	if tooMany(err) {
+		return false, "", err
 	}
 	var shards []string
-	for path, s := range files.ShardLocks() {
+	for path, s := range locks {
 		if h, held := fsx.LockHeld(path); held {
 			shards = append(shards, fmt.Sprintf("shard %d/%d: %s", s.Index, s.Count, h))
 		}
 	}
 	if len(shards) == 0 {
-		return false, ""
+		return false, "", nil
 	}
 	sort.Strings(shards)
-	return true, strings.Join(shards, "; ")
+	return true, strings.Join(shards, "; "), nil
 }
 
 // maxShardCountBytes bounds a shard file status reads to count its rows.
 const maxShardCountBytes = 256 << 20
 
 // shardFiles lists runs/<target>/{conversations,scores}.shard-i-of-K.json
-// (layout.ShardFiles: the names a shard's run writes).
-func shardFiles(benchDir string) map[string][]ShardFile {
+// (layout.ShardFiles: the names a shard's run writes); its error is runs/
+// or a run's folder over its bound.
+func shardFiles(benchDir string) (map[string][]ShardFile, error) {
 	out := map[string][]ShardFile{}
-	for _, t := range runTargetsOf(benchDir) {
+	targets, err := layout.RunTargets(benchDir)
+	if tooMany(err) {
+		return nil, err
+	}
+	for _, t := range targets {
 		d := layout.Bench{Dir: benchDir}.RunDir(t)
 		for _, name := range []string{layout.ConversationsFile, layout.ScoresFile} {
-			paths, _ := layout.ShardFiles(d, name)
+			paths, err := layout.ShardFiles(d, name)
+			if err != nil {
+				return nil, err
+			}
 			for p := range paths {
 				rows := -1
 				// Only a regular file, and not past maxShardCountBytes:
@@ -143,9 +183,9 @@ func shardFiles(benchDir string) map[string][]ShardFile {
 		sort.Slice(out[t], func(i, j int) bool { return out[t][i].File < out[t][j].File })
 	}
 	if len(out) == 0 {
-		return nil
+		return nil, nil
 	}
-	return out
+	return out, nil
 }
 
 // countTopLevelRows counts the objects of a JSON array without decoding

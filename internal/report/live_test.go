@@ -1,13 +1,20 @@
 package report
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 func touch(t *testing.T, path, content string) {
@@ -18,6 +25,16 @@ func touch(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// mustReadLive is ReadLive, failing the test on its error.
+func mustReadLive(t *testing.T, bench, cache string) Live {
+	t.Helper()
+	l, err := ReadLive(bench, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 func TestReadLive(t *testing.T) {
@@ -36,7 +53,7 @@ func TestReadLive(t *testing.T) {
 	touch(t, filepath.Join(bench, "runs", "gpt", "scores.shard-1-of-2.json"), `[{"id": "a"`)
 	touch(t, filepath.Join(cache, ".lock"), "pid "+strconv.Itoa(os.Getpid())+", started now")
 
-	l := ReadLive(bench, cache)
+	l := mustReadLive(t, bench, cache)
 	if !l.Running || l.Holder == "" {
 		t.Errorf("running = %v (%q), want true: this process holds it", l.Running, l.Holder)
 	}
@@ -57,7 +74,7 @@ func TestReadLive(t *testing.T) {
 
 	// A lock file whose process is gone is not a run in progress.
 	touch(t, filepath.Join(cache, ".lock"), "pid 999999999, started then")
-	if l := ReadLive(bench, cache); l.Running {
+	if l := mustReadLive(t, bench, cache); l.Running {
 		t.Error("a dead pid reads as running")
 	}
 }
@@ -74,7 +91,7 @@ func TestReadLiveShards(t *testing.T) {
 	touch(t, filepath.Join(cache, ".lock.shard-1-of-2"), me)
 	touch(t, filepath.Join(cache, ".lock.shard-0-of-2"), "pid 999999999, host "+host+", started 2026-11-28T00:00:00Z")
 	touch(t, filepath.Join(cache, ".lock.shard-x-of-2"), me) // not a shard's lock
-	l := ReadLive(bench, cache)
+	l := mustReadLive(t, bench, cache)
 	if !l.Running || l.Holder != "shard 1/2: "+me {
 		t.Errorf("running = %v, holder %q; want shard 1/2 named", l.Running, l.Holder)
 	}
@@ -83,7 +100,7 @@ func TestReadLiveShards(t *testing.T) {
 	other := filepath.Join(cache, ".lock.shard-0-of-2")
 	touch(t, other, "pid 1, host another-node, started 2026-11-29T00:00:00Z, label benchmark b shard 0/2")
 	touch(t, filepath.Join(cache, ".lock.shard-1-of-2"), "")
-	if l := ReadLive(bench, cache); l.Running {
+	if l := mustReadLive(t, bench, cache); l.Running {
 		t.Errorf("a free lock of another host reads as running: %q", l.Holder)
 	}
 	f, err := os.OpenFile(other, os.O_RDWR, 0)
@@ -94,7 +111,95 @@ func TestReadLiveShards(t *testing.T) {
 	if err := fsx.TryLock(f); err != nil {
 		t.Fatal(err)
 	}
-	if l := ReadLive(bench, cache); !l.Running || !strings.Contains(l.Holder, "shard 0/2: pid 1, host another-node") {
+	if l := mustReadLive(t, bench, cache); !l.Running || !strings.Contains(l.Holder, "shard 0/2: pid 1, host another-node") {
 		t.Errorf("a held lock of another host: running = %v, holder %q", l.Running, l.Holder)
 	}
+}
+
+// TestReadLiveRefusesCrowdedFolders: a folder status reads holding more
+// entries than its bound — the call store's calls/, the cache folder
+// (where the shard locks are), runs/ — is an input error naming the
+// folder and the limit from ReadLive and from status (text and --json,
+// of a benchmark and of a study), not shown as nothing stored; at the
+// bound it is read. Nothing is written either way.
+func TestReadLiveRefusesCrowdedFolders(t *testing.T) {
+	defer func(b, r int) { layout.MaxBenchmarkEntries, layout.MaxRunEntries = b, r }(layout.MaxBenchmarkEntries, layout.MaxRunEntries)
+	layout.MaxBenchmarkEntries, layout.MaxRunEntries = 4, 3
+	for _, tc := range []struct {
+		name   string
+		folder func(b layout.Bench) string
+	}{
+		{"calls", layout.Bench.Calls},
+		{"cache", func(b layout.Bench) string { return b.Cache }},
+		{"runs", layout.Bench.RunsDir},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := t.TempDir()
+			b := layout.ForProject(p, layout.BenchDir(p, "b"))
+			touch(t, filepath.Join(b.Calls(), "gpt", "sim", "a__s0.json"), "{}")
+			touch(t, filepath.Join(b.RunDir("gpt"), "x"), "")
+			folder := tc.folder(b)
+			limit := layout.MaxRunEntries
+			if tc.name == "cache" {
+				limit = layout.MaxBenchmarkEntries
+			}
+			ents, err := os.ReadDir(folder)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := len(ents); i < limit; i++ {
+				touch(t, filepath.Join(folder, fmt.Sprintf(".n%d", i)), "")
+			}
+			l, err := ReadLive(b.Dir, b.Cache)
+			if err != nil {
+				t.Fatalf("at the bound: %v", err)
+			}
+			if l.Targets["gpt"].Simulate.Stored != 1 {
+				t.Errorf("at the bound: targets %+v, want gpt's unit", l.Targets)
+			}
+			touch(t, filepath.Join(folder, "one-more"), "")
+			before := treeOf(t, p)
+			_, err = ReadLive(b.Dir, b.Cache)
+			opts := StatusOptions{CacheDir: b.Cache}
+			study := []StudyBench{{Dir: b.Dir, CacheDir: b.Cache}}
+			var out bytes.Buffer
+			for what, err := range map[string]error{
+				"ReadLive":             err,
+				"Status":               Status(&out, b.Dir, nil, opts),
+				"WriteStatusJSON":      WriteStatusJSON(&out, b.Dir, nil, opts),
+				"StudyStatus":          StudyStatus(&out, study, nil, opts),
+				"WriteStudyStatusJSON": WriteStudyStatusJSON(&out, study, nil, opts),
+			} {
+				var many *fsx.TooManyEntriesError
+				if !errors.As(err, &many) || many.Path != folder || fault.KindOf(err) != fault.Input ||
+					!strings.Contains(err.Error(), fmt.Sprintf("%s holds more than %d entries", folder, limit)) {
+					t.Errorf("%s over the bound: err = %v, want an input error naming %s and its limit", what, err, folder)
+				}
+			}
+			if out.Len() != 0 {
+				t.Errorf("status refused, yet wrote %q", out.String())
+			}
+			if after := treeOf(t, p); !maps.Equal(before, after) {
+				t.Error("reading status changed files")
+			}
+		})
+	}
+}
+
+// treeOf is every file under root with its content.
+func treeOf(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		out[p] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

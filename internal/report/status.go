@@ -91,7 +91,10 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 	// on. Only the colours this code adds pass as escape sequences.
 	w = sanitize.NewWriter(w)
 	c := colorizer(opts.Color)
-	bs := loadStatus(benchDir, targets, opts)
+	bs, err := loadStatus(benchDir, targets, opts)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
 	writeStatusHeader(w, c, bs)
 	writeTargetTable(w, c, bs)
 	writeShards(w, c, bs.live.Shards)
@@ -104,11 +107,17 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 
 // loadStatus reads everything Status prints. Unreadable files become
 // messages in the output, never an error: status is for looking at a
-// half-finished run.
-func loadStatus(benchDir string, targets []string, opts StatusOptions) *benchStatus {
+// half-finished run. Its error is a folder of the call store or of the
+// runs holding more entries than its bound (ReadLive): that is refused
+// (exit 2 naming the folder), not shown as nothing stored.
+func loadStatus(benchDir string, targets []string, opts StatusOptions) (*benchStatus, error) {
 	bs := &benchStatus{benchDir: benchDir}
 	if opts.CacheDir != "" {
-		bs.live = ReadLive(benchDir, opts.CacheDir)
+		live, err := ReadLive(benchDir, opts.CacheDir)
+		if err != nil {
+			return nil, err
+		}
+		bs.live = live
 	}
 	bs.name, bs.benchErr = benchmarkName(benchDir)
 	if bs.name == "" {
@@ -138,7 +147,7 @@ func loadStatus(benchDir string, targets []string, opts StatusOptions) *benchSta
 	}
 	bs.metrics = len(metrics)
 	bs.rootCost, _ = readCost(layout.Bench{Dir: benchDir}.Cost(), "")
-	return bs
+	return bs, nil
 }
 
 // HumanCountJSON counts the conversations people played against a target

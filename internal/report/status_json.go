@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"sort"
@@ -95,7 +96,10 @@ func WriteStatusJSON(w io.Writer, benchDir string, targets []string, opts Status
 	if _, err := os.Stat(benchDir); err != nil {
 		return err
 	}
-	bs := loadStatus(benchDir, targets, opts)
+	bs, err := loadStatus(benchDir, targets, opts)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
 	out := statusJSON(bs)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

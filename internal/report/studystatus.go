@@ -21,14 +21,18 @@ type studyStatus struct {
 	benches []*benchStatus
 }
 
-func loadStudyStatus(benches []StudyBench, targets []string, opts StatusOptions) *studyStatus {
+func loadStudyStatus(benches []StudyBench, targets []string, opts StatusOptions) (*studyStatus, error) {
 	ss := &studyStatus{}
 	for _, b := range benches {
 		o := opts
 		o.CacheDir = b.CacheDir
-		ss.benches = append(ss.benches, loadStatus(b.Dir, targets, o))
+		bs, err := loadStatus(b.Dir, targets, o)
+		if err != nil {
+			return nil, fmt.Errorf("status: %w", err)
+		}
+		ss.benches = append(ss.benches, bs)
 	}
-	return ss
+	return ss, nil
 }
 
 // StudyStatus writes one view of a study: a row per benchmark (its
@@ -37,7 +41,10 @@ func loadStudyStatus(benches []StudyBench, targets []string, opts StatusOptions)
 // counts of a run in progress are included, as in Status.
 func StudyStatus(w io.Writer, benches []StudyBench, targets []string, opts StatusOptions) error {
 	c := colorizer(opts.Color)
-	ss := loadStudyStatus(benches, targets, opts)
+	ss, err := loadStudyStatus(benches, targets, opts)
+	if err != nil {
+		return err
+	}
 	tot := ss.totals()
 	fmt.Fprintf(w, "%s  %d benchmarks, %d scenarios\n", c.bold("Study    "), len(ss.benches), tot.scenarios)
 	fmt.Fprintf(w, "%s  %s\n", c.bold("Cost     "), studyCostLine(c, tot))
@@ -225,7 +232,10 @@ type StudyTotalsJSON struct {
 
 // WriteStudyStatusJSON writes `status all --json`.
 func WriteStudyStatusJSON(w io.Writer, benches []StudyBench, targets []string, opts StatusOptions) error {
-	ss := loadStudyStatus(benches, targets, opts)
+	ss, err := loadStudyStatus(benches, targets, opts)
+	if err != nil {
+		return err
+	}
 	out := StudyStatusJSON{Benchmarks: []StatusJSON{}}
 	for _, bs := range ss.benches {
 		out.Benchmarks = append(out.Benchmarks, statusJSON(bs))

@@ -15,9 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/fault"
@@ -81,11 +83,11 @@ func Keep(files layout.Bench, how string, replaced []ReplacedItem) ([]SetVersion
 	cur := &vs[len(vs)-1]
 	cur.Files = layout.SetVersionDir(cur.Version)
 	kept := []string{layout.ScenariosFile, layout.ResultsFile, layout.RunManifestFile}
-	runs, _ := filepath.Glob(filepath.Join(files.RunsDir(), "*", "*.json"))
-	for _, f := range runs {
-		rel, _ := filepath.Rel(files.Dir, f)
-		kept = append(kept, rel)
+	runs, err := runFiles(files)
+	if err != nil {
+		return nil, err
 	}
+	kept = append(kept, runs...)
 	for _, rel := range kept {
 		if err := copyInto(filepath.Join(files.Dir, rel), filepath.Join(files.Dir, cur.Files, rel)); err != nil {
 			return nil, err
@@ -93,6 +95,48 @@ func Keep(files layout.Bench, how string, replaced []ReplacedItem) ([]SetVersion
 	}
 	sort.Slice(replaced, func(i, j int) bool { return replaced[i].ID < replaced[j].ID })
 	return append(vs, SetVersion{Version: cur.Version + 1, Parent: cur.Version, Created: time.Now().UTC(), How: how, Replaced: replaced}), nil
+}
+
+// runFiles lists the files runs/*/*.json (every run's outputs, hidden
+// folders and names included), relative to the benchmark directory, each
+// folder through fsx.ReadDir: runs/ or a run's folder holding more than
+// layout.MaxRunEntries entries is an *fsx.TooManyEntriesError naming it
+// (exit 2), read no further, and one that cannot be read is an error, not
+// a run left out of the kept set. What is not a folder (runs/ missing, a
+// file in runs/) holds none.
+func runFiles(files layout.Bench) ([]string, error) {
+	runs := files.RunsDir()
+	targets, err := fsx.ReadDir(runs, layout.MaxRunEntries, func(e fs.DirEntry) bool { return !e.Type().IsRegular() })
+	if notAFolder(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, t := range targets {
+		dir := filepath.Join(runs, t.Name())
+		ents, err := fsx.ReadDir(dir, layout.MaxRunEntries, func(e fs.DirEntry) bool {
+			ok, _ := filepath.Match("*.json", e.Name())
+			return ok
+		})
+		if notAFolder(err) {
+			continue // a link to a file, a pipe, or gone meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			out = append(out, filepath.Join(layout.RunsDirName, t.Name(), e.Name()))
+		}
+	}
+	return out, nil
+}
+
+// notAFolder reports whether err says a path to list is missing or is not
+// a directory.
+func notAFolder(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // copyInto copies a file if it exists (a set has no results yet, say).

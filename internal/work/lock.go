@@ -181,7 +181,11 @@ func lockedBy(err error, files layout.Bench, bench string, s layout.Shard) error
 	}
 	holder := holderText(le)
 	if !s.Active() {
-		if shards := runningShards(files); len(shards) > 0 {
+		shards, err := runningShards(files)
+		if err != nil {
+			return err
+		}
+		if len(shards) > 0 {
 			holder = strings.Join(FirstN(shards, 4), "; ")
 		}
 	}
@@ -197,9 +201,13 @@ func holderText(le *fsx.LockedError) string {
 
 // runningShards names the shards of the benchmark whose lock is held now:
 // "shard 3/16: pid 42, host node-7, …".
-func runningShards(files layout.Bench) []string {
+func runningShards(files layout.Bench) ([]string, error) {
+	locks, err := files.ShardLocks()
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	for path, s := range files.ShardLocks() {
+	for path, s := range locks {
 		h, held := fsx.LockHeld(path)
 		if !held {
 			continue
@@ -207,7 +215,7 @@ func runningShards(files layout.Bench) []string {
 		out = append(out, fmt.Sprintf("shard %d/%d: %s", s.Index, s.Count, h))
 	}
 	sort.Strings(out)
-	return out
+	return out, nil
 }
 
 // checkOneCount refuses a shard of a split other than the one running or
@@ -215,7 +223,11 @@ func runningShards(files layout.Bench) []string {
 // merge could combine neither. Shard outputs older than the merged file
 // beside them were merged already and do not count.
 func checkOneCount(files layout.Bench, s layout.Shard) error {
-	for path, o := range files.ShardLocks() {
+	locks, err := files.ShardLocks()
+	if err != nil {
+		return err
+	}
+	for path, o := range locks {
 		if h, held := fsx.LockHeld(path); o.Count != s.Count && held {
 			return fault.Usagef("shard %d/%d of this benchmark is running (%s): one study has one shard count, and this worker was given %d — use --shards %d (or %s) for every worker",
 				o.Index, o.Count, h, s.Count, o.Count, "IMPACTBENCH_SHARDS")
