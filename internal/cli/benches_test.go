@@ -8,19 +8,17 @@ import (
 	"testing"
 )
 
-// TestItemsAndReportAll: `items all` and `report all` go over every
-// benchmark of the project, as aggregate does: one that cannot be
-// analysed (never run) is named in the error (exit 2) and the others are
-// still printed or written; with --json, one array of the benchmarks that
-// succeeded; several names work the same way.
-func TestItemsAndReportAll(t *testing.T) {
-	dir := copyProject(t)
-	example := filepath.Join(dir, "benchmarks", "example")
-	second := filepath.Join(dir, "benchmarks", "second")
+// threeBenchmarks is the finished project with two more benchmarks: second,
+// a finished copy of example, and unrun, example's benchmark.yaml alone.
+func threeBenchmarks(t *testing.T) (dir, example, second, unrun string) {
+	t.Helper()
+	dir = copyProject(t)
+	example = filepath.Join(dir, "benchmarks", "example")
+	second = filepath.Join(dir, "benchmarks", "second")
 	if err := os.CopyFS(second, os.DirFS(example)); err != nil {
 		t.Fatal(err)
 	}
-	unrun := filepath.Join(dir, "benchmarks", "unrun")
+	unrun = filepath.Join(dir, "benchmarks", "unrun")
 	if err := os.MkdirAll(unrun, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -31,6 +29,16 @@ func TestItemsAndReportAll(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(unrun, "benchmark.yaml"), yaml, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir, example, second, unrun
+}
+
+// TestItemsAndReportAll: `items all` and `report all` go over every
+// benchmark of the project, as aggregate does: one that cannot be
+// analysed (never run) is named in the error (exit 2) and the others are
+// still printed or written; with --json, one array of the benchmarks that
+// succeeded; several names work the same way.
+func TestItemsAndReportAll(t *testing.T) {
+	dir, example, second, unrun := threeBenchmarks(t)
 
 	code, out, errs := run(t, dir, "items", "all", "--all")
 	if code != ExitUsage || !strings.Contains(errs, "unrun") || !strings.Contains(errs, "has no scored conversations yet") {
@@ -80,22 +88,7 @@ func TestItemsAndReportAll(t *testing.T) {
 // nothing judged yet is left out and named on stderr, while naming it is
 // an error that writes nothing.
 func TestExportAll(t *testing.T) {
-	dir := copyProject(t)
-	example := filepath.Join(dir, "benchmarks", "example")
-	if err := os.CopyFS(filepath.Join(dir, "benchmarks", "second"), os.DirFS(example)); err != nil {
-		t.Fatal(err)
-	}
-	unrun := filepath.Join(dir, "benchmarks", "unrun")
-	if err := os.MkdirAll(unrun, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	yaml, err := os.ReadFile(filepath.Join(example, "benchmark.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(unrun, "benchmark.yaml"), yaml, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, _, _, _ := threeBenchmarks(t)
 	code, one, errs := run(t, dir, "export", "example", "--format", "jsonl")
 	if code != 0 {
 		t.Fatalf("export example: %d %s", code, errs)

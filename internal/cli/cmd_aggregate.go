@@ -57,36 +57,20 @@ func benchDirs(cfg *config.Config, args []string) ([]string, error) {
 // the error names each failure by benchmark. With --json, one array of run
 // objects in the order given.
 func (g *globals) aggregateAll(ctx context.Context, args []string, pf *phaseFlags, upstreamOnly bool) error {
-	cfg, err := g.loadConfig()
-	if err != nil {
-		return err
-	}
-	dirs, err := benchDirs(cfg, args)
-	if err != nil {
-		return err
-	}
-	if len(dirs) == 1 && !(len(args) == 1 && args[0] == "all") {
-		return g.aggregateOne(ctx, dirs[0], pf, upstreamOnly, nil)
-	}
-	slugs := make([]string, len(dirs))
-	errs := make([]error, len(dirs))
-	objs := []runJSON{}
-	for i, dir := range dirs {
-		if err := ctx.Err(); err != nil {
-			return err // interrupted: the benchmarks left are not begun
+	return g.forBenches(ctx, args, func(dir string, several bool) (any, error) {
+		if !several {
+			return nil, g.aggregateOne(ctx, dir, pf, upstreamOnly, nil)
 		}
 		if !g.JSON && !g.Quiet {
 			fmt.Fprintf(g.stderr, "== %s\n", sanitize.Terminal(filepath.Base(dir)))
 		}
-		slugs[i], errs[i] = filepath.Base(dir), g.aggregateOne(ctx, dir, pf, upstreamOnly, &objs)
-	}
-	runErr := runner.JoinOnce(slugs, errs)
-	if g.JSON {
-		if err := writeJSON(g.stdout, objs); err != nil {
-			return err
+		var objs []runJSON
+		err := g.aggregateOne(ctx, dir, pf, upstreamOnly, &objs)
+		if len(objs) == 0 {
+			return nil, err
 		}
-	}
-	return runErr
+		return objs[0], err
+	})
 }
 
 // aggregateOne aggregates one benchmark and writes its report; collect

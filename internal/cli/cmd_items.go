@@ -62,7 +62,7 @@ and the others still are.`,
 		Args:    benchArgs(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			printed := false // a blank line between benchmarks' tables
-			return g.forBenches(cmd.Context(), args, func(dir string) (any, error) {
+			return g.forBenches(cmd.Context(), args, func(dir string, _ bool) (any, error) {
 				if printed && !g.JSON {
 					fmt.Fprintln(g.stdout)
 				}

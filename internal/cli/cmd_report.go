@@ -34,14 +34,18 @@ still are.`,
 			if err != nil {
 				return err
 			}
-			return g.forBenches(cmd.Context(), args, func(dir string) (any, error) {
+			return g.forBenches(cmd.Context(), args, func(dir string, _ bool) (any, error) {
 				g.warnBenchmarkIn(dir)
 				path, err := report.WriteFile(cmd.Context(), dir, report.OptionsFor(cfg))
 				if err != nil {
 					return nil, err
 				}
 				if g.JSON {
-					return reportJSONOf(dir, path)
+					v, err := reportJSONOf(dir, path)
+					if err != nil {
+						return nil, err
+					}
+					return v, nil
 				}
 				fmt.Fprintln(g.stdout, path)
 				return nil, nil
