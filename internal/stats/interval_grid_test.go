@@ -21,7 +21,7 @@ import (
 //
 //	IMPACTBENCH_INTERVAL_GRID=full go test -run TestIntervalGrid -v -timeout 60m ./internal/stats/
 //
-// prints the table (about 25 seconds on two cores), and with
+// prints the table (about 45 seconds on two cores), and with
 // IMPACTBENCH_INTERVAL_GRID_OUT=docs/interval-grid.md also writes it as
 // Markdown. IMPACTBENCH_INTERVAL_GRID=second runs the second grid
 // (docs/interval-grid-second.md): other populations, scenario counts,
@@ -268,7 +268,7 @@ func (c gridCell) ratio() float64 {
 func TestIntervalGrid(t *testing.T) {
 	i := slices.IndexFunc(gridSets, func(s gridSet) bool { return s.env == os.Getenv("IMPACTBENCH_INTERVAL_GRID") })
 	if i < 0 {
-		t.Skip("set IMPACTBENCH_INTERVAL_GRID=full (or =second) to run a whole grid (about 25 seconds); TestIntervalGridCI runs a few cells")
+		t.Skip("set IMPACTBENCH_INTERVAL_GRID=full (or =second) to run a whole grid (about 45 seconds); TestIntervalGridCI runs a few cells")
 	}
 	set := gridSets[i]
 	const reps = 2000
@@ -304,7 +304,12 @@ func TestIntervalGrid(t *testing.T) {
 	for _, cs := range cells {
 		flat = append(flat, cs...)
 	}
-	md := gridMarkdown(set, flat, reps)
+	var bound *gridBound
+	if len(pops) == len(set.pops) {
+		b := boundGrid(set, pops, flat)
+		bound = &b
+	}
+	md := gridMarkdown(set, flat, reps, bound)
 	t.Log("\n" + md)
 	if out := os.Getenv("IMPACTBENCH_INTERVAL_GRID_OUT"); out != "" {
 		if !filepath.IsAbs(out) {
@@ -320,7 +325,7 @@ func TestIntervalGrid(t *testing.T) {
 
 // gridMarkdown renders the grid: a summary per population and scenario
 // count, then every cell.
-func gridMarkdown(set gridSet, cells []gridCell, reps int) string {
+func gridMarkdown(set gridSet, cells []gridCell, reps int, bound *gridBound) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n[Back to the numbers, explained](statistics.md#the-numbers-explained)\n\n", set.title)
 	fmt.Fprintf(&b, "Produced by `IMPACTBENCH_INTERVAL_GRID=%s IMPACTBENCH_INTERVAL_GRID_OUT=%s go test -run TestIntervalGrid -v -timeout 60m ./internal/stats/` (seeded: the same numbers every run). ", set.env, set.out)
@@ -331,8 +336,12 @@ func gridMarkdown(set gridSet, cells []gridCell, reps int) string {
 		fmt.Fprintf(&b, "- `%s`: %s\n", m.name, m.about)
 	}
 	b.WriteString("\nColumns: `new` coverage and mean width; `best`: the narrowest method whose coverage is at least 94 % in that cell, and its width; `ratio`: `new`'s width over `best`'s (— when no method covers 94 %); `oracle`: the middle 95 % of the pooled rate's own sampling distribution (the width an interval that knew the population would need); `betting`: the any-mix bound's coverage and width; `floor`: with one conversation per scenario at a fixed rate, the smallest coverage of at least 95 % that any interval can have (discreteness); `no hot`: the share of studies of a hot/cold mixture without a hot scenario, which no interval that fits the homogeneous cells can cover.\n\n")
-	b.WriteString("| population | G | m | new cov % | new width | best | best width | ratio | oracle | betting cov % / width | floor % | no hot % |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, c := range cells {
+	if bound != nil {
+		fmt.Fprintf(&b, "**What no interval can do.** Of the %d cells, this interval misses the target (coverage 94–97 %%, or up to the `floor` where discreteness forces more, and mean width at most 1.15× `best`) in %d. **Any interval whatsoever misses it in at least %d** (with probability %.0f %% over this simulation): two cells of one column (same G and m) whose studies look alike force each other's intervals wide. An interval covering 94 %% of cell B's studies must hold B's rate in at least (0.94 − P_B(L > k))/k of cell A's, for every k (L: a study's likelihood ratio of B to A), so covering 94 %% in both makes its mean width in A at least that share, minus 6 %%, times the distance between their rates; where that exceeds 1.15× A's narrowest covering width, A and B cannot both meet the target, and the fewest cells of a column that break every such pair must miss it. Column `forced`: the largest width another cell of its column forces on this one, over its narrowest covering width, and that cell (each pair's bound from %d simulated studies, its tail widened by the Dvoretzky–Kiefer–Wolfowitz inequality so that all hold at once; the narrowest covering widths are this grid's estimates).\n\n",
+			len(cells), bound.missed, bound.mustMiss, 100*boundConfidence, boundStudies)
+	}
+	b.WriteString("| population | G | m | new cov % | new width | best | best width | ratio | oracle | betting cov % / width | floor % | no hot % | forced |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for i, c := range cells {
 		best, bw, ratio := "—", "—", "—"
 		if c.best >= 0 {
 			best, bw, ratio = gridMethods[c.best].name, fmt.Sprintf("%.3f", c.width[c.best]), fmt.Sprintf("%.2f", c.ratio())
@@ -345,8 +354,12 @@ func gridMarkdown(set gridSet, cells []gridCell, reps int) string {
 		if h := hotShare(c.pop); h > 0 {
 			noHot = fmt.Sprintf("%.1f", 100*math.Pow(1-h, float64(c.g)))
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %.1f | %.3f | %s | %s | %s | %.3f | %.1f / %.3f | %s | %s |\n",
-			c.pop.name, c.g, c.sizes.name, 100*c.cov[0], c.width[0], best, bw, ratio, c.oracle, 100*c.cov[2], c.width[2], floor, noHot)
+		forced := ""
+		if bound != nil && bound.forced[i] > 0 {
+			forced = fmt.Sprintf("%.2f (%s)", bound.forced[i], bound.forcedBy[i])
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %.1f | %.3f | %s | %s | %s | %.3f | %.1f / %.3f | %s | %s | %s |\n",
+			c.pop.name, c.g, c.sizes.name, 100*c.cov[0], c.width[0], best, bw, ratio, c.oracle, 100*c.cov[2], c.width[2], floor, noHot, forced)
 	}
 	return b.String()
 }

@@ -76,12 +76,22 @@ type population struct {
 	name string
 	mean float64
 	draw func(rng *rand.Rand) float64
+	// lpmf is the log probability that a scenario of m conversations
+	// drawn from the population has k passes.
+	lpmf func(k, m int) float64
 }
 
 // betaBinomial is the beta-binomial population of clusterRateDraw.
 func betaBinomial(p, rho float64) population {
+	lpmf := func(k, m int) float64 { return lbinom(k, m, p) }
+	if rho > 0 {
+		a, b := p*(1-rho)/rho, (1-p)*(1-rho)/rho
+		lpmf = func(k, m int) float64 {
+			return lchoose(m, k) + lbeta(float64(k)+a, float64(m-k)+b) - lbeta(a, b)
+		}
+	}
 	return population{fmt.Sprintf("beta p=%.2f ICC=%.1f", p, rho), p,
-		func(rng *rand.Rand) float64 { return clusterRateDraw(rng, p, rho) }}
+		func(rng *rand.Rand) float64 { return clusterRateDraw(rng, p, rho) }, lpmf}
 }
 
 // hotCold is a two-point population: a share of "hot" scenarios at rate
@@ -93,7 +103,24 @@ func hotCold(share, hot, cold float64) population {
 				return hot
 			}
 			return cold
+		},
+		func(k, m int) float64 {
+			h, c := math.Log(share)+lbinom(k, m, hot), math.Log1p(-share)+lbinom(k, m, cold)
+			return max(h, c) + math.Log1p(math.Exp(min(h, c)-max(h, c)))
 		}}
+}
+
+// lbinom is the log binomial probability of k successes in m at rate p.
+func lbinom(k, m int, p float64) float64 {
+	return lchoose(m, k) + float64(k)*math.Log(p) + float64(m-k)*math.Log1p(-p)
+}
+
+// lbeta is the log beta function.
+func lbeta(a, b float64) float64 {
+	x, _ := math.Lgamma(a)
+	y, _ := math.Lgamma(b)
+	z, _ := math.Lgamma(a + b)
+	return x + y - z
 }
 
 // fillFrom overwrites cs with one simulated study from pop.
