@@ -39,7 +39,7 @@ type concat struct {
 // column name of different kinds are refused.
 func Concat(parts ...Rows) (Rows, error) {
 	c := &concat{parts: parts, at: make([][]int, len(parts))}
-	for i, p := range parts {
+	for _, p := range parts {
 		pos := -1
 		for _, col := range p.Columns() {
 			k := slices.IndexFunc(c.cols, func(u Column) bool { return u.Name == col.Name })
@@ -47,36 +47,27 @@ func Concat(parts ...Rows) (Rows, error) {
 			case k < 0:
 				pos++
 				c.cols = slices.Insert(c.cols, pos, col)
-				for _, at := range c.at[:i] {
-					for j := range at {
-						if at[j] >= pos {
-							at[j]++
-						}
-					}
-				}
-				for j := range c.at[i] {
-					if c.at[i][j] >= pos {
-						c.at[i][j]++
-					}
-				}
 			case c.cols[k].Kind != col.Kind:
 				return nil, fmt.Errorf("column %s is %s in one table and %s in another", col.Name, c.cols[k].Kind, col.Kind)
 			default:
 				pos = k
-				c.cols[k].Nullable = c.cols[k].Nullable || col.Nullable
 			}
-			c.at[i] = append(c.at[i], pos)
 		}
 	}
+	index := make(map[string]int, len(c.cols))
+	for k, col := range c.cols {
+		index[col.Name] = k
+	}
 	for i, p := range parts {
-		if len(p.Columns()) < len(c.cols) {
-			seen := make([]bool, len(c.cols))
-			for _, k := range c.at[i] {
-				seen[k] = true
-			}
-			for k := range c.cols {
-				c.cols[k].Nullable = c.cols[k].Nullable || !seen[k]
-			}
+		seen := make([]bool, len(c.cols))
+		for _, col := range p.Columns() {
+			k := index[col.Name]
+			c.at[i] = append(c.at[i], k)
+			seen[k] = true
+			c.cols[k].Nullable = c.cols[k].Nullable || col.Nullable
+		}
+		for k := range c.cols {
+			c.cols[k].Nullable = c.cols[k].Nullable || !seen[k] // null on this part's rows
 		}
 	}
 	return c, nil
