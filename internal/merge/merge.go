@@ -65,8 +65,14 @@ func Run(ctx context.Context, b *work.Bench, targets []string) ([]Report, error)
 				paths[i] = p
 			}
 			if len(missing) > 0 {
-				return reps, fault.Inputf("%s: %s shard(s) %s of %d missing: run those shards (--shard i/%d) before merging",
-					dir, kind, strings.Join(missing, ", "), count, count)
+				var fromStore string
+				if b.SharedStore() {
+					// Workers that shared only the store wrote their
+					// shard files on disks of their own.
+					fromStore = "; workers that shared only the call store (store:, IMPACTBENCH_STORE) are merged with --from-store"
+				}
+				return reps, fault.Inputf("%s: %s shard(s) %s of %d missing: run those shards (--shard i/%d) before merging%s",
+					dir, kind, strings.Join(missing, ", "), count, count, fromStore)
 			}
 			n, err := mergeKind(ctx, name == layout.ConversationsFile, paths, out, pos)
 			if err != nil {

@@ -95,6 +95,11 @@ func (e *Env) Open(ctx context.Context, benchDir string) (*Bench, error) {
 	return b, nil
 }
 
+// SharedStore says whether the call store is the configured store (store:
+// or IMPACTBENCH_STORE), which workers without this project directory may
+// share, rather than the project's own .cache/<bench>/calls.
+func (e *Env) SharedStore() bool { return e.Opts.Store != "" && e.Opts.OutDir == "" }
+
 // openStore opens the benchmark's call store: .cache/<bench>/calls, or
 // <Store>/<bench> when a store is configured (a directory every worker
 // shares, or object storage). A store that cannot be used is an input
@@ -105,7 +110,7 @@ func (e *Env) openStore(ctx context.Context, files layout.Bench, slug string) (*
 	if e.Opts.Shard.Active() {
 		o.Writer = strings.TrimPrefix(e.Opts.Shard.Suffix(), ".")
 	}
-	if e.Opts.Store == "" || e.Opts.OutDir != "" {
+	if !e.SharedStore() {
 		return callstore.OpenDir(files.Calls(), o), nil
 	}
 	loc, err := callstore.Sub(e.Opts.Store, slug)
