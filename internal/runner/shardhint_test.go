@@ -2,11 +2,15 @@ package runner
 
 import (
 	"bytes"
+	"io/fs"
+	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/merge"
 	"github.com/impactbench/impactbench/internal/progress"
@@ -60,4 +64,75 @@ func TestShardHintsNameTheMergeThatWorks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRefusedMergeWritesNothing: a merge missing a shard exits 2 naming it
+// and changes no file, also when what is missing is only a later target's
+// shard, or only a shard's scores (its task died between simulate and
+// evaluate): no target's files are merged before every target's shards
+// are found.
+func TestRefusedMergeWritesNothing(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		remove  []string // files of the last target's shard 1 of 2
+		missing string
+	}{
+		{"the last target's scores of one shard", []string{layout.ScoresFile}, "scores shard(s) 1 of 2 missing"},
+		{"the last target's shard", []string{layout.ConversationsFile, layout.ScoresFile, layout.CostFile}, "conversations shard(s) 1 of 2 missing"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, bench := project(t)
+			r := newRunner(t, cfg, bench, Options{})
+			if err := r.GenScenarios(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			for i := range 2 {
+				r := newRunner(t, cfg, bench, Options{Shard: layout.Shard{Index: i, Count: 2}})
+				if err := r.Run(t.Context(), r.Targets()); err != nil {
+					t.Fatal(err)
+				}
+				r.Close()
+			}
+			m := newRunner(t, cfg, bench, Options{})
+			targets := m.Targets()
+			last := m.Work().Files.RunDir(targets[len(targets)-1])
+			for _, name := range c.remove {
+				if err := os.Remove(filepath.Join(last, layout.Shard{Index: 1, Count: 2}.File(name))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := tree(t, bench)
+			_, err := merge.Run(t.Context(), m.Work(), targets)
+			if err == nil || fault.KindOf(err) != fault.Input || !strings.Contains(err.Error(), c.missing) {
+				t.Fatalf("merge: %v, want an input error saying %q", err, c.missing)
+			}
+			if after := tree(t, bench); !maps.Equal(before, after) {
+				t.Errorf("the refused merge changed files: %d before, %d after", len(before), len(after))
+				for p, b := range after {
+					if before[p] != b {
+						t.Errorf("  %s written", p)
+					}
+				}
+			}
+		})
+	}
+}
+
+// tree is every file under dir by path, with its contents.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		files[p] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
