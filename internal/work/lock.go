@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -347,13 +348,30 @@ func (b *Bench) UnfinishedShards(ctx context.Context) string {
 	}
 	count := 0
 	state := map[int]bool{} // index → released
+	var counts []int
 	for _, l := range leases {
 		s, ok := layout.CutLeaseName(l.Name)
-		if !ok || count != 0 && s.Count != count {
-			return "" // not one split's: nothing to say for sure
+		if !ok {
+			return "" // not a split's: nothing to say for sure
+		}
+		if !slices.Contains(counts, s.Count) {
+			counts = append(counts, s.Count)
 		}
 		count = s.Count
 		state[s.Index] = l.Released
+	}
+	if len(counts) > 1 {
+		// Workers given different counts (on an object store nothing
+		// refuses them: each sees only its own lock files), or an earlier
+		// study of another count on this store: which rows are missing
+		// cannot be said per index.
+		slices.Sort(counts)
+		says := make([]string, len(counts))
+		for i, n := range counts {
+			says[i] = strconv.Itoa(n)
+		}
+		return fmt.Sprintf("the store holds shards of %d different counts (%s): if this study's workers were given different counts (%s, --shards), run every index of the study's one count again — what the store holds is reused, not paid again — then merge",
+			len(counts), strings.Join(says, " and "), cluster.EnvShards)
 	}
 	var none, held, all []string
 	for i := range count {

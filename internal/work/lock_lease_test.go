@@ -156,7 +156,9 @@ func TestUnfinishedShardsFromLeases(t *testing.T) {
 			"shard(s) 0 of 2 have no outputs in the store: run index(es) 0 again (Slurm: sbatch --array=0 study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/2), then merge"},
 		{"one never ran, one killed", []string{"shard-0-of-4", "shard-3-of-4"}, []string{"shard-1-of-4"},
 			"shard(s) 2 of 4 have no outputs in the store; shard(s) 1 of 4 did not finish (killed, or still running): run index(es) 1, 2 again (Slurm: sbatch --array=1,2 study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/4), then merge"},
-		{"two splits", []string{"shard-0-of-2", "shard-0-of-4"}, nil, ""},
+		// Pods given different IMPACTBENCH_SHARDS: nothing refused them.
+		{"two splits", []string{"shard-0-of-4", "shard-0-of-2"}, []string{"shard-1-of-4"},
+			"the store holds shards of 2 different counts (2 and 4): if this study's workers were given different counts (IMPACTBENCH_SHARDS, --shards), run every index of the study's one count again — what the store holds is reused, not paid again — then merge"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := s3test.Start(t, "calls")
