@@ -119,13 +119,18 @@ func TestRefusedMergeWritesNothing(t *testing.T) {
 	}
 }
 
-// tree is every file under dir by path, with its contents.
+// tree is every file under dir by path, with its contents, and every
+// directory.
 func tree(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	files := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil {
 			return err
+		}
+		if d.IsDir() {
+			files[p+"/"] = "directory"
+			return nil
 		}
 		b, err := os.ReadFile(p)
 		files[p] = string(b)
@@ -135,4 +140,21 @@ func tree(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return files
+}
+
+// TestReplayNeedsScenarios: merge --from-store (a replay) in a project
+// without scenarios.json is an input error naming the file to copy, before
+// anything is opened or written: it calls no model, so it could not
+// generate the set, and the set must be the one the workers ran.
+func TestReplayNeedsScenarios(t *testing.T) {
+	cfg, bench := project(t)
+	before := tree(t, cfg.Dir)
+	_, err := New(t.Context(), cfg, bench, Options{Replay: true, Store: filepath.Join(t.TempDir(), "calls")})
+	want := "merge --from-store needs the " + layout.ScenariosFile + " the workers ran (it calls no model, so it cannot write one): copy " + filepath.Join(filepath.Base(filepath.Dir(bench)), filepath.Base(bench), layout.ScenariosFile)
+	if err == nil || fault.KindOf(err) != fault.Input || !strings.Contains(err.Error(), want) {
+		t.Fatalf("replay without scenarios: %v, want an input error saying %q", err, want)
+	}
+	if after := tree(t, cfg.Dir); !maps.Equal(before, after) {
+		t.Errorf("the refused replay wrote in the project: %d files before, %d after", len(before), len(after))
+	}
 }
