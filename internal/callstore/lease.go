@@ -28,7 +28,7 @@ import (
 //
 // A lease is a sequence of create-once objects under the store's prefix,
 //
-//	!lease/<name>/<seq, 10 digits>.json    {"kind": "held"|"released", holder…}
+//	!lease/<name>/<seq, 10 digits>.json    {"kind": "held"|"released"|"finished", holder…}
 //
 // the latest of which says its state. The holder renews it by creating the
 // next object every TTL/3, not by rewriting one: gocloud.dev/blob offers a
@@ -79,7 +79,7 @@ func (e *LeasedError) Error() string {
 
 // leaseBody is one object of a lease.
 type leaseBody struct {
-	Kind    string    `json:"kind"` // "held" or "released"
+	Kind    string    `json:"kind"` // "held", "released" or "finished" (released, its work done)
 	Holder  string    `json:"holder"`
 	Renewed time.Time `json:"renewed"`
 	TTL     float64   `json:"ttl_s"`
@@ -108,6 +108,7 @@ type Lease struct {
 	seq int // the latest object this holder created
 
 	releasing atomic.Bool // Release ran (it runs once)
+	finished  atomic.Bool // MarkFinished ran
 }
 
 // TakeLease takes the lease named o.Name in the store. On a store in a
@@ -390,6 +391,7 @@ func (l *Lease) Lost() <-chan struct{} {
 // Release stops renewing and marks the lease released, so a waiting
 // duplicate starts at once rather than after the TTL. It runs once (the
 // store's Close releases what is left); a nil Lease is a no-op.
+// After MarkFinished it marks it finished instead.
 func (l *Lease) Release(ctx context.Context) error {
 	if l == nil || !l.releasing.CompareAndSwap(false, true) {
 		return nil
@@ -405,17 +407,32 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.mu.Lock()
 	next := l.seq + 1
 	l.mu.Unlock()
-	if _, err := l.write(ctx, next, "released"); err != nil {
+	kind := "released"
+	if l.finished.Load() {
+		kind = "finished"
+	}
+	if _, err := l.write(ctx, next, kind); err != nil {
 		return fmt.Errorf("callstore: release lease %s: %w", l.o.Name, err)
 	}
 	l.prune(ctx, next-1)
 	return nil
 }
 
+// MarkFinished says the holder's work is done: its release (Release, or
+// the store's Close) then marks the lease finished, so that a merge tells
+// it from a holder stopped before the end (a time limit's SIGTERM,
+// Ctrl-C), which releases its lease too. A nil Lease is a no-op.
+func (l *Lease) MarkFinished() {
+	if l != nil {
+		l.finished.Store(true)
+	}
+}
+
 // LeaseState is one lease of a store as its latest object says it.
 type LeaseState struct {
 	Name     string // "shard-3-of-16"
 	Released bool   // its holder released it (it ended); else it is held, or was by one that died
+	Finished bool   // its holder released it with its work done (Finish)
 }
 
 // Leases lists the leases taken in the store, by name (none on a store in
@@ -448,7 +465,7 @@ func (s *Store) Leases(ctx context.Context) ([]LeaseState, error) {
 			return nil, err
 		}
 		if seq >= 0 {
-			out = append(out, LeaseState{Name: name, Released: cur.Kind != "held"})
+			out = append(out, LeaseState{Name: name, Released: cur.Kind != "held", Finished: cur.Kind == "finished"})
 		}
 	}
 	return out, nil

@@ -204,6 +204,7 @@ func (r *Runner) finishRun(ctx context.Context) error {
 			// and merge --from-store needs nothing else.
 			merge += " --from-store"
 		}
+		r.b.ShardFinished()
 		r.b.Logf("shard %d/%d done; when every shard has finished run `%s`", r.b.Opts.Shard.Index, r.b.Opts.Shard.Count, merge)
 		return nil
 	}

@@ -326,6 +326,16 @@ func (e *Env) followWorkers(ctx context.Context, projectDir string) error {
 	return nil
 }
 
+// ShardFinished records that this shard's run did all its work, so that
+// its lease in an object store is released as finished: a merge from the
+// store then tells it from a worker stopped before the end (a time limit's
+// SIGTERM), which releases its lease too.
+func (b *Bench) ShardFinished() {
+	if b.lock != nil {
+		b.lock.lease.MarkFinished()
+	}
+}
+
 // closerFunc is a function as an io.Closer.
 type closerFunc func() error
 
@@ -335,9 +345,10 @@ func (f closerFunc) Close() error { return f() }
 // from the store lacks, from the leases its workers left there (one per
 // shard that started, named shard-i-of-K): the shard count, the shards
 // that never took one (never ran) and those whose lease was never
-// released (killed, or still running), with how to run them again. ""
-// when the store cannot tell: a store in a directory, workers that were
-// not shards, or every shard's lease released.
+// released as finished (killed, stopped by a signal before the end, or
+// still running), with how to run them again. "" when the store cannot
+// tell: a store in a directory, workers that were not shards, or every
+// shard's lease finished.
 func (b *Bench) UnfinishedShards(ctx context.Context) string {
 	if b.Store == nil {
 		return ""
@@ -347,7 +358,7 @@ func (b *Bench) UnfinishedShards(ctx context.Context) string {
 		return ""
 	}
 	count := 0
-	state := map[int]bool{} // index → released
+	state := map[int]bool{} // index → finished
 	var counts []int
 	for _, l := range leases {
 		s, ok := layout.CutLeaseName(l.Name)
@@ -358,7 +369,7 @@ func (b *Bench) UnfinishedShards(ctx context.Context) string {
 			counts = append(counts, s.Count)
 		}
 		count = s.Count
-		state[s.Index] = l.Released
+		state[s.Index] = l.Finished
 	}
 	if len(counts) > 1 {
 		// Workers given different counts (on an object store nothing
@@ -375,11 +386,11 @@ func (b *Bench) UnfinishedShards(ctx context.Context) string {
 	}
 	var none, held, all []string
 	for i := range count {
-		released, ok := state[i]
+		finished, ok := state[i]
 		switch {
 		case !ok:
 			none = append(none, strconv.Itoa(i))
-		case !released:
+		case !finished:
 			held = append(held, strconv.Itoa(i))
 		default:
 			continue
@@ -394,7 +405,7 @@ func (b *Bench) UnfinishedShards(ctx context.Context) string {
 		says = append(says, fmt.Sprintf("shard(s) %s of %d have no outputs in the store", strings.Join(none, ", "), count))
 	}
 	if len(held) > 0 {
-		says = append(says, fmt.Sprintf("shard(s) %s of %d did not finish (killed, or still running)", strings.Join(held, ", "), count))
+		says = append(says, fmt.Sprintf("shard(s) %s of %d did not finish (killed, stopped, or still running)", strings.Join(held, ", "), count))
 	}
 	return fmt.Sprintf("%s: run index(es) %s again (Slurm: sbatch --array=%s study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/%d), then merge",
 		strings.Join(says, "; "), strings.Join(all, ", "), strings.Join(all, ","), count)

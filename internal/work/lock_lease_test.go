@@ -146,18 +146,23 @@ func takeOver(t *testing.T, b *blob.Bucket, dir string) {
 func TestUnfinishedShardsFromLeases(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		released []string // leases taken and released
+		released []string // leases taken and released, the work done
 		held     []string // leases taken and kept (a killed holder's)
+		stopped  []string // leases released with the work not done (SIGTERM)
 		want     string
 	}{
-		{"none", nil, nil, ""},
-		{"every shard ended", []string{"shard-0-of-2", "shard-1-of-2"}, nil, ""},
-		{"one never ran", []string{"shard-1-of-2"}, nil,
+		{"none", nil, nil, nil, ""},
+		{"every shard ended", []string{"shard-0-of-2", "shard-1-of-2"}, nil, nil, ""},
+		{"one never ran", []string{"shard-1-of-2"}, nil, nil,
 			"shard(s) 0 of 2 have no outputs in the store: run index(es) 0 again (Slurm: sbatch --array=0 study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/2), then merge"},
-		{"one never ran, one killed", []string{"shard-0-of-4", "shard-3-of-4"}, []string{"shard-1-of-4"},
-			"shard(s) 2 of 4 have no outputs in the store; shard(s) 1 of 4 did not finish (killed, or still running): run index(es) 1, 2 again (Slurm: sbatch --array=1,2 study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/4), then merge"},
+		{"one never ran, one killed", []string{"shard-0-of-4", "shard-3-of-4"}, []string{"shard-1-of-4"}, nil,
+			"shard(s) 2 of 4 have no outputs in the store; shard(s) 1 of 4 did not finish (killed, stopped, or still running): run index(es) 1, 2 again (Slurm: sbatch --array=1,2 study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/4), then merge"},
+		// A Slurm time limit's SIGTERM: the worker stops cleanly and
+		// releases its lease, its shard not done.
+		{"one stopped by SIGTERM", []string{"shard-0-of-2"}, nil, []string{"shard-1-of-2"},
+			"shard(s) 1 of 2 did not finish (killed, stopped, or still running): run index(es) 1 again (Slurm: sbatch --array=1 study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/2), then merge"},
 		// Pods given different IMPACTBENCH_SHARDS: nothing refused them.
-		{"two splits", []string{"shard-0-of-4", "shard-0-of-2"}, []string{"shard-1-of-4"},
+		{"two splits", []string{"shard-0-of-4", "shard-0-of-2"}, []string{"shard-1-of-4"}, nil,
 			"the store holds shards of 2 different counts (2 and 4): if this study's workers were given different counts (IMPACTBENCH_SHARDS, --shards), run every index of the study's one count again — what the store holds is reused, not paid again — then merge"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,10 +173,13 @@ func TestUnfinishedShardsFromLeases(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			for _, name := range append(append([]string{}, tc.released...), tc.held...) {
+			for _, name := range slices.Concat(tc.released, tc.held, tc.stopped) {
 				l, err := st.TakeLease(t.Context(), callstore.LeaseOptions{Name: name})
 				if err != nil {
 					t.Fatal(err)
+				}
+				if slices.Contains(tc.released, name) {
+					l.MarkFinished()
 				}
 				if !slices.Contains(tc.held, name) {
 					if err := l.Release(t.Context()); err != nil {
