@@ -158,3 +158,34 @@ func TestReplayNeedsScenarios(t *testing.T) {
 		t.Errorf("the refused replay wrote in the project: %d files before, %d after", len(before), len(after))
 	}
 }
+
+// TestReplayRefusesAMissingStoreDirectory: merge --from-store with a store
+// directory that is not there (a mistyped path) is an input error saying
+// so, writing nothing, rather than a replay asking an empty store for
+// every call and telling to run every shard again; a worker still opens a
+// store directory new to the study.
+func TestReplayRefusesAMissingStoreDirectory(t *testing.T) {
+	cfg, bench := project(t)
+	r := newRunner(t, cfg, bench, Options{})
+	if err := r.GenScenarios(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	missing := filepath.Join(t.TempDir(), "not-there", "calls")
+	for _, store := range []string{missing, "file://" + filepath.ToSlash(missing)} {
+		before := tree(t, cfg.Dir)
+		_, err := New(t.Context(), cfg, bench, Options{Replay: true, Store: store, StoreFrom: "IMPACTBENCH_STORE"})
+		want := "IMPACTBENCH_STORE: " + store + ": store not usable: no such directory; merge --from-store reads the store the workers wrote"
+		if err == nil || fault.KindOf(err) != fault.Input || !strings.Contains(err.Error(), want) {
+			t.Errorf("replay of %s: %v, want an input error saying %q", store, err, want)
+		}
+		if after := tree(t, cfg.Dir); !maps.Equal(before, after) {
+			t.Errorf("the refused replay wrote in the project")
+		}
+		if _, err := os.Stat(missing); err == nil {
+			t.Errorf("the refused replay made %s", missing)
+		}
+	}
+	// A worker opens it (newRunner fails the test otherwise).
+	newRunner(t, cfg, bench, Options{Store: missing, Shard: layout.Shard{Index: 0, Count: 2}}).Close()
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -113,7 +115,20 @@ func (e *Env) openStore(ctx context.Context, files layout.Bench, slug string) (*
 	if !e.SharedStore() {
 		return callstore.OpenDir(files.Calls(), o), nil
 	}
-	loc, err := callstore.Sub(e.Opts.Store, slug)
+	var err error
+	if dir, ok := storeDir(e.Opts.Store); ok && e.Opts.Replay {
+		// A worker makes a store directory that is not there yet; a
+		// replay only reads the one the workers wrote, so a missing one is
+		// a mistyped path, not a study of no rows.
+		if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+			err = &callstore.URLError{Key: callstore.StoreKey, Kind: callstore.ErrStore,
+				Err: errors.New("no such directory; merge --from-store reads the store the workers wrote")}
+		}
+	}
+	loc := ""
+	if err == nil {
+		loc, err = callstore.Sub(e.Opts.Store, slug)
+	}
 	if err == nil {
 		var s *callstore.Store
 		if s, err = callstore.OpenURL(ctx, loc, o); err == nil {

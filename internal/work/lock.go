@@ -265,15 +265,21 @@ func (l *benchLock) release() {
 	}
 }
 
+// storeDir is the directory of a store: configured as a path or a
+// file:// URL (ok), not on object storage.
+func storeDir(store string) (string, bool) {
+	if store != "" && !strings.Contains(store, "://") {
+		return store, true
+	}
+	return strings.CutPrefix(store, "file://")
+}
+
 // presenceDir is where workers on one directory show themselves: beside
 // the shared store when one is configured as a directory, else in the
 // project's .cache (the documented Job mounts the project into every pod).
 func presenceDir(projectDir, store string) string {
-	if store != "" && !strings.Contains(store, "://") {
-		return layout.PresenceDir(projectDir, store)
-	}
-	if after, ok := strings.CutPrefix(store, "file://"); ok {
-		return layout.PresenceDir(projectDir, after)
+	if dir, ok := storeDir(store); ok {
+		return layout.PresenceDir(projectDir, dir)
 	}
 	return layout.PresenceDir(projectDir, "")
 }
