@@ -18,6 +18,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/cluster"
+	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/layout"
@@ -360,8 +361,16 @@ func (b *Bench) UnfinishedShards(ctx context.Context) string {
 		return ""
 	}
 	leases, err := b.Store.Leases(ctx)
-	if err != nil || len(leases) == 0 {
+	if err != nil {
 		return ""
+	}
+	if len(leases) == 0 {
+		if b.Store.Dir() != "" {
+			return "" // a directory store: no leases to tell by
+		}
+		// Every shard on object storage leaves its lease: none at all is
+		// most often a mistyped bucket or prefix, not a study unrun.
+		return fmt.Sprintf("the store %s holds no shard's lease: if the study ran in shards, this is not the store its workers wrote — check the bucket and prefix (%s, store:)", b.Store.Location(), config.EnvStore)
 	}
 	count := 0
 	state := map[int]bool{} // index → finished

@@ -151,7 +151,8 @@ func TestUnfinishedShardsFromLeases(t *testing.T) {
 		stopped  []string // leases released with the work not done (SIGTERM)
 		want     string
 	}{
-		{"none", nil, nil, nil, ""},
+		// A mistyped bucket or prefix: no worker ever wrote there.
+		{"none", nil, nil, nil, "the store s3://calls/study/b1?"},
 		{"every shard ended", []string{"shard-0-of-2", "shard-1-of-2"}, nil, nil, ""},
 		{"one never ran", []string{"shard-1-of-2"}, nil, nil,
 			"shard(s) 0 of 2 have no outputs in the store: run index(es) 0 again (Slurm: sbatch --array=0 study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/2), then merge"},
@@ -190,7 +191,11 @@ func TestUnfinishedShardsFromLeases(t *testing.T) {
 				}
 			}
 			b := &Bench{Store: st}
-			if got := b.UnfinishedShards(t.Context()); got != tc.want {
+			if got := b.UnfinishedShards(t.Context()); tc.name == "none" {
+				if want := " holds no shard's lease: if the study ran in shards, this is not the store its workers wrote — check the bucket and prefix (IMPACTBENCH_STORE, store:)"; !strings.HasPrefix(got, tc.want) || !strings.HasSuffix(got, want) {
+					t.Errorf("got  %q\nwant %q…%q", got, tc.want, want)
+				}
+			} else if got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
