@@ -440,12 +440,32 @@ type LeaseState struct {
 // storage leave one per shard that started: a merge learns from them how
 // many shards the study had and which never ran or never ended.
 func (s *Store) Leases(ctx context.Context) ([]LeaseState, error) {
+	names, err := s.LeaseNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []LeaseState
+	for _, name := range names {
+		st, ok, err := s.LeaseState(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+// LeaseNames lists the names of the leases taken in the store (none on a
+// store in a directory), reading no lease: one listing.
+func (s *Store) LeaseNames(ctx context.Context) ([]string, error) {
 	bb, ok := s.be.(*blobBackend)
 	if !ok {
 		return nil, nil
 	}
 	root := bb.leaseRoot()
-	var out []LeaseState
+	var out []string
 	it := bb.b.List(&blob.ListOptions{Prefix: root, Delimiter: "/"})
 	for {
 		obj, err := it.Next(ctx)
@@ -459,16 +479,24 @@ func (s *Store) Leases(ctx context.Context) ([]LeaseState, error) {
 		if !obj.IsDir || ids.Problem(name, ids.MaxConv) != "" {
 			continue
 		}
-		l := &Lease{bb: bb, o: LeaseOptions{Name: name}, dir: root + name + "/"}
-		seq, cur, err := l.latest(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if seq >= 0 {
-			out = append(out, LeaseState{Name: name, Released: cur.Kind != "held", Finished: cur.Kind == "finished"})
-		}
+		out = append(out, name)
 	}
 	return out, nil
+}
+
+// LeaseState reads the state of the lease name as its latest object says
+// it; ok is false when none was taken (or on a store in a directory).
+func (s *Store) LeaseState(ctx context.Context, name string) (LeaseState, bool, error) {
+	bb, ok := s.be.(*blobBackend)
+	if !ok {
+		return LeaseState{}, false, nil
+	}
+	l := &Lease{bb: bb, o: LeaseOptions{Name: name}, dir: bb.leaseRoot() + name + "/"}
+	seq, cur, err := l.latest(ctx)
+	if err != nil || seq < 0 {
+		return LeaseState{}, false, err
+	}
+	return LeaseState{Name: name, Released: cur.Kind != "held", Finished: cur.Kind == "finished"}, true, nil
 }
 
 // leaseRoot is where the store's leases live, one folder per lease name.

@@ -134,7 +134,35 @@ func takeLease(ctx context.Context, label string, o lockOptions) (*callstore.Lea
 	if err != nil {
 		return nil, fmt.Errorf("lease shard %d/%d of %s: %w", o.Shard.Index, o.Shard.Count, o.Bench, err)
 	}
+	if other := heldOfOtherCounts(ctx, o.Store, o.Shard.Count); len(other) > 0 && o.Logger != nil {
+		o.Logger.Warn(fmt.Sprintf("the store holds shards of another count, held now (running, or killed): one study has one count — give every worker the same %s (--shards); rows both splits reach may be paid twice, and merge --from-store cannot say which index to run again", cluster.EnvShards),
+			"benchmark", o.Bench, "shard", fmt.Sprintf("%d/%d", o.Shard.Index, o.Shard.Count), "held", strings.Join(FirstN(other, 4), ", "))
+	}
 	return l, nil
+}
+
+// heldOfOtherCounts names the leases of the store of a shard count other
+// than count that are held (a worker given another count runs beside this
+// one, or was killed): on an object store nothing refuses such a worker,
+// each seeing only its own lock files. One listing, and a read of each
+// lease of another count only; a split of another count that ended (an
+// earlier study on this store) is not named.
+func heldOfOtherCounts(ctx context.Context, st *callstore.Store, count int) []string {
+	names, err := st.LeaseNames(ctx)
+	if err != nil {
+		return nil
+	}
+	var held []string
+	for _, name := range names {
+		s, ok := layout.CutLeaseName(name)
+		if !ok || s.Count == count {
+			continue
+		}
+		if ls, ok, err := st.LeaseState(ctx, name); err == nil && ok && !ls.Released {
+			held = append(held, name)
+		}
+	}
+	return held
 }
 
 // leaseOptions are the options of the shard's lease. Its logger names the

@@ -201,3 +201,65 @@ func TestUnfinishedShardsFromLeases(t *testing.T) {
 		})
 	}
 }
+
+// A worker given another shard count than the workers running beside it
+// on an object store is not refused (it cannot see their lock files), but
+// warns naming the shards of the other count held now; an ended split of
+// another count (an earlier study on the store) and shards of its own
+// count are not named.
+func TestWorkerOfAnotherCountWarns(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		held     []string
+		released []string
+		want     string // the held attribute of the warning; "": none
+	}{
+		{"a running shard of another count", []string{"shard-1-of-4"}, []string{"shard-0-of-4"}, "shard-1-of-4"},
+		{"an ended split of another count", nil, []string{"shard-0-of-4", "shard-1-of-4"}, ""},
+		{"shards of its own count", []string{"shard-1-of-3", "shard-2-of-3"}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := s3test.Start(t, "calls")
+			s3test.SetEnv(t)
+			st, err := callstore.OpenURL(t.Context(), srv.URL("calls", "study/b1"), callstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			for _, name := range slices.Concat(tc.held, tc.released) {
+				l, err := st.TakeLease(t.Context(), callstore.LeaseOptions{Name: name})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if slices.Contains(tc.released, name) {
+					l.MarkFinished()
+					if err := l.Release(t.Context()); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					defer l.Release(context.Background())
+				}
+			}
+			rec := &records{}
+			l, err := takeLease(t.Context(), "benchmark b1 shard 0/3", lockOptions{Bench: "b1", Shard: layout.Shard{Index: 0, Count: 3}, Store: st, Logger: slog.New(rec)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release(context.Background())
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			var got string
+			for i, m := range rec.attrs {
+				if strings.Contains(rec.msgs[i], "shards of another count") {
+					if !strings.Contains(rec.msgs[i], "IMPACTBENCH_SHARDS") || m["benchmark"] != "b1" || m["shard"] != "0/3" {
+						t.Errorf("warning %q %v", rec.msgs[i], m)
+					}
+					got = m["held"]
+				}
+			}
+			if got != tc.want {
+				t.Errorf("warned of held %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
