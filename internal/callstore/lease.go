@@ -28,7 +28,7 @@ import (
 //
 // A lease is a sequence of create-once objects under the store's prefix,
 //
-//	!lease/<name>/<seq, 10 digits>.json    {"kind": "held"|"released", holder…}
+//	!lease/<name>/<seq, 10 digits>.json    {"kind": "held"|"released"|"finished", holder…}
 //
 // the latest of which says its state. The holder renews it by creating the
 // next object every TTL/3, not by rewriting one: gocloud.dev/blob offers a
@@ -79,7 +79,7 @@ func (e *LeasedError) Error() string {
 
 // leaseBody is one object of a lease.
 type leaseBody struct {
-	Kind    string    `json:"kind"` // "held" or "released"
+	Kind    string    `json:"kind"` // "held", "released" or "finished" (released, its work done)
 	Holder  string    `json:"holder"`
 	Renewed time.Time `json:"renewed"`
 	TTL     float64   `json:"ttl_s"`
@@ -108,6 +108,7 @@ type Lease struct {
 	seq int // the latest object this holder created
 
 	releasing atomic.Bool // Release ran (it runs once)
+	finished  atomic.Bool // MarkFinished ran
 }
 
 // TakeLease takes the lease named o.Name in the store. On a store in a
@@ -390,6 +391,7 @@ func (l *Lease) Lost() <-chan struct{} {
 // Release stops renewing and marks the lease released, so a waiting
 // duplicate starts at once rather than after the TTL. It runs once (the
 // store's Close releases what is left); a nil Lease is a no-op.
+// After MarkFinished it marks it finished instead.
 func (l *Lease) Release(ctx context.Context) error {
 	if l == nil || !l.releasing.CompareAndSwap(false, true) {
 		return nil
@@ -405,17 +407,32 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.mu.Lock()
 	next := l.seq + 1
 	l.mu.Unlock()
-	if _, err := l.write(ctx, next, "released"); err != nil {
+	kind := "released"
+	if l.finished.Load() {
+		kind = "finished"
+	}
+	if _, err := l.write(ctx, next, kind); err != nil {
 		return fmt.Errorf("callstore: release lease %s: %w", l.o.Name, err)
 	}
 	l.prune(ctx, next-1)
 	return nil
 }
 
+// MarkFinished says the holder's work is done: its release (Release, or
+// the store's Close) then marks the lease finished, so that a merge tells
+// it from a holder stopped before the end (a time limit's SIGTERM,
+// Ctrl-C), which releases its lease too. A nil Lease is a no-op.
+func (l *Lease) MarkFinished() {
+	if l != nil {
+		l.finished.Store(true)
+	}
+}
+
 // LeaseState is one lease of a store as its latest object says it.
 type LeaseState struct {
 	Name     string // "shard-3-of-16"
 	Released bool   // its holder released it (it ended); else it is held, or was by one that died
+	Finished bool   // its holder released it with its work done (Finish)
 }
 
 // Leases lists the leases taken in the store, by name (none on a store in
@@ -423,12 +440,32 @@ type LeaseState struct {
 // storage leave one per shard that started: a merge learns from them how
 // many shards the study had and which never ran or never ended.
 func (s *Store) Leases(ctx context.Context) ([]LeaseState, error) {
+	names, err := s.LeaseNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []LeaseState
+	for _, name := range names {
+		st, ok, err := s.LeaseState(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+// LeaseNames lists the names of the leases taken in the store (none on a
+// store in a directory), reading no lease: one listing.
+func (s *Store) LeaseNames(ctx context.Context) ([]string, error) {
 	bb, ok := s.be.(*blobBackend)
 	if !ok {
 		return nil, nil
 	}
 	root := bb.leaseRoot()
-	var out []LeaseState
+	var out []string
 	it := bb.b.List(&blob.ListOptions{Prefix: root, Delimiter: "/"})
 	for {
 		obj, err := it.Next(ctx)
@@ -442,16 +479,24 @@ func (s *Store) Leases(ctx context.Context) ([]LeaseState, error) {
 		if !obj.IsDir || ids.Problem(name, ids.MaxConv) != "" {
 			continue
 		}
-		l := &Lease{bb: bb, o: LeaseOptions{Name: name}, dir: root + name + "/"}
-		seq, cur, err := l.latest(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if seq >= 0 {
-			out = append(out, LeaseState{Name: name, Released: cur.Kind != "held"})
-		}
+		out = append(out, name)
 	}
 	return out, nil
+}
+
+// LeaseState reads the state of the lease name as its latest object says
+// it; ok is false when none was taken (or on a store in a directory).
+func (s *Store) LeaseState(ctx context.Context, name string) (LeaseState, bool, error) {
+	bb, ok := s.be.(*blobBackend)
+	if !ok {
+		return LeaseState{}, false, nil
+	}
+	l := &Lease{bb: bb, o: LeaseOptions{Name: name}, dir: bb.leaseRoot() + name + "/"}
+	seq, cur, err := l.latest(ctx)
+	if err != nil || seq < 0 {
+		return LeaseState{}, false, err
+	}
+	return LeaseState{Name: name, Released: cur.Kind != "held", Finished: cur.Kind == "finished"}, true, nil
 }
 
 // leaseRoot is where the store's leases live, one folder per lease name.

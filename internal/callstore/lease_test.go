@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -327,6 +328,68 @@ func TestStoreCloseReleasesItsLeases(t *testing.T) {
 	again, err := st[0].TakeLease(ctx, LeaseOptions{Name: "shard-0-of-2", TTL: 10 * time.Minute, Wait: true})
 	if err != nil {
 		t.Fatalf("the closed store's lease was not released: %v", err)
+	}
+	again.Release(context.Background())
+}
+
+// A lease released by a holder whose work is done (MarkFinished) lists as
+// finished, whether the holder or the store's Close releases it; one
+// released without (a worker stopped by SIGTERM before the end) as
+// released only, and a held one as neither: a merge tells the three apart.
+// A finished lease is free to take like a released one.
+func TestFinishedLeaseListsAsFinished(t *testing.T) {
+	srv, st := leaseStores(t, 1)
+	holder, err := OpenURL(t.Context(), srv.URL("calls", "study/bench"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	take := func(name string) *Lease {
+		l, err := holder.TakeLease(t.Context(), LeaseOptions{Name: name, TTL: 10 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	done, closed, stopped, held := take("shard-0-of-4"), take("shard-1-of-4"), take("shard-2-of-4"), take("shard-3-of-4")
+	done.MarkFinished()
+	if err := done.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	closed.MarkFinished() // released by the store's Close below
+	if err := stopped.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	_ = held
+	got, err := st[0].Leases(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []LeaseState{
+		{Name: "shard-0-of-4", Released: true, Finished: true},
+		{Name: "shard-1-of-4"},
+		{Name: "shard-2-of-4", Released: true},
+		{Name: "shard-3-of-4"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("leases while two are held:\n got %+v\nwant %+v", got, want)
+	}
+	if err := holder.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err = st[0].Leases(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want[1] = LeaseState{Name: "shard-1-of-4", Released: true, Finished: true}
+	want[3] = LeaseState{Name: "shard-3-of-4", Released: true}
+	if !slices.Equal(got, want) {
+		t.Errorf("leases after the store closed:\n got %+v\nwant %+v", got, want)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	again, err := st[0].TakeLease(ctx, LeaseOptions{Name: "shard-0-of-4", TTL: 10 * time.Minute})
+	if err != nil {
+		t.Fatalf("a finished lease could not be taken: %v", err)
 	}
 	again.Release(context.Background())
 }

@@ -52,6 +52,9 @@ type Worker struct {
 	// From names where the index came from ("--shard", a variable, or ""
 	// for an unsharded run).
 	From string
+	// CountFrom names where the shard count came from ("--shard",
+	// "--shards", a variable, or "" for an unsharded run).
+	CountFrom string
 	// Note says what the worker assumed (workers unknown), for the log.
 	Note string
 }
@@ -65,7 +68,7 @@ func Detect(f Flags, getenv func(string) string) (Worker, error) {
 	switch {
 	case f.Shard != "":
 		w.Shard, err = ParseShard(f.Shard)
-		w.From = "--shard"
+		w.From, w.CountFrom = "--shard", "--shard"
 	case getenv(EnvK8sIndex) != "":
 		w, err = fromIndex(f, getenv, EnvK8sIndex, "")
 	case getenv(EnvSlurmID) != "":
@@ -220,7 +223,7 @@ func shardOf(from string, index int, countFrom string, count int) (Worker, error
 	if index >= count {
 		return Worker{}, fault.Usagef("%s: index %d is not below the shard count %d (%s)", from, index, count, countFrom)
 	}
-	return Worker{Shard: layout.Shard{Index: index, Count: count}, From: from}, nil
+	return Worker{Shard: layout.Shard{Index: index, Count: count}, From: from, CountFrom: countFrom}, nil
 }
 
 // workers sets how many workers run at once: --workers, else
@@ -239,7 +242,7 @@ func workers(w Worker, f Flags, getenv func(string) string) (Worker, error) {
 	case n < 0:
 		return Worker{}, fault.Usagef("%s %d: want the number of workers running at once (≥ 1)", from, n)
 	case n > 0 && w.Shard.Count > 0 && n > w.Shard.Count:
-		return Worker{}, fault.Usagef("%s %d is more than the %d shards: at most one worker runs a shard", from, n, w.Shard.Count)
+		return Worker{}, tooManyWorkers(w, from, n)
 	case n > 0:
 		w.Workers = n
 	case w.Shard.Active():
@@ -249,6 +252,22 @@ func workers(w Worker, f Flags, getenv func(string) string) (Worker, error) {
 		w.Workers = 1
 	}
 	return w, nil
+}
+
+// tooManyWorkers refuses n workers for fewer shards, saying where the
+// count came from. A Slurm array's size is the count only when none is
+// given, so a task resubmitted alone (sbatch --array=37: an array of one)
+// of a script without IMPACTBENCH_SHARDS lands here: say that.
+func tooManyWorkers(w Worker, from string, n int) error {
+	msg := fmt.Sprintf("%s %d is more than the %d shards", from, n, w.Shard.Count)
+	if w.CountFrom != "" {
+		msg += fmt.Sprintf(" (the count from %s)", w.CountFrom)
+	}
+	msg += ": at most one worker runs a shard"
+	if w.CountFrom == EnvSlurmCount {
+		msg += fmt.Sprintf("; without a count given (%s or --shards) the array is the study, and a task submitted alone (sbatch --array=37) is an array of %d: export %s=<the study's shard count> so that a task's id is its shard index", EnvShards, w.Shard.Count, EnvShards)
+	}
+	return fault.Usagef("%s", msg)
 }
 
 // positive reads impactbench's own count variable name as a whole number

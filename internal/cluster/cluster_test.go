@@ -82,7 +82,11 @@ func TestDetectRefusesBadValues(t *testing.T) {
 		{"no workers", Flags{Shard: "0/4"}, env(EnvWorkers, "0"), EnvWorkers + `="0": want a whole number ≥ 1`},
 		{"a count of 0", Flags{}, env(EnvK8sIndex, "0", EnvShards, "0"), EnvShards + `="0": want a whole number ≥ 1`},
 		{"slurm, a count of 0", Flags{}, env(EnvSlurmID, "0", EnvSlurmCount, "4", EnvShards, "0"), EnvShards + `="0": want a whole number ≥ 1`},
-		{"more workers than shards", Flags{Shard: "0/4", Workers: 8}, env(), "more than the 4 shards"},
+		{"more workers than shards", Flags{Shard: "0/4", Workers: 8}, env(), "more than the 4 shards (the count from --shard)"},
+		{"more workers than shards of the count variable", Flags{}, env(EnvK8sIndex, "0", EnvShards, "2", EnvWorkers, "4"), EnvWorkers + " 4 is more than the 2 shards (the count from " + EnvShards + ")"},
+		// sbatch --array=37 study.sbatch of a script that does not export
+		// IMPACTBENCH_SHARDS: an array of one task, so one shard.
+		{"slurm task resubmitted alone without the count", Flags{}, env(EnvSlurmID, "37", EnvSlurmCount, "1", EnvSlurmMin, "37", EnvSlurmMax, "37", EnvWorkers, "16"), "(the count from " + EnvSlurmCount + "): at most one worker runs a shard; without a count given (" + EnvShards + " or --shards) the array is the study, and a task submitted alone (sbatch --array=37) is an array of 1: export " + EnvShards + "=<the study's shard count>"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Detect(c.flags, c.env)

@@ -251,6 +251,12 @@ func (j *Target) run(ctx context.Context, st *schedule.Row[artifacts.Score], uni
 	if u.Result(st.Key(), &score) {
 		return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Reused, Stored: true, Took: time.Since(start)}, work.Paid{}, conv.ConvID)
 	}
+	// A judge that failed is asked again by a run; a replay (merge
+	// --from-store) keeps the null verdict the worker stored, as a merge of
+	// its shard file would: it cannot ask without calling a model.
+	if j.b.Opts.Replay && u.Result(work.ErrorKey(st.Key()), &score) {
+		return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Reused, Stored: true, Took: time.Since(start)}, work.Paid{}, conv.ConvID)
+	}
 	score, usage, err := j.verdict(ctx, u, *conv)
 	s := u.Stats()
 	out := schedule.Outcome[artifacts.Score]{}

@@ -36,37 +36,65 @@ func Run(ctx context.Context, b *work.Bench, targets []string) ([]Report, error)
 	for i, s := range scs {
 		pos[s.ID] = i
 	}
-	var reps []Report
+	// Every target's shards are checked before any file is written: a
+	// merge missing a shard (a task that died between simulate and
+	// evaluate, or one target's shard gone) changes no file.
+	type split struct {
+		target, dir string
+		count       int
+		files       map[string]map[int]string
+	}
+	outs := []string{layout.ConversationsFile, layout.ScoresFile}
+	var splits []split
 	for _, t := range targets {
 		dir := b.Files.RunDir(t)
 		count, files, err := findShards(dir)
 		if err != nil {
-			return reps, err
+			return nil, err
 		}
 		if count == 0 {
 			continue
 		}
-		rep := Report{Target: t, Shards: count}
-		outs := []string{b.Files.Conversations(t, layout.Shard{}), b.Files.Scores(t, nil, layout.Shard{})}
-		for _, out := range outs {
-			name := filepath.Base(out)
-			kind := strings.TrimSuffix(name, filepath.Ext(name)) // conversations, scores
+		for _, name := range outs {
 			got := files[name]
 			if len(got) == 0 {
 				continue
 			}
 			var missing []string
-			paths := make([]string, count)
 			for i := range count {
-				p, ok := got[i]
-				if !ok {
+				if _, ok := got[i]; !ok {
 					missing = append(missing, strconv.Itoa(i))
 				}
-				paths[i] = p
 			}
 			if len(missing) > 0 {
-				return reps, fault.Inputf("%s: %s shard(s) %s of %d missing: run those shards (--shard i/%d) before merging",
-					dir, kind, strings.Join(missing, ", "), count, count)
+				var fromStore string
+				if b.SharedStore() {
+					// Workers that shared only the store wrote their
+					// shard files on disks of their own.
+					fromStore = "; workers that shared only the call store (store:, IMPACTBENCH_STORE) are merged with --from-store"
+				}
+				kind := strings.TrimSuffix(name, filepath.Ext(name)) // conversations, scores
+				return nil, fault.Inputf("%s: %s shard(s) %s of %d missing: run those shards (--shard i/%d) before merging%s",
+					dir, kind, strings.Join(missing, ", "), count, count, fromStore)
+			}
+		}
+		splits = append(splits, split{t, dir, count, files})
+	}
+	var reps []Report
+	for _, sp := range splits {
+		rep := Report{Target: sp.target, Shards: sp.count}
+		for _, name := range outs {
+			got := sp.files[name]
+			if len(got) == 0 {
+				continue
+			}
+			paths := make([]string, sp.count)
+			for i := range sp.count {
+				paths[i] = got[i]
+			}
+			out := b.Files.Conversations(sp.target, layout.Shard{})
+			if name == layout.ScoresFile {
+				out = b.Files.Scores(sp.target, nil, layout.Shard{})
 			}
 			n, err := mergeKind(ctx, name == layout.ConversationsFile, paths, out, pos)
 			if err != nil {
@@ -78,7 +106,7 @@ func Run(ctx context.Context, b *work.Bench, targets []string) ([]Report, error)
 				rep.Scores = n
 			}
 		}
-		if err := mergeCost(dir, count); err != nil {
+		if err := mergeCost(sp.dir, sp.count); err != nil {
 			return reps, err
 		}
 		reps = append(reps, rep)

@@ -197,7 +197,15 @@ func (r *Runner) runTarget(ctx context.Context, t *simulate.Target) error {
 // finishRun aggregates the scores (a shard only says how to merge).
 func (r *Runner) finishRun(ctx context.Context) error {
 	if r.b.Opts.Shard.Active() {
-		r.b.Logf("shard %d/%d done; when every shard has finished run `impactbench merge %s`", r.b.Opts.Shard.Index, r.b.Opts.Shard.Count, r.b.Spec.Slug)
+		merge := "impactbench merge " + r.b.Spec.Slug
+		if r.b.SharedStore() {
+			// Workers sharing only the store keep their shard files on
+			// disks of their own: the store holds every shard's answers,
+			// and merge --from-store needs nothing else.
+			merge += " --from-store"
+		}
+		r.b.ShardFinished()
+		r.b.Logf("shard %d/%d done; when every shard has finished run `%s`", r.b.Opts.Shard.Index, r.b.Opts.Shard.Count, merge)
 		return nil
 	}
 	if !r.anyScores() && r.b.Opts.DryRun {

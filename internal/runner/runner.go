@@ -128,15 +128,27 @@ func New(ctx context.Context, cfg *config.Config, benchDir string, opts Options)
 // write its own. It runs before the environment and the benchmarks are
 // opened, so that the refused worker writes nothing — no lock, no presence
 // file, no lease or heartbeat in a shared store.
+//
+// A replay (merge --from-store) needs them as much: it calls no model, so
+// it cannot write them, and the set must be the one the workers ran.
 func scenariosFirst(cfg *config.Config, benchDirs []string, opts Options) error {
-	if !opts.Shard.Active() {
+	if !opts.Shard.Active() && !opts.Replay {
 		return nil
 	}
 	slugs := make([]string, len(benchDirs))
 	errs := make([]error, len(benchDirs))
 	for i, d := range benchDirs {
 		slugs[i] = filepath.Base(d)
-		if _, err := os.Stat(layout.ForProject(cfg.Dir, d).Scenarios()); err != nil {
+		path := layout.ForProject(cfg.Dir, d).Scenarios()
+		if _, err := os.Stat(path); err == nil {
+			continue
+		}
+		if opts.Replay {
+			if rel, err := filepath.Rel(cfg.Dir, path); err == nil {
+				path = rel
+			}
+			errs[i] = fault.Inputf("merge --from-store needs the %s the workers ran (it calls no model, so it cannot write one): copy %s from the study's project or image into this project, then merge", layout.ScenariosFile, path)
+		} else {
 			errs[i] = fault.Inputf("sharded runs need scenarios.json first: run `impactbench gen-scenarios %s` once, then start the shards", slugs[i])
 		}
 	}

@@ -206,6 +206,14 @@ func (t *Target) run(ctx context.Context, st *schedule.Row[artifacts.Conversatio
 		o := schedule.Outcome[artifacts.Conversation]{Status: schedule.Reused, Stored: true, Val: &conv, Took: time.Since(start)}
 		return t.done(ctx, row, o, work.Paid{}, conv.ConvID, keep, true)
 	}
+	// A row that failed for good (its error, or an audit that found it
+	// invalid) is made again by a run; a replay (merge --from-store)
+	// writes it as the worker did, as a merge of its shard file would: it
+	// cannot make it again without calling a model.
+	if t.b.Opts.Replay && u.Result(work.ErrorKey(st.Key()), &conv) {
+		o := schedule.Outcome[artifacts.Conversation]{Status: schedule.Reused, Stored: true, Val: &conv, Took: time.Since(start)}
+		return t.done(ctx, row, o, work.Paid{}, conv.ConvID, keep, true)
+	}
 	ru, err := t.openRowUser(u, row, t.userC)
 	if err != nil {
 		return t.done(ctx, row, schedule.Outcome[artifacts.Conversation]{Status: schedule.Failed, Reason: err.Error()}, work.Paid{}, row.sc.ID, keep, false)

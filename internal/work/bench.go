@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -95,6 +97,11 @@ func (e *Env) Open(ctx context.Context, benchDir string) (*Bench, error) {
 	return b, nil
 }
 
+// SharedStore says whether the call store is the configured store (store:
+// or IMPACTBENCH_STORE), which workers without this project directory may
+// share, rather than the project's own .cache/<bench>/calls.
+func (e *Env) SharedStore() bool { return e.Opts.Store != "" && e.Opts.OutDir == "" }
+
 // openStore opens the benchmark's call store: .cache/<bench>/calls, or
 // <Store>/<bench> when a store is configured (a directory every worker
 // shares, or object storage). A store that cannot be used is an input
@@ -105,10 +112,23 @@ func (e *Env) openStore(ctx context.Context, files layout.Bench, slug string) (*
 	if e.Opts.Shard.Active() {
 		o.Writer = strings.TrimPrefix(e.Opts.Shard.Suffix(), ".")
 	}
-	if e.Opts.Store == "" || e.Opts.OutDir != "" {
+	if !e.SharedStore() {
 		return callstore.OpenDir(files.Calls(), o), nil
 	}
-	loc, err := callstore.Sub(e.Opts.Store, slug)
+	var err error
+	if dir, ok := storeDir(e.Opts.Store); ok && e.Opts.Replay {
+		// A worker makes a store directory that is not there yet; a
+		// replay only reads the one the workers wrote, so a missing one is
+		// a mistyped path, not a study of no rows.
+		if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+			err = &callstore.URLError{Key: callstore.StoreKey, Kind: callstore.ErrStore,
+				Err: errors.New("no such directory; merge --from-store reads the store the workers wrote")}
+		}
+	}
+	loc := ""
+	if err == nil {
+		loc, err = callstore.Sub(e.Opts.Store, slug)
+	}
 	if err == nil {
 		var s *callstore.Store
 		if s, err = callstore.OpenURL(ctx, loc, o); err == nil {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/callstore"
 	"github.com/impactbench/impactbench/internal/cluster"
+	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/fault"
 	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/layout"
@@ -132,7 +134,35 @@ func takeLease(ctx context.Context, label string, o lockOptions) (*callstore.Lea
 	if err != nil {
 		return nil, fmt.Errorf("lease shard %d/%d of %s: %w", o.Shard.Index, o.Shard.Count, o.Bench, err)
 	}
+	if other := heldOfOtherCounts(ctx, o.Store, o.Shard.Count); len(other) > 0 && o.Logger != nil {
+		o.Logger.Warn(fmt.Sprintf("the store holds shards of another count, held now (running, or killed): one study has one count — give every worker the same %s (--shards); rows both splits reach may be paid twice, and merge --from-store cannot say which index to run again", cluster.EnvShards),
+			"benchmark", o.Bench, "shard", fmt.Sprintf("%d/%d", o.Shard.Index, o.Shard.Count), "held", strings.Join(FirstN(other, 4), ", "))
+	}
 	return l, nil
+}
+
+// heldOfOtherCounts names the leases of the store of a shard count other
+// than count that are held (a worker given another count runs beside this
+// one, or was killed): on an object store nothing refuses such a worker,
+// each seeing only its own lock files. One listing, and a read of each
+// lease of another count only; a split of another count that ended (an
+// earlier study on this store) is not named.
+func heldOfOtherCounts(ctx context.Context, st *callstore.Store, count int) []string {
+	names, err := st.LeaseNames(ctx)
+	if err != nil {
+		return nil
+	}
+	var held []string
+	for _, name := range names {
+		s, ok := layout.CutLeaseName(name)
+		if !ok || s.Count == count {
+			continue
+		}
+		if ls, ok, err := st.LeaseState(ctx, name); err == nil && ok && !ls.Released {
+			held = append(held, name)
+		}
+	}
+	return held
 }
 
 // leaseOptions are the options of the shard's lease. Its logger names the
@@ -276,15 +306,21 @@ func (l *benchLock) release() {
 	}
 }
 
+// storeDir is the directory of a store: configured as a path or a
+// file:// URL (ok), not on object storage.
+func storeDir(store string) (string, bool) {
+	if store != "" && !strings.Contains(store, "://") {
+		return store, true
+	}
+	return strings.CutPrefix(store, "file://")
+}
+
 // presenceDir is where workers on one directory show themselves: beside
 // the shared store when one is configured as a directory, else in the
 // project's .cache (the documented Job mounts the project into every pod).
 func presenceDir(projectDir, store string) string {
-	if store != "" && !strings.Contains(store, "://") {
-		return layout.PresenceDir(projectDir, store)
-	}
-	if after, ok := strings.CutPrefix(store, "file://"); ok {
-		return layout.PresenceDir(projectDir, after)
+	if dir, ok := storeDir(store); ok {
+		return layout.PresenceDir(projectDir, dir)
 	}
 	return layout.PresenceDir(projectDir, "")
 }
@@ -337,6 +373,16 @@ func (e *Env) followWorkers(ctx context.Context, projectDir string) error {
 	return nil
 }
 
+// ShardFinished records that this shard's run did all its work, so that
+// its lease in an object store is released as finished: a merge from the
+// store then tells it from a worker stopped before the end (a time limit's
+// SIGTERM), which releases its lease too.
+func (b *Bench) ShardFinished() {
+	if b.lock != nil {
+		b.lock.lease.MarkFinished()
+	}
+}
+
 // closerFunc is a function as an io.Closer.
 type closerFunc func() error
 
@@ -346,34 +392,60 @@ func (f closerFunc) Close() error { return f() }
 // from the store lacks, from the leases its workers left there (one per
 // shard that started, named shard-i-of-K): the shard count, the shards
 // that never took one (never ran) and those whose lease was never
-// released (killed, or still running), with how to run them again. ""
-// when the store cannot tell: a store in a directory, workers that were
-// not shards, or every shard's lease released.
+// released as finished (killed, stopped by a signal before the end, or
+// still running), with how to run them again. "" when the store cannot
+// tell: a store in a directory, workers that were not shards, or every
+// shard's lease finished.
 func (b *Bench) UnfinishedShards(ctx context.Context) string {
 	if b.Store == nil {
 		return ""
 	}
 	leases, err := b.Store.Leases(ctx)
-	if err != nil || len(leases) == 0 {
+	if err != nil {
 		return ""
 	}
+	if len(leases) == 0 {
+		if b.Store.Dir() != "" {
+			return "" // a directory store: no leases to tell by
+		}
+		// Every shard on object storage leaves its lease: none at all is
+		// most often a mistyped bucket or prefix, not a study unrun.
+		return fmt.Sprintf("the store %s holds no shard's lease: if the study ran in shards, this is not the store its workers wrote — check the bucket and prefix (%s, store:)", b.Store.Location(), config.EnvStore)
+	}
 	count := 0
-	state := map[int]bool{} // index → released
+	state := map[int]bool{} // index → finished
+	var counts []int
 	for _, l := range leases {
 		s, ok := layout.CutLeaseName(l.Name)
-		if !ok || count != 0 && s.Count != count {
-			return "" // not one split's: nothing to say for sure
+		if !ok {
+			return "" // not a split's: nothing to say for sure
+		}
+		if !slices.Contains(counts, s.Count) {
+			counts = append(counts, s.Count)
 		}
 		count = s.Count
-		state[s.Index] = l.Released
+		state[s.Index] = l.Finished
+	}
+	if len(counts) > 1 {
+		// Workers given different counts (on an object store nothing
+		// refuses them: each sees only its own lock files), or an earlier
+		// study of another count on this store: which rows are missing
+		// cannot be said per index.
+		slices.Sort(counts)
+		says := make([]string, len(counts))
+		for i, n := range counts {
+			says[i] = strconv.Itoa(n)
+		}
+		return fmt.Sprintf("the store holds shards of %d different counts (%s): if this study's workers were given different counts (%s, --shards), run every index of the study's one count again — what the store holds is reused, not paid again — then merge",
+			len(counts), strings.Join(says, " and "), cluster.EnvShards)
 	}
 	var none, held, all []string
 	for i := range count {
-		released, ok := state[i]
+		finished, ok := state[i]
 		switch {
 		case !ok:
 			none = append(none, strconv.Itoa(i))
-		case !released:
+		case !finished:
 			held = append(held, strconv.Itoa(i))
 		default:
 			continue
@@ -388,7 +460,7 @@ func (b *Bench) UnfinishedShards(ctx context.Context) string {
 		says = append(says, fmt.Sprintf("shard(s) %s of %d have no outputs in the store", strings.Join(none, ", "), count))
 	}
 	if len(held) > 0 {
-		says = append(says, fmt.Sprintf("shard(s) %s of %d did not finish (killed, or still running)", strings.Join(held, ", "), count))
+		says = append(says, fmt.Sprintf("shard(s) %s of %d did not finish (killed, stopped, or still running)", strings.Join(held, ", "), count))
 	}
 	return fmt.Sprintf("%s: run index(es) %s again (Slurm: sbatch --array=%s study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/%d), then merge",
 		strings.Join(says, "; "), strings.Join(all, ", "), strings.Join(all, ","), count)

@@ -146,17 +146,25 @@ func takeOver(t *testing.T, b *blob.Bucket, dir string) {
 func TestUnfinishedShardsFromLeases(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		released []string // leases taken and released
+		released []string // leases taken and released, the work done
 		held     []string // leases taken and kept (a killed holder's)
+		stopped  []string // leases released with the work not done (SIGTERM)
 		want     string
 	}{
-		{"none", nil, nil, ""},
-		{"every shard ended", []string{"shard-0-of-2", "shard-1-of-2"}, nil, ""},
-		{"one never ran", []string{"shard-1-of-2"}, nil,
+		// A mistyped bucket or prefix: no worker ever wrote there.
+		{"none", nil, nil, nil, "the store s3://calls/study/b1?"},
+		{"every shard ended", []string{"shard-0-of-2", "shard-1-of-2"}, nil, nil, ""},
+		{"one never ran", []string{"shard-1-of-2"}, nil, nil,
 			"shard(s) 0 of 2 have no outputs in the store: run index(es) 0 again (Slurm: sbatch --array=0 study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/2), then merge"},
-		{"one never ran, one killed", []string{"shard-0-of-4", "shard-3-of-4"}, []string{"shard-1-of-4"},
-			"shard(s) 2 of 4 have no outputs in the store; shard(s) 1 of 4 did not finish (killed, or still running): run index(es) 1, 2 again (Slurm: sbatch --array=1,2 study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/4), then merge"},
-		{"two splits", []string{"shard-0-of-2", "shard-0-of-4"}, nil, ""},
+		{"one never ran, one killed", []string{"shard-0-of-4", "shard-3-of-4"}, []string{"shard-1-of-4"}, nil,
+			"shard(s) 2 of 4 have no outputs in the store; shard(s) 1 of 4 did not finish (killed, stopped, or still running): run index(es) 1, 2 again (Slurm: sbatch --array=1,2 study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/4), then merge"},
+		// A Slurm time limit's SIGTERM: the worker stops cleanly and
+		// releases its lease, its shard not done.
+		{"one stopped by SIGTERM", []string{"shard-0-of-2"}, nil, []string{"shard-1-of-2"},
+			"shard(s) 1 of 2 did not finish (killed, stopped, or still running): run index(es) 1 again (Slurm: sbatch --array=1 study.sbatch; Kubernetes, or by hand: the study's command with --shard <index>/2), then merge"},
+		// Pods given different IMPACTBENCH_SHARDS: nothing refused them.
+		{"two splits", []string{"shard-0-of-4", "shard-0-of-2"}, []string{"shard-1-of-4"}, nil,
+			"the store holds shards of 2 different counts (2 and 4): if this study's workers were given different counts (IMPACTBENCH_SHARDS, --shards), run every index of the study's one count again — what the store holds is reused, not paid again — then merge"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := s3test.Start(t, "calls")
@@ -166,10 +174,13 @@ func TestUnfinishedShardsFromLeases(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			for _, name := range append(append([]string{}, tc.released...), tc.held...) {
+			for _, name := range slices.Concat(tc.released, tc.held, tc.stopped) {
 				l, err := st.TakeLease(t.Context(), callstore.LeaseOptions{Name: name})
 				if err != nil {
 					t.Fatal(err)
+				}
+				if slices.Contains(tc.released, name) {
+					l.MarkFinished()
 				}
 				if !slices.Contains(tc.held, name) {
 					if err := l.Release(t.Context()); err != nil {
@@ -180,8 +191,74 @@ func TestUnfinishedShardsFromLeases(t *testing.T) {
 				}
 			}
 			b := &Bench{Store: st}
-			if got := b.UnfinishedShards(t.Context()); got != tc.want {
+			if got := b.UnfinishedShards(t.Context()); tc.name == "none" {
+				if want := " holds no shard's lease: if the study ran in shards, this is not the store its workers wrote — check the bucket and prefix (IMPACTBENCH_STORE, store:)"; !strings.HasPrefix(got, tc.want) || !strings.HasSuffix(got, want) {
+					t.Errorf("got  %q\nwant %q…%q", got, tc.want, want)
+				}
+			} else if got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A worker given another shard count than the workers running beside it
+// on an object store is not refused (it cannot see their lock files), but
+// warns naming the shards of the other count held now; an ended split of
+// another count (an earlier study on the store) and shards of its own
+// count are not named.
+func TestWorkerOfAnotherCountWarns(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		held     []string
+		released []string
+		want     string // the held attribute of the warning; "": none
+	}{
+		{"a running shard of another count", []string{"shard-1-of-4"}, []string{"shard-0-of-4"}, "shard-1-of-4"},
+		{"an ended split of another count", nil, []string{"shard-0-of-4", "shard-1-of-4"}, ""},
+		{"shards of its own count", []string{"shard-1-of-3", "shard-2-of-3"}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := s3test.Start(t, "calls")
+			s3test.SetEnv(t)
+			st, err := callstore.OpenURL(t.Context(), srv.URL("calls", "study/b1"), callstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			for _, name := range slices.Concat(tc.held, tc.released) {
+				l, err := st.TakeLease(t.Context(), callstore.LeaseOptions{Name: name})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if slices.Contains(tc.released, name) {
+					l.MarkFinished()
+					if err := l.Release(t.Context()); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					defer l.Release(context.Background())
+				}
+			}
+			rec := &records{}
+			l, err := takeLease(t.Context(), "benchmark b1 shard 0/3", lockOptions{Bench: "b1", Shard: layout.Shard{Index: 0, Count: 3}, Store: st, Logger: slog.New(rec)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release(context.Background())
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			var got string
+			for i, m := range rec.attrs {
+				if strings.Contains(rec.msgs[i], "shards of another count") {
+					if !strings.Contains(rec.msgs[i], "IMPACTBENCH_SHARDS") || m["benchmark"] != "b1" || m["shard"] != "0/3" {
+						t.Errorf("warning %q %v", rec.msgs[i], m)
+					}
+					got = m["held"]
+				}
+			}
+			if got != tc.want {
+				t.Errorf("warned of held %q, want %q", got, tc.want)
 			}
 		})
 	}
