@@ -265,6 +265,24 @@ var troubleMessages = map[string]troubleCase{
 	}},
 
 	// Many workers.
+	"sharded runs need scenarios.json first: run `impactbench gen-scenarios example` once, then start the shards": {2, func(t *testing.T) result {
+		p := troubleProject(t)
+		p.removeOutputs()
+		if err := os.Remove(p.path("benchmarks", "example", "scenarios.json")); err != nil {
+			t.Fatal(err)
+		}
+		return p.run("run", "example", "--shard", "0/2")
+	}},
+	`IMPACTBENCH_SHARDS="4" names a count but no index: …`: {2, func(t *testing.T) result {
+		p := troubleProject(t)
+		p.env = []string{"IMPACTBENCH_SHARDS=4"}
+		return p.run("run", "example")
+	}},
+	"workers running at once not given (--workers or IMPACTBENCH_WORKERS): assuming all 2 shards at once, …": {0, func(t *testing.T) result {
+		p := troubleProject(t)
+		p.removeOutputs()
+		return p.run("run", "example", "--shard", "0/2")
+	}},
 	"…/runs/offline-careful: conversations shard(s) 1 of 4 missing: run those shards (--shard i/4) before merging": {2, func(t *testing.T) result {
 		p := troubleProject(t)
 		p.removeOutputs()
@@ -287,6 +305,13 @@ var troubleMessages = map[string]troubleCase{
 		s3 := s3test.Start(t, "present")
 		p := troubleProject(t)
 		p.env = append(s3test.Env(t.TempDir()), "IMPACTBENCH_STORE="+s3.URL("absent", "calls"))
+		return p.run("run", "example")
+	}},
+	"IMPACTBENCH_STORE: s3://…: store credentials refused": {2, func(t *testing.T) result {
+		s3 := s3test.Start(t, "present")
+		p := troubleProject(t)
+		p.env = []string{"AWS_ACCESS_KEY_ID=AKIAWRONGWRONGWRONG1", "AWS_SECRET_ACCESS_KEY=x", "AWS_EC2_METADATA_DISABLED=true", "AWS_REGION=us-east-1",
+			"IMPACTBENCH_STORE=" + s3.URL("present", "calls")}
 		return p.run("run", "example")
 	}},
 	"shard(s) 0 of 2 have no outputs in the store: run index(es) 0 again …": {2, func(t *testing.T) result {
