@@ -112,6 +112,7 @@ var (
 	statusCmd   = []string{"status", "corpus"}
 	statusJSON  = []string{"status", "corpus", "--json"}
 	compareCmd  = []string{"compare", "benchmarks/corpus", "benchmarks/other"}
+	viewCmd     = []string{"view", "--addr", "127.0.0.1:0"}
 )
 
 // Locations: "file:line:col:" for YAML, "row N (line M)" or "(line M)" for JSON.
@@ -499,6 +500,8 @@ func badInputCases() []badCase {
 		// reading that many, naming the folder and the limit.
 		{name: "prompts/too many entries", file: "prompts", args: runCmd, edit: emptyFiles(1001), loc: `prompts holds more than 1000 entries`},
 		{name: "runs/too many entries", file: "benchmarks/corpus/runs", args: aggregate, edit: emptyFiles(10001), loc: `runs holds more than 10000 entries`},
+		{name: "runs/too many entries under report", file: "benchmarks/corpus/runs", args: reportCmd, edit: emptyFiles(10001), loc: `runs holds more than 10000 entries`},
+		{name: "runs/too many entries under view", file: "benchmarks/corpus/runs", args: viewCmd, edit: emptyFiles(10001), loc: `runs holds more than 10000 entries`},
 		{name: "calls/too many entries under status", file: ".cache/corpus/calls", args: statusCmd, edit: emptyFiles(10001), loc: `calls holds more than 10000 entries`},
 		{name: "calls/too many entries under status --json", file: ".cache/corpus/calls", args: statusJSON, edit: emptyFiles(10001), loc: `calls holds more than 10000 entries`},
 		{name: "cache folder/too many entries under status", file: ".cache/corpus", args: statusCmd, edit: emptyFiles(10001), loc: `corpus holds more than 10000 entries`},

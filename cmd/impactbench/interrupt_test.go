@@ -31,13 +31,6 @@ const interruptedMsg = "impactbench: interrupted — everything completed so far
 // ctrlCExitLimit is the acceptance bound from Ctrl-C to exit.
 const ctrlCExitLimit = 3 * time.Second
 
-// slowOfflineConfig is the quickstart on the offline models with a latency
-// per simulated-user and target call, so that a run is mid-flight for a few
-// seconds; the judge and generator answer at once.
-func slowOfflineConfig(latency time.Duration) string {
-	return offlineConfigOf{Generator: true, Latency: latency.String(), Careful: 0.9}.yaml()
-}
-
 // ptyProc is the binary running with a pseudo-terminal as its stdin,
 // stdout, stderr and controlling terminal.
 type ptyProc struct {
@@ -162,26 +155,6 @@ var finalFiles = []string{
 	"scenarios.json", "cost.json", "results.json", "run_manifest.json",
 	"runs/careful/conversations.json", "runs/careful/scores.json", "runs/careful/cost.json",
 	"report.html",
-}
-
-// generatedStamp is the one line of report.html that differs between two
-// identical runs: when it was generated.
-var generatedStamp = regexp.MustCompile(`"generated":"[^"]*"`)
-
-// sameFinalFiles fails unless every final file of got is byte-identical to
-// want's (report.html: apart from its generation time).
-func sameFinalFiles(t *testing.T, want, got string, files []string) {
-	t.Helper()
-	for _, rel := range files {
-		a, b := readFile(t, filepath.Join(want, rel)), readFile(t, filepath.Join(got, rel))
-		if rel == "report.html" {
-			a = generatedStamp.ReplaceAll(a, []byte(`"generated":""`))
-			b = generatedStamp.ReplaceAll(b, []byte(`"generated":""`))
-		}
-		if !bytes.Equal(a, b) {
-			t.Errorf("%s differs from the uninterrupted run's (%d vs %d bytes)", rel, len(b), len(a))
-		}
-	}
 }
 
 // TestCtrlCOnTerminal presses Ctrl-C in the middle of simulation with the

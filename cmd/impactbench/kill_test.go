@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -526,4 +527,24 @@ func TestKillNineStudyResumes(t *testing.T) {
 		}
 	}
 	t.Logf("%d kills in %d chain(s)", total, chains)
+}
+
+// generatedStamp is the one line of report.html that differs between two
+// identical runs: when it was generated.
+var generatedStamp = regexp.MustCompile(`"generated":"[^"]*"`)
+
+// sameFinalFiles fails unless every final file of got is byte-identical to
+// want's (report.html: apart from its generation time).
+func sameFinalFiles(t *testing.T, want, got string, files []string) {
+	t.Helper()
+	for _, rel := range files {
+		a, b := readFile(t, filepath.Join(want, rel)), readFile(t, filepath.Join(got, rel))
+		if rel == "report.html" {
+			a = generatedStamp.ReplaceAll(a, []byte(`"generated":""`))
+			b = generatedStamp.ReplaceAll(b, []byte(`"generated":""`))
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs from the uninterrupted run's (%d vs %d bytes)", rel, len(b), len(a))
+		}
+	}
 }

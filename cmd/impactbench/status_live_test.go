@@ -80,3 +80,10 @@ func TestStatusDuringARun(t *testing.T) {
 		t.Errorf("status --json lacks pass rates with intervals: %+v", lb)
 	}
 }
+
+// slowOfflineConfig is the quickstart on the offline models with a latency
+// per simulated-user and target call, so that a run is mid-flight for a few
+// seconds; the judge and generator answer at once.
+func slowOfflineConfig(latency time.Duration) string {
+	return offlineConfigOf{Generator: true, Latency: latency.String(), Careful: 0.9}.yaml()
+}

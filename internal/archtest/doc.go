@@ -13,7 +13,9 @@
 //   - code outside internal/fsx (and the bench harness) lists a directory
 //     with a standard library call that reads it whole (filepath.Glob,
 //     filepath.WalkDir, os.ReadDir, …) rather than fsx.ReadDir (bounded)
-//     or fsx.Walk (in batches).
+//     or fsx.Walk (in batches);
+//   - a file that calls Mkfifo builds on Windows (it belongs in a
+//     *_unix_test.go with a unix build constraint).
 //
 // `go test -v ./internal/archtest` logs the runner's line count and the type
 // with the most methods; with ARCHTEST_TOP=1 it lists every type of 20

@@ -10,9 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -735,69 +733,4 @@ func TestObjectFileRefusesTrailingData(t *testing.T) {
 	if _, err := ReadCost(p); err != nil {
 		t.Errorf("white space after the object: %v", err)
 	}
-}
-
-// A cost.json that is a named pipe, a device or a directory never blocks
-// UpdateCost and is not ours to move: an error names it and it stays where
-// it is (a named pipe blocked `run` forever). One over MaxObjectFileBytes
-// is moved aside unread, as a corrupt ledger is (a 1 GiB file was read
-// whole), and the phase's entry is written.
-func TestUpdateCost_NotALedger(t *testing.T) {
-	cases := []struct {
-		name  string
-		plant func(p string) error
-		moved bool
-	}{
-		{"named pipe", func(p string) error { return syscall.Mkfifo(p, 0o644) }, false},
-		{"device", func(p string) error { return os.Symlink(os.DevNull, p) }, false},
-		{"directory", func(p string) error { return os.Mkdir(p, 0o755) }, false},
-		{"over the limit", func(p string) error {
-			if err := os.WriteFile(p, []byte(`{"a": 1}`), 0o644); err != nil {
-				return err
-			}
-			return os.Truncate(p, MaxObjectFileBytes+1)
-		}, true},
-	}
-	for _, tc := range cases {
-		p := filepath.Join(t.TempDir(), "cost.json")
-		if err := tc.plant(p); err != nil {
-			t.Skipf("%s: %v", tc.name, err)
-		}
-		before, _ := os.Lstat(p)
-		done := make1(func() error { return UpdateCost(p, "evaluate", PhaseCost{Cost: 1}) })
-		var err error
-		select {
-		case err = <-done:
-		case <-time.After(5 * time.Second):
-			if w, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil { // unblock the reader
-				w.Close()
-			}
-			t.Fatalf("%s: UpdateCost still blocked after 5 s", tc.name)
-		}
-		if !tc.moved {
-			after, serr := os.Lstat(p)
-			if err == nil || !strings.Contains(err.Error(), p) || serr != nil || !os.SameFile(before, after) {
-				t.Errorf("%s: err %v, want one naming %s, left in place (%v)", tc.name, err, p, serr)
-			}
-			if _, serr := os.Lstat(p + ".corrupt"); serr == nil {
-				t.Errorf("%s: moved aside although it is not ours", tc.name)
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if after, err := os.Lstat(p + ".corrupt"); err != nil || !os.SameFile(before, after) {
-			t.Errorf("%s: not moved aside whole: %v", tc.name, err)
-		}
-		if phases, err := ReadCost(p); err != nil || len(phases) != 1 {
-			t.Errorf("%s: ledger after: %+v %v", tc.name, phases, err)
-		}
-	}
-}
-
-func make1(f func() error) <-chan error {
-	c := make(chan error, 1)
-	go func() { c <- f() }()
-	return c
 }

@@ -1,3 +1,5 @@
+//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd
+
 package examples
 
 import (
@@ -15,6 +17,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,34 +27,13 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/impactbench/impactbench/internal/callstore/s3test"
 	"github.com/impactbench/impactbench/internal/cluster"
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/redisserver"
 )
-
-// lockedBuffer is an output both of a process's streams write to.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.b.Bytes())
-}
-
-// The reduced study the examples run: as many indexes and workers at once
-// as a test can afford, the manifest's shape otherwise.
-const smallCompletions, smallParallelism = 4, 2
 
 // reduce is a copy of the study Job with n completions, k at once, its
 // IMPACTBENCH_SHARDS and IMPACTBENCH_WORKERS following (they equal the
@@ -473,4 +455,171 @@ func (w *world) outputDir(t *testing.T, merge *batchv1.Job) string {
 	}
 	t.Fatalf("the merge Job's outputs are not on a claim: they would vanish with its pod")
 	return ""
+}
+
+// world stands in for the cluster the examples run on: each claim a
+// directory, the image's project a directory, Secrets and Services maps.
+type world struct {
+	t          *testing.T
+	root, home string
+	imageProj  string            // the image's project path (/study)
+	claims     map[string]string // claim name → directory
+	secrets    map[string]bool   // "secret/key" the docs create
+	rewrite    func(name, value string) string
+	baseEnv    []string
+	mu         sync.Mutex
+	podN       int
+}
+
+// podDirs maps every volume of a pod onto a directory: a claim's own, or
+// a fresh one for an emptyDir (one per pod).
+func (w *world) podDirs(pod corev1.PodSpec, vols map[string]string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, v := range pod.Volumes {
+		switch {
+		case v.PersistentVolumeClaim != nil:
+			dir, ok := w.claims[v.PersistentVolumeClaim.ClaimName]
+			if !ok {
+				dir = filepath.Join(w.root, "claim-"+v.PersistentVolumeClaim.ClaimName)
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
+				w.claims[v.PersistentVolumeClaim.ClaimName] = dir
+			}
+			vols[v.Name] = dir
+		case v.EmptyDir != nil:
+			w.podN++
+			dir := filepath.Join(w.root, "emptydir-"+strconv.Itoa(w.podN))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			vols[v.Name] = dir
+		default:
+			return fmt.Errorf("volume %s: a kind the examples do not use", v.Name)
+		}
+	}
+	return nil
+}
+
+// hostPath maps a container path onto the directories standing in for
+// its mounts.
+func hostPath(mounts map[string]string, p string) string {
+	best := ""
+	for m := range mounts {
+		if (p == m || strings.HasPrefix(p, m+"/")) && len(m) > len(best) {
+			best = m
+		}
+	}
+	if best == "" {
+		return p
+	}
+	return mounts[best] + p[len(best):]
+}
+
+// container runs one container of a pod to its end (v, when set, is the
+// pod to kill once it has stored its first call).
+func (w *world) container(ctx context.Context, c corev1.Container, vols map[string]string, index string, v *victim) ([]byte, error) {
+	mounts := map[string]string{w.imageProj: imageDir}
+	for _, m := range c.VolumeMounts {
+		mounts[m.MountPath] = vols[m.Name]
+	}
+	args := make([]string, len(c.Command))
+	for i, a := range c.Command {
+		args[i] = hostPath(mounts, a)
+	}
+	if args[0] == "impactbench" {
+		args[0] = filepath.Join(binDir, "impactbench")
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = hostPath(mounts, c.WorkingDir)
+	env, err := w.env(c, index)
+	if err != nil {
+		return nil, err
+	}
+	if v != nil {
+		env = v.route(env)
+	}
+	cmd.Env = append(slices.Clone(w.baseEnv), env...)
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	if v != nil {
+		go v.watch(cmd.Process, cmd.Dir)
+	}
+	err = cmd.Wait()
+	return out.Bytes(), err
+}
+
+// env is the container's environment as the kubelet sets it: the Indexed
+// Job's JOB_COMPLETION_INDEX, each literal value, each Secret's key (a
+// Secret the docs tell the user to create).
+func (w *world) env(c corev1.Container, index string) ([]string, error) {
+	var env []string
+	if index != "" {
+		env = append(env, cluster.EnvK8sIndex+"="+index)
+	}
+	for _, e := range c.Env {
+		v := e.Value
+		if e.ValueFrom != nil {
+			ref := e.ValueFrom.SecretKeyRef
+			if ref == nil {
+				return nil, fmt.Errorf("%s: only Secrets feed the examples' variables", e.Name)
+			}
+			if !w.secrets[ref.Name+"/"+ref.Key] {
+				return nil, fmt.Errorf("%s: key %s of Secret %s is not created by the docs' `kubectl create secret generic %s --from-literal=%s=…`", e.Name, ref.Key, ref.Name, ref.Name, ref.Key)
+			}
+			v = secretValue(e.Name)
+		}
+		env = append(env, e.Name+"="+w.rewrite(e.Name, v))
+	}
+	return env, nil
+}
+
+// secretValue is what the test's Secrets hold for a variable: the S3
+// API's credentials, a key the offline model never uses otherwise.
+func secretValue(name string) string {
+	switch name {
+	case "AWS_ACCESS_KEY_ID":
+		return s3test.AccessKey
+	case "AWS_SECRET_ACCESS_KEY":
+		return s3test.SecretKey
+	}
+	return "not-used-by-the-offline-model"
+}
+
+// pod runs a pod: its init containers in order, then its container.
+func (w *world) pod(ctx context.Context, spec corev1.PodSpec, index string, v *victim) ([]byte, error) {
+	vols := map[string]string{}
+	if err := w.podDirs(spec, vols); err != nil {
+		return nil, err
+	}
+	var all []byte
+	for _, c := range spec.InitContainers {
+		out, err := w.container(ctx, c, vols, index, nil)
+		all = append(all, out...)
+		if err != nil {
+			return all, err
+		}
+	}
+	out, err := w.container(ctx, spec.Containers[0], vols, index, v)
+	return append(all, out...), err
+}
+
+// createdSecrets is every "secret/key" a `kubectl create secret generic
+// NAME --from-literal=KEY=…` command creates in text (continued lines,
+// commented or not, joined).
+func createdSecrets(text string) map[string]bool {
+	joined := regexp.MustCompile(`\\\n#?\s*`).ReplaceAllString(text, " ")
+	cmd := regexp.MustCompile(`kubectl create secret generic (\S+)((?: +--from-literal=[^=\s]+=\S*)+)`)
+	lit := regexp.MustCompile(`--from-literal=([^=\s]+)=`)
+	out := map[string]bool{}
+	for _, m := range cmd.FindAllStringSubmatch(joined, -1) {
+		for _, k := range lit.FindAllStringSubmatch(m[2], -1) {
+			out[m[1]+"/"+k[1]] = true
+		}
+	}
+	return out
 }

@@ -43,7 +43,9 @@ func ListRunDirs(benchDir string) ([]string, error) {
 // RunTargets lists the names of the run directories under runs/ (one per
 // target that was run; hidden directories skipped as ListRunDirs skips
 // them), sorted. A missing runs/ directory is no targets; readers that
-// show what there is ignore err (an unreadable runs/ shows as no runs).
+// show what there is ignore err (an unreadable runs/ shows as no runs),
+// all but an *fsx.TooManyEntriesError (a runs/ over MaxRunEntries), which
+// they refuse (exit 2) rather than show as no runs.
 func RunTargets(benchDir string) ([]string, error) {
 	ents, err := visible(Bench{Dir: benchDir}.RunsDir(), true, MaxRunEntries)
 	if err != nil {

@@ -8,9 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 )
@@ -206,41 +204,6 @@ func TestDefaultTextContracts(t *testing.T) {
 			if strings.Contains(out, w) {
 				t.Errorf("%s: unexpected %q in:\n%s", tt.name, w, out)
 			}
-		}
-	}
-}
-
-// An override that is a named pipe or over MaxOverrideBytes is refused
-// naming it, without waiting on the pipe or reading the file whole: before,
-// a named pipe blocked every command that loads the prompts, and a sparse
-// 1 GiB template was read (5.3 GB) and accepted.
-func TestOverrideNotAFileOrTooLarge(t *testing.T) {
-	for name, plant := range map[string]func(p string) error{
-		"named pipe": func(p string) error { return syscall.Mkfifo(p, 0o644) },
-		"too large": func(p string) error {
-			if err := os.WriteFile(p, []byte("{{.Metric}}"), 0o644); err != nil {
-				return err
-			}
-			return os.Truncate(p, MaxOverrideBytes+1)
-		},
-	} {
-		dir := t.TempDir()
-		p := filepath.Join(dir, "gen_scenarios.tmpl")
-		if err := plant(p); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		done := make(chan error, 1)
-		go func() { _, err := Load(dir); done <- err }()
-		select {
-		case err := <-done:
-			if err == nil || !strings.Contains(err.Error(), "gen_scenarios.tmpl") {
-				t.Errorf("%s: %v, want an error naming the template", name, err)
-			}
-		case <-time.After(10 * time.Second):
-			if w, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-				w.Close()
-			}
-			t.Fatalf("%s: Load still waiting after 10 s", name)
 		}
 	}
 }

@@ -71,11 +71,18 @@ type Report struct {
 // folder it never published into, such as a checkout of the website — is
 // refused, naming it, unless opts.Force; so is a listed file whose bytes
 // were changed since (hand-edited, replaced), whether publish would
-// overwrite it or, no longer writing it, remove it.
+// overwrite it or, no longer writing it, remove it. The write pass looks
+// again right before it replaces or removes each file: one planted or
+// edited since the check pass stops it there, naming the file, with the
+// manifest listing what publish owns at that point (stillAsChecked,
+// refuse).
 func Publish(ctx context.Context, s *study.Study, res *study.Result, opts Options) (*Report, error) {
 	planned, err := publish(ctx, s, res, opts, check, nil)
 	if err != nil {
 		return nil, err
+	}
+	if betweenPasses != nil {
+		betweenPasses()
 	}
 	m := write
 	if opts.DryRun {
@@ -87,6 +94,10 @@ func Publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 	}
 	return w.rep, nil
 }
+
+// betweenPasses, when set (by a test), runs between Publish's check pass
+// and its write pass.
+var betweenPasses func()
 
 // publish is one pass of Publish; planned is the check pass (nil in the
 // check pass itself): the files this publish writes, and the files it
@@ -111,7 +122,7 @@ func publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 		return nil, err
 	}
 	if planned != nil {
-		w.planned, w.intact = planned.seen, planned.intact
+		w.planned, w.intact, w.absent = planned.seen, planned.intact, planned.absent
 	}
 	if m == write {
 		// The manifest claims the planned files at the first write (claim).

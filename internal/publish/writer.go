@@ -112,6 +112,13 @@ type writer struct {
 	// instead of reading such a file a second time.
 	recorded map[string]written
 	intact   map[string]bool
+	// absent is the paths the check pass found no file at (not owned, or
+	// owned and recorded but missing): the write pass refuses to replace
+	// or remove a file that appeared there since (stillAsChecked).
+	absent map[string]bool
+	// removed is what this pass removed, for the manifest a refusal
+	// leaves (refuse).
+	removed map[string]bool
 	// sums is what this pass wrote (or found already there), for the
 	// manifest it leaves.
 	sums map[string]written
@@ -122,7 +129,8 @@ type writer struct {
 }
 
 func newWriter(out string, m mode, rep *Report) *writer {
-	return &writer{out: out, mode: m, rep: rep, seen: map[string]bool{}, intact: map[string]bool{}, sums: map[string]written{}}
+	return &writer{out: out, mode: m, rep: rep, seen: map[string]bool{}, intact: map[string]bool{}, absent: map[string]bool{},
+		removed: map[string]bool{}, sums: map[string]written{}}
 }
 
 // emit writes data to rel (a slash path under out) unless the file already
@@ -137,18 +145,19 @@ func (w *writer) emit(rel string, data []byte) error {
 	}
 	w.seen[rel] = true
 	w.rep.Files++
+	// In the write pass, a file planted (or a link) since the check pass
+	// is refused here too, and the manifest left true (refuse).
 	if err := w.checkPath(rel); err != nil {
-		return err
+		return w.refuse(err)
 	}
 	if err := w.checkOwned(rel); err != nil {
-		return err
+		return w.refuse(err)
 	}
 	if w.mode == check {
 		return nil
 	}
 	path := filepath.Join(w.out, filepath.FromSlash(rel))
 	now := sum(data)
-	w.sums[rel] = now
 	unchanged := false
 	if rec, ok := w.recorded[rel]; ok && w.intact[rel] {
 		// The check pass read the file and found the bytes recorded.
@@ -158,16 +167,25 @@ func (w *writer) emit(rel string, data []byte) error {
 	}
 	if unchanged {
 		w.rep.Unchanged++
+		w.sums[rel] = now
 		return nil
 	}
 	w.rep.Written = append(w.rep.Written, rel)
 	if w.mode == dry {
+		w.sums[rel] = now
 		return nil
+	}
+	if err := w.stillAsChecked(rel, false); err != nil {
+		return w.refuse(err)
 	}
 	if err := w.claim(); err != nil {
 		return err
 	}
-	return replaceFile(path, data)
+	if err := replaceFile(path, data); err != nil {
+		return err
+	}
+	w.sums[rel] = now
+	return nil
 }
 
 // checkPath refuses rel unless publish generates it and nothing on its
@@ -194,6 +212,7 @@ func (w *writer) checkOwned(rel string) error {
 	path := filepath.Join(w.out, filepath.FromSlash(rel))
 	_, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		w.absent[rel] = true
 		return nil
 	}
 	if err != nil {
@@ -226,6 +245,7 @@ func (w *writer) checkIntact(rel string, removing bool) error {
 	var nr *fsx.NotRegularError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		w.absent[rel] = true
 		return nil
 	case errors.As(err, &nr):
 		why = "it is now " + nr.What
@@ -250,6 +270,106 @@ func (w *writer) checkIntact(rel string, removing bool) error {
 	return &artifacts.FileError{Path: path, Row: -1,
 		Err:  fmt.Errorf("was changed since publish wrote it (%s): publish does not %s a file whose bytes it did not write", why, what),
 		Hint: hint}
+}
+
+// stillAsChecked, in the write pass, right before rel is replaced (or,
+// removing, removed), refuses it unless it is as the check pass saw it:
+// still absent where there was no file, still holding the bytes the
+// manifest records where the check found them intact. A file planted or
+// edited there between the passes is not publish's: the error is a
+// *FileError naming it (exit 2). A file listed without a record is
+// trusted by its path, as in the check pass, and --force takes over
+// whatever is there. What is left open is the moment between this look
+// and the rename (or removal) itself.
+func (w *writer) stillAsChecked(rel string, removing bool) error {
+	if w.force || (!w.absent[rel] && !w.intact[rel]) {
+		return nil
+	}
+	path := filepath.Join(w.out, filepath.FromSlash(rel))
+	why := ""
+	if w.absent[rel] {
+		st, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
+			return fmt.Errorf("publish: %w", err)
+		}
+		why = "there was no file there when publish checked the folder; now there is " + fileKind(st)
+	} else {
+		rec := w.recorded[rel]
+		f, err := fsx.OpenNoFollow(path)
+		var nr *fsx.NotRegularError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil // gone: nothing of anyone's is lost
+		case errors.As(err, &nr):
+			why = "it is now " + nr.What
+		case err != nil:
+			return fmt.Errorf("publish: %w", err)
+		default:
+			now, err := sumOf(f, rec.Size)
+			f.Close()
+			if err != nil {
+				return fmt.Errorf("publish: read %s: %w", path, err)
+			}
+			if now == rec {
+				return nil
+			}
+			why = "its bytes differ from the sha256 " + layout.PublishManifestFile + " records, which they held when publish checked the folder"
+		}
+	}
+	what := "overwrite"
+	if removing {
+		what = "remove"
+	}
+	return &artifacts.FileError{Path: path, Row: -1,
+		Err: fmt.Errorf("was changed while publish ran (%s): publish does not %s a file whose bytes it did not write", why, what),
+		Hint: "; publish stopped there: the files it wrote before it are in place and " + layout.PublishManifestFile +
+			" records them; keep your version elsewhere (or delete the file) and publish again, or add --force to take it over"}
+}
+
+// fileKind says what st is, for a message.
+func fileKind(st fs.FileInfo) string {
+	switch {
+	case st.Mode().IsRegular():
+		return "a file"
+	case st.Mode()&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case st.IsDir():
+		return "a directory"
+	default:
+		return "something that is not a regular file"
+	}
+}
+
+// refuse returns err, a file the write pass refused (stillAsChecked,
+// checkOwned, checkPath), after recording in the manifest (when this pass
+// already claimed files in it) what publish owns now: the last publish's files with their
+// records, but those this pass removed, plus those it wrote (or found
+// holding their bytes) with their new sums. A file this pass did not
+// write — the refused one above all — is never listed unless the last
+// publish owned it, nor recorded otherwise than it was.
+func (w *writer) refuse(err error) error {
+	if !w.claimed {
+		return err // the manifest is still the last publish's, and true
+	}
+	set := map[string]bool{}
+	sums := map[string]written{}
+	for _, rel := range w.owned {
+		if !w.removed[rel] {
+			set[rel] = true
+			if rec, ok := w.recorded[rel]; ok {
+				sums[rel] = rec
+			}
+		}
+	}
+	for rel, s := range w.sums {
+		set[rel] = true
+		sums[rel] = s
+	}
+	_ = w.writeManifest(set, sums) // the refusal is the error to give
+	return err
 }
 
 // sumOf is the size and sha256 of f, reading at most size+1 bytes (a file
@@ -335,7 +455,7 @@ func (w *writer) finish() error {
 	var stale []string
 	for _, rel := range w.owned {
 		if err := noLinks(w.out, rel); err != nil {
-			return err
+			return w.refuse(err)
 		}
 		if !w.seen[rel] {
 			if err := w.checkIntact(rel, true); err != nil {
@@ -345,7 +465,7 @@ func (w *writer) finish() error {
 		}
 	}
 	if err := noLinks(w.out, layout.PublishManifestFile); err != nil {
-		return err
+		return w.refuse(err)
 	}
 	if w.mode == check {
 		return nil
@@ -428,9 +548,13 @@ func (w *writer) removeStale(stale []string) error {
 			continue
 		}
 		path := filepath.Join(w.out, filepath.FromSlash(rel))
+		if err := w.stillAsChecked(rel, true); err != nil {
+			return w.refuse(err)
+		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("publish: %w", err)
 		}
+		w.removed[rel] = true
 		pruneEmpty(w.out, filepath.Dir(path))
 	}
 	slices.Sort(w.rep.Removed)

@@ -235,8 +235,13 @@ func liveCell(u UnitCount, total int) string {
 }
 
 // runTargetsOf lists the benchmark's run directories; an unreadable runs/
-// shows as none (the report shows what there is).
-func runTargetsOf(benchDir string) []string {
-	ts, _ := layout.RunTargets(benchDir)
-	return ts
+// shows as none (the report shows what there is), but one holding more
+// entries than its bound is an *fsx.TooManyEntriesError naming it (exit
+// 2), not shown as no runs.
+func runTargetsOf(benchDir string) ([]string, error) {
+	ts, err := layout.RunTargets(benchDir)
+	if tooMany(err) {
+		return nil, err
+	}
+	return ts, nil
 }

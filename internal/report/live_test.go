@@ -186,6 +186,52 @@ func TestReadLiveRefusesCrowdedFolders(t *testing.T) {
 	}
 }
 
+// TestReportRefusesACrowdedRunsFolder: runs/ holding more entries than
+// its bound is an input error naming the folder and the limit from Load,
+// WriteFile (impactbench report) and status without a call store, not
+// a report of no runs; at the bound its run is read. Nothing is written
+// when it is refused.
+func TestReportRefusesACrowdedRunsFolder(t *testing.T) {
+	defer func(r int) { layout.MaxRunEntries = r }(layout.MaxRunEntries)
+	layout.MaxRunEntries = 3
+	p := t.TempDir()
+	b := layout.Bench{Dir: layout.BenchDir(p, "b")}
+	touch(t, filepath.Join(b.RunDir("gpt"), "x"), "")
+	for i := 1; i < layout.MaxRunEntries; i++ {
+		touch(t, filepath.Join(b.RunsDir(), fmt.Sprintf(".n%d", i)), "")
+	}
+	in, err := Load(b.Dir, Settings{})
+	if err != nil {
+		t.Fatalf("at the bound: %v", err)
+	}
+	if len(in.Runs) != 1 || in.Runs[0].Target != "gpt" {
+		t.Fatalf("at the bound: runs %+v, want gpt's", in.Runs)
+	}
+	touch(t, filepath.Join(b.RunsDir(), "one-more"), "")
+	before := treeOf(t, p)
+	_, loadErr := Load(b.Dir, Settings{})
+	_, writeErr := WriteFile(t.Context(), b.Dir, Options{})
+	var out bytes.Buffer
+	for what, err := range map[string]error{
+		"Load":            loadErr,
+		"WriteFile":       writeErr,
+		"Status":          Status(&out, b.Dir, nil, StatusOptions{}),
+		"WriteStatusJSON": WriteStatusJSON(&out, b.Dir, nil, StatusOptions{}),
+	} {
+		var many *fsx.TooManyEntriesError
+		if !errors.As(err, &many) || many.Path != b.RunsDir() || fault.KindOf(err) != fault.Input ||
+			!strings.Contains(err.Error(), fmt.Sprintf("%s holds more than %d entries", b.RunsDir(), layout.MaxRunEntries)) {
+			t.Errorf("%s over the bound: err = %v, want an input error naming %s and its limit", what, err, b.RunsDir())
+		}
+	}
+	if out.Len() != 0 {
+		t.Errorf("status refused, yet wrote %q", out.String())
+	}
+	if after := treeOf(t, p); !maps.Equal(before, after) {
+		t.Error("a refused report changed files")
+	}
+}
+
 // treeOf is every file under root with its content.
 func treeOf(t *testing.T, root string) map[string]string {
 	t.Helper()

@@ -72,7 +72,11 @@ func Load(benchDir string, settings Settings) (Input, error) {
 	}
 	in.Costs = append(in.Costs, c...)
 
-	for _, target := range runTargets(benchDir, settings, in.Results) {
+	targets, err := runTargets(benchDir, settings, in.Results)
+	if err != nil {
+		return Input{}, err
+	}
+	for _, target := range targets {
 		run, costs, err := loadRun(files.Run(target), target, &lite)
 		if err != nil {
 			return Input{}, err
@@ -115,8 +119,8 @@ func loadRun(dir layout.Run, target string, lite *lightener) (Run, []CostEntry, 
 // runTargets lists run directories in display order: configured targets
 // first (config order), then targets named in results.json, then any other
 // directory under runs/ alphabetically (a run from an older config still
-// shows up).
-func runTargets(benchDir string, settings Settings, res []results.ModelResult) []string {
+// shows up). A runs/ folder over its bound is an error (runTargetsOf).
+func runTargets(benchDir string, settings Settings, res []results.ModelResult) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	add := func(t string) {
@@ -135,10 +139,14 @@ func runTargets(benchDir string, settings Settings, res []results.ModelResult) [
 	for _, r := range res {
 		add(r.TargetModel)
 	}
-	for _, t := range runTargetsOf(benchDir) {
+	dirs, err := runTargetsOf(benchDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range dirs {
 		add(t)
 	}
-	return out
+	return out, nil
 }
 
 // readResults reads results.json through the results package (the one

@@ -127,7 +127,10 @@ func loadStatus(benchDir string, targets []string, opts StatusOptions) (*benchSt
 	bs.scens, _, bs.hasScens, bs.scenErr = readRows(layout.Bench{Dir: benchDir}.Scenarios(), nil, lite.scenario)
 	bs.res, bs.resErr = readResults(layout.Bench{Dir: benchDir}.Results())
 	if targets == nil {
-		targets = runTargets(benchDir, Settings{}, bs.res)
+		var err error
+		if targets, err = runTargets(benchDir, Settings{}, bs.res); err != nil {
+			return nil, err
+		}
 	}
 	maxSample := -1
 	for _, t := range targets {

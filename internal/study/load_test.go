@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -264,25 +263,6 @@ func TestComputeSmall(t *testing.T) {
 	// Pairs: 3 pairs per non-metric node and age.
 	if len(res.Pairs) != 3*2*(len(res.Nodes)-6) {
 		t.Errorf("%d pairs, want %d", len(res.Pairs), 3*2*(len(res.Nodes)-6))
-	}
-}
-
-// A study input that is not a regular file, or too large, is an input
-// error naming the file once (it was named twice: "taxonomy.json:
-// taxonomy.json: …").
-func TestLoadNamesAnUnreadableInputOnce(t *testing.T) {
-	_, bench := small(t)
-	path := filepath.Join(bench, study.TaxonomyFile)
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Skipf("no named pipes here: %v", err)
-	}
-	_, err := study.Load(bench)
-	var ie *study.InputError
-	if !errors.As(err, &ie) || strings.Count(err.Error(), study.TaxonomyFile) != 1 || !strings.Contains(err.Error(), "named pipe") {
-		t.Errorf("%v, want an input error naming %s once, as a named pipe", err, study.TaxonomyFile)
 	}
 }
 

@@ -58,7 +58,7 @@ func (s *Server) handleBenches(w http.ResponseWriter, r *http.Request) {
 	out := []benchInfo{}
 	for _, name := range s.benchNames() {
 		dir := layout.BenchDir(s.opts.ProjectDir, name)
-		bi := benchInfo{Name: name, Title: benchTitle(dir, name), Targets: runTargetsOf(dir)}
+		bi := benchInfo{Name: name, Title: benchTitle(dir, name), Targets: runTargetNames(dir)}
 		if bi.Targets == nil {
 			bi.Targets = []string{}
 		}

@@ -14,8 +14,10 @@ import (
 // file name unchecked: a scenario, metric or conv_id that is not an id, or
 // a conv_id that names another scenario, target or sample than its row's.
 // The error is an *artifacts.FileError naming the file, the row and the
-// field (view exits 2). A file that cannot be read at all is not this
-// check's business: the viewer shows it as a note.
+// field (view exits 2), or a runs/ folder holding more entries than its
+// bound (an *fsx.TooManyEntriesError naming it, exit 2). A file that
+// cannot be read at all is not this check's business: the viewer shows it
+// as a note.
 func Check(projectDir string) error {
 	names, _ := layout.Benchmarks(projectDir) // no benchmarks/: nothing to check
 	for _, name := range names {
@@ -36,7 +38,11 @@ func checkBench(dir string) error {
 			}
 		}
 	}
-	for _, t := range runTargetsOf(dir) {
+	targets, err := runTargetsOf(dir)
+	if err != nil {
+		return err
+	}
+	for _, t := range targets {
 		path := b.Run(t).Conversations()
 		convs, _, _, err := readRows[lightConv](path)
 		if err == nil {

@@ -173,7 +173,7 @@ type benchIndex struct {
 func stampFiles(dir string) []string {
 	b := layout.Bench{Dir: dir}
 	files := []string{layout.BenchmarkPath(dir), b.Scenarios(), b.Results(), b.Cost()}
-	for _, t := range runTargetsOf(dir) {
+	for _, t := range runTargetNames(dir) {
 		files = append(files, b.Run(t).Conversations(), b.Run(t).Scores())
 	}
 	return files
@@ -244,7 +244,11 @@ func loadIndex(name, dir string, settings report.Settings, now time.Time) *bench
 	for _, r := range res {
 		ix.results[r.TargetModel] = true
 	}
-	ix.runs = loadRuns(dir, targetOrder(dir, settings, res), note)
+	targets, err := targetOrder(dir, settings, res)
+	if err != nil {
+		note(layout.Bench{Dir: dir}.RunsDir(), err)
+	}
+	ix.runs = loadRuns(dir, targets, note)
 	ix.buildConvs()
 	ix.summary = buildSummaryJSON(ix, res, settings, now, note)
 	ix.loadDur = time.Since(t0)
@@ -253,9 +257,13 @@ func loadIndex(name, dir string, settings report.Settings, now time.Time) *bench
 }
 
 // targetOrder is the report's order: configured targets, then targets in
-// results.json, then any other run directory alphabetically.
-func targetOrder(dir string, settings report.Settings, res []results.ModelResult) []string {
-	dirs := runTargetsOf(dir)
+// results.json, then any other run directory alphabetically. A runs/
+// folder over its bound is an error (runTargetsOf).
+func targetOrder(dir string, settings report.Settings, res []results.ModelResult) ([]string, error) {
+	dirs, err := runTargetsOf(dir)
+	if err != nil {
+		return nil, err
+	}
 	have := map[string]bool{}
 	for _, d := range dirs {
 		have[d] = true
@@ -277,7 +285,7 @@ func targetOrder(dir string, settings report.Settings, res []results.ModelResult
 	for _, d := range dirs {
 		add(d)
 	}
-	return out
+	return out, nil
 }
 
 func loadRuns(dir string, targets []string, note func(string, error)) []run {
@@ -579,8 +587,23 @@ func (ix *benchIndex) searchTranscripts(query string) ([]bool, error) {
 }
 
 // runTargetsOf lists the benchmark's run directories; an unreadable runs/
-// shows as none (the viewer shows what there is).
-func runTargetsOf(dir string) []string {
-	ts, _ := layout.RunTargets(dir)
+// shows as none (the viewer shows what there is). Its error is a runs/
+// folder holding more entries than its bound (an *fsx.TooManyEntriesError
+// naming it): view refuses it at start (Check) and the index shows it as
+// a note while serving, never as a benchmark without runs.
+func runTargetsOf(dir string) ([]string, error) {
+	ts, err := layout.RunTargets(dir)
+	var many *fsx.TooManyEntriesError
+	if errors.As(err, &many) {
+		return nil, err
+	}
+	return ts, nil
+}
+
+// runTargetNames is runTargetsOf for what only lists names (the home
+// page, the stamp, scrubbing): a crowded runs/ lists none there, and the
+// benchmark's own pages say why (loadIndex's note).
+func runTargetNames(dir string) []string {
+	ts, _ := runTargetsOf(dir)
 	return ts
 }

@@ -194,7 +194,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, err erro
 func (s *Server) scrubTargets(msg string) string {
 	var names []string
 	for _, b := range s.benchNames() {
-		names = append(names, runTargetsOf(layout.BenchDir(s.opts.ProjectDir, b))...)
+		names = append(names, runTargetNames(layout.BenchDir(s.opts.ProjectDir, b))...)
 	}
 	for _, t := range s.opts.Settings.Targets {
 		names = append(names, t.ID, t.Model)

@@ -1,3 +1,5 @@
+//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd
+
 package main
 
 import (
@@ -13,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/hostile"
 )
 
 // TestNamedPipeInputs puts a named pipe where each file a command reads
@@ -64,12 +68,7 @@ func TestNamedPipeInputs(t *testing.T) {
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				t.Fatal(err)
-			}
-			if err := syscall.Mkfifo(path, 0o644); err != nil {
-				t.Skipf("no named pipes here: %v", err)
-			}
+			hostile.Pipe(t, path)
 			before := hashRegular(t, p.dir)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()

@@ -1,3 +1,5 @@
+//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd
+
 package calibrate
 
 import (
@@ -5,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/hostile"
 	"github.com/impactbench/impactbench/internal/layout"
 )
 
@@ -20,7 +22,7 @@ func TestReadLabelsRefusesWhatIsNotAFile(t *testing.T) {
 	for name, plant := range map[string]func(p string) error{
 		"missing":    func(string) error { return nil },
 		"empty":      func(p string) error { return os.WriteFile(p, nil, 0o644) },
-		"named pipe": func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		"named pipe": func(p string) error { hostile.Pipe(t, p); return nil },
 		"device":     func(p string) error { return os.Symlink(os.DevNull, p) },
 		"directory":  func(p string) error { return os.Mkdir(p, 0o755) },
 	} {
