@@ -221,3 +221,9 @@ func TestCommandsWorkFromSubdirectories(t *testing.T) {
 		t.Errorf("outside a project: %s", r)
 	}
 }
+
+// hugeReply is an OpenAI answer whose content is n bytes of "a".
+func hugeReply(n int) string {
+	return `{"id":"c","object":"chat.completion","model":"echo-target","choices":[{"index":0,"message":{"role":"assistant","content":"Your ` +
+		strings.Repeat("a", n) + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}`
+}

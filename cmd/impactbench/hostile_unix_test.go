@@ -20,12 +20,6 @@ import (
 	"github.com/impactbench/impactbench/internal/llm/llmtest"
 )
 
-// hugeReply is an OpenAI answer whose content is n bytes of "a".
-func hugeReply(n int) string {
-	return `{"id":"c","object":"chat.completion","model":"echo-target","choices":[{"index":0,"message":{"role":"assistant","content":"Your ` +
-		strings.Repeat("a", n) + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}`
-}
-
 // maxRSS is the peak resident memory of a finished invocation, in MiB.
 func maxRSS(r result) int64 {
 	if ru, ok := r.state.SysUsage().(*syscall.Rusage); ok {
