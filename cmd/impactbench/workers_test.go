@@ -167,6 +167,12 @@ func TestDuplicateWorkerWaitsForItsTwin(t *testing.T) {
 	if !strings.Contains(r2.stderr, "shard 0/2 is held by pid") || !strings.Contains(r2.stderr, "waiting") {
 		t.Errorf("the twin did not say it waited for the holder:\n%s", r2.stderr)
 	}
+	if n := strings.Count(r2.stderr, "held by"); n != 1 {
+		t.Errorf("the twin said %d times that it waits, want once:\n%s", n, r2.stderr)
+	}
+	if strings.Contains(r2.stderr, "not paid: 0 calls") {
+		t.Errorf("the twin, which reused every row, reports zero calls replayed:\n%s", r2.stderr)
+	}
 	p.withEnv([]string{"JOB_COMPLETION_INDEX=1", "IMPACTBENCH_SHARDS=2"}, func() { p.mustRun("run", "b") })
 	p.mustRun("merge", "b")
 	sameOutputs(t, refProject.benchDir("b"), p.benchDir("b"))

@@ -235,15 +235,16 @@ func (g *globals) handleSignals() (context.Context, func()) {
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	quit := make(chan struct{})
 	go func() {
+		var sig os.Signal
 		select {
-		case <-ch:
+		case sig = <-ch:
 		case <-quit:
 			return
 		}
 		cancel()
 		// Never on this goroutine: a blocked terminal must not delay the
 		// second Ctrl-C.
-		go g.notice("impactbench: stopping — saving completed work (press Ctrl-C again to quit immediately)")
+		go g.notice(stopNotice(sig))
 		grace := time.NewTimer(exitGrace)
 		defer grace.Stop()
 		select {
@@ -255,6 +256,17 @@ func (g *globals) handleSignals() (context.Context, func()) {
 		g.exitInterrupted()
 	}()
 	return ctx, func() { signal.Stop(ch); close(quit); cancel() }
+}
+
+// stopNotice is what a process says when a signal stops it. Ctrl-C is a
+// person at a terminal, who may press it again; SIGTERM is a scheduler or
+// a supervisor (Slurm's scancel or time limit, a Kubernetes eviction),
+// which waits for the process to end: it is told what resumes the work.
+func stopNotice(sig os.Signal) string {
+	if sig == syscall.SIGTERM {
+		return "impactbench: SIGTERM received — stopping, saving completed work; run the same command again (for a worker, its index again) to resume without paying twice"
+	}
+	return "impactbench: stopping — saving completed work (press Ctrl-C again to quit immediately)"
 }
 
 // notice prints a line above the live progress bars (or plainly without

@@ -34,6 +34,11 @@ func TestSignalChild(t *testing.T) {
 	g := &globals{stdout: os.Stdout, stderr: os.Stderr}
 	ctx, stop := g.handleSignals()
 	defer stop()
+	if os.Getenv(signalChildEnv) == "plain" { // no live bars: notices go to stderr
+		os.Stdout.WriteString("running\n")
+		<-ctx.Done()
+		time.Sleep(time.Hour)
+	}
 	stuck := stuckWriter{}
 	tr := progress.New(stuck, progress.Bars, 0)
 	g.progress.Store(tr)
@@ -57,10 +62,16 @@ type signalChild struct {
 }
 
 func startSignalChild(t *testing.T) *signalChild {
+	return startSignalChildMode(t, "1")
+}
+
+// startSignalChildMode starts the child in a mode: "1" live bars on a
+// stuck terminal, "plain" none.
+func startSignalChildMode(t *testing.T, mode string) *signalChild {
 	t.Helper()
 	c := &signalChild{lines: make(chan string, 10), exited: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0], "-test.run=^TestSignalChild$", "-test.count=1")
-	c.cmd.Env = append(os.Environ(), signalChildEnv+"=1")
+	c.cmd.Env = append(os.Environ(), signalChildEnv+"="+mode)
 	var mu sync.Mutex
 	c.cmd.Stderr = lockedWriter{&mu, &c.stderr}
 	out, err := c.cmd.StdoutPipe()
@@ -174,6 +185,33 @@ func TestSignalExitsAfterGraceWhenShutdownHangs(t *testing.T) {
 			}
 			if n := strings.Count(c.stderr.String(), interruptedMessage); n != 1 {
 				t.Errorf("message printed %d times, want once; stderr:\n%s", n, c.stderr.String())
+			}
+		})
+	}
+}
+
+// TestStopNoticeBySignal: Ctrl-C is told it may press Ctrl-C again; a
+// SIGTERM (a scheduler stopping a worker) is told the process stops and
+// that running it again (its index) resumes — never to press Ctrl-C.
+func TestStopNoticeBySignal(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		sig       os.Signal
+		want, not string
+	}{
+		{os.Interrupt, "impactbench: stopping — saving completed work (press Ctrl-C again to quit immediately)", "SIGTERM"},
+		{syscall.SIGTERM, "impactbench: SIGTERM received — stopping, saving completed work; run the same command again (for a worker, its index again) to resume without paying twice", "Ctrl-C"},
+	} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			t.Parallel()
+			c := startSignalChildMode(t, "plain")
+			first := c.signal(t, tc.sig)
+			if code, _ := c.waitExit(t, first, exitGrace+5*time.Second); code != ExitInterrupted {
+				t.Errorf("exit %d, want %d", code, ExitInterrupted)
+			}
+			errs := c.stderr.String()
+			if !strings.Contains(errs, tc.want+"\n") || strings.Contains(errs, tc.not) {
+				t.Errorf("after %v, stderr:\n%s\nwant the line %q and no %q", tc.sig, errs, tc.want, tc.not)
 			}
 		})
 	}

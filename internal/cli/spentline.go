@@ -13,8 +13,15 @@ import (
 // runs' — with shared openings (the default) the second target of a row
 // is given the opening the first one paid for, in the same fresh run —
 // so the line names both sources instead of calling them all "reused
-// from earlier runs".
+// from earlier runs". With nothing replayed (a fresh run with independent
+// openings, or a rerun whose every phase was already done) that part is
+// left out rather than reporting "0 calls" not paid.
 func printSpent(w io.Writer, prefix string, spent, replayed llm.Usage) {
-	fmt.Fprintf(w, "%sspent now: %s (%d calls, %d in / %d out tokens); stored answers replayed, not paid: %d calls worth %s (from earlier runs, or an opening already paid for another target)\n",
-		prefix, progress.Dollars(spent), spent.Requests, spent.InputTokens, spent.OutputTokens, replayed.Requests, progress.Dollars(replayed))
+	fmt.Fprintf(w, "%sspent now: %s (%d calls, %d in / %d out tokens)",
+		prefix, progress.Dollars(spent), spent.Requests, spent.InputTokens, spent.OutputTokens)
+	if replayed.Requests > 0 {
+		fmt.Fprintf(w, "; stored answers replayed, not paid: %d calls worth %s (from earlier runs, or an opening already paid for another target)",
+			replayed.Requests, progress.Dollars(replayed))
+	}
+	fmt.Fprintln(w)
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/impactbench/impactbench/internal/llm"
 )
 
 // TestSpentLineAndOpenings: a fresh run replays the opening one target
@@ -53,12 +55,42 @@ func TestSpentLineAndOpenings(t *testing.T) {
 			if strings.Contains(errs, "reused from earlier runs") {
 				t.Errorf("a fresh run says it reused earlier runs:\n%s", errs)
 			}
-			m := notPaid.FindStringSubmatch(errs)
-			if m == nil {
-				t.Fatalf("no line of replayed answers:\n%s", errs)
+			if !strings.Contains(errs, "spent now: ") {
+				t.Fatalf("no line of what the run spent:\n%s", errs)
 			}
-			if n, _ := strconv.Atoi(m[1]); (n > 0) != c.replayed {
-				t.Errorf("%d calls replayed on a fresh run, want replays: %v", n, c.replayed)
+			// Nothing replayed: the part is left out, not "0 calls".
+			m := notPaid.FindStringSubmatch(errs)
+			if n := 0; m != nil {
+				n, _ = strconv.Atoi(m[1])
+				if n == 0 || !c.replayed {
+					t.Errorf("%d calls replayed on a fresh run, want replays: %v", n, c.replayed)
+				}
+			} else if c.replayed {
+				t.Errorf("no calls replayed on a fresh run, want replays:\n%s", errs)
+			}
+		})
+	}
+}
+
+// TestPrintSpent: the line says what was paid, and what was replayed
+// only when something was: never "not paid: 0 calls".
+func TestPrintSpent(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		spent, replayed llm.Usage
+		want            string
+	}{
+		{"nothing at all", llm.Usage{}, llm.Usage{}, "spent now: $0.0000 (0 calls, 0 in / 0 out tokens)\n"},
+		{"paid only", llm.Usage{Requests: 3, InputTokens: 30, OutputTokens: 9, Cost: 0.5, CostKnown: true}, llm.Usage{},
+			"spent now: $0.5000 (3 calls, 30 in / 9 out tokens)\n"},
+		{"replayed only", llm.Usage{}, llm.Usage{Requests: 8, Cost: 0.25, CostKnown: true},
+			"spent now: $0.0000 (0 calls, 0 in / 0 out tokens); stored answers replayed, not paid: 8 calls worth $0.2500 (from earlier runs, or an opening already paid for another target)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			printSpent(&b, "", tc.spent, tc.replayed)
+			if b.String() != tc.want {
+				t.Errorf("got  %q\nwant %q", b.String(), tc.want)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/impactbench/impactbench/internal/cli"
 	"github.com/impactbench/impactbench/internal/cluster"
 	"github.com/impactbench/impactbench/internal/config"
 )
@@ -95,10 +96,36 @@ func TestKubernetesManifests(t *testing.T) {
 				t.Errorf("the header's steps %v apply %d of the %d objects", st, seen, len(objs))
 			}
 			checkStudyJob(t, objs)
+			checkReadyBeforeStudy(t, data, objs)
 			checkMergeJob(t, objs, ex.fromStore)
 			checkPods(t, objs, projectDir)
 			checkSecrets(t, objs, ex.fromStore)
 		})
+	}
+}
+
+// checkReadyBeforeStudy: every Deployment the study needs (the Redis of
+// IMPACTBENCH_RATE_BACKEND) has a readiness probe, and the header waits
+// for its rollout before it applies the study: a worker that cannot reach
+// it at the start exits 2, and the podFailurePolicy fails that index at once.
+func checkReadyBeforeStudy(t *testing.T, data []byte, objs []object) {
+	t.Helper()
+	header := string(data)
+	study := strings.Index(header, componentLabel+"=study")
+	for _, o := range objs {
+		if o.dep == nil {
+			continue
+		}
+		for _, c := range o.dep.Spec.Template.Spec.Containers {
+			if c.ReadinessProbe == nil {
+				t.Errorf("deployment %s, container %s: no readinessProbe, so its rollout is done before it takes connections", o.meta.GetName(), c.Name)
+			}
+		}
+		re := regexp.MustCompile(`(?m)^#\s+kubectl rollout status (?:--timeout=\S+ )?deployment/` + regexp.QuoteMeta(o.meta.GetName()) + `$`)
+		loc := re.FindStringIndex(header)
+		if loc == nil || study < 0 || loc[0] > study {
+			t.Errorf("the header does not wait for deployment/%s (kubectl rollout status) before it applies the study", o.meta.GetName())
+		}
 	}
 }
 
@@ -139,6 +166,117 @@ func checkStudyJob(t *testing.T, objs []object) {
 	if want := []string{"impactbench", "run", "all", "--no-report"}; !slices.Equal(c.Command, want) {
 		t.Errorf("worker command %q, want %q", c.Command, want)
 	}
+	checkFailurePolicy(t, j, c.Name)
+}
+
+// podFailure is how a worker's pod ended: its container's exit code, and
+// whether the cluster marked it disrupted (evicted, preempted, drained).
+type podFailure struct {
+	exit      int32
+	disrupted bool
+}
+
+// failureAction is what the Job controller does with a failed pod of j:
+// the action of the first rule of its podFailurePolicy the pod matches,
+// Count (the default) when none does. An unknown action is skipped, as
+// the API says clients do.
+func failureAction(j *batchv1.Job, container string, f podFailure) batchv1.PodFailurePolicyAction {
+	if j.Spec.PodFailurePolicy == nil {
+		return batchv1.PodFailurePolicyActionCount
+	}
+	for _, r := range j.Spec.PodFailurePolicy.Rules {
+		switch r.Action {
+		case batchv1.PodFailurePolicyActionFailJob, batchv1.PodFailurePolicyActionFailIndex,
+			batchv1.PodFailurePolicyActionIgnore, batchv1.PodFailurePolicyActionCount:
+		default:
+			continue
+		}
+		if e := r.OnExitCodes; e != nil {
+			if e.ContainerName != nil && *e.ContainerName != container {
+				continue
+			}
+			in := slices.Contains(e.Values, f.exit)
+			if (e.Operator == batchv1.PodFailurePolicyOnExitCodesOpIn) == in && f.exit != 0 {
+				return r.Action
+			}
+		}
+		for _, c := range r.OnPodConditions {
+			if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && f.disrupted {
+				return r.Action
+			}
+		}
+	}
+	return batchv1.PodFailurePolicyActionCount
+}
+
+// checkFailurePolicy: the study Job's podFailurePolicy is one the API
+// accepts (restartPolicy Never; FailIndex only with backoffLimitPerIndex;
+// podReplacementPolicy Failed; each rule on exit codes or on conditions,
+// not both; exit codes 1–255, sorted, none repeated, of a container the
+// pod has), and it treats each way a worker ends as docs/workers.md says:
+// bad input (exit 2) fails the index at once; a disruption is replaced
+// without spending a retry; an interrupted worker (130, or 143 before
+// its signal handler) and any other failure spend one.
+func checkFailurePolicy(t *testing.T, j *batchv1.Job, container string) {
+	t.Helper()
+	p := j.Spec.PodFailurePolicy
+	if p == nil {
+		t.Errorf("the study Job has no podFailurePolicy: a pod that exits %d (bad input) is retried %d times to fail alike", cli.ExitUsage, backoff(j))
+		return
+	}
+	if j.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("podFailurePolicy needs restartPolicy Never")
+	}
+	if j.Spec.PodReplacementPolicy == nil || *j.Spec.PodReplacementPolicy != batchv1.Failed {
+		t.Errorf("with a podFailurePolicy, podReplacementPolicy must be Failed")
+	}
+	for i, r := range p.Rules {
+		if (r.OnExitCodes == nil) == (len(r.OnPodConditions) == 0) {
+			t.Errorf("rule %d: one of onExitCodes and onPodConditions, not both, not neither", i)
+		}
+		if r.Action == batchv1.PodFailurePolicyActionFailIndex && j.Spec.BackoffLimitPerIndex == nil {
+			t.Errorf("rule %d: FailIndex needs backoffLimitPerIndex", i)
+		}
+		if e := r.OnExitCodes; e != nil {
+			if e.ContainerName != nil && *e.ContainerName != container {
+				t.Errorf("rule %d: container %q is not the pod's (%q)", i, *e.ContainerName, container)
+			}
+			if len(e.Values) == 0 || !slices.IsSorted(e.Values) || len(slices.Compact(slices.Clone(e.Values))) != len(e.Values) ||
+				e.Values[0] < 1 || e.Values[len(e.Values)-1] > 255 {
+				t.Errorf("rule %d: exit codes %v: want 1–255, sorted, none twice", i, e.Values)
+			}
+		}
+		for _, c := range r.OnPodConditions {
+			if c.Status != corev1.ConditionTrue {
+				t.Errorf("rule %d: condition %s with status %q, want True", i, c.Type, c.Status)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		f    podFailure
+		want batchv1.PodFailurePolicyAction
+		why  string
+	}{
+		{podFailure{exit: cli.ExitUsage}, batchv1.PodFailurePolicyActionFailIndex, "bad input fails the same way again: the index fails at once"},
+		{podFailure{exit: cli.ExitFailure}, batchv1.PodFailurePolicyActionCount, "rows or a provider failed: retried, counted"},
+		{podFailure{exit: cli.ExitInterrupted}, batchv1.PodFailurePolicyActionCount, "stopped by a signal the cluster did not mark: retried (it resumes), counted"},
+		{podFailure{exit: 128 + 15}, batchv1.PodFailurePolicyActionCount, "SIGTERM before the handler: retried, counted"},
+		{podFailure{exit: 128 + 9}, batchv1.PodFailurePolicyActionCount, "an OOM kill: retried, counted"},
+		{podFailure{exit: cli.ExitInterrupted, disrupted: true}, batchv1.PodFailurePolicyActionIgnore, "evicted: replaced without spending a retry"},
+		{podFailure{exit: 128 + 9, disrupted: true}, batchv1.PodFailurePolicyActionIgnore, "evicted and killed after the grace period: replaced without spending a retry"},
+	} {
+		if got := failureAction(j, container, tc.f); got != tc.want {
+			t.Errorf("a pod that ends %+v: %s, want %s (%s)", tc.f, got, tc.want, tc.why)
+		}
+	}
+}
+
+// backoff is the retries an index has.
+func backoff(j *batchv1.Job) int32 {
+	if j.Spec.BackoffLimitPerIndex == nil {
+		return 0
+	}
+	return *j.Spec.BackoffLimitPerIndex
 }
 
 func checkMergeJob(t *testing.T, objs []object, fromStore bool) {

@@ -194,7 +194,7 @@ func (w *world) indexed(t *testing.T, j *batchv1.Job) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			errs[i] = w.index(j, i)
+			_, errs[i] = w.index(j, i)
 		}()
 	}
 	wg.Wait()
@@ -208,33 +208,58 @@ func (w *world) indexed(t *testing.T, j *batchv1.Job) {
 	}
 }
 
-// index runs one index until a pod succeeds or its retries are spent.
+// index runs one index as the Job controller does: until a pod succeeds,
+// or the Job's podFailurePolicy fails the index (FailIndex), or the failed
+// pods it counts exceed backoffLimitPerIndex; pods is how many it ran.
 // Index 1's first pod is killed by SIGKILL once it has stored its first
 // call; that it was killed there, not before nor after its end, is part
 // of the test.
-func (w *world) index(j *batchv1.Job, i int) error {
+func (w *world) index(j *batchv1.Job, i int) (pods int, err error) {
+	container := j.Spec.Template.Spec.Containers[0].Name
 	var last error
-	for attempt := 0; attempt <= int(*j.Spec.BackoffLimitPerIndex); attempt++ {
+	for counted := 0; counted <= int(backoff(j)); {
+		if pods > 2*int(backoff(j))+2 {
+			return pods, fmt.Errorf("%d pods ignored by the podFailurePolicy, not counted: %w", pods, last)
+		}
+		pods++
 		var v *victim
-		if i == 1 && attempt == 0 {
+		if i == 1 && pods == 1 && !w.noVictim {
 			v = newVictim(w.t, fmt.Sprintf("shard-%d-of-%d", i, *j.Spec.Completions))
 		}
 		out, err := w.pod(context.Background(), j.Spec.Template.Spec, strconv.Itoa(i), v)
 		if v != nil {
 			if kerr := v.landed(err); kerr != nil {
-				return fmt.Errorf("index %d's first pod: %w\n%s", i, kerr, out)
+				return pods, fmt.Errorf("index %d's first pod: %w\n%s", i, kerr, out)
 			}
 			w.t.Logf("index %d's first pod killed after its first stored call: %v", i, err)
-			last = err
-			continue
+		} else if err == nil {
+			return pods, nil
+		} else {
+			w.t.Logf("index %d, pod %d: %v\n%s", i, pods, err, out)
 		}
-		if err == nil {
-			return nil
-		}
-		w.t.Logf("index %d, attempt %d: %v\n%s", i, attempt, err, out)
 		last = err
+		switch a := failureAction(j, container, podFailure{exit: containerExit(err)}); a {
+		case batchv1.PodFailurePolicyActionIgnore:
+		case batchv1.PodFailurePolicyActionCount:
+			counted++
+		default:
+			return pods, fmt.Errorf("%s after pod %d: %w", a, pods, last)
+		}
 	}
-	return fmt.Errorf("every attempt failed: %w", last)
+	return pods, fmt.Errorf("every attempt failed: %w", last)
+}
+
+// containerExit is a container's exit code as the kubelet reports it: a
+// process killed by a signal is 128 + the signal.
+func containerExit(err error) int32 {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return 255
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int32(ws.Signal())
+	}
+	return int32(ee.ExitCode())
 }
 
 // victim is a pod to kill by SIGKILL once it has stored its first call,
@@ -469,6 +494,7 @@ type world struct {
 	baseEnv    []string
 	mu         sync.Mutex
 	podN       int
+	noVictim   bool // no pod is killed (index)
 }
 
 // podDirs maps every volume of a pod onto a directory: a claim's own, or
@@ -622,4 +648,45 @@ func createdSecrets(text string) map[string]bool {
 		}
 	}
 	return out
+}
+
+// TestKubernetesBadInputFailsIndexAtOnce: a worker given bad input (here
+// more workers than shards) exits 2, and the study Job's podFailurePolicy
+// fails its index after that one pod instead of retrying it
+// backoffLimitPerIndex times to fail alike; the pod says why.
+func TestKubernetesBadInputFailsIndexAtOnce(t *testing.T) {
+	for _, ex := range k8sExamples {
+		t.Run(path.Base(ex.file), func(t *testing.T) {
+			data := repoFile(t, ex.file)
+			objs, err := decodeManifest(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := newWorld(t, ex)
+			w.noVictim = true
+			for _, step := range steps(t, ex.file, data) {
+				if step == "study" {
+					break
+				}
+				for _, o := range byComponent(objs, step) {
+					w.apply(t, o)
+				}
+			}
+			j, _ := studyJob(t, objs)
+			bad := reduce(j, smallCompletions, smallParallelism)
+			c := &bad.Spec.Template.Spec.Containers[0]
+			for i := range c.Env {
+				if c.Env[i].Name == cluster.EnvWorkers {
+					c.Env[i].Value = strconv.Itoa(smallCompletions + 1)
+				}
+			}
+			pods, err := w.index(bad, 0)
+			if err == nil || containerExit(errors.Unwrap(err)) != 2 {
+				t.Fatalf("index 0 with %s above the shard count: %v, want exit 2", cluster.EnvWorkers, err)
+			}
+			if pods != 1 {
+				t.Errorf("index 0 ran %d pods for one input error, want 1 (its index failed at once): %v", pods, err)
+			}
+		})
+	}
 }

@@ -42,6 +42,10 @@ const (
 	SetsFile      = "sets.json"
 	JudgesDirName = "judges"
 	HumanDirName  = "human"
+	// StaleShardsDirName, in a run directory, is where the refusal of a
+	// merge of two splits tells the user to move the older split's shard
+	// files (nothing reads it: shard files are looked for beside it).
+	StaleShardsDirName = "stale-shards"
 	// CacheDirName is the project's cache directory (beside config.yaml):
 	// one directory per benchmark, holding CallsDirName (the call store),
 	// RecordsFile (the phase records), LockFile and HoldsFile (the review
@@ -265,6 +269,12 @@ func (s Shard) Suffix() string {
 func (s Shard) File(name string) string {
 	ext := filepath.Ext(name)
 	return strings.TrimSuffix(name, ext) + s.Suffix() + ext
+}
+
+// SplitPattern is the shell pattern of every JSON file of a split of
+// count shards: "*.shard-*-of-<count>.json".
+func SplitPattern(count int) string {
+	return fmt.Sprintf("*"+shardMark+"*-of-%d.json", count)
 }
 
 // CutShard reads a name a shard's run suffixed (Suffix) back into the

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -46,9 +47,15 @@ func Run(ctx context.Context, b *work.Bench, targets []string) ([]Report, error)
 	}
 	outs := []string{layout.ConversationsFile, layout.ScoresFile}
 	var splits []split
+	var mixed []*mixedSplits
 	for _, t := range targets {
 		dir := b.Files.RunDir(t)
 		count, files, err := findShards(dir)
+		var m *mixedSplits
+		if errors.As(err, &m) {
+			mixed = append(mixed, m) // every target's, in one refusal
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -79,6 +86,9 @@ func Run(ctx context.Context, b *work.Bench, targets []string) ([]Report, error)
 			}
 		}
 		splits = append(splits, split{t, dir, count, files})
+	}
+	if len(mixed) > 0 {
+		return nil, mixedSplitsError(mixed)
 	}
 	var reps []Report
 	for _, sp := range splits {
@@ -134,12 +144,16 @@ func findShards(dir string) (int, map[string]map[int]string, error) {
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].path < all[j].path })
+	counts := map[int]bool{}
+	for _, f := range all {
+		counts[f.shard.Count] = true
+	}
+	if len(counts) > 1 {
+		return 0, nil, newMixedSplits(dir)
+	}
 	files := map[string]map[int]string{}
 	count := 0
 	for _, f := range all {
-		if count != 0 && f.shard.Count != count {
-			return 0, nil, fault.Inputf("%s: shard files of different splits (%d and %d shards); remove the stale ones", dir, count, f.shard.Count)
-		}
 		count = f.shard.Count
 		if files[f.name] == nil {
 			files[f.name] = map[int]string{}

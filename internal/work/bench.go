@@ -74,9 +74,11 @@ func (e *Env) Open(ctx context.Context, benchDir string) (*Bench, error) {
 		lk, err := acquireLock(ctx, files, lockOptions{
 			Bench: spec.Slug, Shard: e.Opts.Shard, Wait: e.Opts.WaitShard, Poll: time.Second,
 			Store: b.Store, Logger: e.Log,
+			// Said once, on one line: a warning besides the line would
+			// say the same thing twice.
 			Waiting: func(holder string) {
-				e.Log.Warn("this shard is held by another worker (a duplicate); waiting for it to finish, then reusing what it stored", "benchmark", spec.Slug, "holder", holder)
-				e.Prog.Printf("%s: shard %d/%d is held by %s; waiting for it", spec.Slug, e.Opts.Shard.Index, e.Opts.Shard.Count, holder)
+				e.Prog.Printf("%s: shard %d/%d is held by %s, a duplicate worker; waiting for it to finish, then reusing what it stored",
+					spec.Slug, e.Opts.Shard.Index, e.Opts.Shard.Count, holder)
 			},
 		})
 		if err != nil {
