@@ -58,6 +58,11 @@ func Metrics(ctx context.Context, b *work.Bench, regenerate bool) error {
 		rep.Status, rep.Failed = phase.StatusFailed, 1
 		rep.Failures = []summary.RowFailure{{Row: "metrics", Reason: err.Error()}}
 		b.Report.Add(rep)
+		if work.Fatal(err) {
+			// A refused key or quota: the run ends with its hint, as
+			// gen_scenarios, simulate and evaluate do; a rerun cannot heal it.
+			return err
+		}
 		return nil
 	}
 	if err := saveMetrics(b, metrics); err != nil {

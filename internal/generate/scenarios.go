@@ -216,9 +216,19 @@ func (o *Offers) note(base func() string) func() string {
 func writeScenarios(b *work.Bench, grow *Growth, out string, inputs map[string]string, g generated, rep summary.PhaseReport, combos int) error {
 	var all []artifacts.Scenario
 	bases, stopped := 0, 0
+	// A refused key, an exhausted quota or a config mistake fails every
+	// metric alike and no rerun heals it: like simulate and evaluate, the
+	// run ends with that error (and its hint: which apikey to check), not
+	// with "run the same command again".
+	var fatal error
 	for i, res := range g.metrics {
 		if res.err != nil && errors.Is(res.err, context.Canceled) {
 			return res.err
+		}
+		for _, c := range res.causes {
+			if fatal == nil && work.Fatal(c) {
+				fatal = c
+			}
 		}
 		if res.err != nil {
 			res.problems = append(res.problems, res.err.Error())
@@ -244,7 +254,7 @@ func writeScenarios(b *work.Bench, grow *Growth, out string, inputs map[string]s
 			rep.Status = phase.StatusStopped
 		}
 		b.Report.Add(rep)
-		return nil
+		return fatal
 	}
 	// The record counts the stopped metrics with the failed ones, so the
 	// next run tops both up.
@@ -268,7 +278,7 @@ func writeScenarios(b *work.Bench, grow *Growth, out string, inputs map[string]s
 	}
 	b.Logf("generated %d scenarios (%d metrics, %d base scenarios × %d variants)", len(all), len(b.Spec.Metrics), bases, combos)
 	b.Report.Add(rep)
-	return nil
+	return fatal
 }
 
 // commitScenarios writes scenarios.json, its cost and its phase record.
