@@ -40,3 +40,34 @@ func TestOfflineModelPricedByNameMeetsTheCeiling(t *testing.T) {
 		t.Errorf("the bill of a priced offline target: %v; stderr:\n%s", m, errs)
 	}
 }
+
+// TestCeilingBeforeAnyScenarioStopsTheRun: a ceiling reached while
+// gen_scenarios has written nothing is a stop at the ceiling like any
+// other (exit 0, its line says to raise --max-cost), not exit 2 telling
+// the user to "run `impactbench gen-scenarios` first"; the rerun without
+// a ceiling finishes the benchmark.
+func TestCeilingBeforeAnyScenarioStopsTheRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	if code, _, errs := run(t, t.TempDir(), "init", dir); code != 0 {
+		t.Fatalf("init: exit %d: %s", code, errs)
+	}
+	cfgPath := filepath.Join(dir, "config.yaml")
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The generator (user_model) priced so that its first call is past
+	// the ceiling.
+	priced := string(raw) + "\npricing:\n  offline-user: {input: 1000, output: 1000}\n"
+	if err := os.WriteFile(cfgPath, []byte(priced), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run(t, dir, "run", "example", "--max-cost", "0.01")
+	if code != ExitOK || strings.Contains(errs, "does not exist") || !strings.Contains(errs, "cost ceiling $0.0100") ||
+		strings.Contains(errs, "stopped — \n") {
+		t.Fatalf("run at a ceiling gen_scenarios cannot pass: exit %d, want %d with the ceiling's line; stderr:\n%s", code, ExitOK, errs)
+	}
+	if code, _, errs := run(t, dir, "-q", "run", "example"); code != ExitOK {
+		t.Fatalf("rerun without a ceiling: exit %d\n%s", code, errs)
+	}
+}

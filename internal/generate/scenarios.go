@@ -252,6 +252,7 @@ func writeScenarios(b *work.Bench, grow *Growth, out string, inputs map[string]s
 		rep.Status = phase.StatusFailed
 		if rep.Failed == 0 && stopped > 0 {
 			rep.Status = phase.StatusStopped
+			rep.Reason = "the cost ceiling was reached before any scenario was written; nothing to simulate yet"
 		}
 		b.Report.Add(rep)
 		return fatal
