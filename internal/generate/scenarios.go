@@ -182,7 +182,11 @@ func metricRows(ctx context.Context, b *work.Bench, grow *Growth, combos []artif
 			g.spent, g.saved, g.total = g.spent.Add(st.Spent), g.saved.Add(st.Saved), g.total.Add(u)
 			g.metrics[i] = res
 			mu.Unlock()
-			bar.Bar().Done(res.err != nil || len(res.problems) > 0, st.Misses == 0, st.Spent, time.Since(start))
+			if res.stopped() {
+				bar.Bar().Unfinished(st.Spent) // the cost ceiling: stopped, not failed
+			} else {
+				bar.Bar().Done(res.err != nil || len(res.problems) > 0, st.Misses == 0, st.Spent, time.Since(start))
+			}
 		}, wg.Done)
 		if !ok {
 			wg.Done()

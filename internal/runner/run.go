@@ -41,6 +41,9 @@ func (r *Runner) run(ctx context.Context, targets []string) error {
 	if err := r.stopIfFailed(); err != nil {
 		return err
 	}
+	if r.Report.Stopped(phase.StageGenMetrics, "") {
+		return nil // the cost ceiling: no metrics, nothing to generate from
+	}
 	flows, err := r.openTargets(targets)
 	if err != nil {
 		return err
