@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,8 +31,8 @@ spelled so that it works whether or not impactbench is on your PATH.
 With --study it writes only a study's inputs into dir/benchmarks: taxonomy.json (areas →
 subareas → groups of metric keys), nutrition-label.json (label categories) and models.yaml
 (run directory → published model), drafted from the project's own benchmarks and targets
-when it has any, else over the example benchmark (docs/study.md); dir must hold the project's
-config.yaml.`,
+when it has any, else over the example benchmark with an entry per target of config.yaml
+(docs/study.md); dir must hold the project's config.yaml.`,
 		Example: `  impactbench init demo && cd demo && impactbench run example
   impactbench init --study && impactbench study && impactbench publish`,
 		Args: cobra.MaximumNArgs(1),
@@ -141,8 +142,11 @@ func projectStudyScaffold(g *globals, dir string) ([]config.ScaffoldFile, error)
 	}
 	g.warnFile(cfg.Warnings) // as every command that loads config.yaml
 	dirs, err := runner.ListBenches(cfg)
-	if err != nil || len(dirs) == 0 || (len(dirs) == 1 && filepath.Base(dirs[0]) == "example") {
+	if err != nil || len(dirs) == 0 {
 		return nil, nil
+	}
+	if len(dirs) == 1 && filepath.Base(dirs[0]) == "example" {
+		return starterStudyScaffold(cfg, dirs[0])
 	}
 	benches := make([]*config.Benchmark, 0, len(dirs))
 	for _, d := range dirs {
@@ -154,6 +158,53 @@ func projectStudyScaffold(g *globals, dir string) ([]config.ScaffoldFile, error)
 		benches = append(benches, b)
 	}
 	return study.Scaffold(benches, cfg.Targets, time.Now().Year())
+}
+
+// starterStudyScaffold is the study of a project whose only benchmark is
+// the starter example: the example's own taxonomy and nutrition label, and
+// models.yaml naming config.yaml's targets. Those are the starter's two
+// offline ones until the user puts real models in (README: the first real
+// benchmark comes before the study); then models.yaml is drafted from the
+// targets, as in a project with benchmarks of its own, so that `run all`
+// and `study` do not stop at run directories models.yaml does not know.
+// nil: the targets are the starter's, whose files are written as they are.
+func starterStudyScaffold(cfg *config.Config, exampleDir string) ([]config.ScaffoldFile, error) {
+	files, err := config.StarterStudyFiles()
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(files, func(f config.ScaffoldFile) bool { return filepath.Base(f.Path) == study.ModelsFile })
+	if i < 0 || starterTargets(string(files[i].Data), cfg.Targets) {
+		return nil, nil
+	}
+	b, err := config.LoadBenchmark(filepath.Join(exampleDir, "benchmark.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	drafted, err := study.Scaffold([]*config.Benchmark{b}, cfg.Targets, time.Now().Year())
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range drafted {
+		if filepath.Base(d.Path) == study.ModelsFile {
+			files[i] = d
+		}
+	}
+	return files, nil
+}
+
+// starterTargets reports whether targets are exactly the run directories
+// the starter's models.yaml names.
+func starterTargets(models string, targets []config.ModelConfig) bool {
+	if strings.Count(models, "run_dir: ") != len(targets) {
+		return false
+	}
+	for _, t := range targets {
+		if !strings.Contains(models, "{run_dir: "+t.ID+",") {
+			return false
+		}
+	}
+	return true
 }
 
 // initJSON is init's --json output.

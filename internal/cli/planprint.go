@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -76,6 +77,12 @@ func printBill(w io.Writer, rows []plan.Row, who string, turns int) {
 	unk := ""
 	if !t.Known {
 		unk = " (lower bounds: some model prices are unknown; add them under pricing: in config.yaml)"
+		if names := plan.UnpricedModels(rows); len(names) > 0 {
+			// pricing: is keyed by model name, which the table's model
+			// column does not show for a target (it shows the id).
+			unk = fmt.Sprintf(" (lower bounds: no price is known for %s; add under pricing: in config.yaml what each costs in USD per 1M tokens, e.g. `pricing: {%s: {input: 0.5, output: 1.5}}`)",
+				strings.Join(names, ", "), names[0])
+		}
 	}
 	lead := ""
 	if who != "benchmark" {

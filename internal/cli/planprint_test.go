@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -54,5 +56,54 @@ func TestDryRunBillPrintsWaves(t *testing.T) {
 		rows[0].Calls+rows[1].Calls, saving)
 	if !strings.Contains(out.String(), line) {
 		t.Errorf("dry run does not print\n%s\n%s", line, out.String())
+	}
+}
+
+// TestDryRunNamesTheModelsWithoutAPrice: the dry run's table shows a
+// target by its id, but pricing: in config.yaml is keyed by model name;
+// the bill's note names the models that have no price, and the pricing:
+// entry it suggests prices them.
+func TestDryRunNamesTheModelsWithoutAPrice(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := run(t, dir, "init", dir); code != 0 {
+		t.Fatalf("init: exit %d\n%s", code, errs)
+	}
+	cfgPath := filepath.Join(dir, "config.yaml")
+	unpriced := strings.Replace(string(readBytes(t, cfgPath)), `  - id: offline-careful
+    model: offline-careful
+    source: offline
+`, `  - id: acme-7b
+    model: acme-chat-7b
+    source: openai
+    apikey: sk-test-0123456789
+    base_url: http://127.0.0.1:9/v1
+`, 1)
+	for _, tt := range []struct {
+		name, cfg string
+		want      []string
+		not       []string
+	}{
+		{"unpriced", unpriced, []string{"no price is known for acme-chat-7b", "`pricing: {acme-chat-7b: {input: 0.5, output: 1.5}}`"}, nil},
+		{"priced as suggested", unpriced + "pricing: {acme-chat-7b: {input: 0.5, output: 1.5}}\n", nil, []string{"no price is known", "lower bounds"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(cfgPath, []byte(tt.cfg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errs := run(t, dir, "run", "example", "--dry-run")
+			if code != 0 {
+				t.Fatalf("run --dry-run: exit %d\n%s", code, errs)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out+errs, w) {
+					t.Errorf("dry run does not say %q:\n%s%s", w, out, errs)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(out+errs, w) {
+					t.Errorf("dry run says %q:\n%s%s", w, out, errs)
+				}
+			}
+		})
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/config"
 )
 
 // TestStudyCommandsJSON runs init --study, study, publish (and its dry
@@ -426,5 +428,64 @@ func TestPublishIntoAFolderItDidNotWrite(t *testing.T) {
 	}
 	if got := string(readBytes(t, readme)); got != "# impactbench-web\n" {
 		t.Errorf("publish changed %s, which it does not write: %s", readme, got)
+	}
+}
+
+// TestInitStudyNamesTheConfiguredTargets: README's order is a first real
+// benchmark (config.yaml's targets replaced by the user's models), then a
+// study. In a project whose only benchmark is the starter example,
+// init --study writes models.yaml for config.yaml's targets — the
+// starter's own file when they are the starter's offline pair — so that
+// `run all` refreshes study.json and `study` works without editing it.
+func TestInitStudyNamesTheConfiguredTargets(t *testing.T) {
+	starter, err := config.StarterStudyFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		rename  map[string]string
+		wantDir []string
+	}{
+		{"starter targets", nil, []string{"offline-careful", "offline-careless"}},
+		{"the user's targets", map[string]string{"id: offline-careful": "id: model-a", "id: offline-careless": "id: model-b"}, []string{"model-a", "model-b"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if code, _, errs := run(t, dir, "init", dir); code != 0 {
+				t.Fatalf("init: exit %d\n%s", code, errs)
+			}
+			cfgPath := filepath.Join(dir, "config.yaml")
+			cfg := string(readBytes(t, cfgPath))
+			for from, to := range tt.rename {
+				cfg = strings.Replace(cfg, from, to, 1)
+			}
+			if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code, _, errs := run(t, dir, "init", "--study", dir); code != 0 {
+				t.Fatalf("init --study: exit %d\n%s", code, errs)
+			}
+			for _, f := range starter {
+				got := readBytes(t, filepath.Join(dir, f.Path))
+				isModels := filepath.Base(f.Path) == "models.yaml"
+				if (tt.rename == nil || !isModels) && !bytes.Equal(got, f.Data) {
+					t.Errorf("%s differs from the starter's:\n%s", f.Path, got)
+				}
+				if isModels {
+					for _, rd := range tt.wantDir {
+						if !strings.Contains(string(got), "run_dir: "+rd+",") && !strings.Contains(string(got), `run_dir: "`+rd+`",`) {
+							t.Errorf("models.yaml has no entry for target %s:\n%s", rd, got)
+						}
+					}
+				}
+			}
+			if code, _, errs := run(t, dir, "-q", "run", "all"); code != 0 {
+				t.Fatalf("run all: exit %d\n%s", code, errs)
+			}
+			if code, _, errs := run(t, dir, "study"); code != 0 {
+				t.Fatalf("study: exit %d\n%s", code, errs)
+			}
+		})
 	}
 }

@@ -48,6 +48,21 @@ func ScaffoldStudy(dir string, force bool) ([]string, error) {
 	return scaffold(dir, force, studyScaffoldFiles())
 }
 
+// StarterStudyFiles are the files ScaffoldStudy writes, read: the starter
+// example's taxonomy and nutrition label, and models.yaml naming the
+// starter config's two offline targets.
+func StarterStudyFiles() ([]ScaffoldFile, error) {
+	var out []ScaffoldFile
+	for _, f := range studyScaffoldFiles() {
+		data, err := scaffoldFS.ReadFile(f[1])
+		if err != nil {
+			return nil, fmt.Errorf("init: %w", err)
+		}
+		out = append(out, ScaffoldFile{Path: f[0], Data: data})
+	}
+	return out, nil
+}
+
 // Scaffold writes a starter project into dir for `impactbench init`:
 // config.yaml (every key documented; offline models so the quickstart needs
 // no API key), .env.example and benchmarks/example/benchmark.yaml. Existing

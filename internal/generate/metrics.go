@@ -48,16 +48,33 @@ func Metrics(ctx context.Context, b *work.Bench, regenerate bool) error {
 	defer unit.Close()
 	metrics, usage, err := stages.GenMetrics(ctx, unit.Client(clientset.Identity(gen), c), b.Prompts, b.Spec, stages.GenOptions{Seed: b.Cfg.Seed})
 	st := unit.Stats()
-	bar.Bar().Done(err != nil, st.Misses == 0, st.Spent, time.Since(start))
+	if work.BudgetStopped(err) {
+		bar.Bar().Unfinished(st.Spent) // stopped, not failed
+	} else {
+		bar.Bar().Done(err != nil, st.Misses == 0, st.Spent, time.Since(start))
+	}
 	rep.Rows, rep.Calls, rep.Spent = 1, st.Spent.Requests, st.Spent
 	b.Report.AddReused(st.Saved)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if work.BudgetStopped(err) {
+			// A stop at the ceiling, as in the other phases: not a failed
+			// row (exit 0), and the ceiling's line says to raise it.
+			rep.Status, rep.Reason = phase.StatusStopped, "the cost ceiling was reached before the metrics were written"
+			b.NoteRemaining(1)
+			b.Report.Add(rep)
+			return nil
+		}
 		rep.Status, rep.Failed = phase.StatusFailed, 1
 		rep.Failures = []summary.RowFailure{{Row: "metrics", Reason: err.Error()}}
 		b.Report.Add(rep)
+		if work.Fatal(err) {
+			// A refused key or quota: the run ends with its hint, as
+			// gen_scenarios, simulate and evaluate do; a rerun cannot heal it.
+			return err
+		}
 		return nil
 	}
 	if err := saveMetrics(b, metrics); err != nil {

@@ -182,7 +182,11 @@ func metricRows(ctx context.Context, b *work.Bench, grow *Growth, combos []artif
 			g.spent, g.saved, g.total = g.spent.Add(st.Spent), g.saved.Add(st.Saved), g.total.Add(u)
 			g.metrics[i] = res
 			mu.Unlock()
-			bar.Bar().Done(res.err != nil || len(res.problems) > 0, st.Misses == 0, st.Spent, time.Since(start))
+			if res.stopped() {
+				bar.Bar().Unfinished(st.Spent) // the cost ceiling: stopped, not failed
+			} else {
+				bar.Bar().Done(res.err != nil || len(res.problems) > 0, st.Misses == 0, st.Spent, time.Since(start))
+			}
 		}, wg.Done)
 		if !ok {
 			wg.Done()
@@ -216,9 +220,19 @@ func (o *Offers) note(base func() string) func() string {
 func writeScenarios(b *work.Bench, grow *Growth, out string, inputs map[string]string, g generated, rep summary.PhaseReport, combos int) error {
 	var all []artifacts.Scenario
 	bases, stopped := 0, 0
+	// A refused key, an exhausted quota or a config mistake fails every
+	// metric alike and no rerun heals it: like simulate and evaluate, the
+	// run ends with that error (and its hint: which apikey to check), not
+	// with "run the same command again".
+	var fatal error
 	for i, res := range g.metrics {
 		if res.err != nil && errors.Is(res.err, context.Canceled) {
 			return res.err
+		}
+		for _, c := range res.causes {
+			if fatal == nil && work.Fatal(c) {
+				fatal = c
+			}
 		}
 		if res.err != nil {
 			res.problems = append(res.problems, res.err.Error())
@@ -242,9 +256,10 @@ func writeScenarios(b *work.Bench, grow *Growth, out string, inputs map[string]s
 		rep.Status = phase.StatusFailed
 		if rep.Failed == 0 && stopped > 0 {
 			rep.Status = phase.StatusStopped
+			rep.Reason = "the cost ceiling was reached before any scenario was written; nothing to simulate yet"
 		}
 		b.Report.Add(rep)
-		return nil
+		return fatal
 	}
 	// The record counts the stopped metrics with the failed ones, so the
 	// next run tops both up.
@@ -268,7 +283,7 @@ func writeScenarios(b *work.Bench, grow *Growth, out string, inputs map[string]s
 	}
 	b.Logf("generated %d scenarios (%d metrics, %d base scenarios × %d variants)", len(all), len(b.Spec.Metrics), bases, combos)
 	b.Report.Add(rep)
-	return nil
+	return fatal
 }
 
 // commitScenarios writes scenarios.json, its cost and its phase record.

@@ -3,6 +3,7 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/impactbench/impactbench/internal/fault"
@@ -58,11 +59,23 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	s := fmt.Sprintf("%s %s", e.Provider, e.Model)
-	if e.StatusCode != 0 {
-		s += fmt.Sprintf(": HTTP %d", e.StatusCode)
+	// Who answered, when known: CompleteJSON's invalid_json error knows
+	// no provider (its caller names the model), and an empty pair would
+	// read "judge:  : invalid_json" in scores.json's null_reason.
+	var who []string
+	for _, w := range []string{e.Provider, e.Model} {
+		if w != "" {
+			who = append(who, w)
+		}
 	}
-	s += ": " + string(e.Kind)
+	var head []string
+	if len(who) > 0 {
+		head = append(head, strings.Join(who, " "))
+	}
+	if e.StatusCode != 0 {
+		head = append(head, fmt.Sprintf("HTTP %d", e.StatusCode))
+	}
+	s := strings.Join(append(head, string(e.Kind)), ": ")
 	if e.Code != "" {
 		s += " (" + e.Code + ")"
 	}

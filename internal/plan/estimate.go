@@ -47,6 +47,7 @@ func (e Estimator) Row(label, target string, m config.ModelConfig, rows, calls, 
 	}
 	pr, ok := e.Prices.Price(m.Model, m.Pricing)
 	if !ok {
+		p.Unpriced = m.Model
 		return p
 	}
 	u := llm.Usage{Requests: calls, InputTokens: in, OutputTokens: out, CachedInputTokens: read}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -58,6 +59,23 @@ type Row struct {
 	// Batch is set on simulate rows sent in batch waves (`batch: true`);
 	// Cost is then the batch price.
 	Batch *Batch `json:"batch,omitempty"`
+	// Unpriced is the model name no price is known for, "" when the row
+	// is priced: the key `pricing:` needs, which Model (a target's id)
+	// may not show.
+	Unpriced string `json:"-"`
+}
+
+// UnpricedModels are the model names of rows without a price, sorted,
+// each once.
+func UnpricedModels(rows []Row) []string {
+	var out []string
+	for _, r := range rows {
+		if !r.CostKnown && r.Unpriced != "" && !slices.Contains(out, r.Unpriced) {
+			out = append(out, r.Unpriced)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Batch estimates one target's batch-wave simulation. Each wave waits
@@ -81,6 +99,9 @@ func (p Row) Plus(o Row) Row {
 	p.CachedInputTokens, p.CacheWriteTokens = p.CachedInputTokens+o.CachedInputTokens, p.CacheWriteTokens+o.CacheWriteTokens
 	p.Cost, p.CostList, p.CostCached, p.CostNow = p.Cost+o.Cost, p.CostList+o.CostList, p.CostCached+o.CostCached, p.CostNow+o.CostNow
 	p.CostKnown = p.CostKnown && o.CostKnown
+	if p.Unpriced == "" {
+		p.Unpriced = o.Unpriced
+	}
 	p.WallSecs = max(p.WallSecs, o.WallSecs)
 	if p.CostBatch != nil && o.CostBatch != nil {
 		b := *p.CostBatch + *o.CostBatch

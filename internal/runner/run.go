@@ -41,6 +41,9 @@ func (r *Runner) run(ctx context.Context, targets []string) error {
 	if err := r.stopIfFailed(); err != nil {
 		return err
 	}
+	if r.Report.Stopped(phase.StageGenMetrics, "") {
+		return nil // the cost ceiling: no metrics, nothing to generate from
+	}
 	flows, err := r.openTargets(targets)
 	if err != nil {
 		return err
@@ -51,6 +54,15 @@ func (r *Runner) run(ctx context.Context, targets []string) error {
 	}
 	if err := generate.Scenarios(ctx, r.b, r.grow, r.speculate(ctx, flows)); err != nil {
 		return err
+	}
+	if r.Report.Stopped(phase.StageGenScenarios, "") && !r.b.Opts.DryRun {
+		// The cost ceiling stopped gen_scenarios before it wrote anything:
+		// there is nothing to simulate, and the ceiling's own line says
+		// what to do (exit 0, as every stop at the ceiling), not "run
+		// gen-scenarios first".
+		if _, err := os.Stat(r.b.Files.Scenarios()); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
 	}
 	// A metric short of scenarios does not hold up the others: when
 	// scenarios.json was written with the valid ones, the run goes on (and
