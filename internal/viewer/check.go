@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/fsx"
 	"github.com/impactbench/impactbench/internal/ids"
 	"github.com/impactbench/impactbench/internal/layout"
 )
@@ -19,7 +20,11 @@ import (
 // cannot be read at all is not this check's business: the viewer shows it
 // as a note.
 func Check(projectDir string) error {
-	names, _ := layout.Benchmarks(projectDir) // no benchmarks/: nothing to check
+	names, err := layout.Benchmarks(projectDir)
+	var many *fsx.TooManyEntriesError
+	if errors.As(err, &many) {
+		return err // a benchmarks/ too crowded to list is refused, not served as empty
+	} // no benchmarks/: nothing to check
 	for _, name := range names {
 		if err := checkBench(layout.BenchDir(projectDir, name)); err != nil {
 			return err

@@ -52,3 +52,23 @@ func TestCrowdedRunsFolderIsRefusedWhenTheViewerLoads(t *testing.T) {
 		t.Errorf("over the bound, the report page: %d %.300s, want an error naming runs/", code, body)
 	}
 }
+
+// TestCrowdedBenchmarksFolderIsRefused: benchmarks/ holding more entries
+// than its bound stops view (an input error naming the folder), rather
+// than serving a project with no benchmarks.
+func TestCrowdedBenchmarksFolderIsRefused(t *testing.T) {
+	project, _ := miniProject(t)
+	dir := layout.BenchmarksDir(project)
+	ents, err := os.ReadDir(dir)
+	must(t, err)
+	prev := layout.MaxBenchmarkEntries
+	t.Cleanup(func() { layout.MaxBenchmarkEntries = prev })
+	layout.MaxBenchmarkEntries = len(ents)
+	must(t, Check(project))
+	must(t, os.WriteFile(filepath.Join(dir, "one-more"), nil, 0o644))
+	err = Check(project)
+	var many *fsx.TooManyEntriesError
+	if !errors.As(err, &many) || many.Path != dir || fault.KindOf(err) != fault.Input {
+		t.Errorf("Check with a crowded benchmarks/: %v, want an input error naming %s", err, dir)
+	}
+}
