@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,7 +24,10 @@ import (
 // maxRSS is the peak resident memory of a finished invocation, in MiB.
 func maxRSS(r result) int64 {
 	if ru, ok := r.state.SysUsage().(*syscall.Rusage); ok {
-		return ru.Maxrss >> 10 // KiB on Linux
+		if runtime.GOOS == "darwin" {
+			return ru.Maxrss >> 20 // bytes on macOS
+		}
+		return ru.Maxrss >> 10 // KiB on Linux and the BSDs
 	}
 	return 0
 }
