@@ -167,6 +167,11 @@ type Conversation struct {
 	// every attempt at the conversation that was redone; omitted when there
 	// were none.
 	Fidelity *Fidelity `json:"fidelity,omitempty"`
+	// Repairs records what was repaired to read the simulated user's
+	// messages from its replies: "message <transcript index>: " and a fixed
+	// phrase (userreply.ParseRepairs), never model text; omitted when every
+	// reply was in the requested format.
+	Repairs []string `json:"_repairs,omitempty"`
 }
 
 // Validity is the verdict on a conversation's simulated user. Its first
