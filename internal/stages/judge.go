@@ -234,7 +234,11 @@ func verdictOf(m map[string]any) (present *bool, justification, reason string) {
 // and Evidence are the first majority judge's whose evidence was found (or
 // the first majority judge's), and Unverified is that verdict's. Per-judge
 // verdicts go to Judges only for a real panel; a single judge is named in
-// Judge. A failed (or budget-stopped) conversation is not judged.
+// Judge. What it took to read a verdict (llm.JSONReport.Recorded: the
+// repairs of the answer it was read from and each unusable answer before
+// it) is the verdict's Repairs: the row's for a single judge, each of
+// Judges' for a panel. When the evidence follow-up's verdict stands, its
+// answer's are recorded. A failed (or budget-stopped) conversation is not judged.
 // Judges are asked in order, one after the other; a judge's call error is
 // returned (the row is retried by the runner rather than decided by fewer
 // judges).
