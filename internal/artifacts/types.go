@@ -167,6 +167,11 @@ type Conversation struct {
 	// every attempt at the conversation that was redone; omitted when there
 	// were none.
 	Fidelity *Fidelity `json:"fidelity,omitempty"`
+	// Repairs records what was repaired to read the simulated user's
+	// messages from its replies: "message <transcript index>: " and a fixed
+	// phrase (userreply.ParseRepairs), never model text; omitted when every
+	// reply was in the requested format.
+	Repairs []string `json:"_repairs,omitempty"`
 }
 
 // Validity is the verdict on a conversation's simulated user. Its first
@@ -319,6 +324,8 @@ type JudgeVerdict struct {
 	Unverified *bool   `json:"unverified,omitempty"`
 	// Usage is what this judge's calls cost (part of the score's _usage).
 	Usage *UsageRecord `json:"_usage,omitempty"`
+	// Repairs: as on Score, for this judge's verdict.
+	Repairs []string `json:"_repairs,omitempty"`
 }
 
 // Quote is one piece of evidence a judge cited: the assistant's words it
@@ -373,6 +380,13 @@ type Score struct {
 	// (TranscriptHash): samples of one scenario with equal hashes are
 	// byte-identical conversations.
 	TranscriptHash string `json:"transcript_hash,omitempty"`
+	// Repairs records what it took to read a single judge's verdict, in
+	// fixed phrases (never model text): what was removed from its answer
+	// (a <think> block, a ``` code fence, prose around the JSON object)
+	// and one "asked again: answer N …" per unusable answer before it.
+	// Absent when the first answer was clean JSON. A panel's are on each
+	// of its Judges.
+	Repairs []string `json:"_repairs,omitempty"`
 }
 
 // PhaseCost is one cost.json entry (upstream shape: cost, input_tokens,

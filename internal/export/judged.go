@@ -216,6 +216,7 @@ type verdict struct {
 	present    *bool
 	passed     *bool
 	nullReason string
+	repairs    []string // what it took to read this judge's verdict
 }
 
 // Positions in the judged table's tail (the columns after the
@@ -236,6 +237,7 @@ const (
 	tValid
 	tConvUsage             // conv_cost, conv_input/output/cached_input_tokens
 	tJudgeUsage = iota + 3 // judge_cost, judge_input/output/cached_input_tokens
+	tRepairs    = iota + 6 // after the judge_* columns
 )
 
 // emit writes one row per judge of score row s.
@@ -250,6 +252,7 @@ func (j *Judged) emit(sink Sink, row Row, target string, sf scoresFile, s artifa
 		tail[tPresent] = boolOrNil(v.present)
 		tail[tPassed] = boolOrNil(v.passed)
 		tail[tNullReason] = strOrNil(v.nullReason)
+		tail[tRepairs] = strOrNil(strings.Join(v.repairs, "; "))
 		if err := sink.write(row); err != nil {
 			return err
 		}
@@ -333,14 +336,14 @@ func verdicts(s artifacts.Score, panel []string, m config.Metric, haveMetric boo
 	case len(s.Judges) > 0:
 		out := make([]verdict, len(s.Judges))
 		for i, v := range s.Judges {
-			out[i] = verdict{judge: strOrNil(v.Judge), present: v.Present, nullReason: v.NullReason}
+			out[i] = verdict{judge: strOrNil(v.Judge), present: v.Present, nullReason: v.NullReason, repairs: v.Repairs}
 			if haveMetric {
 				out[i].passed = passedOf(v.Present, m)
 			}
 		}
 		return out
 	case len(panel) == 1:
-		return []verdict{{judge: strOrNil(panel[0]), present: s.Present, passed: s.Passed, nullReason: s.NullReason}}
+		return []verdict{{judge: strOrNil(panel[0]), present: s.Present, passed: s.Passed, nullReason: s.NullReason, repairs: s.Repairs}}
 	case len(panel) > 1 && s.Present == nil:
 		out := make([]verdict, len(panel))
 		for i, p := range panel {
@@ -348,7 +351,7 @@ func verdicts(s artifacts.Score, panel []string, m config.Metric, haveMetric boo
 		}
 		return out
 	}
-	return []verdict{{judge: nil, present: s.Present, passed: s.Passed, nullReason: s.NullReason}}
+	return []verdict{{judge: nil, present: s.Present, passed: s.Passed, nullReason: s.NullReason, repairs: s.Repairs}}
 }
 
 // passedOf is a judge's verdict as a pass: the evaluate stage's rule

@@ -234,7 +234,7 @@ func TestExportOfflineRun(t *testing.T) {
 	wantHeader := "benchmark,target,model,metric_id,metric_name,metric_type,base_scenario_id,scenario_id," +
 		"demo_age,demo_home_region,sample,conv_id,source,player,status,status_reason,turns,scores_file,judge,present,passed," +
 		"null_reason,valid,conv_cost,conv_input_tokens,conv_output_tokens,conv_cached_input_tokens," +
-		"judge_cost,judge_input_tokens,judge_output_tokens,judge_cached_input_tokens"
+		"judge_cost,judge_input_tokens,judge_output_tokens,judge_cached_input_tokens,repairs"
 	if got := strings.Join(header, ","); got != wantHeader {
 		t.Errorf("CSV header:\n got %s\nwant %s", got, wantHeader)
 	}
@@ -255,6 +255,9 @@ func TestExportOfflineRun(t *testing.T) {
 		seen[k] = true
 		if got := r[idx["present"]]; !cmp.Equal(got, boolAny(w)) {
 			t.Errorf("row %d %v: present %v, want %v", i, k, got, boolAny(w))
+		}
+		if r[idx["repairs"]] != nil { // the offline judge answers clean JSON
+			t.Errorf("row %d %v: repairs %v, want null", i, k, r[idx["repairs"]])
 		}
 		if r[idx["demo_age"]] == nil || r[idx["demo_home_region"]] == nil || r[idx["model"]] != "offline-"+k.target {
 			t.Errorf("row %d: demographics or model missing: %v", i, r)

@@ -37,6 +37,7 @@
 //	judge_input_tokens        int64?
 //	judge_output_tokens       int64?
 //	judge_cached_input_tokens int64?
+//	repairs                   string?  what it took to read this judge's verdict (the score's or judge's _repairs, joined with "; "); null when its first answer was clean JSON
 //
 // Costs repeat on every judge's row of a conversation (and conv_* on every
 // scores file's rows): sum them over distinct conv_id (and scores_file).
@@ -161,6 +162,7 @@ var (
 		nullable("judge_input_tokens", Int),
 		nullable("judge_output_tokens", Int),
 		nullable("judge_cached_input_tokens", Int),
+		nullable("repairs", String),
 	}
 	messageColumns = []Column{
 		col("benchmark", String),

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -138,13 +139,63 @@ func SchemaFor(t reflect.Type) (map[string]any, *jsonschema.Resolved, error) {
 // The returned Response's Usage covers every attempt. After the last attempt
 // it returns an *Error of KindInvalidJSON whose Raw field keeps the last text.
 func CompleteJSON(ctx context.Context, c Client, req Request, out any, opts JSONOptions) (Response, error) {
+	resp, _, err := CompleteJSONReport(ctx, c, req, out, opts)
+	return resp, err
+}
+
+// JSONReport says what it took to read a CompleteJSONReport answer, in
+// fixed phrases (never model text), so a row built from it can record it.
+type JSONReport struct {
+	// Repairs are what CleanJSON removed from the accepted answer.
+	Repairs []string
+	// Unusable says, for each answer rejected before it, why (one of
+	// UnusableReason's phrases); each was followed by a fresh request.
+	Unusable []string
+}
+
+// Recorded lists the report as a row records it: the repairs, then one
+// phrase per unusable answer ("asked again: answer 1 was not JSON").
+// Nil when the first answer was clean JSON.
+func (r JSONReport) Recorded() []string {
+	out := slices.Clone(r.Repairs)
+	for i, why := range r.Unusable {
+		out = append(out, fmt.Sprintf("asked again: answer %d %s", i+1, why))
+	}
+	return out
+}
+
+// UnusableError is a validation error whose Reason is a fixed phrase
+// (never model text) saying why an answer was unusable; Err is what the
+// model is shown. A JSONOptions.Validate may return one so the report
+// names its reason; other validation errors are reported as
+// "failed the caller's check".
+type UnusableError struct {
+	Reason string
+	Err    error
+}
+
+func (e *UnusableError) Error() string { return e.Err.Error() }
+func (e *UnusableError) Unwrap() error { return e.Err }
+
+// UnusableReason is the fixed phrase for a decodeAndValidate error.
+func UnusableReason(err error) string {
+	if ue, ok := errors.AsType[*UnusableError](err); ok {
+		return ue.Reason
+	}
+	return "failed the caller's check"
+}
+
+// CompleteJSONReport is CompleteJSON that also reports what was repaired
+// in the accepted answer and why earlier answers were unusable.
+func CompleteJSONReport(ctx context.Context, c Client, req Request, out any, opts JSONOptions) (Response, JSONReport, error) {
+	var report JSONReport
 	attempts := opts.Attempts
 	if attempts <= 0 {
 		attempts = 3
 	}
 	schema, resolved, err := SchemaFor(reflect.TypeOf(out))
 	if err != nil {
-		return Response{}, fmt.Errorf("derive schema for %T: %w", out, err)
+		return Response{}, report, fmt.Errorf("derive schema for %T: %w", out, err)
 	}
 	req.JSON = true
 	if req.Schema == nil {
@@ -170,15 +221,17 @@ func CompleteJSON(ctx context.Context, c Client, req Request, out any, opts JSON
 				total = total.Add(le.Usage)
 			}
 			resp.Usage = total
-			return resp, err
+			return resp, report, err
 		}
 		last = resp
 		problem := decodeAndValidate(resp.Text, resolved, out, opts.Validate)
 		if problem == nil {
 			resp.Usage = total
-			return resp, nil
+			_, report.Repairs = CleanJSON(resp.Text)
+			return resp, report, nil
 		}
 		lastErr = problem
+		report.Unusable = append(report.Unusable, UnusableReason(problem))
 		if !budget.Another(resp) {
 			break
 		}
@@ -191,7 +244,7 @@ func CompleteJSON(ctx context.Context, c Client, req Request, out any, opts JSON
 		req.Seed = req.Seed*31 + uint64(attempt)
 	}
 	last.Usage = total
-	return last, &Error{
+	return last, report, &Error{
 		Kind:    KindInvalidJSON,
 		Message: fmt.Sprintf("no valid JSON after %s: %v", budget.describe(), lastErr),
 		Raw:     last.Text,
@@ -241,21 +294,21 @@ func decodeAndValidate(text string, resolved *jsonschema.Resolved, out any, vali
 	clean := CleanJSONText(text)
 	var generic any
 	if err := json.Unmarshal([]byte(clean), &generic); err != nil {
-		return fmt.Errorf("not JSON: %v", err)
+		return &UnusableError{"was not JSON", fmt.Errorf("not JSON: %v", err)}
 	}
 	if _, ok := generic.(map[string]any); !ok {
-		return errors.New("expected a JSON object at the top level")
+		return &UnusableError{"was not a JSON object", errors.New("expected a JSON object at the top level")}
 	}
 	if resolved != nil {
 		if err := resolved.Validate(generic); err != nil {
-			return fmt.Errorf("schema: %v", err)
+			return &UnusableError{"did not match the schema", fmt.Errorf("schema: %v", err)}
 		}
 	}
 	// Reset out so a previous attempt's fields don't leak into this one.
 	rv := reflect.ValueOf(out).Elem()
 	rv.Set(reflect.Zero(rv.Type()))
 	if err := json.Unmarshal([]byte(clean), out); err != nil {
-		return fmt.Errorf("decode: %v", err)
+		return &UnusableError{"did not match the schema", fmt.Errorf("decode: %v", err)}
 	}
 	if validate != nil {
 		if err := validate(out); err != nil {

@@ -105,15 +105,17 @@ func judgeRequest(p *prompts.Set, m config.Metric, transcript []artifacts.Turn, 
 // reads the verdict; raw is the answer's text.
 func askJudge(ctx context.Context, c llm.Client, req llm.Request, opts JudgeOptions) (v artifacts.JudgeVerdict, raw string, _ llm.Usage, _ error) {
 	validate := func(v any) error {
-		if _, _, reason := verdictOf(*v.(*map[string]any)); reason != "" {
-			return errors.New(reason + `; "present" must be the JSON boolean true or false`)
+		m := *v.(*map[string]any)
+		if _, _, reason := verdictOf(m); reason != "" {
+			return &llm.UnusableError{Reason: unusableVerdict(m),
+				Err: errors.New(reason + `; "present" must be the JSON boolean true or false`)}
 		}
 		return nil
 	}
 	// Decoded into a map, not a struct with a bool, so that "false" (a
 	// string) is seen for what it is instead of failing or being coerced.
 	var out map[string]any
-	resp, err := llm.CompleteJSON(ctx, c, req, &out, llm.JSONOptions{Attempts: opts.Attempts, Validate: validate})
+	resp, report, err := llm.CompleteJSONReport(ctx, c, req, &out, llm.JSONOptions{Attempts: opts.Attempts, Validate: validate})
 	if err != nil {
 		// No boolean after the attempts (null, a string, no field, broken
 		// JSON) is a failed row, retried with fresh attempts on the next
@@ -121,7 +123,21 @@ func askJudge(ctx context.Context, c llm.Client, req llm.Request, opts JudgeOpti
 		return artifacts.JudgeVerdict{}, "", resp.Usage, fmt.Errorf("judge: %w", err)
 	}
 	present, just, reason := verdictOf(out)
-	return artifacts.JudgeVerdict{Present: present, Justification: just, NullReason: reason, Evidence: quotesOf(out)}, resp.Text, resp.Usage, nil
+	return artifacts.JudgeVerdict{Present: present, Justification: just, NullReason: reason, Evidence: quotesOf(out),
+		Repairs: report.Recorded()}, resp.Text, resp.Usage, nil
+}
+
+// unusableVerdict is the fixed phrase (no model text) for an answer
+// verdictOf rejects, as a score row's _repairs records it.
+func unusableVerdict(m map[string]any) string {
+	switch v, ok := m["present"]; {
+	case !ok:
+		return `had no "present" field`
+	case v == nil:
+		return "had a null verdict"
+	default:
+		return "had a non-boolean verdict"
+	}
 }
 
 // checkEvidence looks up v's quotes (set by askJudge as unlocated Quotes) in
@@ -218,7 +234,11 @@ func verdictOf(m map[string]any) (present *bool, justification, reason string) {
 // and Evidence are the first majority judge's whose evidence was found (or
 // the first majority judge's), and Unverified is that verdict's. Per-judge
 // verdicts go to Judges only for a real panel; a single judge is named in
-// Judge. A failed (or budget-stopped) conversation is not judged.
+// Judge. What it took to read a verdict (llm.JSONReport.Recorded: the
+// repairs of the answer it was read from and each unusable answer before
+// it) is the verdict's Repairs: the row's for a single judge, each of
+// Judges' for a panel. When the evidence follow-up's verdict stands, its
+// answer's are recorded. A failed (or budget-stopped) conversation is not judged.
 // Judges are asked in order, one after the other; a judge's call error is
 // returned (the row is retried by the runner rather than decided by fewer
 // judges).
@@ -278,6 +298,7 @@ func Evaluate(ctx context.Context, judges []NamedClient, p *prompts.Set, m confi
 		row.Judges = verdicts
 	} else {
 		row.Judge = judges[0].Name
+		row.Repairs = verdicts[0].Repairs
 	}
 	row.Present, row.Justification, row.NullReason = majority(verdicts)
 	if i := citedVerdict(verdicts, row.Present); i >= 0 {

@@ -129,7 +129,8 @@ type simRun struct {
 	conv                   artifacts.Conversation
 	usage, userUsage       llm.Usage // every call's; the simulated user's
 	userSeeds, targetSeeds seedLog
-	thoughts               []string // the user's hidden reasoning, one per user message
+	thoughts               []string    // the user's hidden reasoning, one per user message
+	userRepairs            []msgRepair // what was repaired to read the user's messages
 	rejected               []artifacts.Reask
 	userMsgs               []llm.Message // the user model's history
 	lastReply, lastMsg     string        // the target's last reply; the user's last message as written
@@ -185,6 +186,11 @@ func (s *simRun) end(e simEnd) (artifacts.Conversation, simUsage, error) {
 	conv.Status, conv.StatusReason = e.status, e.reason
 	if slices.ContainsFunc(s.thoughts, func(t string) bool { return t != "" }) {
 		conv.UserThoughts = s.thoughts
+	}
+	for _, r := range s.userRepairs {
+		if r.index < len(conv.Transcript) { // not a message dropped unanswered
+			conv.Repairs = append(conv.Repairs, fmt.Sprintf("message %d: %s", r.index, r.what))
+		}
 	}
 	if len(s.rejected) > 0 {
 		conv.Fidelity = &artifacts.Fidelity{Reasks: s.rejected}
@@ -253,6 +259,9 @@ func (s *simRun) turn(ctx context.Context, turn int) *simEnd {
 	}
 	s.conv.Transcript = append(s.conv.Transcript, artifacts.Turn{Role: string(llm.RoleUser), Content: msg})
 	s.thoughts = append(s.thoughts, reply.thought)
+	for _, r := range reply.repairs {
+		s.userRepairs = append(s.userRepairs, msgRepair{len(s.conv.Transcript) - 1, r})
+	}
 	// The user model sees what was actually sent (after noise), labelled
 	// like its own output format so it keeps to that format.
 	s.userMsgs = append(s.userMsgs, llm.Message{Role: llm.RoleAssistant, Content: "Message: " + msg})
@@ -323,6 +332,14 @@ type userReply struct {
 	// truncated: the reply was cut at llm.MaxReplyBytes (the message and
 	// thought are parts of what was kept).
 	truncated bool
+	// repairs: what userreply.ParseRepairs repaired to read msg.
+	repairs []string
+}
+
+// msgRepair is one repair of the user message at a transcript index.
+type msgRepair struct {
+	index int
+	what  string
 }
 
 // run asks the user model for its next message. Without turn checks, a
@@ -361,8 +378,8 @@ func (a *userAsk) run(ctx context.Context) (userReply, *TurnProblem, error) {
 		if err != nil {
 			return userReply{}, nil, err
 		}
-		msg, terminate := userreply.Parse(resp.Text)
-		reply := userReply{msg: msg, thought: userreply.Thought(resp.Text), terminate: terminate, truncated: resp.Truncated}
+		msg, terminate, repairs := userreply.ParseRepairs(resp.Text)
+		reply := userReply{msg: msg, thought: userreply.Thought(resp.Text), terminate: terminate, truncated: resp.Truncated, repairs: repairs}
 		if !a.spec.TurnChecks {
 			if terminate || msg != "" {
 				return reply, nil, nil

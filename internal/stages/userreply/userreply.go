@@ -24,6 +24,20 @@ import (
 // terminate is true when the message, ignoring leading quotes, punctuation
 // and markdown, starts with "terminate conversation" (any case).
 func Parse(raw string) (message string, terminate bool) {
+	message, terminate, _ = ParseRepairs(raw)
+	return message, terminate
+}
+
+// Repairs ParseRepairs reports: fixed phrases, never the reply's text.
+const (
+	RepairNoLabel     = "read a reply without a Message: label"
+	RepairLateThought = "removed a Thought: part after the message"
+	RepairUnwrapped   = "removed quotes or emphasis around the message"
+)
+
+// ParseRepairs is Parse that also says what it had to repair to read the
+// message (the Repair… phrases); nil for a reply in the requested format.
+func ParseRepairs(raw string) (message string, terminate bool, repairs []string) {
 	lines := strings.Split(strings.ReplaceAll(raw, "\r\n", "\n"), "\n")
 	start := -1
 	var first string
@@ -38,6 +52,7 @@ func Parse(raw string) (message string, terminate bool) {
 		parts := []string{first}
 		for _, l := range lines[start+1:] {
 			if label, _, ok := lineLabel(l); ok && label == "thought" {
+				repairs = append(repairs, RepairLateThought)
 				break
 			}
 			parts = append(parts, l)
@@ -45,9 +60,14 @@ func Parse(raw string) (message string, terminate bool) {
 		msg = strings.Join(parts, "\n")
 	} else {
 		msg = withoutLeadingThought(lines)
+		repairs = append(repairs, RepairNoLabel)
 	}
-	msg = unwrap(msg)
-	return msg, isTerminate(msg)
+	u := unwrap(msg)
+	if u != strings.TrimSpace(msg) {
+		repairs = append(repairs, RepairUnwrapped)
+	}
+	msg = u
+	return msg, isTerminate(msg), repairs
 }
 
 // Thought returns the simulated user's hidden reasoning: the text of

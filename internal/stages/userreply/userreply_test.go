@@ -1,6 +1,7 @@
 package userreply
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -110,6 +111,33 @@ func TestThought(t *testing.T) {
 		msg, _ := Parse(c.raw)
 		if got := Thought(c.raw); got != "" && strings.Contains(msg, got) {
 			t.Errorf("%q: the thought %q is also in the message %q", c.raw, got, msg)
+		}
+	}
+}
+
+// TestParseRepairs: ParseRepairs reads the same message as Parse and names
+// each repair it made; a reply in the requested format has none.
+func TestParseRepairs(t *testing.T) {
+	tests := []struct {
+		raw, msg string
+		want     []string
+	}{
+		{"Thought: t\nMessage: hello there", "hello there", nil},
+		{"**Message:** hello there", "hello there", nil},
+		{"Thought: t\nMessage: \"hello there\"", "hello there", []string{RepairUnwrapped}},
+		{"Message: *hello there*", "hello there", []string{RepairUnwrapped}},
+		{"hello there", "hello there", []string{RepairNoLabel}},
+		{"Thought: t\n\n'hello there'", "hello there", []string{RepairNoLabel, RepairUnwrapped}},
+		{"Message: hello there\nThought: more", "hello there", []string{RepairLateThought}},
+	}
+	for _, tt := range tests {
+		msg, term, got := ParseRepairs(tt.raw)
+		pm, pt := Parse(tt.raw)
+		if msg != tt.msg || msg != pm || term != pt {
+			t.Errorf("ParseRepairs(%q) = %q, %v; Parse %q, %v; want %q", tt.raw, msg, term, pm, pt, tt.msg)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("ParseRepairs(%q) repairs %q, want %q", tt.raw, got, tt.want)
 		}
 	}
 }
