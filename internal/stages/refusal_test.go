@@ -140,3 +140,22 @@ func TestRefusedHelperCallsAreRetried(t *testing.T) {
 		}
 	}
 }
+
+// A person playing the user (TargetReply) sees the note in place of a
+// refused reply without text, asked once; a refusal with text is kept.
+func TestTargetReplyShowsARefusal(t *testing.T) {
+	for _, tc := range refusals {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t, tc.flavor)
+			srv.Handle(func(llmtest.ChatRequest) llmtest.Reply { return tc.reply })
+			reply, _, _, err := TargetReply(t.Context(), retried(t, tc.flavor, srv), simSpec(), []artifacts.Turn{{Role: "user", Content: "hi"}})
+			want := tc.wantText
+			if want == "" {
+				want = prompts.RefusedNote
+			}
+			if err != nil || reply.Content != want || len(srv.Requests()) != 1 {
+				t.Errorf("reply %+v, err %v after %d requests; want %q after 1", reply, err, len(srv.Requests()), want)
+			}
+		})
+	}
+}
