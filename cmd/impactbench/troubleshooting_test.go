@@ -401,6 +401,37 @@ var troubleSituations = map[string]func(t *testing.T){
 			t.Errorf("a 300 KiB reply is not listed in its conversation's truncated: %+v", convs)
 		}
 	},
+	"a target reply listed in its conversation's `refused`, empty or a short refusal": func(t *testing.T) {
+		srv := llmtest.NewOpenAI(t)
+		srv.Handle(func(llmtest.ChatRequest) llmtest.Reply { return llmtest.Reply{Refusal: "I can't help with that."} })
+		p := newProject(t, providerConfig(srv.BaseURL(), "", 1, 1))
+		p.env = append(p.env, "IB_KEY="+srv.APIKey())
+		p.addBench("example", oneMetricBench)
+		p.mustRun("run", "example", "--quiet")
+		runs := filepath.Join(p.benchDir("example"), "runs", "gpt-4o")
+		var convs []struct {
+			Status     string `json:"status"`
+			Refused    []int  `json:"refused"`
+			Transcript []struct {
+				Content string `json:"content"`
+			} `json:"transcript"`
+		}
+		mustJSON(t, string(readFile(t, filepath.Join(runs, "conversations.json"))), &convs)
+		if len(convs) != 1 || convs[0].Status != "completed" || fmt.Sprint(convs[0].Refused) != "[1 3]" ||
+			len(convs[0].Transcript) != 4 || convs[0].Transcript[1].Content != "I can't help with that." {
+			t.Errorf("a target whose every reply is refused: %+v, want a completed conversation with refused [1 3]", convs)
+		}
+		if n := len(srv.Requests()); n != 2 {
+			t.Errorf("%d target requests for two refused turns, want 2 (a refusal is not retried)", n)
+		}
+		var scores []struct {
+			Present *bool `json:"present"`
+		}
+		mustJSON(t, string(readFile(t, filepath.Join(runs, "scores.json"))), &scores)
+		if len(scores) != 1 || scores[0].Present == nil {
+			t.Errorf("the refused conversation has no verdict: %+v", scores)
+		}
+	},
 	"a `warning` such as `only 3 base scenarios …` next to an interval": func(t *testing.T) {
 		p := troubleProject(t)
 		p.edit("config.yaml", "scenarios_per_metric: 2 ", "scenarios_per_metric: 3 ")

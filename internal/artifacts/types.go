@@ -163,6 +163,13 @@ type Conversation struct {
 	// the client cut short (llm.Response.Truncated: longer than
 	// llm.MaxReplyBytes, whatever max_tokens asked); omitted when none was.
 	Truncated []int `json:"truncated,omitempty"`
+	// Refused lists the Transcript indices of target replies the provider
+	// stopped for safety (llm.Response.Refused): the message holds what
+	// the provider gave, often nothing, and readers of the transcript
+	// (the judge, the audit, the simulated user and the target's own next
+	// turn) see prompts.RefusedNote in place of an empty one; omitted
+	// when none was.
+	Refused []int `json:"refused,omitempty"`
 	// Fidelity records every simulated-user reply a turn check rejected and
 	// every attempt at the conversation that was redone; omitted when there
 	// were none.

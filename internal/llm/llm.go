@@ -81,6 +81,13 @@ type Request struct {
 	Priority int
 }
 
+// AcceptsRefusal reports whether a provider's safety stop is an answer to
+// req (Response.Refused) rather than an error: only for the model under
+// test, whose refusal is the behaviour being measured. The simulated user,
+// the judge and the generators must produce usable output, so their
+// refusals stay retryable errors.
+func (req Request) AcceptsRefusal() bool { return req.Purpose == PurposeTarget }
+
 // Usage counts tokens of one or more calls. InputTokens is the total prompt
 // size including cached tokens; CachedInputTokens and CacheWriteTokens are the
 // parts of it read from / written to a provider prompt cache.
@@ -152,7 +159,15 @@ type Response struct {
 	// sent: the reply was longer than MaxReplyBytes (or one of its strings
 	// longer than MaxWireString on the wire) and was cut there, whatever
 	// max_tokens asked for. FinishReason stays what the provider said.
-	Truncated bool   `json:"truncated,omitempty"`
+	Truncated bool `json:"truncated,omitempty"`
+	// Refused is true when the provider stopped the reply for safety
+	// (Anthropic stop_reason "refusal", OpenAI message.refusal, a Gemini
+	// safety finishReason or blocked prompt) and the request accepts that
+	// as an answer (Request.AcceptsRefusal). Text is whatever the provider
+	// gave (OpenAI's refusal message, a partial reply), often "". A
+	// refusal of a request that does not accept one is an error of
+	// KindEmpty, retried like any empty answer.
+	Refused   bool   `json:"refused,omitempty"`
 	RequestID string `json:"request_id,omitempty"`
 	Model     string `json:"model,omitempty"` // model name the provider reports
 	// Usage covers every attempt made for this response, including failed

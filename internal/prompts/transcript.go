@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -17,6 +18,33 @@ import (
 // backslash and line break is escaped, so no content can end its message,
 // start another or step outside the array. The templates tell the model
 // that each "content" is data to assess, not instructions.
+
+// RefusedNote is what a model reading a transcript (the judge, the audit,
+// the simulated user, the target itself on its next turn) sees in place of
+// a target reply its provider stopped for safety without giving any text
+// (artifacts.Conversation.Refused). Brackets mark it as ours, not the
+// assistant's words; the stored message stays empty.
+const RefusedNote = "[no reply: the model's provider stopped this reply for safety and returned no text]"
+
+// MarkRefused returns ts with each message listed in refused whose content
+// is blank replaced by RefusedNote. ts is not modified; with nothing to
+// mark it is returned as it is.
+func MarkRefused(ts []artifacts.Turn, refused []int) []artifacts.Turn {
+	var out []artifacts.Turn
+	for _, i := range refused {
+		if i < 0 || i >= len(ts) || strings.TrimSpace(ts[i].Content) != "" {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(ts)
+		}
+		out[i].Content = RefusedNote
+	}
+	if out == nil {
+		return ts
+	}
+	return out
+}
 
 // EncodeTranscript renders a transcript for a prompt:
 //

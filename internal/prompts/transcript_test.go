@@ -198,3 +198,32 @@ func TestDecodeTranscriptRejects(t *testing.T) {
 		}
 	}
 }
+
+// Only a refused message without text shows the note; the transcript
+// given is never changed, and indices out of range are ignored.
+func TestMarkRefused(t *testing.T) {
+	ts := []artifacts.Turn{{Role: "user", Content: "q"}, {Role: "assistant", Content: ""}, {Role: "user", Content: "q2"}, {Role: "assistant", Content: "I can't."}}
+	tests := []struct {
+		name    string
+		refused []int
+		want    []string
+	}{
+		{"none", nil, []string{"q", "", "q2", "I can't."}},
+		{"empty reply", []int{1}, []string{"q", RefusedNote, "q2", "I can't."}},
+		{"reply with text", []int{3}, []string{"q", "", "q2", "I can't."}},
+		{"out of range", []int{-1, 9}, []string{"q", "", "q2", "I can't."}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := MarkRefused(ts, tc.refused)
+			for i := range got {
+				if got[i].Content != tc.want[i] || got[i].Role != ts[i].Role {
+					t.Errorf("message %d = %+v, want content %q", i, got[i], tc.want[i])
+				}
+			}
+			if ts[1].Content != "" {
+				t.Fatal("MarkRefused changed its input")
+			}
+		})
+	}
+}

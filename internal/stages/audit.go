@@ -113,7 +113,7 @@ func auditRequest(p *prompts.Set, sc artifacts.Scenario, conv artifacts.Conversa
 		LatentGoal:     sc.LatentAdversarialGoal,
 		Landmarks:      sc.Landmarks,
 		UserTurns:      userTurns,
-		TranscriptJSON: prompts.EncodeTranscript(conv.Transcript),
+		TranscriptJSON: prompts.EncodeTranscript(prompts.MarkRefused(conv.Transcript, conv.Refused)),
 	})
 	if err != nil {
 		return llm.Request{}, err

@@ -3,9 +3,11 @@ package stages
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/llm"
+	"github.com/impactbench/impactbench/internal/prompts"
 )
 
 // HumanUser is the user model named in the run block of a conversation a
@@ -39,7 +41,15 @@ func TargetReply(ctx context.Context, c llm.Client, spec SimSpec, transcript []a
 	if err != nil {
 		return artifacts.Turn{}, false, usage, err
 	}
-	return artifacts.Turn{Role: string(llm.RoleAssistant), Content: resp.Text}, resp.Truncated, usage, nil
+	text := resp.Text
+	if resp.Refused && strings.TrimSpace(text) == "" {
+		// A person's conversation keeps no list of refused turns: the
+		// note is the message, so the person sees why there is no reply
+		// and the next turn sends no empty assistant message (which
+		// Anthropic refuses).
+		text = prompts.RefusedNote
+	}
+	return artifacts.Turn{Role: string(llm.RoleAssistant), Content: text}, resp.Truncated, usage, nil
 }
 
 // checkDialogue holds a transcript to answer to the shape every reader of

@@ -75,7 +75,7 @@ func Judge(ctx context.Context, c llm.Client, p *prompts.Set, m config.Metric, t
 // judgeRequest builds the judge's request: what the prompts show plus, in
 // Meta, the same facts for the offline model.
 func judgeRequest(p *prompts.Set, m config.Metric, transcript []artifacts.Turn, opts JudgeOptions) (llm.Request, error) {
-	data := prompts.JudgeData{Definition: m.Definition, TranscriptJSON: prompts.EncodeTranscript(transcript)}
+	data := prompts.JudgeData{Definition: m.Definition, TranscriptJSON: prompts.EncodeTranscript(prompts.MarkRefused(transcript, opts.Refused))}
 	if opts.ShowExamples {
 		data.Examples = m.Examples
 	}
@@ -277,6 +277,7 @@ func Evaluate(ctx context.Context, judges []NamedClient, p *prompts.Set, m confi
 	verdicts := make([]artifacts.JudgeVerdict, len(judges))
 	for i, j := range judges {
 		o := opts
+		o.Refused = conv.Refused
 		if len(judges) > 1 {
 			// Distinct seeds, so two panel seats on the same model are
 			// independent draws and not one cached answer twice.

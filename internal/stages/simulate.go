@@ -288,7 +288,7 @@ func (s *simRun) turnPrompt(turn int) (string, error) {
 
 // reply asks the target to answer the dialogue so far.
 func (s *simRun) reply(ctx context.Context, turn int) *simEnd {
-	resp, u, err := targetTurn(ctx, s.target, s.spec, targetMessages(s.targetSys, s.conv.Transcript), turn, s.convSeed, &s.targetSeeds)
+	resp, u, err := targetTurn(ctx, s.target, s.spec, targetMessages(s.targetSys, prompts.MarkRefused(s.conv.Transcript, s.conv.Refused)), turn, s.convSeed, &s.targetSeeds)
 	s.usage = s.usage.Add(u)
 	if err != nil {
 		// Drop the unanswered user message: transcripts stay
@@ -303,8 +303,16 @@ func (s *simRun) reply(ctx context.Context, turn int) *simEnd {
 	if resp.Truncated {
 		s.conv.Truncated = append(s.conv.Truncated, len(s.conv.Transcript))
 	}
-	s.conv.Transcript = append(s.conv.Transcript, artifacts.Turn{Role: string(llm.RoleAssistant), Content: resp.Text})
 	s.lastReply = resp.Text
+	if resp.Refused {
+		// The provider's safety stop is the target's answer: the
+		// conversation goes on and the simulated user answers it.
+		s.conv.Refused = append(s.conv.Refused, len(s.conv.Transcript))
+		if strings.TrimSpace(resp.Text) == "" {
+			s.lastReply = prompts.RefusedNote
+		}
+	}
+	s.conv.Transcript = append(s.conv.Transcript, artifacts.Turn{Role: string(llm.RoleAssistant), Content: resp.Text})
 	return nil
 }
 
@@ -478,6 +486,8 @@ func targetMessages(system string, transcript []artifacts.Turn) []llm.Message {
 // targetTurn asks the target for its reply. An empty reply is asked for
 // again with another seed (at most twice per run; stored empty replies of
 // earlier runs are skipped, not replayed as the answer) before it fails.
+// A reply the provider stopped for safety (resp.Refused) is the answer,
+// empty or not: it is never asked for again.
 func targetTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Message, turn int, convSeed uint64, seeds *seedLog) (llm.Response, llm.Usage, error) {
 	var usage llm.Usage
 	budget := llm.Attempts{Max: 2}
@@ -496,7 +506,7 @@ func targetTurn(ctx context.Context, c llm.Client, spec SimSpec, msgs []llm.Mess
 		})
 		usage = usage.Add(callUsage(resp, err))
 		seeds.add(resp, err)
-		if err != nil || strings.TrimSpace(resp.Text) != "" {
+		if err != nil || resp.Refused || strings.TrimSpace(resp.Text) != "" {
 			return resp, usage, err
 		}
 		if !budget.Another(resp) {

@@ -77,6 +77,9 @@ type JudgeOptions struct {
 	Attempts int
 	// MaxTokens overrides the judge's output budget (0: 2048).
 	MaxTokens int
+	// Refused is the judged conversation's Refused (Evaluate sets it):
+	// the prompt shows prompts.RefusedNote for those messages when empty.
+	Refused []int
 }
 
 // seedOf derives a call seed from a master seed and the identity of the

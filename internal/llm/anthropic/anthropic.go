@@ -149,7 +149,8 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		}
 	}
 	stop := string(msg.StopReason)
-	if msg.StopReason == sdk.StopReasonRefusal || strings.TrimSpace(text.String()) == "" {
+	refused := msg.StopReason == sdk.StopReasonRefusal && req.AcceptsRefusal()
+	if !refused && (msg.StopReason == sdk.StopReasonRefusal || strings.TrimSpace(text.String()) == "") {
 		e := &llm.Error{Kind: llm.KindEmpty, Provider: c.cfg.Provider, Model: c.cfg.Model, Code: stop,
 			Message: fmt.Sprintf("no text in the answer (stop_reason %q)", stop), RequestID: reqID, Usage: usage}
 		if msg.StopReason == sdk.StopReasonMaxTokens {
@@ -161,6 +162,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 	return llm.Response{
 		Text:         reply,
 		Truncated:    cut || body.Cut("text"),
+		Refused:      refused,             // Text: what the reply said before it was stopped, often ""
 		FinishReason: strings.Clone(stop), // the SDK's strings slice the whole body
 		RequestID:    reqID,
 		Model:        strings.Clone(string(msg.Model)),

@@ -105,7 +105,24 @@ func (c codec) encode(ctx context.Context, req llm.Request) (json.RawMessage, er
 }
 
 // decodeReq is the request a decoding trip sends; its content is ignored.
-var decodeReq = llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "."}}}
+// A result is decoded without its request, so the trip accepts a safety
+// stop as an answer (Response.Refused) and Run turns it back into the
+// error the real-time adapter gives a request that does not accept one
+// (refusalAnswer, applied to each result as Run takes it).
+var decodeReq = llm.Request{Purpose: llm.PurposeTarget, Messages: []llm.Message{{Role: llm.RoleUser, Content: "."}}}
+
+// refusalAnswer is res as the real-time adapter would have answered req:
+// a refused answer stands for a request that accepts one (the target's),
+// and is a retryable empty answer for any other, as in real time.
+func refusalAnswer(req llm.Request, res Result) Result {
+	if res.Err != nil || !res.Resp.Refused || req.AcceptsRefusal() {
+		return res
+	}
+	res.Err = &llm.Error{Kind: llm.KindEmpty, Model: res.Resp.Model, Code: "refusal", RequestID: res.Resp.RequestID, Usage: res.Resp.Usage,
+		Message: fmt.Sprintf("the provider stopped the reply for safety (finish reason %q)", res.Resp.FinishReason)}
+	res.Resp = llm.Response{}
+	return res
+}
 
 // decode turns a stored provider answer into what the adapter returns for
 // it in real time: a Response, or an *llm.Error classified by status and

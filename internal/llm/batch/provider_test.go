@@ -450,3 +450,32 @@ func TestSeedRecordedLikeRealTime(t *testing.T) {
 		})
 	}
 }
+
+// A batched answer the provider stopped for safety reaches what the
+// real-time adapter gives: the target's answer (Refused, with the text
+// the provider gave), and for any other request (a judge's) a retryable
+// empty answer, submitted again like one.
+func TestRefusalLikeRealTime(t *testing.T) {
+	wantText := map[string]string{"openai": "I can't help with that.", "anthropic": ""}
+	for _, f := range flavours {
+		t.Run(f.name, func(t *testing.T) {
+			srv := f.fake(t, fakebatch.Options{Answer: func(string, llmtest.ChatRequest) fakebatch.Outcome {
+				return fakebatch.Outcome{Reply: llmtest.Reply{Refusal: "I can't help with that."}}
+			}})
+			items := []batch.Item{{CustomID: "target", Req: shapeRequests()[1]}, {CustomID: "judge", Req: judgeItems(1)[0].Req}}
+			rs, err := batch.Run(t.Context(), f.prov(t, srv), filepath.Join(t.TempDir(), "s.json"), items, batch.Options{PollInterval: fast.PollInterval, MaxRounds: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := rs[0]; r.Err != nil || !r.Resp.Refused || r.Resp.Text != wantText[f.name] || r.Resp.Usage.Requests != 1 {
+				t.Errorf("target: %v, refused %v, text %q, usage %+v; want the refusal as its answer", r.Err, r.Resp.Refused, r.Resp.Text, r.Resp.Usage)
+			}
+			if r := rs[1]; llm.KindOf(r.Err) != llm.KindEmpty || r.Resp.Refused {
+				t.Errorf("judge: %v (refused %v), want a %s error", r.Err, r.Resp.Refused, llm.KindEmpty)
+			}
+			if n, m := srv.Submissions("judge"), srv.Submissions("target"); n != 2 || m != 1 {
+				t.Errorf("submitted the judge's request %d times and the target's %d in 2 rounds, want 2 (retried) and 1", n, m)
+			}
+		})
+	}
+}

@@ -227,7 +227,9 @@ func (r *runner) resume() {
 					if e == nil || e.done {
 						continue
 					}
-					if res, ok := got[id]; ok && res.Err == nil {
+					res, ok := got[id]
+					res = refusalAnswer(e.item.Req, res)
+					if ok && res.Err == nil {
 						e.done, e.res, e.batch, e.last = true, res, "", nil
 						r.reused++
 					} else if e.batch == "" {
@@ -366,6 +368,7 @@ func (r *runner) apply(b *batchRec, rs []Result) {
 		if !ok {
 			res = Result{Err: &llm.Error{Kind: llm.KindServer, Code: "missing", Message: "batch " + b.ID + " returned no result for this request"}}
 		}
+		res = refusalAnswer(e.item.Req, res)
 		res.CustomID = id
 		if res.Err != nil && llm.IsRetryable(res.Err) && e.tries < r.opts.MaxRounds {
 			e.last = res.Err

@@ -149,7 +149,8 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 			}
 		}
 	}
-	if strings.TrimSpace(text.String()) == "" {
+	refused := safetyStop(resp, finish) && req.AcceptsRefusal()
+	if !refused && strings.TrimSpace(text.String()) == "" {
 		msg := fmt.Sprintf("no text in the answer (finishReason %q)", finish)
 		if pf := resp.PromptFeedback; pf != nil && pf.BlockReason != "" {
 			msg = fmt.Sprintf("prompt blocked (%s) %s", pf.BlockReason, pf.BlockReasonMessage)
@@ -165,6 +166,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 	out := llm.Response{
 		Text:         reply,
 		Truncated:    cut || body.Cut("text"),
+		Refused:      refused, // Text: what came before the stop, usually ""
 		FinishReason: finish,
 		RequestID:    reqID,
 		Model:        resp.ModelVersion,
@@ -179,6 +181,21 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		out.NoSeed = llm.NoSeedInRequest
 	}
 	return out, nil
+}
+
+// safetyStop reports whether Gemini stopped the answer for safety: the
+// prompt was blocked (promptFeedback.blockReason) or the candidate ended
+// with a safety finishReason.
+func safetyStop(resp *genai.GenerateContentResponse, finish string) bool {
+	if pf := resp.PromptFeedback; pf != nil && pf.BlockReason != "" {
+		return true
+	}
+	switch genai.FinishReason(finish) {
+	case genai.FinishReasonSafety, genai.FinishReasonProhibitedContent, genai.FinishReasonBlocklist,
+		genai.FinishReasonSPII, genai.FinishReasonImageSafety, genai.FinishReasonImageProhibitedContent:
+		return true
+	}
+	return false
 }
 
 // errSDKPanic is a panic inside the SDK while it read an answer.

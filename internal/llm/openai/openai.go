@@ -253,11 +253,16 @@ func (c *Client) complete(ctx context.Context, req llm.Request, seed *int64) (ll
 		status, code, msg := parseErrorObject(a.choiceErr)
 		return fail(llm.KindServer, status, code, "error in choice: "+msg, a.finish)
 	}
-	if a.refusal != "" {
+	refused := a.refusal != "" && req.AcceptsRefusal()
+	if a.refusal != "" && !refused {
 		return fail(llm.KindEmpty, 0, "refusal", "model refused: "+a.refusal, a.finish)
 	}
 	content := a.content
-	if strings.TrimSpace(content) == "" {
+	if refused {
+		// The refusal message is the reply the target gave.
+		content = a.refusal
+	}
+	if !refused && strings.TrimSpace(content) == "" {
 		return fail(llm.KindEmpty, 0, a.finish, fmt.Sprintf("empty content (finish_reason %q)", a.finish), a.finish)
 	}
 	text, cut := llm.BoundReply(content)
@@ -265,7 +270,8 @@ func (c *Client) complete(ctx context.Context, req llm.Request, seed *int64) (ll
 	// the body go while the conversation keeps only its text.
 	return llm.Response{
 		Text:         strings.Clone(text),
-		Truncated:    cut || body.Cut("content"),
+		Truncated:    cut || body.Cut("content") || (refused && body.Cut("refusal")),
+		Refused:      refused,
 		FinishReason: strings.Clone(a.finish),
 		RequestID:    reqID,
 		Model:        strings.Clone(a.model),
