@@ -240,28 +240,16 @@ func (w *writer) checkIntact(rel string, removing bool) error {
 		return nil
 	}
 	path := filepath.Join(w.out, filepath.FromSlash(rel))
-	why := ""
-	f, err := fsx.OpenNoFollow(path)
-	var nr *fsx.NotRegularError
+	gone, why, err := differsFrom(path, rec)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	case gone:
 		w.absent[rel] = true
 		return nil
-	case errors.As(err, &nr):
-		why = "it is now " + nr.What
-	case err != nil:
-		return fmt.Errorf("publish: %w", err)
-	default:
-		now, err := sumOf(f, rec.Size)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("publish: read %s: %w", path, err)
-		}
-		if now == rec {
-			w.intact[rel] = true
-			return nil
-		}
-		why = "its bytes differ from the sha256 " + layout.PublishManifestFile + " records"
+	case why == "":
+		w.intact[rel] = true
+		return nil
 	}
 	what, hint := "overwrite", "; keep your version elsewhere (or delete the file), or add --force to take it over: publish then overwrites it"
 	if removing {
@@ -297,27 +285,14 @@ func (w *writer) stillAsChecked(rel string, removing bool) error {
 		}
 		why = "there was no file there when publish checked the folder; now there is " + fileKind(st)
 	} else {
-		rec := w.recorded[rel]
-		f, err := fsx.OpenNoFollow(path)
-		var nr *fsx.NotRegularError
+		gone, differs, err := differsFrom(path, w.recorded[rel])
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil // gone: nothing of anyone's is lost
-		case errors.As(err, &nr):
-			why = "it is now " + nr.What
 		case err != nil:
-			return fmt.Errorf("publish: %w", err)
-		default:
-			now, err := sumOf(f, rec.Size)
-			f.Close()
-			if err != nil {
-				return fmt.Errorf("publish: read %s: %w", path, err)
-			}
-			if now == rec {
-				return nil
-			}
-			why = "its bytes differ from the sha256 " + layout.PublishManifestFile + " records, which they held when publish checked the folder"
+			return err
+		case gone || differs == "":
+			return nil // gone (nothing of anyone's is lost), or as checked
 		}
+		why = differs + ", which they held when publish checked the folder"
 	}
 	what := "overwrite"
 	if removing {
@@ -327,6 +302,31 @@ func (w *writer) stillAsChecked(rel string, removing bool) error {
 		Err: fmt.Errorf("was changed while publish ran (%s): publish does not %s a file whose bytes it did not write", why, what),
 		Hint: "; publish stopped there: the files it wrote before it are in place and " + layout.PublishManifestFile +
 			" records them; keep your version elsewhere (or delete the file) and publish again, or add --force to take it over"}
+}
+
+// differsFrom reads the file at path, never through a link, and says
+// whether it is gone, or else why it no longer holds the bytes rec
+// records ("" when it does). It reads at most the recorded size.
+func differsFrom(path string, rec written) (gone bool, why string, err error) {
+	f, err := fsx.OpenNoFollow(path)
+	var nr *fsx.NotRegularError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return true, "", nil
+	case errors.As(err, &nr):
+		return false, "it is now " + nr.What, nil
+	case err != nil:
+		return false, "", fmt.Errorf("publish: %w", err)
+	}
+	now, err := sumOf(f, rec.Size)
+	f.Close()
+	if err != nil {
+		return false, "", fmt.Errorf("publish: read %s: %w", path, err)
+	}
+	if now == rec {
+		return false, "", nil
+	}
+	return false, "its bytes differ from the sha256 " + layout.PublishManifestFile + " records", nil
 }
 
 // fileKind says what st is, for a message.
