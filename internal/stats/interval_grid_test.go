@@ -339,8 +339,22 @@ func gridMarkdown(set gridSet, cells []gridCell, reps int, bound *gridBound) str
 	if bound != nil {
 		fmt.Fprintf(&b, "**What no interval can do.** Of the %d cells, this interval misses the target (coverage 94–97 %%, or up to the `floor` where discreteness forces more, and mean width at most 1.15× `best`) in %d. **Any interval whatsoever misses it in at least %d** (with probability %.0f %% over this simulation): two cells of one column (same G and m) whose studies look alike force each other's intervals wide. An interval covering 94 %% of cell B's studies must hold B's rate in at least (0.94 − P_B(L > k))/k of cell A's, for every k (L: a study's likelihood ratio of B to A), so covering 94 %% in both makes its mean width in A at least that share, minus 6 %%, times the distance between their rates; where that exceeds 1.15× A's narrowest covering width, A and B cannot both meet the target, and the fewest cells of a column that break every such pair must miss it. Column `forced`: the largest width another cell of its column forces on this one, over its narrowest covering width, and that cell (each pair's bound from %d simulated studies, its tail widened by the Dvoretzky–Kiefer–Wolfowitz inequality so that all hold at once; the narrowest covering widths are this grid's estimates).\n\n",
 			len(cells), bound.missed, bound.mustMiss, 100*boundConfidence, boundStudies)
+		var widths []string
+		for k, g := range set.scenarios {
+			w := fmt.Sprintf("%.3f with %d", anyMixWidth(g, 0.94, 0.5), g)
+			if k > 0 && k == len(set.scenarios)-1 {
+				w = "and " + w
+			}
+			widths = append(widths, w)
+		}
+		lo, hi := math.Inf(1), 0.0
+		for i, c := range cells {
+			lo, hi = min(lo, c.width[2]/bound.anyMix[i]), max(hi, c.width[2]/bound.anyMix[i])
+		}
+		fmt.Fprintf(&b, "**What no interval that holds for every scenario mix can do.** The issue asks for intervals at their nominal level for any scenario mix. Mix a cell's population with a share h of scenarios at %.2f (or at %.2f), the kind of mix this grid already holds: with probability (1−h)^G a study of the mix has none of them and is exactly a study of the cell, so an interval covering 94 %% of the mix's studies holds the mix's rate in at least 1 − 0.06/(1−h)^G of the cell's. Summed over every h, above the cell's rate and below it (the mean width is the integral over rates of the chance of holding each), **every interval that covers 94 %% of every such mix has a mean width of at least %s scenarios** in every cell whose rate lies between %.2f and %.2f — exact, whatever the conversation counts. That is more than 1.15× the narrowest covering width in **%d of the %d cells** (column `any-mix`: that width, and in brackets its ratio to `best`): there the issue's width target and its \"any scenario mix\" cannot both hold. The betting interval, which does hold for every mix, is %.1f–%.1f× the bound.\n\n",
+			mixHi, mixLo, strings.Join(widths, ", "), mixLo, mixHi, bound.mixMiss, len(cells), lo, hi)
 	}
-	b.WriteString("| population | G | m | new cov % | new width | best | best width | ratio | oracle | betting cov % / width | floor % | no hot % | forced |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| population | G | m | new cov % | new width | best | best width | ratio | oracle | betting cov % / width | floor % | no hot % | forced | any-mix |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for i, c := range cells {
 		best, bw, ratio := "—", "—", "—"
 		if c.best >= 0 {
@@ -358,8 +372,15 @@ func gridMarkdown(set gridSet, cells []gridCell, reps int, bound *gridBound) str
 		if bound != nil && bound.forced[i] > 0 {
 			forced = fmt.Sprintf("%.2f (%s)", bound.forced[i], bound.forcedBy[i])
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %.1f | %.3f | %s | %s | %s | %.3f | %.1f / %.3f | %s | %s | %s |\n",
-			c.pop.name, c.g, c.sizes.name, 100*c.cov[0], c.width[0], best, bw, ratio, c.oracle, 100*c.cov[2], c.width[2], floor, noHot, forced)
+		anyMix := ""
+		if bound != nil {
+			anyMix = fmt.Sprintf("%.3f", bound.anyMix[i])
+			if c.best >= 0 {
+				anyMix += fmt.Sprintf(" (%.2f)", bound.anyMix[i]/c.width[c.best])
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %.1f | %.3f | %s | %s | %s | %.3f | %.1f / %.3f | %s | %s | %s | %s |\n",
+			c.pop.name, c.g, c.sizes.name, 100*c.cov[0], c.width[0], best, bw, ratio, c.oracle, 100*c.cov[2], c.width[2], floor, noHot, forced, anyMix)
 	}
 	return b.String()
 }
