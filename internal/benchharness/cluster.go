@@ -157,6 +157,9 @@ type cluster struct {
 	// workers run (guarded by ownMu).
 	ownMu  sync.Mutex
 	owners map[int]string
+	// seen is every client port sampled from each worker process, by pid
+	// (guarded by ownMu): a victim's earlier connections count as its own.
+	seen map[int]map[int]bool
 }
 
 func runCluster(ctx context.Context, o Options, res *Result, dir string) error {

@@ -193,10 +193,14 @@ func (c *cluster) samplePorts(pid int, label string, exited <-chan struct{}) {
 		ports := socketPorts(pid)
 		c.ownMu.Lock()
 		if c.owners == nil {
-			c.owners = map[int]string{}
+			c.owners, c.seen = map[int]string{}, map[int]map[int]bool{}
+		}
+		if c.seen[pid] == nil {
+			c.seen[pid] = map[int]bool{}
 		}
 		for p := range ports {
 			c.owners[p] = label
+			c.seen[pid][p] = true
 		}
 		c.ownMu.Unlock()
 		select {
@@ -244,12 +248,21 @@ func (s *scheduler) killAt(ctx context.Context, calls int64, done <-chan struct{
 		return cmp.Compare(b, a)
 	})
 	victims := idx[:min(2, len(idx))]
-	ports := map[int]bool{}
 	for _, i := range victims {
-		for p := range socketPorts(s.running[i].cmd.Process.Pid) {
+		freeze(s.running[i].cmd.Process.Pid)
+	}
+	ports := map[int]bool{}
+	s.c.ownMu.Lock()
+	for _, i := range victims {
+		pid := s.running[i].cmd.Process.Pid
+		for p := range socketPorts(pid) {
+			ports[p] = true
+		}
+		for p := range s.c.seen[pid] {
 			ports[p] = true
 		}
 	}
+	s.c.ownMu.Unlock()
 	k.InFlightKilled, k.InFlightAll = s.c.work.calls.inFlightFrom(ports)
 	s.c.killedPorts, s.c.killTime = ports, time.Now()
 	if len(ports) == 0 {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // socketPorts is the local TCP ports of process pid's sockets (Linux:
@@ -52,3 +53,9 @@ func addTablePorts(path string, inodes map[string]bool, ports map[int]bool) {
 		}
 	}
 }
+
+// freeze stops process pid (SIGSTOP) so that its sockets hold still while
+// they are read: a victim killed after its ports were sampled could open
+// a connection in between, get an answer on it and die with that answer
+// unstored, and the answer's port would then belong to nobody.
+func freeze(pid int) { _ = syscall.Kill(pid, syscall.SIGSTOP) }
