@@ -134,6 +134,9 @@ func (f *File) Write(b []byte) (int, error) {
 	return n, nil
 }
 
+// Unsynced makes Commit skip the fsyncs, as WriteFileUnsynced does.
+func (f *File) Unsynced() { f.noSync = true }
+
 // Path is the file's final path.
 func (f *File) Path() string { return f.path }
 

@@ -181,11 +181,78 @@ func (w *writer) emit(rel string, data []byte) error {
 	if err := w.claim(); err != nil {
 		return err
 	}
-	if err := replaceFile(path, data); err != nil {
+	if err := w.replace(rel, path, data); err != nil {
 		return err
 	}
 	w.sums[rel] = now
 	return nil
+}
+
+// atCommit, when set (tests), runs right before a file is committed or
+// removed, after the last look at it: where a planted file must survive.
+var atCommit func(path string)
+
+// replace writes data to path. Where the check pass found no file, the
+// rename creates it only if there is still none; where it found the
+// recorded bytes, the rename swaps the files and the one swapped out is
+// checked again, and put back if it is not publish's (fsx's guarded
+// commits): a file planted at the last instant is not lost either.
+func (w *writer) replace(rel, path string, data []byte) error {
+	f, err := fsx.Create(path, fsx.Shared)
+	if err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	defer f.Abort()
+	f.Unsynced() // see emit
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	if atCommit != nil {
+		atCommit(path)
+	}
+	switch {
+	case w.force || (!w.absent[rel] && !w.intact[rel]):
+		err = f.Commit()
+	case w.absent[rel]:
+		err = f.CommitNew()
+	default:
+		err = f.CommitOver(func(old string) error { return w.ours(rel, old) })
+	}
+	return w.notOurs(rel, err, false)
+}
+
+// ours says why the file at p, standing for rel, is not the one the
+// manifest records (nil when it is, or when it is gone).
+func (w *writer) ours(rel, p string) error {
+	_, why, err := differsFrom(p, w.recorded[rel])
+	switch {
+	case err != nil:
+		return err
+	case why != "":
+		return errors.New(why + ", which they held when publish checked the folder")
+	}
+	return nil
+}
+
+// notOurs turns a guarded commit's or removal's refusal into the refusal
+// stillAsChecked gives (exit 2, naming the file).
+func (w *writer) notOurs(rel string, err error, removing bool) error {
+	var nf *fsx.NotOursError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &nf):
+		why := nf.Why.Error()
+		if w.absent[rel] {
+			why = "there was no file there when publish checked the folder; now there is one"
+		}
+		if nf.Aside != "" {
+			why += "; it could not be put back and is now at " + nf.Aside
+		}
+		return w.refuse(changedWhileRunning(nf.Path, why, removing))
+	default:
+		return fmt.Errorf("publish: %w", err)
+	}
 }
 
 // checkPath refuses rel unless publish generates it and nothing on its
@@ -267,8 +334,9 @@ func (w *writer) checkIntact(rel string, removing bool) error {
 // edited there between the passes is not publish's: the error is a
 // *FileError naming it (exit 2). A file listed without a record is
 // trusted by its path, as in the check pass, and --force takes over
-// whatever is there. What is left open is the moment between this look
-// and the rename (or removal) itself.
+// whatever is there. The moment between this look and the rename (or
+// removal) itself is closed by replace's and removeStale's guarded
+// renames where the system has them (Linux's renameat2, hard links).
 func (w *writer) stillAsChecked(rel string, removing bool) error {
 	if w.force || (!w.absent[rel] && !w.intact[rel]) {
 		return nil
@@ -294,6 +362,12 @@ func (w *writer) stillAsChecked(rel string, removing bool) error {
 		}
 		why = differs + ", which they held when publish checked the folder"
 	}
+	return changedWhileRunning(path, why, removing)
+}
+
+// changedWhileRunning is the refusal of a file at path found changed in
+// the write pass (why).
+func changedWhileRunning(path, why string, removing bool) error {
 	what := "overwrite"
 	if removing {
 		what = "remove"
@@ -438,16 +512,6 @@ func same(path string, data []byte) bool {
 	return err == nil && bytes.Equal(old, data)
 }
 
-// replaceFile replaces path with data, atomically but without an fsync
-// per file (tens of thousands of them; a crash is healed by publishing
-// again, which compares every file with its new bytes).
-func replaceFile(path string, data []byte) error {
-	if err := fsx.WriteFileUnsynced(path, data, fsx.Shared); err != nil {
-		return fmt.Errorf("publish: %w", err)
-	}
-	return nil
-}
-
 // finish removes the files the previous publish wrote that this one did
 // not (listed in its manifest, read by readOwned), then records this
 // publish's files.
@@ -551,8 +615,22 @@ func (w *writer) removeStale(stale []string) error {
 		if err := w.stillAsChecked(rel, true); err != nil {
 			return w.refuse(err)
 		}
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("publish: %w", err)
+		if atCommit != nil {
+			atCommit(path)
+		}
+		var err error
+		switch {
+		case w.force || (!w.absent[rel] && !w.intact[rel]):
+			if err = os.Remove(path); errors.Is(err, fs.ErrNotExist) {
+				err = nil
+			}
+		case w.absent[rel]: // nothing was there: whatever is now is not publish's
+			err = fsx.RemoveOwned(path, func(string) error { return errors.New("appeared") })
+		default:
+			err = fsx.RemoveOwned(path, func(p string) error { return w.ours(rel, p) })
+		}
+		if err := w.notOurs(rel, err, true); err != nil {
+			return err
 		}
 		w.removed[rel] = true
 		pruneEmpty(w.out, filepath.Dir(path))
