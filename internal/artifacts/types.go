@@ -387,6 +387,10 @@ type Score struct {
 	// (TranscriptHash): samples of one scenario with equal hashes are
 	// byte-identical conversations.
 	TranscriptHash string `json:"transcript_hash,omitempty"`
+	// Refused mirrors the judged conversation's Refused: the transcript
+	// indices of the target's replies its provider stopped for safety
+	// (omitted when none was, and in rows judged before it was recorded).
+	Refused []int `json:"refused,omitempty"`
 	// Repairs records what it took to read a single judge's verdict, in
 	// fixed phrases (never model text): what was removed from its answer
 	// (a <think> block, a ``` code fence, prose around the JSON object)
