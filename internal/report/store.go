@@ -11,8 +11,6 @@ import (
 	"os"
 	"runtime"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -494,29 +492,13 @@ func (st *store) convChunk(k int, files map[string]*os.File) ([]byte, error) {
 		}
 		rec.Rf, rec.Tc = bulk.Refused, bulk.Truncated
 		for _, r := range bulk.Repairs {
-			if i, what, ok := messageRepair(r); ok {
+			if i, what, ok := artifacts.MessageRepair(r); ok {
 				rec.Rp = append(rec.Rp, [2]int{i, intern(what)})
 			}
 		}
 		ch.Recs[j-lo] = rec
 	}
 	return gzipJSON(ch)
-}
-
-// messageRepair reads one of a conversation's _repairs, "message <transcript
-// index>: <fixed phrase>" (artifacts.Conversation.Repairs); ok is false for
-// anything else.
-func messageRepair(r string) (index int, what string, ok bool) {
-	rest, found := strings.CutPrefix(r, "message ")
-	num, what, found2 := strings.Cut(rest, ": ")
-	if !found || !found2 || what == "" {
-		return 0, "", false
-	}
-	index, err := strconv.Atoi(num)
-	if err != nil || index < 0 || strconv.Itoa(index) != num {
-		return 0, "", false
-	}
-	return index, what, true
 }
 
 // readBulk decodes row i of src into v.

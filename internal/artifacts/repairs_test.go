@@ -1,9 +1,10 @@
-package report
+package artifacts
 
 import "testing"
 
-// TestMessageRepair: the report marks a simulated user's message with a
-// repair only for a _repairs entry of the form the simulation writes.
+// TestMessageRepair: a _repairs entry names its message only in the form
+// the simulation writes ("message <index>: <phrase>"); the report and the
+// viewer mark nothing for any other.
 func TestMessageRepair(t *testing.T) {
 	tests := []struct {
 		in    string
@@ -21,9 +22,9 @@ func TestMessageRepair(t *testing.T) {
 		{"", 0, "", false},
 	}
 	for _, tc := range tests {
-		i, what, ok := messageRepair(tc.in)
+		i, what, ok := MessageRepair(tc.in)
 		if i != tc.index || what != tc.what || ok != tc.ok {
-			t.Errorf("messageRepair(%q) = %d, %q, %v; want %d, %q, %v", tc.in, i, what, ok, tc.index, tc.what, tc.ok)
+			t.Errorf("MessageRepair(%q) = %d, %q, %v; want %d, %q, %v", tc.in, i, what, ok, tc.index, tc.what, tc.ok)
 		}
 	}
 }
