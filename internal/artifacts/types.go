@@ -296,6 +296,22 @@ type Redo struct {
 	Status string `json:"status"`
 }
 
+// MessageRepair reads one of a conversation's Repairs, "message <transcript
+// index>: <fixed phrase>": the message's index and the phrase; ok is false
+// for anything else.
+func MessageRepair(r string) (index int, what string, ok bool) {
+	rest, found := strings.CutPrefix(r, "message ")
+	num, what, found2 := strings.Cut(rest, ": ")
+	if !found || !found2 || what == "" {
+		return 0, "", false
+	}
+	index, err := strconv.Atoi(num)
+	if err != nil || index < 0 || strconv.Itoa(index) != num {
+		return 0, "", false
+	}
+	return index, what, true
+}
+
 // ConvID builds `<scenario_id>__<target>__s<sample>` (upstream's documented
 // `<scenario_id>__<model_id>` plus the sample, so samples stay distinct).
 func ConvID(scenarioID, target string, sample int) string {
@@ -387,6 +403,10 @@ type Score struct {
 	// (TranscriptHash): samples of one scenario with equal hashes are
 	// byte-identical conversations.
 	TranscriptHash string `json:"transcript_hash,omitempty"`
+	// Refused mirrors the judged conversation's Refused: the transcript
+	// indices of the target's replies its provider stopped for safety
+	// (omitted when none was, and in rows judged before it was recorded).
+	Refused []int `json:"refused,omitempty"`
 	// Repairs records what it took to read a single judge's verdict, in
 	// fixed phrases (never model text): what was removed from its answer
 	// (a <think> block, a ``` code fence, prose around the JSON object)

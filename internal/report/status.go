@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,6 +40,7 @@ type statusConv struct {
 	Run          *statusRun          `json:"run"`
 	Validity     *artifacts.Validity `json:"validity"`
 	Fidelity     *artifacts.Fidelity `json:"fidelity"`
+	Refused      []int               `json:"refused"`
 }
 
 // statusRun is the part of a conversation's run block status reads.
@@ -55,6 +57,9 @@ type targetStatus struct {
 	costUnknown, costEntries               int
 	failures                               map[string]int // "status: reason" → count
 	human                                  *HumanCountJSON
+	// refused counts the target replies its provider stopped for safety
+	// (conversations' refused) and the conversations holding one.
+	refused RefusedCountJSON
 }
 
 // benchStatus is what Status prints, read from the benchmark directory.
@@ -99,6 +104,7 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 	writeTargetTable(w, c, bs)
 	writeShards(w, c, bs.live.Shards)
 	writeFailures(w, c, bs.rows)
+	writeRefused(w, bs.rows)
 	writePeople(w, c, bs.rows)
 	writeScorecard(w, c, bs.card.list())
 	writeStatusLeaderboard(w, c, bs.res, bs.resErr)
@@ -216,6 +222,10 @@ func loadTarget(benchDir, t string, lite *lightener, card *scorecard) (*targetSt
 			user = cv.Run.UserModel
 		}
 		card.add(t, user, cv.Validity, cv.Fidelity)
+		if n := len(slices.Compact(slices.Sorted(slices.Values(cv.Refused)))); n > 0 {
+			ts.refused.Conversations++
+			ts.refused.Replies += n
+		}
 		full := artifacts.Conversation{ID: cv.ID, ConvID: cv.ConvID, Sample: cv.Sample}
 		if match(&full) < 0 {
 			ts.unscored++
@@ -342,6 +352,22 @@ func targetRow(r *targetStatus, bs *benchStatus) []string {
 		res = "yes"
 	}
 	return []string{r.target, conv, itoaIf(r.hasConvs, r.ok), itoaIf(r.hasConvs, r.failed), sc, null, uns, cost, res}
+}
+
+// writeRefused says, per target, how many of its replies its provider
+// stopped for safety: answers, judged and counted, which nothing else in
+// the table shows.
+func writeRefused(w io.Writer, rows []*targetStatus) {
+	for _, r := range rows {
+		if n := r.refused; n.Replies > 0 {
+			replies := "replies"
+			if n.Replies == 1 {
+				replies = "reply"
+			}
+			fmt.Fprintf(w, "provider safety stops: %s: %d target %s in %d conversation(s), the target's answers (judged and counted)\n",
+				r.target, n.Replies, replies, n.Conversations)
+		}
+	}
 }
 
 // writePeople says, per target, how many conversations people played on

@@ -51,6 +51,16 @@ type TargetStatusJSON struct {
 	// Human counts the conversations people played against the target
 	// (runs/<target>/human/); omitted when there are none.
 	Human *HumanCountJSON `json:"human,omitempty"`
+	// Refused counts the target's replies its provider stopped for
+	// safety; omitted when none was.
+	Refused *RefusedCountJSON `json:"refused,omitempty"`
+}
+
+// RefusedCountJSON counts a target's replies its provider stopped for
+// safety (its conversations' refused) and the conversations holding one.
+type RefusedCountJSON struct {
+	Replies       int `json:"replies"`
+	Conversations int `json:"conversations"`
 }
 
 // CountJSON counts a target's conversations (Expected 0: scenarios unknown).
@@ -133,6 +143,10 @@ func targetJSON(r *targetStatus, bs *benchStatus) TargetStatusJSON {
 		if bs.hasScens {
 			t.Conversations.Expected = len(bs.scens) * bs.samples
 		}
+	}
+	if r.refused.Replies > 0 {
+		n := r.refused
+		t.Refused = &n
 	}
 	if r.hasScores {
 		t.Scores = &ScoreJSON{N: r.scores, Null: r.null, Unscored: r.unscored}

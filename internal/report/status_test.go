@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -278,4 +279,59 @@ func TestStatusSaysBenchmarkYAMLIsUnreadable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStatusCountsRefusedReplies: status and status --json say, per
+// target, how many target replies its provider stopped for safety (and in
+// how many conversations); a target without one gets no line and no key.
+func TestStatusCountsRefusedReplies(t *testing.T) {
+	dir := miniBench(t)
+	setConvField(t, dir, "alpha", 0, "refused", []int{1, 3})
+	setConvField(t, dir, "alpha", 1, "refused", []int{1})
+	var buf bytes.Buffer
+	if err := Status(&buf, dir, nil, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "provider safety stops: alpha: 3 target replies in 2 conversation(s), the target's answers (judged and counted)\n"; !strings.Contains(buf.String(), want) {
+		t.Errorf("status lacks %q:\n%s", want, buf.String())
+	}
+	if strings.Contains(buf.String(), "provider safety stops: beta") {
+		t.Errorf("a line for beta, which had no refused reply:\n%s", buf.String())
+	}
+	var js bytes.Buffer
+	if err := WriteStatusJSON(&js, dir, nil, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Targets []map[string]json.RawMessage `json:"targets"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &s); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, tg := range s.Targets {
+		got[strings.Trim(string(tg["target"]), `"`)] = string(tg["refused"])
+	}
+	if want := map[string]string{"alpha": `{
+        "replies": 3,
+        "conversations": 2
+      }`, "beta": ""}; !maps.Equal(got, want) {
+		t.Errorf("status --json refused per target = %q, want %q", got, want)
+	}
+}
+
+// setConvField sets key of row i of target's conversations.json.
+func setConvField(t *testing.T, dir, target string, i int, key string, v any) {
+	t.Helper()
+	path := filepath.Join(dir, "runs", target, "conversations.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var convs []map[string]any
+	if err := json.Unmarshal(b, &convs); err != nil {
+		t.Fatal(err)
+	}
+	convs[i][key] = v
+	writeJSON(t, path, convs)
 }

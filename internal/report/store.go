@@ -81,6 +81,14 @@ type convRec struct {
 	// Ut is the simulated user's hidden reasoning, one per user message
 	// (string-table indices); shown behind a toggle.
 	Ut []int `json:"ut,omitempty"`
+	// Rf, Tc and Rp mark messages by transcript index, as the row stores
+	// them: Rf the target replies its provider stopped for safety
+	// (refused), Tc the messages made from a reply cut short (truncated),
+	// Rp a simulated user's message that needed a repair to read, as
+	// [index, string-table index of the fixed phrase] (_repairs).
+	Rf []int    `json:"rf,omitempty"`
+	Tc []int    `json:"tc,omitempty"`
+	Rp [][2]int `json:"rp,omitempty"`
 }
 
 type scoreRec struct {
@@ -349,6 +357,9 @@ type convBulk struct {
 	Validity     *artifacts.Validity   `json:"validity"`
 	UserThoughts []string              `json:"user_thoughts"`
 	Fidelity     *artifacts.Fidelity   `json:"fidelity"`
+	Refused      []int                 `json:"refused"`
+	Truncated    []int                 `json:"truncated"`
+	Repairs      []string              `json:"_repairs"`
 }
 
 // releaseRows drops the rows of file-backed runs once the index is built:
@@ -441,7 +452,8 @@ func (st *store) convChunk(k int, files map[string]*os.File) ([]byte, error) {
 		} else {
 			c := st.conv(r)
 			bulk = convBulk{TargetModel: c.TargetModel, Transcript: c.Transcript, Usage: c.Usage,
-				StatusReason: c.StatusReason, Run: c.Run, Validity: c.Validity, UserThoughts: c.UserThoughts, Fidelity: c.Fidelity}
+				StatusReason: c.StatusReason, Run: c.Run, Validity: c.Validity, UserThoughts: c.UserThoughts, Fidelity: c.Fidelity,
+				Refused: c.Refused, Truncated: c.Truncated, Repairs: c.Repairs}
 		}
 		rec := convRec{StatusReason: bulk.StatusReason, Run: bulk.Run, Validity: bulk.Validity, Fidelity: bulk.Fidelity}
 		if bulk.Usage != (artifacts.UsageRecord{}) {
@@ -477,6 +489,12 @@ func (st *store) convChunk(k int, files map[string]*os.File) ([]byte, error) {
 		}
 		for _, t := range bulk.UserThoughts {
 			rec.Ut = append(rec.Ut, intern(t))
+		}
+		rec.Rf, rec.Tc = bulk.Refused, bulk.Truncated
+		for _, r := range bulk.Repairs {
+			if i, what, ok := artifacts.MessageRepair(r); ok {
+				rec.Rp = append(rec.Rp, [2]int{i, intern(what)})
+			}
 		}
 		ch.Recs[j-lo] = rec
 	}

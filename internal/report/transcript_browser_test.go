@@ -27,11 +27,37 @@ func addThoughts(t *testing.T, dir string) {
 	writeJSON(t, path, convs)
 }
 
+// addTurnFlags marks messages of the same conversation as the row stores
+// them: its first reply (the XSS payload) and its second, emptied, as
+// refused by the provider; the second user message as made from a reply
+// cut short; the first as repaired (and one _repairs entry that names no
+// message, which marks nothing).
+func addTurnFlags(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, "runs", "alpha", "conversations.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var convs []map[string]any
+	if err := json.Unmarshal(b, &convs); err != nil {
+		t.Fatal(err)
+	}
+	convs[0]["transcript"].([]any)[3].(map[string]any)["content"] = ""
+	convs[0]["refused"] = []int{1, 3}
+	convs[0]["truncated"] = []int{2}
+	convs[0]["_repairs"] = []string{"message 0: removed quotes or emphasis around the message", "not a message " + xssPayload}
+	writeJSON(t, path, convs)
+}
+
 // TestBrowserTranscriptViewer: a #conv= link scrolls to the transcript,
-// and the simulated user's hidden reasoning shows behind a toggle, as text.
+// the simulated user's hidden reasoning shows behind a toggle, as text,
+// and the messages the row marks (refused by the provider, cut short,
+// repaired) carry a badge saying so.
 func TestBrowserTranscriptViewer(t *testing.T) {
 	dir := miniBench(t)
 	addThoughts(t, dir)
+	addTurnFlags(t, dir)
 	path := writeReport(t, dir)
 	// A short window: the transcript viewer starts far below the fold.
 	ctx, bl := newBrowser(t, 1200, 500)
@@ -47,7 +73,7 @@ func TestBrowserTranscriptViewer(t *testing.T) {
 		}
 	})
 
-	t.Run("hidden reasoning behind a toggle", func(t *testing.T) {
+	t.Run("hidden reasoning behind a toggle, badges on marked messages", func(t *testing.T) {
 		id := "m01_s001_v01__alpha__s0"
 		openReport(t, ctx, bl, path, "conv="+url.QueryEscape(id))
 		waitJS(t, ctx, `document.getElementById('detail').dataset.conv === `+jsString(id))
@@ -68,18 +94,41 @@ func TestBrowserTranscriptViewer(t *testing.T) {
 		if strings.Join(owner, ",") != "msg user,msg user" {
 			t.Errorf("thoughts inside %q", owner)
 		}
+		// The refused replies carry the badge, in the assistant's messages;
+		// the cut-short and repaired user messages theirs.
+		badges := func(id string) []string {
+			return evalJS[[]string](t, ctx, `[...document.querySelectorAll('#detail [data-testid=`+id+`]')].map(e => e.closest('.msg').className + ': ' + e.textContent)`)
+		}
+		if got := strings.Join(badges("refused-badge"), " | "); got != "msg assistant: provider safety stop | msg assistant: provider safety stop" {
+			t.Errorf("refused badges: %q", got)
+		}
+		if got := strings.Join(badges("truncated-badge"), " | "); got != "msg user: cut short" {
+			t.Errorf("cut-short badges: %q", got)
+		}
+		if got := strings.Join(badges("repair-badge"), " | "); got != "msg user: repaired: removed quotes or emphasis around the message" {
+			t.Errorf("repair badges: %q", got)
+		}
+		// The refused reply's text stays text; the empty one says it has none.
+		bodies := evalJS[[]string](t, ctx, `[...document.querySelectorAll('#detail .msg.assistant .body')].map(e => e.textContent)`)
+		if len(bodies) != 2 || bodies[0] != xssPayload || !strings.HasPrefix(bodies[1], "(no text: the provider returned none") {
+			t.Errorf("assistant messages: %q", bodies)
+		}
 		if x := evalJS[string](t, ctx, `typeof window.__xss`); x != "undefined" {
 			t.Error("payload executed")
 		}
 		if n := evalJS[int](t, ctx, `document.querySelectorAll('#detail img, #detail script').length`); n != 0 {
-			t.Errorf("%d elements created from the reasoning", n)
+			t.Errorf("%d elements created from the reasoning or a refused reply", n)
 		}
-		// A conversation without reasoning has no toggle.
+		// A conversation without reasoning has no toggle, and one whose row
+		// marks no message has no badge.
 		other := "m02_s001_v02__beta__s1"
 		evalJS[bool](t, ctx, `(location.hash = '#conv=`+other+`', true)`)
 		waitJS(t, ctx, `document.getElementById('detail').dataset.conv === `+jsString(other))
 		if n := evalJS[int](t, ctx, `document.querySelectorAll('#detail [data-testid=show-thoughts]').length`); n != 0 {
 			t.Errorf("a toggle on a conversation without reasoning")
+		}
+		if n := evalJS[int](t, ctx, `document.querySelectorAll('#detail .who .badge').length`); n != 0 {
+			t.Errorf("%d badges on a conversation whose row marks no message", n)
 		}
 	})
 

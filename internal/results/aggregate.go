@@ -100,6 +100,10 @@ type ScoreRow struct {
 	// BreakTurn is the first assistant turn (1-based) the row's cited
 	// evidence was found in, 0 when none was.
 	BreakTurn uint16
+	// Refused is the number of the target's replies in the row's
+	// conversation that its provider stopped for safety
+	// (artifacts.Score.Refused; 0: none, or not recorded).
+	Refused uint16
 	// AuditSample is the row's audit stratum (one byte: stratumNone when
 	// every conversation was audited, else artifacts.AuditSample*'s index
 	// in auditStrata plus one).
@@ -117,6 +121,7 @@ func RowOf(s artifacts.Score) ScoreRow {
 		Sample: s.Sample, Present: shared(s.Present), Passed: shared(s.Passed), Valid: shared(s.Valid),
 		Unverified: shared(s.Unverified), UserModel: s.UserModel, Transcript: transcriptNumber(s.TranscriptHash),
 		Invalid: kindBits(s.Invalid), BreakTurn: breakTurn(s.Evidence), AuditSample: auditStratum(s.AuditSample),
+		Refused: refusedReplies(s.Refused),
 	}
 	if len(s.Judges) > 0 {
 		out.Judges = make([]artifacts.JudgeVerdict, len(s.Judges))

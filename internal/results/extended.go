@@ -40,6 +40,7 @@ func addExtensions(m *ModelResult, rows, all []row, demo *demographics, opts Opt
 	m.Validity = validity(all)
 	m.BreakTurns = breakTurns(rows)
 	m.Unverified = unverified(rows)
+	m.Refused = refusedStats(all)
 	return mc
 }
 

@@ -560,6 +560,9 @@ type ModelResult struct {
 	Unverified *UnverifiedStats `json:"unverified"`
 	// BreakTurns is present when a failed row's evidence names its turn.
 	BreakTurns *BreakTurns `json:"break_turns"`
+	// Refused is present only when a row's conversation had a target
+	// reply its provider stopped for safety.
+	Refused *RefusedStats `json:"refused"`
 	// PositiveCorrected and NegativeCorrected are the track pass rates
 	// corrected for the judge's errors; JudgeCalibration measures every
 	// judge against the human labels. All three are present only when
@@ -634,6 +637,9 @@ func (m ModelResult) PyValue() (any, error) {
 	}
 	if m.BreakTurns != nil {
 		o = append(o, artifacts.Pair{Key: "break_turns", Value: m.BreakTurns})
+	}
+	if m.Refused != nil {
+		o = append(o, artifacts.Pair{Key: "refused", Value: m.Refused})
 	}
 	if m.JudgeCalibration != nil {
 		o = append(o,

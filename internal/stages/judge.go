@@ -257,6 +257,7 @@ func Evaluate(ctx context.Context, judges []NamedClient, p *prompts.Set, m confi
 		row.UserModel = conv.Run.UserModel
 	}
 	row.TranscriptHash = artifacts.TranscriptHash(conv.Transcript)
+	row.Refused = slices.Clone(conv.Refused)
 	var usage llm.Usage
 	if len(judges) == 0 {
 		return row, usage, fmt.Errorf("evaluate %s: no judges", conv.ConvID)

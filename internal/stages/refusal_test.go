@@ -108,6 +108,10 @@ func TestRefusedTargetTurnIsTheAnswer(t *testing.T) {
 			if err != nil || row.Present == nil || row.NullReason != "" {
 				t.Fatalf("evaluate: %v, present %v, null reason %q", err, row.Present, row.NullReason)
 			}
+			// The score row mirrors the refused turns (results.json counts them).
+			if !slices.Equal(row.Refused, []int{1}) {
+				t.Errorf("score row refused = %v, want [1]", row.Refused)
+			}
 			reqs := srv.Requests()[before:]
 			if len(reqs) != 1 {
 				t.Fatalf("%d judge requests, want 1", len(reqs))

@@ -279,11 +279,43 @@ type convView struct {
 	Status       string           `json:"status"`
 	StatusReason string           `json:"status_reason,omitempty"`
 	Transcript   []artifacts.Turn `json:"transcript"`
-	Scenario     *scenarioView    `json:"scenario,omitempty"`
-	Score        *artifacts.Score `json:"score,omitempty"`
-	Hidden       bool             `json:"verdicts_hidden,omitempty"` // blind review: verdicts withheld
-	Labels       []Label          `json:"labels,omitempty"`
-	Live         bool             `json:"live,omitempty"` // read from the call store: the run is not finished
+	// Marks are what the row stores about single messages (omitted when
+	// nothing; withheld with the verdicts in blind review).
+	Marks    *turnMarks       `json:"marks,omitempty"`
+	Scenario *scenarioView    `json:"scenario,omitempty"`
+	Score    *artifacts.Score `json:"score,omitempty"`
+	Hidden   bool             `json:"verdicts_hidden,omitempty"` // blind review: verdicts withheld
+	Labels   []Label          `json:"labels,omitempty"`
+	Live     bool             `json:"live,omitempty"` // read from the call store: the run is not finished
+}
+
+// turnMarks is what a conversation's row stores about single messages,
+// by transcript index: Refused, the target's replies its provider stopped
+// for safety; Truncated, messages made from a reply cut short; Repairs,
+// what it took to read a simulated user's message (fixed phrases).
+type turnMarks struct {
+	Refused   []int        `json:"refused,omitempty"`
+	Truncated []int        `json:"truncated,omitempty"`
+	Repairs   []repairMark `json:"repairs,omitempty"`
+}
+
+type repairMark struct {
+	Message int    `json:"message"`
+	What    string `json:"what"`
+}
+
+// marksOf is c's turnMarks; nil when it marks no message.
+func marksOf(c *artifacts.Conversation) *turnMarks {
+	m := turnMarks{Refused: c.Refused, Truncated: c.Truncated}
+	for _, r := range c.Repairs {
+		if i, what, ok := artifacts.MessageRepair(r); ok {
+			m.Repairs = append(m.Repairs, repairMark{Message: i, What: what})
+		}
+	}
+	if len(m.Refused) == 0 && len(m.Truncated) == 0 && len(m.Repairs) == 0 {
+		return nil
+	}
+	return &m
 }
 
 type scenarioView struct {
@@ -328,7 +360,8 @@ func (ix *benchIndex) readConv(i int, withScore bool) (*convView, error) {
 		return nil, errChanged
 	}
 	v := &convView{ConvID: c.convID, ScenarioID: c.id, Target: r.target, TargetModel: full.TargetModel, Sample: c.sample,
-		Metric: ix.metricView(c.metric), Status: full.Status, StatusReason: full.StatusReason, Transcript: full.Transcript}
+		Metric: ix.metricView(c.metric), Status: full.Status, StatusReason: full.StatusReason, Transcript: full.Transcript,
+		Marks: marksOf(&full)}
 	if v.Transcript == nil {
 		v.Transcript = []artifacts.Turn{}
 	}
@@ -389,7 +422,7 @@ func (s *Server) handleConv(w http.ResponseWriter, r *http.Request, st *benchSta
 		return
 	}
 	if hide {
-		v.Hidden = true
+		v.Hidden, v.Marks = true, nil
 	} else if labels, err := st.labels.List(); err == nil {
 		v.Labels = labelsFor(labels, v.ConvID)
 	}
@@ -468,7 +501,8 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request, st *benchSta
 		return
 	}
 	v := &convView{ConvID: c.ConvID, ScenarioID: c.ID, Target: target, TargetModel: c.TargetModel, Sample: c.Sample,
-		Metric: ix.metricView(c.MetricID), Status: c.Status, StatusReason: c.StatusReason, Transcript: c.Transcript, Live: true}
+		Metric: ix.metricView(c.MetricID), Status: c.Status, StatusReason: c.StatusReason, Transcript: c.Transcript, Live: true,
+		Marks: marksOf(&c)}
 	if v.Transcript == nil {
 		v.Transcript = []artifacts.Turn{}
 	}

@@ -25,10 +25,13 @@ func jsString(s string) string {
 // TestBrowserViewsRenderModelTextAsText opens every view over a benchmark
 // whose scenario goal, transcript and judge justifications carry the
 // report's XSS payloads, and records a label whose note carries them too.
+// The payload-carrying reply is one the provider refused (with the next
+// user message cut short and the first repaired): the conversation and
+// scenario pages badge those messages, as text; blind review does not.
 func TestBrowserViewsRenderModelTextAsText(t *testing.T) {
 	project := filepath.Join(t.TempDir(), "project")
 	bench, _ := viewer.WriteSynth(t, project, viewer.SynthSpec{Name: "mini", Metrics: 2, ScensPerMetric: 2,
-		Targets: []string{"alpha", "beta"}, Samples: 2, Msgs: 4, MsgLen: 80, Judges: 2, XSS: true})
+		Targets: []string{"alpha", "beta"}, Samples: 2, Msgs: 4, MsgLen: 80, Judges: 2, XSS: true, Marks: true})
 	_, base := viewer.StartForTest(t, viewer.Options{ProjectDir: project, Blind: true})
 	ctx, bl := newBrowser(t, base, 1400, 1000)
 	payload := viewer.XSSPayload
@@ -49,6 +52,16 @@ func TestBrowserViewsRenderModelTextAsText(t *testing.T) {
 	if len(bodies) != 4 || bodies[1] != payload {
 		t.Fatalf("transcript bodies %q", bodies)
 	}
+	badges := func(scope string) string {
+		return strings.Join(evalJS[[]string](t, ctx, `[...document.querySelectorAll('`+scope+` .msg .role .badge')].map(b => b.closest('.msg').className + ': ' + b.textContent)`), " | ")
+	}
+	if got, want := badges("#detail"), "msg user: repaired: removed quotes or emphasis around the message | msg assistant: provider safety stop | msg user: cut short | msg assistant: provider safety stop"; got != want {
+		t.Errorf("conversation badges %q, want %q", got, want)
+	}
+	// The refused reply without text says it has none.
+	if !strings.HasPrefix(bodies[3], "(no text: the provider returned none") {
+		t.Errorf("empty refused reply shown as %q", bodies[3])
+	}
 	detail := evalJS[string](t, ctx, `document.getElementById('detail').textContent`)
 	for _, want := range []string{"Quoted: " + payload, "judge-a", "judge-b", "Latent goal of m01_s001_v01"} {
 		if !strings.Contains(detail, want) {
@@ -60,6 +73,10 @@ func TestBrowserViewsRenderModelTextAsText(t *testing.T) {
 	waitJS(t, ctx, `document.querySelectorAll('#side > div').length === 4`, 10*time.Second)
 	if got := evalJS[string](t, ctx, `[...document.querySelectorAll('#side > div')].map(d => d.dataset.target).join(',')`); got != "alpha,beta,alpha,beta" {
 		t.Errorf("side by side columns %q", got)
+	}
+	// Only the marked conversation's column has badges.
+	if got := evalJS[[]int](t, ctx, `[...document.querySelectorAll('#side > div')].map(d => d.querySelectorAll('.msg .role .badge').length)`); fmt.Sprint(got) != "[4 0 0 0]" {
+		t.Errorf("badges per side-by-side column %v, want [4 0 0 0]", got)
 	}
 
 	// Queues: triage lists the split panels; calibration takes per=1 from each
@@ -100,6 +117,9 @@ func TestBrowserViewsRenderModelTextAsText(t *testing.T) {
 	waitJS(t, ctx, `!!document.getElementById('review-form')`, 10*time.Second)
 	if txt := evalJS[string](t, ctx, `document.getElementById('review').textContent`); strings.Contains(txt, "judge-a") || strings.Contains(txt, "Quoted:") {
 		t.Errorf("blind review shows the judges before deciding")
+	}
+	if got := badges("#review"); got != "" {
+		t.Errorf("blind review badges messages: %q", got)
 	}
 	evalJS[bool](t, ctx, `(function(){document.getElementById('labeler').value='ana'; document.getElementById('present-no').checked=true;
 		document.getElementById('note').value=`+jsString(payload)+`; return true})()`)

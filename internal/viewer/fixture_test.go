@@ -38,6 +38,11 @@ type SynthSpec struct {
 	// Evidence makes each verdict quote the last assistant reply's first
 	// words (as the judge stage records them).
 	Evidence bool
+	// Marks makes the first target's first conversation mark messages as
+	// a row stores them: its first reply and its second, emptied, refused
+	// by the provider, its second user message cut short, its first one
+	// repaired.
+	Marks bool
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -119,8 +124,14 @@ func WriteSynth(t testing.TB, project string, sp SynthSpec) (string, int) {
 				if sp.XSS && si == 0 && s == 0 && ti == 0 && len(tr) > 1 {
 					tr[1].Content = xssPayload
 				}
-				cw.add(artifacts.Conversation{ID: id, MetricID: metric, ConvID: convID, Sample: s, TargetModel: target,
-					Transcript: tr, Status: artifacts.StatusCompleted})
+				conv := artifacts.Conversation{ID: id, MetricID: metric, ConvID: convID, Sample: s, TargetModel: target,
+					Transcript: tr, Status: artifacts.StatusCompleted}
+				if sp.Marks && si == 0 && s == 0 && ti == 0 && len(tr) > 3 {
+					tr[3].Content = ""
+					conv.Refused, conv.Truncated = []int{1, 3}, []int{2}
+					conv.Repairs = []string{"message 0: removed quotes or emphasis around the message"}
+				}
+				cw.add(conv)
 				n++
 				if sw == nil {
 					continue

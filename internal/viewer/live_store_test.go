@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -54,6 +55,10 @@ func TestLiveProgressFollowsTheStore(t *testing.T) {
 			t.Errorf("conversation %d in flight: done %d, running %d; want %d, 1", i, p.SimDone, p.SimRunning, i)
 		}
 		conv := artifacts.Conversation{ID: fmt.Sprintf("m01_s001_v0%d", i+1), ConvID: "c", MetricID: "m01", Status: "completed"}
+		if i == 2 {
+			conv.Transcript = []artifacts.Turn{{Role: "user", Content: "hi"}, {Role: "assistant", Content: ""}}
+			conv.Refused = []int{1}
+		}
 		if err := u.SetResult("k", conv); err != nil {
 			t.Fatal(err)
 		}
@@ -62,8 +67,13 @@ func TestLiveProgressFollowsTheStore(t *testing.T) {
 		if p.SimDone != i+1 || p.SimRunning != 0 || len(p.Recent) == 0 || p.Recent[0].ConvID != "c" {
 			t.Errorf("conversation %d stored: %+v", i, p)
 		}
-		if code, body := do(t, base, req{"GET", "/api/b/mini/live?target=alpha&unit=m01_s001_v0" + fmt.Sprint(i+1) + "__s0", "", nil}); code != 200 {
+		code, body := do(t, base, req{"GET", "/api/b/mini/live?target=alpha&unit=m01_s001_v0" + fmt.Sprint(i+1) + "__s0", "", nil})
+		if code != 200 {
 			t.Errorf("live conversation: %d %s", code, body)
+		}
+		// A refused reply is marked as the stored conversation records it.
+		if marked := strings.Contains(body, `"marks":{"refused":[1]}`); marked != (i == 2) {
+			t.Errorf("live conversation %d: marked %v: %s", i, marked, body)
 		}
 	}
 }

@@ -163,18 +163,22 @@ type playView struct {
 	Turn       int              `json:"turn"` // the next user turn (1-based)
 	Turns      int              `json:"turns"`
 	Transcript []artifacts.Turn `json:"transcript"`
-	Landmark   string           `json:"landmark"`
-	Brief      *playBrief       `json:"brief"`
-	Metric     metricView       `json:"metric"`
-	Score      *artifacts.Score `json:"score,omitempty"`
-	Started    string           `json:"started_at"`
+	// Marks are the messages made from a reply cut short (a person's
+	// conversation keeps no refused list: a refused reply's stored text
+	// is the note saying so).
+	Marks    *turnMarks       `json:"marks,omitempty"`
+	Landmark string           `json:"landmark"`
+	Brief    *playBrief       `json:"brief"`
+	Metric   metricView       `json:"metric"`
+	Score    *artifacts.Score `json:"score,omitempty"`
+	Started  string           `json:"started_at"`
 	// Blind: a reviewer's view — the target by its alias, no verdict.
 	Blind bool `json:"blind,omitempty"`
 }
 
 func (s playPage) playViewOf(p principal, ix *benchIndex, target string, c human.Conversation, sc *human.Score) playView {
 	v := playView{ConvID: c.ConvID, Target: target, ScenarioID: c.ID, Player: c.Player, State: c.State, Status: c.Status,
-		Turn: c.Turns() + 1, Turns: s.opts.Play.Turns(), Transcript: c.Transcript, Metric: ix.metricView(c.MetricID),
+		Turn: c.Turns() + 1, Turns: s.opts.Play.Turns(), Transcript: c.Transcript, Marks: marksOf(&c.Conversation), Metric: ix.metricView(c.MetricID),
 		Started: c.StartedAt.Format("2006-01-02T15:04:05Z")}
 	if sc != nil && !p.reviewer() {
 		v.Score = &sc.Score

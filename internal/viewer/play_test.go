@@ -40,7 +40,9 @@ func (f *fakePlayer) TargetTurn(_ context.Context, _, target string, sc artifact
 	if gate != nil {
 		<-gate
 	}
-	return artifacts.Turn{Role: "assistant", Content: fmt.Sprintf("%s/%s/%d heard: %s", target, sc.ID, sample, tr[len(tr)-1].Content)}, false, llm.Usage{Requests: 1}, nil
+	// A reply to "second turn" comes back cut short (llm.Response.Truncated).
+	cut := tr[len(tr)-1].Content == "second turn"
+	return artifacts.Turn{Role: "assistant", Content: fmt.Sprintf("%s/%s/%d heard: %s", target, sc.ID, sample, tr[len(tr)-1].Content)}, cut, llm.Usage{Requests: 1}, nil
 }
 
 func (f *fakePlayer) JudgeHuman(_ context.Context, _, target string, c artifacts.Conversation) (artifacts.Score, error) {
@@ -115,6 +117,8 @@ func TestPlayAPI(t *testing.T) {
 	}
 	if code, body := send(0, xssPayload); code != 200 || !strings.Contains(decode[playView](t, body).Transcript[1].Content, "alpha/m01_s001_v01/0 heard: <script>") {
 		t.Fatalf("send: %d %s", code, body)
+	} else if strings.Contains(body, `"marks"`) {
+		t.Errorf("marks on a conversation without a reply cut short: %s", body)
 	}
 	if code, body := send(0, "again from a stale tab"); code != 409 {
 		t.Errorf("stale send: %d %s", code, body)
@@ -151,6 +155,10 @@ func TestPlayAPI(t *testing.T) {
 	code, body = do(t, base2, req{"GET", "/api/b/mini/play/conv?target=alpha&id=" + v.ConvID, "", nil})
 	if code != 200 || len(decode[playView](t, body).Transcript) != 4 {
 		t.Fatalf("after a restart: %d %s", code, body)
+	}
+	// The reply cut short is marked, as its row stores it.
+	if m := decode[playView](t, body).Marks; m == nil || len(m.Truncated) != 1 || m.Truncated[0] != 3 || m.Refused != nil {
+		t.Errorf("marks %+v, want the second reply (message 3) cut short", m)
 	}
 	for i := range 2 {
 		code, body = post("end", fmt.Sprintf(`{"target":"alpha","conv_id":%q}`, v.ConvID))

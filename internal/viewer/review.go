@@ -79,6 +79,10 @@ type reviewView struct {
 	StatusReason string           `json:"status_reason,omitempty"`
 	Transcript   []artifacts.Turn `json:"transcript"`
 	Scenario     *scenarioView    `json:"scenario,omitempty"`
+	// Marks (outside blind mode only) are what the row stores about
+	// single messages. Blind, they are withheld: a provider's safety stop
+	// hints at which provider, and so which target, wrote the reply.
+	Marks *turnMarks `json:"marks,omitempty"`
 	// Mine is this labeller's own latest label on the item (to re-label).
 	Mine *myLabel `json:"mine,omitempty"`
 

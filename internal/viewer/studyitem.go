@@ -46,6 +46,7 @@ func (s reviewQueue) reviewItem(st *benchState, ix *benchIndex, i int, id, who s
 		return v, nil
 	}
 	v.ConvID, v.Target, v.Sample = cv.ConvID, cv.Target, intPtr(cv.Sample)
+	v.Marks = cv.Marks
 	v.Score = revealOf(cv.Score)
 	v.Highlights = report.Highlights(cv.Transcript, cv.Score)
 	v.Labels = labelsFor(ls, cv.ConvID)

@@ -1212,17 +1212,18 @@
     if (!rec.tr.length) chat.append(el('p', { 'class': 'muted', text: 'Empty transcript.' }));
     var marks = {};
     (rec.hl || []).forEach(function (h) { (marks[h[0]] = marks[h[0]] || []).push([h[1], h[2]]); });
-    var ut = rec.ut || [], nUser = 0;
+    var ut = rec.ut || [], nUser = 0, flags = turnFlags(rec, strs);
     if (ut.length) chat.append(thoughtsToggle(chat));
     for (var x = 0; x + 1 < rec.tr.length; x += 2) {
       var role = strs[rec.tr[x]], cls = role === 'user' ? 'user' : role === 'assistant' ? 'assistant' : 'other';
       var who = role === 'user' ? (personOf(i) ? 'Person · ' + personOf(i) : 'Simulated user') : role === 'assistant' ? 'Assistant · ' + target : role;
       var thought = role === 'user' && nUser < ut.length ? strs[ut[nUser]] : '';
       if (role === 'user') nUser++;
-      chat.append(el('div', { 'class': 'msg ' + cls }, el('div', { 'class': 'who', text: who }),
+      var k = x / 2, text = strs[rec.tr[x + 1]], refused = role === 'assistant' && flags.refused[k];
+      chat.append(el('div', { 'class': 'msg ' + cls }, el('div', { 'class': 'who' }, who, turnBadges(flags, k, role)),
         thought ? el('div', { 'class': 'thought', hidden: 'hidden', data: { testid: 'thought' } },
           el('span', { 'class': 'muted', text: 'Hidden reasoning (the assistant never saw this): ' }), thought) : null,
-        el('div', { 'class': 'body' }, marked(strs[rec.tr[x + 1]], marks[x / 2]))));
+        el('div', { 'class': 'body' }, refused && !text.trim() ? el('span', { 'class': 'muted', text: REFUSED_EMPTY }) : marked(text, marks[k]))));
     }
     var side = el('div', { 'class': 'side' });
     // Judge
@@ -1293,6 +1294,30 @@
     (f.redos || []).forEach(function (d) {
       out.push(['Redone', 'attempt ' + d.redo + ' replaced one that was ' + d.status + ' and invalid (' + (d.failed || []).join(', ') + ')' + (d.reason ? ' — ' + d.reason : '')]);
     });
+    return out;
+  }
+
+  // turnFlags gathers what the row stores about single messages, by
+  // transcript index: refused (the target's provider stopped the reply
+  // for safety), truncated (made from a reply cut short) and repairs (what
+  // it took to read a simulated user's message; fixed phrases).
+  function turnFlags(rec, strs) {
+    var f = { refused: {}, truncated: {}, repairs: {} };
+    (rec.rf || []).forEach(function (k) { f.refused[k] = true; });
+    (rec.tc || []).forEach(function (k) { f.truncated[k] = true; });
+    (rec.rp || []).forEach(function (r) { (f.repairs[r[0]] = f.repairs[r[0]] || []).push(strs[r[1]]); });
+    return f;
+  }
+  var REFUSED_EMPTY = '(no text: the provider returned none; the judge and the simulated user were shown a note saying it stopped this reply for safety)';
+  // turnBadges are message k's marks, as text.
+  function turnBadges(f, k, role) {
+    var out = [];
+    if (role === 'assistant' && f.refused[k]) out.push(' ', el('span', { 'class': 'badge refused', text: 'provider safety stop', data: { testid: 'refused-badge' },
+      title: 'the target\u2019s provider stopped this reply for safety: it is the target\u2019s answer, judged and counted' }));
+    if (f.truncated[k]) out.push(' ', el('span', { 'class': 'badge cut', text: 'cut short', data: { testid: 'truncated-badge' },
+      title: 'made from a reply longer than the client keeps (256 KiB), cut short' }));
+    if (role === 'user' && f.repairs[k]) out.push(' ', el('span', { 'class': 'badge repaired', text: 'repaired: ' + f.repairs[k].join('; '), data: { testid: 'repair-badge' },
+      title: 'what it took to read the simulated user\u2019s message from its reply' }));
     return out;
   }
 

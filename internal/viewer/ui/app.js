@@ -396,18 +396,40 @@
   // ---------- one conversation ----------
   // transcript lays out the dialogue; spans, when given, mark the judges'
   // quotes ([message, start, end) in UTF-16 units, found by the server).
-  function transcript(turns, spans) {
+  // marks, when given, are what the row stores about single messages
+  // (refused, truncated, repairs), each shown as a badge of text.
+  function transcript(turns, spans, marks) {
     var box = el('div', { 'class': 'transcript' });
-    var by = {};
+    var by = {}, m = marksByMessage(marks);
     (spans || []).forEach(function (sp) { (by[sp[0]] = by[sp[0]] || []).push(sp); });
     turns.forEach(function (t, i) {
-      var body = el('div', { 'class': 'body' });
-      add(body, by[i] ? splitMarks(t.content, by[i]) : t.content);
+      var body = el('div', { 'class': 'body' }), refused = t.role === 'assistant' && m.refused[i];
+      if (refused && !t.content.trim()) body.append(el('span', { 'class': 'muted', text: REFUSED_EMPTY }));
+      else add(body, by[i] ? splitMarks(t.content, by[i]) : t.content);
       box.append(el('div', { 'class': 'msg ' + (t.role === 'user' ? 'user' : 'assistant') },
-        el('div', { 'class': 'role', text: t.role }), body));
+        el('div', { 'class': 'role' }, t.role, messageBadges(m, i, t.role)), body));
     });
     if (!turns.length) box.append(el('p', { 'class': 'muted', text: 'No messages.' }));
     return box;
+  }
+  function marksByMessage(marks) {
+    var m = { refused: {}, truncated: {}, repairs: {} };
+    if (!marks) return m;
+    (marks.refused || []).forEach(function (k) { m.refused[k] = true; });
+    (marks.truncated || []).forEach(function (k) { m.truncated[k] = true; });
+    (marks.repairs || []).forEach(function (r) { (m.repairs[r.message] = m.repairs[r.message] || []).push(r.what); });
+    return m;
+  }
+  var REFUSED_EMPTY = '(no text: the provider returned none; the judge and the simulated user were shown a note saying it stopped this reply for safety)';
+  function messageBadges(m, i, role) {
+    var out = [];
+    if (role === 'assistant' && m.refused[i]) out.push(' ', el('span', { 'class': 'badge refused', text: 'provider safety stop', data: { testid: 'refused-badge' },
+      title: 'the target\u2019s provider stopped this reply for safety: it is the target\u2019s answer, judged and counted' }));
+    if (m.truncated[i]) out.push(' ', el('span', { 'class': 'badge cut', text: 'cut short', data: { testid: 'truncated-badge' },
+      title: 'made from a reply longer than the client keeps (256 KiB), cut short' }));
+    if (role === 'user' && m.repairs[i]) out.push(' ', el('span', { 'class': 'badge repaired', text: 'repaired: ' + m.repairs[i].join('; '), data: { testid: 'repair-badge' },
+      title: 'what it took to read the simulated user\u2019s message from its reply' }));
+    return out;
   }
   function scenarioBox(sc) {
     if (!sc) return el('p', { 'class': 'muted', text: 'Scenario not in scenarios.json.' });
@@ -465,7 +487,7 @@
           el('a', { id: 'review-link', href: '#/b/' + seg(bench) + '/review/' + seg(c.conv_id), text: 'Review this verdict' }),
           el('a', { href: '#/b/' + seg(bench) + '/s/' + seg(c.scenario_id), text: 'This scenario across all targets' })),
         el('div', { 'class': 'review-grid' },
-          el('div', null, el('h3', { text: 'Transcript' }), transcript(c.transcript)),
+          el('div', null, el('h3', { text: 'Transcript' }), transcript(c.transcript, null, c.marks)),
           el('div', null, el('h3', { text: 'Verdict' }), metricBox(c.metric), verdictBox(c.score),
             el('h3', { text: 'Human labels' }), labelsBox(c.labels), el('h3', { text: 'Scenario' }), scenarioBox(c.scenario))));
     }).catch(function (e) { showError(sec, e); });
@@ -481,7 +503,7 @@
       sec.dataset.conv = c.conv_id;
       sec.append(el('h2', { text: c.conv_id }),
         el('p', { 'class': 'muted', text: 'Finished in a run that is still going (read from the call store) · target ' + c.target + ' · status ' + (c.status || '?') }),
-        el('div', { 'class': 'review-grid' }, el('div', null, el('h3', { text: 'Transcript' }), transcript(c.transcript)),
+        el('div', { 'class': 'review-grid' }, el('div', null, el('h3', { text: 'Transcript' }), transcript(c.transcript, null, c.marks)),
           el('div', null, metricBox(c.metric), el('h3', { text: 'Scenario' }), scenarioBox(c.scenario))));
     }).catch(function (e) { showError(sec, e); });
   }
@@ -499,7 +521,7 @@
       S.conversations.forEach(function (c) {
         side.append(el('div', { data: { target: c.target, conv: c.conv_id } },
           el('h3', null, el('a', { href: '#/b/' + seg(bench) + '/c/' + seg(c.conv_id), text: c.target + ' · sample ' + c.sample })),
-          verdictBox(c.score), transcript(c.transcript)));
+          verdictBox(c.score), transcript(c.transcript, null, c.marks)));
       });
       if (!S.conversations.length) side.append(el('p', { 'class': 'muted', text: 'No conversations for this scenario yet.' }));
       main.append(side);
@@ -708,7 +730,7 @@
       el('div', { 'class': 'links small' },
         el('button', { type: 'button', id: 'jump-last', text: 'Last reply (l)', onclick: jumpLast }),
         el('button', { type: 'button', id: 'jump-evidence', text: 'Judges\u2019 quotes (e)', onclick: jumpEvidence, hidden: c.blind || !(c.highlights && c.highlights.length) ? 'hidden' : null })),
-      el('h3', { text: 'Transcript' }), transcript(c.transcript, c.highlights), el('h3', { text: 'Scenario' }), scenarioBox(c.scenario));
+      el('h3', { text: 'Transcript' }), transcript(c.transcript, c.highlights, c.marks), el('h3', { text: 'Scenario' }), scenarioBox(c.scenario));
     sec.append(el('h2', { text: c.blind ? 'Review' : 'Review ' + c.conv_id }), queueLine(c, place),
       el('div', { 'class': 'review-grid' }, tbox, side));
     if (MOVED_ON && MOVED_ON.item === c.item) side.insertBefore(el('p', { id: 'moved-on', 'class': 'small warn', text: MOVED_ON.text }), side.firstChild);
@@ -1098,7 +1120,7 @@
         err.textContent = String(e.message || e);
       });
     }
-    var left = el('div', null, el('h3', { text: 'Dialogue' }), el('div', { id: 'play-transcript' }, transcript(v.transcript)));
+    var left = el('div', null, el('h3', { text: 'Dialogue' }), el('div', { id: 'play-transcript' }, transcript(v.transcript, null, v.marks)));
     if (v.state === 'playing') {
       var box = el('textarea', { id: 'play-msg', rows: '4', maxlength: '20000', placeholder: 'Your message, as the user (Ctrl+Enter sends)' });
       var send = el('button', { type: 'button', id: 'play-send', 'class': 'primary', text: 'Send' });

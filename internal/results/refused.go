@@ -1,0 +1,70 @@
+package results
+
+import (
+	"maps"
+	"slices"
+)
+
+// A target's reply its provider stopped for safety is the target's answer
+// (see stages.Simulate): the conversation goes on, is judged and counts in
+// every rate. These counts say how many of a model's rows rest on such a
+// reply.
+
+// RefusedCount counts rows whose conversation had a refused reply
+// (Conversations) and those replies (Replies).
+type RefusedCount struct {
+	Conversations int `json:"n_conversations"`
+	Replies       int `json:"n_replies"`
+}
+
+// RefusedStats is results.json's "refused": the model's rows whose
+// conversation had a target reply its provider stopped for safety, in
+// total and per metric (only the metrics that had one).
+type RefusedStats struct {
+	Conversations int                 `json:"n_conversations"`
+	Replies       int                 `json:"n_replies"`
+	ByMetric      Keyed[RefusedCount] `json:"by_metric"`
+}
+
+// refusedStats counts rows' refused replies over every row of the model
+// (rows without a verdict too, like validity); nil when none had one, so
+// a file without refusals is unchanged.
+func refusedStats(rows []row) *RefusedStats {
+	var st *RefusedStats
+	by := map[string]*RefusedCount{}
+	for _, r := range rows {
+		if r.Refused == 0 {
+			continue
+		}
+		if st == nil {
+			st = &RefusedStats{}
+		}
+		st.Conversations++
+		st.Replies += int(r.Refused)
+		c := by[r.metricKey()]
+		if c == nil {
+			c = &RefusedCount{}
+			by[r.metricKey()] = c
+		}
+		c.Conversations++
+		c.Replies += int(r.Refused)
+	}
+	if st == nil {
+		return nil
+	}
+	st.ByMetric = Keyed[RefusedCount]{}
+	for _, k := range slices.Sorted(maps.Keys(by)) {
+		st.ByMetric = append(st.ByMetric, Entry[RefusedCount]{Key: k, Value: *by[k]})
+	}
+	return st
+}
+
+// refusedReplies is the number of distinct transcript indices in refused
+// (a hand-edited row may repeat one), at most 65535.
+func refusedReplies(refused []int) uint16 {
+	if len(refused) == 0 {
+		return 0
+	}
+	idx := slices.Compact(slices.Sorted(slices.Values(refused)))
+	return uint16(min(len(idx), 1<<16-1))
+}
