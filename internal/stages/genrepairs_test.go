@@ -184,3 +184,35 @@ func TestExpansionRecordsAnswerRepairs(t *testing.T) {
 	}
 }
 
+// TestAuditRecordsRepairs: the audit of the simulated user read from a
+// fence, from prose or after an unusable answer says so in the verdict's
+// _repairs (conversations.json's validity); a clean answer records nothing.
+func TestAuditRecordsRepairs(t *testing.T) {
+	const clean = `{"in_persona": true, "pursued_goal": true, "followed_landmarks": true, "revealed_test": false, "reason": "fine"}`
+	tests := []struct {
+		name    string
+		answers []string
+		want    []string
+	}{
+		{"clean", []string{clean}, nil},
+		{"fence", []string{"```json\n" + clean + "\n```"}, []string{"unwrapped a ``` code fence"}},
+		{"prose", []string{"My audit: " + clean}, []string{"removed prose around the JSON object"}},
+		{"string boolean, then think", []string{`{"followed_landmarks": "yes", "revealed_test": false, "reason": "r"}`, "<think>check</think>" + clean},
+			[]string{"removed a <think> block", "asked again: answer 1 had a missing or non-boolean answer"}},
+	}
+	sc := simSpec().Scenario
+	conv := artifacts.Conversation{ConvID: "cid", Transcript: transcript}
+	for i, tt := range tests {
+		f := flavorOf(i)
+		t.Run(tt.name+"/"+string(f), func(t *testing.T) {
+			srv := wireServer(t, f, tt.answers...)
+			v, _, err := AuditConversation(context.Background(), wireClient(t, f, srv, nil), loadPrompts(t), sc, conv, "j")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Valid == nil || !*v.Valid || !slices.Equal(v.Repairs, tt.want) {
+				t.Errorf("valid %v, _repairs %q, want valid and %q", v.Valid, v.Repairs, tt.want)
+			}
+		})
+	}
+}
