@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/racemode"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/study/studytest"
@@ -160,7 +161,7 @@ func TestItemsJudgeRepaired(t *testing.T) {
 	if strings.Contains(clean, "judge_repaired") {
 		t.Fatalf("clean verdicts, yet judge_repaired:\n%s", clean)
 	}
-	runs, _ := filepath.Glob(filepath.Join(dir, "benchmarks", "example", "runs", "*", "scores.json"))
+	runs, _ := filepath.Glob(filepath.Join(dir, layout.BenchmarksDirName, "example", layout.RunsDirName, "*", layout.ScoresFile))
 	if len(runs) == 0 {
 		t.Fatal("no scores")
 	}

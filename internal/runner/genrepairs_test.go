@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm/llmtest"
 )
 
@@ -90,11 +90,11 @@ func TestGeneratedFilesRecordRepairs(t *testing.T) {
 				}
 				t.Fatalf("%d row(s) failed in %v", n, ph)
 			}
-			yaml, err := os.ReadFile(filepath.Join(bench, "benchmark.yaml"))
+			yaml, err := os.ReadFile(layout.BenchmarkPath(bench))
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := config.LoadBenchmark(filepath.Join(bench, "benchmark.yaml"))
+			b, err := config.LoadBenchmark(layout.BenchmarkPath(bench))
 			if err != nil {
 				t.Fatalf("benchmark.yaml does not load: %v\n%s", err, yaml)
 			}
@@ -116,7 +116,7 @@ func TestGeneratedFilesRecordRepairs(t *testing.T) {
 					t.Errorf("%s _repairs = %q, want %q:\n%s", m.ID, got, wantMetric, yaml)
 				}
 			}
-			raw, err := os.ReadFile(filepath.Join(bench, "scenarios.json"))
+			raw, err := os.ReadFile(layout.Bench{Dir: bench}.Scenarios())
 			if err != nil {
 				t.Fatal(err)
 			}
