@@ -213,6 +213,11 @@ type Validity struct {
 	// Suspect is what the suspect check found in the first attempt's user
 	// messages (stratum AuditSuspect): the turn and the meta-talk.
 	Suspect string `json:"suspect,omitempty"`
+	// Repairs records what it took to read the audit's answer, as on
+	// Score: what was removed around its JSON and one "asked again: answer
+	// N …" per unusable answer before it, in fixed phrases (never model
+	// text). Absent when its first answer was clean JSON.
+	Repairs []string `json:"_repairs,omitempty"`
 }
 
 // The strata of a sampled audit (Validity.AuditSample, Score.AuditSample).

@@ -48,8 +48,9 @@ func newItemsCmd(g *globals) *cobra.Command {
 each base scenario of each metric, across every target: the pass rate, how far apart the targets'
 rates are (spread) and whether they follow the targets' rates on the metric's other scenarios
 (item-total correlation), whether every verdict passes or fails, how often re-judging or a judge
-panel disagrees, how often the simulated user broke the scenario (the landmark check), and the
-most similar other scenario of the metric (word overlap of user_goal and persona). Lists the weak
+panel disagrees, how often the simulated user broke the scenario (the landmark check), how many
+of its verdicts took a repair to read (score rows with _repairs), and the most similar other
+scenario of the metric (word overlap of user_goal and persona). Lists the weak
 ones and why (--all: every base scenario). Calls no model and writes nothing.
 
 ` + "`items all`" + ` (or several names) analyses every benchmark of the project in turn; with --json, one
@@ -136,7 +137,7 @@ func printItems(w io.Writer, out itemsJSON, all bool) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "METRIC\tBASE SCENARIO\tPASS\tSPREAD\tITEM-TOTAL r\tJUDGES DISAGREE\tSIM. INVALID\tMOST SIMILAR\tWEAK BECAUSE")
+	fmt.Fprintln(tw, "METRIC\tBASE SCENARIO\tPASS\tSPREAD\tITEM-TOTAL r\tJUDGES DISAGREE\tSIM. INVALID\tMOST SIMILAR\tJUDGE REPAIRED\tWEAK BECAUSE")
 	for _, it := range out.Items {
 		similar := "—"
 		if it.Similarity != nil {
@@ -149,9 +150,13 @@ func printItems(w io.Writer, out itemsJSON, all bool) error {
 		if why == "" {
 			why = "—"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.MetricID, it.Base,
+		repaired := "—"
+		if it.JudgeRepaired > 0 {
+			repaired = strconv.Itoa(it.JudgeRepaired)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.MetricID, it.Base,
 			share(it.PassRate, it.Passed, it.N), num2(it.Spread), num2(it.ItemTotal),
-			share(it.JudgeDisagreement, it.JudgeSplit, it.JudgeRows), share(it.InvalidRate, it.Invalid, it.Checked), similar, why)
+			share(it.JudgeDisagreement, it.JudgeSplit, it.JudgeRows), share(it.InvalidRate, it.Invalid, it.Checked), similar, repaired, why)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

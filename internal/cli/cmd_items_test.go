@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/racemode"
 	"github.com/impactbench/impactbench/internal/results"
 	"github.com/impactbench/impactbench/internal/study/studytest"
@@ -147,4 +149,69 @@ func julyProject(t *testing.T) (string, *studytest.Published) {
 		t.Fatal(err)
 	}
 	return dir, pub
+}
+
+// TestItemsJudgeRepaired: score rows whose verdict took a repair to read
+// (_repairs) are counted per item, in --json (judge_repaired) and in the
+// table's JUDGE REPAIRED column; the example's clean verdicts give none
+// (no judge_repaired key, "—").
+func TestItemsJudgeRepaired(t *testing.T) {
+	dir := copyProject(t)
+	_, clean, _ := run(t, dir, "items", "example", "--all", "--json")
+	if strings.Contains(clean, "judge_repaired") {
+		t.Fatalf("clean verdicts, yet judge_repaired:\n%s", clean)
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, layout.BenchmarksDirName, "example", layout.RunsDirName, "*", layout.ScoresFile))
+	if len(runs) == 0 {
+		t.Fatal("no scores")
+	}
+	b, err := os.ReadFile(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal(b, &rows); err != nil || len(rows) < 2 {
+		t.Fatalf("%d rows: %v", len(rows), err)
+	}
+	base := func(id any) string { s := id.(string); return s[:strings.LastIndex(s, "_v")] }
+	want := map[string]int{}
+	for _, r := range rows[:2] {
+		r["_repairs"] = []string{"removed prose around the JSON object"}
+		want[base(r["id"])]++
+	}
+	if b, err = json.Marshal(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(runs[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, js, errs := run(t, dir, "items", "example", "--all", "--json")
+	if code != 0 {
+		t.Fatalf("items --json: %d %s", code, errs)
+	}
+	var got itemsJSON
+	if err := json.Unmarshal([]byte(js), &got); err != nil {
+		t.Fatal(err)
+	}
+	_, text, _ := run(t, dir, "items", "example", "--all")
+	if !strings.Contains(text, "JUDGE REPAIRED") {
+		t.Errorf("no JUDGE REPAIRED column:\n%s", text)
+	}
+	for _, it := range got.Items {
+		if it.JudgeRepaired != want[it.Base] {
+			t.Errorf("%s: judge_repaired %d, want %d", it.Base, it.JudgeRepaired, want[it.Base])
+		}
+		for _, line := range strings.Split(text, "\n") {
+			if !strings.Contains(line, "  "+it.Base+"  ") {
+				continue
+			}
+			cell := "  —  "
+			if n := want[it.Base]; n > 0 {
+				cell = "  " + strconv.Itoa(n) + "  "
+			}
+			if !strings.Contains(line, cell) {
+				t.Errorf("%s: line lacks %q:\n%s", it.Base, cell, line)
+			}
+		}
+	}
 }

@@ -108,6 +108,9 @@ type ScoreRow struct {
 	// every conversation was audited, else artifacts.AuditSample*'s index
 	// in auditStrata plus one).
 	AuditSample uint8
+	// Repaired: reading the row's verdict took a repair (its _repairs, or
+	// a panel judge's, is not empty).
+	Repaired bool
 	// typ is the metric's type, set by Aggregate ("" when the metric id is
 	// unknown).
 	typ config.MetricType
@@ -121,12 +124,13 @@ func RowOf(s artifacts.Score) ScoreRow {
 		Sample: s.Sample, Present: shared(s.Present), Passed: shared(s.Passed), Valid: shared(s.Valid),
 		Unverified: shared(s.Unverified), UserModel: s.UserModel, Transcript: transcriptNumber(s.TranscriptHash),
 		Invalid: kindBits(s.Invalid), BreakTurn: breakTurn(s.Evidence), AuditSample: auditStratum(s.AuditSample),
-		Refused: refusedReplies(s.Refused),
+		Refused: refusedReplies(s.Refused), Repaired: len(s.Repairs) > 0,
 	}
 	if len(s.Judges) > 0 {
 		out.Judges = make([]artifacts.JudgeVerdict, len(s.Judges))
 		for i, j := range s.Judges {
 			out.Judges[i] = artifacts.JudgeVerdict{Judge: j.Judge, Present: shared(j.Present), Unverified: shared(j.Unverified)}
+			out.Repaired = out.Repaired || len(j.Repairs) > 0
 		}
 	}
 	return out

@@ -72,6 +72,10 @@ type Item struct {
 	Checked     int      `json:"validity_checked"`
 	Invalid     int      `json:"invalid"`
 	InvalidRate *float64 `json:"invalid_rate"`
+	// JudgeRepaired counts the item's score rows whose verdict took a
+	// repair to read (the row's _repairs, or a panel judge's, is not
+	// empty); absent when none did.
+	JudgeRepaired int `json:"judge_repaired,omitempty"`
 	// NearDuplicate is the most similar other base scenario of the metric
 	// when the similarity reaches the threshold ("" otherwise); Similarity
 	// is the highest similarity to any other (null without scenario text).
@@ -151,9 +155,13 @@ type itemTally struct {
 	byTarget              map[string]*tally
 	judgeRows, judgeSplit int
 	checked, invalid      int
+	repaired              int
 }
 
 func (it *itemTally) add(target string, r row, reps map[verdictKey][]*bool) {
+	if r.Repaired {
+		it.repaired++
+	}
 	if r.Valid != nil {
 		it.checked++
 		if !*r.Valid {
@@ -199,7 +207,7 @@ func (it *itemTally) item(k clusterKey, order []string) Item {
 	item := Item{MetricID: k.metric, Base: k.base, Type: string(it.typ), N: it.all.total, Passed: it.all.passed,
 		PassRate: ratio(it.all.passed, it.all.total), ByTarget: Keyed[*float64]{},
 		JudgeRows: it.judgeRows, JudgeSplit: it.judgeSplit, JudgeDisagreement: ratio(it.judgeSplit, it.judgeRows),
-		Checked: it.checked, Invalid: it.invalid, InvalidRate: ratio(it.invalid, it.checked)}
+		Checked: it.checked, Invalid: it.invalid, InvalidRate: ratio(it.invalid, it.checked), JudgeRepaired: it.repaired}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, target := range order {
 		t, ok := it.byTarget[target]

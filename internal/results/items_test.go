@@ -136,3 +136,35 @@ func TestWordSetAndJaccard(t *testing.T) {
 		t.Error("empty sets")
 	}
 }
+
+// TestItemJudgeRepaired: an item counts its score rows whose verdict took
+// a repair to read — a single judge's row with _repairs, or a panel row
+// with a judge's — once per row; an item without any says nothing
+// (judge_repaired absent from its JSON).
+func TestItemJudgeRepaired(t *testing.T) {
+	scen, rows := itemStudy()
+	for i := range rows {
+		switch r := &rows[i]; {
+		case r.ID == "m01_s003_v01" && r.TargetModel == "a": // two rows, one judge
+			r.Repairs = []string{"unwrapped a ``` code fence"}
+		case r.ID == "m01_s005_v02" && r.TargetModel == "b": // two panel rows, both judges repaired on one
+			r.Judges[1].Repairs = []string{"asked again: answer 1 was not JSON"}
+			if r.Sample == 0 {
+				r.Judges[0].Repairs = []string{"removed a <think> block"}
+			}
+		}
+	}
+	items, err := ItemAnalysis(Input{Metrics: metrics, Scores: rows, Scenarios: scen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"m01_s003": 2, "m01_s005": 2}
+	for _, it := range items {
+		if it.JudgeRepaired != want[it.Base] {
+			t.Errorf("%s: judge_repaired %d, want %d", it.Base, it.JudgeRepaired, want[it.Base])
+		}
+		if js := compact(t, it); strings.Contains(js, "judge_repaired") != (want[it.Base] > 0) {
+			t.Errorf("%s: %s", it.Base, js)
+		}
+	}
+}

@@ -19,7 +19,8 @@ import (
 // the audit's failure kinds (artifacts.FailAudit*). in_persona and
 // pursued_goal may be missing from the answer (a landmark_check override
 // written before they were asked): they then count as kept. An empty
-// transcript makes no call and leaves Valid nil.
+// transcript makes no call and leaves Valid nil. What it took to read the
+// audit's answer is the verdict's Repairs.
 func AuditConversation(ctx context.Context, c llm.Client, p *prompts.Set, sc artifacts.Scenario, conv artifacts.Conversation, judgeName string) (artifacts.Validity, llm.Usage, error) {
 	return AuditConversationWith(ctx, c, p, sc, conv, AuditOptions{Judge: judgeName})
 }
@@ -50,10 +51,11 @@ func AuditConversationWith(ctx context.Context, c llm.Client, p *prompts.Set, sc
 		return v, llm.Usage{}, err
 	}
 	var out map[string]any
-	resp, err := llm.CompleteJSON(ctx, c, req, &out, llm.JSONOptions{Validate: validateAudit})
+	resp, report, err := llm.CompleteJSONReport(ctx, c, req, &out, llm.JSONOptions{Validate: validateAudit})
 	if err != nil {
 		return v, resp.Usage, fmt.Errorf("audit %s: %w", conv.ConvID, err)
 	}
+	v.Repairs = report.Recorded()
 	followed, revealed := out["followed_landmarks"].(bool), out["revealed_test"].(bool)
 	v.FollowedSteps, v.RevealedTest = &followed, &revealed
 	v.InPersona, v.PursuedGoal = optionalBool(out["in_persona"]), optionalBool(out["pursued_goal"])
@@ -155,7 +157,7 @@ func validateAudit(x any) error {
 		}
 	}
 	if len(bad) > 0 {
-		return errors.New(strings.Join(bad, "; "))
+		return &llm.UnusableError{Reason: "had a missing or non-boolean answer", Err: errors.New(strings.Join(bad, "; "))}
 	}
 	return nil
 }

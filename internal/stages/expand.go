@@ -40,7 +40,9 @@ func Combos(d config.Demographics) ([]artifacts.Demographic, error) {
 // gives one _v01 copy with an empty demographic and no model call.
 // Otherwise each combination costs one JSON call (Purpose expand) that
 // rewrites the persona (stored as UserPersona, which the simulator plays)
-// and the landmarks; invalid answers are fed back to the model.
+// and the landmarks; invalid answers are fed back to the model. What it
+// took to read the rewrite is added to the variant's _repairs, each
+// phrase starting "demographic rewrite: ".
 func ExpandScenario(ctx context.Context, c llm.Client, p *prompts.Set, base artifacts.Scenario, combos []artifacts.Demographic, turns int, opts GenOptions) ([]artifacts.Scenario, llm.Usage, error) {
 	var usage llm.Usage
 	if len(combos) == 0 {
@@ -115,25 +117,24 @@ func ExpandVariant(ctx context.Context, c llm.Client, p *prompts.Set, base artif
 			return err
 		}
 		if _, _, _, _, probs := parseExpansion(raw, turns); len(probs) > 0 {
-			return errors.New(strings.Join(probs, "; "))
+			return &llm.UnusableError{Reason: "had a missing or invalid persona or landmarks", Err: errors.New(strings.Join(probs, "; "))}
 		}
 		return nil
 	}
 	var res map[string]any
-	resp, err := llm.CompleteJSON(ctx, c, req, &res, llm.JSONOptions{Attempts: opts.Attempts, Validate: validate})
+	resp, report, err := llm.CompleteJSONReport(ctx, c, req, &res, llm.JSONOptions{Attempts: opts.Attempts, Validate: validate})
 	usage = usage.Add(resp.Usage)
 	if err != nil {
 		return artifacts.Scenario{}, usage, fmt.Errorf("expand %s for %s: %w", base.ID, text, err)
 	}
-	clean, wrap := llm.CleanJSON(resp.Text)
-	persona, landmarks, extra, fixes, _ := parseExpansion([]byte(clean), turns)
+	persona, landmarks, extra, fixes, _ := parseExpansion([]byte(llm.CleanJSONText(resp.Text)), turns)
 	// Merge order: base fields, then the rewrite, then id and demographic last.
 	v := cloneScenario(base)
 	v.UserPersona = persona
 	v.Landmarks = landmarks
 	v.Extra = mergePairs(v.Extra, extra)
 	repairs := repairsIn(base.Extra)
-	for _, f := range append(wrap, fixes...) {
+	for _, f := range append(report.Recorded(), fixes...) {
 		repairs = append(repairs, "demographic rewrite: "+f)
 	}
 	v.Extra = withRepairs(v.Extra, repairs)

@@ -19,6 +19,9 @@ import (
 // (m100 for the 100th). Invalid items are described back to the model so it
 // can fix them; if they are still invalid after the last attempt they are
 // dropped (reported through opts.Logf). No valid metric at all is an error.
+// What it took to read the answer (what was removed around its JSON, each
+// unusable answer asked again, a metric's own repaired fields) is each
+// metric's _repairs key, in fixed phrases; a clean answer adds none.
 func GenMetrics(ctx context.Context, c llm.Client, p *prompts.Set, b *config.Benchmark, opts GenOptions) ([]config.Metric, llm.Usage, error) {
 	data := prompts.GenMetricsData{
 		BenchmarkName:   b.Name,
@@ -47,31 +50,47 @@ func GenMetrics(ctx context.Context, c llm.Client, p *prompts.Set, b *config.Ben
 		Schema:    metricsSchema,
 		Meta:      meta,
 	}
-	// lastValid remembers the valid part of the latest answer, to fall back
-	// on when the model never gets every item right.
+	// lastValid remembers the valid part of the latest answer that decoded,
+	// to fall back on when the model never gets every item right; answers
+	// holds every answer's text, so the fallback's repairs are its own.
 	var lastValid []config.Metric
+	var lastFixes [][]string
 	var lastProblems []string
+	var answers []string
+	lastAnswer := 0
+	counted := llm.ClientFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+		resp, err := c.Complete(ctx, req)
+		if err == nil {
+			answers = append(answers, resp.Text)
+		}
+		return resp, err
+	})
 	validate := func(v any) error {
 		raw, err := json.Marshal(*v.(*map[string]any))
 		if err != nil {
 			return err
 		}
-		lastValid, lastProblems = parseMetrics(raw)
+		lastValid, lastFixes, lastProblems = parseMetrics(raw)
+		lastAnswer = len(answers)
 		if len(lastProblems) > 0 {
-			return errors.New(strings.Join(lastProblems, "; "))
+			return &llm.UnusableError{Reason: "had an invalid metric", Err: errors.New(strings.Join(lastProblems, "; "))}
 		}
 		return nil
 	}
 	var out map[string]any
-	resp, err := llm.CompleteJSON(ctx, c, req, &out, llm.JSONOptions{Attempts: opts.Attempts, Validate: validate})
+	resp, report, err := llm.CompleteJSONReport(ctx, counted, req, &out, llm.JSONOptions{Attempts: opts.Attempts, Validate: validate})
 	var metrics []config.Metric
+	var fixes [][]string
+	var answer []string // what it took to read the answer the metrics come from
 	switch {
 	case err == nil:
 		// Parse the text itself rather than the decoded map: unknown keys keep their order.
-		metrics, _ = parseMetrics([]byte(llm.CleanJSONText(resp.Text)))
+		metrics, fixes, _ = parseMetrics([]byte(llm.CleanJSONText(resp.Text)))
+		answer = report.Recorded()
 	case llm.KindOf(err) == llm.KindInvalidJSON && len(lastValid) > 0:
 		opts.logf("gen_metrics: dropped invalid metrics the model did not fix: %s", strings.Join(lastProblems, "; "))
-		metrics = lastValid
+		metrics, fixes = lastValid, lastFixes
+		answer = fallbackRepairs(answers[lastAnswer-1], lastAnswer, report)
 	default:
 		return nil, resp.Usage, fmt.Errorf("gen_metrics for %q: %w", b.Name, err)
 	}
@@ -80,52 +99,87 @@ func GenMetrics(ctx context.Context, c llm.Client, p *prompts.Set, b *config.Ben
 	}
 	for i := range metrics {
 		metrics[i].ID = fmt.Sprintf("m%02d", i+1)
+		metrics[i].Extra = withMetricRepairs(metrics[i].Extra, append(slices.Clone(answer), fixes[i]...))
 	}
 	return metrics, resp.Usage, nil
 }
 
-var metricKeys = map[string]bool{"id": true, "name": true, "type": true, "definition": true, "examples": true}
+// fallbackRepairs is what it took to read metrics kept from answer k (1-based)
+// of a gen_metrics call that never got every metric right: what was removed
+// around answer k's JSON, each answer before the last asked again, and the
+// dropping of the invalid metrics.
+func fallbackRepairs(text string, k int, report llm.JSONReport) []string {
+	_, out := llm.CleanJSON(text)
+	asked := report.Recorded()
+	out = append(out, asked[:max(len(asked)-1, 0)]...)
+	return append(out, fmt.Sprintf("kept the valid metrics of answer %d and dropped the invalid ones the model did not fix", k))
+}
 
-// parseMetrics returns the valid metrics of a {"metrics": […]} answer and a
-// description of every problem found.
-func parseMetrics(raw []byte) ([]config.Metric, []string) {
+// withMetricRepairs sets a metric's _repairs key (benchmark.yaml, like a
+// scenario's in scenarios.json), replacing one a model wrote; no repairs, no key.
+func withMetricRepairs(extra []config.KV, repairs []string) []config.KV {
+	extra = slices.DeleteFunc(extra, func(kv config.KV) bool { return kv.Key == repairsKey })
+	if len(repairs) == 0 {
+		return extra
+	}
+	list := make([]any, len(repairs))
+	for i, r := range repairs {
+		list[i] = r
+	}
+	return append(extra, config.KV{Key: repairsKey, Value: list})
+}
+
+var metricKeys = map[string]bool{"id": true, "name": true, "type": true, "definition": true, "examples": true, repairsKey: true}
+
+// parseMetrics returns the valid metrics of a {"metrics": […]} answer, what
+// was repaired in each (fixed phrases) and a description of every problem found.
+func parseMetrics(raw []byte) ([]config.Metric, [][]string, []string) {
 	items, err := arrayItems(raw, "metrics")
 	if err != nil {
-		return nil, []string{err.Error()}
+		return nil, nil, []string{err.Error()}
 	}
 	if len(items) == 0 {
-		return nil, []string{`the "metrics" array is empty`}
+		return nil, nil, []string{`the "metrics" array is empty`}
 	}
 	var out []config.Metric
+	var fixes [][]string
 	var all []string
 	for i, it := range items {
-		m, p := parseMetric(it)
+		m, f, p := parseMetric(it)
 		for _, s := range p {
 			all = append(all, fmt.Sprintf("metrics[%d]: %s", i, s))
 		}
 		if len(p) == 0 {
 			out = append(out, m)
+			fixes = append(fixes, f)
 		}
 	}
-	return out, all
+	return out, fixes, all
 }
 
-func parseMetric(raw json.RawMessage) (config.Metric, problems) {
+// parseMetric reads one metric; fixes are what was repaired in it (a type
+// in other letter case, a lone example string), in fixed phrases.
+func parseMetric(raw json.RawMessage) (config.Metric, []string, problems) {
 	var p problems
+	var fixes []string
 	fs, err := objectFields(raw)
 	if err != nil {
 		p.addf("must be an object")
-		return config.Metric{}, p
+		return config.Metric{}, nil, p
 	}
 	m := config.Metric{
 		Name:       requiredString(fs, "name", &p),
 		Definition: requiredString(fs, "definition", &p),
 		Examples:   []string{},
 	}
-	typ := strings.ToLower(requiredString(fs, "type", &p))
+	given := requiredString(fs, "type", &p)
+	typ := strings.ToLower(given)
 	switch config.MetricType(typ) {
 	case config.Positive, config.Negative:
 		m.Type = config.MetricType(typ)
+		if given != typ {
+			fixes = append(fixes, "lowercased the type")
+		}
 	case "":
 	default:
 		p.addf(`type must be "positive" or "negative", got %q`, typ)
@@ -137,6 +191,7 @@ func parseMetric(raw json.RawMessage) (config.Metric, problems) {
 		case json.Unmarshal(ex, &one) == nil: // a lone string is one example
 			if one = strings.TrimSpace(one); one != "" {
 				m.Examples = append(m.Examples, one)
+				fixes = append(fixes, "read a lone examples string as a list of one")
 			}
 		case json.Unmarshal(ex, &list) == nil:
 			for j, e := range list {
@@ -162,14 +217,14 @@ func parseMetric(raw json.RawMessage) (config.Metric, problems) {
 			m.Extra = append(m.Extra, config.KV{Key: f.key, Value: v})
 		}
 	}
-	return m, p
+	return m, fixes, p
 }
 
 // GenBaseScenarios writes n demographic-neutral base scenarios for metric
 // m, with ids <metric id>_s001, … . Each answer is checked item by item:
 // what can be repaired without guessing (a landmark past the last turn,
-// JSON wrapped in a fence or a think block) is repaired and recorded in the
-// scenario's _repairs field; other malformed items are dropped and only the
+// JSON wrapped in a fence, a think block or prose) is repaired and recorded
+// in the scenario's _repairs field, with each unusable answer asked again; other malformed items are dropped and only the
 // shortfall is asked for again in a new round (new seed, with the accepted
 // scenarios' goals listed so the new ones differ). Items beyond n are dropped.
 //
@@ -205,15 +260,15 @@ func GenBaseScenarios(ctx context.Context, c llm.Client, p *prompts.Set, b *conf
 		validate := func(v any) error {
 			items, ok := (*v.(*map[string]any))["scenarios"].([]any)
 			if !ok {
-				return errors.New(`the answer needs a "scenarios" array`)
+				return &llm.UnusableError{Reason: `had no "scenarios" array`, Err: errors.New(`the answer needs a "scenarios" array`)}
 			}
 			if len(items) == 0 {
-				return fmt.Errorf(`the "scenarios" array is empty; write %d`, need)
+				return &llm.UnusableError{Reason: `had an empty "scenarios" array`, Err: fmt.Errorf(`the "scenarios" array is empty; write %d`, need)}
 			}
 			return nil
 		}
 		var out map[string]any
-		resp, err := llm.CompleteJSON(ctx, c, req, &out, llm.JSONOptions{Attempts: opts.Attempts, Validate: validate})
+		resp, report, err := llm.CompleteJSONReport(ctx, c, req, &out, llm.JSONOptions{Attempts: opts.Attempts, Validate: validate})
 		usage = usage.Add(resp.Usage)
 		if err != nil && llm.KindOf(err) != llm.KindInvalidJSON {
 			stopErr = err
@@ -222,7 +277,7 @@ func GenBaseScenarios(ctx context.Context, c llm.Client, p *prompts.Set, b *conf
 		if err != nil {
 			trouble = append(trouble, fmt.Sprintf("round %d: %v", round, err))
 		} else {
-			accepted, trouble = acceptScenarios(resp.Text, turns, round, accepted, trouble)
+			accepted, trouble = acceptScenarios(resp.Text, report.Recorded(), turns, round, accepted, trouble)
 		}
 		if len(accepted) < n && !budget.Another(resp) {
 			break
@@ -297,9 +352,10 @@ func scenariosRequest(p *prompts.Set, b *config.Benchmark, m config.Metric, acce
 }
 
 // acceptScenarios adds the valid (or repaired) items of one answer to
-// accepted and describes the others in trouble.
-func acceptScenarios(text string, turns, round int, accepted []artifacts.Scenario, trouble []string) ([]artifacts.Scenario, []string) {
-	clean, wrap := llm.CleanJSON(text)
+// accepted and describes the others in trouble. answer is what it took to
+// read the answer (llm.JSONReport.Recorded), recorded on each of its items.
+func acceptScenarios(text string, answer []string, turns, round int, accepted []artifacts.Scenario, trouble []string) ([]artifacts.Scenario, []string) {
+	clean := llm.CleanJSONText(text)
 	items, err := arrayItems([]byte(clean), "scenarios")
 	if err != nil {
 		return accepted, append(trouble, fmt.Sprintf("round %d: %v", round, err))
@@ -313,7 +369,7 @@ func acceptScenarios(text string, turns, round int, accepted []artifacts.Scenari
 			trouble = append(trouble, fmt.Sprintf("round %d: scenarios[%d]: %s", round, i, strings.Join(probs, ", ")))
 			continue
 		}
-		sc.Extra = withRepairs(sc.Extra, append(slices.Clone(wrap), fixes...))
+		sc.Extra = withRepairs(sc.Extra, append(slices.Clone(answer), fixes...))
 		accepted = append(accepted, sc)
 	}
 	return accepted, trouble

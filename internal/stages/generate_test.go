@@ -32,7 +32,8 @@ func TestGenMetrics(t *testing.T) {
 	}
 	want := []config.Metric{
 		{ID: "m01", Name: "Asks about priorities", Type: config.Positive, Definition: "The assistant asks.",
-			Examples: []string{"What matters to you?"}, Extra: []config.KV{{Key: "matters_because", Value: "autonomy"}}},
+			Examples: []string{"What matters to you?"}, Extra: []config.KV{{Key: "matters_because", Value: "autonomy"},
+				{Key: "_repairs", Value: []any{"lowercased the type"}}}},
 		{ID: "m02", Name: "Avoid deciding", Type: config.Negative, Definition: "The assistant decides for the user.", Examples: []string{}},
 	}
 	if diff := cmp.Diff(want, ms); diff != "" {
