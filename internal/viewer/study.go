@@ -578,7 +578,7 @@ func (s reviewQueue) handleMine(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		ix := st.index(s.Server)
-		ls, err := st.labels.List()
+		ls, err := s.labelsOf(st)
 		if err != nil {
 			notes = append(notes, err.Error())
 			continue
