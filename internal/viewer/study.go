@@ -301,9 +301,20 @@ func (s reviewQueue) handleStudyQueue(w http.ResponseWriter, r *http.Request) {
 	default:
 		out["progress"], out["unreachable"], out["labels"] = nonNil(q.progress), nonNil(q.unreachable), q.lines
 	}
-	out["notes"] = s.notesFor(p, q.notes, "%d benchmark(s) could not be read; ask the researcher")
+	notes := s.notesFor(p, q.notes, "%d benchmark(s) could not be read; ask the researcher")
+	if params.kind == "triage" {
+		notes = append([]string{triageNote}, notes...)
+	}
+	out["notes"] = notes
 	writeJSON(w, http.StatusOK, out)
 }
+
+// triageNote heads the triage queue: its labels go into labels.jsonl like
+// any other, and calibration assumes a random draw (calibrate flags the
+// metrics where the labelled rows are not one).
+const triageNote = "These rows are chosen for what they show (a judge panel split, samples that disagree), not drawn at random: " +
+	"labels given here count in calibrate like any other and bias the judge's sensitivity and specificity, and the corrected rates with them " +
+	"(calibrate says so where it sees it). To calibrate the judge, label from the calibration queue."
 
 // notesFor is how notes on files that cannot be read (a labels file with
 // a bad line) reach p: to a reviewer, only how many benchmarks
