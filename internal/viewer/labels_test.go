@@ -183,9 +183,15 @@ func TestALabelOnAConversationRunAgainCountsAsNone(t *testing.T) {
 	rerun := reviewQueue{s}.itemOfConv(ix, ix.byConvID[convs[0].ConvID])
 	type mine struct {
 		Labels []mineRow `json:"labels"`
+		Notes  []string  `json:"notes"`
 	}
-	if m := getAs[mine](t, base, "/api/mine", ana); len(m.Labels) != 1 || m.Labels[0].Item == rerun {
+	m := getAs[mine](t, base, "/api/mine", ana)
+	if len(m.Labels) != 1 || m.Labels[0].Item == rerun {
 		t.Errorf("ana's labels after the rerun: %+v, want only the one on %s", m.Labels, other(items, rerun))
+	}
+	// She is told why one is missing, and what happens to it.
+	if len(m.Notes) != 1 || !strings.HasPrefix(m.Notes[0], "1 of your labels are not listed: their conversations were run again") {
+		t.Errorf("ana's notes %q: want one saying a label is not listed because its conversation was run again", m.Notes)
 	}
 	if n := getAs[nextAnswer](t, base, "/api/next", bo); n.Item == nil || *n.Item != rerun {
 		t.Errorf("bo's next after the rerun: %v, want the conversation run again (%s)", n.Item, rerun)

@@ -583,17 +583,20 @@ func (s reviewQueue) handleMine(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []mineRow{}
 	var notes []string
+	stale := 0
 	for _, name := range s.benchNames() {
 		st := s.bench(name)
 		if st == nil || who == "" {
 			continue
 		}
 		ix := st.index(s.Server)
-		ls, err := s.labelsOf(st)
+		raw, err := s.readLabelsOf(st)
 		if err != nil {
 			notes = append(notes, err.Error())
 			continue
 		}
+		ls := currentLabels(ix, raw)
+		stale += staleRows(raw, ls, who)
 		latest := map[string]int{}
 		var order []string
 		for k, l := range ls {
@@ -615,8 +618,30 @@ func (s reviewQueue) handleMine(w http.ResponseWriter, r *http.Request) {
 				At: l.At.UTC().Format("2006-01-02T15:04:05Z"), AfterReveal: l.AfterReveal})
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"labels": out,
-		"notes": s.notesFor(whoOf(r), notes, "%d benchmark(s) could not be read, so your labels there are not listed; ask the researcher")})
+	notes = s.notesFor(whoOf(r), notes, "%d benchmark(s) could not be read, so your labels there are not listed; ask the researcher")
+	if stale > 0 {
+		notes = append(notes, fmt.Sprintf("%d of your labels are not listed: their conversations were run again after you labelled them, "+
+			"so those labels no longer count, and the rows come back to the review queue to be labelled again", stale))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"labels": out, "notes": notes})
+}
+
+// staleRows counts the rows who labelled (in raw) that have no label of
+// theirs among the current labels (currentLabels: run again since).
+func staleRows(raw, current []Label, who string) int {
+	now := map[string]bool{}
+	for _, l := range current {
+		if l.Labeler == who {
+			now[l.ConvID] = true
+		}
+	}
+	gone := map[string]bool{}
+	for _, l := range raw {
+		if l.Labeler == who && !now[l.ConvID] {
+			gone[l.ConvID] = true
+		}
+	}
+	return len(gone)
 }
 
 // reviewerMay reports whether reviewer who may hold or label item (the
