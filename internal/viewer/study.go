@@ -2,9 +2,11 @@ package viewer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/labels"
@@ -715,5 +717,27 @@ func decodeStrictN(r *http.Request, v any, limit int64) error {
 	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
-	return dec.Decode(v)
+	err = dec.Decode(v)
+	// Say which field and what it wants, in the request's words, not Go's
+	// ("cannot unmarshal string into Go struct field studyLabel.present").
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("%s: want %s, got a JSON %s", te.Field, jsonKind(te.Type.Kind()), te.Value)
+	}
+	return err
+}
+
+// jsonKind names a Go kind as the JSON a request should send for it.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
 }
