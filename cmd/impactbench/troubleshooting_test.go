@@ -364,6 +364,9 @@ var troubleMessages = map[string]troubleCase{
 	"label: another reviewer opened this item first and labels it: j for your next item": {http.StatusConflict, func(t *testing.T) result {
 		return labelHeldItem(t, troubleProject(t))
 	}},
+	"this viewer is shared with reviewers, and this is not one of its links now: links change each time impactbench view starts, …": {http.StatusUnauthorized, func(t *testing.T) result {
+		return oldReviewerLink(t, troubleProject(t))
+	}},
 
 	// Files and folders.
 	"…/runs holds more than … entries, the limit for this folder: move what does not belong there elsewhere": {2, func(t *testing.T) result {
@@ -656,6 +659,39 @@ func providerRunAt(t *testing.T, base, targetExtra string, args ...string) resul
 // stdout the body.
 func labelHeldItem(t *testing.T, p *project) result {
 	t.Helper()
+	call, stop := teamView(t, p)
+	defer stop()
+	code, body := call("ana", "GET", "/api/next", "")
+	var next struct {
+		Item *string `json:"item"`
+	}
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &next) != nil || next.Item == nil {
+		t.Fatalf("ana's next item: %d %s", code, body)
+	}
+	item, _ := json.Marshal(*next.Item)
+	if code, body := call("ana", "POST", "/api/hold", `{"item":`+string(item)+`}`); code != http.StatusOK {
+		t.Fatalf("ana's hold: %d %s", code, body)
+	}
+	code, body = call("bo", "POST", "/api/label", `{"item":`+string(item)+`,"present":true}`)
+	return result{args: []string{"POST", "/api/label", "(bo, on the item ana holds)"}, code: code, stdout: body}
+}
+
+// oldReviewerLink asks a view with reviewers for ana's next item with a
+// link of a link's shape that is not one of this start's (ana's from
+// before a restart): the message says links change at each start.
+func oldReviewerLink(t *testing.T, p *project) result {
+	t.Helper()
+	call, stop := teamView(t, p)
+	defer stop()
+	code, body := call("old", "GET", "/api/next", "")
+	return result{args: []string{"GET", "/api/next", "(a link from before the viewer started)"}, code: code, stdout: body}
+}
+
+// teamView starts view with reviewers ana and bo and returns a caller
+// sending what their page sends, with who's token ("old": one of a
+// token's shape that is nobody's), and what stops it.
+func teamView(t *testing.T, p *project) (call func(who, method, path, body string) (int, string), stop func()) {
+	t.Helper()
 	args := []string{"view", "--reviewer", "ana", "--reviewer", "bo", "--overlap", "1", "--addr", "127.0.0.1:0", "--json"}
 	cmd := exec.Command(ibBin, args...)
 	cmd.Dir, cmd.Env = p.dir, p.environ()
@@ -668,7 +704,7 @@ func labelHeldItem(t *testing.T, p *project) result {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	stop = func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 	var started struct {
 		Links []struct {
 			Name string `json:"name"`
@@ -679,6 +715,7 @@ func labelHeldItem(t *testing.T, p *project) result {
 	err = json.NewDecoder(stdout).Decode(&started)
 	timer.Stop()
 	if err != nil {
+		stop()
 		t.Fatalf("view printed no links: %v\n%s", err, stderr.String())
 	}
 	link := regexp.MustCompile(`^(http://[^/]+)/k/([0-9a-f]+)/$`)
@@ -691,7 +728,8 @@ func labelHeldItem(t *testing.T, p *project) result {
 		}
 		base, token[l.Name] = m[1], m[2]
 	}
-	call := func(who, method, path, body string) (int, string) {
+	token["old"] = strings.Repeat("ab", 32)
+	call = func(who, method, path, body string) (int, string) {
 		t.Helper()
 		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
 		if err != nil {
@@ -710,17 +748,5 @@ func labelHeldItem(t *testing.T, p *project) result {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	code, body := call("ana", "GET", "/api/next", "")
-	var next struct {
-		Item *string `json:"item"`
-	}
-	if code != http.StatusOK || json.Unmarshal([]byte(body), &next) != nil || next.Item == nil {
-		t.Fatalf("ana's next item: %d %s", code, body)
-	}
-	item, _ := json.Marshal(*next.Item)
-	if code, body := call("ana", "POST", "/api/hold", `{"item":`+string(item)+`}`); code != http.StatusOK {
-		t.Fatalf("ana's hold: %d %s", code, body)
-	}
-	code, body = call("bo", "POST", "/api/label", `{"item":`+string(item)+`,"present":true}`)
-	return result{args: []string{"POST", "/api/label", "(bo, on the item ana holds)"}, code: code, stdout: body}
+	return call, stop
 }

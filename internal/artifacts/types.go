@@ -491,3 +491,21 @@ func TranscriptHash(ts []Turn) string {
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)[:8])
 }
+
+// TranscriptDigest is the sha256, in hex, of a transcript's roles and
+// messages (each length-prefixed, in order): what a human label records
+// of the conversation its labeller read, so that a label on a
+// conversation run again since (same conv_id, other messages) is told
+// apart from a label on the conversation as it stands.
+func TranscriptDigest(ts []Turn) string {
+	h := sha256.New()
+	var n [20]byte
+	for _, t := range ts {
+		for _, s := range [2]string{t.Role, t.Content} {
+			h.Write(strconv.AppendInt(n[:0], int64(len(s)), 10))
+			h.Write([]byte{':'})
+			h.Write([]byte(s))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -19,9 +19,12 @@ import (
 )
 
 // KnownConversations maps every conv_id of the benchmark's runs (from
-// conversations.json and scores.json) to its metric: what labels may name.
+// conversations.json and scores.json) to its metric: what labels may name;
+// and each conversation of conversations.json to its transcript's digest,
+// so that a label given before the conversation was run again is read as
+// stale.
 func KnownConversations(ctx context.Context, files layout.Bench) (labels.Known, error) {
-	known := labels.Known{Conversations: map[string]string{}}
+	known := labels.Known{Conversations: map[string]string{}, Transcripts: map[string]string{}}
 	targets, err := layout.RunTargets(files.Dir)
 	if err != nil {
 		return known, err
@@ -32,7 +35,9 @@ func KnownConversations(ctx context.Context, files layout.Bench) (labels.Known, 
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			known.Conversations[convIDOf(c.ConvID, c.ID, target, c.Sample)] = c.MetricID
+			id := convIDOf(c.ConvID, c.ID, target, c.Sample)
+			known.Conversations[id] = c.MetricID
+			known.Transcripts[id] = artifacts.TranscriptDigest(c.Transcript)
 			return nil
 		})
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -293,6 +293,9 @@ func printPlan(w io.Writer, labelsPath string, p results.LabelPlan) {
 	if p.AfterReveal > 0 {
 		fmt.Fprintf(w, "  %d label line(s) given after the judges' verdict was shown are left out (not blind)\n", p.AfterReveal)
 	}
+	if p.Stale > 0 {
+		fmt.Fprintf(w, "  ! %s\n", staleWarning(p.Stale))
+	}
 	fmt.Fprintln(w, "each target is corrected with its own labels: label its rows at random within each judge verdict (impactbench view: Calibration queue)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  metric\ttarget\trows present/absent\tlabelled present/absent\tmore present/absent\texpected ± now\t± after\tfloor\tstatus")
@@ -375,7 +378,10 @@ func printCalibration(w io.Writer, labelsPath string, res []results.ModelResult)
 	}
 	if l := first.AllTargets; l != nil {
 		fmt.Fprintf(w, "%d labelled rows over every target (%d label lines, %d labeler(s), %d tie(s), %d not judged yet%s)\n",
-			l.NRows, l.NLines, l.NLabelers, l.NTies, l.NUnjudged, afterRevealNote(l.NAfterReveal))
+			l.NRows, l.NLines, l.NLabelers, l.NTies, l.NUnjudged, afterRevealNote(l.NAfterReveal)+staleNote(l.NStale))
+		if l.NStale > 0 {
+			fmt.Fprintf(w, "  ! %s\n", staleWarning(l.NStale))
+		}
 	}
 	fmt.Fprintln(w, "each judge × metric over every target's labels, weighted to the study's rows by target × verdict (raw counts beside them); it describes the judge — each target below is corrected with its own labels")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -414,7 +420,7 @@ func printCalibration(w io.Writer, labelsPath string, res []results.ModelResult)
 		}
 		l := jc.Labels
 		fmt.Fprintf(w, "\n%s: %d labelled rows of its own (%d label lines, %d labeler(s), %d tie(s), %d not judged yet%s)\n",
-			sanitize.Terminal(m.TargetModel), l.NRows, l.NLines, l.NLabelers, l.NTies, l.NUnjudged, afterRevealNote(l.NAfterReveal))
+			sanitize.Terminal(m.TargetModel), l.NRows, l.NLines, l.NLabelers, l.NTies, l.NUnjudged, afterRevealNote(l.NAfterReveal)+staleNote(l.NStale))
 		if len(jc.Judges) > 0 {
 			for _, e := range jc.Judges[0].Value.ThisTarget {
 				c := e.Value
@@ -478,6 +484,19 @@ func afterRevealNote(n int) string {
 		return ""
 	}
 	return fmt.Sprintf(", %d given after the judges' verdict was shown left out", n)
+}
+
+func staleNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d on a conversation run again since left out", n)
+}
+
+// staleWarning says what n stale label lines are and what to do.
+func staleWarning(n int) string {
+	return fmt.Sprintf("%d label line(s) were given on a conversation that has been run again since (its transcript is not the one the person labelled): "+
+		"they are left out; label those rows again (impactbench view: the review queue asks for them)", n)
 }
 
 func fmtNum(p *float64) string {

@@ -324,3 +324,100 @@ func TestCalibrateIncludeAfterReveal(t *testing.T) {
 		t.Errorf("--include-after-reveal: %d left out of %d lines, want 0 of %d", left, n, len(lines))
 	}
 }
+
+// TestCalibrateLeavesOutLabelsOfARerunConversation: a label carries the
+// digest of the transcript its labeller read; on a conversation run again
+// since (another transcript under the same conv_id) it is stale — left out
+// of calibration with the same person's earlier lines on the row, counted,
+// and named with what to do — so calibrate gives exactly what it gives
+// without those lines. Before, such labels were silently applied to
+// transcripts nobody had read.
+func TestCalibrateLeavesOutLabelsOfARerunConversation(t *testing.T) {
+	dir, run := calibrationProject(t)
+	bench := filepath.Join(dir, "benchmarks", "example")
+	digest := map[string]string{}
+	for _, target := range []string{"offline-careful", "offline-careless"} {
+		err := artifacts.EachConversation(filepath.Join(bench, "runs", target, "conversations.json"), func(_ int, c artifacts.Conversation) error {
+			digest[c.ConvID] = artifacts.TranscriptDigest(c.Transcript)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(bench, "labels.jsonl")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var withStale, without []string
+	stale := 0
+	for i, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var v struct {
+			ConvID  string `json:"conv_id"`
+			Labeler string `json:"labeler"`
+			Present bool   `json:"present"`
+		}
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case i%6 == 0:
+			// An earlier line of the same person, then their label on a
+			// transcript that is gone: both are left out.
+			earlier := strings.Replace(l, fmt.Sprintf(`"present": %v`, v.Present), fmt.Sprintf(`"present": %v`, !v.Present), 1)
+			withStale = append(withStale, earlier, strings.TrimSuffix(l, "}")+`, "transcript_sha256": "`+strings.Repeat("0", 64)+`"}`)
+			stale += 2
+		case i%2 == 0:
+			l = strings.TrimSuffix(l, "}") + `, "transcript_sha256": "` + digest[v.ConvID] + `"}`
+			withStale, without = append(withStale, l), append(without, l)
+		default:
+			withStale, without = append(withStale, l), append(without, l)
+		}
+	}
+	calib := func(lines []string) (string, []results.ModelResult) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, e, code := run("calibrate", "example")
+		if code != 0 {
+			t.Fatalf("calibrate: exit %d: %s", code, e)
+		}
+		res, err := results.ReadResults(filepath.Join(bench, "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, res
+	}
+	out, got := calib(withStale)
+	_, want := calib(without)
+	if !strings.Contains(out, fmt.Sprintf("%d label line(s) were given on a conversation that has been run again since", stale)) ||
+		!strings.Contains(out, "label those rows again") {
+		t.Errorf("calibrate does not say %d labels are stale and what to do:\n%s", stale, out)
+	}
+	n := 0
+	for i, m := range got {
+		jc := m.JudgeCalibration
+		if jc == nil {
+			t.Fatalf("%s: no calibration", m.TargetModel)
+		}
+		n += jc.Labels.NStale
+		if jc.AllTargets.NStale != stale {
+			t.Errorf("labels_all_targets.n_stale %d, want %d", jc.AllTargets.NStale, stale)
+		}
+		g, _ := json.Marshal(jc.Judges)
+		w, _ := json.Marshal(want[i].JudgeCalibration.Judges)
+		if !bytes.Equal(g, w) {
+			t.Errorf("%s: the calibration counts stale labels:\n%s\nwant\n%s", m.TargetModel, g, w)
+		}
+		g, _ = json.Marshal(m.Leaderboard)
+		w, _ = json.Marshal(want[i].Leaderboard)
+		if !bytes.Equal(g, w) {
+			t.Errorf("%s: the corrected rates count stale labels", m.TargetModel)
+		}
+	}
+	if n != stale {
+		t.Errorf("n_stale over the targets %d, want %d", n, stale)
+	}
+}

@@ -9,7 +9,10 @@
 // an unknown conversation, a bad time) is an error naming the line and the
 // field, never skipped. Several people may label the same conversation;
 // when one person labels it twice, their later line wins (the file is never
-// rewritten, so a change of mind is a new line).
+// rewritten, so a change of mind is a new line). A line may record the
+// transcript its labeller read ("transcript_sha256"); read against the
+// conversations' transcripts (Known.Transcripts), a label on a conversation
+// run again since is Stale.
 package labels
 
 import (
@@ -54,6 +57,18 @@ type Label struct {
 	// calibration leaves it out unless asked to count it. Written only when
 	// true ("after_reveal": true, last).
 	AfterReveal bool
+	// Transcript is the sha256 (hex) of the transcript the person read
+	// (artifacts.TranscriptDigest), written by the viewer so that a label
+	// on a conversation run again since is told from a label on the
+	// conversation as it stands ("transcript_sha256"; optional: a
+	// hand-written line without it is taken as about the conversation as
+	// it is).
+	Transcript string
+	// Stale is set by Read when Known.Transcripts holds the conversation
+	// and its digest is not Transcript: the person labelled a transcript
+	// that is no longer there (the conversation was run again). Never
+	// written.
+	Stale bool
 	// Line is the 1-based line the label was read from (0 when not read).
 	Line int
 }
@@ -65,15 +80,15 @@ type Key struct{ ConvID, MetricID string }
 func (l Label) Key() Key { return Key{l.ConvID, l.MetricID} }
 
 // fields are the keys of a line, in the order they are written
-// (after_reveal only when true).
-var fields = []string{"conv_id", "metric_id", "present", "labeler", "note", "at", "after_reveal"}
+// (transcript_sha256 only when set, after_reveal only when true).
+var fields = []string{"conv_id", "metric_id", "present", "labeler", "note", "at", "transcript_sha256", "after_reveal"}
 
 // MarshalJSON writes the keys in the documented order.
 func (l Label) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, f := range fields {
-		if f == "after_reveal" && !l.AfterReveal {
+		if f == "after_reveal" && !l.AfterReveal || f == "transcript_sha256" && l.Transcript == "" {
 			continue
 		}
 		if i > 0 {
@@ -96,6 +111,8 @@ func (l Label) MarshalJSON() ([]byte, error) {
 			v = l.Note
 		case "at":
 			v = l.At.Format(time.RFC3339Nano)
+		case "transcript_sha256":
+			v = l.Transcript
 		case "after_reveal":
 			v = l.AfterReveal
 		}
@@ -114,6 +131,10 @@ func (l Label) MarshalJSON() ([]byte, error) {
 type Known struct {
 	// Conversations maps every conv_id of the benchmark to its metric id.
 	Conversations map[string]string
+	// Transcripts maps conv_ids to the digest of their transcript as it
+	// stands (artifacts.TranscriptDigest); a label carrying another
+	// digest is read with Stale set. Nil: no label is stale.
+	Transcripts map[string]string
 }
 
 // LineError is one bad line.
@@ -312,8 +333,19 @@ func parseLine(line []byte, known Known) (Label, *LineError) {
 	if v, ok := raw["after_reveal"]; ok && (json.Unmarshal(v, &l.AfterReveal) != nil || isNull(v)) {
 		return Label{}, &LineError{Field: "after_reveal", Msg: "want true or false, got " + string(v)}
 	}
+	if _, ok := raw["transcript_sha256"]; ok {
+		if e := str("transcript_sha256", &l.Transcript, true); e != nil {
+			return Label{}, e
+		}
+		if !isDigest(l.Transcript) {
+			return Label{}, &LineError{Field: "transcript_sha256", Msg: fmt.Sprintf("want 64 lowercase hexadecimal digits (a sha256), got %q; delete the key if you do not know it", l.Transcript)}
+		}
+	}
 	if e := known.check(l); e != nil {
 		return Label{}, e
+	}
+	if d, ok := known.Transcripts[l.ConvID]; ok && l.Transcript != "" && d != l.Transcript {
+		l.Stale = true
 	}
 	return l, nil
 }
@@ -404,6 +436,19 @@ func isField(k string) bool {
 		}
 	}
 	return false
+}
+
+// isDigest: a sha256 in lowercase hex, as the viewer writes it.
+func isDigest(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }

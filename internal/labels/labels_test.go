@@ -65,6 +65,42 @@ func TestAfterRevealRoundTrip(t *testing.T) {
 	}
 }
 
+// TestTranscriptDigestRoundTripAndStale: a label written with the digest
+// of the transcript its labeller read carries "transcript_sha256" (before
+// after_reveal), reads back with it, and is Stale exactly when Known holds
+// another digest for its conversation; a line without a digest never is.
+func TestTranscriptDigestRoundTripAndStale(t *testing.T) {
+	path := filepath.Join(t.TempDir(), layout.LabelsFile)
+	at := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
+	now, old := strings.Repeat("a", 64), strings.Repeat("b", 64)
+	fresh := Label{ConvID: "m01_s001_v01__a__s0", MetricID: "m01", Present: true, Labeler: "ana", At: at, Transcript: now}
+	gone := Label{ConvID: "m01_s001_v02__a__s0", MetricID: "m01", Labeler: "ana", At: at, Transcript: old, AfterReveal: true}
+	bare := Label{ConvID: "m01_s001_v02__a__s0", MetricID: "m01", Labeler: "bo", At: at}
+	for _, l := range []Label{fresh, gone, bare} {
+		if err := Append(path, l, known); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 3 || !strings.HasSuffix(lines[0], `, "transcript_sha256": "`+now+`"}`) ||
+		!strings.HasSuffix(lines[1], `, "transcript_sha256": "`+old+`", "after_reveal": true}`) || strings.Contains(lines[2], "transcript_sha256") {
+		t.Fatalf("file:\n%s", b)
+	}
+	k := known
+	k.Transcripts = map[string]string{"m01_s001_v01__a__s0": now, "m01_s001_v02__a__s0": now}
+	ls, err := Read(path, k)
+	if err != nil || len(ls) != 3 || ls[0].Transcript != now || ls[1].Transcript != old || ls[2].Transcript != "" {
+		t.Fatalf("read back %+v, %v", ls, err)
+	}
+	if ls[0].Stale || !ls[1].Stale || ls[2].Stale {
+		t.Errorf("stale: %v %v %v, want false true false", ls[0].Stale, ls[1].Stale, ls[2].Stale)
+	}
+	if ls, _ := Read(path, known); ls[1].Stale {
+		t.Error("stale without the transcripts' digests")
+	}
+}
+
 func TestReadMissingFileIsNoLabels(t *testing.T) {
 	ls, err := Read(filepath.Join(t.TempDir(), "nope.jsonl"), known)
 	if err != nil || ls != nil {
@@ -94,6 +130,9 @@ func TestReadBadLinesNameLineAndField(t *testing.T) {
 		{"duplicate key", strings.Replace(good, `"present": true`, `"present": true, "present": false`, 1), "", "appears twice"},
 		{"trailing data", good + ` {"x": 1}`, "", "data after the JSON object"},
 		{"after_reveal as string", strings.Replace(good, `}`, `, "after_reveal": "yes"}`, 1), "after_reveal", "want true or false"},
+		{"transcript_sha256 short", strings.Replace(good, `}`, `, "transcript_sha256": "abc"}`, 1), "transcript_sha256", "64 lowercase hexadecimal"},
+		{"transcript_sha256 upper case", strings.Replace(good, `}`, `, "transcript_sha256": "`+strings.Repeat("A", 64)+`"}`, 1), "transcript_sha256", "64 lowercase hexadecimal"},
+		{"transcript_sha256 null", strings.Replace(good, `}`, `, "transcript_sha256": null}`, 1), "transcript_sha256", "want a string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

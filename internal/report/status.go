@@ -107,7 +107,7 @@ func Status(w io.Writer, benchDir string, targets []string, opts StatusOptions) 
 	writeRefused(w, bs.rows)
 	writePeople(w, c, bs.rows)
 	writeScorecard(w, c, bs.card.list())
-	writeStatusLeaderboard(w, c, bs.res, bs.resErr)
+	writeStatusLeaderboard(w, c, filepath.Base(benchDir), bs.res, bs.resErr)
 	return nil
 }
 

@@ -151,12 +151,17 @@ func TestStatusCorrected(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("corrected lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// A model without a corrected score: what says why, and what to label.
+	b := filepath.Base(dir)
+	if hint := "  1 model(s) without a corrected score: `impactbench calibrate " + b + "` says why, per metric; `impactbench calibrate " + b + " --plan` which labels would give one"; !strings.Contains(buf.String(), hint) {
+		t.Errorf("status does not say what to do about opaque's missing correction (%q):\n%s", hint, buf.String())
+	}
 	// Without labels, no such line.
 	buf.Reset()
 	if err := Status(&buf, statsBench(t), nil, StatusOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(buf.String(), "corrected for judge error") {
+	if strings.Contains(buf.String(), "corrected for judge error") || strings.Contains(buf.String(), "without a corrected score") {
 		t.Error("a corrected line without judge calibration")
 	}
 }
@@ -334,4 +339,18 @@ func setConvField(t *testing.T, dir, target string, i int, key string, v any) {
 	}
 	convs[i][key] = v
 	writeJSON(t, path, convs)
+}
+
+// TestStatusSaysWhenLabelsAreStale: label lines left out because their
+// conversation was run again since are named, with what to do.
+func TestStatusSaysWhenLabelsAreStale(t *testing.T) {
+	res := []results.ModelResult{{TargetModel: "m", JudgeCalibration: &results.JudgeCalibration{AllTargets: &results.LabelSummary{NLines: 9, NStale: 3}}}}
+	for _, stale := range []int{3, 0} {
+		res[0].JudgeCalibration.AllTargets.NStale = stale
+		var buf bytes.Buffer
+		writeCalibrationHints(&buf, colorizer(false), "b", res, nil)
+		if got := strings.Contains(buf.String(), "! 3 label line(s) were given on a conversation run again since: left out; label those rows again"); got != (stale > 0) {
+			t.Errorf("%d stale: %q", stale, buf.String())
+		}
+	}
 }

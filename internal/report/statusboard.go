@@ -33,7 +33,7 @@ type boardRow struct {
 // every interval's method, n and scenario count, the few-clusters
 // warnings, the scores corrected for judge error (when results.json has
 // them), and the model-vs-model differences on the score.
-func writeStatusLeaderboard(w io.Writer, c colors, res []results.ModelResult, resErr error) {
+func writeStatusLeaderboard(w io.Writer, c colors, bench string, res []results.ModelResult, resErr error) {
 	fmt.Fprintf(w, "\n%s\n", c.bold("Leaderboard"))
 	switch {
 	case resErr != nil:
@@ -47,6 +47,7 @@ func writeStatusLeaderboard(w io.Writer, c colors, res []results.ModelResult, re
 	writeBoardTable(w, c, rows)
 	writeBoardNotes(w, c, rows)
 	writeCorrectedLines(w, c, rows)
+	writeCalibrationHints(w, c, bench, res, rows)
 	writeHumanLines(w, c, res)
 	writePairs(w, c, rows, multiplicityOf(res))
 }
@@ -353,6 +354,30 @@ func writeCorrectedLines(w io.Writer, c colors, rows []boardRow) {
 		}
 		if n > 0 {
 			fmt.Fprintf(w, "  by metric: %s\n", strings.Join(parts, "; "))
+		}
+	}
+}
+
+// writeCalibrationHints says, under the corrected lines, what to do when a
+// model has no corrected score (which command says why, and which labels
+// would give one) and when label lines were left out because their
+// conversation was run again since: status alone otherwise said only
+// "no corrected rate for the positive and negative tracks".
+func writeCalibrationHints(w io.Writer, c colors, bench string, res []results.ModelResult, rows []boardRow) {
+	missing := 0
+	for _, r := range rows {
+		if r.corr != nil && r.corr.Score == nil {
+			missing++
+		}
+	}
+	if missing > 0 {
+		b := sanitize.Terminal(bench)
+		fmt.Fprintf(w, "  %d model(s) without a corrected score: `impactbench calibrate %s` says why, per metric; `impactbench calibrate %s --plan` which labels would give one (label them in impactbench view's review queue)\n", missing, b, b)
+	}
+	for _, r := range res {
+		if jc := r.JudgeCalibration; jc != nil && jc.AllTargets != nil && jc.AllTargets.NStale > 0 {
+			fmt.Fprintf(w, "  %s\n", c.yellow(fmt.Sprintf("! %d label line(s) were given on a conversation run again since: left out; label those rows again", jc.AllTargets.NStale)))
+			break
 		}
 	}
 }

@@ -223,6 +223,49 @@ func BlindLabels(ls []labels.Label) ([]labels.Label, int) {
 	return out, late
 }
 
+// CurrentLabels drops the labels given on a transcript that is no longer
+// the conversation's (labels.Label.Stale: it was run again since) and
+// counts them. A person's earlier lines on the same row go with their
+// stale one: they are older still, and keeping them would bring back a
+// verdict the person had replaced.
+func CurrentLabels(ls []labels.Label) ([]labels.Label, int) {
+	drop := staleLines(ls)
+	if drop == nil {
+		return ls, 0
+	}
+	out := make([]labels.Label, 0, len(ls))
+	for i, l := range ls {
+		if !drop[i] {
+			out = append(out, l)
+		}
+	}
+	return out, len(ls) - len(out)
+}
+
+// staleLines marks the lines CurrentLabels drops (nil when none).
+func staleLines(ls []labels.Label) []bool {
+	type who struct {
+		k    labels.Key
+		name string
+	}
+	lastStale := map[who]int{} // the person's last stale line on the row
+	for i, l := range ls {
+		if l.Stale {
+			lastStale[who{l.Key(), l.Labeler}] = i
+		}
+	}
+	if len(lastStale) == 0 {
+		return nil
+	}
+	drop := make([]bool, len(ls))
+	for i, l := range ls {
+		if j, ok := lastStale[who{l.Key(), l.Labeler}]; ok && i <= j {
+			drop[i] = true
+		}
+	}
+	return drop
+}
+
 // summarise counts label lines and labelers per target and over all, and
 // returns the labels calibration counts (after-reveal ones left out unless
 // the input asks for them).
@@ -230,18 +273,23 @@ func (p *labelPool) summarise(in *CalibrationInput, targetOf func(labels.Key) in
 	p.summaries = make([]LabelSummary, len(p.targets))
 	people := make([]map[string]bool, len(p.targets))
 	allPeople := map[string]bool{}
-	counted, late := in.Labels, 0
+	drop := staleLines(in.Labels)
+	counted, stale := CurrentLabels(in.Labels)
+	late := 0
 	if !in.IncludeAfterReveal {
-		counted, late = BlindLabels(in.Labels)
+		counted, late = BlindLabels(counted)
 	}
-	for _, l := range in.Labels {
+	for i, l := range in.Labels {
 		allPeople[l.Labeler] = true
 		ti := targetOf(l.Key())
 		if ti < 0 {
 			continue
 		}
 		p.summaries[ti].NLines++
-		if l.AfterReveal && !in.IncludeAfterReveal {
+		switch {
+		case drop != nil && drop[i]:
+			p.summaries[ti].NStale++
+		case l.AfterReveal && !in.IncludeAfterReveal:
 			p.summaries[ti].NAfterReveal++
 		}
 		if people[ti] == nil {
@@ -249,7 +297,7 @@ func (p *labelPool) summarise(in *CalibrationInput, targetOf func(labels.Key) in
 		}
 		people[ti][l.Labeler] = true
 	}
-	p.all = LabelSummary{NLines: len(in.Labels), NLabelers: len(allPeople), NAfterReveal: late}
+	p.all = LabelSummary{NLines: len(in.Labels), NLabelers: len(allPeople), NAfterReveal: late, NStale: stale}
 	for ti := range p.targets {
 		p.summaries[ti].NLabelers = len(people[ti])
 	}

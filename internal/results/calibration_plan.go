@@ -37,8 +37,12 @@ type LabelPlan struct {
 	Unreachable []PlanProblem `json:"unreachable"`
 	// AfterReveal counts label lines left out because they were changed
 	// after the judges' verdict was shown (see labels.Label.AfterReveal).
-	AfterReveal int    `json:"n_after_reveal"`
-	Method      string `json:"method"`
+	AfterReveal int `json:"n_after_reveal"`
+	// Stale counts label lines left out because their conversation was
+	// run again since they were given (see labels.Label.Stale): its rows
+	// are asked for again.
+	Stale  int    `json:"n_stale"`
+	Method string `json:"method"`
 }
 
 // PlanProblem is one metric × target the plan cannot bring to a number.
@@ -105,8 +109,8 @@ const (
 
 // PlanLabels plans the labelling of a benchmark's rows (score rows of
 // every target; only ID, MetricID, TargetModel, Sample, ConvID and Present
-// are read) given the labels so far (after-reveal lines are left out, as
-// calibration leaves them out). halfWidth ≤ 0 means the default.
+// are read) given the labels so far (after-reveal and stale lines are left
+// out, as calibration leaves them out). halfWidth ≤ 0 means the default.
 func PlanLabels(rows []ScoreRow, ls []labels.Label, judgeName string, halfWidth, conf float64) LabelPlan {
 	if halfWidth <= 0 {
 		halfWidth = DefaultPlanHalfWidth
@@ -114,9 +118,10 @@ func PlanLabels(rows []ScoreRow, ls []labels.Label, judgeName string, halfWidth,
 	if conf <= 0 || conf >= 1 {
 		conf = DefaultConf
 	}
+	ls, stale := CurrentLabels(ls)
 	ls, late := BlindLabels(ls)
 	out := LabelPlan{Judge: judgeName, HalfWidth: halfWidth, Conf: conf, Metrics: Keyed[MetricPlan]{}, Unreachable: []PlanProblem{},
-		AfterReveal: late, Method: methodPlan}
+		AfterReveal: late, Stale: stale, Method: methodPlan}
 	byTarget, order := planTargets(rows)
 	var trs []targetRows
 	for _, t := range order {

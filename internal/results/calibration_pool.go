@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/stats"
@@ -80,6 +81,11 @@ func (f *fileCalibration) judgeEntry(j judge) JudgeCalibrationEntry {
 		enough := enoughLabels(MinLabelsPerClass, func(s int) int { return p.labelled.get(m, s) }, func(s int) int { return p.study.get(m, s) })
 		c := p.calibrate(set, scopeTargets, j.name, m, enough)
 		c.mc.warn(enough, MinLabelsPerClass, c.mc.NJudgePresent, c.mc.NJudgeAbsent)
+		if main {
+			if w := p.drawWarning(m); w != "" {
+				c.mc.Warning = strings.TrimPrefix(c.mc.Warning+"; "+w, "; ")
+			}
+		}
 		c.mc.ByTarget = p.targetTest(set, j.name, m)
 		tests = append(tests, c.mc.ByTarget)
 		e.ByMetric = append(e.ByMetric, Entry[MetricCalibration]{m, c.mc})

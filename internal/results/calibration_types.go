@@ -119,6 +119,11 @@ type LabelSummary struct {
 	// NAfterReveal counts label lines left out because they were given
 	// after the judges' verdict was shown (0 when they were counted).
 	NAfterReveal int `json:"n_after_reveal"`
+	// NStale counts label lines left out because they were given on a
+	// transcript the conversation no longer has (it was run again since
+	// the person read it; labels.Label.Stale), with the same person's
+	// earlier lines on the row.
+	NStale int `json:"n_stale"`
 }
 
 // JudgeCalibrationEntry is one judge's calibration per metric.

@@ -259,3 +259,26 @@ func auditedInFull(e *SampledValidity) string {
 	}
 	return fmt.Sprintf("every flagged (%d) and suspect (%d) conversation audited", e.Flagged, e.Suspect)
 }
+
+// CalibrationLine is printed under a model's summary lines when people
+// labelled the benchmark: its score corrected for judge error, or why
+// there is none and what says more, and the label lines left out as stale
+// (their conversation was run again since); "" without labels.
+func CalibrationLine(m ModelResult) string {
+	jc, lb := m.JudgeCalibration, m.Leaderboard
+	if jc == nil || lb == nil || lb.Corrected == nil {
+		return ""
+	}
+	c := lb.Corrected
+	line := "    corrected for judge error: "
+	if c.Score != nil && c.CILow != nil && c.CIHigh != nil {
+		line += fmt.Sprintf("score %s [%s, %s] (%d labelled rows of its own)", pct(*c.Score), pct(*c.CILow), pct(*c.CIHigh), jc.Labels.NRows)
+	} else {
+		line += fmt.Sprintf("none (%d labelled rows of its own): %s; `impactbench calibrate` says why per metric, and `calibrate --plan` which labels would give one",
+			jc.Labels.NRows, strings.TrimPrefix(c.Warning, "not corrected: "))
+	}
+	if n := jc.Labels.NStale; n > 0 {
+		line += fmt.Sprintf("\n    ! %d of its label lines were given on a conversation run again since: left out; label those rows again", n)
+	}
+	return line
+}

@@ -76,3 +76,29 @@ func TestReadCountsIsBounded(t *testing.T) {
 		t.Errorf("ReadCounts = %+v, %v; want a *FileError naming %s", got, err, path)
 	}
 }
+
+// TestCalibrationLine: with labels, aggregate prints under each model its
+// score corrected for judge error, or why there is none and which
+// commands say more, and the stale label lines left out; without labels,
+// nothing (an offline run's output is unchanged).
+func TestCalibrationLine(t *testing.T) {
+	s, lo, hi := 0.61, 0.4, 0.8
+	jc := &JudgeCalibration{Labels: LabelSummary{NRows: 12}}
+	for _, c := range []struct {
+		name string
+		m    ModelResult
+		want string
+	}{
+		{"no labels", ModelResult{Leaderboard: &Leaderboard{}}, ""},
+		{"corrected", ModelResult{JudgeCalibration: jc, Leaderboard: &Leaderboard{Corrected: &LeaderboardCorrected{Score: &s, CILow: &lo, CIHigh: &hi}}},
+			"    corrected for judge error: score 61.0% [40.0%, 80.0%] (12 labelled rows of its own)"},
+		{"none", ModelResult{JudgeCalibration: jc, Leaderboard: &Leaderboard{Corrected: &LeaderboardCorrected{Warning: "not corrected: no corrected rate for the negative track"}}},
+			"    corrected for judge error: none (12 labelled rows of its own): no corrected rate for the negative track; `impactbench calibrate` says why per metric, and `calibrate --plan` which labels would give one"},
+		{"stale", ModelResult{JudgeCalibration: &JudgeCalibration{Labels: LabelSummary{NRows: 2, NStale: 3}}, Leaderboard: &Leaderboard{Corrected: &LeaderboardCorrected{Warning: "not corrected: x"}}},
+			"    corrected for judge error: none (2 labelled rows of its own): x; `impactbench calibrate` says why per metric, and `calibrate --plan` which labels would give one\n    ! 3 of its label lines were given on a conversation run again since: left out; label those rows again"},
+	} {
+		if got := CalibrationLine(c.m); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+	}
+}

@@ -68,6 +68,10 @@ func TestJudgeErrorInStudyScores(t *testing.T) {
 			t.Fatalf("a cell without labels has corrected: %+v", c)
 		}
 	}
+	var plain strings.Builder
+	if sum := study.Summarize(res, "study.json"); sum.LabelledModels != 0 || sum.WriteText(&plain) != nil || strings.Contains(plain.String(), "Judge error") {
+		t.Errorf("without labels the summary speaks of judge error:\n%s", plain.String())
+	}
 
 	calibrateAlpha(t, bench)
 	if s, err = study.Load(bench); err != nil {
@@ -101,5 +105,17 @@ func TestJudgeErrorInStudyScores(t *testing.T) {
 	}
 	if n != 3*3*2 || moved == 0 {
 		t.Errorf("checked %d corrected cells (want 3 nodes × 3 models × 2 ages), %d moved by the correction", n, moved)
+	}
+	// What study prints says so: labelled models, none corrected overall,
+	// and what to run for the rest (before, it said nothing of labels).
+	sum := study.Summarize(res, "study.json")
+	var text strings.Builder
+	if err := sum.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if sum.LabelledModels != 3 || sum.CorrectedModels != 0 ||
+		!strings.Contains(text.String(), "Judge error: 0 of the 3 models with human labels have an overall score corrected for it") ||
+		!strings.Contains(text.String(), "`impactbench calibrate all --plan` says which labels the others need") {
+		t.Errorf("summary %d labelled, %d corrected:\n%s", sum.LabelledModels, sum.CorrectedModels, text.String())
 	}
 }

@@ -30,6 +30,11 @@ type Summary struct {
 	// interval is narrower than ±NarrowHalfWidth.
 	MetricCells       int `json:"metric_cells"`
 	MetricCellsNarrow int `json:"metric_cells_narrow"`
+	// LabelledModels counts the models with judge calibration (human
+	// labels in a benchmark's results.json); CorrectedModels those whose
+	// overall score is corrected for judge error at every age group.
+	LabelledModels  int `json:"labelled_models"`
+	CorrectedModels int `json:"corrected_models"`
 	// Leaderboard is the overall node's ranked cells and Label the
 	// nutrition label's, each by age group, then rank.
 	Leaderboard []LeaderRow `json:"leaderboard"`
@@ -70,9 +75,16 @@ func Summarize(r *Result, file string) Summary {
 			s.Metrics++
 		}
 	}
+	labelled, uncorrected := map[string]bool{}, map[string]bool{}
 	for _, c := range r.Cells {
 		if c.Thin {
 			s.ThinCells++
+		}
+		if kind[c.Node] == KindOverall && c.Corrected != nil {
+			labelled[c.Model] = true
+			if c.Corrected.Score == nil {
+				uncorrected[c.Model] = true
+			}
 		}
 		switch kind[c.Node] {
 		case KindMetric:
@@ -96,6 +108,7 @@ func Summarize(r *Result, file string) Summary {
 			}
 		}
 	}
+	s.LabelledModels, s.CorrectedModels = len(labelled), len(labelled)-len(uncorrected)
 	order := func(a, b LeaderRow) int {
 		return cmp.Or(cmp.Compare(slices.Index(Ages, a.Age), slices.Index(Ages, b.Age)), cmp.Compare(a.Rank, b.Rank), strings.Compare(a.Model, b.Model))
 	}
@@ -140,6 +153,15 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	if s.MetricCells > 0 {
 		fmt.Fprintf(w, "\nPer-metric scores: %d of %d have a 95%% interval narrower than ±%.2f.\n", s.MetricCellsNarrow, s.MetricCells, NarrowHalfWidth)
+	}
+	if s.LabelledModels > 0 {
+		// The scores above are the judges' verdicts; say what the labels
+		// gave, and where the rest would come from.
+		fmt.Fprintf(w, "Judge error: %d of the %d models with human labels have an overall score corrected for it (study.json cells' corrected); the scores above are the judges' verdicts, uncorrected.", s.CorrectedModels, s.LabelledModels)
+		if s.CorrectedModels < s.LabelledModels {
+			fmt.Fprint(w, " `impactbench calibrate all --plan` says which labels the others need.")
+		}
+		fmt.Fprintln(w)
 	}
 	return nil
 }

@@ -160,7 +160,10 @@ const (
 )
 
 // errNoToken is the answer to a request without a valid token.
-var errNoToken = errors.New("this viewer is shared with reviewers: open it with your link (view printed it); the token is missing or wrong")
+// A reviewer never saw view print anything, and links change at every
+// start: the answer says so, and whom to ask.
+var errNoToken = errors.New("this viewer is shared with reviewers, and this is not one of its links now: " +
+	"links change each time impactbench view starts, so ask the person who started it for your current link (they are printed at its start)")
 
 // authorize resolves the request's principal — from its X-IB-Token
 // header, or the /k/{token}/ of its path for pages — and checks it may use

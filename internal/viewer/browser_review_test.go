@@ -272,7 +272,9 @@ func TestBrowserKeyboardReview(t *testing.T) {
 	if itemNow() != noted || !evalJS[bool](t, ctx, `document.getElementById('present-no').checked`) {
 		t.Errorf("u did not reopen the last label (item %s, want %s)", itemNow(), noted)
 	}
-	pressKey(t, ctx, "1") // change of mind: present
+	// Change of mind: present — and a 0 pressed before the 1 was saved
+	// records nothing more (before, both were saved, one line each).
+	evalJS[bool](t, ctx, `(['1', '0'].forEach(k => document.dispatchEvent(new KeyboardEvent('keydown', {key: k, bubbles: true}))), true)`)
 	waitJS(t, ctx, `!!document.getElementById('reveal')`, 20*time.Second)
 	pressKey(t, ctx, "j")
 

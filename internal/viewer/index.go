@@ -161,6 +161,10 @@ type benchIndex struct {
 	// planMetrics are the labelling plan's metrics (planMetricIDs).
 	planMetricsOnce sync.Once
 	planMetrics     []string
+	// digests are conversations' transcript digests, read on demand
+	// (digestOf).
+	digestMu sync.Mutex
+	digests  map[int]string
 	// textSearch caches the last transcript search.
 	textMu    sync.Mutex
 	textQuery string

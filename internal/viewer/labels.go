@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/labels"
 )
 
@@ -22,6 +23,10 @@ type Label struct {
 	// AfterReveal: given after the judges' verdict was shown to this
 	// labeller (labels.Label.AfterReveal).
 	AfterReveal bool `json:"after_reveal,omitempty"`
+	// Transcript is the digest of the transcript the labeller read
+	// (labels.Label.Transcript): a conversation run again since has
+	// another, and the label is then stale (currentLabels).
+	Transcript string `json:"transcript_sha256,omitempty"`
 }
 
 // LabelStore is where the viewer records labels. The file implementation
@@ -82,7 +87,7 @@ func (s *FileLabels) Append(l Label) error {
 	}
 	err := labels.Append(s.Path, labels.Label{
 		ConvID: l.ConvID, MetricID: l.MetricID, Present: l.Present,
-		Labeler: l.Labeler, Note: l.Note, At: l.At.UTC().Truncate(time.Second), AfterReveal: l.AfterReveal,
+		Labeler: l.Labeler, Note: l.Note, At: l.At.UTC().Truncate(time.Second), AfterReveal: l.AfterReveal, Transcript: l.Transcript,
 	}, s.Known)
 	if err != nil {
 		return fmt.Errorf("labels: %w", err)
@@ -99,7 +104,67 @@ func (s *FileLabels) List() ([]Label, error) {
 	}
 	out := make([]Label, len(ls))
 	for i, l := range ls {
-		out[i] = Label{ConvID: l.ConvID, MetricID: l.MetricID, Present: l.Present, Labeler: l.Labeler, Note: l.Note, At: l.At, AfterReveal: l.AfterReveal}
+		out[i] = Label{ConvID: l.ConvID, MetricID: l.MetricID, Present: l.Present, Labeler: l.Labeler, Note: l.Note, At: l.At, AfterReveal: l.AfterReveal,
+			Transcript: l.Transcript}
 	}
 	return out, nil
+}
+
+// digestOf is the digest of conversation i's transcript as the index's
+// files hold it (artifacts.TranscriptDigest), read once per index; false
+// when it cannot be read.
+func (ix *benchIndex) digestOf(i int) (string, bool) {
+	ix.digestMu.Lock()
+	d, ok := ix.digests[i]
+	ix.digestMu.Unlock()
+	if ok {
+		return d, true
+	}
+	v, err := ix.readConv(i, false)
+	if err != nil {
+		return "", false
+	}
+	d = artifacts.TranscriptDigest(v.Transcript)
+	ix.digestMu.Lock()
+	if ix.digests == nil {
+		ix.digests = map[int]string{}
+	}
+	ix.digests[i] = d
+	ix.digestMu.Unlock()
+	return d, true
+}
+
+// currentLabels is ls without the labels given on a transcript the
+// conversation no longer has (it was run again since the person read it),
+// nor the same person's earlier lines on the row — as calibration leaves
+// them out (results.CurrentLabels): the queue asks for those rows again,
+// and a person's place and labels count them as not labelled. Lines
+// without a digest (written by hand, or before labels carried one) are
+// kept.
+func currentLabels(ix *benchIndex, ls []Label) []Label {
+	type who struct{ conv, name string }
+	last := map[who]int{}
+	for k, l := range ls {
+		if l.Transcript == "" {
+			continue
+		}
+		i, ok := ix.byConvID[l.ConvID]
+		if !ok {
+			continue
+		}
+		if d, ok := ix.digestOf(i); ok && d != l.Transcript {
+			last[who{l.ConvID, l.Labeler}] = k
+		}
+	}
+	if len(last) == 0 {
+		return ls
+	}
+	out := make([]Label, 0, len(ls))
+	for k, l := range ls {
+		if j, ok := last[who{l.ConvID, l.Labeler}]; ok && k <= j {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }

@@ -10,6 +10,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/impactbench/impactbench/internal/artifacts"
+	"github.com/impactbench/impactbench/internal/labels"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // keysInOrder returns a JSON object's keys in file order.
@@ -125,4 +129,81 @@ func TestReadLabelsNamesBadLine(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "line 3") {
 		t.Fatalf("err = %v, want one naming line 3", err)
 	}
+}
+
+// TestALabelOnAConversationRunAgainCountsAsNone: a label records the
+// digest of the transcript its labeller read; once the conversation is run
+// again (another transcript under the same conv_id) the label no longer
+// counts — not in the labeller's own labels, not in the plan — and the
+// queue asks for the row again. Before, the row stayed labelled with a
+// verdict on a transcript that no longer exists.
+func TestALabelOnAConversationRunAgainCountsAsNone(t *testing.T) {
+	project := filepath.Join(t.TempDir(), "project")
+	dir, _ := WriteSynth(t, project, SynthSpec{Name: "tiny", Metrics: 1, ScensPerMetric: 2, Targets: []string{"t1"}, Samples: 1, Msgs: 2, MsgLen: 60, Judges: 1})
+	s, base := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana", "bo"}, Seed: 5, Overlap: 0, OverlapSet: true})
+	ana, bo := teamHeaders(base, tokenOf(t, s, "ana")), teamHeaders(base, tokenOf(t, s, "bo"))
+	var items []string
+	for n := getAs[nextAnswer](t, base, "/api/next", ana); n.Item != nil; n = getAs[nextAnswer](t, base, "/api/next", ana) {
+		if code, body := do(t, base, req{"POST", "/api/label", `{"item":"` + *n.Item + `","present":true}`, ana}); code != 201 {
+			t.Fatalf("label: %d %s", code, body)
+		}
+		items = append(items, *n.Item)
+	}
+	if len(items) != 2 {
+		t.Fatalf("fixture: ana labelled %d items, want both", len(items))
+	}
+	if n := getAs[nextAnswer](t, base, "/api/next", bo); n.Item != nil {
+		t.Fatalf("fixture: bo is asked for %s though both rows are labelled", *n.Item)
+	}
+	// Every line names the transcript ana read.
+	convPath := filepath.Join(dir, "runs", "t1", "conversations.json")
+	var convs []artifacts.Conversation
+	raw, err := os.ReadFile(convPath)
+	must(t, err)
+	must(t, json.Unmarshal(raw, &convs))
+	digest := map[string]string{}
+	for _, c := range convs {
+		digest[c.ConvID] = artifacts.TranscriptDigest(c.Transcript)
+	}
+	ls, err := labels.Read(layout.Bench{Dir: dir}.Labels(), labels.Known{})
+	must(t, err)
+	for _, l := range ls {
+		if l.Transcript != digest[l.ConvID] {
+			t.Errorf("label on %s records transcript %q, want %q", l.ConvID, l.Transcript, digest[l.ConvID])
+		}
+	}
+	// The first conversation is run again: its assistant says otherwise.
+	var rows []map[string]any
+	must(t, json.Unmarshal(raw, &rows))
+	tr := rows[0]["transcript"].([]any)
+	tr[len(tr)-1].(map[string]any)["content"] = "an answer nobody labelled"
+	writeJSONFile(t, convPath, rows)
+	time.Sleep(staleCheck + 50*time.Millisecond)
+	ix := s.bench("tiny").index(s)
+	rerun := reviewQueue{s}.itemOfConv(ix, ix.byConvID[convs[0].ConvID])
+	type mine struct {
+		Labels []mineRow `json:"labels"`
+		Notes  []string  `json:"notes"`
+	}
+	m := getAs[mine](t, base, "/api/mine", ana)
+	if len(m.Labels) != 1 || m.Labels[0].Item == rerun {
+		t.Errorf("ana's labels after the rerun: %+v, want only the one on %s", m.Labels, other(items, rerun))
+	}
+	// She is told why one is missing, and what happens to it.
+	if len(m.Notes) != 1 || !strings.HasPrefix(m.Notes[0], "1 of your labels are not listed: their conversations were run again") {
+		t.Errorf("ana's notes %q: want one saying a label is not listed because its conversation was run again", m.Notes)
+	}
+	if n := getAs[nextAnswer](t, base, "/api/next", bo); n.Item == nil || *n.Item != rerun {
+		t.Errorf("bo's next after the rerun: %v, want the conversation run again (%s)", n.Item, rerun)
+	}
+}
+
+// other is the item of two that is not x.
+func other(items []string, x string) string {
+	for _, it := range items {
+		if it != x {
+			return it
+		}
+	}
+	return ""
 }

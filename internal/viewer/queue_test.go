@@ -1,7 +1,9 @@
 package viewer
 
 import (
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -199,4 +201,28 @@ func artifactsSampleOther(ix *benchIndex, c conv) *bool {
 		}
 	}
 	return nil
+}
+
+// TestTriageQueueSaysItsRowsAreNotARandomDraw: the triage queue's answer
+// heads its notes with why its labels do not calibrate the judge (they
+// count in calibrate like any other); the calibration queue's has no such
+// note.
+func TestTriageQueueSaysItsRowsAreNotARandomDraw(t *testing.T) {
+	project := filepath.Join(t.TempDir(), "project")
+	WriteSynth(t, project, SynthSpec{Name: "tri", Metrics: 1, ScensPerMetric: 6, Targets: []string{"a"}, Samples: 2, Msgs: 2, MsgLen: 20, Judges: 3})
+	_, base := StartForTest(t, Options{ProjectDir: project, Seed: 3})
+	type answer struct {
+		Items []studyItemView `json:"items"`
+		Notes []string        `json:"notes"`
+	}
+	tri := getAs[answer](t, base, "/api/queue?kind=triage&labeler=ana", nil)
+	if len(tri.Items) == 0 {
+		t.Fatal("fixture: nothing in the triage queue")
+	}
+	if len(tri.Notes) == 0 || !strings.Contains(tri.Notes[0], "not drawn at random") || !strings.Contains(tri.Notes[0], "label from the calibration queue") {
+		t.Errorf("triage notes %q: want the first to say its rows are not a random draw and where to calibrate", tri.Notes)
+	}
+	if cal := getAs[answer](t, base, "/api/queue?labeler=ana", nil); len(cal.Notes) != 0 {
+		t.Errorf("calibration queue notes %q, want none", cal.Notes)
+	}
 }

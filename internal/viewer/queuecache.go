@@ -87,7 +87,7 @@ func sameLabels(a, b []Label) bool {
 	for i := range a {
 		x, y := &a[i], &b[i]
 		if x.ConvID != y.ConvID || x.MetricID != y.MetricID || x.Present != y.Present || x.Labeler != y.Labeler ||
-			x.Note != y.Note || !x.At.Equal(y.At) || x.At.Location() != y.At.Location() || x.AfterReveal != y.AfterReveal {
+			x.Note != y.Note || !x.At.Equal(y.At) || x.At.Location() != y.At.Location() || x.AfterReveal != y.AfterReveal || x.Transcript != y.Transcript {
 			return false
 		}
 	}
@@ -266,10 +266,21 @@ type readLabels struct {
 	ls []Label
 }
 
-// labelsOf is st's labels: as last read when its file is the same
+// labelsOf is st's labels that count (currentLabels: those given on a
+// transcript the conversation no longer has are left out), from
+// readLabelsOf.
+func (s reviewQueue) labelsOf(st *benchState) ([]Label, error) {
+	ls, err := s.readLabelsOf(st)
+	if err != nil {
+		return nil, err
+	}
+	return currentLabels(st.index(s.Server), ls), nil
+}
+
+// readLabelsOf is st's labels: as last read when its file is the same
 // regular file, of the same size and time, else read now. Other label
 // stores are read every time. The labels answered are never changed.
-func (s reviewQueue) labelsOf(st *benchState) ([]Label, error) {
+func (s reviewQueue) readLabelsOf(st *benchState) ([]Label, error) {
 	fl, ok := st.labels.(*FileLabels)
 	if !ok {
 		return st.labels.List()

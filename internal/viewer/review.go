@@ -262,7 +262,7 @@ func (s reviewQueue) handleQueue(w http.ResponseWriter, r *http.Request, st *ben
 		return
 	}
 	ix := st.index(s.Server)
-	ls, err := st.labels.List()
+	ls, err := s.labelsOf(st)
 	if err != nil {
 		writeErr(w, http.StatusConflict, "%v", err)
 		return

@@ -3,6 +3,7 @@ package viewer
 import (
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -203,5 +204,22 @@ func TestListFiltersAndTranscriptSearch(t *testing.T) {
 	}
 	if code, _ := do(t, base, req{"GET", "/api/b/mini/convs?show=nonsense", "", nil}); code != 400 {
 		t.Errorf("bad show: %d", code)
+	}
+}
+
+// TestABadFieldTypeIsNamedInTheRequestsWords: a request with a field of
+// the wrong JSON type is answered with the field and what it wants, not
+// Go's "cannot unmarshal … into Go struct field studyLabel.present".
+func TestABadFieldTypeIsNamedInTheRequestsWords(t *testing.T) {
+	for _, c := range []struct{ body, want string }{
+		{`{"item":"r1","present":"yes"}`, "present: want true or false, got a JSON string"},
+		{`{"item":7,"present":true}`, "item: want a string, got a JSON number"},
+		{`{"item":"r1","present":true,"note":[]}`, "note: want a string, got a JSON array"},
+	} {
+		var v studyLabel
+		r := httptest.NewRequest("POST", "/api/label", strings.NewReader(c.body))
+		if err := decodeStrict(r, &v); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.body, err, c.want)
+		}
 	}
 }

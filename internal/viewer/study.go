@@ -2,9 +2,11 @@ package viewer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/labels"
@@ -301,9 +303,20 @@ func (s reviewQueue) handleStudyQueue(w http.ResponseWriter, r *http.Request) {
 	default:
 		out["progress"], out["unreachable"], out["labels"] = nonNil(q.progress), nonNil(q.unreachable), q.lines
 	}
-	out["notes"] = s.notesFor(p, q.notes, "%d benchmark(s) could not be read; ask the researcher")
+	notes := s.notesFor(p, q.notes, "%d benchmark(s) could not be read; ask the researcher")
+	if params.kind == "triage" {
+		notes = append([]string{triageNote}, notes...)
+	}
+	out["notes"] = notes
 	writeJSON(w, http.StatusOK, out)
 }
+
+// triageNote heads the triage queue: its labels go into labels.jsonl like
+// any other, and calibration assumes a random draw (calibrate flags the
+// metrics where the labelled rows are not one).
+const triageNote = "These rows are chosen for what they show (a judge panel split, samples that disagree), not drawn at random: " +
+	"labels given here count in calibrate like any other and bias the judge's sensitivity and specificity, and the corrected rates with them " +
+	"(calibrate says so where it sees it). To calibrate the judge, label from the calibration queue."
 
 // notesFor is how notes on files that cannot be read (a labels file with
 // a bad line) reach p: to a reviewer, only how many benchmarks
@@ -572,17 +585,20 @@ func (s reviewQueue) handleMine(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []mineRow{}
 	var notes []string
+	stale := 0
 	for _, name := range s.benchNames() {
 		st := s.bench(name)
 		if st == nil || who == "" {
 			continue
 		}
 		ix := st.index(s.Server)
-		ls, err := st.labels.List()
+		raw, err := s.readLabelsOf(st)
 		if err != nil {
 			notes = append(notes, err.Error())
 			continue
 		}
+		ls := currentLabels(ix, raw)
+		stale += staleRows(raw, ls, who)
 		latest := map[string]int{}
 		var order []string
 		for k, l := range ls {
@@ -604,8 +620,30 @@ func (s reviewQueue) handleMine(w http.ResponseWriter, r *http.Request) {
 				At: l.At.UTC().Format("2006-01-02T15:04:05Z"), AfterReveal: l.AfterReveal})
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"labels": out,
-		"notes": s.notesFor(whoOf(r), notes, "%d benchmark(s) could not be read, so your labels there are not listed; ask the researcher")})
+	notes = s.notesFor(whoOf(r), notes, "%d benchmark(s) could not be read, so your labels there are not listed; ask the researcher")
+	if stale > 0 {
+		notes = append(notes, fmt.Sprintf("%d of your labels are not listed: their conversations were run again after you labelled them, "+
+			"so those labels no longer count, and the rows come back to the review queue to be labelled again", stale))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"labels": out, "notes": notes})
+}
+
+// staleRows counts the rows who labelled (in raw) that have no label of
+// theirs among the current labels (currentLabels: run again since).
+func staleRows(raw, current []Label, who string) int {
+	now := map[string]bool{}
+	for _, l := range current {
+		if l.Labeler == who {
+			now[l.ConvID] = true
+		}
+	}
+	gone := map[string]bool{}
+	for _, l := range raw {
+		if l.Labeler == who && !now[l.ConvID] {
+			gone[l.ConvID] = true
+		}
+	}
+	return len(gone)
 }
 
 // reviewerMay reports whether reviewer who may hold or label item (the
@@ -679,5 +717,27 @@ func decodeStrictN(r *http.Request, v any, limit int64) error {
 	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
-	return dec.Decode(v)
+	err = dec.Decode(v)
+	// Say which field and what it wants, in the request's words, not Go's
+	// ("cannot unmarshal string into Go struct field studyLabel.present").
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("%s: want %s, got a JSON %s", te.Field, jsonKind(te.Type.Kind()), te.Value)
+	}
+	return err
+}
+
+// jsonKind names a Go kind as the JSON a request should send for it.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
 }

@@ -22,7 +22,7 @@ func (s reviewQueue) reviewItem(st *benchState, ix *benchIndex, i int, id, who s
 	if err != nil {
 		return nil, err
 	}
-	ls, err := st.labels.List()
+	ls, err := s.labelsOf(st)
 	if err != nil {
 		return nil, err
 	}
@@ -146,13 +146,19 @@ func (s reviewQueue) saveLabel(st *benchState, ix *benchIndex, i int, p principa
 	shown := !p.reviewer() && !(blind && s.opts.Reveal == RevealNever)
 	// A file that cannot be read (a bad line; a link Append will refuse)
 	// is Append's to answer, as before labels were read here.
-	ls, _ := st.labels.List()
+	ls, _ := s.labelsOf(st)
 	prior := false
 	for _, l := range ls {
 		prior = prior || (l.ConvID == c.convID && l.Labeler == who)
 	}
+	// The label records the transcript its labeller read: a conversation
+	// run again later has another, and the label then no longer counts.
+	digest, ok := ix.digestOf(i)
+	if !ok {
+		return nil, http.StatusConflict, errChanged
+	}
 	l := Label{ConvID: c.convID, MetricID: c.metric, Present: present, Labeler: who, Note: note,
-		At: s.now().UTC().Truncate(time.Second), AfterReveal: prior && shown}
+		At: s.now().UTC().Truncate(time.Second), AfterReveal: prior && shown, Transcript: digest}
 	if err := checkLabel(l); err != nil {
 		return nil, http.StatusBadRequest, &labelError{"label: " + err.Error()}
 	}

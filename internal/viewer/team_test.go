@@ -714,3 +714,24 @@ func TestNewTargetsAndBenchmarksAppearWithoutARestart(t *testing.T) {
 		t.Errorf("Play: researcher %s\nreviewer %s", play, blind)
 	}
 }
+
+// TestAnOldLinkSaysToAskForTheCurrentOne: links change at every start, so
+// a reviewer's link from before a restart (or any link that is not one)
+// is told why it no longer opens the viewer and whom to ask — not to open
+// a link "view printed", which a reviewer never saw — on the page and from
+// the API alike.
+func TestAnOldLinkSaysToAskForTheCurrentOne(t *testing.T) {
+	project := TeamProject(t)
+	_, base := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana"}})
+	old := strings.Repeat("ab", 32) // the shape of a link's token, of no start of this viewer
+	for _, r := range []req{
+		{"GET", "/k/" + old + "/", "", nil},
+		{"GET", "/api/next", "", map[string]string{"X-IB-Token": old}},
+	} {
+		code, body := do(t, base, r)
+		if code != http.StatusUnauthorized || !strings.Contains(body, "links change each time impactbench view starts") ||
+			!strings.Contains(body, "ask the person who started it for your current link") {
+			t.Errorf("%s %s: %d %q, want 401 saying links change at each start and whom to ask", r.method, r.path, code, body)
+		}
+	}
+}

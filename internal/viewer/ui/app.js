@@ -681,7 +681,9 @@
     var submit = el('button', { type: 'submit', id: 'submit-label', 'class': 'primary', text: 'Record my verdict (1 / 0)' });
     var msg = el('p', { id: 'review-msg', 'class': 'error' });
     var after = el('div', { id: 'after' });
-    var saved = false, lost = false;
+    // saving: a label is on its way; a key pressed before it is saved
+    // (1 then 0 in quick succession) records nothing more.
+    var saved = false, lost = false, saving = false;
     if (c.mine) {
       (c.mine.present ? yes : no).checked = true;
       note.value = c.mine.note || '';
@@ -692,12 +694,13 @@
         el('label', null, yes, ' Yes, present (1)'), ' ', el('label', null, no, ' No, absent (0)')),
       el('label', null, 'Note (optional, n)', el('br'), note), submit, msg);
     function record() {
-      if (lost) return;
+      if (lost || saving || saved) return;
       msg.textContent = '';
       if (!name.value.trim()) { msg.textContent = 'Say who you are.'; name.focus(); return; }
       if (!yes.checked && !no.checked) { msg.textContent = 'Choose present or absent.'; return; }
       setLabeler(name.value.trim());
       submit.disabled = true;
+      saving = true;
       var body = { item: c.item, present: yes.checked, note: note.value };
       if (!REVIEWER) body.labeler = name.value.trim();
       post('/api/label', body).then(function (res) {
@@ -713,7 +716,7 @@
         // Nothing to read after saving (no reveal, or the verdicts were
         // shown already): straight on to the queue's next item.
         if (!c.blind || !res.score) goNext(c.item);
-      }).catch(function (e) { submit.disabled = false; msg.textContent = String(e.message || e); });
+      }).catch(function (e) { saving = false; submit.disabled = false; msg.textContent = String(e.message || e); });
     }
     form.addEventListener('submit', function (ev) { ev.preventDefault(); record(); });
 
@@ -758,8 +761,8 @@
       if ((k === 'Enter' || k === ' ') && t && (t.tagName === 'BUTTON' || t.tagName === 'A' || t.tagName === 'SUMMARY')) return;
       if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
       switch (k) {
-        case '1': case 'p': if (!saved) { yes.checked = true; record(); } break;
-        case '0': case 'a': if (!saved) { no.checked = true; record(); } break;
+        case '1': case 'p': if (!saved && !saving) { yes.checked = true; record(); } break;
+        case '0': case 'a': if (!saved && !saving) { no.checked = true; record(); } break;
         case 'j': case 'ArrowRight': goNext(c.item); break;
         case 'Enter': if (saved) goNext(c.item); else return; break;
         case 'k': case 'ArrowLeft': goBack(c.item); break;
