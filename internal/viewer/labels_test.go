@@ -207,3 +207,16 @@ func other(items []string, x string) string {
 	}
 	return ""
 }
+
+// TestALabelWithoutAnItemSaysSo: a label sent to the study's queue without
+// its item is told the item is missing, not that the viewer restarted.
+func TestALabelWithoutAnItemSaysSo(t *testing.T) {
+	project := filepath.Join(t.TempDir(), "project")
+	WriteSynth(t, project, SynthSpec{Name: "tiny", Metrics: 1, ScensPerMetric: 2, Targets: []string{"t1"}, Samples: 1, Msgs: 2, MsgLen: 60, Judges: 1})
+	s, base := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana"}, Seed: 5})
+	ana := teamHeaders(base, tokenOf(t, s, "ana"))
+	code, body := do(t, base, req{"POST", "/api/label", `{"present":true}`, ana})
+	if code != 400 || !strings.Contains(body, "item is required") || strings.Contains(body, "restarted") {
+		t.Errorf("a label without its item: %d %s", code, body)
+	}
+}

@@ -125,6 +125,12 @@ func TestBrowserReviewerQueuePageAtStudySize(t *testing.T) {
 	waitJS(t, ctx, `!!document.getElementById('queue-pos')`, 20*time.Second)
 	if line := evalJS[string](t, ctx, `document.getElementById('queue-pos').textContent`); !regexp.MustCompile(` \d[\d,]* in the queue now · `).MatchString(line) || strings.Contains(line, "to go") {
 		t.Errorf("the review page says %q", line)
+	} else if !strings.HasSuffix(line, "labelled this session · back to the queue page") {
+		t.Errorf("the review page's place line runs into its link: %q", line)
+	}
+	// A reviewer never sees the judges' verdict: no key jumps to its quotes.
+	if keys := evalJS[string](t, ctx, `(document.getElementById('key-help') || {}).textContent || ''`); keys == "" || strings.Contains(keys, "judges") {
+		t.Errorf("a reviewer's key help: %q", keys)
 	}
 	assertClean(t, bl)
 }

@@ -104,6 +104,10 @@ func (s reviewQueue) handleStudyLabel(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "label: %v", err)
 		return
 	}
+	if req.Item == "" {
+		writeErr(w, http.StatusBadRequest, "label: item is required (the review item's id, as the queue gives it)")
+		return
+	}
 	st, ix, i, ok := s.findItem(req.Item)
 	if !ok {
 		writeErr(w, http.StatusBadRequest, "label: unknown review item (the viewer restarted, or the runs changed): open the queue again")

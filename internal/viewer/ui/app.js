@@ -793,7 +793,9 @@
   function keyHelp() {
     var rows = [['1 or p', 'present — record'], ['0 or a', 'absent — record'], ['j / →', 'next unlabelled item (Enter too, once recorded)'], ['k / ←', 'previous item'],
       ['s', 'skip (it comes back at the end)'], ['u', 'undo: reopen your last label (a new one replaces it)'], ['n', 'write a note (Ctrl+Enter records, Esc leaves)'],
-      ['e', 'jump to the judges\u2019 quotes (once shown)'], ['l', 'jump to the last assistant reply'], ['Enter', 'press the focused button'], ['?', 'this help']];
+      ['e', 'jump to the judges\u2019 quotes (once shown)'], ['l', 'jump to the last assistant reply'], ['Enter', 'press the focused button'], ['?', 'this help']]
+      // A reviewer is never shown the judges' verdict, so never their quotes.
+      .filter(function (r) { return !(REVIEWER && r[0] === 'e'); });
     return el('details', { id: 'key-help', 'class': 'small' }, el('summary', { text: 'Keys (?)' }),
       el('dl', { 'class': 'kv' }, rows.map(function (r) { return [el('dt', null, el('kbd', { text: r[0] })), el('dd', { text: r[1] })]; })));
   }
@@ -832,8 +834,8 @@
     // team's labels take rows out of it, and the plan may add more.
     var left = LAST.left !== null ? num(LAST.left) + ' in the queue now · ' : '';
     return el('p', { 'class': 'muted', id: 'queue-pos', text: (qp.kind || 'calibration') + ' queue' + (qp.bench ? ' (' + qp.bench + ')' : ' (whole study)') + ' · benchmark ' + c.bench + ' · ' +
-      left + place.saved.length + ' labelled this session' + (place.skipped.length ? ' · ' + place.skipped.length + ' skipped' : '') },
-      ' ', el('a', { href: '#/queue/' + seg(qp.kind || 'calibration'), text: 'the queue' }));
+      left + place.saved.length + ' labelled this session' + (place.skipped.length ? ' · ' + place.skipped.length + ' skipped' : '') + ' · ' },
+      el('a', { href: '#/queue/' + seg(qp.kind || 'calibration'), text: 'back to the queue page' }));
   }
   function reveal(box, res, c) {
     clear(box);
