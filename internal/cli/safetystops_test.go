@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,8 +56,35 @@ func TestSafetyStopsShownWhereRatesAre(t *testing.T) {
 		t.Errorf("offline-careless has no stop, yet:\n%s", all)
 	}
 
-	if code, _, errs := run(t, dir, "report", "example"); code != 0 {
+	code, out, errs = run(t, dir, "report", "example", "--json")
+	if code != 0 {
 		t.Fatalf("report: exit %d\n%s", code, errs)
+	}
+	// --json's results (run.results[]) carry the counts for that target only.
+	var rep struct {
+		Results []struct {
+			Model   string          `json:"target_model"`
+			Refused json.RawMessage `json:"refused"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("report --json: %v\n%s", err, out)
+	}
+	if len(rep.Results) != 2 {
+		t.Errorf("report --json results: %+v", rep.Results)
+	}
+	for _, r := range rep.Results {
+		want := ""
+		if r.Model == "offline-careful" {
+			want = `{"n_conversations":2,"n_replies":3}`
+		}
+		var got bytes.Buffer
+		if len(r.Refused) > 0 {
+			_ = json.Compact(&got, r.Refused)
+		}
+		if got.String() != want {
+			t.Errorf("report --json results %s: refused %s, want %q", r.Model, got.String(), want)
+		}
 	}
 	html, err := os.ReadFile(bench.Report())
 	if err != nil {
