@@ -150,6 +150,9 @@ func writeResults(b *work.Bench, out string, res []results.ModelResult) error {
 		if line := results.ValidityLine(m); line != "" {
 			b.Logf("%s", line)
 		}
+		if line := results.RefusedLine(m); line != "" {
+			b.Logf("%s", line)
+		}
 		if line := results.CalibrationLine(m); line != "" {
 			b.Logf("%s", line)
 		}

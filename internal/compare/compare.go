@@ -108,6 +108,7 @@ func Compare(a, b Run, opts Options) (*Report, error) {
 	rep.OrderChanges = d.orderChanges(opts.Conf)
 	rep.MetricDiffs = d.metricDiffs(opts.Conf)
 	rep.People = peopleRows(a, b, opts.Conf)
+	rep.SafetyStops = d.safetyStops()
 	if rep.People == nil {
 		rep.People = []PeopleRow{}
 	}
@@ -159,6 +160,8 @@ type data struct {
 	cells   []tally
 	metrics []metricInfo
 	notes   []string
+	// stops[run][model] counts the model's rows with a safety stop.
+	stops [2][]SafetyStops
 }
 
 func (d *data) cell(run, model, cluster, track int) *tally {
@@ -239,12 +242,14 @@ func prepare(a, b Run) (*data, error) {
 	for r, run := range runs {
 		unknown := map[string]int{}
 		nulls := 0
+		d.stops[r] = make([]SafetyStops, len(d.models))
 		for i, s := range run.Scores {
 			mi, ok := modelIdx[run.target(i)]
 			if !ok {
 				continue
 			}
 			d.summary[r].Rows++
+			d.stops[r][mi].add(s.Refused)
 			k, ok := metricIdx[s.MetricID]
 			if !ok {
 				unknown[s.MetricID]++
@@ -309,6 +314,29 @@ func prepare(a, b Run) (*data, error) {
 		mi.cells[(o.run*len(d.models)+o.model)*len(mi.clusters)+local[o.metric][o.base]].add(v)
 	}
 	return d, nil
+}
+
+// add counts one score row with the transcript indices of its refused
+// replies.
+func (s *SafetyStops) add(refused []int) {
+	s.Rows++
+	if n := len(slices.Compact(slices.Sorted(slices.Values(refused)))); n > 0 {
+		s.Conversations++
+		s.Replies += n
+	}
+}
+
+// safetyStops lists the compared models with a safety stop in either run,
+// in model order; nil when none has one.
+func (d *data) safetyStops() []SafetyStopRow {
+	var out []SafetyStopRow
+	for i, m := range d.models {
+		a, b := d.stops[0][i], d.stops[1][i]
+		if a.Replies > 0 || b.Replies > 0 {
+			out = append(out, SafetyStopRow{Model: m, A: a, B: b})
+		}
+	}
+	return out
 }
 
 // point returns the full-data tallies of one run, model and track.

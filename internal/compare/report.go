@@ -61,8 +61,29 @@ type Report struct {
 	// People: per model and track, the conversations people played
 	// (the Play page) in each run — beside the rates above, not in them.
 	People []PeopleRow `json:"people"`
+	// SafetyStops: per compared model whose provider stopped a reply for
+	// safety in either run, how many of its conversations hold one in
+	// each: those replies are its answers, judged and counted in Rates.
+	// Omitted when no compared model has one.
+	SafetyStops []SafetyStopRow `json:"safety_stops,omitempty"`
 
 	Notes []string `json:"notes"`
+}
+
+// SafetyStopRow is one compared model's provider safety stops in A and B.
+type SafetyStopRow struct {
+	Model string      `json:"model"`
+	A     SafetyStops `json:"a"`
+	B     SafetyStops `json:"b"`
+}
+
+// SafetyStops counts a model's score rows in one run whose conversation
+// had a target reply its provider stopped for safety (the row's refused),
+// those replies (each index once), and all its score rows.
+type SafetyStops struct {
+	Conversations int `json:"n_conversations"`
+	Replies       int `json:"n_replies"`
+	Rows          int `json:"n_rows"`
 }
 
 // RunSummary identifies one side of the comparison.

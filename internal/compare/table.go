@@ -24,6 +24,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	ew := &errWriter{w: w}
 	r.writeHeader(ew)
 	r.writeRates(ew)
+	r.writeSafetyStops(ew)
 	r.writeRanks(ew)
 	r.writeOrderChanges(ew)
 	r.writeMetricDiffs(ew)
@@ -150,6 +151,35 @@ func (r *Report) writeMetricDiffs(w *errWriter) {
 			count(m.A), count(m.B), pp(m.Diff.Value), interval(m.Diff.Lo, m.Diff.Hi, pp), star(m.Diff.Significant))
 	}
 	w.flush(tw)
+}
+
+// writeSafetyStops says, per compared model whose provider stopped a
+// reply for safety in either run, how many of its conversations hold one:
+// its answers, in the rates above, which nothing else there shows.
+func (r *Report) writeSafetyStops(w *errWriter) {
+	if len(r.SafetyStops) == 0 {
+		return
+	}
+	w.printf("\nProvider safety stops (target replies its provider stopped for safety: the model's answers, judged and counted in the rates above)\n")
+	tw := w.table()
+	fmt.Fprintf(tw, "MODEL\tA\tB\n")
+	for _, s := range r.SafetyStops {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Model, s.A, s.B)
+	}
+	w.flush(tw)
+}
+
+// String is "C of N conversations (R replies)", or "0 of N conversations".
+func (s SafetyStops) String() string {
+	out := fmt.Sprintf("%d of %d conversations", s.Conversations, s.Rows)
+	switch s.Replies {
+	case 0:
+	case 1:
+		out += " (1 reply)"
+	default:
+		out += fmt.Sprintf(" (%d replies)", s.Replies)
+	}
+	return out
 }
 
 // writePeople lists the conversations people played (the Play page) per

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -238,6 +239,7 @@ const (
 	tConvUsage             // conv_cost, conv_input/output/cached_input_tokens
 	tJudgeUsage = iota + 3 // judge_cost, judge_input/output/cached_input_tokens
 	tRepairs    = iota + 6 // after the judge_* columns
+	tRefused               // target replies its provider stopped for safety
 )
 
 // emit writes one row per judge of score row s.
@@ -306,6 +308,16 @@ func fillTail(t Row, target string, sf scoresFile, s artifacts.Score, c convMeta
 		setUsage(t[tConvUsage:tConvUsage+4], &c.usage)
 	}
 	setUsage(t[tJudgeUsage:tJudgeUsage+4], s.Usage)
+	t[tRefused] = int64(refusedReplies(s.Refused))
+}
+
+// refusedReplies counts the distinct transcript indices of a score row's
+// refused (a hand-edited row may repeat one), as results.json does.
+func refusedReplies(refused []int) int {
+	if len(refused) == 0 {
+		return 0
+	}
+	return len(slices.Compact(slices.Sorted(slices.Values(refused))))
 }
 
 // setUsage fills cost, input, output and cached input tokens (all null

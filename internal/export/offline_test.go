@@ -234,7 +234,7 @@ func TestExportOfflineRun(t *testing.T) {
 	wantHeader := "benchmark,target,model,metric_id,metric_name,metric_type,base_scenario_id,scenario_id," +
 		"demo_age,demo_home_region,sample,conv_id,source,player,status,status_reason,turns,scores_file,judge,present,passed," +
 		"null_reason,valid,conv_cost,conv_input_tokens,conv_output_tokens,conv_cached_input_tokens," +
-		"judge_cost,judge_input_tokens,judge_output_tokens,judge_cached_input_tokens,repairs"
+		"judge_cost,judge_input_tokens,judge_output_tokens,judge_cached_input_tokens,repairs,refused"
 	if got := strings.Join(header, ","); got != wantHeader {
 		t.Errorf("CSV header:\n got %s\nwant %s", got, wantHeader)
 	}
@@ -258,6 +258,9 @@ func TestExportOfflineRun(t *testing.T) {
 		}
 		if r[idx["repairs"]] != nil { // the offline judge answers clean JSON
 			t.Errorf("row %d %v: repairs %v, want null", i, k, r[idx["repairs"]])
+		}
+		if r[idx["refused"]] != int64(0) { // the offline targets never stop a reply for safety
+			t.Errorf("row %d %v: refused %v, want 0", i, k, r[idx["refused"]])
 		}
 		if r[idx["demo_age"]] == nil || r[idx["demo_home_region"]] == nil || r[idx["model"]] != "offline-"+k.target {
 			t.Errorf("row %d: demographics or model missing: %v", i, r)

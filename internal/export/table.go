@@ -38,6 +38,7 @@
 //	judge_output_tokens       int64?
 //	judge_cached_input_tokens int64?
 //	repairs                   string?  what it took to read this judge's verdict (the score's or judge's _repairs, joined with "; "); null when its first answer was clean JSON
+//	refused                   int64    target replies in the conversation its provider stopped for safety (the score row's refused, distinct indices); 0 when none
 //
 // Costs repeat on every judge's row of a conversation (and conv_* on every
 // scores file's rows): sum them over distinct conv_id (and scores_file).
@@ -163,6 +164,7 @@ var (
 		nullable("judge_output_tokens", Int),
 		nullable("judge_cached_input_tokens", Int),
 		nullable("repairs", String),
+		col("refused", Int),
 	}
 	messageColumns = []Column{
 		col("benchmark", String),

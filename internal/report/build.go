@@ -54,6 +54,8 @@ type pageData struct {
 	Index   template.JS
 	ChartJS template.JS
 	App     template.JS
+	// SafetyStops: the note under the leaderboard (absent when empty).
+	SafetyStops []safetyStop
 }
 
 // Build renders in as one self-contained HTML document to w.
@@ -85,7 +87,7 @@ func build(ctx context.Context, in *Input, w io.Writer, now time.Time) error {
 	// before the page and the chunks are written. Rows of file-backed runs
 	// went above (the chunks read them back from the files), as did the
 	// scenario rows when the chunks stream scenarios.json again.
-	title := sum.Title
+	title, stops := sum.Title, sum.SafetyStops
 	st.Index, sum = convIndex{}, summary{}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	err = pageTmpl.Execute(bw, pageData{
@@ -98,6 +100,8 @@ func build(ctx context.Context, in *Input, w io.Writer, now time.Time) error {
 		Index:   template.JS(index),
 		ChartJS: template.JS(inlineChartJS),
 		App:     template.JS(appJS),
+
+		SafetyStops: stops,
 	})
 	if err != nil {
 		return fmt.Errorf("report: %w", err)

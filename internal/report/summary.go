@@ -36,6 +36,11 @@ type summary struct {
 	Cost        costView        `json:"cost"`
 	Settings    [][2]string     `json:"settings"`
 	Notes       []string        `json:"notes"`
+	// SafetyStops are the models whose provider stopped some of their
+	// replies for safety, in leaderboard order; the page template renders
+	// them under the leaderboard (not in the island: a page without any
+	// is byte for byte what it was).
+	SafetyStops []safetyStop `json:"-"`
 }
 
 type metricView struct {
@@ -101,6 +106,7 @@ func buildSummary(in *Input, now time.Time) summary {
 	s.Leaderboard = buildLeaderboard(in, s.Models, t)
 	// Every view lists models in leaderboard order (by score).
 	s.Models = byScore(s.Models, scoreOrder(s.Leaderboard.Rows))
+	s.SafetyStops = buildSafetyStops(in, s.Models)
 	s.Heatmap = buildHeatmap(in, t)
 	s.Demographic = buildDemographics(in, s.Models, s.Metrics, t)
 	s.Pairwise = buildPairwise(in, s.Models)

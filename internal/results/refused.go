@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 )
@@ -67,4 +68,36 @@ func refusedReplies(refused []int) uint16 {
 	}
 	idx := slices.Compact(slices.Sorted(slices.Values(refused)))
 	return uint16(min(len(idx), 1<<16-1))
+}
+
+// SafetyStops is how many of m's conversations (score rows) had a target
+// reply its provider stopped for safety, those replies, and every
+// conversation of the model, those without a verdict and those left out
+// as invalid included (validity's n): what the refused counts are out of.
+func (m ModelResult) SafetyStops() (conversations, replies, of int) {
+	of = m.NTotal
+	if m.Validity != nil {
+		of = max(of, m.Validity.N)
+	}
+	if m.Refused == nil {
+		return 0, 0, of
+	}
+	return m.Refused.Conversations, m.Refused.Replies, of
+}
+
+// RefusedLine is printed under a model's summary lines when its provider
+// stopped some of its replies for safety: those replies are its answers,
+// judged and counted in the rates above, and nothing else there says so;
+// "" when none was.
+func RefusedLine(m ModelResult) string {
+	convs, replies, of := m.SafetyStops()
+	if replies == 0 {
+		return ""
+	}
+	noun := "replies"
+	if replies == 1 {
+		noun = "reply"
+	}
+	return fmt.Sprintf("    provider safety stops: %d target %s in %d of %d conversations, the target's answers (judged and counted in the rates above)",
+		replies, noun, convs, of)
 }

@@ -74,3 +74,48 @@ func TestAggregate_Refused(t *testing.T) {
 		t.Errorf("rows without a refused reply give %+v: %s", res[0].Refused, b)
 	}
 }
+
+// TestRefusedLine: the run's summary says under a model's lines how many
+// of its replies its provider stopped for safety, out of all its
+// conversations (those left out as invalid too); nothing without one.
+func TestRefusedLine(t *testing.T) {
+	cases := []struct {
+		name string
+		m    ModelResult
+		want string
+	}{
+		{"none", ModelResult{NTotal: 16}, ""},
+		{"upstream-only", ModelResult{NTotal: 16, Refused: nil}, ""},
+		{"one", ModelResult{NTotal: 16, Refused: &RefusedStats{Conversations: 1, Replies: 1}},
+			"    provider safety stops: 1 target reply in 1 of 16 conversations, the target's answers (judged and counted in the rates above)"},
+		{"several", ModelResult{NTotal: 16, Refused: &RefusedStats{Conversations: 2, Replies: 3}},
+			"    provider safety stops: 3 target replies in 2 of 16 conversations, the target's answers (judged and counted in the rates above)"},
+		// valid_only: the rates rest on 12 rows, the counts on all 20.
+		{"valid only", ModelResult{NTotal: 12, Validity: &ValidityStats{N: 20}, Refused: &RefusedStats{Conversations: 2, Replies: 2}},
+			"    provider safety stops: 2 target replies in 2 of 20 conversations, the target's answers (judged and counted in the rates above)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := RefusedLine(c.m); got != c.want {
+				t.Errorf("RefusedLine =\n%q\nwant\n%q", got, c.want)
+			}
+		})
+	}
+	// From Aggregate: every row of the model is counted, invalid ones too.
+	valid, invalid := true, false
+	rows := []artifacts.Score{score("a", "m01", T), score("b", "m01", F), score("c", "m02", nil)}
+	rows[0].Refused = []int{1}
+	for i := range rows {
+		rows[i].Valid = &valid
+	}
+	rows[2].Valid = &invalid
+	rows[2].Refused = []int{1, 3}
+	res, err := Aggregate(Input{Metrics: metrics, Scores: rows}, Options{ValidOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "    provider safety stops: 3 target replies in 2 of 3 conversations, the target's answers (judged and counted in the rates above)"
+	if got := RefusedLine(res[0]); got != want {
+		t.Errorf("RefusedLine(aggregated) =\n%q\nwant\n%q", got, want)
+	}
+}

@@ -507,6 +507,10 @@ type Headline struct {
 	// conversation was checked.
 	ValidShare *float64 `json:"valid_share,omitempty"`
 	NInvalid   int      `json:"n_invalid,omitempty"`
+	// Refused counts the conversations (score rows) with a target reply
+	// its provider stopped for safety, and those replies: the model's
+	// answers, counted in the rates above. Absent when none was.
+	Refused *RefusedCount `json:"refused,omitempty"`
 }
 
 // Headline is m's Headline.
@@ -518,6 +522,9 @@ func (m ModelResult) Headline() Headline {
 	}
 	if m.Validity != nil {
 		h.ValidShare, h.NInvalid = m.Validity.Share, m.Validity.Invalid
+	}
+	if r := m.Refused; r != nil && r.Replies > 0 {
+		h.Refused = &RefusedCount{Conversations: r.Conversations, Replies: r.Replies}
 	}
 	return h
 }
