@@ -318,69 +318,14 @@ func judgeAgreement(rows []row, conf float64) *JudgeAgreement {
 	if len(prs) == 0 {
 		return nil
 	}
-	type judged struct {
-		metric string
-		votes  map[string]bool
-	}
-	var items []judged
-	for _, pr := range prs {
-		votes := map[string]bool{}
-		complete := true
-		for i, v := range pr.votes {
-			if v == nil {
-				complete = false
-				continue
-			}
-			votes[pr.names[i]] = *v
-		}
-		// Keep rows where every judge of the whole panel voted.
-		if complete && len(votes) == len(names) {
-			items = append(items, judged{pr.row.metricKey(), votes})
-		}
-	}
+	items := completeVotes(prs, names)
 	method := "fleiss"
 	if len(names) == 2 {
 		method = "cohen"
 	}
 	ja := &JudgeAgreement{Judges: names, KappaMethod: method, N: len(items), ByMetric: Keyed[JudgeMetric]{}}
-	measure := func(its []judged) (raw, kappa *float64) {
-		if len(its) == 0 {
-			return nil, nil
-		}
-		if len(names) == 2 {
-			a := make([]int, len(its))
-			b := make([]int, len(its))
-			for i, it := range its {
-				a[i], b[i] = b2i(it.votes[names[0]]), b2i(it.votes[names[1]])
-			}
-			if x, err := stats.RawAgreement(a, b); err == nil {
-				raw = finite(x)
-			}
-			if x, err := stats.CohenKappa(a, b); err == nil {
-				kappa = finite(x)
-			}
-			return raw, kappa
-		}
-		counts := make([][]int, len(its))
-		agree := 0
-		for i, it := range its {
-			yes := 0
-			for _, v := range it.votes {
-				yes += b2i(v)
-			}
-			counts[i] = []int{yes, len(names) - yes}
-			if yes == 0 || yes == len(names) {
-				agree++
-			}
-		}
-		raw = ptr(round4(float64(agree) / float64(len(its))))
-		if x, err := stats.FleissKappa(counts); err == nil {
-			kappa = finite(x)
-		}
-		return raw, kappa
-	}
-	ja.RawAgreement, ja.Kappa = measure(items)
-	byMetric := map[string][]judged{}
+	ja.RawAgreement, ja.Kappa = judgeKappa(items, names)
+	byMetric := map[string][]judgedRow{}
 	for _, it := range items {
 		byMetric[it.metric] = append(byMetric[it.metric], it)
 	}
@@ -405,13 +350,80 @@ func judgeAgreement(rows []row, conf float64) *JudgeAgreement {
 	}
 	sort.Strings(mids)
 	for _, m := range mids {
-		raw, kappa := measure(byMetric[m])
+		raw, kappa := judgeKappa(byMetric[m], names)
 		a, n := stats.KrippendorffAlpha(alphaUnits[m])
 		ja.ByMetric = append(ja.ByMetric, Entry[JudgeMetric]{m, JudgeMetric{
 			RawAgreement: raw, Kappa: kappa, N: len(byMetric[m]), Alpha: finite(a), NAlpha: n}})
 	}
 	ja.Panel = panelRates(prs, names, conf)
 	return ja
+}
+
+// judgedRow is one panel row's metric and its verdict by judge name.
+type judgedRow struct {
+	metric string
+	votes  map[string]bool
+}
+
+// completeVotes keeps the panel rows on which every judge of the whole
+// panel (names) returned a verdict: the ones κ and raw agreement use.
+func completeVotes(prs []panelRow, names []string) []judgedRow {
+	var items []judgedRow
+	for _, pr := range prs {
+		votes := map[string]bool{}
+		complete := true
+		for i, v := range pr.votes {
+			if v == nil {
+				complete = false
+				continue
+			}
+			votes[pr.names[i]] = *v
+		}
+		// Keep rows where every judge of the whole panel voted.
+		if complete && len(votes) == len(names) {
+			items = append(items, judgedRow{pr.row.metricKey(), votes})
+		}
+	}
+	return items
+}
+
+// judgeKappa is the raw agreement and κ of the judges (names) over its:
+// Cohen's κ for two judges, Fleiss' κ for more; nil, nil without rows.
+func judgeKappa(its []judgedRow, names []string) (raw, kappa *float64) {
+	if len(its) == 0 {
+		return nil, nil
+	}
+	if len(names) == 2 {
+		a := make([]int, len(its))
+		b := make([]int, len(its))
+		for i, it := range its {
+			a[i], b[i] = b2i(it.votes[names[0]]), b2i(it.votes[names[1]])
+		}
+		if x, err := stats.RawAgreement(a, b); err == nil {
+			raw = finite(x)
+		}
+		if x, err := stats.CohenKappa(a, b); err == nil {
+			kappa = finite(x)
+		}
+		return raw, kappa
+	}
+	counts := make([][]int, len(its))
+	agree := 0
+	for i, it := range its {
+		yes := 0
+		for _, v := range it.votes {
+			yes += b2i(v)
+		}
+		counts[i] = []int{yes, len(names) - yes}
+		if yes == 0 || yes == len(names) {
+			agree++
+		}
+	}
+	raw = ptr(round4(float64(agree) / float64(len(its))))
+	if x, err := stats.FleissKappa(counts); err == nil {
+		kappa = finite(x)
+	}
+	return raw, kappa
 }
 
 // panelRates counts every judge verdict as one observation, mapped
