@@ -257,6 +257,8 @@ func (d *cfgDecoder) expand(s string, raw ast.Node, field string) string {
 	})
 }
 
+// decode reads config.yaml's top-level mapping into d.cfg, recording every
+// problem, then finishes (defaults and cross-field checks).
 func (d *cfgDecoder) decode(body ast.Node) {
 	if body == nil {
 		d.finish()
@@ -271,7 +273,6 @@ func (d *cfgDecoder) decode(body ast.Node) {
 	if d.foreign(entries, topKeys(), layout.ConfigFile) {
 		return
 	}
-	cfg := d.cfg
 	var landmarksAt, pinpointAt *entry
 	for _, e := range entries {
 		if strings.HasPrefix(e.key, "x-") {
@@ -285,65 +286,81 @@ func (d *cfgDecoder) decode(body ast.Node) {
 			continue // null = absent: the default applies
 		}
 		switch e.key {
-		case "run":
-			d.run(e.value)
-		case "user_model":
-			cfg.UserModel = d.model(e.value, "user_model", false)
-		case "generator_model":
-			m := d.model(e.value, "generator_model", false)
-			cfg.GeneratorModel = &m
-		case "landmark_model":
-			m := d.model(e.value, "landmark_model", false)
-			cfg.LandmarkModel = &m
-		case "evaluator_model":
-			d.evaluators(e.value)
-		case "targets":
-			d.targets(e.value)
-		case "generation":
-			d.generation(e.value)
-		case "demographics":
-			d.demographics(e.value)
-		case "perfunctory":
-			cfg.Perfunctory, _ = d.boolean(e.value, "perfunctory")
 		case "landmarks":
 			landmarksAt = &e
-			cfg.Landmarks, _ = d.boolean(e.value, "landmarks")
+			d.cfg.Landmarks, _ = d.boolean(e.value, "landmarks")
 		case "pinpoint":
 			pinpointAt = &e
-		case "seed":
-			cfg.Seed, _ = d.uinteger(e.value, "seed")
-		case "max_cost":
-			cfg.MaxCost = d.nonNegative(e.value, "max_cost")
-		case "pricing":
-			d.pricingTable(e.value)
-		case "prompts":
-			cfg.Prompts = d.str(e.value, "prompts")
-		case "judge":
-			d.judge(e.value)
-		case "validity":
-			d.validity(e.value)
-		case "store":
-			cfg.Store = d.str(e.value, "store")
-			if p := StoreURLProblem(cfg.Store); p != "" {
-				d.ps.add(e.line(), e.col(), "store", "%s", p)
-			}
-		case "rate_backend":
-			cfg.RateBackend = d.str(e.value, "rate_backend")
-			if p := RateBackendProblem(cfg.RateBackend); p != "" {
-				d.ps.add(e.line(), e.col(), "rate_backend", "%s", p)
-			}
+		default:
+			d.topLevel(e)
 		}
 	}
 	if pinpointAt != nil {
-		e := *pinpointAt
-		if landmarksAt != nil {
-			d.ps.add(e.line(), e.col(), "pinpoint", "pinpoint is the old name of landmarks (line %d); keep only landmarks", landmarksAt.line())
-		} else if v, ok := d.boolean(e.value, "pinpoint"); ok {
-			cfg.Landmarks = v
-			d.warnings = append(d.warnings, fmt.Sprintf("%s:%d:%d: pinpoint is deprecated; rename it to landmarks", d.ps.file, e.line(), e.col()))
-		}
+		d.pinpoint(*pinpointAt, landmarksAt)
 	}
 	d.finish()
+}
+
+// topLevel decodes top-level entry e of config.yaml: every key but
+// landmarks and its old name pinpoint, which decode itself tracks.
+func (d *cfgDecoder) topLevel(e entry) {
+	cfg := d.cfg
+	switch e.key {
+	case "run":
+		d.run(e.value)
+	case "user_model":
+		cfg.UserModel = d.model(e.value, "user_model", false)
+	case "generator_model":
+		m := d.model(e.value, "generator_model", false)
+		cfg.GeneratorModel = &m
+	case "landmark_model":
+		m := d.model(e.value, "landmark_model", false)
+		cfg.LandmarkModel = &m
+	case "evaluator_model":
+		d.evaluators(e.value)
+	case "targets":
+		d.targets(e.value)
+	case "generation":
+		d.generation(e.value)
+	case "demographics":
+		d.demographics(e.value)
+	case "perfunctory":
+		cfg.Perfunctory, _ = d.boolean(e.value, "perfunctory")
+	case "seed":
+		cfg.Seed, _ = d.uinteger(e.value, "seed")
+	case "max_cost":
+		cfg.MaxCost = d.nonNegative(e.value, "max_cost")
+	case "pricing":
+		d.pricingTable(e.value)
+	case "prompts":
+		cfg.Prompts = d.str(e.value, "prompts")
+	case "judge":
+		d.judge(e.value)
+	case "validity":
+		d.validity(e.value)
+	case "store":
+		cfg.Store = d.str(e.value, "store")
+		if p := StoreURLProblem(cfg.Store); p != "" {
+			d.ps.add(e.line(), e.col(), "store", "%s", p)
+		}
+	case "rate_backend":
+		cfg.RateBackend = d.str(e.value, "rate_backend")
+		if p := RateBackendProblem(cfg.RateBackend); p != "" {
+			d.ps.add(e.line(), e.col(), "rate_backend", "%s", p)
+		}
+	}
+}
+
+// pinpoint applies pinpoint (entry e), the old name of landmarks, with a
+// deprecation warning, or reports it when landmarks (landmarksAt) is also
+// set.
+func (d *cfgDecoder) pinpoint(e entry, landmarksAt *entry) {
+	if landmarksAt != nil {
+		d.ps.add(e.line(), e.col(), "pinpoint", "pinpoint is the old name of landmarks (line %d); keep only landmarks", landmarksAt.line())
+	} else if v, ok := d.boolean(e.value, "pinpoint"); ok {
+		d.cfg.Landmarks = v
+		d.warnings = append(d.warnings, fmt.Sprintf("%s:%d:%d: pinpoint is deprecated; rename it to landmarks", d.ps.file, e.line(), e.col()))
+	}
 }
 
 func (d *cfgDecoder) finish() {
