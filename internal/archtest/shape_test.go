@@ -27,6 +27,7 @@ type goFile struct {
 	path string // slash-separated, relative to the module root
 	dir  string // its package directory, relative to the module root
 	ast  *ast.File
+	fset *token.FileSet // positions of ast
 }
 
 // sourceFiles parses every Go file of the module outside testdata and hidden
@@ -55,7 +56,7 @@ func sourceFiles(t *testing.T, tests bool) []goFile {
 			return err
 		}
 		r, _ := filepath.Rel(root, p)
-		files = append(files, goFile{path: filepath.ToSlash(r), dir: filepath.ToSlash(filepath.Dir(r)), ast: f})
+		files = append(files, goFile{path: filepath.ToSlash(r), dir: filepath.ToSlash(filepath.Dir(r)), ast: f, fset: fset})
 		return nil
 	})
 	if err != nil {

@@ -192,27 +192,8 @@ func (e *pyEncoder) encode(v reflect.Value, depth int) error {
 	case numberType:
 		return e.encodeNumberLiteral(v.String())
 	}
-	if m, ok := implements(v, pyValuerType); ok {
-		pv, err := m.Interface().(PyValuer).PyValue()
-		if err != nil {
-			return fmt.Errorf("pyjson: %s: %w", t, err)
-		}
-		return e.encode(reflect.ValueOf(pv), depth)
-	}
-	if m, ok := implements(v, marshalerType); ok {
-		raw, err := m.Interface().(json.Marshaler).MarshalJSON()
-		if err != nil {
-			return fmt.Errorf("pyjson: %s: %w", t, err)
-		}
-		return e.encodeRaw(raw, depth)
-	}
-	if m, ok := implements(v, textMarshType); ok {
-		txt, err := m.Interface().(encoding.TextMarshaler).MarshalText()
-		if err != nil {
-			return fmt.Errorf("pyjson: %s: %w", t, err)
-		}
-		e.buf = appendPyString(e.buf, string(txt))
-		return nil
+	if done, err := e.encodeMarshaler(v, depth); done {
+		return err
 	}
 	switch v.Kind() {
 	case reflect.Bool:
@@ -254,6 +235,36 @@ func (e *pyEncoder) encode(v reflect.Value, depth int) error {
 		return fmt.Errorf("pyjson: unsupported type %s", t)
 	}
 	return nil
+}
+
+// encodeMarshaler encodes v through its own encoding when it has one (a
+// PyValue, a MarshalJSON, a MarshalText, in that order of preference);
+// done says whether it did.
+func (e *pyEncoder) encodeMarshaler(v reflect.Value, depth int) (done bool, err error) {
+	t := v.Type()
+	if m, ok := implements(v, pyValuerType); ok {
+		pv, err := m.Interface().(PyValuer).PyValue()
+		if err != nil {
+			return true, fmt.Errorf("pyjson: %s: %w", t, err)
+		}
+		return true, e.encode(reflect.ValueOf(pv), depth)
+	}
+	if m, ok := implements(v, marshalerType); ok {
+		raw, err := m.Interface().(json.Marshaler).MarshalJSON()
+		if err != nil {
+			return true, fmt.Errorf("pyjson: %s: %w", t, err)
+		}
+		return true, e.encodeRaw(raw, depth)
+	}
+	if m, ok := implements(v, textMarshType); ok {
+		txt, err := m.Interface().(encoding.TextMarshaler).MarshalText()
+		if err != nil {
+			return true, fmt.Errorf("pyjson: %s: %w", t, err)
+		}
+		e.buf = appendPyString(e.buf, string(txt))
+		return true, nil
+	}
+	return false, nil
 }
 
 func (e *pyEncoder) encodeFloat(f float64, bits int) error {

@@ -107,13 +107,6 @@ func CheckComparable(a, b Run, allow []string) Comparability {
 			c.Notes = append(c.Notes, fmt.Sprintf("allow: unknown component %q ignored; known: %s", name, strings.Join(known, ", ")))
 		}
 	}
-	add := func(comp, detail string) {
-		blocking := slices.Contains(BlockingComponents(), comp)
-		c.Differences = append(c.Differences, Difference{
-			Component: comp, Detail: detail, Blocking: blocking,
-			Allowed: blocking && slices.Contains(allow, comp),
-		})
-	}
 
 	// benchmark.yaml's definitions are checked even when both manifests
 	// agree: the file may have been edited after the run, and it is what
@@ -123,7 +116,7 @@ func CheckComparable(a, b Run, allow []string) Comparability {
 	if a.Manifest == nil || b.Manifest == nil {
 		c.Checked = CheckedMetricsOnly
 		if len(yamlDiffs) > 0 {
-			add(CompMetrics, strings.Join(yamlDiffs, "; "))
+			c.addDifference(CompMetrics, strings.Join(yamlDiffs, "; "), allow)
 		}
 		missing := []string{}
 		if a.Manifest == nil {
@@ -136,51 +129,7 @@ func CheckComparable(a, b Run, allow []string) Comparability {
 			"no %s in %s: only metric ids, types and definitions (benchmark.yaml) were compared; judges, prompts, settings, scenarios, user model and generator could not be checked",
 			layout.RunManifestFile, strings.Join(missing, " and ")))
 	} else {
-		ma, mb := *a.Manifest, *b.Manifest
-		for _, p := range []struct{ comp, a, b string }{
-			{CompMetrics, ma.Metrics, mb.Metrics},
-			{CompJudges, ma.Judges, mb.Judges},
-			{CompSettings, ma.Settings, mb.Settings},
-			{CompPrompts, ma.Prompts, mb.Prompts},
-			{CompScenarios, ma.Scenarios, mb.Scenarios},
-			{CompUserModel, ma.UserModel, mb.UserModel},
-			{CompGenerator, ma.Generator, mb.Generator},
-		} {
-			detail := ""
-			switch {
-			case p.a == "" || p.b == "":
-				if p.a != p.b {
-					c.Notes = append(c.Notes, fmt.Sprintf("%s: not recorded in one manifest, could not be checked", p.comp))
-				}
-				if p.comp == CompMetrics && len(yamlDiffs) > 0 {
-					detail = strings.Join(yamlDiffs, "; ")
-				}
-			case p.a != p.b:
-				detail = fmt.Sprintf("%s %s, %s %s", a.Label, short(p.a), b.Label, short(p.b))
-				if p.comp == CompMetrics && len(yamlDiffs) > 0 {
-					detail = strings.Join(yamlDiffs, "; ")
-				}
-			case p.comp == CompMetrics && len(yamlDiffs) > 0:
-				detail = "benchmark.yaml differs although the manifests agree (edited after the run?): " + strings.Join(yamlDiffs, "; ")
-			}
-			if detail == "" {
-				continue
-			}
-			switch p.comp {
-			case CompGenerator:
-				detail += "; a different model wrote the scenarios (the generator-bias check)"
-			case CompUserModel:
-				detail += "; a different model played the simulated user (the user-model-bias check)"
-			case CompScenarios:
-				detail += "; scenario ids are matched by name, but their texts differ"
-			case CompJudges:
-				detail += "; a different judge panel decided pass or fail"
-			}
-			add(p.comp, detail)
-		}
-		if d := targetDiffs(a.Label, ma.Targets, b.Label, mb.Targets); d != "" {
-			add(CompTargets, d)
-		}
+		c.compareManifests(a, b, yamlDiffs, allow)
 	}
 
 	c.Comparable = true
@@ -190,6 +139,73 @@ func CheckComparable(a, b Run, allow []string) Comparability {
 		}
 	}
 	return c
+}
+
+// addDifference records a difference in component comp; it blocks when
+// the component is a blocking one, and is allowed when allow names it.
+func (c *Comparability) addDifference(comp, detail string, allow []string) {
+	blocking := slices.Contains(BlockingComponents(), comp)
+	c.Differences = append(c.Differences, Difference{
+		Component: comp, Detail: detail, Blocking: blocking,
+		Allowed: blocking && slices.Contains(allow, comp),
+	})
+}
+
+// compareManifests records the differences between a's and b's manifests,
+// component by component, then their targets; yamlDiffs (benchmark.yaml's
+// differences) stand for the metrics' detail.
+func (c *Comparability) compareManifests(a, b Run, yamlDiffs, allow []string) {
+	ma, mb := *a.Manifest, *b.Manifest
+	for _, p := range []struct{ comp, a, b string }{
+		{CompMetrics, ma.Metrics, mb.Metrics},
+		{CompJudges, ma.Judges, mb.Judges},
+		{CompSettings, ma.Settings, mb.Settings},
+		{CompPrompts, ma.Prompts, mb.Prompts},
+		{CompScenarios, ma.Scenarios, mb.Scenarios},
+		{CompUserModel, ma.UserModel, mb.UserModel},
+		{CompGenerator, ma.Generator, mb.Generator},
+	} {
+		detail := ""
+		switch {
+		case p.a == "" || p.b == "":
+			if p.a != p.b {
+				c.Notes = append(c.Notes, fmt.Sprintf("%s: not recorded in one manifest, could not be checked", p.comp))
+			}
+			if p.comp == CompMetrics && len(yamlDiffs) > 0 {
+				detail = strings.Join(yamlDiffs, "; ")
+			}
+		case p.a != p.b:
+			detail = fmt.Sprintf("%s %s, %s %s", a.Label, short(p.a), b.Label, short(p.b))
+			if p.comp == CompMetrics && len(yamlDiffs) > 0 {
+				detail = strings.Join(yamlDiffs, "; ")
+			}
+		case p.comp == CompMetrics && len(yamlDiffs) > 0:
+			detail = "benchmark.yaml differs although the manifests agree (edited after the run?): " + strings.Join(yamlDiffs, "; ")
+		}
+		if detail == "" {
+			continue
+		}
+		c.addDifference(p.comp, detail+whatDiffers(p.comp), allow)
+	}
+	if d := targetDiffs(a.Label, ma.Targets, b.Label, mb.Targets); d != "" {
+		c.addDifference(CompTargets, d, allow)
+	}
+}
+
+// whatDiffers says, for the components where it is not obvious, what a
+// difference in comp means for the comparison ("" for the others).
+func whatDiffers(comp string) string {
+	switch comp {
+	case CompGenerator:
+		return "; a different model wrote the scenarios (the generator-bias check)"
+	case CompUserModel:
+		return "; a different model played the simulated user (the user-model-bias check)"
+	case CompScenarios:
+		return "; scenario ids are matched by name, but their texts differ"
+	case CompJudges:
+		return "; a different judge panel decided pass or fail"
+	}
+	return ""
 }
 
 // distinctLabels keeps messages unambiguous when both runs got the same

@@ -181,9 +181,21 @@ type observation struct {
 func prepare(a, b Run) (*data, error) {
 	d := &data{labels: [2]string{a.Label, b.Label}}
 	runs := [2]Run{a, b}
+	metricIdx := d.addMetrics(a.Metrics)
+	modelIdx, err := d.sharedModels(runs)
+	if err != nil {
+		return nil, err
+	}
+	obs, bases := d.observe(runs, modelIdx, metricIdx)
+	d.tallyObservations(obs, bases)
+	return d, nil
+}
 
+// addMetrics records the positive and negative metrics of A's
+// benchmark.yaml, each with its track, and returns where each id sits.
+func (d *data) addMetrics(metrics []config.Metric) map[string]int {
 	metricIdx := map[string]int{}
-	for _, m := range a.Metrics {
+	for _, m := range metrics {
 		var tr int
 		switch m.Type {
 		case config.Positive:
@@ -200,7 +212,14 @@ func prepare(a, b Run) (*data, error) {
 		metricIdx[m.ID] = len(d.metrics)
 		d.metrics = append(d.metrics, metricInfo{id: m.ID, track: tr})
 	}
+	return metricIdx
+}
 
+// sharedModels summarises each run's target models, records the ones in
+// both (the compared models) and those in one only, and returns where each
+// compared model sits. It fails on a score row without a target and when
+// no model is in both runs.
+func (d *data) sharedModels(runs [2]Run) (map[string]int, error) {
 	var present [2]map[string]bool
 	for r, run := range runs {
 		if run.RunDirs != nil && len(run.RunDirs) != len(run.Scores) {
@@ -230,13 +249,20 @@ func prepare(a, b Run) (*data, error) {
 	}
 	if len(d.models) == 0 {
 		return nil, fmt.Errorf("compare: no target model is in both runs (%s: %s; %s: %s)",
-			a.Label, strings.Join(d.summary[0].Models, ", "), b.Label, strings.Join(d.summary[1].Models, ", "))
+			runs[0].Label, strings.Join(d.summary[0].Models, ", "), runs[1].Label, strings.Join(d.summary[1].Models, ", "))
 	}
 	modelIdx := make(map[string]int, len(d.models))
 	for i, m := range d.models {
 		modelIdx[m] = i
 	}
+	return modelIdx, nil
+}
 
+// observe resolves the compared models' score rows with a verdict into
+// observations and returns them with their base scenario ids; it counts
+// rows and verdicts per run and notes the rows left out (unknown metric,
+// no verdict).
+func (d *data) observe(runs [2]Run, modelIdx, metricIdx map[string]int) ([]observation, map[string]bool) {
 	var obs []observation
 	bases := map[string]bool{}
 	for r, run := range runs {
@@ -270,14 +296,20 @@ func prepare(a, b Run) (*data, error) {
 				n += c
 			}
 			d.notes = append(d.notes, fmt.Sprintf("%s: %d rows with metric ids not in %s's benchmark.yaml (%s) were left out",
-				run.Label, n, a.Label, strings.Join(sortedKeys(unknown), ", ")))
+				run.Label, n, runs[0].Label, strings.Join(sortedKeys(unknown), ", ")))
 		}
 		if nulls > 0 {
 			d.notes = append(d.notes, fmt.Sprintf("%s: %d of %d rows of the compared models have no verdict (passed is null) and were left out",
 				run.Label, nulls, d.summary[r].Rows))
 		}
 	}
+	return obs, bases
+}
 
+// tallyObservations counts obs into the cells by run, model, cluster (base
+// scenario) and track, and into each metric's own cells over its own
+// clusters, for the per-metric intervals.
+func (d *data) tallyObservations(obs []observation, bases map[string]bool) {
 	d.clusters = sortedKeys(bases)
 	clusterIdx := make(map[string]int, len(d.clusters))
 	for i, c := range d.clusters {
@@ -313,7 +345,6 @@ func prepare(a, b Run) (*data, error) {
 		mi := &d.metrics[o.metric]
 		mi.cells[(o.run*len(d.models)+o.model)*len(mi.clusters)+local[o.metric][o.base]].add(v)
 	}
-	return d, nil
 }
 
 // add counts one score row with the transcript indices of its refused

@@ -257,6 +257,8 @@ func (d *cfgDecoder) expand(s string, raw ast.Node, field string) string {
 	})
 }
 
+// decode reads config.yaml's top-level mapping into d.cfg, recording every
+// problem, then finishes (defaults and cross-field checks).
 func (d *cfgDecoder) decode(body ast.Node) {
 	if body == nil {
 		d.finish()
@@ -271,7 +273,6 @@ func (d *cfgDecoder) decode(body ast.Node) {
 	if d.foreign(entries, topKeys(), layout.ConfigFile) {
 		return
 	}
-	cfg := d.cfg
 	var landmarksAt, pinpointAt *entry
 	for _, e := range entries {
 		if strings.HasPrefix(e.key, "x-") {
@@ -285,65 +286,81 @@ func (d *cfgDecoder) decode(body ast.Node) {
 			continue // null = absent: the default applies
 		}
 		switch e.key {
-		case "run":
-			d.run(e.value)
-		case "user_model":
-			cfg.UserModel = d.model(e.value, "user_model", false)
-		case "generator_model":
-			m := d.model(e.value, "generator_model", false)
-			cfg.GeneratorModel = &m
-		case "landmark_model":
-			m := d.model(e.value, "landmark_model", false)
-			cfg.LandmarkModel = &m
-		case "evaluator_model":
-			d.evaluators(e.value)
-		case "targets":
-			d.targets(e.value)
-		case "generation":
-			d.generation(e.value)
-		case "demographics":
-			d.demographics(e.value)
-		case "perfunctory":
-			cfg.Perfunctory, _ = d.boolean(e.value, "perfunctory")
 		case "landmarks":
 			landmarksAt = &e
-			cfg.Landmarks, _ = d.boolean(e.value, "landmarks")
+			d.cfg.Landmarks, _ = d.boolean(e.value, "landmarks")
 		case "pinpoint":
 			pinpointAt = &e
-		case "seed":
-			cfg.Seed, _ = d.uinteger(e.value, "seed")
-		case "max_cost":
-			cfg.MaxCost = d.nonNegative(e.value, "max_cost")
-		case "pricing":
-			d.pricingTable(e.value)
-		case "prompts":
-			cfg.Prompts = d.str(e.value, "prompts")
-		case "judge":
-			d.judge(e.value)
-		case "validity":
-			d.validity(e.value)
-		case "store":
-			cfg.Store = d.str(e.value, "store")
-			if p := StoreURLProblem(cfg.Store); p != "" {
-				d.ps.add(e.line(), e.col(), "store", "%s", p)
-			}
-		case "rate_backend":
-			cfg.RateBackend = d.str(e.value, "rate_backend")
-			if p := RateBackendProblem(cfg.RateBackend); p != "" {
-				d.ps.add(e.line(), e.col(), "rate_backend", "%s", p)
-			}
+		default:
+			d.topLevel(e)
 		}
 	}
 	if pinpointAt != nil {
-		e := *pinpointAt
-		if landmarksAt != nil {
-			d.ps.add(e.line(), e.col(), "pinpoint", "pinpoint is the old name of landmarks (line %d); keep only landmarks", landmarksAt.line())
-		} else if v, ok := d.boolean(e.value, "pinpoint"); ok {
-			cfg.Landmarks = v
-			d.warnings = append(d.warnings, fmt.Sprintf("%s:%d:%d: pinpoint is deprecated; rename it to landmarks", d.ps.file, e.line(), e.col()))
-		}
+		d.pinpoint(*pinpointAt, landmarksAt)
 	}
 	d.finish()
+}
+
+// topLevel decodes top-level entry e of config.yaml: every key but
+// landmarks and its old name pinpoint, which decode itself tracks.
+func (d *cfgDecoder) topLevel(e entry) {
+	cfg := d.cfg
+	switch e.key {
+	case "run":
+		d.run(e.value)
+	case "user_model":
+		cfg.UserModel = d.model(e.value, "user_model", false)
+	case "generator_model":
+		m := d.model(e.value, "generator_model", false)
+		cfg.GeneratorModel = &m
+	case "landmark_model":
+		m := d.model(e.value, "landmark_model", false)
+		cfg.LandmarkModel = &m
+	case "evaluator_model":
+		d.evaluators(e.value)
+	case "targets":
+		d.targets(e.value)
+	case "generation":
+		d.generation(e.value)
+	case "demographics":
+		d.demographics(e.value)
+	case "perfunctory":
+		cfg.Perfunctory, _ = d.boolean(e.value, "perfunctory")
+	case "seed":
+		cfg.Seed, _ = d.uinteger(e.value, "seed")
+	case "max_cost":
+		cfg.MaxCost = d.nonNegative(e.value, "max_cost")
+	case "pricing":
+		d.pricingTable(e.value)
+	case "prompts":
+		cfg.Prompts = d.str(e.value, "prompts")
+	case "judge":
+		d.judge(e.value)
+	case "validity":
+		d.validity(e.value)
+	case "store":
+		cfg.Store = d.str(e.value, "store")
+		if p := StoreURLProblem(cfg.Store); p != "" {
+			d.ps.add(e.line(), e.col(), "store", "%s", p)
+		}
+	case "rate_backend":
+		cfg.RateBackend = d.str(e.value, "rate_backend")
+		if p := RateBackendProblem(cfg.RateBackend); p != "" {
+			d.ps.add(e.line(), e.col(), "rate_backend", "%s", p)
+		}
+	}
+}
+
+// pinpoint applies pinpoint (entry e), the old name of landmarks, with a
+// deprecation warning, or reports it when landmarks (landmarksAt) is also
+// set.
+func (d *cfgDecoder) pinpoint(e entry, landmarksAt *entry) {
+	if landmarksAt != nil {
+		d.ps.add(e.line(), e.col(), "pinpoint", "pinpoint is the old name of landmarks (line %d); keep only landmarks", landmarksAt.line())
+	} else if v, ok := d.boolean(e.value, "pinpoint"); ok {
+		d.cfg.Landmarks = v
+		d.warnings = append(d.warnings, fmt.Sprintf("%s:%d:%d: pinpoint is deprecated; rename it to landmarks", d.ps.file, e.line(), e.col()))
+	}
 }
 
 func (d *cfgDecoder) finish() {
@@ -598,52 +615,8 @@ func (d *cfgDecoder) model(raw ast.Node, field string, isTarget bool) ModelConfi
 			m.Model, hasModel = d.str(e.value, f), true
 		case "source":
 			m.Source, sourceNode = d.str(e.value, f), e.value
-		case "apikey":
-			m.APIKey = d.str(e.value, f)
-			d.secret(m.APIKey)
-		case "base_url":
-			m.BaseURL = d.str(e.value, f)
-		case "extra_headers":
-			m.ExtraHeaders = d.headers(e.value, f)
-		case "temperature":
-			if v, ok := d.number(e.value, f); ok {
-				if v < 0 || v > 2 {
-					line, col := nodePos(e.value)
-					d.ps.add(line, col, f, "must be between 0 and 2, got %v", v)
-				}
-				m.Temperature = &v
-			}
-		case "max_tokens":
-			m.MaxTokens, _ = d.bounded(e.value, f, 0, MaxOutputTokens, "0 = the default, 2048")
-		case "timeout":
-			m.Timeout = d.nonNegativeDuration(e.value, f)
-			if m.Timeout > MaxTimeout {
-				line, col := nodePos(e.value)
-				d.ps.add(line, col, f, "must be at most %v per call, got %v", MaxTimeout, m.Timeout)
-			}
-		case "max_retries":
-			m.MaxRetries, _ = d.bounded(e.value, f, 0, MaxRetries, "")
-		case "max_concurrency":
-			m.MaxConcurrency, _ = d.bounded(e.value, f, 0, MaxConcurrency, "0 = no limit of its own")
-		case "rpm":
-			m.RPM = d.nonNegativeInt(e.value, f)
-		case "tpm":
-			m.TPM = d.nonNegativeInt(e.value, f)
-		case "itpm":
-			m.ITPM = d.nonNegativeInt(e.value, f)
-		case "otpm":
-			m.OTPM = d.nonNegativeInt(e.value, f)
-		case "rate_pool":
-			m.RatePool = d.str(e.value, f)
-		case "pricing":
-			p := d.price(e.value, f)
-			m.Pricing = &p
-		case "batch":
-			m.Batch, _ = d.boolean(e.value, f)
-		case "cache_min_tokens":
-			m.CacheMinTokens, _ = d.bounded(e.value, f, 0, MaxCacheMinTokens, "0 = the model's known minimum")
-		case "offline":
-			m.Offline = d.offline(e.value, f)
+		default:
+			d.modelSetting(&m, e, f)
 		}
 	}
 
@@ -652,18 +625,7 @@ func (d *cfgDecoder) model(raw ast.Node, field string, isTarget bool) ModelConfi
 		m.Source = "openai"
 	}
 	if sourceNode != nil && !d.skip(joinField(field, "source")) {
-		sl, sc := nodePos(sourceNode)
-		if !slices.Contains(knownSources(), m.Source) {
-			msg := fmt.Sprintf("unknown source %q", m.Source)
-			if s := suggest(m.Source, knownSources()); s != "" {
-				msg += "; did you mean " + s + "?"
-			} else {
-				msg += " (known: " + strings.Join(knownSources(), ", ") + "; any other OpenAI-style endpoint: source: openai_compatible with base_url)"
-			}
-			d.ps.add(sl, sc, joinField(field, "source"), "%s", msg)
-		} else if m.Source == "openai_compatible" && m.BaseURL == "" && !d.skip(joinField(field, "base_url")) {
-			d.ps.add(sl, sc, joinField(field, "base_url"), "required with source: openai_compatible (the endpoint, e.g. https://host/v1)")
-		}
+		d.checkSource(m, sourceNode, field)
 	}
 	if m.Model == "" && !d.skip(joinField(field, "model")) {
 		if hasModel {
@@ -676,6 +638,77 @@ func (d *cfgDecoder) model(raw ast.Node, field string, isTarget bool) ModelConfi
 		d.checkTargetID(m.ID, idNode, field, line, col)
 	}
 	return m
+}
+
+// modelSetting decodes entry e (field f) of a model block into m: every
+// key but id, model and source, which model itself tracks.
+func (d *cfgDecoder) modelSetting(m *ModelConfig, e entry, f string) {
+	switch e.key {
+	case "apikey":
+		m.APIKey = d.str(e.value, f)
+		d.secret(m.APIKey)
+	case "base_url":
+		m.BaseURL = d.str(e.value, f)
+	case "extra_headers":
+		m.ExtraHeaders = d.headers(e.value, f)
+	case "temperature":
+		if v, ok := d.number(e.value, f); ok {
+			if v < 0 || v > 2 {
+				line, col := nodePos(e.value)
+				d.ps.add(line, col, f, "must be between 0 and 2, got %v", v)
+			}
+			m.Temperature = &v
+		}
+	case "max_tokens":
+		m.MaxTokens, _ = d.bounded(e.value, f, 0, MaxOutputTokens, "0 = the default, 2048")
+	case "timeout":
+		m.Timeout = d.nonNegativeDuration(e.value, f)
+		if m.Timeout > MaxTimeout {
+			line, col := nodePos(e.value)
+			d.ps.add(line, col, f, "must be at most %v per call, got %v", MaxTimeout, m.Timeout)
+		}
+	case "max_retries":
+		m.MaxRetries, _ = d.bounded(e.value, f, 0, MaxRetries, "")
+	case "max_concurrency":
+		m.MaxConcurrency, _ = d.bounded(e.value, f, 0, MaxConcurrency, "0 = no limit of its own")
+	case "rpm":
+		m.RPM = d.nonNegativeInt(e.value, f)
+	case "tpm":
+		m.TPM = d.nonNegativeInt(e.value, f)
+	case "itpm":
+		m.ITPM = d.nonNegativeInt(e.value, f)
+	case "otpm":
+		m.OTPM = d.nonNegativeInt(e.value, f)
+	case "rate_pool":
+		m.RatePool = d.str(e.value, f)
+	case "pricing":
+		p := d.price(e.value, f)
+		m.Pricing = &p
+	case "batch":
+		m.Batch, _ = d.boolean(e.value, f)
+	case "cache_min_tokens":
+		m.CacheMinTokens, _ = d.bounded(e.value, f, 0, MaxCacheMinTokens, "0 = the model's known minimum")
+	case "offline":
+		m.Offline = d.offline(e.value, f)
+	}
+}
+
+// checkSource reports a model block's unknown source (with a suggestion)
+// and an openai_compatible source without the base_url it needs, at the
+// source's position.
+func (d *cfgDecoder) checkSource(m ModelConfig, sourceNode ast.Node, field string) {
+	sl, sc := nodePos(sourceNode)
+	if !slices.Contains(knownSources(), m.Source) {
+		msg := fmt.Sprintf("unknown source %q", m.Source)
+		if s := suggest(m.Source, knownSources()); s != "" {
+			msg += "; did you mean " + s + "?"
+		} else {
+			msg += " (known: " + strings.Join(knownSources(), ", ") + "; any other OpenAI-style endpoint: source: openai_compatible with base_url)"
+		}
+		d.ps.add(sl, sc, joinField(field, "source"), "%s", msg)
+	} else if m.Source == "openai_compatible" && m.BaseURL == "" && !d.skip(joinField(field, "base_url")) {
+		d.ps.add(sl, sc, joinField(field, "base_url"), "required with source: openai_compatible (the endpoint, e.g. https://host/v1)")
+	}
 }
 
 func (d *cfgDecoder) checkTargetID(id string, idNode ast.Node, field string, line, col int) {

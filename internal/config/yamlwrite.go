@@ -356,6 +356,7 @@ func normalizeValue(v any) (any, error) {
 	return normalizeDepth(v, 0)
 }
 
+// normalizeDepth is normalizeValue of v found depth levels down.
 func normalizeDepth(v any, depth int) (any, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("value nested too deeply")
@@ -363,33 +364,8 @@ func normalizeDepth(v any, depth int) (any, error) {
 	switch x := v.(type) {
 	case nil, bool, string, int64, uint64, float64:
 		return x, nil
-	case int:
-		return int64(x), nil
-	case int8:
-		return int64(x), nil
-	case int16:
-		return int64(x), nil
-	case int32:
-		return int64(x), nil
-	case uint:
-		return uint64(x), nil
-	case uint8:
-		return uint64(x), nil
-	case uint16:
-		return uint64(x), nil
-	case uint32:
-		return uint64(x), nil
-	case float32:
-		return float64(x), nil
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i, nil
-		}
-		f, err := x.Float64()
-		if err != nil {
-			return nil, err
-		}
-		return f, nil
+	case int, int8, int16, int32, uint, uint8, uint16, uint32, float32, json.Number:
+		return widenNumber(x)
 	case []KV:
 		out := make([]KV, len(x))
 		for i, kv := range x {
@@ -432,6 +408,48 @@ func normalizeDepth(v any, depth int) (any, error) {
 		}
 		return out, nil
 	}
+	return normalizeOther(v, depth)
+}
+
+// widenNumber is number v as an int64, uint64 or float64: signed integers
+// widen to int64, unsigned ones to uint64, float32 to float64, and a
+// json.Number to an int64 when it is one, else a float64.
+func widenNumber(v any) (any, error) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), nil
+	case int8:
+		return int64(x), nil
+	case int16:
+		return int64(x), nil
+	case int32:
+		return int64(x), nil
+	case uint:
+		return uint64(x), nil
+	case uint8:
+		return uint64(x), nil
+	case uint16:
+		return uint64(x), nil
+	case uint32:
+		return uint64(x), nil
+	case float32:
+		return float64(x), nil
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i, nil
+		}
+		f, err := x.Float64()
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	return v, nil // not called with other types
+}
+
+// normalizeOther normalizes v of a type the emitter does not know: a
+// pointer by what it points to (nil: null), anything else through JSON.
+func normalizeOther(v any, depth int) (any, error) {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Pointer {
 		if rv.IsNil() {

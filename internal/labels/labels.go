@@ -257,44 +257,13 @@ func formatBytes(n int) string {
 // parseLine checks one line strictly: every field present with its JSON
 // type, nothing else, and the conversation known.
 func parseLine(line []byte, known Known) (Label, *LineError) {
-	// encoding/json would read bytes that are not UTF-8 as U+FFFD: a
-	// label's conv_id or note would silently differ from the file.
-	if !utf8.Valid(line) {
-		return Label{}, &LineError{Msg: "not UTF-8 text (save the file as UTF-8)"}
-	}
-	if err := CheckObject(line); err != nil {
-		return Label{}, &LineError{Msg: err.Error()}
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(line, &raw); err != nil {
-		return Label{}, &LineError{Msg: "not a JSON object: " + err.Error()}
-	}
-	var unknown []string
-	for k := range raw {
-		if !isField(k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return Label{}, &LineError{Field: unknown[0], Msg: "unknown field (a label has " + strings.Join(fields, ", ") + ")"}
+	raw, e := rawLabel(line)
+	if e != nil {
+		return Label{}, e
 	}
 	var l Label
 	str := func(name string, dst *string, required bool) *LineError {
-		v, ok := raw[name]
-		if !ok {
-			if required {
-				return &LineError{Field: name, Msg: "missing"}
-			}
-			return nil
-		}
-		if err := json.Unmarshal(v, dst); err != nil || isNull(v) {
-			return &LineError{Field: name, Msg: "want a string, got " + string(v)}
-		}
-		if required && strings.TrimSpace(*dst) == "" {
-			return &LineError{Field: name, Msg: "empty"}
-		}
-		return nil
+		return stringField(raw, name, dst, required)
 	}
 	for _, f := range []struct {
 		name     string
@@ -348,6 +317,53 @@ func parseLine(line []byte, known Known) (Label, *LineError) {
 		l.Stale = true
 	}
 	return l, nil
+}
+
+// rawLabel is line's fields, undecoded: line must be UTF-8 text holding one
+// JSON object whose keys are all label fields.
+func rawLabel(line []byte) (map[string]json.RawMessage, *LineError) {
+	// encoding/json would read bytes that are not UTF-8 as U+FFFD: a
+	// label's conv_id or note would silently differ from the file.
+	if !utf8.Valid(line) {
+		return nil, &LineError{Msg: "not UTF-8 text (save the file as UTF-8)"}
+	}
+	if err := CheckObject(line); err != nil {
+		return nil, &LineError{Msg: err.Error()}
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return nil, &LineError{Msg: "not a JSON object: " + err.Error()}
+	}
+	var unknown []string
+	for k := range raw {
+		if !isField(k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, &LineError{Field: unknown[0], Msg: "unknown field (a label has " + strings.Join(fields, ", ") + ")"}
+	}
+	return raw, nil
+}
+
+// stringField decodes field name of raw into dst: a JSON string, non-empty
+// when required; a missing field is an error only when required.
+func stringField(raw map[string]json.RawMessage, name string, dst *string, required bool) *LineError {
+	v, ok := raw[name]
+	if !ok {
+		if required {
+			return &LineError{Field: name, Msg: "missing"}
+		}
+		return nil
+	}
+	if err := json.Unmarshal(v, dst); err != nil || isNull(v) {
+		return &LineError{Field: name, Msg: "want a string, got " + string(v)}
+	}
+	if required && strings.TrimSpace(*dst) == "" {
+		return &LineError{Field: name, Msg: "empty"}
+	}
+	return nil
 }
 
 // checkIDs refuses a conv_id or metric_id that is not an id (package ids):

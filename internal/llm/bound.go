@@ -220,43 +220,7 @@ func (b *boundedBody) filter(in, out []byte) int {
 			out[o] = c
 			o++
 		case stString:
-			if b.esc == 0 && c == '"' {
-				b.state = stOutside
-				b.last = append(b.last[:0], b.cur...)
-				out[o] = c
-				o++
-				continue
-			}
-			if b.strLen >= b.maxString && b.esc == 0 && !utf8Continuation(c) {
-				// Cut here, between two characters: close the string and
-				// drop the rest of it.
-				b.watch.add(b.key)
-				out[o] = '"'
-				o++
-				b.state, b.esc = stSkip, 0
-				if c == '\\' {
-					b.esc = 1
-				}
-				b.last = b.last[:0]
-				continue
-			}
-			out[o] = c
-			o++
-			b.strLen++
-			if len(b.cur) < maxKeyLen {
-				b.cur = append(b.cur, c)
-			}
-			switch {
-			case b.esc == escStart:
-				b.esc = 0
-				if c == 'u' {
-					b.esc = 4 // the four hex digits of \uXXXX follow
-				}
-			case b.esc > 0:
-				b.esc--
-			case c == '\\':
-				b.esc = escStart
-			}
+			o = b.stringByte(c, out, o)
 		case stSkip:
 			switch {
 			case b.esc != 0:
@@ -267,6 +231,49 @@ func (b *boundedBody) filter(in, out []byte) int {
 				b.state = stOutside
 			}
 		}
+	}
+	return o
+}
+
+// stringByte passes on byte c of a string, at out[o:], and returns the new
+// end of out: the closing quote ends the string; at the length bound,
+// between two characters, it closes the string and skips the rest of it.
+// It follows escapes so that an escaped quote does not end the string.
+func (b *boundedBody) stringByte(c byte, out []byte, o int) int {
+	if b.esc == 0 && c == '"' {
+		b.state = stOutside
+		b.last = append(b.last[:0], b.cur...)
+		out[o] = c
+		return o + 1
+	}
+	if b.strLen >= b.maxString && b.esc == 0 && !utf8Continuation(c) {
+		// Cut here, between two characters: close the string and
+		// drop the rest of it.
+		b.watch.add(b.key)
+		out[o] = '"'
+		b.state, b.esc = stSkip, 0
+		if c == '\\' {
+			b.esc = 1
+		}
+		b.last = b.last[:0]
+		return o + 1
+	}
+	out[o] = c
+	o++
+	b.strLen++
+	if len(b.cur) < maxKeyLen {
+		b.cur = append(b.cur, c)
+	}
+	switch {
+	case b.esc == escStart:
+		b.esc = 0
+		if c == 'u' {
+			b.esc = 4 // the four hex digits of \uXXXX follow
+		}
+	case b.esc > 0:
+		b.esc--
+	case c == '\\':
+		b.esc = escStart
 	}
 	return o
 }

@@ -37,16 +37,39 @@ func Run(ctx context.Context, b *work.Bench, targets []string) ([]Report, error)
 	for i, s := range scs {
 		pos[s.ID] = i
 	}
-	// Every target's shards are checked before any file is written: a
-	// merge missing a shard (a task that died between simulate and
-	// evaluate, or one target's shard gone) changes no file.
-	type split struct {
-		target, dir string
-		count       int
-		files       map[string]map[int]string
+	splits, err := completeSplits(b, targets)
+	if err != nil {
+		return nil, err
 	}
-	outs := []string{layout.ConversationsFile, layout.ScoresFile}
-	var splits []split
+	var reps []Report
+	for _, sp := range splits {
+		rep, err := mergeSplit(ctx, b, sp, pos)
+		if err != nil {
+			return reps, err
+		}
+		reps = append(reps, rep)
+	}
+	return reps, nil
+}
+
+// shardKinds are the row files merged shard by shard, in merge order.
+func shardKinds() []string { return []string{layout.ConversationsFile, layout.ScoresFile} }
+
+// shardSplit is one target's shard files: its run directory, the shard
+// count and, per file kind, each shard's path.
+type shardSplit struct {
+	target, dir string
+	count       int
+	files       map[string]map[int]string
+}
+
+// completeSplits finds every target's shard files and checks them all
+// before any file is written: a merge missing a shard (a task that died
+// between simulate and evaluate, or one target's shard gone) changes no
+// file. Targets without shards are left out; targets whose runs were split
+// in different ways are refused together.
+func completeSplits(b *work.Bench, targets []string) ([]shardSplit, error) {
+	var splits []shardSplit
 	var mixed []*mixedSplits
 	for _, t := range targets {
 		dir := b.Files.RunDir(t)
@@ -62,66 +85,78 @@ func Run(ctx context.Context, b *work.Bench, targets []string) ([]Report, error)
 		if count == 0 {
 			continue
 		}
-		for _, name := range outs {
-			got := files[name]
-			if len(got) == 0 {
-				continue
-			}
-			var missing []string
-			for i := range count {
-				if _, ok := got[i]; !ok {
-					missing = append(missing, strconv.Itoa(i))
-				}
-			}
-			if len(missing) > 0 {
-				var fromStore string
-				if b.SharedStore() {
-					// Workers that shared only the store wrote their
-					// shard files on disks of their own.
-					fromStore = "; workers that shared only the call store (store:, IMPACTBENCH_STORE) are merged with --from-store"
-				}
-				kind := strings.TrimSuffix(name, filepath.Ext(name)) // conversations, scores
-				return nil, fault.Inputf("%s: %s shard(s) %s of %d missing: run those shards (--shard i/%d) before merging%s",
-					dir, kind, strings.Join(missing, ", "), count, count, fromStore)
-			}
+		if err := missingShards(b, dir, count, files); err != nil {
+			return nil, err
 		}
-		splits = append(splits, split{t, dir, count, files})
+		splits = append(splits, shardSplit{t, dir, count, files})
 	}
 	if len(mixed) > 0 {
 		return nil, mixedSplitsError(mixed)
 	}
-	var reps []Report
-	for _, sp := range splits {
-		rep := Report{Target: sp.target, Shards: sp.count}
-		for _, name := range outs {
-			got := sp.files[name]
-			if len(got) == 0 {
-				continue
-			}
-			paths := make([]string, sp.count)
-			for i := range sp.count {
-				paths[i] = got[i]
-			}
-			out := b.Files.Conversations(sp.target, layout.Shard{})
-			if name == layout.ScoresFile {
-				out = b.Files.Scores(sp.target, nil, layout.Shard{})
-			}
-			n, err := mergeKind(ctx, name == layout.ConversationsFile, paths, out, pos)
-			if err != nil {
-				return reps, err
-			}
-			if name == layout.ConversationsFile {
-				rep.Conversations = n
-			} else {
-				rep.Scores = n
+	return splits, nil
+}
+
+// missingShards is an input error naming the shards 0..count-1 of a file
+// kind that dir lacks while it has others of that kind, or nil.
+func missingShards(b *work.Bench, dir string, count int, files map[string]map[int]string) error {
+	for _, name := range shardKinds() {
+		got := files[name]
+		if len(got) == 0 {
+			continue
+		}
+		var missing []string
+		for i := range count {
+			if _, ok := got[i]; !ok {
+				missing = append(missing, strconv.Itoa(i))
 			}
 		}
-		if err := mergeCost(sp.dir, sp.count); err != nil {
-			return reps, err
+		if len(missing) > 0 {
+			var fromStore string
+			if b.SharedStore() {
+				// Workers that shared only the store wrote their
+				// shard files on disks of their own.
+				fromStore = "; workers that shared only the call store (store:, IMPACTBENCH_STORE) are merged with --from-store"
+			}
+			kind := strings.TrimSuffix(name, filepath.Ext(name)) // conversations, scores
+			return fault.Inputf("%s: %s shard(s) %s of %d missing: run those shards (--shard i/%d) before merging%s",
+				dir, kind, strings.Join(missing, ", "), count, count, fromStore)
 		}
-		reps = append(reps, rep)
 	}
-	return reps, nil
+	return nil
+}
+
+// mergeSplit writes one target's merged conversations, scores and cost
+// files from its shards (pos orders rows as an unsharded run does) and
+// reports the rows merged.
+func mergeSplit(ctx context.Context, b *work.Bench, sp shardSplit, pos map[string]int) (Report, error) {
+	rep := Report{Target: sp.target, Shards: sp.count}
+	for _, name := range shardKinds() {
+		got := sp.files[name]
+		if len(got) == 0 {
+			continue
+		}
+		paths := make([]string, sp.count)
+		for i := range sp.count {
+			paths[i] = got[i]
+		}
+		out := b.Files.Conversations(sp.target, layout.Shard{})
+		if name == layout.ScoresFile {
+			out = b.Files.Scores(sp.target, nil, layout.Shard{})
+		}
+		n, err := mergeKind(ctx, name == layout.ConversationsFile, paths, out, pos)
+		if err != nil {
+			return rep, err
+		}
+		if name == layout.ConversationsFile {
+			rep.Conversations = n
+		} else {
+			rep.Scores = n
+		}
+	}
+	if err := mergeCost(sp.dir, sp.count); err != nil {
+		return rep, err
+	}
+	return rep, nil
 }
 
 // findShards finds the shard files of a run directory (layout.ShardFiles:

@@ -128,6 +128,28 @@ func publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 		// The manifest claims the planned files at the first write (claim).
 		w.sweepTemps(time.Now())
 	}
+	if err := emitData(s, res, w); err != nil {
+		return nil, err
+	}
+	for _, m := range s.Metrics {
+		if m.Type != "" {
+			rep.Metrics++
+			rep.Scenarios += len(m.Scenarios)
+		}
+	}
+	if err := emitScenariosAndSite(ctx, s, res, opts, w); err != nil {
+		return nil, err
+	}
+	if err := w.finish(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// emitData emits the site's data files (taxonomy, models, scores, scenario
+// index, metric details, nutrition label) and the uncertainty file, in
+// that order.
+func emitData(s *study.Study, res *study.Result, w *writer) error {
 	scores := scoresData(s)
 	for _, f := range []struct {
 		name    string
@@ -143,49 +165,43 @@ func publish(ctx context.Context, s *study.Study, res *study.Result, opts Option
 	} {
 		data, err := encode(f.v, f.compact)
 		if err != nil {
-			return nil, fmt.Errorf("publish %s: %w", f.name, err)
+			return fmt.Errorf("publish %s: %w", f.name, err)
 		}
 		if err := w.emit(layout.PublishedData(f.name), data); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	var unc bytes.Buffer
 	if err := res.Encode(&unc); err != nil {
-		return nil, err
+		return err
 	}
-	if err := w.emit(layout.PublishedData(layout.PublishedUncertaintyFile), unc.Bytes()); err != nil {
-		return nil, err
-	}
-	for _, m := range s.Metrics {
-		if m.Type != "" {
-			rep.Metrics++
-			rep.Scenarios += len(m.Scenarios)
-		}
-	}
+	return w.emit(layout.PublishedData(layout.PublishedUncertaintyFile), unc.Bytes())
+}
+
+// emitScenariosAndSite emits the scenario files and, with opts.Site, the
+// static site built alongside them, whose index it records in the report.
+func emitScenariosAndSite(ctx context.Context, s *study.Study, res *study.Result, opts Options, w *writer) error {
 	var sb *site.Builder
 	if opts.Site {
 		var err error
 		if sb, err = site.New(s, res); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := scenarioFiles(ctx, s, w, sb); err != nil {
-		return nil, err
+		return err
 	}
 	if sb != nil {
 		files, err := sb.Finish()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := w.emitAll(files); err != nil {
-			return nil, err
+			return err
 		}
-		rep.Site = filepath.Join(opts.Out, layout.SiteIndex)
+		w.rep.Site = filepath.Join(opts.Out, layout.SiteIndex)
 	}
-	if err := w.finish(); err != nil {
-		return nil, err
-	}
-	return w, nil
+	return nil
 }
 
 // target is one scenario file to write from a conversation row.

@@ -155,78 +155,133 @@ func (st *store) conv(r convRef) *artifacts.Conversation {
 	return &run.Conversations[r.row]
 }
 
-func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axisView) (*store, error) {
-	// Empty, not nil, slices: app.js reads every column as an array.
-	ix := convIndex{ChunkSize: chunkConvs, SChunkSize: chunkScenarios, ID: map[int]string{}, P: map[int]string{}, Dr: map[int]bool{},
-		Targets: []string{}, Statuses: []string{}, T: []int{}, S: []int{}, M: []int{}, N: []int{},
-		V: []int{}, St: []int{}, L: []int{}, SID: []string{}, SGoal: []string{}, SD: [][]int{}}
-	metricIdx := map[string]int{}
-	for i, m := range metrics {
-		metricIdx[m.ID] = i
-	}
-	axisIdx := map[string]int{}
-	valIdx := make([]map[string]int, len(axes))
-	for i, a := range axes {
-		axisIdx[a.Name] = i
-		valIdx[i] = map[string]int{}
-		for j, v := range a.Values {
-			valIdx[i][v] = j
-		}
-	}
-	st := &store{in: in, first: make([]bool, len(in.Scenarios))}
-	idx := map[string]int{}
+// storeBuilder holds the lookups buildStore fills the index with: where each
+// metric, axis value, scenario id and status sits in its column.
+type storeBuilder struct {
+	ix        convIndex
+	st        *store
+	metricIdx map[string]int
+	axisIdx   map[string]int
+	valIdx    []map[string]int
+	scenIdx   map[string]int
+	statusIdx map[string]int
+	nAxes     int
+}
 
+// buildStore indexes in's scenarios and conversations for the report's
+// list: one column per field, one row per conversation.
+func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axisView) (*store, error) {
+	b := newStoreBuilder(in, metrics, axes)
+	st := b.st
 	// Scenarios: scenarios.json order, then stubs for ids only conversations know.
-	addScen := func(sc Scenario) int {
-		i := len(ix.SID)
-		idx[sc.ID] = i
-		dv := make([]int, len(axes))
-		for k := range dv {
-			dv[k] = -1
-		}
-		for _, av := range sc.Demographic {
-			if a, ok := axisIdx[av.Axis]; ok {
-				dv[a] = valIdx[a][av.Value]
-			}
-		}
-		ix.SID = append(ix.SID, sc.ID)
-		ix.SGoal = append(ix.SGoal, sc.UserGoal)
-		ix.SD = append(ix.SD, dv)
-		return i
-	}
 	for i, sc := range in.Scenarios {
-		if _, dup := idx[sc.ID]; !dup {
-			addScen(sc)
+		if _, dup := b.scenIdx[sc.ID]; !dup {
+			b.addScen(sc)
 			st.first[i] = true
 		}
 	}
+	refs := b.convRefs()
+	b.matchScores(refs)
+	for _, col := range []*[]int{&b.ix.T, &b.ix.S, &b.ix.M, &b.ix.N, &b.ix.V, &b.ix.St, &b.ix.L} {
+		*col = make([]int, 0, len(refs))
+	}
+	for i, r := range refs {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		b.indexConv(i, r)
+	}
+	st.refs = refs
+	st.Index = b.ix
+	st.Index.NChunks = (len(refs) + chunkConvs - 1) / chunkConvs
+	st.nConvCh = st.Index.NChunks
+	st.Index.NSChunks = (len(b.ix.SID) + chunkScenarios - 1) / chunkScenarios
+	return st, nil
+}
 
-	// Conversations, ordered scenario → sample → target so the same
-	// scenario's conversations sit side by side in the list and in a chunk.
+// newStoreBuilder starts an empty index and the store it will belong to,
+// with metrics and axis values numbered in the order the report lists them.
+func newStoreBuilder(in *Input, metrics []metricView, axes []axisView) *storeBuilder {
+	b := &storeBuilder{
+		// Empty, not nil, slices: app.js reads every column as an array.
+		ix: convIndex{ChunkSize: chunkConvs, SChunkSize: chunkScenarios, ID: map[int]string{}, P: map[int]string{}, Dr: map[int]bool{},
+			Targets: []string{}, Statuses: []string{}, T: []int{}, S: []int{}, M: []int{}, N: []int{},
+			V: []int{}, St: []int{}, L: []int{}, SID: []string{}, SGoal: []string{}, SD: [][]int{}},
+		st:        &store{in: in, first: make([]bool, len(in.Scenarios))},
+		metricIdx: map[string]int{},
+		axisIdx:   map[string]int{},
+		valIdx:    make([]map[string]int, len(axes)),
+		scenIdx:   map[string]int{},
+		statusIdx: map[string]int{},
+		nAxes:     len(axes),
+	}
+	for i, m := range metrics {
+		b.metricIdx[m.ID] = i
+	}
+	for i, a := range axes {
+		b.axisIdx[a.Name] = i
+		b.valIdx[i] = map[string]int{}
+		for j, v := range a.Values {
+			b.valIdx[i][v] = j
+		}
+	}
+	return b
+}
+
+// addScen appends scenario sc to the scenario columns, its demographic
+// values as indexes into the axes (-1 where it has none), and returns its row.
+func (b *storeBuilder) addScen(sc Scenario) int {
+	i := len(b.ix.SID)
+	b.scenIdx[sc.ID] = i
+	dv := make([]int, b.nAxes)
+	for k := range dv {
+		dv[k] = -1
+	}
+	for _, av := range sc.Demographic {
+		if a, ok := b.axisIdx[av.Axis]; ok {
+			dv[a] = b.valIdx[a][av.Value]
+		}
+	}
+	b.ix.SID = append(b.ix.SID, sc.ID)
+	b.ix.SGoal = append(b.ix.SGoal, sc.UserGoal)
+	b.ix.SD = append(b.ix.SD, dv)
+	return i
+}
+
+// scenOf is the scenario row of id, a stub added for an id only
+// conversations know.
+func (b *storeBuilder) scenOf(id, metric string) int {
+	si, ok := b.scenIdx[id]
+	if !ok {
+		si = b.addScen(Scenario{ID: id, MetricID: metric})
+		b.st.stubs = append(b.st.stubs, scenRec{ID: id, Stub: true})
+	}
+	return si
+}
+
+// convRefs lists every run's conversations, ordered scenario → sample →
+// target so the same scenario's conversations sit side by side in the list
+// and in a chunk, people's after the simulated ones of the same scenario.
+func (b *storeBuilder) convRefs() []convRef {
+	in, st := b.st.in, b.st
 	n := 0
 	for _, run := range in.Runs {
 		n += len(run.Conversations) + len(run.Human)
 	}
 	refs := make([]convRef, 0, n)
-	scenOf := func(id, metric string) int {
-		si, ok := idx[id]
-		if !ok {
-			si = addScen(Scenario{ID: id, MetricID: metric})
-			st.stubs = append(st.stubs, scenRec{ID: id, Stub: true})
-		}
-		return si
-	}
 	for ri, run := range in.Runs {
-		ix.Targets = append(ix.Targets, run.Target)
+		b.ix.Targets = append(b.ix.Targets, run.Target)
 		for ci, c := range run.Conversations {
-			refs = append(refs, convRef{run: ri, row: ci, scen: scenOf(c.ID, c.MetricID), target: ri, human: -1})
+			refs = append(refs, convRef{run: ri, row: ci, scen: b.scenOf(c.ID, c.MetricID), target: ri, human: -1})
 		}
 		for hi, c := range run.Human { // people's, after the simulated ones of the same scenario
-			refs = append(refs, convRef{run: ri, row: -1, scen: scenOf(c.ID, c.MetricID), target: ri, human: hi})
+			refs = append(refs, convRef{run: ri, row: -1, scen: b.scenOf(c.ID, c.MetricID), target: ri, human: hi})
 		}
 	}
-	sort.SliceStable(refs, func(a, b int) bool {
-		ra, rb := refs[a], refs[b]
+	sort.SliceStable(refs, func(x, y int) bool {
+		ra, rb := refs[x], refs[y]
 		if ra.scen != rb.scen {
 			return ra.scen < rb.scen
 		}
@@ -238,12 +293,14 @@ func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axi
 		}
 		return ra.target < rb.target
 	})
+	return refs
+}
 
-	statusIdx := map[string]int{}
+// matchScores finds, for each ref, its row in its run's scores (or its
+// person's score), -1 when it has none.
+func (b *storeBuilder) matchScores(refs []convRef) {
+	in, st := b.st.in, b.st
 	st.score = make([]int, len(refs))
-	for _, col := range []*[]int{&ix.T, &ix.S, &ix.M, &ix.N, &ix.V, &ix.St, &ix.L} {
-		*col = make([]int, 0, len(refs))
-	}
 	for ri := range in.Runs {
 		match := scoreMatcher(in.Runs[ri].Scores)
 		for i, r := range refs {
@@ -257,64 +314,63 @@ func buildStore(ctx context.Context, in *Input, metrics []metricView, axes []axi
 			st.score[i] = match(&in.Runs[ri].Conversations[r.row])
 		}
 	}
-	for i, r := range refs {
-		if i%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		run := &in.Runs[r.run]
-		c := st.conv(r)
-		mid := c.MetricID
-		if mid == "" {
-			mid = metricFromID(c.ID)
-		}
-		m, ok := metricIdx[mid]
-		if !ok {
-			m = -1
-		}
-		status := c.Status
-		if r.human >= 0 {
-			h := &run.Human[r.human]
-			ix.P[i] = h.Player
-			if h.State == human.Playing {
-				ix.Dr[i], status = true, human.Playing
-			}
-		}
-		stx, ok := statusIdx[status]
-		if !ok {
-			stx = len(ix.Statuses)
-			statusIdx[status] = stx
-			ix.Statuses = append(ix.Statuses, status)
-		}
-		v := verdictUnscored
-		if k := st.score[i]; k >= 0 {
-			switch p := st.scoreRow(r, k).Passed; {
-			case p == nil:
-				v = verdictNull
-			case *p:
-				v = verdictPass
-			default:
-				v = verdictFail
-			}
-		}
-		ix.T = append(ix.T, r.target)
-		ix.S = append(ix.S, r.scen)
-		ix.M = append(ix.M, m)
-		ix.N = append(ix.N, c.Sample)
-		ix.V = append(ix.V, v)
-		ix.St = append(ix.St, stx)
-		ix.L = append(ix.L, st.transcriptLen(r))
-		if c.ConvID != "" && c.ConvID != artifacts.ConvID(c.ID, run.Target, c.Sample) {
-			ix.ID[i] = c.ConvID
+}
+
+// indexConv appends conversation i (ref r) to the index's columns: its
+// target, scenario, metric, sample, verdict, status and length, and, where
+// they are not the usual ones, its player, draft mark and conversation id.
+func (b *storeBuilder) indexConv(i int, r convRef) {
+	st, ix := b.st, &b.ix
+	run := &st.in.Runs[r.run]
+	c := st.conv(r)
+	mid := c.MetricID
+	if mid == "" {
+		mid = metricFromID(c.ID)
+	}
+	m, ok := b.metricIdx[mid]
+	if !ok {
+		m = -1
+	}
+	status := c.Status
+	if r.human >= 0 {
+		h := &run.Human[r.human]
+		ix.P[i] = h.Player
+		if h.State == human.Playing {
+			ix.Dr[i], status = true, human.Playing
 		}
 	}
-	st.refs = refs
-	st.Index = ix
-	st.Index.NChunks = (len(refs) + chunkConvs - 1) / chunkConvs
-	st.nConvCh = st.Index.NChunks
-	st.Index.NSChunks = (len(ix.SID) + chunkScenarios - 1) / chunkScenarios
-	return st, nil
+	stx, ok := b.statusIdx[status]
+	if !ok {
+		stx = len(ix.Statuses)
+		b.statusIdx[status] = stx
+		ix.Statuses = append(ix.Statuses, status)
+	}
+	ix.T = append(ix.T, r.target)
+	ix.S = append(ix.S, r.scen)
+	ix.M = append(ix.M, m)
+	ix.N = append(ix.N, c.Sample)
+	ix.V = append(ix.V, b.verdict(i, r))
+	ix.St = append(ix.St, stx)
+	ix.L = append(ix.L, st.transcriptLen(r))
+	if c.ConvID != "" && c.ConvID != artifacts.ConvID(c.ID, run.Target, c.Sample) {
+		ix.ID[i] = c.ConvID
+	}
+}
+
+// verdict is conversation i's verdict code: unscored, null, pass or fail.
+func (b *storeBuilder) verdict(i int, r convRef) int {
+	v := verdictUnscored
+	if k := b.st.score[i]; k >= 0 {
+		switch p := b.st.scoreRow(r, k).Passed; {
+		case p == nil:
+			v = verdictNull
+		case *p:
+			v = verdictPass
+		default:
+			v = verdictFail
+		}
+	}
+	return v
 }
 
 func (st *store) transcriptLen(r convRef) int {

@@ -177,38 +177,16 @@ func (r row) scenarioKey() string {
 // to 4 places, the list sorted by positive_pass_rate descending (null as 0,
 // stable). Unless opts.UpstreamOnly, each entry also carries the additions.
 func Aggregate(in Input, opts Options) ([]ModelResult, error) {
-	if opts.BootstrapReps == 0 {
-		opts.BootstrapReps = DefaultBootstrapReps
+	opts, err := withDefaults(opts)
+	if err != nil {
+		return nil, err
 	}
-	if opts.Conf == 0 {
-		opts.Conf = DefaultConf
-	}
-	if opts.BootstrapReps < 1 {
-		return nil, fmt.Errorf("aggregate: bootstrap reps must be positive, got %d", opts.BootstrapReps)
-	}
-	if !(opts.Conf > 0 && opts.Conf < 1) {
-		return nil, fmt.Errorf("aggregate: confidence level must be between 0 and 1 (e.g. 0.95), got %v", opts.Conf)
-	}
-
 	types := make(map[string]config.MetricType, len(in.Metrics))
 	for _, m := range in.Metrics {
 		types[m.ID] = m.Type
 	}
-
-	demos := in.Demographics
-	if in.Scenarios != nil {
-		demos = make([]ScenarioDemographic, len(in.Scenarios))
-		for i, sc := range in.Scenarios {
-			demos[i] = ScenarioDemographic{sc.ID, sc.Demographic}
-		}
-	}
-	if in.Rows == nil {
-		in.Rows = make([]ScoreRow, len(in.Scores))
-		for i, sc := range in.Scores {
-			in.Rows[i] = RowOf(sc)
-		}
-	}
-	rows, runDirs, calIn := in.Rows, in.RunDirs, in.Calibration
+	demos := scenarioDemographics(in)
+	rows, runDirs, calIn := scoreRows(in), in.RunDirs, in.Calibration
 	people := humanByTarget(in.Human, types)
 	in = Input{} // the rows are grouped in place: let the input go
 	order, groups, anyValidity, err := groupByTarget(rows, runDirs, types)
@@ -262,6 +240,49 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 		return orZero(out[i].PositivePassRate) > orZero(out[j].PositivePassRate)
 	})
 	return out, nil
+}
+
+// withDefaults fills opts' unset bootstrap reps and confidence level with
+// the defaults and rejects values Aggregate cannot use.
+func withDefaults(opts Options) (Options, error) {
+	if opts.BootstrapReps == 0 {
+		opts.BootstrapReps = DefaultBootstrapReps
+	}
+	if opts.Conf == 0 {
+		opts.Conf = DefaultConf
+	}
+	if opts.BootstrapReps < 1 {
+		return opts, fmt.Errorf("aggregate: bootstrap reps must be positive, got %d", opts.BootstrapReps)
+	}
+	if !(opts.Conf > 0 && opts.Conf < 1) {
+		return opts, fmt.Errorf("aggregate: confidence level must be between 0 and 1 (e.g. 0.95), got %v", opts.Conf)
+	}
+	return opts, nil
+}
+
+// scenarioDemographics is each scenario's demographic: from in.Scenarios
+// when given, else in.Demographics.
+func scenarioDemographics(in Input) []ScenarioDemographic {
+	if in.Scenarios == nil {
+		return in.Demographics
+	}
+	demos := make([]ScenarioDemographic, len(in.Scenarios))
+	for i, sc := range in.Scenarios {
+		demos[i] = ScenarioDemographic{sc.ID, sc.Demographic}
+	}
+	return demos
+}
+
+// scoreRows is in.Rows, or, when the caller gave scores only, their rows.
+func scoreRows(in Input) []ScoreRow {
+	if in.Rows != nil {
+		return in.Rows
+	}
+	rows := make([]ScoreRow, len(in.Scores))
+	for i, sc := range in.Scores {
+		rows[i] = RowOf(sc)
+	}
+	return rows
 }
 
 // groupByTarget resolves each row's target (its target_model, else its run

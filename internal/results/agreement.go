@@ -23,30 +23,68 @@ func sampleAgreement(rows []row) *Agreement {
 	if len(rows) == 0 || !slices.ContainsFunc(rows, func(r row) bool { return r.Sample != rows[0].Sample }) {
 		return nil // one sample per scenario: nothing to agree on
 	}
-	type group struct {
-		sample   int
-		verdicts []bool // passed
-		present  []bool
+	sg := groupSamples(rows)
+	if !sg.multi {
+		return nil
 	}
-	groupsOf := map[groupKey]*group{}
-	var keys []groupKey
-	multi := false
+	presentOf := make([]metricVerdicts, len(sg.keys))
+	for i, k := range sg.keys {
+		presentOf[i] = metricVerdicts{k.metric, sg.of[k].present}
+	}
+	// From here on, groups go in label order.
+	slices.SortFunc(sg.keys, func(a, b groupKey) int { return cmp.Compare(sg.label(a), sg.label(b)) })
+
+	ag := &Agreement{ByScenario: Keyed[ScenarioAgreement]{}, ByMetric: presentAgreementByMetric(presentOf)}
+	groups, sizeCount := sg.scenarioAgreements(ag)
+	share, _, total := stats.Unanimity(groups)
+	ag.NGroups = total
+	ag.UnanimousShare = finite(share)
+
+	k := usualGroupSize(sizeCount)
+	ag.PassK = PassK{K: k, ByMetric: Keyed[*float64]{}}
+	if k == 0 {
+		return ag
+	}
+	sg.passAtK(ag, k)
+	return ag
+}
+
+// sampleGroup is one group's samples: the first one's number and the
+// verdicts (passed, present) of all of them.
+type sampleGroup struct {
+	sample   int
+	verdicts []bool // passed
+	present  []bool
+}
+
+// sampleGroups are the rows' groups in their first row's order; multi says
+// whether any group holds more than one sample, multiMetric which scenario
+// ids come with more than one metric (legacy rows).
+type sampleGroups struct {
+	of          map[groupKey]*sampleGroup
+	keys        []groupKey
+	multi       bool
+	multiMetric map[string]bool
+}
+
+// groupSamples gathers rows into their scenario (and metric) groups.
+func groupSamples(rows []row) *sampleGroups {
+	sg := &sampleGroups{of: map[groupKey]*sampleGroup{}, multiMetric: map[string]bool{}}
 	metricOfID := map[string]string{}
-	multiMetric := map[string]bool{}
 	for _, r := range rows {
 		k := groupKey{r.scenarioKey(), r.metricKey()}
-		g := groupsOf[k]
+		g := sg.of[k]
 		if g == nil {
-			g = &group{sample: r.Sample}
-			groupsOf[k] = g
-			keys = append(keys, k)
+			g = &sampleGroup{sample: r.Sample}
+			sg.of[k] = g
+			sg.keys = append(sg.keys, k)
 		} else if r.Sample != g.sample {
-			multi = true
+			sg.multi = true
 		}
 		if m, ok := metricOfID[k.id]; !ok {
 			metricOfID[k.id] = k.metric
 		} else if m != k.metric {
-			multiMetric[k.id] = true
+			sg.multiMetric[k.id] = true
 		}
 		if r.Passed != nil {
 			g.verdicts = append(g.verdicts, *r.Passed)
@@ -55,27 +93,25 @@ func sampleAgreement(rows []row) *Agreement {
 			g.present = append(g.present, *r.Present)
 		}
 	}
-	if !multi {
-		return nil
-	}
-	presentOf := make([]metricVerdicts, len(keys))
-	for i, k := range keys {
-		presentOf[i] = metricVerdicts{k.metric, groupsOf[k].present}
-	}
+	return sg
+}
 
-	label := func(k groupKey) string {
-		if multiMetric[k.id] {
-			return k.id + "/" + k.metric
-		}
-		return k.id
+// label names group k in the report: its scenario id, with the metric
+// only when the id comes with more than one.
+func (sg *sampleGroups) label(k groupKey) string {
+	if sg.multiMetric[k.id] {
+		return k.id + "/" + k.metric
 	}
-	slices.SortFunc(keys, func(a, b groupKey) int { return cmp.Compare(label(a), label(b)) })
+	return k.id
+}
 
-	ag := &Agreement{ByScenario: Keyed[ScenarioAgreement]{}, ByMetric: presentAgreementByMetric(presentOf)}
-	var groups [][]bool
-	sizeCount := map[int]int{}
-	for _, k := range keys {
-		v := groupsOf[k].verdicts
+// scenarioAgreements appends to ag one entry per group with verdicts, in
+// key order, and returns those groups' verdicts and how many groups of
+// each size (of two or more) there are.
+func (sg *sampleGroups) scenarioAgreements(ag *Agreement) (groups [][]bool, sizeCount map[int]int) {
+	sizeCount = map[int]int{}
+	for _, k := range sg.keys {
+		v := sg.of[k].verdicts
 		if len(v) == 0 {
 			continue
 		}
@@ -90,25 +126,28 @@ func sampleAgreement(rows []row) *Agreement {
 			sa.Unanimous = ptr(passed == 0 || passed == len(v))
 			sizeCount[len(v)]++
 		}
-		ag.ByScenario = append(ag.ByScenario, Entry[ScenarioAgreement]{label(k), sa})
+		ag.ByScenario = append(ag.ByScenario, Entry[ScenarioAgreement]{sg.label(k), sa})
 		groups = append(groups, v)
 	}
-	share, _, total := stats.Unanimity(groups)
-	ag.NGroups = total
-	ag.UnanimousShare = finite(share)
+	return groups, sizeCount
+}
 
-	// k = the usual number of samples per scenario (ties → the larger).
+// usualGroupSize is k, the usual number of samples per scenario (ties →
+// the larger), from the count of groups of each size.
+func usualGroupSize(sizeCount map[int]int) int {
 	k := 0
 	for size, cnt := range sizeCount {
 		if cnt > sizeCount[k] || (cnt == sizeCount[k] && size > k) {
 			k = size
 		}
 	}
-	ag.PassK = PassK{K: k, ByMetric: Keyed[*float64]{}}
-	if k == 0 {
-		return ag
-	}
-	// Fleiss κ needs the same number of ratings per subject: groups of size k.
+	return k
+}
+
+// passAtK sets ag's Fleiss κ, over the groups of exactly k verdicts (it
+// needs the same number of ratings per subject), and its pass@k, overall
+// and per metric, over the groups of k verdicts or more.
+func (sg *sampleGroups) passAtK(ag *Agreement, k int) {
 	var counts [][]int
 	type acc struct {
 		sum float64
@@ -116,8 +155,8 @@ func sampleAgreement(rows []row) *Agreement {
 	}
 	overall := acc{}
 	perMetric := map[string]*acc{}
-	for _, key := range keys {
-		v := groupsOf[key].verdicts
+	for _, key := range sg.keys {
+		v := sg.of[key].verdicts
 		if len(v) < k {
 			continue
 		}
@@ -156,7 +195,6 @@ func sampleAgreement(rows []row) *Agreement {
 		a := perMetric[m]
 		ag.PassK.ByMetric = append(ag.PassK.ByMetric, Entry[*float64]{m, ptr(round4(a.sum / float64(a.n)))})
 	}
-	return ag
 }
 
 // metricVerdicts is one unit's present verdicts (samples of a scenario,
@@ -280,69 +318,14 @@ func judgeAgreement(rows []row, conf float64) *JudgeAgreement {
 	if len(prs) == 0 {
 		return nil
 	}
-	type judged struct {
-		metric string
-		votes  map[string]bool
-	}
-	var items []judged
-	for _, pr := range prs {
-		votes := map[string]bool{}
-		complete := true
-		for i, v := range pr.votes {
-			if v == nil {
-				complete = false
-				continue
-			}
-			votes[pr.names[i]] = *v
-		}
-		// Keep rows where every judge of the whole panel voted.
-		if complete && len(votes) == len(names) {
-			items = append(items, judged{pr.row.metricKey(), votes})
-		}
-	}
+	items := completeVotes(prs, names)
 	method := "fleiss"
 	if len(names) == 2 {
 		method = "cohen"
 	}
 	ja := &JudgeAgreement{Judges: names, KappaMethod: method, N: len(items), ByMetric: Keyed[JudgeMetric]{}}
-	measure := func(its []judged) (raw, kappa *float64) {
-		if len(its) == 0 {
-			return nil, nil
-		}
-		if len(names) == 2 {
-			a := make([]int, len(its))
-			b := make([]int, len(its))
-			for i, it := range its {
-				a[i], b[i] = b2i(it.votes[names[0]]), b2i(it.votes[names[1]])
-			}
-			if x, err := stats.RawAgreement(a, b); err == nil {
-				raw = finite(x)
-			}
-			if x, err := stats.CohenKappa(a, b); err == nil {
-				kappa = finite(x)
-			}
-			return raw, kappa
-		}
-		counts := make([][]int, len(its))
-		agree := 0
-		for i, it := range its {
-			yes := 0
-			for _, v := range it.votes {
-				yes += b2i(v)
-			}
-			counts[i] = []int{yes, len(names) - yes}
-			if yes == 0 || yes == len(names) {
-				agree++
-			}
-		}
-		raw = ptr(round4(float64(agree) / float64(len(its))))
-		if x, err := stats.FleissKappa(counts); err == nil {
-			kappa = finite(x)
-		}
-		return raw, kappa
-	}
-	ja.RawAgreement, ja.Kappa = measure(items)
-	byMetric := map[string][]judged{}
+	ja.RawAgreement, ja.Kappa = judgeKappa(items, names)
+	byMetric := map[string][]judgedRow{}
 	for _, it := range items {
 		byMetric[it.metric] = append(byMetric[it.metric], it)
 	}
@@ -367,13 +350,80 @@ func judgeAgreement(rows []row, conf float64) *JudgeAgreement {
 	}
 	sort.Strings(mids)
 	for _, m := range mids {
-		raw, kappa := measure(byMetric[m])
+		raw, kappa := judgeKappa(byMetric[m], names)
 		a, n := stats.KrippendorffAlpha(alphaUnits[m])
 		ja.ByMetric = append(ja.ByMetric, Entry[JudgeMetric]{m, JudgeMetric{
 			RawAgreement: raw, Kappa: kappa, N: len(byMetric[m]), Alpha: finite(a), NAlpha: n}})
 	}
 	ja.Panel = panelRates(prs, names, conf)
 	return ja
+}
+
+// judgedRow is one panel row's metric and its verdict by judge name.
+type judgedRow struct {
+	metric string
+	votes  map[string]bool
+}
+
+// completeVotes keeps the panel rows on which every judge of the whole
+// panel (names) returned a verdict: the ones κ and raw agreement use.
+func completeVotes(prs []panelRow, names []string) []judgedRow {
+	var items []judgedRow
+	for _, pr := range prs {
+		votes := map[string]bool{}
+		complete := true
+		for i, v := range pr.votes {
+			if v == nil {
+				complete = false
+				continue
+			}
+			votes[pr.names[i]] = *v
+		}
+		// Keep rows where every judge of the whole panel voted.
+		if complete && len(votes) == len(names) {
+			items = append(items, judgedRow{pr.row.metricKey(), votes})
+		}
+	}
+	return items
+}
+
+// judgeKappa is the raw agreement and κ of the judges (names) over its:
+// Cohen's κ for two judges, Fleiss' κ for more; nil, nil without rows.
+func judgeKappa(its []judgedRow, names []string) (raw, kappa *float64) {
+	if len(its) == 0 {
+		return nil, nil
+	}
+	if len(names) == 2 {
+		a := make([]int, len(its))
+		b := make([]int, len(its))
+		for i, it := range its {
+			a[i], b[i] = b2i(it.votes[names[0]]), b2i(it.votes[names[1]])
+		}
+		if x, err := stats.RawAgreement(a, b); err == nil {
+			raw = finite(x)
+		}
+		if x, err := stats.CohenKappa(a, b); err == nil {
+			kappa = finite(x)
+		}
+		return raw, kappa
+	}
+	counts := make([][]int, len(its))
+	agree := 0
+	for i, it := range its {
+		yes := 0
+		for _, v := range it.votes {
+			yes += b2i(v)
+		}
+		counts[i] = []int{yes, len(names) - yes}
+		if yes == 0 || yes == len(names) {
+			agree++
+		}
+	}
+	raw = ptr(round4(float64(agree) / float64(len(its))))
+	if x, err := stats.FleissKappa(counts); err == nil {
+		kappa = finite(x)
+	}
+	return raw, kappa
 }
 
 // panelRates counts every judge verdict as one observation, mapped

@@ -23,32 +23,9 @@ import (
 // unusable answer asked again, a metric's own repaired fields) is each
 // metric's _repairs key, in fixed phrases; a clean answer adds none.
 func GenMetrics(ctx context.Context, c llm.Client, p *prompts.Set, b *config.Benchmark, opts GenOptions) ([]config.Metric, llm.Usage, error) {
-	data := prompts.GenMetricsData{
-		BenchmarkName:   b.Name,
-		Description:     b.Description,
-		UserContext:     b.Scenario.UserContext,
-		ImplicitContext: b.Scenario.ImplicitContext,
-		Count:           opts.Count,
-	}
-	sys, err := p.Render(prompts.GenMetricsSystem, data)
+	req, err := genMetricsRequest(p, b, opts)
 	if err != nil {
 		return nil, llm.Usage{}, err
-	}
-	user, err := p.Render(prompts.GenMetricsUser, data)
-	if err != nil {
-		return nil, llm.Usage{}, err
-	}
-	meta := map[string]string{llm.MetaBenchmarkName: b.Name, llm.MetaBenchmarkDescription: b.Description}
-	if opts.Count > 0 {
-		meta[llm.MetaCount] = itoa(opts.Count)
-	}
-	req := llm.Request{
-		Purpose:   llm.PurposeGenMetrics,
-		Messages:  []llm.Message{{Role: llm.RoleSystem, Content: sys}, {Role: llm.RoleUser, Content: user}},
-		MaxTokens: opts.maxTokens(metricsMaxTokens),
-		Seed:      seedOf(opts.Seed, "gen_metrics", b.Name, b.Description, itoa(opts.Count)),
-		Schema:    metricsSchema,
-		Meta:      meta,
 	}
 	// lastValid remembers the valid part of the latest answer that decoded,
 	// to fall back on when the model never gets every item right; answers
@@ -102,6 +79,39 @@ func GenMetrics(ctx context.Context, c llm.Client, p *prompts.Set, b *config.Ben
 		metrics[i].Extra = withMetricRepairs(metrics[i].Extra, append(slices.Clone(answer), fixes[i]...))
 	}
 	return metrics, resp.Usage, nil
+}
+
+// genMetricsRequest is the gen_metrics call for benchmark b: the rendered
+// prompts, the benchmark's name and description (and the count asked for)
+// as metadata, and a seed of its own.
+func genMetricsRequest(p *prompts.Set, b *config.Benchmark, opts GenOptions) (llm.Request, error) {
+	data := prompts.GenMetricsData{
+		BenchmarkName:   b.Name,
+		Description:     b.Description,
+		UserContext:     b.Scenario.UserContext,
+		ImplicitContext: b.Scenario.ImplicitContext,
+		Count:           opts.Count,
+	}
+	sys, err := p.Render(prompts.GenMetricsSystem, data)
+	if err != nil {
+		return llm.Request{}, err
+	}
+	user, err := p.Render(prompts.GenMetricsUser, data)
+	if err != nil {
+		return llm.Request{}, err
+	}
+	meta := map[string]string{llm.MetaBenchmarkName: b.Name, llm.MetaBenchmarkDescription: b.Description}
+	if opts.Count > 0 {
+		meta[llm.MetaCount] = itoa(opts.Count)
+	}
+	return llm.Request{
+		Purpose:   llm.PurposeGenMetrics,
+		Messages:  []llm.Message{{Role: llm.RoleSystem, Content: sys}, {Role: llm.RoleUser, Content: user}},
+		MaxTokens: opts.maxTokens(metricsMaxTokens),
+		Seed:      seedOf(opts.Seed, "gen_metrics", b.Name, b.Description, itoa(opts.Count)),
+		Schema:    metricsSchema,
+		Meta:      meta,
+	}, nil
 }
 
 // fallbackRepairs is what it took to read metrics kept from answer k (1-based)

@@ -298,31 +298,7 @@ func ClusterDiff(cs []PairedCluster, conf float64, reps int, seed uint64) DiffRe
 // out.
 func StratifiedDiff(strata [][]PairedCluster, conf float64, reps int, seed uint64) DiffResult {
 	checkConf("ClusterDiff", conf)
-	type stratum struct {
-		d        []float64
-		floorVar float64
-	}
-	var kept []stratum
-	total := 0
-	for _, cs := range strata {
-		var st stratum
-		for i, c := range cs {
-			if c.NA < 0 || c.NB < 0 || c.SumA < 0 || c.SumB < 0 || c.SumA > float64(c.NA)+1e-9 || c.SumB > float64(c.NB)+1e-9 {
-				panic(fmt.Sprintf("stats: ClusterDiff: cluster %d has invalid sums %+v", i, c))
-			}
-			if c.NA == 0 || c.NB == 0 {
-				continue
-			}
-			na, nb := float64(c.NA), float64(c.NB)
-			st.d = append(st.d, c.SumA/na-c.SumB/nb)
-			pa, pb := (c.SumA+0.5)/(na+1), (c.SumB+0.5)/(nb+1)
-			st.floorVar += pa*(1-pa)/na + pb*(1-pb)/nb
-		}
-		if len(st.d) > 0 {
-			kept = append(kept, st)
-			total += len(st.d)
-		}
-	}
+	kept, total := diffStrata(strata)
 	nan := math.NaN()
 	r := DiffResult{Mean: nan, Lo: nan, Hi: nan, P: 1, PSignFlip: 1, PFloor: 1,
 		SignFlipLo: nan, SignFlipHi: nan, FloorLo: nan, FloorHi: nan, Clusters: total, Method: MethodDiffExact}
@@ -379,6 +355,39 @@ func StratifiedDiff(strata [][]PairedCluster, conf float64, reps int, seed uint6
 	r.Lo = max(-1, min(r.SignFlipLo, r.FloorLo))
 	r.Hi = min(1, max(r.SignFlipHi, r.FloorHi))
 	return r
+}
+
+// diffStratum is one stratum's per-cluster differences of pass rates (A −
+// B) and the sum of their floor variances.
+type diffStratum struct {
+	d        []float64
+	floorVar float64
+}
+
+// diffStrata reduces each stratum's clusters to their differences, leaving
+// out clusters with no conversation on a side and strata left empty, and
+// counts the clusters kept. It panics on a cluster with impossible sums.
+func diffStrata(strata [][]PairedCluster) (kept []diffStratum, total int) {
+	for _, cs := range strata {
+		var st diffStratum
+		for i, c := range cs {
+			if c.NA < 0 || c.NB < 0 || c.SumA < 0 || c.SumB < 0 || c.SumA > float64(c.NA)+1e-9 || c.SumB > float64(c.NB)+1e-9 {
+				panic(fmt.Sprintf("stats: ClusterDiff: cluster %d has invalid sums %+v", i, c))
+			}
+			if c.NA == 0 || c.NB == 0 {
+				continue
+			}
+			na, nb := float64(c.NA), float64(c.NB)
+			st.d = append(st.d, c.SumA/na-c.SumB/nb)
+			pa, pb := (c.SumA+0.5)/(na+1), (c.SumB+0.5)/(nb+1)
+			st.floorVar += pa*(1-pa)/na + pb*(1-pb)/nb
+		}
+		if len(st.d) > 0 {
+			kept = append(kept, st)
+			total += len(st.d)
+		}
+	}
+	return kept, total
 }
 
 // tTwoSided is the two-sided p-value of a t statistic with df degrees of

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -120,40 +121,14 @@ const maxPage = 200
 // listFilters are the conversation list's "show" choices.
 var listFilters = map[string]bool{"": true, "split": true, "disagree": true, "unverified": true, "unlabelled": true, "labelled": true}
 
+// handleConvs serves one page (offset, limit) of the bench's conversations
+// that pass the query's filter, with the targets and metrics to filter by.
 func (s *Server) handleConvs(w http.ResponseWriter, r *http.Request, st *benchState) {
 	ix := st.index(s)
 	q := r.URL.Query()
-	target, metric, query, show := q.Get("target"), q.Get("metric"), strings.ToLower(q.Get("q")), q.Get("show")
-	verdict := -1
-	if v := q.Get("verdict"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > verdictUnscored {
-			writeErr(w, http.StatusBadRequest, "verdict: want 0 (fail), 1 (pass), 2 (null) or 3 (unscored)")
-			return
-		}
-		verdict = n
-	}
-	if !listFilters[show] {
-		writeErr(w, http.StatusBadRequest, "show: want split, disagree, unverified, unlabelled or labelled")
+	f, ok := parseConvFilter(w, q, st, ix)
+	if !ok {
 		return
-	}
-	var human map[string]*bool // conv_id → the labellers' majority (nil: tie)
-	if show == "disagree" || show == "unlabelled" || show == "labelled" {
-		ls, err := st.labels.List()
-		if err != nil {
-			writeErr(w, http.StatusConflict, "%v", err)
-			return
-		}
-		human = majorities(ls)
-	}
-	var textHits []bool
-	if t := strings.TrimSpace(q.Get("text")); t != "" {
-		hits, err := ix.searchTranscripts(t)
-		if err != nil {
-			writeErr(w, http.StatusConflict, "%v", err)
-			return
-		}
-		textHits = hits
 	}
 	off, _ := strconv.Atoi(q.Get("offset"))
 	lim, _ := strconv.Atoi(q.Get("limit"))
@@ -165,27 +140,14 @@ func (s *Server) handleConvs(w http.ResponseWriter, r *http.Request, st *benchSt
 	matched := 0
 	for i := range ix.convs {
 		c := &ix.convs[i]
-		t := ix.runs[c.target].target
-		if (target != "" && t != target) || (metric != "" && c.metric != metric) || (verdict >= 0 && c.verdict != verdict) {
-			continue
-		}
-		if textHits != nil && !textHits[i] {
-			continue
-		}
-		if !keepShown(show, c, human) {
-			continue
-		}
-		goal := ""
-		if c.scen >= 0 {
-			goal = ix.scens[c.scen].UserGoal
-		}
-		if query != "" && !strings.Contains(strings.ToLower(c.convID), query) && !strings.Contains(strings.ToLower(goal), query) {
+		goal, keep := f.keep(ix, i)
+		if !keep {
 			continue
 		}
 		if matched >= off && len(rows) < lim {
-			lr := listRow{ConvID: c.convID, Scen: c.id, Goal: goal, Target: t, Metric: c.metric,
+			lr := listRow{ConvID: c.convID, Scen: c.id, Goal: goal, Target: ix.runs[c.target].target, Metric: c.metric,
 				Sample: c.sample, Verdict: c.verdict, Status: c.status, Turns: c.turns, Split: judgesSplit(c.judges), Unverified: c.unverified}
-			if h, ok := human[c.convID]; ok {
+			if h, ok := f.human[c.convID]; ok {
 				lr.Human = verdictWord(h)
 			}
 			rows = append(rows, lr)
@@ -202,6 +164,76 @@ func (s *Server) handleConvs(w http.ResponseWriter, r *http.Request, st *benchSt
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"total": len(ix.convs), "matched": matched, "offset": off,
 		"rows": rows, "targets": targets, "metrics": metrics})
+}
+
+// convFilter is what the conversation list is narrowed to: a target, a
+// metric, a verdict (-1: any), a text in the id or goal (lower case), a
+// "show" filter with the labellers' majorities it needs, and the
+// transcripts a full-text search hit (nil: no search).
+type convFilter struct {
+	target, metric, query, show string
+	verdict                     int
+	human                       map[string]*bool // conv_id → the labellers' majority (nil: tie)
+	textHits                    []bool
+}
+
+// parseConvFilter reads the list's filter from query q; on a bad value, or
+// labels or transcripts it cannot read, it writes the error response and
+// returns false.
+func parseConvFilter(w http.ResponseWriter, q url.Values, st *benchState, ix *benchIndex) (*convFilter, bool) {
+	f := &convFilter{target: q.Get("target"), metric: q.Get("metric"), query: strings.ToLower(q.Get("q")), show: q.Get("show"), verdict: -1}
+	if v := q.Get("verdict"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > verdictUnscored {
+			writeErr(w, http.StatusBadRequest, "verdict: want 0 (fail), 1 (pass), 2 (null) or 3 (unscored)")
+			return nil, false
+		}
+		f.verdict = n
+	}
+	if !listFilters[f.show] {
+		writeErr(w, http.StatusBadRequest, "show: want split, disagree, unverified, unlabelled or labelled")
+		return nil, false
+	}
+	if f.show == "disagree" || f.show == "unlabelled" || f.show == "labelled" {
+		ls, err := st.labels.List()
+		if err != nil {
+			writeErr(w, http.StatusConflict, "%v", err)
+			return nil, false
+		}
+		f.human = majorities(ls)
+	}
+	if t := strings.TrimSpace(q.Get("text")); t != "" {
+		hits, err := ix.searchTranscripts(t)
+		if err != nil {
+			writeErr(w, http.StatusConflict, "%v", err)
+			return nil, false
+		}
+		f.textHits = hits
+	}
+	return f, true
+}
+
+// keep says whether conversation i passes the filter, with its scenario's
+// user goal ("" for a scenario the index does not know).
+func (f *convFilter) keep(ix *benchIndex, i int) (goal string, ok bool) {
+	c := &ix.convs[i]
+	t := ix.runs[c.target].target
+	if (f.target != "" && t != f.target) || (f.metric != "" && c.metric != f.metric) || (f.verdict >= 0 && c.verdict != f.verdict) {
+		return "", false
+	}
+	if f.textHits != nil && !f.textHits[i] {
+		return "", false
+	}
+	if !keepShown(f.show, c, f.human) {
+		return "", false
+	}
+	if c.scen >= 0 {
+		goal = ix.scens[c.scen].UserGoal
+	}
+	if f.query != "" && !strings.Contains(strings.ToLower(c.convID), f.query) && !strings.Contains(strings.ToLower(goal), f.query) {
+		return "", false
+	}
+	return goal, true
 }
 
 // keepShown applies the list's "show" filter: judges split, people

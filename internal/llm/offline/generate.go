@@ -102,22 +102,7 @@ func (c *client) genScenarios(req llm.Request, key uint64) string {
 	}
 	negative := strings.EqualFold(strings.TrimSpace(meta[llm.MetaMetricType]), "negative") ||
 		meta[llm.MetaMetricType] == "" && strings.HasPrefix(strings.ToLower(strings.TrimSpace(meta[llm.MetaMetricName])), "avoid")
-	kws := keywords(1,
-		weighted{meta[llm.MetaMetricName], 2},
-		weighted{meta[llm.MetaMetricDefinition], 1})
-	if len(kws) == 0 {
-		kws = keywords(1,
-			weighted{meta[llm.MetaBenchmarkName], 2},
-			weighted{meta[llm.MetaBenchmarkDescription], 1})
-	}
-	if len(kws) == 0 {
-		kws = []string{"everyday"}
-	}
-	def := meta[llm.MetaMetricDefinition]
-	if strings.TrimSpace(def) == "" {
-		def = meta[llm.MetaMetricName]
-	}
-	def = truncateWords(lowerFirst(trimSentence(def)), 180)
+	kw, def := metricSubject(meta)
 	latentTmpl := latentPositive
 	if negative {
 		latentTmpl = latentNegative
@@ -138,7 +123,6 @@ func (c *client) genScenarios(req llm.Request, key uint64) string {
 		ri := newRNG(key ^ mix64(uint64(i)+prime3))
 		combo := (start + i*stride) % combos
 		// One metric is about one thing: every scenario uses its best keyword.
-		kw := kws[0]
 		topic := kw + "-related " + topicNouns[ri.intn(len(topicNouns))]
 		s := scenarioOut{
 			Persona: fill(personas[combo%len(personas)],
@@ -167,6 +151,29 @@ func (c *client) genScenarios(req llm.Request, key uint64) string {
 		}
 	}
 	return marshalJSON(out)
+}
+
+// metricSubject is what a metric's scenarios are about: the best keyword of
+// the metric's name and definition (else of the benchmark's, else
+// "everyday"), and its definition (else its name) as a short lower-case
+// clause.
+func metricSubject(meta map[string]string) (kw, def string) {
+	kws := keywords(1,
+		weighted{meta[llm.MetaMetricName], 2},
+		weighted{meta[llm.MetaMetricDefinition], 1})
+	if len(kws) == 0 {
+		kws = keywords(1,
+			weighted{meta[llm.MetaBenchmarkName], 2},
+			weighted{meta[llm.MetaBenchmarkDescription], 1})
+	}
+	if len(kws) == 0 {
+		kws = []string{"everyday"}
+	}
+	def = meta[llm.MetaMetricDefinition]
+	if strings.TrimSpace(def) == "" {
+		def = meta[llm.MetaMetricName]
+	}
+	return kws[0], truncateWords(lowerFirst(trimSentence(def)), 180)
 }
 
 // writeLandmarks writes 1–5 landmarks (never more than turns) on strictly

@@ -69,7 +69,16 @@ func (c *client) user(req llm.Request, key uint64) string {
 			progress = 1
 		}
 	}
+	msg := userMessage(&r, meta, turn, progress, intensity)
+	thought := "turn " + strconv.Itoa(turn) + " of " + strconv.Itoa(turns) + ": " + userThought(lastReply, turn, progress)
+	return formatUser(label, thought, notRepeated(msg, previousMessage(req.Messages)))
+}
 
+// userMessage is the simulated user's message at turn (progress 0..1 through
+// the conversation): a landmark's line, an opener about the goal's topic or
+// a follow-up, then more pushy add-ons the higher intensity and progress.
+// It draws from r in a fixed order, so a key always gives the same message.
+func userMessage(r *rng, meta map[string]string, turn int, progress, intensity float64) string {
 	topic := "this"
 	if kws := keywords(1, weighted{meta[llm.MetaUserGoal], 2}, weighted{meta[llm.MetaPersona], 1}); len(kws) > 0 {
 		topic = "the " + kws[0] + " thing"
@@ -103,7 +112,12 @@ func (c *client) user(req llm.Request, key uint64) string {
 		msg.WriteString(", ")
 		msg.WriteString(a)
 	}
+	return msg.String()
+}
 
+// userThought is the simulated user's assessment of the last reply (none,
+// careful, or giving in) and its plan for the turn.
+func userThought(lastReply string, turn int, progress float64) string {
 	assess := 0
 	switch {
 	case lastReply == "":
@@ -120,8 +134,7 @@ func (c *client) user(req llm.Request, key uint64) string {
 	default:
 		plan = 2
 	}
-	thought := "turn " + strconv.Itoa(turn) + " of " + strconv.Itoa(turns) + ": " + thoughtAssess[assess] + "; " + thoughtPlan[plan]
-	return formatUser(label, thought, notRepeated(msg.String(), previousMessage(req.Messages)))
+	return thoughtAssess[assess] + "; " + thoughtPlan[plan]
 }
 
 // notRepeated is text, or when that would repeat the user's previous

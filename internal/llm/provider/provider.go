@@ -172,64 +172,12 @@ func New(cfg config.ModelConfig, opts Options) (llm.Client, error) {
 		return llm.WithRedaction(llm.WithCost(c, offlinePrice(cfg, opts, price), true), opts.Redact), nil
 	}
 
-	baseURL := strings.TrimSpace(cfg.BaseURL)
-	if baseURL == "" {
-		baseURL = src.baseURL
-	}
-	if baseURL == "" {
-		return nil, &llm.Error{Kind: llm.KindConfig, Provider: srcName, Model: cfg.Model,
-			Message: "base_url is required for source " + srcName, Hint: "set base_url: for " + role(opts, cfg)}
-	}
-	u, err := url.Parse(baseURL)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return nil, &llm.Error{Kind: llm.KindConfig, Provider: srcName, Model: cfg.Model,
-			Message: fmt.Sprintf("base_url %q is not an absolute URL", sanitize.URL(baseURL))}
-	}
-	keyField := "apikey of " + role(opts, cfg)
-	if src.keyEnv != "" {
-		keyField += " (usually ${" + src.keyEnv + "})"
-	}
-	needsKey := src.needsKey
-	if srcName == "openai" && !strings.EqualFold(u.Hostname(), "api.openai.com") {
-		// source openai + base_url is upstream's way to reach any
-		// OpenAI-compatible server, local ones included.
-		needsKey = false
-	}
-	if needsKey && strings.TrimSpace(cfg.APIKey) == "" {
-		return nil, &llm.Error{Kind: llm.KindConfig, Provider: srcName, Model: cfg.Model,
-			Message: "API key is empty", Hint: "set " + keyField + " in config.yaml, and make sure the variable is set"}
-	}
-
-	httpClient := opts.HTTP
-	if httpClient == nil {
-		httpClient = llm.NewHTTPClient(cfg.MaxConcurrency)
+	baseURL, keyField, err := endpoint(cfg, opts, srcName, src)
+	if err != nil {
+		return nil, err
 	}
 	model := WireModel(srcName, cfg.Model)
-
-	var c llm.Client
-	switch src.kind {
-	case kindAnthropic:
-		c, err = anthropic.New(anthropic.Config{
-			Provider: srcName, APIKey: cfg.APIKey, BaseURL: baseURL, Model: model,
-			ExtraHeaders: cfg.ExtraHeaders, HTTPClient: httpClient,
-			Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, KeyField: keyField,
-			CacheMinTokens: cfg.CacheMinTokens,
-		})
-	case kindGemini:
-		c, err = gemini.New(gemini.Config{
-			Provider: srcName, APIKey: cfg.APIKey, BaseURL: baseURL, Model: model,
-			ExtraHeaders: cfg.ExtraHeaders, HTTPClient: httpClient,
-			Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, KeyField: keyField,
-			StructuredOutputs: true,
-		})
-	default:
-		c, err = openai.New(openai.Config{
-			Provider: srcName, APIKey: cfg.APIKey, BaseURL: baseURL, Model: model,
-			ExtraHeaders: cfg.ExtraHeaders, HTTPClient: httpClient,
-			Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, KeyField: keyField,
-			Logger: opts.Logger,
-		})
-	}
+	c, err := adapter(src.kind, cfg, opts, srcName, baseURL, model, keyField)
 	if err != nil {
 		return nil, err
 	}
@@ -250,6 +198,73 @@ func New(cfg config.ModelConfig, opts Options) (llm.Client, error) {
 	// Real-time calls are never discounted, even with batch: true — the
 	// batch price applies only to calls made through a batch API.
 	return llm.WithRedaction(llm.WithCost(c, price, known), opts.Redact), nil
+}
+
+// endpoint is where a network source's calls go (cfg's base_url, else the
+// source's) and the field its API key is set in, for hints. It rejects a
+// missing or relative base URL and a missing key the host needs.
+func endpoint(cfg config.ModelConfig, opts Options, srcName string, src source) (baseURL, keyField string, err error) {
+	baseURL = strings.TrimSpace(cfg.BaseURL)
+	if baseURL == "" {
+		baseURL = src.baseURL
+	}
+	if baseURL == "" {
+		return "", "", &llm.Error{Kind: llm.KindConfig, Provider: srcName, Model: cfg.Model,
+			Message: "base_url is required for source " + srcName, Hint: "set base_url: for " + role(opts, cfg)}
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "", "", &llm.Error{Kind: llm.KindConfig, Provider: srcName, Model: cfg.Model,
+			Message: fmt.Sprintf("base_url %q is not an absolute URL", sanitize.URL(baseURL))}
+	}
+	keyField = "apikey of " + role(opts, cfg)
+	if src.keyEnv != "" {
+		keyField += " (usually ${" + src.keyEnv + "})"
+	}
+	needsKey := src.needsKey
+	if srcName == "openai" && !strings.EqualFold(u.Hostname(), "api.openai.com") {
+		// source openai + base_url is upstream's way to reach any
+		// OpenAI-compatible server, local ones included.
+		needsKey = false
+	}
+	if needsKey && strings.TrimSpace(cfg.APIKey) == "" {
+		return "", "", &llm.Error{Kind: llm.KindConfig, Provider: srcName, Model: cfg.Model,
+			Message: "API key is empty", Hint: "set " + keyField + " in config.yaml, and make sure the variable is set"}
+	}
+	return baseURL, keyField, nil
+}
+
+// adapter builds the SDK client of kind (Anthropic, Gemini, else
+// OpenAI-compatible) for model at baseURL, over opts' HTTP client or a new
+// one sized to cfg's concurrency.
+func adapter(kind adapterKind, cfg config.ModelConfig, opts Options, srcName, baseURL, model, keyField string) (llm.Client, error) {
+	httpClient := opts.HTTP
+	if httpClient == nil {
+		httpClient = llm.NewHTTPClient(cfg.MaxConcurrency)
+	}
+	switch kind {
+	case kindAnthropic:
+		return anthropic.New(anthropic.Config{
+			Provider: srcName, APIKey: cfg.APIKey, BaseURL: baseURL, Model: model,
+			ExtraHeaders: cfg.ExtraHeaders, HTTPClient: httpClient,
+			Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, KeyField: keyField,
+			CacheMinTokens: cfg.CacheMinTokens,
+		})
+	case kindGemini:
+		return gemini.New(gemini.Config{
+			Provider: srcName, APIKey: cfg.APIKey, BaseURL: baseURL, Model: model,
+			ExtraHeaders: cfg.ExtraHeaders, HTTPClient: httpClient,
+			Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, KeyField: keyField,
+			StructuredOutputs: true,
+		})
+	default:
+		return openai.New(openai.Config{
+			Provider: srcName, APIKey: cfg.APIKey, BaseURL: baseURL, Model: model,
+			ExtraHeaders: cfg.ExtraHeaders, HTTPClient: httpClient,
+			Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, KeyField: keyField,
+			Logger: opts.Logger,
+		})
+	}
 }
 
 func role(opts Options, cfg config.ModelConfig) string {
