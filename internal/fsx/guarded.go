@@ -34,8 +34,8 @@ type NotOursError struct {
 	Path string
 	// Why is keep's answer, or that a file appeared (CommitNew).
 	Why error
-	// Aside, when not empty, is where the other file is now: putting it
-	// back failed because yet another file took its place.
+	// Aside, when not empty, is where the other file is now (a name no
+	// temp sweep removes): putting it back failed.
 	Aside string
 }
 
@@ -77,7 +77,12 @@ func (f *File) CommitOver(keep func(old string) error) error {
 		// The old file is at tmp now, the new one at the path.
 		if why := keep(tmp); why != nil {
 			if err := exchangeFiles(tmp, f.path); err != nil {
-				return &NotOursError{Path: f.path, Why: why, Aside: tmp}
+				// Not under a temp name, which a sweep would remove.
+				aside := filepath.Join(filepath.Dir(f.path), asideName(filepath.Base(f.path)))
+				if os.Rename(tmp, aside) != nil {
+					aside = tmp
+				}
+				return &NotOursError{Path: f.path, Why: why, Aside: aside}
 			}
 			return &NotOursError{Path: f.path, Why: why}
 		}

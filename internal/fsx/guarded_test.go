@@ -138,3 +138,36 @@ func TestGuardedWithoutRenameat2(t *testing.T) {
 	t.Run("over", TestCommitOver)
 	t.Run("remove", TestRemoveOwned)
 }
+
+// TestCommitOverCannotPutBack: when the swap back fails, the other file is
+// kept under an aside name (never a temp name a sweep would remove) and
+// the error says where.
+func TestCommitOverCannotPutBack(t *testing.T) {
+	ex := exchangeFiles
+	t.Cleanup(func() { exchangeFiles = ex })
+	calls, unsupported := 0, false
+	exchangeFiles = func(a, b string) error {
+		if calls++; calls > 1 {
+			return errors.New("no second exchange")
+		}
+		err := ex(a, b)
+		unsupported = errors.Is(err, errUnsupported)
+		return err
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "e.json")
+	if err := os.WriteFile(path, []byte("theirs"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := pending(t, path, "new").CommitOver(holds("ours"))
+	if unsupported {
+		t.Skip("no renameat2 exchange here: the two-step way never swaps")
+	}
+	var nf *NotOursError
+	if !errors.As(err, &nf) || nf.Aside == "" || IsTemp(filepath.Base(nf.Aside)) {
+		t.Fatalf("err %v, want a NotOursError naming an aside file", err)
+	}
+	if got := readString(t, nf.Aside); got != "theirs" {
+		t.Errorf("the aside file holds %q", got)
+	}
+}
