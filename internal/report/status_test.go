@@ -328,6 +328,12 @@ func TestStatusCountsRefusedReplies(t *testing.T) {
 // setConvField sets key of row i of target's conversations.json.
 func setConvField(t *testing.T, dir, target string, i int, key string, v any) {
 	t.Helper()
+	editConvs(t, dir, target, func(convs []map[string]any) { convs[i][key] = v })
+}
+
+// editConvs rewrites target's conversations.json after edit.
+func editConvs(t *testing.T, dir, target string, edit func(convs []map[string]any)) {
+	t.Helper()
 	path := filepath.Join(dir, "runs", target, "conversations.json")
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -337,7 +343,7 @@ func setConvField(t *testing.T, dir, target string, i int, key string, v any) {
 	if err := json.Unmarshal(b, &convs); err != nil {
 		t.Fatal(err)
 	}
-	convs[i][key] = v
+	edit(convs)
 	writeJSON(t, path, convs)
 }
 

@@ -1,10 +1,7 @@
 package report
 
 import (
-	"encoding/json"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,17 +11,9 @@ import (
 // text and must stay text).
 func addThoughts(t *testing.T, dir string) {
 	t.Helper()
-	path := filepath.Join(dir, "runs", "alpha", "conversations.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var convs []map[string]any
-	if err := json.Unmarshal(b, &convs); err != nil {
-		t.Fatal(err)
-	}
-	convs[0]["user_thoughts"] = []string{"PLAN-ONE " + xssPayload, "PLAN-TWO"}
-	writeJSON(t, path, convs)
+	editConvs(t, dir, "alpha", func(convs []map[string]any) {
+		convs[0]["user_thoughts"] = []string{"PLAN-ONE " + xssPayload, "PLAN-TWO"}
+	})
 }
 
 // addTurnFlags marks messages of the same conversation as the row stores
@@ -34,20 +23,12 @@ func addThoughts(t *testing.T, dir string) {
 // message, which marks nothing).
 func addTurnFlags(t *testing.T, dir string) {
 	t.Helper()
-	path := filepath.Join(dir, "runs", "alpha", "conversations.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var convs []map[string]any
-	if err := json.Unmarshal(b, &convs); err != nil {
-		t.Fatal(err)
-	}
-	convs[0]["transcript"].([]any)[3].(map[string]any)["content"] = ""
-	convs[0]["refused"] = []int{1, 3}
-	convs[0]["truncated"] = []int{2}
-	convs[0]["_repairs"] = []string{"message 0: removed quotes or emphasis around the message", "not a message " + xssPayload}
-	writeJSON(t, path, convs)
+	editConvs(t, dir, "alpha", func(convs []map[string]any) {
+		convs[0]["transcript"].([]any)[3].(map[string]any)["content"] = ""
+		convs[0]["refused"] = []int{1, 3}
+		convs[0]["truncated"] = []int{2}
+		convs[0]["_repairs"] = []string{"message 0: removed quotes or emphasis around the message", "not a message " + xssPayload}
+	})
 }
 
 // TestBrowserTranscriptViewer: a #conv= link scrolls to the transcript,
