@@ -15,14 +15,7 @@ import (
 // with answers in order (the last one again after that).
 func judgeServer(t *testing.T, answers ...string) *llmtest.Server {
 	t.Helper()
-	srv := llmtest.NewOpenAI(t)
-	n := 0
-	srv.HandleText(func(llmtest.ChatRequest) string {
-		a := answers[min(n, len(answers)-1)]
-		n++
-		return a
-	})
-	return srv
+	return wireServer(t, llmtest.OpenAI, answers...)
 }
 
 // TestEvaluateRecordsJudgeRepairs: what it took to read the judge's verdict
