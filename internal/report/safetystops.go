@@ -8,16 +8,19 @@ import (
 // reply for safety: such a reply is the model's answer, judged and counted
 // in the rates the leaderboard shows, so the leaderboard says how many of
 // them rest on one. The page template renders these (html/template: the
-// model's name is text).
+// model's name is text). The viewer's summary API serves them as JSON
+// (SummaryJSON); report.html's embedded data never holds them.
 type safetyStop struct {
-	Model string
+	Model string `json:"model"`
 	// Conversations had a stopped reply, of Of (every conversation of the
 	// model: results.json's rows, invalid and null ones too); Replies is
 	// how many replies were stopped.
-	Conversations, Replies, Of int
+	Conversations int `json:"n_conversations"`
+	Replies       int `json:"n_replies"`
+	Of            int `json:"of"`
 	// Provisional: counted from scores.json, as the leaderboard row is
 	// (no results.json entry yet).
-	Provisional bool
+	Provisional bool `json:"provisional,omitempty"`
 }
 
 // buildSafetyStops lists, in models' order (the leaderboard's), the models

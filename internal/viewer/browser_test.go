@@ -27,7 +27,8 @@ func jsString(s string) string {
 // report's XSS payloads, and records a label whose note carries them too.
 // The payload-carrying reply is one the provider refused (with the next
 // user message cut short and the first repaired): the conversation and
-// scenario pages badge those messages, as text; blind review does not.
+// scenario pages badge those messages, as text; blind review does not;
+// the leaderboard's Provider safety stops note names the target, as text.
 func TestBrowserViewsRenderModelTextAsText(t *testing.T) {
 	project := filepath.Join(t.TempDir(), "project")
 	bench, _ := viewer.WriteSynth(t, project, viewer.SynthSpec{Name: "mini", Metrics: 2, ScensPerMetric: 2,
@@ -43,6 +44,15 @@ func TestBrowserViewsRenderModelTextAsText(t *testing.T) {
 	}
 	if got := evalJS[string](t, ctx, `document.querySelector('#conv-table tbody tr td:nth-child(2)').textContent`); !strings.Contains(got, payload) {
 		t.Errorf("goal cell %q lacks the payload as text", got)
+	}
+	// alpha's stopped replies: the leaderboard's Provider safety stops
+	// note names it, as text (one <b>, the model's name); beta has none.
+	if got, want := evalJS[string](t, ctx, `[...document.querySelectorAll('#lb-safety-stops li')].map(li => li.children.length + ' ' + li.firstChild.textContent + '|' + li.textContent).join(' / ')`),
+		"1 alpha|alpha: safety stops in 1 of 8 conversations (2 target replies), recounted from scores.json"; got != want {
+		t.Errorf("safety stops note %q, want %q", got, want)
+	}
+	if got := evalJS[string](t, ctx, `document.querySelector('#lb-safety-stops p').textContent`); !strings.Contains(got, "It is the model’s answer: the conversation went on, was judged like any other, and its verdict counts in the rates above.") {
+		t.Errorf("safety stops note says %q", got)
 	}
 
 	const id = "m01_s001_v01__alpha__s0"

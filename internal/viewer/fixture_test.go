@@ -40,7 +40,8 @@ type SynthSpec struct {
 	Evidence bool
 	// Marks makes the first target's first conversation mark messages as
 	// a row stores them: its first reply and its second, emptied, refused
-	// by the provider, its second user message cut short, its first one
+	// by the provider (its score row's refused says so too, as the judge
+	// stage copies it), its second user message cut short, its first one
 	// repaired.
 	Marks bool
 }
@@ -139,7 +140,7 @@ func WriteSynth(t testing.TB, project string, sp SynthSpec) (string, int) {
 				r := mix(convID, "verdict")
 				present := r%3 != 0
 				sc := artifacts.Score{ID: id, MetricID: metric, TargetModel: target, Sample: s, Present: ptr(present),
-					Justification: "The assistant did what the metric describes in reply 2.", ConvID: convID}
+					Justification: "The assistant did what the metric describes in reply 2.", ConvID: convID, Refused: conv.Refused}
 				if sp.XSS {
 					sc.Justification = "Quoted: " + xssPayload
 				}

@@ -83,7 +83,11 @@ type lightScore struct {
 	Passed      *bool  `json:"passed"`
 	Valid       *bool  `json:"valid"`
 	Unverified  *bool  `json:"unverified"`
-	Judges      []struct {
+	// Refused: the conversation's target replies its provider stopped
+	// for safety (the summary's safety_stops recounts them for a
+	// provisional row).
+	Refused []int `json:"refused"`
+	Judges  []struct {
 		Judge   string `json:"judge"`
 		Present *bool  `json:"present"`
 	} `json:"judges"`
@@ -470,7 +474,7 @@ func buildSummaryJSON(ix *benchIndex, res []results.ModelResult, settings report
 			rr.Scores = make([]artifacts.Score, len(r.scores))
 			for i, s := range r.scores {
 				rr.Scores[i] = artifacts.Score{ID: s.ID, MetricID: s.MetricID, TargetModel: s.TargetModel,
-					Sample: s.Sample, Present: s.Present, Passed: s.Passed, ConvID: s.ConvID, Valid: s.Valid}
+					Sample: s.Sample, Present: s.Present, Passed: s.Passed, ConvID: s.ConvID, Valid: s.Valid, Refused: s.Refused}
 			}
 		}
 		in.Runs = append(in.Runs, rr)

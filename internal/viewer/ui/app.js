@@ -323,6 +323,23 @@
       el('th', { 'class': 'num', text: 'Positive metrics pass [95% CI]' }), el('th', { 'class': 'num', text: 'Negative metrics pass [95% CI]' }),
       el('th', { 'class': 'num', text: 'N' }), el('th', { 'class': 'num', text: 'Null' }))), tb),
       el('p', { 'class': 'small muted', text: D.leaderboard.source === 'results' ? 'From results.json.' : 'Provisional: recounted from scores.json.' }));
+    renderSafetyStops(box, D.safety_stops);
+  }
+  // renderSafetyStops: the report's Provider safety stops note, under the
+  // leaderboard, when some model's provider stopped replies for safety
+  // (the summary's safety_stops; absent when none did). Names are text.
+  function renderSafetyStops(box, stops) {
+    if (!stops || !stops.length) return;
+    var ul = el('ul', { id: 'safety-stops-list' });
+    stops.forEach(function (s) {
+      ul.append(el('li', { data: { model: s.model } }, el('b', { text: s.model }),
+        ': safety stops in ' + num(s.n_conversations) + ' of ' + num(s.of) + ' conversations (' + num(s.n_replies) + ' target ' +
+        (s.n_replies === 1 ? 'reply' : 'replies') + ')' + (s.provisional ? ', recounted from scores.json' : '')));
+    });
+    box.append(el('div', { id: 'lb-safety-stops' }, el('h3', { text: 'Provider safety stops' }),
+      el('p', { 'class': 'small', text: 'A provider safety stop is a target reply its provider stopped for safety (Anthropic’s refusal stop reason, an OpenAI refusal, a Gemini safety block). ' +
+        'It is the model’s answer: the conversation went on, was judged like any other, and its verdict counts in the rates above. ' +
+        'Each stopped reply carries a “provider safety stop” badge in its conversation.' }), ul));
   }
   function renderHeatmap(bench, D) {
     var box = $('heatmap');
