@@ -1,9 +1,7 @@
 package runner
 
 import (
-	"bytes"
 	"hash/fnv"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -71,15 +69,7 @@ func TestReplayOfBatchStudyKeepsFailedRows(t *testing.T) {
 	}
 	m.Close()
 
-	// Another machine: the project and its scenarios.json only.
-	_, benchB := project(t)
-	sc, err := os.ReadFile(filepath.Join(bench, layout.ScenariosFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(benchB, layout.ScenariosFile), sc, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	_, benchB := anotherMachine(t, bench)
 	calls := user.Requests()
 	rtCalls := rt.Calls()
 	rB := newRunner(t, cfg, benchB, Options{Store: store, Replay: true})
@@ -89,15 +79,9 @@ func TestReplayOfBatchStudyKeepsFailedRows(t *testing.T) {
 	if len(user.Requests()) != len(calls) || rt.Calls() != rtCalls {
 		t.Errorf("the replay called a provider")
 	}
+	var files []string
 	for _, f := range []string{layout.ConversationsFile, layout.ScoresFile, layout.CostFile} {
-		f = filepath.Join("runs", "t1", f)
-		a, errA := os.ReadFile(filepath.Join(bench, f))
-		b, errB := os.ReadFile(filepath.Join(benchB, f))
-		if errA != nil || errB != nil {
-			t.Fatalf("%s: %v %v", f, errA, errB)
-		}
-		if !bytes.Equal(a, b) {
-			t.Errorf("%s differs between the merge of the shard files and merge --from-store", f)
-		}
+		files = append(files, filepath.Join("runs", "t1", f))
 	}
+	sameAsMerged(t, bench, benchB, files)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/aggregate"
+	"github.com/impactbench/impactbench/internal/config"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/llm"
 	"github.com/impactbench/impactbench/internal/merge"
@@ -60,15 +61,7 @@ func TestReplayKeepsFailedRows(t *testing.T) {
 	}
 	m.Close()
 
-	// Another machine: the project and its scenarios.json only.
-	cfgB, benchB := project(t)
-	sc, err := os.ReadFile(filepath.Join(bench, layout.ScenariosFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(benchB, layout.ScenariosFile), sc, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgB, benchB := anotherMachine(t, bench)
 	before := calls.Load()
 	rB := newRunner(t, cfgB, benchB, Options{Store: store, Replay: true, Clients: pricedClients(0, &calls, fail)})
 	if err := rB.Run(ctx, rB.Targets()); err != nil {
@@ -83,6 +76,29 @@ func TestReplayKeepsFailedRows(t *testing.T) {
 			files = append(files, filepath.Join("runs", tg, f))
 		}
 	}
+	sameAsMerged(t, bench, benchB, files)
+}
+
+// anotherMachine is a second copy of the project holding only bench's
+// scenarios.json, as a machine that merges from the store has.
+func anotherMachine(t *testing.T, bench string) (cfg *config.Config, benchB string) {
+	t.Helper()
+	cfg, benchB = project(t)
+	sc, err := os.ReadFile(filepath.Join(bench, layout.ScenariosFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(benchB, layout.ScenariosFile), sc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, benchB
+}
+
+// sameAsMerged fails unless every file (relative to the benchmark) is
+// byte-identical in bench, merged from shard files, and in benchB, merged
+// from the store.
+func sameAsMerged(t *testing.T, bench, benchB string, files []string) {
+	t.Helper()
 	for _, f := range files {
 		a, errA := os.ReadFile(filepath.Join(bench, f))
 		b, errB := os.ReadFile(filepath.Join(benchB, f))
