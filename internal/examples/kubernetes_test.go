@@ -82,11 +82,7 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	for _, ex := range k8sExamples {
 		t.Run(path.Base(ex.file), func(t *testing.T) {
-			data := repoFile(t, ex.file)
-			objs, err := decodeManifest(data)
-			if err != nil {
-				t.Fatalf("%s: %v", ex.file, err)
-			}
+			data, objs := exampleManifest(t, ex.file)
 			st := steps(t, ex.file, data)
 			seen := 0
 			for _, s := range st {

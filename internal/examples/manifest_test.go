@@ -61,6 +61,17 @@ func decodeObject(doc []byte) (object, error) {
 	return o, nil
 }
 
+// exampleManifest reads an example's manifest and decodes its documents.
+func exampleManifest(t *testing.T, file string) ([]byte, []object) {
+	t.Helper()
+	data := repoFile(t, file)
+	objs, err := decodeManifest(data)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return data, objs
+}
+
 // decodeManifest decodes every document of a multi-document manifest.
 func decodeManifest(data []byte) ([]object, error) {
 	r := k8syaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))

@@ -65,11 +65,7 @@ func reduce(j *batchv1.Job, n, k int32) *batchv1.Job {
 func TestKubernetesExamplesRun(t *testing.T) {
 	for _, ex := range k8sExamples {
 		t.Run(path.Base(ex.file), func(t *testing.T) {
-			data := repoFile(t, ex.file)
-			objs, err := decodeManifest(data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			data, objs := exampleManifest(t, ex.file)
 			w := newWorld(t, ex)
 			for _, step := range steps(t, ex.file, data) {
 				for _, o := range byComponent(objs, step) {
@@ -657,11 +653,7 @@ func createdSecrets(text string) map[string]bool {
 func TestKubernetesBadInputFailsIndexAtOnce(t *testing.T) {
 	for _, ex := range k8sExamples {
 		t.Run(path.Base(ex.file), func(t *testing.T) {
-			data := repoFile(t, ex.file)
-			objs, err := decodeManifest(data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			data, objs := exampleManifest(t, ex.file)
 			w := newWorld(t, ex)
 			w.noVictim = true
 			for _, step := range steps(t, ex.file, data) {
