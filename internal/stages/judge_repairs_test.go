@@ -18,6 +18,22 @@ func judgeServer(t *testing.T, answers ...string) *llmtest.Server {
 	return wireServer(t, llmtest.OpenAI, answers...)
 }
 
+// checkRepairs: what recorded repairs got, and v's JSON holds a _repairs
+// key exactly when want is not nil.
+func checkRepairs(t *testing.T, what string, v any, got, want []string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s _repairs %q, want %q", what, got, want)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if has := strings.Contains(string(b), `"_repairs"`); has != (want != nil) {
+		t.Errorf("%s JSON has _repairs: %v, want %v: %s", what, has, want != nil, b)
+	}
+}
+
 // TestEvaluateRecordsJudgeRepairs: what it took to read the judge's verdict
 // (a <think> block, a code fence, prose around the JSON, unusable answers
 // asked again) is on the score row as _repairs, in fixed phrases; a clean
@@ -52,16 +68,7 @@ func TestEvaluateRecordsJudgeRepairs(t *testing.T) {
 			if row.Present == nil || !*row.Present {
 				t.Fatalf("verdict %v (%s), want present", row.Present, row.NullReason)
 			}
-			if !slices.Equal(row.Repairs, tt.want) {
-				t.Errorf("_repairs %q, want %q", row.Repairs, tt.want)
-			}
-			b, err := json.Marshal(row)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if has := strings.Contains(string(b), `"_repairs"`); has != (tt.want != nil) {
-				t.Errorf("row JSON has _repairs: %v, want %v: %s", has, tt.want != nil, b)
-			}
+			checkRepairs(t, "row", row, row.Repairs, tt.want)
 			for _, r := range tt.want { // fixed phrases, never the judge's text
 				if strings.Contains(r, "job") || strings.Contains(r, "helps") {
 					t.Errorf("repair %q quotes the judge", r)

@@ -1,9 +1,6 @@
 package stages
 
 import (
-	"encoding/json"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -48,16 +45,7 @@ func TestSimulateRecordsUserRepairs(t *testing.T) {
 			if conv.Transcript[0].Content != "which job?" || conv.Transcript[2].Content != "and the pay?" {
 				t.Errorf("user messages %q, %q", conv.Transcript[0].Content, conv.Transcript[2].Content)
 			}
-			if !slices.Equal(conv.Repairs, tt.want) {
-				t.Errorf("_repairs %q, want %q", conv.Repairs, tt.want)
-			}
-			b, err := json.Marshal(conv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if has := strings.Contains(string(b), `"_repairs"`); has != (tt.want != nil) {
-				t.Errorf("conversation JSON has _repairs: %v, want %v", has, tt.want != nil)
-			}
+			checkRepairs(t, "conversation", conv, conv.Repairs, tt.want)
 		})
 	}
 }
