@@ -12,15 +12,7 @@ import (
 // --max-cost and the bill without a key (its pricing: was ignored and
 // every run cost $0, so the ceiling could never be reached).
 func TestOfflineModelPricedByNameMeetsTheCeiling(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "demo")
-	if code, _, errs := run(t, t.TempDir(), "init", dir); code != 0 {
-		t.Fatalf("init: exit %d: %s", code, errs)
-	}
-	cfgPath := filepath.Join(dir, "config.yaml")
-	raw, err := os.ReadFile(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, cfgPath, raw := initDemo(t)
 	const care = "    offline: {care: 0.8}"
 	i := strings.Index(string(raw), care)
 	if i < 0 {
@@ -57,15 +49,7 @@ func TestCeilingBeforeGenerationStopsTheRun(t *testing.T) {
 		{"gen-metrics", "nomet", []string{"gen-metrics", "nomet"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "demo")
-			if code, _, errs := run(t, t.TempDir(), "init", dir); code != 0 {
-				t.Fatalf("init: exit %d: %s", code, errs)
-			}
-			cfgPath := filepath.Join(dir, "config.yaml")
-			raw, err := os.ReadFile(cfgPath)
-			if err != nil {
-				t.Fatal(err)
-			}
+			dir, cfgPath, raw := initDemo(t)
 			// The generator (user_model) priced so that its first call is
 			// past the ceiling.
 			priced := string(raw) + "\npricing:\n  offline-user: {input: 1000, output: 1000}\n"
@@ -91,4 +75,20 @@ func TestCeilingBeforeGenerationStopsTheRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// initDemo is a fresh `init` project: its folder, its config.yaml and
+// that file's bytes.
+func initDemo(t *testing.T) (dir, cfgPath string, raw []byte) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "demo")
+	if code, _, errs := run(t, t.TempDir(), "init", dir); code != 0 {
+		t.Fatalf("init: exit %d: %s", code, errs)
+	}
+	cfgPath = filepath.Join(dir, "config.yaml")
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, cfgPath, raw
 }
