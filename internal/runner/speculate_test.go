@@ -153,16 +153,32 @@ func TestEarlyConversationsOfAStoppedRunAreKept(t *testing.T) {
 	cfg, bench := project(t)
 	first := firstMetricName(t, cfg, bench)
 
-	slow := slowFirstMetric(first, 400*time.Millisecond)
+	// The stop comes right after the first judge answer, and the first
+	// metric's scenarios are held until then: at the stop some early
+	// conversation has been judged and generation is still under way,
+	// however slowly the machine runs (a fixed delay was not enough on a
+	// loaded one).
 	var log callLog
 	var once sync.Once
-	r := newRunner(t, cfg, bench, Options{Clients: log.clients(func(req llm.Request) error {
-		if req.Purpose == llm.PurposeJudge {
-			// Stop once the early conversations are being judged (the
-			// first metric is still being generated).
-			once.Do(func() { time.AfterFunc(50*time.Millisecond, cancel) })
+	stopped := make(chan struct{})
+	stopAfterFirstVerdict := func() {
+		defer close(stopped)
+		defer cancel()
+		for deadline := time.Now().Add(time.Minute); log.paid(llm.PurposeJudge) == 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
 		}
-		return slow(req)
+	}
+	r := newRunner(t, cfg, bench, Options{Clients: log.clients(func(req llm.Request) error {
+		switch {
+		case req.Purpose == llm.PurposeJudge:
+			once.Do(func() { go stopAfterFirstVerdict() })
+		case req.Purpose == llm.PurposeGenScenarios && req.Meta[llm.MetaMetricName] == first:
+			select { // a run that never judges early fails below, not hangs
+			case <-stopped:
+			case <-time.After(time.Minute):
+			}
+		}
+		return nil
 	})})
 	if err := r.Run(ctx, r.Targets()); err == nil {
 		t.Fatal("a cancelled run returned no error")
