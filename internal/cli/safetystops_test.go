@@ -114,4 +114,30 @@ func TestSafetyStopsShownWhereRatesAre(t *testing.T) {
 	if w := "  offline-careful  0 of 16 conversations  2 of 16 conversations (3 replies)\n"; !strings.Contains(out, w) {
 		t.Errorf("compare lacks %q:\n%s", w, out)
 	}
+
+	// The study of each project: study and status --study print the
+	// stops per model, compare --study lists them; the plain one says
+	// nothing of them.
+	for _, p := range []string{plain, dir} {
+		if code, _, errs := run(t, p, "init", "--study", p); code != 0 {
+			t.Fatalf("init --study: exit %d\n%s", code, errs)
+		}
+		if code, _, errs := run(t, p, "study"); code != 0 {
+			t.Fatalf("study: exit %d\n%s", code, errs)
+		}
+	}
+	studyLine := "provider safety stops: offline-careful: 3 target replies in 2 conversation(s) across 1 benchmark(s), the target's answers (judged and counted)\n"
+	for _, args := range [][]string{{"study"}, {"status", "--study"}} {
+		code, out, errs = run(t, dir, args...)
+		if code != 0 || !strings.Contains(out, studyLine) || strings.Count(out, "provider safety stops") != 1 {
+			t.Errorf("%v: exit %d, want the line %q once:\n%s%s", args, code, studyLine, out, errs)
+		}
+		if code, out, errs = run(t, plain, args...); code != 0 || strings.Contains(out+errs, "safety stop") {
+			t.Errorf("%v without a stop: exit %d, mentions one:\n%s%s", args, code, out, errs)
+		}
+	}
+	code, out, errs = run(t, dir, "compare", "--study", plain, dir)
+	if w := "  offline-careful  none  3 replies in 2 conversations across 1 benchmark\n"; code != 0 || !strings.Contains(out, w) {
+		t.Errorf("compare --study: exit %d, lacks %q:\n%s%s", code, w, out, errs)
+	}
 }

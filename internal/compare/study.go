@@ -27,7 +27,21 @@ type StudyReport struct {
 	// in A's order; Changed counts those whose interval excludes 0.
 	Rows    []StudyRow `json:"rows"`
 	Changed int        `json:"changed"`
-	Notes   []string   `json:"notes"`
+	// SafetyStops: per model in both studies whose provider stopped a
+	// target reply for safety in either, its stops summed over each
+	// study's benchmarks (study.json's models[].refused): those replies
+	// are its answers, judged and counted in the scores. Omitted when no
+	// compared model has one.
+	SafetyStops []StudySafetyStopRow `json:"safety_stops,omitempty"`
+	Notes       []string             `json:"notes"`
+}
+
+// StudySafetyStopRow is one compared model's provider safety stops in
+// study A and study B.
+type StudySafetyStopRow struct {
+	Model string            `json:"model"`
+	A     study.SafetyStops `json:"a"`
+	B     study.SafetyStops `json:"b"`
 }
 
 // StudyRow is one model's score at one level and age in both studies.
@@ -118,11 +132,32 @@ func CompareStudies(a, b *study.Result, labelA, labelB string) (*StudyReport, er
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
+	rep.SafetyStops = studySafetyStops(rep.Models, a, b)
 	if a.Conf != b.Conf {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the studies' intervals are at different levels (%v and %v)", a.Conf, b.Conf))
 	}
 	rep.Notes = append(rep.Notes, "each row is one comparison at 95 %; with thousands of rows, some intervals exclude 0 by chance (about 5 % of the unchanged ones)")
 	return rep, nil
+}
+
+// studySafetyStops lists the compared models (in models' order) whose
+// provider stopped a reply for safety in study a or b; nil when none.
+func studySafetyStops(models []string, a, b *study.Result) []StudySafetyStopRow {
+	stops := func(r *study.Result) map[string]study.SafetyStops {
+		out := map[string]study.SafetyStops{}
+		for _, m := range r.Models {
+			out[m.ID] = m.SafetyStops()
+		}
+		return out
+	}
+	inA, inB := stops(a), stops(b)
+	var out []StudySafetyStopRow
+	for _, m := range models {
+		if sa, sb := inA[m], inB[m]; sa.Replies > 0 || sb.Replies > 0 {
+			out = append(out, StudySafetyStopRow{Model: m, A: sa, B: sb})
+		}
+	}
+	return out
 }
 
 func asRate(c study.Cell) stats.RateInterval {
@@ -174,6 +209,18 @@ func (r *StudyReport) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, " %s %d/%d;", k, byKind[k][0], byKind[k][1])
 	}
 	fmt.Fprintln(w)
+	if len(r.SafetyStops) > 0 {
+		fmt.Fprintf(w, "\nProvider safety stops (target replies its provider stopped for safety, over the study's benchmarks: the model's answers, judged and counted in the scores above)\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  MODEL\tA\tB")
+		for _, s := range r.SafetyStops {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Model, studyStops(s.A), studyStops(s.B))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
 	if len(r.OnlyInA)+len(r.OnlyInB) > 0 {
 		fmt.Fprintf(w, "only in A: %v; only in B: %v\n", r.OnlyInA, r.OnlyInB)
 	}
@@ -181,4 +228,21 @@ func (r *StudyReport) WriteTable(w io.Writer) error {
 		fmt.Fprintln(w, "note:", n)
 	}
 	return nil
+}
+
+// studyStops is "R replies in C conversations across K benchmarks", or
+// "none".
+func studyStops(s study.SafetyStops) string {
+	if s.Replies == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d %s in %d %s across %d %s", s.Replies, plural(s.Replies, "reply", "replies"),
+		s.Conversations, plural(s.Conversations, "conversation", "conversations"), s.Benchmarks, plural(s.Benchmarks, "benchmark", "benchmarks"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -1,10 +1,13 @@
 package compare
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/impactbench/impactbench/internal/study"
 )
@@ -78,3 +81,70 @@ func TestRatesPrintRoundedOnce(t *testing.T) {
 }
 
 func ptrTo(x float64) *float64 { return &x }
+
+// TestCompareStudiesSafetyStops: compare --study says, per model in both
+// studies whose provider stopped a reply for safety in either, its stops
+// in A and in B summed over each study's benchmarks (study.json's
+// models[].refused); models without one and models in one study only are
+// not listed, and two studies without any say nothing and write no key.
+func TestCompareStudiesSafetyStops(t *testing.T) {
+	stops := func(rs ...study.BenchRefused) []study.BenchRefused { return rs }
+	cases := []struct {
+		name       string
+		refA, refB map[string][]study.BenchRefused // by model
+		want       []StudySafetyStopRow
+		table      string
+	}{
+		{name: "no stops"},
+		{name: "stops in A and B, over two benchmarks",
+			refA: map[string][]study.BenchRefused{"m1": stops(study.BenchRefused{Benchmark: "alpha", Conversations: 2, Replies: 3}, study.BenchRefused{Benchmark: "gamma", Conversations: 1, Replies: 1})},
+			refB: map[string][]study.BenchRefused{"m1": stops(study.BenchRefused{Benchmark: "alpha", Conversations: 1, Replies: 1})},
+			want: []StudySafetyStopRow{{Model: "m1", A: study.SafetyStops{Conversations: 3, Replies: 4, Benchmarks: 2}, B: study.SafetyStops{Conversations: 1, Replies: 1, Benchmarks: 1}}},
+			table: "\nProvider safety stops (target replies its provider stopped for safety, over the study's benchmarks: the model's answers, judged and counted in the scores above)\n" +
+				"  MODEL  A                                                 B\n" +
+				"  m1     4 replies in 3 conversations across 2 benchmarks  1 reply in 1 conversation across 1 benchmark\n"},
+		{name: "stops in B only; a model in one study only is not listed",
+			refA: map[string][]study.BenchRefused{"gone": stops(study.BenchRefused{Benchmark: "alpha", Conversations: 1, Replies: 1})},
+			refB: map[string][]study.BenchRefused{"m2": stops(study.BenchRefused{Benchmark: "beta", Conversations: 2, Replies: 2}), "new": stops(study.BenchRefused{Benchmark: "beta", Conversations: 1, Replies: 1})},
+			want: []StudySafetyStopRow{{Model: "m2", B: study.SafetyStops{Conversations: 2, Replies: 2, Benchmarks: 1}}},
+			table: "  MODEL  A     B\n" +
+				"  m2     none  2 replies in 2 conversations across 1 benchmark\n"},
+	}
+	nodes := []*study.Node{{ID: "overall", Kind: study.KindOverall}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			side := func(ids []string, ref map[string][]study.BenchRefused) *study.Result {
+				r := &study.Result{Conf: 0.95, Nodes: nodes}
+				for _, id := range ids {
+					r.Models = append(r.Models, study.ModelInfo{ID: id, Refused: ref[id]})
+					r.Cells = append(r.Cells, cell("overall", id, 0.5, 0.4, 0.6))
+				}
+				return r
+			}
+			rep, err := CompareStudies(side([]string{"m1", "m2", "gone"}, tc.refA), side([]string{"m1", "m2", "new"}, tc.refB), "A", "B")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, rep.SafetyStops); d != "" {
+				t.Errorf("safety stops (-want +got):\n%s", d)
+			}
+			var b strings.Builder
+			if err := rep.WriteTable(&b); err != nil {
+				t.Fatal(err)
+			}
+			js, _ := json.Marshal(rep)
+			if tc.want == nil {
+				if strings.Contains(b.String(), "safety") || strings.Contains(string(js), "safety_stops") {
+					t.Errorf("no compared model has a stop, yet:\n%s\n%s", b.String(), js)
+				}
+				return
+			}
+			if !strings.Contains(b.String(), tc.table) {
+				t.Errorf("table lacks %q:\n%s", tc.table, b.String())
+			}
+			if !strings.Contains(string(js), `"safety_stops":[{"model":"`+tc.want[0].Model+`","a":{"n_conversations":`) {
+				t.Errorf("JSON: %s", js)
+			}
+		})
+	}
+}

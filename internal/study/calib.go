@@ -42,10 +42,12 @@ type calibState struct {
 	any      bool
 }
 
-// loadCalibration reads every study benchmark's results.json (when there
-// is one) for the judge calibration of the study's models.
-func (s *Study) loadCalibration() error {
+// loadResults reads every study benchmark's results.json (when there is
+// one) for the judge calibration of the study's models and their provider
+// safety stops (refused.go).
+func (s *Study) loadResults() error {
 	s.calib = calibState{cal: make([][]*metricCal, len(s.Models)), labelled: make([]bool, len(s.Models))}
+	s.refused = make([][]BenchRefused, len(s.Models))
 	for mi := range s.Models {
 		s.calib.cal[mi] = make([]*metricCal, len(s.Metrics))
 	}
@@ -66,8 +68,15 @@ func (s *Study) loadCalibration() error {
 			byRun[rs[i].TargetModel] = &rs[i]
 		}
 		for _, r := range b.Runs {
-			if mr := byRun[r.RunDir]; mr != nil && mr.JudgeCalibration != nil {
+			mr := byRun[r.RunDir]
+			if mr == nil {
+				continue
+			}
+			if mr.JudgeCalibration != nil {
 				s.addCalibration(b, r.Model, mr)
+			}
+			if mr.Refused != nil {
+				s.addRefused(b, r.Model, mr.Refused)
 			}
 		}
 	}

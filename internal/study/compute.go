@@ -47,8 +47,12 @@ func (s *Study) Compute() *Result {
 	if r.Ages == nil {
 		r.Ages = []string{}
 	}
-	for _, m := range s.Models {
-		r.Models = append(r.Models, ModelInfo{ID: m.ID, Name: m.Name, Provider: m.Provider, RunDir: m.RunDir, Surfaces: m.Surfaces})
+	for mi, m := range s.Models {
+		info := ModelInfo{ID: m.ID, Name: m.Name, Provider: m.Provider, RunDir: m.RunDir, Surfaces: m.Surfaces}
+		if mi < len(s.refused) {
+			info.Refused = s.refused[mi]
+		}
+		r.Models = append(r.Models, info)
 	}
 	r.Nodes = s.Nodes()
 	r.Cells, r.Pairs = []Cell{}, []Pair{}

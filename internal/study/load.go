@@ -40,6 +40,9 @@ type Study struct {
 	obs [][][][]stats.ClusterSum
 	// calib is the judge calibration of each model's metrics (calib.go).
 	calib calibState
+	// refused[model] is the model's provider safety stops per benchmark
+	// (refused.go).
+	refused [][]BenchRefused
 	// conf and alpha are set by AtLevel (0: Conf and Alpha).
 	conf, alpha float64
 }
@@ -148,7 +151,8 @@ type ref struct {
 
 // Load reads the study in the benchmarks directory dir: the three input
 // files, every benchmark they name (benchmark.yaml, scenarios.json) and the
-// scores.json of every run directory. Every bad input is reported with its
+// scores.json of every run directory (and each benchmark's results.json,
+// for judge calibration and provider safety stops). Every bad input is reported with its
 // file, entry and key (an *InputError, a *config.Error or an
 // *artifacts.FileError; all exit 2): a metric key no benchmark.yaml
 // defines, a run directory without a models.yaml entry, duplicate ids, an
@@ -177,7 +181,7 @@ func Load(dir string) (*Study, error) {
 	if err := s.loadScores(); err != nil {
 		return nil, err
 	}
-	if err := s.loadCalibration(); err != nil {
+	if err := s.loadResults(); err != nil {
 		return nil, err
 	}
 	s.finish()

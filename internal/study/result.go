@@ -54,6 +54,10 @@ type ModelInfo struct {
 	Provider string   `json:"provider"`
 	RunDir   string   `json:"run_dir"`
 	Surfaces []string `json:"surfaces"`
+	// Refused lists, per benchmark of the study, the model's target
+	// replies its provider stopped for safety (refused.go); omitted when
+	// none was, so a study without any is unchanged.
+	Refused []BenchRefused `json:"refused,omitempty"`
 }
 
 // Cell is one model's score at one node and age group.

@@ -35,6 +35,10 @@ type Summary struct {
 	// overall score is corrected for judge error at every age group.
 	LabelledModels  int `json:"labelled_models"`
 	CorrectedModels int `json:"corrected_models"`
+	// SafetyStops lists the models whose provider stopped target replies
+	// for safety (study.json's models[].refused), in models order: those
+	// replies are their answers, judged and counted in the scores.
+	SafetyStops []ModelSafetyStops `json:"safety_stops"`
 	// Leaderboard is the overall node's ranked cells and Label the
 	// nutrition label's, each by age group, then rank.
 	Leaderboard []LeaderRow `json:"leaderboard"`
@@ -43,6 +47,12 @@ type Summary struct {
 	// Stale lists the inputs that changed after the file was written
 	// (status --study; empty: it is up to date).
 	Stale []string `json:"stale"`
+}
+
+// ModelSafetyStops is one model's provider safety stops over the study.
+type ModelSafetyStops struct {
+	Model string `json:"model"`
+	SafetyStops
 }
 
 // LeaderRow is one ranked model at one age.
@@ -64,9 +74,14 @@ type LeaderRow struct {
 // Summarize condenses r; file is where r is.
 func Summarize(r *Result, file string) Summary {
 	s := Summary{File: file, Models: len(r.Models), Nodes: len(r.Nodes), Cells: len(r.Cells), Pairs: len(r.Pairs),
-		Leaderboard: []LeaderRow{}, Label: []LeaderRow{}, Warnings: r.Warnings, Stale: []string{}}
+		SafetyStops: []ModelSafetyStops{}, Leaderboard: []LeaderRow{}, Label: []LeaderRow{}, Warnings: r.Warnings, Stale: []string{}}
 	if s.Warnings == nil {
 		s.Warnings = []string{}
+	}
+	for _, m := range r.Models {
+		if st := m.SafetyStops(); st.Replies > 0 {
+			s.SafetyStops = append(s.SafetyStops, ModelSafetyStops{Model: m.ID, SafetyStops: st})
+		}
 	}
 	kind := map[string]string{}
 	for _, n := range r.Nodes {
@@ -162,6 +177,16 @@ func (s Summary) WriteText(w io.Writer) error {
 			fmt.Fprint(w, " `impactbench calibrate all --plan` says which labels the others need.")
 		}
 		fmt.Fprintln(w)
+	}
+	// Nothing in the scores above shows which rest on replies a provider
+	// stopped for safety: say so per model, as status does per target.
+	for _, m := range s.SafetyStops {
+		replies := "replies"
+		if m.Replies == 1 {
+			replies = "reply"
+		}
+		fmt.Fprintf(w, "provider safety stops: %s: %d target %s in %d conversation(s) across %d benchmark(s), the target's answers (judged and counted)\n",
+			m.Model, m.Replies, replies, m.Conversations, m.Benchmarks)
 	}
 	return nil
 }
