@@ -57,6 +57,8 @@ func (r *Result) decodeField(dec *json.Decoder, key string) error {
 		return dec.Decode(&r.Methods)
 	case "ages":
 		return dec.Decode(&r.Ages)
+	case "judge_error":
+		return dec.Decode(&r.JudgeError)
 	case "warnings":
 		return dec.Decode(&r.Warnings)
 	}

@@ -1,9 +1,12 @@
 package study
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -99,5 +102,35 @@ func TestReadResultRefusesBytesThatAreNotUTF8(t *testing.T) {
 	}
 	if got, err := ReadResult(good); err != nil || got.Models[0].Name != r.Models[0].Name {
 		t.Errorf("a UTF-8 name: %+v, %v", got, err)
+	}
+}
+
+// Every top-level field of study.json survives a write and a read back
+// (status --study and compare --study read the file, not the study): the
+// reader walks the object key by key and would silently skip a field it
+// has no case for.
+func TestReadResultReadsEveryField(t *testing.T) {
+	r := &Result{Version: ResultVersion, Conf: 0.95, Methods: Methods{Score: "mean"}, Ages: []string{"current"},
+		Models: []ModelInfo{{ID: "m"}}, Nodes: []*Node{{ID: "all", Kind: "root"}},
+		Cells: []Cell{{Node: "all", Age: "current", Model: "m"}}, Pairs: []Pair{{Node: "all", Age: "current", A: "m", B: "n"}},
+		JudgeError: "corrected for m", Warnings: []string{"thin"}}
+	v := reflect.ValueOf(*r)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Fatalf("the fixture leaves Result.%s empty: set it, so the round trip checks it", v.Type().Field(i).Name)
+		}
+	}
+	p := filepath.Join(t.TempDir(), ResultFile)
+	if err := r.WriteFile(p); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadResult(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(r)
+	got, _ := json.Marshal(back)
+	if !bytes.Equal(got, want) {
+		t.Errorf("read back:\n%s\nwritten:\n%s", got, want)
 	}
 }
