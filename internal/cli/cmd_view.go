@@ -39,8 +39,9 @@ or absent, a note, their name) into benchmarks/<bench>/labels.jsonl, from the ke
 present/absent, j/k move, s skip, u undo, n note). Blind review (the default) shows nothing that
 names the target, the judges' verdicts, the stratum or other people's labels — not on the page,
 in its URLs or in the answers it fetches — and reveals the judges' verdict only once the
-reviewer's own is saved (--reveal never: not at all; --blind=false shows everything first, and
-is refused with --reveal).
+reviewer's own is saved (--reveal never: not at all; --blind=false shows everything first, so
+its labels are marked after_reveal, and is refused with --reveal). A label given after the
+verdict on its row was shown to its labeller is marked after_reveal and left out of calibration.
 The calibration queue draws, at random within each metric × judge verdict, the labels that
 impactbench calibrate --plan says a corrected rate within --half-width needs, in an order of
 its own for each reviewer; --overlap of its rows are asked of two people, so agreement between

@@ -23,6 +23,7 @@ func FuzzParse(f *testing.F) {
 		`{"conv_id": "c", "metric_id": "m", "present": false, "labeler": "a", "note": "é \u2028 \"q\"", "at": "2025-05-01T12:00:00.123456789+02:00"}` + "\n",
 		`{"conv_id": "c", "metric_id": "m", "present": true, "labeler": "a", "at": "2025-05-01T12:00:00Z", "extra": 1}` + "\n",
 		`{"conv_id": null, "metric_id": "m", "present": true, "labeler": "a", "at": "yesterday"}` + "\n",
+		`{"conv_id": "c", "metric_id": "m", "present": true, "labeler": "a", "note": "", "at": "2025-05-01T12:00:00Z", "after_reveal": true, "verdict_shown": false}` + "\n",
 		"not json\n", "[]\n", "{}\n", `{"conv_id": "c"` + "\n",
 		"{\"conv_id\": \"c\xff\", \"metric_id\": \"m\", \"present\": true, \"labeler\": \"a\", \"at\": \"2025-05-01T12:00:00Z\"}\n",
 	} {
@@ -69,7 +70,8 @@ func FuzzParse(f *testing.F) {
 		for i := range ls {
 			a, b := ls[i], again[i]
 			if a.ConvID != b.ConvID || a.MetricID != b.MetricID || a.Present != b.Present || a.Labeler != b.Labeler ||
-				a.Note != b.Note || !a.At.Equal(b.At) || a.At.Format(time.RFC3339Nano) != b.At.Format(time.RFC3339Nano) {
+				a.Note != b.Note || !a.At.Equal(b.At) || a.At.Format(time.RFC3339Nano) != b.At.Format(time.RFC3339Nano) ||
+				a.AfterReveal != b.AfterReveal || (a.VerdictShown == nil) != (b.VerdictShown == nil) || a.VerdictShown != nil && *a.VerdictShown != *b.VerdictShown {
 				t.Fatalf("label %d changed through write and read:\n%+v\n%+v", i, a, b)
 			}
 		}

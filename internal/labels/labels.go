@@ -12,7 +12,10 @@
 // rewritten, so a change of mind is a new line). A line may record the
 // transcript its labeller read ("transcript_sha256"); read against the
 // conversations' transcripts (Known.Transcripts), a label on a conversation
-// run again since is Stale.
+// run again since is Stale. It may also say whether the label was given
+// after the judges' verdict on the row was shown ("after_reveal") and
+// whether the viewer had shown that verdict by the time it was saved
+// ("verdict_shown").
 package labels
 
 import (
@@ -52,11 +55,23 @@ type Label struct {
 	// At is when the verdict was given (RFC 3339 in the file).
 	At time.Time
 	// AfterReveal marks a label given after the person had seen the
-	// judges' verdict on the row (the viewer sets it when a reviewer changes
-	// a label once the verdict was revealed): it is no longer blind, so
-	// calibration leaves it out unless asked to count it. Written only when
-	// true ("after_reveal": true, last).
+	// judges' verdict on the row (the viewer sets it when it showed the
+	// verdict before the label — blind review off — or when an earlier
+	// label of theirs on the row was saved with it shown: VerdictShown):
+	// it is no longer blind, so calibration leaves it out unless asked to
+	// count it. Written only when true ("after_reveal": true).
 	AfterReveal bool
+	// VerdictShown says whether the viewer had shown the person the
+	// judges' verdict on the row by the time this label was saved: before
+	// they gave it (blind review off) or in the answer to its save (blind
+	// review with reveal after). The viewer writes it on every line
+	// ("verdict_shown": true or false, last), so that a later label by the
+	// same person on the row is marked AfterReveal by what was shown, not
+	// by how the viewer happens to be set when it is given. Nil: not
+	// recorded (a hand-written line, or one written before the viewer
+	// recorded it); such a line is read as today and never written with
+	// the key.
+	VerdictShown *bool
 	// Transcript is the sha256 (hex) of the transcript the person read
 	// (artifacts.TranscriptDigest), written by the viewer so that a label
 	// on a conversation run again since is told from a label on the
@@ -80,15 +95,16 @@ type Key struct{ ConvID, MetricID string }
 func (l Label) Key() Key { return Key{l.ConvID, l.MetricID} }
 
 // fields are the keys of a line, in the order they are written
-// (transcript_sha256 only when set, after_reveal only when true).
-var fields = []string{"conv_id", "metric_id", "present", "labeler", "note", "at", "transcript_sha256", "after_reveal"}
+// (transcript_sha256 only when set, after_reveal only when true,
+// verdict_shown only when recorded).
+var fields = []string{"conv_id", "metric_id", "present", "labeler", "note", "at", "transcript_sha256", "after_reveal", "verdict_shown"}
 
 // MarshalJSON writes the keys in the documented order.
 func (l Label) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, f := range fields {
-		if f == "after_reveal" && !l.AfterReveal || f == "transcript_sha256" && l.Transcript == "" {
+		if f == "after_reveal" && !l.AfterReveal || f == "transcript_sha256" && l.Transcript == "" || f == "verdict_shown" && l.VerdictShown == nil {
 			continue
 		}
 		if i > 0 {
@@ -115,6 +131,8 @@ func (l Label) MarshalJSON() ([]byte, error) {
 			v = l.Transcript
 		case "after_reveal":
 			v = l.AfterReveal
+		case "verdict_shown":
+			v = *l.VerdictShown
 		}
 		enc, err := json.Marshal(v)
 		if err != nil {
@@ -301,6 +319,13 @@ func parseLine(line []byte, known Known) (Label, *LineError) {
 	l.At = t
 	if v, ok := raw["after_reveal"]; ok && (json.Unmarshal(v, &l.AfterReveal) != nil || isNull(v)) {
 		return Label{}, &LineError{Field: "after_reveal", Msg: "want true or false, got " + string(v)}
+	}
+	if v, ok := raw["verdict_shown"]; ok {
+		var shown bool
+		if json.Unmarshal(v, &shown) != nil || isNull(v) {
+			return Label{}, &LineError{Field: "verdict_shown", Msg: "want true or false, got " + string(v) + "; delete the key if you do not know it"}
+		}
+		l.VerdictShown = &shown
 	}
 	if _, ok := raw["transcript_sha256"]; ok {
 		if e := str("transcript_sha256", &l.Transcript, true); e != nil {

@@ -65,6 +65,51 @@ func TestAfterRevealRoundTrip(t *testing.T) {
 	}
 }
 
+// TestVerdictShownRoundTrip: "verdict_shown" (whether the viewer had shown
+// the labeller the judges' verdict) reads back as written, true or false,
+// last; a line without it — by hand, or from before the key — reads as not
+// recorded, and is written back, and appended, byte for byte as it was.
+func TestVerdictShownRoundTrip(t *testing.T) {
+	digest := strings.Repeat("c", 64)
+	yes, no := true, false
+	cases := []struct {
+		name string
+		line string
+		want *bool
+	}{
+		{"not recorded", good, nil},
+		{"not recorded, with a digest and after_reveal", strings.Replace(good, `}`, `, "transcript_sha256": "`+digest+`", "after_reveal": true}`, 1), nil},
+		{"shown", strings.Replace(good, `}`, `, "verdict_shown": true}`, 1), &yes},
+		{"not shown", strings.Replace(good, `}`, `, "verdict_shown": false}`, 1), &no},
+		{"shown, with a digest and after_reveal", strings.Replace(good, `}`, `, "transcript_sha256": "`+digest+`", "after_reveal": true, "verdict_shown": true}`, 1), &yes},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), layout.LabelsFile)
+			if err := os.WriteFile(path, []byte(tc.line+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ls, err := Read(path, known)
+			if err != nil || len(ls) != 1 {
+				t.Fatalf("Read: %v, %v", ls, err)
+			}
+			if got := ls[0].VerdictShown; (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
+				t.Errorf("VerdictShown = %v, want %v", got, tc.want)
+			}
+			if b, err := ls[0].MarshalJSON(); err != nil || string(b) != tc.line {
+				t.Errorf("written back as\n%s\nwant\n%s", b, tc.line)
+			}
+			again := filepath.Join(t.TempDir(), layout.LabelsFile)
+			if err := Append(again, ls[0], known); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(again); string(b) != tc.line+"\n" {
+				t.Errorf("appended as\n%s\nwant\n%s", b, tc.line)
+			}
+		})
+	}
+}
+
 // TestTranscriptDigestRoundTripAndStale: a label written with the digest
 // of the transcript its labeller read carries "transcript_sha256" (before
 // after_reveal), reads back with it, and is Stale exactly when Known holds
@@ -130,6 +175,8 @@ func TestReadBadLinesNameLineAndField(t *testing.T) {
 		{"duplicate key", strings.Replace(good, `"present": true`, `"present": true, "present": false`, 1), "", "appears twice"},
 		{"trailing data", good + ` {"x": 1}`, "", "data after the JSON object"},
 		{"after_reveal as string", strings.Replace(good, `}`, `, "after_reveal": "yes"}`, 1), "after_reveal", "want true or false"},
+		{"verdict_shown as string", strings.Replace(good, `}`, `, "verdict_shown": "yes"}`, 1), "verdict_shown", "want true or false"},
+		{"verdict_shown null", strings.Replace(good, `}`, `, "verdict_shown": null}`, 1), "verdict_shown", "want true or false"},
 		{"transcript_sha256 short", strings.Replace(good, `}`, `, "transcript_sha256": "abc"}`, 1), "transcript_sha256", "64 lowercase hexadecimal"},
 		{"transcript_sha256 upper case", strings.Replace(good, `}`, `, "transcript_sha256": "`+strings.Repeat("A", 64)+`"}`, 1), "transcript_sha256", "64 lowercase hexadecimal"},
 		{"transcript_sha256 null", strings.Replace(good, `}`, `, "transcript_sha256": null}`, 1), "transcript_sha256", "want a string"},

@@ -281,7 +281,7 @@ func TestBrowserLiveRunAndBlindLabels(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
-		if d, _ := m["transcript_sha256"].(string); len(m) != 7 || len(d) != 64 || m["labeler"] != "ana" || m["present"] != (i%2 == 0) || m["metric_id"] == "" {
+		if d, _ := m["transcript_sha256"].(string); len(m) != 8 || len(d) != 64 || m["verdict_shown"] != true || m["labeler"] != "ana" || m["present"] != (i%2 == 0) || m["metric_id"] == "" {
 			t.Errorf("line %d: %s", i+1, line)
 		}
 		if _, err := time.Parse(time.RFC3339, m["at"].(string)); err != nil {

@@ -23,6 +23,10 @@ type Label struct {
 	// AfterReveal: given after the judges' verdict was shown to this
 	// labeller (labels.Label.AfterReveal).
 	AfterReveal bool `json:"after_reveal,omitempty"`
+	// VerdictShown: whether the viewer had shown this labeller the
+	// judges' verdict on the row by the time the label was saved
+	// (labels.Label.VerdictShown; nil on a line that does not say).
+	VerdictShown *bool `json:"verdict_shown,omitempty"`
 	// Transcript is the digest of the transcript the labeller read
 	// (labels.Label.Transcript): a conversation run again since has
 	// another, and the label is then stale (currentLabels).
@@ -87,7 +91,8 @@ func (s *FileLabels) Append(l Label) error {
 	}
 	err := labels.Append(s.Path, labels.Label{
 		ConvID: l.ConvID, MetricID: l.MetricID, Present: l.Present,
-		Labeler: l.Labeler, Note: l.Note, At: l.At.UTC().Truncate(time.Second), AfterReveal: l.AfterReveal, Transcript: l.Transcript,
+		Labeler: l.Labeler, Note: l.Note, At: l.At.UTC().Truncate(time.Second), AfterReveal: l.AfterReveal, VerdictShown: l.VerdictShown,
+		Transcript: l.Transcript,
 	}, s.Known)
 	if err != nil {
 		return fmt.Errorf("labels: %w", err)
@@ -105,7 +110,7 @@ func (s *FileLabels) List() ([]Label, error) {
 	out := make([]Label, len(ls))
 	for i, l := range ls {
 		out[i] = Label{ConvID: l.ConvID, MetricID: l.MetricID, Present: l.Present, Labeler: l.Labeler, Note: l.Note, At: l.At, AfterReveal: l.AfterReveal,
-			Transcript: l.Transcript}
+			VerdictShown: l.VerdictShown, Transcript: l.Transcript}
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/impactbench/impactbench/internal/labels"
 	"github.com/impactbench/impactbench/internal/layout"
 )
 
@@ -19,6 +20,7 @@ type blindWorld struct {
 	ana, research  map[string]string
 	file           string
 	convOf, itemOf map[string]string // item ↔ conv_id
+	metricOf       map[string]string // conv_id → its metric
 	judge          map[string]bool   // conv_id → the judge's verdict
 }
 
@@ -30,13 +32,13 @@ func newBlindWorld(t *testing.T, overlap float64) *blindWorld {
 	WriteSynth(t, project, SynthSpec{Name: "tiny", Metrics: 2, ScensPerMetric: 12, Targets: []string{"zebratarget", "yaktarget"}, Samples: 1, Msgs: 2, MsgLen: 60, Judges: 1})
 	s, base := StartForTest(t, Options{ProjectDir: project, Reviewers: []string{"ana", "bo"}, Seed: 4, Overlap: overlap, OverlapSet: true})
 	w := &blindWorld{base: base, ana: teamHeaders(base, tokenOf(t, s, "ana")), research: teamHeaders(base, tokenOf(t, s, "")),
-		file: layout.Bench{Dir: layout.BenchDir(project, "tiny")}.Labels(), convOf: map[string]string{}, itemOf: map[string]string{}, judge: map[string]bool{}}
+		file: layout.Bench{Dir: layout.BenchDir(project, "tiny")}.Labels(), convOf: map[string]string{}, itemOf: map[string]string{}, metricOf: map[string]string{}, judge: map[string]bool{}}
 	// Every row of every stratum (per= draws them all), to name items by
 	// their conversation: item ids are keyed per server.
 	for _, it := range getAs[struct {
 		Items []studyItemView `json:"items"`
 	}](t, base, "/api/queue?per=1000", w.research).Items {
-		w.convOf[it.Item], w.itemOf[it.ConvID] = it.ConvID, it.Item
+		w.convOf[it.Item], w.itemOf[it.ConvID], w.metricOf[it.ConvID] = it.ConvID, it.Item, it.Metric
 		w.judge[it.ConvID] = strings.HasSuffix(it.Stratum, "present")
 	}
 	return w
@@ -52,6 +54,15 @@ func (w *blindWorld) label(t *testing.T, hdr map[string]string, item string, pre
 	if code, resp := do(t, w.base, req{"POST", "/api/label", body + "}", hdr}); code != 201 {
 		t.Fatalf("label: %d %s", code, resp)
 	}
+}
+
+// labelBlind appends labeler's label on conv as a blind one given
+// elsewhere (a line of the file, as a script writes it): the researcher's
+// own review page shows the judges first, so a label given there is
+// after_reveal and the plan leaves it out.
+func (w *blindWorld) labelBlind(t *testing.T, conv string, present bool, labeler string) {
+	t.Helper()
+	must(t, labels.Append(w.file, labels.Label{ConvID: conv, MetricID: w.metricOf[conv], Present: present, Labeler: labeler}, labels.Known{}))
 }
 
 var itemRe = regexp.MustCompile(`"r[a-z2-7]{16}"`)
@@ -131,7 +142,7 @@ func TestReviewerQueueSaysNoVerdict(t *testing.T) {
 					if len(rows) <= tc.left {
 						break
 					}
-					w.label(t, w.research, rows[0].item, rows[0].present == tc.agree, "zed")
+					w.labelBlind(t, rows[0].conv, rows[0].present == tc.agree, "zed")
 				}
 			}
 			if tc.lastOfBatch {

@@ -87,7 +87,8 @@ func sameLabels(a, b []Label) bool {
 	for i := range a {
 		x, y := &a[i], &b[i]
 		if x.ConvID != y.ConvID || x.MetricID != y.MetricID || x.Present != y.Present || x.Labeler != y.Labeler ||
-			x.Note != y.Note || !x.At.Equal(y.At) || x.At.Location() != y.At.Location() || x.AfterReveal != y.AfterReveal || x.Transcript != y.Transcript {
+			x.Note != y.Note || !x.At.Equal(y.At) || x.At.Location() != y.At.Location() || x.AfterReveal != y.AfterReveal || x.Transcript != y.Transcript ||
+			(x.VerdictShown == nil) != (y.VerdictShown == nil) || x.VerdictShown != nil && *x.VerdictShown != *y.VerdictShown {
 			return false
 		}
 	}

@@ -138,9 +138,13 @@ func (e *labelError) Error() string { return e.msg }
 
 // saveLabel appends who's label on conversation i and answers what the
 // principal may see: the label back, and — unless blind with reveal never,
-// or a reviewer — the judges' verdict. A label by someone who had already
-// been shown the verdict on this row (their earlier label's answer carried
-// it) is stored with after_reveal: it is no longer blind.
+// or a reviewer — the judges' verdict. The line records whether that
+// answer showed the verdict (verdict_shown), and the label is stored with
+// after_reveal when the person had been shown the verdict on this row
+// before giving it: blind review off (every page showed it), or an earlier
+// label of theirs on the row was saved with it shown (seenBefore). What was
+// shown is recorded, not inferred from how the viewer is set now: a
+// restart with other settings changes neither.
 func (s reviewQueue) saveLabel(st *benchState, ix *benchIndex, i int, p principal, who string, present bool, note string) (map[string]any, int, error) {
 	c := &ix.convs[i]
 	if err := checkConvID(ix, i); err != nil {
@@ -148,13 +152,20 @@ func (s reviewQueue) saveLabel(st *benchState, ix *benchIndex, i int, p principa
 	}
 	blind := s.opts.Blind || p.reviewer()
 	shown := !p.reviewer() && !(blind && s.opts.Reveal == RevealNever)
+	// The verdict the answer will show, read before the line is written so
+	// that the line can say whether it was shown (a row not judged yet,
+	// or not readable now, shows none).
+	var judged *convView
+	if shown {
+		if v, err := ix.readConv(i, true); err == nil {
+			judged = v
+		}
+	}
+	verdictShown := judged != nil && judged.Score != nil
 	// A file that cannot be read (a bad line; a link Append will refuse)
 	// is Append's to answer, as before labels were read here.
 	ls, _ := s.labelsOf(st)
-	prior := false
-	for _, l := range ls {
-		prior = prior || (l.ConvID == c.convID && l.Labeler == who)
-	}
+	afterReveal := (!blind && verdictShown) || seenBefore(ls, c.convID, who, shown)
 	// The label records the transcript its labeller read: a conversation
 	// run again later has another, and the label then no longer counts.
 	digest, ok := ix.digestOf(i)
@@ -162,7 +173,7 @@ func (s reviewQueue) saveLabel(st *benchState, ix *benchIndex, i int, p principa
 		return nil, http.StatusConflict, errChanged
 	}
 	l := Label{ConvID: c.convID, MetricID: c.metric, Present: present, Labeler: who, Note: note,
-		At: s.now().UTC().Truncate(time.Second), AfterReveal: prior && shown, Transcript: digest}
+		At: s.now().UTC().Truncate(time.Second), AfterReveal: afterReveal, VerdictShown: &verdictShown, Transcript: digest}
 	if err := checkLabel(l); err != nil {
 		return nil, http.StatusBadRequest, &labelError{"label: " + err.Error()}
 	}
@@ -177,17 +188,34 @@ func (s reviewQueue) saveLabel(st *benchState, ix *benchIndex, i int, p principa
 	if !blind {
 		out["label"] = l
 	}
-	if !shown {
+	if judged == nil {
 		return out, 0, nil
 	}
-	if v, err := ix.readConv(i, true); err == nil {
-		out["score"] = revealOf(v.Score)
-		if !blind {
-			out["score"] = v.Score
-		}
-		out["highlights"] = report.Highlights(v.Transcript, v.Score)
+	out["score"] = revealOf(judged.Score)
+	if !blind {
+		out["score"] = judged.Score
 	}
+	out["highlights"] = report.Highlights(judged.Transcript, judged.Score)
 	return out, 0, nil
+}
+
+// seenBefore reports whether who had been shown the judges' verdict on
+// conversation conv before: a line of theirs on it says the verdict was
+// shown with it (verdict_shown), or that it was itself given after the
+// verdict was shown (after_reveal). A line that does not say
+// (hand-written, or written before lines recorded it) counts as shown when
+// the viewer shows the verdict to this principal now — the rule such lines
+// were always read by.
+func seenBefore(ls []Label, conv, who string, shownNow bool) bool {
+	for _, l := range ls {
+		if l.ConvID != conv || l.Labeler != who {
+			continue
+		}
+		if l.AfterReveal || l.VerdictShown != nil && *l.VerdictShown || l.VerdictShown == nil && shownNow {
+			return true
+		}
+	}
+	return false
 }
 
 // fail answers an error; to a reviewer, with every target name the viewer

@@ -739,9 +739,10 @@
 
     var side = el('div', { 'class': 'review-side', id: 'review-side' }, el('h3', { text: 'What to judge' }), metricBox(c.metric));
     if (c.mine) side.append(el('p', { id: 'relabel', 'class': 'small', text: 'You labelled this before: behaviour ' + presentText(c.mine.present) + '. A new label replaces it (your latest counts)' +
-      (c.blind && REVEAL !== 'never' ? '; one given after the judges\u2019 verdict was shown is marked as such and left out of calibration.' : '.') }));
+      '; one given after the judges\u2019 verdict was shown to you (on this page, or with a label you gave before) is marked as such and left out of calibration.' }));
     side.append(form, after);
-    if (!c.blind) side.append(el('h3', { text: 'Judges (shown before deciding: blind review is off)' }), verdictBox(c.score));
+    if (!c.blind) side.append(el('h3', { text: 'Judges (shown before deciding: blind review is off)' }), verdictBox(c.score),
+      el('p', { 'class': 'small muted', id: 'open-note', text: 'A label given with the judges\u2019 verdict in view is marked as given after it and left out of calibration (calibrate --include-after-reveal counts it).' }));
     else side.append(el('p', { 'class': 'small muted', id: 'blind-note', text: REVEAL === 'never'
       ? 'Blind review: the judges\u2019 verdicts and which model answered are not shown.'
       : 'Blind review: the judges\u2019 verdicts appear once you have recorded yours; which model answered is not shown.' }));
