@@ -1,12 +1,15 @@
 package viewer_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
 	"github.com/impactbench/impactbench/internal/labels"
 	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/viewer"
@@ -63,6 +66,17 @@ func TestBrowserASecondReviewerMovesOnFromAHeldItem(t *testing.T) {
 	if len(ls) != 1 || ls[0].Labeler != "ana" {
 		t.Errorf("labels %+v, want ana's one", ls)
 	}
+	// Ana's label took the row out of every queue: bo's page opened on it
+	// (a queue answered just before her label) moves on, saying so, rather
+	// than leaving him a form whose label is refused.
+	navigate(t, boCtx, links[2].URL+"#/r/"+held)
+	waitJS(t, boCtx, `!!document.getElementById('moved-on') && document.getElementById('review').dataset.item !== `+jsString(held)+` || !!document.getElementById('queue-waiting') || !!document.getElementById('queue-done') || !!document.getElementById('queue-empty')`, 20*time.Second)
+	if txt := evalJS[string](t, boCtx, `(document.getElementById('moved-on') || {}).textContent || ''`); !strings.Contains(txt, "labels took that item out of your queue") {
+		t.Errorf("bo's page, on an item ana labelled, says %q of why it moved on", txt)
+	}
+	if code, body := send(t, "POST", base+"/api/label", `{"item":"`+held+`","present":true}`, bo); code != 403 || !strings.Contains(body, `"lost":"gone"`) {
+		t.Errorf("bo's label on the item ana labelled: %d %s, want 403 and lost gone", code, body)
+	}
 	assertClean(t, anaLog)
 	assertClean(t, boLog)
 }
@@ -88,4 +102,59 @@ func TestBrowserMineSaysWhenLabelsCannotBeRead(t *testing.T) {
 		t.Errorf("ana's labels page says:\n%s", txt)
 	}
 	assertClean(t, bl)
+}
+
+// TestBrowserARefusedLabelMovesOn: bo's page is open on an item of his
+// queue whose hold never got through (blocked here; a dropped request),
+// and ana's label takes the row out of his queue meanwhile. His label is
+// refused (403, lost gone), and his page moves on to his next item saying
+// why, rather than leaving a form with an error and a key to press.
+func TestBrowserARefusedLabelMovesOn(t *testing.T) {
+	project := filepath.Join(t.TempDir(), "project")
+	viewer.WriteSynth(t, project, viewer.SynthSpec{Name: "tiny", Metrics: 1, ScensPerMetric: 4, Targets: []string{"t1"}, Samples: 1, Msgs: 2, MsgLen: 60, Judges: 1})
+	s, base := viewer.StartForTest(t, viewer.Options{ProjectDir: project, Reviewers: []string{"ana", "bo"}, Seed: 2, Overlap: 0, OverlapSet: true})
+	links, ana, bo := s.Links(base), viewer.ReviewerToken(t, s, "ana"), viewer.ReviewerToken(t, s, "bo")
+	var n struct{ Item *string }
+	if _, body := get(t, base+"/api/next", bo); json.Unmarshal([]byte(body), &n) != nil || n.Item == nil {
+		t.Fatalf("bo's next: %s", body)
+	}
+	item := *n.Item
+	if _, q := get(t, base+"/api/queue", ana); !strings.Contains(q, item) {
+		t.Fatalf("%s is not in ana's queue too: %s", item, q)
+	}
+	boCtx, boLog := newBrowser(t, base, 1200, 800)
+	if _, err := chromedp.Call(boCtx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(boCtx, network.SetBlockedURLs, network.SetBlockedURLsParams{URLPatterns: []*network.BlockPattern{{URLPattern: base + "/api/hold*", Block: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	navigate(t, boCtx, links[2].URL+"#/r/"+item)
+	waitJS(t, boCtx, `!!document.getElementById('review-form') && document.getElementById('review').dataset.hold === 'failed'`, 20*time.Second)
+	if code, body := send(t, "POST", base+"/api/label", `{"item":"`+item+`","present":false}`, ana); code != 201 {
+		t.Fatalf("ana's label: %d %s", code, body)
+	}
+	pressKey(t, boCtx, "1")
+	waitJS(t, boCtx, `!!document.getElementById('moved-on') || !!document.getElementById('queue-waiting') || !!document.getElementById('queue-done') || !!document.getElementById('queue-empty')`, 20*time.Second)
+	if got := evalJS[string](t, boCtx, `(document.getElementById('review') || {dataset: {}}).dataset.item || ''`); got == item {
+		t.Errorf("bo's page stayed on the item ana labelled")
+	}
+	if txt := evalJS[string](t, boCtx, `(document.getElementById('moved-on') || {}).textContent || ''`); !strings.Contains(txt, "labels took that item out of your queue") {
+		t.Errorf("bo's page says %q of why it moved on", txt)
+	}
+	ls, err := labels.Read(layout.Bench{Dir: layout.BenchDir(project, "tiny")}.Labels(), labels.Known{})
+	if err != nil || len(ls) != 1 || ls[0].Labeler != "ana" {
+		t.Errorf("labels %+v (%v), want ana's one", ls, err)
+	}
+	// The page's console says what the browser refused (the blocked hold)
+	// and what the server refused (bo's label); nothing else.
+	errs, dialogs, reqs := boLog.snapshot()
+	for _, e := range errs {
+		if !strings.Contains(e, "ERR_BLOCKED_BY_CLIENT") && !strings.Contains(e, "403") {
+			t.Errorf("page error: %q", e)
+		}
+	}
+	if len(dialogs)+len(reqs) > 0 {
+		t.Errorf("dialogs %q, requests outside the viewer %q", dialogs, reqs)
+	}
 }

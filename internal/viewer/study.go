@@ -506,7 +506,11 @@ func (s reviewQueue) handleHold(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if whoOf(r).reviewer() && !s.reviewerMay(who, st, ix, i, req.Item) {
-		writeErr(w, http.StatusForbidden, "%s", errNotYours)
+		// Not hers to label (others' labels took it out of her queue after
+		// it was answered to her page, or it never was in it): nothing is
+		// held, and the page moves on, as from a busy item. Her label on it
+		// is refused (403).
+		writeJSON(w, http.StatusOK, map[string]any{"held": false, "gone": true})
 		return
 	}
 	held, holder := s.take(who, st, ix, i, req.Item)
@@ -677,6 +681,18 @@ const errNotYours = "this item is not in your queue (others' labels took it, or 
 
 // errHeldAway answers a label on an item another labeller has open (heldAway).
 const errHeldAway = "another reviewer opened this item first and labels it: j for your next item"
+
+// writeLost refuses a label on an item that is not the asker's to label:
+// "gone" (errNotYours), "busy" (errHeldAway). The page reads lost and
+// moves on to the next item, saying why, as when its hold finds the item
+// busy or gone; the error says the same to anyone else.
+func writeLost(w http.ResponseWriter, status int, prefix, lost string) {
+	msg := errNotYours
+	if lost == "busy" {
+		msg = errHeldAway
+	}
+	writeJSON(w, status, map[string]string{"error": prefix + msg, "lost": lost})
+}
 
 // findItem resolves an item id over every benchmark.
 func (s reviewQueue) findItem(id string) (*benchState, *benchIndex, int, bool) {

@@ -114,11 +114,11 @@ func (s reviewQueue) handleStudyLabel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if p.reviewer() && !s.reviewerMay(who, st, ix, i, req.Item) {
-		writeErr(w, http.StatusForbidden, "label: %s", errNotYours)
+		writeLost(w, http.StatusForbidden, "label: ", "gone")
 		return
 	}
 	if who != "" && s.heldAway(who, st, ix, i, req.Item) {
-		writeErr(w, http.StatusConflict, "label: %s", errHeldAway)
+		writeLost(w, http.StatusConflict, "label: ", "busy")
 		return
 	}
 	out, code, err := s.saveLabel(st, ix, i, p, who, *req.Present, req.Note)

@@ -89,7 +89,12 @@ func TestBrowserTwoReviewersFinishTheStudyBlind(t *testing.T) {
 	}
 	t0 := time.Now()
 	answer := func(item string) string { return truthOf(t, base, research, item) }
-	ready := `!!document.getElementById('review-form') && document.querySelectorAll('#transcript-box .msg').length > 0 && !document.getElementById('submit-label').disabled`
+	// A person reads the item before answering: the page's hold (sent as
+	// it opens) is answered by then. A key pressed before that answer, on
+	// a loaded machine, can lose a race no person loses (the other
+	// reviewer's label took the row just after the queue answered), and
+	// this test fails on any page that moves on after a key.
+	ready := `!!document.getElementById('review-form') && document.querySelectorAll('#transcript-box .msg').length > 0 && !document.getElementById('submit-label').disabled && !!document.getElementById('review').dataset.hold`
 	// Each reviewer acts in turn; one whose page waits for work (another's
 	// open form holds the last rows, or rows wait for a second label)
 	// lets the other go on, and when both wait, the test waits for either

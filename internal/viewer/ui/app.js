@@ -80,7 +80,7 @@
       body: JSON.stringify(body)
     }).then(function (r) {
       return r.json().then(function (j) {
-        if (!r.ok) throw new Error((j && j.error) || r.statusText);
+        if (!r.ok) { var e = new Error((j && j.error) || r.statusText); e.lost = j && j.lost; throw e; }
         return j;
       });
     });
@@ -652,21 +652,27 @@
   // refuses this label — and busy() moves on.
   var holdTimer = null;
   function stopHold() { if (holdTimer) { clearTimeout(holdTimer); holdTimer = null; } }
-  function holdItem(item, busy) {
+  function holdItem(item, busy, gone) {
     stopHold();
     var my = route;
     var body = { item: item };
     if (!REVIEWER && labeler()) body.labeler = labeler();
     if (!labeler()) return;
+    // The form says what its hold found (data-hold), for whoever waits on
+    // it: held, busy or gone.
+    function answered(v) { var sec = $('review'); if (my === route && sec && sec.dataset.item === item) sec.dataset.hold = v; }
     post('/api/hold' + query(qparams({ labeler: '' })), body).then(function (h) {
       if (my !== route) return;
+      answered(h.busy ? 'busy' : h.gone ? 'gone' : h.held ? 'held' : 'free');
       if (h.busy) { busy(); return; }
-      if (h.renew_s) holdTimer = setTimeout(function () { if (my === route && $('review-form') && !$('reveal')) holdItem(item, busy); }, h.renew_s * 1000);
-    }).catch(function () { /* the hold is a courtesy to others; the label works without it */ });
+      if (h.gone) { gone(); return; }
+      if (h.renew_s) holdTimer = setTimeout(function () { if (my === route && $('review-form') && !$('reveal')) holdItem(item, busy, gone); }, h.renew_s * 1000);
+    }).catch(function () { answered('failed'); /* the hold is a courtesy to others; the label works without it */ });
   }
   // MOVED_ON says, on the item the page moved on to, why it did.
   var MOVED_ON = null;
   var BUSY_TEXT = 'Another reviewer opened that item a moment before you: it is theirs to label, so the page moved on to your next one.';
+  var GONE_TEXT = 'Others\u2019 labels took that item out of your queue a moment before you opened it, so the page moved on to your next one.';
 
   function reviewPage(bench, id) {
     var my = route;
@@ -733,7 +739,14 @@
         // Nothing to read after saving (no reveal, or the verdicts were
         // shown already): straight on to the queue's next item.
         if (!c.blind || !res.score) goNext(c.item);
-      }).catch(function (e) { saving = false; submit.disabled = false; msg.textContent = String(e.message || e); });
+      }).catch(function (e) {
+        saving = false;
+        if (my !== route) return;
+        var why = lostTo(e);
+        if (why) { moveOn(why); return; }
+        submit.disabled = false;
+        msg.textContent = String(e.message || e);
+      });
     }
     form.addEventListener('submit', function (ev) { ev.preventDefault(); record(); });
 
@@ -756,18 +769,27 @@
       el('div', { 'class': 'review-grid' }, tbox, side));
     if (MOVED_ON && MOVED_ON.item === c.item) side.insertBefore(el('p', { id: 'moved-on', 'class': 'small warn', text: MOVED_ON.text }), side.firstChild);
     MOVED_ON = null;
-    holdItem(c.item, function () {
-      // Another's form has this item: no label from here; on to the next.
+    // moveOn: the item is not this person's to label (another's form has
+    // it, or others' labels took it out of a reviewer's queue between the
+    // queue's answer and this page): no label from here; on to the next,
+    // which says why. A label sent meanwhile is refused and moves on too.
+    function moveOn(why) {
+      if (lost || saved) return;
       lost = true;
       stopHold();
       [name, yes, no, note, submit].forEach(function (x) { x.disabled = true; });
-      msg.textContent = 'Another reviewer opened this item a moment before you: it is theirs to label.';
+      sec.dataset.lost = why;
+      msg.textContent = why === 'busy' ? 'Another reviewer opened this item a moment before you: it is theirs to label.'
+        : 'Others\u2019 labels took this item out of your queue a moment before you opened it.';
       api('/api/next' + query(qparams({ after: c.item }))).then(function (ans) {
         if (my !== route) return;
-        if (ans.item) MOVED_ON = { item: ans.item, text: BUSY_TEXT };
+        if (ans.item) MOVED_ON = { item: ans.item, text: why === 'busy' ? BUSY_TEXT : GONE_TEXT };
         showNext(ans);
       }).catch(function (e) { msg.textContent = String(e.message || e); });
-    });
+    }
+    // lostTo: why a refused label means the item is not this person's.
+    function lostTo(e) { return e && (e.lost === 'gone' || e.lost === 'busy') ? e.lost : ''; }
+    holdItem(c.item, function () { moveOn('busy'); }, function () { moveOn('gone'); });
     reviewKeys = function (ev) {
       var k = ev.key, t = ev.target;
       if (t && (t.tagName === 'TEXTAREA' || t.tagName === 'INPUT' && t.type !== 'radio')) {
