@@ -291,7 +291,7 @@ func printPlan(w io.Writer, labelsPath string, p results.LabelPlan) {
 		fmt.Fprintf(w, "  cannot get a corrected rate: %s on %s: %s\n", sanitize.Terminal(u.Metric), sanitize.Terminal(u.Target), u.Why)
 	}
 	if p.AfterReveal > 0 {
-		fmt.Fprintf(w, "  %d label line(s) given after the judges' verdict was shown are left out (not blind)\n", p.AfterReveal)
+		fmt.Fprintf(w, "  %d label line(s) given after the judges' verdict was shown are left out (not blind; --include-after-reveal counts them)\n", p.AfterReveal)
 	}
 	if p.Stale > 0 {
 		fmt.Fprintf(w, "  ! %s\n", staleWarning(p.Stale))
@@ -483,7 +483,7 @@ func afterRevealNote(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", %d given after the judges' verdict was shown left out", n)
+	return fmt.Sprintf(", %d given after the judges' verdict was shown left out (--include-after-reveal counts them)", n)
 }
 
 func staleNote(n int) string {

@@ -312,8 +312,8 @@ func TestCalibrateIncludeAfterReveal(t *testing.T) {
 				left, lines = left+c.Labels.NAfterReveal, lines+c.Labels.NLines
 			}
 		}
-		if len(args) == 0 && !strings.Contains(out, "given after the judges' verdict was shown") {
-			t.Errorf("calibrate does not say labels were left out:\n%s", out)
+		if len(args) == 0 && !strings.Contains(out, "given after the judges' verdict was shown left out (--include-after-reveal counts them)") {
+			t.Errorf("calibrate does not say labels were left out, and how to count them:\n%s", out)
 		}
 		return left, lines
 	}
