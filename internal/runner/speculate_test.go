@@ -47,12 +47,16 @@ func runPhaseByPhase(t *testing.T, r *Runner) {
 	}
 }
 
-// slowFirstMetric delays the first metric's scenario generation, so every
-// other metric's variants exist long before scenarios.json can be written.
-func slowFirstMetric(first string, d time.Duration) func(llm.Request) error {
+// firstMetricWaitsFor holds the generation of the first metric's scenarios
+// until log has a call of purpose p (or a minute has passed: a run that
+// makes none early then fails its test on the order of the calls, rather
+// than hanging). A fixed delay instead depends on how loaded the machine is.
+func firstMetricWaitsFor(first string, log *callLog, p llm.Purpose) func(llm.Request) error {
 	return func(req llm.Request) error {
 		if req.Purpose == llm.PurposeGenScenarios && req.Meta[llm.MetaMetricName] == first {
-			time.Sleep(d)
+			for deadline := time.Now().Add(time.Minute); log.count(p) == 0 && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
 		}
 		return nil
 	}
@@ -64,7 +68,7 @@ func TestRunSimulatesVariantsWhileOtherMetricsAreGenerated(t *testing.T) {
 	first := firstMetricName(t, cfg, bench)
 
 	var log callLog
-	r := newRunner(t, cfg, bench, Options{Clients: log.clients(slowFirstMetric(first, 300*time.Millisecond))})
+	r := newRunner(t, cfg, bench, Options{Clients: log.clients(firstMetricWaitsFor(first, &log, llm.PurposeJudge))})
 	if err := r.Run(ctx, r.Targets()); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +136,7 @@ func TestRunSimulatesVariantsWhileOtherMetricsAreGenerated(t *testing.T) {
 	// --force redoes every conversation once: an early one is taken over,
 	// not wiped and paid again when simulate opens it.
 	var forced callLog
-	rF := newRunner(t, cfg, bench, Options{Force: true, Clients: forced.clients(slowFirstMetric(first, 300*time.Millisecond))})
+	rF := newRunner(t, cfg, bench, Options{Force: true, Clients: forced.clients(firstMetricWaitsFor(first, &forced, llm.PurposeJudge))})
 	if err := rF.Run(ctx, rF.Targets()); err != nil {
 		t.Fatal(err)
 	}
