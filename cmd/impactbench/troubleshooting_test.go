@@ -314,6 +314,12 @@ var troubleMessages = map[string]troubleCase{
 			"IMPACTBENCH_STORE=" + s3.URL("present", "calls")}
 		return p.run("run", "example")
 	}},
+	"IMPACTBENCH_STORE: s3://…: invalid store URL: no region for the bucket: add ?region=… …": {2, func(t *testing.T) result {
+		p := troubleProject(t)
+		// AWS's own endpoint and no region anywhere: refused before any request.
+		p.env = append(s3test.Env(t.TempDir()), "AWS_REGION=", "IMPACTBENCH_STORE=s3://impactbench-study/calls")
+		return p.run("run", "example")
+	}},
 	"shard(s) 0 of 2 have no outputs in the store: run index(es) 0 again …": {2, func(t *testing.T) result {
 		s3 := s3test.Start(t, "study")
 		env := append(s3test.Env(t.TempDir()), "IMPACTBENCH_STORE="+s3.URL("study", "calls"))

@@ -94,6 +94,10 @@ func TestOpenURLRefusesBadInput(t *testing.T) {
 		{"unknown scheme", "ftp://calls/x", ErrUnknownScheme, nil},
 		{"bucket that does not exist", srv.URL("no-such-bucket", "x"), ErrNoBucket, nil},
 		{"credentials refused", srv.URL("calls", "x"), ErrCredentials, []string{"AWS_ACCESS_KEY_ID", "AKIAWRONGWRONGWRONG1"}},
+		// store: s3://bucket/prefix as docs/workers.md writes it, with no
+		// region anywhere: a URL to complete, not refused credentials.
+		// (AWS's own endpoint: the client refuses before any request.)
+		{"no region", "s3://calls/x", ErrBadURL, []string{"AWS_REGION", ""}},
 		{"credentials in userinfo", strings.Replace(srv.URL("calls", "x"), "s3://", "s3://AKIA:"+secret+"@", 1), ErrBadURL, nil},
 		{"credential in the query", srv.URL("calls", "x") + "&aws_secret_access_key=" + secret, ErrBadURL, nil},
 		{"prefix climbing out", strings.Replace(srv.URL("calls", "x"), "/x?", "/a/../../x?", 1), ErrBadURL, nil},
@@ -121,6 +125,10 @@ func TestOpenURLRefusesBadInput(t *testing.T) {
 			}
 			if msg := err.Error(); !strings.HasPrefix(msg, "store: ") || strings.Contains(msg, secret) {
 				t.Errorf("message %q: want it to start with the key and show no secret", msg)
+			}
+			says := map[string]string{"no region": "add ?region=… (the bucket's region, e.g. ?region=eu-west-1) to the URL, or set AWS_REGION"}[tc.name]
+			if !strings.Contains(err.Error(), says) {
+				t.Errorf("message %q: want it to say %q", err, says)
 			}
 			if tc.env == nil && len(objects(t, srv)) != before {
 				t.Error("a refused store wrote something")

@@ -161,6 +161,12 @@ func OpenBucket(ctx context.Context, b *blob.Bucket, prefix string, o Options) (
 		}
 	}
 	if err != nil {
+		if noRegion(err) {
+			// The SDK's words ("resolve auth scheme: … Invalid region")
+			// would otherwise pass for refused credentials.
+			return nil, &URLError{Key: StoreKey, Kind: ErrBadURL,
+				Err: fmt.Errorf("no region for the bucket: add ?region=… (the bucket's region, e.g. ?region=eu-west-1) to the URL, or set AWS_REGION: %w", err)}
+		}
 		return nil, &URLError{Key: StoreKey, Kind: classify(err), Err: err}
 	}
 	bb := &blobBackend{b: b, prefix: prefix}
@@ -175,6 +181,12 @@ var credentialCodes = map[string]bool{
 	"InvalidAccessKeyId": true, "SignatureDoesNotMatch": true, "AccessDenied": true, "ExpiredToken": true,
 	"InvalidToken": true, "TokenRefreshRequired": true, "AuthorizationHeaderMalformed": true, "Forbidden": true,
 	"InvalidClientTokenId": true, "AllAccessDisabled": true,
+}
+
+// noRegion is the S3 client's refusal to build a request without a
+// usable region (none in the URL, AWS_REGION or the shared config).
+func noRegion(err error) bool {
+	return strings.Contains(strings.ToLower(err.Error()), "invalid region")
 }
 
 // classify names the kind of an error from the store's first requests.

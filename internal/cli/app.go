@@ -93,8 +93,8 @@ func (f *phaseFlags) add(cmd *cobra.Command, set phaseFlagSet) {
 		f.sharded = true
 		// A back-quoted word is the placeholder pflag shows after the flag.
 		fl.StringVar(&f.Shard, "shard", "", "run only shard `i/K` of the rows (0 ≤ i < K, e.g. 0/4); combine the shards with impactbench merge. Without it, the index comes from the cluster's scheduler: "+cluster.EnvK8sIndex+", "+cluster.EnvSlurmID+" or "+cluster.EnvAWSIndex)
-		fl.IntVar(&f.Shards, "shards", 0, "the shard count `K` when the scheduler gives only an index (a Kubernetes Indexed Job's completions; or "+cluster.EnvShards+")")
-		fl.IntVar(&f.Workers, "workers", 0, "workers running at once on the same provider keys (the Job's parallelism, the array's %N; or "+cluster.EnvWorkers+"): each takes 1/`N` of every provider limit (default: every shard at once)")
+		fl.Var((*countValue)(&f.Shards), "shards", "the shard count `K` when the scheduler gives only an index (a Kubernetes Indexed Job's completions; or "+cluster.EnvShards+")")
+		fl.Var((*countValue)(&f.Workers), "workers", "workers running at once on the same provider keys (the Job's parallelism, the array's %N; or "+cluster.EnvWorkers+"): each takes 1/`N` of every provider limit (default: every shard at once)")
 	}
 }
 
@@ -148,6 +148,22 @@ func (v *usdValue) Set(s string) error {
 		return errors.New("want a dollar amount ≥ 0, e.g. 25 or 2.50")
 	}
 	*v = usdValue(x)
+	return nil
+}
+
+// countValue is --shards or --workers: a whole number ≥ 1 when given
+// (0, the default, is "not given", so a 0 typed must not pass for that).
+type countValue int
+
+func (v *countValue) String() string { return strconv.Itoa(int(*v)) }
+func (v *countValue) Type() string   { return "count" }
+
+func (v *countValue) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 {
+		return errors.New("want a whole number ≥ 1")
+	}
+	*v = countValue(n)
 	return nil
 }
 

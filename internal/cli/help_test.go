@@ -150,6 +150,11 @@ func TestArgumentAndFlagErrors(t *testing.T) {
 		{[]string{"export"}, "e.g. `impactbench export example`"},
 		{[]string{"run", "example", "--max-cost", "abc"}, `--max-cost "abc": want a dollar amount ≥ 0, e.g. 25 or 2.50`},
 		{[]string{"run", "example", "--max-cost", "-3"}, `--max-cost "-3": want a dollar amount`},
+		// 0 is the flags' "not given": typed, it must not pass for that
+		// (every shard at once; or, for --shards, an unsharded run).
+		{[]string{"run", "all", "--shard", "1/4", "--workers", "0"}, `--workers "0": want a whole number ≥ 1`},
+		{[]string{"run", "all", "--shards", "0"}, `--shards "0": want a whole number ≥ 1`},
+		{[]string{"simulate", "example", "--shard", "0/2", "--shards", "-2"}, `--shards "-2": want a whole number ≥ 1`},
 	}
 	for _, c := range cases {
 		code, out, errs := run(t, dir, c.args...)

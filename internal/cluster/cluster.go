@@ -116,6 +116,18 @@ func fromIndex(f Flags, getenv func(string) string, index, size string) (Worker,
 			return Worker{}, err
 		}
 		from = size
+		// IMPACTBENCH_SHARDS beside the scheduler's size: the count given
+		// twice. Differently, one of them is a mistake (a job definition
+		// copied from another study), and neither may be dropped unsaid.
+		if getenv(EnvShards) != "" {
+			given, err := positive(getenv, EnvShards)
+			if err != nil {
+				return Worker{}, err
+			}
+			if given != count {
+				return Worker{}, fault.Usagef("%s=%d disagrees with %s=%d: one study has one count — submit an array of %d, or set %s to the array's size (or leave it unset)", EnvShards, given, size, count, given, EnvShards)
+			}
+		}
 	}
 	if count == 0 && getenv(EnvShards) != "" {
 		if count, err = positive(getenv, EnvShards); err != nil {

@@ -38,6 +38,9 @@ func TestDetect(t *testing.T) {
 		{"slurm resubmission --array=37: the id is the index", Flags{}, env(EnvSlurmID, "37", EnvSlurmCount, "1", EnvSlurmMin, "37", EnvSlurmMax, "37", EnvShards, "128", EnvWorkers, "16"), layout.Shard{Index: 37, Count: 128}, 16, EnvSlurmID},
 		{"slurm resubmission --array=3,9 with --shards", Flags{Shards: 16, Workers: 2}, env(EnvSlurmID, "9", EnvSlurmCount, "2", EnvSlurmMin, "3", EnvSlurmMax, "9"), layout.Shard{Index: 9, Count: 16}, 2, EnvSlurmID},
 		{"aws batch", Flags{Shards: 10}, env(EnvAWSIndex, "9"), layout.Shard{Index: 9, Count: 10}, 10, EnvAWSIndex},
+		{"aws batch, the array's size", Flags{}, env(EnvAWSIndex, "3", EnvAWSSize, "4"), layout.Shard{Index: 3, Count: 4}, 4, EnvAWSIndex},
+		{"aws batch, IMPACTBENCH_SHARDS saying the array's size", Flags{}, env(EnvAWSIndex, "3", EnvAWSSize, "4", EnvShards, "4", EnvWorkers, "2"), layout.Shard{Index: 3, Count: 4}, 2, EnvAWSIndex},
+		{"aws batch, --shards wins over the array's size", Flags{Shards: 8}, env(EnvAWSIndex, "3", EnvAWSSize, "4", EnvShards, "8"), layout.Shard{Index: 3, Count: 8}, 8, EnvAWSIndex},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, err := Detect(c.flags, c.env)
@@ -70,6 +73,8 @@ func TestDetectRefusesBadValues(t *testing.T) {
 		{"slurm task past its array", Flags{}, env(EnvSlurmID, "9", EnvSlurmCount, "8"), "not below the shard count 8"},
 		{"slurm task not in its array", Flags{}, env(EnvSlurmID, "3", EnvSlurmCount, "8", EnvSlurmMin, "4"), EnvSlurmMin},
 		{"two counts", Flags{Shard: "1/2", Shards: 16}, env(), "disagrees"},
+		{"aws array size and IMPACTBENCH_SHARDS differ", Flags{}, env(EnvAWSIndex, "1", EnvAWSSize, "4", EnvShards, "8"), EnvShards + "=8 disagrees with " + EnvAWSSize + "=4"},
+		{"aws array size beside a bad IMPACTBENCH_SHARDS", Flags{}, env(EnvAWSIndex, "1", EnvAWSSize, "4", EnvShards, "0"), EnvShards + `="0": want a whole number ≥ 1`},
 		{"slurm array larger than the study", Flags{Shards: 4}, env(EnvSlurmID, "3", EnvSlurmCount, "8"), EnvSlurmCount},
 		{"slurm array not numbered from 0 with the count given", Flags{}, env(EnvSlurmID, "1", EnvSlurmCount, "8", EnvSlurmMin, "1", EnvSlurmMax, "8", EnvShards, "8"), EnvSlurmMax},
 		{"slurm resubmitted task past the study", Flags{}, env(EnvSlurmID, "128", EnvSlurmCount, "1", EnvShards, "128"), "not below the shard count 128"},

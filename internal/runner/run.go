@@ -208,6 +208,9 @@ func (r *Runner) runTarget(ctx context.Context, t *simulate.Target) error {
 
 // finishRun aggregates the scores (a shard only says how to merge).
 func (r *Runner) finishRun(ctx context.Context) error {
+	if r.b.Opts.Shard.Active() && r.b.Opts.DryRun {
+		return nil // a plan: nothing of the shard was done
+	}
 	if r.b.Opts.Shard.Active() {
 		merge := "impactbench merge " + r.b.Spec.Slug
 		if r.b.SharedStore() {

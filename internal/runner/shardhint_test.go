@@ -66,6 +66,28 @@ func TestShardHintsNameTheMergeThatWorks(t *testing.T) {
 	}
 }
 
+// TestShardDryRunSaysNothingDone: a dry run of a shard plans it and calls
+// nothing, so its log must not say the shard is done and to merge.
+func TestShardDryRunSaysNothingDone(t *testing.T) {
+	cfg, bench := project(t)
+	r := newRunner(t, cfg, bench, Options{})
+	if err := r.GenScenarios(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	var log bytes.Buffer
+	tr := progress.New(&syncWriter{w: &log}, progress.Lines, time.Hour)
+	defer tr.Close()
+	r = newRunner(t, cfg, bench, Options{DryRun: true, Shard: layout.Shard{Index: 1, Count: 2}, Progress: tr})
+	if err := r.Run(t.Context(), r.Targets()); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if strings.Contains(log.String(), "shard 1/2 done") || strings.Contains(log.String(), "impactbench merge") {
+		t.Errorf("a dry run of shard 1/2 says it is done:\n%s", log.String())
+	}
+}
+
 // TestRefusedMergeWritesNothing: a merge missing a shard exits 2 naming it
 // and changes no file, also when what is missing is only a later target's
 // shard, or only a shard's scores (its task died between simulate and
