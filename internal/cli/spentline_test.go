@@ -132,3 +132,33 @@ func TestRefusedBeforeStartPrintsOnlyTheError(t *testing.T) {
 		})
 	}
 }
+
+// A rerun after a target's outputs were lost (a killed worker, a deleted
+// file) takes its finished rows from the call store, and each phase's line
+// says how many, beside a spent line of nothing: the output alone shows
+// nothing was paid twice (docs/workers.md).
+func TestRerunSaysRowsCameFromTheStore(t *testing.T) {
+	dir, _, _ := initDemo(t)
+	if code, _, errs := run(t, dir, "run", "example", "--no-report"); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	if code, _, errs := run(t, dir, "run", "example", "--no-report"); code != 0 || strings.Contains(errs, "from the store") {
+		t.Fatalf("a rerun with nothing to do: exit %d, or it claims rows from the store: %s", code, errs)
+	}
+	runDir := filepath.Join(dir, "benchmarks", "example", "runs", "offline-careful")
+	for _, f := range []string{"conversations.json", "scores.json"} {
+		if err := os.Remove(filepath.Join(runDir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, errs := run(t, dir, "run", "example", "--no-report")
+	for _, want := range []string{
+		"simulated 16 conversations (2 sample(s) × 8 scenarios) for offline-careful; 0 failed; 16 of them from the store, not paid again\n",
+		"evaluated 16 conversations → 16 scores (15/16 passed) for offline-careful; 16 of them from the store, not paid again\n",
+		"spent now: $0.0000 (0 calls,",
+	} {
+		if code != 0 || !strings.Contains(errs, want) {
+			t.Errorf("rerun: exit %d, want %q in:\n%s", code, want, errs)
+		}
+	}
+}

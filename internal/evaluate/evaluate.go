@@ -230,7 +230,8 @@ func commitScores(ctx context.Context, b *work.Bench, e evaluation, unitName fun
 		return err
 	}
 	rep.Status = phase.StatusRan
-	b.Logf("evaluated %d conversations → %d scores (%d/%d passed) for %s", len(e.rows), len(e.rows), passed, valid, e.targetID)
+	b.Logf("evaluated %d conversations → %d scores (%d/%d passed) for %s%s", len(e.rows), len(e.rows), passed, valid, e.targetID,
+		work.FromStoreNote(b.Report.ReusedRows(phase.StageEvaluate, e.targetID)))
 	b.Report.Add(*rep)
 	return nil
 }

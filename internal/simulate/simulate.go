@@ -314,7 +314,8 @@ func commitConversations(b *work.Bench, t *Target, sim simulation, rep summary.P
 	}
 	rep.Status = phase.StatusRan
 	samples := b.Cfg.Generation.NumSamples
-	b.Logf("simulated %d conversations (%d sample(s) × %d scenarios) for %s; %d failed", len(sim.rows), samples, len(sim.rows)/max(samples, 1), t.id, failed)
+	b.Logf("simulated %d conversations (%d sample(s) × %d scenarios) for %s; %d failed%s", len(sim.rows), samples, len(sim.rows)/max(samples, 1), t.id, failed,
+		work.FromStoreNote(b.Report.ReusedRows(phase.StageSimulate, t.id)))
 	b.Report.Add(rep)
 	return nil
 }

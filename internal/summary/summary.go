@@ -310,6 +310,18 @@ func (s *Summary) FailedRows(stage phase.Stage, target string) int {
 	return 0
 }
 
+// ReusedRows is how many rows of stage and target this invocation took
+// from the call store whole (finished by an earlier run, or every call of
+// them stored) instead of paying for them.
+func (s *Summary) ReusedRows(stage phase.Stage, target string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.tallies[key{stage, target}]; t != nil {
+		return t.reused
+	}
+	return 0
+}
+
 // SpentOn is what the rows of stage and target paid in this invocation.
 func (s *Summary) SpentOn(stage phase.Stage, target string) llm.Usage {
 	s.mu.Lock()

@@ -1,6 +1,7 @@
 package work
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"github.com/impactbench/impactbench/internal/artifacts"
@@ -84,3 +85,14 @@ func (m ByModel) Add(label string, u llm.Usage) {
 // Paid is what a row paid in this invocation and what it replayed from
 // the call store instead of paying again.
 type Paid struct{ Spent, Saved llm.Usage }
+
+// FromStoreNote is the clause a phase's summary line adds for its rows
+// taken whole from the call store — a rerun after a kill, or a worker
+// repeating an index — so the line itself shows they were not paid again;
+// nothing when there were none.
+func FromStoreNote(rows int) string {
+	if rows == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d of them from the store, not paid again", rows)
+}
