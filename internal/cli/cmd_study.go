@@ -159,6 +159,12 @@ claude-haiku-4-5 (hard-coded); a study without it shows no scores until a model 
 			if !serve && cmd.Flags().Changed("addr") {
 				return usagef("--addr applies to --serve only: add --serve to preview DIR")
 			}
+			if serve {
+				// Before publishing: a refused flag changes nothing.
+				if err := publish.CheckAddr(addr); err != nil {
+					return fault.AsInput(err)
+				}
+			}
 			out, err := deprecatedAlias(g, cmd.Flags(), "out", "output", oldOut, out)
 			if err != nil {
 				return err
@@ -192,14 +198,9 @@ claude-haiku-4-5 (hard-coded); a study without it shows no scores until a model 
 			if !serve || dry {
 				return nil
 			}
-			err = publish.Serve(cmd.Context(), out, addr, func(base string) {
+			return publish.Serve(cmd.Context(), out, addr, func(base string) {
 				fmt.Fprintf(g.stderr, "serving %s at %s (Access-Control-Allow-Origin: *) until Ctrl-C: run impactbench-web with PUBLIC_DATA_BASE=%s\n", out, base, base)
 			})
-			var nl *publish.NotLoopbackError
-			if errors.As(err, &nl) {
-				return fault.AsInput(err)
-			}
-			return err
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output `DIR` (default: published/ beside config.yaml)")

@@ -341,18 +341,24 @@ func studytestEdit(t *testing.T, path, old, new string) {
 }
 
 // TestPublishServeRefusesANetworkAddress: publish --serve serves only on
-// loopback (its files go to any origin): another address is exit 2 after
-// publishing, naming the flag (the serving itself is
+// loopback (its files go to any origin): another address, or one that is
+// not HOST:PORT, is exit 2 naming the flag, before publishing — the output
+// folder is not written (the serving itself is
 // publish.TestServeSendsTheCORSHeader).
 func TestPublishServeRefusesANetworkAddress(t *testing.T) {
 	dir := studyProject(t)
 	site := filepath.Join(dir, "site")
-	code, _, errs := run(t, dir, "publish", "--output", site, "--serve", "--addr", "0.0.0.0:0")
-	if code != ExitUsage || !strings.Contains(errs, "--addr 0.0.0.0:0") || !strings.Contains(errs, "loopback") {
-		t.Errorf("publish --serve --addr 0.0.0.0:0: exit %d\n%s", code, errs)
-	}
-	if _, err := os.Stat(filepath.Join(site, "data", "models.json")); err != nil {
-		t.Errorf("publish before serving: %v", err)
+	for _, tt := range []struct{ addr, want string }{
+		{"0.0.0.0:0", "loopback"},
+		{"8080", "HOST:PORT"},
+	} {
+		code, _, errs := run(t, dir, "publish", "--output", site, "--serve", "--addr", tt.addr)
+		if code != ExitUsage || !strings.Contains(errs, "--addr "+tt.addr) || !strings.Contains(errs, tt.want) {
+			t.Errorf("publish --serve --addr %s: exit %d, want %d naming the flag and %q\n%s", tt.addr, code, ExitUsage, tt.want, errs)
+		}
+		if _, err := os.Stat(site); !os.IsNotExist(err) {
+			t.Errorf("publish --serve --addr %s published before refusing: %v", tt.addr, err)
+		}
 	}
 }
 
