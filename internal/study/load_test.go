@@ -69,6 +69,10 @@ func TestLoadRejectsBadInputs(t *testing.T) {
 		{"duplicate model id", func(t *testing.T, b string) {
 			studytest.Edit(t, filepath.Join(b, study.ModelsFile), "id: model-b", "id: model-a")
 		}, []string{"models.yaml:3:", "models[1].id", `duplicate id "model-a" (first at line 2)`}, "config"},
+		{"taxonomy and models.yaml both broken: both reported", func(t *testing.T, b string) {
+			studytest.Edit(t, filepath.Join(b, study.TaxonomyFile), `"relationships"`, `"autonomy"`)
+			studytest.Edit(t, filepath.Join(b, study.ModelsFile), "id: model-b", "id: model-a")
+		}, []string{"areas[1].subareas[0].id", "duplicate id (first at areas[0].subareas[0])", "models[1].id", `duplicate id "model-a"`}, "input"},
 		{"duplicate run_dir", func(t *testing.T, b string) {
 			studytest.Edit(t, filepath.Join(b, study.ModelsFile), "run_dir: model-c", "run_dir: model-b")
 		}, []string{"models.yaml:4:", "models[2].run_dir", `duplicate run_dir "model-b"`}, "config"},
