@@ -249,13 +249,13 @@ func listFiles(out io.Writer, verb string, files []string) {
 		}
 		return
 	}
-	dirs := map[string]int{}
+	dirs := map[string][]string{}
 	for _, f := range files {
 		d := f
 		if parts := strings.SplitN(f, "/", 4); len(parts) == 4 {
 			d = strings.Join(parts[:3], "/") + "/"
 		}
-		dirs[d]++
+		dirs[d] = append(dirs[d], f)
 	}
 	keys := make([]string, 0, len(dirs))
 	for d := range dirs {
@@ -263,10 +263,10 @@ func listFiles(out io.Writer, verb string, files []string) {
 	}
 	sort.Strings(keys)
 	for _, d := range keys {
-		if strings.HasSuffix(d, "/") {
-			fmt.Fprintf(out, "  %s %s (%d files)\n", verb, d, dirs[d])
+		if fs := dirs[d]; len(fs) > 1 {
+			fmt.Fprintf(out, "  %s %s (%d files)\n", verb, d, len(fs))
 		} else {
-			fmt.Fprintf(out, "  %s %s\n", verb, d)
+			fmt.Fprintf(out, "  %s %s\n", verb, fs[0]) // a folder of one file: the file
 		}
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -503,5 +504,23 @@ func TestInitStudyNamesTheConfiguredTargets(t *testing.T) {
 				t.Fatalf("study: exit %d\n%s", code, errs)
 			}
 		})
+	}
+}
+
+// TestListFilesNamesALoneFile: a long dry-run list sums each folder's
+// files ("scenarios/beta/model-a/ (41 files)"); a folder holding one file
+// names that file, never "(1 files)".
+func TestListFilesNamesALoneFile(t *testing.T) {
+	files := []string{"data/models.json", "site/data/pairs/model-a/model-b.js"}
+	for i := range maxListed {
+		files = append(files, fmt.Sprintf("scenarios/beta/model-a/m01_s%03d_v01.json", i))
+	}
+	var b strings.Builder
+	listFiles(&b, "would write", files)
+	want := "  would write data/models.json\n" +
+		fmt.Sprintf("  would write scenarios/beta/model-a/ (%d files)\n", maxListed) +
+		"  would write site/data/pairs/model-a/model-b.js\n"
+	if b.String() != want {
+		t.Errorf("listFiles:\n%s\nwant\n%s", b.String(), want)
 	}
 }
