@@ -15,6 +15,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/compare"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/publish"
 	"github.com/impactbench/impactbench/internal/sanitize"
 	"github.com/impactbench/impactbench/internal/study"
@@ -302,14 +303,17 @@ func statusStudy(g *globals) error {
 }
 
 // studyFile finds a study.json from a compare argument: the file, a
-// directory holding it, or a project whose benchmarks/ holds it.
+// directory holding it, a project whose benchmarks/ holds it, or a folder
+// publish wrote (its data/uncertainty.json is study.json's copy), so two
+// publishes compare as they are.
 func studyFile(arg string) (string, error) {
-	for _, p := range []string{arg, filepath.Join(arg, study.ResultFile), filepath.Join(arg, "benchmarks", study.ResultFile)} {
+	for _, p := range []string{arg, filepath.Join(arg, study.ResultFile), filepath.Join(arg, "benchmarks", study.ResultFile),
+		filepath.Join(arg, filepath.FromSlash(layout.PublishedData(layout.PublishedUncertaintyFile)))} {
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
 			return p, nil
 		}
 	}
-	return "", fault.Inputf("no study.json at %s (nor in it, nor in its benchmarks/): run `impactbench study` there first", arg)
+	return "", fault.Inputf("no study.json at %s (nor in it, nor in its benchmarks/, nor a published data/%s): run `impactbench study` there first", arg, layout.PublishedUncertaintyFile)
 }
 
 // studyHint is what compare without --study adds when arg is (or holds)

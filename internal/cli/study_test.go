@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // TestStudyCommandsJSON runs init --study, study, publish (and its dry
@@ -522,5 +523,25 @@ func TestListFilesNamesALoneFile(t *testing.T) {
 		"  would write site/data/pairs/model-a/model-b.js\n"
 	if b.String() != want {
 		t.Errorf("listFiles:\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestCompareStudyOfTwoPublishes: compare --study takes the folders two
+// publishes wrote (their data/uncertainty.json is study.json's copy), as
+// "what moved between two publishes" suggests; a folder with neither is
+// exit 2 naming what it looked for.
+func TestCompareStudyOfTwoPublishes(t *testing.T) {
+	dir := studyProject(t)
+	old := filepath.Join(dir, "old")
+	if code, _, errs := run(t, dir, "-q", "publish", "-o", old); code != 0 {
+		t.Fatalf("publish: exit %d\n%s", code, errs)
+	}
+	code, out, errs := run(t, dir, "compare", "--study", old, filepath.Join(dir, "benchmarks"))
+	if code != 0 || !strings.Contains(out, "A: "+filepath.Join(old, filepath.FromSlash(layout.PublishedData(layout.PublishedUncertaintyFile)))) {
+		t.Errorf("compare --study of a publish folder: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, _, errs = run(t, dir, "compare", "--study", t.TempDir(), old)
+	if code != ExitUsage || !strings.Contains(errs, layout.PublishedData(layout.PublishedUncertaintyFile)) {
+		t.Errorf("compare --study of an empty folder: exit %d\n%s", code, errs)
 	}
 }
