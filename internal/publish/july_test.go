@@ -327,8 +327,12 @@ func docBlock(t *testing.T, name string) string {
 func TestJulyStudyNumbersInDocs(t *testing.T) {
 	j := rebuiltJuly(t)
 	kind := map[string]string{}
+	rankAll := map[string]bool{} // nodes every model is ranked at: the label's, as the site's level table counts them
 	for _, n := range j.res.Nodes {
 		kind[n.ID] = n.Kind
+		if n.Ranked == "all" {
+			rankAll[n.ID] = true
+		}
 	}
 	type row struct{ child, adult study.Cell }
 	rows := map[string]*row{}
@@ -361,7 +365,7 @@ func TestJulyStudyNumbersInDocs(t *testing.T) {
 			}
 		}
 		full := c.Model != "apertus-8b" && c.Model != "apertus-70b"
-		if full || k == study.KindNutrition || k == study.KindLabel {
+		if full || rankAll[c.Node] {
 			l := levels[k]
 			if l == nil {
 				l = &level{}
