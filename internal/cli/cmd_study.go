@@ -15,6 +15,7 @@ import (
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/compare"
 	"github.com/impactbench/impactbench/internal/fault"
+	"github.com/impactbench/impactbench/internal/layout"
 	"github.com/impactbench/impactbench/internal/publish"
 	"github.com/impactbench/impactbench/internal/sanitize"
 	"github.com/impactbench/impactbench/internal/study"
@@ -159,6 +160,12 @@ claude-haiku-4-5 (hard-coded); a study without it shows no scores until a model 
 			if !serve && cmd.Flags().Changed("addr") {
 				return usagef("--addr applies to --serve only: add --serve to preview DIR")
 			}
+			if serve {
+				// Before publishing: a refused flag changes nothing.
+				if err := publish.CheckAddr(addr); err != nil {
+					return fault.AsInput(err)
+				}
+			}
 			out, err := deprecatedAlias(g, cmd.Flags(), "out", "output", oldOut, out)
 			if err != nil {
 				return err
@@ -192,14 +199,9 @@ claude-haiku-4-5 (hard-coded); a study without it shows no scores until a model 
 			if !serve || dry {
 				return nil
 			}
-			err = publish.Serve(cmd.Context(), out, addr, func(base string) {
+			return publish.Serve(cmd.Context(), out, addr, func(base string) {
 				fmt.Fprintf(g.stderr, "serving %s at %s (Access-Control-Allow-Origin: *) until Ctrl-C: run impactbench-web with PUBLIC_DATA_BASE=%s\n", out, base, base)
 			})
-			var nl *publish.NotLoopbackError
-			if errors.As(err, &nl) {
-				return fault.AsInput(err)
-			}
-			return err
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output `DIR` (default: published/ beside config.yaml)")
@@ -248,13 +250,13 @@ func listFiles(out io.Writer, verb string, files []string) {
 		}
 		return
 	}
-	dirs := map[string]int{}
+	dirs := map[string][]string{}
 	for _, f := range files {
 		d := f
 		if parts := strings.SplitN(f, "/", 4); len(parts) == 4 {
 			d = strings.Join(parts[:3], "/") + "/"
 		}
-		dirs[d]++
+		dirs[d] = append(dirs[d], f)
 	}
 	keys := make([]string, 0, len(dirs))
 	for d := range dirs {
@@ -262,10 +264,10 @@ func listFiles(out io.Writer, verb string, files []string) {
 	}
 	sort.Strings(keys)
 	for _, d := range keys {
-		if strings.HasSuffix(d, "/") {
-			fmt.Fprintf(out, "  %s %s (%d files)\n", verb, d, dirs[d])
+		if fs := dirs[d]; len(fs) > 1 {
+			fmt.Fprintf(out, "  %s %s (%d files)\n", verb, d, len(fs))
 		} else {
-			fmt.Fprintf(out, "  %s %s\n", verb, d)
+			fmt.Fprintf(out, "  %s %s\n", verb, fs[0]) // a folder of one file: the file
 		}
 	}
 }
@@ -301,14 +303,17 @@ func statusStudy(g *globals) error {
 }
 
 // studyFile finds a study.json from a compare argument: the file, a
-// directory holding it, or a project whose benchmarks/ holds it.
+// directory holding it, a project whose benchmarks/ holds it, or a folder
+// publish wrote (its data/uncertainty.json is study.json's copy), so two
+// publishes compare as they are.
 func studyFile(arg string) (string, error) {
-	for _, p := range []string{arg, filepath.Join(arg, study.ResultFile), filepath.Join(arg, "benchmarks", study.ResultFile)} {
+	for _, p := range []string{arg, filepath.Join(arg, study.ResultFile), filepath.Join(arg, "benchmarks", study.ResultFile),
+		filepath.Join(arg, filepath.FromSlash(layout.PublishedData(layout.PublishedUncertaintyFile)))} {
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
 			return p, nil
 		}
 	}
-	return "", fault.Inputf("no study.json at %s (nor in it, nor in its benchmarks/): run `impactbench study` there first", arg)
+	return "", fault.Inputf("no study.json at %s (nor in it, nor in its benchmarks/, nor a published data/%s): run `impactbench study` there first", arg, layout.PublishedUncertaintyFile)
 }
 
 // studyHint is what compare without --study adds when arg is (or holds)

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/layout"
 )
 
 // TestStudyCommandsJSON runs init --study, study, publish (and its dry
@@ -341,18 +343,24 @@ func studytestEdit(t *testing.T, path, old, new string) {
 }
 
 // TestPublishServeRefusesANetworkAddress: publish --serve serves only on
-// loopback (its files go to any origin): another address is exit 2 after
-// publishing, naming the flag (the serving itself is
+// loopback (its files go to any origin): another address, or one that is
+// not HOST:PORT, is exit 2 naming the flag, before publishing — the output
+// folder is not written (the serving itself is
 // publish.TestServeSendsTheCORSHeader).
 func TestPublishServeRefusesANetworkAddress(t *testing.T) {
 	dir := studyProject(t)
 	site := filepath.Join(dir, "site")
-	code, _, errs := run(t, dir, "publish", "--output", site, "--serve", "--addr", "0.0.0.0:0")
-	if code != ExitUsage || !strings.Contains(errs, "--addr 0.0.0.0:0") || !strings.Contains(errs, "loopback") {
-		t.Errorf("publish --serve --addr 0.0.0.0:0: exit %d\n%s", code, errs)
-	}
-	if _, err := os.Stat(filepath.Join(site, "data", "models.json")); err != nil {
-		t.Errorf("publish before serving: %v", err)
+	for _, tt := range []struct{ addr, want string }{
+		{"0.0.0.0:0", "loopback"},
+		{"8080", "HOST:PORT"},
+	} {
+		code, _, errs := run(t, dir, "publish", "--output", site, "--serve", "--addr", tt.addr)
+		if code != ExitUsage || !strings.Contains(errs, "--addr "+tt.addr) || !strings.Contains(errs, tt.want) {
+			t.Errorf("publish --serve --addr %s: exit %d, want %d naming the flag and %q\n%s", tt.addr, code, ExitUsage, tt.want, errs)
+		}
+		if _, err := os.Stat(site); !os.IsNotExist(err) {
+			t.Errorf("publish --serve --addr %s published before refusing: %v", tt.addr, err)
+		}
 	}
 }
 
@@ -497,5 +505,43 @@ func TestInitStudyNamesTheConfiguredTargets(t *testing.T) {
 				t.Fatalf("study: exit %d\n%s", code, errs)
 			}
 		})
+	}
+}
+
+// TestListFilesNamesALoneFile: a long dry-run list sums each folder's
+// files ("scenarios/beta/model-a/ (41 files)"); a folder holding one file
+// names that file, never "(1 files)".
+func TestListFilesNamesALoneFile(t *testing.T) {
+	files := []string{"data/models.json", "site/data/pairs/model-a/model-b.js"}
+	for i := range maxListed {
+		files = append(files, fmt.Sprintf("scenarios/beta/model-a/m01_s%03d_v01.json", i))
+	}
+	var b strings.Builder
+	listFiles(&b, "would write", files)
+	want := "  would write data/models.json\n" +
+		fmt.Sprintf("  would write scenarios/beta/model-a/ (%d files)\n", maxListed) +
+		"  would write site/data/pairs/model-a/model-b.js\n"
+	if b.String() != want {
+		t.Errorf("listFiles:\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestCompareStudyOfTwoPublishes: compare --study takes the folders two
+// publishes wrote (their data/uncertainty.json is study.json's copy), as
+// "what moved between two publishes" suggests; a folder with neither is
+// exit 2 naming what it looked for.
+func TestCompareStudyOfTwoPublishes(t *testing.T) {
+	dir := studyProject(t)
+	old := filepath.Join(dir, "old")
+	if code, _, errs := run(t, dir, "-q", "publish", "-o", old); code != 0 {
+		t.Fatalf("publish: exit %d\n%s", code, errs)
+	}
+	code, out, errs := run(t, dir, "compare", "--study", old, filepath.Join(dir, "benchmarks"))
+	if code != 0 || !strings.Contains(out, "A: "+filepath.Join(old, filepath.FromSlash(layout.PublishedData(layout.PublishedUncertaintyFile)))) {
+		t.Errorf("compare --study of a publish folder: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, _, errs = run(t, dir, "compare", "--study", t.TempDir(), old)
+	if code != ExitUsage || !strings.Contains(errs, layout.PublishedData(layout.PublishedUncertaintyFile)) {
+		t.Errorf("compare --study of an empty folder: exit %d\n%s", code, errs)
 	}
 }

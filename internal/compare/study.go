@@ -204,11 +204,11 @@ func (r *StudyReport) WriteTable(w io.Writer) error {
 		}
 		byKind[row.Kind] = c
 	}
-	fmt.Fprintf(w, "\n* the interval excludes 0. Changed beyond the interval, by level:")
-	for _, k := range kinds {
-		fmt.Fprintf(w, " %s %d/%d;", k, byKind[k][0], byKind[k][1])
+	counts := make([]string, len(kinds))
+	for i, k := range kinds {
+		counts[i] = fmt.Sprintf("%s %d/%d", k, byKind[k][0], byKind[k][1])
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "\n* the interval excludes 0. Changed beyond the interval, by level: %s.\n", strings.Join(counts, "; "))
 	if len(r.SafetyStops) > 0 {
 		fmt.Fprintf(w, "\nProvider safety stops (target replies its provider stopped for safety, over the study's benchmarks: the model's answers, judged and counted in the scores above)\n")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -64,7 +64,7 @@ func TestStudyTableRoundsOnce(t *testing.T) {
 	if err := r.WriteTable(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"0.190", "0.519", "+0.328", "[+0.000030, +0.660]"} {
+	for _, want := range []string{"0.190", "0.519", "+0.328", "[+0.000030, +0.660]", "Changed beyond the interval, by level: overall 1/1.\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}

@@ -60,6 +60,7 @@ var spelledElsewhere = map[string]string{
 	"internal/results/human.go:human":          "the seed label of the human-versus-simulated test",
 	"internal/export/table.go:human":           "the source column's value for people's games",
 	"internal/benchcli/bench.go:benchmarks":    "the harness's --benchmarks flag (how many benchmarks the cluster presets write)",
+	"internal/compare/study.go:benchmarks":     `the English plural of "across K benchmarks" in compare --study's safety-stop lines`,
 }
 
 // Every path and unit name is spelled here and nowhere else in the

@@ -3,6 +3,7 @@ package publish
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -149,6 +150,10 @@ func TestJulyStudyShowsTheSitesFigures(t *testing.T) {
 			boundary = append(boundary, fmt.Sprintf("%s %s: %s (site %s, %.17g)", kind, key, siteWord(got), siteWord(want), want))
 		}
 	}
+	// How far the area card (by placement) and the area leaderboard (each
+	// metric once) differ, as docs/study.md states it.
+	var areaCells, areaDiffer, areaWords int
+	var maxAll, maxFull float64
 	for _, c := range j.res.Cells {
 		key := c.Node + "|" + c.Age + "|" + c.Model
 		if v, ok := site.overall[key]; ok {
@@ -160,6 +165,18 @@ func TestJulyStudyShowsTheSitesFigures(t *testing.T) {
 			}
 			check("area card", key, v, c.ByPlacement.Score, site.n[key])
 			check("area leaderboard", key, site.areaBoard[key], *c.Score, 0)
+			once, placed := *c.Score, c.ByPlacement.Score
+			areaCells++
+			if f2(once) != f2(placed) {
+				areaDiffer++
+			}
+			if siteWord(once) != siteWord(placed) {
+				areaWords++
+			}
+			maxAll = max(maxAll, math.Abs(once-placed))
+			if c.Model != "apertus-8b" && c.Model != "apertus-70b" {
+				maxFull = max(maxFull, math.Abs(once-placed))
+			}
 		}
 		if v, ok := site.subarea[key]; ok {
 			check("subarea", key, v, *c.Score, site.n[key])
@@ -172,6 +189,15 @@ func TestJulyStudyShowsTheSitesFigures(t *testing.T) {
 		if checked[k] != n {
 			t.Errorf("checked %d %s figures, want %d", checked[k], k, n)
 		}
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "study.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	says := fmt.Sprintf("On July the two differ at 2 decimals in %d of the %d area cells (by up to %.3f; %.3f for the 14 full models), and give another grade word in %d",
+		areaDiffer, areaCells, maxAll, maxFull, areaWords)
+	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), says) {
+		t.Errorf("docs/study.md should say %q", says)
 	}
 	wantBoundary := []string{
 		"subarea subarea/legal-civic-rights|adult|deepseek-v3: Moderately beneficial (site Slight benefit, 0.59999999999999987)",

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -326,8 +327,12 @@ func docBlock(t *testing.T, name string) string {
 func TestJulyStudyNumbersInDocs(t *testing.T) {
 	j := rebuiltJuly(t)
 	kind := map[string]string{}
+	rankAll := map[string]bool{} // nodes every model is ranked at: the label's, as the site's level table counts them
 	for _, n := range j.res.Nodes {
 		kind[n.ID] = n.Kind
+		if n.Ranked == "all" {
+			rankAll[n.ID] = true
+		}
 	}
 	type row struct{ child, adult study.Cell }
 	rows := map[string]*row{}
@@ -360,7 +365,7 @@ func TestJulyStudyNumbersInDocs(t *testing.T) {
 			}
 		}
 		full := c.Model != "apertus-8b" && c.Model != "apertus-70b"
-		if full || k == study.KindNutrition || k == study.KindLabel {
+		if full || rankAll[c.Node] {
 			l := levels[k]
 			if l == nil {
 				l = &level{}
@@ -418,7 +423,15 @@ func TestJulyStudyNumbersInDocs(t *testing.T) {
 		l := levels[k]
 		sort.Float64s(l.hw)
 		sort.Ints(l.sc)
-		fmt.Fprintf(&lb, "| %s | %d | %d | ±%.3f (%.3f–%.3f) | %d (%d–%d) |\n", k, l.cells, l.thin, l.hw[len(l.hw)/2], l.hw[0], l.hw[len(l.hw)-1], l.sc[len(l.sc)/2], l.sc[0], l.sc[len(l.sc)-1])
+		// The median of an even count is the mean of the middle two, as
+		// the static site's level table has it (the upper one printed the
+		// groups' 19.5 base scenarios as 21).
+		sc := make([]float64, len(l.sc))
+		for i, v := range l.sc {
+			sc[i] = float64(v)
+		}
+		fmt.Fprintf(&lb, "| %s | %d | %d | ±%.3f (%.3f–%.3f) | %s (%d–%d) |\n", k, l.cells, l.thin, medianOf(l.hw), l.hw[0], l.hw[len(l.hw)-1],
+			strconv.FormatFloat(medianOf(sc), 'f', -1, 64), l.sc[0], l.sc[len(l.sc)-1])
 	}
 	if got := docBlock(t, "july-levels"); got != lb.String() {
 		t.Errorf("docs/study.md july-levels block is out of date; it should read:\n%s", lb.String())
@@ -454,4 +467,14 @@ func letterGrade(x float64) int {
 		}
 	}
 	return 12
+}
+
+// medianOf is the median of sorted values: the middle one, or the mean of
+// the middle two.
+func medianOf(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
 }

@@ -25,6 +25,20 @@ func (e *NotLoopbackError) Error() string {
 	return fmt.Sprintf("--addr %s: the preview serves on loopback only (127.0.0.1, ::1 or localhost); use a static host for anything else", e.Addr)
 }
 
+// CheckAddr refuses an --addr that Serve would refuse: not HOST:PORT, or
+// not a loopback host (a *NotLoopbackError). Callers check it before
+// publishing, so a refused flag leaves the output folder as it was.
+func CheckAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %s: %w (give HOST:PORT, e.g. 127.0.0.1:8080)", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return &NotLoopbackError{Addr: addr}
+	}
+	return nil
+}
+
 // Serve serves dir (what publish wrote) over HTTP at addr, a loopback
 // address, until ctx ends: GET and HEAD of its files with
 // "Access-Control-Allow-Origin: *", which impactbench-web needs to fetch
@@ -32,12 +46,8 @@ func (e *NotLoopbackError) Error() string {
 // http.server` sends no such header, and the browser then refuses the
 // site every file). ready is called with the base URL once it listens.
 func Serve(ctx context.Context, dir, addr string, ready func(base string)) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--addr %s: %w", addr, err)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return &NotLoopbackError{Addr: addr}
+	if err := CheckAddr(addr); err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if errors.Is(err, syscall.EADDRINUSE) {

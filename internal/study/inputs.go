@@ -180,6 +180,9 @@ func LoadInputs(dir string) (*Inputs, error) {
 	}
 	models, merr := config.LoadStudyModels(in.ModelsPath())
 	if err := ps.err(); err != nil {
+		if merr != nil {
+			return nil, errors.Join(err, merr) // every problem at once
+		}
 		return nil, err
 	}
 	if merr != nil {

@@ -379,6 +379,10 @@ func (s *Study) resolveRuns(ps *problems) {
 		byRun[m.RunDir] = i
 	}
 	used := map[int]bool{}
+	// A run directory without an entry is one problem however many
+	// benchmarks hold it (17 lines for one missing model buried the rest).
+	var missing []string
+	missingIn := map[string][]string{}
 	for _, b := range s.Benchmarks {
 		dirs, err := layout.ListRunDirs(b.Dir)
 		if err != nil {
@@ -389,13 +393,26 @@ func (s *Study) resolveRuns(ps *problems) {
 			name := filepath.Base(d)
 			i, ok := byRun[name]
 			if !ok {
-				ps.add(models.Path, 0, "models", name, "no entry has run_dir %q, but %s exists; add {run_dir: %s, id: …, name: …, provider: …, releaseYear: …, surfaces: [full]} (or move the run directory out of %s/)",
-					name, layout.Run{Dir: d}.Scores(), name, layout.RunsDirName)
+				if missingIn[name] == nil {
+					missing = append(missing, name)
+				}
+				missingIn[name] = append(missingIn[name], layout.Run{Dir: d}.Scores())
 				continue
 			}
 			used[i] = true
 			b.Runs = append(b.Runs, Run{RunDir: name, Path: d, Model: i})
 		}
+	}
+	for _, name := range missing {
+		where := missingIn[name]
+		also := ""
+		if n := len(where) - 1; n == 1 {
+			also = " (and in 1 other benchmark)"
+		} else if n > 1 {
+			also = fmt.Sprintf(" (and in %d other benchmarks)", n)
+		}
+		ps.add(models.Path, 0, "models", name, "no entry has run_dir %q, but %s exists%s; add {run_dir: %s, id: …, name: …, provider: …, releaseYear: …, surfaces: [full]} (or move the run directory out of %s/)",
+			name, where[0], also, name, layout.RunsDirName)
 	}
 	// Study.Models keeps models.yaml order, only models with runs.
 	index := map[int]int{}

@@ -66,9 +66,20 @@ func TestLoadRejectsBadInputs(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, []string{"models.yaml", "models", `"model-d"`, "no entry has run_dir", filepath.Join("gamma", "runs", "model-d", "scores.json")}, "input"},
+		{"run directory without an entry in every benchmark: one problem", func(t *testing.T, b string) {
+			for _, bench := range studytest.SmallBenchmarks {
+				if err := os.Rename(filepath.Join(b, bench, "runs", "model-c"), filepath.Join(b, bench, "runs", "model-d")); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, []string{`"model-d": no entry has run_dir "model-d", but `, filepath.Join("alpha", "runs", "model-d", "scores.json") + " exists (and in 2 other benchmarks); add"}, "input"},
 		{"duplicate model id", func(t *testing.T, b string) {
 			studytest.Edit(t, filepath.Join(b, study.ModelsFile), "id: model-b", "id: model-a")
 		}, []string{"models.yaml:3:", "models[1].id", `duplicate id "model-a" (first at line 2)`}, "config"},
+		{"taxonomy and models.yaml both broken: both reported", func(t *testing.T, b string) {
+			studytest.Edit(t, filepath.Join(b, study.TaxonomyFile), `"relationships"`, `"autonomy"`)
+			studytest.Edit(t, filepath.Join(b, study.ModelsFile), "id: model-b", "id: model-a")
+		}, []string{"areas[1].subareas[0].id", "duplicate id (first at areas[0].subareas[0])", "models[1].id", `duplicate id "model-a"`}, "input"},
 		{"duplicate run_dir", func(t *testing.T, b string) {
 			studytest.Edit(t, filepath.Join(b, study.ModelsFile), "run_dir: model-c", "run_dir: model-b")
 		}, []string{"models.yaml:4:", "models[2].run_dir", `duplicate run_dir "model-b"`}, "config"},

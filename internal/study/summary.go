@@ -137,6 +137,7 @@ func Summarize(r *Result, file string) Summary {
 func (s Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "%s: %d models, %d metrics; %d levels, %d cells (%d thin), %d model pairs\n",
 		s.File, s.Models, s.Metrics, s.Nodes, s.Cells, s.ThinCells, s.Pairs)
+	anyThin := false
 	for _, board := range []struct {
 		title string
 		rows  []LeaderRow
@@ -158,6 +159,7 @@ func (s Summary) WriteText(w io.Writer) error {
 				thin := ""
 				if r.Thin {
 					thin = " !"
+					anyThin = true
 				}
 				fmt.Fprintf(tw, "  %d\t%s\t%.3f%s\t[%.3f, %.3f]\t%d–%d\t%s\n", r.Rank, r.Model, r.Score, thin, r.Lo, r.Hi, r.RankLo, r.RankHi, strings.Join(r.TiedWith, ", "))
 			}
@@ -165,6 +167,10 @@ func (s Summary) WriteText(w io.Writer) error {
 				return err
 			}
 		}
+	}
+	if anyThin {
+		// The mark is explained where it appears.
+		fmt.Fprintf(w, "\n! %s: the interval is wide and rests on few independent scenarios.\n", methodThin)
 	}
 	if s.MetricCells > 0 {
 		fmt.Fprintf(w, "\nPer-metric scores: %d of %d have a 95%% interval narrower than ±%.2f.\n", s.MetricCellsNarrow, s.MetricCells, NarrowHalfWidth)
