@@ -79,6 +79,13 @@ func printErrorJSON(w io.Writer, err error) {
 
 const interruptedMsg = "interrupted — everything completed so far is saved; run the same command again to continue"
 
+// interruptedForcedMsg replaces interruptedMsg for a forced run: the same
+// command again would reset every unit once more and pay again for what
+// this run did, not continue it.
+const interruptedForcedMsg = "interrupted — everything completed so far is saved, but --force starts over each time: " +
+	"run it again with --force to redo everything (paying again for what this run did), " +
+	"or without it (--force=false if config.yaml sets run.force) to keep the outputs it had not replaced yet"
+
 func (g *globals) printError(err error) {
 	if errors.Is(err, context.Canceled) {
 		g.printInterrupted()
@@ -92,6 +99,10 @@ func (g *globals) printError(err error) {
 // run's return and the signal handler's forced exit gets there first.
 func (g *globals) printInterrupted() {
 	g.interruptedOnce.Do(func() {
-		fmt.Fprintln(g.stderr, "impactbench: "+interruptedMsg)
+		msg := interruptedMsg
+		if g.forced.Load() {
+			msg = interruptedForcedMsg
+		}
+		fmt.Fprintln(g.stderr, "impactbench: "+msg)
 	})
 }

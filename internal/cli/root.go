@@ -103,6 +103,9 @@ type globals struct {
 
 	progress        atomic.Pointer[progress.Tracker] // the live display, for signal handling
 	interruptedOnce sync.Once
+	// forced: the command redoes its work (--force, or run.force), so an
+	// interrupted run is not continued by the same command again.
+	forced atomic.Bool
 
 	// warned holds the warning lines this command printed (warn), each
 	// once however often it is found.

@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/impactbench/impactbench/internal/config"
+)
+
+// TestInterruptedForcedRunSaysItStartsOver: the same command again
+// continues an interrupted run, but not a forced one (--force, or
+// run.force in config.yaml), which resets every unit once more and pays
+// again for what was done: its message says so instead of "run the same
+// command again to continue" (docs/reruns.md, Interrupts).
+func TestInterruptedForcedRunSaysItStartsOver(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		cfgForce bool
+		want     string
+	}{
+		{"plain", nil, false, interruptedMsg},
+		{"--force", []string{"--force"}, false, interruptedForcedMsg},
+		{"run.force", nil, true, interruptedForcedMsg},
+		{"--force=false over run.force", []string{"--force=false"}, true, interruptedMsg},
+		{"--force --dry-run", []string{"--force", "--dry-run"}, false, interruptedMsg},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &config.Config{}
+			cfg.Run.Force = tc.cfgForce
+			pf := &phaseFlags{}
+			cmd := &cobra.Command{Use: "run"}
+			pf.add(cmd, withForce|withDryRun)
+			if err := cmd.ParseFlags(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			var stderr bytes.Buffer
+			g := &globals{stderr: &stderr}
+			if _, err := g.runnerOptions(cfg, pf); err != nil {
+				t.Fatal(err)
+			}
+			g.printError(fmt.Errorf("simulate t: %w", context.Canceled))
+			if got, want := stderr.String(), "impactbench: "+tc.want+"\n"; got != want {
+				t.Errorf("interrupted:\n got %q\nwant %q", got, want)
+			}
+		})
+	}
+}
