@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -15,7 +18,8 @@ import (
 // continues an interrupted run, but not a forced one (--force, or
 // run.force in config.yaml), which resets every unit once more and pays
 // again for what was done: its message says so instead of "run the same
-// command again to continue" (docs/reruns.md, Interrupts).
+// command again to continue" (docs/reruns.md, Interrupts), and its SIGTERM
+// notice does not promise a resume either.
 func TestInterruptedForcedRunSaysItStartsOver(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -46,6 +50,15 @@ func TestInterruptedForcedRunSaysItStartsOver(t *testing.T) {
 			g.printError(fmt.Errorf("simulate t: %w", context.Canceled))
 			if got, want := stderr.String(), "impactbench: "+tc.want+"\n"; got != want {
 				t.Errorf("interrupted:\n got %q\nwant %q", got, want)
+			}
+			// A scheduler's SIGTERM is told the same; Ctrl-C's notice
+			// promises nothing either way.
+			forced := tc.want == interruptedForcedMsg
+			if n := stopNotice(syscall.SIGTERM, g.forced.Load()); strings.Contains(n, "to resume without paying twice") == forced {
+				t.Errorf("SIGTERM notice of a run forced=%v: %q", forced, n)
+			}
+			if n := stopNotice(os.Interrupt, g.forced.Load()); !strings.Contains(n, "press Ctrl-C again") {
+				t.Errorf("Ctrl-C notice: %q", n)
 			}
 		})
 	}

@@ -247,7 +247,7 @@ func (g *globals) handleSignals() (context.Context, func()) {
 		cancel()
 		// Never on this goroutine: a blocked terminal must not delay the
 		// second Ctrl-C.
-		go g.notice(stopNotice(sig))
+		go g.notice(stopNotice(sig, g.forced.Load()))
 		grace := time.NewTimer(exitGrace)
 		defer grace.Stop()
 		select {
@@ -264,8 +264,12 @@ func (g *globals) handleSignals() (context.Context, func()) {
 // stopNotice is what a process says when a signal stops it. Ctrl-C is a
 // person at a terminal, who may press it again; SIGTERM is a scheduler or
 // a supervisor (Slurm's scancel or time limit, a Kubernetes eviction),
-// which waits for the process to end: it is told what resumes the work.
-func stopNotice(sig os.Signal) string {
+// which waits for the process to end: it is told what resumes the work —
+// unless the run is forced, which the same command does not resume.
+func stopNotice(sig os.Signal, forced bool) string {
+	if sig == syscall.SIGTERM && forced {
+		return "impactbench: SIGTERM received — stopping, saving completed work; this run is forced (--force, run.force): the same command again starts over, paying again"
+	}
 	if sig == syscall.SIGTERM {
 		return "impactbench: SIGTERM received — stopping, saving completed work; run the same command again (for a worker, its index again) to resume without paying twice"
 	}
