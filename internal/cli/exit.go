@@ -67,11 +67,12 @@ type errorBody struct {
 	Kind    string `json:"kind"`
 }
 
-// printErrorJSON writes err as one errorJSON line.
-func printErrorJSON(w io.Writer, err error) {
+// printErrorJSON writes err as one errorJSON line; interrupted is the
+// message for an interrupted run.
+func printErrorJSON(w io.Writer, err error, interrupted string) {
 	msg := err.Error()
 	if errors.Is(err, context.Canceled) {
-		msg = interruptedMsg
+		msg = interrupted
 	}
 	b, _ := json.Marshal(errorJSON{errorBody{Code: exitCode(err), Message: msg, Kind: errorKind(err)}})
 	fmt.Fprintf(w, "%s\n", b)
@@ -99,10 +100,14 @@ func (g *globals) printError(err error) {
 // run's return and the signal handler's forced exit gets there first.
 func (g *globals) printInterrupted() {
 	g.interruptedOnce.Do(func() {
-		msg := interruptedMsg
-		if g.forced.Load() {
-			msg = interruptedForcedMsg
-		}
-		fmt.Fprintln(g.stderr, "impactbench: "+msg)
+		fmt.Fprintln(g.stderr, "impactbench: "+g.interruptedMessage())
 	})
+}
+
+// interruptedMessage is what an interrupted command says: how to go on.
+func (g *globals) interruptedMessage() string {
+	if g.forced.Load() {
+		return interruptedForcedMsg
+	}
+	return interruptedMsg
 }

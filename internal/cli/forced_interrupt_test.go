@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -50,6 +51,12 @@ func TestInterruptedForcedRunSaysItStartsOver(t *testing.T) {
 			g.printError(fmt.Errorf("simulate t: %w", context.Canceled))
 			if got, want := stderr.String(), "impactbench: "+tc.want+"\n"; got != want {
 				t.Errorf("interrupted:\n got %q\nwant %q", got, want)
+			}
+			// --json says it in its error object.
+			var js bytes.Buffer
+			printErrorJSON(&js, context.Canceled, g.interruptedMessage())
+			if b, _ := json.Marshal(tc.want); !strings.Contains(js.String(), `"message":`+string(b)) {
+				t.Errorf("--json: %s, want the message %s", js.String(), b)
 			}
 			// A scheduler's SIGTERM is told the same; Ctrl-C's notice
 			// promises nothing either way.

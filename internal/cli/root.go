@@ -133,7 +133,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	err := root.ExecuteContext(ctx)
 	if err != nil {
 		if g.JSON || wantsJSON(args) {
-			printErrorJSON(stderr, err)
+			printErrorJSON(stderr, err, g.interruptedMessage())
 		} else {
 			g.printError(err)
 		}
@@ -157,7 +157,7 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdout, st
 	err := root.ExecuteContext(ctx)
 	if err != nil {
 		if *jsonOut || wantsJSON(args) {
-			printErrorJSON(stderr, err)
+			printErrorJSON(stderr, err, interruptedMsg)
 		} else if errors.Is(err, context.Canceled) {
 			fmt.Fprintln(stderr, "impactbench: "+interruptedMsg)
 		} else {
