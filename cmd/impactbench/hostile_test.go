@@ -148,7 +148,8 @@ func TestEchoedKeyNeverStored(t *testing.T) {
 }
 
 // TestUnreachableProvider: a target whose endpoint is down fails every
-// conversation for one reason, said once with the count; the credentials
+// conversation for one reason, said once with the count, and no row is
+// said to come from the store; the credentials
 // in its base_url appear in no output and no file.
 func TestUnreachableProvider(t *testing.T) {
 	t.Parallel()
@@ -179,6 +180,12 @@ func TestUnreachableProvider(t *testing.T) {
 		}
 		if len(refused) != 1 || !strings.Contains(refused[0], "12 rows") {
 			t.Errorf("%v: %d lines say connection refused, want one naming 12 rows:\n%s", args, len(refused), strings.Join(refused, "\n"))
+		}
+		// The failed conversations' null verdicts call no judge, on the
+		// first run as on the rerun: none of them is a row "from the
+		// store, not paid again" (docs/reruns.md, Failures).
+		if strings.Contains(r.stderr, "from the store") {
+			t.Errorf("%v: the summary counts rows that called nothing as taken from the store:\n%s", args, r.stderr)
 		}
 		for _, s := range []string{"hunter2pass", "QUERYSECRET", "gwuser"} {
 			if strings.Contains(r.stdout+r.stderr, s) {

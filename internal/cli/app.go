@@ -328,6 +328,7 @@ func (g *globals) runnerOptions(cfg *config.Config, pf *phaseFlags) (runner.Opti
 		fmt.Fprintf(g.stderr, "impactbench: %s\n", w.Note)
 	}
 	pf.resolve(cfg)
+	g.forced.Store(pf.Force && !pf.DryRun)
 	o := runner.Options{
 		Force:       pf.Force,
 		AcceptFewer: pf.AcceptFewer,

@@ -67,17 +67,25 @@ type errorBody struct {
 	Kind    string `json:"kind"`
 }
 
-// printErrorJSON writes err as one errorJSON line.
-func printErrorJSON(w io.Writer, err error) {
+// printErrorJSON writes err as one errorJSON line; interrupted is the
+// message for an interrupted run.
+func printErrorJSON(w io.Writer, err error, interrupted string) {
 	msg := err.Error()
 	if errors.Is(err, context.Canceled) {
-		msg = interruptedMsg
+		msg = interrupted
 	}
 	b, _ := json.Marshal(errorJSON{errorBody{Code: exitCode(err), Message: msg, Kind: errorKind(err)}})
 	fmt.Fprintf(w, "%s\n", b)
 }
 
 const interruptedMsg = "interrupted — everything completed so far is saved; run the same command again to continue"
+
+// interruptedForcedMsg replaces interruptedMsg for a forced run: the same
+// command again would reset every unit once more and pay again for what
+// this run did, not continue it.
+const interruptedForcedMsg = "interrupted — everything completed so far is saved, but --force starts over each time: " +
+	"run it again with --force to redo everything (paying again for what this run did), " +
+	"or without it (--force=false if config.yaml sets run.force) to keep the outputs it had not replaced yet"
 
 func (g *globals) printError(err error) {
 	if errors.Is(err, context.Canceled) {
@@ -92,6 +100,14 @@ func (g *globals) printError(err error) {
 // run's return and the signal handler's forced exit gets there first.
 func (g *globals) printInterrupted() {
 	g.interruptedOnce.Do(func() {
-		fmt.Fprintln(g.stderr, "impactbench: "+interruptedMsg)
+		fmt.Fprintln(g.stderr, "impactbench: "+g.interruptedMessage())
 	})
+}
+
+// interruptedMessage is what an interrupted command says: how to go on.
+func (g *globals) interruptedMessage() string {
+	if g.forced.Load() {
+		return interruptedForcedMsg
+	}
+	return interruptedMsg
 }

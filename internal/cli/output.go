@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/impactbench/impactbench/internal/sanitize"
@@ -82,6 +85,7 @@ func printFailures(w io.Writer, fs []summary.RowFailure) {
 		first  summary.RowFailure
 		n      int
 		reason string
+		turns  map[int]bool // the turn each row failed at (its reason's first "turn N")
 	}
 	var order []*group
 	byKey := map[string]*group{}
@@ -90,9 +94,13 @@ func printFailures(w io.Writer, fs []summary.RowFailure) {
 		key := turnRE.ReplaceAllString(reason, "turn N")
 		g := byKey[key]
 		if g == nil {
-			g = &group{first: f, reason: reason}
+			g = &group{first: f, reason: reason, turns: map[int]bool{}}
 			byKey[key] = g
 			order = append(order, g)
+		}
+		if m := turnRE.FindString(reason); m != "" {
+			n, _ := strconv.Atoi(strings.TrimPrefix(m, "turn "))
+			g.turns[n] = true
 		}
 		g.n++
 	}
@@ -102,6 +110,18 @@ func printFailures(w io.Writer, fs []summary.RowFailure) {
 			fmt.Fprintf(w, "  %s: %s\n", row, g.reason)
 			continue
 		}
-		fmt.Fprintf(w, "  %d rows (%s and %d more): %s\n", g.n, row, g.n-1, strings.TrimSpace(g.reason))
+		reason := g.reason
+		if len(g.turns) > 1 {
+			// Rows that failed at different turns: the first row's turn
+			// would say they all failed there.
+			turns := make([]string, 0, len(g.turns))
+			for _, n := range slices.Sorted(maps.Keys(g.turns)) {
+				turns = append(turns, strconv.Itoa(n))
+			}
+			if loc := turnRE.FindStringIndex(reason); loc != nil {
+				reason = reason[:loc[0]] + "turns " + strings.Join(turns, ", ") + reason[loc[1]:]
+			}
+		}
+		fmt.Fprintf(w, "  %d rows (%s and %d more): %s\n", g.n, row, g.n-1, strings.TrimSpace(reason))
 	}
 }

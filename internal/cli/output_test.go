@@ -31,7 +31,7 @@ func TestDevNullIsNoTerminal(t *testing.T) {
 
 // TestFailuresSaidOncePerReason: an unreachable provider fails every row
 // alike; the summary says so in one line with the count, whatever turn
-// each row reached.
+// each row reached, and names the turns they failed at.
 func TestFailuresSaidOncePerReason(t *testing.T) {
 	var fs []summary.RowFailure
 	for i := range 72 {
@@ -43,18 +43,26 @@ func TestFailuresSaidOncePerReason(t *testing.T) {
 			Reason: "target model, turn " + turn + `: openai gpt: connection: Post "http://h/v1/chat/completions": dial tcp: connect: connection refused (gave up after 5 attempts)`})
 	}
 	fs = append(fs, summary.RowFailure{Row: "m02_s001_v01__t__s0", Reason: "user model, turn 1: openai gpt: bad_request: \x1b]0;pwned\x07 no"})
+	for i := range 3 {
+		fs = append(fs, summary.RowFailure{Row: "m02_s002_v01__t__s" + strconv.Itoa(i), Reason: "target model, turn 3: openai gpt: HTTP 500: server: boom"})
+	}
 	var buf bytes.Buffer
 	printFailures(&buf, fs)
 	out := buf.String()
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("%d lines, want 2 (one per reason):\n%s", len(lines), out)
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3 (one per reason):\n%s", len(lines), out)
 	}
-	if !strings.HasPrefix(lines[0], "  72 rows (m01_s001_v01__t__s0 and 71 more): target model, turn 2: ") || !strings.Contains(lines[0], "connection refused") {
+	// Rows that failed at different turns are not all said to have failed
+	// at the first row's.
+	if !strings.HasPrefix(lines[0], "  72 rows (m01_s001_v01__t__s0 and 71 more): target model, turns 1, 2: openai gpt: ") || !strings.Contains(lines[0], "connection refused") {
 		t.Errorf("grouped line: %q", lines[0])
 	}
 	if lines[1] != "  m02_s001_v01__t__s0: user model, turn 1: openai gpt: bad_request: ]0;pwned no" {
 		t.Errorf("single line: %q", lines[1])
+	}
+	if lines[2] != "  3 rows (m02_s002_v01__t__s0 and 2 more): target model, turn 3: openai gpt: HTTP 500: server: boom" {
+		t.Errorf("grouped line, one turn: %q", lines[2])
 	}
 }
 

@@ -103,6 +103,9 @@ type globals struct {
 
 	progress        atomic.Pointer[progress.Tracker] // the live display, for signal handling
 	interruptedOnce sync.Once
+	// forced: the command redoes its work (--force, or run.force), so an
+	// interrupted run is not continued by the same command again.
+	forced atomic.Bool
 
 	// warned holds the warning lines this command printed (warn), each
 	// once however often it is found.
@@ -130,7 +133,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	err := root.ExecuteContext(ctx)
 	if err != nil {
 		if g.JSON || wantsJSON(args) {
-			printErrorJSON(stderr, err)
+			printErrorJSON(stderr, err, g.interruptedMessage())
 		} else {
 			g.printError(err)
 		}
@@ -154,7 +157,7 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdout, st
 	err := root.ExecuteContext(ctx)
 	if err != nil {
 		if *jsonOut || wantsJSON(args) {
-			printErrorJSON(stderr, err)
+			printErrorJSON(stderr, err, interruptedMsg)
 		} else if errors.Is(err, context.Canceled) {
 			fmt.Fprintln(stderr, "impactbench: "+interruptedMsg)
 		} else {
@@ -244,7 +247,7 @@ func (g *globals) handleSignals() (context.Context, func()) {
 		cancel()
 		// Never on this goroutine: a blocked terminal must not delay the
 		// second Ctrl-C.
-		go g.notice(stopNotice(sig))
+		go g.notice(stopNotice(sig, g.forced.Load()))
 		grace := time.NewTimer(exitGrace)
 		defer grace.Stop()
 		select {
@@ -261,8 +264,12 @@ func (g *globals) handleSignals() (context.Context, func()) {
 // stopNotice is what a process says when a signal stops it. Ctrl-C is a
 // person at a terminal, who may press it again; SIGTERM is a scheduler or
 // a supervisor (Slurm's scancel or time limit, a Kubernetes eviction),
-// which waits for the process to end: it is told what resumes the work.
-func stopNotice(sig os.Signal) string {
+// which waits for the process to end: it is told what resumes the work —
+// unless the run is forced, which the same command does not resume.
+func stopNotice(sig os.Signal, forced bool) string {
+	if sig == syscall.SIGTERM && forced {
+		return "impactbench: SIGTERM received — stopping, saving completed work; this run is forced (--force, run.force): the same command again starts over, paying again"
+	}
 	if sig == syscall.SIGTERM {
 		return "impactbench: SIGTERM received — stopping, saving completed work; run the same command again (for a worker, its index again) to resume without paying twice"
 	}

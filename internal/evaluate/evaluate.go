@@ -217,6 +217,13 @@ func commitScores(ctx context.Context, b *work.Bench, e evaluation, unitName fun
 	}
 	total, models, passed, valid, err := writeScores(ctx, b, e.targetID, e.out, e.rows, unitName, rep)
 	if err != nil {
+		// Refused (nulls where verdicts stood): nothing was written, so
+		// scores.json's record stands too.
+		if refused := (*phase.RefusedError)(nil); errors.As(err, &refused) {
+			if aerr := b.AbandonOutput(e.key); aerr != nil {
+				return errors.Join(err, aerr)
+			}
+		}
 		return err
 	}
 	costPhase := phase.StageEvaluate.String()

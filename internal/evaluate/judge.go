@@ -247,15 +247,22 @@ func (j *Target) run(ctx context.Context, st *schedule.Row[artifacts.Score], uni
 		return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Failed, Reason: err.Error()}, work.Paid{}, conv.ConvID)
 	}
 	defer u.Close()
+	// A row no judge is asked about (its conversation failed or is
+	// invalid) is a null verdict that costs nothing: made now or read back,
+	// it is not a row "from the store, not paid again".
+	reused := schedule.Reused
+	if !stages.Judged(*conv) {
+		reused = schedule.Done
+	}
 	var score artifacts.Score
 	if u.Result(st.Key(), &score) {
-		return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Reused, Stored: true, Took: time.Since(start)}, work.Paid{}, conv.ConvID)
+		return j.done(schedule.Outcome[artifacts.Score]{Status: reused, Stored: true, Took: time.Since(start)}, work.Paid{}, conv.ConvID)
 	}
 	// A judge that failed is asked again by a run; a replay (merge
 	// --from-store) keeps the null verdict the worker stored, as a merge of
 	// its shard file would: it cannot ask without calling a model.
 	if j.b.Opts.Replay && u.Result(work.ErrorKey(st.Key()), &score) {
-		return j.done(schedule.Outcome[artifacts.Score]{Status: schedule.Reused, Stored: true, Took: time.Since(start)}, work.Paid{}, conv.ConvID)
+		return j.done(schedule.Outcome[artifacts.Score]{Status: reused, Stored: true, Took: time.Since(start)}, work.Paid{}, conv.ConvID)
 	}
 	score, usage, err := j.verdict(ctx, u, *conv)
 	s := u.Stats()
@@ -276,7 +283,7 @@ func (j *Target) run(ctx context.Context, st *schedule.Row[artifacts.Score], uni
 	default:
 		out.Status = schedule.Done
 		if s.Misses == 0 {
-			out.Status = schedule.Reused
+			out.Status = reused
 		}
 		if err := j.keepScore(u, st.Key(), score, usage); err != nil {
 			out.Status, out.Reason = schedule.Failed, err.Error()

@@ -27,6 +27,14 @@ type Records struct {
 	// reads the benchmark's records and writes only its own file, so
 	// shards running at once never overwrite each other's).
 	base map[string]Record
+	// begun are the records Begin replaced, for Abandon.
+	begun map[string]begunRecord
+}
+
+// begunRecord is key's record before Begin (ok: there was one).
+type begunRecord struct {
+	r  Record
+	ok bool
 }
 
 // Record is one output's phase record.
@@ -78,6 +86,11 @@ func (rs *Records) Put(key string, r Record) error {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.m[key] = r
+	return rs.write()
+}
+
+// write writes the file; rs.mu is held.
+func (rs *Records) write() error {
 	b, err := json.MarshalIndent(rs.m, "", "  ")
 	if err != nil {
 		return err
@@ -140,7 +153,34 @@ func (rs *Records) Decide(force bool, key, base, output string, inputs map[strin
 // made elsewhere (no record) or as edited by hand (the old record's hash):
 // it would skip the phase, and cost.json would lack its entry for good.
 func (rs *Records) Begin(key string, inputs map[string]string) error {
+	rs.mu.Lock()
+	if rs.begun == nil {
+		rs.begun = map[string]begunRecord{}
+	}
+	r, ok := rs.m[key]
+	rs.begun[key] = begunRecord{r, ok}
+	rs.mu.Unlock()
 	return rs.Put(key, Record{Inputs: inputs, Pending: true, Finished: time.Now().UTC()})
+}
+
+// Abandon undoes Begin for an output that was not replaced after all (its
+// write was refused, the file left as it was): its record is put back as
+// it was, so the next run neither says the last one "stopped while
+// writing" it nor redoes it for that reason.
+func (rs *Records) Abandon(key string) error {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	b, ok := rs.begun[key]
+	if !ok {
+		return nil
+	}
+	delete(rs.begun, key)
+	if b.ok {
+		rs.m[key] = b.r
+	} else {
+		delete(rs.m, key)
+	}
+	return rs.write()
 }
 
 // Done records key's output as made from inputs, with failed rows.

@@ -32,7 +32,7 @@ func finishedRun(t *testing.T) (*config.Config, string) {
 // judgement, or one in three) must not turn stored verdicts into nulls.
 // scores.json stays byte-identical and the error names the file and the
 // counts; --force (a redo) is refused the same way, --accept-fewer writes
-// the nulls.
+// the nulls. A refused write leaves scores.json's phase record as it was.
 func TestNullVerdictsNeverReplaceVerdicts(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -89,6 +89,22 @@ func TestNullVerdictsNeverReplaceVerdicts(t *testing.T) {
 				t.Fatal("evaluate --force judged nothing again: it did not redo")
 			}
 			rf.Close()
+
+			// A refused write wrote nothing, so scores.json's record stands
+			// too: with the judge setting it was made from, the next
+			// evaluate finds it up to date instead of "the last run
+			// stopped while writing" it and judging all again.
+			cfg.EvaluatorModels[0].Temperature = nil
+			calls.Store(0)
+			rs := newRunner(t, cfg, bench, Options{Clients: pricedClients(0, &calls, nil)})
+			if err := rs.Evaluate(ctx, "offline-careful"); err != nil {
+				t.Fatal(err)
+			}
+			if ev := phaseOf(rs, phase.StageEvaluate); ev.Status != phase.StatusSkipped || calls.Load() != 0 {
+				t.Errorf("after refused writes, evaluate with the old judge: %s (%s), %d calls; want skipped as up to date, none", ev.Status, ev.Reason, calls.Load())
+			}
+			rs.Close()
+			cfg.EvaluatorModels[0].Temperature = &temp
 
 			ra := newRunner(t, cfg, bench, Options{AcceptFewer: true, Clients: pricedClients(0, &calls, tc.fail)})
 			if err := ra.Evaluate(ctx, "offline-careful"); err != nil {

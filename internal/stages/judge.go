@@ -220,6 +220,13 @@ func verdictOf(m map[string]any) (present *bool, justification, reason string) {
 	}
 }
 
+// Judged reports whether Evaluate asks the judges about conv: not for a
+// conversation that failed, was stopped by the cost ceiling or is invalid,
+// whose row is a null verdict made without a call.
+func Judged(conv artifacts.Conversation) bool {
+	return !conv.Validity.IsInvalid() && conv.Status != artifacts.StatusError && conv.Status != artifacts.StatusBudget
+}
+
 // Evaluate judges one conversation with a panel of one or more judges and
 // builds its score row.
 //

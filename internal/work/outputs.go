@@ -60,6 +60,12 @@ func (b *Bench) BeginOutput(key string, inputs map[string]string) error {
 	return b.Records.Begin(key, inputs)
 }
 
+// AbandonOutput undoes BeginOutput when the output's write was refused
+// (phase.RefusedError): the file and its record stand as they were.
+func (b *Bench) AbandonOutput(key string) error {
+	return b.Records.Abandon(key)
+}
+
 // Record records key's output as made from inputs, with failed rows.
 func (b *Bench) Record(key, output string, inputs map[string]string, failed int) error {
 	return b.Records.Done(key, output, inputs, failed)
