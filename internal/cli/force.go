@@ -15,7 +15,7 @@ const (
 	forceReplace   = "ask for new metrics even if benchmark.yaml has some, and write them over the old ones"
 	forceCompare   = "compare even when the runs are not comparable (different metrics, judges, settings or prompts); the report marks the comparison as forced"
 
-	acceptFewerHelp = "let an output with fewer rows, fewer models or null verdicts where verdicts stood replace the existing one " +
+	acceptFewerHelp = "let an output with fewer rows, fewer models, null verdicts where verdicts stood or unaudited conversations where audited ones stood replace the existing one " +
 		"(refused otherwise, with exit 2 and the file unchanged, --force or not); stored answers are reused unless --force"
 )
 

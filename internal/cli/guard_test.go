@@ -225,6 +225,11 @@ func TestBadInputNeverDestroysResults(t *testing.T) {
 		}, []string{"simulate", "example", "offline-careful"}, []string{`scenarios\.json holds no scenarios`}},
 		{"scenarios.json halved", func(t *testing.T, d string) { keepFirstRows(t, benchFile(d, "scenarios.json"), 4) },
 			[]string{"run", "example"}, []string{`refusing to replace \S*runs/offline-care\w+/conversations\.json: it holds 16 rows, the new one would hold 8`, `--accept-fewer`}},
+		// The simulated user's audit turned off: the conversations it found
+		// invalid would be judged and counted (audited rows would be lost).
+		{"audit turned off: simulate", func(t *testing.T, d string) {
+			editConfig(t, d, func(s string) string { return strings.Replace(s, "\n  audit: true ", "\n  audit: false", 1) })
+		}, []string{"simulate", "example", "offline-careless"}, []string{`conversations\.json: 16 of its conversations carry the audit of the simulated user, the new one would carry none`, `--accept-fewer`}},
 		{"num_samples lowered", func(t *testing.T, d string) {
 			editConfig(t, d, func(s string) string { return strings.Replace(s, "num_samples: 2", "num_samples: 1", 1) })
 		}, []string{"simulate", "example", "offline-careless"}, []string{`conversations\.json: it holds 16 rows, the new one would hold 8 \(scenarios\.json or generation\.num_samples shrank\)`}},
@@ -313,6 +318,19 @@ func TestAcceptFewerAcceptsFewerRows(t *testing.T) {
 	var rows []json.RawMessage
 	if err := json.Unmarshal(readBytes(t, benchFile(dir, "runs", "offline-careful", "scores.json")), &rows); err != nil || len(rows) != 8 {
 		t.Fatalf("scores.json after run --accept-fewer: %d rows (%v), want 8", len(rows), err)
+	}
+}
+
+// TestAcceptFewerAcceptsUnauditedConversations: turning the audit off is
+// refused above; --accept-fewer lets the unaudited conversations through.
+func TestAcceptFewerAcceptsUnauditedConversations(t *testing.T) {
+	dir := copyProject(t)
+	editConfig(t, dir, func(s string) string { return strings.Replace(s, "\n  audit: true ", "\n  audit: false", 1) })
+	if code, out, errs := run(t, dir, "simulate", "example", "offline-careless", "--accept-fewer"); code != 0 {
+		t.Fatalf("simulate --accept-fewer: exit %d\n%s%s", code, out, errs)
+	}
+	if b := readBytes(t, benchFile(dir, "runs", "offline-careless", "conversations.json")); bytes.Contains(b, []byte(`"judge": "offline-judge"`)) {
+		t.Errorf("conversations.json still carries audits after the audit was turned off")
 	}
 }
 

@@ -52,6 +52,36 @@ func GuardRows(acceptFewer bool, path string, newRows int, why string) error {
 	return &RefusedError{File: path, Msg: fmt.Sprintf("it holds %d rows, the new one would hold %d (%s); %s", old, newRows, why, acceptHint)}
 }
 
+// GuardAudits refuses to replace path (conversations.json) with
+// conversations whose simulated user is not audited (the audit is off
+// now) when rows of it were: the audit's verdicts would be lost, and the
+// conversations it found invalid judged and counted. A missing or
+// unreadable old file has nothing worth protecting; acceptFewer lets it
+// through.
+func GuardAudits(acceptFewer bool, path string) error {
+	if acceptFewer {
+		return nil
+	}
+	audited := 0
+	err := artifacts.EachRawRow(path, func(_ int, raw json.RawMessage) error {
+		var row struct {
+			Validity *struct {
+				Judge string `json:"judge"`
+			} `json:"validity"`
+		}
+		if json.Unmarshal(raw, &row) == nil && row.Validity != nil && row.Validity.Judge != "" {
+			audited++
+		}
+		return nil
+	})
+	if err != nil || audited == 0 {
+		return nil
+	}
+	return &RefusedError{File: path, Msg: fmt.Sprintf("%d of its conversations carry the audit of the simulated user, the new one would carry none "+
+		"(the audit is off: validity.audit is false, or there is no landmark_model or evaluator_model), and conversations the audit found invalid "+
+		"would be judged and counted; %s", audited, acceptHint)}
+}
+
 // CountRows counts the rows of a JSON array file without decoding them.
 func CountRows(path string) (int, error) {
 	n := 0

@@ -154,8 +154,9 @@ func (r *Runner) speculate(ctx context.Context, flows []*simulate.Target) *gener
 // scenarios.json exists: not when its turns go in batch waves (they take
 // every conversation at once, at half price), and not when simulate would
 // not run for it anyway (its conversations.json is kept as made elsewhere
-// or edited by hand) or would refuse to (fewer rows than the file holds):
-// money spent early there would buy nothing.
+// or edited by hand) or would refuse to (fewer rows than the file holds,
+// or audited conversations where the audit is now off): money spent early
+// there would buy nothing.
 func (r *Runner) startsEarly(t *simulate.Target, rows int) bool {
 	if simulate.BatchWaves(r.b, r.b.Cfg.UserModel) || simulate.BatchWaves(r.b, t.Model()) {
 		return false
@@ -164,7 +165,7 @@ func (r *Runner) startsEarly(t *simulate.Target, rows int) bool {
 	if upToDate, _ := r.b.UpToDate(simulate.PhaseKey(r.b, t.ID()), out, simulate.Inputs(r.b, t.Model(), "(being generated)")); upToDate {
 		return false
 	}
-	return r.b.GuardRows(out, rows, "") == nil && r.b.GuardRows(r.b.Scores(t.ID()), rows, "") == nil
+	return r.b.GuardRows(out, rows, "") == nil && r.b.GuardRows(r.b.Scores(t.ID()), rows, "") == nil && simulate.GuardAudits(r.b, t) == nil
 }
 
 // judgeFor makes the judge a target's conversations are handed to as they

@@ -168,16 +168,30 @@ func simRows(b *work.Bench) ([]simRow, error) {
 }
 
 // guardSimulate refuses to replace conversations.json (and, when its
-// conversations are judged as they end, scores.json) with fewer rows.
+// conversations are judged as they end, scores.json) with fewer rows, and
+// conversations.json's audited conversations with unaudited ones.
 func guardSimulate(b *work.Bench, t *Target, out string, rows int) error {
 	const why = "scenarios.json or generation.num_samples shrank"
 	if err := b.GuardRows(out, rows, why); err != nil {
+		return err
+	}
+	if err := GuardAudits(b, t); err != nil {
 		return err
 	}
 	if t.Pipeline {
 		return b.GuardRows(b.Scores(t.id), rows, why)
 	}
 	return nil
+}
+
+// GuardAudits refuses to replace t's audited conversations with
+// unaudited ones: nil unless t's audit is off and its conversations.json
+// holds conversations the audit read (phase.GuardAudits).
+func GuardAudits(b *work.Bench, t *Target) error {
+	if t.audit != nil {
+		return nil
+	}
+	return phase.GuardAudits(b.Opts.AcceptFewer, b.Conversations(t.id))
 }
 
 // writeConversations makes every row, writing conversations.json in row
