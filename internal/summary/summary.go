@@ -300,36 +300,32 @@ type BudgetView interface {
 	Exhausted() bool
 }
 
-// FailedRows is how many rows of stage and target failed in this invocation.
-func (s *Summary) FailedRows(stage phase.Stage, target string) int {
+// tallyOf is a copy of the tally of stage and target's rows in this
+// invocation (zero when none ended).
+func (s *Summary) tallyOf(stage phase.Stage, target string) tally {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t := s.tallies[key{stage, target}]; t != nil {
-		return t.failed
+		return *t
 	}
-	return 0
+	return tally{}
+}
+
+// FailedRows is how many rows of stage and target failed in this invocation.
+func (s *Summary) FailedRows(stage phase.Stage, target string) int {
+	return s.tallyOf(stage, target).failed
 }
 
 // ReusedRows is how many rows of stage and target this invocation took
 // from the call store whole (finished by an earlier run, or every call of
 // them stored) instead of paying for them.
 func (s *Summary) ReusedRows(stage phase.Stage, target string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if t := s.tallies[key{stage, target}]; t != nil {
-		return t.reused
-	}
-	return 0
+	return s.tallyOf(stage, target).reused
 }
 
 // SpentOn is what the rows of stage and target paid in this invocation.
 func (s *Summary) SpentOn(stage phase.Stage, target string) llm.Usage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if t := s.tallies[key{stage, target}]; t != nil {
-		return t.spent
-	}
-	return llm.Usage{}
+	return s.tallyOf(stage, target).spent
 }
 
 // Wrote reports whether phase wrote its output in this invocation (with
