@@ -50,11 +50,16 @@ func snapshot(t *testing.T, out string) map[string]os.FileInfo {
 	return m
 }
 
-// touched lists the files whose inode changed (replaced) or that appeared.
+// touched lists the files that appeared or were replaced: another inode,
+// or the same inode with another size or modification time. A file
+// publish writes twice (the manifest: its claim, then its final record)
+// can get its old inode back the second time — the first replacement freed
+// it, and ext4 hands a freed inode out again — so the inode alone once
+// reported the rewritten manifest as untouched (a CI failure).
 func touched(before, after map[string]os.FileInfo) []string {
 	var out []string
 	for rel, st := range after {
-		if b, ok := before[rel]; !ok || !os.SameFile(b, st) {
+		if b, ok := before[rel]; !ok || !os.SameFile(b, st) || b.Size() != st.Size() || !b.ModTime().Equal(st.ModTime()) {
 			out = append(out, rel)
 		}
 	}
