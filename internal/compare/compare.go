@@ -37,17 +37,8 @@ const (
 
 // normalize applies the defaults and rejects impossible values.
 func (o Options) normalize() (Options, error) {
-	if o.Reps == 0 {
-		o.Reps = DefaultReps
-	}
-	if o.Conf == 0 {
-		o.Conf = DefaultConf
-	}
-	if o.Reps < 1 {
-		return o, fmt.Errorf("compare: bootstrap replicates must be positive, got %d", o.Reps)
-	}
-	if !(o.Conf > 0 && o.Conf < 1) {
-		return o, fmt.Errorf("compare: confidence level must be between 0 and 1 (e.g. 0.95), got %v", o.Conf)
+	if err := stats.ResamplingDefaults(&o.Reps, &o.Conf, DefaultReps, DefaultConf); err != nil {
+		return o, fmt.Errorf("compare: %w", err)
 	}
 	return o, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/impactbench/impactbench/internal/artifacts"
 	"github.com/impactbench/impactbench/internal/config"
+	"github.com/impactbench/impactbench/internal/stats"
 )
 
 // Input is everything Aggregate needs, already read from disk.
@@ -245,17 +246,8 @@ func Aggregate(in Input, opts Options) ([]ModelResult, error) {
 // withDefaults fills opts' unset bootstrap reps and confidence level with
 // the defaults and rejects values Aggregate cannot use.
 func withDefaults(opts Options) (Options, error) {
-	if opts.BootstrapReps == 0 {
-		opts.BootstrapReps = DefaultBootstrapReps
-	}
-	if opts.Conf == 0 {
-		opts.Conf = DefaultConf
-	}
-	if opts.BootstrapReps < 1 {
-		return opts, fmt.Errorf("aggregate: bootstrap reps must be positive, got %d", opts.BootstrapReps)
-	}
-	if !(opts.Conf > 0 && opts.Conf < 1) {
-		return opts, fmt.Errorf("aggregate: confidence level must be between 0 and 1 (e.g. 0.95), got %v", opts.Conf)
+	if err := stats.ResamplingDefaults(&opts.BootstrapReps, &opts.Conf, DefaultBootstrapReps, DefaultConf); err != nil {
+		return opts, fmt.Errorf("aggregate: %w", err)
 	}
 	return opts, nil
 }

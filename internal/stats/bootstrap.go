@@ -154,3 +154,22 @@ func quantileSorted(s []float64, p float64) float64 {
 	}
 	return s[i] + (h-float64(i))*(s[i+1]-s[i])
 }
+
+// ResamplingDefaults fills a caller's unset (zero) bootstrap replicates and
+// confidence level with the defaults, and rejects values no interval can
+// use: aggregate and compare take the same two settings.
+func ResamplingDefaults(reps *int, conf *float64, defReps int, defConf float64) error {
+	if *reps == 0 {
+		*reps = defReps
+	}
+	if *conf == 0 {
+		*conf = defConf
+	}
+	if *reps < 1 {
+		return fmt.Errorf("bootstrap replicates must be positive, got %d", *reps)
+	}
+	if !(*conf > 0 && *conf < 1) {
+		return fmt.Errorf("confidence level must be between 0 and 1 (e.g. 0.95), got %v", *conf)
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -237,4 +238,31 @@ func TestPairedBootstrap(t *testing.T) {
 		t.Errorf("monotone data gave %+v, want [1, 1]", mono)
 	}
 	mustPanic(t, "length mismatch", func() { PairedBootstrap(x, y[:3], Spearman, 10, 0.95, 1) })
+}
+
+// ResamplingDefaults fills zeros with the defaults and refuses what no
+// interval can use (aggregate's and compare's options go through it).
+func TestResamplingDefaults(t *testing.T) {
+	for _, c := range []struct {
+		reps     int
+		conf     float64
+		wantReps int
+		wantConf float64
+		bad      string
+	}{
+		{0, 0, 2000, 0.95, ""},
+		{500, 0.9, 500, 0.9, ""},
+		{-1, 0.95, 0, 0, "bootstrap replicates must be positive, got -1"},
+		{100, 1, 0, 0, "confidence level must be between 0 and 1 (e.g. 0.95), got 1"},
+		{100, -0.5, 0, 0, "got -0.5"},
+	} {
+		reps, conf := c.reps, c.conf
+		err := ResamplingDefaults(&reps, &conf, 2000, 0.95)
+		switch {
+		case c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad)):
+			t.Errorf("reps %d, conf %v: %v, want an error with %q", c.reps, c.conf, err, c.bad)
+		case c.bad == "" && (err != nil || reps != c.wantReps || conf != c.wantConf):
+			t.Errorf("reps %d, conf %v: %d, %v, %v; want %d, %v", c.reps, c.conf, reps, conf, err, c.wantReps, c.wantConf)
+		}
+	}
 }
