@@ -125,10 +125,15 @@ func screenshot(t testing.TB, ctx context.Context, path string) {
 // responses records every response the page receives, with its body, so a
 // test can check what the page was told as well as what it shows.
 type responses struct {
-	mu     sync.Mutex
-	wg     sync.WaitGroup
-	urls   map[network.RequestID]string
-	bodies []fetched
+	mu sync.Mutex
+	// pending counts bodies still being fetched, and done is signalled as
+	// each ends: a WaitGroup cannot do it, its Add (from the listener, at
+	// any time) racing its Wait (since) — the race detector failed a test
+	// on that once.
+	pending int
+	done    *sync.Cond
+	urls    map[network.RequestID]string
+	bodies  []fetched
 }
 
 type fetched struct {
@@ -139,6 +144,7 @@ type fetched struct {
 // captureResponses starts recording the tab's responses.
 func captureResponses(ctx context.Context) *responses {
 	rs := &responses{urls: map[network.RequestID]string{}}
+	rs.done = sync.NewCond(&rs.mu)
 	_ = chromedp.Listen(ctx, func(ev any) {
 		switch e := ev.(type) {
 		case *network.EventResponseReceived:
@@ -148,13 +154,14 @@ func captureResponses(ctx context.Context) *responses {
 		case *network.EventLoadingFinished:
 			rs.mu.Lock()
 			u, ok := rs.urls[e.RequestID]
+			if ok {
+				rs.pending++
+			}
 			rs.mu.Unlock()
 			if !ok {
 				return
 			}
-			rs.wg.Add(1)
 			go func() { // not from the listener: it must not call the browser
-				defer rs.wg.Done()
 				res, err := chromedp.Call(ctx, network.GetResponseBody, network.GetResponseBodyParams{RequestID: e.RequestID})
 				body := res.Body
 				if err != nil {
@@ -162,6 +169,8 @@ func captureResponses(ctx context.Context) *responses {
 				}
 				rs.mu.Lock()
 				rs.bodies = append(rs.bodies, fetched{u, string(body), time.Now()})
+				rs.pending--
+				rs.done.Broadcast()
 				rs.mu.Unlock()
 			}()
 		}
@@ -171,9 +180,11 @@ func captureResponses(ctx context.Context) *responses {
 
 // since returns the bodies fetched after t (waiting for pending ones).
 func (rs *responses) since(t time.Time) []fetched {
-	rs.wg.Wait()
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	for rs.pending > 0 {
+		rs.done.Wait()
+	}
 	var out []fetched
 	for _, f := range rs.bodies {
 		if !f.at.Before(t) {
